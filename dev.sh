@@ -1,0 +1,88 @@
+#!/bin/sh
+# dev.sh — the quick-start entry point.  Installs the Debian packages it is
+# missing (as root, apt-get), configures, builds and runs.
+#
+#   ./dev.sh demo        build (Release) and run `ruma demo`
+#   ./dev.sh test        build (asserts on) and run the whole test suite
+#   ./dev.sh test-asan   the whole suite under AddressSanitizer + UBSan
+#   ./dev.sh test-tsan   the concurrent tests under ThreadSanitizer
+#   ./dev.sh build       Release build only (build/ruma)
+#   ./dev.sh deps        install the packages only
+#   ./dev.sh bench-deps  also the packages benchmarks compare against
+#                        (jemalloc, mimalloc, fio)
+set -eu
+cd "$(dirname "$0")"
+
+PKGS="build-essential cmake pkg-config liburing-dev gnuplot-nox libjudy-dev liblmdb-dev"
+BENCH_PKGS="libjemalloc2 libmimalloc2.0 fio"
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+install_missing() {
+	missing=""
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	echo "dev.sh: installing missing packages:$missing" >&2
+	if [ "$(id -u)" != 0 ]; then
+		echo "dev.sh: need root to install packages (or install them yourself:$missing)" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	# shellcheck disable=SC2086
+	apt-get install -y -qq $missing >&2
+}
+
+configure_build() { # dir, cmake args...
+	dir=$1
+	shift
+	cmake -S . -B "$dir" "$@" >/dev/null
+	cmake --build "$dir" -j "$JOBS"
+}
+
+run_ctest() { # dir, ctest args...
+	dir=$1
+	shift
+	(cd "$dir" && ctest --no-tests=error --output-on-failure -j "$JOBS" "$@")
+}
+
+cmd=${1:-}
+case "$cmd" in
+deps) install_missing $PKGS ;;
+bench-deps) install_missing $PKGS $BENCH_PKGS ;;
+build)
+	install_missing $PKGS
+	configure_build build -DCMAKE_BUILD_TYPE=Release
+	;;
+demo)
+	install_missing $PKGS
+	configure_build build -DCMAKE_BUILD_TYPE=Release
+	shift
+	./build/ruma demo "$@"
+	;;
+test)
+	install_missing $PKGS
+	configure_build build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	run_ctest build-test
+	;;
+test-asan)
+	install_missing $PKGS
+	configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_SANITIZE=address,undefined
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		RUMA_TEST_SANITIZED=1 run_ctest build-asan
+	;;
+test-tsan)
+	install_missing $PKGS clang
+	configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_SANITIZE=thread \
+		-DCMAKE_C_COMPILER=clang
+	TSAN_OPTIONS=halt_on_error=1 RUMA_TEST_SANITIZED=1 run_ctest build-tsan -L concurrent
+	;;
+*)
+	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+	[ -z "$cmd" ] && exit 2
+	echo "dev.sh: unknown command '$cmd'" >&2
+	exit 2
+	;;
+esac

@@ -1,0 +1,133 @@
+/*
+ * core.h — small building blocks every ruma module uses: number and size
+ * parsing, a monotonic clock, a seeded random generator, summary statistics
+ * over repetitions, and a CSV writer.  None of these allocate global state.
+ */
+#ifndef RUMA_CORE_H
+#define RUMA_CORE_H
+
+#include <ruma/ruma.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- parsing ---------------------------------------------------------- */
+
+/*
+ * ruma_parse_size — parse a byte size: "4096", "64M", "1.5G", "2KiB", "1e6".
+ * Suffixes K, M, G, T (optionally followed by "iB" or "B") are powers of 1024.
+ * Fractions are allowed and rounded to the nearest byte.  Surrounding spaces
+ * are not.  Returns 0, RUMA_EPARSE for junk or a negative number, -ERANGE when
+ * the value does not fit in 64 bits.
+ */
+RUMA_API int ruma_parse_size(const char *s, uint64_t *out);
+
+/*
+ * ruma_parse_u64 — parse a non-negative count: "100000", "1e6", "2.5e3",
+ * "0x10".  The value must be integral ("1.5" is rejected).  Returns 0,
+ * RUMA_EPARSE or -ERANGE.
+ */
+RUMA_API int ruma_parse_u64(const char *s, uint64_t *out);
+
+/* ruma_parse_double — parse a finite decimal number. Returns 0 or RUMA_EPARSE. */
+RUMA_API int ruma_parse_double(const char *s, double *out);
+
+/*
+ * ruma_parse_bool — "true/false", "1/0", "yes/no", "on/off" (any case).
+ * Returns 0 or RUMA_EPARSE.
+ */
+RUMA_API int ruma_parse_bool(const char *s, bool *out);
+
+/*
+ * ruma_format_size — write a human-readable size ("1.50 GiB") into buf.
+ * Returns buf.
+ */
+RUMA_API char *ruma_format_size(uint64_t bytes, char *buf, size_t len);
+
+/* ---- time ------------------------------------------------------------- */
+
+/* ruma_now_ns — CLOCK_MONOTONIC in nanoseconds. */
+RUMA_API uint64_t ruma_now_ns(void);
+
+/* ruma_now_sec — CLOCK_MONOTONIC in seconds, as a double. */
+RUMA_API double ruma_now_sec(void);
+
+/* ---- random numbers (xoshiro256**, seeded by splitmix64) --------------- */
+
+typedef struct ruma_rng {
+	uint64_t s[4];
+} ruma_rng;
+
+/* ruma_rng_seed — initialise the generator from a 64-bit seed. */
+RUMA_API void ruma_rng_seed(ruma_rng *r, uint64_t seed);
+
+/* ruma_rng_next — next 64 random bits. */
+RUMA_API uint64_t ruma_rng_next(ruma_rng *r);
+
+/* ruma_rng_below — uniform integer in [0, n); n must be > 0 (unbiased). */
+RUMA_API uint64_t ruma_rng_below(ruma_rng *r, uint64_t n);
+
+/* ruma_rng_double — uniform double in [0, 1). */
+RUMA_API double ruma_rng_double(ruma_rng *r);
+
+/* ruma_rng_shuffle_u64 — Fisher-Yates shuffle of n 64-bit values. */
+RUMA_API void ruma_rng_shuffle_u64(ruma_rng *r, uint64_t *v, size_t n);
+
+/*
+ * ruma_seed_default — the seed for a run: $RUMA_SEED when set and valid,
+ * otherwise derived from the clock and pid.  Callers print it so a run can
+ * be repeated.
+ */
+RUMA_API uint64_t ruma_seed_default(void);
+
+/* ---- statistics over repetitions -------------------------------------- */
+
+typedef struct ruma_summary {
+	size_t n;
+	double median, min, max, mean, stddev;
+} ruma_summary;
+
+/*
+ * ruma_summarize — median, min, max, mean and sample standard deviation of
+ * n values (the input is not modified).  n == 0 yields all zeros.
+ * Returns 0 or -ENOMEM.
+ */
+RUMA_API int ruma_summarize(const double *v, size_t n, ruma_summary *out);
+
+/* ruma_median — median of n values (copies internally); 0 for n == 0. */
+RUMA_API double ruma_median(const double *v, size_t n);
+
+/* ---- CSV writer --------------------------------------------------------- */
+
+typedef struct ruma_csv {
+	FILE *f;
+	size_t col; /* fields written in the current row */
+} ruma_csv;
+
+/* ruma_csv_init — write rows to f (not owned). */
+RUMA_API void ruma_csv_init(ruma_csv *c, FILE *f);
+
+/* ruma_csv_str — add a string field, quoted when it contains , " or newline. */
+RUMA_API void ruma_csv_str(ruma_csv *c, const char *s);
+
+/* ruma_csv_u64 / ruma_csv_i64 / ruma_csv_dbl — add a numeric field. */
+RUMA_API void ruma_csv_u64(ruma_csv *c, uint64_t v);
+RUMA_API void ruma_csv_i64(ruma_csv *c, int64_t v);
+RUMA_API void ruma_csv_dbl(ruma_csv *c, double v);
+
+/* ruma_csv_header — write a whole row of column names from a NULL-ended list. */
+RUMA_API void ruma_csv_header(ruma_csv *c, const char *const *names);
+
+/* ruma_csv_end — finish the row. Returns 0, or -EIO if the stream had an error. */
+RUMA_API int ruma_csv_end(ruma_csv *c);
+
+#define RUMA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define RUMA_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define RUMA_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#ifdef __cplusplus
+}
+#endif
+#endif

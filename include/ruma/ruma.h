@@ -1,0 +1,74 @@
+/*
+ * ruma.h — version, export macro, error codes and ruma_strerror.
+ *
+ * Every fallible ruma call returns int: 0 on success, a negative errno
+ * (-ENOMEM, -EINVAL, -EIO, -ENOSPC, ...) for an operating-system condition,
+ * or one of the RUMA_E* codes below (all <= -10000) for a library condition.
+ * Results come back through out-parameters.  There is no global error state.
+ */
+#ifndef RUMA_RUMA_H
+#define RUMA_RUMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RUMA_VERSION_MAJOR 0
+#define RUMA_VERSION_MINOR 1
+#define RUMA_VERSION_PATCH 0
+#define RUMA_VERSION_STRING "0.1.0"
+
+/* Marks a symbol as part of the exported API; everything else is hidden. */
+#define RUMA_API __attribute__((visibility("default")))
+
+/* Library error codes (negative, at or below -10000). */
+enum {
+	RUMA_EBASE      = -10000,
+	RUMA_ERESTART   = -10001, /* optimistic latch lost: caller retries */
+	RUMA_ENOHUGE    = -10002, /* no free huge pages: raise vm.nr_hugepages */
+	RUMA_EMAPLIMIT  = -10003, /* mapping budget exhausted: raise vm.max_map_count */
+	RUMA_EPARSE     = -10004, /* malformed number, size or option */
+	RUMA_ENOTFOUND  = -10005, /* key or object not found */
+	RUMA_ESHORTIO   = -10006, /* short read or write (file too small?) */
+	RUMA_EVIRTFULL  = -10007, /* virtual reservation exhausted: raise VIRTGB */
+	RUMA_ECORRUPT   = -10008, /* on-disk data fails a consistency check */
+	RUMA_EUNSUPP    = -10009, /* the kernel or machine does not offer this */
+	RUMA_ETOOBIG    = -10010, /* key or value larger than the documented maximum */
+	RUMA_EEXISTS    = -10011, /* key already present */
+	RUMA_EBADCOMBO  = -10012, /* invalid combination of options */
+	RUMA_ELAST      = -10013
+};
+
+/* Historic name used by latch code: a restart is a return value, not an exception. */
+#define RUMA_RESTART RUMA_ERESTART
+
+/*
+ * ruma_strerror — a static, human-readable description of an error code.
+ * Accepts 0, negative errno values and RUMA_E* codes; never returns NULL.
+ * Thread-safe (uses strerrordesc_np-style static strings, no buffer).
+ */
+RUMA_API const char *ruma_strerror(int err);
+
+/* ruma_version — the library version string, e.g. "0.1.0". */
+RUMA_API const char *ruma_version(void);
+
+/* Called by RUMA_ASSERT on a broken invariant: prints file:line and aborts. */
+RUMA_API void ruma_assert_fail(const char *expr, const char *file, int line);
+
+#ifdef NDEBUG
+#define RUMA_ASSERT(cond) ((void)0)
+#else
+#define RUMA_ASSERT(cond) ((cond) ? (void)0 : ruma_assert_fail(#cond, __FILE__, __LINE__))
+#endif
+
+#define RUMA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RUMA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,375 @@
+/*
+ * os.c — syscall wrappers with per-syscall call counters and fault injection.
+ *
+ * Invariants: a wrapper never leaves errno as its only report — it returns the
+ * negative errno; an injected failure is decided before the kernel is entered,
+ * so the caller sees exactly what a real failure would look like and no side
+ * effect happened.  Counters and injection state are relaxed atomics on their
+ * own cache lines: counting costs one uncontended add per syscall.
+ *
+ * Syscalls: all of those named in os.h, each exactly where its wrapper says.
+ */
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/perf_event.h>
+#include <liburing.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct sys_slot {
+	_Atomic uint64_t calls;
+	_Atomic uint64_t injected;
+	_Atomic uint64_t fire_at; /* call number (1-based) that fails; 0 = off */
+	_Atomic int err;
+	_Atomic bool sticky;
+	char pad[64 - 3 * sizeof(uint64_t) - sizeof(int) - sizeof(bool)];
+};
+
+static struct sys_slot slots[RUMA_SYS_COUNT_] __attribute__((aligned(64)));
+
+static const char *const sys_names[RUMA_SYS_COUNT_] = {
+	[RUMA_SYS_MMAP] = "mmap",
+	[RUMA_SYS_MUNMAP] = "munmap",
+	[RUMA_SYS_MREMAP] = "mremap",
+	[RUMA_SYS_MPROTECT] = "mprotect",
+	[RUMA_SYS_MADVISE] = "madvise",
+	[RUMA_SYS_PROCESS_MADVISE] = "process_madvise",
+	[RUMA_SYS_MEMFD_CREATE] = "memfd_create",
+	[RUMA_SYS_FTRUNCATE] = "ftruncate",
+	[RUMA_SYS_FALLOCATE] = "fallocate",
+	[RUMA_SYS_OPEN] = "open",
+	[RUMA_SYS_PREAD] = "pread",
+	[RUMA_SYS_PWRITE] = "pwrite",
+	[RUMA_SYS_FSYNC] = "fsync",
+	[RUMA_SYS_IO_URING_SETUP] = "io_uring_setup",
+	[RUMA_SYS_IO_URING_ENTER] = "io_uring_enter",
+	[RUMA_SYS_FUTEX_WAIT] = "futex_wait",
+	[RUMA_SYS_FUTEX_WAKE] = "futex_wake",
+	[RUMA_SYS_PERF_EVENT_OPEN] = "perf_event_open",
+	[RUMA_SYS_REMAP_FILE_PAGES] = "remap_file_pages",
+};
+
+const char *ruma_os_sys_name(ruma_sys s)
+{
+	return (unsigned)s < RUMA_SYS_COUNT_ ? sys_names[s] : "?";
+}
+
+uint64_t ruma_os_count(ruma_sys s)
+{
+	return atomic_load_explicit(&slots[s].calls, memory_order_relaxed);
+}
+
+void ruma_os_count_reset(void)
+{
+	for (int i = 0; i < RUMA_SYS_COUNT_; i++)
+		atomic_store(&slots[i].calls, 0);
+}
+
+void ruma_os_inject(ruma_sys s, uint64_t nth, int err, bool sticky)
+{
+	uint64_t now = atomic_load(&slots[s].calls);
+
+	atomic_store(&slots[s].err, err);
+	atomic_store(&slots[s].sticky, sticky);
+	atomic_store(&slots[s].fire_at, nth ? now + nth : 0);
+}
+
+void ruma_os_inject_clear(void)
+{
+	for (int i = 0; i < RUMA_SYS_COUNT_; i++)
+		atomic_store(&slots[i].fire_at, 0);
+}
+
+uint64_t ruma_os_injected(ruma_sys s)
+{
+	return atomic_load(&slots[s].injected);
+}
+
+/*
+ * Count one call of s; returns the injected negative errno (or, for an
+ * injected err of 0, the special value 1 = "short transfer"), else 0.
+ */
+static int enter(ruma_sys s)
+{
+	struct sys_slot *sl = &slots[s];
+	uint64_t n = atomic_fetch_add_explicit(&sl->calls, 1, memory_order_relaxed) + 1;
+	uint64_t at = atomic_load_explicit(&sl->fire_at, memory_order_relaxed);
+
+	if (RUMA_LIKELY(at == 0))
+		return 0;
+	if (n == at || (n > at && atomic_load(&sl->sticky))) {
+		atomic_fetch_add(&sl->injected, 1);
+		int e = atomic_load(&sl->err);
+		return e ? -e : 1;
+	}
+	return 0;
+}
+
+static inline int fail_code(int inj)
+{
+	return inj == 1 ? -EIO : inj;
+}
+
+int ruma_os_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out)
+{
+	int inj = enter(RUMA_SYS_MMAP);
+	if (inj)
+		return fail_code(inj);
+	void *p = mmap(addr, len, prot, flags, fd, off);
+	if (p == MAP_FAILED)
+		return -errno;
+	*out = p;
+	return 0;
+}
+
+int ruma_os_munmap(void *addr, size_t len)
+{
+	int inj = enter(RUMA_SYS_MUNMAP);
+	if (inj)
+		return fail_code(inj);
+	return munmap(addr, len) ? -errno : 0;
+}
+
+int ruma_os_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr,
+		   void **out)
+{
+	int inj = enter(RUMA_SYS_MREMAP);
+	if (inj)
+		return fail_code(inj);
+	void *p = mremap(old, old_len, new_len, flags, new_addr);
+	if (p == MAP_FAILED)
+		return -errno;
+	*out = p;
+	return 0;
+}
+
+int ruma_os_mprotect(void *addr, size_t len, int prot)
+{
+	int inj = enter(RUMA_SYS_MPROTECT);
+	if (inj)
+		return fail_code(inj);
+	return mprotect(addr, len, prot) ? -errno : 0;
+}
+
+int ruma_os_madvise(void *addr, size_t len, int advice)
+{
+	int inj = enter(RUMA_SYS_MADVISE);
+	if (inj)
+		return fail_code(inj);
+	return madvise(addr, len, advice) ? -errno : 0;
+}
+
+/* A pidfd for this process, opened once (pidfd_open, Linux 5.3). */
+static int self_pidfd(void)
+{
+	static _Atomic int cached = -1;
+	int fd = atomic_load(&cached);
+
+	if (fd >= 0)
+		return fd;
+	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0)
+		return -errno;
+	int expected = -1;
+	if (!atomic_compare_exchange_strong(&cached, &expected, fd)) {
+		close(fd);
+		fd = expected;
+	}
+	return fd;
+}
+
+int ruma_os_process_madvise(const struct iovec *iov, size_t n, int advice, size_t *done)
+{
+	int inj = enter(RUMA_SYS_PROCESS_MADVISE);
+	if (inj)
+		return fail_code(inj);
+	if (n > IOV_MAX)
+		return -EINVAL;
+	int pfd = self_pidfd();
+	if (pfd < 0)
+		return pfd;
+	long r = syscall(SYS_process_madvise, pfd, iov, n, advice, 0u);
+	if (r < 0)
+		return -errno;
+	if (done)
+		*done = (size_t)r;
+	return 0;
+}
+
+int ruma_os_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags)
+{
+	int inj = enter(RUMA_SYS_REMAP_FILE_PAGES);
+	if (inj)
+		return fail_code(inj);
+	return remap_file_pages(addr, size, 0, pgoff, flags) ? -errno : 0;
+}
+
+int ruma_os_memfd_create(const char *name, unsigned flags, int *fd)
+{
+	int inj = enter(RUMA_SYS_MEMFD_CREATE);
+	if (inj)
+		return fail_code(inj);
+	int r = memfd_create(name, flags);
+	if (r < 0)
+		return -errno;
+	*fd = r;
+	return 0;
+}
+
+int ruma_os_ftruncate(int fd, off_t len)
+{
+	int inj = enter(RUMA_SYS_FTRUNCATE);
+	if (inj)
+		return fail_code(inj);
+	return ftruncate(fd, len) ? -errno : 0;
+}
+
+int ruma_os_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	int inj = enter(RUMA_SYS_FALLOCATE);
+	if (inj)
+		return fail_code(inj);
+	return fallocate(fd, mode, off, len) ? -errno : 0;
+}
+
+int ruma_os_open(const char *path, int flags, mode_t mode, int *fd)
+{
+	int inj = enter(RUMA_SYS_OPEN);
+	if (inj)
+		return fail_code(inj);
+	int r = open(path, flags | O_CLOEXEC, mode);
+	if (r < 0)
+		return -errno;
+	*fd = r;
+	return 0;
+}
+
+int ruma_os_fsync(int fd)
+{
+	int inj = enter(RUMA_SYS_FSYNC);
+	if (inj)
+		return fail_code(inj);
+	return fsync(fd) ? -errno : 0;
+}
+
+ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off)
+{
+	int inj = enter(RUMA_SYS_PREAD);
+	if (inj)
+		return inj == 1 ? 0 : inj; /* err 0 injects end-of-file */
+	ssize_t r = pread(fd, buf, len, off);
+	return r < 0 ? -errno : r;
+}
+
+ssize_t ruma_os_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	int inj = enter(RUMA_SYS_PWRITE);
+	if (inj)
+		return inj == 1 ? 0 : inj; /* err 0 injects a zero-byte write */
+	ssize_t r = pwrite(fd, buf, len, off);
+	return r < 0 ? -errno : r;
+}
+
+int ruma_os_pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t r = ruma_os_pread(fd, p, len, off);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return RUMA_ESHORTIO;
+		p += r;
+		off += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+int ruma_os_pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t r = ruma_os_pwrite(fd, p, len, off);
+		if (r == -EINTR)
+			continue;
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			return RUMA_ESHORTIO;
+		p += r;
+		off += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+int ruma_os_futex_wait(uint32_t *addr, uint32_t val, const struct timespec *timeout)
+{
+	int inj = enter(RUMA_SYS_FUTEX_WAIT);
+	if (inj)
+		return fail_code(inj);
+	long r = syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, timeout, NULL, 0);
+	return r < 0 ? -errno : 0;
+}
+
+int ruma_os_futex_wake(uint32_t *addr, int n, int *woken)
+{
+	int inj = enter(RUMA_SYS_FUTEX_WAKE);
+	if (inj)
+		return fail_code(inj);
+	long r = syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+	if (r < 0)
+		return -errno;
+	if (woken)
+		*woken = (int)r;
+	return 0;
+}
+
+int ruma_os_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			    unsigned long flags, int *fd)
+{
+	int inj = enter(RUMA_SYS_PERF_EVENT_OPEN);
+	if (inj)
+		return fail_code(inj);
+	long r = syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+	if (r < 0)
+		return -errno;
+	*fd = (int)r;
+	return 0;
+}
+
+int ruma_os_uring_init(struct io_uring *ring, unsigned entries)
+{
+	int inj = enter(RUMA_SYS_IO_URING_SETUP);
+	if (inj)
+		return fail_code(inj);
+	return io_uring_queue_init(entries, ring, 0); /* already a negative errno */
+}
+
+int ruma_os_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
+{
+	int inj = enter(RUMA_SYS_IO_URING_ENTER);
+	if (inj)
+		return fail_code(inj);
+	int r;
+	do
+		r = io_uring_submit_and_wait(ring, wait_nr);
+	while (r == -EINTR);
+	return r < 0 ? r : 0;
+}
+
+void ruma_os_uring_exit(struct io_uring *ring)
+{
+	io_uring_queue_exit(ring);
+}

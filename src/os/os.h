@@ -1,0 +1,141 @@
+/*
+ * os.h — the operating-system layer.  This is the ONLY code in ruma that issues
+ * mmap, munmap, mremap, mprotect, madvise, process_madvise, memfd_create,
+ * ftruncate, fallocate, open, pread, pwrite, fsync, io_uring, futex,
+ * perf_event_open and remap_file_pages.
+ *
+ * Every wrapper
+ *   - returns 0 (or a byte count for pread/pwrite) or a negative errno,
+ *   - counts its calls per syscall (ruma_os_count), so tests can prove e.g.
+ *     that a batch rewire issued exactly one mmap per contiguous run,
+ *   - honours fault injection (ruma_os_inject): a test can make the Nth
+ *     call of a given syscall fail with a chosen errno, without the kernel
+ *     ever seeing it.
+ * Counters and injection points are process-wide atomics, safe from any thread.
+ */
+#ifndef RUMA_OS_OS_H
+#define RUMA_OS_OS_H
+
+#include <ruma/ruma.h>
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
+
+typedef enum ruma_sys {
+	RUMA_SYS_MMAP,
+	RUMA_SYS_MUNMAP,
+	RUMA_SYS_MREMAP,
+	RUMA_SYS_MPROTECT,
+	RUMA_SYS_MADVISE,
+	RUMA_SYS_PROCESS_MADVISE,
+	RUMA_SYS_MEMFD_CREATE,
+	RUMA_SYS_FTRUNCATE,
+	RUMA_SYS_FALLOCATE,
+	RUMA_SYS_OPEN,
+	RUMA_SYS_PREAD,
+	RUMA_SYS_PWRITE,
+	RUMA_SYS_FSYNC,
+	RUMA_SYS_IO_URING_SETUP,
+	RUMA_SYS_IO_URING_ENTER,
+	RUMA_SYS_FUTEX_WAIT,
+	RUMA_SYS_FUTEX_WAKE,
+	RUMA_SYS_PERF_EVENT_OPEN,
+	RUMA_SYS_REMAP_FILE_PAGES,
+	RUMA_SYS_COUNT_
+} ruma_sys;
+
+/* ruma_os_sys_name — "mmap", "pread", ... for messages and tables. */
+const char *ruma_os_sys_name(ruma_sys s);
+
+/* ---- call counting ------------------------------------------------------ */
+
+/* ruma_os_count — calls of s since start or the last reset (failed calls included). */
+uint64_t ruma_os_count(ruma_sys s);
+
+/* ruma_os_count_reset — set every counter to zero. */
+void ruma_os_count_reset(void);
+
+/* ---- fault injection ------------------------------------------------------ */
+
+/*
+ * ruma_os_inject — make the nth call of s from now on (nth = 1: the next one)
+ * fail with -err (err is a positive errno, e.g. ENOMEM).  With sticky, that
+ * call and every later one fail until ruma_os_inject_clear.  The failed call
+ * is counted but does not reach the kernel.  One injection per syscall is
+ * armed at a time; arming again replaces it.
+ */
+void ruma_os_inject(ruma_sys s, uint64_t nth, int err, bool sticky);
+
+/* ruma_os_inject_clear — disarm every injection. */
+void ruma_os_inject_clear(void);
+
+/* ruma_os_injected — how many calls of s failed by injection so far. */
+uint64_t ruma_os_injected(ruma_sys s);
+
+/* ---- memory mapping ------------------------------------------------------- */
+
+/* mmap(2); the mapping address comes back in *out. */
+int ruma_os_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out);
+int ruma_os_munmap(void *addr, size_t len);
+/* mremap(2); new_addr is used only with MREMAP_FIXED. */
+int ruma_os_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr,
+		   void **out);
+int ruma_os_mprotect(void *addr, size_t len, int prot);
+int ruma_os_madvise(void *addr, size_t len, int advice);
+/*
+ * process_madvise(2) on this process over n ranges (n <= IOV_MAX); *done gets
+ * the number of bytes advised.  -EINVAL/-ENOSYS when the kernel refuses
+ * (before 6.13 only some advice values are accepted for the own process).
+ */
+int ruma_os_process_madvise(const struct iovec *iov, size_t n, int advice, size_t *done);
+/* remap_file_pages(2) (deprecated; emulated with VMAs since Linux 4.0). */
+int ruma_os_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags);
+
+/* ---- files ------------------------------------------------------------------ */
+
+/* memfd_create(2); the new descriptor comes back in *fd. */
+int ruma_os_memfd_create(const char *name, unsigned flags, int *fd);
+int ruma_os_ftruncate(int fd, off_t len);
+int ruma_os_fallocate(int fd, int mode, off_t off, off_t len);
+/* open(2); the descriptor comes back in *fd. */
+int ruma_os_open(const char *path, int flags, mode_t mode, int *fd);
+int ruma_os_fsync(int fd);
+/* One pread(2)/pwrite(2): bytes transferred (>= 0) or a negative errno. */
+ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off);
+ssize_t ruma_os_pwrite(int fd, const void *buf, size_t len, off_t off);
+/*
+ * Transfer exactly len bytes, retrying after EINTR and partial transfers.
+ * Returns 0, a negative errno, or RUMA_ESHORTIO when the file ends first.
+ */
+int ruma_os_pread_full(int fd, void *buf, size_t len, off_t off);
+int ruma_os_pwrite_full(int fd, const void *buf, size_t len, off_t off);
+
+/* ---- futex ------------------------------------------------------------------- */
+
+/*
+ * Wait while *addr == val (private futex).  timeout may be NULL.  Returns 0
+ * when woken, -EAGAIN when *addr != val, -ETIMEDOUT, -EINTR.
+ */
+int ruma_os_futex_wait(uint32_t *addr, uint32_t val, const struct timespec *timeout);
+/* Wake up to n waiters on addr; *woken (may be NULL) gets how many. */
+int ruma_os_futex_wake(uint32_t *addr, int n, int *woken);
+
+/* ---- perf events --------------------------------------------------------------- */
+
+struct perf_event_attr;
+/* perf_event_open(2); the descriptor comes back in *fd. */
+int ruma_os_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			    unsigned long flags, int *fd);
+
+/* ---- io_uring (liburing) ------------------------------------------------------- */
+
+struct io_uring;
+/* io_uring_queue_init with entries slots. */
+int ruma_os_uring_init(struct io_uring *ring, unsigned entries);
+/* io_uring_submit_and_wait: submit what is queued and wait for wait_nr completions. */
+int ruma_os_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+void ruma_os_uring_exit(struct io_uring *ring);
+
+#endif

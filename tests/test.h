@@ -1,0 +1,182 @@
+/*
+ * test.h — the ruma test harness (header only).
+ *
+ * A test binary lists its cases in a table and calls test_main():
+ *
+ *     static int t_parse(void) { CHECK(...); return TEST_PASS; }
+ *     static const struct test_case cases[] = { { "parse", t_parse }, ... };
+ *     int main(int argc, char **argv) { return test_main("core", cases, TEST_N(cases), argc, argv); }
+ *
+ * A case returns TEST_PASS, TEST_FAIL or TEST_SKIP (CHECK returns TEST_FAIL
+ * for it, after printing file:line and the expression).  test_main prints the
+ * seed (take it from RUMA_SEED to replay), runs the cases (or only those named
+ * on the command line), ends with "<module>: N passed, N failed, N skipped"
+ * and exits 1 if any failed, 77 if all were skipped, else 0.
+ * Random data in tests must come from test_rng, which test_main seeds.
+ */
+#ifndef RUMA_TEST_H
+#define RUMA_TEST_H
+
+#include <ruma/core.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 77 };
+
+struct test_case {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define TEST_N(a) (sizeof(a) / sizeof((a)[0]))
+
+static ruma_rng test_rng;
+static uint64_t test_seed;
+
+#define CHECK(cond)                                                                   \
+	do {                                                                          \
+		if (!(cond)) {                                                        \
+			fprintf(stderr, "  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+			return TEST_FAIL;                                             \
+		}                                                                     \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                                 \
+	do {                                                                           \
+		long long va_ = (long long)(a), vb_ = (long long)(b);                  \
+		if (va_ != vb_) {                                                      \
+			fprintf(stderr, "  FAIL %s:%d: %s == %s (%lld != %lld)\n", __FILE__, \
+				__LINE__, #a, #b, va_, vb_);                           \
+			return TEST_FAIL;                                              \
+		}                                                                      \
+	} while (0)
+
+/* CHECK_OK(call): the call must return 0; prints ruma_strerror otherwise. */
+#define CHECK_OK(call)                                                                 \
+	do {                                                                           \
+		int rc_ = (call);                                                      \
+		if (rc_ != 0) {                                                        \
+			fprintf(stderr, "  FAIL %s:%d: %s returned %d (%s)\n", __FILE__, \
+				__LINE__, #call, rc_, ruma_strerror(rc_));             \
+			return TEST_FAIL;                                              \
+		}                                                                      \
+	} while (0)
+
+#define SKIP(...)                                         \
+	do {                                              \
+		fprintf(stderr, "  skip: " __VA_ARGS__);  \
+		fputc('\n', stderr);                      \
+		return TEST_SKIP;                         \
+	} while (0)
+
+static inline int test_main(const char *module, const struct test_case *cases, size_t n,
+			    int argc, char **argv)
+{
+	int passed = 0, failed = 0, skipped = 0;
+
+	test_seed = ruma_seed_default();
+	ruma_rng_seed(&test_rng, test_seed);
+	printf("%s: seed %" PRIu64 " (replay with RUMA_SEED=%" PRIu64 ")\n", module, test_seed,
+	       test_seed);
+	for (size_t i = 0; i < n; i++) {
+		if (argc > 1) {
+			int wanted = 0;
+			for (int a = 1; a < argc; a++)
+				wanted |= strcmp(argv[a], cases[i].name) == 0;
+			if (!wanted)
+				continue;
+		}
+		fflush(stdout);
+		double t0 = ruma_now_sec();
+		int r = cases[i].fn();
+		double dt = ruma_now_sec() - t0;
+		const char *verdict = r == TEST_PASS ? "ok" : r == TEST_SKIP ? "skipped" : "FAILED";
+		printf("  %-40s %s (%.2fs)\n", cases[i].name, verdict, dt);
+		if (r == TEST_PASS)
+			passed++;
+		else if (r == TEST_SKIP)
+			skipped++;
+		else
+			failed++;
+	}
+	printf("%s: %d passed, %d failed, %d skipped\n", module, passed, failed, skipped);
+	fflush(stdout);
+	if (failed)
+		return 1;
+	return passed == 0 && skipped > 0 ? 77 : 0;
+}
+
+/*
+ * test_run_cli — run the ruma binary with argv (argv[0] is ignored and set to
+ * RUMA_BIN); stdout and stderr go to files whose contents are returned in
+ * *out / *err (malloc'ed, NUL-terminated; pass NULL to discard).  Returns the
+ * exit status, 128 + signal number when killed, or -1 when it cannot run.
+ */
+#ifdef RUMA_BIN
+static inline char *test_slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t cap = 0, len = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = (cap + 4096) * 2;
+			buf = realloc(buf, cap);
+			if (!buf) {
+				fclose(f);
+				return NULL;
+			}
+		}
+		r = fread(buf + len, 1, 4096, f);
+		len += r;
+	} while (r > 0);
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static inline int test_run_cli(char **argv, char **out, char **err)
+{
+	char opath[] = "/tmp/ruma-test-outXXXXXX", epath[] = "/tmp/ruma-test-errXXXXXX";
+	int ofd = mkstemp(opath), efd = mkstemp(epath), status = -1;
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+
+	if (ofd < 0 || efd < 0)
+		return -1;
+	argv[0] = (char *)RUMA_BIN;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
+	posix_spawn_file_actions_adddup2(&fa, efd, 2);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	extern char **environ;
+	if (posix_spawn(&pid, RUMA_BIN, &fa, NULL, argv, environ) == 0 &&
+	    waitpid(pid, &status, 0) == pid)
+		status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	else
+		status = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	close(ofd);
+	close(efd);
+	if (out)
+		*out = test_slurp(opath);
+	if (err)
+		*err = test_slurp(epath);
+	unlink(opath);
+	unlink(epath);
+	return status;
+}
+#endif
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * test_core.c — parsing, errors, rng, stats and CSV.
+ */
+#include "test.h"
+
+#include <math.h>
+
+static int t_parse_size(void)
+{
+	uint64_t v;
+
+	CHECK_OK(ruma_parse_size("4096", &v));
+	CHECK_EQ(v, 4096);
+	CHECK_OK(ruma_parse_size("64M", &v));
+	CHECK_EQ(v, 64ull << 20);
+	CHECK_OK(ruma_parse_size("1.5G", &v));
+	CHECK_EQ(v, 3ull << 29);
+	CHECK_OK(ruma_parse_size("2KiB", &v));
+	CHECK_EQ(v, 2048);
+	CHECK_OK(ruma_parse_size("1e6", &v));
+	CHECK_EQ(v, 1000000);
+	CHECK_OK(ruma_parse_size("0.5g", &v));
+	CHECK_EQ(v, 1ull << 29);
+	CHECK_OK(ruma_parse_size("16T", &v));
+	CHECK_EQ(v, 16ull << 40);
+	CHECK_EQ(ruma_parse_size("", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("abc", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("-5", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("12x", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size(" 12", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("1MM", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("nan", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("inf", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_size("99999999999P", &v), -ERANGE);
+	CHECK_EQ(ruma_parse_size("1e400", &v), -ERANGE);
+	return TEST_PASS;
+}
+
+static int t_parse_u64(void)
+{
+	uint64_t v;
+
+	CHECK_OK(ruma_parse_u64("100000", &v));
+	CHECK_EQ(v, 100000);
+	CHECK_OK(ruma_parse_u64("1e6", &v));
+	CHECK_EQ(v, 1000000);
+	CHECK_OK(ruma_parse_u64("2.5e3", &v));
+	CHECK_EQ(v, 2500);
+	CHECK_OK(ruma_parse_u64("0x10", &v));
+	CHECK_EQ(v, 16);
+	CHECK_OK(ruma_parse_u64("18446744073709551615", &v));
+	CHECK(v == UINT64_MAX);
+	CHECK_EQ(ruma_parse_u64("18446744073709551616", &v), -ERANGE);
+	CHECK_EQ(ruma_parse_u64("1.5", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("-1", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("ten", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("0x", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("0x-1", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("1e30", &v), -ERANGE);
+	return TEST_PASS;
+}
+
+static int t_parse_misc(void)
+{
+	double d;
+	bool b;
+
+	CHECK_OK(ruma_parse_double("-2.5", &d));
+	CHECK(d == -2.5);
+	CHECK_EQ(ruma_parse_double("2.5x", &d), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_double("nan", &d), RUMA_EPARSE);
+	CHECK_OK(ruma_parse_bool("TRUE", &b));
+	CHECK(b);
+	CHECK_OK(ruma_parse_bool("off", &b));
+	CHECK(!b);
+	CHECK_EQ(ruma_parse_bool("maybe", &b), RUMA_EPARSE);
+	return TEST_PASS;
+}
+
+static int t_strerror(void)
+{
+	CHECK(strcmp(ruma_strerror(0), "success") == 0);
+	CHECK(strstr(ruma_strerror(-ENOMEM), "memory") != NULL);
+	CHECK(strstr(ruma_strerror(RUMA_ENOHUGE), "nr_hugepages") != NULL);
+	CHECK(strstr(ruma_strerror(RUMA_EMAPLIMIT), "max_map_count") != NULL);
+	for (int e = RUMA_EBASE; e > RUMA_ELAST; e--)
+		CHECK(ruma_strerror(e) != NULL && *ruma_strerror(e));
+	CHECK(strcmp(ruma_strerror(RUMA_ELAST - 5), "unknown error") == 0);
+	CHECK(strcmp(ruma_strerror(42), "unknown error") == 0);
+	return TEST_PASS;
+}
+
+static int t_rng(void)
+{
+	ruma_rng a, b;
+	uint64_t hist[10] = { 0 };
+	uint64_t v[100];
+
+	ruma_rng_seed(&a, 42);
+	ruma_rng_seed(&b, 42);
+	for (int i = 0; i < 1000; i++)
+		CHECK(ruma_rng_next(&a) == ruma_rng_next(&b));
+	for (int i = 0; i < 100000; i++) {
+		uint64_t x = ruma_rng_below(&test_rng, 10);
+		CHECK(x < 10);
+		hist[x]++;
+	}
+	for (int i = 0; i < 10; i++) /* expected 10000 each, 6 sigma ~ 570 */
+		CHECK(hist[i] > 9000 && hist[i] < 11000);
+	for (int i = 0; i < 1000; i++) {
+		double d = ruma_rng_double(&test_rng);
+		CHECK(d >= 0.0 && d < 1.0);
+	}
+	for (int i = 0; i < 100; i++)
+		v[i] = (uint64_t)i;
+	ruma_rng_shuffle_u64(&test_rng, v, 100);
+	uint64_t sum = 0, mask[2] = { 0, 0 };
+	for (int i = 0; i < 100; i++) {
+		sum += v[i];
+		mask[v[i] / 64] |= 1ull << (v[i] % 64);
+	}
+	CHECK(mask[0] == UINT64_MAX && mask[1] == (1ull << 36) - 1); /* a permutation */
+	CHECK_EQ(sum, 4950);
+	return TEST_PASS;
+}
+
+static int t_stats(void)
+{
+	const double odd[] = { 5, 1, 3 }, even[] = { 4, 1, 3, 2 };
+	ruma_summary s;
+
+	CHECK_OK(ruma_summarize(odd, 3, &s));
+	CHECK(s.median == 3 && s.min == 1 && s.max == 5 && s.mean == 3);
+	CHECK(fabs(s.stddev - 2.0) < 1e-12);
+	CHECK_OK(ruma_summarize(even, 4, &s));
+	CHECK(s.median == 2.5);
+	CHECK_OK(ruma_summarize(even, 0, &s));
+	CHECK(s.n == 0);
+	CHECK(ruma_median(odd, 3) == 3);
+	return TEST_PASS;
+}
+
+static int t_csv(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ruma_csv c;
+	static const char *const hdr[] = { "a", "b,c", NULL };
+
+	CHECK(f);
+	ruma_csv_init(&c, f);
+	ruma_csv_header(&c, hdr);
+	ruma_csv_str(&c, "say \"hi\"");
+	ruma_csv_u64(&c, 18446744073709551615ull);
+	ruma_csv_i64(&c, -3);
+	ruma_csv_dbl(&c, 0.5);
+	CHECK_OK(ruma_csv_end(&c));
+	fclose(f);
+	CHECK(strcmp(buf, "a,\"b,c\"\n\"say \"\"hi\"\"\",18446744073709551615,-3,0.5\n") == 0);
+	free(buf);
+	return TEST_PASS;
+}
+
+static int t_format_size(void)
+{
+	char b[32];
+
+	CHECK(strcmp(ruma_format_size(512, b, sizeof(b)), "512 B") == 0);
+	CHECK(strcmp(ruma_format_size(3ull << 29, b, sizeof(b)), "1.50 GiB") == 0);
+	return TEST_PASS;
+}
+
+static int t_clock(void)
+{
+	uint64_t a = ruma_now_ns(), b = ruma_now_ns();
+
+	CHECK(b >= a);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "parse_size", t_parse_size }, { "parse_u64", t_parse_u64 },
+	{ "parse_misc", t_parse_misc }, { "strerror", t_strerror },
+	{ "rng", t_rng },		{ "stats", t_stats },
+	{ "csv", t_csv },		{ "format_size", t_format_size },
+	{ "clock", t_clock },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("core", cases, TEST_N(cases), argc, argv);
+}

@@ -1,0 +1,162 @@
+/*
+ * test_os.c — the OS layer: call counting, fault injection (nth call, sticky,
+ * the injected call never reaching the kernel), short transfers, futex, memfd.
+ */
+#include "test.h"
+#include "os/os.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+static int t_count_mmap(void)
+{
+	void *p;
+	uint64_t before = ruma_os_count(RUMA_SYS_MMAP);
+
+	CHECK_OK(ruma_os_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			      0, &p));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), before + 1);
+	CHECK_OK(ruma_os_munmap(p, 4096));
+	ruma_os_count_reset();
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 0);
+	return TEST_PASS;
+}
+
+static int t_inject_nth(void)
+{
+	void *p[3];
+
+	ruma_os_inject(RUMA_SYS_MMAP, 2, ENOMEM, false);
+	CHECK_OK(ruma_os_mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &p[0]));
+	CHECK_EQ(ruma_os_mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &p[1]),
+		 -ENOMEM);
+	CHECK_OK(ruma_os_mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &p[2]));
+	CHECK_EQ(ruma_os_injected(RUMA_SYS_MMAP), 1);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_os_munmap(p[0], 4096));
+	CHECK_OK(ruma_os_munmap(p[2], 4096));
+	return TEST_PASS;
+}
+
+static int t_inject_sticky(void)
+{
+	int fd;
+
+	CHECK_OK(ruma_os_memfd_create("t", MFD_CLOEXEC, &fd));
+	ruma_os_inject(RUMA_SYS_FTRUNCATE, 1, ENOSPC, true);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(ruma_os_ftruncate(fd, 8192), -ENOSPC);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_os_ftruncate(fd, 8192));
+	close(fd);
+	return TEST_PASS;
+}
+
+static int t_pread_short_and_error(void)
+{
+	int fd;
+	char buf[8192];
+
+	CHECK_OK(ruma_os_memfd_create("t", MFD_CLOEXEC, &fd));
+	CHECK_OK(ruma_os_ftruncate(fd, 4096));
+	memset(buf, 7, sizeof(buf));
+	CHECK_OK(ruma_os_pwrite_full(fd, buf, 4096, 0));
+	CHECK_OK(ruma_os_pread_full(fd, buf, 4096, 0));
+	/* reading past the end is a short read, reported, not a zero page */
+	CHECK_EQ(ruma_os_pread_full(fd, buf, 8192, 0), RUMA_ESHORTIO);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_os_pread_full(fd, buf, 4096, 0), -EIO);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, 0, false); /* injected end-of-file */
+	CHECK_EQ(ruma_os_pread_full(fd, buf, 4096, 0), RUMA_ESHORTIO);
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, false);
+	CHECK_EQ(ruma_os_pwrite_full(fd, buf, 4096, 0), -ENOSPC);
+	ruma_os_inject_clear();
+	close(fd);
+	return TEST_PASS;
+}
+
+static int t_open_error(void)
+{
+	int fd;
+
+	CHECK_EQ(ruma_os_open("/nonexistent/dir/file", O_RDONLY, 0, &fd), -ENOENT);
+	return TEST_PASS;
+}
+
+static _Atomic uint32_t futex_word;
+
+static void *futex_waker(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	atomic_store(&futex_word, 1);
+	ruma_os_futex_wake((uint32_t *)&futex_word, 1, NULL);
+	return NULL;
+}
+
+static int t_futex(void)
+{
+	pthread_t th;
+
+	atomic_store(&futex_word, 0);
+	/* value mismatch returns at once */
+	CHECK_EQ(ruma_os_futex_wait((uint32_t *)&futex_word, 5, NULL), -EAGAIN);
+	CHECK(pthread_create(&th, NULL, futex_waker, NULL) == 0);
+	while (atomic_load(&futex_word) == 0) {
+		int r = ruma_os_futex_wait((uint32_t *)&futex_word, 0, NULL);
+		CHECK(r == 0 || r == -EAGAIN || r == -EINTR);
+	}
+	pthread_join(th, NULL);
+	return TEST_PASS;
+}
+
+static int t_madvise_and_process_madvise(void)
+{
+	void *p;
+	struct iovec iov;
+	size_t done = 0;
+
+	CHECK_OK(ruma_os_mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			      0, &p));
+	memset(p, 1, 8192);
+	CHECK_OK(ruma_os_madvise(p, 4096, MADV_DONTNEED));
+	CHECK(((char *)p)[0] == 0 && ((char *)p)[4096] == 1);
+	iov.iov_base = (char *)p + 4096;
+	iov.iov_len = 4096;
+	int r = ruma_os_process_madvise(&iov, 1, MADV_DONTNEED, &done);
+	if (r == 0) {
+		CHECK_EQ(done, 4096);
+		CHECK(((char *)p)[4096] == 0);
+	} else {
+		/* older kernels refuse MADV_DONTNEED for process_madvise */
+		CHECK(r == -EINVAL || r == -ENOSYS || r == -EPERM);
+	}
+	CHECK_OK(ruma_os_munmap(p, 8192));
+	CHECK_EQ(ruma_os_munmap((void *)1, 4096), -EINVAL);
+	return TEST_PASS;
+}
+
+static int t_sys_names(void)
+{
+	for (int s = 0; s < RUMA_SYS_COUNT_; s++)
+		CHECK(ruma_os_sys_name((ruma_sys)s) && strcmp(ruma_os_sys_name((ruma_sys)s), "?"));
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "count_mmap", t_count_mmap },
+	{ "inject_nth", t_inject_nth },
+	{ "inject_sticky", t_inject_sticky },
+	{ "pread_short_and_error", t_pread_short_and_error },
+	{ "open_error", t_open_error },
+	{ "futex", t_futex },
+	{ "madvise", t_madvise_and_process_madvise },
+	{ "sys_names", t_sys_names },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("os", cases, TEST_N(cases), argc, argv);
+}
