@@ -1,0 +1,181 @@
+/*
+ * bm.h — the virtual-memory assisted buffer manager (vmcache design).
+ *
+ * The whole store is one virtual reservation of `virt_bytes` (MAP_NORESERVE,
+ * plus a guard so optimistic reads past the end are harmless); page `pid`
+ * lives at base + pid * RUMA_BM_PAGE_SIZE.  At most `phys_bytes` of it is
+ * resident; the rest is evicted with madvise(MADV_DONTNEED) and read back
+ * from the file on the next access.  Each page has one 64-bit state word
+ * (8-bit state: unlocked / shared count / exclusive / marked / evicted, and a
+ * 56-bit version), which gives three kinds of latch:
+ *
+ *   optimistic  ruma_bm_optimistic → read the page → ruma_bm_validate;
+ *               a concurrent writer or eviction makes validate return
+ *               RUMA_RESTART, and the caller restarts its operation.  Data
+ *               read optimistically may be garbage until validated: callers
+ *               bounds-check everything they read before using it.
+ *   shared      ruma_bm_fix_s / ruma_bm_unfix_s (or upgrade from optimistic)
+ *   exclusive   ruma_bm_fix_x / ruma_bm_unfix_x (or upgrade from optimistic);
+ *               an exclusively latched page is considered dirty.
+ *
+ * Restarts are return values (RUMA_RESTART), never exceptions or longjmp.
+ * Every function returning int gives 0, RUMA_RESTART (only where stated), or
+ * a negative errno / RUMA_E* code: an I/O error or short file is reported to
+ * the caller, never turned into a zero page or a hang.
+ *
+ * Threads: any thread may call in; the buffer manager keeps per-thread I/O
+ * state internally (at most `max_threads` threads at once).
+ */
+#ifndef RUMA_BM_H
+#define RUMA_BM_H
+
+#include <ruma/ruma.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RUMA_BM_PAGE_SIZE 4096u
+
+typedef uint64_t ruma_pid;
+typedef struct ruma_bm ruma_bm;
+
+/* How a thread waits for a page latched by another thread. */
+typedef enum ruma_bm_wait {
+	RUMA_BM_WAIT_SPIN,  /* pause-loop (the original vmcache) */
+	RUMA_BM_WAIT_YIELD, /* spin, then sched_yield, then short sleeps (the fork's yopt) */
+	RUMA_BM_WAIT_FUTEX, /* futex wait on the state word itself (state stays 8 bytes) */
+	RUMA_BM_WAIT_MUTEX, /* per-page mutex + condition variable (the fork's mutex variant) */
+} ruma_bm_wait;
+
+/* How evicted pages are given back to the kernel. */
+typedef enum ruma_bm_evict {
+	RUMA_BM_EVICT_MADVISE,         /* one madvise(MADV_DONTNEED) per page (the original) */
+	RUMA_BM_EVICT_PROCESS_MADVISE, /* one process_madvise over the whole batch */
+} ruma_bm_evict;
+
+/* How dirty pages are written back. */
+typedef enum ruma_bm_write {
+	RUMA_BM_WRITE_PWRITE, /* one pwrite per page */
+	RUMA_BM_WRITE_URING,  /* io_uring batches */
+} ruma_bm_write;
+
+typedef struct ruma_bm_config {
+	const char *path;       /* file (created if missing) or block device */
+	uint64_t virt_bytes;    /* VIRTGB: size of the virtual reservation */
+	uint64_t phys_bytes;    /* PHYSGB: buffer pool size (resident pages) */
+	unsigned batch;         /* BATCH: pages per eviction round */
+	unsigned max_threads;   /* threads that may use the manager at once */
+	ruma_bm_wait wait;
+	ruma_bm_evict evict;
+	ruma_bm_write write;
+	bool reuse_pages;       /* free-space bitmap: reuse freed page ids */
+	bool fresh;             /* discard existing contents and start empty */
+	bool direct_io;         /* O_DIRECT (default true; falls back with a note
+				   only if the file system refuses it) */
+} ruma_bm_config;
+
+/* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
+ * batch 64, 128 threads, spin, madvise, pwrite, reuse on, fresh off, O_DIRECT. */
+RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
+
+/*
+ * ruma_bm_open — open (or create) the store at c->path and map it.  An
+ * existing store is found again with all its pages and metadata unless
+ * c->fresh.  Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT
+ * (path), -ENOSPC (device smaller than the store), RUMA_ECORRUPT (bad
+ * metadata), -ENOMEM.  *out owns everything; release with ruma_bm_close.
+ */
+RUMA_API int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out);
+
+/*
+ * ruma_bm_close — write every dirty page and the metadata (allocation state,
+ * free-space bitmap, meta slots), fsync, unmap and free.  No thread may use
+ * the manager any more.  Returns the first error met; resources are freed
+ * in any case.
+ */
+RUMA_API int ruma_bm_close(ruma_bm *bm);
+
+/* ruma_bm_flush — write all dirty pages and the metadata now (checkpoint). */
+RUMA_API int ruma_bm_flush(ruma_bm *bm);
+
+/* ---- latches ------------------------------------------------------------- */
+
+/*
+ * ruma_bm_optimistic — begin an optimistic read of pid: waits while it is
+ * exclusively latched, faults it in if evicted, and returns its version in
+ * *version and its address in *page.  Returns 0 or an I/O error.
+ */
+RUMA_API int ruma_bm_optimistic(ruma_bm *bm, ruma_pid pid, uint64_t *version, void **page);
+
+/* ruma_bm_validate — 0 if pid still has `version`, else RUMA_RESTART. */
+RUMA_API int ruma_bm_validate(ruma_bm *bm, ruma_pid pid, uint64_t version);
+
+/* ruma_bm_upgrade_x / _s — turn an optimistic read into an exclusive /
+ * shared latch if the version is unchanged; RUMA_RESTART otherwise. */
+RUMA_API int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version);
+RUMA_API int ruma_bm_upgrade_s(ruma_bm *bm, ruma_pid pid, uint64_t version);
+
+/* ruma_bm_fix_x / _s — latch pid exclusively / shared, faulting it in;
+ * *page gets its address.  Returns 0 or an I/O error. */
+RUMA_API int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page);
+RUMA_API int ruma_bm_fix_s(ruma_bm *bm, ruma_pid pid, void **page);
+
+/* ruma_bm_unfix_x — release an exclusive latch (bumps the version; the page
+ * is dirty).  ruma_bm_unfix_s — release a shared latch. */
+RUMA_API void ruma_bm_unfix_x(ruma_bm *bm, ruma_pid pid);
+RUMA_API void ruma_bm_unfix_s(ruma_bm *bm, ruma_pid pid);
+
+/* ---- allocation ---------------------------------------------------------- */
+
+/*
+ * ruma_bm_alloc — a new, zeroed page, returned exclusively latched.  Reuses a
+ * freed page id when reuse_pages is on.  RUMA_EVIRTFULL when the reservation
+ * is full (message: raise VIRTGB).
+ */
+RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
+
+/*
+ * ruma_bm_free — release pid, which the caller holds exclusively; the latch
+ * is released too.  The id is reused by a later ruma_bm_alloc when
+ * reuse_pages is on (tracked in a bitmap persisted in the file).
+ */
+RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
+
+/* ---- metadata ------------------------------------------------------------- */
+
+#define RUMA_BM_META_SLOTS 64
+
+/* Persistent 64-bit slots (e.g. the B-tree catalog root), saved at
+ * flush/close and found again at open.  slot < RUMA_BM_META_SLOTS. */
+RUMA_API int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value);
+RUMA_API int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
+
+/* ---- statistics ------------------------------------------------------------ */
+
+typedef struct ruma_bm_stats {
+	uint64_t reads, writes;       /* pages read / written since open */
+	uint64_t evictions;           /* pages evicted since open */
+	uint64_t pages_allocated;     /* page ids in use (space used / page size) */
+	uint64_t pages_free;          /* freed ids available for reuse */
+	uint64_t pages_resident;
+	uint64_t restarts;            /* RUMA_RESTART returned by validate/upgrade */
+	uint64_t state_bytes;         /* memory of the per-page latch state */
+} ruma_bm_stats;
+
+/* ruma_bm_get_stats — counters (approximate while threads run). */
+RUMA_API void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out);
+
+/* Names for the option enums, and parsing them ("spin", "futex", ...).
+ * The parse functions return 0 or RUMA_EPARSE. */
+RUMA_API const char *ruma_bm_wait_name(ruma_bm_wait w);
+RUMA_API const char *ruma_bm_evict_name(ruma_bm_evict e);
+RUMA_API const char *ruma_bm_write_name(ruma_bm_write w);
+RUMA_API int ruma_bm_wait_parse(const char *s, ruma_bm_wait *out);
+RUMA_API int ruma_bm_evict_parse(const char *s, ruma_bm_evict *out);
+RUMA_API int ruma_bm_write_parse(const char *s, ruma_bm_write *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
