@@ -1,0 +1,143 @@
+/*
+ * partition.h — radix partitioning of 64-bit keys, traditional and rewired.
+ *
+ * Partition function (the same everywhere in ruma, see ruma_part_of):
+ *     partition(key) = (key >> shift) & (P - 1)
+ * i.e. the LOW radix bits of the key by default (shift 0).  P is a power of
+ * two between 1 and 65536.  Within a partition, keys keep their input order
+ * (every method is stable).
+ *
+ * Methods (numbers are the RUMA micro-benchmark's):
+ *   TRADITIONAL        (12) histogram pass, prefix sums, scatter pass into a
+ *                      malloc'ed output: two passes, contiguous output.
+ *   TRADITIONAL_CHAINS (17) one pass, no histogram: every partition appends to
+ *                      a chain of malloc'ed blocks of pages_per_block pages.
+ *                      Result: chunks only (data == NULL).
+ *   MAPPED             (13/14) one pass, no histogram: every partition has its
+ *                      own reserved virtual area into which blocks of
+ *                      pages_per_block pool pages are wired as it grows.  At the
+ *                      end all blocks are rewired into one contiguous output
+ *                      in partition order (one mmap per run of pool pages).
+ *   MAPPED_CHAINS      (18/19) one pass: every partition writes through a
+ *                      window of one block; when the block is full its pool
+ *                      offset is appended to the partition's chain and the
+ *                      window is rewired to a fresh block.  At the end the
+ *                      chains are rewired into one contiguous output.
+ *   MAPPED_ADAPTIVE    (21) like MAPPED_CHAINS, but the block size starts at
+ *                      2 MiB and halves down to 4 KiB towards the end of the
+ *                      input (blocks of 2 MiB come from a huge-page pool when
+ *                      huge pages are free, else from the 4 KiB pool).
+ *   MREMAP             (44) every partition is an anonymous region grown with
+ *                      mremap(MREMAP_MAYMOVE) by pages_per_block pages at a
+ *                      time.  Result: chunks only (data == NULL).
+ *
+ * The partly filled last block of every partition (mapped methods): the
+ * output must be contiguous without holes, so the tail elements of each
+ * partition's last page are copied into an output page built from the tail
+ * and the next partition's data ("squeeze": the following pages are rewired,
+ * not copied; at most one page worth of elements is copied per partition).
+ *
+ * Software write-combining (swwc): a 64-byte buffer per partition, flushed
+ * with a 64-byte copy (non-temporal stores on x86-64 with SSE2) when full.
+ * docs/structures.md says where it helped in our measurements.
+ */
+#ifndef RUMA_PARTITION_H
+#define RUMA_PARTITION_H
+
+#include <ruma/ruma.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ruma_part_method {
+	RUMA_PART_TRADITIONAL = 0,
+	RUMA_PART_TRADITIONAL_CHAINS,
+	RUMA_PART_MAPPED,
+	RUMA_PART_MAPPED_CHAINS,
+	RUMA_PART_MAPPED_ADAPTIVE,
+	RUMA_PART_MREMAP,
+	RUMA_PART_METHOD_COUNT_
+} ruma_part_method;
+
+#define RUMA_PART_MAX_PARTITIONS 65536u
+
+typedef struct ruma_part_opts {
+	ruma_part_method method;
+	uint32_t partitions;     /* P: power of two in [1, 65536]; default 64 */
+	unsigned shift;          /* partition = (key >> shift) & (P-1); < 64 */
+	size_t pages_per_block;  /* block size in pages (not ADAPTIVE); default 1 */
+	bool huge;               /* 2 MiB pages (MAPPED, MAPPED_CHAINS, MREMAP, TRADITIONAL via MAP_HUGETLB) */
+	bool swwc;               /* software write-combining buffers */
+	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering */
+	bool populate;           /* mapped methods: populate the final contiguous output */
+	bool contiguous;         /* mapped methods: build the contiguous output (default true); false leaves chunks */
+} ruma_part_opts;
+
+/* One run of consecutive output keys of one partition. */
+typedef struct ruma_part_chunk {
+	uint64_t *keys;
+	size_t n;
+	uint32_t part;
+} ruma_part_chunk;
+
+/*
+ * The result.  Layout is part of the contract; fields are read-only for the
+ * caller; release with ruma_part_result_free.
+ *   data        contiguous output (n keys, partitions in order), or NULL for
+ *               methods that return chunks only.
+ *   start       P+1 offsets: partition p is data[start[p] .. start[p+1]);
+ *               also valid when data == NULL (offsets in the concatenation
+ *               of the chunks).
+ *   chunks      the output as chunks in partition order (for a contiguous
+ *               result, one chunk per non-empty partition pointing into data).
+ */
+typedef struct ruma_part_result {
+	uint64_t *data;
+	size_t n;
+	uint32_t partitions;
+	size_t *start;
+	ruma_part_chunk *chunks;
+	size_t nchunks;
+	ruma_part_method method;
+	uint64_t rewires;     /* mmap calls spent on rewiring (window moves + final layout) */
+	uint64_t bytes_copied;/* bytes copied to close holes (mapped methods) */
+	void *impl_;          /* private: pools, areas, blocks */
+} ruma_part_result;
+
+/* ruma_part_of — the partition of key: (key >> shift) & (partitions - 1). */
+static inline uint32_t ruma_part_of(uint64_t key, unsigned shift, uint32_t partitions)
+{
+	return (uint32_t)((key >> shift) & (uint64_t)(partitions - 1));
+}
+
+/* ruma_part_opts_default — TRADITIONAL, 64 partitions, shift 0, 1 page per block, contiguous. */
+RUMA_API void ruma_part_opts_default(ruma_part_opts *o);
+
+/*
+ * ruma_part_run — partition n keys (not modified) as o describes.  *out
+ * receives a result the caller owns.  Returns 0, -EINVAL (P not a power of
+ * two, shift >= 64, pages_per_block 0, bad method), -ENOMEM, RUMA_ENOHUGE
+ * (huge pages requested, none free), RUMA_EMAPLIMIT (the layout needs more
+ * mappings than vm.max_map_count allows: use more pages per block or huge
+ * pages), RUMA_EVIRTFULL.  Nothing is leaked on error.
+ */
+RUMA_API int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			   ruma_part_result **out);
+
+/* ruma_part_result_free — release the result and everything it maps (NULL ignored). */
+RUMA_API void ruma_part_result_free(ruma_part_result *r);
+
+/* ruma_part_histogram — hist[p] = number of keys in partition p (hist has P entries). */
+RUMA_API void ruma_part_histogram(const uint64_t *keys, size_t n, unsigned shift,
+				  uint32_t partitions, size_t *hist);
+
+/* ruma_part_method_name — "traditional", "traditional-chains", "mapped", "mapped-chains", "mapped-adaptive", "mremap". */
+RUMA_API const char *ruma_part_method_name(ruma_part_method m);
+/* ruma_part_method_parse — inverse of ruma_part_method_name.  0 or RUMA_EPARSE. */
+RUMA_API int ruma_part_method_parse(const char *s, ruma_part_method *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

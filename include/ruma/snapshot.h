@@ -1,0 +1,143 @@
+/*
+ * snapshot.h — copies and copy-on-write snapshots of an array in a memfd.
+ *
+ * The source (ruma_snap_src) is an array of `bytes` bytes whose memory is a
+ * run of pages of a physical page pool (phys.h: a memfd, 4 KiB or 2 MiB
+ * pages), mapped MAP_SHARED into a reserved area.  A snapshot (ruma_snap)
+ * is a second array of the same size made from the source by one method:
+ *
+ *   MEMCPY          (1)    a fresh anonymous buffer, memcpy of the source.
+ *   COW             (2-5)  a MAP_PRIVATE mapping of the source's memfd range:
+ *                          the kernel copies a page lazily on the first write
+ *                          to the snapshot; the source stays intact.
+ *   SHUFFLE         (6-9)  the snapshot is built chunk by chunk (a chunk is
+ *                          pages_per_chunk pages): snapshot chunk i maps
+ *                          source chunk order[i] (a random permutation), one
+ *                          mmap per chunk, MAP_PRIVATE so writes to the
+ *                          snapshot stay private (kernel COW).  With
+ *                          pages_per_chunk == pages, order is the identity.
+ *   MEMCPY_SHUFFLE  (10/11) the same permutation, built with memcpy per chunk
+ *                          into a fresh buffer (init_dst: touch it first).
+ *   REWIRED_COW     ("rewired CoW" of the paper) the snapshot maps the
+ *                          source's physical pages MAP_SHARED, read-only.
+ *                          ruma_snap_write / ruma_snap_page_writable copy the
+ *                          touched page into a fresh pool page and rewire the
+ *                          snapshot page to it (read-write); the source page
+ *                          is not changed.
+ *
+ * populate: fill the page tables of the snapshot at creation (MAP_POPULATE
+ * or MADV_POPULATE_*), so the first read takes no fault.  huge comes from the
+ * source (a 2 MiB source gives 2 MiB snapshots; chunks are then 2 MiB pages).
+ *
+ * Snapshots must be destroyed before their source.  Not thread-safe.
+ * Errors: -EINVAL, -ENOMEM, RUMA_ENOHUGE (raise vm.nr_hugepages),
+ * RUMA_EMAPLIMIT (more chunks than vm.max_map_count allows: use more pages
+ * per chunk), or the negative errno of the failing call.  Nothing is leaked
+ * on error.
+ */
+#ifndef RUMA_SNAPSHOT_H
+#define RUMA_SNAPSHOT_H
+
+#include <ruma/ruma.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ruma_snap_src ruma_snap_src;
+typedef struct ruma_snap ruma_snap;
+
+typedef enum ruma_snap_method {
+	RUMA_SNAP_MEMCPY = 0,
+	RUMA_SNAP_COW,
+	RUMA_SNAP_SHUFFLE,
+	RUMA_SNAP_MEMCPY_SHUFFLE,
+	RUMA_SNAP_REWIRED_COW,
+	RUMA_SNAP_METHOD_COUNT_
+} ruma_snap_method;
+
+/*
+ * ruma_snap_src_create — a zeroed source array of `bytes` bytes (rounded up
+ * to whole pages) in a new memfd pool of 4 KiB or (huge) 2 MiB pages.
+ * populate: back and map it with page tables filled.  The caller owns *out.
+ * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_ENOHUGE, or an errno.
+ */
+RUMA_API int ruma_snap_src_create(ruma_snap_src **out, size_t bytes, bool huge, bool populate);
+
+/* ruma_snap_src_destroy — unmap and release the source (NULL ignored). */
+RUMA_API void ruma_snap_src_destroy(ruma_snap_src *s);
+
+/* ruma_snap_src_data — the source array (writable, contiguous, page aligned). */
+RUMA_API void *ruma_snap_src_data(ruma_snap_src *s);
+/* ruma_snap_src_bytes — requested size; ruma_snap_src_page_size — 4 KiB or 2 MiB. */
+RUMA_API size_t ruma_snap_src_bytes(const ruma_snap_src *s);
+RUMA_API size_t ruma_snap_src_page_size(const ruma_snap_src *s);
+
+typedef struct ruma_snap_opts {
+	ruma_snap_method method;
+	size_t pages_per_chunk; /* SHUFFLE / MEMCPY_SHUFFLE: chunk size in pages (default 1) */
+	bool populate;          /* fill page tables of the snapshot at creation */
+	bool init_dst;          /* MEMCPY / MEMCPY_SHUFFLE: touch the destination before copying */
+	uint64_t seed;          /* permutation seed for the shuffled methods */
+} ruma_snap_opts;
+
+/* ruma_snap_opts_default — COW, 1 page per chunk, no populate, seed 1. */
+RUMA_API void ruma_snap_opts_default(ruma_snap_opts *o);
+
+/*
+ * ruma_snap_create — a snapshot of src as o describes; the caller owns *out.
+ * Returns as described at the top of this file.
+ */
+RUMA_API int ruma_snap_create(ruma_snap **out, ruma_snap_src *src, const ruma_snap_opts *o);
+
+/* ruma_snap_destroy — unmap and release the snapshot and its private pages (NULL ignored). */
+RUMA_API void ruma_snap_destroy(ruma_snap *s);
+
+/*
+ * ruma_snap_data — the snapshot as one contiguous array of
+ * ruma_snap_src_bytes(src) bytes.  For every method but REWIRED_COW it may
+ * be written directly; for REWIRED_COW it is read-only until the page was
+ * made writable (a direct write to a shared page faults with SIGSEGV).
+ */
+RUMA_API void *ruma_snap_data(ruma_snap *s);
+RUMA_API size_t ruma_snap_bytes(const ruma_snap *s);
+RUMA_API ruma_snap_method ruma_snap_method_of(const ruma_snap *s);
+
+/*
+ * ruma_snap_chunk_order — the permutation of a shuffled snapshot: snapshot
+ * chunk i holds source chunk order[i]; *nchunks and *chunk_bytes receive
+ * the chunk count and size (the last chunk may be shorter).  For unshuffled
+ * methods the identity with one chunk per page.  Owned by the snapshot.
+ */
+RUMA_API const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchunks,
+					       size_t *chunk_bytes);
+
+/*
+ * ruma_snap_page_writable — make snapshot page `page` writable and return
+ * its address in *addr.  REWIRED_COW: on the first call for a page, copy it
+ * into a fresh pool page and rewire the snapshot page to it (one mmap); later
+ * calls are free.  Other methods: just the address.  Returns 0, -EINVAL
+ * (page out of range), -ENOMEM, RUMA_ENOHUGE, or an errno of the rewire (the
+ * snapshot is then unchanged).
+ */
+RUMA_API int ruma_snap_page_writable(ruma_snap *s, size_t page, void **addr);
+
+/*
+ * ruma_snap_write — copy len bytes from buf to snapshot offset off, making
+ * every touched page writable first (see ruma_snap_page_writable).
+ * Returns 0, -EINVAL (range outside the snapshot), or an error as above.
+ */
+RUMA_API int ruma_snap_write(ruma_snap *s, size_t off, const void *buf, size_t len);
+
+/* ruma_snap_pages_copied — pages privately copied so far by REWIRED_COW (0 for others). */
+RUMA_API uint64_t ruma_snap_pages_copied(const ruma_snap *s);
+
+/* ruma_snap_method_name — "memcpy", "cow", "shuffle", "memcpy-shuffle", "rewired-cow". */
+RUMA_API const char *ruma_snap_method_name(ruma_snap_method m);
+/* ruma_snap_method_parse — inverse of ruma_snap_method_name.  0 or RUMA_EPARSE. */
+RUMA_API int ruma_snap_method_parse(const char *s, ruma_snap_method *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

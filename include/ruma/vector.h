@@ -1,0 +1,167 @@
+/*
+ * vector.h — growable arrays, one API over five growth strategies.
+ *
+ * RUMA_VEC_REWIRED   physical pages come from a memfd page pool (phys.h) and
+ *                    are wired into a large reserved virtual area (area.h).
+ *                    Growing wires more pages behind the last one: the
+ *                    elements never move and are never copied.  4 KiB or
+ *                    2 MiB pages; optional prepopulation (page tables of
+ *                    newly wired pages are filled at wiring time, so the
+ *                    first write takes no page fault).
+ * RUMA_VEC_COPY      std::vector: capacity doubles, a fresh malloc'ed buffer
+ *                    receives a memcpy of the old one.
+ * RUMA_VEC_REALLOC   glibc realloc with doubling capacity (glibc itself may
+ *                    move large blocks with mremap).
+ * RUMA_VEC_MREMAP    an anonymous private mapping grown with
+ *                    mremap(MREMAP_MAYMOVE), doubling; the kernel moves page
+ *                    table entries, not data.  With huge, MAP_HUGETLB.
+ * RUMA_VEC_INDIRECT  software indirection: a directory of fixed-size pages
+ *                    (4 KiB or 2 MiB); growth allocates a page and, when the
+ *                    directory is full, copies only the directory.  There is
+ *                    no contiguous data pointer: ruma_vec_data returns NULL and
+ *                    element access goes through the directory.
+ *
+ * Elements are elem_size bytes (default 8, i.e. uint64_t); the _u64 helpers
+ * require elem_size == 8.  Pointers returned by ruma_vec_data / ruma_vec_at /
+ * ruma_vec_page stay valid until the next call that grows or shrinks the
+ * vector (for REWIRED they stay valid across growth, too: the area never
+ * moves; ruma_vec_stable_addresses tells).
+ *
+ * A vector is not thread-safe; use one per thread or lock around it.
+ * Errors: -EINVAL (bad option or index), -ENOMEM, RUMA_ENOHUGE (2 MiB pages
+ * requested but none free: raise vm.nr_hugepages), RUMA_EMAPLIMIT,
+ * RUMA_EVIRTFULL (the rewired vector outgrew its reservation: raise max_bytes).
+ * A failed growth leaves the vector with its old size and contents.
+ */
+#ifndef RUMA_VECTOR_H
+#define RUMA_VECTOR_H
+
+#include <ruma/ruma.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ruma_vec_kind {
+	RUMA_VEC_REWIRED = 0,
+	RUMA_VEC_COPY,
+	RUMA_VEC_REALLOC,
+	RUMA_VEC_MREMAP,
+	RUMA_VEC_INDIRECT,
+	RUMA_VEC_KIND_COUNT_
+} ruma_vec_kind;
+
+typedef struct ruma_vec_opts {
+	ruma_vec_kind kind;
+	size_t elem_size;        /* bytes per element; 0 means 8 */
+	bool huge;               /* 2 MiB pages (REWIRED, MREMAP, INDIRECT); -EINVAL for COPY/REALLOC */
+	bool prepopulate;        /* REWIRED/MREMAP: fill page tables of new pages when they are added */
+	size_t initial_capacity; /* elements to reserve at creation (0: one page / 16 elements) */
+	size_t max_bytes;        /* REWIRED: virtual reservation in bytes (0: 64 GiB) */
+} ruma_vec_opts;
+
+typedef struct ruma_vec ruma_vec;
+
+/* ruma_vec_opts_default — kind REWIRED, 8-byte elements, 4 KiB pages, no prepopulation. */
+RUMA_API void ruma_vec_opts_default(ruma_vec_opts *o);
+
+/*
+ * ruma_vec_create — a new, empty vector as o describes (o NULL: defaults).
+ * The caller owns *out and releases it with ruma_vec_destroy.
+ * Returns 0, -EINVAL, -ENOMEM, RUMA_ENOHUGE, RUMA_EMAPLIMIT.
+ */
+RUMA_API int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o);
+
+/* ruma_vec_destroy — release all memory and mappings (NULL is ignored). */
+RUMA_API void ruma_vec_destroy(ruma_vec *v);
+
+/* ruma_vec_push — append one element (elem_size bytes copied from elem). */
+RUMA_API int ruma_vec_push(ruma_vec *v, const void *elem);
+/* ruma_vec_push_u64 — append x (elem_size must be 8, else -EINVAL). */
+RUMA_API int ruma_vec_push_u64(ruma_vec *v, uint64_t x);
+/* ruma_vec_push_many — append n elements from elems (contiguous, n*elem_size bytes). */
+RUMA_API int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n);
+
+/*
+ * ruma_vec_insert — insert one element before position pos (0 <= pos <= size),
+ * shifting the tail up by one element (memmove within the mapping; for
+ * INDIRECT a page-by-page shift).  -EINVAL when pos > size.
+ */
+RUMA_API int ruma_vec_insert(ruma_vec *v, size_t pos, const void *elem);
+RUMA_API int ruma_vec_insert_u64(ruma_vec *v, size_t pos, uint64_t x);
+
+/* ruma_vec_get / ruma_vec_set — copy element i out / in.  -EINVAL when i >= size. */
+RUMA_API int ruma_vec_get(const ruma_vec *v, size_t i, void *out);
+RUMA_API int ruma_vec_set(ruma_vec *v, size_t i, const void *elem);
+
+/*
+ * ruma_vec_get_u64 / ruma_vec_set_u64 — fast element access for 8-byte
+ * elements; i must be < size (checked with RUMA_ASSERT only).
+ */
+RUMA_API uint64_t ruma_vec_get_u64(const ruma_vec *v, size_t i);
+RUMA_API void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x);
+
+/* ruma_vec_at — address of element i (i < capacity), through the directory for INDIRECT. */
+RUMA_API void *ruma_vec_at(const ruma_vec *v, size_t i);
+
+/* ruma_vec_size / ruma_vec_capacity — elements stored / storable without growing. */
+RUMA_API size_t ruma_vec_size(const ruma_vec *v);
+RUMA_API size_t ruma_vec_capacity(const ruma_vec *v);
+RUMA_API size_t ruma_vec_elem_size(const ruma_vec *v);
+RUMA_API ruma_vec_kind ruma_vec_kind_of(const ruma_vec *v);
+
+/*
+ * ruma_vec_data — the contiguous element array, or NULL for INDIRECT (and
+ * for an empty COPY/REALLOC/MREMAP vector with no buffer yet).
+ */
+RUMA_API void *ruma_vec_data(ruma_vec *v);
+
+/*
+ * ruma_vec_page_bytes / ruma_vec_page — the vector seen as pages: page p
+ * holds elements [p*per_page, (p+1)*per_page) with per_page =
+ * page_bytes / elem_size.  For INDIRECT these are the directory pages
+ * (4 KiB or 2 MiB); for the contiguous kinds the page size used for growth
+ * (4 KiB or 2 MiB) and ruma_vec_page(v, p) == data + p*page_bytes.
+ * ruma_vec_page returns NULL for p beyond the allocated pages.
+ */
+RUMA_API size_t ruma_vec_page_bytes(const ruma_vec *v);
+RUMA_API void *ruma_vec_page(const ruma_vec *v, size_t p);
+
+/* ruma_vec_stable_addresses — true when growth never moves elements (REWIRED, INDIRECT). */
+RUMA_API bool ruma_vec_stable_addresses(const ruma_vec *v);
+
+/* ruma_vec_reserve — grow the capacity to at least n elements. */
+RUMA_API int ruma_vec_reserve(ruma_vec *v, size_t n);
+
+/*
+ * ruma_vec_shrink — set the size to n (n <= size, else -EINVAL) and release
+ * the memory beyond it: REWIRED unwires and frees the pages past the new
+ * end (the freed pool pages are punched out of the memfd); MREMAP shrinks
+ * the mapping; INDIRECT frees whole pages; COPY/REALLOC move into a buffer
+ * of the new size.  Capacity afterwards is n rounded up to a page (or n for
+ * COPY/REALLOC).  Returns 0 or a negative error (the contents up to n stay).
+ */
+RUMA_API int ruma_vec_shrink(ruma_vec *v, size_t n);
+
+/* ruma_vec_clear — size 0, memory kept. */
+RUMA_API void ruma_vec_clear(ruma_vec *v);
+
+/* Counters of one vector since creation. */
+typedef struct ruma_vec_stats {
+	uint64_t grows;        /* growth steps */
+	uint64_t bytes_copied; /* bytes copied by growth (0 for REWIRED/MREMAP) */
+	uint64_t bytes_mapped; /* bytes of memory currently held (capacity + directory) */
+} ruma_vec_stats;
+
+RUMA_API void ruma_vec_get_stats(const ruma_vec *v, ruma_vec_stats *out);
+
+/* ruma_vec_kind_name — "rewired", "copy", "realloc", "mremap", "indirect". */
+RUMA_API const char *ruma_vec_kind_name(ruma_vec_kind k);
+
+/* ruma_vec_kind_parse — the inverse of ruma_vec_kind_name.  0 or RUMA_EPARSE. */
+RUMA_API int ruma_vec_kind_parse(const char *s, ruma_vec_kind *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
