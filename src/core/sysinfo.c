@@ -1,0 +1,550 @@
+/*
+ * sysinfo.c — machine facts for ruma doctor and for tests: kernel version,
+ * huge page pools per size and NUMA node, THP modes, vm sysctls, the mapping
+ * count, and probes that really try io_uring, perf counters and O_DIRECT.
+ *
+ * Invariants: nothing is cached and no global state is kept; every value is
+ * read from /proc or /sys at call time.  Probes undo what they create (ring,
+ * counter descriptor, temporary file) on every path.
+ *
+ * Syscalls: plain open/read/write/close on /proc and /sys files and
+ * opendir/readdir on sysfs directories (not part of the OS layer's list);
+ * uname and sysconf; io_uring setup, perf_event_open, open(O_DIRECT),
+ * pread and pwrite go through the OS layer (src/os) so they are counted and
+ * can be failed by injection; close and unlink of the probe file directly.
+ */
+#include <ruma/sysinfo.h>
+
+#include "core/perf_open.h"
+#include "os/os.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HUGE_SYS_DIR "/sys/kernel/mm/hugepages"
+#define NODE_SYS_DIR "/sys/devices/system/node"
+#define THP_SYS_DIR "/sys/kernel/mm/transparent_hugepage"
+
+/* ---- small file helpers ------------------------------------------------------ */
+
+/* Read up to cap-1 bytes of a small file into buf (NUL-terminated). */
+static int read_small_file(const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < cap) {
+		ssize_t r = read(fd, buf + len, cap - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	close(fd);
+	return 0;
+}
+
+int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v)
+{
+	char buf[64], *end;
+	int rc = read_small_file(path, buf, sizeof(buf));
+
+	if (rc)
+		return rc;
+	if (buf[0] < '0' || buf[0] > '9')
+		return RUMA_EPARSE;
+	errno = 0;
+	unsigned long long x = strtoull(buf, &end, 10);
+	if (errno)
+		return -errno;
+	*v = (uint64_t)x;
+	return 0;
+}
+
+int ruma_sysinfo_write_u64_file(const char *path, uint64_t v)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	ssize_t r;
+	do
+		r = write(fd, buf, (size_t)len);
+	while (r < 0 && errno == EINTR);
+	int e = r < 0 ? -errno : r != len ? RUMA_ESHORTIO : 0;
+	if (close(fd) != 0 && e == 0)
+		e = -errno; /* sysfs may report the error at close */
+	return e;
+}
+
+/* ---- kernel and page size ------------------------------------------------------ */
+
+/* Parse the leading "a.b.c" of a release string; missing parts stay 0. */
+static void parse_release(const char *s, ruma_kernel_version *out)
+{
+	int *part[3] = { &out->major, &out->minor, &out->patch };
+
+	out->major = out->minor = out->patch = 0;
+	for (int i = 0; i < 3; i++) {
+		if (*s < '0' || *s > '9')
+			return;
+		long v = 0;
+		while (*s >= '0' && *s <= '9' && v < 1000000)
+			v = v * 10 + (*s++ - '0');
+		*part[i] = (int)v;
+		if (*s != '.')
+			return;
+		s++;
+	}
+}
+
+int ruma_sysinfo_kernel(ruma_kernel_version *out)
+{
+	struct utsname u;
+
+	if (uname(&u) != 0)
+		return -errno;
+	snprintf(out->release, sizeof(out->release), "%s", u.release);
+	parse_release(u.release, out);
+	return 0;
+}
+
+bool ruma_sysinfo_kernel_at_least(int major, int minor)
+{
+	ruma_kernel_version v;
+
+	if (ruma_sysinfo_kernel(&v) != 0)
+		return false;
+	return v.major > major || (v.major == major && v.minor >= minor);
+}
+
+size_t ruma_sysinfo_page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+	return p > 0 ? (size_t)p : 4096;
+}
+
+/* ---- huge page pools ---------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* "hugepages-2048kB" -> 2048; false for other names. */
+static bool parse_huge_dir_name(const char *name, uint64_t *kb)
+{
+	char *end;
+
+	if (strncmp(name, "hugepages-", 10) != 0 || name[10] < '0' || name[10] > '9')
+		return false;
+	*kb = strtoull(name + 10, &end, 10);
+	return strcmp(end, "kB") == 0 && *kb > 0;
+}
+
+int ruma_sysinfo_huge_sizes(uint64_t *sizes_kb, size_t cap, size_t *n)
+{
+	DIR *d = opendir(HUGE_SYS_DIR);
+	struct dirent *e;
+	size_t k = 0;
+
+	*n = 0;
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) != NULL) {
+		uint64_t kb;
+		if (k < cap && parse_huge_dir_name(e->d_name, &kb))
+			sizes_kb[k++] = kb;
+	}
+	closedir(d);
+	qsort(sizes_kb, k, sizeof(*sizes_kb), cmp_u64);
+	*n = k;
+	return 0;
+}
+
+int ruma_sysinfo_default_huge_kb(uint64_t *size_kb)
+{
+	char buf[8192];
+	int rc = read_small_file("/proc/meminfo", buf, sizeof(buf));
+
+	if (rc)
+		return rc;
+	const char *p = strstr(buf, "Hugepagesize:");
+	if (!p)
+		return -ENOENT;
+	unsigned long long kb = strtoull(p + strlen("Hugepagesize:"), NULL, 10);
+	if (kb == 0)
+		return -ENOENT;
+	*size_kb = kb;
+	return 0;
+}
+
+/* "node12" -> 12; false for other names (has_cpu, online, ...). */
+static bool parse_node_name(const char *name, int *id)
+{
+	if (strncmp(name, "node", 4) != 0 || name[4] == '\0')
+		return false;
+	long v = 0;
+	for (const char *p = name + 4; *p; p++) {
+		if (*p < '0' || *p > '9' || v > 1000000)
+			return false;
+		v = v * 10 + (*p - '0');
+	}
+	*id = (int)v;
+	return true;
+}
+
+int ruma_sysinfo_numa_nodes(int *nodes, size_t cap, size_t *n)
+{
+	DIR *d = opendir(NODE_SYS_DIR);
+	struct dirent *e;
+	size_t k = 0;
+
+	*n = 0;
+	if (!d) {
+		if (errno != ENOENT)
+			return -errno;
+		if (cap > 0) {
+			nodes[0] = 0;
+			*n = 1;
+		}
+		return 0;
+	}
+	while ((e = readdir(d)) != NULL) {
+		int id;
+		if (k < cap && parse_node_name(e->d_name, &id))
+			nodes[k++] = id;
+	}
+	closedir(d);
+	qsort(nodes, k, sizeof(*nodes), cmp_int);
+	*n = k;
+	return 0;
+}
+
+/* Directory of the pool of size_kb: system-wide (node < 0) or of one node. */
+static int pool_dir(uint64_t size_kb, int node, char *buf, size_t cap)
+{
+	int len = node < 0
+		? snprintf(buf, cap, HUGE_SYS_DIR "/hugepages-%" PRIu64 "kB", size_kb)
+		: snprintf(buf, cap, NODE_SYS_DIR "/node%d/hugepages/hugepages-%" PRIu64 "kB", node,
+			   size_kb);
+	return len < 0 || (size_t)len >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int pool_value(const char *dir, const char *file, uint64_t *v)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	return ruma_sysinfo_read_u64_file(path, v);
+}
+
+static int read_counts(uint64_t size_kb, int node, ruma_hugepage_counts *c)
+{
+	char dir[256];
+	int rc = pool_dir(size_kb, node, dir, sizeof(dir));
+
+	memset(c, 0, sizeof(*c));
+	if (rc == 0)
+		rc = pool_value(dir, "nr_hugepages", &c->total);
+	if (rc == 0)
+		rc = pool_value(dir, "free_hugepages", &c->free);
+	if (rc == 0)
+		rc = pool_value(dir, "surplus_hugepages", &c->surplus);
+	if (rc == 0 && node < 0) {
+		rc = pool_value(dir, "resv_hugepages", &c->reserved);
+		c->has_reserved = rc == 0;
+	}
+	return rc;
+}
+
+int ruma_sysinfo_huge_pool(uint64_t size_kb, ruma_hugepage_pool *out)
+{
+	int nodes[RUMA_SYSINFO_MAX_NODES];
+	size_t nn = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->size_kb = size_kb;
+	int rc = read_counts(size_kb, -1, &out->all);
+	if (rc)
+		return rc;
+	rc = ruma_sysinfo_numa_nodes(nodes, RUMA_SYSINFO_MAX_NODES, &nn);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nn; i++) {
+		/* A node without this pool directory (no memory) is left out. */
+		if (read_counts(size_kb, nodes[i], &out->per_node[out->nnodes]) != 0)
+			continue;
+		out->node[out->nnodes++] = nodes[i];
+	}
+	return 0;
+}
+
+int ruma_sysinfo_read_nr_hugepages(uint64_t size_kb, int node, uint64_t *n)
+{
+	char dir[256];
+	int rc = pool_dir(size_kb, node, dir, sizeof(dir));
+
+	return rc ? rc : pool_value(dir, "nr_hugepages", n);
+}
+
+/* The file that sets the persistent pool of size_kb. */
+static int nr_hugepages_path(uint64_t size_kb, char *buf, size_t cap)
+{
+	uint64_t def = 0;
+
+	if (ruma_sysinfo_default_huge_kb(&def) == 0 && def == size_kb) {
+		snprintf(buf, cap, "/proc/sys/vm/nr_hugepages");
+		return 0;
+	}
+	int rc = pool_dir(size_kb, -1, buf, cap);
+	if (rc == 0 && strlen(buf) + sizeof("/nr_hugepages") > cap)
+		rc = -ENAMETOOLONG;
+	if (rc == 0)
+		strcat(buf, "/nr_hugepages");
+	return rc;
+}
+
+int ruma_sysinfo_set_nr_hugepages_ex(uint64_t size_kb, uint64_t n, uint64_t *previous,
+				     uint64_t *actual)
+{
+	char path[320];
+	uint64_t prev, now;
+	int rc = nr_hugepages_path(size_kb, path, sizeof(path));
+
+	if (rc == 0)
+		rc = ruma_sysinfo_read_u64_file(path, &prev);
+	if (rc)
+		return rc;
+	if (previous)
+		*previous = prev;
+	rc = ruma_sysinfo_write_u64_file(path, n);
+	if (rc)
+		return rc;
+	rc = ruma_sysinfo_read_u64_file(path, &now);
+	if (rc)
+		return rc;
+	if (actual)
+		*actual = now;
+	return 0;
+}
+
+int ruma_sysinfo_set_nr_hugepages(uint64_t size_kb, uint64_t n, uint64_t *previous)
+{
+	uint64_t prev = 0, now = 0;
+	int rc = ruma_sysinfo_set_nr_hugepages_ex(size_kb, n, &prev, &now);
+
+	if (rc)
+		return rc;
+	if (previous)
+		*previous = prev;
+	if (now < n) {
+		/* The kernel found too little contiguous memory: undo. */
+		ruma_sysinfo_set_nr_hugepages_ex(size_kb, prev, NULL, NULL);
+		return RUMA_ENOHUGE;
+	}
+	return 0;
+}
+
+/* ---- THP and vm sysctls -------------------------------------------------------- */
+
+/* The bracketed word of a THP mode file ("always [madvise] never" -> "madvise"). */
+static int read_bracketed(const char *file, char *out, size_t cap)
+{
+	char path[256], buf[256];
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), THP_SYS_DIR "/%s", file);
+	int rc = read_small_file(path, buf, sizeof(buf));
+	if (rc)
+		return rc;
+	const char *open_b = strchr(buf, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
+	if (!close_b)
+		return RUMA_EPARSE;
+	size_t len = (size_t)(close_b - open_b - 1);
+	if (len >= cap)
+		len = cap - 1;
+	memcpy(out, open_b + 1, len);
+	out[len] = '\0';
+	return 0;
+}
+
+int ruma_sysinfo_thp(ruma_thp_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = read_bracketed("enabled", out->enabled, sizeof(out->enabled));
+	if (rc)
+		return rc;
+	/* defrag and shmem_enabled are optional (older kernels, no shmem THP). */
+	read_bracketed("defrag", out->defrag, sizeof(out->defrag));
+	read_bracketed("shmem_enabled", out->shmem_enabled, sizeof(out->shmem_enabled));
+	return 0;
+}
+
+int ruma_sysinfo_vm(ruma_vm_info *out)
+{
+	int rc = ruma_sysinfo_read_u64_file("/proc/sys/vm/max_map_count", &out->max_map_count);
+	if (rc == 0)
+		rc = ruma_sysinfo_read_u64_file("/proc/sys/vm/overcommit_memory",
+						&out->overcommit_memory);
+	if (rc == 0)
+		rc = ruma_sysinfo_read_u64_file("/proc/sys/vm/overcommit_ratio",
+						&out->overcommit_ratio);
+	return rc;
+}
+
+int ruma_sysinfo_map_count(uint64_t *n)
+{
+	char buf[16384];
+	uint64_t lines = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof(buf));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = -errno;
+			close(fd);
+			return e;
+		}
+		if (r == 0)
+			break;
+		for (ssize_t i = 0; i < r; i++)
+			lines += buf[i] == '\n';
+	}
+	close(fd);
+	*n = lines;
+	return 0;
+}
+
+/* ---- probes ------------------------------------------------------------------------- */
+
+int ruma_sysinfo_probe_uring(void)
+{
+	struct io_uring ring;
+	int rc = ruma_os_uring_init(&ring, 2);
+
+	if (rc == 0)
+		ruma_os_uring_exit(&ring);
+	return rc;
+}
+
+static int probe_perf(uint32_t type, uint64_t config)
+{
+	int fd = -1;
+	bool user_only;
+	int rc = ruma_perf_open_counter(type, config, &fd, &user_only);
+
+	if (rc == 0)
+		close(fd);
+	return rc;
+}
+
+int ruma_sysinfo_probe_perf_hw(void)
+{
+	return probe_perf(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+}
+
+int ruma_sysinfo_probe_perf_sw(void)
+{
+	return probe_perf(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+}
+
+enum { ODIRECT_BLOCK = 4096 };
+
+/* Write one aligned block through fd, read it back and compare. */
+static int odirect_roundtrip(int fd, const char **step)
+{
+	unsigned char *wbuf = NULL, *rbuf = NULL;
+	int rc = 0;
+
+	if (posix_memalign((void **)&wbuf, ODIRECT_BLOCK, ODIRECT_BLOCK) != 0 ||
+	    posix_memalign((void **)&rbuf, ODIRECT_BLOCK, ODIRECT_BLOCK) != 0) {
+		*step = "alloc";
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ODIRECT_BLOCK; i++)
+		wbuf[i] = (unsigned char)(i * 131u + 7u);
+	memset(rbuf, 0, ODIRECT_BLOCK);
+	ssize_t r = ruma_os_pwrite(fd, wbuf, ODIRECT_BLOCK, 0);
+	if (r != ODIRECT_BLOCK) {
+		*step = "pwrite";
+		rc = r < 0 ? (int)r : RUMA_ESHORTIO;
+		goto out;
+	}
+	r = ruma_os_pread(fd, rbuf, ODIRECT_BLOCK, 0);
+	if (r != ODIRECT_BLOCK) {
+		*step = "pread";
+		rc = r < 0 ? (int)r : RUMA_ESHORTIO;
+		goto out;
+	}
+	if (memcmp(wbuf, rbuf, ODIRECT_BLOCK) != 0) {
+		*step = "compare";
+		rc = RUMA_ECORRUPT;
+	}
+out:
+	free(wbuf);
+	free(rbuf);
+	return rc;
+}
+
+int ruma_sysinfo_probe_odirect(const char *dir, const char **step)
+{
+	char path[4096];
+	const char *failed = "";
+	int fd = -1, rc;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int len = snprintf(path, sizeof(path), "%s/.ruma-odirect-%ld-%ld", dir, (long)getpid(),
+			   (long)ts.tv_nsec);
+	if (len < 0 || (size_t)len >= sizeof(path)) {
+		failed = "open";
+		rc = -ENAMETOOLONG;
+		goto out;
+	}
+	rc = ruma_os_open(path, O_RDWR | O_CREAT | O_EXCL | O_DIRECT, 0600, &fd);
+	if (rc) {
+		failed = "open";
+		goto out;
+	}
+	rc = odirect_roundtrip(fd, &failed);
+	close(fd);
+	unlink(path);
+out:
+	if (step)
+		*step = failed;
+	return rc;
+}
