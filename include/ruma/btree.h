@@ -1,0 +1,211 @@
+/*
+ * btree.h — a B+-tree on the vmcache buffer manager (bm.h).
+ *
+ * Every node is one buffer-manager page (RUMA_BM_PAGE_SIZE = 4 KiB): a
+ * slotted page with fence keys, prefix truncation and 16 hint heads (layout
+ * and algorithms in docs/btree.md).  Keys and values are byte strings of
+ * variable length, ordered by memcmp (a shorter key that is a prefix of a
+ * longer one sorts first).
+ *
+ * Many trees live in one store: a catalog tree (its root page recorded in bm
+ * meta slot 0) maps tree names to root pages.  A tree's root page id never
+ * changes: a root split moves the root's contents into two new children.
+ *
+ * Concurrency: any number of threads may use the same ruma_btree handle (or
+ * different handles of the same tree) at once.  Readers use optimistic lock
+ * coupling; writers latch exclusively only the nodes they modify; scans hold
+ * a shared latch on one leaf at a time.  Restarts (RUMA_RESTART) are retried
+ * inside every operation and never reach the caller.  Every error from the
+ * buffer manager (I/O errors, RUMA_EVIRTFULL, ...) is returned to the caller;
+ * an operation that failed with such an error made no change, or (for a
+ * split or merge interrupted by a failed page allocation) left the tree
+ * valid without the requested change.
+ *
+ * Durability is the buffer manager's: what was acknowledged before a
+ * successful ruma_bm_flush / ruma_bm_close is found again by ruma_btree_open
+ * after ruma_bm_open of the same file.
+ */
+#ifndef RUMA_BTREE_H
+#define RUMA_BTREE_H
+
+#include <ruma/ruma.h>
+#include <ruma/bm.h>
+
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits.  A key has 1..RUMA_BTREE_MAX_KEY bytes, a value
+ * 0..RUMA_BTREE_MAX_VALUE bytes, and key + value together at most
+ * RUMA_BTREE_MAX_ENTRY bytes (so that at least three entries fit in a node
+ * together with its fence keys).  Larger → RUMA_ETOOBIG; an empty key →
+ * -EINVAL. */
+#define RUMA_BTREE_MAX_KEY 256u
+#define RUMA_BTREE_MAX_VALUE 1024u
+#define RUMA_BTREE_MAX_ENTRY 1024u
+
+/* Longest tree name accepted by create/open (bytes, without the NUL). */
+#define RUMA_BTREE_MAX_NAME 200u
+
+/* The bm meta slot holding the catalog root (value = root pid + 1; 0 = no catalog). */
+#define RUMA_BTREE_META_SLOT 0u
+
+typedef struct ruma_btree ruma_btree;
+
+/*
+ * ruma_btree_create — create an empty tree called `name` (1..MAX_NAME bytes)
+ * in the store and return a handle to it in *out.  Creates the catalog on
+ * first use.  Errors: RUMA_EEXISTS (a tree of that name exists), -EINVAL
+ * (bad name), -ENOMEM, and any buffer-manager error.  The handle is freed
+ * with ruma_btree_release; it must not outlive bm.
+ */
+RUMA_API int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out);
+
+/*
+ * ruma_btree_open — a handle to the existing tree `name`.  RUMA_ENOTFOUND if
+ * there is no such tree (or no catalog yet), -EINVAL, -ENOMEM, bm errors.
+ */
+RUMA_API int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out);
+
+/* ruma_btree_release — free the handle only (the tree stays in the store).
+ * NULL is accepted.  No thread may be using the handle any more. */
+RUMA_API void ruma_btree_release(ruma_btree *t);
+
+/* ruma_btree_root — the tree's root page id (constant for the tree's life). */
+RUMA_API ruma_pid ruma_btree_root(const ruma_btree *t);
+
+/* ---- point operations ------------------------------------------------------ */
+
+/*
+ * ruma_btree_insert — add key → val.  RUMA_EEXISTS if the key is present
+ * (nothing changed), RUMA_ETOOBIG / -EINVAL for sizes outside the limits,
+ * bm errors (e.g. RUMA_EVIRTFULL when a split needs a page).
+ */
+RUMA_API int ruma_btree_insert(ruma_btree *t, const void *key, size_t klen, const void *val,
+			       size_t vlen);
+
+/*
+ * ruma_btree_upsert — insert key → val, or replace the value if the key is
+ * present (the value may change length).  *replaced (may be NULL) tells
+ * which happened.  Errors as ruma_btree_insert, without RUMA_EEXISTS.
+ */
+RUMA_API int ruma_btree_upsert(ruma_btree *t, const void *key, size_t klen, const void *val,
+			       size_t vlen, bool *replaced);
+
+/*
+ * ruma_btree_lookup — copy the value of key into buf (capacity cap) and its
+ * length into *vlen (vlen may be NULL).  The copy is validated: it is one
+ * consistent version of the value.  RUMA_ENOTFOUND if absent; -ENOBUFS if
+ * cap is smaller than the value (then *vlen holds the length needed and buf
+ * is unspecified).  buf may be NULL when cap is 0 (existence test).
+ */
+RUMA_API int ruma_btree_lookup(ruma_btree *t, const void *key, size_t klen, void *buf,
+			       size_t cap, size_t *vlen);
+
+/* Callback for ruma_btree_lookup_fn: val is a private, validated copy. */
+typedef void (*ruma_btree_value_fn)(const void *val, size_t vlen, void *ctx);
+
+/*
+ * ruma_btree_lookup_fn — call fn(value, vlen, ctx) exactly once with a
+ * validated copy of key's value (a stack copy, valid only during the call;
+ * no latch is held, so fn may call into the tree).  Reading is optimistic
+ * and may be repeated internally after a restart, but fn itself is called
+ * once, after validation.  RUMA_ENOTFOUND if absent (fn not called).
+ */
+RUMA_API int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen,
+				  ruma_btree_value_fn fn, void *ctx);
+
+/*
+ * ruma_btree_update — call fn(val, vlen, ctx) exactly once on the stored
+ * value of key, in place, while the leaf is latched exclusively: the
+ * read-modify-write is atomic with respect to every other operation.  fn may
+ * change the bytes but not the length, and must not call into this tree.
+ * RUMA_ENOTFOUND if absent (fn not called).
+ */
+RUMA_API int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
+			       void (*fn)(void *val, size_t vlen, void *ctx), void *ctx);
+
+/*
+ * ruma_btree_remove — delete key.  RUMA_ENOTFOUND if absent.  A leaf left
+ * under-full is merged with its right sibling under the same parent when the
+ * result fits, and an inner node left under-full by that is merged the same
+ * way (separator pulled down from the parent); freed pages go back to the
+ * buffer manager (ruma_bm_free); the tree height shrinks when the root is
+ * left with a single child.  Returns 0, RUMA_ENOTFOUND, or a bm error.  A bm
+ * error met by the merge step after the key was removed is returned too:
+ * the key is gone then, and the tree is valid (only less compact).
+ */
+RUMA_API int ruma_btree_remove(ruma_btree *t, const void *key, size_t klen);
+
+/* ---- scans --------------------------------------------------------------------- */
+
+/*
+ * Scan callback: one entry (key and value point into the latched leaf or a
+ * per-scan buffer, valid only during the call).  Return true to continue,
+ * false to stop the scan.  It runs while the scan holds a SHARED latch on
+ * the current leaf, so it must not call into the same tree (a writer waiting
+ * for that leaf would deadlock with it) and should be short.
+ */
+typedef bool (*ruma_btree_scan_fn)(const void *key, size_t klen, const void *val, size_t vlen,
+				   void *ctx);
+
+/*
+ * ruma_btree_scan_asc — visit entries with key >= start in ascending order
+ * (slen 0: from the smallest key) until fn returns false or the tree ends.
+ * ruma_btree_scan_desc — entries with key <= start in descending order
+ * (slen 0: from the largest key).  Each leaf is latched shared while its
+ * entries are visited; the next leaf is found by descending again from the
+ * root with the current leaf's fence key, so a scan sees every key that was
+ * present for its whole duration exactly once, in order, and is not a
+ * snapshot.  Returns 0 (also when stopped by fn), RUMA_ETOOBIG for an
+ * oversized start key, or a bm error.
+ */
+RUMA_API int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen,
+				 ruma_btree_scan_fn fn, void *ctx);
+RUMA_API int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen,
+				  ruma_btree_scan_fn fn, void *ctx);
+
+/* ---- checking and statistics -------------------------------------------------- */
+
+/*
+ * ruma_btree_check — verify the tree's invariants: within each node the keys
+ * are strictly ascending and inside the node's fences, header fields and
+ * slots are in bounds, the prefix equals the fences' common prefix, hints
+ * match the keys, each child's fences equal the parent's separators around
+ * it, every leaf is at level 0 and reachable at the same depth, inner nodes
+ * are non-empty or the root.  Takes shared latches top-down; run it while
+ * no writer is active for a meaningful answer.  Problems are described on
+ * `report` (may be NULL); returns RUMA_ECORRUPT if any, else 0, or a bm error.
+ */
+RUMA_API int ruma_btree_check(ruma_btree *t, FILE *report);
+
+typedef struct ruma_btree_stats {
+	/* shape, from a walk over the tree (ruma_btree_get_stats) */
+	unsigned height;        /* levels, 1 = the root is a leaf */
+	uint64_t inner_nodes;
+	uint64_t leaf_nodes;
+	uint64_t entries;       /* key/value pairs */
+	uint64_t bytes_used;    /* occupied bytes in all nodes */
+	/* event counters of this handle (all threads), since create/open */
+	uint64_t leaf_splits;
+	uint64_t inner_splits;
+	uint64_t root_splits;   /* also counted in leaf_ or inner_splits */
+	uint64_t leaf_merges;
+	uint64_t inner_merges;
+	uint64_t root_collapses; /* root with a single child absorbed it */
+	uint64_t pages_freed;
+	uint64_t restarts;      /* operation attempts retried after RUMA_RESTART */
+} ruma_btree_stats;
+
+/*
+ * ruma_btree_get_stats — walk the tree (shared latches) for the shape
+ * fields and copy the handle's counters.  Returns 0 or a bm error.
+ */
+RUMA_API int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
