@@ -7,6 +7,19 @@
  * Backends: libc (malloc/free), pool (size-class free lists), mempool (bump
  * allocation in chunks + per-size free lists), huge (slabs per size class in
  * 2 MiB pages from explicit huge pages, else THP, else 4 KiB pages).
+ *
+ * Contract shared by every backend (docs/alloc.md has the details):
+ *   - align is 0 (no requirement beyond 16 bytes for libc, the size class's
+ *     natural alignment otherwise) or a power of two up to
+ *     RUMA_ALLOC_MAX_ALIGN; any other align makes alloc return NULL.
+ *   - size 0 returns a unique non-NULL pointer (served as a 1-byte object);
+ *     free it with size 0.
+ *   - free(NULL, any size) does nothing; free of a non-NULL pointer must pass
+ *     the size given to alloc (the align need not be repeated).
+ *   - alloc returns NULL when the OS refuses memory; the instance stays
+ *     usable and later allocations succeed once memory is available again.
+ *   - An instance is single-threaded: callers serialise all calls on it.
+ *     Distinct instances may be used from distinct threads.
  */
 #ifndef RUMA_ALLOC_H
 #define RUMA_ALLOC_H
@@ -16,6 +29,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Largest alignment every backend honours (bytes). */
+#define RUMA_ALLOC_MAX_ALIGN 4096
+
+/* Names accepted by ruma_alloc_create_by_name, for usage messages. */
+#define RUMA_ALLOC_NAMES "libc, pool, mempool, huge, huge-thp, huge-4k"
 
 /* Memory statistics of one allocator instance. */
 typedef struct ruma_alloc_stats {
@@ -36,7 +55,7 @@ struct ruma_alloc {
 	void (*stats)(void *ctx, ruma_alloc_stats *out);
 	void (*destroy)(void *ctx); /* releases everything the backend holds */
 	void *ctx;
-	const char *name;           /* "libc", "pool", "mempool", "huge" */
+	const char *name;           /* "libc", "pool", "mempool", "huge" (or "huge-thp", "huge-4k") */
 };
 
 static inline void *ruma_alloc_alloc(const ruma_alloc *a, size_t size, size_t align)
@@ -75,6 +94,53 @@ RUMA_API void ruma_alloc_destroy(ruma_alloc *a);
 
 /* ruma_alloc_get_stats — fill *out with the instance's statistics. */
 RUMA_API void ruma_alloc_get_stats(const ruma_alloc *a, ruma_alloc_stats *out);
+
+/* ruma_alloc_kind_name — "libc", "pool", "mempool", "huge"; "?" if unknown. */
+RUMA_API const char *ruma_alloc_kind_name(ruma_alloc_kind kind);
+
+/*
+ * ruma_alloc_kind_by_name — the kind for "libc", "pool", "mempool" or "huge"
+ * (also "huge-thp" and "huge-4k", which are of kind RUMA_ALLOC_HUGE).
+ * Returns 0 or RUMA_EPARSE.
+ */
+RUMA_API int ruma_alloc_kind_by_name(const char *name, ruma_alloc_kind *out);
+
+/* ---- the huge backend's page source ------------------------------------------- */
+
+/* Where the huge backend got its 2 MiB pages from. */
+typedef enum ruma_huge_source {
+	RUMA_HUGE_SRC_NONE,    /* no page mapped yet, or not a huge instance */
+	RUMA_HUGE_SRC_HUGETLB, /* explicit 2 MiB pages: mmap(MAP_HUGETLB|MAP_HUGE_2MB) */
+	RUMA_HUGE_SRC_THP,     /* 2 MiB-aligned anonymous memory + madvise(MADV_HUGEPAGE) */
+	RUMA_HUGE_SRC_4K,      /* 2 MiB-aligned anonymous memory in 4 KiB pages */
+} ruma_huge_source;
+
+/*
+ * ruma_alloc_create_huge — a huge-backend instance whose page source starts
+ * at `first` (HUGETLB: the full chain hugetlb -> THP -> 4 KiB, as
+ * ruma_alloc_create(RUMA_ALLOC_HUGE); THP: skip hugetlb; 4K: plain pages
+ * only, for comparisons).  By name: "huge", "huge-thp", "huge-4k".
+ * Returns 0, -EINVAL for a bad source, -ENOMEM.
+ */
+RUMA_API int ruma_alloc_create_huge(ruma_huge_source first, ruma_alloc *out);
+
+/*
+ * ruma_alloc_huge_source — the source of the most recent 2 MiB page the
+ * huge instance mapped (RUMA_HUGE_SRC_NONE before its first page, and for
+ * instances of other kinds).  The stats break mapped pages down by source.
+ */
+RUMA_API ruma_huge_source ruma_alloc_huge_source(const ruma_alloc *a);
+
+/* ruma_alloc_huge_source_name — "none", "hugetlb", "thp", "4k". */
+RUMA_API const char *ruma_alloc_huge_source_name(ruma_huge_source s);
+
+/*
+ * ruma_alloc_huge_notes — process-wide switch (default on) for the note the
+ * huge backend prints to stderr the first time the process gets pages from
+ * each source (e.g. "no explicit huge pages reserved ... using THP").  Each
+ * note is printed at most once per process.
+ */
+RUMA_API void ruma_alloc_huge_notes(bool enabled);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,268 @@
+/*
+ * alloc.c — allocator instances by kind and by name, the size-class table,
+ * aligned anonymous mappings and the large-object table shared by the
+ * backends.
+ *
+ * Invariants: a class size that round_up(size, align) maps to is a multiple
+ * of align (align a power of two <= 4096), see ruma_class_of.  The large-object
+ * table holds exactly the objects that own a mapping; its keys are never 0.
+ *
+ * Syscalls (through src/os only): mmap for aligned and plain mappings, munmap
+ * to trim an over-sized mapping to its aligned part and to release large
+ * objects.
+ */
+#include "alloc/alloc_internal.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- instances ------------------------------------------------------------------- */
+
+int ruma_alloc_create(ruma_alloc_kind kind, ruma_alloc *out)
+{
+	switch (kind) {
+	case RUMA_ALLOC_LIBC:
+		return ruma_alloc_libc_create(out);
+	case RUMA_ALLOC_POOL:
+		return ruma_alloc_pool_create(out);
+	case RUMA_ALLOC_MEMPOOL:
+		return ruma_alloc_mempool_create(out);
+	case RUMA_ALLOC_HUGE:
+		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_HUGETLB, out);
+	}
+	return -EINVAL;
+}
+
+int ruma_alloc_create_huge(ruma_huge_source first, ruma_alloc *out)
+{
+	if (first != RUMA_HUGE_SRC_HUGETLB && first != RUMA_HUGE_SRC_THP &&
+	    first != RUMA_HUGE_SRC_4K)
+		return -EINVAL;
+	return ruma_alloc_huge_create_src(first, out);
+}
+
+static const char *const kind_names[] = {
+	[RUMA_ALLOC_LIBC] = "libc",
+	[RUMA_ALLOC_POOL] = "pool",
+	[RUMA_ALLOC_MEMPOOL] = "mempool",
+	[RUMA_ALLOC_HUGE] = "huge",
+};
+
+const char *ruma_alloc_kind_name(ruma_alloc_kind kind)
+{
+	if ((unsigned)kind < sizeof(kind_names) / sizeof(kind_names[0]))
+		return kind_names[kind];
+	return "?";
+}
+
+int ruma_alloc_kind_by_name(const char *name, ruma_alloc_kind *out)
+{
+	if (!name)
+		return RUMA_EPARSE;
+	for (unsigned k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++) {
+		if (strcmp(name, kind_names[k]) == 0) {
+			*out = (ruma_alloc_kind)k;
+			return 0;
+		}
+	}
+	if (strcmp(name, "huge-thp") == 0 || strcmp(name, "huge-4k") == 0) {
+		*out = RUMA_ALLOC_HUGE;
+		return 0;
+	}
+	return RUMA_EPARSE;
+}
+
+int ruma_alloc_create_by_name(const char *name, ruma_alloc *out)
+{
+	ruma_alloc_kind kind;
+	int rc = ruma_alloc_kind_by_name(name, &kind);
+
+	if (rc)
+		return rc;
+	if (strcmp(name, "huge-thp") == 0)
+		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_THP, out);
+	if (strcmp(name, "huge-4k") == 0)
+		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_4K, out);
+	return ruma_alloc_create(kind, out);
+}
+
+void ruma_alloc_destroy(ruma_alloc *a)
+{
+	if (!a || !a->destroy)
+		return;
+	a->destroy(a->ctx);
+	a->ctx = NULL;
+	a->destroy = NULL;
+}
+
+void ruma_alloc_get_stats(const ruma_alloc *a, ruma_alloc_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	a->stats(a->ctx, out);
+}
+
+ruma_huge_source ruma_alloc_huge_source(const ruma_alloc *a)
+{
+	if (!a || !a->name || strncmp(a->name, "huge", 4) != 0)
+		return RUMA_HUGE_SRC_NONE;
+	return ruma_alloc_huge_last_source(a->ctx);
+}
+
+const char *ruma_alloc_huge_source_name(ruma_huge_source s)
+{
+	switch (s) {
+	case RUMA_HUGE_SRC_NONE:
+		return "none";
+	case RUMA_HUGE_SRC_HUGETLB:
+		return "hugetlb";
+	case RUMA_HUGE_SRC_THP:
+		return "thp";
+	case RUMA_HUGE_SRC_4K:
+		return "4k";
+	}
+	return "?";
+}
+
+/* ---- size classes ------------------------------------------------------------------ */
+
+unsigned ruma_class_of(size_t size)
+{
+	if (size <= 256)
+		return (unsigned)((size + 15) / 16) - 1;
+	/* 2^k < size <= 2^(k+1); four classes of step 2^(k-2) above 2^k */
+	unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(size - 1));
+	size_t step = (size_t)1 << (k - 2);
+	size_t j = (size - ((size_t)1 << k) + step - 1) / step; /* 1..4 */
+	return 16u + (k - 8u) * 4u + (unsigned)(j - 1);
+}
+
+size_t ruma_class_size(unsigned idx)
+{
+	if (idx < 16)
+		return (size_t)(idx + 1) * 16;
+	unsigned k = 8 + (idx - 16) / 4, j = (idx - 16) % 4 + 1;
+	return ((size_t)1 << k) + j * ((size_t)1 << (k - 2));
+}
+
+/* ---- mappings ---------------------------------------------------------------------- */
+
+int ruma_map_plain(size_t len, void **out)
+{
+	return ruma_os_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+			    out);
+}
+
+int ruma_map_aligned(size_t len, size_t alignment, int extra_flags, void **out)
+{
+	size_t span = len + alignment - RUMA_PAGE_4K;
+	void *raw;
+	int rc = ruma_os_mmap(NULL, span, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0, &raw);
+	if (rc)
+		return rc;
+	uintptr_t start = (uintptr_t)raw, aligned = ruma_round_up(start, alignment);
+	size_t head = aligned - start, tail = span - head - len;
+
+	if (head && (rc = ruma_os_munmap(raw, head)) != 0) {
+		ruma_os_munmap(raw, span);
+		return rc;
+	}
+	if (tail && (rc = ruma_os_munmap((void *)(aligned + len), tail)) != 0) {
+		ruma_os_munmap((void *)aligned, len + tail);
+		return rc;
+	}
+	*out = (void *)aligned;
+	return 0;
+}
+
+/* ---- large objects ------------------------------------------------------------------ */
+
+static size_t slot_of(const ruma_bigmap *m, uintptr_t key)
+{
+	uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 20) & (m->cap - 1);
+}
+
+static void bigmap_insert_raw(ruma_bigmap *m, uintptr_t key, uintptr_t val)
+{
+	size_t i = slot_of(m, key);
+
+	while (m->keys[i])
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
+}
+
+static int bigmap_grow(ruma_bigmap *m)
+{
+	ruma_bigmap g = { .cap = m->cap ? m->cap * 2 : 16 };
+
+	g.keys = calloc(g.cap, sizeof(*g.keys));
+	g.vals = calloc(g.cap, sizeof(*g.vals));
+	if (!g.keys || !g.vals) {
+		free(g.keys);
+		free(g.vals);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			bigmap_insert_raw(&g, m->keys[i], m->vals[i]);
+	free(m->keys);
+	free(m->vals);
+	*m = g;
+	return 0;
+}
+
+int ruma_bigmap_put(ruma_bigmap *m, uintptr_t key, uintptr_t val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		int rc = bigmap_grow(m);
+		if (rc)
+			return rc;
+	}
+	bigmap_insert_raw(m, key, val);
+	return 0;
+}
+
+int ruma_bigmap_take(ruma_bigmap *m, uintptr_t key, uintptr_t *val)
+{
+	if (!m->cap)
+		return -ENOENT;
+	size_t i = slot_of(m, key);
+
+	while (m->keys[i] != key) {
+		if (!m->keys[i])
+			return -ENOENT;
+		i = (i + 1) & (m->cap - 1);
+	}
+	*val = m->vals[i];
+	m->keys[i] = 0;
+	m->n--;
+	/* backward-shift deletion keeps every probe chain unbroken */
+	for (size_t j = (i + 1) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1)) {
+		size_t home = slot_of(m, m->keys[j]);
+		bool movable = i <= j ? (home <= i || home > j) : (home <= i && home > j);
+		if (movable) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			m->keys[j] = 0;
+			i = j;
+		}
+	}
+	return 0;
+}
+
+void ruma_bigmap_release(ruma_bigmap *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->keys[i])
+			ruma_os_munmap((void *)m->keys[i], m->vals[i] & ~(RUMA_PAGE_4K - 1));
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}

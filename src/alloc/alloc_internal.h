@@ -1,0 +1,119 @@
+/*
+ * alloc_internal.h — shared pieces of the allocator backends: the size-class
+ * table, alignment helpers, aligned anonymous mappings, the table of large
+ * objects (address -> mapping length and page source) and the constructors
+ * of the backends.  Internal to src/alloc.
+ */
+#ifndef RUMA_ALLOC_INTERNAL_H
+#define RUMA_ALLOC_INTERNAL_H
+
+#include <ruma/alloc.h>
+
+#include <stdint.h>
+
+#define RUMA_KIB ((size_t)1 << 10)
+#define RUMA_MIB ((size_t)1 << 20)
+#define RUMA_PAGE_4K ((size_t)4096)
+#define RUMA_PAGE_2M ((size_t)2 << 20)
+
+/* ---- size classes ------------------------------------------------------------
+ * 16-byte steps up to 256 B (16 classes), then four classes per power of two
+ * (e.g. 320, 384, 448, 512) up to 32 KiB: 44 classes.  Every class size that
+ * round_up(size, align) maps to is a multiple of align (for align <= 4096),
+ * so objects placed at multiples of the class size from a suitably aligned
+ * start are aligned.
+ */
+#define RUMA_CLASS_COUNT 44
+#define RUMA_CLASS_MAX ((size_t)32 << 10)
+
+/* Index of the smallest class >= size (1 <= size <= RUMA_CLASS_MAX). */
+unsigned ruma_class_of(size_t size);
+/* Byte size of class idx. */
+size_t ruma_class_size(unsigned idx);
+
+/* Largest power of two dividing n, capped at RUMA_ALLOC_MAX_ALIGN. */
+static inline size_t ruma_natural_align(size_t n)
+{
+	size_t a = n & (~n + 1);
+	return a > RUMA_ALLOC_MAX_ALIGN ? RUMA_ALLOC_MAX_ALIGN : a;
+}
+
+static inline size_t ruma_round_up(size_t n, size_t to)
+{
+	return (n + to - 1) & ~(to - 1);
+}
+
+/* align is 0 (no requirement) or a power of two up to RUMA_ALLOC_MAX_ALIGN. */
+static inline bool ruma_align_ok(size_t align)
+{
+	return align <= RUMA_ALLOC_MAX_ALIGN && (align & (align - 1)) == 0;
+}
+
+/* The size an allocation really occupies: size 0 is served as 1 byte. */
+static inline size_t ruma_eff_size(size_t size)
+{
+	return size ? size : 1;
+}
+
+/* ---- mappings ---------------------------------------------------------------- */
+
+/*
+ * Map len bytes (a multiple of 4 KiB) of private anonymous read/write memory
+ * whose start is a multiple of alignment (a power of two >= 4 KiB): maps
+ * len + alignment - 4 KiB and unmaps the unaligned head and the tail.  extra
+ * flags are OR-ed into MAP_PRIVATE|MAP_ANONYMOUS.  Returns 0 or a negative
+ * errno (nothing stays mapped on failure).
+ */
+int ruma_map_aligned(size_t len, size_t alignment, int extra_flags, void **out);
+
+/* Plain private anonymous read/write mapping of len bytes. */
+int ruma_map_plain(size_t len, void **out);
+
+/* ---- page sources (hugesrc.c) ---------------------------------------------------- */
+
+typedef struct ruma_hugesrc {
+	ruma_huge_source first; /* best source to try: HUGETLB, THP or 4K */
+	ruma_huge_source last;  /* source of the most recent mapping, NONE before */
+	unsigned hugetlb_skip;  /* hugetlb attempts still to skip after a failure */
+	int hugetlb_err;        /* errno of the last failed hugetlb mmap (0: none) */
+} ruma_hugesrc;
+
+void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first);
+
+/*
+ * Map len bytes (a multiple of 2 MiB), 2 MiB aligned, from the best source
+ * available: MAP_HUGETLB|MAP_HUGE_2MB, else an aligned anonymous mapping with
+ * MADV_HUGEPAGE, else the same without the advice (4 KiB pages).  *src gets
+ * the source used.  Returns 0, or the negative errno of the last (4 KiB)
+ * attempt when every source failed.
+ */
+int ruma_hugesrc_map(ruma_hugesrc *hs, size_t len, void **out, ruma_huge_source *src);
+
+/* ---- large objects -------------------------------------------------------------- */
+
+/*
+ * Open-addressing table address -> (mapping length | source), for objects
+ * that got their own mapping.  Lengths are multiples of 4 KiB, so the source
+ * lives in the low bits of the value.  Memory for the table comes from libc.
+ */
+typedef struct ruma_bigmap {
+	uintptr_t *keys;
+	uintptr_t *vals;
+	size_t cap, n;
+} ruma_bigmap;
+
+int ruma_bigmap_put(ruma_bigmap *m, uintptr_t key, uintptr_t val);
+/* Remove key; its value goes to *val.  -ENOENT when absent. */
+int ruma_bigmap_take(ruma_bigmap *m, uintptr_t key, uintptr_t *val);
+/* Unmap every remaining mapping and free the table. */
+void ruma_bigmap_release(ruma_bigmap *m);
+
+/* ---- backends ------------------------------------------------------------------ */
+
+int ruma_alloc_libc_create(ruma_alloc *out);
+int ruma_alloc_pool_create(ruma_alloc *out);
+int ruma_alloc_mempool_create(ruma_alloc *out);
+int ruma_alloc_huge_create_src(ruma_huge_source first, ruma_alloc *out);
+ruma_huge_source ruma_alloc_huge_last_source(void *ctx);
+
+#endif

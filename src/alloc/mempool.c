@@ -1,0 +1,205 @@
+/*
+ * mempool.c — the "mempool" backend: a memory pool (arena) with bump
+ * allocation and per-size free lists.
+ *
+ * Objects are bump-allocated from chunks; chunk sizes grow geometrically
+ * (64 KiB, 128 KiB, ... up to 4 MiB per chunk).  Every object occupies
+ * round_up(size, 16) bytes (plus alignment padding in front, which is lost),
+ * so a freed object goes on the free list of its 16-byte size bucket and the
+ * next request of that bucket reuses it when the list head is aligned as
+ * requested; the fork's PooledAllocator could reclaim only the last slot.
+ * When a chunk cannot hold the next request, its tail goes on the free list
+ * of the bucket that fits it.  destroy unmaps all chunks at once, whatever
+ * is still allocated.  Requests above 64 KiB get their own mapping.
+ *
+ * Invariants: a block on bucket b's list is at least 16 * (b + 1) bytes and
+ * lies inside a chunk; chunks are linked through a header at their start.
+ * Single-threaded.
+ *
+ * Syscalls (via src/os): mmap for chunks and large objects, munmap for large
+ * objects and at destroy.
+ */
+#include "alloc/alloc_internal.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define MP_FIRST_CHUNK ((size_t)64 << 10)
+#define MP_CHUNK_CAP ((size_t)4 << 20)
+#define MP_MAX ((size_t)64 << 10)
+#define MP_BUCKETS (MP_MAX / 16)
+
+typedef struct mp_chunk {
+	struct mp_chunk *next;
+	size_t len;
+} mp_chunk;
+
+typedef struct mp_ctx {
+	char *bump, *end;
+	size_t next_chunk;
+	mp_chunk *chunks;
+	ruma_bigmap large;
+	uint64_t live, mapped, allocs, frees;
+	void *bucket[MP_BUCKETS]; /* bucket b holds blocks of 16 * (b + 1) bytes */
+} mp_ctx;
+
+static void mp_push(mp_ctx *c, void *p, size_t block)
+{
+	size_t b = block / 16 - 1;
+
+	*(void **)p = c->bucket[b];
+	c->bucket[b] = p;
+}
+
+/* Keep the unused tail of the current chunk as a free block, if it is one. */
+static void mp_retire_tail(mp_ctx *c)
+{
+	char *p = (char *)ruma_round_up((uintptr_t)c->bump, 16);
+
+	if (p < c->end) {
+		size_t block = (size_t)(c->end - p) & ~(size_t)15;
+		if (block > MP_MAX)
+			block = MP_MAX;
+		if (block >= 16)
+			mp_push(c, p, block);
+	}
+	c->bump = c->end = NULL;
+}
+
+static int mp_new_chunk(mp_ctx *c, size_t need)
+{
+	size_t len = c->next_chunk;
+	void *mem;
+
+	while (len < need + sizeof(mp_chunk))
+		len *= 2;
+	int rc = ruma_map_plain(len, &mem);
+	if (rc)
+		return rc;
+	mp_retire_tail(c);
+	mp_chunk *ch = mem;
+	ch->len = len;
+	ch->next = c->chunks;
+	c->chunks = ch;
+	c->bump = (char *)(ch + 1);
+	c->end = (char *)mem + len;
+	c->mapped += len;
+	if (c->next_chunk < MP_CHUNK_CAP)
+		c->next_chunk *= 2;
+	return 0;
+}
+
+static void *mp_alloc_large(mp_ctx *c, size_t size)
+{
+	size_t len = ruma_round_up(size, RUMA_PAGE_4K);
+	void *p;
+
+	if (ruma_map_plain(len, &p))
+		return NULL;
+	if (ruma_bigmap_put(&c->large, (uintptr_t)p, len | RUMA_HUGE_SRC_4K)) {
+		ruma_os_munmap(p, len);
+		return NULL;
+	}
+	c->mapped += len;
+	return p;
+}
+
+static void *mp_alloc_small(mp_ctx *c, size_t block, size_t align)
+{
+	void **head = &c->bucket[block / 16 - 1];
+	size_t a = align < 16 ? 16 : align;
+
+	if (*head && ((uintptr_t)*head & (a - 1)) == 0) {
+		void *p = *head;
+		*head = *(void **)p;
+		return p;
+	}
+	char *p = (char *)ruma_round_up((uintptr_t)c->bump, a);
+	if (!c->bump || p > c->end || (size_t)(c->end - p) < block) {
+		if (mp_new_chunk(c, block + a))
+			return NULL;
+		p = (char *)ruma_round_up((uintptr_t)c->bump, a);
+	}
+	c->bump = p + block;
+	return p;
+}
+
+static void *mp_alloc(void *ctx, size_t size, size_t align)
+{
+	mp_ctx *c = ctx;
+	size_t s = ruma_eff_size(size);
+	void *p;
+
+	if (!ruma_align_ok(align))
+		return NULL;
+	if (s > MP_MAX)
+		p = mp_alloc_large(c, s);
+	else
+		p = mp_alloc_small(c, ruma_round_up(s, 16), align);
+	if (p) {
+		c->live += size;
+		c->allocs++;
+	}
+	return p;
+}
+
+static void mp_free(void *ctx, void *p, size_t size)
+{
+	mp_ctx *c = ctx;
+	size_t s = ruma_eff_size(size);
+
+	if (!p)
+		return;
+	if (s > MP_MAX) {
+		uintptr_t v;
+		int rc = ruma_bigmap_take(&c->large, (uintptr_t)p, &v);
+		RUMA_ASSERT(rc == 0);
+		if (rc)
+			return;
+		size_t len = v & ~(RUMA_PAGE_4K - 1);
+		if (ruma_os_munmap(p, len) == 0)
+			c->mapped -= len;
+	} else {
+		mp_push(c, p, ruma_round_up(s, 16));
+	}
+	c->live -= size;
+	c->frees++;
+}
+
+static void mp_stats(void *ctx, ruma_alloc_stats *out)
+{
+	const mp_ctx *c = ctx;
+
+	out->bytes_live = c->live;
+	out->bytes_mapped = c->mapped;
+	out->pages_4k = c->mapped / RUMA_PAGE_4K;
+	out->allocs = c->allocs;
+	out->frees = c->frees;
+}
+
+static void mp_destroy(void *ctx)
+{
+	mp_ctx *c = ctx;
+
+	while (c->chunks) {
+		mp_chunk *next = c->chunks->next;
+		ruma_os_munmap(c->chunks, c->chunks->len);
+		c->chunks = next;
+	}
+	ruma_bigmap_release(&c->large);
+	free(c);
+}
+
+int ruma_alloc_mempool_create(ruma_alloc *out)
+{
+	mp_ctx *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->next_chunk = MP_FIRST_CHUNK;
+	*out = (ruma_alloc){ .alloc = mp_alloc, .free = mp_free, .stats = mp_stats,
+			     .destroy = mp_destroy, .ctx = c, .name = "mempool" };
+	return 0;
+}
