@@ -14,8 +14,10 @@
  *                          pages_per_chunk pages): snapshot chunk i maps
  *                          source chunk order[i] (a random permutation), one
  *                          mmap per chunk, MAP_PRIVATE so writes to the
- *                          snapshot stay private (kernel COW).  With
- *                          pages_per_chunk == pages, order is the identity.
+ *                          snapshot stay private (kernel COW).  Only full
+ *                          chunks are permuted: a shorter last chunk stays
+ *                          last.  With pages_per_chunk >= pages, the order
+ *                          is the identity.
  *   MEMCPY_SHUFFLE  (10/11) the same permutation, built with memcpy per chunk
  *                          into a fresh buffer (init_dst: touch it first).
  *   REWIRED_COW     ("rewired CoW" of the paper) the snapshot maps the

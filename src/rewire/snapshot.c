@@ -1,0 +1,382 @@
+/*
+ * snapshot.c — copies and copy-on-write snapshots of a memfd array
+ * (snapshot.h): memcpy, kernel COW (MAP_PRIVATE view), chunk-shuffled COW
+ * views, chunk-shuffled memcpy, and the rewired COW.
+ *
+ * Invariants:
+ *   - a source owns a phys pool and the run [first, first + pages) of it,
+ *     mapped MAP_SHARED at its area's virtual pages [0, pages);
+ *   - a view snapshot (COW, SHUFFLE, REWIRED_COW) owns an area of pages + 1
+ *     virtual pages; page `pages` is a scratch slot used by REWIRED_COW;
+ *     snapshot page i maps source page order-derived page, never a page of
+ *     another pool except the private copies of REWIRED_COW, which come from
+ *     the source's pool and are freed with the snapshot;
+ *   - a copy snapshot (MEMCPY, MEMCPY_SHUFFLE) owns an anonymous mapping;
+ *   - chunk k covers pages [k*ppc, min((k+1)*ppc, pages)); only full chunks
+ *     are permuted, a shorter last chunk stays last: order[last] == last.
+ *
+ * Syscalls: phys.h/area.h for the memfd and every file mapping (mmap
+ * MAP_FIXED MAP_SHARED/MAP_PRIVATE, mremap to move a copied page into place,
+ * madvise populate); the os layer for the anonymous buffers (mmap, munmap).
+ */
+#include <ruma/snapshot.h>
+#include <ruma/area.h>
+#include <ruma/core.h>
+#include <ruma/phys.h>
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+
+struct ruma_snap_src {
+	ruma_phys *phys;
+	ruma_area *area;
+	uint64_t first; /* first pool page */
+	size_t bytes, page, pages;
+	unsigned char *data;
+};
+
+struct ruma_snap {
+	ruma_snap_src *src;
+	ruma_snap_method method;
+	size_t ppc, nchunks;
+	uint64_t *order;
+	unsigned char *data;
+	size_t map_bytes;      /* copy kinds: anonymous mapping length */
+	ruma_area *area;       /* view kinds */
+	uint64_t *copied;      /* REWIRED_COW: pool page of the private copy, or RUMA_AREA_NONE */
+	uint64_t pages_copied;
+};
+
+static const char *const method_names[RUMA_SNAP_METHOD_COUNT_] = {
+	[RUMA_SNAP_MEMCPY] = "memcpy", [RUMA_SNAP_COW] = "cow",
+	[RUMA_SNAP_SHUFFLE] = "shuffle", [RUMA_SNAP_MEMCPY_SHUFFLE] = "memcpy-shuffle",
+	[RUMA_SNAP_REWIRED_COW] = "rewired-cow",
+};
+
+const char *ruma_snap_method_name(ruma_snap_method m)
+{
+	return (unsigned)m < RUMA_SNAP_METHOD_COUNT_ ? method_names[m] : "?";
+}
+
+int ruma_snap_method_parse(const char *s, ruma_snap_method *out)
+{
+	for (unsigned k = 0; k < RUMA_SNAP_METHOD_COUNT_; k++)
+		if (s && !strcasecmp(s, method_names[k])) {
+			*out = (ruma_snap_method)k;
+			return 0;
+		}
+	return RUMA_EPARSE;
+}
+
+void ruma_snap_opts_default(ruma_snap_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->method = RUMA_SNAP_COW;
+	o->pages_per_chunk = 1;
+	o->seed = 1;
+}
+
+/* ---- source ------------------------------------------------------------------ */
+
+int ruma_snap_src_create(ruma_snap_src **out, size_t bytes, bool huge, bool populate)
+{
+	ruma_snap_src *s;
+	int rc;
+
+	if (!out || !bytes)
+		return -EINVAL;
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->bytes = bytes;
+	s->page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	s->pages = (bytes + s->page - 1) / s->page;
+	rc = ruma_phys_create(&s->phys, s->page, huge ? RUMA_PHYS_PREPOPULATE : 0);
+	if (!rc)
+		rc = ruma_area_create(&s->area, s->page, s->pages);
+	if (!rc)
+		rc = ruma_phys_alloc(s->phys, s->pages, &s->first);
+	if (!rc)
+		rc = ruma_area_map_run(s->area, 0, s->phys, s->first, s->pages,
+				       populate ? RUMA_AREA_POPULATE : 0, NULL);
+	if (rc) {
+		ruma_snap_src_destroy(s);
+		return rc;
+	}
+	s->data = ruma_area_base(s->area);
+	*out = s;
+	return 0;
+}
+
+void ruma_snap_src_destroy(ruma_snap_src *s)
+{
+	if (!s)
+		return;
+	ruma_area_destroy(s->area);
+	ruma_phys_destroy(s->phys);
+	free(s);
+}
+
+void *ruma_snap_src_data(ruma_snap_src *s)
+{
+	return s->data;
+}
+
+size_t ruma_snap_src_bytes(const ruma_snap_src *s)
+{
+	return s->bytes;
+}
+
+size_t ruma_snap_src_page_size(const ruma_snap_src *s)
+{
+	return s->page;
+}
+
+/* ---- snapshot ------------------------------------------------------------------ */
+
+/* order[k] for nchunks chunks; only full chunks are shuffled. */
+static int make_order(ruma_snap *s, bool shuffle, uint64_t seed)
+{
+	size_t pages = s->src->pages, full;
+	ruma_rng rng;
+
+	s->nchunks = (pages + s->ppc - 1) / s->ppc;
+	full = pages / s->ppc;
+	s->order = malloc(s->nchunks * sizeof(*s->order));
+	if (!s->order)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->nchunks; k++)
+		s->order[k] = k;
+	if (shuffle) {
+		ruma_rng_seed(&rng, seed);
+		ruma_rng_shuffle_u64(&rng, s->order, full);
+	}
+	return 0;
+}
+
+static size_t chunk_pages(const ruma_snap *s, uint64_t k)
+{
+	size_t first = k * s->ppc;
+	return RUMA_MIN(s->ppc, s->src->pages - first);
+}
+
+static int create_copy(ruma_snap *s, const ruma_snap_opts *o)
+{
+	ruma_snap_src *src = s->src;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	size_t cb = s->ppc * src->page;
+	void *m;
+	int rc;
+
+	s->map_bytes = src->pages * src->page;
+	flags |= src->page == RUMA_PAGE_2M ? MAP_HUGETLB : MAP_NORESERVE;
+	if (o->populate)
+		flags |= MAP_POPULATE;
+	rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
+	if (rc)
+		return rc == -ENOMEM && src->page == RUMA_PAGE_2M ? RUMA_ENOHUGE : rc;
+	s->data = m;
+	if (o->init_dst)
+		memset(s->data, 0, s->map_bytes);
+	if (s->method == RUMA_SNAP_MEMCPY) {
+		memcpy(s->data, src->data, s->map_bytes);
+		return 0;
+	}
+	for (size_t k = 0; k < s->nchunks; k++)
+		memcpy(s->data + k * cb, src->data + s->order[k] * cb,
+		       chunk_pages(s, s->order[k]) * src->page);
+	return 0;
+}
+
+static int create_view(ruma_snap *s, const ruma_snap_opts *o)
+{
+	ruma_snap_src *src = s->src;
+	unsigned flags = o->populate ? RUMA_AREA_POPULATE : 0;
+	int rc;
+
+	rc = ruma_area_create(&s->area, src->page, src->pages + 1);
+	if (rc)
+		return rc;
+	s->data = ruma_area_base(s->area);
+	switch (s->method) {
+	case RUMA_SNAP_COW:
+		return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
+					 flags | RUMA_AREA_PRIVATE, NULL);
+	case RUMA_SNAP_SHUFFLE:
+		/* one mmap per chunk, in snapshot order */
+		for (size_t k = 0; k < s->nchunks; k++) {
+			rc = ruma_area_map_run(s->area, k * s->ppc, src->phys,
+					       src->first + s->order[k] * s->ppc,
+					       chunk_pages(s, s->order[k]),
+					       flags | RUMA_AREA_PRIVATE, NULL);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	default: /* REWIRED_COW */
+		s->copied = malloc(src->pages * sizeof(*s->copied));
+		if (!s->copied)
+			return -ENOMEM;
+		for (size_t i = 0; i < src->pages; i++)
+			s->copied[i] = RUMA_AREA_NONE;
+		return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
+					 flags | RUMA_AREA_RDONLY, NULL);
+	}
+}
+
+int ruma_snap_create(ruma_snap **out, ruma_snap_src *src, const ruma_snap_opts *o)
+{
+	ruma_snap_opts def;
+	ruma_snap *s;
+	int rc;
+
+	if (!out || !src)
+		return -EINVAL;
+	*out = NULL;
+	if (!o) {
+		ruma_snap_opts_default(&def);
+		o = &def;
+	}
+	if ((unsigned)o->method >= RUMA_SNAP_METHOD_COUNT_)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->src = src;
+	s->method = o->method;
+	s->ppc = o->pages_per_chunk ? o->pages_per_chunk : 1;
+	if (s->method != RUMA_SNAP_SHUFFLE && s->method != RUMA_SNAP_MEMCPY_SHUFFLE)
+		s->ppc = 1;
+	rc = make_order(s, s->method == RUMA_SNAP_SHUFFLE || s->method == RUMA_SNAP_MEMCPY_SHUFFLE,
+			o->seed);
+	if (!rc) {
+		if (s->method == RUMA_SNAP_MEMCPY || s->method == RUMA_SNAP_MEMCPY_SHUFFLE)
+			rc = create_copy(s, o);
+		else
+			rc = create_view(s, o);
+	}
+	if (rc) {
+		ruma_snap_destroy(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void ruma_snap_destroy(ruma_snap *s)
+{
+	if (!s)
+		return;
+	if (s->area)
+		ruma_area_destroy(s->area);
+	else if (s->data)
+		(void)ruma_os_munmap(s->data, s->map_bytes);
+	if (s->copied)
+		for (size_t i = 0; i < s->src->pages; i++)
+			if (s->copied[i] != RUMA_AREA_NONE)
+				(void)ruma_phys_free(s->src->phys, s->copied[i], 1);
+	free(s->copied);
+	free(s->order);
+	free(s);
+}
+
+void *ruma_snap_data(ruma_snap *s)
+{
+	return s->data;
+}
+
+size_t ruma_snap_bytes(const ruma_snap *s)
+{
+	return s->src->bytes;
+}
+
+ruma_snap_method ruma_snap_method_of(const ruma_snap *s)
+{
+	return s->method;
+}
+
+const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchunks, size_t *chunk_bytes)
+{
+	if (nchunks)
+		*nchunks = s->nchunks;
+	if (chunk_bytes)
+		*chunk_bytes = s->ppc * s->src->page;
+	return s->order;
+}
+
+uint64_t ruma_snap_pages_copied(const ruma_snap *s)
+{
+	return s->pages_copied;
+}
+
+/*
+ * Rewired COW of one page: take a fresh pool page, wire it at the scratch
+ * slot (one mmap), copy the shared page into it, and move it over the
+ * snapshot page (one mremap, which keeps the filled page-table entry).
+ */
+static int rewired_copy_page(ruma_snap *s, size_t page)
+{
+	ruma_snap_src *src = s->src;
+	uint64_t scratch = src->pages, q;
+	int rc;
+
+	rc = ruma_phys_alloc(src->phys, 1, &q);
+	if (rc)
+		return rc;
+	rc = ruma_area_map_run(s->area, scratch, src->phys, q, 1, 0, NULL);
+	if (!rc) {
+		memcpy(ruma_area_addr(s->area, scratch), ruma_area_addr(s->area, page), src->page);
+		rc = ruma_area_move(s->area, scratch, page, 1, NULL);
+		if (rc)
+			(void)ruma_area_unmap(s->area, scratch, 1);
+	}
+	if (rc) {
+		(void)ruma_phys_free(src->phys, q, 1);
+		return rc;
+	}
+	s->copied[page] = q;
+	s->pages_copied++;
+	return 0;
+}
+
+int ruma_snap_page_writable(ruma_snap *s, size_t page, void **addr)
+{
+	if (page >= s->src->pages)
+		return -EINVAL;
+	if (s->method == RUMA_SNAP_REWIRED_COW && s->copied[page] == RUMA_AREA_NONE) {
+		int rc = rewired_copy_page(s, page);
+		if (rc)
+			return rc;
+	}
+	if (addr)
+		*addr = s->data + page * s->src->page;
+	return 0;
+}
+
+int ruma_snap_write(ruma_snap *s, size_t off, const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	size_t page_size = s->src->page;
+
+	if (off > s->src->bytes || len > s->src->bytes - off)
+		return -EINVAL;
+	while (len) {
+		size_t page = off / page_size, in = off % page_size;
+		size_t k = RUMA_MIN(len, page_size - in);
+		void *addr;
+		int rc = ruma_snap_page_writable(s, page, &addr);
+		if (rc)
+			return rc;
+		memcpy((unsigned char *)addr + in, b, k);
+		b += k;
+		off += k;
+		len -= k;
+	}
+	return 0;
+}
