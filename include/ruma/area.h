@@ -237,6 +237,13 @@ RUMA_API void ruma_area_stats(const ruma_area *a, ruma_area_stat *out);
 RUMA_API int ruma_area_check(const ruma_area *a, bool verbose);
 
 /*
+ * ruma_area_kernel_maps — the number of kernel mappings (lines of
+ * /proc/self/maps) that overlap the area, to compare with
+ * ruma_area_map_estimate.  Returns 0 or a negative errno.
+ */
+RUMA_API int ruma_area_kernel_maps(const ruma_area *a, uint64_t *out);
+
+/*
  * ruma_max_map_count — vm.max_map_count from /proc/sys/vm/max_map_count.
  * Returns 0 or a negative errno.
  */

@@ -150,6 +150,12 @@ RUMA_API int ruma_phys_free(ruma_phys *p, uint64_t first, uint64_t n);
  */
 RUMA_API int ruma_phys_prepopulate(ruma_phys *p, uint64_t first, uint64_t n);
 
+/*
+ * ruma_phys_file_pages — the memfd size in pages (pages that may be mapped
+ * without SIGBUS); grows on demand, never shrinks.
+ */
+RUMA_API uint64_t ruma_phys_file_pages(const ruma_phys *p);
+
 /* ruma_phys_is_allocated — true when page is currently allocated. */
 RUMA_API bool ruma_phys_is_allocated(const ruma_phys *p, uint64_t page);
 

@@ -1,0 +1,344 @@
+/*
+ * area.c — virtual areas: reservation, the translation table, the mapping
+ * budget and single-run wiring (map, unmap, translate).
+ *
+ * Invariants:
+ *   - [base, base + pages * page_size) is always owned by the area: every
+ *     page is either a PROT_NONE anonymous NORESERVE reservation (table 0)
+ *     or a mapping of a pool's memfd as the table says.  A failed call puts
+ *     the failing run back to the reservation before returning.
+ *   - maps == 1 + number of boundaries b in [1, pages) where tab[b - 1] does
+ *     not continue into tab[b] (see area_internal.h); area_maps_total is the
+ *     sum of maps over all live areas of the process.
+ *   - mapped == number of non-zero table entries.
+ *
+ * Syscalls (through the OS layer):
+ *   mmap   — the reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
+ *            MAP_NORESERVE, over-reserved by one page and trimmed for
+ *            alignment), each run (MAP_SHARED or MAP_PRIVATE | MAP_FIXED at
+ *            the pool file offset) and each un-mapping (the reservation
+ *            again, MAP_FIXED, so the range stays reserved);
+ *   munmap — trimming the over-reservation and releasing the area.
+ */
+#include "rewire/area_internal.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+/* Sum of the VMA estimates of all live areas (for the process-wide budget). */
+static _Atomic uint64_t area_maps_total;
+
+/* Largest area: keeps page << shift and table sizes far from overflow. */
+#define AREA_PAGE_LIMIT ((uint64_t)1 << 36)
+
+/* ---- reservation ------------------------------------------------------------ */
+
+static int reserve_aligned(size_t len, size_t align, uint8_t **out)
+{
+	int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	size_t extra = align > 4096 ? align : 0;
+	void *raw;
+	int rc = ruma_os_mmap(NULL, len + extra, PROT_NONE, fl, -1, 0, &raw);
+
+	if (rc)
+		return rc;
+	uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
+	size_t head = start - (uintptr_t)raw, tail = extra - head;
+	if (head)
+		rc = ruma_os_munmap(raw, head);
+	if (!rc && tail)
+		rc = ruma_os_munmap((uint8_t *)start + len, tail);
+	if (rc) {
+		ruma_os_munmap(raw, len + extra);
+		return rc;
+	}
+	*out = (uint8_t *)start;
+	return 0;
+}
+
+int ruma_area_create(ruma_area **out, size_t page_size, uint64_t pages)
+{
+	*out = NULL;
+	if ((page_size != RUMA_PAGE_4K && page_size != RUMA_PAGE_2M) || pages == 0 ||
+	    pages > AREA_PAGE_LIMIT || pages > (SIZE_MAX / 2) / page_size)
+		return -EINVAL;
+	ruma_area *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->shift = (unsigned)__builtin_ctzll(page_size);
+	a->pages = pages;
+	a->maps = 1;
+	a->budget = UINT64_MAX;
+	a->tab = calloc(pages, sizeof(uint64_t));
+	int rc = a->tab ? 0 : -ENOMEM;
+	if (!rc)
+		rc = reserve_aligned(area_bytes(a, pages), page_size, &a->base);
+	if (!rc && ruma_max_map_count(&a->max_map_count))
+		a->max_map_count = 65530; /* the kernel default when /proc is unreadable */
+	if (rc) {
+		free(a->tab);
+		free(a);
+		return rc;
+	}
+	a->mmaps = 1;
+	atomic_fetch_add(&area_maps_total, a->maps);
+	*out = a;
+	return 0;
+}
+
+void ruma_area_destroy(ruma_area *a)
+{
+	if (!a)
+		return;
+	ruma_os_munmap(a->base, area_bytes(a, a->pages));
+	atomic_fetch_sub(&area_maps_total, a->maps);
+	free(a->tab);
+	free(a);
+}
+
+/* ---- accessors ---------------------------------------------------------------- */
+
+void *ruma_area_base(const ruma_area *a)
+{
+	return a->base;
+}
+
+void *ruma_area_addr(const ruma_area *a, uint64_t vpage)
+{
+	return a->base + area_bytes(a, vpage);
+}
+
+size_t ruma_area_page_size(const ruma_area *a)
+{
+	return (size_t)1 << a->shift;
+}
+
+uint64_t ruma_area_pages(const ruma_area *a)
+{
+	return a->pages;
+}
+
+uint64_t ruma_area_map_estimate(const ruma_area *a)
+{
+	return a->maps;
+}
+
+void ruma_area_set_map_budget(ruma_area *a, uint64_t budget)
+{
+	a->budget = budget;
+}
+
+void ruma_area_stats(const ruma_area *a, ruma_area_stat *out)
+{
+	*out = (ruma_area_stat){
+		.pages = a->pages,
+		.pages_mapped = a->mapped,
+		.map_estimate = a->maps,
+		.map_budget = a->budget,
+		.max_map_count = a->max_map_count,
+		.mmaps = a->mmaps,
+		.mremaps = a->mremaps,
+		.populated_pages = a->populated,
+	};
+}
+
+int ruma_area_translate(const ruma_area *a, uint64_t vpage, ruma_phys **phys, uint64_t *ppage,
+			unsigned *flags)
+{
+	if (vpage >= a->pages)
+		return -EINVAL;
+	uint64_t e = a->tab[vpage];
+	*ppage = e ? ent_page(e) : RUMA_AREA_NONE;
+	if (phys)
+		*phys = area_pool_of(a, e);
+	if (flags)
+		*flags = (e & ENT_PRIVATE ? RUMA_AREA_PRIVATE : 0u) |
+			 (e & ENT_RDONLY ? RUMA_AREA_RDONLY : 0u);
+	return 0;
+}
+
+/* ---- pools and modes ------------------------------------------------------------ */
+
+uint64_t area_mode_bits(unsigned flags)
+{
+	return (flags & RUMA_AREA_PRIVATE ? ENT_PRIVATE : 0) |
+	       (flags & RUMA_AREA_RDONLY ? ENT_RDONLY : 0);
+}
+
+int area_slot(ruma_area *a, ruma_phys *phys, unsigned *slot)
+{
+	if (ruma_phys_page_size(phys) != ((size_t)1 << a->shift))
+		return -EINVAL;
+	for (unsigned i = 0; i < a->npools; i++) {
+		if (a->pools[i] == phys) {
+			*slot = i + 1;
+			return 0;
+		}
+	}
+	if (a->npools == RUMA_AREA_MAX_POOLS)
+		return -ENOSPC;
+	a->pools[a->npools++] = phys;
+	*slot = a->npools;
+	return 0;
+}
+
+/* ---- the VMA estimate and the budget -------------------------------------------- */
+
+static uint64_t boundary_breaks(const ruma_area *a, uint64_t v, uint64_t n)
+{
+	uint64_t lo = v ? v : 1, hi = RUMA_MIN(v + n, a->pages - 1), breaks = 0;
+
+	for (uint64_t b = lo; b <= hi; b++)
+		breaks += !ent_continues(a->tab[b - 1], a->tab[b]);
+	return breaks;
+}
+
+uint64_t area_predict(const ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+{
+	uint64_t old = boundary_breaks(a, v, n), now = 0;
+
+	if (v > 0)
+		now += !ent_continues(a->tab[v - 1], e0);
+	if (v + n < a->pages)
+		now += !ent_continues(ent_add(e0, n - 1), a->tab[v + n]);
+	return a->maps - old + now;
+}
+
+int area_budget_check(const ruma_area *a, uint64_t predicted)
+{
+	if (predicted <= a->maps)
+		return 0;
+	uint64_t limit = a->max_map_count > RUMA_AREA_MAP_MARGIN
+				 ? a->max_map_count - RUMA_AREA_MAP_MARGIN
+				 : 0;
+	uint64_t total = atomic_load(&area_maps_total) + (predicted - a->maps);
+	if (predicted > a->budget || total > limit)
+		return RUMA_EMAPLIMIT;
+	return 0;
+}
+
+void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t predicted)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t e = ent_add(e0, i);
+		a->mapped += (e != 0) - (a->tab[v + i] != 0);
+		a->tab[v + i] = e;
+	}
+	if (predicted >= a->maps)
+		atomic_fetch_add(&area_maps_total, predicted - a->maps);
+	else
+		atomic_fetch_sub(&area_maps_total, a->maps - predicted);
+	a->maps = predicted;
+}
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+int area_map_error(int err, bool huge)
+{
+	uint64_t now, max;
+
+	if (err != -ENOMEM)
+		return err;
+	if (ruma_map_count(&now) == 0 && ruma_max_map_count(&max) == 0 && now + 3 > max)
+		return RUMA_EMAPLIMIT;
+	return huge ? RUMA_ENOHUGE : err;
+}
+
+/* ---- single runs ------------------------------------------------------------------- */
+
+int area_reserve_range(ruma_area *a, uint64_t v, uint64_t n)
+{
+	uint64_t predicted = area_predict(a, v, n, 0);
+	void *got;
+	int rc = ruma_os_mmap(ruma_area_addr(a, v), area_bytes(a, n), PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0, &got);
+
+	a->mmaps++;
+	if (rc)
+		a->lost += n; /* previous mapping or a hole: no pool page is claimed */
+	area_commit(a, v, n, 0, predicted);
+	return rc;
+}
+
+static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+{
+	ruma_phys *pool = area_pool_of(a, e0);
+	int prot = PROT_READ | (e0 & ENT_RDONLY ? 0 : PROT_WRITE);
+	int fl = MAP_FIXED | (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
+	void *got;
+
+	a->mmaps++;
+	int rc = ruma_os_mmap(ruma_area_addr(a, v), area_bytes(a, n), prot, fl,
+			      ruma_phys_fd(pool), (off_t)ruma_phys_offset(pool, ent_page(e0)), &got);
+	return rc ? area_map_error(rc, ruma_phys_is_huge(pool)) : 0;
+}
+
+int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+{
+	uint64_t predicted = area_predict(a, v, n, e0);
+	int rc = area_budget_check(a, predicted);
+
+	if (rc)
+		return rc;
+	if (!e0) {
+		void *got;
+		a->mmaps++;
+		rc = ruma_os_mmap(ruma_area_addr(a, v), area_bytes(a, n), PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0,
+				  &got);
+		if (rc)
+			return area_map_error(rc, false);
+		area_commit(a, v, n, 0, predicted);
+		return 0;
+	}
+	rc = map_pool_run(a, v, n, e0);
+	if (rc) {
+		area_reserve_range(a, v, n);
+		return rc;
+	}
+	area_commit(a, v, n, e0, predicted);
+	return 0;
+}
+
+int area_pool_entry(ruma_area *a, ruma_phys *phys, uint64_t ppage, uint64_t n, unsigned flags,
+		      uint64_t *e0)
+{
+	unsigned slot;
+	int rc = area_slot(a, phys, &slot);
+
+	if (rc)
+		return rc;
+	if (n == 0 || ppage > ENT_PAGE_MASK || ppage >= ruma_phys_file_pages(phys) ||
+	    n > ruma_phys_file_pages(phys) - ppage)
+		return -EINVAL;
+	*e0 = (uint64_t)slot << ENT_SLOT_SHIFT | area_mode_bits(flags) | ppage;
+	return 0;
+}
+
+int ruma_area_map_run(ruma_area *a, uint64_t vpage, ruma_phys *phys, uint64_t ppage, uint64_t n,
+		      unsigned flags, ruma_populate_method *how)
+{
+	uint64_t e0;
+
+	if (how)
+		*how = RUMA_POPULATE_NONE;
+	if (!area_range_ok(a, vpage, n))
+		return -EINVAL;
+	int rc = area_pool_entry(a, phys, ppage, n, flags, &e0);
+	if (!rc)
+		rc = area_set_run(a, vpage, n, e0);
+	if (!rc && (flags & RUMA_AREA_POPULATE))
+		rc = area_populate_mapped(a, vpage, n, flags, how);
+	return rc;
+}
+
+int ruma_area_unmap(ruma_area *a, uint64_t vpage, uint64_t n)
+{
+	if (!area_range_ok(a, vpage, n))
+		return -EINVAL;
+	return area_set_run(a, vpage, n, 0);
+}

@@ -1,0 +1,240 @@
+/*
+ * area_batch.c — multi-run operations on an area: batch rewiring, aliasing
+ * and populating.
+ *
+ * Invariants: a batch issues exactly one mmap per maximal run of pairs whose
+ * virtual and physical page numbers both increase by one (after sorting by
+ * virtual page), and nothing is mapped when the input is invalid.  On a
+ * failing run the batch stops; the table records what was done (see area.h).
+ *
+ * Syscalls (through the OS layer):
+ *   mmap    — one per run (area_set_run);
+ *   madvise — MADV_POPULATE_WRITE (shared, writable runs) or
+ *             MADV_POPULATE_READ (private or read-only runs) to prefault,
+ *             one call per maximal stretch of mapped virtual pages; when the
+ *             kernel answers EINVAL (before 5.14) each page is touched.
+ */
+#include "rewire/area_internal.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- populate ----------------------------------------------------------------- */
+
+static void touch_pages(ruma_area *a, uint64_t v, uint64_t n, bool write)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t *p = (uint64_t *)ruma_area_addr(a, v + i);
+		if (write)
+			__atomic_fetch_or(p, 0, __ATOMIC_RELAXED); /* a write that keeps the value */
+		else
+			(void)*(volatile uint64_t *)p;
+	}
+}
+
+int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,
+			 ruma_populate_method *how)
+{
+	uint64_t e = a->tab[v];
+	bool write = !(e & (ENT_PRIVATE | ENT_RDONLY));
+
+	a->populated += n;
+	if (!(flags & RUMA_AREA_POP_TOUCH)) {
+		int rc = ruma_os_madvise(ruma_area_addr(a, v), area_bytes(a, n),
+					 write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+		if (rc == 0) {
+			if (how)
+				*how = RUMA_POPULATE_MADVISE;
+			return 0;
+		}
+		if (rc != -EINVAL) {
+			bool huge = ruma_phys_is_huge(area_pool_of(a, e));
+			return huge && (rc == -ENOMEM || rc == -EFAULT) ? RUMA_ENOHUGE : rc;
+		}
+	}
+	touch_pages(a, v, n, write);
+	if (how)
+		*how = RUMA_POPULATE_TOUCH;
+	return 0;
+}
+
+/* Length of the stretch of mapped pages from v (same mode bits), at most n. */
+static uint64_t mapped_stretch(const ruma_area *a, uint64_t v, uint64_t n)
+{
+	uint64_t mode = a->tab[v] & (ENT_PRIVATE | ENT_RDONLY), k = 0;
+
+	while (k < n && a->tab[v + k] && (a->tab[v + k] & (ENT_PRIVATE | ENT_RDONLY)) == mode)
+		k++;
+	return k;
+}
+
+int ruma_area_populate(ruma_area *a, uint64_t vpage, uint64_t n, unsigned flags,
+		       ruma_populate_method *how)
+{
+	if (how)
+		*how = RUMA_POPULATE_NONE;
+	if (!area_range_ok(a, vpage, n))
+		return -EINVAL;
+	for (uint64_t i = 0; i < n;) {
+		if (!a->tab[vpage + i]) {
+			i++;
+			continue;
+		}
+		uint64_t k = mapped_stretch(a, vpage + i, n - i);
+		int rc = area_populate_mapped(a, vpage + i, k, flags, how);
+		if (rc)
+			return rc;
+		i += k;
+	}
+	return 0;
+}
+
+/* ---- batch rewire ------------------------------------------------------------- */
+
+static int cmp_vpage(const void *x, const void *y)
+{
+	const ruma_rewire_pair *p = x, *q = y;
+	return p->vpage < q->vpage ? -1 : p->vpage > q->vpage;
+}
+
+static void sort_pairs(ruma_rewire_pair *pairs, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (pairs[i].vpage < pairs[i - 1].vpage) {
+			qsort(pairs, n, sizeof(*pairs), cmp_vpage);
+			return;
+		}
+	}
+}
+
+/* Sorted input: every page in range, no duplicate virtual page. */
+static int validate_pairs(const ruma_area *a, const ruma_phys *phys,
+			  const ruma_rewire_pair *pairs, size_t n)
+{
+	uint64_t file_pages = ruma_phys_file_pages(phys);
+
+	for (size_t i = 0; i < n; i++) {
+		if (pairs[i].vpage >= a->pages || pairs[i].ppage >= file_pages)
+			return -EINVAL;
+		if (i > 0 && pairs[i].vpage == pairs[i - 1].vpage)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Number of pairs from i on that form one run (both page numbers contiguous). */
+static size_t run_length(const ruma_rewire_pair *pairs, size_t i, size_t n)
+{
+	size_t k = 1;
+
+	while (i + k < n && pairs[i + k].vpage == pairs[i].vpage + k &&
+	       pairs[i + k].ppage == pairs[i].ppage + k)
+		k++;
+	return k;
+}
+
+/* Prefault the batch: one call per stretch of consecutive virtual pages. */
+static int populate_pairs(ruma_area *a, const ruma_rewire_pair *pairs, size_t n, unsigned flags,
+			  ruma_populate_method *how)
+{
+	for (size_t i = 0; i < n;) {
+		size_t k = 1;
+		while (i + k < n && pairs[i + k].vpage == pairs[i].vpage + k)
+			k++;
+		int rc = area_populate_mapped(a, pairs[i].vpage, k, flags, how);
+		if (rc)
+			return rc;
+		i += k;
+	}
+	return 0;
+}
+
+int ruma_area_rewire_batch(ruma_area *a, ruma_phys *phys, ruma_rewire_pair *pairs, size_t n,
+			   unsigned flags, ruma_area_result *res)
+{
+	ruma_area_result r = { 0 };
+	uint64_t e0;
+	int rc = 0;
+
+	if (res)
+		*res = r;
+	if (n == 0)
+		return 0;
+	sort_pairs(pairs, n);
+	rc = validate_pairs(a, phys, pairs, n);
+	if (!rc)
+		rc = area_pool_entry(a, phys, pairs[0].ppage, 1, flags, &e0);
+	for (size_t i = 0; !rc && i < n;) {
+		size_t k = run_length(pairs, i, n);
+		uint64_t e = (e0 & ~ENT_PAGE_MASK) | pairs[i].ppage;
+		rc = area_set_run(a, pairs[i].vpage, k, e);
+		if (!rc) {
+			r.runs++;
+			r.pages_done += k;
+		}
+		i += k;
+	}
+	if (!rc && (flags & RUMA_AREA_POPULATE))
+		rc = populate_pairs(a, pairs, n, flags, &r.populate);
+	if (res)
+		*res = r;
+	return rc;
+}
+
+/* ---- alias ---------------------------------------------------------------------- */
+
+/* Number of entries from i on that continue each other in ents[], at most n - i. */
+static uint64_t entry_run(const uint64_t *ents, uint64_t i, uint64_t n)
+{
+	uint64_t k = 1;
+
+	while (i + k < n && ent_continues(ents[i + k - 1], ents[i + k]))
+		k++;
+	return k;
+}
+
+static int alias_runs(ruma_area *a, uint64_t dst, const uint64_t *ents, uint64_t n,
+		      unsigned flags, ruma_area_result *r)
+{
+	uint64_t mode = area_mode_bits(flags);
+
+	for (uint64_t i = 0; i < n;) {
+		uint64_t k = entry_run(ents, i, n);
+		uint64_t e = ents[i] ? (ents[i] & ~(ENT_PRIVATE | ENT_RDONLY)) | mode : 0;
+		int rc = area_set_run(a, dst + i, k, e);
+		if (rc)
+			return rc;
+		if (e && (flags & RUMA_AREA_POPULATE))
+			rc = area_populate_mapped(a, dst + i, k, flags, &r->populate);
+		if (rc)
+			return rc;
+		r->runs++;
+		r->pages_done += k;
+		i += k;
+	}
+	return 0;
+}
+
+int ruma_area_alias(ruma_area *a, uint64_t dst, uint64_t src, uint64_t n, unsigned flags,
+		    ruma_area_result *res)
+{
+	ruma_area_result r = { 0 };
+
+	if (res)
+		*res = r;
+	if (!area_range_ok(a, dst, n) || !area_range_ok(a, src, n))
+		return -EINVAL;
+	uint64_t *ents = malloc(n * sizeof(*ents)); /* the source may overlap the destination */
+	if (!ents)
+		return -ENOMEM;
+	memcpy(ents, &a->tab[src], n * sizeof(*ents));
+	int rc = alias_runs(a, dst, ents, n, flags, &r);
+	free(ents);
+	if (res)
+		*res = r;
+	return rc;
+}
