@@ -133,19 +133,19 @@ unsigned ruma_class_of(size_t size)
 {
 	if (size <= 256)
 		return (unsigned)((size + 15) / 16) - 1;
-	/* 2^k < size <= 2^(k+1); four classes of step 2^(k-2) above 2^k */
+	/* 2^k < size <= 2^(k+1); eight classes of step 2^(k-3) above 2^k */
 	unsigned k = 63u - (unsigned)__builtin_clzll((unsigned long long)(size - 1));
-	size_t step = (size_t)1 << (k - 2);
-	size_t j = (size - ((size_t)1 << k) + step - 1) / step; /* 1..4 */
-	return 16u + (k - 8u) * 4u + (unsigned)(j - 1);
+	size_t step = (size_t)1 << (k - 3);
+	size_t j = (size - ((size_t)1 << k) + step - 1) / step; /* 1..8 */
+	return 16u + (k - 8u) * 8u + (unsigned)(j - 1);
 }
 
 size_t ruma_class_size(unsigned idx)
 {
 	if (idx < 16)
 		return (size_t)(idx + 1) * 16;
-	unsigned k = 8 + (idx - 16) / 4, j = (idx - 16) % 4 + 1;
-	return ((size_t)1 << k) + j * ((size_t)1 << (k - 2));
+	unsigned k = 8 + (idx - 16) / 8, j = (idx - 16) % 8 + 1;
+	return ((size_t)1 << k) + j * ((size_t)1 << (k - 3));
 }
 
 /* ---- mappings ---------------------------------------------------------------------- */

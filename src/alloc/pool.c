@@ -1,7 +1,7 @@
 /*
  * pool.c — the "pool" backend: segregated free lists per size class.
  *
- * Classes are 16-byte steps up to 256 B, then four per power of two up to
+ * Classes are 16-byte steps up to 256 B, then eight per power of two up to
  * 16 KiB (alloc_internal.h).  Each class carves objects out of 64 KiB chunks
  * that are 64 KiB aligned; a chunk starts with a small header naming its
  * class, so free finds the class from the pointer alone (the caller's size
