@@ -1,0 +1,401 @@
+/*
+ * artbench.c — Leis's ART benchmark over an index operations table:
+ * key generation (modes 0/1/2), the timed insert / lookup / erase phases
+ * with the seed-001 counter table per operation, page faults and process
+ * memory after each phase, repetitions and their summary.
+ *
+ * Invariants: every lookup and erase result is checked (a wrong one is
+ * counted and makes the run return 1); after the erase phase the index
+ * must be empty.  Numbers printed come from ruma_now_sec, the perf module's
+ * counters and getrusage deltas, and /proc/self/smaps_rollup.
+ * System calls: only through the perf module (perf_event_open, getrusage,
+ * reading smaps_rollup) and the allocator backends.
+ */
+#include "art/artbench.h"
+
+#include <ruma/art.h>
+#include <ruma/perf.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- keys ------------------------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Replace duplicate sparse keys (all but the first copy) by fresh random
+ * ones until all are distinct. */
+static int make_distinct(uint64_t *keys, size_t n, ruma_rng *rng, size_t *replaced)
+{
+	uint64_t *sorted = malloc(n * sizeof(uint64_t));
+	uint64_t *dup = NULL;
+	bool *seen = NULL;
+	int rc = 0;
+
+	if (!sorted)
+		return -ENOMEM;
+	*replaced = 0;
+	for (;;) {
+		size_t ndup = 0;
+		memcpy(sorted, keys, n * sizeof(uint64_t));
+		qsort(sorted, n, sizeof(uint64_t), cmp_u64);
+		/* Duplicated values, unique and sorted, compacted to the front. */
+		for (size_t i = 1; i < n; i++)
+			if (sorted[i] == sorted[i - 1] && (ndup == 0 || sorted[ndup - 1] != sorted[i]))
+				sorted[ndup++] = sorted[i];
+		if (!ndup)
+			break;
+		dup = sorted;
+		seen = calloc(ndup, sizeof(bool));
+		if (!seen) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint64_t *hit = bsearch(&keys[i], dup, ndup, sizeof(uint64_t), cmp_u64);
+			if (!hit)
+				continue;
+			if (seen[hit - dup]) {
+				keys[i] = ruma_rng_next(rng);
+				(*replaced)++;
+			}
+			seen[hit - dup] = true;
+		}
+		free(seen);
+	}
+	free(sorted);
+	return rc;
+}
+
+int artbench_make_keys(int mode, size_t n, uint64_t seed, artbench_keys *out)
+{
+	ruma_rng rng;
+
+	memset(out, 0, sizeof(*out));
+	out->keys = malloc(n * sizeof(uint64_t));
+	if (!out->keys)
+		return -ENOMEM;
+	out->n = n;
+	out->mode = mode;
+	ruma_rng_seed(&rng, seed);
+	if (mode == ARTBENCH_SPARSE) {
+		for (size_t i = 0; i < n; i++)
+			out->keys[i] = ruma_rng_next(&rng);
+		out->tid_is_row = true;
+		int rc = make_distinct(out->keys, n, &rng, &out->duplicates_replaced);
+		if (rc) {
+			artbench_free_keys(out);
+			return rc;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		out->keys[i] = i + 1;
+	if (mode == ARTBENCH_DENSE_SHUFFLED)
+		ruma_rng_shuffle_u64(&rng, out->keys, n);
+	return 0;
+}
+
+void artbench_free_keys(artbench_keys *k)
+{
+	free(k->keys);
+	k->keys = NULL;
+}
+
+/* ---- the ART as an index ------------------------------------------------------ */
+
+static void be_key(uint64_t k, uint8_t out[8])
+{
+	uint64_t be = __builtin_bswap64(k);
+	memcpy(out, &be, 8);
+}
+
+/* load_key for row TIDs: the key of row tid is keys[tid]. */
+static void row_load_key(uint64_t tid, uint8_t key[8], void *ctx)
+{
+	const uint64_t *keys = ctx;
+	be_key(keys[tid], key);
+}
+
+static int art_open(void **self, const ruma_alloc *a, const artbench_keys *keys)
+{
+	ruma_art_options opt = { RUMA_ART_TID, a, NULL, NULL };
+	if (keys->tid_is_row) {
+		opt.load_key = row_load_key;
+		opt.load_key_ctx = keys->keys;
+	}
+	return ruma_art_create(&opt, (ruma_art **)self);
+}
+
+static int art_insert(void *self, uint64_t key, uint64_t tid)
+{
+	uint8_t kb[8];
+	be_key(key, kb);
+	return ruma_art_insert(self, kb, 8, tid, NULL);
+}
+
+static int art_lookup(void *self, uint64_t key, uint64_t *tid)
+{
+	uint8_t kb[8];
+	be_key(key, kb);
+	return ruma_art_lookup(self, kb, 8, tid);
+}
+
+static int art_erase(void *self, uint64_t key)
+{
+	uint8_t kb[8];
+	be_key(key, kb);
+	return ruma_art_delete(self, kb, 8, NULL);
+}
+
+static uint64_t art_count(void *self)
+{
+	return ruma_art_size(self);
+}
+
+static uint64_t art_bytes(void *self)
+{
+	ruma_art_stats st;
+	ruma_art_get_stats(self, &st);
+	return st.node_bytes + st.leaf_bytes;
+}
+
+static void art_close(void *self)
+{
+	ruma_art_destroy(self);
+}
+
+const artbench_index artbench_art_index = {
+	"art", art_open, art_insert, art_lookup, art_erase, art_count, art_bytes, art_close,
+};
+
+/* ---- one run ------------------------------------------------------------------------- */
+
+enum { OP_INSERT, OP_LOOKUP, OP_ERASE, OP_COUNT };
+static const char *const op_names[OP_COUNT] = { "insert", "lookup", "erase" };
+
+struct run {
+	const artbench_config *cfg;
+	const artbench_index *idx;
+	const artbench_keys *keys;
+	ruma_perf *perf;
+	const ruma_alloc *alloc; /* NULL for peers */
+	FILE *out, *err;
+	uint64_t wrong;
+};
+
+/* The extra lines after the counter table: faults and memory. */
+static void print_extras(struct run *r, int op, uint64_t ops, void *self)
+{
+	ruma_perf_sample s;
+	ruma_perf_memory mem;
+
+	ruma_perf_sample_get(r->perf, &s);
+	fprintf(r->out, "faults,%s,minor=%" PRId64 ",major=%" PRId64 ",per_op=%.6f\n", op_names[op],
+		s.rusage.minor_faults, s.rusage.major_faults,
+		(double)(s.rusage.minor_faults + s.rusage.major_faults) / (double)(ops ? ops : 1));
+	int rc = ruma_perf_memory_read(&mem);
+	if (rc) {
+		fprintf(r->out, "memory,%s,n/a (%s)\n", op_names[op], ruma_strerror(rc));
+		return;
+	}
+	fprintf(r->out,
+		"memory,%s,rss=%" PRIu64 ",anon_huge=%" PRIu64 ",private_hugetlb=%" PRIu64
+		",footprint=%" PRIu64 ",index_bytes=%" PRIu64,
+		op_names[op], mem.rss, mem.anon_huge, mem.private_hugetlb, mem.rss + mem.private_hugetlb,
+		r->idx->bytes(self));
+	if (r->alloc) {
+		ruma_alloc_stats as;
+		ruma_alloc_get_stats(r->alloc, &as);
+		fprintf(r->out, ",alloc_mapped=%" PRIu64 ",pages_2m=%" PRIu64 ",pages_thp=%" PRIu64,
+			as.bytes_mapped, as.pages_2m, as.pages_thp);
+	}
+	fputc('\n', r->out);
+}
+
+static double report(struct run *r, int op, uint64_t ops, double sec, void *self)
+{
+	double mops = (double)ops / 1e6 / (sec > 0 ? sec : 1e-9);
+	fprintf(r->out, "%s,%" PRIu64 ",%f\n", op_names[op], (uint64_t)r->keys->n, mops);
+	ruma_perf_print(r->perf, r->out, ops);
+	print_extras(r, op, ops, self);
+	fflush(r->out);
+	return mops;
+}
+
+static int phase_insert(struct run *r, void *self, double *mops)
+{
+	const artbench_keys *k = r->keys;
+	int rc = 0;
+
+	ruma_perf_start(r->perf);
+	double t0 = ruma_now_sec();
+	for (size_t i = 0; i < k->n && !rc; i++)
+		rc = r->idx->insert(self, k->keys[i], artbench_tid(k, i));
+	double t1 = ruma_now_sec();
+	ruma_perf_stop(r->perf);
+	if (rc) {
+		fprintf(r->err, "ruma art: insert failed: %s\n", ruma_strerror(rc));
+		return rc;
+	}
+	if (r->idx->count(self) != k->n) {
+		fprintf(r->err, "ruma art: %" PRIu64 " keys after inserting %zu distinct keys\n",
+			r->idx->count(self), k->n);
+		r->wrong++;
+	}
+	*mops = report(r, OP_INSERT, k->n, t1 - t0, self);
+	return 0;
+}
+
+static void phase_lookup(struct run *r, void *self, double *mops)
+{
+	const artbench_keys *k = r->keys;
+	uint64_t repeat = k->n >= 10000000 ? 1 : 10000000 / k->n, wrong = 0;
+
+	ruma_perf_start(r->perf);
+	double t0 = ruma_now_sec();
+	for (uint64_t rep = 0; rep < repeat; rep++)
+		for (size_t i = 0; i < k->n; i++) {
+			uint64_t tid;
+			if (r->idx->lookup(self, k->keys[i], &tid) != 0 || tid != artbench_tid(k, i))
+				wrong++;
+		}
+	double t1 = ruma_now_sec();
+	ruma_perf_stop(r->perf);
+	if (wrong)
+		fprintf(r->err, "ruma art: %" PRIu64 " wrong lookup results\n", wrong);
+	r->wrong += wrong;
+	*mops = report(r, OP_LOOKUP, k->n * repeat, t1 - t0, self);
+}
+
+static void phase_erase(struct run *r, void *self, double *mops)
+{
+	const artbench_keys *k = r->keys;
+	uint64_t wrong = 0;
+
+	ruma_perf_start(r->perf);
+	double t0 = ruma_now_sec();
+	for (size_t i = 0; i < k->n; i++)
+		wrong += r->idx->erase(self, k->keys[i]) != 0;
+	double t1 = ruma_now_sec();
+	ruma_perf_stop(r->perf);
+	if (wrong)
+		fprintf(r->err, "ruma art: %" PRIu64 " erase calls did not find their key\n", wrong);
+	if (r->idx->count(self) != 0 || r->idx->bytes(self) != 0) {
+		fprintf(r->err, "ruma art: index not empty after erasing all keys (%" PRIu64 " keys, %" PRIu64
+			" bytes)\n", r->idx->count(self), r->idx->bytes(self));
+		wrong++;
+	}
+	r->wrong += wrong;
+	*mops = report(r, OP_ERASE, k->n, t1 - t0, self);
+}
+
+/* One insert/lookup/erase cycle on a fresh allocator and index. */
+static int one_rep(struct run *r, double mops[OP_COUNT])
+{
+	ruma_alloc a;
+	void *self = NULL;
+	int rc;
+
+	r->alloc = NULL;
+	if (r->cfg->alloc_name) {
+		rc = ruma_alloc_create_by_name(r->cfg->alloc_name, &a);
+		if (rc) {
+			fprintf(r->err, "ruma art: allocator '%s': %s\n", r->cfg->alloc_name,
+				ruma_strerror(rc));
+			return rc;
+		}
+		r->alloc = &a;
+	}
+	rc = r->idx->open(&self, r->alloc, r->keys);
+	if (rc) {
+		fprintf(r->err, "ruma art: cannot create the %s index: %s\n", r->idx->name,
+			ruma_strerror(rc));
+	} else {
+		rc = phase_insert(r, self, &mops[OP_INSERT]);
+		if (!rc) {
+			phase_lookup(r, self, &mops[OP_LOOKUP]);
+			phase_erase(r, self, &mops[OP_ERASE]);
+		}
+		r->idx->close(self);
+	}
+	if (r->alloc)
+		ruma_alloc_destroy(&a);
+	return rc;
+}
+
+static void print_summary(struct run *r, double *mops, unsigned reps)
+{
+	double v[reps];
+	unsigned first = reps > 1 ? 1 : 0;
+
+	for (int op = 0; op < OP_COUNT; op++) {
+		ruma_summary s;
+		unsigned m = 0;
+		for (unsigned i = first; i < reps; i++)
+			v[m++] = mops[i * OP_COUNT + (unsigned)op];
+		if (ruma_summarize(v, m, &s))
+			continue;
+		fprintf(r->out, "summary,%s,%" PRIu64 ",reps=%u,median=%f,min=%f,max=%f\n", op_names[op],
+			(uint64_t)r->keys->n, m, s.median, s.min, s.max);
+	}
+}
+
+/* One stderr line naming the counters this machine lacks (printed as n/a). */
+static void report_missing_counters(const ruma_perf *p, FILE *err)
+{
+	int missing = 0;
+	for (int e = 0; e < RUMA_PERF_NEVENTS; e++) {
+		if (ruma_perf_available(p, e))
+			continue;
+		fprintf(err, "%s%s (%s)", missing++ ? ", " : "ruma art: counters printed as n/a: ",
+			ruma_perf_event_name(e), ruma_strerror(ruma_perf_error(p, e)));
+	}
+	if (missing)
+		fputc('\n', err);
+}
+
+int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *out, FILE *err)
+{
+	artbench_keys keys;
+	struct run r = { cfg, idx, &keys, NULL, NULL, out, err, 0 };
+	double *mops;
+	int rc;
+
+	rc = artbench_make_keys(cfg->mode, cfg->n, cfg->seed, &keys);
+	if (rc) {
+		fprintf(err, "ruma art: cannot make %" PRIu64 " keys: %s\n", cfg->n, ruma_strerror(rc));
+		return rc;
+	}
+	if (keys.duplicates_replaced)
+		fprintf(err, "ruma art: %zu duplicate random keys replaced\n", keys.duplicates_replaced);
+	mops = calloc((size_t)cfg->reps * OP_COUNT, sizeof(double));
+	rc = mops ? ruma_perf_create(&r.perf) : -ENOMEM;
+	if (rc) {
+		fprintf(err, "ruma art: %s\n", ruma_strerror(rc));
+		free(mops);
+		artbench_free_keys(&keys);
+		return rc;
+	}
+	report_missing_counters(r.perf, err);
+	for (unsigned rep = 0; rep < cfg->reps && !rc; rep++)
+		rc = one_rep(&r, &mops[rep * OP_COUNT]);
+	if (!rc && cfg->reps > 1)
+		print_summary(&r, mops, cfg->reps);
+	ruma_perf_destroy(r.perf);
+	free(mops);
+	artbench_free_keys(&keys);
+	if (rc)
+		return rc;
+	if (r.wrong) {
+		fprintf(err, "ruma art: %" PRIu64 " wrong results\n", r.wrong);
+		return 1;
+	}
+	return 0;
+}

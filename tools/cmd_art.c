@@ -1,0 +1,104 @@
+/*
+ * cmd_art.c — `ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S]`:
+ * Leis's ART benchmark (seed 001) on ruma's ART in TID mode over one of
+ * ruma's allocator backends.  Prints the node sizes, then per repetition the
+ * lines insert,n,Mops / lookup,n,Mops / erase,n,Mops, each followed by the
+ * per-operation counter table and faults/memory lines; a summary for R > 1.
+ * Argument parsing only; the driver is bench/art/artbench.c.  No system calls.
+ */
+#include "art/artbench.h"
+
+#include <ruma/art.h>
+
+#include <inttypes.h>
+#include <string.h>
+
+int ruma_cmd_art(int argc, char **argv);
+extern const char ruma_cmd_art_summary[];
+const char ruma_cmd_art_summary[] =
+	"Leis's ART benchmark: insert/lookup/erase n keys (modes 0-2) over an allocator";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S]\n"
+		"  n        number of keys (> 0; 1e6 and 10M style accepted)\n"
+		"  mode     0 = dense keys 1..n inserted sorted, 1 = the same keys shuffled,\n"
+		"           2 = sparse random 64-bit keys (TIDs are row numbers then)\n"
+		"  --alloc  libc (default), pool, mempool, huge (also huge-thp, huge-4k);\n"
+		"           compare glibc/jemalloc/mimalloc with LD_PRELOAD and --alloc libc\n"
+		"  --reps   repeat the insert/lookup/erase cycle R times (default 1); for R > 1\n"
+		"           a summary (median/min/max Mops, first repetition discarded) follows\n"
+		"  --seed   key seed (default $RUMA_SEED or clock-derived; printed on stderr)\n");
+}
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "ruma art: %s: '%s'\n", what, arg);
+	usage(stderr);
+	return 2;
+}
+
+int ruma_cmd_art(int argc, char **argv)
+{
+	artbench_config cfg = { 0, 0, "libc", 1, 0 };
+	const char *pos[2] = { NULL, NULL };
+	bool have_seed = false;
+	int npos = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--alloc") || !strcmp(a, "--reps") || !strcmp(a, "--seed")) {
+			if (i + 1 >= argc)
+				return bad("missing value for option", a);
+			const char *v = argv[++i];
+			uint64_t x;
+			if (!strcmp(a, "--alloc")) {
+				ruma_alloc_kind kind;
+				if (ruma_alloc_kind_by_name(v, &kind) != 0)
+					return bad("unknown allocator (libc, pool, mempool, huge)", v);
+				cfg.alloc_name = v;
+			} else if (ruma_parse_u64(v, &x) != 0) {
+				return bad("not a number", v);
+			} else if (!strcmp(a, "--reps")) {
+				if (x == 0 || x > 1000)
+					return bad("--reps must be 1..1000", v);
+				cfg.reps = (unsigned)x;
+			} else {
+				cfg.seed = x;
+				have_seed = true;
+			}
+			continue;
+		}
+		if (a[0] == '-' && a[1] == '-')
+			return bad("unknown option", a);
+		if (npos == 2)
+			return bad("too many arguments", a);
+		pos[npos++] = a;
+	}
+	if (npos < 2) {
+		fprintf(stderr, "ruma art: need <n> and <mode>\n");
+		usage(stderr);
+		return 2;
+	}
+	if (ruma_parse_u64(pos[0], &cfg.n) != 0 || cfg.n == 0)
+		return bad("n must be a positive integer", pos[0]);
+	if (cfg.n > (UINT64_C(1) << 32))
+		return bad("n larger than 2^32 keys", pos[0]);
+	if (strlen(pos[1]) != 1 || pos[1][0] < '0' || pos[1][0] > '2')
+		return bad("mode must be 0, 1 or 2", pos[1]);
+	cfg.mode = pos[1][0] - '0';
+	if (!have_seed)
+		cfg.seed = ruma_seed_default();
+	fprintf(stderr, "ruma art: n=%" PRIu64 " mode=%d alloc=%s reps=%u seed=%" PRIu64 "%s\n", cfg.n,
+		cfg.mode, cfg.alloc_name, cfg.reps, cfg.seed,
+		cfg.mode == ARTBENCH_SPARSE ? " (TIDs are row numbers; keys from keys[tid])" : "");
+	printf("Node4 Size: %d\nNode16 Size: %d\nNode48 Size: %d\nNode256 Size: %d\n",
+	       RUMA_ART_NODE4_SIZE, RUMA_ART_NODE16_SIZE, RUMA_ART_NODE48_SIZE, RUMA_ART_NODE256_SIZE);
+	int rc = artbench_run(&cfg, &artbench_art_index, stdout, stderr);
+	return rc == 0 ? 0 : 1;
+}
