@@ -1,0 +1,527 @@
+/*
+ * m_copy.c — the copy and copy-on-write methods of `ruma micro`:
+ *   1       malloc'ed src, memcpy into a malloc'ed dst
+ *   2-5     src in a memfd page pool; dst a kernel COW view (MAP_PRIVATE of
+ *           the same pages) — snapshot.h RUMA_SNAP_COW; populate; 2 MiB pages
+ *   6-9     dst built chunk by chunk from a random permutation of src's
+ *           chunks, one mapping per chunk (snapshot.h RUMA_SNAP_SHUFFLE)
+ *   10, 11  the same permutation copied with memcpy (RUMA_SNAP_MEMCPY_SHUFFLE)
+ *   15, 16  the permutation built with remap_file_pages on one MAP_SHARED
+ *           mapping of the pool (dst is then a shared view: writes to dst
+ *           show in src, as in the original)
+ *   20      dst is one contiguous COW view whose whole 2 MiB part comes from
+ *           a 2 MiB-page pool and whose tail comes from a 4 KiB-page pool
+ *   32      map and populate: file-backed (memfd pool + area) or anonymous,
+ *           shared or private, populate by the kernel (MAP_POPULATE / madvise)
+ *           or by touching, file initialised first or not, mapped in one call
+ *           or page by page in shuffled order
+ * Invariants: each builder either returns 0 with d->cleanup set, or frees
+ * everything it made and returns the error.  src[i] == i after init.
+ * Syscalls: through phys.h/area.h/snapshot.h, and the os layer's mmap,
+ * munmap and remap_file_pages for the raw views of methods 15/16, 20 and 32.
+ */
+#include "micro/micro.h"
+#include "os/os.h"
+
+#include <ruma/area.h>
+#include <ruma/phys.h>
+#include <ruma/snapshot.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static void init_values(uint64_t *a, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		a[i - from] = i;
+}
+
+/* ---- 1: memcpy ------------------------------------------------------------------ */
+
+static void memcpy_cleanup(micro_data *d)
+{
+	free(d->src);
+	printf("Freeing %s\n", micro_field_name(MF_MALLOC_SRC));
+	free(d->dst);
+	printf("Freeing %s\n", micro_field_name(MF_MALLOC_DST));
+}
+
+int micro_build_memcpy(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	(void)p;
+	d->kind = MICRO_CONTIG;
+	d->n = n;
+	micro_phase_begin(c);
+	d->src = malloc(n * sizeof(uint64_t));
+	micro_phase_end(c, MF_MALLOC_SRC);
+	if (!d->src)
+		return micro_fail("malloc src", -ENOMEM);
+	micro_phase_begin(c);
+	init_values(d->src, 0, n);
+	micro_phase_end(c, MF_INIT_MALLOC_SRC);
+	micro_phase_begin(c);
+	d->dst = malloc(n * sizeof(uint64_t));
+	micro_phase_end(c, MF_MALLOC_DST);
+	if (!d->dst) {
+		free(d->src);
+		return micro_fail("malloc dst", -ENOMEM);
+	}
+	micro_phase_begin(c);
+	memcpy(d->dst, d->src, n * sizeof(uint64_t));
+	micro_phase_end(c, MF_MEMCPY);
+	d->cleanup = memcpy_cleanup;
+	return 0;
+}
+
+/* ---- 2-11: snapshots ------------------------------------------------------------------- */
+
+typedef struct snap_priv {
+	ruma_snap_src *src;
+	ruma_snap *snap;
+	bool huge;
+} snap_priv;
+
+static void snap_cleanup(micro_data *d)
+{
+	snap_priv *s = d->priv;
+
+	ruma_snap_destroy(s->snap);
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
+	ruma_snap_src_destroy(s->src);
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
+	printf("Freeing %s\n", micro_field_name(s->huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC));
+	free(s);
+}
+
+static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool populate,
+		      ruma_snap_method method, size_t ppc, bool init_dst, micro_field dst_field)
+{
+	snap_priv *s = calloc(1, sizeof(*s));
+	ruma_snap_opts o;
+	int rc;
+
+	if (!s)
+		return micro_fail("allocating", -ENOMEM);
+	s->huge = huge;
+	d->kind = MICRO_CONTIG;
+	d->n = n;
+	micro_phase_begin(c);
+	rc = ruma_snap_src_create(&s->src, n * sizeof(uint64_t), huge, populate);
+	micro_phase_end(c, huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
+	if (rc) {
+		free(s);
+		return micro_fail("creating the source in a memfd page pool", rc);
+	}
+	d->src = ruma_snap_src_data(s->src);
+	micro_phase_begin(c);
+	init_values(d->src, 0, n);
+	micro_phase_end(c, MF_INIT_SHM_SRC);
+
+	ruma_snap_opts_default(&o);
+	o.method = method;
+	o.pages_per_chunk = ppc;
+	o.populate = populate;
+	o.init_dst = init_dst;
+	o.seed = c->seed;
+	micro_phase_begin(c);
+	rc = ruma_snap_create(&s->snap, s->src, &o);
+	micro_phase_end(c, dst_field);
+	if (rc) {
+		ruma_snap_src_destroy(s->src);
+		free(s);
+		return micro_fail("creating the destination snapshot", rc);
+	}
+	d->dst = ruma_snap_data(s->snap);
+	if (method == RUMA_SNAP_SHUFFLE || method == RUMA_SNAP_MEMCPY_SHUFFLE) {
+		size_t chunk_bytes;
+		d->chunk_perm = (uint64_t *)ruma_snap_chunk_order(s->snap, &d->nchunks_perm, &chunk_bytes);
+		d->chunk_entries = chunk_bytes / sizeof(uint64_t);
+	}
+	d->priv = s;
+	d->cleanup = snap_cleanup;
+	return 0;
+}
+
+int micro_build_cow(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return snap_build(c, n, d, p->use_huge, p->populate_cow, RUMA_SNAP_COW, 1, false,
+			  MF_MMAP_DST);
+}
+
+int micro_build_cow_shuffle(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return snap_build(c, n, d, p->use_huge, p->populate_cow, RUMA_SNAP_SHUFFLE,
+			  p->pages_per_chunk, false, MF_REMAP_DST);
+}
+
+int micro_build_memcpy_shuffle(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return snap_build(c, n, d, p->use_huge, false, RUMA_SNAP_MEMCPY_SHUFFLE,
+			  p->pages_per_chunk, p->init_dst, MF_MEMCPY);
+}
+
+/* ---- 15, 16: remap_file_pages --------------------------------------------------------------- */
+
+typedef struct raw_priv {
+	ruma_phys *phys, *phys2;
+	void *src_map, *dst_map;
+	size_t src_len, dst_len;
+	uint64_t *perm;
+	bool huge;
+	ruma_area *area;
+} raw_priv;
+
+static void raw_free(raw_priv *r)
+{
+	if (r->dst_map)
+		ruma_os_munmap(r->dst_map, r->dst_len);
+	if (r->src_map)
+		ruma_os_munmap(r->src_map, r->src_len);
+	ruma_area_destroy(r->area);
+	ruma_phys_destroy(r->phys);
+	ruma_phys_destroy(r->phys2);
+	free(r->perm);
+	free(r);
+}
+
+static void rfp_cleanup(micro_data *d)
+{
+	raw_priv *r = d->priv;
+	bool huge = r->huge;
+
+	raw_free(r);
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
+	printf("Freeing %s\n", micro_field_name(huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC));
+}
+
+/* A permutation of the full chunks; a shorter last chunk stays last. */
+static uint64_t *chunk_permutation(size_t pages, size_t ppc, uint64_t seed, size_t *nchunks)
+{
+	size_t nc = (pages + ppc - 1) / ppc, full = pages / ppc;
+	uint64_t *perm = malloc((nc ? nc : 1) * sizeof(*perm));
+	ruma_rng r;
+
+	if (!perm)
+		return NULL;
+	for (size_t k = 0; k < nc; k++)
+		perm[k] = k;
+	ruma_rng_seed(&r, seed);
+	ruma_rng_shuffle_u64(&r, perm, full);
+	*nchunks = nc;
+	return perm;
+}
+
+int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	size_t page = p->use_huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	size_t bytes = micro_round_up(n * sizeof(uint64_t), page), pages = bytes / page;
+	size_t ppc = p->pages_per_chunk, nchunks = 0;
+	raw_priv *r = calloc(1, sizeof(*r));
+	uint64_t first = 0;
+	int rc;
+
+	if (!r)
+		return micro_fail("allocating", -ENOMEM);
+	r->huge = p->use_huge;
+	d->kind = MICRO_CONTIG;
+	d->n = n;
+	micro_phase_begin(c);
+	rc = ruma_phys_create(&r->phys, page, 0);
+	if (!rc)
+		rc = ruma_phys_alloc(r->phys, pages, &first);
+	micro_phase_end(c, r->huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
+	if (rc)
+		goto fail;
+	int fd = ruma_phys_fd(r->phys);
+	off_t off = (off_t)ruma_phys_offset(r->phys, first);
+	micro_phase_begin(c);
+	r->src_len = bytes;
+	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &r->src_map);
+	micro_phase_end(c, MF_MMAP_SRC);
+	if (rc) {
+		r->src_map = NULL;
+		goto fail;
+	}
+	d->src = r->src_map;
+	micro_phase_begin(c);
+	init_values(d->src, 0, n);
+	micro_phase_end(c, MF_INIT_SHM_SRC);
+	r->perm = chunk_permutation(pages, ppc, c->seed, &nchunks);
+	if (!r->perm) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	micro_phase_begin(c);
+	r->dst_len = bytes;
+	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &r->dst_map);
+	micro_phase_end(c, MF_MMAP_DST);
+	if (rc) {
+		r->dst_map = NULL;
+		goto fail;
+	}
+	micro_phase_begin(c);
+	for (size_t k = 0; k < pages / ppc && rc == 0; k++) {
+		/* pgoff counts 4 KiB units of the file */
+		size_t pgoff = (size_t)((uint64_t)off / 4096 + r->perm[k] * ppc * (page / 4096));
+		rc = ruma_os_remap_file_pages((char *)r->dst_map + k * ppc * page, ppc * page, pgoff, 0);
+	}
+	micro_phase_end(c, MF_REMAP_DST);
+	if (rc) {
+		fprintf(stderr,
+			"ruma micro: the kernel refused remap_file_pages (%s) for %s pages; this "
+			"kernel cannot run method %d\n",
+			ruma_strerror(rc), r->huge ? "2 MiB" : "4 KiB", r->huge ? 16 : 15);
+		raw_free(r);
+		return rc;
+	}
+	d->dst = r->dst_map;
+	d->src_aliases_dst = true;
+	d->chunk_perm = r->perm;
+	d->nchunks_perm = nchunks;
+	d->chunk_entries = ppc * page / sizeof(uint64_t);
+	d->priv = r;
+	d->cleanup = rfp_cleanup;
+	return 0;
+fail:
+	raw_free(r);
+	return micro_fail("method setup", rc);
+}
+
+/* ---- 20: mix huge and small pages ----------------------------------------------------------- */
+
+static void mix_cleanup(micro_data *d)
+{
+	raw_free(d->priv);
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
+	printf("Freeing %s\n", micro_field_name(MF_SHM_SRC_HUGE));
+	printf("Freeing %s\n", micro_field_name(MF_SHM_SRC));
+}
+
+int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	size_t bytes = n * sizeof(uint64_t);
+	size_t hbytes = p->use_huge ? bytes / RUMA_PAGE_2M * RUMA_PAGE_2M : 0;
+	size_t tbytes = micro_round_up(bytes - hbytes, RUMA_PAGE_4K);
+	size_t hn = hbytes / sizeof(uint64_t);
+	raw_priv *r = calloc(1, sizeof(*r));
+	uint64_t hfirst = 0, sfirst = 0;
+	void *hview = NULL, *sview = NULL, *at;
+	int rc = 0;
+
+	if (!r)
+		return micro_fail("allocating", -ENOMEM);
+	d->kind = MICRO_CONTIG;
+	d->n = n;
+	micro_phase_begin(c);
+	if (hbytes) {
+		rc = ruma_phys_create(&r->phys2, RUMA_PAGE_2M, 0);
+		if (!rc)
+			rc = ruma_phys_alloc(r->phys2, hbytes / RUMA_PAGE_2M, &hfirst);
+	}
+	micro_phase_end(c, MF_SHM_SRC_HUGE);
+	if (rc)
+		goto fail;
+	micro_phase_begin(c);
+	if (tbytes) {
+		rc = ruma_phys_create(&r->phys, RUMA_PAGE_4K, 0);
+		if (!rc)
+			rc = ruma_phys_alloc(r->phys, tbytes / RUMA_PAGE_4K, &sfirst);
+	}
+	micro_phase_end(c, MF_SHM_SRC);
+	if (rc)
+		goto fail;
+	/* the sources: shared views of both pools */
+	micro_phase_begin(c);
+	if (hbytes)
+		rc = ruma_os_mmap(NULL, hbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  ruma_phys_fd(r->phys2), (off_t)ruma_phys_offset(r->phys2, hfirst),
+				  &hview);
+	if (!rc && tbytes)
+		rc = ruma_os_mmap(NULL, tbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  ruma_phys_fd(r->phys), (off_t)ruma_phys_offset(r->phys, sfirst),
+				  &sview);
+	micro_phase_end(c, MF_MMAP_SRC);
+	if (rc)
+		goto fail_views;
+	micro_phase_begin(c);
+	if (hbytes)
+		init_values(hview, 0, hn);
+	if (tbytes)
+		init_values(sview, hn, n);
+	micro_phase_end(c, MF_INIT_SHM_SRC);
+	if (hview)
+		ruma_os_munmap(hview, hbytes);
+	if (sview)
+		ruma_os_munmap(sview, tbytes);
+	hview = sview = NULL;
+
+	/* dst: one reservation, 2 MiB aligned; huge part and tail as private (COW) views */
+	micro_phase_begin(c);
+	r->dst_len = hbytes + tbytes + RUMA_PAGE_2M;
+	rc = ruma_os_mmap(NULL, r->dst_len, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &r->dst_map);
+	if (rc) {
+		r->dst_map = NULL;
+		goto fail;
+	}
+	char *base = (char *)micro_round_up((size_t)r->dst_map, RUMA_PAGE_2M);
+	if (hbytes)
+		rc = ruma_os_mmap(base, hbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+				  ruma_phys_fd(r->phys2), (off_t)ruma_phys_offset(r->phys2, hfirst),
+				  &at);
+	if (!rc && tbytes)
+		rc = ruma_os_mmap(base + hbytes, tbytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_FIXED, ruma_phys_fd(r->phys),
+				  (off_t)ruma_phys_offset(r->phys, sfirst), &at);
+	micro_phase_end(c, MF_MMAP_DST);
+	if (rc)
+		goto fail;
+	d->dst = (uint64_t *)base;
+	d->priv = r;
+	d->cleanup = mix_cleanup;
+	return 0;
+fail_views:
+	if (hview)
+		ruma_os_munmap(hview, hbytes);
+	if (sview)
+		ruma_os_munmap(sview, tbytes);
+fail:
+	raw_free(r);
+	return micro_fail("method 20 setup", rc);
+}
+
+/* ---- 32: map and populate --------------------------------------------------------------------- */
+
+static void mp_cleanup(micro_data *d)
+{
+	raw_priv *r = d->priv;
+	bool file = r->phys != NULL;
+
+	raw_free(r);
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
+	if (file)
+		printf("Freeing %s\n", micro_field_name(MF_SHM_SRC));
+}
+
+static void touch_pages(void *base, size_t bytes, size_t page, bool write)
+{
+	volatile unsigned char *b = base;
+
+	for (size_t o = 0; o < bytes; o += page) {
+		unsigned char x = b[o];
+		if (write)
+			b[o] = x;
+	}
+}
+
+int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	size_t page = p->use_huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	size_t bytes = micro_round_up(n * sizeof(uint64_t), page), pages = bytes / page;
+	raw_priv *r = calloc(1, sizeof(*r));
+	uint64_t first = 0, *order = NULL;
+	size_t dummy;
+	int rc = 0;
+
+	if (!r)
+		return micro_fail("allocating", -ENOMEM);
+	d->kind = MICRO_CONTIG;
+	d->n = n;
+	d->dst_zero = !(p->file && p->init_file);
+	if (p->shuffle) {
+		order = chunk_permutation(pages, 1, c->seed, &dummy);
+		if (!order) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+	}
+	if (p->file) {
+		micro_phase_begin(c);
+		rc = ruma_phys_create(&r->phys, page, 0);
+		if (!rc)
+			rc = ruma_phys_alloc(r->phys, pages, &first);
+		micro_phase_end(c, p->use_huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
+		if (rc)
+			goto fail;
+		if (p->init_file) {
+			void *tmp;
+			micro_phase_begin(c);
+			rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+					  ruma_phys_fd(r->phys), (off_t)ruma_phys_offset(r->phys, first),
+					  &tmp);
+			if (!rc) {
+				init_values(tmp, 0, n);
+				ruma_os_munmap(tmp, bytes);
+			}
+			micro_phase_end(c, MF_INIT_SHM_SRC);
+			if (rc)
+				goto fail;
+		}
+		rc = ruma_area_create(&r->area, page, pages);
+		if (rc)
+			goto fail;
+		unsigned flags = (p->shared ? 0 : RUMA_AREA_PRIVATE) |
+				 (p->populate && p->by_option ? RUMA_AREA_POPULATE : 0);
+		micro_phase_begin(c);
+		if (p->shuffle) {
+			for (size_t i = 0; i < pages && rc == 0; i++)
+				rc = ruma_area_map_run(r->area, order[i], r->phys, first + order[i], 1,
+						       flags, NULL);
+		} else {
+			rc = ruma_area_map_run(r->area, 0, r->phys, first, pages, flags, NULL);
+		}
+		if (!rc && p->populate && !p->by_option)
+			touch_pages(ruma_area_base(r->area), bytes, page, p->shared);
+		micro_phase_end(c, MF_MMAP_DST);
+		if (rc)
+			goto fail;
+		d->dst = ruma_area_base(r->area);
+	} else {
+		int flags = (p->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE |
+			    (p->use_huge ? MAP_HUGETLB : 0);
+		micro_phase_begin(c);
+		if (p->shuffle) {
+			r->dst_len = bytes + page;
+			rc = ruma_os_mmap(NULL, r->dst_len, PROT_NONE,
+					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &r->dst_map);
+			if (rc)
+				r->dst_map = NULL;
+			char *base = r->dst_map ? (char *)micro_round_up((size_t)r->dst_map, page) : NULL;
+			for (size_t i = 0; i < pages && rc == 0; i++) {
+				void *at;
+				rc = ruma_os_mmap(base + order[i] * page, page, PROT_READ | PROT_WRITE,
+						  flags | MAP_FIXED |
+							  (p->populate && p->by_option ? MAP_POPULATE : 0),
+						  -1, 0, &at);
+			}
+			d->dst = (uint64_t *)base;
+		} else {
+			r->dst_len = bytes;
+			rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					  flags | (p->populate && p->by_option ? MAP_POPULATE : 0), -1, 0,
+					  &r->dst_map);
+			if (rc)
+				r->dst_map = NULL;
+			d->dst = r->dst_map;
+		}
+		if (!rc && p->populate && !p->by_option)
+			touch_pages(d->dst, bytes, page, true);
+		micro_phase_end(c, MF_MMAP_DST);
+		if (rc)
+			goto fail;
+	}
+	free(order);
+	d->priv = r;
+	d->cleanup = mp_cleanup;
+	return 0;
+fail:
+	free(order);
+	raw_free(r);
+	if (rc == -ENOMEM && p->use_huge && !p->file)
+		rc = RUMA_ENOHUGE;
+	return micro_fail("method 32 setup", rc);
+}

@@ -1,0 +1,146 @@
+/*
+ * m_part.c — the partitioning methods of `ruma micro`, all built on
+ * partition.h (ruma_part_run):
+ *   12      traditional: histogram pass + scatter into a contiguous output
+ *   13, 14  mapped, without histogram: per-partition areas grown by blocks of
+ *           pool pages, rewired into one contiguous output (14: 2 MiB pages)
+ *   17      traditional with block-chains (chunks, no contiguous output)
+ *   18, 19  mapped with block-chains (window per partition), contiguous output
+ *   21      mapped with adaptive block sizes (2 MiB down to 4 KiB), contiguous
+ *   44      mremap partitioning with 2 MiB pages (chunks per partition)
+ * The keys are src[i] = i in a malloc'ed array; partition(key) = key & (P-1)
+ * (ruma_part_of, shift 0).  The library partitions in one call, timed as the
+ * field write-seq-dst-per-elem (every key is written to its partition).
+ * Syscalls: none here (malloc for the keys; partition.h does the mapping).
+ */
+#include "micro/micro.h"
+
+#include <ruma/partition.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+typedef struct part_priv {
+	ruma_part_result *res;
+} part_priv;
+
+static void part_cleanup(micro_data *d)
+{
+	part_priv *pp = d->priv;
+	bool contiguous = pp->res->data != NULL;
+
+	ruma_part_result_free(pp->res);
+	printf("Freeing %s\n", micro_field_name(contiguous ? MF_MMAP_DST : MF_SHM_DST));
+	free(d->src);
+	printf("Freeing %s\n", micro_field_name(MF_MALLOC_SRC));
+	free(pp);
+}
+
+/* Describe the library's result as micro_data partitions/segments. */
+static int describe(ruma_part_result *res, micro_data *d)
+{
+	size_t P = res->partitions;
+
+	d->nparts = P;
+	d->hist = calloc(P, sizeof(size_t));
+	d->nseg = res->nchunks;
+	d->seg_ptr = calloc(res->nchunks ? res->nchunks : 1, sizeof(uint64_t *));
+	d->seg_len = calloc(res->nchunks ? res->nchunks : 1, sizeof(size_t));
+	d->seg_part = calloc(res->nchunks ? res->nchunks : 1, sizeof(uint32_t));
+	if (!d->hist || !d->seg_ptr || !d->seg_len || !d->seg_part) {
+		micro_free_data_arrays(d);
+		return -ENOMEM;
+	}
+	for (size_t p = 0; p < P; p++)
+		d->hist[p] = res->start[p + 1] - res->start[p];
+	for (size_t k = 0; k < res->nchunks; k++) {
+		d->seg_ptr[k] = res->chunks[k].keys;
+		d->seg_len[k] = res->chunks[k].n;
+		d->seg_part[k] = res->chunks[k].part;
+	}
+	d->dst = res->data;
+	return 0;
+}
+
+static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data *d,
+		      ruma_part_method method, bool huge)
+{
+	part_priv *pp = calloc(1, sizeof(*pp));
+	ruma_part_opts o;
+	int rc;
+
+	if (!pp)
+		return micro_fail("allocating", -ENOMEM);
+	d->kind = MICRO_PARTITIONED;
+	d->n = n;
+	micro_phase_begin(c);
+	d->src = malloc(n * sizeof(uint64_t));
+	micro_phase_end(c, MF_MALLOC_SRC);
+	if (!d->src) {
+		free(pp);
+		return micro_fail("malloc src", -ENOMEM);
+	}
+	micro_phase_begin(c);
+	for (size_t i = 0; i < n; i++)
+		d->src[i] = i;
+	micro_phase_end(c, MF_INIT_MALLOC_SRC);
+
+	ruma_part_opts_default(&o);
+	o.method = method;
+	o.partitions = (uint32_t)p->num_partitions;
+	o.shift = 0;
+	o.pages_per_block = p->pages_per_block;
+	o.huge = huge;
+	o.prefault_dst = p->prefault_dst;
+	micro_phase_begin(c);
+	rc = ruma_part_run(d->src, n, &o, &pp->res);
+	micro_phase_end(c, MF_WRITE_SEQ_DST_PER_ELEM);
+	if (rc) {
+		free(d->src);
+		d->src = NULL;
+		free(pp);
+		return micro_fail("partitioning", rc);
+	}
+	rc = describe(pp->res, d);
+	if (rc) {
+		ruma_part_result_free(pp->res);
+		free(d->src);
+		d->src = NULL;
+		free(pp);
+		return micro_fail("describing the partitions", rc);
+	}
+	d->priv = pp;
+	d->cleanup = part_cleanup;
+	return 0;
+}
+
+int micro_build_part_histo(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return part_build(c, p, n, d, RUMA_PART_TRADITIONAL, false);
+}
+
+int micro_build_part_mapped(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return part_build(c, p, n, d, RUMA_PART_MAPPED, p->use_huge);
+}
+
+int micro_build_part_chains(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return part_build(c, p, n, d, RUMA_PART_TRADITIONAL_CHAINS, false);
+}
+
+int micro_build_part_mapped_chains(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return part_build(c, p, n, d, RUMA_PART_MAPPED_CHAINS, p->use_huge);
+}
+
+int micro_build_part_adaptive(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	/* the library takes 2 MiB blocks from huge pages when they are free, else 4 KiB pages */
+	return part_build(c, p, n, d, RUMA_PART_MAPPED_ADAPTIVE, false);
+}
+
+int micro_build_part_mremap(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
+{
+	return part_build(c, p, n, d, RUMA_PART_MREMAP, p->use_huge);
+}
