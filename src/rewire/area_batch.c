@@ -43,7 +43,7 @@ int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,
 	bool write = !(e & (ENT_PRIVATE | ENT_RDONLY));
 
 	a->populated += n;
-	if (!(flags & RUMA_AREA_POP_TOUCH)) {
+	if (!(flags & RUMA_AREA_POP_TOUCH) && !a->no_populate_madvise) {
 		int rc = ruma_os_madvise(ruma_area_addr(a, v), area_bytes(a, n),
 					 write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 		if (rc == 0) {
@@ -51,7 +51,9 @@ int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,
 				*how = RUMA_POPULATE_MADVISE;
 			return 0;
 		}
-		if (rc != -EINVAL) {
+		if (rc == -EINVAL) {
+			a->no_populate_madvise = true; /* remembered: touch from now on */
+		} else {
 			bool huge = ruma_phys_is_huge(area_pool_of(a, e));
 			return huge && (rc == -ENOMEM || rc == -EFAULT) ? RUMA_ENOHUGE : rc;
 		}

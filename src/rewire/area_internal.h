@@ -35,6 +35,7 @@ struct ruma_area {
 	uint64_t max_map_count;   /* vm.max_map_count at creation */
 	uint64_t mapped;          /* entries != 0 */
 	uint64_t mmaps, mremaps, populated, lost;
+	bool no_populate_madvise; /* the kernel answered EINVAL to MADV_POPULATE_* */
 };
 
 static inline uint64_t ent_page(uint64_t e)

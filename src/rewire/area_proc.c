@@ -85,20 +85,41 @@ int ruma_max_map_count(uint64_t *out)
 	return rc;
 }
 
+/*
+ * Count lines with a fixed stack buffer: this runs when the process may be at
+ * its mapping limit, where a large malloc (which would need a new mapping)
+ * could fail.
+ */
+static int count_lines(int fd, uint64_t *out)
+{
+	char buf[16384];
+	uint64_t lines = 0;
+	off_t pos = 0;
+
+	for (;;) {
+		ssize_t got = ruma_os_pread(fd, buf, sizeof(buf), pos);
+		if (got < 0)
+			return (int)got;
+		if (got == 0)
+			break;
+		for (ssize_t i = 0; i < got; i++)
+			lines += buf[i] == '\n';
+		pos += got;
+	}
+	*out = lines;
+	return 0;
+}
+
 int ruma_map_count(uint64_t *out)
 {
-	char *buf;
-	size_t len;
-	int rc = area_read_file("/proc/self/maps", &buf, &len);
+	int fd;
+	int rc = ruma_os_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0, &fd);
 
 	if (rc)
 		return rc;
-	uint64_t lines = 0;
-	for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))); p++)
-		lines++;
-	free(buf);
-	*out = lines;
-	return 0;
+	rc = count_lines(fd, out);
+	close(fd);
+	return rc;
 }
 
 /* ---- the table check -------------------------------------------------------------- */
