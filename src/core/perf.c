@@ -17,10 +17,10 @@
 #include <ruma/perf.h>
 
 #include "core/perf_open.h"
+#include "core/sysfile.h"
 #include "os/os.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
@@ -362,27 +362,11 @@ static bool smaps_field(const char *text, const char *field, uint64_t *bytes)
 int ruma_perf_memory_read(ruma_perf_memory *out)
 {
 	char buf[4096];
-	size_t len = 0;
-	int fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+	int rc = ruma_sysfile_read("/proc/self/smaps_rollup", buf, sizeof(buf));
 
 	memset(out, 0, sizeof(*out));
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < sizeof(buf)) {
-		ssize_t r = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	buf[len] = '\0';
+	if (rc)
+		return rc;
 	if (!smaps_field(buf, "Rss", &out->rss))
 		return RUMA_EPARSE;
 	/* Absent on kernels without THP or hugetlb: those count as 0. */

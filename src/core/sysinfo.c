@@ -7,7 +7,8 @@
  * read from /proc or /sys at call time.  Probes undo what they create (ring,
  * counter descriptor, temporary file) on every path.
  *
- * Syscalls: plain open/read/write/close on /proc and /sys files and
+ * Syscalls: plain open/read/write/close on /proc and /sys files (reads via
+ * sysfile.c) and
  * opendir/readdir on sysfs directories (not part of the OS layer's list);
  * uname and sysconf; io_uring setup, perf_event_open, open(O_DIRECT),
  * pread and pwrite go through the OS layer (src/os) so they are counted and
@@ -16,6 +17,7 @@
 #include <ruma/sysinfo.h>
 
 #include "core/perf_open.h"
+#include "core/sysfile.h"
 #include "os/os.h"
 
 #include <dirent.h>
@@ -37,36 +39,10 @@
 
 /* ---- small file helpers ------------------------------------------------------ */
 
-/* Read up to cap-1 bytes of a small file into buf (NUL-terminated). */
-static int read_small_file(const char *path, char *buf, size_t cap)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < cap) {
-		ssize_t r = read(fd, buf + len, cap - 1 - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	buf[len] = '\0';
-	close(fd);
-	return 0;
-}
-
 int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v)
 {
 	char buf[64], *end;
-	int rc = read_small_file(path, buf, sizeof(buf));
+	int rc = ruma_sysfile_read(path, buf, sizeof(buf));
 
 	if (rc)
 		return rc;
@@ -193,7 +169,7 @@ int ruma_sysinfo_huge_sizes(uint64_t *sizes_kb, size_t cap, size_t *n)
 int ruma_sysinfo_default_huge_kb(uint64_t *size_kb)
 {
 	char buf[8192];
-	int rc = read_small_file("/proc/meminfo", buf, sizeof(buf));
+	int rc = ruma_sysfile_read("/proc/meminfo", buf, sizeof(buf));
 
 	if (rc)
 		return rc;
@@ -383,7 +359,7 @@ static int read_bracketed(const char *file, char *out, size_t cap)
 
 	out[0] = '\0';
 	snprintf(path, sizeof(path), THP_SYS_DIR "/%s", file);
-	int rc = read_small_file(path, buf, sizeof(buf));
+	int rc = ruma_sysfile_read(path, buf, sizeof(buf));
 	if (rc)
 		return rc;
 	const char *open_b = strchr(buf, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
@@ -423,29 +399,7 @@ int ruma_sysinfo_vm(ruma_vm_info *out)
 
 int ruma_sysinfo_map_count(uint64_t *n)
 {
-	char buf[16384];
-	uint64_t lines = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r = read(fd, buf, sizeof(buf));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = -errno;
-			close(fd);
-			return e;
-		}
-		if (r == 0)
-			break;
-		for (ssize_t i = 0; i < r; i++)
-			lines += buf[i] == '\n';
-	}
-	close(fd);
-	*n = lines;
-	return 0;
+	return ruma_sysfile_count_lines("/proc/self/maps", n);
 }
 
 /* ---- probes ------------------------------------------------------------------------- */
