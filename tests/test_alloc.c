@@ -683,6 +683,33 @@ static int t_inject_sticky(void)
 	return TEST_PASS;
 }
 
+/* Under ASan, freed pool objects are poisoned and handed-out ones are not. */
+static int t_asan_poison(void)
+{
+#ifdef RUMA_ALLOC_ASAN
+	for (size_t b = 1; b < NBACKENDS; b++) {
+		ruma_alloc a;
+		CHECK_OK(ruma_alloc_create_by_name(backends[b], &a));
+		char *keep = ruma_alloc_alloc(&a, 656, 0);
+		char *p = ruma_alloc_alloc(&a, 656, 0);
+		CHECK(keep && p);
+		CHECK(!__asan_region_is_poisoned(p, 656));
+		ruma_alloc_free(&a, p, 656);
+		CHECK(__asan_address_is_poisoned(p + 8));
+		CHECK(__asan_address_is_poisoned(p + 600));
+		char *q = ruma_alloc_alloc(&a, 656, 0);
+		CHECK(q == p);
+		CHECK(!__asan_region_is_poisoned(q, 656));
+		ruma_alloc_free(&a, q, 656);
+		ruma_alloc_free(&a, keep, 656);
+		ruma_alloc_destroy(&a);
+	}
+	return TEST_PASS;
+#else
+	SKIP("not built with AddressSanitizer");
+#endif
+}
+
 static const struct test_case cases[] = {
 	{ "classes", t_classes },
 	{ "by_name", t_by_name },
@@ -695,6 +722,7 @@ static const struct test_case cases[] = {
 	{ "huge_reserved", t_huge_reserved },
 	{ "inject_huge_fallback", t_inject_huge_fallback },
 	{ "inject_sticky", t_inject_sticky },
+	{ "asan_poison", t_asan_poison },
 };
 
 int main(int argc, char **argv)

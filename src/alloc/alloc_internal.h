@@ -57,6 +57,28 @@ static inline size_t ruma_eff_size(size_t size)
 	return size ? size : 1;
 }
 
+/* ---- AddressSanitizer -------------------------------------------------------------
+ * Under ASan, objects on a free list are poisoned (the pools' memory comes
+ * from mmap, which ASan otherwise treats as always addressable), so a use
+ * after free through a pool is reported.  Regions are unpoisoned before they
+ * are handed out, reused for another class, or unmapped.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define RUMA_ALLOC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RUMA_ALLOC_ASAN 1
+#endif
+#endif
+#ifdef RUMA_ALLOC_ASAN
+#include <sanitizer/asan_interface.h>
+#define RUMA_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define RUMA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define RUMA_POISON(p, n) ((void)(p), (void)(n))
+#define RUMA_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /* ---- mappings ---------------------------------------------------------------- */
 
 /*

@@ -235,6 +235,7 @@ static void *huge_alloc(void *ctx, size_t size, size_t align)
 			return NULL;
 		if (sl->free) {
 			p = sl->free;
+			RUMA_UNPOISON(p, ruma_class_size(cls));
 			sl->free = *(void **)p;
 		} else {
 			p = sl->bump;
@@ -260,10 +261,13 @@ static void huge_free_small(huge_ctx *c, void *p)
 
 	*(void **)p = sl->free;
 	sl->free = p;
+	RUMA_POISON(p, ruma_class_size((unsigned)sl->cls));
 	if (--sl->live == 0) {
 		if (sl->listed)
 			slab_unlink(c, sl);
 		sl->cls = -1;
+		size_t slab = ((uintptr_t)p - (uintptr_t)pg) / HP_SLAB * HP_SLAB;
+		RUMA_UNPOISON((char *)pg + slab, HP_SLAB);
 		if (--pg->used == 0)
 			page_put(c, pg);
 	} else if (!sl->listed) {
@@ -310,6 +314,7 @@ static void huge_destroy(void *ctx)
 
 	while (c->pages) {
 		hpage *next = c->pages->next;
+		RUMA_UNPOISON(c->pages, RUMA_PAGE_2M);
 		ruma_os_munmap(c->pages, RUMA_PAGE_2M);
 		c->pages = next;
 	}

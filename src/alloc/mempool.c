@@ -51,6 +51,7 @@ static void mp_push(mp_ctx *c, void *p, size_t block)
 
 	*(void **)p = c->bucket[b];
 	c->bucket[b] = p;
+	RUMA_POISON(p, block);
 }
 
 /* Keep the unused tail of the current chunk as a free block, if it is one. */
@@ -113,6 +114,7 @@ static void *mp_alloc_small(mp_ctx *c, size_t block, size_t align)
 
 	if (*head && ((uintptr_t)*head & (a - 1)) == 0) {
 		void *p = *head;
+		RUMA_UNPOISON(p, block);
 		*head = *(void **)p;
 		return p;
 	}
@@ -185,7 +187,9 @@ static void mp_destroy(void *ctx)
 
 	while (c->chunks) {
 		mp_chunk *next = c->chunks->next;
-		ruma_os_munmap(c->chunks, c->chunks->len);
+		size_t len = c->chunks->len;
+		RUMA_UNPOISON(c->chunks, len);
+		ruma_os_munmap(c->chunks, len);
 		c->chunks = next;
 	}
 	ruma_bigmap_release(&c->large);

@@ -103,6 +103,7 @@ static void *pool_alloc(void *ctx, size_t size, size_t align)
 
 		if (pc->free) {
 			p = pc->free;
+			RUMA_UNPOISON(p, csize);
 			pc->free = *(void **)p;
 		} else {
 			if ((size_t)(pc->end - pc->bump) < csize && pool_new_chunk(c, cls))
@@ -139,6 +140,7 @@ static void pool_free(void *ctx, void *p, size_t size)
 		pool_class *pc = &c->cls[ch->cls];
 		*(void **)p = pc->free;
 		pc->free = p;
+		RUMA_POISON(p, ruma_class_size(ch->cls));
 	}
 	c->live -= size;
 	c->frees++;
@@ -161,6 +163,7 @@ static void pool_destroy(void *ctx)
 
 	while (c->chunks) {
 		pool_chunk *next = c->chunks->next;
+		RUMA_UNPOISON(c->chunks, POOL_CHUNK);
 		ruma_os_munmap(c->chunks, POOL_CHUNK);
 		c->chunks = next;
 	}
