@@ -1,0 +1,305 @@
+/*
+ * test_rewire_huge.c — the rewiring core with 2 MiB hugetlb pages.
+ *
+ * The test reserves huge pages itself: it reads /proc/sys/vm/nr_hugepages,
+ * writes previous + RESERVE, and checks HugePages_Free in /proc/meminfo.  The
+ * previous value is ALWAYS written back: at exit, and from a handler for
+ * SIGSEGV/SIGBUS/SIGABRT/SIGINT/SIGTERM.  When the reservation is impossible
+ * (not root, no memory) or RUMA_TEST_NO_RESERVE=1, every case that needs
+ * huge pages skips (exit 77 when all skip).  Without free huge pages, pool
+ * creation must fail with RUMA_ENOHUGE — that is checked before reserving.
+ */
+#include <ruma/area.h>
+
+#include "os/os.h"
+#include "test.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#define HP RUMA_PAGE_2M
+#define RESERVE 8
+#define NR_PATH "/proc/sys/vm/nr_hugepages"
+
+static long saved_nr = -1;       /* nr_hugepages before the test, -1 = untouched */
+static char saved_text[32];      /* the same, ready for the signal handler */
+static size_t saved_len;
+static bool have_huge;           /* the reservation worked */
+
+static long read_long_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static bool write_long_file(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return false;
+	bool ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+static long meminfo(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+	size_t k = strlen(key);
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, k) && line[k] == ':')
+			v = strtol(line + k + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+static void restore_nr(void)
+{
+	if (saved_nr < 0)
+		return;
+	if (!write_long_file(NR_PATH, saved_nr))
+		fprintf(stderr, "rewire_huge: could not restore %s to %ld\n", NR_PATH, saved_nr);
+	saved_nr = -1;
+}
+
+static void restore_on_signal(int sig)
+{
+	if (saved_nr >= 0) {
+		int fd = open(NR_PATH, O_WRONLY);
+		if (fd >= 0) {
+			ssize_t w = write(fd, saved_text, saved_len);
+			(void)w;
+			close(fd);
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void reserve_huge_pages(void)
+{
+	const char *no = getenv("RUMA_TEST_NO_RESERVE");
+	long prev = read_long_file(NR_PATH);
+
+	if ((no && *no && strcmp(no, "0")) || prev < 0)
+		return;
+	saved_len = (size_t)snprintf(saved_text, sizeof(saved_text), "%ld\n", prev);
+	saved_nr = prev;
+	atexit(restore_nr);
+	int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGINT, SIGTERM };
+	for (size_t i = 0; i < TEST_N(sigs); i++)
+		signal(sigs[i], restore_on_signal);
+	if (!write_long_file(NR_PATH, prev + RESERVE)) {
+		saved_nr = -1;
+		return;
+	}
+	have_huge = meminfo("HugePages_Free") >= RESERVE;
+	printf("rewire_huge: nr_hugepages %ld -> %ld, HugePages_Free %ld\n", prev,
+	       read_long_file(NR_PATH), meminfo("HugePages_Free"));
+}
+
+#define NEED_HUGE()                                                                        \
+	do {                                                                               \
+		if (!have_huge)                                                            \
+			SKIP("no free 2 MiB huge pages (could not raise vm.nr_hugepages; " \
+			     "run as root, or RUMA_TEST_NO_RESERVE is set)");              \
+	} while (0)
+
+static uint64_t marker(uint64_t ppage)
+{
+	return 0x4855474500000000ull + ppage;
+}
+
+/* hugetlbfs has no write(2): markers go in through the area (vpage v = ppage v). */
+static void write_markers(ruma_area *a, uint64_t n)
+{
+	for (uint64_t v = 0; v < n; v++)
+		*(volatile uint64_t *)ruma_area_addr(a, v) = marker(v);
+}
+
+static uint64_t word(ruma_area *a, uint64_t v)
+{
+	return *(volatile uint64_t *)ruma_area_addr(a, v);
+}
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+/* Runs before the reservation: with no huge page free, creation says ENOHUGE. */
+static int t_enohuge_without_reservation(void)
+{
+	ruma_phys *p = NULL;
+	const char *no = getenv("RUMA_TEST_NO_RESERVE");
+
+	if (no && *no && strcmp(no, "0"))
+		SKIP("RUMA_TEST_NO_RESERVE: the huge-page path is not exercised");
+	if (meminfo("HugePages_Free") != 0 || read_long_file("/proc/sys/vm/nr_overcommit_hugepages") != 0)
+		SKIP("huge pages are available before reserving; the injected case covers ENOHUGE");
+	int rc = ruma_phys_create(&p, HP, 0);
+	if (rc == RUMA_EUNSUPP)
+		SKIP("kernel without hugetlb memfd");
+	CHECK_EQ(rc, RUMA_ENOHUGE);
+	CHECK(strstr(ruma_strerror(rc), "nr_hugepages") != NULL);
+	return TEST_PASS;
+}
+
+static int t_reserve(void)
+{
+	reserve_huge_pages();
+	NEED_HUGE();
+	return TEST_PASS;
+}
+
+static int t_huge_pool(void)
+{
+	ruma_phys *p;
+	ruma_phys_stat st;
+	uint64_t first;
+
+	NEED_HUGE();
+	CHECK_OK(ruma_phys_create(&p, HP, RUMA_PHYS_PREPOPULATE));
+	CHECK(ruma_phys_is_huge(p));
+	CHECK_EQ(ruma_phys_page_size(p), HP);
+	long free0 = meminfo("HugePages_Free");
+	CHECK_OK(ruma_phys_alloc(p, 4, &first));
+	CHECK_EQ(first, 0);
+	CHECK_EQ(meminfo("HugePages_Free"), free0 - 4); /* prepopulate took them now */
+	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_EQ(st.bytes_resident, 4 * HP);
+	CHECK_EQ(st.file_size % HP, 0);
+	CHECK_OK(ruma_phys_free(p, 1, 2));
+	CHECK_EQ(meminfo("HugePages_Free"), free0 - 2); /* the punch gave them back */
+	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_EQ(st.bytes_resident, 2 * HP);
+	CHECK_OK(ruma_phys_alloc(p, 2, &first));
+	CHECK_EQ(first, 1);
+	ruma_phys_destroy(p);
+	CHECK_EQ(meminfo("HugePages_Free"), free0);
+	return TEST_PASS;
+}
+
+static int t_huge_area(void)
+{
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t first, pp;
+	ruma_area_result r;
+	ruma_populate_method how;
+
+	NEED_HUGE();
+	CHECK_OK(ruma_phys_create(&p, HP, 0));
+	CHECK_OK(ruma_phys_alloc(p, 4, &first));
+	CHECK_OK(ruma_area_create(&a, HP, 16));
+	CHECK(((uintptr_t)ruma_area_base(a) & (HP - 1)) == 0);
+	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 4, RUMA_AREA_POPULATE, &how));
+	CHECK(how != RUMA_POPULATE_NONE);
+	write_markers(a, 4);
+	for (uint64_t v = 0; v < 4; v++)
+		CHECK_EQ(word(a, v), marker(v));
+	/* aliasing: page 8 shows physical page 2 */
+	CHECK_OK(ruma_area_map_run(a, 8, p, 2, 1, 0, NULL));
+	((volatile uint64_t *)ruma_area_addr(a, 2))[1000] = 77;
+	CHECK_EQ(((volatile uint64_t *)ruma_area_addr(a, 8))[1000], 77);
+	/* a reversed batch: one mmap per page */
+	ruma_rewire_pair pairs[4] = { { 4, 3 }, { 5, 2 }, { 6, 1 }, { 7, 0 } };
+	uint64_t mm = ruma_os_count(RUMA_SYS_MMAP);
+	CHECK_OK(ruma_area_rewire_batch(a, p, pairs, 4, RUMA_AREA_POPULATE, &r));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP) - mm, 4);
+	CHECK_EQ(r.runs, 4);
+	for (uint64_t v = 4; v < 8; v++)
+		CHECK_EQ(word(a, v), marker(7 - v));
+	/* mremap move keeps the populated pages */
+	CHECK_OK(ruma_area_move(a, 0, 12, 4, &r));
+	long f0 = minor_faults();
+	for (uint64_t v = 12; v < 16; v++)
+		CHECK_EQ(word(a, v), marker(v - 12));
+	CHECK(minor_faults() - f0 < 4);
+	CHECK_OK(ruma_area_translate(a, 13, NULL, &pp, NULL));
+	CHECK_EQ(pp, 1);
+	CHECK_OK(ruma_area_check(a, true));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
+static int t_huge_mixed_sizes(void)
+{
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t first;
+
+	NEED_HUGE();
+	CHECK_OK(ruma_phys_create(&p, HP, 0));
+	CHECK_OK(ruma_phys_alloc(p, 1, &first));
+	CHECK_OK(ruma_area_create(&a, RUMA_PAGE_4K, 1024));
+	CHECK_EQ(ruma_area_map_run(a, 0, p, 0, 1, 0, NULL), -EINVAL); /* page sizes differ */
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
+/* More pages mapped than free huge pages: the mmap reservation fails, ENOHUGE. */
+static int t_huge_exhausted(void)
+{
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t first;
+
+	NEED_HUGE();
+	long free0 = meminfo("HugePages_Free");
+	uint64_t n = (uint64_t)free0 + 2;
+	CHECK_OK(ruma_phys_create(&p, HP, 0));
+	CHECK_OK(ruma_phys_alloc(p, n, &first));
+	CHECK_OK(ruma_area_create(&a, HP, n));
+	int rc = ruma_area_map_run(a, 0, p, 0, n, 0, NULL);
+	if (rc == 0 && read_long_file("/proc/sys/vm/nr_overcommit_hugepages") > 0)
+		SKIP("surplus huge pages (nr_overcommit_hugepages) let the mapping succeed");
+	CHECK_EQ(rc, RUMA_ENOHUGE);
+	CHECK_OK(ruma_area_check(a, true));
+	/* and the prepopulate path: fallocate says ENOSPC */
+	CHECK_EQ(ruma_phys_prepopulate(p, 0, n), RUMA_ENOHUGE);
+	/* an injected ENOMEM from mmap on a hugetlb pool reads the same */
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
+	rc = ruma_area_map_run(a, 0, p, 0, 1, 0, NULL);
+	ruma_os_inject_clear();
+	CHECK_EQ(rc, RUMA_ENOHUGE);
+	CHECK_OK(ruma_area_check(a, true));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	CHECK_EQ(meminfo("HugePages_Free"), free0);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "enohuge_without_reservation", t_enohuge_without_reservation },
+	{ "reserve", t_reserve },
+	{ "huge_pool", t_huge_pool },
+	{ "huge_area", t_huge_area },
+	{ "huge_mixed_sizes", t_huge_mixed_sizes },
+	{ "huge_exhausted", t_huge_exhausted },
+};
+
+int main(int argc, char **argv)
+{
+	int rc = test_main("rewire_huge", cases, TEST_N(cases), argc, argv);
+	restore_nr();
+	printf("rewire_huge: nr_hugepages now %ld\n", read_long_file(NR_PATH));
+	return rc;
+}
