@@ -1,0 +1,780 @@
+/*
+ * bm.c — opening, closing and checkpointing the buffer manager; page
+ * allocation with the persistent free-space bitmap; metadata; statistics.
+ *
+ * Store layout (file or block device, page i at offset i * 4096):
+ *   page 0              header: magic, format, page size, meta pages,
+ *                       capacity (pids the bitmap covers), allocation
+ *                       high-water mark, free count, checksum, meta slots
+ *   pages 1..meta-1     free-space bitmap (bit per pid, 1 = freed), written
+ *                       up to the high-water mark
+ *   pages meta..hw-1    data pages
+ * The checksum (FNV-1a over the header with the checksum field zeroed, and
+ * the written part of the bitmap) makes a damaged header RUMA_ECORRUPT.
+ *
+ * Invariants: pids below meta_pages are never handed out; pids in
+ * [meta_pages, hw) are either allocated or have their free bit set; a pid
+ * whose "written" bit is clear has no image on disk and is never read (new
+ * pages are zero, as in vmcache).  A regular file is grown with fallocate
+ * (ftruncate where unsupported) before a page beyond its end is handed out,
+ * so a full disk shows up as -ENOSPC from ruma_bm_alloc, not as a failed
+ * write later; a block device refuses allocation past its size.
+ *
+ * Syscalls (through src/os): open, pread/pwrite (metadata), ftruncate,
+ * fallocate, fsync, mmap/munmap/mprotect/madvise (page memory, state array,
+ * resident set); fstat, ioctl(BLKGETSIZE64) and close directly.
+ */
+#include "bm/bm_int.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
+#define BM_FORMAT 1u
+#define BM_GROW_MIN (1ull << 20)
+#define BM_GROW_MAX (256ull << 20)
+
+struct bm_meta_hdr {
+	uint64_t magic;
+	uint32_t format;
+	uint32_t page_size;
+	uint64_t meta_pages;
+	uint64_t capacity;
+	uint64_t alloc_hw;
+	uint64_t free_count;
+	uint64_t checksum;
+	uint64_t slots[RUMA_BM_META_SLOTS];
+};
+_Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
+
+/* ---- names ---------------------------------------------------------------- */
+
+static const char *const wait_names[] = { "spin", "yield", "futex", "mutex" };
+static const char *const evict_names[] = { "madvise", "process_madvise" };
+static const char *const write_names[] = { "pwrite", "uring" };
+
+const char *ruma_bm_wait_name(ruma_bm_wait w)
+{
+	return (unsigned)w < RUMA_ARRAY_SIZE(wait_names) ? wait_names[w] : "?";
+}
+
+const char *ruma_bm_evict_name(ruma_bm_evict e)
+{
+	return (unsigned)e < RUMA_ARRAY_SIZE(evict_names) ? evict_names[e] : "?";
+}
+
+const char *ruma_bm_write_name(ruma_bm_write w)
+{
+	return (unsigned)w < RUMA_ARRAY_SIZE(write_names) ? write_names[w] : "?";
+}
+
+static int parse_name(const char *s, const char *const *names, size_t n, int *out)
+{
+	if (!s)
+		return RUMA_EPARSE;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, names[i])) {
+			*out = (int)i;
+			return 0;
+		}
+	return RUMA_EPARSE;
+}
+
+int ruma_bm_wait_parse(const char *s, ruma_bm_wait *out)
+{
+	int v, r = parse_name(s, wait_names, RUMA_ARRAY_SIZE(wait_names), &v);
+	if (!r)
+		*out = (ruma_bm_wait)v;
+	return r;
+}
+
+int ruma_bm_evict_parse(const char *s, ruma_bm_evict *out)
+{
+	int v, r = parse_name(s, evict_names, RUMA_ARRAY_SIZE(evict_names), &v);
+	if (!r)
+		*out = (ruma_bm_evict)v;
+	return r;
+}
+
+int ruma_bm_write_parse(const char *s, ruma_bm_write *out)
+{
+	int v, r = parse_name(s, write_names, RUMA_ARRAY_SIZE(write_names), &v);
+	if (!r)
+		*out = (ruma_bm_write)v;
+	return r;
+}
+
+void ruma_bm_config_default(ruma_bm_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = "/tmp/bm";
+	c->virt_bytes = 16ull << 30;
+	c->phys_bytes = 4ull << 30;
+	c->batch = 64;
+	c->max_threads = 128;
+	c->wait = RUMA_BM_WAIT_SPIN;
+	c->evict = RUMA_BM_EVICT_MADVISE;
+	c->write = RUMA_BM_WRITE_PWRITE;
+	c->reuse_pages = true;
+	c->fresh = false;
+	c->direct_io = true;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t next_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static int map_anon(size_t len, void **out)
+{
+	return ruma_os_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, out);
+}
+
+static void unmap(void *p, size_t len)
+{
+	if (p && len)
+		(void)ruma_os_munmap(p, len);
+}
+
+static int check_config(const ruma_bm_config *c)
+{
+	const char *why = NULL;
+
+	if (!c || !c->path || !*c->path)
+		why = "no path given";
+	else if (c->virt_bytes / RUMA_BM_PAGE_SIZE < 64)
+		why = "virt_bytes (VIRTGB) is below 64 pages";
+	else if (c->phys_bytes > c->virt_bytes)
+		why = "phys_bytes (PHYSGB) exceeds virt_bytes (VIRTGB)";
+	else if (c->phys_bytes / RUMA_BM_PAGE_SIZE < BM_MIN_PHYS_PAGES)
+		why = "phys_bytes (PHYSGB) is below 16 pages";
+	else if (c->batch == 0)
+		why = "batch (BATCH) is 0";
+	else if (c->batch > BM_MAX_BATCH)
+		why = "batch (BATCH) exceeds 1024";
+	else if (c->max_threads == 0 || c->max_threads > BM_MAX_THREADS_LIMIT)
+		why = "max_threads must be 1..4096";
+	else if ((unsigned)c->wait > RUMA_BM_WAIT_MUTEX || (unsigned)c->evict > RUMA_BM_EVICT_PROCESS_MADVISE ||
+		 (unsigned)c->write > RUMA_BM_WRITE_URING)
+		why = "unknown wait/evict/write option";
+	else if (strlen(c->path) >= sizeof(((ruma_bm *)0)->path))
+		why = "path too long";
+	if (!why)
+		return 0;
+	fprintf(stderr, "ruma bm: bad configuration: %s\n", why);
+	return -EINVAL;
+}
+
+/* ---- metadata ------------------------------------------------------------- */
+
+static uint64_t bitmap_bytes_written(uint64_t hw)
+{
+	return div_up(hw, 64) * 8;
+}
+
+/* Serialize header + bitmap into buf (meta_pages pages); returns bytes to write. */
+static size_t meta_build(ruma_bm *bm, unsigned char *buf)
+{
+	struct bm_meta_hdr h;
+	uint64_t hw = atomic_load(&bm->alloc_hw);
+	size_t bm_bytes = bitmap_bytes_written(hw);
+
+	memset(&h, 0, sizeof(h));
+	h.magic = BM_MAGIC;
+	h.format = BM_FORMAT;
+	h.page_size = RUMA_BM_PAGE_SIZE;
+	h.meta_pages = bm->meta_pages;
+	h.capacity = bm->free_words * 64;
+	h.alloc_hw = hw;
+	h.free_count = bm->free_count;
+	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
+		h.slots[i] = atomic_load(&bm->meta_slots[i]);
+	memset(buf, 0, RUMA_BM_PAGE_SIZE);
+	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
+	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
+	h.checksum = fnv1a(sum, buf + RUMA_BM_PAGE_SIZE, bm_bytes);
+	memcpy(buf, &h, sizeof(h));
+	size_t total = RUMA_BM_PAGE_SIZE + div_up(bm_bytes, RUMA_BM_PAGE_SIZE) * RUMA_BM_PAGE_SIZE;
+	memset(buf + RUMA_BM_PAGE_SIZE + bm_bytes, 0, total - RUMA_BM_PAGE_SIZE - bm_bytes);
+	return total;
+}
+
+static int meta_write(ruma_bm *bm)
+{
+	size_t len = bm->meta_pages * (size_t)RUMA_BM_PAGE_SIZE;
+	unsigned char *buf = aligned_alloc(RUMA_BM_PAGE_SIZE, len);
+
+	if (!buf)
+		return -ENOMEM;
+	pthread_mutex_lock(&bm->alloc_mu);
+	size_t n = meta_build(bm, buf);
+	pthread_mutex_unlock(&bm->alloc_mu);
+	int r = ruma_os_pwrite_full(bm->fd, buf, n, 0);
+	free(buf);
+	return r;
+}
+
+/*
+ * Read an existing store's metadata.  Returns 0 with *found = false when the
+ * store is empty (short or all-zero page 0), RUMA_ECORRUPT, or I/O errors.
+ */
+static int meta_read(ruma_bm *bm, bool *found)
+{
+	unsigned char *p0 = aligned_alloc(RUMA_BM_PAGE_SIZE, RUMA_BM_PAGE_SIZE);
+	struct bm_meta_hdr h;
+	int r;
+
+	*found = false;
+	if (!p0)
+		return -ENOMEM;
+	r = ruma_os_pread_full(bm->fd, p0, RUMA_BM_PAGE_SIZE, 0);
+	if (r == RUMA_ESHORTIO && !bm->is_blockdev && bm->file_reserved == 0) {
+		free(p0);
+		return 0; /* a new, empty file */
+	}
+	if (r == RUMA_ESHORTIO) {
+		free(p0);
+		fprintf(stderr,
+			"ruma bm: %s is not a ruma buffer-manager store (shorter than a page); "
+			"open it fresh to overwrite it\n",
+			bm->path);
+		return RUMA_ECORRUPT;
+	}
+	if (r) {
+		free(p0);
+		return r;
+	}
+	bool zero = true;
+	for (size_t i = 0; i < RUMA_BM_PAGE_SIZE && zero; i++)
+		zero = p0[i] == 0;
+	memcpy(&h, p0, sizeof(h));
+	free(p0);
+	if (zero)
+		return 0;
+	if (h.magic != BM_MAGIC || h.format != BM_FORMAT || h.page_size != RUMA_BM_PAGE_SIZE ||
+	    h.meta_pages < 1 || h.capacity == 0 || h.capacity % 64 ||
+	    h.meta_pages != 1 + div_up(h.capacity / 8, RUMA_BM_PAGE_SIZE) ||
+	    h.alloc_hw < h.meta_pages || h.alloc_hw > h.capacity || h.free_count > h.alloc_hw) {
+		fprintf(stderr,
+			"ruma bm: %s is not a ruma buffer-manager store (bad header); "
+			"open it fresh to overwrite it\n",
+			bm->path);
+		return RUMA_ECORRUPT;
+	}
+	size_t bm_bytes = bitmap_bytes_written(h.alloc_hw);
+	size_t len = div_up(bm_bytes, RUMA_BM_PAGE_SIZE) * RUMA_BM_PAGE_SIZE;
+	unsigned char *bits = len ? aligned_alloc(RUMA_BM_PAGE_SIZE, len) : NULL;
+	if (len && !bits)
+		return -ENOMEM;
+	if (len) {
+		r = ruma_os_pread_full(bm->fd, bits, len, RUMA_BM_PAGE_SIZE);
+		if (r) {
+			free(bits);
+			return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
+		}
+	}
+	uint64_t want = h.checksum;
+	h.checksum = 0;
+	uint64_t sum = fnv1a(fnv1a(0xcbf29ce484222325ull, &h, sizeof(h)), bits, bm_bytes);
+	if (sum != want) {
+		free(bits);
+		fprintf(stderr, "ruma bm: %s: metadata checksum mismatch (corrupt store)\n",
+			bm->path);
+		return RUMA_ECORRUPT;
+	}
+	bm->meta_pages = h.meta_pages;
+	bm->free_words = h.capacity / 64;
+	bm->free_bits = calloc(bm->free_words, sizeof(uint64_t));
+	if (!bm->free_bits) {
+		free(bits);
+		return -ENOMEM;
+	}
+	if (bm_bytes)
+		memcpy(bm->free_bits, bits, bm_bytes);
+	free(bits);
+	atomic_store(&bm->alloc_hw, h.alloc_hw);
+	bm->free_count = h.free_count;
+	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
+		atomic_store(&bm->meta_slots[i], h.slots[i]);
+	*found = true;
+	return 0;
+}
+
+/* ---- storage ---------------------------------------------------------------- */
+
+static int open_storage(ruma_bm *bm)
+{
+	int flags = O_RDWR | O_CREAT;
+	struct stat st;
+	int r;
+
+	r = ruma_os_open(bm->path, flags | (bm->cfg.direct_io ? O_DIRECT : 0), 0644, &bm->fd);
+	if (r == -EINVAL && bm->cfg.direct_io) {
+		fprintf(stderr,
+			"ruma bm: note: %s: the file system refuses O_DIRECT; using buffered I/O\n",
+			bm->path);
+		r = ruma_os_open(bm->path, flags, 0644, &bm->fd);
+	}
+	if (r) {
+		fprintf(stderr, "ruma bm: cannot open %s: %s\n", bm->path, ruma_strerror(r));
+		bm->fd = -1;
+		return r;
+	}
+	if (fstat(bm->fd, &st))
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t size = 0;
+		if (ioctl(bm->fd, BLKGETSIZE64, &size))
+			return -errno;
+		bm->is_blockdev = true;
+		bm->dev_bytes = size;
+	} else if (S_ISREG(st.st_mode)) {
+		bm->file_reserved = (uint64_t)st.st_size;
+	} else {
+		fprintf(stderr, "ruma bm: %s is neither a regular file nor a block device\n",
+			bm->path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Make sure the store can hold pages [0, pages).  Called with alloc_mu held. */
+static int ensure_capacity(ruma_bm *bm, uint64_t pages)
+{
+	uint64_t need = pages * RUMA_BM_PAGE_SIZE;
+
+	if (bm->is_blockdev) {
+		if (need <= bm->dev_bytes)
+			return 0;
+		fprintf(stderr,
+			"ruma bm: %s: block device of %" PRIu64 " bytes is full "
+			"(the store needs %" PRIu64 "); use a larger device\n",
+			bm->path, bm->dev_bytes, need);
+		return -ENOSPC;
+	}
+	if (need <= bm->file_reserved)
+		return 0;
+	uint64_t step = RUMA_MIN(RUMA_MAX(bm->file_reserved / 4, BM_GROW_MIN), BM_GROW_MAX);
+	uint64_t target = RUMA_MAX(need, bm->file_reserved + step);
+	uint64_t cap = bm->virt_pages * (uint64_t)RUMA_BM_PAGE_SIZE;
+	if (target > cap)
+		target = RUMA_MAX(cap, need);
+	int r = ruma_os_fallocate(bm->fd, 0, (off_t)bm->file_reserved,
+				  (off_t)(target - bm->file_reserved));
+	if (r == -EOPNOTSUPP || r == -ENOSYS)
+		r = ruma_os_ftruncate(bm->fd, (off_t)target);
+	if (r == -ENOSPC || r == -EFBIG || r == -EDQUOT) {
+		fprintf(stderr,
+			"ruma bm: %s: cannot grow the file to %" PRIu64 " bytes: %s "
+			"(free space on its file system, or use a smaller data set)\n",
+			bm->path, target, ruma_strerror(r));
+		return r == -EFBIG ? -EFBIG : -ENOSPC;
+	}
+	if (r)
+		return r;
+	bm->file_reserved = target;
+	return 0;
+}
+
+/* ---- open / close ------------------------------------------------------------ */
+
+static int new_store(ruma_bm *bm)
+{
+	uint64_t cap = div_up(bm->virt_pages, 64) * 64;
+
+	bm->meta_pages = 1 + div_up(cap / 8, RUMA_BM_PAGE_SIZE);
+	bm->free_words = cap / 64;
+	bm->free_bits = calloc(bm->free_words, sizeof(uint64_t));
+	if (!bm->free_bits)
+		return -ENOMEM;
+	if (bm->meta_pages + 1 >= bm->virt_pages)
+		return -EINVAL;
+	atomic_store(&bm->alloc_hw, bm->meta_pages);
+	bm->free_count = 0;
+	if (!bm->is_blockdev && bm->cfg.fresh && bm->file_reserved) {
+		int r = ruma_os_ftruncate(bm->fd, 0);
+		if (r)
+			return r;
+		bm->file_reserved = 0;
+	}
+	pthread_mutex_lock(&bm->alloc_mu);
+	int r = ensure_capacity(bm, bm->meta_pages);
+	pthread_mutex_unlock(&bm->alloc_mu);
+	if (r)
+		return r;
+	return meta_write(bm);
+}
+
+static int map_memory(ruma_bm *bm)
+{
+	int r;
+	void *p;
+
+	bm->map_len = bm->virt_pages * (size_t)RUMA_BM_PAGE_SIZE + BM_GUARD_BYTES;
+	r = map_anon(bm->map_len, &p);
+	if (r) {
+		fprintf(stderr,
+			"ruma bm: cannot reserve %zu bytes of virtual memory: %s "
+			"(lower VIRTGB, or check ulimit -v)\n",
+			bm->map_len, ruma_strerror(r));
+		bm->map_len = 0;
+		return r;
+	}
+	bm->base = p;
+	r = ruma_os_mprotect(bm->base + bm->map_len - BM_GUARD_BYTES, BM_GUARD_BYTES, PROT_READ);
+	if (r)
+		return r;
+	r = ruma_os_madvise(bm->base, bm->map_len, MADV_NOHUGEPAGE);
+	if (r)
+		return r;
+
+	bm->state_len = bm->virt_pages * sizeof(uint64_t);
+	r = map_anon(bm->state_len, &p);
+	if (r)
+		return r;
+	bm->state = p;
+	uint64_t hw = atomic_load(&bm->alloc_hw);
+	for (uint64_t i = 0; i < hw; i++)
+		atomic_store_explicit(&bm->state[i], bm_word(BM_EVICTED, 0, false),
+				      memory_order_relaxed);
+
+	bm->written_len = div_up(bm->virt_pages, 64) * sizeof(uint64_t);
+	r = map_anon(bm->written_len, &p);
+	if (r)
+		return r;
+	bm->written = p;
+	for (uint64_t pid = bm->meta_pages; pid < hw; pid++)
+		if (!((bm->free_bits[pid >> 6] >> (pid & 63)) & 1))
+			bm_written_set(bm, pid, true);
+
+	uint64_t slots = next_pow2(bm->phys_pages + bm->phys_pages / 2 + 1);
+	bm->rs_mask = slots - 1;
+	bm->rs_len = slots * sizeof(uint64_t);
+	r = map_anon(bm->rs_len, &p);
+	if (r)
+		return r;
+	bm->rs = p;
+
+	if (bm->cfg.wait == RUMA_BM_WAIT_MUTEX) {
+		static const pthread_mutex_t m0 = PTHREAD_MUTEX_INITIALIZER;
+		static const pthread_cond_t c0 = PTHREAD_COND_INITIALIZER;
+		static const struct bm_pagemutex zero;
+		bm->pmx_len = bm->virt_pages * sizeof(struct bm_pagemutex);
+		r = map_anon(bm->pmx_len, &p);
+		if (r)
+			return r;
+		bm->pmx = p;
+		/* glibc's static initializers are all-zero bytes, so the fresh
+		 * zero pages already hold valid mutexes and condvars; otherwise
+		 * initialise each (touching the whole array). */
+		if (memcmp(&m0, &zero.m, sizeof(m0)) || memcmp(&c0, &zero.c, sizeof(c0)))
+			for (uint64_t i = 0; i < bm->virt_pages; i++) {
+				pthread_mutex_init(&bm->pmx[i].m, NULL);
+				pthread_cond_init(&bm->pmx[i].c, NULL);
+			}
+		char b1[32];
+		fprintf(stderr,
+			"ruma bm: note: mutex wait strategy: %zu bytes of mutex+condvar per page, "
+			"%s of virtual memory for the side array (the state word is 8 bytes)\n",
+			sizeof(struct bm_pagemutex), ruma_format_size(bm->pmx_len, b1, sizeof(b1)));
+	}
+	return 0;
+}
+
+static void release_all(ruma_bm *bm)
+{
+	if (bm->threads) {
+		for (unsigned i = 0; i < bm->cfg.max_threads; i++)
+			bm_thread_free(bm->threads[i]);
+		free(bm->threads);
+	}
+	unmap(bm->pmx, bm->pmx_len);
+	unmap(bm->rs, bm->rs_len);
+	unmap(bm->written, bm->written_len);
+	unmap((void *)bm->state, bm->state_len);
+	unmap(bm->base, bm->map_len);
+	free(bm->free_bits);
+	if (bm->fd >= 0)
+		close(bm->fd);
+	pthread_mutex_destroy(&bm->alloc_mu);
+	pthread_mutex_destroy(&bm->thr_mu);
+	pthread_mutex_destroy(&bm->flush_mu);
+	free(bm);
+}
+
+int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
+{
+	int r = check_config(c);
+	bool found = false;
+
+	if (r)
+		return r;
+	ruma_bm *bm = calloc(1, sizeof(*bm));
+	if (!bm)
+		return -ENOMEM;
+	bm->cfg = *c;
+	strcpy(bm->path, c->path);
+	bm->cfg.path = bm->path;
+	bm->fd = -1;
+	pthread_mutex_init(&bm->alloc_mu, NULL);
+	pthread_mutex_init(&bm->thr_mu, NULL);
+	pthread_mutex_init(&bm->flush_mu, NULL);
+	bm->virt_pages = c->virt_bytes / RUMA_BM_PAGE_SIZE;
+	bm->phys_pages = c->phys_bytes / RUMA_BM_PAGE_SIZE;
+	bm->hard_limit = bm->phys_pages;
+	bm->soft_limit = bm->phys_pages - RUMA_MAX(1, bm->phys_pages / 20);
+	bm->threads = calloc(c->max_threads, sizeof(*bm->threads));
+	if (!bm->threads) {
+		release_all(bm);
+		return -ENOMEM;
+	}
+	r = pthread_key_create(&bm->key, bm_thread_exit);
+	if (r) {
+		release_all(bm);
+		return -r;
+	}
+
+	r = open_storage(bm);
+	if (!r && !c->fresh)
+		r = meta_read(bm, &found);
+	if (!r && found) {
+		uint64_t hw = atomic_load(&bm->alloc_hw);
+		uint64_t cap = bm->free_words * 64;
+		if (hw > bm->virt_pages) {
+			fprintf(stderr,
+				"ruma bm: %s holds %" PRIu64 " pages but virt_bytes (VIRTGB) covers "
+				"only %" PRIu64 "; raise VIRTGB\n",
+				bm->path, hw, bm->virt_pages);
+			r = -EINVAL;
+		} else if (bm->virt_pages > cap) {
+			bm->virt_pages = cap;
+		}
+		if (!r && bm->is_blockdev && bm->dev_bytes < hw * RUMA_BM_PAGE_SIZE) {
+			fprintf(stderr,
+				"ruma bm: %s: the device has %" PRIu64 " bytes but the store "
+				"holds %" PRIu64 "; it was truncated or replaced\n",
+				bm->path, bm->dev_bytes, hw * RUMA_BM_PAGE_SIZE);
+			r = -ENOSPC;
+		}
+		if (!r && !bm->is_blockdev && bm->file_reserved < hw * RUMA_BM_PAGE_SIZE) {
+			fprintf(stderr,
+				"ruma bm: %s: the file has %" PRIu64 " bytes but the store "
+				"holds %" PRIu64 "; it was truncated\n",
+				bm->path, bm->file_reserved, hw * RUMA_BM_PAGE_SIZE);
+			r = RUMA_ESHORTIO;
+		}
+	} else if (!r) {
+		r = new_store(bm);
+	}
+	if (!r && bm->phys_pages > bm->virt_pages)
+		bm->phys_pages = bm->virt_pages;
+	if (!r)
+		r = map_memory(bm);
+	if (r) {
+		pthread_key_delete(bm->key);
+		release_all(bm);
+		return r;
+	}
+	*out = bm;
+	return 0;
+}
+
+int ruma_bm_flush(ruma_bm *bm)
+{
+	pthread_mutex_lock(&bm->flush_mu);
+	int err = bm_flush_pages(bm);
+	int r = meta_write(bm);
+	err = err ? err : r;
+	r = ruma_os_fsync(bm->fd);
+	err = err ? err : r;
+	pthread_mutex_unlock(&bm->flush_mu);
+	return err;
+}
+
+int ruma_bm_close(ruma_bm *bm)
+{
+	if (!bm)
+		return 0;
+	int err = ruma_bm_flush(bm);
+	pthread_key_delete(bm->key);
+	release_all(bm);
+	return err;
+}
+
+/* ---- allocation ---------------------------------------------------------------- */
+
+static bool take_free_id(ruma_bm *bm, ruma_pid *pid)
+{
+	for (uint64_t n = 0; n < bm->free_words; n++) {
+		uint64_t wi = (bm->free_hint + n) % bm->free_words;
+		uint64_t w = bm->free_bits[wi];
+		if (!w)
+			continue;
+		unsigned b = (unsigned)__builtin_ctzll(w);
+		bm->free_bits[wi] = w & (w - 1);
+		bm->free_hint = wi;
+		bm->free_count--;
+		*pid = wi * 64 + b;
+		return true;
+	}
+	return false;
+}
+
+int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
+{
+	struct bm_thread *t;
+	ruma_pid pid = 0;
+	bool reused = false;
+	int r = bm_thread_get(bm, &t);
+
+	if (!r)
+		r = bm_ensure_free(bm, t);
+	if (r)
+		return r;
+	pthread_mutex_lock(&bm->alloc_mu);
+	if (bm->cfg.reuse_pages && bm->free_count)
+		reused = take_free_id(bm, &pid);
+	if (!reused) {
+		uint64_t hw = atomic_load(&bm->alloc_hw);
+		if (hw >= bm->virt_pages) {
+			pthread_mutex_unlock(&bm->alloc_mu);
+			return RUMA_EVIRTFULL;
+		}
+		r = ensure_capacity(bm, hw + 1);
+		if (r) {
+			pthread_mutex_unlock(&bm->alloc_mu);
+			return r;
+		}
+		pid = hw;
+		atomic_store(&bm->alloc_hw, hw + 1);
+	}
+	pthread_mutex_unlock(&bm->alloc_mu);
+
+	if (!reused) {
+		/* Nobody can know this pid yet: latch it directly. */
+		atomic_store(&bm->state[pid], bm_word(BM_LOCKED, 0, true));
+		atomic_fetch_add(&bm->phys_used, 1);
+		bm_rs_insert(bm, pid);
+		*pid_out = pid;
+		*page = bm_page(bm, pid);
+		return 0;
+	}
+	unsigned n = 0;
+	for (;;) {
+		uint64_t w = atomic_load(&bm->state[pid]);
+		unsigned s = bm_st(w);
+		if (s == BM_EVICTED || s == BM_UNLOCKED || s == BM_MARKED) {
+			if (!atomic_compare_exchange_strong(&bm->state[pid], &w,
+							    bm_word(BM_LOCKED, bm_ver(w), true)))
+				continue;
+			if (s == BM_EVICTED) {
+				atomic_fetch_add(&bm->phys_used, 1);
+				bm_rs_insert(bm, pid);
+			}
+			break;
+		}
+		bm_wait(bm, pid, w, &n);
+	}
+	memset(bm_page(bm, pid), 0, RUMA_BM_PAGE_SIZE);
+	*pid_out = pid;
+	*page = bm_page(bm, pid);
+	return 0;
+}
+
+int ruma_bm_free(ruma_bm *bm, ruma_pid pid)
+{
+	if (pid < bm->meta_pages || pid >= atomic_load(&bm->alloc_hw))
+		return -EINVAL;
+	uint64_t w = atomic_load(&bm->state[pid]);
+	if (bm_st(w) != BM_LOCKED)
+		return -EINVAL;
+	pthread_mutex_lock(&bm->alloc_mu);
+	uint64_t bit = 1ull << (pid & 63);
+	if (bm->free_bits[pid >> 6] & bit) {
+		pthread_mutex_unlock(&bm->alloc_mu);
+		return -EINVAL;
+	}
+	bm_written_set(bm, pid, false);
+	bm->free_bits[pid >> 6] |= bit;
+	bm->free_count++;
+	if ((pid >> 6) < bm->free_hint)
+		bm->free_hint = pid >> 6;
+	pthread_mutex_unlock(&bm->alloc_mu);
+	/* clean: a freed page is never written back */
+	atomic_store(&bm->state[pid], bm_word(BM_UNLOCKED, bm_ver(w) + 1, false));
+	bm_wake(bm, pid);
+	return 0;
+}
+
+/* ---- metadata slots and statistics ------------------------------------------------- */
+
+int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value)
+{
+	if (slot >= RUMA_BM_META_SLOTS)
+		return -EINVAL;
+	*value = atomic_load(&bm->meta_slots[slot]);
+	return 0;
+}
+
+int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value)
+{
+	if (slot >= RUMA_BM_META_SLOTS)
+		return -EINVAL;
+	atomic_store(&bm->meta_slots[slot], value);
+	return 0;
+}
+
+void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&bm->thr_mu);
+	for (unsigned i = 0; i < bm->cfg.max_threads; i++) {
+		struct bm_thread *t = bm->threads[i];
+		if (!t)
+			continue;
+		out->reads += atomic_load_explicit(&t->reads, memory_order_relaxed);
+		out->writes += atomic_load_explicit(&t->writes, memory_order_relaxed);
+		out->evictions += atomic_load_explicit(&t->evictions, memory_order_relaxed);
+	}
+	pthread_mutex_unlock(&bm->thr_mu);
+	pthread_mutex_lock(&bm->alloc_mu);
+	uint64_t hw = atomic_load(&bm->alloc_hw);
+	out->pages_allocated = hw - bm->free_count;
+	out->pages_free = bm->free_count;
+	pthread_mutex_unlock(&bm->alloc_mu);
+	out->pages_resident = atomic_load(&bm->phys_used);
+	out->restarts = atomic_load(&bm->restarts);
+	out->state_bytes = bm->state_len + bm->pmx_len;
+}

@@ -1,0 +1,164 @@
+/*
+ * bm_int.h — internal layout of the buffer manager (src/bm only).
+ *
+ * State word of a page (64 bits):
+ *   bits 63..56  state: 0 unlocked, 1..252 shared count, 253 locked (X),
+ *                254 marked (clock second chance), 255 evicted
+ *   bit  55      dirty (set on every exclusive latch, cleared by the writer
+ *                while it holds the page shared)
+ *   bits 54..0   version (bumped when an exclusive latch is released and on
+ *                eviction)
+ * The futex wait strategy sleeps on the upper 32-bit half of the word (the
+ * half holding the state byte); every release that can end a wait wakes the
+ * sleepers on it when the striped waiter counter says someone sleeps.
+ */
+#ifndef RUMA_BM_INT_H
+#define RUMA_BM_INT_H
+
+#include <ruma/bm.h>
+#include <ruma/core.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/uio.h>
+
+#define BM_UNLOCKED 0u
+#define BM_MAX_SHARED 252u
+#define BM_LOCKED 253u
+#define BM_MARKED 254u
+#define BM_EVICTED 255u
+
+#define BM_DIRTY (1ull << 55)
+#define BM_VMASK ((1ull << 55) - 1)
+
+#define BM_GUARD_BYTES (64u * 1024u)
+#define BM_WAITER_STRIPES 64u
+#define BM_MAX_THREADS_LIMIT 4096u
+#define BM_MIN_PHYS_PAGES 16u
+#define BM_MAX_BATCH 1024u
+
+static inline unsigned bm_st(uint64_t w)
+{
+	return (unsigned)(w >> 56);
+}
+
+static inline uint64_t bm_ver(uint64_t w)
+{
+	return w & BM_VMASK;
+}
+
+static inline uint64_t bm_word(unsigned st, uint64_t ver, bool dirty)
+{
+	return ((uint64_t)st << 56) | (dirty ? BM_DIRTY : 0) | (ver & BM_VMASK);
+}
+
+/* Per-page mutex + condition variable of the MUTEX wait strategy. */
+struct bm_pagemutex {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+};
+
+/* Per-thread state: eviction scratch lists, the lazy io_uring and counters. */
+struct bm_thread {
+	ruma_bm *bm;
+	unsigned idx;
+	bool in_use;
+	bool ring_ready;
+	void *ring; /* struct io_uring, allocated on first use */
+	ruma_pid *clean, *dirty;
+	struct iovec *iov;
+	int *res;
+	_Atomic uint64_t reads, writes, evictions;
+};
+
+struct ruma_bm {
+	ruma_bm_config cfg;
+	char path[4096];
+	int fd;
+	bool is_blockdev;
+	uint64_t dev_bytes;      /* block device size */
+	uint64_t file_reserved;  /* bytes the regular file is known to hold */
+
+	char *base;              /* page memory (virt_pages pages + guard) */
+	size_t map_len;
+	uint64_t virt_pages;     /* pids below this are addressable */
+	uint64_t phys_pages;
+	uint64_t soft_limit;     /* evict when resident >= this (95 %) */
+	uint64_t hard_limit;     /* never exceed: resident set capacity bound */
+	uint64_t meta_pages;     /* pids [0, meta_pages) hold the metadata */
+
+	_Atomic uint64_t *state; /* virt_pages words (NORESERVE) */
+	size_t state_len;
+	_Atomic uint64_t *written; /* bit per pid: has an image on disk */
+	size_t written_len;
+	struct bm_pagemutex *pmx;  /* MUTEX strategy side array or NULL */
+	size_t pmx_len;
+	_Atomic uint32_t waiters[BM_WAITER_STRIPES];
+
+	/* resident set: open addressing, linear probing, tombstones */
+	_Atomic uint64_t *rs;
+	uint64_t rs_mask;
+	size_t rs_len;
+	_Atomic uint64_t clock_pos;
+	_Atomic uint64_t phys_used;
+
+	/* allocation (alloc_mu protects free_bits, alloc_hw writes, file growth) */
+	pthread_mutex_t alloc_mu;
+	_Atomic uint64_t alloc_hw;
+	uint64_t *free_bits;     /* bit per pid: freed, reusable */
+	uint64_t free_words;
+	uint64_t free_count;
+	uint64_t free_hint;      /* word index to start the next search */
+	_Atomic uint64_t meta_slots[RUMA_BM_META_SLOTS];
+
+	/* threads */
+	pthread_key_t key;
+	pthread_mutex_t thr_mu;
+	struct bm_thread **threads; /* max_threads entries */
+
+	_Atomic uint64_t restarts;
+	_Atomic bool pmadv_refused;
+	_Atomic bool uring_refused;
+	pthread_mutex_t flush_mu;
+};
+
+/* latch.c */
+void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n);
+void bm_wake(ruma_bm *bm, ruma_pid pid);
+bool bm_try_lock_x(ruma_bm *bm, ruma_pid pid, uint64_t w);
+bool bm_try_lock_s(ruma_bm *bm, ruma_pid pid, uint64_t w);
+void bm_unlock_x_evicted(ruma_bm *bm, ruma_pid pid);
+void bm_unlock_x(ruma_bm *bm, ruma_pid pid);
+
+/* evict.c */
+void bm_rs_insert(ruma_bm *bm, ruma_pid pid);
+bool bm_rs_remove(ruma_bm *bm, ruma_pid pid);
+int bm_ensure_free(ruma_bm *bm, struct bm_thread *t);
+int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read);
+int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res);
+int bm_flush_pages(ruma_bm *bm);
+int bm_thread_get(ruma_bm *bm, struct bm_thread **out);
+void bm_thread_free(struct bm_thread *t);
+void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
+
+static inline bool bm_written_test(ruma_bm *bm, ruma_pid pid)
+{
+	return (atomic_load_explicit(&bm->written[pid >> 6], memory_order_acquire) >>
+		(pid & 63)) & 1;
+}
+
+static inline void bm_written_set(ruma_bm *bm, ruma_pid pid, bool on)
+{
+	uint64_t bit = 1ull << (pid & 63);
+	if (on)
+		atomic_fetch_or(&bm->written[pid >> 6], bit);
+	else
+		atomic_fetch_and(&bm->written[pid >> 6], ~bit);
+}
+
+static inline char *bm_page(ruma_bm *bm, ruma_pid pid)
+{
+	return bm->base + pid * (uint64_t)RUMA_BM_PAGE_SIZE;
+}
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * evict.c — the resident set, clock eviction, page I/O and per-thread state
+ * of the buffer manager.
+ *
+ * Resident set: an open-addressing hash table (linear probing) of the pids
+ * whose page is in memory, sized next_pow2(1.5 x phys pages) so it never
+ * fills.  A slot holds pid + 1; 0 is empty, UINT64_MAX a tombstone (slots
+ * never become empty again, so probe chains stay intact).  A pid is inserted
+ * by the thread that faulted or allocated it (holding its exclusive latch)
+ * and removed by the evicting thread before it publishes the page as Evicted.
+ *
+ * Eviction (any faulting thread, several at once): a clock pass over `batch`
+ * slots at a time marks unlocked pages and collects marked ones — clean ones
+ * to evict directly, dirty ones latched shared to be written first.  Dirty
+ * pages have their dirty bit cleared, are written (pwrite per page or one
+ * io_uring batch), then upgraded to exclusive if this thread is the only
+ * sharer; clean candidates are latched exclusively only if still marked.
+ * The latched pages are dropped (madvise per page or one process_madvise),
+ * removed from the resident set, and unlocked as Evicted with a new version.
+ * A failed write restores the dirty bit and keeps the page; a failed
+ * madvise keeps the page resident.  Errors reach the faulting caller.
+ *
+ * Syscalls (through src/os): pread (fault), pwrite / io_uring (write-back),
+ * madvise / process_madvise (drop pages), sched_yield while the pool is full
+ * of latched pages.
+ */
+#include "bm/bm_int.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <liburing.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define RS_TOMB UINT64_MAX
+
+static inline uint64_t rs_hash(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
+void bm_rs_insert(ruma_bm *bm, ruma_pid pid)
+{
+	uint64_t pos = rs_hash(pid) & bm->rs_mask;
+
+	for (;;) {
+		uint64_t cur = atomic_load(&bm->rs[pos]);
+		RUMA_ASSERT(cur != pid + 1);
+		if ((cur == 0 || cur == RS_TOMB) &&
+		    atomic_compare_exchange_strong(&bm->rs[pos], &cur, pid + 1))
+			return;
+		pos = (pos + 1) & bm->rs_mask;
+	}
+}
+
+bool bm_rs_remove(ruma_bm *bm, ruma_pid pid)
+{
+	uint64_t pos = rs_hash(pid) & bm->rs_mask;
+
+	for (uint64_t probes = 0; probes <= bm->rs_mask; probes++) {
+		uint64_t cur = atomic_load(&bm->rs[pos]);
+		if (cur == 0)
+			return false;
+		if (cur == pid + 1 && atomic_compare_exchange_strong(&bm->rs[pos], &cur, RS_TOMB))
+			return true;
+		pos = (pos + 1) & bm->rs_mask;
+	}
+	return false;
+}
+
+/* ---- per-thread state ---------------------------------------------------- */
+
+void bm_thread_exit(void *p)
+{
+	struct bm_thread *t = p;
+
+	pthread_mutex_lock(&t->bm->thr_mu);
+	t->in_use = false;
+	pthread_mutex_unlock(&t->bm->thr_mu);
+}
+
+void bm_thread_free(struct bm_thread *t)
+{
+	if (!t)
+		return;
+	if (t->ring_ready)
+		ruma_os_uring_exit(t->ring);
+	free(t->ring);
+	free(t->clean);
+	free(t->dirty);
+	free(t->iov);
+	free(t->res);
+	free(t);
+}
+
+static struct bm_thread *thread_new(ruma_bm *bm, unsigned idx)
+{
+	struct bm_thread *t = calloc(1, sizeof(*t));
+	size_t n = bm->cfg.batch;
+
+	if (!t)
+		return NULL;
+	t->bm = bm;
+	t->idx = idx;
+	t->clean = calloc(n, sizeof(*t->clean));
+	t->dirty = calloc(n, sizeof(*t->dirty));
+	t->iov = calloc(n, sizeof(*t->iov));
+	t->res = calloc(n, sizeof(*t->res));
+	if (!t->clean || !t->dirty || !t->iov || !t->res) {
+		bm_thread_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
+{
+	struct bm_thread *t = pthread_getspecific(bm->key);
+
+	if (RUMA_LIKELY(t != NULL)) {
+		*out = t;
+		return 0;
+	}
+	pthread_mutex_lock(&bm->thr_mu);
+	for (unsigned i = 0; i < bm->cfg.max_threads; i++) {
+		if (bm->threads[i] && bm->threads[i]->in_use)
+			continue;
+		if (!bm->threads[i]) {
+			bm->threads[i] = thread_new(bm, i);
+			if (!bm->threads[i]) {
+				pthread_mutex_unlock(&bm->thr_mu);
+				return -ENOMEM;
+			}
+		}
+		t = bm->threads[i];
+		t->in_use = true;
+		break;
+	}
+	pthread_mutex_unlock(&bm->thr_mu);
+	if (!t) {
+		fprintf(stderr,
+			"ruma bm: more than max_threads=%u threads use the buffer manager at once "
+			"(raise max_threads / THREADS limit)\n",
+			bm->cfg.max_threads);
+		return -EUSERS;
+	}
+	int r = pthread_setspecific(bm->key, t);
+	if (r) {
+		bm_thread_exit(t);
+		return -r;
+	}
+	*out = t;
+	return 0;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+static int ring_ready(ruma_bm *bm, struct bm_thread *t)
+{
+	if (t->ring_ready)
+		return 0;
+	if (atomic_load(&bm->uring_refused))
+		return RUMA_EUNSUPP;
+	if (!t->ring) {
+		t->ring = calloc(1, sizeof(struct io_uring));
+		if (!t->ring)
+			return -ENOMEM;
+	}
+	unsigned entries = 1;
+	while (entries < bm->cfg.batch && entries < 1024)
+		entries <<= 1;
+	int r = ruma_os_uring_init(t->ring, entries);
+	if (r == -ENOSYS || r == -EPERM || r == -EOPNOTSUPP) {
+		if (!atomic_exchange(&bm->uring_refused, true))
+			fprintf(stderr,
+				"ruma bm: note: io_uring unavailable here (%s); writing with pwrite\n",
+				ruma_strerror(r));
+		return RUMA_EUNSUPP;
+	}
+	if (r)
+		return r;
+	t->ring_ready = true;
+	return 0;
+}
+
+static int write_one(ruma_bm *bm, ruma_pid pid)
+{
+	return ruma_os_pwrite_full(bm->fd, bm_page(bm, pid), RUMA_BM_PAGE_SIZE,
+				   (off_t)(pid * RUMA_BM_PAGE_SIZE));
+}
+
+/* Write pids[first, first + n) with one io_uring submission; res[] per page. */
+static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n,
+		       int *res)
+{
+	struct io_uring *ring = t->ring;
+
+	for (size_t i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+		RUMA_ASSERT(sqe != NULL);
+		io_uring_prep_write(sqe, bm->fd, bm_page(bm, pids[i]), RUMA_BM_PAGE_SIZE,
+				    (uint64_t)pids[i] * RUMA_BM_PAGE_SIZE);
+		io_uring_sqe_set_data64(sqe, i);
+		res[i] = 1; /* pending */
+	}
+	int r = ruma_os_uring_submit_and_wait(ring, (unsigned)n);
+	if (r < 0) {
+		/* The ring's state is unknown now: tear it down (waits for or
+		 * cancels whatever was submitted) and rebuild it on next use. */
+		ruma_os_uring_exit(ring);
+		t->ring_ready = false;
+		for (size_t i = 0; i < n; i++)
+			res[i] = r;
+		return r;
+	}
+	size_t got = 0;
+	while (got < n) {
+		struct io_uring_cqe *cqe;
+		if (io_uring_peek_cqe(ring, &cqe) != 0) {
+			r = ruma_os_uring_submit_and_wait(ring, 1);
+			if (r < 0) {
+				ruma_os_uring_exit(ring);
+				t->ring_ready = false;
+				for (size_t i = 0; i < n; i++)
+					if (res[i] == 1)
+						res[i] = r;
+				return r;
+			}
+			continue;
+		}
+		uint64_t i = io_uring_cqe_get_data64(cqe);
+		int cr = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+		if (i >= n || res[i] != 1)
+			continue;
+		res[i] = cr == (int)RUMA_BM_PAGE_SIZE ? 0 : cr < 0 ? cr : RUMA_ESHORTIO;
+		got++;
+	}
+	return 0;
+}
+
+int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
+{
+	int first = 0;
+	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;
+
+	if (uring) {
+		for (size_t off = 0; off < n;) {
+			size_t chunk = RUMA_MIN(n - off, (size_t)1024);
+			uring_chunk(bm, t, pids + off, chunk, res + off);
+			off += chunk;
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			res[i] = write_one(bm, pids[i]);
+	}
+	uint64_t ok = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (res[i] == 0) {
+			bm_written_set(bm, pids[i], true);
+			ok++;
+		} else if (!first) {
+			first = res[i];
+		}
+	}
+	atomic_fetch_add_explicit(&t->writes, ok, memory_order_relaxed);
+	return first;
+}
+
+/* ---- dropping pages ------------------------------------------------------ */
+
+/* Give pids' memory back; ok[i] tells which pages were dropped. */
+static void drop_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n,
+		       bool *ok)
+{
+	size_t done_pages = 0;
+
+	if (bm->cfg.evict == RUMA_BM_EVICT_PROCESS_MADVISE && !atomic_load(&bm->pmadv_refused)) {
+		while (done_pages < n) {
+			size_t chunk = RUMA_MIN(n - done_pages, (size_t)IOV_MAX);
+			for (size_t i = 0; i < chunk; i++) {
+				t->iov[i].iov_base = bm_page(bm, pids[done_pages + i]);
+				t->iov[i].iov_len = RUMA_BM_PAGE_SIZE;
+			}
+			size_t bytes = 0;
+			int r = ruma_os_process_madvise(t->iov, chunk, MADV_DONTNEED, &bytes);
+			if (r == -EINVAL || r == -ENOSYS || r == -EPERM) {
+				if (!atomic_exchange(&bm->pmadv_refused, true))
+					fprintf(stderr,
+						"ruma bm: note: process_madvise(MADV_DONTNEED) on "
+						"self refused by this kernel (%s; needs Linux >= "
+						"6.13); evicting with madvise per page\n",
+						ruma_strerror(r));
+				break;
+			}
+			if (r)
+				break; /* the rest falls back to madvise below */
+			size_t pages = bytes / RUMA_BM_PAGE_SIZE;
+			for (size_t i = 0; i < pages && i < chunk; i++)
+				ok[done_pages + i] = true;
+			done_pages += RUMA_MIN(pages, chunk);
+			if (pages < chunk)
+				break;
+		}
+	}
+	for (size_t i = done_pages; i < n; i++)
+		ok[i] = ruma_os_madvise(bm_page(bm, pids[i]), RUMA_BM_PAGE_SIZE, MADV_DONTNEED) == 0;
+}
+
+/* ---- clock eviction ------------------------------------------------------ */
+
+/* One eviction round: up to `batch` pages.  *freed = pages evicted. */
+static int evict_round(ruma_bm *bm, struct bm_thread *t, size_t *freed)
+{
+	const size_t batch = bm->cfg.batch;
+	size_t nclean = 0, ndirty = 0;
+	uint64_t scanned = 0, scan_limit = 2 * (bm->rs_mask + 1) + batch;
+	int err = 0;
+
+	*freed = 0;
+	while (nclean + ndirty < batch && scanned < scan_limit) {
+		uint64_t pos = atomic_fetch_add(&bm->clock_pos, batch);
+		for (size_t i = 0; i < batch && nclean + ndirty < batch; i++) {
+			uint64_t slot = atomic_load(&bm->rs[(pos + i) & bm->rs_mask]);
+			if (slot == 0 || slot == RS_TOMB)
+				continue;
+			ruma_pid pid = slot - 1;
+			uint64_t w = atomic_load(&bm->state[pid]);
+			unsigned s = bm_st(w);
+			if (s == BM_MARKED) {
+				if (w & BM_DIRTY) {
+					if (bm_try_lock_s(bm, pid, w))
+						t->dirty[ndirty++] = pid;
+				} else {
+					t->clean[nclean++] = pid;
+				}
+			} else if (s == BM_UNLOCKED) {
+				atomic_compare_exchange_strong(
+					&bm->state[pid], &w,
+					bm_word(BM_MARKED, bm_ver(w), w & BM_DIRTY));
+			}
+		}
+		scanned += batch;
+	}
+
+	/* Write the dirty candidates (latched shared: nobody can modify them). */
+	for (size_t i = 0; i < ndirty; i++)
+		atomic_fetch_and(&bm->state[t->dirty[i]], ~BM_DIRTY);
+	if (ndirty) {
+		err = bm_write_pages(bm, t, t->dirty, ndirty, t->res);
+		for (size_t i = 0; i < ndirty; i++)
+			if (t->res[i])
+				atomic_fetch_or(&bm->state[t->dirty[i]], BM_DIRTY);
+	}
+
+	/* Latch the victims exclusively: the clean ones still marked, the
+	 * written ones where this thread is the only sharer. */
+	ruma_pid *victims = t->clean;
+	size_t nv = 0;
+	for (size_t i = 0; i < nclean; i++) {
+		ruma_pid pid = t->clean[i];
+		uint64_t w = atomic_load(&bm->state[pid]);
+		if (bm_st(w) == BM_MARKED && !(w & BM_DIRTY) &&
+		    atomic_compare_exchange_strong(&bm->state[pid], &w,
+						   bm_word(BM_LOCKED, bm_ver(w), false)))
+			victims[nv++] = pid;
+	}
+	for (size_t i = 0; i < ndirty; i++) {
+		ruma_pid pid = t->dirty[i];
+		uint64_t w = atomic_load(&bm->state[pid]);
+		if (t->res[i] == 0 && bm_st(w) == 1 && !(w & BM_DIRTY) &&
+		    atomic_compare_exchange_strong(&bm->state[pid], &w,
+						   bm_word(BM_LOCKED, bm_ver(w), false))) {
+			victims[nv++] = pid;
+		} else {
+			ruma_bm_unfix_s(bm, pid);
+		}
+	}
+	if (!nv)
+		return err;
+
+	bool ok[BM_MAX_BATCH];
+	memset(ok, 0, nv * sizeof(bool));
+	drop_pages(bm, t, victims, nv, ok);
+	size_t n = 0;
+	for (size_t i = 0; i < nv; i++) {
+		ruma_pid pid = victims[i];
+		if (!ok[i]) {
+			bm_unlock_x(bm, pid);
+			continue;
+		}
+		bm_rs_remove(bm, pid);
+		bm_unlock_x_evicted(bm, pid);
+		n++;
+	}
+	atomic_fetch_sub(&bm->phys_used, n);
+	atomic_fetch_add_explicit(&t->evictions, n, memory_order_relaxed);
+	*freed = n;
+	return err;
+}
+
+int bm_ensure_free(ruma_bm *bm, struct bm_thread *t)
+{
+	if (RUMA_LIKELY(atomic_load_explicit(&bm->phys_used, memory_order_relaxed) <
+			bm->soft_limit))
+		return 0;
+	uint64_t idle_rounds = 0;
+	for (;;) {
+		size_t freed;
+		int r = evict_round(bm, t, &freed);
+		uint64_t used = atomic_load(&bm->phys_used);
+		if (r && freed == 0)
+			return r; /* write-back failing and nothing else to drop */
+		if (used < bm->hard_limit)
+			return 0;
+		if (freed > 0) {
+			idle_rounds = 0;
+			continue;
+		}
+		if (++idle_rounds > 200000) {
+			fprintf(stderr,
+				"ruma bm: buffer pool exhausted: all %" PRIu64
+				" resident pages stay latched (raise PHYSGB)\n",
+				used);
+			return -EAGAIN;
+		}
+		sched_yield();
+	}
+}
+
+/* ---- faulting in --------------------------------------------------------- */
+
+int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read)
+{
+	struct bm_thread *t;
+	int r = bm_thread_get(bm, &t);
+
+	if (!r)
+		r = bm_ensure_free(bm, t);
+	if (r) {
+		bm_unlock_x_evicted(bm, pid);
+		return r;
+	}
+	atomic_fetch_add(&bm->phys_used, 1);
+	if (read && bm_written_test(bm, pid)) {
+		r = ruma_os_pread_full(bm->fd, bm_page(bm, pid), RUMA_BM_PAGE_SIZE,
+				       (off_t)(pid * RUMA_BM_PAGE_SIZE));
+		if (r) {
+			/* drop whatever part arrived: the page stays evicted */
+			(void)ruma_os_madvise(bm_page(bm, pid), RUMA_BM_PAGE_SIZE, MADV_DONTNEED);
+			atomic_fetch_sub(&bm->phys_used, 1);
+			bm_unlock_x_evicted(bm, pid);
+			return r;
+		}
+		atomic_fetch_add_explicit(&t->reads, 1, memory_order_relaxed);
+	}
+	bm_rs_insert(bm, pid);
+	return 0;
+}
+
+/* ---- flushing ------------------------------------------------------------ */
+
+/* Latch pid shared if it is resident and dirty; false if nothing to write. */
+static bool latch_dirty(ruma_bm *bm, ruma_pid pid)
+{
+	unsigned n = 0;
+
+	for (;;) {
+		uint64_t w = atomic_load(&bm->state[pid]);
+		unsigned s = bm_st(w);
+		if (s == BM_EVICTED)
+			return false;
+		if (s == BM_LOCKED || s == BM_MAX_SHARED) {
+			bm_wait(bm, pid, w, &n);
+			continue;
+		}
+		if (!(w & BM_DIRTY))
+			return false;
+		if (bm_try_lock_s(bm, pid, w))
+			return true;
+	}
+}
+
+static int flush_batch(ruma_bm *bm, struct bm_thread *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		atomic_fetch_and(&bm->state[t->dirty[i]], ~BM_DIRTY);
+	int err = bm_write_pages(bm, t, t->dirty, n, t->res);
+	for (size_t i = 0; i < n; i++) {
+		if (t->res[i])
+			atomic_fetch_or(&bm->state[t->dirty[i]], BM_DIRTY);
+		ruma_bm_unfix_s(bm, t->dirty[i]);
+	}
+	return err;
+}
+
+int bm_flush_pages(ruma_bm *bm)
+{
+	struct bm_thread *t;
+	int err = bm_thread_get(bm, &t);
+	size_t n = 0;
+
+	if (err)
+		return err;
+	for (uint64_t i = 0; i <= bm->rs_mask; i++) {
+		uint64_t slot = atomic_load(&bm->rs[i]);
+		if (slot == 0 || slot == RS_TOMB)
+			continue;
+		if (!latch_dirty(bm, slot - 1))
+			continue;
+		t->dirty[n++] = slot - 1;
+		if (n == bm->cfg.batch) {
+			int r = flush_batch(bm, t, n);
+			err = err ? err : r;
+			n = 0;
+		}
+	}
+	if (n) {
+		int r = flush_batch(bm, t, n);
+		err = err ? err : r;
+	}
+	return err;
+}

@@ -1,0 +1,582 @@
+/*
+ * test_bm.c — single-threaded tests of the buffer manager: latch semantics,
+ * allocation and id reuse, eviction through a tiny pool, persistence across
+ * close/open, injected I/O failures, a truncated file, corrupt metadata, bad
+ * configurations and every wait x evict x write combination.
+ */
+#include "test.h"
+
+#include <ruma/bm.h>
+
+#include "os/os.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#define PS RUMA_BM_PAGE_SIZE
+
+static char dir[64];
+static char path[128];
+
+static void cleanup_dir(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[512];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+static int setup_dir(void)
+{
+	strcpy(dir, "/tmp/ruma-test-bm-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/store", dir);
+	return 0;
+}
+
+static void cfg_small(ruma_bm_config *c, uint64_t virt_pages, uint64_t phys_pages)
+{
+	ruma_bm_config_default(c);
+	c->path = path;
+	c->virt_bytes = virt_pages * PS;
+	c->phys_bytes = phys_pages * PS;
+	c->batch = 16;
+	c->max_threads = 8;
+	c->fresh = true;
+}
+
+static void fill(void *page, ruma_pid pid, uint64_t gen)
+{
+	uint64_t *w = page;
+	for (size_t i = 0; i < PS / 8; i++)
+		w[i] = pid * 0x9E3779B97F4A7C15ull + gen * 1000003 + i;
+}
+
+static bool matches(const void *page, ruma_pid pid, uint64_t gen)
+{
+	const uint64_t *w = page;
+	for (size_t i = 0; i < PS / 8; i++)
+		if (w[i] != pid * 0x9E3779B97F4A7C15ull + gen * 1000003 + i)
+			return false;
+	return true;
+}
+
+/* Allocate n pages with patterns (gen), unlatched afterwards. */
+static int alloc_fill(ruma_bm *bm, ruma_pid *pids, size_t n, uint64_t gen)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p;
+		CHECK_OK(ruma_bm_alloc(bm, &pids[i], &p));
+		fill(p, pids[i], gen);
+		ruma_bm_unfix_x(bm, pids[i]);
+	}
+	return TEST_PASS;
+}
+
+static int verify_all(ruma_bm *bm, const ruma_pid *pids, size_t n, uint64_t gen)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p;
+		CHECK_OK(ruma_bm_fix_s(bm, pids[i], &p));
+		bool ok = matches(p, pids[i], gen);
+		ruma_bm_unfix_s(bm, pids[i]);
+		if (!ok) {
+			fprintf(stderr, "  page %" PRIu64 " (index %zu) has wrong content\n", pids[i], i);
+			return TEST_FAIL;
+		}
+	}
+	return TEST_PASS;
+}
+
+static int t_latches(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pid;
+	void *p, *q;
+	uint64_t v, v2;
+
+	cfg_small(&c, 1024, 256);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_alloc(bm, &pid, &p));
+	memset(p, 7, PS);
+	ruma_bm_unfix_x(bm, pid);
+
+	CHECK_OK(ruma_bm_optimistic(bm, pid, &v, &q));
+	CHECK(q == p);
+	CHECK_OK(ruma_bm_validate(bm, pid, v));
+	/* an exclusive latch cycle changes the version */
+	CHECK_OK(ruma_bm_fix_x(bm, pid, &q));
+	ruma_bm_unfix_x(bm, pid);
+	CHECK_EQ(ruma_bm_validate(bm, pid, v), RUMA_RESTART);
+	CHECK_EQ(ruma_bm_upgrade_x(bm, pid, v), RUMA_RESTART);
+	CHECK_EQ(ruma_bm_upgrade_s(bm, pid, v), RUMA_RESTART);
+
+	/* shared latches count; validate ignores them, upgrade_x refuses */
+	CHECK_OK(ruma_bm_optimistic(bm, pid, &v2, &q));
+	CHECK(v2 != v);
+	CHECK_OK(ruma_bm_fix_s(bm, pid, &q));
+	CHECK_OK(ruma_bm_upgrade_s(bm, pid, v2));
+	CHECK_OK(ruma_bm_validate(bm, pid, v2));
+	CHECK_EQ(ruma_bm_upgrade_x(bm, pid, v2), RUMA_RESTART);
+	ruma_bm_unfix_s(bm, pid);
+	ruma_bm_unfix_s(bm, pid);
+	/* shared latches do not change the version */
+	CHECK_OK(ruma_bm_validate(bm, pid, v2));
+	CHECK_OK(ruma_bm_upgrade_x(bm, pid, v2));
+	CHECK_EQ(ruma_bm_validate(bm, pid, v2), RUMA_RESTART); /* locked now */
+	ruma_bm_unfix_x(bm, pid);
+	CHECK_OK(ruma_bm_optimistic(bm, pid, &v, &q));
+	CHECK(v != v2);
+
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	CHECK(st.restarts >= 4);
+	CHECK(st.state_bytes >= 1024 * 8);
+	/* bad pids */
+	CHECK_EQ(ruma_bm_fix_s(bm, 0, &q), -EINVAL);
+	CHECK_EQ(ruma_bm_optimistic(bm, 1u << 30, &v, &q), -EINVAL);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int reuse_case(bool reuse)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pids[32], again[8];
+	void *p;
+
+	cfg_small(&c, 1024, 512);
+	c.reuse_pages = reuse;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, 32, 1) != TEST_PASS)
+		return TEST_FAIL;
+	for (int i = 0; i < 32; i += 4) {
+		CHECK_OK(ruma_bm_fix_x(bm, pids[i], &p));
+		CHECK_OK(ruma_bm_free(bm, pids[i]));
+	}
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	CHECK_EQ(st.pages_free, 8);
+	/* freeing an unlatched page is refused */
+	CHECK_EQ(ruma_bm_free(bm, pids[1]), -EINVAL);
+	for (int i = 0; i < 8; i++) {
+		CHECK_OK(ruma_bm_alloc(bm, &again[i], &p));
+		for (size_t k = 0; k < PS; k++)
+			CHECK(((unsigned char *)p)[k] == 0);
+		ruma_bm_unfix_x(bm, again[i]);
+		bool was_freed = false;
+		for (int j = 0; j < 32; j += 4)
+			was_freed |= again[i] == pids[j];
+		CHECK(was_freed == reuse);
+	}
+	ruma_bm_get_stats(bm, &st);
+	CHECK_EQ(st.pages_free, reuse ? 0 : 8);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_reuse(void)
+{
+	return reuse_case(true);
+}
+
+static int t_no_reuse(void)
+{
+	return reuse_case(false);
+}
+
+static int t_evict_tiny_pool(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 1000 };
+	static ruma_pid pids[N];
+
+	cfg_small(&c, 4096, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 3) != TEST_PASS)
+		return TEST_FAIL;
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	CHECK(st.pages_resident <= 64);
+	CHECK(st.evictions >= N - 64);
+	CHECK(st.writes >= N - 64);
+	if (verify_all(bm, pids, N, 3) != TEST_PASS)
+		return TEST_FAIL;
+	/* random order, rewrite half, optimistic reads */
+	for (int round = 0; round < 2000; round++) {
+		size_t i = ruma_rng_below(&test_rng, N);
+		uint64_t v;
+		void *p;
+		CHECK_OK(ruma_bm_optimistic(bm, pids[i], &v, &p));
+		bool ok = matches(p, pids[i], 3);
+		if (ruma_bm_validate(bm, pids[i], v) == 0)
+			CHECK(ok);
+	}
+	ruma_bm_get_stats(bm, &st);
+	CHECK(st.reads > 0);
+	CHECK(st.pages_resident <= 64);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_persist(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 300 };
+	static ruma_pid pids[N];
+	void *p;
+
+	cfg_small(&c, 4096, 128);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 5) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_meta_set(bm, 0, 42));
+	CHECK_OK(ruma_bm_meta_set(bm, RUMA_BM_META_SLOTS - 1, 0xdeadbeef));
+	CHECK_EQ(ruma_bm_meta_set(bm, RUMA_BM_META_SLOTS, 1), -EINVAL);
+	ruma_pid freed = pids[N - 10];
+	CHECK_OK(ruma_bm_fix_x(bm, freed, &p));
+	CHECK_OK(ruma_bm_free(bm, freed));
+	CHECK_OK(ruma_bm_close(bm));
+
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	uint64_t v;
+	CHECK_OK(ruma_bm_meta_get(bm, 0, &v));
+	CHECK_EQ(v, 42);
+	CHECK_OK(ruma_bm_meta_get(bm, RUMA_BM_META_SLOTS - 1, &v));
+	CHECK_EQ(v, 0xdeadbeef);
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	CHECK_EQ(st.pages_free, 1);
+	CHECK_EQ(st.pages_resident, 0);
+	for (size_t i = 0; i < N; i++) {
+		if (pids[i] == freed)
+			continue;
+		CHECK_OK(ruma_bm_fix_s(bm, pids[i], &p));
+		CHECK(matches(p, pids[i], 5));
+		ruma_bm_unfix_s(bm, pids[i]);
+	}
+	ruma_pid np;
+	CHECK_OK(ruma_bm_alloc(bm, &np, &p));
+	CHECK_EQ(np, freed); /* the free bitmap survived */
+	fill(p, np, 6);
+	ruma_bm_unfix_x(bm, np);
+	CHECK_OK(ruma_bm_flush(bm));
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_fix_s(bm, np, &p));
+	CHECK(matches(p, np, 6));
+	ruma_bm_unfix_s(bm, np);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_read_error(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 100 };
+	ruma_pid pids[N];
+	void *p;
+	uint64_t v;
+
+	cfg_small(&c, 4096, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 7) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm)); /* everything evicted now */
+
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), -EIO);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_optimistic(bm, pids[3], &v, &p), -EIO);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_fix_x(bm, pids[3], &p), -EIO);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, 0, false); /* end of file */
+	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), RUMA_ESHORTIO);
+	ruma_os_inject_clear();
+	/* the page is intact and can be latched again */
+	CHECK_OK(ruma_bm_fix_s(bm, pids[3], &p));
+	CHECK(matches(p, pids[3], 7));
+	ruma_bm_unfix_s(bm, pids[3]);
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	CHECK_EQ(st.pages_resident, 1);
+	if (verify_all(bm, pids, N, 7) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int write_error_case(ruma_bm_write wpath)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 200 };
+	static ruma_pid pids[N];
+	void *p;
+	ruma_sys sys = wpath == RUMA_BM_WRITE_URING ? RUMA_SYS_IO_URING_ENTER : RUMA_SYS_PWRITE;
+
+	cfg_small(&c, 4096, 64);
+	c.write = wpath;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 8) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_flush(bm)); /* acknowledged */
+
+	/* every write fails from now on: rewriting pages must fail visibly */
+	ruma_os_inject(sys, 1, EIO, true);
+	if (wpath == RUMA_BM_WRITE_URING)
+		ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, true); /* metadata */
+	int err = 0;
+	for (size_t i = 0; i < N && !err; i++) {
+		err = ruma_bm_fix_x(bm, pids[i], &p);
+		if (!err) {
+			fill(p, pids[i], 9);
+			ruma_bm_unfix_x(bm, pids[i]);
+		}
+	}
+	CHECK_EQ(err, -EIO);
+	int cr = ruma_bm_close(bm);
+	CHECK_EQ(cr, -EIO);
+	ruma_os_inject_clear();
+
+	/* nothing acknowledged is lost: every page shows the flushed image */
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (verify_all(bm, pids, N, 8) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_write_error_pwrite(void)
+{
+	return write_error_case(RUMA_BM_WRITE_PWRITE);
+}
+
+static int t_write_error_uring(void)
+{
+	return write_error_case(RUMA_BM_WRITE_URING);
+}
+
+static int t_short_file(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 100 };
+	ruma_pid pids[N];
+	void *p;
+	uint64_t v;
+
+	cfg_small(&c, 4096, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 10) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	/* cut the file behind the manager's back */
+	CHECK(truncate(path, (off_t)(pids[N / 2] * PS)) == 0);
+	CHECK_EQ(ruma_bm_fix_s(bm, pids[N - 1], &p), RUMA_ESHORTIO);
+	CHECK_EQ(ruma_bm_optimistic(bm, pids[N - 1], &v, &p), RUMA_ESHORTIO);
+	CHECK_EQ(ruma_bm_fix_x(bm, pids[N - 1], &p), RUMA_ESHORTIO);
+	CHECK_OK(ruma_bm_fix_s(bm, pids[0], &p));
+	CHECK(matches(p, pids[0], 10));
+	ruma_bm_unfix_s(bm, pids[0]);
+	ruma_bm_close(bm);
+	/* reopening a truncated store is refused */
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ESHORTIO);
+	return TEST_PASS;
+}
+
+static int t_corrupt_meta(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pids[4];
+
+	cfg_small(&c, 1024, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, 4, 1) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_meta_set(bm, 3, 12345));
+	CHECK_OK(ruma_bm_close(bm));
+	int fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	unsigned char b = 0x5a;
+	CHECK(pwrite(fd, &b, 1, 100) == 1); /* inside the meta slots */
+	close(fd);
+	c.fresh = false;
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	/* a file that is not a store at all */
+	fd = open(path, O_RDWR | O_TRUNC);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "hello world", 11) == 11);
+	close(fd);
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	c.fresh = true;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	uint64_t v = 1;
+	CHECK_OK(ruma_bm_meta_get(bm, 3, &v));
+	CHECK_EQ(v, 0);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_bad_config(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+
+	cfg_small(&c, 1024, 64);
+	c.phys_bytes = c.virt_bytes + PS;
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	cfg_small(&c, 1024, 64);
+	c.batch = 0;
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	cfg_small(&c, 1024, 64);
+	c.max_threads = 0;
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	cfg_small(&c, 1024, 64);
+	c.phys_bytes = 4 * PS;
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	cfg_small(&c, 1024, 64);
+	c.path = "/nonexistent-dir-ruma/store";
+	CHECK_EQ(ruma_bm_open(&c, &bm), -ENOENT);
+	cfg_small(&c, 1024, 64);
+	c.path = "/dev/null";
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+
+	/* a full reservation gives RUMA_EVIRTFULL */
+	cfg_small(&c, 128, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	int r = 0;
+	for (int i = 0; i < 200 && !r; i++) {
+		ruma_pid pid;
+		void *p;
+		r = ruma_bm_alloc(bm, &pid, &p);
+		if (!r)
+			ruma_bm_unfix_x(bm, pid);
+	}
+	CHECK_EQ(r, RUMA_EVIRTFULL);
+	CHECK_OK(ruma_bm_close(bm));
+
+	ruma_bm_wait w;
+	ruma_bm_evict e;
+	ruma_bm_write wr;
+	CHECK_OK(ruma_bm_wait_parse("futex", &w));
+	CHECK_EQ(w, RUMA_BM_WAIT_FUTEX);
+	CHECK_OK(ruma_bm_evict_parse("process_madvise", &e));
+	CHECK_OK(ruma_bm_write_parse("uring", &wr));
+	CHECK_EQ(ruma_bm_wait_parse("sleepy", &w), RUMA_EPARSE);
+	CHECK(!strcmp(ruma_bm_wait_name(RUMA_BM_WAIT_MUTEX), "mutex"));
+	return TEST_PASS;
+}
+
+static int t_matrix(void)
+{
+	enum { N = 240 };
+	static ruma_pid pids[N];
+
+	for (int w = 0; w <= RUMA_BM_WAIT_MUTEX; w++)
+		for (int e = 0; e <= RUMA_BM_EVICT_PROCESS_MADVISE; e++)
+			for (int wr = 0; wr <= RUMA_BM_WRITE_URING; wr++) {
+				ruma_bm_config c;
+				ruma_bm *bm;
+				void *p;
+				cfg_small(&c, 2048, 32);
+				c.wait = (ruma_bm_wait)w;
+				c.evict = (ruma_bm_evict)e;
+				c.write = (ruma_bm_write)wr;
+				c.batch = 8;
+				CHECK_OK(ruma_bm_open(&c, &bm));
+				if (alloc_fill(bm, pids, N, 11) != TEST_PASS)
+					return TEST_FAIL;
+				for (size_t i = 0; i < N; i += 3) {
+					CHECK_OK(ruma_bm_fix_x(bm, pids[i], &p));
+					CHECK(matches(p, pids[i], 11));
+					fill(p, pids[i], 12);
+					ruma_bm_unfix_x(bm, pids[i]);
+				}
+				for (size_t i = 0; i < N; i++) {
+					CHECK_OK(ruma_bm_fix_s(bm, pids[i], &p));
+					CHECK(matches(p, pids[i], i % 3 == 0 ? 12 : 11));
+					ruma_bm_unfix_s(bm, pids[i]);
+				}
+				ruma_bm_stats st;
+				ruma_bm_get_stats(bm, &st);
+				CHECK(st.evictions > 0);
+				CHECK(st.pages_resident <= 32);
+				CHECK_OK(ruma_bm_close(bm));
+			}
+	return TEST_PASS;
+}
+
+static int t_process_madvise_used(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 200 };
+	static ruma_pid pids[N];
+
+	cfg_small(&c, 2048, 32);
+	c.evict = RUMA_BM_EVICT_PROCESS_MADVISE;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	uint64_t pm0 = ruma_os_count(RUMA_SYS_PROCESS_MADVISE);
+	uint64_t m0 = ruma_os_count(RUMA_SYS_MADVISE);
+	if (alloc_fill(bm, pids, N, 1) != TEST_PASS)
+		return TEST_FAIL;
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	uint64_t pm = ruma_os_count(RUMA_SYS_PROCESS_MADVISE) - pm0;
+	uint64_t m = ruma_os_count(RUMA_SYS_MADVISE) - m0;
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK(pm > 0);
+	if (m > 0) /* the kernel refused: fell back to madvise */
+		CHECK_EQ(m, st.evictions);
+	else
+		CHECK(pm < st.evictions); /* batched */
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "latches", t_latches },
+	{ "reuse", t_reuse },
+	{ "no_reuse", t_no_reuse },
+	{ "evict_tiny_pool", t_evict_tiny_pool },
+	{ "persist", t_persist },
+	{ "read_error", t_read_error },
+	{ "write_error_pwrite", t_write_error_pwrite },
+	{ "write_error_uring", t_write_error_uring },
+	{ "short_file", t_short_file },
+	{ "corrupt_meta", t_corrupt_meta },
+	{ "bad_config", t_bad_config },
+	{ "matrix", t_matrix },
+	{ "process_madvise", t_process_madvise_used },
+};
+
+int main(int argc, char **argv)
+{
+	if (setup_dir())
+		return 1;
+	int r = test_main("bm", cases, TEST_N(cases), argc, argv);
+	cleanup_dir();
+	return r;
+}
