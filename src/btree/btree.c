@@ -1,0 +1,891 @@
+/*
+ * btree.c — B-tree operations on the buffer manager: optimistic descent,
+ * insert/upsert/lookup/update/remove, splits (root split in place), merges
+ * of leaves and of inner nodes, root collapse, and ascending/descending
+ * scans.
+ *
+ * Concurrency (optimistic lock coupling): a descent reads each node under an
+ * optimistic version, reads the child pid, validates the parent (so the pid
+ * is not garbage), takes the child's version and validates the parent again
+ * (so the child was the parent's child when its version was taken).  Every
+ * value read optimistically is bounds-checked first (node_plausible, slot
+ * checks); a check that fails on a page that then validates means the page
+ * really is corrupt (RUMA_ECORRUPT), otherwise the attempt restarts.
+ * Writers upgrade only the nodes they modify to exclusive latches, always
+ * top-down and left to right (parent, left, right); a failed upgrade
+ * releases everything and restarts from the root.  Restarts never leave
+ * this file; every other buffer-manager error is returned.
+ *
+ * Root: the root pid never changes.  A root split moves the root's entries
+ * into two new pages and makes the root an inner node one level higher; a
+ * root left with a single child absorbs that child (height shrinks).
+ *
+ * No system calls of its own (sched_yield after repeated restarts); pages
+ * come from ruma_bm_alloc and go back with ruma_bm_free.
+ */
+#include "btree/btree_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+/* descend(): no node at the requested level on the key's path */
+#define NO_LEVEL 1
+/* put_attempt(): a split was made, try again (not a restart) */
+#define SPLIT_DONE 2
+
+typedef struct path {
+	ruma_pid pid;
+	uint64_t ver;
+	node *n;
+	bool has_parent;
+	ruma_pid ppid;
+	uint64_t pver;
+	node *p;
+	unsigned ppos; /* n is p's child at this position */
+} path;
+
+static void restart_pause(ruma_btree *t, unsigned *tries)
+{
+	bt_count(&t->restarts);
+	if (++*tries % 8 == 0)
+		sched_yield();
+}
+
+/* After a failed check on an optimistic page: restart unless the page is
+ * stable, in which case the data itself is bad. */
+static int olc_fail(ruma_btree *t, ruma_pid pid, uint64_t ver)
+{
+	int rc = ruma_bm_validate(t->bm, pid, ver);
+	return rc ? rc : RUMA_ECORRUPT;
+}
+
+static int check_key(size_t klen)
+{
+	if (klen == 0)
+		return -EINVAL;
+	if (klen > RUMA_BTREE_MAX_KEY)
+		return RUMA_ETOOBIG;
+	return 0;
+}
+
+static int check_entry(size_t klen, size_t vlen)
+{
+	int rc = check_key(klen);
+	if (rc)
+		return rc;
+	if (vlen > RUMA_BTREE_MAX_VALUE || klen + vlen > RUMA_BTREE_MAX_ENTRY)
+		return RUMA_ETOOBIG;
+	return 0;
+}
+
+/*
+ * descend — optimistic descent from the root to the node at `level` on the
+ * path of key (or, with `last`, the right-most path).  Call between
+ * olc_enter and olc_leave.  Returns 0 with *out filled (nothing latched;
+ * out->ver is the node's version), NO_LEVEL if the tree is lower than
+ * `level`, RUMA_RESTART, RUMA_ECORRUPT or a bm error.
+ */
+static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, unsigned level,
+		   path *out)
+{
+	ruma_bm *bm = t->bm;
+	ruma_pid pid = t->root;
+	uint64_t ver;
+	void *page;
+	int rc = ruma_bm_optimistic(bm, pid, &ver, &page);
+	if (rc)
+		return rc;
+	node *n = page;
+	out->has_parent = false;
+	for (;;) {
+		if (!node_plausible(n) ||
+		    (out->has_parent && n->level + 1u != out->p->level))
+			return olc_fail(t, pid, ver);
+		if (n->level <= level) {
+			out->pid = pid;
+			out->ver = ver;
+			out->n = n;
+			if (n->level == level)
+				return 0;
+			rc = ruma_bm_validate(bm, pid, ver);
+			return rc ? rc : NO_LEVEL;
+		}
+		bool found, bad = false;
+		unsigned pos = last ? n->count : node_lower_bound(n, key, klen, &found, &bad);
+		ruma_pid child = node_child_at(n, pos, &bad);
+		if (bad)
+			return olc_fail(t, pid, ver);
+		if ((rc = ruma_bm_validate(bm, pid, ver)))
+			return rc;
+		uint64_t cver;
+		void *cpage;
+		if ((rc = ruma_bm_optimistic(bm, child, &cver, &cpage)))
+			return rc;
+		if ((rc = ruma_bm_validate(bm, pid, ver)))
+			return rc;
+		out->has_parent = true;
+		out->ppid = pid;
+		out->pver = ver;
+		out->p = n;
+		out->ppos = pos;
+		pid = child;
+		ver = cver;
+		n = cpage;
+	}
+}
+
+/* descend + olc bracket, retrying restarts. */
+static int descend_retry(ruma_btree *t, const uint8_t *key, size_t klen, bool last,
+			 unsigned level, path *out)
+{
+	unsigned tries = 0;
+	for (;;) {
+		olc_enter();
+		int rc = descend(t, key, klen, last, level, out);
+		olc_leave();
+		if (rc != RUMA_RESTART)
+			return rc;
+		restart_pause(t, &tries);
+	}
+}
+
+/* ---- splits ------------------------------------------------------------------------------ */
+
+static int split_level(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level);
+
+/* Root split: the root's entries move into two new pages; the root becomes
+ * their parent one level up.  The root is latched exclusively. */
+static int split_root(ruma_btree *t, node *root)
+{
+	ruma_pid lpid, rpid;
+	void *lpage, *rpage;
+	int rc = ruma_bm_alloc(t->bm, &lpid, &lpage);
+	if (rc)
+		return rc;
+	if ((rc = ruma_bm_alloc(t->bm, &rpid, &rpage))) {
+		int rc2 = ruma_bm_free(t->bm, lpid);
+		(void)rc2;
+		return rc;
+	}
+	uint8_t sep[NODE_KEYBUF];
+	unsigned left_count;
+	unsigned slen = node_find_split(root, &left_count, sep);
+	node_split_into(root, left_count, sep, slen, lpage, rpage);
+	unsigned level = root->level + 1u;
+	bool leaf = node_is_leaf(root);
+	node_init(root, level, NULL, 0, NULL, 0);
+	node_insert_at(root, 0, sep, slen, &lpid, sizeof lpid);
+	root->upper = rpid;
+	ruma_bm_unfix_x(t->bm, lpid);
+	ruma_bm_unfix_x(t->bm, rpid);
+	bt_count(&t->root_splits);
+	bt_count(leaf ? &t->leaf_splits : &t->inner_splits);
+	return 0;
+}
+
+/*
+ * split_node — split p->n (found by an optimistic descent, nothing latched).
+ * The node keeps its pid and becomes the right half (its upper fence, and so
+ * the parent's entry for it, is unchanged); a new page takes the left half
+ * and the separator → new page goes into the parent.  If the parent lacks
+ * room, the parent is split first and 0 is returned: the caller retries.
+ */
+static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
+{
+	ruma_bm *bm = t->bm;
+	int rc;
+	if (!p->has_parent) {
+		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
+			return rc;
+		rc = p->n->count >= 2 ? split_root(t, p->n) : RUMA_ECORRUPT;
+		ruma_bm_unfix_x(bm, p->pid);
+		return rc;
+	}
+	if ((rc = ruma_bm_upgrade_x(bm, p->ppid, p->pver)))
+		return rc;
+	if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver))) {
+		ruma_bm_unfix_x(bm, p->ppid);
+		return rc;
+	}
+	node *n = p->n, *parent = p->p;
+	if (n->count < 2) {
+		ruma_bm_unfix_x(bm, p->pid);
+		ruma_bm_unfix_x(bm, p->ppid);
+		return RUMA_ECORRUPT;
+	}
+	uint8_t sep[NODE_KEYBUF];
+	unsigned left_count;
+	unsigned slen = node_find_split(n, &left_count, sep);
+	if (node_free_total(parent) < node_entry_size(parent, slen, sizeof(uint64_t))) {
+		unsigned plevel = parent->level;
+		ruma_bm_unfix_x(bm, p->pid);
+		ruma_bm_unfix_x(bm, p->ppid);
+		return split_level(t, key, klen, plevel);
+	}
+	ruma_pid lpid;
+	void *lpage;
+	if ((rc = ruma_bm_alloc(bm, &lpid, &lpage))) {
+		ruma_bm_unfix_x(bm, p->pid);
+		ruma_bm_unfix_x(bm, p->ppid);
+		return rc;
+	}
+	_Alignas(8) uint8_t right[NODE_PAGE];
+	node_split_into(n, left_count, sep, slen, lpage, (node *)right);
+	bool leaf = node_is_leaf(n);
+	memcpy(n, right, NODE_PAGE);
+	bool found, bad = false;
+	unsigned pos = node_lower_bound(parent, sep, slen, &found, &bad);
+	RUMA_ASSERT(!found && !bad);
+	node_insert_at(parent, pos, sep, slen, &lpid, sizeof lpid);
+	ruma_bm_unfix_x(bm, lpid);
+	ruma_bm_unfix_x(bm, p->pid);
+	ruma_bm_unfix_x(bm, p->ppid);
+	bt_count(leaf ? &t->leaf_splits : &t->inner_splits);
+	return 0;
+}
+
+/* Make sure the node at `level` on key's path has room for one more
+ * separator (splitting it if not).  0 when done or nothing to do. */
+static int split_level(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level)
+{
+	unsigned tries = 0;
+	for (;;) {
+		path p;
+		olc_enter();
+		int rc = descend(t, key, klen, false, level, &p);
+		bool roomy = rc == 0 &&
+			     node_free_total(p.n) >= NODE_SLOT + RUMA_BTREE_MAX_KEY + sizeof(uint64_t);
+		olc_leave();
+		if (rc == NO_LEVEL)
+			return 0;
+		if (rc && rc != RUMA_RESTART)
+			return rc;
+		if (rc == RUMA_RESTART) {
+			/* retry below */
+		} else if (roomy) {
+			rc = ruma_bm_validate(t->bm, p.pid, p.ver);
+			if (rc == 0)
+				return 0;
+		} else {
+			rc = split_node(t, &p, key, klen);
+			if (rc != RUMA_RESTART)
+				return rc;
+		}
+		restart_pause(t, &tries);
+	}
+}
+
+/* ---- merges ------------------------------------------------------------------------------- */
+
+/* The root has a single child (no separators): take over the child's
+ * contents and free the child page.  Both are latched exclusively; the
+ * child's latch is gone afterwards. */
+static int collapse_root(ruma_btree *t, node *root, ruma_pid cpid, node *child)
+{
+	memcpy(root, child, NODE_PAGE);
+	bt_count(&t->root_collapses);
+	bt_count(&t->pages_freed);
+	return ruma_bm_free(t->bm, cpid);
+}
+
+static void unfix3(ruma_bm *bm, ruma_pid a, ruma_pid b, ruma_pid c)
+{
+	ruma_bm_unfix_x(bm, c);
+	ruma_bm_unfix_x(bm, b);
+	ruma_bm_unfix_x(bm, a);
+}
+
+/* Latch a sibling found through the exclusively latched parent. */
+static int latch_sibling(ruma_btree *t, ruma_pid pid, node **n)
+{
+	uint64_t ver;
+	void *page;
+	int rc = ruma_bm_optimistic(t->bm, pid, &ver, &page);
+	if (rc)
+		return rc;
+	if ((rc = ruma_bm_upgrade_x(t->bm, pid, ver)))
+		return rc;
+	*n = page;
+	return 0;
+}
+
+/*
+ * merge_once — the node at `level` on key's path is under-full: merge it
+ * with its right sibling under the same parent (with its left sibling if it
+ * is the parent's right-most child).  The result goes into the right page,
+ * whose parent entry (keyed by its upper fence) stays valid; the parent's
+ * entry for the left page is removed and the left page freed.  For inner
+ * nodes the parent's separator comes down between the two halves.
+ * *again is set when the parent is left under-full (merge one level up).
+ */
+static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level, bool *again)
+{
+	ruma_bm *bm = t->bm;
+	path p;
+	int rc;
+	*again = false;
+	olc_enter();
+	rc = descend(t, key, klen, false, level, &p);
+	if (rc) {
+		olc_leave();
+		return rc == NO_LEVEL ? 0 : rc;
+	}
+	if (!p.has_parent || !node_underfull(p.n)) {
+		olc_leave();
+		return ruma_bm_validate(bm, p.pid, p.ver);
+	}
+	node *parent = p.p;
+	unsigned lpos = p.ppos;
+	bool node_is_left = lpos < parent->count;
+	if (!node_is_left) {
+		if (parent->count == 0) {
+			olc_leave();
+			return ruma_bm_validate(bm, p.ppid, p.pver);
+		}
+		lpos--;
+	}
+	olc_leave();
+	if ((rc = ruma_bm_upgrade_x(bm, p.ppid, p.pver)))
+		return rc;
+	bool bad = false;
+	ruma_pid lpid = node_child_at(parent, lpos, &bad);
+	ruma_pid rpid = node_child_at(parent, lpos + 1, &bad);
+	node *left, *right;
+	if (node_is_left) {
+		if ((rc = ruma_bm_upgrade_x(bm, p.pid, p.ver))) {
+			ruma_bm_unfix_x(bm, p.ppid);
+			return rc;
+		}
+		left = p.n;
+		if ((rc = latch_sibling(t, rpid, &right))) {
+			ruma_bm_unfix_x(bm, p.pid);
+			ruma_bm_unfix_x(bm, p.ppid);
+			return rc;
+		}
+	} else {
+		if ((rc = latch_sibling(t, lpid, &left))) {
+			ruma_bm_unfix_x(bm, p.ppid);
+			return rc;
+		}
+		if ((rc = ruma_bm_upgrade_x(bm, p.pid, p.ver))) {
+			ruma_bm_unfix_x(bm, lpid);
+			ruma_bm_unfix_x(bm, p.ppid);
+			return rc;
+		}
+		right = p.n;
+	}
+	if (bad || left->level != level || right->level != level) {
+		unfix3(bm, p.ppid, lpid, rpid);
+		return RUMA_ECORRUPT;
+	}
+	uint8_t sep[NODE_KEYBUF];
+	unsigned slen = node_full_key(parent, lpos, sep, &bad);
+	_Alignas(8) uint8_t merged[NODE_PAGE];
+	if (bad || !node_merge_into(left, right, sep, slen, (node *)merged)) {
+		unfix3(bm, p.ppid, lpid, rpid);
+		return bad ? RUMA_ECORRUPT : 0;
+	}
+	memcpy(right, merged, NODE_PAGE);
+	node_remove_at(parent, lpos);
+	bt_count(level == 0 ? &t->leaf_merges : &t->inner_merges);
+	bt_count(&t->pages_freed);
+	rc = ruma_bm_free(bm, lpid);
+	if (p.ppid == t->root && parent->count == 0) {
+		int rc2 = collapse_root(t, parent, rpid, right);
+		ruma_bm_unfix_x(bm, p.ppid);
+		return rc ? rc : rc2;
+	}
+	*again = p.ppid != t->root && node_underfull(parent);
+	ruma_bm_unfix_x(bm, rpid);
+	ruma_bm_unfix_x(bm, p.ppid);
+	return rc;
+}
+
+/* Merge the under-full node at `level` on key's path, then its parent if
+ * that became under-full, and so on up. */
+static int merge_up(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level)
+{
+	unsigned tries = 0;
+	for (;;) {
+		bool again;
+		int rc = merge_once(t, key, klen, level, &again);
+		if (rc == RUMA_RESTART) {
+			restart_pause(t, &tries);
+			continue;
+		}
+		if (rc || !again)
+			return rc;
+		level++;
+	}
+}
+
+/* ---- point operations ----------------------------------------------------------------------- */
+
+enum put_mode { PUT_INSERT, PUT_UPSERT };
+
+static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const void *val,
+		       size_t vlen, enum put_mode mode, bool *replaced)
+{
+	path p;
+	olc_enter();
+	int rc = descend(t, key, klen, false, 0, &p);
+	if (rc) {
+		olc_leave();
+		return rc;
+	}
+	node *n = p.n;
+	bool found, bad = false;
+	unsigned pos = node_lower_bound(n, key, klen, &found, &bad);
+	unsigned have = node_free_total(n);
+	if (found) {
+		unsigned vl;
+		node_value(n, pos, &vl, &bad);
+		have += NODE_SLOT + n->slot[pos].klen + vl;
+	}
+	bool fits = klen >= n->prefix_len && have >= node_entry_size(n, klen, vlen);
+	olc_leave();
+	if (bad)
+		return olc_fail(t, p.pid, p.ver);
+	if (found && mode == PUT_INSERT) {
+		rc = ruma_bm_validate(t->bm, p.pid, p.ver);
+		return rc ? rc : RUMA_EEXISTS;
+	}
+	if (!fits) {
+		rc = split_node(t, &p, key, klen);
+		return rc ? rc : SPLIT_DONE;
+	}
+	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
+		return rc;
+	if (found)
+		node_remove_at(n, pos);
+	node_insert_at(n, pos, key, klen, val, vlen);
+	ruma_bm_unfix_x(t->bm, p.pid);
+	if (replaced)
+		*replaced = found;
+	return 0;
+}
+
+static int put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
+	       enum put_mode mode, bool *replaced)
+{
+	int rc = check_entry(klen, vlen);
+	if (rc)
+		return rc;
+	if (vlen && !val)
+		return -EINVAL;
+	unsigned tries = 0;
+	for (;;) {
+		rc = put_attempt(t, key, klen, val, vlen, mode, replaced);
+		if (rc == SPLIT_DONE)
+			continue;
+		if (rc != RUMA_RESTART)
+			return rc;
+		restart_pause(t, &tries);
+	}
+}
+
+int ruma_btree_insert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	return put(t, key, klen, val, vlen, PUT_INSERT, NULL);
+}
+
+int ruma_btree_upsert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
+		      bool *replaced)
+{
+	return put(t, key, klen, val, vlen, PUT_UPSERT, replaced);
+}
+
+/* Optimistic point read: copy the value of key into buf (if it fits cap). */
+static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *buf, size_t cap,
+			size_t *vlen)
+{
+	path p;
+	olc_enter();
+	int rc = descend(t, key, klen, false, 0, &p);
+	if (rc) {
+		olc_leave();
+		return rc;
+	}
+	bool found, bad = false;
+	unsigned pos = node_lower_bound(p.n, key, klen, &found, &bad);
+	unsigned vl = 0;
+	if (found && !bad) {
+		const uint8_t *v = node_value(p.n, pos, &vl, &bad);
+		if (vl <= cap && vl)
+			memcpy(buf, v, vl);
+	}
+	olc_leave();
+	if ((rc = ruma_bm_validate(t->bm, p.pid, p.ver)))
+		return rc;
+	if (bad)
+		return RUMA_ECORRUPT;
+	if (!found)
+		return RUMA_ENOTFOUND;
+	*vlen = vl;
+	return vl > cap ? -ENOBUFS : 0;
+}
+
+static int read_value(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
+		      size_t *vlen)
+{
+	int rc = check_key(klen);
+	if (rc)
+		return rc;
+	unsigned tries = 0;
+	for (;;) {
+		rc = read_attempt(t, key, klen, buf, cap, vlen);
+		if (rc != RUMA_RESTART)
+			return rc;
+		restart_pause(t, &tries);
+	}
+}
+
+int ruma_btree_lookup(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
+		      size_t *vlen)
+{
+	size_t len = 0;
+	if (!buf)
+		cap = 0;
+	int rc = read_value(t, key, klen, buf, cap, &len);
+	if (vlen && (rc == 0 || rc == -ENOBUFS))
+		*vlen = len;
+	return rc;
+}
+
+int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree_value_fn fn,
+			 void *ctx)
+{
+	uint8_t copy[RUMA_BTREE_MAX_VALUE];
+	size_t len = 0;
+	int rc = read_value(t, key, klen, copy, sizeof copy, &len);
+	if (rc == -ENOBUFS)
+		rc = RUMA_ECORRUPT; /* a stored value is never above the maximum */
+	if (rc == 0)
+		fn(copy, len, ctx);
+	return rc;
+}
+
+static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
+			  void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+{
+	path p;
+	olc_enter();
+	int rc = descend(t, key, klen, false, 0, &p);
+	if (rc) {
+		olc_leave();
+		return rc;
+	}
+	bool found, bad = false;
+	unsigned pos = node_lower_bound(p.n, key, klen, &found, &bad);
+	olc_leave();
+	if (bad)
+		return olc_fail(t, p.pid, p.ver);
+	if (!found) {
+		rc = ruma_bm_validate(t->bm, p.pid, p.ver);
+		return rc ? rc : RUMA_ENOTFOUND;
+	}
+	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
+		return rc;
+	unsigned vl;
+	uint8_t *v = (uint8_t *)node_value(p.n, pos, &vl, &bad);
+	if (!bad)
+		fn(v, vl, ctx);
+	ruma_bm_unfix_x(t->bm, p.pid);
+	return bad ? RUMA_ECORRUPT : 0;
+}
+
+int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
+		      void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+{
+	int rc = check_key(klen);
+	if (rc)
+		return rc;
+	unsigned tries = 0;
+	for (;;) {
+		rc = update_attempt(t, key, klen, fn, ctx);
+		if (rc != RUMA_RESTART)
+			return rc;
+		restart_pause(t, &tries);
+	}
+}
+
+static int remove_attempt(ruma_btree *t, const uint8_t *key, size_t klen, bool *underfull)
+{
+	path p;
+	olc_enter();
+	int rc = descend(t, key, klen, false, 0, &p);
+	if (rc) {
+		olc_leave();
+		return rc;
+	}
+	bool found, bad = false;
+	unsigned pos = node_lower_bound(p.n, key, klen, &found, &bad);
+	olc_leave();
+	if (bad)
+		return olc_fail(t, p.pid, p.ver);
+	if (!found) {
+		rc = ruma_bm_validate(t->bm, p.pid, p.ver);
+		return rc ? rc : RUMA_ENOTFOUND;
+	}
+	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
+		return rc;
+	node_remove_at(p.n, pos);
+	*underfull = p.has_parent && node_underfull(p.n);
+	ruma_bm_unfix_x(t->bm, p.pid);
+	return 0;
+}
+
+int ruma_btree_remove(ruma_btree *t, const void *key, size_t klen)
+{
+	int rc = check_key(klen);
+	if (rc)
+		return rc;
+	unsigned tries = 0;
+	bool underfull = false;
+	for (;;) {
+		rc = remove_attempt(t, key, klen, &underfull);
+		if (rc != RUMA_RESTART)
+			break;
+		restart_pause(t, &tries);
+	}
+	if (rc == 0 && underfull)
+		rc = merge_up(t, key, klen, 0);
+	return rc;
+}
+
+/* ---- scans ------------------------------------------------------------------------------------- */
+
+/* Latch (shared) the leaf for key, or the right-most leaf with `last`. */
+static int leaf_shared(ruma_btree *t, const uint8_t *key, size_t klen, bool last, path *p)
+{
+	unsigned tries = 0;
+	for (;;) {
+		int rc = descend_retry(t, key, klen, last, 0, p);
+		if (rc)
+			return rc;
+		rc = ruma_bm_upgrade_s(t->bm, p->pid, p->ver);
+		if (rc != RUMA_RESTART)
+			return rc;
+		restart_pause(t, &tries);
+	}
+}
+
+/* Visit entry pos of a shared-latched leaf; *stop when fn says so. */
+static int visit(const node *n, unsigned pos, uint8_t *kbuf, ruma_btree_scan_fn fn, void *ctx,
+		 bool *stop)
+{
+	bool bad = false;
+	unsigned klen = node_full_key(n, pos, kbuf, &bad);
+	unsigned vlen;
+	const uint8_t *v = node_value(n, pos, &vlen, &bad);
+	if (bad)
+		return RUMA_ECORRUPT;
+	*stop = !fn(kbuf, klen, v, vlen, ctx);
+	return 0;
+}
+
+int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
+			void *ctx)
+{
+	if (slen > RUMA_BTREE_MAX_KEY)
+		return RUMA_ETOOBIG;
+	uint8_t cur[NODE_KEYBUF], kbuf[NODE_KEYBUF];
+	size_t clen = slen;
+	if (slen)
+		memcpy(cur, start, slen);
+	for (;;) {
+		path p;
+		int rc = leaf_shared(t, cur, clen, false, &p);
+		if (rc)
+			return rc;
+		node *n = p.n;
+		bool found, bad = false, stop = false;
+		unsigned pos = clen ? node_lower_bound(n, cur, clen, &found, &bad) : 0;
+		for (unsigned i = pos; !bad && !stop && i < n->count; i++)
+			if ((rc = visit(n, i, kbuf, fn, ctx, &stop)))
+				break;
+		bool end = stop || rc || bad || node_upper_inf(n);
+		if (!end) {
+			/* the next leaf holds the keys > our upper fence (inclusive):
+			 * continue from the smallest key above it, fence + 0x00 */
+			clen = n->upper_len;
+			memcpy(cur, node_upper_key(n), clen);
+			cur[clen++] = 0;
+		}
+		ruma_bm_unfix_s(t->bm, p.pid);
+		if (bad)
+			return RUMA_ECORRUPT;
+		if (end)
+			return rc;
+	}
+}
+
+int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
+			 void *ctx)
+{
+	if (slen > RUMA_BTREE_MAX_KEY)
+		return RUMA_ETOOBIG;
+	uint8_t cur[NODE_KEYBUF], kbuf[NODE_KEYBUF];
+	size_t clen = slen;
+	bool last = slen == 0;
+	if (slen)
+		memcpy(cur, start, slen);
+	for (;;) {
+		path p;
+		int rc = leaf_shared(t, cur, clen, last, &p);
+		if (rc)
+			return rc;
+		node *n = p.n;
+		bool found = false, bad = false, stop = false;
+		unsigned pos = last ? n->count : node_lower_bound(n, cur, clen, &found, &bad);
+		if (found)
+			pos++; /* include the start key itself */
+		for (unsigned i = pos; !bad && !stop && i-- > 0;)
+			if ((rc = visit(n, i, kbuf, fn, ctx, &stop)))
+				break;
+		bool end = stop || rc || bad || n->lower_len == 0;
+		if (!end) {
+			/* the previous leaf holds the keys <= our lower fence */
+			clen = n->lower_len;
+			memcpy(cur, node_lower(n), clen);
+			last = false;
+		}
+		ruma_bm_unfix_s(t->bm, p.pid);
+		if (bad)
+			return RUMA_ECORRUPT;
+		if (end)
+			return rc;
+	}
+}
+
+/* ---- catalog and handles --------------------------------------------------------------------- */
+
+/* Serialises creating the catalog (the only step that is not a tree operation). */
+static pthread_mutex_t catalog_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A new empty leaf page, unlatched; its pid in *pid. */
+static int new_root(ruma_bm *bm, ruma_pid *pid)
+{
+	void *page;
+	int rc = ruma_bm_alloc(bm, pid, &page);
+	if (rc)
+		return rc;
+	node_init(page, 0, NULL, 0, NULL, 0);
+	ruma_bm_unfix_x(bm, *pid);
+	return 0;
+}
+
+static int catalog_root(ruma_bm *bm, bool create, ruma_pid *root)
+{
+	uint64_t v = 0;
+	int rc = ruma_bm_meta_get(bm, RUMA_BTREE_META_SLOT, &v);
+	if (rc || v) {
+		*root = v - 1;
+		return rc;
+	}
+	if (!create)
+		return RUMA_ENOTFOUND;
+	pthread_mutex_lock(&catalog_lock);
+	rc = ruma_bm_meta_get(bm, RUMA_BTREE_META_SLOT, &v);
+	if (rc == 0 && v == 0) {
+		ruma_pid pid;
+		rc = new_root(bm, &pid);
+		if (rc == 0)
+			rc = ruma_bm_meta_set(bm, RUMA_BTREE_META_SLOT, pid + 1);
+		v = pid + 1;
+	}
+	pthread_mutex_unlock(&catalog_lock);
+	*root = v - 1;
+	return rc;
+}
+
+static int new_handle(ruma_bm *bm, ruma_pid root, ruma_btree **out)
+{
+	ruma_btree *t = calloc(1, sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	t->bm = bm;
+	t->root = root;
+	*out = t;
+	return 0;
+}
+
+static int check_name(const char *name)
+{
+	if (!name)
+		return -EINVAL;
+	size_t len = strlen(name);
+	return len == 0 || len > RUMA_BTREE_MAX_NAME ? -EINVAL : 0;
+}
+
+int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
+{
+	int rc = check_name(name);
+	if (rc)
+		return rc;
+	ruma_btree cat = { .bm = bm }, *t;
+	if ((rc = catalog_root(bm, true, &cat.root)))
+		return rc;
+	if ((rc = new_handle(bm, 0, &t)))
+		return rc;
+	if ((rc = new_root(bm, &t->root))) {
+		free(t);
+		return rc;
+	}
+	rc = ruma_btree_insert(&cat, name, strlen(name), &t->root, sizeof t->root);
+	if (rc) {
+		void *page;
+		if (ruma_bm_fix_x(bm, t->root, &page) == 0) {
+			int rc2 = ruma_bm_free(bm, t->root);
+			(void)rc2;
+		}
+		free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
+{
+	int rc = check_name(name);
+	if (rc)
+		return rc;
+	ruma_btree cat = { .bm = bm };
+	if ((rc = catalog_root(bm, false, &cat.root)))
+		return rc;
+	ruma_pid pid;
+	size_t len = 0;
+	rc = ruma_btree_lookup(&cat, name, strlen(name), &pid, sizeof pid, &len);
+	if (rc == -ENOBUFS || (rc == 0 && len != sizeof pid))
+		return RUMA_ECORRUPT;
+	if (rc)
+		return rc;
+	return new_handle(bm, pid, out);
+}
+
+void ruma_btree_release(ruma_btree *t)
+{
+	free(t);
+}
+
+ruma_pid ruma_btree_root(const ruma_btree *t)
+{
+	return t->root;
+}
+
+int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out)
+{
+	memset(out, 0, sizeof *out);
+	out->leaf_splits = atomic_load_explicit(&t->leaf_splits, memory_order_relaxed);
+	out->inner_splits = atomic_load_explicit(&t->inner_splits, memory_order_relaxed);
+	out->root_splits = atomic_load_explicit(&t->root_splits, memory_order_relaxed);
+	out->leaf_merges = atomic_load_explicit(&t->leaf_merges, memory_order_relaxed);
+	out->inner_merges = atomic_load_explicit(&t->inner_merges, memory_order_relaxed);
+	out->root_collapses = atomic_load_explicit(&t->root_collapses, memory_order_relaxed);
+	out->pages_freed = atomic_load_explicit(&t->pages_freed, memory_order_relaxed);
+	out->restarts = atomic_load_explicit(&t->restarts, memory_order_relaxed);
+	return bt_walk_stats(t, out);
+}

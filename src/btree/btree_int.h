@@ -1,0 +1,53 @@
+/*
+ * btree_int.h — internals shared by the B-tree's source files: the handle,
+ * its counters, the optimistic-read bracket for ThreadSanitizer.
+ */
+#ifndef RUMA_BTREE_INT_H
+#define RUMA_BTREE_INT_H
+
+#include "btree/node.h"
+
+#include <stdatomic.h>
+
+struct ruma_btree {
+	ruma_bm *bm;
+	ruma_pid root;
+	_Atomic uint64_t leaf_splits, inner_splits, root_splits;
+	_Atomic uint64_t leaf_merges, inner_merges, root_collapses;
+	_Atomic uint64_t pages_freed, restarts;
+};
+
+static inline void bt_count(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/*
+ * Optimistic reads race with writers by design (the version check discards
+ * what was read).  Under ThreadSanitizer the reading thread's accesses are
+ * ignored between olc_enter and olc_leave, so those benign races are not
+ * reported while everything done under shared/exclusive latches is still
+ * checked.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define RUMA_BTREE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RUMA_BTREE_TSAN 1
+#endif
+#endif
+
+#ifdef RUMA_BTREE_TSAN
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define olc_enter() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define olc_leave() AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define olc_enter() ((void)0)
+#define olc_leave() ((void)0)
+#endif
+
+/* Tree walks (check.c): shape statistics. */
+int bt_walk_stats(ruma_btree *t, ruma_btree_stats *out);
+
+#endif

@@ -1,0 +1,261 @@
+/*
+ * check.c — the invariant checker (ruma_btree_check) and the shape part of
+ * ruma_btree_get_stats, both one depth-first walk over the tree.
+ *
+ * Each node is latched shared only long enough to copy it (so the walk
+ * never holds a latch while visiting children and cannot deadlock with
+ * writers), then checked on the copy:
+ *   - header and slots inside the page, space_used = fences + live bytes,
+ *     heap below data_offset, hint heads and slot heads as computed;
+ *   - fences equal the separators the parent holds around the child (the
+ *     root's are -inf/+inf), prefix_len = their common prefix;
+ *   - keys strictly ascending, lower < key <= upper;
+ *   - levels: every child one below its parent, every leaf at level 0 and
+ *     so at the same depth; inner nodes other than the root non-empty;
+ *   - the leaves' fence intervals tile the key space in order (each leaf's
+ *     lower fence is the previous leaf's upper fence, the first is -inf, the
+ *     last +inf), so every key is routed to exactly one reachable leaf.
+ * No system calls except writing the report.
+ */
+#include "btree/btree_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+typedef struct key_ref {
+	const uint8_t *key;
+	unsigned len;
+	bool inf;
+} key_ref;
+
+typedef struct walk {
+	ruma_btree *t;
+	FILE *report;
+	bool check;
+	uint64_t errors;
+	ruma_btree_stats *st;
+	uint8_t prev_upper[NODE_KEYBUF];
+	unsigned prev_len;
+	bool prev_inf;
+	bool seen_leaf;
+} walk;
+
+#define REPORT(w, pid, ...)                                                                   \
+	do {                                                                                  \
+		(w)->errors++;                                                                \
+		if ((w)->report && (w)->errors <= 50) {                                       \
+			fprintf((w)->report, "btree check: page %" PRIu64 ": ", (uint64_t)(pid)); \
+			fprintf((w)->report, __VA_ARGS__);                                    \
+			fputc('\n', (w)->report);                                             \
+		}                                                                             \
+	} while (0)
+
+static bool key_eq(key_ref a, const uint8_t *k, unsigned len, bool inf)
+{
+	if (a.inf || inf)
+		return a.inf == inf;
+	return a.len == len && (len == 0 || memcmp(a.key, k, len) == 0);
+}
+
+static unsigned common_len(key_ref a, key_ref b)
+{
+	if (a.inf || b.inf)
+		return 0;
+	unsigned m = a.len < b.len ? a.len : b.len, i = 0;
+	while (i < m && a.key[i] == b.key[i])
+		i++;
+	return i;
+}
+
+/* Header, slot and heap bounds; fences and prefix against the expected ones. */
+static bool check_layout(walk *w, ruma_pid pid, const node *n, key_ref lo, key_ref hi)
+{
+	if (!node_plausible(n)) {
+		REPORT(w, pid, "implausible header (magic %08x count %u data_offset %u)", n->magic,
+		       n->count, n->data_offset);
+		return false;
+	}
+	bool ok = true;
+	unsigned live = n->lower_len + (node_upper_inf(n) ? 0u : n->upper_len);
+	for (unsigned i = 0; i < n->count; i++) {
+		const node_slot *s = &n->slot[i];
+		if (s->off < n->data_offset || (unsigned)s->off + s->klen + s->vlen > NODE_PAGE) {
+			REPORT(w, pid, "slot %u outside the heap", i);
+			return false;
+		}
+		live += s->klen + s->vlen;
+		if (s->head != node_head(node_bytes(n) + s->off, s->klen)) {
+			REPORT(w, pid, "slot %u: head does not match its key", i);
+			ok = false;
+		}
+		if (!node_is_leaf(n) && s->vlen != sizeof(uint64_t)) {
+			REPORT(w, pid, "inner slot %u: value of %u bytes is no child pid", i, s->vlen);
+			return false;
+		}
+	}
+	if (live != n->space_used) {
+		REPORT(w, pid, "space_used %u but %u bytes live", n->space_used, live);
+		ok = false;
+	}
+	unsigned dist = n->count / (NODE_HINTS + 1);
+	for (unsigned i = 0; dist && i < NODE_HINTS; i++)
+		if (n->hint[i] != n->slot[dist * (i + 1)].head) {
+			REPORT(w, pid, "hint %u stale", i);
+			ok = false;
+			break;
+		}
+	if (!key_eq(lo, node_lower(n), n->lower_len, false)) {
+		REPORT(w, pid, "lower fence differs from the parent's separator");
+		ok = false;
+	}
+	if (!key_eq(hi, node_upper_key(n), n->upper_len, node_upper_inf(n))) {
+		REPORT(w, pid, "upper fence differs from the parent's separator");
+		ok = false;
+	}
+	if (n->prefix_len != common_len(lo, hi)) {
+		REPORT(w, pid, "prefix_len %u, fences share %u bytes", n->prefix_len,
+		       common_len(lo, hi));
+		ok = false;
+	}
+	return ok;
+}
+
+/* Keys ascending and within the fences. */
+static void check_order(walk *w, ruma_pid pid, const node *n)
+{
+	uint8_t a[NODE_KEYBUF], b[NODE_KEYBUF];
+	bool bad = false;
+	unsigned alen = 0;
+	for (unsigned i = 0; i < n->count; i++) {
+		unsigned blen = node_full_key(n, i, b, &bad);
+		if (bad) {
+			REPORT(w, pid, "slot %u: key too long", i);
+			return;
+		}
+		if (i == 0 && n->lower_len &&
+		    node_keycmp(b, blen, node_lower(n), n->lower_len) <= 0)
+			REPORT(w, pid, "first key not above the lower fence");
+		if (i > 0 && node_keycmp(a, alen, b, blen) >= 0)
+			REPORT(w, pid, "keys %u and %u out of order", i - 1, i);
+		if (i + 1 == n->count && !node_upper_inf(n) &&
+		    node_keycmp(b, blen, node_upper_key(n), n->upper_len) > 0)
+			REPORT(w, pid, "last key above the upper fence");
+		memcpy(a, b, blen);
+		alen = blen;
+	}
+}
+
+static void check_leaf_chain(walk *w, ruma_pid pid, const node *n)
+{
+	bool lower_ok = w->seen_leaf ? (!w->prev_inf && w->prev_len == n->lower_len &&
+					memcmp(w->prev_upper, node_lower(n), n->lower_len) == 0)
+				     : n->lower_len == 0;
+	if (!lower_ok)
+		REPORT(w, pid, "leaf does not start where the previous leaf ended");
+	w->seen_leaf = true;
+	w->prev_inf = node_upper_inf(n);
+	w->prev_len = n->upper_len;
+	memcpy(w->prev_upper, node_upper_key(n), n->upper_len);
+}
+
+static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo, key_ref hi)
+{
+	uint8_t *copy = malloc(NODE_PAGE);
+	if (!copy)
+		return -ENOMEM;
+	void *page;
+	int rc = ruma_bm_fix_s(w->t->bm, pid, &page);
+	if (rc) {
+		free(copy);
+		return rc;
+	}
+	memcpy(copy, page, NODE_PAGE);
+	ruma_bm_unfix_s(w->t->bm, pid);
+	node *n = (node *)copy;
+	if (!check_layout(w, pid, n, lo, hi)) {
+		free(copy);
+		return 0;
+	}
+	if (level >= 0 && n->level != level)
+		REPORT(w, pid, "level %u, expected %d", n->level, level);
+	level = n->level;
+	ruma_btree_stats *st = w->st;
+	if (is_root && st)
+		st->height = n->level + 1u;
+	if (st) {
+		st->bytes_used += node_used(n);
+		if (node_is_leaf(n)) {
+			st->leaf_nodes++;
+			st->entries += n->count;
+		} else {
+			st->inner_nodes++;
+		}
+	}
+	if (w->check)
+		check_order(w, pid, n);
+	if (node_is_leaf(n)) {
+		check_leaf_chain(w, pid, n);
+		free(copy);
+		return 0;
+	}
+	if (n->count == 0 && !is_root)
+		REPORT(w, pid, "inner node without separators");
+	uint8_t sep[2][NODE_KEYBUF];
+	key_ref clo = lo;
+	for (unsigned i = 0; i <= n->count && rc == 0; i++) {
+		bool bad = false;
+		key_ref chi = hi;
+		if (i < n->count) {
+			uint8_t *buf = sep[i & 1];
+			chi.len = node_full_key(n, i, buf, &bad);
+			chi.key = buf;
+			chi.inf = false;
+		}
+		ruma_pid child = node_child_at(n, i, &bad);
+		if (bad) {
+			REPORT(w, pid, "slot %u unreadable", i);
+			break;
+		}
+		rc = walk_node(w, child, level - 1, false, clo, chi);
+		clo = chi;
+	}
+	free(copy);
+	return rc;
+}
+
+static int walk_tree(ruma_btree *t, FILE *report, bool check, ruma_btree_stats *st,
+		     uint64_t *errors)
+{
+	walk *w = calloc(1, sizeof *w);
+	if (!w)
+		return -ENOMEM;
+	w->t = t;
+	w->report = report;
+	w->check = check;
+	w->st = st;
+	key_ref lo = { (const uint8_t *)"", 0, false }, hi = { (const uint8_t *)"", 0, true };
+	int rc = walk_node(w, t->root, -1, true, lo, hi);
+	if (rc == 0 && (!w->seen_leaf || !w->prev_inf))
+		REPORT(w, t->root, "the last leaf does not end at +infinity");
+	*errors = w->errors;
+	free(w);
+	return rc;
+}
+
+int ruma_btree_check(ruma_btree *t, FILE *report)
+{
+	uint64_t errors = 0;
+	int rc = walk_tree(t, report, true, NULL, &errors);
+	if (rc)
+		return rc;
+	if (errors && report)
+		fprintf(report, "btree check: %" PRIu64 " problem(s)\n", errors);
+	return errors ? RUMA_ECORRUPT : 0;
+}
+
+int bt_walk_stats(ruma_btree *t, ruma_btree_stats *out)
+{
+	uint64_t errors = 0;
+	return walk_tree(t, NULL, false, out, &errors);
+}

@@ -1,0 +1,401 @@
+/*
+ * node.c — B-tree node operations on one 4 KiB slotted page: search (prefix,
+ * hint heads, binary search over heads, memcmp on ties), insertion and
+ * removal of entries, compaction, split-point choice and building the halves
+ * of a split and the result of a merge.
+ *
+ * Invariants of a node (checked by check.c): slots sorted strictly by key;
+ * every key k satisfies lower < k <= upper; every stored key starts after
+ * the common prefix of the fences; the heap lies within [data_offset, 4096)
+ * and space_used is the sum of its live bytes (fences + key suffixes +
+ * values).  Functions reading a page that may be read optimistically never
+ * step outside the page, whatever its bytes say.  No system calls.
+ */
+#include "btree/node.h"
+
+static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
+
+uint32_t node_head(const uint8_t *key, size_t klen)
+{
+	uint32_t h = 0;
+	for (unsigned i = 0; i < 4; i++)
+		h = (h << 8) | (i < klen ? key[i] : 0u);
+	return h;
+}
+
+int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t m = alen < blen ? alen : blen;
+	int c = m ? memcmp(a, b, m) : 0;
+	if (c)
+		return c;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+bool node_plausible(const node *n)
+{
+	if (n->magic != NODE_MAGIC || n->count > NODE_MAX_COUNT)
+		return false;
+	if (n->data_offset > NODE_PAGE || n->data_offset < NODE_HDR + n->count * NODE_SLOT)
+		return false;
+	if ((unsigned)n->lower_off + n->lower_len > NODE_PAGE ||
+	    (unsigned)n->upper_off + n->upper_len > NODE_PAGE)
+		return false;
+	if (n->prefix_len > n->lower_len || n->lower_len > NODE_KEYBUF || n->upper_len > NODE_KEYBUF)
+		return false;
+	return true;
+}
+
+/* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */
+static void search_hints(const node *n, uint32_t head, unsigned count, unsigned *lo, unsigned *hi)
+{
+	if (count <= 2 * NODE_HINTS)
+		return;
+	unsigned dist = count / (NODE_HINTS + 1);
+	unsigned i = 0, j;
+	while (i < NODE_HINTS && n->hint[i] < head)
+		i++;
+	j = i;
+	while (j < NODE_HINTS && n->hint[j] == head)
+		j++;
+	/* slot dist*i holds hint[i-1] < head; slot dist*(j+1) holds hint[j] > head */
+	*lo = i * dist;
+	if (j < NODE_HINTS)
+		*hi = min_u((j + 1) * dist, count);
+}
+
+const uint8_t *node_suffix(const node *n, unsigned pos, unsigned *len, bool *bad)
+{
+	const node_slot *s = &n->slot[pos];
+	if ((unsigned)s->off + s->klen + s->vlen > NODE_PAGE || s->off < NODE_HDR) {
+		*bad = true;
+		*len = 0;
+		return node_bytes(n);
+	}
+	*len = s->klen;
+	return node_bytes(n) + s->off;
+}
+
+const uint8_t *node_value(const node *n, unsigned pos, unsigned *len, bool *bad)
+{
+	const node_slot *s = &n->slot[pos];
+	if ((unsigned)s->off + s->klen + s->vlen > NODE_PAGE || s->off < NODE_HDR) {
+		*bad = true;
+		*len = 0;
+		return node_bytes(n);
+	}
+	*len = s->vlen;
+	return node_bytes(n) + s->off + s->klen;
+}
+
+unsigned node_lower_bound(const node *n, const uint8_t *key, size_t klen, bool *found, bool *bad)
+{
+	unsigned count = n->count, plen = n->prefix_len;
+	*found = false;
+	if (plen) {
+		size_t m = klen < plen ? klen : plen;
+		int c = memcmp(key, node_prefix(n), m);
+		if (c < 0 || (c == 0 && klen < plen))
+			return 0;
+		if (c > 0)
+			return count;
+	}
+	key += plen;
+	klen -= plen;
+	uint32_t head = node_head(key, klen);
+	unsigned lo = 0, hi = count;
+	search_hints(n, head, count, &lo, &hi);
+	if (lo > hi)
+		lo = hi;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		uint32_t h = n->slot[mid].head;
+		if (head < h) {
+			hi = mid;
+		} else if (head > h) {
+			lo = mid + 1;
+		} else {
+			unsigned slen;
+			const uint8_t *s = node_suffix(n, mid, &slen, bad);
+			int c = node_keycmp(key, klen, s, slen);
+			if (c < 0) {
+				hi = mid;
+			} else if (c > 0) {
+				lo = mid + 1;
+			} else {
+				*found = true;
+				return mid;
+			}
+		}
+	}
+	return lo;
+}
+
+uint64_t node_child_at(const node *n, unsigned pos, bool *bad)
+{
+	if (pos >= n->count)
+		return n->upper;
+	unsigned vlen;
+	const uint8_t *v = node_value(n, pos, &vlen, bad);
+	uint64_t pid = 0;
+	if (vlen != sizeof pid) {
+		*bad = true;
+		return 0;
+	}
+	memcpy(&pid, v, sizeof pid);
+	return pid;
+}
+
+unsigned node_full_key(const node *n, unsigned pos, uint8_t *buf, bool *bad)
+{
+	unsigned slen, plen = n->prefix_len;
+	const uint8_t *s = node_suffix(n, pos, &slen, bad);
+	if (plen + slen > NODE_KEYBUF) {
+		*bad = true;
+		return 0;
+	}
+	memcpy(buf, node_prefix(n), plen);
+	memcpy(buf + plen, s, slen);
+	return plen + slen;
+}
+
+/* ---- modification ------------------------------------------------------------------ */
+
+static uint16_t heap_alloc(node *n, unsigned len)
+{
+	RUMA_ASSERT(node_free_contig(n) >= len);
+	n->data_offset = (uint16_t)(n->data_offset - len);
+	n->space_used = (uint16_t)(n->space_used + len);
+	return n->data_offset;
+}
+
+static unsigned common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t m = alen < blen ? alen : blen, i = 0;
+	while (i < m && a[i] == b[i])
+		i++;
+	return (unsigned)i;
+}
+
+void node_init(node *n, unsigned level, const uint8_t *lower, size_t llen, const uint8_t *upper,
+	       size_t ulen)
+{
+	memset(n, 0, NODE_HDR);
+	n->magic = NODE_MAGIC;
+	n->level = (uint8_t)level;
+	n->data_offset = NODE_PAGE;
+	if (upper) {
+		n->upper_off = heap_alloc(n, (unsigned)ulen);
+		n->upper_len = (uint16_t)ulen;
+		if (ulen)
+			memcpy(node_wbytes(n) + n->upper_off, upper, ulen);
+	} else {
+		n->flags |= NODE_UPPER_INF;
+		n->upper_off = NODE_PAGE;
+	}
+	n->lower_off = heap_alloc(n, (unsigned)llen);
+	n->lower_len = (uint16_t)llen;
+	if (llen)
+		memcpy(node_wbytes(n) + n->lower_off, lower, llen);
+	n->prefix_len = upper ? (uint16_t)common_prefix(lower, llen, upper, ulen) : 0;
+}
+
+void node_update_hints(node *n)
+{
+	unsigned dist = n->count / (NODE_HINTS + 1);
+	for (unsigned i = 0; i < NODE_HINTS; i++)
+		n->hint[i] = dist ? n->slot[dist * (i + 1)].head : 0;
+}
+
+static void store_entry(node *n, unsigned pos, const uint8_t *key, size_t klen, const void *val,
+			size_t vlen)
+{
+	unsigned plen = n->prefix_len;
+	unsigned slen = (unsigned)(klen - plen);
+	uint16_t off = heap_alloc(n, slen + (unsigned)vlen);
+	memcpy(node_wbytes(n) + off, key + plen, slen);
+	if (vlen)
+		memcpy(node_wbytes(n) + off + slen, val, vlen);
+	node_slot *s = &n->slot[pos];
+	s->off = off;
+	s->klen = (uint16_t)slen;
+	s->vlen = (uint16_t)vlen;
+	s->rsv = 0;
+	s->head = node_head(key + plen, slen);
+}
+
+void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, const void *val,
+		    size_t vlen)
+{
+	unsigned need = node_entry_size(n, klen, vlen);
+	RUMA_ASSERT(node_free_total(n) >= need);
+	if (node_free_contig(n) < need)
+		node_compact(n);
+	memmove(&n->slot[pos + 1], &n->slot[pos], (n->count - pos) * NODE_SLOT);
+	n->count++;
+	store_entry(n, pos, key, klen, val, vlen);
+	node_update_hints(n);
+}
+
+void node_remove_at(node *n, unsigned pos)
+{
+	n->space_used = (uint16_t)(n->space_used - n->slot[pos].klen - n->slot[pos].vlen);
+	memmove(&n->slot[pos], &n->slot[pos + 1], (n->count - pos - 1) * NODE_SLOT);
+	n->count--;
+	node_update_hints(n);
+}
+
+void node_set_child(node *n, unsigned pos, uint64_t pid)
+{
+	if (pos >= n->count) {
+		n->upper = pid;
+		return;
+	}
+	node_slot *s = &n->slot[pos];
+	memcpy(node_wbytes(n) + s->off + s->klen, &pid, sizeof pid);
+}
+
+void node_append(node *dst, const uint8_t *key, size_t klen, const void *val, size_t vlen)
+{
+	store_entry(dst, dst->count, key, klen, val, vlen);
+	dst->count++;
+}
+
+void node_append_range(node *dst, const node *src, unsigned from, unsigned to)
+{
+	uint8_t key[NODE_KEYBUF];
+	bool bad = false;
+	for (unsigned i = from; i < to; i++) {
+		unsigned klen = node_full_key(src, i, key, &bad);
+		unsigned vlen;
+		const uint8_t *v = node_value(src, i, &vlen, &bad);
+		node_append(dst, key, klen, v, vlen);
+	}
+	RUMA_ASSERT(!bad);
+}
+
+static void node_init_like(node *dst, const node *src)
+{
+	node_init(dst, src->level, node_lower(src), src->lower_len,
+		  node_upper_inf(src) ? NULL : node_upper_key(src), src->upper_len);
+	dst->upper = src->upper;
+}
+
+void node_compact(node *n)
+{
+	_Alignas(8) uint8_t tmp[NODE_PAGE];
+	node *t = (node *)tmp;
+	node_init_like(t, n);
+	node_append_range(t, n, 0, n->count);
+	node_update_hints(t);
+	memcpy(n, t, NODE_PAGE);
+}
+
+/* ---- split ----------------------------------------------------------------------------- */
+
+unsigned node_find_split(const node *n, unsigned *left_count, uint8_t *sep)
+{
+	bool bad = false;
+	unsigned count = n->count;
+	RUMA_ASSERT(count >= 2);
+	if (!node_is_leaf(n)) {
+		/* inner: the middle separator moves up; left keeps [0, mid) and
+		 * the middle child as its right-most child */
+		unsigned mid = count / 2;
+		*left_count = mid;
+		return node_full_key(n, mid, sep, &bad);
+	}
+	/* leaf: left gets [0, best]; (best, best+1) is the neighbouring pair
+	 * with the shortest common prefix in [count/2 - count/16, count/2],
+	 * ties going to the pair nearest the middle */
+	unsigned target = (count - 1) / 2;
+	unsigned lo = count / 2 - count / 16, hi = count / 2;
+	if (hi > count - 2)
+		hi = count - 2;
+	if (lo > hi)
+		lo = hi;
+	unsigned best = lo, best_cp = ~0u, best_dist = ~0u;
+	for (unsigned i = lo; i <= hi; i++) {
+		unsigned al, bl;
+		const uint8_t *a = node_suffix(n, i, &al, &bad);
+		const uint8_t *b = node_suffix(n, i + 1, &bl, &bad);
+		unsigned cp = common_prefix(a, al, b, bl);
+		unsigned dist = i > target ? i - target : target - i;
+		if (cp < best_cp || (cp == best_cp && dist < best_dist)) {
+			best = i;
+			best_cp = cp;
+			best_dist = dist;
+		}
+	}
+	*left_count = best + 1;
+	unsigned al, bl, plen = n->prefix_len;
+	node_suffix(n, best, &al, &bad);
+	node_suffix(n, best + 1, &bl, &bad);
+	RUMA_ASSERT(!bad);
+	if (bl > best_cp + 1) {
+		/* the right key cut after its first differing byte: > left key,
+		 * < right key, as short as possible */
+		uint8_t tmp[NODE_KEYBUF];
+		node_full_key(n, best + 1, tmp, &bad);
+		memcpy(sep, tmp, plen + best_cp + 1);
+		return plen + best_cp + 1;
+	}
+	return node_full_key(n, best, sep, &bad);
+}
+
+void node_split_into(const node *n, unsigned left_count, const uint8_t *sep, unsigned slen,
+		     node *left, node *right)
+{
+	const uint8_t *upper = node_upper_inf(n) ? NULL : node_upper_key(n);
+	node_init(left, n->level, node_lower(n), n->lower_len, sep, slen);
+	node_init(right, n->level, sep, slen, upper, n->upper_len);
+	right->upper = n->upper;
+	if (node_is_leaf(n)) {
+		node_append_range(left, n, 0, left_count);
+		node_append_range(right, n, left_count, n->count);
+	} else {
+		bool bad = false;
+		node_append_range(left, n, 0, left_count);
+		left->upper = node_child_at(n, left_count, &bad);
+		node_append_range(right, n, left_count + 1, n->count);
+		RUMA_ASSERT(!bad);
+	}
+	node_update_hints(left);
+	node_update_hints(right);
+}
+
+/* ---- merge ------------------------------------------------------------------------------ */
+
+static unsigned entries_size(const node *n, unsigned new_prefix)
+{
+	/* stored suffixes grow by (old prefix - new prefix) bytes each */
+	return n->space_used - n->lower_len - (node_upper_inf(n) ? 0u : n->upper_len) +
+	       n->count * (NODE_SLOT + n->prefix_len - new_prefix);
+}
+
+bool node_merge_into(const node *left, const node *right, const uint8_t *sep, unsigned slen,
+		     node *out)
+{
+	const uint8_t *upper = node_upper_inf(right) ? NULL : node_upper_key(right);
+	unsigned new_prefix = upper ? common_prefix(node_lower(left), left->lower_len, upper,
+						    right->upper_len)
+				    : 0u;
+	unsigned size = NODE_HDR + left->lower_len + (upper ? right->upper_len : 0u) +
+			entries_size(left, new_prefix) + entries_size(right, new_prefix);
+	if (!node_is_leaf(left))
+		size += NODE_SLOT + slen - new_prefix + (unsigned)sizeof(uint64_t);
+	if (size > NODE_PAGE)
+		return false;
+	node_init(out, left->level, node_lower(left), left->lower_len, upper, right->upper_len);
+	node_append_range(out, left, 0, left->count);
+	if (!node_is_leaf(left)) {
+		/* the parent's separator comes down, pointing at left's
+		 * right-most child */
+		uint64_t pid = left->upper;
+		node_append(out, sep, slen, &pid, sizeof pid);
+	}
+	node_append_range(out, right, 0, right->count);
+	out->upper = right->upper;
+	node_update_hints(out);
+	return true;
+}

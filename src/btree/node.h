@@ -1,0 +1,176 @@
+/*
+ * node.h — the B-tree node: one 4 KiB slotted page (internal to src/btree).
+ *
+ * Layout (offsets in bytes):
+ *   0    header (32 B): magic, level (0 = leaf), flags, count, space_used,
+ *        data_offset, prefix_len, the two fence keys {off,len}, and `upper`
+ *        (inner nodes: the right-most child pid)
+ *   32   16 hint heads (u32 each, 64 B)
+ *   96   slot array, growing upwards: {u32 head, u16 off, u16 klen, u16 vlen}
+ *   ...  free space
+ *   data_offset..4096  heap, growing downwards: the fence keys (stored in
+ *        full) and each entry's key suffix followed by its value.
+ *
+ * Keys are stored without the node's prefix: the common prefix of its lower
+ * fence (exclusive) and upper fence (inclusive).  A lower fence of length 0
+ * means -infinity; the flag NODE_UPPER_INF means +infinity (then prefix_len
+ * is 0).  `head` is the first 4 bytes of the stored key suffix, big-endian,
+ * zero padded, so comparing heads as integers orders keys by their first 4
+ * bytes.  Inner nodes store the child pid (8 bytes) as the value of each
+ * separator; child i holds the keys k with sep[i-1] < k <= sep[i], and
+ * `upper` those above the last separator.
+ *
+ * Every function that may run on an optimistically read page takes the page
+ * as const and bounds-checks what it reads (setting *bad instead of reading
+ * outside the page); the others require the page to be latched exclusively
+ * (or private).
+ */
+#ifndef RUMA_BTREE_NODE_H
+#define RUMA_BTREE_NODE_H
+
+#include <ruma/btree.h>
+
+#include <string.h>
+
+#define NODE_PAGE RUMA_BM_PAGE_SIZE
+#define NODE_MAGIC 0x4e544252u /* "RBTN" */
+#define NODE_HINTS 16u
+#define NODE_HDR 96u
+#define NODE_SLOT 12u
+#define NODE_MAX_COUNT ((NODE_PAGE - NODE_HDR) / NODE_SLOT)
+#define NODE_UPPER_INF 1u
+/* Longest key handled internally: a scan successor key (upper fence + 0x00). */
+#define NODE_KEYBUF (RUMA_BTREE_MAX_KEY + 1u)
+/* A node whose used bytes fall below this is under-full (merge candidate). */
+#define NODE_UNDERFULL (NODE_PAGE / 4u)
+
+typedef struct node_slot {
+	uint32_t head;
+	uint16_t off;
+	uint16_t klen;
+	uint16_t vlen;
+	uint16_t rsv;
+} node_slot;
+
+typedef struct node {
+	uint32_t magic;
+	uint8_t level;
+	uint8_t flags;
+	uint16_t count;
+	uint16_t space_used;  /* heap bytes in use (fences, keys, values) */
+	uint16_t data_offset; /* start of the heap */
+	uint16_t prefix_len;
+	uint16_t lower_off, lower_len;
+	uint16_t upper_off, upper_len;
+	uint16_t rsv;
+	uint64_t upper;       /* inner: right-most child */
+	uint32_t hint[NODE_HINTS];
+	node_slot slot[];
+} node;
+
+_Static_assert(sizeof(node) == NODE_HDR, "node header is 96 bytes");
+_Static_assert(sizeof(node_slot) == NODE_SLOT, "slot is 12 bytes");
+_Static_assert(NODE_HDR + 2 * RUMA_BTREE_MAX_KEY + 3 * (NODE_SLOT + RUMA_BTREE_MAX_ENTRY) <= NODE_PAGE,
+	       "three maximal entries and two maximal fences fit a node");
+
+static inline bool node_is_leaf(const node *n) { return n->level == 0; }
+static inline bool node_upper_inf(const node *n) { return (n->flags & NODE_UPPER_INF) != 0; }
+static inline const uint8_t *node_bytes(const node *n) { return (const uint8_t *)n; }
+static inline uint8_t *node_wbytes(node *n) { return (uint8_t *)n; }
+static inline const uint8_t *node_lower(const node *n) { return node_bytes(n) + n->lower_off; }
+static inline const uint8_t *node_upper_key(const node *n) { return node_bytes(n) + n->upper_off; }
+static inline const uint8_t *node_prefix(const node *n) { return node_lower(n); }
+
+/* Free bytes between the slot array and the heap. */
+static inline unsigned node_free_contig(const node *n)
+{
+	return n->data_offset - (NODE_HDR + n->count * NODE_SLOT);
+}
+/* Free bytes after compaction. */
+static inline unsigned node_free_total(const node *n)
+{
+	return NODE_PAGE - NODE_HDR - n->count * NODE_SLOT - n->space_used;
+}
+static inline unsigned node_used(const node *n) { return NODE_PAGE - node_free_total(n); }
+static inline bool node_underfull(const node *n) { return node_used(n) < NODE_UNDERFULL; }
+
+/* Bytes an entry with a full key of klen bytes needs in n. */
+static inline unsigned node_entry_size(const node *n, size_t klen, size_t vlen)
+{
+	return NODE_SLOT + (unsigned)(klen - n->prefix_len) + (unsigned)vlen;
+}
+
+uint32_t node_head(const uint8_t *key, size_t klen);
+int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+/* ---- usable on optimistic (possibly garbage) pages ---------------------------- */
+
+/* Header sanity: counts, offsets and fences inside the page. */
+bool node_plausible(const node *n);
+
+/* First position whose key is >= key; *found when equal.  Requires
+ * node_plausible; sets *bad if a slot points outside the page. */
+unsigned node_lower_bound(const node *n, const uint8_t *key, size_t klen, bool *found, bool *bad);
+
+/* The child for key (inner nodes): slot pos's pid, or `upper` if pos == count. */
+uint64_t node_child_at(const node *n, unsigned pos, bool *bad);
+
+/* Entry accessors with bounds checks (suffix = stored part of the key). */
+const uint8_t *node_suffix(const node *n, unsigned pos, unsigned *len, bool *bad);
+const uint8_t *node_value(const node *n, unsigned pos, unsigned *len, bool *bad);
+
+/* Full key of entry pos into buf (NODE_KEYBUF bytes); returns its length. */
+unsigned node_full_key(const node *n, unsigned pos, uint8_t *buf, bool *bad);
+
+/* ---- require an exclusive latch (or a private page) ----------------------------- */
+
+/* Initialise an empty node with the given fences (upper == NULL: +inf). */
+void node_init(node *n, unsigned level, const uint8_t *lower, size_t llen, const uint8_t *upper,
+	       size_t ulen);
+
+/* Insert key (full) → val at pos (from node_lower_bound); the caller made
+ * sure node_free_total >= node_entry_size.  Compacts if needed. */
+void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, const void *val,
+		    size_t vlen);
+
+/* Remove entry pos. */
+void node_remove_at(node *n, unsigned pos);
+
+/* Set the child pid stored in slot pos (inner). */
+void node_set_child(node *n, unsigned pos, uint64_t pid);
+
+/* Rewrite the heap without holes. */
+void node_compact(node *n);
+
+/* Recompute the hint heads from the slots. */
+void node_update_hints(node *n);
+
+/* Append src's entries [from, to) at the end of dst (keys re-truncated to
+ * dst's prefix; the caller guarantees order and room). */
+void node_append_range(node *dst, const node *src, unsigned from, unsigned to);
+/* Append one entry with a full key at the end of dst. */
+void node_append(node *dst, const uint8_t *key, size_t klen, const void *val, size_t vlen);
+
+/* ---- split and merge (on private copies; the caller does the latching) -------------- */
+
+/* Choose where to split a full node: entries [0, *left_count) go left, and
+ * the separator (full key) is written to sep (NODE_KEYBUF bytes).  Inner
+ * nodes split in the middle and the middle separator moves up (it is not
+ * kept in either half); leaves choose, near the middle, the neighbouring
+ * pair with the shortest distinguishing prefix, and the separator is that
+ * prefix of the right key (or the full left key).  Returns the separator
+ * length. */
+unsigned node_find_split(const node *n, unsigned *left_count, uint8_t *sep);
+
+/* Build the two halves of n split at (left_count, sep) into left and
+ * right (private pages). */
+void node_split_into(const node *n, unsigned left_count, const uint8_t *sep, unsigned slen,
+		     node *left, node *right);
+
+/* Merged size of left + right (+ the separator pulled down for inner
+ * nodes); returns true and builds the result in out (a private page) if it
+ * fits a page. */
+bool node_merge_into(const node *left, const node *right, const uint8_t *sep, unsigned slen,
+		     node *out);
+
+#endif
