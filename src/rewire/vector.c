@@ -191,10 +191,8 @@ static int heap_grow(ruma_vec *v, size_t want)
 
 static int mremap_map_flags(const ruma_vec *v)
 {
-	int f = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-	if (v->huge)
-		f |= MAP_HUGETLB;
-	return f;
+	/* hugetlb without MAP_NORESERVE: a lack of huge pages fails here, not as SIGBUS later */
+	return MAP_PRIVATE | MAP_ANONYMOUS | (v->huge ? MAP_HUGETLB : MAP_NORESERVE);
 }
 
 static int mremap_grow(ruma_vec *v, size_t want_bytes)
@@ -357,6 +355,8 @@ int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 		rc = ruma_phys_create(&v->phys, v->page, v->huge ? RUMA_PHYS_PREPOPULATE : 0);
 		if (!rc)
 			rc = ruma_area_create(&v->area, v->page, pages);
+		if (!rc)
+			v->data = ruma_area_base(v->area);
 	}
 	if (!rc && o->initial_capacity)
 		rc = grow_to(v, o->initial_capacity);

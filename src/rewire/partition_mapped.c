@@ -1,0 +1,484 @@
+/*
+ * partition_mapped.c — the rewired partitioning methods of partition.h:
+ * MAPPED, MAPPED_CHAINS and MAPPED_ADAPTIVE.
+ *
+ * Phase 1 (one pass over the input, no histogram): every partition writes
+ * into blocks of pool pages.  MAPPED wires block k of partition p at
+ * p * slot + k * pages_per_block of a work area, so a partition is virtually
+ * contiguous while it grows; MAPPED_CHAINS and MAPPED_ADAPTIVE keep one
+ * window per partition and rewire it onto a fresh block when the block is
+ * full (the block's pool page numbers are appended to the partition's
+ * chain).  ADAPTIVE chooses each new block's size from the expected rest of
+ * the partition: 2 MiB while at least 2 MiB per partition remain, halving
+ * down to 4 KiB towards the end of the input.
+ *
+ * Phase 2: the work area is destroyed (its data stays in the memfd), the
+ * unused pages of every partition's last block are freed, and the pages that
+ * hold data are wired in partition order into an output area with one batch
+ * rewire (one mmap per physical run): the "gappy" layout, where every
+ * partition is contiguous but ends in a partly filled page.
+ *
+ * Phase 3 (contiguous output): the squeeze.  Walking the partitions in
+ * order, the partly filled page of the output so far is completed with keys
+ * taken from the END of the next partition (its tail page, then its last
+ * full page), so at most one page of keys is copied per partition; a page
+ * emptied by this is dropped.  The pages that remain form a strictly
+ * increasing subsequence of the gappy layout and are compacted to the front
+ * with mremap (ruma_area_move: one call per run, page tables move along, so
+ * populated pages are not faulted again); the dropped pool pages are freed.
+ * Keys within a partition are therefore not in input order after a squeeze.
+ *
+ * With ADAPTIVE + huge, 2 MiB blocks come from a hugetlb pool and smaller
+ * ones from a 4 KiB pool: one contiguous range cannot hold both page sizes at
+ * arbitrary partition boundaries, so that combination returns chunks (one
+ * gappy area per pool), as does contiguous == false for every method.
+ *
+ * Syscalls: all through phys.h (memfd_create, ftruncate, fallocate punch)
+ * and area.h (mmap MAP_FIXED, mremap, madvise populate).
+ */
+#include "rewire/partition_internal.h"
+
+#include <ruma/core.h>
+
+#include <errno.h>
+#include <stdlib.h>
+
+typedef struct mblock {
+	uint64_t ppage;
+	uint32_t npages;
+	uint8_t pool;
+} mblock;
+
+typedef struct mpart {
+	uint64_t *wp, *wend, *bstart; /* write pointer, end and start of the current block */
+	mblock *b;
+	size_t nb, cap;
+} mpart;
+
+typedef struct mctx {
+	const ruma_part_opts *o;
+	uint32_t P;
+	size_t n;
+	part_impl *impl;       /* owns the pools */
+	size_t page[2];
+	ruma_area *work[2];
+	uint64_t slot[2];      /* work-area pages per partition */
+	mpart *parts;
+	uint64_t rewires, bytes_copied;
+} mctx;
+
+enum { ADAPTIVE_MAX_PAGES = 512 }; /* 2 MiB in 4 KiB pages */
+
+/* Open a new block for partition p; `done` keys of the input are consumed. */
+static int new_block(mctx *c, uint32_t p, size_t done)
+{
+	const ruma_part_opts *o = c->o;
+	mpart *mp = &c->parts[p];
+	uint32_t npages = (uint32_t)o->pages_per_block;
+	int q = 0;
+	uint64_t first, vpage;
+	ruma_area *a;
+	int rc;
+
+	if (o->method == RUMA_PART_MAPPED_ADAPTIVE) {
+		uint64_t rest = (c->n - done) / c->P; /* expected keys still to come per partition */
+		uint32_t b = ADAPTIVE_MAX_PAGES;
+		while (b > 1 && (uint64_t)b * (RUMA_PAGE_4K / 8) > rest)
+			b /= 2;
+		npages = b;
+		if (c->impl->phys[1]) { /* huge: 2 MiB blocks from the hugetlb pool */
+			if (b == ADAPTIVE_MAX_PAGES)
+				npages = 1;
+			else
+				q = 1;
+		}
+	}
+	if (mp->nb == mp->cap) {
+		size_t nc = mp->cap ? mp->cap * 2 : 4;
+		mblock *nbk = realloc(mp->b, nc * sizeof(*nbk));
+		if (!nbk)
+			return -ENOMEM;
+		mp->b = nbk;
+		mp->cap = nc;
+	}
+	rc = ruma_phys_alloc(c->impl->phys[q], npages, &first);
+	if (rc)
+		return rc;
+	a = c->work[q];
+	vpage = p * c->slot[q];
+	if (o->method == RUMA_PART_MAPPED)
+		vpage += mp->nb * (uint64_t)npages;
+	rc = ruma_area_map_run(a, vpage, c->impl->phys[q], first, npages, 0, NULL);
+	if (rc) {
+		(void)ruma_phys_free(c->impl->phys[q], first, npages);
+		return rc;
+	}
+	c->rewires++;
+	mp->b[mp->nb++] = (mblock){ first, npages, (uint8_t)q };
+	mp->wp = mp->bstart = ruma_area_addr(a, vpage);
+	mp->wend = mp->wp + npages * c->page[q] / 8;
+	return 0;
+}
+
+static int scatter_plain(mctx *c, const uint64_t *keys)
+{
+	unsigned shift = c->o->shift;
+	uint32_t P = c->P;
+	mpart *parts = c->parts;
+
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t k = keys[i];
+		mpart *mp = &parts[ruma_part_of(k, shift, P)];
+		if (RUMA_UNLIKELY(mp->wp == mp->wend)) {
+			int rc = new_block(c, (uint32_t)(mp - parts), i);
+			if (rc)
+				return rc;
+		}
+		*mp->wp++ = k;
+	}
+	return 0;
+}
+
+/* With write-combining lines: a block always receives whole 64-byte lines
+ * (block sizes are multiples of 8 keys and blocks are page aligned). */
+static int scatter_swwc(mctx *c, const uint64_t *keys)
+{
+	unsigned shift = c->o->shift;
+	uint32_t P = c->P;
+	mpart *parts = c->parts;
+	part_line *lines = aligned_alloc(64, P * sizeof(*lines));
+	uint8_t *fill = calloc(P, 1);
+	int rc = 0;
+
+	if (!lines || !fill) {
+		free(lines);
+		free(fill);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n && !rc; i++) {
+		uint64_t k = keys[i];
+		uint32_t p = ruma_part_of(k, shift, P);
+		lines[p].k[fill[p]++] = k;
+		if (fill[p] == 8) {
+			mpart *mp = &parts[p];
+			if (RUMA_UNLIKELY(mp->wp == mp->wend))
+				rc = new_block(c, p, i);
+			if (!rc) {
+				part_line_flush(mp->wp, lines[p].k);
+				mp->wp += 8;
+				fill[p] = 0;
+			}
+		}
+	}
+	for (uint32_t p = 0; p < P && !rc; p++) {
+		mpart *mp = &parts[p];
+		if (!fill[p])
+			continue;
+		if (mp->wp == mp->wend)
+			rc = new_block(c, p, c->n);
+		if (!rc) {
+			memcpy(mp->wp, lines[p].k, fill[p] * 8u);
+			mp->wp += fill[p];
+		}
+	}
+	part_store_fence();
+	free(lines);
+	free(fill);
+	return rc;
+}
+
+/* Keys stored in block j of partition p. */
+static size_t block_keys(const mctx *c, const mpart *mp, size_t j)
+{
+	if (j + 1 < mp->nb)
+		return mp->b[j].npages * c->page[mp->b[j].pool] / 8;
+	return (size_t)(mp->wp - mp->bstart);
+}
+
+/* Pages of block j of partition p that hold data (the last block may end early). */
+static uint32_t block_used_pages(const mctx *c, const mpart *mp, size_t j)
+{
+	size_t per_page = c->page[mp->b[j].pool] / 8;
+	return (uint32_t)((block_keys(c, mp, j) + per_page - 1) / per_page);
+}
+
+/*
+ * Free the unused tail pages of every last block, then wire the used pages of
+ * pool q in partition order into a new area (the gappy layout).  gp[p] / kp[p]
+ * receive partition p's first page and page count in it, tp[p] the keys in
+ * its last page.
+ */
+static int gappy_layout(mctx *c, int q, uint64_t *gp, uint64_t *kp, size_t *tp, uint64_t *total)
+{
+	const size_t per_page = c->page[q] / 8;
+	ruma_rewire_pair *pairs;
+	ruma_area_result res = { 0 };
+	uint64_t g = 0;
+	int rc;
+
+	for (uint32_t p = 0; p < c->P; p++) {
+		mpart *mp = &c->parts[p];
+		gp[p] = g;
+		kp[p] = 0;
+		tp[p] = 0;
+		for (size_t j = 0; j < mp->nb; j++) {
+			if (mp->b[j].pool != q)
+				continue;
+			uint32_t used = block_used_pages(c, mp, j);
+			size_t keys = block_keys(c, mp, j);
+			kp[p] += used;
+			tp[p] = keys - (size_t)(used - 1) * per_page;
+		}
+		g += kp[p];
+	}
+	*total = g;
+	if (!g)
+		return 0;
+	pairs = malloc(g * sizeof(*pairs));
+	if (!pairs)
+		return -ENOMEM;
+	g = 0;
+	for (uint32_t p = 0; p < c->P; p++) {
+		mpart *mp = &c->parts[p];
+		for (size_t j = 0; j < mp->nb; j++) {
+			if (mp->b[j].pool != q)
+				continue;
+			uint32_t used = block_used_pages(c, mp, j);
+			for (uint32_t k = 0; k < used; k++, g++)
+				pairs[g] = (ruma_rewire_pair){ g, mp->b[j].ppage + k };
+		}
+	}
+	rc = ruma_area_create(&c->impl->area[q], c->page[q], g);
+	if (!rc)
+		rc = ruma_area_rewire_batch(c->impl->area[q], c->impl->phys[q], pairs, g,
+					    c->o->populate ? RUMA_AREA_POPULATE : 0, &res);
+	c->rewires += res.runs;
+	free(pairs);
+	return rc;
+}
+
+/* Give the never-written pages of each partition's last block back to the pool. */
+static void free_unused_tails(mctx *c)
+{
+	for (uint32_t p = 0; p < c->P; p++) {
+		mpart *mp = &c->parts[p];
+		if (!mp->nb)
+			continue;
+		mblock *b = &mp->b[mp->nb - 1];
+		uint32_t used = block_used_pages(c, mp, mp->nb - 1);
+		if (used < b->npages)
+			(void)ruma_phys_free(c->impl->phys[b->pool], b->ppage + used, b->npages - used);
+	}
+}
+
+/* Phase 3: squeeze the gappy layout of pool 0 into a contiguous output. */
+static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t *tp,
+		   uint64_t total, uint64_t *out_pages)
+{
+	ruma_area *a = c->impl->area[0];
+	const size_t E = c->page[0] / 8;
+	uint64_t *emit = malloc(total * sizeof(*emit)), *drop = malloc(total * sizeof(*drop));
+	uint64_t ne = 0, nd = 0, cur = UINT64_MAX;
+	size_t f = 0;
+	int rc = 0;
+
+	if (!emit || !drop) {
+		free(emit);
+		free(drop);
+		return -ENOMEM;
+	}
+	for (uint32_t p = 0; p < c->P; p++) {
+		uint64_t k = kp[p], first = gp[p], last = gp[p] + kp[p] - 1;
+		size_t t = tp[p];
+		if (!k)
+			continue;
+		if (cur != UINT64_MAX) {
+			size_t h = E - f;
+			uint64_t *dst = ruma_area_addr(a, cur);
+			while (h && k) {
+				uint64_t *src = ruma_area_addr(a, last);
+				size_t take = RUMA_MIN(h, t);
+				memcpy(dst + f, src + t - take, take * 8);
+				c->bytes_copied += take * 8;
+				f += take;
+				h -= take;
+				t -= take;
+				if (!t) {
+					drop[nd++] = last--;
+					k--;
+					t = E;
+				}
+			}
+			if (h)
+				continue; /* partition used up; the page is still partly filled */
+			emit[ne++] = cur;
+			cur = UINT64_MAX;
+			if (!k)
+				continue;
+		}
+		for (uint64_t v = first; v < last; v++)
+			emit[ne++] = v;
+		if (t == E)
+			emit[ne++] = last;
+		else {
+			cur = last;
+			f = t;
+		}
+	}
+	if (cur != UINT64_MAX)
+		emit[ne++] = cur;
+	RUMA_ASSERT(ne == (c->n + E - 1) / E);
+	/* pool pages of the dropped pages, before moves change the table */
+	for (uint64_t i = 0; i < nd; i++) {
+		uint64_t pp = RUMA_AREA_NONE;
+		(void)ruma_area_translate(a, drop[i], NULL, &pp, NULL);
+		drop[i] = pp;
+	}
+	/* compaction: emit[] is strictly increasing and emit[j] >= j */
+	for (uint64_t j = 0; j < ne && !rc;) {
+		uint64_t len = 1;
+		if (emit[j] == j) {
+			j++;
+			continue;
+		}
+		while (j + len < ne && emit[j + len] == emit[j] + len)
+			len++;
+		ruma_area_result res = { 0 };
+		rc = ruma_area_move(a, emit[j], j, len, &res);
+		c->rewires += res.runs;
+		j += len;
+	}
+	if (!rc && ne < total)
+		rc = ruma_area_unmap(a, ne, total - ne);
+	if (!rc)
+		for (uint64_t i = 0; i < nd; i++)
+			if (drop[i] != RUMA_AREA_NONE)
+				(void)ruma_phys_free(c->impl->phys[0], drop[i], 1);
+	*out_pages = ne;
+	free(emit);
+	free(drop);
+	return rc;
+}
+
+static int create_pools_and_work(mctx *c)
+{
+	const ruma_part_opts *o = c->o;
+	bool adaptive = o->method == RUMA_PART_MAPPED_ADAPTIVE;
+	int rc;
+
+	c->page[0] = o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	c->page[1] = RUMA_PAGE_4K;
+	rc = ruma_phys_create(&c->impl->phys[0], c->page[0], 0);
+	if (!rc && adaptive && o->huge)
+		rc = ruma_phys_create(&c->impl->phys[1], c->page[1], 0);
+	if (rc)
+		return rc;
+	if (o->method == RUMA_PART_MAPPED) {
+		uint64_t bb = o->pages_per_block * c->page[0];
+		c->slot[0] = ((uint64_t)c->n * 8 + bb - 1) / bb * o->pages_per_block + o->pages_per_block;
+	} else if (adaptive) {
+		c->slot[0] = o->huge ? 1 : ADAPTIVE_MAX_PAGES;
+		c->slot[1] = ADAPTIVE_MAX_PAGES;
+	} else {
+		c->slot[0] = o->pages_per_block;
+	}
+	for (int q = 0; q < 2 && !rc; q++)
+		if (c->impl->phys[q])
+			rc = ruma_area_create(&c->work[q], c->page[q], c->slot[q] * c->P);
+	return rc;
+}
+
+int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			 ruma_part_result *r, part_impl *impl)
+{
+	mctx c = { .o = o, .P = o->partitions, .n = n, .impl = impl };
+	uint64_t *gp = NULL, *kp = NULL;
+	size_t *tp = NULL;
+	int rc;
+
+	c.parts = calloc(c.P, sizeof(*c.parts));
+	gp = malloc(c.P * sizeof(*gp));
+	kp = malloc(c.P * sizeof(*kp));
+	tp = malloc(c.P * sizeof(*tp));
+	if (!c.parts || !gp || !kp || !tp) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = create_pools_and_work(&c);
+	if (!rc)
+		rc = o->swwc ? scatter_swwc(&c, keys) : scatter_plain(&c, keys);
+	if (rc)
+		goto out;
+	/* phase 2: drop the windows, keep the data in the pool */
+	for (int q = 0; q < 2; q++) {
+		ruma_area_destroy(c.work[q]);
+		c.work[q] = NULL;
+	}
+	free_unused_tails(&c);
+	bool chunks_only = !o->contiguous || impl->phys[1];
+	r->nchunks = 0;
+	r->chunks = malloc(((size_t)c.P * 2 + 1) * sizeof(*r->chunks));
+	if (!r->chunks) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	r->start[0] = 0;
+	for (uint32_t p = 0; p < c.P; p++) {
+		size_t cnt = 0;
+		for (size_t j = 0; j < c.parts[p].nb; j++)
+			cnt += block_keys(&c, &c.parts[p], j);
+		r->start[p + 1] = r->start[p] + cnt;
+	}
+	if (chunks_only) {
+		/* every pool's gappy area is the result; chunk = (partition, pool) */
+		uint64_t *gq[2] = { NULL, NULL }, total;
+		for (int q = 0; q < 2 && !rc; q++) {
+			if (!impl->phys[q])
+				continue;
+			gq[q] = malloc(c.P * sizeof(uint64_t));
+			if (!gq[q]) {
+				rc = -ENOMEM;
+				break;
+			}
+			rc = gappy_layout(&c, q, gq[q], kp, tp, &total);
+		}
+		for (uint32_t p = 0; p < c.P && !rc; p++)
+			for (int q = 0; q < 2; q++) {
+				size_t cnt = 0;
+				mpart *mp = &c.parts[p];
+				for (size_t j = 0; j < mp->nb; j++)
+					if (mp->b[j].pool == q)
+						cnt += block_keys(&c, mp, j);
+				if (cnt)
+					r->chunks[r->nchunks++] = (ruma_part_chunk){
+						ruma_area_addr(impl->area[q], gq[q][p]), cnt, p };
+			}
+		free(gq[0]);
+		free(gq[1]);
+	} else {
+		uint64_t total = 0, pages = 0;
+		rc = gappy_layout(&c, 0, gp, kp, tp, &total);
+		if (!rc && total)
+			rc = squeeze(&c, gp, kp, tp, total, &pages);
+		if (!rc && total) {
+			r->data = ruma_area_base(impl->area[0]);
+			for (uint32_t p = 0; p < c.P; p++)
+				if (r->start[p + 1] > r->start[p])
+					r->chunks[r->nchunks++] = (ruma_part_chunk){
+						r->data + r->start[p], r->start[p + 1] - r->start[p], p };
+		}
+	}
+	r->rewires = c.rewires;
+	r->bytes_copied = c.bytes_copied;
+out:
+	for (int q = 0; q < 2; q++)
+		ruma_area_destroy(c.work[q]);
+	if (c.parts)
+		for (uint32_t p = 0; p < c.P; p++)
+			free(c.parts[p].b);
+	free(c.parts);
+	free(gp);
+	free(kp);
+	free(tp);
+	return rc;
+}

@@ -1,0 +1,738 @@
+/*
+ * test_rewire_structs.c — the data structures built on rewiring: vectors,
+ * partitioning, snapshots and allocation pools.  Every result is compared
+ * with a reference computed without rewiring (a plain array model, a sort,
+ * a histogram, a memcpy'ed copy).  Huge-page parts skip when no 2 MiB page
+ * is free.
+ */
+#include "test.h"
+#include "os/os.h"
+
+#include <ruma/area.h>
+#include <ruma/partition.h>
+#include <ruma/pool.h>
+#include <ruma/snapshot.h>
+#include <ruma/vector.h>
+
+#include <sys/mman.h>
+
+static bool sanitized(void)
+{
+	const char *s = getenv("RUMA_TEST_SANITIZED");
+	return s && *s && strcmp(s, "0");
+}
+
+static uint64_t maps_now(void)
+{
+	uint64_t n = 0;
+	(void)ruma_map_count(&n);
+	return n;
+}
+
+/* ---- vectors ------------------------------------------------------------------ */
+
+/* Random push / insert / set / shrink against a plain array model. */
+static int vec_model_run(ruma_vec_kind kind, bool huge, bool prepop, size_t ops)
+{
+	ruma_vec_opts o;
+	ruma_vec *v;
+	size_t cap = 1024, n = 0;
+	uint64_t *model = malloc(cap * sizeof(*model));
+	int rc;
+
+	CHECK(model);
+	ruma_vec_opts_default(&o);
+	o.kind = kind;
+	o.huge = huge;
+	o.prepopulate = prepop;
+	o.max_bytes = (size_t)1 << 30;
+	o.initial_capacity = huge ? 1 : 0; /* a lack of huge pages shows at creation */
+	rc = ruma_vec_create(&v, &o);
+	if (rc == RUMA_ENOHUGE) {
+		free(model);
+		SKIP("%s huge: no free 2 MiB pages", ruma_vec_kind_name(kind));
+	}
+	CHECK_OK(rc);
+	for (size_t op = 0; op < ops; op++) {
+		uint64_t r = ruma_rng_below(&test_rng, 100), x = ruma_rng_next(&test_rng);
+		if (n + 600 > cap) {
+			cap *= 2;
+			model = realloc(model, cap * sizeof(*model));
+			CHECK(model);
+		}
+		if (r < 60) { /* bursts of pushes cross pages */
+			size_t k = 1 + ruma_rng_below(&test_rng, 300);
+			for (size_t i = 0; i < k; i++) {
+				CHECK_OK(ruma_vec_push_u64(v, x + i));
+				model[n++] = x + i;
+			}
+		} else if (r < 80) {
+			size_t pos = ruma_rng_below(&test_rng, n + 1);
+			CHECK_OK(ruma_vec_insert_u64(v, pos, x));
+			memmove(model + pos + 1, model + pos, (n - pos) * sizeof(*model));
+			model[pos] = x;
+			n++;
+		} else if (r < 90 && n) {
+			size_t i = ruma_rng_below(&test_rng, n);
+			ruma_vec_set_u64(v, i, x);
+			model[i] = x;
+		} else if (r < 95) {
+			size_t nn = n ? ruma_rng_below(&test_rng, n + 1) : 0;
+			CHECK_OK(ruma_vec_shrink(v, nn));
+			n = nn;
+			CHECK(ruma_vec_capacity(v) >= n);
+		} else {
+			uint64_t tmp[37];
+			for (size_t i = 0; i < 37; i++)
+				tmp[i] = x ^ i;
+			CHECK_OK(ruma_vec_push_many(v, tmp, 37));
+			memcpy(model + n, tmp, sizeof(tmp));
+			n += 37;
+		}
+		CHECK_EQ(ruma_vec_size(v), n);
+	}
+	uint64_t *data = ruma_vec_data(v);
+	CHECK(kind == RUMA_VEC_INDIRECT ? data == NULL : (data != NULL || n == 0));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t got;
+		CHECK_OK(ruma_vec_get(v, i, &got));
+		if (got != model[i] || ruma_vec_get_u64(v, i) != model[i] || (data && data[i] != model[i])) {
+			fprintf(stderr, "  %s: element %zu differs\n", ruma_vec_kind_name(kind), i);
+			return TEST_FAIL;
+		}
+	}
+	/* pages view agrees with element access */
+	size_t per_page = ruma_vec_page_bytes(v) / 8;
+	for (size_t i = 0; i < n; i += 97) {
+		uint64_t *pg = ruma_vec_page(v, i / per_page);
+		CHECK(pg && pg[i % per_page] == model[i]);
+	}
+	CHECK_EQ(ruma_vec_get(v, n, &(uint64_t){ 0 }), -EINVAL);
+	CHECK_EQ(ruma_vec_insert_u64(v, n + 1, 1), -EINVAL);
+	ruma_vec_destroy(v);
+	free(model);
+	return TEST_PASS;
+}
+
+static int t_vec_model_4k(void)
+{
+	size_t ops = sanitized() ? 300 : 1500;
+	for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		int r = vec_model_run((ruma_vec_kind)k, false, false, ops);
+		if (r)
+			return r;
+	}
+	CHECK_EQ(vec_model_run(RUMA_VEC_REWIRED, false, true, ops), TEST_PASS);
+	CHECK_EQ(vec_model_run(RUMA_VEC_MREMAP, false, true, ops), TEST_PASS);
+	return TEST_PASS;
+}
+
+static int t_vec_model_2m(void)
+{
+	int skipped = 0;
+	ruma_vec_kind kinds[] = { RUMA_VEC_REWIRED, RUMA_VEC_MREMAP, RUMA_VEC_INDIRECT };
+	for (size_t k = 0; k < TEST_N(kinds); k++) {
+		int r = vec_model_run(kinds[k], true, k == 0, 400);
+		if (r == TEST_SKIP)
+			skipped++;
+		else if (r)
+			return r;
+	}
+	return skipped == (int)TEST_N(kinds) ? TEST_SKIP : TEST_PASS;
+}
+
+/* Elements of 24 bytes: growth and insertion keep whole elements. */
+static int t_vec_generic_elem(void)
+{
+	struct e24 { uint64_t a, b, c; };
+	for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		ruma_vec_opts o;
+		ruma_vec *v;
+		ruma_vec_opts_default(&o);
+		o.kind = (ruma_vec_kind)k;
+		o.elem_size = sizeof(struct e24);
+		o.max_bytes = 64 << 20;
+		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_EQ(ruma_vec_push_u64(v, 1), -EINVAL);
+		for (uint64_t i = 0; i < 3000; i++) {
+			struct e24 e = { i, i * 3, ~i };
+			if (i % 10 == 9)
+				CHECK_OK(ruma_vec_insert(v, 0, &e));
+			else
+				CHECK_OK(ruma_vec_push(v, &e));
+		}
+		size_t head = 0, tail = 0;
+		for (size_t i = 0; i < 3000; i++) {
+			struct e24 e;
+			CHECK_OK(ruma_vec_get(v, i, &e));
+			CHECK(e.b == e.a * 3 && e.c == ~e.a);
+			if (i < 300) { /* inserted at 0: reverse order of 9, 19, ... */
+				CHECK_EQ(e.a, 2999 - 10 * head);
+				head++;
+			} else {
+				CHECK_EQ(e.a % 10 != 9, 1);
+				tail++;
+			}
+		}
+		CHECK_EQ(head + tail, 3000);
+		ruma_vec_destroy(v);
+	}
+	return TEST_PASS;
+}
+
+/* A failing mmap during growth of the rewired vector: error, old state kept. */
+static int t_vec_inject_growth(void)
+{
+	ruma_vec_opts o;
+	ruma_vec *v;
+	size_t n = 0;
+	int rc = 0;
+
+	ruma_vec_opts_default(&o);
+	o.max_bytes = 256 << 20;
+	CHECK_OK(ruma_vec_create(&v, &o));
+	for (uint64_t i = 0; i < 5000; i++)
+		CHECK_OK(ruma_vec_push_u64(v, i * 7));
+	n = ruma_vec_size(v);
+	size_t cap = ruma_vec_capacity(v);
+	for (uint64_t i = n; i < cap; i++)
+		CHECK_OK(ruma_vec_push_u64(v, i * 7));
+	n = cap;
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
+	rc = ruma_vec_push_u64(v, 12345);
+	ruma_os_inject_clear();
+	CHECK(rc != 0);
+	CHECK_EQ(ruma_vec_size(v), n);
+	CHECK_EQ(ruma_vec_capacity(v), cap);
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(ruma_vec_get_u64(v, i), i * 7);
+	/* sticky failure: every growth attempt fails, nothing changes */
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, true);
+	CHECK(ruma_vec_reserve(v, n * 4) != 0);
+	ruma_os_inject_clear();
+	CHECK_EQ(ruma_vec_size(v), n);
+	/* and it works again afterwards */
+	CHECK_OK(ruma_vec_push_u64(v, 12345));
+	CHECK_EQ(ruma_vec_get_u64(v, n), 12345);
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(ruma_vec_get_u64(v, i), i * 7);
+	ruma_vec_destroy(v);
+
+	/* the mremap vector too */
+	o.kind = RUMA_VEC_MREMAP;
+	CHECK_OK(ruma_vec_create(&v, &o));
+	for (uint64_t i = 0; i < 512; i++)
+		CHECK_OK(ruma_vec_push_u64(v, i));
+	ruma_os_inject(RUMA_SYS_MREMAP, 1, ENOMEM, false);
+	CHECK_EQ(ruma_vec_push_u64(v, 512), -ENOMEM);
+	ruma_os_inject_clear();
+	CHECK_EQ(ruma_vec_size(v), 512);
+	for (size_t i = 0; i < 512; i++)
+		CHECK_EQ(ruma_vec_get_u64(v, i), i);
+	ruma_vec_destroy(v);
+	return TEST_PASS;
+}
+
+/* The rewired vector never copies and keeps its address; destroy leaves no mapping. */
+static int t_vec_rewired_properties(void)
+{
+	uint64_t before = maps_now();
+	ruma_vec *v;
+	ruma_vec_stats st;
+
+	CHECK_OK(ruma_vec_create(&v, NULL));
+	CHECK_OK(ruma_vec_push_u64(v, 0));
+	void *d0 = ruma_vec_data(v);
+	for (uint64_t i = 1; i < 200000; i++)
+		CHECK_OK(ruma_vec_push_u64(v, i));
+	CHECK(ruma_vec_data(v) == d0);
+	ruma_vec_get_stats(v, &st);
+	CHECK_EQ(st.bytes_copied, 0);
+	CHECK(st.grows > 5);
+	CHECK_OK(ruma_vec_shrink(v, 1000));
+	CHECK(ruma_vec_capacity(v) < 2000);
+	for (uint64_t i = 0; i < 1000; i++)
+		CHECK_EQ(ruma_vec_get_u64(v, i), i);
+	for (uint64_t i = 1000; i < 50000; i++)
+		CHECK_OK(ruma_vec_push_u64(v, i));
+	for (uint64_t i = 0; i < 50000; i++)
+		CHECK_EQ(ruma_vec_get_u64(v, i), i);
+	ruma_vec_destroy(v);
+	CHECK_EQ(maps_now(), before);
+
+	ruma_vec_kind k;
+	CHECK_OK(ruma_vec_kind_parse("indirect", &k));
+	CHECK_EQ(k, RUMA_VEC_INDIRECT);
+	CHECK_EQ(ruma_vec_kind_parse("nope", &k), RUMA_EPARSE);
+	ruma_vec_opts o;
+	ruma_vec_opts_default(&o);
+	o.kind = RUMA_VEC_COPY;
+	o.huge = true;
+	CHECK_EQ(ruma_vec_create(&v, &o), -EINVAL);
+	return TEST_PASS;
+}
+
+/* ---- partitioning ------------------------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Verify a result against the input: permutation, partition membership, sizes. */
+static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			   const ruma_part_result *r)
+{
+	uint32_t P = o->partitions;
+	size_t *hist = calloc(P, sizeof(*hist));
+	uint64_t *a = malloc((n ? n : 1) * 8), *b = malloc((n ? n : 1) * 8);
+	size_t got = 0;
+
+	CHECK(hist && a && b);
+	ruma_part_histogram(keys, n, o->shift, P, hist);
+	CHECK_EQ(r->n, n);
+	CHECK_EQ(r->start[0], 0);
+	for (uint32_t p = 0; p < P; p++)
+		CHECK_EQ(r->start[p + 1] - r->start[p], hist[p]);
+	CHECK_EQ(r->start[P], n);
+	/* chunks: partition order, membership */
+	uint32_t prev = 0;
+	size_t *seen = calloc(P, sizeof(*seen));
+	CHECK(seen);
+	for (size_t c = 0; c < r->nchunks; c++) {
+		const ruma_part_chunk *ch = &r->chunks[c];
+		CHECK(ch->part >= prev);
+		prev = ch->part;
+		for (size_t i = 0; i < ch->n; i++) {
+			CHECK_EQ(ruma_part_of(ch->keys[i], o->shift, P), ch->part);
+			CHECK(got < n);
+			b[got++] = ch->keys[i];
+		}
+		seen[ch->part] += ch->n;
+	}
+	CHECK_EQ(got, n);
+	for (uint32_t p = 0; p < P; p++)
+		CHECK_EQ(seen[p], hist[p]);
+	if (r->data) {
+		/* contiguous: partition p is data[start[p], start[p+1]) */
+		for (uint32_t p = 0; p < P; p++)
+			for (size_t i = r->start[p]; i < r->start[p + 1]; i++)
+				CHECK_EQ(ruma_part_of(r->data[i], o->shift, P), p);
+		memcpy(b, r->data, n * 8);
+	}
+	memcpy(a, keys, n * 8);
+	qsort(a, n, 8, cmp_u64);
+	qsort(b, n, 8, cmp_u64);
+	CHECK(memcmp(a, b, n * 8) == 0);
+	free(seen);
+	free(hist);
+	free(a);
+	free(b);
+	return TEST_PASS;
+}
+
+static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t P,
+		    unsigned shift, size_t ppb, bool swwc, bool huge, bool contiguous)
+{
+	ruma_part_opts o;
+	ruma_part_result *r;
+	int rc;
+
+	ruma_part_opts_default(&o);
+	o.method = m;
+	o.partitions = P;
+	o.shift = shift;
+	o.pages_per_block = ppb;
+	o.swwc = swwc;
+	o.huge = huge;
+	o.contiguous = contiguous;
+	o.prefault_dst = swwc;
+	o.populate = !swwc;
+	rc = ruma_part_run(keys, n, &o, &r);
+	if (huge && rc == RUMA_ENOHUGE)
+		return TEST_SKIP;
+	if (rc) {
+		fprintf(stderr, "  %s P=%u ppb=%zu swwc=%d huge=%d n=%zu: %s\n",
+			ruma_part_method_name(m), P, ppb, swwc, huge, n, ruma_strerror(rc));
+		return TEST_FAIL;
+	}
+	bool want_data = (m == RUMA_PART_TRADITIONAL) ||
+			 (contiguous && (m == RUMA_PART_MAPPED || m == RUMA_PART_MAPPED_CHAINS ||
+					 (m == RUMA_PART_MAPPED_ADAPTIVE && !huge)));
+	if (n && want_data != (r->data != NULL)) {
+		fprintf(stderr, "  %s: data %p, expected %s\n", ruma_part_method_name(m),
+			(void *)r->data, want_data ? "contiguous" : "chunks");
+		return TEST_FAIL;
+	}
+	int v = check_partition(keys, n, &o, r);
+	if (v) {
+		fprintf(stderr, "  ^ %s P=%u ppb=%zu swwc=%d huge=%d n=%zu shift=%u\n",
+			ruma_part_method_name(m), P, ppb, swwc, huge, n, shift);
+		return v;
+	}
+	ruma_part_result_free(r);
+	return TEST_PASS;
+}
+
+static int t_partition_all_methods(void)
+{
+	size_t n = sanitized() ? 20000 : 150000;
+	uint64_t *keys = malloc(n * 8);
+	uint64_t before = maps_now();
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	uint32_t Ps[] = { 1, 2, 16, 128 };
+	for (int m = 0; m < RUMA_PART_METHOD_COUNT_; m++)
+		for (size_t pi = 0; pi < TEST_N(Ps); pi++)
+			for (int swwc = 0; swwc < 2; swwc++) {
+				size_t ppb = 1 + (pi % 3);
+				CHECK_EQ(part_one(keys, n, (ruma_part_method)m, Ps[pi], 0, ppb, swwc,
+						  false, true), TEST_PASS);
+			}
+	/* chunks instead of a contiguous output */
+	for (int m = RUMA_PART_MAPPED; m <= RUMA_PART_MAPPED_ADAPTIVE; m++)
+		CHECK_EQ(part_one(keys, n, (ruma_part_method)m, 16, 0, 2, false, false, false),
+			 TEST_PASS);
+	/* high radix bits via shift */
+	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED_CHAINS, 64, 58, 1, false, false, true), TEST_PASS);
+	CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 64, 58, 1, true, false, true), TEST_PASS);
+	CHECK_EQ(maps_now(), before);
+	free(keys);
+	return TEST_PASS;
+}
+
+/* Skewed and tiny inputs: empty partitions, one huge partition, n = 0 and 1. */
+static int t_partition_edge_cases(void)
+{
+	size_t n = 20000;
+	uint64_t *keys = malloc(n * 8);
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++) /* 90% into partition 3, the rest spread over 5 */
+		keys[i] = ruma_rng_below(&test_rng, 10) ? 3 + 16 * i : ruma_rng_below(&test_rng, 5) * 7;
+	for (int m = 0; m < RUMA_PART_METHOD_COUNT_; m++)
+		for (int swwc = 0; swwc < 2; swwc++) {
+			CHECK_EQ(part_one(keys, n, (ruma_part_method)m, 16, 0, 1, swwc, false, true),
+				 TEST_PASS);
+			CHECK_EQ(part_one(keys, 0, (ruma_part_method)m, 16, 0, 1, swwc, false, true),
+				 TEST_PASS);
+			CHECK_EQ(part_one(keys, 1, (ruma_part_method)m, 16, 0, 1, swwc, false, true),
+				 TEST_PASS);
+			/* sizes around page multiples: 511, 512, 513 keys per partition */
+			for (size_t k = 511; k <= 513; k++) {
+				uint64_t *kk = malloc(k * 4 * 8);
+				CHECK(kk);
+				for (size_t i = 0; i < k * 4; i++)
+					kk[i] = i;
+				CHECK_EQ(part_one(kk, k * 4, (ruma_part_method)m, 4, 0, 1, swwc, false,
+						  true), TEST_PASS);
+				free(kk);
+			}
+		}
+	/* invalid options */
+	ruma_part_opts o;
+	ruma_part_result *r;
+	ruma_part_opts_default(&o);
+	o.partitions = 12;
+	CHECK_EQ(ruma_part_run(keys, n, &o, &r), -EINVAL);
+	o.partitions = 16;
+	o.shift = 64;
+	CHECK_EQ(ruma_part_run(keys, n, &o, &r), -EINVAL);
+	o.shift = 0;
+	o.method = RUMA_PART_MAPPED_CHAINS;
+	o.pages_per_block = 0;
+	CHECK_EQ(ruma_part_run(keys, n, &o, &r), -EINVAL);
+	free(keys);
+	return TEST_PASS;
+}
+
+/* Adaptive block sizes need enough input for 2 MiB blocks. */
+static int t_partition_adaptive_large(void)
+{
+	size_t n = sanitized() ? ((size_t)1 << 18) : ((size_t)1 << 20);
+	uint64_t *keys = malloc(n * 8);
+	ruma_part_opts o;
+	ruma_part_result *r;
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	ruma_part_opts_default(&o);
+	o.method = RUMA_PART_MAPPED_ADAPTIVE;
+	o.partitions = 2;
+	CHECK_OK(ruma_part_run(keys, n, &o, &r));
+	CHECK_EQ(check_partition(keys, n, &o, r), TEST_PASS);
+	CHECK(r->data != NULL);
+	ruma_part_result_free(r);
+	free(keys);
+	return TEST_PASS;
+}
+
+static int t_partition_huge(void)
+{
+	size_t n = (size_t)1 << 19; /* 4 MiB: 2 partitions fit in the reserved huge pages */
+	uint64_t *keys = malloc(n * 8);
+	int skipped = 0, ran = 0;
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	ruma_part_method ms[] = { RUMA_PART_TRADITIONAL, RUMA_PART_MAPPED, RUMA_PART_MAPPED_CHAINS,
+				  RUMA_PART_MAPPED_ADAPTIVE, RUMA_PART_MREMAP };
+	for (size_t i = 0; i < TEST_N(ms); i++) {
+		int r = part_one(keys, i == 3 ? n : n / 4, ms[i], 2, 0, 1, false, true, true);
+		if (r == TEST_SKIP)
+			skipped++;
+		else if (r)
+			return r;
+		else
+			ran++;
+	}
+	free(keys);
+	if (!ran)
+		SKIP("no free 2 MiB huge pages (%d variants skipped)", skipped);
+	return TEST_PASS;
+}
+
+/* ---- snapshots -------------------------------------------------------------------- */
+
+static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
+{
+	size_t page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	size_t bytes = huge ? 2 * page : 37 * page + 1000;
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_opts o;
+	int rc;
+
+	rc = ruma_snap_src_create(&src, bytes, huge, populate);
+	if (rc == RUMA_ENOHUGE)
+		return TEST_SKIP;
+	CHECK_OK(rc);
+	uint8_t *sd = ruma_snap_src_data(src);
+	for (size_t i = 0; i < bytes; i++)
+		sd[i] = (uint8_t)(i * 31 + (i >> 12));
+	uint8_t *ref = malloc(bytes);
+	CHECK(ref);
+	memcpy(ref, sd, bytes);
+	ruma_snap_opts_default(&o);
+	o.method = m;
+	o.pages_per_chunk = ppc;
+	o.populate = populate;
+	o.init_dst = populate;
+	o.seed = ruma_rng_next(&test_rng);
+	rc = ruma_snap_create(&s, src, &o);
+	if (rc == RUMA_ENOHUGE) {
+		ruma_snap_src_destroy(src);
+		free(ref);
+		return TEST_SKIP;
+	}
+	CHECK_OK(rc);
+	uint8_t *d = ruma_snap_data(s);
+	size_t nchunks, cb;
+	const uint64_t *order = ruma_snap_chunk_order(s, &nchunks, &cb);
+	/* snapshot == source permuted by the chunk order (identity when unshuffled) */
+	for (size_t k = 0; k < nchunks; k++) {
+		size_t off = k * cb, soff = order[k] * cb;
+		size_t len = RUMA_MIN(cb, bytes - RUMA_MIN(bytes, soff));
+		if (soff >= bytes)
+			continue;
+		CHECK(off + len <= bytes + cb);
+		if (memcmp(d + off, ref + soff, RUMA_MIN(len, bytes - off))) {
+			fprintf(stderr, "  %s: chunk %zu differs\n", ruma_snap_method_name(m), k);
+			return TEST_FAIL;
+		}
+	}
+	if (m == RUMA_SNAP_SHUFFLE || m == RUMA_SNAP_MEMCPY_SHUFFLE) {
+		/* a permutation of 0..nchunks-1 */
+		uint8_t *hit = calloc(nchunks, 1);
+		CHECK(hit);
+		for (size_t k = 0; k < nchunks; k++) {
+			CHECK(order[k] < nchunks && !hit[order[k]]);
+			hit[order[k]] = 1;
+		}
+		free(hit);
+	}
+	/* writes to the snapshot leave the source unchanged */
+	uint8_t junk[5000];
+	memset(junk, 0xAB, sizeof(junk));
+	size_t woff = bytes / 3;
+	CHECK_OK(ruma_snap_write(s, woff, junk, RUMA_MIN(sizeof(junk), bytes - woff)));
+	CHECK_OK(ruma_snap_write(s, 0, junk, 10));
+	CHECK(memcmp(sd, ref, bytes) == 0);
+	CHECK(memcmp(d + woff, junk, RUMA_MIN(sizeof(junk), bytes - woff)) == 0);
+	CHECK(d[0] == 0xAB && d[9] == 0xAB);
+	if (m == RUMA_SNAP_REWIRED_COW) {
+		CHECK(ruma_snap_pages_copied(s) >= 2);
+		/* an untouched page still reads the source */
+		size_t last = (bytes - 1) / page;
+		if (last * page > woff + sizeof(junk))
+			CHECK(d[last * page] == ref[last * page]);
+		void *pa;
+		CHECK_OK(ruma_snap_page_writable(s, 1, &pa));
+		CHECK(pa == d + page);
+		((uint8_t *)pa)[5] = 0xCD;
+		CHECK(sd[page + 5] == ref[page + 5]);
+		CHECK_EQ(ruma_snap_write(s, bytes, junk, 1), -EINVAL);
+	}
+	ruma_snap_destroy(s);
+	/* the source is intact after the snapshot is gone */
+	CHECK(memcmp(sd, ref, bytes) == 0);
+	ruma_snap_src_destroy(src);
+	free(ref);
+	return TEST_PASS;
+}
+
+static int t_snapshot_4k(void)
+{
+	uint64_t before = maps_now();
+	for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++)
+		for (int pop = 0; pop < 2; pop++) {
+			size_t ppcs[] = { 1, 4, 64 };
+			for (size_t i = 0; i < TEST_N(ppcs); i++) {
+				int r = snap_case(false, (ruma_snap_method)m, ppcs[i], pop);
+				if (r) {
+					fprintf(stderr, "  ^ method %s ppc %zu populate %d\n",
+						ruma_snap_method_name((ruma_snap_method)m), ppcs[i], pop);
+					return r;
+				}
+			}
+		}
+	CHECK_EQ(maps_now(), before);
+	return TEST_PASS;
+}
+
+static int t_snapshot_2m(void)
+{
+	int ran = 0;
+	for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++) {
+		int r = snap_case(true, (ruma_snap_method)m, 1, m % 2);
+		if (r == TEST_PASS)
+			ran++;
+		else if (r != TEST_SKIP)
+			return r;
+	}
+	if (!ran)
+		SKIP("no free 2 MiB huge pages");
+	return TEST_PASS;
+}
+
+/* ---- pools ------------------------------------------------------------------------ */
+
+static int pool_case(ruma_pool_kind k, bool huge, bool random, bool populate, size_t bytes)
+{
+	ruma_pool_opts o;
+	ruma_pool *p;
+	int rc;
+
+	ruma_pool_opts_default(&o);
+	o.kind = k;
+	o.huge = huge;
+	o.random = random;
+	o.populate = populate;
+	o.seed = ruma_rng_next(&test_rng);
+	rc = ruma_pool_create(&p, bytes, &o);
+	if (huge && rc == RUMA_ENOHUGE)
+		return TEST_SKIP;
+	CHECK_OK(rc);
+	size_t n = ruma_pool_pages(p), ps = ruma_pool_page_size(p);
+	CHECK_EQ(n, (bytes + ps - 1) / ps);
+	CHECK_EQ(ruma_pool_bytes(p), n * ps);
+	CHECK(ruma_pool_page(p, n) == NULL);
+	/* write a distinct pattern to every page, then read all back */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *pg = ruma_pool_page(p, i);
+		CHECK(pg);
+		pg[0] = i * 2654435761u + 1;
+		pg[ps / 8 - 1] = ~(uint64_t)i;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t *pg = ruma_pool_page(p, i);
+		CHECK_EQ(pg[0], i * 2654435761u + 1);
+		CHECK_EQ(pg[ps / 8 - 1], ~(uint64_t)i);
+	}
+	uint8_t *base = ruma_pool_base(p);
+	if (k == RUMA_POOL_INDIRECT) {
+		CHECK(base == NULL);
+		CHECK(ruma_pool_directory(p) != NULL);
+	} else {
+		CHECK(base != NULL);
+		for (size_t i = 0; i < n; i++)
+			CHECK(ruma_pool_page(p, i) == base + i * ps);
+	}
+	if (k == RUMA_POOL_REWIRED && random && n > 8)
+		CHECK(ruma_pool_mappings(p) > n / 2);
+	ruma_pool_destroy(p);
+	return TEST_PASS;
+}
+
+static int t_pools(void)
+{
+	uint64_t before = maps_now();
+	for (int k = 0; k < RUMA_POOL_KIND_COUNT_; k++)
+		for (int random = 0; random < 2; random++)
+			for (int pop = 0; pop < 2; pop++)
+				CHECK_EQ(pool_case((ruma_pool_kind)k, false, random, pop, 3000 * 4096 + 5),
+					 TEST_PASS);
+	CHECK_EQ(maps_now(), before);
+	int ran = 0;
+	for (int k = 0; k < RUMA_POOL_KIND_COUNT_; k++) {
+		int r = pool_case((ruma_pool_kind)k, true, k == 0, true, RUMA_PAGE_2M);
+		if (r == TEST_PASS)
+			ran++;
+		else if (r != TEST_SKIP)
+			return r;
+	}
+	if (!ran)
+		fprintf(stderr, "  note: huge-page pools skipped (no free 2 MiB pages)\n");
+	return TEST_PASS;
+}
+
+static int t_pool_map_budget(void)
+{
+	ruma_pool_opts o;
+	ruma_pool *p;
+	uint64_t before = maps_now();
+
+	ruma_pool_opts_default(&o);
+	o.random = true;
+	o.map_budget = 100;
+	CHECK_EQ(ruma_pool_create(&p, 2000 * 4096, &o), RUMA_EMAPLIMIT);
+	CHECK_EQ(maps_now(), before);
+	o.map_budget = 5000;
+	CHECK_OK(ruma_pool_create(&p, 2000 * 4096, &o));
+	CHECK(ruma_pool_mappings(p) > 1000);
+	ruma_pool_destroy(p);
+	/* sequential placement fits any budget: one mapping */
+	o.random = false;
+	o.map_budget = 1;
+	CHECK_OK(ruma_pool_create(&p, 2000 * 4096, &o));
+	CHECK_EQ(ruma_pool_mappings(p), 1);
+	ruma_pool_destroy(p);
+	CHECK_EQ(maps_now(), before);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "vec_model_4k", t_vec_model_4k },
+	{ "vec_model_2m", t_vec_model_2m },
+	{ "vec_generic_elem", t_vec_generic_elem },
+	{ "vec_inject_growth", t_vec_inject_growth },
+	{ "vec_rewired_properties", t_vec_rewired_properties },
+	{ "partition_all_methods", t_partition_all_methods },
+	{ "partition_edge_cases", t_partition_edge_cases },
+	{ "partition_adaptive_large", t_partition_adaptive_large },
+	{ "partition_huge", t_partition_huge },
+	{ "snapshot_4k", t_snapshot_4k },
+	{ "snapshot_2m", t_snapshot_2m },
+	{ "pools", t_pools },
+	{ "pool_map_budget", t_pool_map_budget },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("rewire_structs", cases, TEST_N(cases), argc, argv);
+}
