@@ -1,0 +1,737 @@
+/*
+ * test_micro.c — `ruma micro` end to end through the CLI: the seed's example
+ * output format, every method with every test type that fits it (with
+ * --verify, and the printed //total= checksums against values computed here),
+ * invalid combinations and bad input (exit 2 with a reason), huge-page
+ * methods (run, refused with a message naming nr_hugepages, or --fallback),
+ * `detailed` lines, the output file and the summary table.
+ */
+#include "test.h"
+
+#include <ruma/sysinfo.h>
+
+#include <ctype.h>
+#include <stdarg.h>
+
+#define SEED 42u /* the driver's default seed; run r uses SEED + r */
+
+static bool sanitized(void)
+{
+	return getenv("RUMA_TEST_SANITIZED") != NULL;
+}
+
+/* Run `ruma micro <args...>` (NULL-terminated); returns the exit status. */
+static int micro(char **out, char **err, ...)
+{
+	char *argv[16];
+	int n = 0;
+	va_list ap;
+
+	argv[n++] = NULL;
+	argv[n++] = (char *)"micro";
+	va_start(ap, err);
+	for (char *a; n < 15 && (a = va_arg(ap, char *)) != NULL;)
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	return test_run_cli(argv, out, err);
+}
+
+/* The //total= values of the output, in order; returns how many. */
+static int totals(const char *out, uint64_t *t, int cap)
+{
+	int k = 0;
+
+	for (const char *p = out; (p = strstr(p, "//total=")) != NULL && k < cap; p += 8)
+		t[k++] = strtoull(p + 8, NULL, 10);
+	return k;
+}
+
+static uint64_t free_huge(void)
+{
+	ruma_hugepage_pool pool;
+
+	if (ruma_sysinfo_huge_pool(2048, &pool) != 0)
+		return 0;
+	return pool.all.free > pool.all.reserved ? pool.all.free - pool.all.reserved : 0;
+}
+
+static const char *const header =
+	"malloc-src, init-malloc-src, malloc-dst, memcpy, shm-src, mmap-src, init-shm-src, "
+	"mmap-dst, remap-dst, shm-src-huge, read-seq-src, read-seq-dst, read2-seq-dst, "
+	"read-rand-src, read-rand-dst, write-seq-src, write-seq-dst, write-rand-src, "
+	"write-rand-dst, write-seq-dst-per-elem, build-histogram, squeeze-area-copy, "
+	"squeeze-area-mmap, shm-dst, shm-dst-huge, merge, radix-sort, indirection, "
+	"vector-insert, crack-in-place, index-insert, index-access, write2-seq-dst";
+
+/*
+ * Parse the summary in text: the method name line, the header, runs rows and
+ * the average, 33 numbers each.  rows gets (runs + 1) * 33 values.
+ */
+static bool parse_summary(const char *text, const char *name, int runs, double *rows)
+{
+	const char *h = strstr(text, header);
+
+	if (!h)
+		return false;
+	/* the line before the header is the method name */
+	size_t nl = strlen(name);
+	if (h - text < (ptrdiff_t)(nl + 1) || strncmp(h - nl - 1, name, nl) != 0 || h[-1] != '\n')
+		return false;
+	const char *p = h + strlen(header);
+	if (*p++ != '\n')
+		return false;
+	for (int r = 0; r <= runs; r++) {
+		for (int f = 0; f < 33; f++) {
+			char *end;
+			if (!isdigit((unsigned char)*p))
+				return false;
+			rows[r * 33 + f] = strtod(p, &end);
+			/* six decimals */
+			const char *dot = strchr(p, '.');
+			if (!dot || dot > end || end - dot != 7)
+				return false;
+			p = end;
+			if (f < 32) {
+				if (p[0] != ',' || p[1] != ' ')
+					return false;
+				p += 2;
+			} else if (*p++ != '\n') {
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* ---- expected totals ----------------------------------------------------------------------- */
+
+/* dst layout of a method: value at each logical position, or NULL when it is not fixed */
+static uint64_t *layout(int method, size_t n, uint32_t parts)
+{
+	uint64_t *L = malloc(n * sizeof(*L));
+	size_t k = 0;
+
+	if (!L)
+		return NULL;
+	switch (method) {
+	case 6: case 7: case 8: case 9: case 10: case 11: case 15: case 16:
+		free(L);
+		return NULL; /* shuffled: checked by --verify */
+	case 12: case 13: case 14: case 17: case 18: case 19: case 21: case 44:
+		/* partition order with partition(key) = key & (P - 1) */
+		for (uint32_t p = 0; p < parts; p++)
+			for (size_t v = p; v < n; v += parts)
+				L[k++] = v;
+		return L;
+	default:
+		for (size_t i = 0; i < n; i++)
+			L[i] = i;
+		return L;
+	}
+}
+
+static uint64_t sum_first(const uint64_t *a, size_t m)
+{
+	uint64_t s = 0;
+
+	for (size_t i = 0; i < m; i++)
+		s += a[i];
+	return s;
+}
+
+/* The cycle tests 21/22 build (same generator and seed mixing as the driver). */
+static void make_cycle(uint64_t *a, size_t n, uint64_t seed)
+{
+	uint64_t *idx = malloc(n * sizeof(*idx));
+	ruma_rng r;
+
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	ruma_rng_seed(&r, seed ^ 0x5bd1e995u);
+	ruma_rng_shuffle_u64(&r, idx, n);
+	for (size_t i = 0; i + 1 < n; i++)
+		a[idx[i]] = idx[i + 1];
+	a[idx[n - 1]] = idx[0];
+	free(idx);
+}
+
+/*
+ * Expected totals of test `test` with percent pct on a dst whose values are
+ * L (NULL: unknown order) and src = 0..n-1.  Returns the count, 0 when the
+ * value depends on an order the test does not know.
+ */
+static int expect(int test, double pct, size_t n, const uint64_t *L, uint64_t seed, uint64_t *e)
+{
+	size_t m = (size_t)((double)n * (pct / 100.0));
+	uint64_t all = (uint64_t)n * (n - 1) / 2;
+	ruma_rng r;
+
+	if (m > n)
+		m = n;
+	ruma_rng_seed(&r, seed);
+	switch (test) {
+	case 1:
+		e[0] = (uint64_t)m * (m - 1) / 2;
+		return 1;
+	case 3:
+		e[0] = 0;
+		for (size_t i = 0; i < m; i++)
+			e[0] += ruma_rng_below(&r, n);
+		return 1;
+	case 5: case 6:
+		e[0] = 0;
+		for (size_t i = 0; i < m; i++)
+			e[0] += n - 1 - i;
+		return 1;
+	case 7: case 8:
+		e[0] = 0;
+		for (size_t i = 0; i < m; i++)
+			e[0] += n - 1 - ruma_rng_below(&r, n);
+		return 1;
+	case 2:
+		if (pct == 100.0) {
+			e[0] = all;
+			return 1;
+		}
+		if (!L)
+			return 0;
+		e[0] = sum_first(L, m);
+		return 1;
+	case 4: case 19:
+		if (!L)
+			return 0;
+		e[0] = 0;
+		for (size_t i = 0; i < m; i++)
+			e[0] += L[ruma_rng_below(&r, n)];
+		return 1;
+	case 9:
+		e[0] = e[1] = all;
+		return 2;
+	case 20:
+		e[0] = e[1] = all;
+		return 2;
+	case 10: case 11: case 12: case 13: case 14: case 15:
+		e[0] = all;
+		return 1;
+	case 18: {
+		e[0] = 0;
+		if (!L)
+			return 0;
+		for (size_t i = 0; i < n; i += 512)
+			e[0] += L[i];
+		return 1;
+	}
+	case 21: case 22: {
+		uint64_t *a = malloc(n * sizeof(*a)), pos = 0;
+		make_cycle(a, n, seed);
+		e[0] = 0;
+		if (test == 21) {
+			for (size_t i = 0; i < m; i++)
+				e[0] += (pos = a[pos]);
+		} else {
+			for (size_t i = 0; i < m; i++) {
+				pos = ruma_rng_below(&r, n);
+				for (int j = 0; j < 5; j++)
+					e[0] += (pos = a[pos]);
+			}
+		}
+		free(a);
+		return 1;
+	}
+	case 23:
+		e[0] = 0;
+		for (size_t i = 0; i < m; i++)
+			e[0] += (i + 1) % n;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- the seed example and output format ------------------------------------------------------- */
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return s && strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int t_usage(void)
+{
+	char *out = NULL, *err = NULL;
+	int st = micro(&out, &err, NULL);
+	int lines = 0;
+
+	CHECK_EQ(st, 2);
+	CHECK(out != NULL);
+	CHECK(starts_with(out, "Usage: ruma micro <method> <test_type>[(test_parameter)] "
+			       "<number_of_entries> <number_of_repetitions> <detailed (true|false)> "
+			       "[<output_file>]\nMethods\n1. Memcpy\n"));
+	for (const char *p = out; *p; p++)
+		lines += *p == '\n';
+	CHECK_EQ(lines, 58); /* the seed's 58 lines */
+	CHECK(strstr(out, "\n44. Mremaped partitioning using huge pages\nTest Types\n") != NULL);
+	CHECK(strstr(out, "\n23. Read sequential x% dst (x is test_parameter) with dependent "
+			  "access.\n") != NULL);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_seed_example(void)
+{
+	char *out = NULL, *err = NULL;
+	double rows[4 * 33];
+	uint64_t t[8];
+	int st = micro(&out, &err, "1", "2(100)", "100000", "3", "false", NULL);
+
+	CHECK_EQ(st, 0);
+	CHECK(starts_with(out, "Parsing copy method.\nParsing test type.\nNumber of elements = 100000\n"
+			       "Number of runs = 3\n\n=============== Run 1 ===============\n"
+			       "Traditional memcpy:\n"));
+	CHECK_EQ(totals(out, t, 8), 3);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(t[i], 4999950000ull);
+	/* phase lines "%f,name", the blank line, tests, cleanup */
+	const char *run1 = strstr(out, "Traditional memcpy:\n");
+	const char *names[] = { "malloc-src", "init-malloc-src", "malloc-dst", "memcpy" };
+	const char *p = run1 + strlen("Traditional memcpy:\n");
+	for (int i = 0; i < 4; i++) {
+		char *end;
+		strtod(p, &end);
+		CHECK(end > p && end[-7] == '.' && *end == ',');
+		CHECK(strncmp(end + 1, names[i], strlen(names[i])) == 0);
+		p = strchr(end, '\n') + 1;
+	}
+	CHECK(strncmp(p, "\nStarting tests:\n", 17) == 0);
+	CHECK(strstr(p, ",read-seq-dst //total=4999950000\nCleanup:\nFreeing malloc-src\n"
+			"Freeing malloc-dst\n\n=============== Run 2") != NULL);
+	CHECK(strstr(out, "Freeing malloc-dst\n\nTraditional memcpy\nmalloc-src, ") != NULL);
+	CHECK(parse_summary(out, "Traditional memcpy", 3, rows));
+	for (int r = 0; r < 3; r++) {
+		CHECK(rows[r * 33 + 3] > 0.0);   /* memcpy happened */
+		CHECK(rows[r * 33 + 11] > 0.0);  /* read-seq-dst happened */
+		CHECK(rows[r * 33 + 4] == 0.0);  /* shm-src did not */
+	}
+	for (int f = 0; f < 33; f++) {
+		double avg = (rows[f] + rows[33 + f] + rows[66 + f]) / 3;
+		CHECK(rows[99 + f] > avg - 2e-6 && rows[99 + f] < avg + 2e-6);
+	}
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_output_file(void)
+{
+	char path[] = "/tmp/ruma-micro-outXXXXXX";
+	int fd = mkstemp(path);
+	char *out = NULL, *err = NULL;
+	double rows[3 * 33];
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(micro(&out, &err, "2", "9", "8192", "2", "false", path, NULL), 0);
+	CHECK(strstr(out, header) == NULL); /* the summary went to the file */
+	CHECK(strstr(out, "//total=33550336") != NULL);
+	char *file = test_slurp(path);
+	CHECK(file != NULL);
+	CHECK(parse_summary(file, "COW memcpy", 2, rows));
+	CHECK(rows[7] > 0.0 && rows[33 + 7] > 0.0); /* mmap-dst of both runs */
+	unlink(path);
+	free(file);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_detailed(void)
+{
+	char *out = NULL, *err = NULL;
+
+	CHECK_EQ(micro(&out, &err, "1", "2(100)", "4096", "1", "true", NULL), 0);
+	CHECK(strstr(out, ",memcpy\n# rusage minflt=") != NULL);
+	CHECK(strstr(out, "\n# perf ") != NULL);
+	CHECK(strstr(out, "page-faults=") != NULL);
+	CHECK(strstr(out, ",read-seq-dst //total=8386560\n# rusage") != NULL);
+	CHECK(strstr(out, "\n# memory rss=") != NULL);
+	double rows[2 * 33];
+	CHECK(parse_summary(out, "Traditional memcpy", 1, rows));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+/* ---- every method with every fitting test ----------------------------------------------------------- */
+
+struct mspec {
+	int id;
+	const char *arg;   /* method argument */
+	const char *name;
+	bool huge;
+	uint32_t parts;
+	const char *tests;  /* fitting test types, comma separated */
+};
+
+static const struct mspec specs[] = {
+	{ 1, "1", "Traditional memcpy", false, 0, "1,2,3,4,5,6,7,8,9,18,19,20,21,22,23" },
+	{ 2, "2", "COW memcpy", false, 0, "1,2,3,4,5,6,7,8,9,18,19,20,21,22,23" },
+	{ 3, "3", "COW memcpy (populated)", false, 0, "1,2,4,6,8,9,20" },
+	{ 4, "4", "COW memcpy (huge_pages)", true, 0, "2,4,6,9" },
+	{ 5, "5", "COW memcpy (huge_pages, populated)", true, 0, "2,6" },
+	{ 6, "6(2)", "COW memcpy shuffled", false, 0, "1,2,3,4,5,6,7,8,9,18,19,20,21,22,23" },
+	{ 7, "7(1)", "COW memcpy shuffled (populated)", false, 0, "2,4,6,8,9" },
+	{ 8, "8(1)", "COW memcpy shuffled (huge_pages)", true, 0, "2,4,8" },
+	{ 9, "9(1)", "COW memcpy shuffled (huge_pages, populated)", true, 0, "2,6" },
+	{ 10, "10(4,1)", "Traditional memcpy shuffled", false, 0, "1,2,4,6,8,9,19,20,21" },
+	{ 11, "11(1,0)", "Traditional memcpy shuffled (huge_pages)", true, 0, "2,4" },
+	{ 12, "12(16,1,1)", "Traditional partitioning with histogram", false, 16,
+	  "1,2,3,4,5,6,7,8,9,10,11,12,13,14,19,20" },
+	{ 13, "13(8,2)", "Mapped partitioning without histogram", false, 8,
+	  "1,2,4,6,9,10,11,12,13,14,19,20" },
+	{ 14, "14(4,1)", "Mapped partitioning without histogram (huge_pages)", true, 4, "2,12,13" },
+	{ 17, "17(16,1)", "Traditional partitioning with block-chains", false, 16,
+	  "1,3,5,7,10,11,12,13,14,19" },
+	{ 18, "18(32,1)", "Mapped partitioning with block-chains", false, 32,
+	  "1,2,4,6,8,9,10,11,12,13,14,19,20" },
+	{ 19, "19(4,1)", "Mapped partitioning with block-chains (hugepages)", true, 4, "2,13" },
+	{ 20, "20", "Mix huge and small pages", false, 0, "2,4,6,8,9,18,19,20,21,22,23" },
+	{ 21, "21(8)", "Mapped partitioning with block-chains (adaptive block sizes)", false, 8,
+	  "1,2,4,9,10,11,12,13,14,19" },
+	{ 22, "22", "Rewired vector", false, 0, "15" },
+	{ 23, "23", "Rewired vector (hugepages)", true, 0, "15" },
+	{ 24, "24", "STL Vector", false, 0, "15" },
+	{ 30, "30", "Rewired vector (prepopulate)", false, 0, "15" },
+	{ 31, "31", "Rewired vector (hugepages, prepopulate)", true, 0, "15" },
+	{ 32, "32(0,1,1,1,1,1,0)", "Map and Populate", false, 0, "2,4,6,8,9,18,19,20,21,22,23" },
+	{ 32, "32(0,1,0,1,0,1,1)", "Map and Populate", false, 0, "2,4,6,9,20,21" },
+	{ 32, "32(0,0,1,0,0,0,1)", "Map and Populate", false, 0, "6,8,20" },
+	{ 32, "32(0,0,0,1,1,0,0)", "Map and Populate", false, 0, "6,20" },
+	{ 36, "36", "Mremaped vector", false, 0, "15" },
+	{ 37, "37", "Mremaped vector (huge pages)", true, 0, "15" },
+	{ 40, "40(0,0)", "Allocation Rewiring (Pool)", false, 0, "2,4,6,9,20,21" },
+	{ 40, "40(0,1)", "Allocation Rewiring (Pool)", false, 0, "2,4,6,9,20,21" },
+	{ 41, "41(0,0)", "Allocation Software Indirection (Pool)", false, 0, "2,4,20,21" },
+	{ 41, "41(0,1)", "Allocation Software Indirection (Pool)", false, 0, "2,4,20,21" },
+	{ 42, "42(0)", "Allocation Mmap", false, 0, "2,4,6,9,20,21" },
+	{ 42, "42(1)", "Allocation Mmap", true, 0, "2,9" },
+	{ 43, "43", "Software Indirection Vector (hugepages)", true, 0, "15" },
+	{ 44, "44(4,1)", "Mremaped partitioning (hugepages)", true, 4, "1,10,11,12,13,14,19" },
+};
+
+static const char *test_arg(int t, char *buf, size_t len, double *pct)
+{
+	*pct = 100.0;
+	switch (t) {
+	case 1: case 3: case 5: case 7: case 19:
+		*pct = 50.0;
+		snprintf(buf, len, "%d(50)", t);
+		break;
+	case 2: case 4: case 6: case 8: case 21: case 23:
+		*pct = 75.0;
+		snprintf(buf, len, "%d(75)", t);
+		break;
+	case 22:
+		*pct = 10.0;
+		snprintf(buf, len, "22(10,5)");
+		break;
+	case 18:
+		snprintf(buf, len, "18(0)");
+		break;
+	default:
+		snprintf(buf, len, "%d", t);
+	}
+	return buf;
+}
+
+/* Run one method with all its tests; huge methods may be skipped or refused. */
+static int run_spec(const struct mspec *s, size_t n, int *ran)
+{
+	char nbuf[32];
+	uint64_t *L = layout(s->id, n, s->parts);
+	bool have_huge = free_huge() >= 8;
+
+	snprintf(nbuf, sizeof(nbuf), "%zu", n);
+	for (const char *tp = s->tests; *tp;) {
+		int t = (int)strtol(tp, (char **)&tp, 10);
+		char targ[32], *out = NULL, *err = NULL;
+		double pct, rows[2 * 33];
+		uint64_t got[4], want[4];
+
+		if (*tp == ',')
+			tp++;
+		test_arg(t, targ, sizeof(targ), &pct);
+		int st = micro(&out, &err, "--verify", (char *)s->arg, targ, nbuf, "1", "false", NULL);
+		if (s->huge && !have_huge && st == 1 && err && strstr(err, "nr_hugepages")) {
+			/* refused for lack of huge pages: retry with --fallback */
+			free(out);
+			free(err);
+			st = micro(&out, &err, "--verify", "--fallback", (char *)s->arg, targ, nbuf, "1",
+				   "false", NULL);
+			if (st == 0 && !(err && strstr(err, "falling back"))) {
+				fprintf(stderr, "  method %s: --fallback did not say it fell back\n", s->arg);
+				st = -1;
+			}
+		}
+		if (st != 0) {
+			fprintf(stderr, "  method %s test %s n=%zu: exit %d\n%s\n", s->arg, targ, n, st,
+				err ? err : "");
+			free(out);
+			free(err);
+			free(L);
+			return TEST_FAIL;
+		}
+		int ng = totals(out, got, 4);
+		int ne = expect(t, pct, n, L, SEED, want);
+		if (ne && (ng != ne || memcmp(got, want, (size_t)ne * sizeof(uint64_t)) != 0)) {
+			fprintf(stderr, "  method %s test %s: total %llu, expected %llu (%d/%d totals)\n",
+				s->arg, targ, (unsigned long long)got[0], (unsigned long long)want[0],
+				ng, ne);
+			free(out);
+			free(err);
+			free(L);
+			return TEST_FAIL;
+		}
+		if (!parse_summary(out, s->name, 1, rows)) {
+			fprintf(stderr, "  method %s test %s: summary does not parse\n", s->arg, targ);
+			free(out);
+			free(err);
+			free(L);
+			return TEST_FAIL;
+		}
+		(*ran)++;
+		free(out);
+		free(err);
+	}
+	free(L);
+	return TEST_PASS;
+}
+
+static int run_specs(int lo, int hi)
+{
+	size_t n = sanitized() ? 8192 : 16384;
+	int ran = 0;
+
+	for (size_t i = 0; i < TEST_N(specs); i++) {
+		if (specs[i].id < lo || specs[i].id > hi)
+			continue;
+		int rc = run_spec(&specs[i], n, &ran);
+		if (rc != TEST_PASS)
+			return rc;
+	}
+	printf("    %d method/test runs verified\n", ran);
+	return TEST_PASS;
+}
+
+static int t_methods_copy(void) { return run_specs(1, 11); }
+static int t_methods_partition(void) { return run_specs(12, 21); }
+static int t_methods_vector_alloc(void) { return run_specs(22, 44); }
+
+static int t_remap_file_pages(void)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t[2];
+	int st = micro(&out, &err, "--verify", "15(2)", "2(100)", "16384", "1", "false", NULL);
+
+	if (st == 1 && err && strstr(err, "remap_file_pages")) {
+		free(out);
+		free(err);
+		SKIP("the kernel refuses remap_file_pages");
+	}
+	CHECK_EQ(st, 0);
+	CHECK_EQ(totals(out, t, 2), 1);
+	CHECK_EQ(t[0], 16384ull * 16383 / 2);
+	free(out);
+	free(err);
+	/* writes to the shared dst: verification must still pass */
+	CHECK_EQ(micro(NULL, &err, "--verify", "15(1)", "8(50)", "8192", "1", "false", NULL), 0);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_two_runs_seeds(void)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t[4], w0 = 0, w1 = 0;
+
+	CHECK_EQ(micro(&out, &err, "--verify", "1", "4(30)", "10000", "2", "false", NULL), 0);
+	CHECK_EQ(totals(out, t, 4), 2);
+	uint64_t *L = layout(1, 10000, 0);
+	expect(4, 30, 10000, L, SEED, &w0);
+	expect(4, 30, 10000, L, SEED + 1, &w1);
+	CHECK_EQ(t[0], w0);
+	CHECK_EQ(t[1], w1);
+	free(out);
+	free(err);
+	CHECK_EQ(micro(&out, &err, "--seed", "7", "1", "4(30)", "10000", "1", "false", NULL), 0);
+	CHECK_EQ(totals(out, t, 4), 1);
+	expect(4, 30, 10000, L, 7, &w0);
+	CHECK_EQ(t[0], w0);
+	free(L);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_defaults_without_parens(void)
+{
+	char *err = NULL;
+
+	/* methods given without their parameter list use documented defaults */
+	CHECK_EQ(micro(NULL, &err, "--verify", "6", "2", "8192", "1", "false", NULL), 0);
+	free(err);
+	CHECK_EQ(micro(NULL, &err, "--verify", "12", "13", "8192", "1", "false", NULL), 0);
+	free(err);
+	CHECK_EQ(micro(NULL, &err, "--verify", "40", "2", "8192", "1", "false", NULL), 0);
+	free(err);
+	return TEST_PASS;
+}
+
+/* ---- invalid combinations and bad input -------------------------------------------------------------- */
+
+static int expect_2(const char *why_substr, const char *m, const char *t, const char *n,
+		    const char *r, const char *det)
+{
+	char *out = NULL, *err = NULL;
+	int st = micro(&out, &err, (char *)m, (char *)t, (char *)n, (char *)r, (char *)det, NULL);
+
+	if (st != 2 || !err || !strstr(err, why_substr)) {
+		fprintf(stderr, "  '%s %s %s %s %s': exit %d, stderr: %s\n", m, t, n, r, det, st,
+			err ? err : "(none)");
+		free(out);
+		free(err);
+		return TEST_FAIL;
+	}
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+#define EXPECT2(...) CHECK(expect_2(__VA_ARGS__) == TEST_PASS)
+
+static int t_invalid_combos(void)
+{
+	EXPECT2("method 24 (STL Vector) produces a vector; test 2", "24", "2(100)", "1000", "1",
+		"false");
+	EXPECT2("needs a vector", "1", "15", "1000", "1", "false");
+	EXPECT2("allocation comparison", "40(0,0)", "8(100)", "1000", "1", "false");
+	EXPECT2("method 41", "41(0,0)", "6(100)", "1000", "1", "false");
+	EXPECT2("method 41", "41(0,0)", "9", "1000", "1", "false");
+	EXPECT2("several chunks", "1", "10", "1000", "1", "false");
+	EXPECT2("partitions", "2", "13", "1000", "1", "false");
+	EXPECT2("source array", "32", "1(100)", "1000", "1", "false");
+	EXPECT2("no contiguous destination", "17(4,1)", "2(100)", "1000", "1", "false");
+	EXPECT2("a vector", "22", "12", "1000", "1", "false");
+	return TEST_PASS;
+}
+
+static int t_bad_input(void)
+{
+	EXPECT2("unknown method", "25", "2(100)", "1000", "1", "false");
+	EXPECT2("unknown method", "0", "2(100)", "1000", "1", "false");
+	EXPECT2("must start with a number", "x", "2(100)", "1000", "1", "false");
+	EXPECT2("unknown test type", "1", "16", "1000", "1", "false");
+	EXPECT2("missing ')'", "1", "2(abc", "1000", "1", "false");
+	EXPECT2("not a number", "1", "2(abc)", "1000", "1", "false");
+	EXPECT2("(0, 100]", "1", "2(101)", "1000", "1", "false");
+	EXPECT2("(0, 100]", "1", "2(0)", "1000", "1", "false");
+	EXPECT2("parentheses", "1", "2[5]", "1000", "1", "false");
+	EXPECT2("takes no parameter", "1", "9(5)", "1000", "1", "false");
+	EXPECT2("takes no parameters", "1(5)", "2", "1000", "1", "false");
+	EXPECT2("expects 1 parameter", "6(1,2)", "2", "1000", "1", "false");
+	EXPECT2("pagesPerChunk", "6(0)", "2", "1000", "1", "false");
+	EXPECT2("power of two", "12(63,1,0)", "12", "1000", "1", "false");
+	EXPECT2("prefaultDst must be 0 or 1", "12(64,1,2)", "12", "1000", "1", "false");
+	EXPECT2("huge must be 0 or 1", "42(0.5)", "2", "1000", "1", "false");
+	EXPECT2("huge = 0 or 1", "1", "18(3)", "1000", "1", "false");
+	EXPECT2("positive integer", "1", "2", "0", "1", "false");
+	EXPECT2("positive integer", "1", "2", "-5", "1", "false");
+	EXPECT2("positive integer", "1", "2", "abc", "1", "false");
+	EXPECT2("positive integer", "1", "2", "1.5", "1", "false");
+	EXPECT2("number_of_repetitions", "1", "2", "1000", "0", "false");
+	EXPECT2("number_of_repetitions", "1", "2", "1000", "x", "false");
+	EXPECT2("detailed must be true or false", "1", "2", "1000", "1", "maybe");
+	EXPECT2("MemAvailable", "1", "2(100)", "1e15", "1", "false");
+	EXPECT2("MemAvailable", "1", "2(100)", "18446744073709551615", "1", "false");
+	EXPECT2("positive integer", "1", "2", "99999999999999999999999", "1", "false");
+
+	char *err = NULL;
+	char *argv[] = { NULL, "micro", "1", "2", "10", "1", "false", "/tmp/x", "extra", NULL };
+	CHECK_EQ(test_run_cli(argv, NULL, &err), 2);
+	CHECK(strstr(err, "too many arguments") != NULL);
+	free(err);
+	char *argv2[] = { NULL, "micro", "--bogus", "1", "2", "10", "1", "false", NULL };
+	CHECK_EQ(test_run_cli(argv2, NULL, &err), 2);
+	CHECK(strstr(err, "unknown option") != NULL);
+	free(err);
+	char *argv3[] = { NULL, "micro", "1", "2", "10", "1", "false", "/nonexistent/dir/out", NULL };
+	CHECK_EQ(test_run_cli(argv3, NULL, &err), 2);
+	CHECK(strstr(err, "cannot open output file") != NULL);
+	free(err);
+	return TEST_PASS;
+}
+
+/* ---- huge pages ---------------------------------------------------------------------------------- */
+
+static int t_huge_refused_or_run(void)
+{
+	char *out = NULL, *err = NULL;
+	int st = micro(&out, &err, "4", "2(100)", "300000", "1", "false", NULL);
+
+	if (free_huge() >= 2) {
+		CHECK_EQ(st, 0);
+	} else {
+		CHECK_EQ(st, 1);
+		CHECK(strstr(err, "nr_hugepages") != NULL);
+		CHECK(strstr(err, "--fallback") != NULL);
+		free(out);
+		free(err);
+		st = micro(&out, &err, "--fallback", "--verify", "4", "2(100)", "300000", "1", "false",
+			   NULL);
+		CHECK_EQ(st, 0);
+		CHECK(strstr(err, "falling back to 4 KiB pages") != NULL);
+	}
+	uint64_t t[2];
+	CHECK_EQ(totals(out, t, 2), 1);
+	CHECK_EQ(t[0], 300000ull * 299999 / 2);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_page_fault_test_huge_stride(void)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t[2], want = 0;
+	size_t n = 600000;
+
+	CHECK_EQ(micro(&out, &err, "--verify", "1", "18(1)", "600000", "1", "false", NULL), 0);
+	CHECK_EQ(totals(out, t, 2), 1);
+	for (size_t i = 0; i < n; i += 262144)
+		want += i;
+	CHECK_EQ(t[0], want);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "usage", t_usage },
+	{ "seed_example", t_seed_example },
+	{ "output_file", t_output_file },
+	{ "detailed", t_detailed },
+	{ "methods_copy", t_methods_copy },
+	{ "methods_partition", t_methods_partition },
+	{ "methods_vector_alloc", t_methods_vector_alloc },
+	{ "remap_file_pages", t_remap_file_pages },
+	{ "two_runs_seeds", t_two_runs_seeds },
+	{ "defaults_without_parens", t_defaults_without_parens },
+	{ "invalid_combos", t_invalid_combos },
+	{ "bad_input", t_bad_input },
+	{ "huge_refused_or_run", t_huge_refused_or_run },
+	{ "page_fault_test_huge_stride", t_page_fault_test_huge_stride },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("micro", cases, TEST_N(cases), argc, argv);
+}
