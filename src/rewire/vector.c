@@ -203,12 +203,27 @@ static int mremap_grow(ruma_vec *v, size_t want_bytes)
 	if (!v->data) {
 		int flags = mremap_map_flags(v) | (v->prepopulate ? MAP_POPULATE : 0);
 		rc = ruma_os_mmap(NULL, want_bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &n);
-	} else {
+	} else if (!v->huge) {
 		rc = ruma_os_mremap(v->data, v->map_bytes, want_bytes, MREMAP_MAYMOVE, NULL, &n);
+	} else {
+		/*
+		 * The kernel does not resize hugetlb mappings (EINVAL), but it moves
+		 * them: map the larger region, then move the old pages over its start
+		 * (page tables move, nothing is copied).
+		 */
+		int flags = mremap_map_flags(v) | (v->prepopulate ? MAP_POPULATE : 0);
+		void *moved;
+		rc = ruma_os_mmap(NULL, want_bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &n);
+		if (!rc) {
+			rc = ruma_os_mremap(v->data, v->map_bytes, v->map_bytes,
+					    MREMAP_MAYMOVE | MREMAP_FIXED, n, &moved);
+			if (rc) /* the old mapping is untouched when the move fails */
+				(void)ruma_os_munmap(n, want_bytes);
+		}
 	}
 	if (rc)
 		return rc == -ENOMEM && v->huge ? RUMA_ENOHUGE : rc;
-	if (v->prepopulate && v->data) {
+	if (v->prepopulate && v->data && !v->huge) {
 		/* fill the page tables of the new part now; older kernels lack it */
 		(void)ruma_os_madvise((unsigned char *)n + v->map_bytes, want_bytes - v->map_bytes,
 				      MADV_POPULATE_WRITE);
