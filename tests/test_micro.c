@@ -586,6 +586,30 @@ static int t_defaults_without_parens(void)
 	return TEST_PASS;
 }
 
+/* The verifier is not vacuous: one changed entry makes the run fail. */
+static int t_verifier_catches(void)
+{
+	const char *const runs[][2] = {
+		{ "1", "2(100)" },   { "6(2)", "4(50)" }, { "10(1,0)", "9" },  { "12(16,1,0)", "12" },
+		{ "17(8,1)", "11" }, { "18(8,1)", "13" }, { "41(0,1)", "21(100)" }, { "22", "15" },
+		{ "40(0,1)", "20" }, { "2", "5(50)" },     { "32(0,0,1,0,0,0,0)", "6(10)" },
+	};
+
+	for (size_t i = 0; i < TEST_N(runs); i++) {
+		char *err = NULL;
+		int st = micro(NULL, &err, "--verify", "--corrupt", (char *)runs[i][0],
+			       (char *)runs[i][1], "8192", "1", "false", NULL);
+		if (st != 1 || !err || !strstr(err, "verification failed")) {
+			fprintf(stderr, "  %s %s --corrupt: exit %d, %s\n", runs[i][0], runs[i][1], st,
+				err ? err : "");
+			free(err);
+			return TEST_FAIL;
+		}
+		free(err);
+	}
+	return TEST_PASS;
+}
+
 /* ---- invalid combinations and bad input -------------------------------------------------------------- */
 
 static int expect_2(const char *why_substr, const char *m, const char *t, const char *n,
@@ -724,6 +748,7 @@ static const struct test_case cases[] = {
 	{ "methods_vector_alloc", t_methods_vector_alloc },
 	{ "remap_file_pages", t_remap_file_pages },
 	{ "two_runs_seeds", t_two_runs_seeds },
+	{ "verifier_catches", t_verifier_catches },
 	{ "defaults_without_parens", t_defaults_without_parens },
 	{ "invalid_combos", t_invalid_combos },
 	{ "bad_input", t_bad_input },

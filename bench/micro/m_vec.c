@@ -33,7 +33,12 @@ static size_t vlen(void *v)
 	return ruma_vec_size(v);
 }
 
-static const micro_vec_ops vec_ops = { vpush, vget, vlen };
+static void vset(void *v, size_t i, uint64_t x)
+{
+	ruma_vec_set_u64(v, i, x);
+}
+
+static const micro_vec_ops vec_ops = { vpush, vget, vlen, vset };
 
 static void vec_cleanup(micro_data *d)
 {

@@ -73,6 +73,7 @@ typedef struct micro_ctx {
 	bool detailed;
 	bool verify;   /* --verify: compare the result with a reference */
 	bool fallback; /* --fallback: huge-page methods may use 4 KiB pages */
+	bool corrupt;  /* --corrupt (testing aid): change one entry after the test */
 	uint64_t seed; /* for shuffles and random tests (fixed default: reproducible) */
 	double t0;
 	struct micro_detail *detail;
@@ -128,6 +129,7 @@ typedef struct micro_vec_ops {
 	int (*push)(void *v, uint64_t x);
 	uint64_t (*get)(void *v, size_t i);
 	size_t (*len)(void *v);
+	void (*set)(void *v, size_t i, uint64_t x);
 } micro_vec_ops;
 
 typedef struct micro_data micro_data;

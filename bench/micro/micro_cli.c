@@ -93,7 +93,8 @@ static const char options_text[] =
 	"               totals and contents (exit 1 on a mismatch; touches the data, so\n"
 	"               timings of a --verify run are not comparable)\n"
 	"  --fallback   huge-page methods use 4 KiB pages when too few huge pages are free\n"
-	"  --seed N     seed of shuffles and random tests (default 42)\n"
+	"  --seed N     seed of shuffles and random tests (default 42; run r uses N + r - 1)\n"
+	"  --corrupt    testing aid: change one entry after the test, so --verify must fail\n"
 	"Methods take their parameters in parentheses, e.g. \"6(512)\", \"12(64,1,0)\";\n"
 	"without them documented defaults apply (docs/micro.md).\n";
 
@@ -206,7 +207,7 @@ static uint64_t free_huge_pages(void)
 }
 
 typedef struct cli {
-	bool verify, fallback, help;
+	bool verify, fallback, help, corrupt;
 	uint64_t seed;
 	const char *pos[7];
 	int npos;
@@ -220,6 +221,8 @@ static int parse_cli(int argc, char **argv, cli *o)
 		const char *a = argv[i];
 		if (!strcmp(a, "--verify")) {
 			o->verify = true;
+		} else if (!strcmp(a, "--corrupt")) {
+			o->corrupt = true;
 		} else if (!strcmp(a, "--fallback")) {
 			o->fallback = true;
 		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -359,7 +362,7 @@ int micro_main(int argc, char **argv)
 
 	double (*rows)[MF_COUNT_] = calloc(runs, sizeof(*rows));
 	micro_ctx ctx = { .detailed = detailed, .verify = o.verify, .fallback = o.fallback,
-			  .seed = o.seed };
+			  .corrupt = o.corrupt, .seed = o.seed };
 	if (!rows) {
 		if (out)
 			fclose(out);

@@ -850,6 +850,27 @@ static int compare(const micro_data *d, const reference *ref, int test_id)
 	return 0;
 }
 
+/* --corrupt: change one entry of what the test used, so verification must fail. */
+static void corrupt_one(micro_data *d, int test_id)
+{
+	size_t i = d->n / 2;
+
+	if (test_id == 1 || test_id == 3 || test_id == 5 || test_id == 7) {
+		d->src[i] ^= 1ull << 40;
+	} else if (d->kind == MICRO_VECTOR) {
+		d->vops->set(d->vec, i, d->vops->get(d->vec, i) ^ (1ull << 40));
+	} else if (d->kind == MICRO_PARTITIONED) {
+		for (size_t s = 0; s < d->nseg; s++)
+			if (d->seg_len[s]) {
+				d->seg_ptr[s][0] ^= 1ull << 40;
+				break;
+			}
+	} else {
+		view v = dst_view(d);
+		*at(&v, i) ^= 1ull << 40;
+	}
+}
+
 int micro_test_run(micro_ctx *c, const micro_test *t, const micro_params *p, micro_data *d)
 {
 	runner r = { .c = c };
@@ -861,6 +882,11 @@ int micro_test_run(micro_ctx *c, const micro_test *t, const micro_params *p, mic
 	rc = run_test(&r, t->id, p, d, &o);
 	if (rc)
 		return rc < 0 ? micro_fail("test", rc) : rc;
+	if (c->corrupt && d->n) {
+		corrupt_one(d, t->id);
+		if (d->kind == MICRO_VECTOR)
+			o.sorted_ok = d->vops->get(d->vec, d->n / 2) == d->n / 2;
+	}
 	if (!o.sorted_ok) {
 		fprintf(stderr, "ruma micro: verification failed: %s\n",
 			t->id == 15 ? "the vector does not hold 0..n-1 in insertion order"
