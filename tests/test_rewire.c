@@ -752,6 +752,40 @@ static int t_process_budget(void)
 	return TEST_PASS;
 }
 
+static size_t count_char(const char *s, char c)
+{
+	size_t n = 0;
+	for (; s && *s; s++)
+		n += *s == c;
+	return n;
+}
+
+static int t_cli(void)
+{
+	char *out = NULL, *err = NULL;
+	char *bad1[] = { NULL, "rewire", "--pages", "0", NULL };
+	char *bad2[] = { NULL, "rewire", "--reps", "x", NULL };
+	char *bad3[] = { NULL, "rewire", "--bogus", NULL };
+	char *big[] = { NULL, "rewire", "--pages", "4000000", NULL };
+	char *ok[] = { NULL, "rewire", "--pages", "64", "--reps", "2", "--no-huge", NULL };
+
+	CHECK_EQ(test_run_cli(bad1, NULL, NULL), 2);
+	CHECK_EQ(test_run_cli(bad2, NULL, NULL), 2);
+	CHECK_EQ(test_run_cli(bad3, NULL, NULL), 2);
+	CHECK_EQ(test_run_cli(big, NULL, &err), 2); /* more mappings than vm.max_map_count */
+	CHECK(err && strstr(err, "max_map_count"));
+	free(err);
+	CHECK_EQ(test_run_cli(ok, &out, &err), 0);
+	CHECK(out && !strncmp(out, "variant,page_size,pages,rep,seconds,ns_per_page\n", 48));
+	CHECK_EQ(count_char(out, '\n'), 1 + 2 * 9); /* header + 9 rows per measured rep */
+	CHECK(strstr(out, "page_random,4096,64,1,") != NULL);
+	CHECK(err && strstr(err, "batch_contig") && strstr(err, "median"));
+	CHECK(strstr(err, "skipped (--no-huge)") != NULL);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "phys_basic", t_phys_basic },
 	{ "phys_max_pages", t_phys_max_pages },
@@ -771,6 +805,7 @@ static const struct test_case cases[] = {
 	{ "budget", t_budget },
 	{ "kernel_map_limit", t_kernel_map_limit },
 	{ "process_budget", t_process_budget },
+	{ "cli", t_cli },
 };
 
 int main(int argc, char **argv)
