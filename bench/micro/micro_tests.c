@@ -515,51 +515,50 @@ static uint64_t **build_indirection(const micro_data *d)
 	return ind;
 }
 
+/* dst itself, or (chunked partitions) a merged copy in *merged, timed as "merge". */
+static uint64_t *contiguous_or_merged(runner *r, micro_data *d, uint64_t **merged)
+{
+	*merged = NULL;
+	if (d->dst)
+		return d->dst;
+	begin(r);
+	*merged = merge_segments(d);
+	if (*merged)
+		end_plain(r, MF_MERGE);
+	return *merged;
+}
+
 static int run_sort_tests(runner *r, int id, micro_data *d, outcome *o)
 {
 	uint64_t *merged = NULL;
 	int rc = 0;
 
 	o->sorted_ok = true;
-	if (id == 12) {
-		uint64_t *a = d->dst;
-		if (!a) {
-			begin(r);
-			merged = merge_segments(d);
-			if (!merged)
-				return -ENOMEM;
-			end_plain(r, MF_MERGE);
-			a = merged;
-		}
-		begin(r);
-		rc = radix_sort(a, d->n);
-		if (rc)
-			goto out;
-		end_total(r, MF_RADIX_SORT, sum(a, d->n), o);
-		o->sorted_ok = is_sorted(a, d->n);
-	} else if (id == 13) {
-		uint64_t *a = d->dst;
-		if (!a) {
-			begin(r);
-			merged = merge_segments(d);
-			if (!merged)
-				return -ENOMEM;
-			end_plain(r, MF_MERGE);
-			a = merged;
-		}
+	if (id == 12 || id == 13) {
+		uint64_t *a = contiguous_or_merged(r, d, &merged);
+		if (!a)
+			return -ENOMEM;
 		begin(r);
 		size_t off = 0;
-		for (size_t p = 0; p < d->nparts && rc == 0; p++) {
-			rc = radix_sort(a + off, d->hist[p]);
-			off += d->hist[p];
+		if (id == 12) {
+			rc = radix_sort(a, d->n);
+		} else {
+			for (size_t p = 0; p < d->nparts && rc == 0; p++) {
+				rc = radix_sort(a + off, d->hist[p]);
+				off += d->hist[p];
+			}
 		}
 		if (rc)
 			goto out;
 		end_total(r, MF_RADIX_SORT, sum(a, d->n), o);
-		off = 0;
-		for (size_t p = 0; p < d->nparts; p++) {
-			o->sorted_ok &= is_sorted(a + off, d->hist[p]);
-			off += d->hist[p];
+		if (id == 12) {
+			o->sorted_ok = is_sorted(a, d->n);
+		} else {
+			off = 0;
+			for (size_t p = 0; p < d->nparts; p++) {
+				o->sorted_ok &= is_sorted(a + off, d->hist[p]);
+				off += d->hist[p];
+			}
 		}
 	} else {
 		begin(r);
