@@ -91,7 +91,7 @@ static const artbench_index judy_index = {
 
 int main(int argc, char **argv)
 {
-	artbench_config cfg = { 0, 0, NULL, 1, 1 };
+	artbench_config cfg = { 0, 0, NULL, 1, 1, 10000000 };
 	uint64_t x;
 
 	if (argc < 3 || ruma_parse_u64(argv[1], &cfg.n) || cfg.n == 0 || strlen(argv[2]) != 1 ||

@@ -59,9 +59,21 @@ static void failing_free(void *ctx, void *p, size_t size)
 
 static const char *const backend_names[] = { "libc", "pool", "mempool", "huge" };
 
+/* Smaller sizes under sanitizers (env set by the sanitizer jobs, or compiled in). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ART_TEST_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ART_TEST_SANITIZER 1
+#endif
+#endif
+#ifndef ART_TEST_SANITIZER
+#define ART_TEST_SANITIZER 0
+#endif
+
 static bool sanitized(void)
 {
-	return getenv("RUMA_TEST_SANITIZED") != NULL;
+	return ART_TEST_SANITIZER || getenv("RUMA_TEST_SANITIZED") != NULL;
 }
 
 /* ---- bytes-mode model ------------------------------------------------------ */
@@ -180,25 +192,27 @@ static int check_bytes_tree(const ruma_art *t, const struct bmodel *m)
 	return TEST_PASS;
 }
 
-static size_t random_key(struct bmodel *m, uint8_t *k, unsigned alphabet)
+/* A byte from the first `alphabet` letters (0x00, 'a', 0x01, 'b', 0xff, 'c'), or any byte. */
+static uint8_t random_letter(unsigned alphabet)
 {
 	static const uint8_t letters[] = { 0, 'a', 1, 'b', 0xff, 'c' };
-	size_t len;
+	if (alphabet > TEST_N(letters))
+		return (uint8_t)ruma_rng_next(&test_rng);
+	return letters[ruma_rng_below(&test_rng, alphabet)];
+}
+
+static size_t random_key(struct bmodel *m, uint8_t *k, unsigned alphabet)
+{
+	size_t len = ruma_rng_below(&test_rng, MKEY + 1), keep = 0;
 
 	if (m->n && ruma_rng_below(&test_rng, 3) == 0) {
 		/* Derive from an existing key: a prefix of it or an extension. */
 		const struct mkey *e = &m->v[ruma_rng_below(&test_rng, m->n)];
-		len = ruma_rng_below(&test_rng, MKEY + 1);
-		size_t keep = e->len < len ? e->len : len;
+		keep = e->len < len ? e->len : len;
 		memcpy(k, e->k, keep);
-		for (size_t i = keep; i < len; i++)
-			k[i] = letters[ruma_rng_below(&test_rng, alphabet)];
-		return len;
 	}
-	len = ruma_rng_below(&test_rng, MKEY + 1);
-	for (size_t i = 0; i < len; i++)
-		k[i] = alphabet > 6 ? (uint8_t)ruma_rng_next(&test_rng)
-				    : letters[ruma_rng_below(&test_rng, alphabet)];
+	for (size_t i = keep; i < len; i++)
+		k[i] = random_letter(alphabet);
 	return len;
 }
 
@@ -766,9 +780,8 @@ static int t_cli(void)
 {
 	char *out = NULL, *err = NULL;
 	for (int mode = 0; mode < 3; mode++) {
-		char ms[4];
-		snprintf(ms, sizeof(ms), "%d", mode);
-		char *argv[] = { "ruma", "art", "2000", ms, "--seed", "7", NULL };
+		char ms[2] = { (char)('0' + mode), '\0' };
+		char *argv[] = { "ruma", "art", "2000", ms, "--seed", "7", "--lookups", "20000", NULL };
 		int st = test_run_cli(argv, &out, &err);
 		if (st != 0)
 			fprintf(stderr, "  stderr: %s\n", err ? err : "");
@@ -783,7 +796,7 @@ static int t_cli(void)
 		free(err);
 	}
 	char *argv2[] = { "ruma", "art", "3000", "1", "--alloc", "pool", "--reps", "3", "--seed", "1",
-			  NULL };
+			  "--lookups", "1e5", NULL };
 	CHECK_EQ(test_run_cli(argv2, &out, &err), 0);
 	CHECK(out && strstr(out, "median"));
 	free(out);
@@ -794,6 +807,8 @@ static int t_cli(void)
 		{ "ruma", "art", "100", "3", NULL },
 		{ "ruma", "art", "100", "0", "--alloc", "nosuch" },
 		{ "ruma", "art", "100", NULL },
+		{ "ruma", "art", "100", "1", "--reps", "x" },
+		{ "ruma", "art", "100", "1", "--lookups", "0" },
 	};
 	for (size_t i = 0; i < TEST_N(bad); i++) {
 		char *argv[8] = { 0 };

@@ -29,7 +29,9 @@ static void usage(FILE *f)
 		"           compare glibc/jemalloc/mimalloc with LD_PRELOAD and --alloc libc\n"
 		"  --reps   repeat the insert/lookup/erase cycle R times (default 1); for R > 1\n"
 		"           a summary (median/min/max Mops, first repetition discarded) follows\n"
-		"  --seed   key seed (default $RUMA_SEED or clock-derived; printed on stderr)\n");
+		"  --seed   key seed (default $RUMA_SEED or clock-derived; printed on stderr)\n"
+		"  --lookups T  lookups in total: the key array is looked up max(1, T/n) times\n"
+		"           (default 1e7, as Leis's benchmark)\n");
 }
 
 static int bad(const char *what, const char *arg)
@@ -41,7 +43,7 @@ static int bad(const char *what, const char *arg)
 
 int ruma_cmd_art(int argc, char **argv)
 {
-	artbench_config cfg = { 0, 0, "libc", 1, 0 };
+	artbench_config cfg = { 0, 0, "libc", 1, 0, 10000000 };
 	const char *pos[2] = { NULL, NULL };
 	bool have_seed = false;
 	int npos = 0;
@@ -52,7 +54,8 @@ int ruma_cmd_art(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (!strcmp(a, "--alloc") || !strcmp(a, "--reps") || !strcmp(a, "--seed")) {
+		if (!strcmp(a, "--alloc") || !strcmp(a, "--reps") || !strcmp(a, "--seed") ||
+		    !strcmp(a, "--lookups")) {
 			if (i + 1 >= argc)
 				return bad("missing value for option", a);
 			const char *v = argv[++i];
@@ -68,6 +71,10 @@ int ruma_cmd_art(int argc, char **argv)
 				if (x == 0 || x > 1000)
 					return bad("--reps must be 1..1000", v);
 				cfg.reps = (unsigned)x;
+			} else if (!strcmp(a, "--lookups")) {
+				if (x == 0)
+					return bad("--lookups must be > 0", v);
+				cfg.lookups = x;
 			} else {
 				cfg.seed = x;
 				have_seed = true;

@@ -256,8 +256,10 @@ static int phase_insert(struct run *r, void *self, double *mops)
 static void phase_lookup(struct run *r, void *self, double *mops)
 {
 	const artbench_keys *k = r->keys;
-	uint64_t repeat = k->n >= 10000000 ? 1 : 10000000 / k->n, wrong = 0;
+	uint64_t repeat = r->cfg->lookups / k->n, wrong = 0;
 
+	if (repeat == 0)
+		repeat = 1;
 	ruma_perf_start(r->perf);
 	double t0 = ruma_now_sec();
 	for (uint64_t rep = 0; rep < repeat; rep++)

@@ -63,6 +63,7 @@ typedef struct artbench_config {
 	const char *alloc_name; /* a ruma backend; NULL = none (peer indexes) */
 	unsigned reps;
 	uint64_t seed;
+	uint64_t lookups;       /* total lookups: the keys are looked up max(1, lookups/n) times */
 } artbench_config;
 
 /*
