@@ -1,0 +1,376 @@
+/*
+ * driver.c — runs one `ruma vmcache` benchmark.
+ *
+ * Order: refuse bad configurations (space on the device or file system,
+ * VIRTGB too small, BLOCK not writable) with exit status 2; open the buffer
+ * manager (fresh unless --keep); workload setup; parallel load on THREADS
+ * threads; "space:" on stderr; the CSV header and one row per second for
+ * RUNFOR seconds on stdout; "space:" again; --check; close (flushes).
+ *
+ * Per-second values: every worker publishes its running transaction count
+ * after each operation (a relaxed store to its own cache line); the main
+ * thread wakes at absolute one-second deadlines (clock_nanosleep on
+ * CLOCK_MONOTONIC) and prints the difference of the sums, and of the buffer
+ * manager's page read/write counters, since the previous row.
+ *
+ * Syscalls: stat/statvfs/access, clock_nanosleep; the device size through
+ * ruma_os_open + ioctl(BLKGETSIZE64).
+ */
+#include "vmcache/driver.h"
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+struct tx_slot {
+	_Atomic uint64_t tx;
+	char pad[64 - sizeof(uint64_t)];
+};
+
+struct run {
+	const ruma_vmcache_opts *o;
+	ruma_vmcache_ctx ctx;
+	struct tx_slot *slots;
+	_Atomic bool stop;
+	_Atomic int err;
+};
+
+struct worker_arg {
+	struct run *run;
+	unsigned tid;
+	pthread_t th;
+};
+
+static void set_err(struct run *r, int e)
+{
+	int zero = 0;
+	atomic_compare_exchange_strong(&r->err, &zero, e);
+	atomic_store(&r->stop, true);
+}
+
+static void *load_main(void *p)
+{
+	struct worker_arg *a = p;
+	struct run *r = a->run;
+	int e = r->o->wl->load(&r->ctx, a->tid, r->o->threads);
+	if (e)
+		set_err(r, e);
+	return NULL;
+}
+
+static void *run_main(void *p)
+{
+	struct worker_arg *a = p;
+	struct run *r = a->run;
+	const ruma_vmcache_workload *wl = r->o->wl;
+	void *ts = NULL;
+	uint64_t done = 0;
+	int e = wl->thread_init ? wl->thread_init(&r->ctx, a->tid, &ts) : 0;
+
+	if (e) {
+		set_err(r, e);
+		return NULL;
+	}
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		int64_t n = wl->run_one(&r->ctx, ts);
+		if (n < 0) {
+			set_err(r, (int)n);
+			break;
+		}
+		done += (uint64_t)n;
+		atomic_store_explicit(&r->slots[a->tid].tx, done, memory_order_relaxed);
+	}
+	if (wl->thread_fini)
+		wl->thread_fini(&r->ctx, ts);
+	return NULL;
+}
+
+static int run_threads(struct run *r, void *(*fn)(void *))
+{
+	unsigned n = r->o->threads;
+	struct worker_arg *a = calloc(n, sizeof(*a));
+	unsigned started = 0;
+
+	if (!a)
+		return -ENOMEM;
+	for (; started < n; started++) {
+		a[started] = (struct worker_arg){ .run = r, .tid = started };
+		int e = pthread_create(&a[started].th, NULL, fn, &a[started]);
+		if (e) {
+			set_err(r, -e);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(a[i].th, NULL);
+	free(a);
+	return atomic_load(&r->err);
+}
+
+static void print_space(ruma_bm *bm)
+{
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	fprintf(stderr, "space: %.3f GB (%" PRIu64 " pages of 4 KiB allocated, %" PRIu64
+			" free for reuse, %" PRIu64 " resident)\n",
+		(double)st.pages_allocated * RUMA_BM_PAGE_SIZE / GIB, st.pages_allocated,
+		st.pages_free, st.pages_resident);
+}
+
+static uint64_t gib_to_bytes(double g)
+{
+	return (uint64_t)(g * GIB) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
+}
+
+/* Space and permission checks before anything is written; 0 or exit status 2. */
+static int preflight(const ruma_vmcache_opts *o, uint64_t need)
+{
+	struct stat st;
+	char b1[32], b2[32];
+	bool exists = stat(o->block, &st) == 0;
+
+	if (need > gib_to_bytes(o->virtgb)) {
+		fprintf(stderr,
+			"vmcache: VIRTGB=%g is too small for DATASIZE=%" PRIu64 " of %s "
+			"(needs about %s); raise VIRTGB\n",
+			o->virtgb, o->datasize, o->wl->name, ruma_format_size(need, b1, sizeof(b1)));
+		return 2;
+	}
+	if (exists && S_ISBLK(st.st_mode)) {
+		int fd;
+		uint64_t size = 0;
+		int r = ruma_os_open(o->block, O_RDWR, 0, &fd);
+		if (r) {
+			fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n", o->block,
+				ruma_strerror(r));
+			return 2;
+		}
+		r = ioctl(fd, BLKGETSIZE64, &size) ? -errno : 0;
+		close(fd);
+		if (r) {
+			fprintf(stderr, "vmcache: BLOCK=%s: cannot get the device size: %s\n",
+				o->block, ruma_strerror(r));
+			return 2;
+		}
+		if (size < need) {
+			fprintf(stderr,
+				"vmcache: BLOCK=%s has %s but DATASIZE=%" PRIu64 " of %s needs about "
+				"%s; use a larger device or a smaller DATASIZE\n",
+				o->block, ruma_format_size(size, b1, sizeof(b1)), o->datasize,
+				o->wl->name, ruma_format_size(need, b2, sizeof(b2)));
+			return 2;
+		}
+		return 0;
+	}
+	if (exists && !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "vmcache: BLOCK=%s is neither a regular file nor a block device\n",
+			o->block);
+		return 2;
+	}
+	char *copy = strdup(o->block);
+	if (!copy)
+		return 2;
+	const char *dir = dirname(copy);
+	int ok = exists ? access(o->block, R_OK | W_OK) : access(dir, W_OK | X_OK);
+	if (ok) {
+		fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n",
+			exists ? o->block : dir, strerror(errno));
+		free(copy);
+		return 2;
+	}
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) == 0) {
+		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		if (exists && !o->keep)
+			avail += (uint64_t)st.st_blocks * 512; /* the store is rewritten */
+		if (exists && o->keep && (uint64_t)st.st_size >= need)
+			avail = need;
+		if (avail < need) {
+			fprintf(stderr,
+				"vmcache: the file system of BLOCK=%s has %s free but DATASIZE=%" PRIu64
+				" of %s needs about %s; free space or use a smaller DATASIZE\n",
+				o->block, ruma_format_size(avail, b1, sizeof(b1)), o->datasize,
+				o->wl->name, ruma_format_size(need, b2, sizeof(b2)));
+			free(copy);
+			return 2;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+static bool config_error(int r)
+{
+	return r == -EINVAL || r == -EACCES || r == -ENOENT || r == -EPERM || r == -EROFS ||
+	       r == -ENOSPC || r == -EISDIR || r == RUMA_ECORRUPT || r == RUMA_ESHORTIO ||
+	       r == RUMA_EBADCOMBO;
+}
+
+static int timed_run(struct run *run, ruma_bm *bm)
+{
+	const ruma_vmcache_opts *o = run->o;
+	struct timespec next;
+	uint64_t prev_tx = 0;
+	ruma_bm_stats prev, cur;
+	struct worker_arg *a = calloc(o->threads, sizeof(*a));
+	unsigned started = 0;
+
+	if (!a)
+		return -ENOMEM;
+	printf("ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n");
+	fflush(stdout);
+	ruma_bm_get_stats(bm, &prev);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (; started < o->threads; started++) {
+		a[started] = (struct worker_arg){ .run = run, .tid = started };
+		int e = pthread_create(&a[started].th, NULL, run_main, &a[started]);
+		if (e) {
+			set_err(run, -e);
+			break;
+		}
+	}
+	for (uint64_t s = 0; s < o->runfor && !atomic_load(&run->stop); s++) {
+		next.tv_sec += 1;
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		uint64_t tx = 0;
+		for (unsigned i = 0; i < o->threads; i++)
+			tx += atomic_load_explicit(&run->slots[i].tx, memory_order_relaxed);
+		ruma_bm_get_stats(bm, &cur);
+		double rmb = (double)(cur.reads - prev.reads) * RUMA_BM_PAGE_SIZE / (1024.0 * 1024.0);
+		double wmb = (double)(cur.writes - prev.writes) * RUMA_BM_PAGE_SIZE / (1024.0 * 1024.0);
+		printf("%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,ruma,%u,%" PRIu64 ",%s,%u\n", s, tx - prev_tx,
+		       rmb, wmb, o->threads, o->datasize, o->wl->name, o->batch);
+		fflush(stdout);
+		prev_tx = tx;
+		prev = cur;
+	}
+	atomic_store(&run->stop, true);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(a[i].th, NULL);
+	uint64_t total = 0;
+	for (unsigned i = 0; i < o->threads; i++)
+		total += atomic_load(&run->slots[i].tx);
+	ruma_bm_get_stats(bm, &cur);
+	fprintf(stderr,
+		"run: %" PRIu64 " tx in %" PRIu64 " s, %" PRIu64 " pages read, %" PRIu64
+		" written, %" PRIu64 " evicted, %" PRIu64 " restarts, %" PRIu64 " failures\n",
+		total, o->runfor, cur.reads, cur.writes, cur.evictions, cur.restarts,
+		atomic_load(&run->ctx.failures));
+	free(a);
+	return atomic_load(&run->err);
+}
+
+int ruma_vmcache_run(const ruma_vmcache_opts *o)
+{
+	ruma_bm_config c;
+	ruma_bm *bm = NULL;
+	uint64_t need = o->wl->space_estimate(o->datasize);
+	int status = 0, r;
+
+	fprintf(stderr,
+		"vmcache blk:%s virtgb:%g physgb:%g exmap:0 batch:%u threads:%u datasize:%" PRIu64
+		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s reuse:%d keep:%d "
+		"seed:%" PRIu64 "\n",
+		o->block, o->virtgb, o->physgb, o->batch, o->threads, o->datasize, o->wl->name,
+		o->runfor, ruma_bm_wait_name(o->wait), ruma_bm_evict_name(o->evict),
+		ruma_bm_write_name(o->write), o->reuse, o->keep, o->seed);
+	if ((status = preflight(o, need)))
+		return status;
+
+	ruma_bm_config_default(&c);
+	c.path = o->block;
+	c.virt_bytes = gib_to_bytes(o->virtgb);
+	c.phys_bytes = gib_to_bytes(o->physgb);
+	c.batch = o->batch;
+	c.max_threads = o->threads + 1;
+	c.wait = o->wait;
+	c.evict = o->evict;
+	c.write = o->write;
+	c.reuse_pages = o->reuse;
+	c.fresh = !o->keep;
+	r = ruma_bm_open(&c, &bm);
+	if (r) {
+		fprintf(stderr, "vmcache: cannot open the buffer manager on %s: %s\n", o->block,
+			ruma_strerror(r));
+		return config_error(r) ? 2 : 1;
+	}
+
+	struct run run = { .o = o };
+	run.ctx.bm = bm;
+	run.ctx.datasize = o->datasize;
+	run.ctx.threads = o->threads;
+	run.ctx.seed = o->seed;
+	run.ctx.keep = o->keep;
+	run.slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);
+	if (!run.slots) {
+		ruma_bm_close(bm);
+		return 1;
+	}
+	memset(run.slots, 0, sizeof(struct tx_slot) * o->threads);
+
+	r = o->wl->setup(&run.ctx);
+	if (r) {
+		fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name, ruma_strerror(r));
+		status = r == RUMA_EBADCOMBO ? 2 : 1;
+		goto out;
+	}
+	if (!run.ctx.loaded) {
+		double t0 = ruma_now_sec();
+		r = run_threads(&run, load_main);
+		if (r) {
+			fprintf(stderr, "vmcache: loading failed: %s\n", ruma_strerror(r));
+			status = 1;
+			goto out;
+		}
+		fprintf(stderr, "load: DATASIZE=%" PRIu64 " of %s in %.2f s on %u threads\n",
+			o->datasize, o->wl->name, ruma_now_sec() - t0, o->threads);
+	} else {
+		fprintf(stderr, "load: skipped, the kept store already holds the data\n");
+	}
+	print_space(bm);
+
+	r = timed_run(&run, bm);
+	if (r) {
+		fprintf(stderr, "vmcache: the run stopped: %s\n", ruma_strerror(r));
+		status = 1;
+	}
+	print_space(bm);
+	uint64_t failures = atomic_load(&run.ctx.failures);
+	if (failures) {
+		fprintf(stderr, "vmcache: %" PRIu64 " operations returned wrong or missing data\n",
+			failures);
+		status = 1;
+	}
+	if (o->check && o->wl->check && !r) {
+		r = o->wl->check(&run.ctx);
+		if (r) {
+			fprintf(stderr, "vmcache: check failed: %s\n", ruma_strerror(r));
+			status = 1;
+		}
+	}
+out:
+	if (o->wl->teardown)
+		o->wl->teardown(&run.ctx);
+	free(run.slots);
+	r = ruma_bm_close(bm);
+	if (r) {
+		fprintf(stderr, "vmcache: closing the store failed: %s\n", ruma_strerror(r));
+		status = status ? status : 1;
+	}
+	return status;
+}

@@ -1,0 +1,264 @@
+/*
+ * rndread.c — the random-read workload of vmcache: DATASIZE tuples with
+ * 8-byte big-endian keys 0..n-1 and 120-byte payloads derived from the key,
+ * loaded in parallel (disjoint ascending key ranges per thread), then
+ * uniform random point lookups, each verified against the payload its key
+ * must have.  A wrong or missing value is counted as a failure.
+ *
+ * With --keep, a marker entry (key "\xff#count", 9 bytes: sorts after every
+ * data key) records how many tuples were loaded, so a later run on the same
+ * store skips the load when DATASIZE matches.
+ */
+#include "vmcache/workload.h"
+
+#include <ruma/btree.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RND_TREE "rndread"
+#define RND_PAYLOAD 120u
+#define RND_MAX_REPORTED 10u
+
+static const unsigned char marker_key[9] = { 0xff, '#', 'c', 'o', 'u', 'n', 't', 0, 0 };
+
+struct rnd {
+	ruma_btree *tree;
+	_Atomic unsigned reported;
+};
+
+struct rnd_thread {
+	ruma_rng rng;
+};
+
+static void encode_key(uint64_t k, unsigned char out[8])
+{
+	for (int i = 7; i >= 0; i--) {
+		out[i] = (unsigned char)k;
+		k >>= 8;
+	}
+}
+
+static uint64_t decode_key(const unsigned char in[8])
+{
+	uint64_t k = 0;
+	for (int i = 0; i < 8; i++)
+		k = k << 8 | in[i];
+	return k;
+}
+
+/* The payload of key k: 15 words of splitmix64 seeded by k. */
+static void make_payload(uint64_t k, unsigned char out[RND_PAYLOAD])
+{
+	uint64_t x = k * 0x9E3779B97F4A7C15ull + 0x1234567ull;
+	for (unsigned i = 0; i < RND_PAYLOAD / 8; i++) {
+		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		z ^= z >> 31;
+		memcpy(out + i * 8, &z, 8);
+	}
+}
+
+static void report(ruma_vmcache_ctx *ctx, uint64_t key, const char *what)
+{
+	struct rnd *s = ctx->wl;
+	atomic_fetch_add(&ctx->failures, 1);
+	if (atomic_fetch_add(&s->reported, 1) < RND_MAX_REPORTED)
+		fprintf(stderr, "rndread: key %" PRIu64 ": %s\n", key, what);
+}
+
+static uint64_t rnd_space(uint64_t n)
+{
+	return n * 128 * 3 / 2 + (1u << 20);
+}
+
+static const char *rnd_check_datasize(uint64_t n)
+{
+	return n == 0 ? "DATASIZE must be at least 1 tuple" : NULL;
+}
+
+static int rnd_setup(ruma_vmcache_ctx *ctx)
+{
+	struct rnd *s = calloc(1, sizeof(*s));
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	ctx->wl = s;
+	if (ctx->keep) {
+		r = ruma_btree_open(ctx->bm, RND_TREE, &s->tree);
+		if (r == 0) {
+			uint64_t have = 0;
+			size_t len = 0;
+			r = ruma_btree_lookup(s->tree, marker_key, sizeof(marker_key), &have,
+					      sizeof(have), &len);
+			if (r == 0 && len == sizeof(have) && have == ctx->datasize) {
+				ctx->loaded = true;
+				return 0;
+			}
+			if (r == 0 && len == sizeof(have)) {
+				fprintf(stderr,
+					"rndread: the kept store holds %" PRIu64 " tuples, not "
+					"DATASIZE=%" PRIu64 "; use that DATASIZE or drop --keep\n",
+					have, ctx->datasize);
+				return RUMA_EBADCOMBO;
+			}
+			if (r != RUMA_ENOTFOUND)
+				return r;
+			fprintf(stderr, "rndread: the kept store has an unfinished load; "
+					"run without --keep\n");
+			return RUMA_EBADCOMBO;
+		}
+		if (r != RUMA_ENOTFOUND)
+			return r;
+	}
+	return ruma_btree_create(ctx->bm, RND_TREE, &s->tree);
+}
+
+static int rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
+{
+	struct rnd *s = ctx->wl;
+	uint64_t n = ctx->datasize;
+	uint64_t lo = n * tid / nthreads, hi = n * (tid + 1) / nthreads;
+	unsigned char key[8], val[RND_PAYLOAD];
+
+	for (uint64_t k = lo; k < hi; k++) {
+		encode_key(k, key);
+		make_payload(k, val);
+		int r = ruma_btree_insert(s->tree, key, sizeof(key), val, sizeof(val));
+		if (r) {
+			fprintf(stderr, "rndread: loading key %" PRIu64 " failed: %s\n", k,
+				ruma_strerror(r));
+			return r;
+		}
+	}
+	if (tid == 0) {
+		uint64_t cnt = n;
+		return ruma_btree_upsert(s->tree, marker_key, sizeof(marker_key), &cnt,
+					 sizeof(cnt), NULL);
+	}
+	return 0;
+}
+
+static int rnd_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
+{
+	struct rnd_thread *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ruma_rng_seed(&t->rng, ctx->seed * 0x100000001b3ull + tid + 1);
+	*ts = t;
+	return 0;
+}
+
+static int64_t rnd_run_one(ruma_vmcache_ctx *ctx, void *ts)
+{
+	struct rnd *s = ctx->wl;
+	struct rnd_thread *t = ts;
+	uint64_t k = ruma_rng_below(&t->rng, ctx->datasize);
+	unsigned char key[8], want[RND_PAYLOAD], got[RND_PAYLOAD + 8];
+	size_t len = 0;
+
+	encode_key(k, key);
+	int r = ruma_btree_lookup(s->tree, key, sizeof(key), got, sizeof(got), &len);
+	if (r == RUMA_ENOTFOUND) {
+		report(ctx, k, "not found");
+		return 1;
+	}
+	if (r == -ENOBUFS) {
+		report(ctx, k, "value too long");
+		return 1;
+	}
+	if (r)
+		return r;
+	make_payload(k, want);
+	if (len != RND_PAYLOAD || memcmp(got, want, RND_PAYLOAD))
+		report(ctx, k, "wrong value");
+	return 1;
+}
+
+static void rnd_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
+{
+	(void)ctx;
+	free(ts);
+}
+
+struct scan_state {
+	ruma_vmcache_ctx *ctx;
+	uint64_t next;
+	uint64_t bad;
+};
+
+static bool scan_cb(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
+{
+	struct scan_state *st = arg;
+	unsigned char want[RND_PAYLOAD];
+
+	if (klen != 8)
+		return true; /* the marker */
+	uint64_t k = decode_key(key);
+	if (k != st->next) {
+		if (st->bad++ < RND_MAX_REPORTED)
+			fprintf(stderr, "rndread check: expected key %" PRIu64 ", found %" PRIu64 "\n",
+				st->next, k);
+	} else {
+		make_payload(k, want);
+		if (vlen != RND_PAYLOAD || memcmp(val, want, RND_PAYLOAD)) {
+			if (st->bad++ < RND_MAX_REPORTED)
+				fprintf(stderr, "rndread check: key %" PRIu64 " has a wrong value\n", k);
+		}
+	}
+	st->next = k + 1;
+	return true;
+}
+
+static int rnd_check(ruma_vmcache_ctx *ctx)
+{
+	struct rnd *s = ctx->wl;
+	struct scan_state st = { ctx, 0, 0 };
+
+	int r = ruma_btree_scan_asc(s->tree, NULL, 0, scan_cb, &st);
+	if (r)
+		return r;
+	if (st.next != ctx->datasize) {
+		fprintf(stderr, "rndread check: scan ended at key %" PRIu64 ", expected %" PRIu64 "\n",
+			st.next, ctx->datasize);
+		st.bad++;
+	}
+	r = ruma_btree_check(s->tree, stderr);
+	if (r)
+		return r;
+	if (st.bad) {
+		fprintf(stderr, "rndread check: %" PRIu64 " problems\n", st.bad);
+		return RUMA_ECORRUPT;
+	}
+	fprintf(stderr, "rndread check: %" PRIu64 " tuples in order with correct values; tree ok\n",
+		ctx->datasize);
+	return 0;
+}
+
+static void rnd_teardown(ruma_vmcache_ctx *ctx)
+{
+	struct rnd *s = ctx->wl;
+	if (!s)
+		return;
+	ruma_btree_release(s->tree);
+	free(s);
+	ctx->wl = NULL;
+}
+
+const ruma_vmcache_workload ruma_vmcache_rndread_workload = {
+	.name = "rndread",
+	.summary = "uniform random lookups of DATASIZE tuples (8-byte keys, 120-byte values)",
+	.space_estimate = rnd_space,
+	.check_datasize = rnd_check_datasize,
+	.setup = rnd_setup,
+	.load = rnd_load,
+	.thread_init = rnd_thread_init,
+	.run_one = rnd_run_one,
+	.thread_fini = rnd_thread_fini,
+	.check = rnd_check,
+	.teardown = rnd_teardown,
+};

@@ -1,0 +1,79 @@
+/*
+ * workload.h — the plug-in interface of `ruma vmcache` workloads.
+ *
+ * The driver (vmcache.c) opens the buffer manager, calls setup once, load
+ * on `threads` threads in parallel (each with its share), then, on every
+ * thread, thread_init and run_one in a loop for RUNFOR seconds, then
+ * thread_fini, check (with --check) and teardown.  The driver prints the
+ * per-second rows; a workload only counts what it did.
+ *
+ * Adding a workload: define a `const ruma_vmcache_workload` and list its
+ * address in the table of bench/vmcache/workloads.c.  The TPC-C workload
+ * (bench/vmcache/tpcc/) defines exactly
+ *
+ *     const ruma_vmcache_workload ruma_vmcache_tpcc_workload = { .name = "tpcc", ... };
+ *
+ * and is added to the table there (see workloads.c).
+ */
+#ifndef RUMA_BENCH_VMCACHE_WORKLOAD_H
+#define RUMA_BENCH_VMCACHE_WORKLOAD_H
+
+#include <ruma/bm.h>
+#include <ruma/core.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+typedef struct ruma_vmcache_ctx {
+	ruma_bm *bm;
+	uint64_t datasize;  /* DATASIZE: tuples (rndread) or warehouses (tpcc) */
+	unsigned threads;   /* THREADS */
+	uint64_t seed;      /* base seed of the run (printed on stderr) */
+	bool keep;          /* --keep: the store was opened with its contents */
+	bool loaded;        /* set by setup when the data is already there (--keep) */
+	void *wl;           /* the workload's private state (set by setup) */
+	_Atomic uint64_t failures; /* wrong or missing results seen by run_one */
+} ruma_vmcache_ctx;
+
+typedef struct ruma_vmcache_workload {
+	const char *name;
+	/* One line for --help. */
+	const char *summary;
+	/* Bytes of storage the loaded data set will need (space check at start);
+	 * datasize is DATASIZE. */
+	uint64_t (*space_estimate)(uint64_t datasize);
+	/* Reject a DATASIZE the workload cannot use (0 or a bad value): return
+	 * a message, or NULL when fine. */
+	const char *(*check_datasize)(uint64_t datasize);
+	/* Once, before loading, single-threaded: create or open trees, set
+	 * ctx->wl; with ctx->keep it may find the data already loaded and set
+	 * ctx->loaded (then load is skipped).  0 or a negative error. */
+	int (*setup)(ruma_vmcache_ctx *ctx);
+	/* Load share tid of nthreads (called on nthreads threads at once). */
+	int (*load)(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads);
+	/* Per-thread state of the measured phase (*ts may stay NULL). */
+	int (*thread_init)(ruma_vmcache_ctx *ctx, unsigned tid, void **ts);
+	/* Do a small unit of work: returns the number of transactions (or
+	 * lookups) completed, >= 0, or a negative error that stops the run.
+	 * Wrong results are counted in ctx->failures and reported on stderr. */
+	int64_t (*run_one)(ruma_vmcache_ctx *ctx, void *ts);
+	void (*thread_fini)(ruma_vmcache_ctx *ctx, void *ts);
+	/* --check: verify the whole data set after the run; describe problems
+	 * on stderr; 0, RUMA_ECORRUPT or another error.  May be NULL. */
+	int (*check)(ruma_vmcache_ctx *ctx);
+	/* Free ctx->wl (the buffer manager is still open). */
+	void (*teardown)(ruma_vmcache_ctx *ctx);
+} ruma_vmcache_workload;
+
+/* The workloads built into this binary, NULL-terminated (workloads.c). */
+extern const ruma_vmcache_workload *const ruma_vmcache_workloads[];
+
+/* ruma_vmcache_find_workload — the workload called name, or NULL. */
+const ruma_vmcache_workload *ruma_vmcache_find_workload(const char *name);
+
+/* The random-read workload (rndread.c). */
+extern const ruma_vmcache_workload ruma_vmcache_rndread_workload;
+/* The TPC-C workload (bench/vmcache/tpcc/, written separately). */
+extern const ruma_vmcache_workload ruma_vmcache_tpcc_workload;
+
+#endif

@@ -1,0 +1,23 @@
+/*
+ * workloads.c — the table of workloads `ruma vmcache` can run.
+ *
+ * To add TPC-C once bench/vmcache/tpcc/ defines ruma_vmcache_tpcc_workload,
+ * add the line `&ruma_vmcache_tpcc_workload,` before the NULL below.  A name
+ * missing from this table is refused at start with exit status 2.
+ */
+#include "vmcache/workload.h"
+
+#include <string.h>
+
+const ruma_vmcache_workload *const ruma_vmcache_workloads[] = {
+	&ruma_vmcache_rndread_workload,
+	NULL,
+};
+
+const ruma_vmcache_workload *ruma_vmcache_find_workload(const char *name)
+{
+	for (size_t i = 0; ruma_vmcache_workloads[i]; i++)
+		if (!strcmp(ruma_vmcache_workloads[i]->name, name))
+			return ruma_vmcache_workloads[i];
+	return NULL;
+}

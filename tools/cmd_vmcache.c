@@ -1,0 +1,246 @@
+/*
+ * cmd_vmcache.c — `ruma vmcache`: the vmcache benchmark (random reads or
+ * TPC-C on the B-tree over the buffer manager), configured like the
+ * original by BLOCK, VIRTGB, PHYSGB, BATCH, RUNFOR, RNDREAD, THREADS,
+ * DATASIZE and EXMAP, or by command-line flags (flags win).  Prints
+ * ts,tx,rmb,wmb,system,threads,datasize,workload,batch and one row per
+ * second on stdout; configuration and space on stderr.
+ * Exit status: 0 ok, 1 failure, 2 bad configuration.
+ */
+#include "vmcache/driver.h"
+
+#include <ruma/core.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char ruma_cmd_vmcache_summary[] =
+	"vmcache buffer manager + B-tree benchmark (rndread, tpcc), vmcache's env vars";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ruma vmcache [options]\n"
+		"\n"
+		"Runs the vmcache benchmark on the ruma buffer manager (src/bm) and B-tree.\n"
+		"Environment (as in vmcache; flags override):\n"
+		"  BLOCK=path     store: regular file (created) or block device   [/tmp/bm]\n"
+		"  VIRTGB=g       virtual reservation in GiB, fractions allowed   [16]\n"
+		"  PHYSGB=g       buffer pool in GiB (e.g. 0.5 = 512 MiB)         [4]\n"
+		"  BATCH=n        pages per eviction round (1..1024)              [64]\n"
+		"  RUNFOR=s       seconds to measure (>= 1)                       [30]\n"
+		"  RNDREAD=0|1    1 = random-read workload, 0 = TPC-C             [0]\n"
+		"  THREADS=n      worker threads (1..128)                         [1]\n"
+		"  DATASIZE=n     tuples (rndread, 1e6 accepted) or warehouses    [10]\n"
+		"  EXMAP=0        exmap is not supported (1 is refused)\n"
+		"Options:\n"
+		"  --block PATH --virtgb G --physgb G --batch N --runfor S --threads N\n"
+		"  --datasize N   as the variables above\n"
+		"  --workload W   rndread or tpcc (overrides RNDREAD)\n"
+		"  --wait W       spin | yield | futex | mutex      latch wait strategy [spin]\n"
+		"  --evict E      madvise | process_madvise         page drop [madvise]\n"
+		"  --write W      pwrite | uring                    write-back [pwrite]\n"
+		"  --no-reuse     never reuse freed page ids\n"
+		"  --keep         open the store with its contents (default: start fresh)\n"
+		"  --check        verify the whole data set after the run\n"
+		"  --seed N       random seed (default: $RUMA_SEED or clock)\n"
+		"  --help\n"
+		"Output: CSV ts,tx,rmb,wmb,system,threads,datasize,workload,batch on stdout,\n"
+		"one row per second (tx = operations that second, rmb/wmb = MiB read/written);\n"
+		"configuration and space used on stderr.  Exit: 0 ok, 1 failure, 2 bad config.\n");
+}
+
+static int bad(const char *what, const char *val, const char *why)
+{
+	fprintf(stderr, "ruma vmcache: %s=%s: %s\n", what, val ? val : "", why);
+	return 2;
+}
+
+struct raw {
+	const char *block, *virtgb, *physgb, *batch, *runfor, *rndread, *threads, *datasize,
+		*exmap, *workload, *wait, *evict, *write, *seed;
+	bool no_reuse, keep, check;
+};
+
+static int parse_args(int argc, char **argv, struct raw *w)
+{
+	static const struct {
+		const char *flag;
+		size_t off;
+	} opts[] = {
+		{ "--block", offsetof(struct raw, block) },
+		{ "--virtgb", offsetof(struct raw, virtgb) },
+		{ "--physgb", offsetof(struct raw, physgb) },
+		{ "--batch", offsetof(struct raw, batch) },
+		{ "--runfor", offsetof(struct raw, runfor) },
+		{ "--threads", offsetof(struct raw, threads) },
+		{ "--datasize", offsetof(struct raw, datasize) },
+		{ "--workload", offsetof(struct raw, workload) },
+		{ "--wait", offsetof(struct raw, wait) },
+		{ "--evict", offsetof(struct raw, evict) },
+		{ "--write", offsetof(struct raw, write) },
+		{ "--seed", offsetof(struct raw, seed) },
+	};
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return 1;
+		if (!strcmp(a, "--no-reuse")) {
+			w->no_reuse = true;
+			continue;
+		}
+		if (!strcmp(a, "--keep")) {
+			w->keep = true;
+			continue;
+		}
+		if (!strcmp(a, "--check")) {
+			w->check = true;
+			continue;
+		}
+		bool found = false;
+		for (size_t k = 0; k < RUMA_ARRAY_SIZE(opts) && !found; k++) {
+			size_t fl = strlen(opts[k].flag);
+			const char **slot = (const char **)((char *)w + opts[k].off);
+			if (!strcmp(a, opts[k].flag)) {
+				if (i + 1 >= argc) {
+					fprintf(stderr, "ruma vmcache: %s needs a value\n", a);
+					return 2;
+				}
+				*slot = argv[++i];
+				found = true;
+			} else if (!strncmp(a, opts[k].flag, fl) && a[fl] == '=') {
+				*slot = a + fl + 1;
+				found = true;
+			}
+		}
+		if (!found) {
+			fprintf(stderr, "ruma vmcache: unknown argument '%s' (see --help)\n", a);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+static const char *envor(const char *flag_val, const char *name, const char *def)
+{
+	if (flag_val)
+		return flag_val;
+	const char *e = getenv(name);
+	return e && *e ? e : def;
+}
+
+static int parse_gb(const char *name, const char *s, double *out)
+{
+	if (ruma_parse_double(s, out) || !(*out > 0))
+		return bad(name, s, "expected a positive number of GiB (fractions allowed)");
+	if (*out > 1 << 20)
+		return bad(name, s, "unreasonably large");
+	return 0;
+}
+
+static int parse_count(const char *name, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char why[96];
+	if (ruma_parse_u64(s, out)) {
+		snprintf(why, sizeof(why), "expected a whole number");
+		return bad(name, s, why);
+	}
+	if (*out < lo || *out > hi) {
+		snprintf(why, sizeof(why), "must be in %" PRIu64 "..%" PRIu64, lo, hi);
+		return bad(name, s, why);
+	}
+	return 0;
+}
+
+int ruma_cmd_vmcache(int argc, char **argv);
+int ruma_cmd_vmcache(int argc, char **argv)
+{
+	struct raw w = { 0 };
+	ruma_vmcache_opts o = { 0 };
+	uint64_t v;
+	bool b;
+	int r = parse_args(argc, argv, &w);
+
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r)
+		return r;
+
+	const char *exmap = envor(NULL, "EXMAP", "0");
+	if (ruma_parse_bool(exmap, &b))
+		return bad("EXMAP", exmap, "expected 0 or 1");
+	if (b) {
+		fprintf(stderr,
+			"ruma vmcache: EXMAP=1 is not supported: the exmap kernel module cannot be "
+			"used here (it needs a kernel with module support and per-version fixes); "
+			"ruma evicts with madvise or process_madvise (--evict) instead\n");
+		return 2;
+	}
+	o.block = envor(w.block, "BLOCK", "/tmp/bm");
+	if (!*o.block)
+		return bad("BLOCK", o.block, "empty path");
+	if ((r = parse_gb("VIRTGB", envor(w.virtgb, "VIRTGB", "16"), &o.virtgb)))
+		return r;
+	if ((r = parse_gb("PHYSGB", envor(w.physgb, "PHYSGB", "4"), &o.physgb)))
+		return r;
+	if (o.physgb > o.virtgb) {
+		fprintf(stderr, "ruma vmcache: PHYSGB=%g exceeds VIRTGB=%g; the buffer pool must "
+				"fit in the virtual reservation\n",
+			o.physgb, o.virtgb);
+		return 2;
+	}
+	if ((r = parse_count("BATCH", envor(w.batch, "BATCH", "64"), 1, 1024, &v)))
+		return r;
+	o.batch = (unsigned)v;
+	if ((r = parse_count("RUNFOR", envor(w.runfor, "RUNFOR", "30"), 1, 1000000, &o.runfor)))
+		return r;
+	if ((r = parse_count("THREADS", envor(w.threads, "THREADS", "1"), 1,
+			     RUMA_VMCACHE_MAX_THREADS, &v)))
+		return r;
+	o.threads = (unsigned)v;
+	if ((r = parse_count("DATASIZE", envor(w.datasize, "DATASIZE", "10"), 0, UINT64_MAX / 256,
+			     &o.datasize)))
+		return r;
+
+	const char *wname = w.workload;
+	if (!wname) {
+		const char *rr = envor(NULL, "RNDREAD", "0");
+		if (ruma_parse_bool(rr, &b))
+			return bad("RNDREAD", rr, "expected 0 or 1");
+		wname = b ? "rndread" : "tpcc";
+	}
+	o.wl = ruma_vmcache_find_workload(wname);
+	if (!o.wl) {
+		if (!strcmp(wname, "tpcc"))
+			fprintf(stderr, "ruma vmcache: the tpcc workload is not built into this "
+					"binary yet; use RNDREAD=1 or --workload rndread\n");
+		else
+			fprintf(stderr, "ruma vmcache: unknown workload '%s' (known: rndread, tpcc)\n",
+				wname);
+		return 2;
+	}
+	const char *why = o.wl->check_datasize ? o.wl->check_datasize(o.datasize) : NULL;
+	if (why)
+		return bad("DATASIZE", envor(w.datasize, "DATASIZE", "10"), why);
+
+	o.wait = RUMA_BM_WAIT_SPIN;
+	o.evict = RUMA_BM_EVICT_MADVISE;
+	o.write = RUMA_BM_WRITE_PWRITE;
+	if (w.wait && ruma_bm_wait_parse(w.wait, &o.wait))
+		return bad("--wait", w.wait, "expected spin, yield, futex or mutex");
+	if (w.evict && ruma_bm_evict_parse(w.evict, &o.evict))
+		return bad("--evict", w.evict, "expected madvise or process_madvise");
+	if (w.write && ruma_bm_write_parse(w.write, &o.write))
+		return bad("--write", w.write, "expected pwrite or uring");
+	o.reuse = !w.no_reuse;
+	o.keep = w.keep;
+	o.check = w.check;
+	o.seed = ruma_seed_default();
+	if (w.seed && ruma_parse_u64(w.seed, &o.seed))
+		return bad("--seed", w.seed, "expected a whole number");
+	return ruma_vmcache_run(&o);
+}
