@@ -133,6 +133,12 @@ static uint64_t word(ruma_area *a, uint64_t v)
 	return *(volatile uint64_t *)ruma_area_addr(a, v);
 }
 
+static bool sanitized(void)
+{
+	const char *s = getenv("RUMA_TEST_SANITIZED");
+	return s && *s && strcmp(s, "0") != 0;
+}
+
 static long minor_faults(void)
 {
 	struct rusage ru;
@@ -177,21 +183,27 @@ static int t_huge_pool(void)
 	CHECK_OK(ruma_phys_create(&p, HP, RUMA_PHYS_PREPOPULATE));
 	CHECK(ruma_phys_is_huge(p));
 	CHECK_EQ(ruma_phys_page_size(p), HP);
+	/*
+	 * Other processes may take or free huge pages meanwhile, so the system
+	 * counters are only printed; the file's own block count is checked.
+	 */
 	long free0 = meminfo("HugePages_Free");
 	CHECK_OK(ruma_phys_alloc(p, 4, &first));
 	CHECK_EQ(first, 0);
-	CHECK_EQ(meminfo("HugePages_Free"), free0 - 4); /* prepopulate took them now */
+	long free1 = meminfo("HugePages_Free");
 	CHECK_OK(ruma_phys_stats(p, &st));
-	CHECK_EQ(st.bytes_resident, 4 * HP);
+	CHECK_EQ(st.bytes_resident, 4 * HP); /* prepopulate took them now */
 	CHECK_EQ(st.file_size % HP, 0);
 	CHECK_OK(ruma_phys_free(p, 1, 2));
-	CHECK_EQ(meminfo("HugePages_Free"), free0 - 2); /* the punch gave them back */
 	CHECK_OK(ruma_phys_stats(p, &st));
-	CHECK_EQ(st.bytes_resident, 2 * HP);
+	CHECK_EQ(st.bytes_resident, 2 * HP); /* the punch gave them back */
+	CHECK_EQ(st.punches, 1);
+	long free2 = meminfo("HugePages_Free");
 	CHECK_OK(ruma_phys_alloc(p, 2, &first));
 	CHECK_EQ(first, 1);
 	ruma_phys_destroy(p);
-	CHECK_EQ(meminfo("HugePages_Free"), free0);
+	printf("  HugePages_Free: %ld before, %ld after allocating 4, %ld after freeing 2, %ld at "
+	       "the end\n", free0, free1, free2, meminfo("HugePages_Free"));
 	return TEST_PASS;
 }
 
@@ -230,7 +242,8 @@ static int t_huge_area(void)
 	long f0 = minor_faults();
 	for (uint64_t v = 12; v < 16; v++)
 		CHECK_EQ(word(a, v), marker(v - 12));
-	CHECK(minor_faults() - f0 < 4);
+	if (!sanitized()) /* sanitizer shadow memory faults on its own */
+		CHECK(minor_faults() - f0 < 4);
 	CHECK_OK(ruma_area_translate(a, 13, NULL, &pp, NULL));
 	CHECK_EQ(pp, 1);
 	CHECK_OK(ruma_area_check(a, true));
@@ -263,8 +276,8 @@ static int t_huge_exhausted(void)
 	uint64_t first;
 
 	NEED_HUGE();
-	long free0 = meminfo("HugePages_Free");
-	uint64_t n = (uint64_t)free0 + 2;
+	/* well above what is free, so pages freed by other processes meanwhile do not matter */
+	uint64_t n = (uint64_t)(meminfo("HugePages_Free") - meminfo("HugePages_Rsvd")) + 64;
 	CHECK_OK(ruma_phys_create(&p, HP, 0));
 	CHECK_OK(ruma_phys_alloc(p, n, &first));
 	CHECK_OK(ruma_area_create(&a, HP, n));
@@ -283,7 +296,6 @@ static int t_huge_exhausted(void)
 	CHECK_OK(ruma_area_check(a, true));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
-	CHECK_EQ(meminfo("HugePages_Free"), free0);
 	return TEST_PASS;
 }
 
