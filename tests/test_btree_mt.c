@@ -1,0 +1,365 @@
+/*
+ * test_btree_mt.c — concurrent B-tree operations on a buffer pool much
+ * smaller than the data (eviction runs all the time), for every wait
+ * strategy and eviction mode.
+ *
+ * Each thread owns a private key range (inserts, upserts, removes, lookups
+ * checked exactly against its own model), all threads increment shared
+ * counters through ruma_btree_update (the sums must match), and all threads
+ * upsert/remove/look up an overlapping range whose values are derived from
+ * their keys (every value read must match its key).  Scans run throughout
+ * and must see strictly ascending/descending keys with consistent values.
+ * At the end the contents must equal what the operations imply and
+ * ruma_btree_check must pass.
+ */
+#include "test.h"
+
+#include <ruma/btree.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define PS RUMA_BM_PAGE_SIZE
+#define THREADS 4
+#define PRIVATE 1500
+#define COUNTERS 32
+#define OVERLAP 400
+
+static bool sanitized(void)
+{
+	const char *s = getenv("RUMA_TEST_SANITIZED");
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+typedef struct shared {
+	ruma_btree *t;
+	unsigned ops;
+	_Atomic int failures;
+	char first_failure[256];
+	pthread_mutex_t mu;
+} shared;
+
+typedef struct worker {
+	shared *sh;
+	unsigned id;
+	uint64_t seed;
+	bool present[PRIVATE];
+	uint16_t version[PRIVATE];
+	uint64_t increments[COUNTERS];
+} worker;
+
+static void fail(shared *sh, const char *what, int rc, unsigned line)
+{
+	if (atomic_fetch_add(&sh->failures, 1) == 0) {
+		pthread_mutex_lock(&sh->mu);
+		snprintf(sh->first_failure, sizeof sh->first_failure, "line %u: %s: %d (%s)", line,
+			 what, rc, ruma_strerror(rc));
+		pthread_mutex_unlock(&sh->mu);
+	}
+}
+
+#define EXPECT(sh, cond, what, rc)                          \
+	do {                                                \
+		if (!(cond)) {                              \
+			fail((sh), (what), (rc), __LINE__); \
+			return;                             \
+		}                                           \
+	} while (0)
+
+static size_t private_key(uint8_t *k, unsigned id, unsigned n)
+{
+	return (size_t)snprintf((char *)k, 32, "p%u/%05u", id, n);
+}
+
+/* value of a private key: id, n, version, then filler of a length that
+ * depends on the version (so values grow and shrink) */
+static size_t private_val(uint8_t *v, unsigned id, unsigned n, unsigned ver)
+{
+	size_t len = 8 + (ver * 37u + n) % 180u;
+	memset(v, (int)(id * 31 + ver), len);
+	memcpy(v, &n, 4);
+	uint16_t a = (uint16_t)id, b = (uint16_t)ver;
+	memcpy(v + 4, &a, 2);
+	memcpy(v + 6, &b, 2);
+	return len;
+}
+
+static size_t overlap_key(uint8_t *k, unsigned n)
+{
+	return (size_t)snprintf((char *)k, 32, "o/%04u/%s", n, n % 3 ? "x" : "a-longer-suffix");
+}
+
+/* an overlapping value is the key repeated to a length chosen by the writer */
+static size_t overlap_val(uint8_t *v, const uint8_t *k, size_t kl, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		v[i] = k[i % kl];
+	return len;
+}
+
+static bool overlap_ok(const uint8_t *k, size_t kl, const uint8_t *v, size_t vl)
+{
+	for (size_t i = 0; i < vl; i++)
+		if (v[i] != k[i % kl])
+			return false;
+	return true;
+}
+
+static void add_one(void *val, size_t vlen, void *ctx)
+{
+	uint64_t x;
+	if (vlen != sizeof x)
+		return;
+	memcpy(&x, val, sizeof x);
+	x++;
+	memcpy(val, &x, sizeof x);
+	(*(unsigned *)ctx)++;
+}
+
+typedef struct scan_state {
+	uint8_t prev[RUMA_BTREE_MAX_KEY];
+	size_t plen;
+	bool desc, bad;
+	unsigned seen, limit;
+} scan_state;
+
+static bool scan_cb(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	scan_state *s = ctx;
+	const uint8_t *k = key;
+	if (s->seen) {
+		size_t m = klen < s->plen ? klen : s->plen;
+		int c = memcmp(s->prev, k, m);
+		if (!c)
+			c = (s->plen > klen) - (s->plen < klen);
+		if (s->desc ? c <= 0 : c >= 0)
+			s->bad = true;
+	}
+	if (klen > 2 && k[0] == 'o' && k[1] == '/' && !overlap_ok(k, klen, val, vlen))
+		s->bad = true;
+	memcpy(s->prev, k, klen);
+	s->plen = klen;
+	return ++s->seen < s->limit && !s->bad;
+}
+
+static void private_op(worker *w, ruma_rng *r)
+{
+	shared *sh = w->sh;
+	uint8_t k[32], v[256], buf[RUMA_BTREE_MAX_VALUE];
+	unsigned n = (unsigned)ruma_rng_below(r, PRIVATE);
+	size_t kl = private_key(k, w->id, n);
+	unsigned op = (unsigned)ruma_rng_below(r, 10);
+	int rc;
+	if (op < 4) {
+		unsigned ver = w->version[n] + 1u;
+		size_t vl = private_val(v, w->id, n, ver);
+		if (op < 2) {
+			rc = ruma_btree_insert(sh->t, k, kl, v, vl);
+			EXPECT(sh, rc == (w->present[n] ? RUMA_EEXISTS : 0), "private insert", rc);
+			if (rc == 0) {
+				w->present[n] = true;
+				w->version[n] = (uint16_t)ver;
+			}
+		} else {
+			bool replaced;
+			rc = ruma_btree_upsert(sh->t, k, kl, v, vl, &replaced);
+			EXPECT(sh, rc == 0 && replaced == w->present[n], "private upsert", rc);
+			w->present[n] = true;
+			w->version[n] = (uint16_t)ver;
+		}
+	} else if (op < 7) {
+		rc = ruma_btree_remove(sh->t, k, kl);
+		EXPECT(sh, rc == (w->present[n] ? 0 : RUMA_ENOTFOUND), "private remove", rc);
+		w->present[n] = false;
+	} else {
+		size_t vl = 0;
+		rc = ruma_btree_lookup(sh->t, k, kl, buf, sizeof buf, &vl);
+		EXPECT(sh, rc == (w->present[n] ? 0 : RUMA_ENOTFOUND), "private lookup", rc);
+		if (rc == 0) {
+			size_t el = private_val(v, w->id, n, w->version[n]);
+			EXPECT(sh, vl == el && memcmp(v, buf, el) == 0, "private value", 0);
+		}
+	}
+}
+
+static void shared_op(worker *w, ruma_rng *r)
+{
+	shared *sh = w->sh;
+	uint8_t k[RUMA_BTREE_MAX_KEY], v[256], buf[RUMA_BTREE_MAX_VALUE];
+	unsigned op = (unsigned)ruma_rng_below(r, 10);
+	int rc;
+	if (op < 3) {
+		unsigned c = (unsigned)ruma_rng_below(r, COUNTERS), calls = 0;
+		size_t kl = (size_t)snprintf((char *)k, sizeof k, "c/%02u", c);
+		rc = ruma_btree_update(sh->t, k, kl, add_one, &calls);
+		EXPECT(sh, rc == 0 && calls == 1, "counter update", rc);
+		w->increments[c]++;
+	} else if (op < 8) {
+		unsigned n = (unsigned)ruma_rng_below(r, OVERLAP);
+		size_t kl = overlap_key(k, n);
+		if (op < 5) {
+			size_t vl = overlap_val(v, k, kl, ruma_rng_below(r, 200));
+			rc = ruma_btree_upsert(sh->t, k, kl, v, vl, NULL);
+			EXPECT(sh, rc == 0, "overlap upsert", rc);
+		} else if (op < 6) {
+			rc = ruma_btree_remove(sh->t, k, kl);
+			EXPECT(sh, rc == 0 || rc == RUMA_ENOTFOUND, "overlap remove", rc);
+		} else {
+			size_t vl = 0;
+			rc = ruma_btree_lookup(sh->t, k, kl, buf, sizeof buf, &vl);
+			EXPECT(sh, rc == 0 || rc == RUMA_ENOTFOUND, "overlap lookup", rc);
+			EXPECT(sh, rc || overlap_ok(k, kl, buf, vl), "overlap value", 0);
+		}
+	} else {
+		scan_state s = { .desc = op == 9, .limit = 1 + (unsigned)ruma_rng_below(r, 120) };
+		const char *starts[] = { "", "c/", "o/0200", "p1/00700", "p3/", "zzz" };
+		const char *st = starts[ruma_rng_below(r, TEST_N(starts))];
+		rc = s.desc ? ruma_btree_scan_desc(sh->t, st, strlen(st), scan_cb, &s)
+			    : ruma_btree_scan_asc(sh->t, st, strlen(st), scan_cb, &s);
+		EXPECT(sh, rc == 0 && !s.bad, "scan", rc);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	worker *w = arg;
+	ruma_rng r;
+	ruma_rng_seed(&r, w->seed);
+	for (unsigned i = 0; i < w->sh->ops && atomic_load(&w->sh->failures) == 0; i++) {
+		if (ruma_rng_below(&r, 2))
+			private_op(w, &r);
+		else
+			shared_op(w, &r);
+	}
+	return NULL;
+}
+
+static int verify(shared *sh, worker *ws)
+{
+	uint8_t k[64], v[256], buf[RUMA_BTREE_MAX_VALUE];
+	for (unsigned id = 0; id < THREADS; id++) {
+		worker *w = &ws[id];
+		for (unsigned n = 0; n < PRIVATE; n++) {
+			size_t kl = private_key(k, id, n), vl = 0;
+			int rc = ruma_btree_lookup(sh->t, k, kl, buf, sizeof buf, &vl);
+			CHECK_EQ(rc, w->present[n] ? 0 : RUMA_ENOTFOUND);
+			if (rc == 0) {
+				size_t el = private_val(v, id, n, w->version[n]);
+				CHECK(vl == el && memcmp(v, buf, el) == 0);
+			}
+		}
+	}
+	for (unsigned c = 0; c < COUNTERS; c++) {
+		uint64_t want = 0, got = 0;
+		for (unsigned id = 0; id < THREADS; id++)
+			want += ws[id].increments[c];
+		size_t kl = (size_t)snprintf((char *)k, sizeof k, "c/%02u", c), vl = 0;
+		CHECK_OK(ruma_btree_lookup(sh->t, k, kl, &got, sizeof got, &vl));
+		CHECK_EQ(vl, sizeof got);
+		CHECK_EQ(got, want);
+	}
+	for (unsigned n = 0; n < OVERLAP; n++) {
+		size_t kl = overlap_key(k, n), vl = 0;
+		int rc = ruma_btree_lookup(sh->t, k, kl, buf, sizeof buf, &vl);
+		CHECK(rc == 0 || rc == RUMA_ENOTFOUND);
+		CHECK(rc || overlap_ok(k, kl, buf, vl));
+	}
+	scan_state s = { .limit = ~0u };
+	CHECK_OK(ruma_btree_scan_asc(sh->t, NULL, 0, scan_cb, &s));
+	CHECK(!s.bad);
+	CHECK_OK(ruma_btree_check(sh->t, stderr));
+	return TEST_PASS;
+}
+
+static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, unsigned ops)
+{
+	char dir[] = "/tmp/ruma-btree-mt-XXXXXX", path[64];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/store", dir);
+	ruma_bm_config c;
+	ruma_bm_config_default(&c);
+	c.path = path;
+	c.virt_bytes = (1u << 14) * (uint64_t)PS;
+	c.phys_bytes = 64 * (uint64_t)PS;
+	c.batch = 8;
+	c.max_threads = THREADS + 2;
+	c.wait = wait;
+	c.evict = evict;
+	c.fresh = true;
+	ruma_bm *bm;
+	int rc = ruma_bm_open(&c, &bm);
+	if (rc == RUMA_EUNSUPP) {
+		rmdir(dir);
+		fprintf(stderr, "  %s/%s: not supported here, skipped\n", ruma_bm_wait_name(wait),
+			ruma_bm_evict_name(evict));
+		return TEST_PASS;
+	}
+	CHECK_OK(rc);
+	static shared sh;
+	memset(&sh, 0, sizeof sh);
+	pthread_mutex_init(&sh.mu, NULL);
+	sh.ops = ops;
+	CHECK_OK(ruma_btree_create(bm, "mt", &sh.t));
+	for (unsigned i = 0; i < COUNTERS; i++) {
+		uint8_t k[16];
+		uint64_t zero = 0;
+		size_t kl = (size_t)snprintf((char *)k, sizeof k, "c/%02u", i);
+		CHECK_OK(ruma_btree_insert(sh.t, k, kl, &zero, sizeof zero));
+	}
+	static worker ws[THREADS];
+	pthread_t th[THREADS];
+	memset(ws, 0, sizeof ws);
+	for (unsigned i = 0; i < THREADS; i++) {
+		ws[i].sh = &sh;
+		ws[i].id = i;
+		ws[i].seed = ruma_rng_next(&test_rng);
+		CHECK(pthread_create(&th[i], NULL, worker_main, &ws[i]) == 0);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	if (atomic_load(&sh.failures)) {
+		fprintf(stderr, "  %s/%s: %s\n", ruma_bm_wait_name(wait), ruma_bm_evict_name(evict),
+			sh.first_failure);
+		return TEST_FAIL;
+	}
+	int v = verify(&sh, ws);
+	ruma_btree_stats st;
+	CHECK_OK(ruma_btree_get_stats(sh.t, &st));
+	ruma_bm_stats bs;
+	ruma_bm_get_stats(bm, &bs);
+	fprintf(stderr,
+		"  %s/%s: %" PRIu64 " entries, height %u, splits %" PRIu64 ", merges %" PRIu64
+		"/%" PRIu64 ", restarts %" PRIu64 ", evictions %" PRIu64 "\n",
+		ruma_bm_wait_name(wait), ruma_bm_evict_name(evict), st.entries, st.height,
+		st.leaf_splits + st.inner_splits, st.leaf_merges, st.inner_merges, st.restarts,
+		bs.evictions);
+	CHECK(bs.evictions > 0);
+	ruma_btree_release(sh.t);
+	CHECK_OK(ruma_bm_close(bm));
+	pthread_mutex_destroy(&sh.mu);
+	unlink(path);
+	rmdir(dir);
+	return v;
+}
+
+static int t_all_configs(void)
+{
+	unsigned ops = sanitized() ? 1500 : 12000;
+	const ruma_bm_wait waits[] = { RUMA_BM_WAIT_SPIN, RUMA_BM_WAIT_YIELD, RUMA_BM_WAIT_FUTEX,
+				       RUMA_BM_WAIT_MUTEX };
+	const ruma_bm_evict evicts[] = { RUMA_BM_EVICT_MADVISE, RUMA_BM_EVICT_PROCESS_MADVISE };
+	for (unsigned w = 0; w < TEST_N(waits); w++)
+		for (unsigned e = 0; e < TEST_N(evicts); e++)
+			if (run_config(waits[w], evicts[e], ops) != TEST_PASS)
+				return TEST_FAIL;
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "all_configs", t_all_configs },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("btree_mt", cases, TEST_N(cases), argc, argv);
+}
