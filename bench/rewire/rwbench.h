@@ -1,0 +1,79 @@
+/*
+ * rwbench.h — benchmarks of the data structures built on rewiring, behind
+ * `ruma rwbench <vector|access|partition|pool>`:
+ *
+ *   vector     push throughput and peak memory of the rewired vector against
+ *              the copying (std::vector), mremap, glibc realloc and software
+ *              indirection vectors, 2^min_log .. 2^max_log 8-byte elements.
+ *              Every measurement runs in a forked child, so the child's peak
+ *              RSS (getrusage ru_maxrss) is the peak of that variant alone.
+ *   access     sequential and random reads and writes over n 8-byte words of
+ *              rewired memory (sequentially wired, randomly wired one mapping
+ *              per page), mmap'ed, malloc'ed and indirect (directory) memory;
+ *              all memory is touched before timing; ratios against malloc.
+ *   partition  the partitioning methods over n random keys and each P.
+ *   pool       the three allocation pools: allocate, first touch, read, free.
+ *
+ * Method: reps measured repetitions after one warm-up repetition that is
+ * discarded; within a repetition every variant runs once per parameter, in
+ * an order rotated from repetition to repetition.  CSV (one row per
+ * measurement) goes to `csv`, the summary (median, min, max; ratio to the
+ * baseline variant as the median of per-repetition ratios) to stderr.
+ */
+#ifndef RUMA_BENCH_RWBENCH_H
+#define RUMA_BENCH_RWBENCH_H
+
+#include <ruma/core.h>
+
+#include <stdio.h>
+
+#define RUMA_RWB_MAX_LIST 32
+
+typedef struct ruma_rwbench_opts {
+	unsigned reps;            /* measured repetitions (>= 1); one warm-up more runs first */
+	uint64_t seed;
+	bool huge;                /* add the 2 MiB page variants (skipped with a note if none free) */
+	unsigned min_log, max_log;/* vector: element counts 2^min_log .. 2^max_log */
+	uint64_t n;               /* access: words; partition: keys; pool: bytes */
+	uint32_t parts[RUMA_RWB_MAX_LIST];
+	size_t nparts;            /* partition: the P values */
+	size_t pages_per_block;   /* partition: block size of the mapped methods */
+	const char *only;         /* comma-separated variant names to run; NULL = all */
+	FILE *csv;
+} ruma_rwbench_opts;
+
+/* Each returns 0, or a negative error when a variant failed (printed on stderr). */
+int ruma_rwbench_vector(const ruma_rwbench_opts *o);
+int ruma_rwbench_access(const ruma_rwbench_opts *o);
+int ruma_rwbench_partition(const ruma_rwbench_opts *o);
+int ruma_rwbench_pool(const ruma_rwbench_opts *o);
+
+/* ---- shared helpers (rwbench_common.c) -------------------------------------- */
+
+/* true when name is selected by o->only (a comma-separated list) or only is NULL. */
+bool ruma_rwb_selected(const ruma_rwbench_opts *o, const char *name);
+
+/* Results of one benchmark: cells (variant x parameter) x reps seconds. */
+typedef struct ruma_rwb_table {
+	size_t ncells, reps;
+	double *sec;        /* [cell * reps + rep], NAN = not measured */
+	char (*label)[64];  /* per cell */
+	int *baseline;      /* per cell: cell index of its baseline, -1 = none */
+} ruma_rwb_table;
+
+int ruma_rwb_table_init(ruma_rwb_table *t, size_t ncells, size_t reps);
+void ruma_rwb_table_free(ruma_rwb_table *t);
+/* Print one summary line per cell: median/min/max seconds, extra = per-op unit
+ * scale (ops per cell, 0 = none), ratio to the baseline. */
+void ruma_rwb_table_print(const ruma_rwb_table *t, const char *title, const double *ops_per_cell);
+
+/* The order of variant k at repetition rep: rotation for interleaving. */
+static inline size_t ruma_rwb_rotate(size_t k, size_t rep, size_t n)
+{
+	return (k + rep) % n;
+}
+
+/* Free 2 MiB huge pages now (HugePages_Free), 0 when unknown. */
+uint64_t ruma_rwb_free_huge_pages(void);
+
+#endif

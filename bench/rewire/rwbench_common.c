@@ -1,0 +1,130 @@
+/*
+ * rwbench_common.c — shared pieces of the structure benchmarks: variant
+ * selection, the results table (cells x repetitions) and its summary
+ * (median, min, max; ratios to a baseline cell computed per repetition),
+ * and the free huge page count.
+ *
+ * Syscalls: none (stdio reads of /proc/meminfo).
+ */
+#include "rewire/rwbench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool ruma_rwb_selected(const ruma_rwbench_opts *o, const char *name)
+{
+	const char *p = o->only;
+	size_t len = strlen(name);
+
+	if (!p || !*p)
+		return true;
+	while (*p) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == len && !strncmp(p, name, len))
+			return true;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return false;
+}
+
+int ruma_rwb_table_init(ruma_rwb_table *t, size_t ncells, size_t reps)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncells = ncells;
+	t->reps = reps;
+	t->sec = malloc((ncells * reps + 1) * sizeof(*t->sec));
+	t->label = calloc(ncells ? ncells : 1, sizeof(*t->label));
+	t->baseline = malloc((ncells ? ncells : 1) * sizeof(*t->baseline));
+	if (!t->sec || !t->label || !t->baseline) {
+		ruma_rwb_table_free(t);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ncells * reps; i++)
+		t->sec[i] = NAN;
+	for (size_t c = 0; c < ncells; c++)
+		t->baseline[c] = -1;
+	return 0;
+}
+
+void ruma_rwb_table_free(ruma_rwb_table *t)
+{
+	free(t->sec);
+	free(t->label);
+	free(t->baseline);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Collect the measured values of a cell (NAN skipped). */
+static size_t cell_values(const ruma_rwb_table *t, size_t c, double *out)
+{
+	size_t k = 0;
+	for (size_t r = 0; r < t->reps; r++) {
+		double v = t->sec[c * t->reps + r];
+		if (!isnan(v))
+			out[k++] = v;
+	}
+	return k;
+}
+
+void ruma_rwb_table_print(const ruma_rwb_table *t, const char *title, const double *ops_per_cell)
+{
+	double *v = malloc((t->reps ? t->reps : 1) * sizeof(*v));
+	ruma_summary s, rs;
+
+	if (!v)
+		return;
+	fprintf(stderr, "\n== %s (%zu measured repetitions, warm-up discarded) ==\n", title, t->reps);
+	fprintf(stderr, "%-44s %12s %12s %12s %12s  %s\n", "variant", "median s", "min s",
+		"max s", "ns/op", "ratio to baseline: median (min..max)");
+	for (size_t c = 0; c < t->ncells; c++) {
+		size_t k = cell_values(t, c, v);
+		if (!k) {
+			fprintf(stderr, "%-44s %12s\n", t->label[c], "not run");
+			continue;
+		}
+		ruma_summarize(v, k, &s);
+		fprintf(stderr, "%-44s %12.6f %12.6f %12.6f", t->label[c], s.median, s.min, s.max);
+		if (ops_per_cell && ops_per_cell[c] > 0)
+			fprintf(stderr, " %12.3f", s.median * 1e9 / ops_per_cell[c]);
+		else
+			fprintf(stderr, " %12s", "-");
+		int b = t->baseline[c];
+		if (b >= 0 && (size_t)b != c) {
+			size_t m = 0;
+			for (size_t r = 0; r < t->reps; r++) {
+				double x = t->sec[c * t->reps + r], y = t->sec[(size_t)b * t->reps + r];
+				if (!isnan(x) && !isnan(y) && y > 0)
+					v[m++] = x / y;
+			}
+			if (m) {
+				ruma_summarize(v, m, &rs);
+				fprintf(stderr, "  %.3f (%.3f..%.3f) vs %s", rs.median, rs.min, rs.max,
+					t->label[b]);
+			}
+		} else if (b >= 0) {
+			fprintf(stderr, "  baseline");
+		}
+		fputc('\n', stderr);
+	}
+	free(v);
+}
+
+uint64_t ruma_rwb_free_huge_pages(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "HugePages_Free: %llu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}

@@ -1,0 +1,137 @@
+/*
+ * rwbench_partition.c — `ruma rwbench partition`: the partitioning methods
+ * of partition.h over n random 64-bit keys for each partition count P.
+ * Variants: traditional (the baseline), traditional-swwc, traditional-chains,
+ * mapped, mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, and
+ * with --huge mapped-chains-2m and mremap-2m.  The timed region is one
+ * ruma_part_run (including building the contiguous output where the method
+ * has one); freeing the result is not timed.  Every result is checked
+ * (partition sizes against the histogram) before its time is recorded.
+ *
+ * Syscalls: none directly.
+ */
+#include "rewire/rwbench.h"
+
+#include <ruma/partition.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct part_variant {
+	const char *name;
+	ruma_part_method method;
+	bool swwc, huge;
+} part_variant;
+
+static const part_variant variants[] = {
+	{ "traditional", RUMA_PART_TRADITIONAL, false, false },
+	{ "traditional-swwc", RUMA_PART_TRADITIONAL, true, false },
+	{ "traditional-chains", RUMA_PART_TRADITIONAL_CHAINS, false, false },
+	{ "mapped", RUMA_PART_MAPPED, false, false },
+	{ "mapped-chains", RUMA_PART_MAPPED_CHAINS, false, false },
+	{ "mapped-chains-swwc", RUMA_PART_MAPPED_CHAINS, true, false },
+	{ "mapped-adaptive", RUMA_PART_MAPPED_ADAPTIVE, false, false },
+	{ "mremap", RUMA_PART_MREMAP, false, false },
+	{ "mapped-chains-2m", RUMA_PART_MAPPED_CHAINS, false, true },
+	{ "mremap-2m", RUMA_PART_MREMAP, false, true },
+};
+#define NVAR (sizeof(variants) / sizeof(variants[0]))
+
+static bool sizes_match(const ruma_part_result *r, const size_t *hist, uint32_t P)
+{
+	for (uint32_t p = 0; p < P; p++)
+		if (r->start[p + 1] - r->start[p] != hist[p])
+			return false;
+	return true;
+}
+
+int ruma_rwbench_partition(const ruma_rwbench_opts *o)
+{
+	size_t sel[NVAR], nsel = 0, np = o->nparts;
+	uint64_t n = o->n, *keys;
+	ruma_rwb_table t;
+	size_t *hist;
+	double *ops;
+	ruma_rng rng;
+	int rc = 0;
+
+	for (size_t k = 0; k < NVAR; k++)
+		if (ruma_rwb_selected(o, variants[k].name) && (!variants[k].huge || o->huge))
+			sel[nsel++] = k;
+	if (!nsel || !np) {
+		fprintf(stderr, "rwbench partition: no variant or partition count selected\n");
+		return -EINVAL;
+	}
+	keys = malloc(n * sizeof(*keys));
+	hist = malloc(RUMA_PART_MAX_PARTITIONS * sizeof(*hist));
+	ops = calloc(nsel * np, sizeof(*ops));
+	if (!keys || !hist || !ops || ruma_rwb_table_init(&t, nsel * np, o->reps)) {
+		free(keys);
+		free(hist);
+		free(ops);
+		return -ENOMEM;
+	}
+	ruma_rng_seed(&rng, o->seed);
+	for (uint64_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&rng);
+	for (size_t pi = 0; pi < np; pi++)
+		for (size_t j = 0; j < nsel; j++) {
+			size_t c = pi * nsel + j;
+			snprintf(t.label[c], sizeof(t.label[c]), "P=%u %s", o->parts[pi],
+				 variants[sel[j]].name);
+			t.baseline[c] = (int)(pi * nsel);
+			ops[c] = (double)n;
+		}
+	fprintf(o->csv, "bench,variant,partitions,pages_per_block,n,rep,seconds,mkeys_per_s,"
+			"rewires,bytes_copied,contiguous\n");
+	for (unsigned r = 0; r <= o->reps; r++)
+		for (size_t pi = 0; pi < np; pi++) {
+			uint32_t P = o->parts[pi];
+			ruma_part_histogram(keys, n, 0, P, hist);
+			for (size_t jj = 0; jj < nsel; jj++) {
+				size_t j = ruma_rwb_rotate(jj, r, nsel);
+				const part_variant *v = &variants[sel[j]];
+				ruma_part_opts po;
+				ruma_part_result *res;
+				ruma_part_opts_default(&po);
+				po.method = v->method;
+				po.partitions = P;
+				po.swwc = v->swwc;
+				po.huge = v->huge;
+				po.pages_per_block = o->pages_per_block;
+				double t0 = ruma_now_sec();
+				int prc = ruma_part_run(keys, n, &po, &res);
+				double sec = ruma_now_sec() - t0;
+				if (prc) {
+					if (r == 0)
+						fprintf(stderr, "rwbench partition: %s P=%u: %s\n", v->name, P,
+							ruma_strerror(prc));
+					rc = rc ? rc : prc;
+					continue;
+				}
+				if (!sizes_match(res, hist, P)) {
+					fprintf(stderr, "rwbench partition: %s P=%u: wrong partition sizes\n",
+						v->name, P);
+					ruma_part_result_free(res);
+					rc = RUMA_ECORRUPT;
+					continue;
+				}
+				if (r > 0) {
+					t.sec[(pi * nsel + j) * o->reps + (r - 1)] = sec;
+					fprintf(o->csv, "partition,%s,%u,%zu,%llu,%u,%.9f,%.3f,%llu,%llu,%d\n",
+						v->name, P, o->pages_per_block, (unsigned long long)n, r, sec,
+						n / sec / 1e6, (unsigned long long)res->rewires,
+						(unsigned long long)res->bytes_copied, res->data != NULL);
+					fflush(o->csv);
+				}
+				ruma_part_result_free(res);
+			}
+		}
+	ruma_rwb_table_print(&t, "partitioning (ns/op = per key; ratio to traditional)", ops);
+	free(keys);
+	free(hist);
+	free(ops);
+	ruma_rwb_table_free(&t);
+	return rc;
+}

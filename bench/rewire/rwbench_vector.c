@@ -1,0 +1,222 @@
+/*
+ * rwbench_vector.c — `ruma rwbench vector`: push throughput and peak memory
+ * of the growable vectors (vector.h): rewired (4 KiB; with prepopulation;
+ * 2 MiB with --huge), copy (std::vector-like), mremap, glibc realloc and
+ * software indirection.
+ *
+ * Each measurement runs in a forked child: it creates the vector, pushes
+ * 0..n-1 (timed), checks a sample of the elements, reads the memory it holds
+ * (/proc/self/smaps_rollup: Rss + hugetlb) and reports through a pipe.  The
+ * parent takes the child's peak RSS from wait4's rusage (ru_maxrss), minus
+ * the peak of an idle child.  Hugetlb pages are not part of RSS: for 2 MiB
+ * variants the peak column adds the hugetlb bytes held at the end.
+ *
+ * Syscalls: fork, pipe, read/write, wait4 (process control, not memory
+ * management; the vectors make their own calls through the library).
+ */
+#include "rewire/rwbench.h"
+
+#include <ruma/perf.h>
+#include <ruma/vector.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct vec_variant {
+	const char *name;
+	ruma_vec_kind kind;
+	bool huge, prepopulate;
+} vec_variant;
+
+static const vec_variant variants[] = {
+	{ "rewired", RUMA_VEC_REWIRED, false, false },
+	{ "rewired-prepop", RUMA_VEC_REWIRED, false, true },
+	{ "copy", RUMA_VEC_COPY, false, false },
+	{ "mremap", RUMA_VEC_MREMAP, false, false },
+	{ "realloc", RUMA_VEC_REALLOC, false, false },
+	{ "indirect-4k", RUMA_VEC_INDIRECT, false, false },
+	{ "indirect-2m", RUMA_VEC_INDIRECT, true, false },
+	{ "rewired-2m", RUMA_VEC_REWIRED, true, false },
+	{ "rewired-2m-prepop", RUMA_VEC_REWIRED, true, true },
+	{ "mremap-2m", RUMA_VEC_MREMAP, true, false },
+};
+#define NVAR (sizeof(variants) / sizeof(variants[0]))
+
+/* What a child reports. */
+typedef struct child_report {
+	int rc;
+	double sec;
+	uint64_t held_bytes;    /* Rss + hugetlb at the end */
+	uint64_t hugetlb_bytes;
+} child_report;
+
+static void child_run(const vec_variant *v, uint64_t n, int fd)
+{
+	child_report rep = { 0 };
+	ruma_vec_opts o;
+	ruma_vec *vec = NULL;
+	ruma_perf_memory mem;
+
+	ruma_vec_opts_default(&o);
+	o.kind = v->kind;
+	o.huge = v->huge;
+	o.prepopulate = v->prepopulate;
+	o.max_bytes = (size_t)(n * 8 * 2 + ((size_t)64 << 20));
+	rep.rc = ruma_vec_create(&vec, &o);
+	if (!rep.rc) {
+		double t0 = ruma_now_sec();
+		for (uint64_t i = 0; i < n; i++)
+			if (RUMA_UNLIKELY((rep.rc = ruma_vec_push_u64(vec, i)) != 0))
+				break;
+		rep.sec = ruma_now_sec() - t0;
+	}
+	if (!rep.rc)
+		for (uint64_t i = 0; i < n; i += 1 + n / 1000)
+			if (ruma_vec_get_u64(vec, i) != i) {
+				rep.rc = RUMA_ECORRUPT;
+				break;
+			}
+	if (!rep.rc && !ruma_perf_memory_read(&mem)) {
+		rep.hugetlb_bytes = mem.private_hugetlb + mem.shared_hugetlb;
+		rep.held_bytes = mem.rss + rep.hugetlb_bytes;
+	}
+	ruma_vec_destroy(vec);
+	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+		_exit(3);
+	_exit(0);
+}
+
+/* Fork a child for one measurement; *peak gets its ru_maxrss in bytes. */
+static int measure(const vec_variant *v, uint64_t n, child_report *out, uint64_t *peak)
+{
+	int pfd[2], status;
+	struct rusage ru;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return e;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		if (v)
+			child_run(v, n, pfd[1]);
+		child_report idle = { 0 };
+		if (write(pfd[1], &idle, sizeof(idle)) != (ssize_t)sizeof(idle))
+			_exit(3);
+		_exit(0);
+	}
+	close(pfd[1]);
+	ssize_t got = read(pfd[0], out, sizeof(*out));
+	close(pfd[0]);
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -errno;
+	if (got != (ssize_t)sizeof(*out) || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -ECHILD;
+	*peak = (uint64_t)ru.ru_maxrss * 1024;
+	return 0;
+}
+
+int ruma_rwbench_vector(const ruma_rwbench_opts *o)
+{
+	size_t nsizes = o->max_log - o->min_log + 1, sel[NVAR], nsel = 0;
+	ruma_rwb_table t;
+	child_report rep;
+	uint64_t idle_peak = 0, peak;
+	double *ops, *peaks = NULL;
+	int rc = 0;
+
+	for (size_t k = 0; k < NVAR; k++) {
+		if (!ruma_rwb_selected(o, variants[k].name))
+			continue;
+		if (variants[k].huge && variants[k].kind != RUMA_VEC_INDIRECT && !o->huge)
+			continue;
+		sel[nsel++] = k;
+	}
+	if (!nsel) {
+		fprintf(stderr, "rwbench vector: no variant selected\n");
+		return -EINVAL;
+	}
+	if (o->huge)
+		fprintf(stderr, "rwbench vector: %llu huge pages free; 2 MiB variants that need more "
+			"are reported as failed with RUMA_ENOHUGE\n",
+			(unsigned long long)ruma_rwb_free_huge_pages());
+	rc = measure(NULL, 0, &rep, &idle_peak);
+	if (rc)
+		return rc;
+	if (ruma_rwb_table_init(&t, nsel * nsizes, o->reps))
+		return -ENOMEM;
+	ops = calloc(nsel * nsizes, sizeof(*ops));
+	peaks = malloc(nsel * nsizes * o->reps * sizeof(*peaks));
+	if (!ops || !peaks) {
+		free(ops);
+		free(peaks);
+		ruma_rwb_table_free(&t);
+		return -ENOMEM;
+	}
+	for (size_t s = 0; s < nsizes; s++)
+		for (size_t k = 0; k < nsel; k++) {
+			size_t c = s * nsel + k;
+			snprintf(t.label[c], sizeof(t.label[c]), "n=2^%zu %s", o->min_log + s,
+				 variants[sel[k]].name);
+			t.baseline[c] = (int)(s * nsel); /* the first selected variant */
+			ops[c] = (double)((uint64_t)1 << (o->min_log + s));
+		}
+	fprintf(o->csv, "bench,variant,n,rep,seconds,mpush_per_s,peak_rss_bytes,held_bytes,hugetlb_bytes\n");
+	for (unsigned r = 0; r <= o->reps; r++)
+		for (size_t s = 0; s < nsizes; s++)
+			for (size_t j = 0; j < nsel; j++) {
+				size_t k = ruma_rwb_rotate(j, r, nsel);
+				const vec_variant *v = &variants[sel[k]];
+				uint64_t n = (uint64_t)1 << (o->min_log + s);
+				int mrc = measure(v, n, &rep, &peak);
+				if (!mrc)
+					mrc = rep.rc;
+				if (mrc) {
+					fprintf(stderr, "rwbench vector: %s n=%llu: %s\n", v->name,
+						(unsigned long long)n, ruma_strerror(mrc));
+					rc = rc ? rc : mrc;
+					continue;
+				}
+				if (r == 0)
+					continue; /* warm-up */
+				uint64_t pk = (peak > idle_peak ? peak - idle_peak : 0) + rep.hugetlb_bytes;
+				t.sec[(s * nsel + k) * o->reps + (r - 1)] = rep.sec;
+				peaks[(s * nsel + k) * o->reps + (r - 1)] = (double)pk;
+				fprintf(o->csv, "vector,%s,%llu,%u,%.9f,%.3f,%llu,%llu,%llu\n", v->name,
+					(unsigned long long)n, r, rep.sec, n / rep.sec / 1e6,
+					(unsigned long long)pk, (unsigned long long)rep.held_bytes,
+					(unsigned long long)rep.hugetlb_bytes);
+				fflush(o->csv);
+			}
+	ruma_rwb_table_print(&t, "vector push (ns/op = per push; ratio to the first variant)", ops);
+	fprintf(stderr, "\npeak memory (child ru_maxrss minus an idle child's, plus hugetlb held), MiB:\n");
+	for (size_t c = 0; c < t.ncells; c++) {
+		double v[64];
+		size_t m = 0;
+		ruma_summary sm;
+		for (size_t r = 0; r < o->reps && m < 64; r++)
+			if (!isnan(t.sec[c * o->reps + r]))
+				v[m++] = peaks[c * o->reps + r] / 1048576.0;
+		if (!m)
+			continue;
+		ruma_summarize(v, m, &sm);
+		fprintf(stderr, "%-44s %10.1f (%.1f..%.1f)  = %.2f x the data\n", t.label[c], sm.median,
+			sm.min, sm.max, sm.median * 1048576.0 / (ops[c] * 8));
+	}
+	free(ops);
+	free(peaks);
+	ruma_rwb_table_free(&t);
+	return rc;
+}
