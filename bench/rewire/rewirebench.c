@@ -6,8 +6,8 @@
  * Invariants: every number printed is a measured wall-clock time
  * (CLOCK_MONOTONIC around the operation only; area creation and teardown are
  * outside the timed region).  Repetition 0 is a warm-up and is discarded.
- * Within a repetition all variants of all page sizes run once, in an order
- * rotated by one position per repetition.  nr_hugepages is changed only with
+ * Within a repetition all variants of all page sizes run once, in a random
+ * order drawn per repetition (so no variant always follows the same one).  nr_hugepages is changed only with
  * --reserve-huge and is restored before returning (also after SIGINT/SIGTERM,
  * which end the run early).
  *
@@ -407,12 +407,17 @@ static uint64_t huge_pages_for(const ruma_rewirebench_opts *o)
 
 /* ---- the run ---------------------------------------------------------------------- */
 
-static int run_rep(struct set *sets, size_t nsets, unsigned rep, struct results *r)
+/* One repetition: every (set, variant) job once, in a fresh random order. */
+static int run_rep(struct set *sets, size_t nsets, unsigned rep, ruma_rng *rng, struct results *r)
 {
+	uint64_t order[2 * NVARIANTS];
 	size_t jobs = nsets * NVARIANTS;
 
+	for (size_t j = 0; j < jobs; j++)
+		order[j] = j;
+	ruma_rng_shuffle_u64(rng, order, jobs);
 	for (size_t j = 0; j < jobs && !stop_requested; j++) {
-		size_t job = (j + rep) % jobs;
+		size_t job = (size_t)order[j];
 		struct set *s = &sets[job / NVARIANTS];
 		struct meas m[MAX_VARIANT_ROWS];
 		size_t nm = 0;
@@ -457,7 +462,7 @@ static int run_sets(const ruma_rewirebench_opts *o, ruma_rng *rng, struct result
 		}
 	}
 	for (unsigned rep = 0; !rc && rep <= o->reps; rep++)
-		rc = run_rep(sets, nsets, rep, r);
+		rc = run_rep(sets, nsets, rep, rng, r);
 	for (size_t i = 0; i < nsets; i++)
 		set_close(&sets[i]);
 	return rc;
