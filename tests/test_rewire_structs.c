@@ -344,6 +344,8 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts 
 	return TEST_PASS;
 }
 
+static size_t part_extent_pages; /* extent_pages for part_one */
+
 static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t P,
 		    unsigned shift, size_t ppb, bool swwc, bool huge, bool contiguous)
 {
@@ -361,6 +363,7 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 	o.contiguous = contiguous;
 	o.prefault_dst = swwc;
 	o.populate = !swwc;
+	o.extent_pages = part_extent_pages;
 	rc = ruma_part_run(keys, n, &o, &r);
 	if (huge && rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
@@ -408,6 +411,15 @@ static int t_partition_all_methods(void)
 	for (int m = RUMA_PART_MAPPED; m <= RUMA_PART_MAPPED_ADAPTIVE; m++)
 		CHECK_EQ(part_one(keys, n, (ruma_part_method)m, 16, 0, 2, false, false, false),
 			 TEST_PASS);
+	/* blocks carved from reserved extents */
+	for (size_t ext = 1; ext <= 64; ext *= 8) {
+		part_extent_pages = ext;
+		for (int m = RUMA_PART_MAPPED; m <= RUMA_PART_MAPPED_ADAPTIVE; m++)
+			for (int swwc = 0; swwc < 2; swwc++)
+				CHECK_EQ(part_one(keys, n, (ruma_part_method)m, 16, 0, 2, swwc, false,
+						  swwc == 0), TEST_PASS);
+	}
+	part_extent_pages = 0;
 	/* high radix bits via shift */
 	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED_CHAINS, 64, 58, 1, false, false, true), TEST_PASS);
 	CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 64, 58, 1, true, false, true), TEST_PASS);

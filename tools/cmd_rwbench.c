@@ -44,6 +44,8 @@ static void usage(FILE *f)
 		"                       pool: bytes (default 128M); suffixes K/M/G and 1e6 accepted\n"
 		"  --partitions LIST    partition counts, powers of two (default 16,64,256,1024)\n"
 		"  --pages-per-block K  block size of the mapped partitioning methods (default 1)\n"
+		"  --extent-pages E     pool pages reserved per partition by the -ext variants\n"
+		"                       (default 1024)\n"
 		"  --csv FILE           CSV to FILE instead of stdout\n"
 		"CSV rows (one per measurement) on stdout, summaries on stderr.\n");
 }
@@ -75,7 +77,8 @@ static int parse_parts(const char *s, ruma_rwbench_opts *o)
 
 int ruma_cmd_rwbench(int argc, char **argv)
 {
-	ruma_rwbench_opts o = { .reps = 5, .min_log = 20, .max_log = 24, .pages_per_block = 1 };
+	ruma_rwbench_opts o = { .reps = 5, .min_log = 20, .max_log = 24, .pages_per_block = 1,
+				 .extent_pages = 1024 };
 	const char *which, *csv_path = NULL;
 	uint64_t reserve = 0, n = 0, prev_huge = 0;
 	bool reserved = false;
@@ -139,6 +142,10 @@ int ruma_cmd_rwbench(int argc, char **argv)
 			if (ruma_parse_u64(v, &x) || x < 1 || x > 4096)
 				return bad(a, v);
 			o.pages_per_block = (size_t)x;
+		} else if (!strcmp(a, "--extent-pages")) {
+			if (ruma_parse_u64(v, &x) || x < 1 || x > ((uint64_t)1 << 24))
+				return bad(a, v);
+			o.extent_pages = (size_t)x;
 		} else if (!strcmp(a, "--csv")) {
 			csv_path = v;
 		} else {

@@ -38,6 +38,7 @@ typedef struct ruma_rwbench_opts {
 	uint32_t parts[RUMA_RWB_MAX_LIST];
 	size_t nparts;            /* partition: the P values */
 	size_t pages_per_block;   /* partition: block size of the mapped methods */
+	size_t extent_pages;      /* partition: extent size of the -ext variants */
 	const char *only;         /* comma-separated variant names to run; NULL = all */
 	FILE *csv;
 } ruma_rwbench_opts;

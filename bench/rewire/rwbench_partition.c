@@ -2,8 +2,9 @@
  * rwbench_partition.c — `ruma rwbench partition`: the partitioning methods
  * of partition.h over n random 64-bit keys for each partition count P.
  * Variants: traditional (the baseline), traditional-swwc, traditional-chains,
- * mapped, mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, and
- * with --huge mapped-chains-2m and mremap-2m.  The timed region is one
+ * mapped, mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, the
+ * -ext variants (blocks carved from per-partition extents of extent_pages
+ * pool pages), and with --huge mapped-chains-2m and mremap-2m.  The timed region is one
  * ruma_part_run (including building the contiguous output where the method
  * has one); freeing the result is not timed.  Every result is checked
  * (partition sizes against the histogram) before its time is recorded.
@@ -21,20 +22,23 @@
 typedef struct part_variant {
 	const char *name;
 	ruma_part_method method;
-	bool swwc, huge;
+	bool swwc, huge, extents;
 } part_variant;
 
 static const part_variant variants[] = {
-	{ "traditional", RUMA_PART_TRADITIONAL, false, false },
-	{ "traditional-swwc", RUMA_PART_TRADITIONAL, true, false },
-	{ "traditional-chains", RUMA_PART_TRADITIONAL_CHAINS, false, false },
-	{ "mapped", RUMA_PART_MAPPED, false, false },
-	{ "mapped-chains", RUMA_PART_MAPPED_CHAINS, false, false },
-	{ "mapped-chains-swwc", RUMA_PART_MAPPED_CHAINS, true, false },
-	{ "mapped-adaptive", RUMA_PART_MAPPED_ADAPTIVE, false, false },
-	{ "mremap", RUMA_PART_MREMAP, false, false },
-	{ "mapped-chains-2m", RUMA_PART_MAPPED_CHAINS, false, true },
-	{ "mremap-2m", RUMA_PART_MREMAP, false, true },
+	{ "traditional", RUMA_PART_TRADITIONAL, false, false, false },
+	{ "traditional-swwc", RUMA_PART_TRADITIONAL, true, false, false },
+	{ "traditional-chains", RUMA_PART_TRADITIONAL_CHAINS, false, false, false },
+	{ "mapped", RUMA_PART_MAPPED, false, false, false },
+	{ "mapped-chains", RUMA_PART_MAPPED_CHAINS, false, false, false },
+	{ "mapped-chains-swwc", RUMA_PART_MAPPED_CHAINS, true, false, false },
+	{ "mapped-adaptive", RUMA_PART_MAPPED_ADAPTIVE, false, false, false },
+	{ "mapped-ext", RUMA_PART_MAPPED, false, false, true },
+	{ "mapped-chains-ext", RUMA_PART_MAPPED_CHAINS, false, false, true },
+	{ "mapped-chains-ext-swwc", RUMA_PART_MAPPED_CHAINS, true, false, true },
+	{ "mremap", RUMA_PART_MREMAP, false, false, false },
+	{ "mapped-chains-2m", RUMA_PART_MAPPED_CHAINS, false, true, false },
+	{ "mremap-2m", RUMA_PART_MREMAP, false, true, false },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -100,6 +104,7 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 				po.swwc = v->swwc;
 				po.huge = v->huge;
 				po.pages_per_block = o->pages_per_block;
+				po.extent_pages = v->extents ? o->extent_pages : 0;
 				double t0 = ruma_now_sec();
 				int prc = ruma_part_run(keys, n, &po, &res);
 				double sec = ruma_now_sec() - t0;

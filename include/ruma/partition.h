@@ -72,6 +72,16 @@ typedef struct ruma_part_opts {
 	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering */
 	bool populate;           /* mapped methods: populate the final contiguous output */
 	bool contiguous;         /* mapped methods: build the contiguous output (default true); false leaves chunks */
+	/*
+	 * Mapped methods: pool pages reserved per partition at a time.  Blocks of
+	 * a partition are carved from its reserved extent, so they are
+	 * physically contiguous: the kernel merges their mappings and the final
+	 * layout needs about one mmap per extent instead of one per block.
+	 * Unused reserved pages were never touched and cost no memory; they are
+	 * freed at the end.  0 (default) = every block is allocated on its own,
+	 * as in the original.
+	 */
+	size_t extent_pages;
 } ruma_part_opts;
 
 /* One run of consecutive output keys of one partition. */

@@ -53,6 +53,7 @@ typedef struct mpart {
 	uint64_t *wp, *wend, *bstart; /* write pointer, end and start of the current block */
 	mblock *b;
 	size_t nb, cap;
+	uint64_t ext_next, ext_end;   /* reserved pool pages [ext_next, ext_end) of pool 0 */
 } mpart;
 
 typedef struct mctx {
@@ -68,6 +69,43 @@ typedef struct mctx {
 } mctx;
 
 enum { ADAPTIVE_MAX_PAGES = 512 }; /* 2 MiB in 4 KiB pages */
+
+/*
+ * Pool pages for a block of partition mp: from the partition's reserved
+ * extent when extents are on (pool 0), else straight from the pool.
+ */
+static int alloc_block(mctx *c, mpart *mp, int q, uint32_t npages, uint64_t *first)
+{
+	size_t ext = c->o->extent_pages;
+	int rc;
+
+	if (!ext || q)
+		return ruma_phys_alloc(c->impl->phys[q], npages, first);
+	if (mp->ext_end - mp->ext_next < npages) {
+		uint64_t want = RUMA_MAX((uint64_t)ext, (uint64_t)npages), start;
+		rc = ruma_phys_alloc(c->impl->phys[0], want, &start);
+		if (rc)
+			return rc;
+		if (mp->ext_end > mp->ext_next) /* the unused rest of the old extent */
+			(void)ruma_phys_free(c->impl->phys[0], mp->ext_next, mp->ext_end - mp->ext_next);
+		mp->ext_next = start;
+		mp->ext_end = start + want;
+	}
+	*first = mp->ext_next;
+	mp->ext_next += npages;
+	return 0;
+}
+
+/* Free what is left of every partition's reserved extent. */
+static void free_extents(mctx *c)
+{
+	for (uint32_t p = 0; p < c->P; p++) {
+		mpart *mp = &c->parts[p];
+		if (mp->ext_end > mp->ext_next)
+			(void)ruma_phys_free(c->impl->phys[0], mp->ext_next, mp->ext_end - mp->ext_next);
+		mp->ext_next = mp->ext_end = 0;
+	}
+}
 
 /* Open a new block for partition p; `done` keys of the input are consumed. */
 static int new_block(mctx *c, uint32_t p, size_t done)
@@ -101,7 +139,7 @@ static int new_block(mctx *c, uint32_t p, size_t done)
 		mp->b = nbk;
 		mp->cap = nc;
 	}
-	rc = ruma_phys_alloc(c->impl->phys[q], npages, &first);
+	rc = alloc_block(c, mp, q, npages, &first);
 	if (rc)
 		return rc;
 	a = c->work[q];
@@ -110,7 +148,9 @@ static int new_block(mctx *c, uint32_t p, size_t done)
 		vpage += mp->nb * (uint64_t)npages;
 	rc = ruma_area_map_run(a, vpage, c->impl->phys[q], first, npages, 0, NULL);
 	if (rc) {
-		(void)ruma_phys_free(c->impl->phys[q], first, npages);
+		if (!c->o->extent_pages || q)
+			(void)ruma_phys_free(c->impl->phys[q], first, npages);
+		/* a block carved from an extent is released with the extent's rest */
 		return rc;
 	}
 	c->rewires++;
@@ -414,6 +454,7 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 		ruma_area_destroy(c.work[q]);
 		c.work[q] = NULL;
 	}
+	free_extents(&c);
 	free_unused_tails(&c);
 	bool chunks_only = !o->contiguous || impl->phys[1];
 	r->nchunks = 0;
