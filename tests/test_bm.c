@@ -556,6 +556,106 @@ static int t_process_madvise_used(void)
 	return TEST_PASS;
 }
 
+/* Attach img to a free loop device; the device path goes to dev. */
+static int loop_attach(const char *img, char *dev, size_t len)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "losetup -f --show %s 2>/dev/null", img);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	bool ok = fgets(dev, (int)len, f) != NULL;
+	int st = pclose(f);
+	if (!ok || st != 0 || strncmp(dev, "/dev/loop", 9))
+		return -1;
+	dev[strcspn(dev, "\n")] = 0;
+	return 0;
+}
+
+static void loop_detach(const char *dev)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "losetup -d %s", dev);
+	if (system(cmd) != 0)
+		fprintf(stderr, "  could not detach %s\n", dev);
+}
+
+static int make_image(const char *img, off_t size)
+{
+	int fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	int r = ftruncate(fd, size);
+	close(fd);
+	return r;
+}
+
+static int blockdev_body(const char *dev, const char *img2, char *dev2, size_t dev2len)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	static ruma_pid pids[1024];
+	size_t n = 0;
+	int r = 0;
+	void *p;
+
+	strcpy(path, dev);
+	cfg_small(&c, 4096, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	/* 2 MiB = 512 pages, 2 of them metadata: allocation ends with -ENOSPC */
+	while (n < 1024) {
+		r = ruma_bm_alloc(bm, &pids[n], &p);
+		if (r)
+			break;
+		fill(p, pids[n], 21);
+		ruma_bm_unfix_x(bm, pids[n]);
+		n++;
+	}
+	CHECK_EQ(r, -ENOSPC);
+	CHECK(n >= 500 && n <= 510);
+	CHECK_OK(ruma_bm_close(bm));
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (verify_all(bm, pids, n, 21) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	/* the same store on a device that is too small is refused */
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "dd if=%s of=%s bs=1M count=1 status=none", dev, img2);
+	CHECK(system(cmd) == 0);
+	CHECK(loop_attach(img2, dev2, dev2len) == 0);
+	strcpy(path, dev2);
+	r = ruma_bm_open(&c, &bm);
+	CHECK_EQ(r, -ENOSPC);
+	return TEST_PASS;
+}
+
+static int t_blockdev(void)
+{
+	char img[160], img2[160], dev[64], dev2[64] = "";
+	char saved[128];
+
+	if (geteuid() != 0)
+		SKIP("needs root for a loop device");
+	snprintf(img, sizeof(img), "%s/disk.img", dir);
+	snprintf(img2, sizeof(img2), "%s/small.img", dir);
+	if (make_image(img, 2 << 20))
+		SKIP("cannot create %s", img);
+	if (loop_attach(img, dev, sizeof(dev))) {
+		unlink(img);
+		SKIP("no loop device available (losetup failed)");
+	}
+	strcpy(saved, path);
+	int r = blockdev_body(dev, img2, dev2, sizeof(dev2));
+	strcpy(path, saved);
+	loop_detach(dev);
+	if (dev2[0])
+		loop_detach(dev2);
+	unlink(img);
+	unlink(img2);
+	return r;
+}
+
 static const struct test_case cases[] = {
 	{ "latches", t_latches },
 	{ "reuse", t_reuse },
@@ -570,6 +670,7 @@ static const struct test_case cases[] = {
 	{ "bad_config", t_bad_config },
 	{ "matrix", t_matrix },
 	{ "process_madvise", t_process_madvise_used },
+	{ "blockdev", t_blockdev },
 };
 
 int main(int argc, char **argv)

@@ -479,7 +479,8 @@ static int map_memory(ruma_bm *bm)
 		if (!((bm->free_bits[pid >> 6] >> (pid & 63)) & 1))
 			bm_written_set(bm, pid, true);
 
-	uint64_t slots = next_pow2(bm->phys_pages + bm->phys_pages / 2 + 1);
+	/* room for the pool, the faults in flight on every thread, and slack */
+	uint64_t slots = next_pow2(bm->phys_pages + bm->phys_pages / 2 + 2ull * bm->cfg.max_threads + 1);
 	bm->rs_mask = slots - 1;
 	bm->rs_len = slots * sizeof(uint64_t);
 	r = map_anon(bm->rs_len, &p);
@@ -707,7 +708,9 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 		}
 		bm_wait(bm, pid, w, &n);
 	}
+	BM_IGNORE_WRITES_BEGIN();
 	memset(bm_page(bm, pid), 0, RUMA_BM_PAGE_SIZE);
+	BM_IGNORE_WRITES_END();
 	*pid_out = pid;
 	*page = bm_page(bm, pid);
 	return 0;

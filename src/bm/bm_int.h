@@ -141,6 +141,29 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out);
 void bm_thread_free(struct bm_thread *t);
 void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
 
+/*
+ * Under ThreadSanitizer: a page is filled (pread, or zeroed on reuse) while
+ * it is latched exclusively, but optimistic readers may still be reading
+ * its old contents — the race the version check makes harmless.  The
+ * filling thread tells TSan to ignore these writes.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define BM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BM_TSAN 1
+#endif
+#endif
+#ifdef BM_TSAN
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+#define BM_IGNORE_WRITES_BEGIN() AnnotateIgnoreWritesBegin(__FILE__, __LINE__)
+#define BM_IGNORE_WRITES_END() AnnotateIgnoreWritesEnd(__FILE__, __LINE__)
+#else
+#define BM_IGNORE_WRITES_BEGIN() ((void)0)
+#define BM_IGNORE_WRITES_END() ((void)0)
+#endif
+
 static inline bool bm_written_test(ruma_bm *bm, ruma_pid pid)
 {
 	return (atomic_load_explicit(&bm->written[pid >> 6], memory_order_acquire) >>

@@ -454,8 +454,10 @@ int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read)
 	}
 	atomic_fetch_add(&bm->phys_used, 1);
 	if (read && bm_written_test(bm, pid)) {
+		BM_IGNORE_WRITES_BEGIN();
 		r = ruma_os_pread_full(bm->fd, bm_page(bm, pid), RUMA_BM_PAGE_SIZE,
 				       (off_t)(pid * RUMA_BM_PAGE_SIZE));
+		BM_IGNORE_WRITES_END();
 		if (r) {
 			/* drop whatever part arrived: the page stays evicted */
 			(void)ruma_os_madvise(bm_page(bm, pid), RUMA_BM_PAGE_SIZE, MADV_DONTNEED);
