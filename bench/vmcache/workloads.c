@@ -11,6 +11,7 @@
 
 const ruma_vmcache_workload *const ruma_vmcache_workloads[] = {
 	&ruma_vmcache_rndread_workload,
+	&ruma_vmcache_tpcc_workload,
 	NULL,
 };
 

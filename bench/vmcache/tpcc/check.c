@@ -1,0 +1,300 @@
+/*
+ * check.c — TPC-C consistency conditions 1-4 (clause 3.3.2.1-3.3.2.4) and
+ * row-count checks, from one full scan of each table involved.
+ *
+ *  1. W_YTD = sum of D_YTD over the warehouse's districts.
+ *  2. D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID) per district.
+ *  3. max(NO_O_ID) - min(NO_O_ID) + 1 = number of NEW-ORDER rows per district.
+ *  4. sum of O_OL_CNT = number of ORDER-LINE rows per district.
+ * Conditions 2 (NEW-ORDER part) and 3 are skipped for a district without
+ * NEW-ORDER rows (max and min are undefined then).  The checks read each
+ * table separately, so they are meaningful only when no transaction runs.
+ * No syscalls of its own.
+ */
+#include "vmcache/tpcc/tpcc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+typedef struct dist_acc {
+	int64_t d_ytd;
+	uint32_t next_o_id;
+	uint32_t max_o_id;
+	uint64_t sum_ol_cnt;
+	uint64_t orders;
+	uint32_t no_min, no_max;
+	uint64_t no_count;
+	uint64_t no_pending;
+	uint64_t lines;
+	bool seen;
+} dist_acc;
+
+typedef struct check_state {
+	tpcc_db *db;
+	dist_acc *d;      /* [warehouses * 10] */
+	int64_t *w_ytd;   /* [warehouses] */
+	bool *w_seen;
+	uint64_t rows;    /* of the table being scanned */
+	uint64_t bad_rows;
+} check_state;
+
+static dist_acc *acc_of(check_state *s, uint32_t w, uint32_t d)
+{
+	if (w < 1 || w > s->db->sz.warehouses || d < 1 || d > TPCC_DISTRICTS) {
+		s->bad_rows++;
+		return NULL;
+	}
+	return &s->d[(size_t)(w - 1) * TPCC_DISTRICTS + (d - 1)];
+}
+
+static bool visit_warehouse(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	check_state *s = arg;
+	const tpcc_warehouse *w = v;
+	s->rows++;
+	if (vl != sizeof(*w) || w->w_id < 1 || w->w_id > s->db->sz.warehouses ||
+	    s->w_seen[w->w_id - 1]) {
+		s->bad_rows++;
+		return true;
+	}
+	s->w_seen[w->w_id - 1] = true;
+	s->w_ytd[w->w_id - 1] = w->w_ytd;
+	return true;
+}
+
+static bool visit_district(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	check_state *s = arg;
+	const tpcc_district *d = v;
+	s->rows++;
+	dist_acc *a = vl == sizeof(*d) ? acc_of(s, d->d_w_id, d->d_id) : NULL;
+	if (!a || a->seen) {
+		s->bad_rows += a != NULL || vl != sizeof(*d);
+		return true;
+	}
+	a->seen = true;
+	a->d_ytd = d->d_ytd;
+	a->next_o_id = d->d_next_o_id;
+	return true;
+}
+
+static bool visit_order(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	check_state *s = arg;
+	const tpcc_order *o = v;
+	s->rows++;
+	dist_acc *a = vl == sizeof(*o) ? acc_of(s, o->o_w_id, o->o_d_id) : NULL;
+	if (!a) {
+		s->bad_rows += vl != sizeof(*o);
+		return true;
+	}
+	if (o->o_id > a->max_o_id)
+		a->max_o_id = o->o_id;
+	a->sum_ol_cnt += o->o_ol_cnt;
+	a->orders++;
+	return true;
+}
+
+static bool visit_new_order(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	check_state *s = arg;
+	const tpcc_new_order *no = v;
+	s->rows++;
+	dist_acc *a = vl == sizeof(*no) ? acc_of(s, no->no_w_id, no->no_d_id) : NULL;
+	if (!a) {
+		s->bad_rows += vl != sizeof(*no);
+		return true;
+	}
+	if (a->no_count == 0 || no->no_o_id < a->no_min)
+		a->no_min = no->no_o_id;
+	if (no->no_o_id > a->no_max)
+		a->no_max = no->no_o_id;
+	a->no_count++;
+	a->no_pending += no->no_ready == 0;
+	return true;
+}
+
+static bool visit_order_line(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	check_state *s = arg;
+	const tpcc_order_line *ol = v;
+	s->rows++;
+	dist_acc *a = vl == sizeof(*ol) ? acc_of(s, ol->ol_w_id, ol->ol_d_id) : NULL;
+	if (!a) {
+		s->bad_rows += vl != sizeof(*ol);
+		return true;
+	}
+	a->lines++;
+	return true;
+}
+
+static bool visit_count(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	((check_state *)arg)->rows++;
+	return true;
+}
+
+/* Scan a whole table with fn; rows counted in s->rows (reset first). */
+static int scan_table(check_state *s, enum tpcc_table t, ruma_btree_scan_fn fn, uint64_t *rows)
+{
+	s->rows = 0;
+	int rc = ruma_btree_scan_asc(s->db->t[t], NULL, 0, fn, s);
+	*rows = s->rows;
+	return rc;
+}
+
+#define MAX_REPORTS 20
+
+static void violation(FILE *f, unsigned *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void violation(FILE *f, unsigned *n, const char *fmt, ...)
+{
+	if (f && (*n)++ < MAX_REPORTS) {
+		va_list ap;
+		va_start(ap, fmt);
+		fputs("tpcc check: ", f);
+		vfprintf(f, fmt, ap);
+		fputc('\n', f);
+		va_end(ap);
+	} else if (!f) {
+		(*n)++;
+	}
+}
+
+static void check_conditions(check_state *s, FILE *f, unsigned *bad)
+{
+	uint32_t W = s->db->sz.warehouses;
+	for (uint32_t w = 1; w <= W; w++) {
+		if (!s->w_seen[w - 1]) {
+			violation(f, bad, "warehouse %" PRIu32 " is missing", w);
+			continue;
+		}
+		int64_t sum = 0;
+		for (uint32_t d = 1; d <= TPCC_DISTRICTS; d++)
+			sum += s->d[(size_t)(w - 1) * TPCC_DISTRICTS + d - 1].d_ytd;
+		if (sum != s->w_ytd[w - 1])
+			violation(f, bad,
+				  "condition 1 (W_YTD = sum(D_YTD)) failed: warehouse %" PRIu32
+				  ": w_ytd %" PRId64 " cents, sum of d_ytd %" PRId64 " cents",
+				  w, s->w_ytd[w - 1], sum);
+		for (uint32_t d = 1; d <= TPCC_DISTRICTS; d++) {
+			dist_acc *a = &s->d[(size_t)(w - 1) * TPCC_DISTRICTS + d - 1];
+			if (!a->seen) {
+				violation(f, bad, "warehouse %" PRIu32 " district %" PRIu32
+					  " is missing", w, d);
+				continue;
+			}
+			if (a->next_o_id - 1 != a->max_o_id ||
+			    (a->no_count && a->no_max != a->max_o_id))
+				violation(f, bad,
+					  "condition 2 (D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)) "
+					  "failed: warehouse %" PRIu32 " district %" PRIu32
+					  ": d_next_o_id - 1 = %" PRIu32 ", max o_id %" PRIu32
+					  ", max no_o_id %" PRIu32 " (%" PRIu64 " new-order rows)",
+					  w, d, a->next_o_id - 1, a->max_o_id, a->no_max,
+					  a->no_count);
+			if (a->no_count && (uint64_t)a->no_max - a->no_min + 1 != a->no_count)
+				violation(f, bad,
+					  "condition 3 (max(NO_O_ID) - min(NO_O_ID) + 1 = rows) "
+					  "failed: warehouse %" PRIu32 " district %" PRIu32
+					  ": max %" PRIu32 ", min %" PRIu32 ", rows %" PRIu64,
+					  w, d, a->no_max, a->no_min, a->no_count);
+			if (a->sum_ol_cnt != a->lines)
+				violation(f, bad,
+					  "condition 4 (sum(O_OL_CNT) = order-line rows) failed: "
+					  "warehouse %" PRIu32 " district %" PRIu32
+					  ": sum o_ol_cnt %" PRIu64 ", order-line rows %" PRIu64,
+					  w, d, a->sum_ol_cnt, a->lines);
+			if (a->no_pending)
+				violation(f, bad,
+					  "warehouse %" PRIu32 " district %" PRIu32 ": %" PRIu64
+					  " new-order rows still pending (an unfinished New-Order)",
+					  w, d, a->no_pending);
+		}
+	}
+}
+
+static void check_count(FILE *f, unsigned *bad, enum tpcc_table t, uint64_t got, uint64_t want)
+{
+	if (got != want)
+		violation(f, bad, "table %s has %" PRIu64 " rows, expected %" PRIu64,
+			  tpcc_table_names[t], got, want);
+}
+
+static int scan_all(check_state *s, FILE *f, unsigned *bad)
+{
+	const tpcc_sizes *sz = &s->db->sz;
+	uint64_t W = sz->warehouses, n, orders;
+	int rc;
+
+	if ((rc = scan_table(s, TPCC_WAREHOUSE, visit_warehouse, &n)))
+		return rc;
+	check_count(f, bad, TPCC_WAREHOUSE, n, W);
+	if ((rc = scan_table(s, TPCC_DISTRICT, visit_district, &n)))
+		return rc;
+	check_count(f, bad, TPCC_DISTRICT, n, W * TPCC_DISTRICTS);
+	if ((rc = scan_table(s, TPCC_ORDER, visit_order, &orders)) ||
+	    (rc = scan_table(s, TPCC_NEW_ORDER, visit_new_order, &n)) ||
+	    (rc = scan_table(s, TPCC_ORDER_LINE, visit_order_line, &n)))
+		return rc;
+	if ((rc = scan_table(s, TPCC_ORDER_WDC, visit_count, &n)))
+		return rc;
+	check_count(f, bad, TPCC_ORDER_WDC, n, orders);
+	if ((rc = scan_table(s, TPCC_CUSTOMER, visit_count, &n)))
+		return rc;
+	check_count(f, bad, TPCC_CUSTOMER, n, W * TPCC_DISTRICTS * sz->customers);
+	if ((rc = scan_table(s, TPCC_CUSTOMER_WDL, visit_count, &n)))
+		return rc;
+	check_count(f, bad, TPCC_CUSTOMER_WDL, n, W * TPCC_DISTRICTS * sz->customers);
+	if ((rc = scan_table(s, TPCC_ITEM, visit_count, &n)))
+		return rc;
+	check_count(f, bad, TPCC_ITEM, n, sz->items);
+	if ((rc = scan_table(s, TPCC_STOCK, visit_count, &n)))
+		return rc;
+	check_count(f, bad, TPCC_STOCK, n, W * sz->items);
+	if ((rc = scan_table(s, TPCC_HISTORY, visit_count, &n)))
+		return rc;
+	if (n < W * TPCC_DISTRICTS * sz->customers)
+		violation(f, bad, "table %s has %" PRIu64 " rows, fewer than the %" PRIu64
+			  " loaded", tpcc_table_names[TPCC_HISTORY], n,
+			  W * TPCC_DISTRICTS * sz->customers);
+	if (s->bad_rows)
+		violation(f, bad, "%" PRIu64 " rows with a wrong size or out-of-range ids",
+			  s->bad_rows);
+	check_conditions(s, f, bad);
+	return 0;
+}
+
+int tpcc_check(tpcc_db *db, bool trees, FILE *report)
+{
+	uint32_t W = db->sz.warehouses;
+	check_state s = { db, calloc((size_t)W * TPCC_DISTRICTS, sizeof(dist_acc)),
+			  calloc(W, sizeof(int64_t)), calloc(W, sizeof(bool)), 0, 0 };
+	unsigned bad = 0;
+	int rc = 0;
+
+	if (!s.d || !s.w_ytd || !s.w_seen)
+		rc = -ENOMEM;
+	for (int t = 0; t < TPCC_NTABLES && trees && !rc; t++) {
+		rc = ruma_btree_check(db->t[t], report);
+		if (rc == RUMA_ECORRUPT) {
+			violation(report, &bad, "B-tree %s fails its structural check",
+				  tpcc_table_names[t]);
+			rc = 0;
+		}
+	}
+	if (!rc)
+		rc = scan_all(&s, report, &bad);
+	free(s.d);
+	free(s.w_ytd);
+	free(s.w_seen);
+	if (!rc && bad) {
+		if (report && bad > MAX_REPORTS)
+			fprintf(report, "tpcc check: ... %u problems in all\n", bad);
+		rc = RUMA_ECORRUPT;
+	}
+	return rc;
+}

@@ -1,0 +1,723 @@
+/*
+ * txn.c — the five TPC-C transactions (clause 2.4-2.8) and the standard mix.
+ *
+ * There are no multi-row transactions in the store: each row read is one
+ * validated lookup, each read-modify-write of a row is one ruma_btree_update
+ * (the callback runs under the leaf's exclusive latch, so it is atomic), and
+ * inserts/removes are single-row operations.  The orderings that keep the
+ * consistency conditions true (docs/tpcc.md, "Concurrency"):
+ *  - New-Order validates every item before it writes anything, so the 1%
+ *    with the unused item roll back with nothing to undo.
+ *  - The D_NEXT_O_ID increment and the insert of the (pending) NEW-ORDER row
+ *    happen together inside the district row's update callback: order ids are
+ *    unique, and NEW-ORDER rows of a district appear in o_id order with no
+ *    gaps.  The row is marked ready after the ORDER and ORDER-LINE rows exist.
+ *  - Delivery takes the oldest NEW-ORDER row of a district only when it is
+ *    ready, and removing it decides between concurrent deliveries: the one
+ *    whose remove fails with RUMA_ENOTFOUND looks again.
+ * No syscalls (time(2) via the vDSO for dates).
+ */
+#include "vmcache/tpcc/tpcc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+void tpcc_worker_init(tpcc_worker *wk, tpcc_db *db, uint32_t thread, uint64_t seed)
+{
+	memset(wk, 0, sizeof(*wk));
+	wk->db = db;
+	wk->thread = thread;
+	ruma_rng_seed(&wk->rng, seed);
+	wk->home = thread % db->sz.warehouses + 1;
+}
+
+static int get(tpcc_db *db, enum tpcc_table t, const tpcc_key *k, void *row, size_t len)
+{
+	size_t got = 0;
+	int rc = ruma_btree_lookup(db->t[t], k->b, k->n, row, len, &got);
+	if (rc == 0 && got != len)
+		rc = RUMA_ECORRUPT;
+	return rc;
+}
+
+static int put(tpcc_db *db, enum tpcc_table t, const tpcc_key *k, const void *row, size_t len)
+{
+	return ruma_btree_insert(db->t[t], k->b, k->n, row, len);
+}
+
+static int upd(tpcc_db *db, enum tpcc_table t, const tpcc_key *k,
+	       void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+{
+	return ruma_btree_update(db->t[t], k->b, k->n, fn, ctx);
+}
+
+/* ---- New-Order (2.4) ----------------------------------------------------------- */
+
+struct district_no_ctx {
+	tpcc_db *db;
+	uint32_t o_id;
+	int32_t d_tax;
+	int rc;
+};
+
+/* Under the district row's latch: take the next order id and insert its
+ * pending NEW-ORDER row (another tree, so no self-deadlock; nothing ever
+ * waits for a district latch while holding a NEW-ORDER latch). */
+static void district_take_o_id(void *val, size_t vlen, void *arg)
+{
+	struct district_no_ctx *x = arg;
+	tpcc_district *d = val;
+	if (vlen != sizeof(*d)) {
+		x->rc = RUMA_ECORRUPT;
+		return;
+	}
+	tpcc_new_order no = { d->d_w_id, d->d_id, d->d_next_o_id, 0 };
+	tpcc_key k = tk_order(d->d_w_id, d->d_id, d->d_next_o_id);
+	x->rc = put(x->db, TPCC_NEW_ORDER, &k, &no, sizeof(no));
+	if (x->rc)
+		return;
+	x->o_id = d->d_next_o_id++;
+	x->d_tax = d->d_tax;
+}
+
+struct stock_ctx {
+	uint32_t quantity;
+	bool remote;
+	uint8_t d;
+	int32_t s_quantity; /* after */
+	bool original;
+	char dist_info[25];
+	int rc;
+};
+
+static void stock_take(void *val, size_t vlen, void *arg)
+{
+	struct stock_ctx *x = arg;
+	tpcc_stock *s = val;
+	if (vlen != sizeof(*s)) {
+		x->rc = RUMA_ECORRUPT;
+		return;
+	}
+	int32_t q = (int32_t)x->quantity;
+	if (s->s_quantity >= q + 10)
+		s->s_quantity -= q;
+	else
+		s->s_quantity = s->s_quantity - q + 91;
+	s->s_ytd += x->quantity;
+	s->s_order_cnt++;
+	if (x->remote)
+		s->s_remote_cnt++;
+	x->s_quantity = s->s_quantity;
+	x->original = strstr(s->s_data, "ORIGINAL") != NULL;
+	memcpy(x->dist_info, s->s_dist[x->d - 1], sizeof(x->dist_info));
+	x->rc = 0;
+}
+
+static void new_order_ready(void *val, size_t vlen, void *arg)
+{
+	tpcc_new_order *no = val;
+	if (vlen == sizeof(*no))
+		no->no_ready = 1;
+	else
+		*(int *)arg = RUMA_ECORRUPT;
+}
+
+int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_order_out *out)
+{
+	tpcc_db *db = wk->db;
+	tpcc_warehouse wh;
+	tpcc_customer cu;
+	tpcc_item items[TPCC_MAX_OL];
+	tpcc_key k;
+	int rc;
+
+	if (in->ol_cnt < 1 || in->ol_cnt > TPCC_MAX_OL)
+		return -EINVAL;
+	k = tk_warehouse(in->w);
+	if ((rc = get(db, TPCC_WAREHOUSE, &k, &wh, sizeof(wh))))
+		return rc;
+	k = tk_customer(in->w, (uint8_t)in->d, in->c);
+	if ((rc = get(db, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
+		return rc;
+	/* Items first: ITEM is never written, so finding the unused id here
+	 * and rolling back before any write has the spec's outcome. */
+	for (uint32_t i = 0; i < in->ol_cnt; i++) {
+		k = tk_item(in->i_id[i]);
+		rc = get(db, TPCC_ITEM, &k, &items[i], sizeof(items[i]));
+		if (rc == RUMA_ENOTFOUND) {
+			wk->rolled_back++;
+			return TPCC_ROLLED_BACK;
+		}
+		if (rc)
+			return rc;
+	}
+
+	struct district_no_ctx dx = { db, 0, 0, RUMA_ECORRUPT };
+	k = tk_district(in->w, (uint8_t)in->d);
+	if ((rc = upd(db, TPCC_DISTRICT, &k, district_take_o_id, &dx)) || (rc = dx.rc))
+		return rc;
+	uint32_t o_id = dx.o_id;
+
+	bool all_local = true;
+	for (uint32_t i = 0; i < in->ol_cnt; i++)
+		all_local &= in->supply_w[i] == in->w;
+	tpcc_order od = { in->w, (uint8_t)in->d, o_id, in->c, (uint64_t)time(NULL), 0,
+			  (uint8_t)in->ol_cnt, all_local };
+	k = tk_order(in->w, (uint8_t)in->d, o_id);
+	if ((rc = put(db, TPCC_ORDER, &k, &od, sizeof(od))))
+		return rc;
+	k = tk_order_wdc(in->w, (uint8_t)in->d, in->c, o_id);
+	if ((rc = put(db, TPCC_ORDER_WDC, &k, NULL, 0)))
+		return rc;
+
+	int64_t sum = 0;
+	for (uint32_t i = 0; i < in->ol_cnt; i++) {
+		struct stock_ctx sx = { in->quantity[i], in->supply_w[i] != in->w, (uint8_t)in->d,
+					0, false, { 0 }, RUMA_ECORRUPT };
+		k = tk_stock(in->supply_w[i], in->i_id[i]);
+		if ((rc = upd(db, TPCC_STOCK, &k, stock_take, &sx)) || (rc = sx.rc))
+			return rc;
+		tpcc_order_line ol;
+		memset(&ol, 0, sizeof(ol));
+		ol.ol_w_id = in->w;
+		ol.ol_d_id = (uint8_t)in->d;
+		ol.ol_o_id = o_id;
+		ol.ol_number = (uint8_t)(i + 1);
+		ol.ol_i_id = in->i_id[i];
+		ol.ol_supply_w_id = in->supply_w[i];
+		ol.ol_quantity = (uint8_t)in->quantity[i];
+		ol.ol_amount = (int64_t)in->quantity[i] * items[i].i_price;
+		memcpy(ol.ol_dist_info, sx.dist_info, sizeof(ol.ol_dist_info));
+		k = tk_order_line(in->w, (uint8_t)in->d, o_id, ol.ol_number);
+		if ((rc = put(db, TPCC_ORDER_LINE, &k, &ol, sizeof(ol))))
+			return rc;
+		sum += ol.ol_amount;
+		if (out) {
+			out->amount[i] = ol.ol_amount;
+			out->s_quantity[i] = sx.s_quantity;
+			out->brand[i] =
+				sx.original && strstr(items[i].i_data, "ORIGINAL") ? 'B' : 'G';
+		}
+	}
+	int nrc = 0;
+	k = tk_order(in->w, (uint8_t)in->d, o_id);
+	if ((rc = upd(db, TPCC_NEW_ORDER, &k, new_order_ready, &nrc)) || (rc = nrc))
+		return rc;
+	if (out) {
+		out->o_id = o_id;
+		out->total = sum * (10000 - cu.c_discount) * (10000 + wh.w_tax + dx.d_tax) /
+			     100000000;
+	}
+	return 0;
+}
+
+/* ---- customer selection by last name (2.5.2.2, 2.6.2.2) ----------------------- */
+
+#define NAME_MAX_HITS 1024
+
+struct name_scan {
+	const uint8_t *prefix;
+	size_t plen;
+	uint32_t n;
+	uint32_t ids[NAME_MAX_HITS];
+};
+
+static bool name_visit(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
+{
+	struct name_scan *x = arg;
+	if (klen != x->plen + 16 + 4 || memcmp(key, x->prefix, x->plen) != 0)
+		return false;
+	if (x->n < NAME_MAX_HITS)
+		x->ids[x->n] = tk_get_u32((const uint8_t *)key + klen - 4);
+	x->n++;
+	return true;
+}
+
+/* The customer at position ceil(n/2) of those named `last` in (w, d),
+ * ordered by first name.  RUMA_ENOTFOUND if nobody has the name. */
+static int customer_by_name(tpcc_db *db, uint32_t w, uint32_t d, const char *last, uint32_t *c)
+{
+	tpcc_key k = tk_district(w, (uint8_t)d);
+	tk_str(&k, last, 16);
+	struct name_scan *x = malloc(sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->prefix = k.b;
+	x->plen = k.n;
+	x->n = 0;
+	int rc = ruma_btree_scan_asc(db->t[TPCC_CUSTOMER_WDL], k.b, k.n, name_visit, x);
+	if (!rc && x->n == 0)
+		rc = RUMA_ENOTFOUND;
+	if (!rc) {
+		uint32_t pos = (x->n + 1) / 2 - 1;
+		*c = x->ids[pos < NAME_MAX_HITS ? pos : NAME_MAX_HITS - 1];
+	}
+	free(x);
+	return rc;
+}
+
+/* ---- Payment (2.5) ------------------------------------------------------------- */
+
+struct ytd_ctx {
+	int64_t amount;
+	char name[11];
+	int rc;
+};
+
+static void warehouse_pay(void *val, size_t vlen, void *arg)
+{
+	struct ytd_ctx *x = arg;
+	tpcc_warehouse *w = val;
+	if (vlen != sizeof(*w))
+		return;
+	w->w_ytd += x->amount;
+	memcpy(x->name, w->w_name, sizeof(x->name));
+	x->rc = 0;
+}
+
+static void district_pay(void *val, size_t vlen, void *arg)
+{
+	struct ytd_ctx *x = arg;
+	tpcc_district *d = val;
+	if (vlen != sizeof(*d))
+		return;
+	d->d_ytd += x->amount;
+	memcpy(x->name, d->d_name, sizeof(x->name));
+	x->rc = 0;
+}
+
+struct customer_pay_ctx {
+	const tpcc_payment_in *in;
+	int64_t balance;
+	int rc;
+};
+
+static void customer_pay(void *val, size_t vlen, void *arg)
+{
+	struct customer_pay_ctx *x = arg;
+	tpcc_customer *c = val;
+	if (vlen != sizeof(*c))
+		return;
+	c->c_balance -= x->in->amount;
+	c->c_ytd_payment += x->in->amount;
+	c->c_payment_cnt++;
+	if (!strcmp(c->c_credit, "BC")) {
+		char buf[sizeof(c->c_data) + 64];
+		int n = snprintf(buf, sizeof(buf), "%" PRIu32 " %u %" PRIu32 " %" PRIu32 " %" PRIu32
+				 " %" PRId64 ".%02" PRId64 " ",
+				 c->c_id, c->c_d_id, c->c_w_id, x->in->d, x->in->w,
+				 x->in->amount / 100, x->in->amount % 100);
+		if (n > 0 && (size_t)n < sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - (size_t)n, "%s", c->c_data);
+		memcpy(c->c_data, buf, sizeof(c->c_data) - 1);
+		c->c_data[sizeof(c->c_data) - 1] = '\0';
+	}
+	x->balance = c->c_balance;
+	x->rc = 0;
+}
+
+int tpcc_tx_payment(tpcc_worker *wk, const tpcc_payment_in *in, tpcc_payment_out *out)
+{
+	tpcc_db *db = wk->db;
+	tpcc_key k;
+	int rc;
+
+	uint32_t c = in->c;
+	if (in->by_name && (rc = customer_by_name(db, in->c_w, in->c_d, in->c_last, &c)))
+		return rc;
+	struct ytd_ctx wx = { in->amount, { 0 }, RUMA_ECORRUPT };
+	struct ytd_ctx dx = { in->amount, { 0 }, RUMA_ECORRUPT };
+	k = tk_warehouse(in->w);
+	if ((rc = upd(db, TPCC_WAREHOUSE, &k, warehouse_pay, &wx)) || (rc = wx.rc))
+		return rc;
+	k = tk_district(in->w, (uint8_t)in->d);
+	if ((rc = upd(db, TPCC_DISTRICT, &k, district_pay, &dx)) || (rc = dx.rc))
+		return rc;
+	struct customer_pay_ctx cx = { in, 0, RUMA_ECORRUPT };
+	k = tk_customer(in->c_w, (uint8_t)in->c_d, c);
+	if ((rc = upd(db, TPCC_CUSTOMER, &k, customer_pay, &cx)) || (rc = cx.rc))
+		return rc;
+
+	tpcc_history h;
+	memset(&h, 0, sizeof(h));
+	h.h_c_id = c;
+	h.h_c_d_id = (uint8_t)in->c_d;
+	h.h_c_w_id = in->c_w;
+	h.h_d_id = (uint8_t)in->d;
+	h.h_w_id = in->w;
+	h.h_date = (uint64_t)time(NULL);
+	h.h_amount = in->amount;
+	snprintf(h.h_data, sizeof(h.h_data), "%.10s    %.10s", wx.name, dx.name);
+	k = tk_history(in->c_w, (uint8_t)in->c_d, c, db->run, wk->thread, ++wk->hist_seq);
+	if ((rc = put(db, TPCC_HISTORY, &k, &h, sizeof(h))))
+		return rc;
+	if (out) {
+		out->c = c;
+		out->c_balance = cx.balance;
+	}
+	return 0;
+}
+
+/* ---- Order-Status (2.6) -------------------------------------------------------- */
+
+struct last_order_scan {
+	tpcc_key prefix;
+	uint32_t o_id;
+};
+
+static bool last_order_visit(const void *key, size_t klen, const void *val, size_t vlen,
+			     void *arg)
+{
+	struct last_order_scan *x = arg;
+	if (klen == x->prefix.n + 4 && memcmp(key, x->prefix.b, x->prefix.n) == 0)
+		x->o_id = tk_get_u32((const uint8_t *)key + x->prefix.n);
+	return false;
+}
+
+struct lines_scan {
+	tpcc_key prefix;
+	uint32_t n;
+	tpcc_order_line *ol;
+};
+
+static bool lines_visit(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
+{
+	struct lines_scan *x = arg;
+	if (klen != x->prefix.n + 1 || memcmp(key, x->prefix.b, x->prefix.n) != 0)
+		return false;
+	if (x->n < TPCC_MAX_OL && vlen == sizeof(tpcc_order_line))
+		memcpy(&x->ol[x->n++], val, vlen);
+	return true;
+}
+
+int tpcc_tx_order_status(tpcc_worker *wk, const tpcc_order_status_in *in,
+		      tpcc_order_status_out *out)
+{
+	tpcc_db *db = wk->db;
+	tpcc_customer cu;
+	tpcc_key k;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	uint32_t c = in->c;
+	if (in->by_name && (rc = customer_by_name(db, in->w, in->d, in->c_last, &c)))
+		return rc;
+	k = tk_customer(in->w, (uint8_t)in->d, c);
+	if ((rc = get(db, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
+		return rc;
+	out->c = c;
+	out->c_balance = cu.c_balance;
+
+	struct last_order_scan lx = { tk_customer(in->w, (uint8_t)in->d, c), 0 };
+	k = tk_order_wdc(in->w, (uint8_t)in->d, c, UINT32_MAX);
+	if ((rc = ruma_btree_scan_desc(db->t[TPCC_ORDER_WDC], k.b, k.n, last_order_visit, &lx)))
+		return rc;
+	if (lx.o_id == 0)
+		return 0;
+	tpcc_order od;
+	k = tk_order(in->w, (uint8_t)in->d, lx.o_id);
+	if ((rc = get(db, TPCC_ORDER, &k, &od, sizeof(od))))
+		return rc;
+	out->o_id = lx.o_id;
+	out->carrier = od.o_carrier_id;
+	struct lines_scan sx = { k, 0, out->ol };
+	if ((rc = ruma_btree_scan_asc(db->t[TPCC_ORDER_LINE], k.b, k.n, lines_visit, &sx)))
+		return rc;
+	out->ol_cnt = sx.n;
+	return 0;
+}
+
+/* ---- Delivery (2.7) ------------------------------------------------------------ */
+
+struct oldest_scan {
+	tpcc_key prefix;
+	uint32_t o_id;
+	bool ready;
+};
+
+static bool oldest_visit(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
+{
+	struct oldest_scan *x = arg;
+	if (klen == x->prefix.n + 4 && memcmp(key, x->prefix.b, x->prefix.n) == 0 &&
+	    vlen == sizeof(tpcc_new_order)) {
+		x->o_id = tk_get_u32((const uint8_t *)key + x->prefix.n);
+		x->ready = ((const tpcc_new_order *)val)->no_ready != 0;
+	}
+	return false;
+}
+
+struct deliver_order_ctx {
+	uint8_t carrier;
+	uint32_t c_id;
+	uint8_t ol_cnt;
+	int rc;
+};
+
+static void order_deliver(void *val, size_t vlen, void *arg)
+{
+	struct deliver_order_ctx *x = arg;
+	tpcc_order *o = val;
+	if (vlen != sizeof(*o))
+		return;
+	o->o_carrier_id = x->carrier;
+	x->c_id = o->o_c_id;
+	x->ol_cnt = o->o_ol_cnt;
+	x->rc = 0;
+}
+
+struct deliver_line_ctx {
+	uint64_t now;
+	int64_t amount;
+	int rc;
+};
+
+static void line_deliver(void *val, size_t vlen, void *arg)
+{
+	struct deliver_line_ctx *x = arg;
+	tpcc_order_line *ol = val;
+	if (vlen != sizeof(*ol))
+		return;
+	ol->ol_delivery_d = x->now;
+	x->amount += ol->ol_amount;
+	x->rc = 0;
+}
+
+static void customer_deliver(void *val, size_t vlen, void *arg)
+{
+	struct deliver_line_ctx *x = arg;
+	tpcc_customer *c = val;
+	if (vlen != sizeof(*c))
+		return;
+	c->c_balance += x->amount;
+	c->c_delivery_cnt++;
+	x->rc = 0;
+}
+
+/* Claim the oldest ready NEW-ORDER row of (w, d): *o_id = 0 if none. */
+static int claim_oldest(tpcc_db *db, uint32_t w, uint8_t d, uint32_t *o_id)
+{
+	for (;;) {
+		struct oldest_scan x = { tk_district(w, d), 0, false };
+		tpcc_key k = tk_order(w, d, 0);
+		int rc = ruma_btree_scan_asc(db->t[TPCC_NEW_ORDER], k.b, k.n, oldest_visit, &x);
+		if (rc)
+			return rc;
+		*o_id = 0;
+		if (x.o_id == 0 || !x.ready)
+			return 0;
+		k = tk_order(w, d, x.o_id);
+		rc = ruma_btree_remove(db->t[TPCC_NEW_ORDER], k.b, k.n);
+		if (rc == RUMA_ENOTFOUND)
+			continue; /* a concurrent delivery took it */
+		if (rc)
+			return rc;
+		*o_id = x.o_id;
+		return 0;
+	}
+}
+
+int tpcc_tx_delivery(tpcc_worker *wk, uint32_t w, uint8_t carrier, tpcc_delivery_out *out)
+{
+	tpcc_db *db = wk->db;
+	uint64_t now = (uint64_t)time(NULL);
+	tpcc_key k;
+	int rc;
+
+	for (uint8_t d = 1; d <= TPCC_DISTRICTS; d++) {
+		uint32_t o_id;
+		if ((rc = claim_oldest(db, w, d, &o_id)))
+			return rc;
+		if (out)
+			out->o_id[d - 1] = o_id;
+		if (o_id == 0) {
+			wk->skipped_districts++;
+			continue;
+		}
+		struct deliver_order_ctx ox = { carrier, 0, 0, RUMA_ECORRUPT };
+		k = tk_order(w, d, o_id);
+		if ((rc = upd(db, TPCC_ORDER, &k, order_deliver, &ox)) || (rc = ox.rc))
+			return rc;
+		struct deliver_line_ctx lx = { now, 0, 0 };
+		for (uint8_t n = 1; n <= ox.ol_cnt; n++) {
+			lx.rc = RUMA_ECORRUPT;
+			k = tk_order_line(w, d, o_id, n);
+			if ((rc = upd(db, TPCC_ORDER_LINE, &k, line_deliver, &lx)) || (rc = lx.rc))
+				return rc;
+		}
+		lx.rc = RUMA_ECORRUPT;
+		k = tk_customer(w, d, ox.c_id);
+		if ((rc = upd(db, TPCC_CUSTOMER, &k, customer_deliver, &lx)) || (rc = lx.rc))
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- Stock-Level (2.8) --------------------------------------------------------- */
+
+struct recent_lines_scan {
+	tpcc_key prefix;     /* (w, d) */
+	uint32_t below;      /* o_id < below */
+	uint32_t n;
+	uint32_t items[20 * TPCC_MAX_OL];
+};
+
+static bool recent_visit(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
+{
+	struct recent_lines_scan *x = arg;
+	if (klen != x->prefix.n + 5 || memcmp(key, x->prefix.b, x->prefix.n) != 0)
+		return false;
+	if (tk_get_u32((const uint8_t *)key + x->prefix.n) >= x->below)
+		return false;
+	if (x->n < 20 * TPCC_MAX_OL && vlen == sizeof(tpcc_order_line))
+		x->items[x->n++] = ((const tpcc_order_line *)val)->ol_i_id;
+	return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t threshold, uint32_t *low)
+{
+	tpcc_db *db = wk->db;
+	tpcc_district di;
+	tpcc_key k = tk_district(w, (uint8_t)d);
+	int rc = get(db, TPCC_DISTRICT, &k, &di, sizeof(di));
+	if (rc)
+		return rc;
+	struct recent_lines_scan *x = malloc(sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->prefix = k;
+	x->below = di.d_next_o_id;
+	x->n = 0;
+	uint32_t from = di.d_next_o_id > 20 ? di.d_next_o_id - 20 : 1;
+	k = tk_order(w, (uint8_t)d, from);
+	rc = ruma_btree_scan_asc(db->t[TPCC_ORDER_LINE], k.b, k.n, recent_visit, x);
+	uint32_t count = 0;
+	if (!rc) {
+		qsort(x->items, x->n, sizeof(uint32_t), cmp_u32);
+		for (uint32_t i = 0; i < x->n && !rc; i++) {
+			if (i > 0 && x->items[i] == x->items[i - 1])
+				continue;
+			tpcc_stock s;
+			k = tk_stock(w, x->items[i]);
+			rc = get(db, TPCC_STOCK, &k, &s, sizeof(s));
+			if (!rc && s.s_quantity < threshold)
+				count++;
+		}
+	}
+	free(x);
+	if (!rc)
+		*low = count;
+	return rc;
+}
+
+/* ---- input generation and the mix (5.2.3) -------------------------------------- */
+
+static uint32_t other_warehouse(tpcc_worker *wk, uint32_t w)
+{
+	uint32_t n = wk->db->sz.warehouses;
+	uint32_t o = tpcc_urand(&wk->rng, 1, n - 1);
+	return o >= w ? o + 1 : o;
+}
+
+void tpcc_gen_new_order(tpcc_worker *wk, uint32_t w, tpcc_new_order_in *in)
+{
+	tpcc_db *db = wk->db;
+	ruma_rng *r = &wk->rng;
+	in->w = w;
+	in->d = tpcc_urand(r, 1, TPCC_DISTRICTS);
+	in->c = tpcc_rand_customer(db, r);
+	in->ol_cnt = tpcc_urand(r, 5, 15);
+	bool rollback = tpcc_urand(r, 1, 100) == 1;
+	for (uint32_t i = 0; i < in->ol_cnt; i++) {
+		in->i_id[i] = tpcc_rand_item(db, r);
+		if (rollback && i == in->ol_cnt - 1)
+			in->i_id[i] = db->sz.items + 1; /* unused: forces the rollback */
+		in->supply_w[i] = w;
+		if (db->sz.warehouses > 1 && tpcc_urand(r, 1, 100) == 1)
+			in->supply_w[i] = other_warehouse(wk, w);
+		in->quantity[i] = tpcc_urand(r, 1, 10);
+	}
+}
+
+static void gen_customer(tpcc_worker *wk, bool *by_name, uint32_t *c, char *last)
+{
+	*by_name = tpcc_urand(&wk->rng, 1, 100) <= 60;
+	*c = 0;
+	last[0] = '\0';
+	if (*by_name)
+		tpcc_last_name(tpcc_rand_last_number(wk->db, &wk->rng, false), last);
+	else
+		*c = tpcc_rand_customer(wk->db, &wk->rng);
+}
+
+void tpcc_gen_payment(tpcc_worker *wk, uint32_t w, tpcc_payment_in *in)
+{
+	ruma_rng *r = &wk->rng;
+	in->w = w;
+	in->d = tpcc_urand(r, 1, TPCC_DISTRICTS);
+	if (wk->db->sz.warehouses == 1 || tpcc_urand(r, 1, 100) <= 85) {
+		in->c_w = w;
+		in->c_d = in->d;
+	} else {
+		in->c_w = other_warehouse(wk, w);
+		in->c_d = tpcc_urand(r, 1, TPCC_DISTRICTS);
+	}
+	gen_customer(wk, &in->by_name, &in->c, in->c_last);
+	in->amount = tpcc_urand(r, 100, 500000);
+}
+
+int tpcc_run_one(tpcc_worker *wk, enum tpcc_tx *kind, bool *rolled_back)
+{
+	tpcc_db *db = wk->db;
+	ruma_rng *r = &wk->rng;
+	uint32_t w = db->home_per_thread ? wk->home : tpcc_urand(r, 1, db->sz.warehouses);
+	uint32_t x = tpcc_urand(r, 1, 100);
+	int rc;
+
+	*rolled_back = false;
+	if (x <= 45) {
+		tpcc_new_order_in in;
+		*kind = TPCC_TX_NEW_ORDER;
+		tpcc_gen_new_order(wk, w, &in);
+		rc = tpcc_tx_new_order(wk, &in, NULL);
+		if (rc == TPCC_ROLLED_BACK) {
+			*rolled_back = true;
+			rc = 0;
+		}
+	} else if (x <= 88) {
+		tpcc_payment_in in;
+		*kind = TPCC_TX_PAYMENT;
+		tpcc_gen_payment(wk, w, &in);
+		rc = tpcc_tx_payment(wk, &in, NULL);
+	} else if (x <= 92) {
+		tpcc_order_status_in in;
+		tpcc_order_status_out *out = malloc(sizeof(*out));
+		if (!out)
+			return -ENOMEM;
+		*kind = TPCC_TX_ORDER_STATUS;
+		in.w = w;
+		in.d = tpcc_urand(r, 1, TPCC_DISTRICTS);
+		gen_customer(wk, &in.by_name, &in.c, in.c_last);
+		rc = tpcc_tx_order_status(wk, &in, out);
+		free(out);
+	} else if (x <= 96) {
+		*kind = TPCC_TX_DELIVERY;
+		rc = tpcc_tx_delivery(wk, w, (uint8_t)tpcc_urand(r, 1, 10), NULL);
+	} else {
+		uint32_t low;
+		*kind = TPCC_TX_STOCK_LEVEL;
+		rc = tpcc_tx_stock_level(wk, w, tpcc_urand(r, 1, TPCC_DISTRICTS),
+				      (int32_t)tpcc_urand(r, 10, 20), &low);
+	}
+	if (rc == 0 && !*rolled_back)
+		wk->committed[*kind]++;
+	return rc;
+}
