@@ -137,8 +137,9 @@ RUMA_API uint64_t ruma_area_pages(const ruma_area *a);
  * RUMA_AREA_POPULATE the run is prefaulted afterwards; *how (may be NULL)
  * says how.  Returns 0, -EINVAL (range outside the area or the file size,
  * page-size mismatch, n == 0), RUMA_EMAPLIMIT, RUMA_ENOHUGE, -ENOSPC (more
- * than RUMA_AREA_MAX_POOLS pools), or an mmap/madvise errno.  On failure the
- * range is unmapped (table: none).
+ * than RUMA_AREA_MAX_POOLS pools), or an mmap/madvise errno.  When the mmap
+ * fails the range is reset to unmapped (table: none); when only the populate
+ * fails the run stays mapped (and in the table).
  */
 RUMA_API int ruma_area_map_run(ruma_area *a, uint64_t vpage, ruma_phys *phys, uint64_t ppage,
 			       uint64_t n, unsigned flags, ruma_populate_method *how);
@@ -196,8 +197,9 @@ RUMA_API int ruma_area_move(ruma_area *a, uint64_t src, uint64_t dst, uint64_t n
 
 /*
  * ruma_area_alias — wire [dst, dst + n) onto the same physical pages as the
- * mapped pages [src, src + n) (unmapped source pages leave their destination
- * unmapped).  One mmap per run.  Writes through either range are seen by
+ * mapped pages [src, src + n); where a source page is unmapped the
+ * destination page is unmapped too.  One mmap per run (src and dst may
+ * overlap: the source translation is copied first).  Writes through either range are seen by
  * the other (with RUMA_AREA_PRIVATE the destination is a copy-on-write
  * view instead).  flags: RUMA_AREA_*.  Returns as ruma_area_rewire_batch.
  */
