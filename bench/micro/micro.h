@@ -147,6 +147,7 @@ struct micro_data {
 	size_t nchunks_perm;
 	/* partitions */
 	size_t nparts;
+	bool part_unordered; /* order inside a partition is not promised (mapped squeeze) */
 	size_t *hist;        /* entries per partition */
 	size_t nseg;         /* segments (blocks) in partition order */
 	uint64_t **seg_ptr;
