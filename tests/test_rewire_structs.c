@@ -22,10 +22,22 @@ static bool sanitized(void)
 	return s && *s && strcmp(s, "0");
 }
 
+/*
+ * Mappings that only ruma structures make here: memfd mappings and PROT_NONE
+ * reservations (glibc's own mmaps come and go with its allocation policy,
+ * so the total count is not a stable leak check).
+ */
 static uint64_t maps_now(void)
 {
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
 	uint64_t n = 0;
-	(void)ruma_map_count(&n);
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "/memfd:") != NULL || strstr(line, " ---p ") != NULL;
+	fclose(f);
 	return n;
 }
 
