@@ -80,7 +80,9 @@ def main():
                     print(f"run failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr}", file=sys.stderr)
                     continue
                 if rnd > 0:
-                    res.setdefault((mode, v), []).append(parse(out.stdout))
+                    r = parse(out.stdout)
+                    r["round"] = rnd
+                    res.setdefault((mode, v), []).append(r)
             print(f"round {rnd + 1}/{a.rounds} done", file=sys.stderr)
     for mode in modes:
         print(f"\n### n = {a.n}, mode {mode} ({a.rounds - 1} runs after a warm-up round)\n")
@@ -93,6 +95,18 @@ def main():
             print(f"| {v} | {fmt(col('insert.mops'))} | {fmt(col('lookup.mops'))} | "
                   f"{fmt(col('erase.mops'))} | {fmt(col('insert.per_op'), digits=4)} | "
                   f"{fmt(col('insert.footprint'), 2**20, 1)} | {fmt(col('insert.index_bytes'), 2**20, 1)} |")
+        base = variants[0]
+        print(f"\nRatio to {base} measured in the same round (median, min–max over rounds):\n")
+        print("| variant | insert | lookup | erase |")
+        print("|---|---|---|---|")
+        for v in variants[1:]:
+            cells = []
+            for op in OPS:
+                k = op + ".mops"
+                b = {r["round"]: r[k] for r in res.get((mode, base), []) if k in r}
+                q = [r[k] / b[r["round"]] for r in res.get((mode, v), []) if k in r and b.get(r["round"])]
+                cells.append(fmt(q))
+            print(f"| {v} | " + " | ".join(cells) + " |")
         print("\n| variant | private_hugetlb after insert MiB | AnonHugePages MiB | insert minor faults |")
         print("|---|---|---|---|")
         for v in variants:

@@ -370,22 +370,25 @@ static art_ref *find_leaf_slot(const ruma_art *t, const uint8_t *k, size_t klen,
 	}
 }
 
+/* find_leaf_slot for an original key (encoded first in bytes mode). */
+static art_ref *find_key(const ruma_art *t, const void *key, size_t len, art_ref **parent,
+			 uint8_t *pbyte)
+{
+	if (t->keys == RUMA_ART_TID)
+		return len == 8 ? find_leaf_slot(t, key, 8, key, 8, parent, pbyte) : NULL;
+	if (len > RUMA_ART_MAX_KEY)
+		return NULL;
+	uint8_t enc[ART_ENC_MAX];
+	size_t klen = encode_key(key, len, enc);
+	return find_leaf_slot(t, enc, klen, key, len, parent, pbyte);
+}
+
 int ruma_art_lookup(const ruma_art *t, const void *key, size_t len, uint64_t *value)
 {
-	art_ref *slot, *parent;
+	art_ref *parent;
 	uint8_t pbyte;
+	art_ref *slot = find_key(t, key, len, &parent, &pbyte);
 
-	if (t->keys == RUMA_ART_TID) {
-		if (len != 8)
-			return RUMA_ENOTFOUND;
-		slot = find_leaf_slot(t, key, 8, key, 8, &parent, &pbyte);
-	} else {
-		uint8_t enc[ART_ENC_MAX];
-		if (len > RUMA_ART_MAX_KEY)
-			return RUMA_ENOTFOUND;
-		size_t klen = encode_key(key, len, enc);
-		slot = find_leaf_slot(t, enc, klen, key, len, &parent, &pbyte);
-	}
 	if (!slot)
 		return RUMA_ENOTFOUND;
 	if (value)
@@ -397,20 +400,10 @@ int ruma_art_lookup(const ruma_art *t, const void *key, size_t len, uint64_t *va
 
 int ruma_art_delete(ruma_art *t, const void *key, size_t len, uint64_t *old_value)
 {
-	art_ref *slot, *parent;
+	art_ref *parent;
 	uint8_t pbyte;
+	art_ref *slot = find_key(t, key, len, &parent, &pbyte);
 
-	if (t->keys == RUMA_ART_TID) {
-		if (len != 8)
-			return RUMA_ENOTFOUND;
-		slot = find_leaf_slot(t, key, 8, key, 8, &parent, &pbyte);
-	} else {
-		uint8_t enc[ART_ENC_MAX];
-		if (len > RUMA_ART_MAX_KEY)
-			return RUMA_ENOTFOUND;
-		size_t klen = encode_key(key, len, enc);
-		slot = find_leaf_slot(t, enc, klen, key, len, &parent, &pbyte);
-	}
 	if (!slot)
 		return RUMA_ENOTFOUND;
 	art_ref leaf = *slot;
