@@ -98,10 +98,10 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 	if (rc)
 		return rc;
 	node *n = page;
+	unsigned plevel = 0; /* the parent's level, read before it was validated */
 	out->has_parent = false;
 	for (;;) {
-		if (!node_plausible(n) ||
-		    (out->has_parent && n->level + 1u != out->p->level))
+		if (!node_plausible(n) || (out->has_parent && n->level + 1u != plevel))
 			return olc_fail(t, pid, ver);
 		if (n->level <= level) {
 			out->pid = pid;
@@ -115,6 +115,7 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 		bool found, bad = false;
 		unsigned pos = last ? n->count : node_lower_bound(n, key, klen, &found, &bad);
 		ruma_pid child = node_child_at(n, pos, &bad);
+		plevel = n->level;
 		if (bad)
 			return olc_fail(t, pid, ver);
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
