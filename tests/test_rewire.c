@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #define PS RUMA_PAGE_4K
 
@@ -522,11 +523,19 @@ static int populate_case(ruma_populate_method want, unsigned flags, bool inject_
 	if (inject_einval)
 		ruma_os_inject(RUMA_SYS_MADVISE, 1, EINVAL, true);
 	madv = ruma_os_count(RUMA_SYS_MADVISE);
+	uint64_t pmadv = ruma_os_count(RUMA_SYS_PROCESS_MADVISE);
 	rc = ruma_area_populate(a, 0, N, flags, &how);
 	ruma_os_inject_clear();
 	CHECK_OK(rc);
-	CHECK_EQ(how, want);
-	CHECK_EQ(ruma_os_count(RUMA_SYS_MADVISE) - madv, want == RUMA_POPULATE_MADVISE ? 2 : 0);
+	madv = ruma_os_count(RUMA_SYS_MADVISE) - madv;
+	pmadv = ruma_os_count(RUMA_SYS_PROCESS_MADVISE) - pmadv;
+	if (want == RUMA_POPULATE_MADVISE && how == RUMA_POPULATE_PROCESS_MADVISE) {
+		CHECK_EQ(pmadv, 1); /* both stretches in one call */
+		CHECK_EQ(madv, 0);
+	} else {
+		CHECK_EQ(how, want);
+		CHECK_EQ(madv, want == RUMA_POPULATE_MADVISE ? 2 : 0);
+	}
 	CHECK_OK(ruma_area_check(a, true));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
@@ -553,6 +562,59 @@ static int t_populate_touch(void)
 	CHECK_EQ(populate_case(RUMA_POPULATE_TOUCH, RUMA_AREA_POP_TOUCH, false), TEST_PASS);
 	/* a kernel without MADV_POPULATE_* answers EINVAL: fall back to touching */
 	return populate_case(RUMA_POPULATE_TOUCH, 0, true);
+}
+
+/* Many separate stretches: one process_madvise per 1024 of them, else one madvise each. */
+static int t_populate_vectored(void)
+{
+	enum { N = 4096 };
+	static ruma_rewire_pair pairs[N / 2];
+	ruma_area *a;
+	ruma_phys *p;
+	ruma_area_result r;
+
+	CHECK_OK(ruma_area_create(&a, PS, N));
+	CHECK_OK(pool_with_pages(&p, N / 2));
+	struct iovec probe = { ruma_area_base(a), PS };
+	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 1, 0, NULL));
+	size_t done;
+	int prc = ruma_os_process_madvise(&probe, 1, MADV_POPULATE_WRITE, &done);
+	CHECK_OK(ruma_area_unmap(a, 0, 1));
+	for (size_t i = 0; i < N / 2; i++) /* every other virtual page: 2048 stretches */
+		pairs[i] = (ruma_rewire_pair){ 2 * i, i };
+	for (int round = 0; round < 2; round++) {
+		bool fallback = round == 1 || prc != 0;
+		if (round == 1)
+			ruma_os_inject(RUMA_SYS_PROCESS_MADVISE, 1, EINVAL, false);
+		uint64_t madv = ruma_os_count(RUMA_SYS_MADVISE);
+		uint64_t pmadv = ruma_os_count(RUMA_SYS_PROCESS_MADVISE);
+		int rc = ruma_area_rewire_batch(a, p, pairs, N / 2, RUMA_AREA_POPULATE, &r);
+		ruma_os_inject_clear();
+		CHECK_OK(rc);
+		madv = ruma_os_count(RUMA_SYS_MADVISE) - madv;
+		pmadv = ruma_os_count(RUMA_SYS_PROCESS_MADVISE) - pmadv;
+		if (fallback) {
+			CHECK_EQ(r.populate, RUMA_POPULATE_MADVISE);
+			CHECK_EQ(madv, N / 2);
+		} else {
+			CHECK_EQ(r.populate, RUMA_POPULATE_PROCESS_MADVISE);
+			CHECK_EQ(pmadv, 2);
+			CHECK_EQ(madv, 0);
+		}
+		long f0 = minor_faults();
+		for (size_t i = 0; i < N / 2; i++)
+			CHECK_EQ(read_word(a, 2 * i), marker(i));
+		if (!sanitized())
+			CHECK(minor_faults() - f0 < N / 16);
+		CHECK_OK(ruma_area_unmap(a, 0, N));
+	}
+	CHECK_OK(ruma_area_check(a, true));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	if (prc != 0)
+		SKIP("process_madvise(MADV_POPULATE_WRITE) on the own process: %s (kernel < 6.13?)",
+		     ruma_strerror(prc));
+	return TEST_PASS;
 }
 
 static int t_move(void)
@@ -802,6 +864,7 @@ static const struct test_case cases[] = {
 	{ "batch_invalid", t_batch_invalid },
 	{ "populate_madvise", t_populate_madvise },
 	{ "populate_touch", t_populate_touch },
+	{ "populate_vectored", t_populate_vectored },
 	{ "move", t_move },
 	{ "private_view", t_private_view },
 	{ "inject_batch", t_inject_batch },

@@ -77,6 +77,8 @@ typedef enum ruma_populate_method {
 	RUMA_POPULATE_NONE = 0,     /* nothing to populate */
 	RUMA_POPULATE_MADVISE = 1,  /* madvise(MADV_POPULATE_WRITE / _READ), Linux >= 5.14 */
 	RUMA_POPULATE_TOUCH = 2,    /* one access per page (kernel lacks MADV_POPULATE_*) */
+	/* process_madvise(MADV_POPULATE_*) over up to 1024 ranges per call, Linux >= 6.13 */
+	RUMA_POPULATE_PROCESS_MADVISE = 3,
 } ruma_populate_method;
 
 /* One (virtual page, physical page) pair of a batch rewire. */
@@ -163,7 +165,10 @@ RUMA_API int ruma_area_rewire_batch(ruma_area *a, ruma_phys *phys, ruma_rewire_p
  * ruma_area_populate — prefault the mapped pages in [vpage, vpage + n)
  * (unmapped pages are skipped) with madvise(MADV_POPULATE_WRITE) — or
  * MADV_POPULATE_READ for private/read-only runs — one call per maximal mapped
- * virtual range; when the kernel lacks it (EINVAL), or with
+ * virtual range.  Several ranges go to one process_madvise call (up to 1024
+ * ranges each) when the kernel accepts it for the own process (6.13+);
+ * otherwise one madvise per range.  When the kernel lacks MADV_POPULATE_*
+ * (EINVAL), or with
  * RUMA_AREA_POP_TOUCH in flags, it touches every page instead (a write
  * access that keeps the value, or a read for private/read-only runs).
  * *how (may be NULL) reports the method used.  Returns 0, -EINVAL (range),

@@ -9,6 +9,10 @@
  *
  * Syscalls (through the OS layer):
  *   mmap    — one per run (area_set_run);
+ *   process_madvise — MADV_POPULATE_WRITE / _READ over up to 1024 stretches
+ *             of mapped virtual pages per call, when there are several and the
+ *             kernel accepts it for the own process (6.13+; a refusal is
+ *             remembered per area);
  *   madvise — MADV_POPULATE_WRITE (shared, writable runs) or
  *             MADV_POPULATE_READ (private or read-only runs) to prefault,
  *             one call per maximal stretch of mapped virtual pages; when the
@@ -22,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 /* ---- populate ----------------------------------------------------------------- */
 
@@ -74,25 +79,125 @@ static uint64_t mapped_stretch(const ruma_area *a, uint64_t v, uint64_t n)
 	return k;
 }
 
-int ruma_area_populate(ruma_area *a, uint64_t vpage, uint64_t n, unsigned flags,
-		       ruma_populate_method *how)
+/* ---- vectored populate ---------------------------------------------------------- */
+
+#define POP_IOV_CHUNK 1024 /* ranges per process_madvise call (IOV_MAX) */
+
+/* Virtual stretches to prefault, all mapped with the same mode. */
+struct pop_list {
+	struct iovec *iov;
+	size_t n, cap;
+};
+
+static int pop_add(struct pop_list *l, const ruma_area *a, uint64_t v, uint64_t n)
 {
-	if (how)
-		*how = RUMA_POPULATE_NONE;
-	if (!area_range_ok(a, vpage, n))
-		return -EINVAL;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct iovec *iov = realloc(l->iov, cap * sizeof(*iov));
+		if (!iov)
+			return -ENOMEM;
+		l->iov = iov;
+		l->cap = cap;
+	}
+	l->iov[l->n++] = (struct iovec){ ruma_area_addr(a, v), area_bytes(a, n) };
+	return 0;
+}
+
+static uint64_t iov_vpage(const ruma_area *a, const struct iovec *io)
+{
+	return (uint64_t)((uint8_t *)io->iov_base - a->base) >> a->shift;
+}
+
+static bool refusal(int rc)
+{
+	return rc == -EINVAL || rc == -ENOSYS || rc == -EPERM || rc == -EOPNOTSUPP;
+}
+
+/*
+ * One process_madvise per chunk of stretches.  Returns how many stretches
+ * are done; the caller populates the rest one by one (a refusal by the
+ * kernel is remembered, any other failure is left to the per-range path,
+ * which reports it precisely).
+ */
+static size_t populate_vectored(ruma_area *a, const struct pop_list *l, bool write)
+{
+	int advice = write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ;
+	size_t i = 0;
+
+	for (; i < l->n; i += POP_IOV_CHUNK) {
+		size_t k = RUMA_MIN((size_t)POP_IOV_CHUNK, l->n - i), want = 0, done = 0;
+		for (size_t j = 0; j < k; j++)
+			want += l->iov[i + j].iov_len;
+		int rc = ruma_os_process_madvise(&l->iov[i], k, advice, &done);
+		if (refusal(rc))
+			a->no_process_madvise = true;
+		if (rc || done != want)
+			break;
+		a->populated += want >> a->shift;
+	}
+	return RUMA_MIN(i, l->n);
+}
+
+/* Prefault every stretch of l (one call for many when the kernel allows). */
+static int populate_list(ruma_area *a, const struct pop_list *l, unsigned flags,
+			 ruma_populate_method *how)
+{
+	size_t from = 0;
+
+	if (l->n == 0)
+		return 0;
+	bool write = !(a->tab[iov_vpage(a, &l->iov[0])] & (ENT_PRIVATE | ENT_RDONLY));
+	if (l->n > 1 && !(flags & RUMA_AREA_POP_TOUCH) && !a->no_populate_madvise &&
+	    !a->no_process_madvise) {
+		from = populate_vectored(a, l, write);
+		if (from > 0 && how)
+			*how = RUMA_POPULATE_PROCESS_MADVISE;
+	}
+	for (size_t i = from; i < l->n; i++) {
+		int rc = area_populate_mapped(a, iov_vpage(a, &l->iov[i]),
+					      l->iov[i].iov_len >> a->shift, flags, how);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Collect the mapped stretches of [v, v + n) into lists by advice. */
+static int collect_stretches(ruma_area *a, uint64_t v, uint64_t n, struct pop_list *wr,
+			     struct pop_list *rd)
+{
 	for (uint64_t i = 0; i < n;) {
-		if (!a->tab[vpage + i]) {
+		if (!a->tab[v + i]) {
 			i++;
 			continue;
 		}
-		uint64_t k = mapped_stretch(a, vpage + i, n - i);
-		int rc = area_populate_mapped(a, vpage + i, k, flags, how);
+		uint64_t k = mapped_stretch(a, v + i, n - i);
+		bool write = !(a->tab[v + i] & (ENT_PRIVATE | ENT_RDONLY));
+		int rc = pop_add(write ? wr : rd, a, v + i, k);
 		if (rc)
 			return rc;
 		i += k;
 	}
 	return 0;
+}
+
+int ruma_area_populate(ruma_area *a, uint64_t vpage, uint64_t n, unsigned flags,
+		       ruma_populate_method *how)
+{
+	struct pop_list wr = { 0 }, rd = { 0 };
+
+	if (how)
+		*how = RUMA_POPULATE_NONE;
+	if (!area_range_ok(a, vpage, n))
+		return -EINVAL;
+	int rc = collect_stretches(a, vpage, n, &wr, &rd);
+	if (!rc)
+		rc = populate_list(a, &wr, flags, how);
+	if (!rc)
+		rc = populate_list(a, &rd, flags, how);
+	free(wr.iov);
+	free(rd.iov);
+	return rc;
 }
 
 /* ---- batch rewire ------------------------------------------------------------- */
@@ -139,20 +244,24 @@ static size_t run_length(const ruma_rewire_pair *pairs, size_t i, size_t n)
 	return k;
 }
 
-/* Prefault the batch: one call per stretch of consecutive virtual pages. */
+/* Prefault the batch: its stretches of consecutive virtual pages. */
 static int populate_pairs(ruma_area *a, const ruma_rewire_pair *pairs, size_t n, unsigned flags,
 			  ruma_populate_method *how)
 {
-	for (size_t i = 0; i < n;) {
+	struct pop_list l = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc;) {
 		size_t k = 1;
 		while (i + k < n && pairs[i + k].vpage == pairs[i].vpage + k)
 			k++;
-		int rc = area_populate_mapped(a, pairs[i].vpage, k, flags, how);
-		if (rc)
-			return rc;
+		rc = pop_add(&l, a, pairs[i].vpage, k);
 		i += k;
 	}
-	return 0;
+	if (!rc)
+		rc = populate_list(a, &l, flags, how);
+	free(l.iov);
+	return rc;
 }
 
 int ruma_area_rewire_batch(ruma_area *a, ruma_phys *phys, ruma_rewire_pair *pairs, size_t n,

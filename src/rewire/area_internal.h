@@ -36,6 +36,7 @@ struct ruma_area {
 	uint64_t mapped;          /* entries != 0 */
 	uint64_t mmaps, mremaps, populated, lost;
 	bool no_populate_madvise; /* the kernel answered EINVAL to MADV_POPULATE_* */
+	bool no_process_madvise;  /* process_madvise refused MADV_POPULATE_* on this process */
 };
 
 static inline uint64_t ent_page(uint64_t e)
