@@ -163,6 +163,18 @@ static int v_batch_contig(struct set *s, struct meas *m, size_t *nm)
 	return rc ? rc : one(m, nm, "batch_contig", sec);
 }
 
+static const char *populate_name(ruma_populate_method how)
+{
+	switch (how) {
+	case RUMA_POPULATE_MADVISE:
+		return "populate_madvise";
+	case RUMA_POPULATE_PROCESS_MADVISE:
+		return "populate_process_madvise";
+	default:
+		return "populate_touch";
+	}
+}
+
 static int v_populate(struct set *s, struct meas *m, size_t *nm)
 {
 	ruma_area *a;
@@ -179,8 +191,7 @@ static int v_populate(struct set *s, struct meas *m, size_t *nm)
 	ruma_area_destroy(a);
 	if (rc)
 		return rc;
-	m[0] = (struct meas){ how == RUMA_POPULATE_MADVISE ? "populate_madvise" : "populate_touch",
-			      t1 - t0 };
+	m[0] = (struct meas){ populate_name(how), t1 - t0 };
 	m[1] = (struct meas){ "touch_after_populate", t2 - t1 };
 	*nm = 2;
 	return 0;
@@ -324,7 +335,8 @@ static double median_of(const struct results *r, const char *variant, size_t ps,
 /* Summary order: the variants as listed in rewirebench.h. */
 static const char *const summary_order[] = {
 	"page_random",	    "page_contig",	    "batch_random",
-	"batch_contig",	    "populate_madvise",	    "populate_touch",
+	"batch_contig",	    "populate_madvise",	    "populate_process_madvise",
+	"populate_touch",
 	"touch_after_populate", "first_touch",	    "move_mremap",
 	"move_rewire_refault",
 };
