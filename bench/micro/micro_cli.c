@@ -89,9 +89,10 @@ static const char usage_text[] =
 
 static const char options_text[] =
 	"\nruma options (before or between the arguments):\n"
-	"  --verify     replay the test on a reference built without rewiring and compare\n"
-	"               totals and contents (exit 1 on a mismatch; touches the data, so\n"
-	"               timings of a --verify run are not comparable)\n"
+	"  --verify     check the method's result against a reference built without\n"
+	"               rewiring, replay the test on it and compare totals and contents\n"
+	"               (exit 1 on a mismatch; touches the data, so timings of a --verify\n"
+	"               run are not comparable)\n"
 	"  --fallback   huge-page methods use 4 KiB pages when too few huge pages are free\n"
 	"  --seed N     seed of shuffles and random tests (default 42; run r uses N + r - 1)\n"
 	"  --corrupt    testing aid: change one entry after the test, so --verify must fail\n"
@@ -366,7 +367,8 @@ int micro_main(int argc, char **argv)
 	if (!rows) {
 		if (out)
 			fclose(out);
-		return micro_fail("allocating the result table", -ENOMEM) ? 1 : 1;
+		micro_fail("allocating the result table", -ENOMEM);
+		return 1;
 	}
 	if (detailed && micro_detail_open(&ctx) != 0)
 		fprintf(stderr, "ruma micro: performance counters unavailable; detailed lines print n/a\n");

@@ -220,6 +220,16 @@ bool micro_method_wants_huge(const micro_method *m, const micro_params *p)
 	}
 }
 
+/* Pages of the per-partition blocks: every non-empty partition holds whole blocks. */
+static uint64_t partition_block_pages(const micro_params *p, size_t n)
+{
+	uint64_t parts = RUMA_MIN((uint64_t)n, p->num_partitions);
+	uint64_t per_part = (n + parts - 1) / parts;                      /* entries */
+	uint64_t per_block = p->pages_per_block * (MICRO_HUGE_PAGE / 8); /* entries */
+
+	return parts * ((per_part + per_block - 1) / per_block) * p->pages_per_block;
+}
+
 uint64_t micro_method_huge_pages(const micro_method *m, const micro_params *p, size_t n)
 {
 	uint64_t pages = (n * 8 + MICRO_HUGE_PAGE - 1) / MICRO_HUGE_PAGE;
@@ -227,19 +237,14 @@ uint64_t micro_method_huge_pages(const micro_method *m, const micro_params *p, s
 	if (pages == 0)
 		pages = 1;
 	switch (m->id) {
-	case 4: case 5: case 8: case 9: case 16:
-		return pages; /* the source; the private copies come from the same pool on write */
-	case 14: case 19:
-		/* one block per partition in flight plus the output */
-		return pages + p->num_partitions * p->pages_per_block;
-	case 44:
-		return pages + p->num_partitions;
+	case 4: case 5: case 8: case 9:
+		return 2 * pages; /* the source, and private copies when a test writes dst */
+	case 14: case 19: case 44:
+		return partition_block_pages(p, n);
 	case 20:
 		return n * 8 / MICRO_HUGE_PAGE; /* whole 2 MiB pages only; 0: all 4 KiB */
-	case 23: case 31: case 37: case 43: {
-		/* doubling growth: at most twice the data */
-		return 2 * pages;
-	}
+	case 23: case 31: case 37: case 43:
+		return 2 * pages; /* doubling growth: at most twice the data */
 	default:
 		return pages;
 	}
