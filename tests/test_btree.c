@@ -422,7 +422,7 @@ static int t_random_model(void)
 		st.leaf_merges, st.inner_merges);
 	CHECK_EQ(st.entries, m.n);
 	CHECK(st.height >= 2);
-	CHECK(random_ops(t, &m, ops, 10, 200) == TEST_PASS);
+	CHECK(random_ops(t, &m, ops * 2, 10, 200) == TEST_PASS);
 	CHECK_OK(ruma_btree_check(t, stderr));
 	CHECK_OK(check_all(t, &m));
 	CHECK_OK(ruma_btree_get_stats(t, &st));
@@ -624,7 +624,7 @@ static int t_io_errors(void)
 	CHECK_OK(bm_start(&s, 1 << 14, phys, true, &bm));
 	CHECK_OK(ruma_btree_create(bm, "io", &t));
 	uint8_t k[64], v[200], buf[RUMA_BTREE_MAX_VALUE];
-	unsigned n = sanitized() ? 3000 : 8000;
+	unsigned n = 8000;
 	for (unsigned i = 0; i < n; i++) {
 		size_t kl = rand_key(k, 40), vl = rand_val(v, 150);
 		if (ruma_btree_insert(t, k, kl, v, vl) == 0)
