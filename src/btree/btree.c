@@ -156,9 +156,16 @@ static int descend_retry(ruma_btree *t, const uint8_t *key, size_t klen, bool la
 
 static int split_level(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level);
 
+/* Would key go after every entry of the (latched) leaf n? */
+static bool appends(const node *n, const uint8_t *key, size_t klen)
+{
+	bool found, bad = false;
+	return node_is_leaf(n) && node_lower_bound(n, key, klen, &found, &bad) == n->count;
+}
+
 /* Root split: the root's entries move into two new pages; the root becomes
  * their parent one level up.  The root is latched exclusively. */
-static int split_root(ruma_btree *t, node *root)
+static int split_root(ruma_btree *t, node *root, bool append)
 {
 	ruma_pid lpid, rpid;
 	void *lpage, *rpage;
@@ -172,7 +179,7 @@ static int split_root(ruma_btree *t, node *root)
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
-	unsigned slen = node_find_split(root, &left_count, sep);
+	unsigned slen = node_find_split(root, append, &left_count, sep);
 	node_split_into(root, left_count, sep, slen, lpage, rpage);
 	unsigned level = root->level + 1u;
 	bool leaf = node_is_leaf(root);
@@ -200,7 +207,8 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	if (!p->has_parent) {
 		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
 			return rc;
-		rc = p->n->count >= 2 ? split_root(t, p->n) : RUMA_ECORRUPT;
+		rc = p->n->count >= 2 ? split_root(t, p->n, appends(p->n, key, klen))
+				      : RUMA_ECORRUPT;
 		ruma_bm_unfix_x(bm, p->pid);
 		return rc;
 	}
@@ -218,7 +226,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
-	unsigned slen = node_find_split(n, &left_count, sep);
+	unsigned slen = node_find_split(n, appends(n, key, klen), &left_count, sep);
 	if (node_free_total(parent) < node_entry_size(parent, slen, sizeof(uint64_t))) {
 		unsigned plevel = parent->level;
 		ruma_bm_unfix_x(bm, p->pid);

@@ -293,7 +293,7 @@ void node_compact(node *n)
 
 /* ---- split ----------------------------------------------------------------------------- */
 
-unsigned node_find_split(const node *n, unsigned *left_count, uint8_t *sep)
+unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8_t *sep)
 {
 	bool bad = false;
 	unsigned count = n->count;
@@ -310,6 +310,11 @@ unsigned node_find_split(const node *n, unsigned *left_count, uint8_t *sep)
 	 * ties going to the pair nearest the middle */
 	unsigned target = (count - 1) / 2;
 	unsigned lo = count / 2 - count / 16, hi = count / 2;
+	if (append && count >= 4) {
+		/* ascending inserts: keep the left node nearly full */
+		target = count - 2;
+		lo = hi = count - 2;
+	}
 	if (hi > count - 2)
 		hi = count - 2;
 	if (lo > hi)

@@ -158,9 +158,11 @@ void node_append(node *dst, const uint8_t *key, size_t klen, const void *val, si
  * nodes split in the middle and the middle separator moves up (it is not
  * kept in either half); leaves choose, near the middle, the neighbouring
  * pair with the shortest distinguishing prefix, and the separator is that
- * prefix of the right key (or the full left key).  Returns the separator
+ * prefix of the right key (or the full left key).  `append` (the key being
+ * inserted is above every key of the leaf) splits a leaf before its last
+ * entry instead, so ascending loads fill leaves.  Returns the separator
  * length. */
-unsigned node_find_split(const node *n, unsigned *left_count, uint8_t *sep);
+unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8_t *sep);
 
 /* Build the two halves of n split at (left_count, sep) into left and
  * right (private pages). */
