@@ -16,7 +16,9 @@
  *   MREMAP    data is an anonymous private mapping of map_bytes (a multiple
  *             of the page size); growth doubles with mremap(MREMAP_MAYMOVE).
  *   INDIRECT  dir[0 .. npages) point at pages of `page` bytes holding
- *             per_page elements each; cap = npages * per_page.
+ *             per_page elements each; cap = npages * per_page; the pages
+ *             come from slabs of 1, 2, 4, ... pages (at most 2 MiB), and
+ *             slabs[k].first_page is the first directory index of slab k.
  *
  * Syscalls: through the os layer only — mmap/mremap/munmap/madvise for the
  * MREMAP kind and 2 MiB indirect pages (MADV_HUGEPAGE); the REWIRED kind uses
@@ -55,6 +57,11 @@ struct ruma_vec {
 	/* INDIRECT */
 	unsigned char **dir;
 	size_t dir_cap, npages, per_page;
+	struct vec_slab {
+		void *mem;
+		size_t first_page;
+	} *slabs;
+	size_t nslabs, slabs_cap;
 };
 
 static const char *const kind_names[RUMA_VEC_KIND_COUNT_] = {
@@ -235,26 +242,33 @@ static int mremap_grow(ruma_vec *v, size_t want_bytes)
 	return 0;
 }
 
-static int indirect_new_page(ruma_vec *v, unsigned char **out)
+/*
+ * INDIRECT pages come from slabs (one posix_memalign each) of 1, 2, 4, ...
+ * pages, at most 2 MiB: a page-aligned allocation per 4 KiB page would cost
+ * glibc about a second page.  A slab's pages enter the directory together.
+ */
+static size_t indirect_slab_pages(const ruma_vec *v)
 {
-	void *p = NULL;
-
-	if (posix_memalign(&p, v->page, v->page))
-		return -ENOMEM;
-	if (v->page >= RUMA_PAGE_2M)
-		(void)ruma_os_madvise(p, v->page, MADV_HUGEPAGE); /* THP where enabled */
-	*out = p;
-	return 0;
+	size_t max = v->page >= RUMA_PAGE_2M ? 1 : RUMA_PAGE_2M / v->page, n = v->npages;
+	return n < 1 ? 1 : n > max ? max : n;
 }
 
-static int indirect_grow(ruma_vec *v, size_t want)
+static int indirect_add_slab(ruma_vec *v)
 {
-	size_t want_pages = (want + v->per_page - 1) / v->per_page, first_new = v->npages;
-	int rc = 0;
+	size_t n = indirect_slab_pages(v);
+	void *p = NULL;
 
-	if (want_pages > v->dir_cap) {
+	if (v->nslabs == v->slabs_cap) {
+		size_t nc = v->slabs_cap ? v->slabs_cap * 2 : 16;
+		struct vec_slab *ns = realloc(v->slabs, nc * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		v->slabs = ns;
+		v->slabs_cap = nc;
+	}
+	if (v->npages + n > v->dir_cap) {
 		size_t nc = v->dir_cap ? v->dir_cap : 16;
-		while (nc < want_pages)
+		while (nc < v->npages + n)
 			nc *= 2;
 		unsigned char **nd = malloc(nc * sizeof(*nd));
 		if (!nd)
@@ -267,14 +281,35 @@ static int indirect_grow(ruma_vec *v, size_t want)
 		v->dir = nd;
 		v->dir_cap = nc;
 	}
-	for (size_t p = first_new; p < want_pages && !rc; p++) {
-		rc = indirect_new_page(v, &v->dir[p]);
-		if (!rc)
-			v->npages = p + 1;
+	if (posix_memalign(&p, v->page, n * v->page))
+		return -ENOMEM;
+	if (v->page >= RUMA_PAGE_2M)
+		(void)ruma_os_madvise(p, n * v->page, MADV_HUGEPAGE); /* THP where enabled */
+	v->slabs[v->nslabs++] = (struct vec_slab){ p, v->npages };
+	for (size_t i = 0; i < n; i++)
+		v->dir[v->npages++] = (unsigned char *)p + i * v->page;
+	return 0;
+}
+
+/* Free the slabs that start at or after page `keep`. */
+static void indirect_free_from(ruma_vec *v, size_t keep)
+{
+	while (v->nslabs && v->slabs[v->nslabs - 1].first_page >= keep) {
+		v->nslabs--;
+		v->npages = v->slabs[v->nslabs].first_page;
+		free(v->slabs[v->nslabs].mem);
 	}
+}
+
+static int indirect_grow(ruma_vec *v, size_t want)
+{
+	size_t want_pages = (want + v->per_page - 1) / v->per_page, first_new = v->npages;
+	int rc = 0;
+
+	while (v->npages < want_pages && !rc)
+		rc = indirect_add_slab(v);
 	if (rc) {
-		while (v->npages > first_new)
-			free(v->dir[--v->npages]);
+		indirect_free_from(v, first_new);
 		return rc;
 	}
 	v->cap = v->npages * v->per_page;
@@ -402,8 +437,8 @@ void ruma_vec_destroy(ruma_vec *v)
 			(void)ruma_os_munmap(v->data, v->map_bytes);
 		break;
 	case RUMA_VEC_INDIRECT:
-		for (size_t p = 0; p < v->npages; p++)
-			free(v->dir[p]);
+		indirect_free_from(v, 0);
+		free(v->slabs);
 		free(v->dir);
 		break;
 	default:
@@ -677,8 +712,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 	}
 	case RUMA_VEC_INDIRECT: {
 		size_t keep = (n + v->per_page - 1) / v->per_page;
-		while (v->npages > keep)
-			free(v->dir[--v->npages]);
+		indirect_free_from(v, keep);
 		v->cap = v->npages * v->per_page;
 		v->st.bytes_mapped = v->npages * v->page + v->dir_cap * sizeof(*v->dir);
 		break;
