@@ -5,7 +5,10 @@
  *     partition(key) = (key >> shift) & (P - 1)
  * i.e. the LOW radix bits of the key by default (shift 0).  P is a power of
  * two between 1 and 65536.  Within a partition, keys keep their input order
- * (every method is stable).
+ * for TRADITIONAL, TRADITIONAL_CHAINS, MREMAP and for chunk results; the
+ * squeeze that makes a mapped output contiguous moves up to one page of keys
+ * from the end of a partition to its front, so the order inside a partition
+ * is not kept there (the set of keys is).
  *
  * Methods (numbers are the RUMA micro-benchmark's):
  *   TRADITIONAL        (12) histogram pass, prefix sums, scatter pass into a
@@ -31,11 +34,13 @@
  *                      mremap(MREMAP_MAYMOVE) by pages_per_block pages at a
  *                      time.  Result: chunks only (data == NULL).
  *
- * The partly filled last block of every partition (mapped methods): the
- * output must be contiguous without holes, so the tail elements of each
- * partition's last page are copied into an output page built from the tail
- * and the next partition's data ("squeeze": the following pages are rewired,
- * not copied; at most one page worth of elements is copied per partition).
+ * The partly filled last page of every partition (mapped methods): the
+ * output must be contiguous without holes.  Walking the partitions in order,
+ * the partly filled page at the end of the output so far is completed with
+ * keys moved from the END of the next partition (its last, partly filled
+ * page first); a page emptied that way is dropped, all other pages are
+ * only remapped (mremap moves them together, keeping their page tables).
+ * At most one page of keys is copied per partition ("squeeze").
  *
  * Software write-combining (swwc): a 64-byte buffer per partition, flushed
  * with a 64-byte copy (non-temporal stores on x86-64 with SSE2) when full.
