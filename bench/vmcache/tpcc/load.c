@@ -214,3 +214,18 @@ int tpcc_load_warehouse(tpcc_db *db, uint32_t w, ruma_rng *r)
 		rc = load_district(db, w, d, now, r);
 	return rc;
 }
+
+int tpcc_load_share(tpcc_db *db, unsigned tid, unsigned n, uint64_t seed)
+{
+	ruma_rng rng;
+	uint32_t first, last;
+	int rc = 0;
+
+	ruma_rng_seed(&rng, seed ^ (0x9e3779b97f4a7c15ull * (tid + 1)));
+	if (tid == 0)
+		rc = tpcc_load_items(db, &rng);
+	tpcc_load_range(db->sz.warehouses, tid, n, &first, &last);
+	for (uint32_t w = first; w < last && !rc; w++)
+		rc = tpcc_load_warehouse(db, w, &rng);
+	return rc;
+}

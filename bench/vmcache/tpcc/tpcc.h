@@ -122,6 +122,9 @@ uint32_t tpcc_rand_last_number(const tpcc_db *db, ruma_rng *r, bool load);
  * that cover 1..warehouses exactly once (empty when n > warehouses). */
 void tpcc_load_range(uint32_t warehouses, unsigned tid, unsigned n, uint32_t *first,
 		     uint32_t *last);
+/* Thread tid's share of a parallel load by n threads: ITEM when tid is 0,
+ * then its warehouse range; its generator is seeded from seed and tid. */
+int tpcc_load_share(tpcc_db *db, unsigned tid, unsigned n, uint64_t seed);
 /* The ITEM table (once). */
 int tpcc_load_items(tpcc_db *db, ruma_rng *r);
 /* Warehouse w with its stock, districts, customers, history, orders,

@@ -83,17 +83,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 static int tw_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 {
 	struct tpcc_wl *s = ctx->wl;
-	ruma_rng rng;
-	uint32_t first, last;
-	int r = 0;
-
-	ruma_rng_seed(&rng, ctx->seed ^ (0x9e3779b97f4a7c15ull * (tid + 1)));
-	if (tid == 0)
-		r = tpcc_load_items(s->db, &rng);
-	tpcc_load_range(s->db->sz.warehouses, tid, nthreads, &first, &last);
-	for (uint32_t w = first; w < last && !r; w++)
-		r = tpcc_load_warehouse(s->db, w, &rng);
-	return r;
+	return tpcc_load_share(s->db, tid, nthreads, ctx->seed);
 }
 
 static int tw_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)

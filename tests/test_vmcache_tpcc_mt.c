@@ -1,0 +1,254 @@
+/*
+ * test_vmcache_tpcc_mt.c — TPC-C under concurrency (label `concurrent`, the
+ * TSan job): 2-4 threads run the standard mix with a buffer pool smaller
+ * than the data (eviction running), then consistency conditions 1-4 and
+ * the B-trees are checked, also after close and reopen; a storm of
+ * concurrent New-Orders and Deliveries on one warehouse checks that every
+ * order is delivered exactly once and order ids stay unique.
+ *
+ * Reduced scale (items, customers, orders and new-orders per district / 10,
+ * a test-only mode) except one full-scale case skipped under sanitizers.
+ */
+#include "test.h"
+
+#include "vmcache/tpcc/tpcc.h"
+
+#include <pthread.h>
+
+static bool sanitized(void)
+{
+	const char *s = getenv("RUMA_TEST_SANITIZED");
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+typedef struct fixture {
+	char path[64];
+	ruma_bm *bm;
+	tpcc_db *db;
+} fixture;
+
+static int fx_open_bm(fixture *f, uint64_t phys, bool fresh)
+{
+	ruma_bm_config c;
+	ruma_bm_config_default(&c);
+	c.path = f->path;
+	c.virt_bytes = 2ull << 30;
+	c.phys_bytes = phys;
+	c.max_threads = 8;
+	c.fresh = fresh;
+	return ruma_bm_open(&c, &f->bm);
+}
+
+static void fx_close(fixture *f, bool unlink_file)
+{
+	tpcc_db_close(f->db);
+	f->db = NULL;
+	if (f->bm)
+		ruma_bm_close(f->bm);
+	f->bm = NULL;
+	if (unlink_file)
+		unlink(f->path);
+}
+
+struct targ {
+	tpcc_db *db;
+	unsigned tid, nthreads;
+	unsigned n;          /* transactions to run */
+	bool storm;          /* only New-Order and Delivery on warehouse 1 */
+	int rc;
+	uint64_t delivered;  /* storm: orders this thread delivered */
+	uint64_t new_orders; /* storm: committed */
+	pthread_t th;
+};
+
+static void *load_thread(void *p)
+{
+	struct targ *a = p;
+	a->rc = tpcc_load_share(a->db, a->tid, a->nthreads, test_seed);
+	return NULL;
+}
+
+static void *run_thread(void *p)
+{
+	struct targ *a = p;
+	tpcc_worker wk;
+	tpcc_worker_init(&wk, a->db, a->tid, test_seed + 7919 * (a->tid + 1));
+	for (unsigned i = 0; i < a->n && !a->rc; i++) {
+		if (!a->storm) {
+			enum tpcc_tx kind;
+			bool rb;
+			a->rc = tpcc_run_one(&wk, &kind, &rb);
+			continue;
+		}
+		if (i % 3 != 2) {
+			tpcc_new_order_in in;
+			tpcc_gen_new_order(&wk, 1, &in);
+			in.i_id[in.ol_cnt - 1] = 1 + in.i_id[0] % a->db->sz.items;
+			a->rc = tpcc_tx_new_order(&wk, &in, NULL);
+			a->new_orders += a->rc == 0;
+		} else {
+			tpcc_delivery_out out;
+			a->rc = tpcc_tx_delivery(&wk, 1, (uint8_t)(1 + a->tid), &out);
+			for (int d = 0; d < 10; d++)
+				a->delivered += out.o_id[d] != 0;
+		}
+	}
+	return NULL;
+}
+
+static int run_parallel(tpcc_db *db, unsigned threads, void *(*fn)(void *), unsigned n,
+			bool storm, struct targ *a)
+{
+	for (unsigned i = 0; i < threads; i++) {
+		a[i] = (struct targ){ .db = db, .tid = i, .nthreads = threads, .n = n, .storm = storm };
+		if (pthread_create(&a[i].th, NULL, fn, &a[i]))
+			return -EAGAIN;
+	}
+	int rc = 0;
+	for (unsigned i = 0; i < threads; i++) {
+		pthread_join(a[i].th, NULL);
+		if (a[i].rc && !rc)
+			rc = a[i].rc;
+	}
+	return rc;
+}
+
+static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
+		    uint64_t phys)
+{
+	tpcc_sizes sz;
+	struct targ a[8];
+	snprintf(f->path, sizeof(f->path), "/tmp/ruma-test-tpcc-mt-%d", (int)getpid());
+	int rc = fx_open_bm(f, phys, true);
+	if (!rc)
+		rc = tpcc_sizes_init(&sz, warehouses, scale);
+	if (!rc)
+		rc = tpcc_db_create(f->bm, &sz, &test_rng, &f->db);
+	if (!rc)
+		rc = run_parallel(f->db, threads, load_thread, 0, false, a);
+	if (!rc)
+		rc = tpcc_db_begin_run(f->db, &test_rng);
+	return rc;
+}
+
+static int pages_evicted(ruma_bm *bm, uint64_t *out)
+{
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	*out = st.evictions;
+	return 0;
+}
+
+/* 2, 3 and 4 threads run the mix with a 16 MiB pool (data ~45 MB). */
+static int t_mix_small_pool(void)
+{
+	unsigned n = sanitized() ? 150 : 2500;
+	for (unsigned threads = 2; threads <= 4; threads++) {
+		fixture f = { 0 };
+		struct targ a[8];
+		uint64_t ev;
+		CHECK_OK(fx_setup(&f, 2, 10, threads, 16ull << 20));
+		CHECK_OK(tpcc_check(f.db, false, stderr));
+		CHECK_OK(run_parallel(f.db, threads, run_thread, n, false, a));
+		pages_evicted(f.bm, &ev);
+		CHECK(ev > 0);
+		CHECK_OK(tpcc_check(f.db, true, stderr));
+		/* Close, reopen with the small pool, check again, run again. */
+		fx_close(&f, false);
+		CHECK_OK(fx_open_bm(&f, 16ull << 20, false));
+		CHECK_OK(tpcc_db_open(f.bm, &f.db));
+		CHECK_OK(tpcc_check(f.db, true, stderr));
+		CHECK_OK(tpcc_db_begin_run(f.db, &test_rng));
+		CHECK_OK(run_parallel(f.db, threads, run_thread, n / 2, false, a));
+		CHECK_OK(tpcc_check(f.db, false, stderr));
+		fx_close(&f, true);
+		printf("  %u threads: %u transactions each, %" PRIu64 " pages evicted\n", threads,
+		       n, ev);
+	}
+	return TEST_PASS;
+}
+
+struct deliv_count {
+	uint64_t carrier_set, delivery_cnt;
+	uint32_t o_max[10];
+};
+
+static bool count_orders(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	struct deliv_count *c = arg;
+	const tpcc_order *o = v;
+	c->carrier_set += o->o_carrier_id != 0;
+	return true;
+}
+
+static bool count_customers(const void *k, size_t kl, const void *v, size_t vl, void *arg)
+{
+	((struct deliv_count *)arg)->delivery_cnt += ((const tpcc_customer *)v)->c_delivery_cnt;
+	return true;
+}
+
+/* Concurrent New-Orders and Deliveries of the same districts. */
+static int t_delivery_storm(void)
+{
+	unsigned threads = 4, n = sanitized() ? 150 : 1500;
+	fixture f = { 0 };
+	struct targ a[8];
+	struct deliv_count before = { 0 }, after = { 0 };
+	CHECK_OK(fx_setup(&f, 1, 10, 2, 16ull << 20));
+	CHECK_OK(ruma_btree_scan_asc(f.db->t[TPCC_ORDER], NULL, 0, count_orders, &before));
+	CHECK_OK(run_parallel(f.db, threads, run_thread, n, true, a));
+	uint64_t delivered = 0, created = 0;
+	for (unsigned i = 0; i < threads; i++) {
+		delivered += a[i].delivered;
+		created += a[i].new_orders;
+	}
+	CHECK(delivered > 0);
+	CHECK_OK(ruma_btree_scan_asc(f.db->t[TPCC_ORDER], NULL, 0, count_orders, &after));
+	CHECK_OK(ruma_btree_scan_asc(f.db->t[TPCC_CUSTOMER], NULL, 0, count_customers, &after));
+	/* Each delivered order was delivered once: one carrier set and one
+	 * customer delivery count per delivery reported by the threads. */
+	CHECK_EQ(after.carrier_set - before.carrier_set, delivered);
+	CHECK_EQ(after.delivery_cnt, delivered);
+	/* Order ids unique and dense: D_NEXT_O_ID advanced by the orders made. */
+	uint64_t next_sum = 0;
+	for (uint8_t d = 1; d <= 10; d++) {
+		tpcc_district di;
+		tpcc_key k = tk_district(1, d);
+		CHECK_OK(ruma_btree_lookup(f.db->t[TPCC_DISTRICT], k.b, k.n, &di, sizeof(di), NULL));
+		next_sum += di.d_next_o_id - 1 - f.db->sz.customers;
+	}
+	CHECK_EQ(next_sum, created);
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	printf("  %" PRIu64 " new-orders, %" PRIu64 " deliveries of single orders\n", created,
+	       delivered);
+	fx_close(&f, true);
+	return TEST_PASS;
+}
+
+/* One full-scale warehouse (~210 MB) with a 32 MiB pool, 2 threads. */
+static int t_full_scale_small_pool(void)
+{
+	if (sanitized())
+		SKIP("a full-scale warehouse takes too long under sanitizers");
+	fixture f = { 0 };
+	struct targ a[8];
+	CHECK_OK(fx_setup(&f, 1, 1, 2, 32ull << 20));
+	CHECK_OK(run_parallel(f.db, 2, run_thread, 1000, false, a));
+	uint64_t ev;
+	pages_evicted(f.bm, &ev);
+	CHECK(ev > 0);
+	CHECK_OK(tpcc_check(f.db, false, stderr));
+	fx_close(&f, true);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "mix_small_pool", t_mix_small_pool },
+	{ "delivery_storm", t_delivery_storm },
+	{ "full_scale_small_pool", t_full_scale_small_pool },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("vmcache_tpcc_mt", cases, TEST_N(cases), argc, argv);
+}
