@@ -32,7 +32,9 @@ static bool sanitized(void)
 }
 
 typedef struct shared {
+	ruma_bm *bm;
 	ruma_btree *t;
+	_Atomic int same_name_created;
 	unsigned ops;
 	_Atomic int failures;
 	char first_failure[256];
@@ -220,11 +222,37 @@ static void shared_op(worker *w, ruma_rng *r)
 	}
 }
 
+/* Trees created concurrently through the catalog: one per thread, and one
+ * name all threads try (exactly one may succeed). */
+static void catalog_ops(worker *w)
+{
+	shared *sh = w->sh;
+	char name[32];
+	ruma_btree *t;
+	snprintf(name, sizeof name, "thread-%u", w->id);
+	int rc = ruma_btree_create(sh->bm, name, &t);
+	EXPECT(sh, rc == 0, "create own tree", rc);
+	for (unsigned i = 0; i < 300 && rc == 0; i++) {
+		uint8_t k[16];
+		size_t kl = (size_t)snprintf((char *)k, sizeof k, "%05u", i);
+		rc = ruma_btree_insert(t, k, kl, &i, sizeof i);
+	}
+	ruma_btree_release(t);
+	EXPECT(sh, rc == 0, "insert into own tree", rc);
+	rc = ruma_btree_create(sh->bm, "same-name", &t);
+	EXPECT(sh, rc == 0 || rc == RUMA_EEXISTS, "create same name", rc);
+	if (rc == 0) {
+		atomic_fetch_add(&sh->same_name_created, 1);
+		ruma_btree_release(t);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	worker *w = arg;
 	ruma_rng r;
 	ruma_rng_seed(&r, w->seed);
+	catalog_ops(w);
 	for (unsigned i = 0; i < w->sh->ops && atomic_load(&w->sh->failures) == 0; i++) {
 		if (ruma_rng_below(&r, 2))
 			private_op(w, &r);
@@ -268,10 +296,22 @@ static int verify(shared *sh, worker *ws)
 	CHECK_OK(ruma_btree_scan_asc(sh->t, NULL, 0, scan_cb, &s));
 	CHECK(!s.bad);
 	CHECK_OK(ruma_btree_check(sh->t, stderr));
+	CHECK_EQ(atomic_load(&sh->same_name_created), 1);
+	for (unsigned id = 0; id < THREADS; id++) {
+		char name[32];
+		ruma_btree *t;
+		snprintf(name, sizeof name, "thread-%u", id);
+		CHECK_OK(ruma_btree_open(sh->bm, name, &t));
+		ruma_btree_stats st;
+		CHECK_OK(ruma_btree_get_stats(t, &st));
+		CHECK_EQ(st.entries, 300);
+		CHECK_OK(ruma_btree_check(t, stderr));
+		ruma_btree_release(t);
+	}
 	return TEST_PASS;
 }
 
-static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, unsigned ops)
+static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, ruma_bm_write write, unsigned ops)
 {
 	char dir[] = "/tmp/ruma-btree-mt-XXXXXX", path[64];
 	CHECK(mkdtemp(dir) != NULL);
@@ -280,23 +320,25 @@ static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, unsigned ops)
 	ruma_bm_config_default(&c);
 	c.path = path;
 	c.virt_bytes = (1u << 14) * (uint64_t)PS;
-	c.phys_bytes = 64 * (uint64_t)PS;
+	c.phys_bytes = (sanitized() ? 24 : 64) * (uint64_t)PS;
 	c.batch = 8;
 	c.max_threads = THREADS + 2;
 	c.wait = wait;
 	c.evict = evict;
+	c.write = write;
 	c.fresh = true;
 	ruma_bm *bm;
 	int rc = ruma_bm_open(&c, &bm);
 	if (rc == RUMA_EUNSUPP) {
 		rmdir(dir);
-		fprintf(stderr, "  %s/%s: not supported here, skipped\n", ruma_bm_wait_name(wait),
-			ruma_bm_evict_name(evict));
+		fprintf(stderr, "  %s/%s/%s: not supported here, skipped\n",
+			ruma_bm_wait_name(wait), ruma_bm_evict_name(evict), ruma_bm_write_name(write));
 		return TEST_PASS;
 	}
 	CHECK_OK(rc);
 	static shared sh;
 	memset(&sh, 0, sizeof sh);
+	sh.bm = bm;
 	pthread_mutex_init(&sh.mu, NULL);
 	sh.ops = ops;
 	CHECK_OK(ruma_btree_create(bm, "mt", &sh.t));
@@ -328,9 +370,10 @@ static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, unsigned ops)
 	ruma_bm_stats bs;
 	ruma_bm_get_stats(bm, &bs);
 	fprintf(stderr,
-		"  %s/%s: %" PRIu64 " entries, height %u, splits %" PRIu64 ", merges %" PRIu64
+		"  %s/%s/%s: %" PRIu64 " entries, height %u, splits %" PRIu64 ", merges %" PRIu64
 		"/%" PRIu64 ", restarts %" PRIu64 ", evictions %" PRIu64 "\n",
-		ruma_bm_wait_name(wait), ruma_bm_evict_name(evict), st.entries, st.height,
+		ruma_bm_wait_name(wait), ruma_bm_evict_name(evict), ruma_bm_write_name(write),
+		st.entries, st.height,
 		st.leaf_splits + st.inner_splits, st.leaf_merges, st.inner_merges, st.restarts,
 		bs.evictions);
 	CHECK(bs.evictions > 0);
@@ -350,7 +393,10 @@ static int t_all_configs(void)
 	const ruma_bm_evict evicts[] = { RUMA_BM_EVICT_MADVISE, RUMA_BM_EVICT_PROCESS_MADVISE };
 	for (unsigned w = 0; w < TEST_N(waits); w++)
 		for (unsigned e = 0; e < TEST_N(evicts); e++)
-			if (run_config(waits[w], evicts[e], ops) != TEST_PASS)
+			/* the io_uring write path rides along with process_madvise */
+			if (run_config(waits[w], evicts[e],
+				       e ? RUMA_BM_WRITE_URING : RUMA_BM_WRITE_PWRITE,
+				       ops) != TEST_PASS)
 				return TEST_FAIL;
 	return TEST_PASS;
 }

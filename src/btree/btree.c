@@ -46,10 +46,13 @@ typedef struct path {
 	unsigned ppos; /* n is p's child at this position */
 } path;
 
+/* Back off after a restart: retry at once the first times, then give the
+ * core away (the latch holder may be waiting for I/O or be preempted; with
+ * more threads than cores, spinning only delays it). */
 static void restart_pause(ruma_btree *t, unsigned *tries)
 {
 	bt_count(&t->restarts);
-	if (++*tries % 8 == 0)
+	if (++*tries > 2)
 		sched_yield();
 }
 
