@@ -6,8 +6,9 @@
  * 1-4 and the trees after the run, --keep reopens a loaded database.
  *
  * The home warehouse of each transaction is drawn uniformly, as in the
- * original vmcache driver (TPC-C fixes it per terminal; see docs/tpcc.md).
- * No syscalls of its own.
+ * original vmcache driver; TPCC_HOME=thread fixes it per thread instead
+ * (thread t uses warehouse t mod W + 1, like a TPC-C terminal; see
+ * docs/tpcc.md).  No syscalls of its own.
  */
 #include "vmcache/tpcc/tpcc.h"
 #include "vmcache/workload.h"
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct tpcc_wl {
 	tpcc_db *db;
@@ -64,6 +66,12 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 		return -ENOMEM;
 	ctx->wl = s;
 	ruma_rng_seed(&rng, ctx->seed);
+	const char *home = getenv("TPCC_HOME");
+	bool per_thread = home && !strcmp(home, "thread");
+	if (home && !per_thread && strcmp(home, "random")) {
+		fprintf(stderr, "tpcc: TPCC_HOME=%s: expected random or thread\n", home);
+		return RUMA_EBADCOMBO;
+	}
 	if (ctx->keep && (r = tw_open_kept(ctx, s)) < 0)
 		return r;
 	if (r == 1) {
@@ -77,6 +85,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 		if (r)
 			return r == RUMA_EEXISTS ? RUMA_EBADCOMBO : r;
 	}
+	s->db->home_per_thread = per_thread;
 	return tpcc_db_begin_run(s->db, &rng);
 }
 
