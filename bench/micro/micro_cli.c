@@ -389,8 +389,9 @@ int micro_main(int argc, char **argv)
 		if (rc) {
 			if (rc == RUMA_ENOHUGE)
 				fprintf(stderr,
-					"ruma micro: method %d ran out of 2 MiB huge pages: raise "
-					"/proc/sys/vm/nr_hugepages or pass --fallback\n", mid);
+					"ruma micro: method %d ran out of 2 MiB huge pages during the run: "
+					"raise /proc/sys/vm/nr_hugepages%s\n",
+					mid, o.fallback ? "" : " or pass --fallback");
 			else if (rc == RUMA_EMAPLIMIT)
 				fprintf(stderr,
 					"ruma micro: method %d needs more mappings than vm.max_map_count "
