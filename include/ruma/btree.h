@@ -160,7 +160,7 @@ typedef bool (*ruma_btree_scan_fn)(const void *key, size_t klen, const void *val
  * root with the current leaf's fence key, so a scan sees every key that was
  * present for its whole duration exactly once, in order, and is not a
  * snapshot.  Returns 0 (also when stopped by fn), RUMA_ETOOBIG for an
- * oversized start key, or a bm error.
+ * oversized start key, -EINVAL if fn is NULL, or a bm error.
  */
 RUMA_API int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen,
 				 ruma_btree_scan_fn fn, void *ctx);

@@ -571,6 +571,8 @@ int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree
 {
 	uint8_t copy[RUMA_BTREE_MAX_VALUE];
 	size_t len = 0;
+	if (!fn)
+		return -EINVAL;
 	int rc = read_value(t, key, klen, copy, sizeof copy, &len);
 	if (rc == -ENOBUFS)
 		rc = RUMA_ECORRUPT; /* a stored value is never above the maximum */
@@ -614,6 +616,8 @@ int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
 	int rc = check_key(klen);
 	if (rc)
 		return rc;
+	if (!fn)
+		return -EINVAL;
 	unsigned tries = 0;
 	for (;;) {
 		rc = update_attempt(t, key, klen, fn, ctx);
@@ -703,6 +707,8 @@ int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btre
 {
 	if (slen > RUMA_BTREE_MAX_KEY)
 		return RUMA_ETOOBIG;
+	if (!fn)
+		return -EINVAL;
 	uint8_t cur[NODE_KEYBUF], kbuf[NODE_KEYBUF];
 	size_t clen = slen;
 	if (slen)
@@ -739,6 +745,8 @@ int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen, ruma_btr
 {
 	if (slen > RUMA_BTREE_MAX_KEY)
 		return RUMA_ETOOBIG;
+	if (!fn)
+		return -EINVAL;
 	uint8_t cur[NODE_KEYBUF], kbuf[NODE_KEYBUF];
 	size_t clen = slen;
 	bool last = slen == 0;
