@@ -118,8 +118,11 @@ static uint64_t *layout(int method, size_t n, uint32_t parts)
 	case 6: case 7: case 8: case 9: case 10: case 11: case 15: case 16:
 		free(L);
 		return NULL; /* shuffled: checked by --verify */
-	case 12: case 13: case 14: case 17: case 18: case 19: case 21: case 44:
-		/* partition order with partition(key) = key & (P - 1) */
+	case 13: case 14: case 18: case 19: case 21:
+		free(L);
+		return NULL; /* mapped: order inside a partition not promised; --verify checks */
+	case 12: case 17: case 44:
+		/* stable partition order with partition(key) = key & (P - 1) */
 		for (uint32_t p = 0; p < parts; p++)
 			for (size_t v = p; v < n; v += parts)
 				L[k++] = v;
