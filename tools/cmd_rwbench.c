@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"  --reserve-huge N     raise vm.nr_hugepages by N for the run, restore after (root)\n"
 		"  --only A,B,...       run only these variants (names as in the CSV)\n"
 		"  --min-log A --max-log B   vector sizes 2^A..2^B (default 20..24, B <= 30)\n"
+		"  --plus-one           vector: push 2^k + 1 elements (one past a growth step,\n"
+		"                       where a copying vector holds old + new buffer)\n"
 		"  --n N                access: words (default 2^24); partition: keys (default 2^24);\n"
 		"                       pool: bytes (default 128M); suffixes K/M/G and 1e6 accepted\n"
 		"  --partitions LIST    partition counts, powers of two (default 16,64,256,1024)\n"
@@ -106,6 +108,9 @@ int ruma_cmd_rwbench(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--huge")) {
 			o.huge = true;
+			continue;
+		} else if (!strcmp(a, "--plus-one")) {
+			o.plus_one = true;
 			continue;
 		}
 		if (!v)

@@ -34,6 +34,7 @@ typedef struct ruma_rwbench_opts {
 	uint64_t seed;
 	bool huge;                /* add the 2 MiB page variants (skipped with a note if none free) */
 	unsigned min_log, max_log;/* vector: element counts 2^min_log .. 2^max_log */
+	bool plus_one;            /* vector: 2^k + 1 elements (just past a growth step) */
 	uint64_t n;               /* access: words; partition: keys; pool: bytes */
 	uint32_t parts[RUMA_RWB_MAX_LIST];
 	size_t nparts;            /* partition: the P values */

@@ -168,10 +168,10 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 	for (size_t s = 0; s < nsizes; s++)
 		for (size_t k = 0; k < nsel; k++) {
 			size_t c = s * nsel + k;
-			snprintf(t.label[c], sizeof(t.label[c]), "n=2^%zu %s", o->min_log + s,
-				 variants[sel[k]].name);
+			snprintf(t.label[c], sizeof(t.label[c]), "n=2^%zu%s %s", o->min_log + s,
+				 o->plus_one ? "+1" : "", variants[sel[k]].name);
 			t.baseline[c] = (int)(s * nsel); /* the first selected variant */
-			ops[c] = (double)((uint64_t)1 << (o->min_log + s));
+			ops[c] = (double)(((uint64_t)1 << (o->min_log + s)) + o->plus_one);
 		}
 	fprintf(o->csv, "bench,variant,n,rep,seconds,mpush_per_s,peak_rss_bytes,held_bytes,hugetlb_bytes\n");
 	for (unsigned r = 0; r <= o->reps; r++)
@@ -179,7 +179,7 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 			for (size_t j = 0; j < nsel; j++) {
 				size_t k = ruma_rwb_rotate(j, r, nsel);
 				const vec_variant *v = &variants[sel[k]];
-				uint64_t n = (uint64_t)1 << (o->min_log + s);
+				uint64_t n = ((uint64_t)1 << (o->min_log + s)) + o->plus_one;
 				int mrc = measure(v, n, &rep, &peak);
 				if (!mrc)
 					mrc = rep.rc;
