@@ -1,0 +1,22 @@
+#!/bin/sh
+# install-check.sh — install a build into a temporary prefix and build
+# examples/hello_ruma.c against it with pkg-config, shared and static.
+# Usage: scripts/install-check.sh <build-dir>
+set -eu
+build=${1:?usage: install-check.sh <build-dir>}
+root=$(cd "$(dirname "$0")/.." && pwd)
+prefix=$(mktemp -d /tmp/ruma-install.XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(dirname "$(find "$prefix" -name ruma.pc)")/..
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+# shellcheck disable=SC2046
+cc -Wall -Wextra -o "$prefix/hello_shared" "$root/examples/hello_ruma.c" $(pkg-config --cflags --libs ruma)
+LD_LIBRARY_PATH="$libdir" "$prefix/hello_shared"
+# shellcheck disable=SC2046
+cc -Wall -Wextra -o "$prefix/hello_static" "$root/examples/hello_ruma.c" $(pkg-config --cflags ruma) \
+	"$libdir/libruma.a" $(pkg-config --static --libs ruma | sed 's/-lruma\b//')
+"$prefix/hello_static"
+test -x "$prefix/bin/ruma"
+"$prefix/bin/ruma" --version
+echo "install-check: ok"
