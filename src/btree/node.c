@@ -23,12 +23,26 @@ uint32_t node_head(const uint8_t *key, size_t klen)
 	return h;
 }
 
+static inline uint64_t load_be64(const uint8_t *p)
+{
+	uint64_t x;
+	memcpy(&x, p, sizeof x);
+	return __builtin_bswap64(x);
+}
+
+/* memcmp order, shorter first on a common prefix.  Keys are short (most
+ * under 16 bytes), so 8-byte big-endian words beat a call to memcmp. */
 int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 {
-	size_t m = alen < blen ? alen : blen;
-	int c = m ? memcmp(a, b, m) : 0;
-	if (c)
-		return c;
+	size_t m = alen < blen ? alen : blen, i = 0;
+	for (; i + 8 <= m; i += 8) {
+		uint64_t x = load_be64(a + i), y = load_be64(b + i);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	for (; i < m; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
 	return alen < blen ? -1 : alen > blen ? 1 : 0;
 }
 
@@ -94,7 +108,7 @@ unsigned node_lower_bound(const node *n, const uint8_t *key, size_t klen, bool *
 	*found = false;
 	if (plen) {
 		size_t m = klen < plen ? klen : plen;
-		int c = memcmp(key, node_prefix(n), m);
+		int c = node_keycmp(key, m, node_prefix(n), m);
 		if (c < 0 || (c == 0 && klen < plen))
 			return 0;
 		if (c > 0)
@@ -117,7 +131,9 @@ unsigned node_lower_bound(const node *n, const uint8_t *key, size_t klen, bool *
 		} else {
 			unsigned slen;
 			const uint8_t *s = node_suffix(n, mid, &slen, bad);
-			int c = node_keycmp(key, klen, s, slen);
+			/* equal heads: when both keys have 4 bytes, those are equal */
+			int c = klen >= 4 && slen >= 4 ? node_keycmp(key + 4, klen - 4, s + 4, slen - 4)
+						       : node_keycmp(key, klen, s, slen);
 			if (c < 0) {
 				hi = mid;
 			} else if (c > 0) {
