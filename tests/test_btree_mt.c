@@ -17,6 +17,7 @@
 #include <ruma/btree.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #define PS RUMA_BM_PAGE_SIZE
@@ -401,8 +402,157 @@ static int t_all_configs(void)
 	return TEST_PASS;
 }
 
+/* ---- concurrent growth and shrinking: splits, leaf and inner merges, root collapse ---- */
+
+typedef struct gs_worker {
+	ruma_btree *t;
+	unsigned id, keys;
+	uint64_t seed;
+	_Atomic int *failures;
+	_Atomic unsigned *phase_done;
+} gs_worker;
+
+static size_t gs_key(uint8_t *k, unsigned id, unsigned i)
+{
+	/* a scrambled head spreads the threads' keys over the whole tree */
+	uint32_t h = (i * 2654435761u) ^ (id * 0x9e3779b9u);
+	return (size_t)snprintf((char *)k, 64, "%08x/%u/%06u", h, id, i);
+}
+
+static size_t gs_val(uint8_t *v, unsigned id, unsigned i)
+{
+	size_t len = 60 + (i * 7u + id) % 120u;
+	for (size_t j = 0; j < len; j++)
+		v[j] = (uint8_t)(i + id + j);
+	return len;
+}
+
+/* phase 1: insert all keys; phase 2: remove all but every 50th, in random
+ * order; readers' lookups of other threads' keys run throughout */
+static void *gs_main(void *arg)
+{
+	gs_worker *w = arg;
+	ruma_rng r;
+	ruma_rng_seed(&r, w->seed);
+	uint8_t k[64], v[256], buf[RUMA_BTREE_MAX_VALUE];
+	unsigned *order = malloc(w->keys * sizeof *order);
+	if (!order) {
+		atomic_fetch_add(w->failures, 1);
+		return NULL;
+	}
+	for (unsigned i = 0; i < w->keys; i++)
+		order[i] = i;
+	for (unsigned phase = 0; phase < 2 && !atomic_load(w->failures); phase++) {
+		for (unsigned i = w->keys - 1; i > 0; i--) {
+			unsigned j = (unsigned)ruma_rng_below(&r, i + 1), x = order[i];
+			order[i] = order[j];
+			order[j] = x;
+		}
+		for (unsigned n = 0; n < w->keys; n++) {
+			unsigned i = order[n];
+			size_t kl = gs_key(k, w->id, i);
+			int rc = 0;
+			if (phase == 0)
+				rc = ruma_btree_insert(w->t, k, kl, v, gs_val(v, w->id, i));
+			else if (i % 50)
+				rc = ruma_btree_remove(w->t, k, kl);
+			if (rc == 0 && n % 4 == 0) {
+				/* a lookup of some other thread's key that must exist */
+				unsigned other = (unsigned)ruma_rng_below(&r, THREADS), oi = 50 * (unsigned)ruma_rng_below(&r, w->keys / 50);
+				size_t vl = 0;
+				kl = gs_key(k, other, oi);
+				rc = ruma_btree_lookup(w->t, k, kl, buf, sizeof buf, &vl);
+				if (rc == RUMA_ENOTFOUND && phase == 0)
+					rc = 0; /* not inserted yet */
+				else if (rc == 0 && (vl != gs_val(v, other, oi) || memcmp(v, buf, vl)))
+					rc = RUMA_ECORRUPT;
+			}
+			if (rc) {
+				fprintf(stderr, "  thread %u phase %u: %s\n", w->id, phase, ruma_strerror(rc));
+				atomic_fetch_add(w->failures, 1);
+				break;
+			}
+		}
+		/* wait for everybody to finish the phase */
+		atomic_fetch_add(w->phase_done, 1);
+		while (atomic_load(w->phase_done) < (phase + 1) * THREADS && !atomic_load(w->failures))
+			sched_yield();
+	}
+	free(order);
+	return NULL;
+}
+
+static int grow_shrink(ruma_bm_wait wait, ruma_bm_evict evict)
+{
+	char dir[] = "/tmp/ruma-btree-mt-XXXXXX", path[64];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof path, "%s/store", dir);
+	ruma_bm_config c;
+	ruma_bm_config_default(&c);
+	c.path = path;
+	c.virt_bytes = (1u << 15) * (uint64_t)PS;
+	c.phys_bytes = 128 * (uint64_t)PS;
+	c.batch = 8;
+	c.max_threads = THREADS + 2;
+	c.wait = wait;
+	c.evict = evict;
+	c.fresh = true;
+	ruma_bm *bm;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	ruma_btree *t;
+	CHECK_OK(ruma_btree_create(bm, "grow-shrink", &t));
+	_Atomic int failures = 0;
+	_Atomic unsigned phase_done = 0;
+	gs_worker ws[THREADS];
+	pthread_t th[THREADS];
+	unsigned keys = sanitized() ? 1500 : 5000;
+	for (unsigned i = 0; i < THREADS; i++) {
+		ws[i] = (gs_worker){ t, i, keys, ruma_rng_next(&test_rng), &failures, &phase_done };
+		CHECK(pthread_create(&th[i], NULL, gs_main, &ws[i]) == 0);
+	}
+	for (unsigned i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	CHECK_EQ(atomic_load(&failures), 0);
+	CHECK_OK(ruma_btree_check(t, stderr));
+	uint8_t k[64], v[256], buf[RUMA_BTREE_MAX_VALUE];
+	for (unsigned id = 0; id < THREADS; id++)
+		for (unsigned i = 0; i < keys; i++) {
+			size_t kl = gs_key(k, id, i), vl = 0;
+			int rc = ruma_btree_lookup(t, k, kl, buf, sizeof buf, &vl);
+			CHECK_EQ(rc, i % 50 ? RUMA_ENOTFOUND : 0);
+			if (rc == 0)
+				CHECK(vl == gs_val(v, id, i) && memcmp(v, buf, vl) == 0);
+		}
+	ruma_btree_stats st;
+	CHECK_OK(ruma_btree_get_stats(t, &st));
+	fprintf(stderr,
+		"  grow/shrink %s/%s: %" PRIu64 " entries, height %u; splits %" PRIu64 "/%" PRIu64
+		", merges %" PRIu64 "/%" PRIu64 ", root splits %" PRIu64 ", collapses %" PRIu64
+		", restarts %" PRIu64 "\n",
+		ruma_bm_wait_name(wait), ruma_bm_evict_name(evict), st.entries, st.height,
+		st.leaf_splits, st.inner_splits, st.leaf_merges, st.inner_merges, st.root_splits,
+		st.root_collapses, st.restarts);
+	CHECK_EQ(st.entries, THREADS * ((keys + 49) / 50));
+	CHECK(st.root_splits >= 2);
+	CHECK(st.leaf_merges > 0);
+	CHECK(st.inner_merges > 0);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	unlink(path);
+	rmdir(dir);
+	return TEST_PASS;
+}
+
+static int t_grow_shrink(void)
+{
+	if (grow_shrink(RUMA_BM_WAIT_SPIN, RUMA_BM_EVICT_MADVISE) != TEST_PASS)
+		return TEST_FAIL;
+	return grow_shrink(RUMA_BM_WAIT_FUTEX, RUMA_BM_EVICT_PROCESS_MADVISE);
+}
+
 static const struct test_case cases[] = {
 	{ "all_configs", t_all_configs },
+	{ "grow_shrink", t_grow_shrink },
 };
 
 int main(int argc, char **argv)
