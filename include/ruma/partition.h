@@ -39,8 +39,9 @@
  * the partly filled page at the end of the output so far is completed with
  * keys moved from the END of the next partition (its last, partly filled
  * page first); a page emptied that way is dropped, all other pages are
- * only remapped (mremap moves them together, keeping their page tables).
- * At most one page of keys is copied per partition ("squeeze").
+ * only rewired into the output (one batch rewire, one mmap per run of
+ * consecutive pool pages).  At most one page of keys is copied per
+ * partition ("squeeze").
  *
  * Software write-combining (swwc): a 64-byte buffer per partition, flushed
  * with a 64-byte copy (non-temporal stores on x86-64 with SSE2) when full.

@@ -12,21 +12,22 @@
  * the partition: 2 MiB while at least 2 MiB per partition remain, halving
  * down to 4 KiB towards the end of the input.
  *
- * Phase 2: the work area is destroyed (its data stays in the memfd), the
- * unused pages of every partition's last block are freed, and the pages that
- * hold data are wired in partition order into an output area with one batch
- * rewire (one mmap per physical run): the "gappy" layout, where every
- * partition is contiguous but ends in a partly filled page.
+ * Phase 2: the work area is destroyed (its data stays in the memfd) and the
+ * unused pages of every partition's last block are freed.  The pages that
+ * hold data, in partition order, form the "gappy" layout: every partition
+ * contiguous but ending in a partly filled page.  With contiguous == false
+ * it is wired as the result (one batch rewire: one mmap per run of
+ * consecutive pool pages).
  *
  * Phase 3 (contiguous output): the squeeze.  Walking the partitions in
  * order, the partly filled page of the output so far is completed with keys
  * taken from the END of the next partition (its tail page, then its last
  * full page), so at most one page of keys is copied per partition; a page
- * emptied by this is dropped.  The pages that remain form a strictly
- * increasing subsequence of the gappy layout and are compacted to the front
- * with mremap (ruma_area_move: one call per run, page tables move along, so
- * populated pages are not faulted again); the dropped pool pages are freed.
- * Keys within a partition are therefore not in input order after a squeeze.
+ * emptied by this is dropped and freed.  Only the pages the squeeze copies
+ * from or into are wired, into a scratch area (about three per partition);
+ * the remaining pages are then wired once, in their final order, into the
+ * output area with one batch rewire.  Keys within a partition are therefore
+ * not in input order after a squeeze.
  *
  * With ADAPTIVE + huge, 2 MiB blocks come from a hugetlb pool and smaller
  * ones from a 4 KiB pool: one contiguous range cannot hold both page sizes at
@@ -34,7 +35,7 @@
  * gappy area per pool), as does contiguous == false for every method.
  *
  * Syscalls: all through phys.h (memfd_create, ftruncate, fallocate punch)
- * and area.h (mmap MAP_FIXED, mremap, madvise populate).
+ * and area.h (mmap MAP_FIXED, madvise populate).
  */
 #include "rewire/partition_internal.h"
 
@@ -243,18 +244,16 @@ static uint32_t block_used_pages(const mctx *c, const mpart *mp, size_t j)
 }
 
 /*
- * Free the unused tail pages of every last block, then wire the used pages of
- * pool q in partition order into a new area (the gappy layout).  gp[p] / kp[p]
- * receive partition p's first page and page count in it, tp[p] the keys in
- * its last page.
+ * The gappy layout of pool q: the pages of pool q that hold data, in
+ * partition order.  gp[p] / kp[p] receive partition p's first page index and
+ * page count in it, tp[p] the keys in its last page; *ppages (malloc'ed,
+ * *total entries) the pool page of every gappy index.
  */
-static int gappy_layout(mctx *c, int q, uint64_t *gp, uint64_t *kp, size_t *tp, uint64_t *total)
+static int gappy_plan(mctx *c, int q, uint64_t *gp, uint64_t *kp, size_t *tp, uint64_t *total,
+		      uint64_t **ppages)
 {
 	const size_t per_page = c->page[q] / 8;
-	ruma_rewire_pair *pairs;
-	ruma_area_result res = { 0 };
-	uint64_t g = 0;
-	int rc;
+	uint64_t g = 0, *pp;
 
 	for (uint32_t p = 0; p < c->P; p++) {
 		mpart *mp = &c->parts[p];
@@ -272,10 +271,8 @@ static int gappy_layout(mctx *c, int q, uint64_t *gp, uint64_t *kp, size_t *tp, 
 		g += kp[p];
 	}
 	*total = g;
-	if (!g)
-		return 0;
-	pairs = malloc(g * sizeof(*pairs));
-	if (!pairs)
+	pp = malloc((g ? g : 1) * sizeof(*pp));
+	if (!pp)
 		return -ENOMEM;
 	g = 0;
 	for (uint32_t p = 0; p < c->P; p++) {
@@ -284,13 +281,32 @@ static int gappy_layout(mctx *c, int q, uint64_t *gp, uint64_t *kp, size_t *tp, 
 			if (mp->b[j].pool != q)
 				continue;
 			uint32_t used = block_used_pages(c, mp, j);
-			for (uint32_t k = 0; k < used; k++, g++)
-				pairs[g] = (ruma_rewire_pair){ g, mp->b[j].ppage + k };
+			for (uint32_t k = 0; k < used; k++)
+				pp[g++] = mp->b[j].ppage + k;
 		}
 	}
-	rc = ruma_area_create(&c->impl->area[q], c->page[q], g);
+	*ppages = pp;
+	return 0;
+}
+
+/*
+ * Wire pool q's pages ppages[idx[0..n)] (idx NULL: ppages[0..n)) as virtual
+ * pages 0..n-1 of a new output area impl->area[q]: one batch rewire, one
+ * mmap per run of consecutive pool pages.
+ */
+static int wire_output(mctx *c, int q, const uint64_t *ppages, const uint64_t *idx, uint64_t n)
+{
+	ruma_rewire_pair *pairs = malloc(n * sizeof(*pairs));
+	ruma_area_result res = { 0 };
+	int rc;
+
+	if (!pairs)
+		return -ENOMEM;
+	for (uint64_t j = 0; j < n; j++)
+		pairs[j] = (ruma_rewire_pair){ j, ppages[idx ? idx[j] : j] };
+	rc = ruma_area_create(&c->impl->area[q], c->page[q], n);
 	if (!rc)
-		rc = ruma_area_rewire_batch(c->impl->area[q], c->impl->phys[q], pairs, g,
+		rc = ruma_area_rewire_batch(c->impl->area[q], c->impl->phys[q], pairs, n,
 					    c->o->populate ? RUMA_AREA_POPULATE : 0, &res);
 	c->rewires += res.runs;
 	free(pairs);
@@ -311,32 +327,54 @@ static void free_unused_tails(mctx *c)
 	}
 }
 
-/* Phase 3: squeeze the gappy layout of pool 0 into a contiguous output. */
-static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t *tp,
-		   uint64_t total, uint64_t *out_pages)
+/* Address of gappy page g in the scratch area, wiring it on first use. */
+static int scratch_page(mctx *c, ruma_area *a, const uint64_t *ppages, uint8_t *wired, uint64_t g,
+			uint64_t **addr)
 {
-	ruma_area *a = c->impl->area[0];
+	if (!wired[g]) {
+		int rc = ruma_area_map_run(a, g, c->impl->phys[0], ppages[g], 1, 0, NULL);
+		if (rc)
+			return rc;
+		c->rewires++;
+		wired[g] = 1;
+	}
+	*addr = ruma_area_addr(a, g);
+	return 0;
+}
+
+/*
+ * Phase 3: squeeze the gappy layout of pool 0 into a contiguous output.
+ * Only the pages the squeeze copies from or into are wired (into a scratch
+ * area, at most about three per partition); the output is then wired once,
+ * in its final order.
+ */
+static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t *tp,
+		   uint64_t total, const uint64_t *ppages)
+{
 	const size_t E = c->page[0] / 8;
 	uint64_t *emit = malloc(total * sizeof(*emit)), *drop = malloc(total * sizeof(*drop));
-	uint64_t ne = 0, nd = 0, cur = UINT64_MAX;
+	uint8_t *wired = calloc(total, 1);
+	uint64_t ne = 0, nd = 0, cur = UINT64_MAX, *dst = NULL;
+	ruma_area *scratch = NULL;
 	size_t f = 0;
 	int rc = 0;
 
-	if (!emit || !drop) {
-		free(emit);
-		free(drop);
-		return -ENOMEM;
-	}
-	for (uint32_t p = 0; p < c->P; p++) {
+	if (!emit || !drop || !wired)
+		rc = -ENOMEM;
+	if (!rc)
+		rc = ruma_area_create(&scratch, c->page[0], total);
+	for (uint32_t p = 0; p < c->P && !rc; p++) {
 		uint64_t k = kp[p], first = gp[p], last = gp[p] + kp[p] - 1;
 		size_t t = tp[p];
 		if (!k)
 			continue;
 		if (cur != UINT64_MAX) {
 			size_t h = E - f;
-			uint64_t *dst = ruma_area_addr(a, cur);
-			while (h && k) {
-				uint64_t *src = ruma_area_addr(a, last);
+			while (h && k && !rc) {
+				uint64_t *src;
+				rc = scratch_page(c, scratch, ppages, wired, last, &src);
+				if (rc)
+					break;
 				size_t take = RUMA_MIN(h, t);
 				memcpy(dst + f, src + t - take, take * 8);
 				c->bytes_copied += take * 8;
@@ -349,8 +387,8 @@ static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t
 					t = E;
 				}
 			}
-			if (h)
-				continue; /* partition used up; the page is still partly filled */
+			if (rc || h)
+				continue; /* error, or partition used up and the page still partly filled */
 			emit[ne++] = cur;
 			cur = UINT64_MAX;
 			if (!k)
@@ -358,45 +396,27 @@ static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t
 		}
 		for (uint64_t v = first; v < last; v++)
 			emit[ne++] = v;
-		if (t == E)
+		if (t == E) {
 			emit[ne++] = last;
-		else {
+		} else {
 			cur = last;
 			f = t;
+			rc = scratch_page(c, scratch, ppages, wired, cur, &dst);
 		}
 	}
-	if (cur != UINT64_MAX)
+	if (!rc && cur != UINT64_MAX)
 		emit[ne++] = cur;
-	RUMA_ASSERT(ne == (c->n + E - 1) / E);
-	/* pool pages of the dropped pages, before moves change the table */
-	for (uint64_t i = 0; i < nd; i++) {
-		uint64_t pp = RUMA_AREA_NONE;
-		(void)ruma_area_translate(a, drop[i], NULL, &pp, NULL);
-		drop[i] = pp;
+	ruma_area_destroy(scratch);
+	if (!rc) {
+		RUMA_ASSERT(ne == (c->n + E - 1) / E);
+		rc = wire_output(c, 0, ppages, emit, ne);
 	}
-	/* compaction: emit[] is strictly increasing and emit[j] >= j */
-	for (uint64_t j = 0; j < ne && !rc;) {
-		uint64_t len = 1;
-		if (emit[j] == j) {
-			j++;
-			continue;
-		}
-		while (j + len < ne && emit[j + len] == emit[j] + len)
-			len++;
-		ruma_area_result res = { 0 };
-		rc = ruma_area_move(a, emit[j], j, len, &res);
-		c->rewires += res.runs;
-		j += len;
-	}
-	if (!rc && ne < total)
-		rc = ruma_area_unmap(a, ne, total - ne);
 	if (!rc)
 		for (uint64_t i = 0; i < nd; i++)
-			if (drop[i] != RUMA_AREA_NONE)
-				(void)ruma_phys_free(c->impl->phys[0], drop[i], 1);
-	*out_pages = ne;
+			(void)ruma_phys_free(c->impl->phys[0], ppages[drop[i]], 1);
 	free(emit);
 	free(drop);
+	free(wired);
 	return rc;
 }
 
@@ -474,6 +494,7 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 		/* every pool's gappy area is the result; chunk = (partition, pool) */
 		uint64_t *gq[2] = { NULL, NULL }, total;
 		for (int q = 0; q < 2 && !rc; q++) {
+			uint64_t *ppages = NULL;
 			if (!impl->phys[q])
 				continue;
 			gq[q] = malloc(c.P * sizeof(uint64_t));
@@ -481,7 +502,10 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 				rc = -ENOMEM;
 				break;
 			}
-			rc = gappy_layout(&c, q, gq[q], kp, tp, &total);
+			rc = gappy_plan(&c, q, gq[q], kp, tp, &total, &ppages);
+			if (!rc && total)
+				rc = wire_output(&c, q, ppages, NULL, total);
+			free(ppages);
 		}
 		for (uint32_t p = 0; p < c.P && !rc; p++)
 			for (int q = 0; q < 2; q++) {
@@ -497,10 +521,11 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 		free(gq[0]);
 		free(gq[1]);
 	} else {
-		uint64_t total = 0, pages = 0;
-		rc = gappy_layout(&c, 0, gp, kp, tp, &total);
+		uint64_t total = 0, *ppages = NULL;
+		rc = gappy_plan(&c, 0, gp, kp, tp, &total, &ppages);
 		if (!rc && total)
-			rc = squeeze(&c, gp, kp, tp, total, &pages);
+			rc = squeeze(&c, gp, kp, tp, total, ppages);
+		free(ppages);
 		if (!rc && total) {
 			r->data = ruma_area_base(impl->area[0]);
 			for (uint32_t p = 0; p < c.P; p++)
