@@ -1,0 +1,377 @@
+/*
+ * child.c — one measurement as a child process: the own binary
+ * (/proc/self/exe) runs the system's subcommand with the run's parameters;
+ * its stdout and stderr come back through pipes and are parsed.
+ *
+ * Invariants: at most one child runs at a time; it leads its own process group
+ * so an interrupt (SIGINT/SIGTERM to the sweep) or the per-run timeout kills it
+ * and anything it started with one kill(-pgid, SIGKILL).  The interrupt handler
+ * only sets a flag and sends that kill; everything else happens in the loop.
+ * A child that exits non-zero, dies of a signal, times out or prints nothing
+ * parsable is a failed measurement carrying its status and stderr tail.
+ *
+ * Syscalls: pipe2, fork, setpgid, dup2, execv (run the child), poll and read
+ * (collect its output), kill, waitpid, sigaction.
+ */
+#include "exp/exp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t child_pid;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+	if (child_pid > 0)
+		kill(-(pid_t)child_pid, SIGKILL);
+}
+
+void ruma_exp_signals_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int ruma_exp_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+/* value of parameter name in this run: var value, size, or set; NULL if absent */
+static const char *run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			     const char *name)
+{
+	for (size_t k = 0; k < g->nvars; k++)
+		if (!strcmp(g->vars[k].name, name))
+			return ruma_exp_variant_value(g, run->variant, k);
+	if (!strcmp(g->size_name, name))
+		return g->sizes[run->size];
+	for (size_t i = 0; i < g->nsets; i++)
+		if (!strcmp(g->sets[i].key, name))
+			return g->sets[i].value;
+	return NULL;
+}
+
+static int truthy(const char *v)
+{
+	bool b = false;
+
+	return v && ruma_parse_bool(v, &b) == 0 && b;
+}
+
+#define MAX_ARGS 48
+
+struct argv_buf {
+	char *v[MAX_ARGS + 1];
+	int n;
+	char seed[32];
+};
+
+static void push(struct argv_buf *a, const char *s)
+{
+	if (a->n < MAX_ARGS)
+		a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+static void build_vmcache(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			  const char *store, struct argv_buf *a)
+{
+	static const char *const flags[][2] = {
+		{ "virtgb", "--virtgb" },     { "physgb", "--physgb" }, { "batch", "--batch" },
+		{ "runfor", "--runfor" },     { "threads", "--threads" },
+		{ "datasize", "--datasize" }, { "workload", "--workload" },
+		{ "wait", "--wait" },         { "evict", "--evict" },   { "write", "--write" },
+	};
+	const char *block = run_param(g, run, "block");
+
+	push(a, "vmcache");
+	push(a, "--block");
+	push(a, block ? block : store);
+	for (size_t i = 0; i < RUMA_ARRAY_SIZE(flags); i++) {
+		const char *v = run_param(g, run, flags[i][0]);
+
+		if (!v)
+			continue;
+		push(a, flags[i][1]);
+		push(a, v);
+	}
+	if (run_param(g, run, "reuse") && !truthy(run_param(g, run, "reuse")))
+		push(a, "--no-reuse");
+	if (truthy(run_param(g, run, "check")))
+		push(a, "--check");
+	push(a, "--seed");
+	push(a, a->seed);
+}
+
+static void build_art(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+		      struct argv_buf *a)
+{
+	const char *mode = run_param(g, run, "mode"), *alloc = run_param(g, run, "alloc");
+	const char *lookups = run_param(g, run, "lookups");
+
+	push(a, "art");
+	push(a, run_param(g, run, "n"));
+	push(a, mode ? mode : "1");
+	if (alloc) {
+		push(a, "--alloc");
+		push(a, alloc);
+	}
+	if (lookups) {
+		push(a, "--lookups");
+		push(a, lookups);
+	}
+	push(a, "--seed");
+	push(a, a->seed);
+}
+
+static void build_micro(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			struct argv_buf *a)
+{
+	const char *runs = run_param(g, run, "runs");
+
+	push(a, "micro");
+	push(a, run_param(g, run, "method"));
+	push(a, run_param(g, run, "test"));
+	push(a, run_param(g, run, "n"));
+	push(a, runs ? runs : "1");
+	push(a, "false");
+	push(a, "--seed");
+	push(a, a->seed);
+	if (truthy(run_param(g, run, "fallback")))
+		push(a, "--fallback");
+}
+
+/* growing output buffer; keep_tail: keep only the last cap bytes */
+struct obuf {
+	char *p;
+	size_t len, cap, limit;
+	int keep_tail;
+};
+
+static int obuf_add(struct obuf *b, const char *d, size_t n)
+{
+	if (b->keep_tail && n >= b->limit) {
+		d += n - b->limit;
+		n = b->limit;
+	}
+	if (b->keep_tail && b->len + n > b->limit) {
+		size_t drop = b->len + n - b->limit;
+		memmove(b->p, b->p + drop, b->len - drop);
+		b->len -= drop;
+	}
+	if (!b->keep_tail && b->len + n > b->limit)
+		n = b->limit > b->len ? b->limit - b->len : 0;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = (b->len + n + 1) * 2;
+		char *np = realloc(b->p, cap);
+		if (!np)
+			return -ENOMEM;
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+/* drain both pipes until EOF, the deadline, or an interrupt */
+static int collect(int ofd, int efd, pid_t pid, double timeout, struct obuf *out,
+		   struct obuf *err, int *timed_out)
+{
+	struct pollfd pf[2] = { { .fd = ofd, .events = POLLIN }, { .fd = efd, .events = POLLIN } };
+	double deadline = ruma_now_sec() + timeout;
+	char buf[65536];
+	int open_fds = 2, killed = 0;
+
+	while (open_fds) {
+		double left = deadline - ruma_now_sec();
+		int r;
+
+		if ((interrupted || left <= 0) && !killed) {
+			if (!interrupted)
+				*timed_out = 1;
+			kill(-pid, SIGKILL);
+			killed = 1;
+		}
+		r = poll(pf, 2, killed ? 1000 : (int)RUMA_MIN(left * 1000 + 1, 1000.0));
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < 2 && r > 0; i++) {
+			ssize_t n;
+
+			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(pf[i].fd, buf, sizeof(buf));
+			if (n > 0) {
+				if (obuf_add(i == 0 ? out : err, buf, (size_t)n))
+					return -ENOMEM;
+			} else if (n == 0 || errno != EINTR) {
+				close(pf[i].fd);
+				pf[i].fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	return 0;
+}
+
+static void tail_note(const char *err, char *note, size_t len)
+{
+	size_t l = err ? strlen(err) : 0, o = 0;
+	const char *s;
+
+	while (l && (err[l - 1] == '\n' || err[l - 1] == ' '))
+		l--;
+	s = err ? err + (l > len - 1 ? l - (len - 1) : 0) : "";
+	for (; s < err + l && o + 1 < len; s++)
+		note[o++] = *s == '\n' ? ';' : *s == '\r' ? ' ' : *s;
+	note[o] = '\0';
+}
+
+static pid_t spawn(const char *file, char *const *argv, const char *cwd, const char *preload,
+		   int ofd[2], int efd[2])
+{
+	pid_t pid = fork();
+
+	if (pid != 0)
+		return pid;
+	setpgid(0, 0);
+	dup2(ofd[1], STDOUT_FILENO);
+	dup2(efd[1], STDERR_FILENO);
+	close(ofd[0]);
+	close(ofd[1]);
+	close(efd[0]);
+	close(efd[1]);
+	if (cwd && chdir(cwd)) {
+		fprintf(stderr, "cannot enter %s: %s\n", cwd, strerror(errno));
+		_exit(127);
+	}
+	if (preload)
+		setenv("LD_PRELOAD", preload, 1);
+	execv(file, argv);
+	fprintf(stderr, "cannot execute %s: %s\n", file, strerror(errno));
+	_exit(127);
+}
+
+int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *preload,
+		  double timeout, struct ruma_exp_exec *x)
+{
+	struct obuf out = { .limit = 64u << 20 }, err = { .limit = 1u << 20, .keep_tail = 1 };
+	int ofd[2], efd[2], status = 0, rc;
+	double t0 = ruma_now_sec();
+	pid_t pid;
+
+	memset(x, 0, sizeof(*x));
+	if (pipe2(ofd, O_CLOEXEC))
+		return -errno;
+	if (pipe2(efd, O_CLOEXEC)) {
+		rc = -errno;
+		close(ofd[0]);
+		close(ofd[1]);
+		return rc;
+	}
+	fflush(NULL);
+	pid = spawn(file, argv, cwd, preload, ofd, efd);
+	rc = pid < 0 ? -errno : 0;
+	close(ofd[1]);
+	close(efd[1]);
+	if (pid < 0) {
+		close(ofd[0]);
+		close(efd[0]);
+		return rc;
+	}
+	setpgid(pid, pid);
+	child_pid = pid;
+	if (interrupted)
+		kill(-pid, SIGKILL);
+	rc = collect(ofd[0], efd[0], pid, timeout, &out, &err, &x->timed_out);
+	if (rc) {
+		kill(-pid, SIGKILL);
+		close(ofd[0]);
+		close(efd[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	child_pid = 0;
+	x->seconds = ruma_now_sec() - t0;
+	x->status = status;
+	x->interrupted = interrupted != 0;
+	x->out = out.p ? out.p : calloc(1, 1);
+	x->err = err.p ? err.p : calloc(1, 1);
+	if (rc || !x->out || !x->err) {
+		free(x->out);
+		free(x->err);
+		x->out = x->err = NULL;
+		return rc ? rc : -ENOMEM;
+	}
+	return 0;
+}
+
+void ruma_exp_exec_status(const struct ruma_exp_exec *x, char *buf, size_t len)
+{
+	if (x->interrupted)
+		snprintf(buf, len, "interrupted");
+	else if (x->timed_out)
+		snprintf(buf, len, "timeout");
+	else if (WIFSIGNALED(x->status))
+		snprintf(buf, len, "signal=%d", WTERMSIG(x->status));
+	else if (WIFEXITED(x->status) && WEXITSTATUS(x->status))
+		snprintf(buf, len, "exit=%d", WEXITSTATUS(x->status));
+	else
+		snprintf(buf, len, "ok");
+}
+
+int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *store,
+		     struct ruma_exp_result *res)
+{
+	struct argv_buf a = { .n = 0 };
+	struct ruma_exp_exec x;
+	char status[48];
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(a.seed, sizeof(a.seed), "%llu", (unsigned long long)run->seed);
+	push(&a, "ruma");
+	if (g->system == RUMA_EXP_VMCACHE)
+		build_vmcache(g, run, store, &a);
+	else if (g->system == RUMA_EXP_ART)
+		build_art(g, run, &a);
+	else
+		build_micro(g, run, &a);
+	rc = ruma_exp_exec("/proc/self/exe", a.v, NULL,
+			   g->system == RUMA_EXP_ART ? run_param(g, run, "preload") : NULL,
+			   g->timeout, &x);
+	if (rc)
+		return rc;
+	res->seconds = x.seconds;
+	ruma_exp_parse_output(g->system, x.out, x.err, res);
+	ruma_exp_exec_status(&x, status, sizeof(status));
+	if (strcmp(status, "ok")) {
+		snprintf(res->status, sizeof(res->status), "%s", status);
+		res->ok = 0;
+		res->nm = 0;
+	}
+	if (!res->ok)
+		tail_note(x.err, res->note, sizeof(res->note));
+	free(x.out);
+	free(x.err);
+	return 0;
+}

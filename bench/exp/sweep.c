@@ -1,0 +1,418 @@
+/*
+ * sweep.c — run a grid and write the tidy CSV: one row per metric of every
+ * measurement, every parameter a column:
+ *
+ *   system,variant,<vars...>,<sets...>,size_param,size,rep,warmup,seed,
+ *   metric,unit,value,status,note
+ *
+ * A failed measurement is one row with empty metric/unit/value, its status
+ * (exit=N, signal=N, timeout, no-output) and the tail of its stderr as note.
+ *
+ * Invariants: rows are flushed after every run, so an interrupt loses at most
+ * the run in progress.  A measurement is identified by its parameter columns
+ * (variant, vars, sets, size) plus rep and warmup; --resume keeps the rows of
+ * all measurements in the file except the last one (it may have been cut off
+ * mid-write), then runs only the measurements still missing.  The output is
+ * never overwritten silently: an existing file needs --resume or force.
+ *
+ * Syscalls: through child.c (fork/exec per run); isatty, unlink of the
+ * private vmcache store, rename of the rewritten CSV.
+ */
+#include "exp/exp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* the header row for this grid */
+static void header_fields(const ruma_exp_grid *g, const char **f, size_t *n)
+{
+	static const char *const head[] = { "system", "variant" };
+	static const char *const tail[] = { "size_param", "size", "rep",  "warmup", "seed",
+					    "metric",     "unit", "value", "status", "note" };
+	size_t k = 0;
+
+	for (size_t i = 0; i < 2; i++)
+		f[k++] = head[i];
+	for (size_t i = 0; i < g->nvars; i++)
+		f[k++] = g->vars[i].name;
+	for (size_t i = 0; i < g->nsets; i++)
+		f[k++] = g->sets[i].key;
+	for (size_t i = 0; i < RUMA_ARRAY_SIZE(tail); i++)
+		f[k++] = tail[i];
+	*n = k;
+}
+
+#define MAX_COLS (2 + RUMA_EXP_MAX_VARS + RUMA_EXP_MAX_SETS + 10)
+
+/* key of a measurement: the fields up to "size", rep and warmup, joined by \x1f */
+static void run_key(const ruma_exp_grid *g, const struct ruma_exp_run *r, char *buf, size_t len)
+{
+	char variant[RUMA_EXP_STR * 2];
+	size_t off = 0;
+	int w;
+
+	ruma_exp_grid_variant_name(g, r->variant, variant, sizeof(variant));
+	w = snprintf(buf, len, "%s\x1f%s", ruma_exp_system_name(g->system), variant);
+	off = w > 0 ? (size_t)w : 0;
+	for (size_t i = 0; i < g->nvars && off < len; i++) {
+		w = snprintf(buf + off, len - off, "\x1f%s", ruma_exp_variant_value(g, r->variant, i));
+		off += w > 0 ? (size_t)w : 0;
+	}
+	for (size_t i = 0; i < g->nsets && off < len; i++) {
+		w = snprintf(buf + off, len - off, "\x1f%s", g->sets[i].value);
+		off += w > 0 ? (size_t)w : 0;
+	}
+	if (off < len)
+		snprintf(buf + off, len - off, "\x1f%s\x1f%s\x1f%ld\x1f%d", g->size_name,
+			 g->sizes[r->size], r->rep, r->warmup);
+}
+
+/* the same key from a CSV row split into fields (ncols of the header) */
+static void row_key(char **f, size_t nparam, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	/* fields 0 .. nparam-1 are system, variant, vars, sets; then size_param,
+	 * size, rep, warmup */
+	for (size_t i = 0; i < nparam + 4 && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s", i ? "\x1f" : "", f[i]);
+		off += w > 0 ? (size_t)w : 0;
+	}
+}
+
+struct keyset {
+	char **k;
+	size_t n, cap;
+};
+
+static int keyset_add(struct keyset *s, const char *k)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		char **nk = realloc(s->k, cap * sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		s->k = nk;
+		s->cap = cap;
+	}
+	s->k[s->n] = strdup(k);
+	if (!s->k[s->n])
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
+static int keyset_has(const struct keyset *s, const char *k)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->k[i], k))
+			return 1;
+	return 0;
+}
+
+static void keyset_free(struct keyset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->k[i]);
+	free(s->k);
+}
+
+static void header_line(const ruma_exp_grid *g, char *buf, size_t len)
+{
+	const char *f[MAX_COLS];
+	size_t n, off = 0;
+
+	header_fields(g, f, &n);
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off < len; i++) {
+		int w = snprintf(buf + off, len - off, "%s%s", i ? "," : "", f[i]);
+		off += w > 0 ? (size_t)w : 0;
+	}
+}
+
+/*
+ * Read the existing CSV for --resume: check the header, collect the keys of
+ * its measurements, rewrite it without the last measurement's rows.
+ */
+static int load_done(const ruma_exp_grid *g, const char *path, struct keyset *done, char *err,
+		     size_t errlen)
+{
+	FILE *f = fopen(path, "r"), *o = NULL;
+	char want[4096], line[8192], copy[8192], key[4096], last[4096] = "", tmp[4096];
+	char **lines = NULL;
+	size_t nlines = 0, cap = 0, keep, nparam = 2 + g->nvars + g->nsets;
+	int rc = 0;
+
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	header_line(g, want, sizeof(want));
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return 0; /* empty file: start afresh */
+	}
+	line[strcspn(line, "\r\n")] = '\0';
+	if (strcmp(line, want)) {
+		fclose(f);
+		snprintf(err, errlen,
+			 "%s was written by a different grid (header differs); resume needs the same "
+			 "--var/--set names, or choose another --out",
+			 path);
+		return -EINVAL;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *fields[MAX_COLS];
+		size_t nf;
+
+		if (!strchr(line, '\n'))
+			break; /* a cut-off last line */
+		line[strcspn(line, "\r\n")] = '\0';
+		snprintf(copy, sizeof(copy), "%s", line);
+		nf = ruma_exp_csv_split(copy, fields, MAX_COLS);
+		if (nf != nparam + 10)
+			continue;
+		if (nlines == cap) {
+			char **nl = realloc(lines, (cap = cap ? cap * 2 : 256) * sizeof(*nl));
+			if (!nl) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			lines = nl;
+		}
+		if (!(lines[nlines] = strdup(line))) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		nlines++;
+		row_key(fields, nparam, key, sizeof(key));
+		snprintf(last, sizeof(last), "%s", key);
+	}
+	/* drop the rows of the last measurement: it may be incomplete */
+	keep = nlines;
+	while (keep > 0) {
+		char *fields[MAX_COLS];
+
+		snprintf(copy, sizeof(copy), "%s", lines[keep - 1]);
+		ruma_exp_csv_split(copy, fields, MAX_COLS);
+		row_key(fields, nparam, key, sizeof(key));
+		if (strcmp(key, last))
+			break;
+		keep--;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	o = fopen(tmp, "w");
+	if (!o) {
+		rc = -errno;
+		goto out;
+	}
+	fprintf(o, "%s\n", want);
+	for (size_t i = 0; i < keep; i++) {
+		char *fields[MAX_COLS];
+
+		fprintf(o, "%s\n", lines[i]);
+		snprintf(copy, sizeof(copy), "%s", lines[i]);
+		ruma_exp_csv_split(copy, fields, MAX_COLS);
+		row_key(fields, nparam, key, sizeof(key));
+		if (!keyset_has(done, key) && (rc = keyset_add(done, key)))
+			goto out;
+	}
+	if (fclose(o)) {
+		o = NULL;
+		rc = -EIO;
+		goto out;
+	}
+	o = NULL;
+	if (rename(tmp, path))
+		rc = -errno;
+out:
+	if (o)
+		fclose(o);
+	for (size_t i = 0; i < nlines; i++)
+		free(lines[i]);
+	free(lines);
+	fclose(f);
+	return rc;
+}
+
+static void write_rows(ruma_csv *c, const ruma_exp_grid *g, const struct ruma_exp_run *r,
+		       const struct ruma_exp_result *res)
+{
+	char variant[RUMA_EXP_STR * 2];
+	size_t n = res->ok ? res->nm : 1;
+
+	ruma_exp_grid_variant_name(g, r->variant, variant, sizeof(variant));
+	for (size_t m = 0; m < n; m++) {
+		ruma_csv_str(c, ruma_exp_system_name(g->system));
+		ruma_csv_str(c, variant);
+		for (size_t i = 0; i < g->nvars; i++)
+			ruma_csv_str(c, ruma_exp_variant_value(g, r->variant, i));
+		for (size_t i = 0; i < g->nsets; i++)
+			ruma_csv_str(c, g->sets[i].value);
+		ruma_csv_str(c, g->size_name);
+		ruma_csv_str(c, g->sizes[r->size]);
+		ruma_csv_i64(c, r->rep);
+		ruma_csv_i64(c, r->warmup);
+		ruma_csv_u64(c, r->seed);
+		ruma_csv_str(c, res->ok ? res->m[m].name : "");
+		ruma_csv_str(c, res->ok ? res->m[m].unit : "");
+		if (res->ok)
+			ruma_csv_dbl(c, res->m[m].value);
+		else
+			ruma_csv_str(c, "");
+		ruma_csv_str(c, res->status);
+		ruma_csv_str(c, res->note);
+		ruma_csv_end(c);
+	}
+}
+
+static void fmt_secs(double s, char *buf, size_t len)
+{
+	if (s < 0 || !isfinite(s))
+		snprintf(buf, len, "?");
+	else if (s >= 3600)
+		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+	else if (s >= 60)
+		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+	else
+		snprintf(buf, len, "%.0fs", s);
+}
+
+static void progress(const ruma_exp_grid *g, const struct ruma_exp_run *r, size_t done,
+		     size_t total, double elapsed, size_t measured, int tty,
+		     const struct ruma_exp_result *res)
+{
+	char variant[RUMA_EXP_STR * 2], eta[32], took[32];
+	double per = measured ? elapsed / (double)measured : NAN;
+
+	ruma_exp_grid_variant_name(g, r->variant, variant, sizeof(variant));
+	fmt_secs(per * (double)(total - done), eta, sizeof(eta));
+	if (tty) {
+		char bar[31];
+		size_t fill = total ? done * 30 / total : 30;
+
+		for (size_t i = 0; i < 30; i++)
+			bar[i] = i < fill ? '#' : '.';
+		bar[30] = '\0';
+		fprintf(stderr, "\r\033[K[%s] %zu/%zu ETA %s  %s %s=%s rep %ld%s", bar, done, total,
+			eta, variant, g->size_name, g->sizes[r->size], r->rep,
+			r->warmup ? " (warm-up)" : "");
+		if (res && !res->ok)
+			fprintf(stderr, "\n  failed: %s %s\n", res->status, res->note);
+		if (done == total)
+			fputc('\n', stderr);
+	} else if (res) {
+		fmt_secs(res->seconds, took, sizeof(took));
+		fprintf(stderr, "sweep: %zu/%zu %s %s=%s rep %ld%s: %s (%s, ETA %s)%s%s\n", done,
+			total, variant, g->size_name, g->sizes[r->size], r->rep,
+			r->warmup ? " warm-up" : "", res->status, took, eta, res->ok ? "" : " — ",
+			res->ok ? "" : res->note);
+	}
+	fflush(stderr);
+}
+
+int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opts,
+		   size_t *failed, char *err, size_t errlen)
+{
+	struct keyset done = { 0 };
+	struct ruma_exp_run *runs = NULL;
+	struct ruma_exp_result *res = NULL;
+	size_t nruns = 0, todo = 0, count = 0, measured = 0;
+	char key[4096], store[256];
+	const char *tmpdir = getenv("TMPDIR");
+	int rc, tty = isatty(STDERR_FILENO), fresh = 1;
+	double t0;
+	FILE *f = NULL;
+	ruma_csv c;
+	struct stat st;
+
+	*failed = 0;
+	if (opts->resume) {
+		rc = load_done(g, opts->out, &done, err, errlen);
+		if (rc) {
+			if (!err[0])
+				snprintf(err, errlen, "cannot resume from %s: %s", opts->out,
+					 strerror(-rc));
+			goto out;
+		}
+		fresh = stat(opts->out, &st) != 0 || st.st_size == 0;
+	} else if (!opts->force && stat(opts->out, &st) == 0 && st.st_size > 0) {
+		snprintf(err, errlen,
+			 "%s exists: pass --resume to continue that sweep or --force to overwrite it",
+			 opts->out);
+		rc = -EEXIST;
+		goto out;
+	}
+	rc = ruma_exp_plan(g, &runs, &nruns);
+	if (rc)
+		goto out;
+	res = malloc(sizeof(*res));
+	f = fopen(opts->out, fresh ? "w" : "a");
+	if (!res || !f) {
+		rc = !res ? -ENOMEM : -errno;
+		snprintf(err, errlen, "cannot write %s: %s", opts->out, strerror(-rc));
+		goto out;
+	}
+	ruma_csv_init(&c, f);
+	if (fresh) {
+		const char *h[MAX_COLS + 1];
+		size_t nh;
+
+		header_fields(g, h, &nh);
+		h[nh] = NULL;
+		ruma_csv_header(&c, h);
+		fflush(f);
+	}
+	for (size_t i = 0; i < nruns; i++) {
+		run_key(g, &runs[i], key, sizeof(key));
+		todo += !keyset_has(&done, key);
+	}
+	if (!opts->quiet && todo < nruns)
+		fprintf(stderr, "sweep: resuming, %zu of %zu runs already in %s\n", nruns - todo,
+			nruns, opts->out);
+	snprintf(store, sizeof(store), "%s/ruma-sweep-%ld.store", tmpdir ? tmpdir : "/tmp",
+		 (long)getpid());
+	t0 = ruma_now_sec();
+	for (size_t i = 0; i < nruns && !ruma_exp_interrupted(); i++) {
+		run_key(g, &runs[i], key, sizeof(key));
+		if (keyset_has(&done, key))
+			continue;
+		if (!opts->quiet && tty)
+			progress(g, &runs[i], count, todo, ruma_now_sec() - t0, measured, 1, NULL);
+		rc = ruma_exp_measure(g, &runs[i], store, res);
+		if (rc) {
+			snprintf(err, errlen, "cannot start a child: %s", strerror(-rc));
+			goto out;
+		}
+		if (ruma_exp_interrupted())
+			break;
+		write_rows(&c, g, &runs[i], res);
+		if (fflush(f)) {
+			rc = -errno;
+			snprintf(err, errlen, "writing %s: %s", opts->out, strerror(errno));
+			goto out;
+		}
+		count++;
+		measured++;
+		*failed += !res->ok;
+		if (!opts->quiet)
+			progress(g, &runs[i], count, todo, ruma_now_sec() - t0, measured, tty, res);
+	}
+	if (g->system == RUMA_EXP_VMCACHE)
+		unlink(store);
+	rc = ruma_exp_interrupted() ? -EINTR : 0;
+	if (rc && !opts->quiet)
+		fprintf(stderr, "%ssweep: interrupted after %zu of %zu runs; rows so far are in %s\n",
+			tty ? "\n" : "", count, todo, opts->out);
+out:
+	if (f && fclose(f) && !rc)
+		rc = -EIO;
+	keyset_free(&done);
+	free(runs);
+	free(res);
+	return rc;
+}

@@ -1,0 +1,160 @@
+/*
+ * table.c — read a sweep CSV back (for compare, plot and demo).  Columns are
+ * found by name in the header, so any grid's parameter columns are accepted;
+ * the fixed columns (system, variant, size_param, size, rep, warmup, metric,
+ * unit, value, status, note) must be present.
+ *
+ * Invariants: every row is kept (failed and warm-up rows too, flagged), a
+ * row whose value is not a number is a failed row.  Syscalls: none (stdio).
+ */
+#include "exp/exp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t ruma_exp_csv_split(char *line, char **fields, size_t max)
+{
+	size_t n = 0;
+	char *r = line, *w = line;
+
+	if (max == 0)
+		return 0;
+	for (;;) {
+		fields[n] = w;
+		if (*r == '"') {
+			r++;
+			for (; *r; r++) {
+				if (*r == '"' && r[1] == '"') {
+					*w++ = '"';
+					r++;
+				} else if (*r == '"') {
+					r++;
+					break;
+				} else {
+					*w++ = *r;
+				}
+			}
+		}
+		while (*r && *r != ',')
+			*w++ = *r++;
+		n++;
+		if (!*r || n == max) {
+			*w = '\0';
+			break;
+		}
+		*w++ = '\0';
+		r++;
+	}
+	return n;
+}
+
+enum { C_SYSTEM, C_VARIANT, C_SIZE_PARAM, C_SIZE, C_REP, C_WARMUP, C_METRIC, C_UNIT, C_VALUE,
+       C_STATUS, C_NOTE, C_N };
+static const char *const col_names[C_N] = { "system", "variant", "size_param", "size",
+					    "rep",    "warmup",  "metric",     "unit",
+					    "value",  "status",  "note" };
+
+static int push_row(ruma_exp_table *t, const struct ruma_exp_row *r)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct ruma_exp_row *nr = realloc(t->rows, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		t->rows = nr;
+		t->cap = cap;
+	}
+	t->rows[t->n++] = *r;
+	return 0;
+}
+
+static void fill_row(struct ruma_exp_row *r, char **f, const int *col)
+{
+	double v;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->system, sizeof(r->system), "%s", f[col[C_SYSTEM]]);
+	snprintf(r->variant, sizeof(r->variant), "%s", f[col[C_VARIANT]]);
+	snprintf(r->size_param, sizeof(r->size_param), "%s", f[col[C_SIZE_PARAM]]);
+	r->size = ruma_parse_double(f[col[C_SIZE]], &v) == 0 ? v : NAN;
+	r->rep = strtol(f[col[C_REP]], NULL, 10);
+	r->warmup = strtol(f[col[C_WARMUP]], NULL, 10) != 0;
+	snprintf(r->metric, sizeof(r->metric), "%s", f[col[C_METRIC]]);
+	snprintf(r->unit, sizeof(r->unit), "%s", f[col[C_UNIT]]);
+	r->ok = !strcmp(f[col[C_STATUS]], "ok") && f[col[C_VALUE]][0] &&
+		ruma_parse_double(f[col[C_VALUE]], &v) == 0;
+	r->value = r->ok ? v : NAN;
+	snprintf(r->note, sizeof(r->note), "%s", f[col[C_NOTE]]);
+}
+
+int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t errlen)
+{
+	enum { MAXF = 64 };
+	FILE *f = fopen(path, "r");
+	char line[8192];
+	char *fields[MAXF];
+	int col[C_N], rc = 0, lineno = 1;
+	size_t nh;
+
+	memset(t, 0, sizeof(*t));
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		snprintf(err, errlen, "%s is empty", path);
+		return RUMA_EPARSE;
+	}
+	line[strcspn(line, "\r\n")] = '\0';
+	nh = ruma_exp_csv_split(line, fields, MAXF);
+	for (int c = 0; c < C_N; c++) {
+		col[c] = -1;
+		for (size_t i = 0; i < nh; i++)
+			if (!strcmp(fields[i], col_names[c]))
+				col[c] = (int)i;
+		if (col[c] < 0) {
+			fclose(f);
+			snprintf(err, errlen, "%s is not a sweep CSV (no column '%s')", path,
+				 col_names[c]);
+			return RUMA_EPARSE;
+		}
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct ruma_exp_row r;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = RUMA_EPARSE;
+			snprintf(err, errlen, "%s:%d: line too long", path, lineno);
+			break;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
+		if (!line[0])
+			continue;
+		if (ruma_exp_csv_split(line, fields, MAXF) != nh) {
+			rc = RUMA_EPARSE;
+			snprintf(err, errlen, "%s:%d: %zu columns expected", path, lineno, nh);
+			break;
+		}
+		fill_row(&r, fields, col);
+		if ((rc = push_row(t, &r))) {
+			snprintf(err, errlen, "out of memory reading %s", path);
+			break;
+		}
+	}
+	fclose(f);
+	if (rc)
+		ruma_exp_table_free(t);
+	return rc;
+}
+
+void ruma_exp_table_free(ruma_exp_table *t)
+{
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
