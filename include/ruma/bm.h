@@ -96,7 +96,10 @@ RUMA_API int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out);
  */
 RUMA_API int ruma_bm_close(ruma_bm *bm);
 
-/* ruma_bm_flush — write all dirty pages and the metadata now (checkpoint). */
+/* ruma_bm_flush — write all dirty pages and the metadata now (checkpoint),
+ * then fsync.  Other threads may keep working; the calling thread must hold
+ * no latch (flush waits for exclusively latched dirty pages).  Returns the
+ * first error met (the pages that failed stay dirty). */
 RUMA_API int ruma_bm_flush(ruma_bm *bm);
 
 /* ---- latches ------------------------------------------------------------- */
@@ -138,7 +141,8 @@ RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
 /*
  * ruma_bm_free — release pid, which the caller holds exclusively; the latch
  * is released too.  The id is reused by a later ruma_bm_alloc when
- * reuse_pages is on (tracked in a bitmap persisted in the file).
+ * reuse_pages is on (tracked in a bitmap persisted in the file).  -EINVAL
+ * when pid is not an allocated data page or not exclusively latched.
  */
 RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
 
@@ -156,7 +160,8 @@ RUMA_API int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
 typedef struct ruma_bm_stats {
 	uint64_t reads, writes;       /* pages read / written since open */
 	uint64_t evictions;           /* pages evicted since open */
-	uint64_t pages_allocated;     /* page ids in use (space used / page size) */
+	uint64_t pages_allocated;     /* page ids in use incl. the metadata pages
+					 (space used / page size) */
 	uint64_t pages_free;          /* freed ids available for reuse */
 	uint64_t pages_resident;
 	uint64_t restarts;            /* RUMA_RESTART returned by validate/upgrade */
