@@ -581,28 +581,40 @@ int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree
 	return rc;
 }
 
-static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
-			  void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+/*
+ * leaf_entry_x — descend to key's leaf and latch it exclusively if key is
+ * there: 0 with *pos (the caller unfixes p->pid), RUMA_ENOTFOUND,
+ * RUMA_RESTART, or an error.
+ */
+static int leaf_entry_x(ruma_btree *t, const uint8_t *key, size_t klen, path *p, unsigned *pos)
 {
-	path p;
 	olc_enter();
-	int rc = descend(t, key, klen, false, 0, &p);
+	int rc = descend(t, key, klen, false, 0, p);
 	if (rc) {
 		olc_leave();
 		return rc;
 	}
 	bool found, bad = false;
-	unsigned pos = node_lower_bound(p.n, key, klen, &found, &bad);
+	*pos = node_lower_bound(p->n, key, klen, &found, &bad);
 	olc_leave();
 	if (bad)
-		return olc_fail(t, p.pid, p.ver);
+		return olc_fail(t, p->pid, p->ver);
 	if (!found) {
-		rc = ruma_bm_validate(t->bm, p.pid, p.ver);
+		rc = ruma_bm_validate(t->bm, p->pid, p->ver);
 		return rc ? rc : RUMA_ENOTFOUND;
 	}
-	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
+	return ruma_bm_upgrade_x(t->bm, p->pid, p->ver);
+}
+
+static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
+			  void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+{
+	path p;
+	unsigned pos, vl;
+	int rc = leaf_entry_x(t, key, klen, &p, &pos);
+	if (rc)
 		return rc;
-	unsigned vl;
+	bool bad = false;
 	uint8_t *v = (uint8_t *)node_value(p.n, pos, &vl, &bad);
 	if (!bad)
 		fn(v, vl, ctx);
@@ -630,22 +642,9 @@ int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
 static int remove_attempt(ruma_btree *t, const uint8_t *key, size_t klen, bool *underfull)
 {
 	path p;
-	olc_enter();
-	int rc = descend(t, key, klen, false, 0, &p);
-	if (rc) {
-		olc_leave();
-		return rc;
-	}
-	bool found, bad = false;
-	unsigned pos = node_lower_bound(p.n, key, klen, &found, &bad);
-	olc_leave();
-	if (bad)
-		return olc_fail(t, p.pid, p.ver);
-	if (!found) {
-		rc = ruma_bm_validate(t->bm, p.pid, p.ver);
-		return rc ? rc : RUMA_ENOTFOUND;
-	}
-	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
+	unsigned pos;
+	int rc = leaf_entry_x(t, key, klen, &p, &pos);
+	if (rc)
 		return rc;
 	node_remove_at(p.n, pos);
 	*underfull = p.has_parent && node_underfull(p.n);
@@ -702,82 +701,82 @@ static int visit(const node *n, unsigned pos, uint8_t *kbuf, ruma_btree_scan_fn 
 	return 0;
 }
 
-int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
-			void *ctx)
+/*
+ * Visit the entries of a shared-latched leaf from the start key cur (clen
+ * 0 with `from_end`: from the end in the scan direction) and set up cur for
+ * the next leaf: ascending, the smallest key above the upper fence (fence +
+ * 0x00: the next leaf holds the keys > the fence); descending, the lower
+ * fence (the previous leaf holds the keys <= it).  *end when the scan is
+ * over (stopped by fn or no more leaves).
+ */
+static int scan_leaf(const node *n, bool desc, uint8_t *cur, size_t *clen, bool from_end,
+		     ruma_btree_scan_fn fn, void *ctx, bool *end)
+{
+	uint8_t kbuf[NODE_KEYBUF];
+	bool found = false, bad = false, stop = false;
+	int rc = 0;
+	unsigned pos = from_end ? (desc ? n->count : 0u)
+				: node_lower_bound(n, cur, *clen, &found, &bad);
+	if (desc) {
+		if (found)
+			pos++; /* include the start key itself */
+		for (unsigned i = pos; !bad && !stop && !rc && i-- > 0;)
+			rc = visit(n, i, kbuf, fn, ctx, &stop);
+	} else {
+		for (unsigned i = pos; !bad && !stop && !rc && i < n->count; i++)
+			rc = visit(n, i, kbuf, fn, ctx, &stop);
+	}
+	if (bad)
+		return RUMA_ECORRUPT;
+	*end = stop || rc || (desc ? n->lower_len == 0 : node_upper_inf(n));
+	if (!*end && desc) {
+		*clen = n->lower_len;
+		memcpy(cur, node_lower(n), *clen);
+	} else if (!*end) {
+		*clen = n->upper_len;
+		memcpy(cur, node_upper_key(n), *clen);
+		cur[(*clen)++] = 0;
+	}
+	return rc;
+}
+
+static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_btree_scan_fn fn,
+		void *ctx)
 {
 	if (slen > RUMA_BTREE_MAX_KEY)
 		return RUMA_ETOOBIG;
 	if (!fn)
 		return -EINVAL;
-	uint8_t cur[NODE_KEYBUF], kbuf[NODE_KEYBUF];
+	uint8_t cur[NODE_KEYBUF];
 	size_t clen = slen;
+	bool from_end = slen == 0;
 	if (slen)
 		memcpy(cur, start, slen);
 	for (;;) {
 		path p;
-		int rc = leaf_shared(t, cur, clen, false, &p);
+		/* descending from the end follows the right-most path */
+		int rc = leaf_shared(t, cur, clen, desc && from_end, &p);
 		if (rc)
 			return rc;
-		node *n = p.n;
-		bool found, bad = false, stop = false;
-		unsigned pos = clen ? node_lower_bound(n, cur, clen, &found, &bad) : 0;
-		for (unsigned i = pos; !bad && !stop && i < n->count; i++)
-			if ((rc = visit(n, i, kbuf, fn, ctx, &stop)))
-				break;
-		bool end = stop || rc || bad || node_upper_inf(n);
-		if (!end) {
-			/* the next leaf holds the keys > our upper fence (inclusive):
-			 * continue from the smallest key above it, fence + 0x00 */
-			clen = n->upper_len;
-			memcpy(cur, node_upper_key(n), clen);
-			cur[clen++] = 0;
-		}
+		bool end = true;
+		rc = scan_leaf(p.n, desc, cur, &clen, from_end, fn, ctx, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
-		if (bad)
-			return RUMA_ECORRUPT;
-		if (end)
+		if (rc || end)
 			return rc;
+		from_end = false;
 	}
+}
+
+int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
+			void *ctx)
+{
+	return scan(t, start, slen, false, fn, ctx);
 }
 
 int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			 void *ctx)
 {
-	if (slen > RUMA_BTREE_MAX_KEY)
-		return RUMA_ETOOBIG;
-	if (!fn)
-		return -EINVAL;
-	uint8_t cur[NODE_KEYBUF], kbuf[NODE_KEYBUF];
-	size_t clen = slen;
-	bool last = slen == 0;
-	if (slen)
-		memcpy(cur, start, slen);
-	for (;;) {
-		path p;
-		int rc = leaf_shared(t, cur, clen, last, &p);
-		if (rc)
-			return rc;
-		node *n = p.n;
-		bool found = false, bad = false, stop = false;
-		unsigned pos = last ? n->count : node_lower_bound(n, cur, clen, &found, &bad);
-		if (found)
-			pos++; /* include the start key itself */
-		for (unsigned i = pos; !bad && !stop && i-- > 0;)
-			if ((rc = visit(n, i, kbuf, fn, ctx, &stop)))
-				break;
-		bool end = stop || rc || bad || n->lower_len == 0;
-		if (!end) {
-			/* the previous leaf holds the keys <= our lower fence */
-			clen = n->lower_len;
-			memcpy(cur, node_lower(n), clen);
-			last = false;
-		}
-		ruma_bm_unfix_s(t->bm, p.pid);
-		if (bad)
-			return RUMA_ECORRUPT;
-		if (end)
-			return rc;
-	}
+	return scan(t, start, slen, true, fn, ctx);
 }
 
 /* ---- catalog and handles --------------------------------------------------------------------- */
