@@ -1,9 +1,9 @@
 /*
  * workloads.c — the table of workloads `ruma vmcache` can run.
  *
- * To add TPC-C once bench/vmcache/tpcc/ defines ruma_vmcache_tpcc_workload,
- * add the line `&ruma_vmcache_tpcc_workload,` before the NULL below.  A name
- * missing from this table is refused at start with exit status 2.
+ * A workload is added by listing the address of its descriptor before the
+ * NULL below (TPC-C: ruma_vmcache_tpcc_workload, bench/vmcache/tpcc/).  A
+ * name missing from this table is refused at start with exit status 2.
  */
 #include "vmcache/workload.h"
 
