@@ -266,3 +266,73 @@ void ruma_bigmap_release(ruma_bigmap *m)
 	free(m->vals);
 	memset(m, 0, sizeof(*m));
 }
+
+int ruma_large_record(ruma_bigmap *m, void *p, size_t len, ruma_huge_source src)
+{
+	int rc = ruma_bigmap_put(m, (uintptr_t)p, len | (uintptr_t)src);
+
+	if (rc)
+		ruma_os_munmap(p, len);
+	return rc;
+}
+
+void *ruma_large_map_plain(ruma_bigmap *m, size_t size, ruma_counts *c)
+{
+	size_t len = ruma_round_up(size, RUMA_PAGE_4K);
+	void *p;
+
+	if (ruma_map_plain(len, &p) || ruma_large_record(m, p, len, RUMA_HUGE_SRC_4K))
+		return NULL;
+	c->mapped += len;
+	return p;
+}
+
+int ruma_large_release(ruma_bigmap *m, void *p, size_t *len, ruma_huge_source *src)
+{
+	uintptr_t v;
+	int rc = ruma_bigmap_take(m, (uintptr_t)p, &v);
+
+	RUMA_ASSERT(rc == 0);
+	if (rc)
+		return rc;
+	*len = v & ~(RUMA_PAGE_4K - 1);
+	*src = (ruma_huge_source)(v & (RUMA_PAGE_4K - 1));
+	return ruma_os_munmap(p, *len);
+}
+
+int ruma_large_free_plain(ruma_bigmap *m, void *p, ruma_counts *c)
+{
+	size_t len;
+	ruma_huge_source src;
+	int rc = ruma_large_release(m, p, &len, &src);
+
+	if (rc == 0)
+		c->mapped -= len;
+	return rc == -ENOENT ? rc : 0;
+}
+
+/* ---- chunk lists ------------------------------------------------------------------ */
+
+int ruma_chunk_map(ruma_chunk **list, size_t len, size_t alignment, void **out)
+{
+	int rc = alignment > RUMA_PAGE_4K ? ruma_map_aligned(len, alignment, 0, out) :
+					    ruma_map_plain(len, out);
+	if (rc)
+		return rc;
+	ruma_chunk *ch = *out;
+	ch->len = len;
+	ch->next = *list;
+	*list = ch;
+	return 0;
+}
+
+void ruma_chunks_release(ruma_chunk **list)
+{
+	while (*list) {
+		ruma_chunk *ch = *list;
+		size_t len = ch->len;
+		*list = ch->next;
+		RUMA_UNPOISON(ch, len);
+		ruma_os_munmap(ch, len);
+	}
+}

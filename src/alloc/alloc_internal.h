@@ -113,6 +113,51 @@ void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first);
  */
 int ruma_hugesrc_map(ruma_hugesrc *hs, size_t len, void **out, ruma_huge_source *src);
 
+/* ---- counters every backend keeps --------------------------------------------------- */
+
+typedef struct ruma_counts {
+	uint64_t live, mapped, allocs, frees;
+} ruma_counts;
+
+/* Count an alloc of size bytes that returned p (nothing when p is NULL); returns p. */
+static inline void *ruma_counts_alloc(ruma_counts *c, void *p, size_t size)
+{
+	if (p) {
+		c->live += size;
+		c->allocs++;
+	}
+	return p;
+}
+
+static inline void ruma_counts_free(ruma_counts *c, size_t size)
+{
+	c->live -= size;
+	c->frees++;
+}
+
+/* Fill the stats of a backend whose mappings are all 4 KiB pages. */
+static inline void ruma_counts_fill(const ruma_counts *c, ruma_alloc_stats *out)
+{
+	out->bytes_live = c->live;
+	out->bytes_mapped = c->mapped;
+	out->pages_4k = c->mapped / RUMA_PAGE_4K;
+	out->allocs = c->allocs;
+	out->frees = c->frees;
+}
+
+/* ---- chunk lists (pool, mempool) ------------------------------------------------------ */
+
+/* The first bytes of every chunk: the instance's list of its chunks. */
+typedef struct ruma_chunk {
+	struct ruma_chunk *next;
+	size_t len;
+} ruma_chunk;
+
+/* Map a chunk of len bytes aligned to alignment (4 KiB: plain) and link it. */
+int ruma_chunk_map(ruma_chunk **list, size_t len, size_t alignment, void **out);
+/* Unmap every chunk of the list. */
+void ruma_chunks_release(ruma_chunk **list);
+
 /* ---- large objects -------------------------------------------------------------- */
 
 /*
@@ -131,6 +176,27 @@ int ruma_bigmap_put(ruma_bigmap *m, uintptr_t key, uintptr_t val);
 int ruma_bigmap_take(ruma_bigmap *m, uintptr_t key, uintptr_t *val);
 /* Unmap every remaining mapping and free the table. */
 void ruma_bigmap_release(ruma_bigmap *m);
+
+/*
+ * Record the mapping [p, p + len) of source src in m; on failure (no memory
+ * for the table) unmap it and return -ENOMEM.
+ */
+int ruma_large_record(ruma_bigmap *m, void *p, size_t len, ruma_huge_source src);
+/* Map a large object of size bytes in plain 4 KiB pages and record it; NULL on failure. */
+void *ruma_large_map_plain(ruma_bigmap *m, size_t size, ruma_counts *c);
+/*
+ * Unmap the large object p recorded in m and drop it from the table; *len
+ * and *src get its mapping.  Returns 0, -ENOENT for an unknown pointer (and
+ * RUMA_ASSERT fires), or munmap's error (the object is then forgotten but
+ * stays mapped).
+ */
+int ruma_large_release(ruma_bigmap *m, void *p, size_t *len, ruma_huge_source *src);
+/*
+ * Free a large object of ruma_large_map_plain: release it and take its
+ * length off c->mapped.  Returns 0, or -ENOENT for an unknown pointer (the
+ * caller then leaves its counters alone).
+ */
+int ruma_large_free_plain(ruma_bigmap *m, void *p, ruma_counts *c);
 
 /* ---- backends ------------------------------------------------------------------ */
 

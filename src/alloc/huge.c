@@ -64,7 +64,8 @@ typedef struct huge_ctx {
 	hpage *cached;
 	ruma_hugesrc src;
 	ruma_bigmap large;
-	uint64_t live, mapped, n2m, nthp, n4k, allocs, frees;
+	ruma_counts n;
+	uint64_t n2m, nthp, n4k; /* pages mapped by source (n4k in 4 KiB pages) */
 } huge_ctx;
 
 /* ---- accounting ---------------------------------------------------------------- */
@@ -78,10 +79,10 @@ static void account(huge_ctx *c, ruma_huge_source src, size_t len, bool add)
 
 	if (add) {
 		*pages += n;
-		c->mapped += len;
+		c->n.mapped += len;
 	} else {
 		*pages -= n;
-		c->mapped -= len;
+		c->n.mapped -= len;
 	}
 }
 
@@ -207,13 +208,31 @@ static void *huge_alloc_large(huge_ctx *c, size_t size)
 	} else {
 		rc = ruma_map_plain(len, &p);
 	}
-	if (rc)
+	if (rc || ruma_large_record(&c->large, p, len, src))
 		return NULL;
-	if (ruma_bigmap_put(&c->large, (uintptr_t)p, len | src)) {
-		ruma_os_munmap(p, len);
-		return NULL;
-	}
 	account(c, src, len, true);
+	return p;
+}
+
+static void *huge_alloc_small(huge_ctx *c, size_t s, size_t align)
+{
+	unsigned cls = ruma_class_of(align > 1 ? ruma_round_up(s, align) : s);
+	hslab *sl = c->partial[cls];
+	void *p;
+
+	if (!sl && !(sl = slab_get(c, cls)))
+		return NULL;
+	if (sl->free) {
+		p = sl->free;
+		RUMA_UNPOISON(p, ruma_class_size(cls));
+		sl->free = *(void **)p;
+	} else {
+		p = sl->bump;
+		sl->bump += ruma_class_size(cls);
+	}
+	sl->live++;
+	if (slab_full(sl))
+		slab_unlink(c, sl);
 	return p;
 }
 
@@ -221,35 +240,11 @@ static void *huge_alloc(void *ctx, size_t size, size_t align)
 {
 	huge_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
-	void *p;
 
 	if (!ruma_align_ok(align))
 		return NULL;
-	if (s > RUMA_CLASS_MAX) {
-		p = huge_alloc_large(c, s);
-	} else {
-		unsigned cls = ruma_class_of(align > 1 ? ruma_round_up(s, align) : s);
-		hslab *sl = c->partial[cls];
-
-		if (!sl && !(sl = slab_get(c, cls)))
-			return NULL;
-		if (sl->free) {
-			p = sl->free;
-			RUMA_UNPOISON(p, ruma_class_size(cls));
-			sl->free = *(void **)p;
-		} else {
-			p = sl->bump;
-			sl->bump += ruma_class_size(cls);
-		}
-		sl->live++;
-		if (slab_full(sl))
-			slab_unlink(c, sl);
-	}
-	if (p) {
-		c->live += size;
-		c->allocs++;
-	}
-	return p;
+	void *p = s > RUMA_CLASS_MAX ? huge_alloc_large(c, s) : huge_alloc_small(c, s, align);
+	return ruma_counts_alloc(&c->n, p, size);
 }
 
 static void huge_free_small(huge_ctx *c, void *p)
@@ -282,30 +277,27 @@ static void huge_free(void *ctx, void *p, size_t size)
 	if (!p)
 		return;
 	if (ruma_eff_size(size) > RUMA_CLASS_MAX) {
-		uintptr_t v;
-		int rc = ruma_bigmap_take(&c->large, (uintptr_t)p, &v);
-		RUMA_ASSERT(rc == 0);
-		if (rc)
+		size_t len;
+		ruma_huge_source src;
+		int rc = ruma_large_release(&c->large, p, &len, &src);
+		if (rc == -ENOENT)
 			return;
-		unmap_counted(c, p, v & ~(RUMA_PAGE_4K - 1), (ruma_huge_source)(v & 3));
+		if (rc == 0)
+			account(c, src, len, false);
 	} else {
 		huge_free_small(c, p);
 	}
-	c->live -= size;
-	c->frees++;
+	ruma_counts_free(&c->n, size);
 }
 
 static void huge_stats(void *ctx, ruma_alloc_stats *out)
 {
 	const huge_ctx *c = ctx;
 
-	out->bytes_live = c->live;
-	out->bytes_mapped = c->mapped;
+	ruma_counts_fill(&c->n, out);
 	out->pages_2m = c->n2m;
 	out->pages_thp = c->nthp;
 	out->pages_4k = c->n4k;
-	out->allocs = c->allocs;
-	out->frees = c->frees;
 }
 
 static void huge_destroy(void *ctx)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 typedef struct libc_ctx {
-	uint64_t live, allocs, frees;
+	ruma_counts n; /* n.mapped stays 0: bytes_mapped reports n.live */
 } libc_ctx;
 
 static void *libc_alloc(void *ctx, size_t size, size_t align)
@@ -32,11 +32,7 @@ static void *libc_alloc(void *ctx, size_t size, size_t align)
 	} else if (posix_memalign(&p, align, ruma_eff_size(size)) != 0) {
 		p = NULL;
 	}
-	if (p) {
-		c->live += size;
-		c->allocs++;
-	}
-	return p;
+	return ruma_counts_alloc(&c->n, p, size);
 }
 
 static void libc_free(void *ctx, void *p, size_t size)
@@ -46,18 +42,15 @@ static void libc_free(void *ctx, void *p, size_t size)
 	if (!p)
 		return;
 	free(p);
-	c->live -= size;
-	c->frees++;
+	ruma_counts_free(&c->n, size);
 }
 
 static void libc_stats(void *ctx, ruma_alloc_stats *out)
 {
 	const libc_ctx *c = ctx;
 
-	out->bytes_live = c->live;
-	out->bytes_mapped = c->live;
-	out->allocs = c->allocs;
-	out->frees = c->frees;
+	ruma_counts_fill(&c->n, out);
+	out->bytes_mapped = c->n.live;
 }
 
 static void libc_destroy(void *ctx)

@@ -21,8 +21,6 @@
  */
 #include "alloc/alloc_internal.h"
 
-#include "os/os.h"
-
 #include <errno.h>
 #include <stdlib.h>
 
@@ -31,17 +29,12 @@
 #define MP_MAX ((size_t)64 << 10)
 #define MP_BUCKETS (MP_MAX / 16)
 
-typedef struct mp_chunk {
-	struct mp_chunk *next;
-	size_t len;
-} mp_chunk;
-
 typedef struct mp_ctx {
 	char *bump, *end;
 	size_t next_chunk;
-	mp_chunk *chunks;
+	ruma_chunk *chunks;
 	ruma_bigmap large;
-	uint64_t live, mapped, allocs, frees;
+	ruma_counts n;
 	void *bucket[MP_BUCKETS]; /* bucket b holds blocks of 16 * (b + 1) bytes */
 } mp_ctx;
 
@@ -74,37 +67,18 @@ static int mp_new_chunk(mp_ctx *c, size_t need)
 	size_t len = c->next_chunk;
 	void *mem;
 
-	while (len < need + sizeof(mp_chunk))
+	while (len < need + sizeof(ruma_chunk))
 		len *= 2;
-	int rc = ruma_map_plain(len, &mem);
+	int rc = ruma_chunk_map(&c->chunks, len, RUMA_PAGE_4K, &mem);
 	if (rc)
 		return rc;
 	mp_retire_tail(c);
-	mp_chunk *ch = mem;
-	ch->len = len;
-	ch->next = c->chunks;
-	c->chunks = ch;
-	c->bump = (char *)(ch + 1);
+	c->bump = (char *)mem + sizeof(ruma_chunk);
 	c->end = (char *)mem + len;
-	c->mapped += len;
+	c->n.mapped += len;
 	if (c->next_chunk < MP_CHUNK_CAP)
 		c->next_chunk *= 2;
 	return 0;
-}
-
-static void *mp_alloc_large(mp_ctx *c, size_t size)
-{
-	size_t len = ruma_round_up(size, RUMA_PAGE_4K);
-	void *p;
-
-	if (ruma_map_plain(len, &p))
-		return NULL;
-	if (ruma_bigmap_put(&c->large, (uintptr_t)p, len | RUMA_HUGE_SRC_4K)) {
-		ruma_os_munmap(p, len);
-		return NULL;
-	}
-	c->mapped += len;
-	return p;
 }
 
 static void *mp_alloc_small(mp_ctx *c, size_t block, size_t align)
@@ -132,19 +106,12 @@ static void *mp_alloc(void *ctx, size_t size, size_t align)
 {
 	mp_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
-	void *p;
 
 	if (!ruma_align_ok(align))
 		return NULL;
-	if (s > MP_MAX)
-		p = mp_alloc_large(c, s);
-	else
-		p = mp_alloc_small(c, ruma_round_up(s, 16), align);
-	if (p) {
-		c->live += size;
-		c->allocs++;
-	}
-	return p;
+	void *p = s > MP_MAX ? ruma_large_map_plain(&c->large, s, &c->n) :
+			       mp_alloc_small(c, ruma_round_up(s, 16), align);
+	return ruma_counts_alloc(&c->n, p, size);
 }
 
 static void mp_free(void *ctx, void *p, size_t size)
@@ -155,43 +122,24 @@ static void mp_free(void *ctx, void *p, size_t size)
 	if (!p)
 		return;
 	if (s > MP_MAX) {
-		uintptr_t v;
-		int rc = ruma_bigmap_take(&c->large, (uintptr_t)p, &v);
-		RUMA_ASSERT(rc == 0);
-		if (rc)
+		if (ruma_large_free_plain(&c->large, p, &c->n))
 			return;
-		size_t len = v & ~(RUMA_PAGE_4K - 1);
-		if (ruma_os_munmap(p, len) == 0)
-			c->mapped -= len;
 	} else {
 		mp_push(c, p, ruma_round_up(s, 16));
 	}
-	c->live -= size;
-	c->frees++;
+	ruma_counts_free(&c->n, size);
 }
 
 static void mp_stats(void *ctx, ruma_alloc_stats *out)
 {
-	const mp_ctx *c = ctx;
-
-	out->bytes_live = c->live;
-	out->bytes_mapped = c->mapped;
-	out->pages_4k = c->mapped / RUMA_PAGE_4K;
-	out->allocs = c->allocs;
-	out->frees = c->frees;
+	ruma_counts_fill(&((const mp_ctx *)ctx)->n, out);
 }
 
 static void mp_destroy(void *ctx)
 {
 	mp_ctx *c = ctx;
 
-	while (c->chunks) {
-		mp_chunk *next = c->chunks->next;
-		size_t len = c->chunks->len;
-		RUMA_UNPOISON(c->chunks, len);
-		ruma_os_munmap(c->chunks, len);
-		c->chunks = next;
-	}
+	ruma_chunks_release(&c->chunks);
 	ruma_bigmap_release(&c->large);
 	free(c);
 }

@@ -21,8 +21,6 @@
  */
 #include "alloc/alloc_internal.h"
 
-#include "os/os.h"
-
 #include <errno.h>
 #include <stdlib.h>
 
@@ -31,8 +29,8 @@
 #define POOL_MAGIC 0x706f6f6c63686b31ull /* "poolchk1" */
 
 typedef struct pool_chunk {
+	ruma_chunk link; /* all chunks of the instance */
 	uint64_t magic;
-	struct pool_chunk *next; /* all chunks of the instance */
 	unsigned cls;
 } pool_chunk;
 
@@ -43,9 +41,9 @@ typedef struct pool_class {
 
 typedef struct pool_ctx {
 	pool_class cls[RUMA_CLASS_COUNT];
-	pool_chunk *chunks;
+	ruma_chunk *chunks;
 	ruma_bigmap large;
-	uint64_t live, mapped, allocs, frees;
+	ruma_counts n;
 } pool_ctx;
 
 static size_t first_offset(unsigned cls)
@@ -56,33 +54,35 @@ static size_t first_offset(unsigned cls)
 static int pool_new_chunk(pool_ctx *c, unsigned cls)
 {
 	void *mem;
-	int rc = ruma_map_aligned(POOL_CHUNK, POOL_CHUNK, 0, &mem);
+	int rc = ruma_chunk_map(&c->chunks, POOL_CHUNK, POOL_CHUNK, &mem);
 
 	if (rc)
 		return rc;
 	pool_chunk *ch = mem;
 	ch->magic = POOL_MAGIC;
 	ch->cls = cls;
-	ch->next = c->chunks;
-	c->chunks = ch;
 	c->cls[cls].bump = (char *)mem + first_offset(cls);
 	c->cls[cls].end = (char *)mem + POOL_CHUNK;
-	c->mapped += POOL_CHUNK;
+	c->n.mapped += POOL_CHUNK;
 	return 0;
 }
 
-static void *pool_alloc_large(pool_ctx *c, size_t size)
+static void *pool_alloc_small(pool_ctx *c, size_t s, size_t align)
 {
-	size_t len = ruma_round_up(size, RUMA_PAGE_4K);
-	void *p;
+	unsigned cls = ruma_class_of(align > 1 ? ruma_round_up(s, align) : s);
+	size_t csize = ruma_class_size(cls);
+	pool_class *pc = &c->cls[cls];
+	void *p = pc->free;
 
-	if (ruma_map_plain(len, &p))
-		return NULL;
-	if (ruma_bigmap_put(&c->large, (uintptr_t)p, len | RUMA_HUGE_SRC_4K)) {
-		ruma_os_munmap(p, len);
-		return NULL;
+	if (p) {
+		RUMA_UNPOISON(p, csize);
+		pc->free = *(void **)p;
+		return p;
 	}
-	c->mapped += len;
+	if ((size_t)(pc->end - pc->bump) < csize && pool_new_chunk(c, cls))
+		return NULL;
+	p = pc->bump;
+	pc->bump += csize;
 	return p;
 }
 
@@ -90,33 +90,12 @@ static void *pool_alloc(void *ctx, size_t size, size_t align)
 {
 	pool_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
-	void *p;
 
 	if (!ruma_align_ok(align))
 		return NULL;
-	if (s > POOL_MAX) {
-		p = pool_alloc_large(c, s);
-	} else {
-		unsigned cls = ruma_class_of(align > 1 ? ruma_round_up(s, align) : s);
-		size_t csize = ruma_class_size(cls);
-		pool_class *pc = &c->cls[cls];
-
-		if (pc->free) {
-			p = pc->free;
-			RUMA_UNPOISON(p, csize);
-			pc->free = *(void **)p;
-		} else {
-			if ((size_t)(pc->end - pc->bump) < csize && pool_new_chunk(c, cls))
-				return NULL;
-			p = pc->bump;
-			pc->bump += csize;
-		}
-	}
-	if (p) {
-		c->live += size;
-		c->allocs++;
-	}
-	return p;
+	void *p = s > POOL_MAX ? ruma_large_map_plain(&c->large, s, &c->n) :
+				 pool_alloc_small(c, s, align);
+	return ruma_counts_alloc(&c->n, p, size);
 }
 
 static void pool_free(void *ctx, void *p, size_t size)
@@ -126,14 +105,8 @@ static void pool_free(void *ctx, void *p, size_t size)
 	if (!p)
 		return;
 	if (ruma_eff_size(size) > POOL_MAX) {
-		uintptr_t v;
-		int rc = ruma_bigmap_take(&c->large, (uintptr_t)p, &v);
-		RUMA_ASSERT(rc == 0);
-		if (rc)
+		if (ruma_large_free_plain(&c->large, p, &c->n))
 			return;
-		size_t len = v & ~(RUMA_PAGE_4K - 1);
-		if (ruma_os_munmap(p, len) == 0)
-			c->mapped -= len;
 	} else {
 		pool_chunk *ch = (pool_chunk *)((uintptr_t)p & ~(POOL_CHUNK - 1));
 		RUMA_ASSERT(ch->magic == POOL_MAGIC);
@@ -142,31 +115,19 @@ static void pool_free(void *ctx, void *p, size_t size)
 		pc->free = p;
 		RUMA_POISON(p, ruma_class_size(ch->cls));
 	}
-	c->live -= size;
-	c->frees++;
+	ruma_counts_free(&c->n, size);
 }
 
 static void pool_stats(void *ctx, ruma_alloc_stats *out)
 {
-	const pool_ctx *c = ctx;
-
-	out->bytes_live = c->live;
-	out->bytes_mapped = c->mapped;
-	out->pages_4k = c->mapped / RUMA_PAGE_4K;
-	out->allocs = c->allocs;
-	out->frees = c->frees;
+	ruma_counts_fill(&((const pool_ctx *)ctx)->n, out);
 }
 
 static void pool_destroy(void *ctx)
 {
 	pool_ctx *c = ctx;
 
-	while (c->chunks) {
-		pool_chunk *next = c->chunks->next;
-		RUMA_UNPOISON(c->chunks, POOL_CHUNK);
-		ruma_os_munmap(c->chunks, POOL_CHUNK);
-		c->chunks = next;
-	}
+	ruma_chunks_release(&c->chunks);
 	ruma_bigmap_release(&c->large);
 	free(c);
 }
