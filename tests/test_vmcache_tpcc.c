@@ -257,7 +257,8 @@ struct pop {
 static bool pop_customer(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct pop *p = arg;
-	const tpcc_customer *c = v;
+	tpcc_customer c_r;
+	const tpcc_customer *c = tpcc_row_in(&c_r, sizeof(c_r), v, vl);
 	char name[17];
 	if (c->c_id <= 1000) {
 		tpcc_last_name(c->c_id - 1, name);
@@ -272,7 +273,8 @@ static bool pop_customer(const void *k, size_t kl, const void *v, size_t vl, voi
 static bool pop_order(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct pop *p = arg;
-	const tpcc_order *o = v;
+	tpcc_order o_r;
+	const tpcc_order *o = tpcc_row_in(&o_r, sizeof(o_r), v, vl);
 	p->orders++;
 	p->lines += o->o_ol_cnt;
 	p->carrier_null += o->o_carrier_id == 0;
@@ -287,7 +289,8 @@ static bool pop_order(const void *k, size_t kl, const void *v, size_t vl, void *
 static bool pop_new_order(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct pop *p = arg;
-	const tpcc_new_order *no = v;
+	tpcc_new_order no_r;
+	const tpcc_new_order *no = tpcc_row_in(&no_r, sizeof(no_r), v, vl);
 	p->no++;
 	return no->no_o_id >= 2101 && no->no_o_id <= 3000 && no->no_ready == 1;
 }
@@ -457,7 +460,8 @@ struct by_name {
 static bool by_name_visit(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct by_name *b = arg;
-	const tpcc_customer *c = v;
+	tpcc_customer c_r;
+	const tpcc_customer *c = tpcc_row_in(&c_r, sizeof(c_r), v, vl);
 	if (c->c_w_id == b->w && c->c_d_id == b->d && !strcmp(c->c_last, b->last))
 		b->rows[b->n++] = *c;
 	return true;
@@ -546,7 +550,8 @@ struct latest {
 static bool latest_visit(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct latest *l = arg;
-	const tpcc_order *o = v;
+	tpcc_order o_r;
+	const tpcc_order *o = tpcc_row_in(&o_r, sizeof(o_r), v, vl);
 	if (o->o_w_id == l->w && o->o_d_id == l->d && o->o_c_id == l->c && o->o_id > l->o)
 		l->o = o->o_id;
 	return true;
@@ -608,7 +613,8 @@ struct min_no {
 static bool min_no_visit(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct min_no *m = arg;
-	const tpcc_new_order *no = v;
+	tpcc_new_order no_r;
+	const tpcc_new_order *no = tpcc_row_in(&no_r, sizeof(no_r), v, vl);
 	if (no->no_w_id == m->w && no->no_d_id == m->d && (m->min == 0 || no->no_o_id < m->min))
 		m->min = no->no_o_id;
 	return true;
@@ -688,7 +694,8 @@ struct recent {
 static bool recent_visit(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	struct recent *r = arg;
-	const tpcc_order_line *ol = v;
+	tpcc_order_line ol_r;
+	const tpcc_order_line *ol = tpcc_row_in(&ol_r, sizeof(ol_r), v, vl);
 	if (ol->ol_w_id == r->w && ol->ol_d_id == r->d && ol->ol_o_id >= r->from &&
 	    ol->ol_o_id < r->below) {
 		bool dup = false;
@@ -794,9 +801,29 @@ static bool contains(const char *s, const char *a, const char *b)
 }
 
 /* Break each condition once and look for the report naming it. */
-static void set_ytd(void *v, size_t l, void *c) { ((tpcc_district *)v)->d_ytd += 1; }
-static void set_next(void *v, size_t l, void *c) { ((tpcc_district *)v)->d_next_o_id += 1; }
-static void set_ol_cnt(void *v, size_t l, void *c) { ((tpcc_order *)v)->o_ol_cnt -= 1; }
+static void set_ytd(void *v, size_t l, void *c)
+{
+	tpcc_district d;
+	tpcc_row_in(&d, sizeof(d), v, l);
+	d.d_ytd += 1;
+	tpcc_row_out(v, l, &d, sizeof(d));
+}
+
+static void set_next(void *v, size_t l, void *c)
+{
+	tpcc_district d;
+	tpcc_row_in(&d, sizeof(d), v, l);
+	d.d_next_o_id += 1;
+	tpcc_row_out(v, l, &d, sizeof(d));
+}
+
+static void set_ol_cnt(void *v, size_t l, void *c)
+{
+	tpcc_order o;
+	tpcc_row_in(&o, sizeof(o), v, l);
+	o.o_ol_cnt -= 1;
+	tpcc_row_out(v, l, &o, sizeof(o));
+}
 
 static int expect_violation(tpcc_db *db, const char *what, const char *where)
 {

@@ -52,7 +52,8 @@ static dist_acc *acc_of(check_state *s, uint32_t w, uint32_t d)
 static bool visit_warehouse(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	check_state *s = arg;
-	const tpcc_warehouse *w = v;
+	tpcc_warehouse w_r;
+	const tpcc_warehouse *w = tpcc_row_in(&w_r, sizeof(w_r), v, vl);
 	s->rows++;
 	if (vl != sizeof(*w) || w->w_id < 1 || w->w_id > s->db->sz.warehouses ||
 	    s->w_seen[w->w_id - 1]) {
@@ -67,7 +68,8 @@ static bool visit_warehouse(const void *k, size_t kl, const void *v, size_t vl, 
 static bool visit_district(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	check_state *s = arg;
-	const tpcc_district *d = v;
+	tpcc_district d_r;
+	const tpcc_district *d = tpcc_row_in(&d_r, sizeof(d_r), v, vl);
 	s->rows++;
 	dist_acc *a = vl == sizeof(*d) ? acc_of(s, d->d_w_id, d->d_id) : NULL;
 	if (!a || a->seen) {
@@ -83,7 +85,8 @@ static bool visit_district(const void *k, size_t kl, const void *v, size_t vl, v
 static bool visit_order(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	check_state *s = arg;
-	const tpcc_order *o = v;
+	tpcc_order o_r;
+	const tpcc_order *o = tpcc_row_in(&o_r, sizeof(o_r), v, vl);
 	s->rows++;
 	dist_acc *a = vl == sizeof(*o) ? acc_of(s, o->o_w_id, o->o_d_id) : NULL;
 	if (!a) {
@@ -100,7 +103,8 @@ static bool visit_order(const void *k, size_t kl, const void *v, size_t vl, void
 static bool visit_new_order(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	check_state *s = arg;
-	const tpcc_new_order *no = v;
+	tpcc_new_order no_r;
+	const tpcc_new_order *no = tpcc_row_in(&no_r, sizeof(no_r), v, vl);
 	s->rows++;
 	dist_acc *a = vl == sizeof(*no) ? acc_of(s, no->no_w_id, no->no_d_id) : NULL;
 	if (!a) {
@@ -119,7 +123,8 @@ static bool visit_new_order(const void *k, size_t kl, const void *v, size_t vl, 
 static bool visit_order_line(const void *k, size_t kl, const void *v, size_t vl, void *arg)
 {
 	check_state *s = arg;
-	const tpcc_order_line *ol = v;
+	tpcc_order_line ol_r;
+	const tpcc_order_line *ol = tpcc_row_in(&ol_r, sizeof(ol_r), v, vl);
 	s->rows++;
 	dist_acc *a = vl == sizeof(*ol) ? acc_of(s, ol->ol_w_id, ol->ol_d_id) : NULL;
 	if (!a) {

@@ -133,6 +133,22 @@ typedef struct tpcc_stock {
 	char s_data[51];
 } tpcc_stock;
 
+/* Values handed to B-tree callbacks are not aligned for these structs:
+ * callbacks copy a row into an aligned local (tpcc_row_in) and, when they
+ * modify it, copy it back (tpcc_row_out).  Copies min(len, size) bytes;
+ * the rest of the local is zeroed. */
+static inline void *tpcc_row_in(void *row, size_t size, const void *val, size_t len)
+{
+	memset(row, 0, size);
+	memcpy(row, val, len < size ? len : size);
+	return row;
+}
+
+static inline void tpcc_row_out(void *val, size_t len, const void *row, size_t size)
+{
+	memcpy(val, row, len < size ? len : size);
+}
+
 /* ---- key builder ------------------------------------------------------------ */
 
 #define TPCC_KEY_MAX 64

@@ -69,18 +69,20 @@ struct district_no_ctx {
 static void district_take_o_id(void *val, size_t vlen, void *arg)
 {
 	struct district_no_ctx *x = arg;
-	tpcc_district *d = val;
-	if (vlen != sizeof(*d)) {
+	tpcc_district d;
+	if (vlen != sizeof(d)) {
 		x->rc = RUMA_ECORRUPT;
 		return;
 	}
-	tpcc_new_order no = { d->d_w_id, d->d_id, d->d_next_o_id, 0 };
-	tpcc_key k = tk_order(d->d_w_id, d->d_id, d->d_next_o_id);
+	tpcc_row_in(&d, sizeof(d), val, vlen);
+	tpcc_new_order no = { d.d_w_id, d.d_id, d.d_next_o_id, 0 };
+	tpcc_key k = tk_order(d.d_w_id, d.d_id, d.d_next_o_id);
 	x->rc = put(x->db, TPCC_NEW_ORDER, &k, &no, sizeof(no));
 	if (x->rc)
 		return;
-	x->o_id = d->d_next_o_id++;
-	x->d_tax = d->d_tax;
+	x->o_id = d.d_next_o_id++;
+	x->d_tax = d.d_tax;
+	tpcc_row_out(val, vlen, &d, sizeof(d));
 }
 
 struct stock_ctx {
@@ -96,11 +98,12 @@ struct stock_ctx {
 static void stock_take(void *val, size_t vlen, void *arg)
 {
 	struct stock_ctx *x = arg;
-	tpcc_stock *s = val;
+	tpcc_stock s_r, *s = &s_r;
 	if (vlen != sizeof(*s)) {
 		x->rc = RUMA_ECORRUPT;
 		return;
 	}
+	tpcc_row_in(s, sizeof(*s), val, vlen);
 	int32_t q = (int32_t)x->quantity;
 	if (s->s_quantity >= q + 10)
 		s->s_quantity -= q;
@@ -113,16 +116,20 @@ static void stock_take(void *val, size_t vlen, void *arg)
 	x->s_quantity = s->s_quantity;
 	x->original = strstr(s->s_data, "ORIGINAL") != NULL;
 	memcpy(x->dist_info, s->s_dist[x->d - 1], sizeof(x->dist_info));
+	tpcc_row_out(val, vlen, s, sizeof(*s));
 	x->rc = 0;
 }
 
 static void new_order_ready(void *val, size_t vlen, void *arg)
 {
-	tpcc_new_order *no = val;
-	if (vlen == sizeof(*no))
-		no->no_ready = 1;
-	else
+	tpcc_new_order no;
+	if (vlen == sizeof(no)) {
+		tpcc_row_in(&no, sizeof(no), val, vlen);
+		no.no_ready = 1;
+		tpcc_row_out(val, vlen, &no, sizeof(no));
+	} else {
 		*(int *)arg = RUMA_ECORRUPT;
+	}
 }
 
 int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_order_out *out)
@@ -270,22 +277,26 @@ struct ytd_ctx {
 static void warehouse_pay(void *val, size_t vlen, void *arg)
 {
 	struct ytd_ctx *x = arg;
-	tpcc_warehouse *w = val;
-	if (vlen != sizeof(*w))
+	tpcc_warehouse w;
+	if (vlen != sizeof(w))
 		return;
-	w->w_ytd += x->amount;
-	memcpy(x->name, w->w_name, sizeof(x->name));
+	tpcc_row_in(&w, sizeof(w), val, vlen);
+	w.w_ytd += x->amount;
+	memcpy(x->name, w.w_name, sizeof(x->name));
+	tpcc_row_out(val, vlen, &w, sizeof(w));
 	x->rc = 0;
 }
 
 static void district_pay(void *val, size_t vlen, void *arg)
 {
 	struct ytd_ctx *x = arg;
-	tpcc_district *d = val;
-	if (vlen != sizeof(*d))
+	tpcc_district d;
+	if (vlen != sizeof(d))
 		return;
-	d->d_ytd += x->amount;
-	memcpy(x->name, d->d_name, sizeof(x->name));
+	tpcc_row_in(&d, sizeof(d), val, vlen);
+	d.d_ytd += x->amount;
+	memcpy(x->name, d.d_name, sizeof(x->name));
+	tpcc_row_out(val, vlen, &d, sizeof(d));
 	x->rc = 0;
 }
 
@@ -298,9 +309,10 @@ struct customer_pay_ctx {
 static void customer_pay(void *val, size_t vlen, void *arg)
 {
 	struct customer_pay_ctx *x = arg;
-	tpcc_customer *c = val;
+	tpcc_customer c_r, *c = &c_r;
 	if (vlen != sizeof(*c))
 		return;
+	tpcc_row_in(c, sizeof(*c), val, vlen);
 	c->c_balance -= x->in->amount;
 	c->c_ytd_payment += x->in->amount;
 	c->c_payment_cnt++;
@@ -316,6 +328,7 @@ static void customer_pay(void *val, size_t vlen, void *arg)
 		c->c_data[sizeof(c->c_data) - 1] = '\0';
 	}
 	x->balance = c->c_balance;
+	tpcc_row_out(val, vlen, c, sizeof(*c));
 	x->rc = 0;
 }
 
@@ -444,7 +457,9 @@ static bool oldest_visit(const void *key, size_t klen, const void *val, size_t v
 	if (klen == x->prefix.n + 4 && memcmp(key, x->prefix.b, x->prefix.n) == 0 &&
 	    vlen == sizeof(tpcc_new_order)) {
 		x->o_id = tk_get_u32((const uint8_t *)key + x->prefix.n);
-		x->ready = ((const tpcc_new_order *)val)->no_ready != 0;
+		tpcc_new_order no;
+		tpcc_row_in(&no, sizeof(no), val, vlen);
+		x->ready = no.no_ready != 0;
 	}
 	return false;
 }
@@ -459,12 +474,14 @@ struct deliver_order_ctx {
 static void order_deliver(void *val, size_t vlen, void *arg)
 {
 	struct deliver_order_ctx *x = arg;
-	tpcc_order *o = val;
-	if (vlen != sizeof(*o))
+	tpcc_order o;
+	if (vlen != sizeof(o))
 		return;
-	o->o_carrier_id = x->carrier;
-	x->c_id = o->o_c_id;
-	x->ol_cnt = o->o_ol_cnt;
+	tpcc_row_in(&o, sizeof(o), val, vlen);
+	o.o_carrier_id = x->carrier;
+	x->c_id = o.o_c_id;
+	x->ol_cnt = o.o_ol_cnt;
+	tpcc_row_out(val, vlen, &o, sizeof(o));
 	x->rc = 0;
 }
 
@@ -477,22 +494,26 @@ struct deliver_line_ctx {
 static void line_deliver(void *val, size_t vlen, void *arg)
 {
 	struct deliver_line_ctx *x = arg;
-	tpcc_order_line *ol = val;
-	if (vlen != sizeof(*ol))
+	tpcc_order_line ol;
+	if (vlen != sizeof(ol))
 		return;
-	ol->ol_delivery_d = x->now;
-	x->amount += ol->ol_amount;
+	tpcc_row_in(&ol, sizeof(ol), val, vlen);
+	ol.ol_delivery_d = x->now;
+	x->amount += ol.ol_amount;
+	tpcc_row_out(val, vlen, &ol, sizeof(ol));
 	x->rc = 0;
 }
 
 static void customer_deliver(void *val, size_t vlen, void *arg)
 {
 	struct deliver_line_ctx *x = arg;
-	tpcc_customer *c = val;
-	if (vlen != sizeof(*c))
+	tpcc_customer c;
+	if (vlen != sizeof(c))
 		return;
-	c->c_balance += x->amount;
-	c->c_delivery_cnt++;
+	tpcc_row_in(&c, sizeof(c), val, vlen);
+	c.c_balance += x->amount;
+	c.c_delivery_cnt++;
+	tpcc_row_out(val, vlen, &c, sizeof(c));
 	x->rc = 0;
 }
 
@@ -571,8 +592,11 @@ static bool recent_visit(const void *key, size_t klen, const void *val, size_t v
 		return false;
 	if (tk_get_u32((const uint8_t *)key + x->prefix.n) >= x->below)
 		return false;
-	if (x->n < 20 * TPCC_MAX_OL && vlen == sizeof(tpcc_order_line))
-		x->items[x->n++] = ((const tpcc_order_line *)val)->ol_i_id;
+	if (x->n < 20 * TPCC_MAX_OL && vlen == sizeof(tpcc_order_line)) {
+		tpcc_order_line ol;
+		tpcc_row_in(&ol, sizeof(ol), val, vlen);
+		x->items[x->n++] = ol.ol_i_id;
+	}
 	return true;
 }
 
