@@ -125,9 +125,10 @@ typedef enum ruma_huge_source {
 RUMA_API int ruma_alloc_create_huge(ruma_huge_source first, ruma_alloc *out);
 
 /*
- * ruma_alloc_huge_source — the source of the most recent 2 MiB page the
- * huge instance mapped (RUMA_HUGE_SRC_NONE before its first page, and for
- * instances of other kinds).  The stats break mapped pages down by source.
+ * ruma_alloc_huge_source — the source of the most recent mapping the huge
+ * instance got from its page source (a 2 MiB page, or an object of 2 MiB or
+ * more); RUMA_HUGE_SRC_NONE before the first one, and for instances of other
+ * kinds.  The stats break all mapped pages down by source.
  */
 RUMA_API ruma_huge_source ruma_alloc_huge_source(const ruma_alloc *a);
 
