@@ -126,7 +126,7 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 		uint64_t cver;
 		void *cpage;
 		if ((rc = ruma_bm_optimistic(bm, child, &cver, &cpage)))
-			return rc;
+			return rc == -EINVAL ? RUMA_ECORRUPT : rc; /* a stable pid outside the store */
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
 			return rc;
 		out->has_parent = true;
@@ -210,8 +210,9 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	if (!p->has_parent) {
 		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
 			return rc;
-		rc = p->n->count >= 2 ? split_root(t, p->n, appends(p->n, key, klen))
-				      : RUMA_ECORRUPT;
+		rc = p->n->count >= 2 && node_sane(p->n)
+			     ? split_root(t, p->n, appends(p->n, key, klen))
+			     : RUMA_ECORRUPT;
 		ruma_bm_unfix_x(bm, p->pid);
 		return rc;
 	}
@@ -222,7 +223,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 		return rc;
 	}
 	node *n = p->n, *parent = p->p;
-	if (n->count < 2) {
+	if (n->count < 2 || !node_sane(n) || !node_sane(parent)) {
 		ruma_bm_unfix_x(bm, p->pid);
 		ruma_bm_unfix_x(bm, p->ppid);
 		return RUMA_ECORRUPT;
@@ -388,7 +389,8 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 		}
 		right = p.n;
 	}
-	if (bad || left->level != level || right->level != level) {
+	if (bad || left->level != level || right->level != level || !node_sane(parent) ||
+	    !node_sane(left) || !node_sane(right)) {
 		unfix3(bm, p.ppid, lpid, rpid);
 		return RUMA_ECORRUPT;
 	}
@@ -470,6 +472,11 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 	}
 	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
 		return rc;
+	if (node_free_contig(n) < node_entry_size(n, klen, vlen) && !node_sane(n)) {
+		/* the insert would compact a page that is not what it claims */
+		ruma_bm_unfix_x(t->bm, p.pid);
+		return RUMA_ECORRUPT;
+	}
 	if (found)
 		node_remove_at(n, pos);
 	node_insert_at(n, pos, key, klen, val, vlen);

@@ -166,9 +166,11 @@ static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo,
 		return -ENOMEM;
 	void *page;
 	int rc = ruma_bm_fix_s(w->t->bm, pid, &page);
+	if (rc == -EINVAL)
+		REPORT(w, pid, "child pid outside the store");
 	if (rc) {
 		free(copy);
-		return rc;
+		return rc == -EINVAL ? 0 : rc;
 	}
 	memcpy(copy, page, NODE_PAGE);
 	ruma_bm_unfix_s(w->t->bm, pid);
@@ -177,8 +179,12 @@ static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo,
 		free(copy);
 		return 0;
 	}
-	if (level >= 0 && n->level != level)
+	if (level >= 0 && n->level != level) {
+		/* not descending further also stops cycles of child pointers */
 		REPORT(w, pid, "level %u, expected %d", n->level, level);
+		free(copy);
+		return 0;
+	}
 	level = n->level;
 	ruma_btree_stats *st = w->st;
 	if (is_root && st)

@@ -55,8 +55,24 @@ bool node_plausible(const node *n)
 	if ((unsigned)n->lower_off + n->lower_len > NODE_PAGE ||
 	    (unsigned)n->upper_off + n->upper_len > NODE_PAGE)
 		return false;
-	if (n->prefix_len > n->lower_len || n->lower_len > NODE_KEYBUF || n->upper_len > NODE_KEYBUF)
+	if (n->prefix_len > n->lower_len || n->lower_len > RUMA_BTREE_MAX_KEY ||
+	    n->upper_len > RUMA_BTREE_MAX_KEY)
 		return false;
+	return true;
+}
+
+bool node_sane(const node *n)
+{
+	if (!node_plausible(n))
+		return false;
+	for (unsigned i = 0; i < n->count; i++) {
+		const node_slot *s = &n->slot[i];
+		if (s->off < NODE_HDR + n->count * NODE_SLOT ||
+		    (unsigned)s->off + s->klen + s->vlen > NODE_PAGE ||
+		    n->prefix_len + s->klen > NODE_KEYBUF ||
+		    (!node_is_leaf(n) && s->vlen != sizeof(uint64_t)))
+			return false;
+	}
 	return true;
 }
 

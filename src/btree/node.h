@@ -108,6 +108,12 @@ int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 /* Header sanity: counts, offsets and fences inside the page. */
 bool node_plausible(const node *n);
 
+/* node_plausible and every slot inside the page with a key that fits a
+ * key buffer (inner: 8-byte values).  Checked on latched pages before a
+ * change that rewrites the whole node (compaction, split, merge), so a
+ * corrupt page gives RUMA_ECORRUPT instead of a broken assertion. */
+bool node_sane(const node *n);
+
 /* First position whose key is >= key; *found when equal.  Requires
  * node_plausible; sets *bad if a slot points outside the page. */
 unsigned node_lower_bound(const node *n, const uint8_t *key, size_t klen, bool *found, bool *bad);
