@@ -65,6 +65,7 @@ bool node_sane(const node *n)
 {
 	if (!node_plausible(n))
 		return false;
+	unsigned live = n->lower_len + (node_upper_inf(n) ? 0u : n->upper_len);
 	for (unsigned i = 0; i < n->count; i++) {
 		const node_slot *s = &n->slot[i];
 		if (s->off < NODE_HDR + n->count * NODE_SLOT ||
@@ -72,8 +73,10 @@ bool node_sane(const node *n)
 		    n->prefix_len + s->klen > NODE_KEYBUF ||
 		    (!node_is_leaf(n) && s->vlen != sizeof(uint64_t)))
 			return false;
+		live += s->klen + s->vlen;
 	}
-	return true;
+	/* exact accounting: the free space computed from it is real */
+	return live == n->space_used;
 }
 
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */

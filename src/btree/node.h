@@ -108,8 +108,9 @@ int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
 /* Header sanity: counts, offsets and fences inside the page. */
 bool node_plausible(const node *n);
 
-/* node_plausible and every slot inside the page with a key that fits a
- * key buffer (inner: 8-byte values).  Checked on latched pages before a
+/* node_plausible, every slot inside the page with a key that fits a key
+ * buffer (inner: 8-byte values), and space_used equal to the live bytes
+ * (so the free space computed from it is real).  Checked on latched pages before a
  * change that rewrites the whole node (compaction, split, merge), so a
  * corrupt page gives RUMA_ECORRUPT instead of a broken assertion. */
 bool node_sane(const node *n);
