@@ -477,7 +477,13 @@ static void fmt_range(const ruma_summary *s, char *buf, size_t len)
 void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
 {
 	const char *cur = NULL;
+	int wv = 7, wb = 8, ws = 19;
 
+	for (size_t i = 0; i < l->n; i++) {
+		wv = RUMA_MAX(wv, (int)strlen(l->c[i].variant));
+		wb = RUMA_MAX(wb, (int)strlen(l->c[i].baseline));
+		ws = RUMA_MAX(ws, (int)strlen(l->c[i].size_param) + 12);
+	}
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ruma_exp_cmp *c = &l->c[i];
 		char size[160], vr[96], br[96], ci[64], reps[64];
@@ -486,10 +492,9 @@ void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
 			cur = c->metric;
 			fprintf(f, "%s%s (%s, %s), ratio = variant / baseline\n", i ? "\n" : "",
 				c->metric, c->unit, better_text(c->unit));
-			fprintf(f, "  %-22s %-28s %-28s %-34s %-34s %7s  %-17s %-15s %s\n", "size",
-				"variant", "baseline", "variant median [min-max]",
-				"baseline median [min-max]", "ratio", "95% CI", "per-rep ratios",
-				"verdict");
+			fprintf(f, "  %-*s  %-*s  %-*s  %-30s  %-30s  %6s  %-16s  %-13s  %s\n", ws,
+				"size", wv, "variant", wb, "baseline", "variant median [min-max]",
+				"baseline median [min-max]", "ratio", "95% CI", "per-rep", "verdict");
 		}
 		if (c->overall) {
 			snprintf(size, sizeof(size), "overall (geo. mean)");
@@ -511,8 +516,8 @@ void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
 			snprintf(ci, sizeof(ci), "[%.3f, %.3f]", c->lo, c->hi);
 		else
 			snprintf(ci, sizeof(ci), "-");
-		fprintf(f, "  %-22s %-28s %-28s %-34s %-34s %7.3f  %-17s %-15s %s\n", size,
-			c->variant, c->baseline, vr, br, c->ratio, ci, reps, c->verdict);
+		fprintf(f, "  %-*s  %-*s  %-*s  %-30s  %-30s  %6.3f  %-16s  %-13s  %s\n", ws, size,
+			wv, c->variant, wb, c->baseline, vr, br, c->ratio, ci, reps, c->verdict);
 	}
 }
 

@@ -278,8 +278,10 @@ static void fmt_secs(double s, char *buf, size_t len)
 		snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 	else if (s >= 60)
 		snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-	else
+	else if (s >= 10)
 		snprintf(buf, len, "%.0fs", s);
+	else
+		snprintf(buf, len, "%.1fs", s);
 }
 
 static void progress(const ruma_exp_grid *g, const struct ruma_exp_run *r, size_t done,

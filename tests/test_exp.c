@@ -1,0 +1,623 @@
+/*
+ * test_exp.c — experiments: grid parsing and validation, parsing of each
+ * system's output, the CSV reader, the comparison statistics on synthetic
+ * data (verdicts, geometric mean instead of sums), and end to end through the
+ * ruma binary: sweep -> exact rows, compare -> a verdict per variant, plot ->
+ * valid PNG files, resume after truncation and after SIGINT, bad grids
+ * rejected with exit 2, `ruma demo --quick`.
+ */
+#include "test.h"
+
+#include "exp/exp.h"
+
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+static char tmpdir[64];
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void cleanup(void)
+{
+	if (tmpdir[0])
+		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static const char *tpath(const char *name)
+{
+	static char buf[8][512];
+	static int k;
+	char *p = buf[k++ % 8];
+
+	snprintf(p, 512, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static int sanitized(void)
+{
+	const char *s = getenv("RUMA_TEST_SANITIZED");
+	return s && *s && strcmp(s, "0");
+}
+
+/* ---- library-level ------------------------------------------------------ */
+
+static int t_grid(void)
+{
+	ruma_exp_grid g;
+	char err[RUMA_EXP_ERR];
+	struct ruma_exp_run *runs;
+	size_t n;
+
+	ruma_exp_grid_init(&g);
+	CHECK(ruma_exp_grid_add(&g, "system", "nosuch", err, sizeof(err)) != 0);
+	CHECK(strstr(err, "unknown system"));
+	CHECK_OK(ruma_exp_grid_add(&g, "system", "art", err, sizeof(err)));
+	CHECK(ruma_exp_grid_add(&g, "var", "alloc=", err, sizeof(err)) != 0);
+	CHECK(ruma_exp_grid_add(&g, "var", "alloc=libc,,huge", err, sizeof(err)) != 0);
+	CHECK(ruma_exp_grid_add(&g, "size", "n=1e3,abc", err, sizeof(err)) != 0);
+	CHECK(ruma_exp_grid_add(&g, "reps", "0", err, sizeof(err)) != 0);
+	CHECK_OK(ruma_exp_grid_add(&g, "var", "alloc=libc,huge", err, sizeof(err)));
+	CHECK(ruma_exp_grid_check(&g, err, sizeof(err)) != 0); /* no size */
+	CHECK_OK(ruma_exp_grid_add(&g, "size", "n=1e3,2000,1.5K", err, sizeof(err)));
+	CHECK_EQ(g.nsizes, 3);
+	CHECK(!strcmp(g.sizes[0], "1000") && !strcmp(g.sizes[2], "1536"));
+	CHECK_OK(ruma_exp_grid_check(&g, err, sizeof(err)));
+	CHECK_OK(ruma_exp_grid_add(&g, "var", "bogus=1,2", err, sizeof(err)));
+	CHECK(ruma_exp_grid_check(&g, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "bogus"));
+	g.nvars = 1;
+	CHECK_OK(ruma_exp_grid_add(&g, "reps", "3", err, sizeof(err)));
+	CHECK_OK(ruma_exp_grid_add(&g, "warmup", "1", err, sizeof(err)));
+	CHECK_OK(ruma_exp_plan(&g, &runs, &n));
+	CHECK_EQ(n, 2 * 3 * 4);
+	/* every (variant, size, rep, warmup) exactly once; warm-ups first */
+	for (size_t i = 0; i < n; i++) {
+		CHECK(runs[i].warmup == (i < 6));
+		for (size_t j = 0; j < i; j++)
+			CHECK(!(runs[i].variant == runs[j].variant && runs[i].size == runs[j].size &&
+				runs[i].rep == runs[j].rep && runs[i].warmup == runs[j].warmup));
+	}
+	free(runs);
+	/* micro needs method, test and n */
+	ruma_exp_grid_init(&g);
+	CHECK_OK(ruma_exp_grid_add(&g, "system", "micro", err, sizeof(err)));
+	CHECK_OK(ruma_exp_grid_add(&g, "size", "n=1e4", err, sizeof(err)));
+	CHECK(ruma_exp_grid_check(&g, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "method"));
+	return TEST_PASS;
+}
+
+static int t_grid_file(void)
+{
+	ruma_exp_grid g;
+	char err[RUMA_EXP_ERR];
+	FILE *f = fopen(tpath("g.grid"), "w");
+
+	CHECK(f);
+	fprintf(f, "# a grid\nsystem = vmcache\nvar.wait = spin,futex\nsize.datasize=1e4\n"
+		   "set.runfor=1\nreps=2\nwarmup=0\n");
+	fclose(f);
+	ruma_exp_grid_init(&g);
+	CHECK_OK(ruma_exp_grid_load(&g, tpath("g.grid"), err, sizeof(err)));
+	CHECK_OK(ruma_exp_grid_check(&g, err, sizeof(err)));
+	CHECK_EQ(g.system, RUMA_EXP_VMCACHE);
+	CHECK_EQ(g.vars[0].n, 2);
+	CHECK_EQ(g.reps, 2);
+	f = fopen(tpath("bad.grid"), "w");
+	CHECK(f);
+	fprintf(f, "system=art\nnonsense\n");
+	fclose(f);
+	ruma_exp_grid_init(&g);
+	CHECK(ruma_exp_grid_load(&g, tpath("bad.grid"), err, sizeof(err)) != 0);
+	CHECK(strstr(err, ":2:"));
+	return TEST_PASS;
+}
+
+static int t_parse(void)
+{
+	struct ruma_exp_result r;
+	const char *vm = "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n"
+			 "0,100,1.0,0.5,ruma,1,10,rndread,64\n"
+			 "1,200,2.0,0.0,ruma,1,10,rndread,64\n"
+			 "2,400,4.0,1.0,ruma,1,10,rndread,64\n";
+	const char *art = "Node4 Size: 56\ninsert,1000,21.5\ncycles, x\n n/a, 1\n"
+			  "lookup,1000,12.25\nerase,1000,27.0\n";
+	const char *micro = "junk\nRewired vector\nmalloc-src, vector-insert, shm-dst\n"
+			    "0.000000, 0.5, 0.25\n0.000000, 0.7, 0.25\n0.000000, 0.6, 0.25\n\n";
+
+	memset(&r, 0, sizeof(r));
+	ruma_exp_parse_output(RUMA_EXP_VMCACHE, vm, "", &r);
+	CHECK(r.ok && r.nm == 3);
+	CHECK(!strcmp(r.m[0].name, "tx") && fabs(r.m[0].value - 300) < 1e-9); /* first second dropped */
+	CHECK(fabs(r.m[1].value - 3.0) < 1e-9 && !strcmp(r.m[1].unit, "MiB/s"));
+	memset(&r, 0, sizeof(r));
+	ruma_exp_parse_output(RUMA_EXP_VMCACHE, "ts,tx,rmb,wmb\n0,50,0,0\n", "", &r);
+	CHECK(r.ok && fabs(r.m[0].value - 50) < 1e-9); /* one-second run keeps its row */
+	memset(&r, 0, sizeof(r));
+	ruma_exp_parse_output(RUMA_EXP_ART, art,
+			      "ruma: huge allocator: pages from 4 KiB pages (no huge pages)\n", &r);
+	CHECK(r.ok && r.nm == 3);
+	CHECK(!strcmp(r.m[1].name, "lookup") && fabs(r.m[1].value - 12.25) < 1e-9);
+	CHECK(!strncmp(r.note, "huge allocator: pages from 4 KiB", 32));
+	memset(&r, 0, sizeof(r));
+	ruma_exp_parse_output(RUMA_EXP_MICRO, micro, "", &r);
+	CHECK(r.ok);
+	CHECK_EQ(r.nm, 3); /* vector-insert, shm-dst, total (malloc-src is 0) */
+	CHECK(!strcmp(r.m[0].name, "vector-insert") && fabs(r.m[0].value - 0.6) < 1e-9);
+	CHECK(!strcmp(r.m[2].name, "total") && fabs(r.m[2].value - 0.85) < 1e-9);
+	memset(&r, 0, sizeof(r));
+	ruma_exp_parse_output(RUMA_EXP_ART, "garbage\n", "", &r);
+	CHECK(!r.ok && !strcmp(r.status, "no-output"));
+	return TEST_PASS;
+}
+
+static int t_csv_split(void)
+{
+	char line[] = "a,\"b,c\",\"say \"\"hi\"\"\",,end";
+	char *f[8];
+
+	CHECK_EQ(ruma_exp_csv_split(line, f, 8), 5);
+	CHECK(!strcmp(f[0], "a") && !strcmp(f[1], "b,c") && !strcmp(f[2], "say \"hi\""));
+	CHECK(!strcmp(f[3], "") && !strcmp(f[4], "end"));
+	return TEST_PASS;
+}
+
+/* a synthetic sweep CSV: variant x size x rep values */
+static int write_synthetic(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	/* per size: base values, "fast" = 2x at size 1 and 0.5x at size 1000 */
+	static const double base[2][3] = { { 1.0, 1.02, 0.98 }, { 1000, 1010, 990 } };
+	static const double mult[2] = { 2.0, 0.5 };
+	static const double jitter[3] = { 1.0, 1.005, 0.995 };
+
+	if (!f)
+		return -1;
+	fprintf(f, "system,variant,x,size_param,size,rep,warmup,seed,metric,unit,value,status,note\n");
+	for (int s = 0; s < 2; s++)
+		for (int rep = 1; rep <= 3; rep++) {
+			double sz = s ? 1000 : 1;
+			fprintf(f, "art,x=base,base,n,%g,%d,0,1,insert,Mops,%.17g,ok,\n", sz, rep,
+				base[s][rep - 1]);
+			fprintf(f, "art,x=odd,odd,n,%g,%d,0,1,insert,Mops,%.17g,ok,\n", sz, rep,
+				base[s][rep - 1] * mult[s]);
+			fprintf(f, "art,x=same,same,n,%g,%d,0,1,insert,Mops,%.17g,ok,\n", sz, rep,
+				base[s][(rep + 1) % 3] * jitter[rep - 1]);
+			fprintf(f, "art,x=fast,fast,n,%g,%d,0,1,insert,Mops,%.17g,ok,\n", sz, rep,
+				base[s][rep - 1] * 3);
+			fprintf(f, "art,x=fast,fast,n,%g,%d,0,1,t,s,%.17g,ok,\n", sz, rep,
+				base[s][rep - 1] / 3);
+			fprintf(f, "art,x=base,base,n,%g,%d,0,1,t,s,%.17g,ok,\n", sz, rep,
+				base[s][rep - 1]);
+		}
+	/* a warm-up row that would change the result if it were used */
+	fprintf(f, "art,x=fast,fast,n,1,1,1,1,insert,Mops,1e9,ok,\n");
+	fprintf(f, "art,x=fast,fast,n,1,4,0,1,,,,exit=1,boom\n");
+	return fclose(f);
+}
+
+static const struct ruma_exp_cmp *find_cmp(const ruma_exp_cmp_list *l, const char *variant,
+					   const char *metric, int overall, double size)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->c[i].variant, variant) && !strcmp(l->c[i].metric, metric) &&
+		    l->c[i].overall == overall && (overall || l->c[i].size == size))
+			return &l->c[i];
+	return NULL;
+}
+
+static int t_compare_synthetic(void)
+{
+	ruma_exp_table t;
+	ruma_exp_cmp_list l;
+	char err[RUMA_EXP_ERR];
+	const struct ruma_exp_cmp *c;
+
+	CHECK_OK(write_synthetic(tpath("syn.csv")));
+	CHECK_OK(ruma_exp_table_read(tpath("syn.csv"), &t, err, sizeof(err)));
+	CHECK_EQ(t.n, 2 * 3 * 6 + 2);
+	CHECK(ruma_exp_compare(&t, "x=nosuch", NULL, 2000, 1, &l, err, sizeof(err)) != 0);
+	CHECK(ruma_exp_compare(&t, "y=base", NULL, 2000, 1, &l, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "no variable 'y'"));
+	CHECK_OK(ruma_exp_compare(&t, "x=base", NULL, 2000, 1, &l, err, sizeof(err)));
+	c = find_cmp(&l, "x=fast", "insert", 0, 1);
+	CHECK(c && fabs(c->ratio - 3.0) < 1e-9 && !strcmp(c->verdict, "faster"));
+	CHECK(c->lo > 1 && c->hi >= c->ratio);
+	CHECK_EQ(c->v.n, 3); /* the warm-up and the failed row are ignored */
+	c = find_cmp(&l, "x=fast", "t", 0, 1000);
+	CHECK(c && fabs(c->ratio - 1.0 / 3) < 1e-9 && !strcmp(c->verdict, "faster"));
+	c = find_cmp(&l, "x=same", "insert", 0, 1000);
+	CHECK(c && !strcmp(c->verdict, "no difference beyond the noise"));
+	/* 2x at one size and 0.5x at the other: the geometric mean is 1, a sum over
+	 * sizes would call it 0.5 (dominated by the large size) */
+	c = find_cmp(&l, "x=odd", "insert", 1, 0);
+	CHECK(c && fabs(c->ratio - 1.0) < 1e-9);
+	CHECK(!strcmp(find_cmp(&l, "x=odd", "insert", 0, 1)->verdict, "faster"));
+	CHECK(!strcmp(find_cmp(&l, "x=odd", "insert", 0, 1000)->verdict, "slower"));
+	ruma_exp_cmp_free(&l);
+	/* deterministic for a seed, and per metric independent of the others */
+	{
+		ruma_exp_cmp_list a, b;
+		CHECK_OK(ruma_exp_compare(&t, "x=base", "insert", 500, 7, &a, err, sizeof(err)));
+		CHECK_OK(ruma_exp_compare(&t, "x=base", NULL, 500, 7, &b, err, sizeof(err)));
+		c = find_cmp(&b, "x=same", "insert", 1, 0);
+		CHECK(c && c->lo == find_cmp(&a, "x=same", "insert", 1, 0)->lo);
+		ruma_exp_cmp_free(&a);
+		ruma_exp_cmp_free(&b);
+	}
+	ruma_exp_table_free(&t);
+	return TEST_PASS;
+}
+
+/* ---- through the binary ------------------------------------------------- */
+
+/* rows of a sweep CSV: checks each measurement key (variant,size,rep,warmup,metric)
+ * is unique; returns the number of data rows or -1 */
+static long csv_rows_unique(const char *path, long *warm)
+{
+	ruma_exp_table t;
+	char err[RUMA_EXP_ERR];
+	long n;
+
+	if (ruma_exp_table_read(path, &t, err, sizeof(err))) {
+		fprintf(stderr, "  %s\n", err);
+		return -1;
+	}
+	*warm = 0;
+	for (size_t i = 0; i < t.n; i++) {
+		const struct ruma_exp_row *a = &t.rows[i];
+
+		*warm += a->warmup;
+		if (!a->ok) {
+			fprintf(stderr, "  failed row: %s %s\n", a->variant, a->note);
+			ruma_exp_table_free(&t);
+			return -1;
+		}
+		for (size_t j = 0; j < i; j++) {
+			const struct ruma_exp_row *b = &t.rows[j];
+			if (!strcmp(a->variant, b->variant) && a->size == b->size &&
+			    a->rep == b->rep && a->warmup == b->warmup && !strcmp(a->metric, b->metric)) {
+				fprintf(stderr, "  duplicate row %s n=%g rep %ld\n", a->variant,
+					a->size, a->rep);
+				ruma_exp_table_free(&t);
+				return -1;
+			}
+		}
+	}
+	n = (long)t.n;
+	ruma_exp_table_free(&t);
+	return n;
+}
+
+#define ART_GRID(out, reps)                                                                 \
+	(char *[]) { NULL, "sweep", "art", "--var", "alloc=libc,huge", "--size", "n=1000,2000", \
+		     "--set", "mode=1", "--set", "lookups=1e4", "--reps", reps, "--warmup", "1", \
+		     "--out", (char *)(out), "--quiet", NULL, NULL }
+
+static int png_ok(const char *path)
+{
+	unsigned char h[24];
+	static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	uint32_t w, hgt;
+
+	if (!f)
+		return 0;
+	n = fread(h, 1, sizeof(h), f);
+	fclose(f);
+	if (n != sizeof(h) || memcmp(h, sig, 8) || memcmp(h + 12, "IHDR", 4))
+		return 0;
+	w = (uint32_t)h[16] << 24 | (uint32_t)h[17] << 16 | (uint32_t)h[18] << 8 | h[19];
+	hgt = (uint32_t)h[20] << 24 | (uint32_t)h[21] << 16 | (uint32_t)h[22] << 8 | h[23];
+	return w > 0 && hgt > 0;
+}
+
+static int t_cli_end_to_end(void)
+{
+	char *out = NULL, *err = NULL;
+	long warm, rows;
+	int rc;
+
+	rc = test_run_cli(ART_GRID(tpath("art.csv"), "3"), NULL, &err);
+	if (rc)
+		fprintf(stderr, "%s", err ? err : "");
+	free(err);
+	CHECK_EQ(rc, 0);
+	/* 2 allocators x 2 sizes x (3 reps + 1 warm-up) runs x 3 metrics */
+	rows = csv_rows_unique(tpath("art.csv"), &warm);
+	CHECK_EQ(rows, 2 * 2 * 4 * 3);
+	CHECK_EQ(warm, 2 * 2 * 1 * 3);
+	/* an existing output is not overwritten without --resume/--force */
+	CHECK_EQ(test_run_cli(ART_GRID(tpath("art.csv"), "3"), NULL, &err), 2);
+	CHECK(err && strstr(err, "--resume"));
+	free(err);
+
+	rc = test_run_cli((char *[]){ NULL, "compare", (char *)tpath("art.csv"), "--baseline",
+				      "alloc=libc", NULL },
+			  &out, &err);
+	CHECK_EQ(rc, 0);
+	CHECK(out);
+	for (const char *m = "insert\0lookup\0erase\0"; *m; m += strlen(m) + 1) {
+		char head[64];
+		const char *p;
+		int verdicts = 0;
+
+		snprintf(head, sizeof(head), "%s (Mops, higher is better)", m);
+		p = strstr(out, head);
+		CHECK(p);
+		/* per size and overall: one line each for alloc=huge with a verdict */
+		for (int k = 0; k < 3; k++) {
+			const char *nl;
+			p = strstr(p, "alloc=huge");
+			CHECK(p);
+			nl = strchr(p, '\n');
+			CHECK(nl);
+			verdicts += (strstr(p, "faster") && strstr(p, "faster") < nl) ||
+				    (strstr(p, "slower") && strstr(p, "slower") < nl) ||
+				    (strstr(p, "noise") && strstr(p, "noise") < nl);
+			p = nl;
+		}
+		CHECK_EQ(verdicts, 3);
+	}
+	CHECK(strstr(out, "overall (geo. mean)"));
+	free(out);
+	free(err);
+	rc = test_run_cli((char *[]){ NULL, "compare", (char *)tpath("art.csv"), "--baseline",
+				      "alloc=libc", "--csv", "--metric", "lookup", NULL },
+			  &out, NULL);
+	CHECK_EQ(rc, 0);
+	CHECK(!strncmp(out, "metric,unit,variant,baseline", 28));
+	CHECK(strstr(out, "\nlookup,Mops,alloc=huge,alloc=libc,n,overall,"));
+	free(out);
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "compare", (char *)tpath("art.csv"), "--baseline",
+					  "alloc=nosuch", NULL },
+			      NULL, NULL),
+		 2);
+
+	if (!ruma_exp_gnuplot_path()) {
+		CHECK_EQ(test_run_cli((char *[]){ NULL, "plot", (char *)tpath("art.csv"), "--out",
+						  (char *)tpath("plots"), NULL },
+				      NULL, NULL),
+			 1);
+		SKIP("gnuplot is not installed: plot checked only for its refusal");
+	}
+	rc = test_run_cli((char *[]){ NULL, "plot", (char *)tpath("art.csv"), "--out",
+				      (char *)tpath("plots"), "--baseline", "alloc=libc", NULL },
+			  &out, &err);
+	if (rc)
+		fprintf(stderr, "%s", err ? err : "");
+	CHECK_EQ(rc, 0);
+	free(out);
+	free(err);
+	for (const char *m = "insert\0lookup\0erase\0"; *m; m += strlen(m) + 1) {
+		char p[300];
+
+		snprintf(p, sizeof(p), "plots/all/%s.png", m);
+		CHECK(png_ok(tpath(p)));
+		snprintf(p, sizeof(p), "plots/vs_baseline/%s__alloc_huge.png", m);
+		CHECK(png_ok(tpath(p)));
+	}
+	return TEST_PASS;
+}
+
+/* keep the header and the first k measurements (3 rows each for art) */
+static int truncate_csv(const char *path, int k)
+{
+	char *all = test_slurp(path), *p;
+	FILE *f;
+	int lines = 0;
+
+	if (!all)
+		return -1;
+	for (p = all; *p && lines < 1 + 3 * k; p++)
+		lines += *p == '\n';
+	*p = '\0';
+	f = fopen(path, "w");
+	if (!f) {
+		free(all);
+		return -1;
+	}
+	fputs(all, f);
+	free(all);
+	/* and a cut-off line, as a crash mid-write leaves */
+	fputs("art,alloc=libc,libc,1,1e4,n,10", f);
+	return fclose(f);
+}
+
+static int t_cli_resume_truncated(void)
+{
+	long warm;
+	char *err = NULL;
+	int rc;
+
+	CHECK_EQ(test_run_cli(ART_GRID(tpath("res.csv"), "2"), NULL, NULL), 0);
+	CHECK_EQ(csv_rows_unique(tpath("res.csv"), &warm), 2 * 2 * 3 * 3);
+	CHECK_OK(truncate_csv(tpath("res.csv"), 5));
+	{
+		char **argv = ART_GRID(tpath("res.csv"), "2");
+		argv[18] = "--resume";
+		rc = test_run_cli(argv, NULL, &err);
+	}
+	if (rc)
+		fprintf(stderr, "%s", err ? err : "");
+	free(err);
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(csv_rows_unique(tpath("res.csv"), &warm), 2 * 2 * 3 * 3);
+	CHECK_EQ(warm, 2 * 2 * 3);
+	return TEST_PASS;
+}
+
+static int t_cli_interrupt_resume(void)
+{
+	const char *csv = tpath("int.csv");
+	char *argv[] = { RUMA_BIN, "sweep", "art", "--var", "alloc=libc,huge", "--size",
+			 "n=2000,3000", "--set", "lookups=3e6", "--reps", "2", "--warmup", "0",
+			 "--out", (char *)csv, NULL, NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status;
+	long warm, rows;
+	char *err;
+	extern char **environ;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, tpath("int.err"), O_WRONLY | O_CREAT | O_TRUNC,
+					 0644);
+	CHECK_EQ(posix_spawn(&pid, RUMA_BIN, &fa, NULL, argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	usleep(sanitized() ? 3000000 : 1200000);
+	kill(pid, SIGINT);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	err = test_slurp(tpath("int.err"));
+	CHECK(err);
+	if (WEXITSTATUS(status) == 1) {
+		CHECK(strstr(err, "interrupted after"));
+		CHECK(strstr(err, "resume with: ruma sweep art"));
+		CHECK(strstr(err, "--resume"));
+	} else {
+		CHECK_EQ(WEXITSTATUS(status), 0); /* finished before the signal: still valid */
+	}
+	free(err);
+	rows = csv_rows_unique(csv, &warm);
+	CHECK(rows >= 0 && rows <= 2 * 2 * 2 * 3);
+	argv[15] = "--resume";
+	CHECK_EQ(test_run_cli(argv, NULL, NULL), 0);
+	CHECK_EQ(csv_rows_unique(csv, &warm), 2 * 2 * 2 * 3);
+	CHECK_EQ(warm, 0);
+	return TEST_PASS;
+}
+
+static int expect_bad(char **argv, const char *msg)
+{
+	char *err = NULL;
+	int rc = test_run_cli(argv, NULL, &err);
+
+	if (rc != 2 || !err || !strstr(err, msg)) {
+		fprintf(stderr, "  %s: exit %d, stderr: %s\n", argv[2] ? argv[2] : "", rc,
+			err ? err : "");
+		free(err);
+		return 0;
+	}
+	free(err);
+	return 1;
+}
+
+static int t_cli_bad_grids(void)
+{
+	const char *o = tpath("bad.csv");
+
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "nosuch", "--size", "n=1", "--out",
+				     (char *)o, NULL },
+			 "unknown system"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--var", "colour=red", "--size", "n=1e3",
+				     "--out", (char *)o, NULL },
+			 "no variable 'colour'"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--var", "alloc=", "--size", "n=1e3",
+				     "--out", (char *)o, NULL },
+			 "empty value"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--size", "n=1e3", "--reps", "0",
+				     "--out", (char *)o, NULL },
+			 "--reps"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--size", "n=lots", "--out", (char *)o,
+				     NULL },
+			 "not a number"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--var", "alloc=libc", "--out",
+				     (char *)o, NULL },
+			 "no --size"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "micro", "--size", "n=1e3", "--out", (char *)o,
+				     NULL },
+			 "needs 'method'"));
+	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--size", "n=1e3", NULL }, "--out"));
+	CHECK(expect_bad((char *[]){ NULL, "compare", (char *)tpath("nonexistent.csv"), NULL },
+			 "cannot read"));
+	CHECK(access(o, F_OK) != 0); /* nothing ran, nothing written */
+	return TEST_PASS;
+}
+
+/* a child that fails is a failed measurement, not a crash of the sweep */
+static int t_cli_failed_child(void)
+{
+	char *err = NULL;
+	ruma_exp_table t;
+	char e[RUMA_EXP_ERR];
+	int rc;
+
+	/* alloc=nosuch makes `ruma art` exit 2 */
+	rc = test_run_cli((char *[]){ NULL, "sweep", "art", "--var", "alloc=libc,nosuch",
+				      "--size", "n=500", "--set", "lookups=1e3", "--reps", "1",
+				      "--warmup", "0", "--out", (char *)tpath("fail.csv"), NULL },
+			  NULL, &err);
+	CHECK_EQ(rc, 1);
+	CHECK(err && strstr(err, "1 measurement(s) failed"));
+	free(err);
+	CHECK_OK(ruma_exp_table_read(tpath("fail.csv"), &t, e, sizeof(e)));
+	CHECK_EQ(t.n, 3 + 1);
+	for (size_t i = 0; i < t.n; i++)
+		if (!strcmp(t.rows[i].variant, "alloc=nosuch"))
+			CHECK(!t.rows[i].ok && t.rows[i].note[0]);
+	ruma_exp_table_free(&t);
+	return TEST_PASS;
+}
+
+static int t_cli_demo_quick(void)
+{
+	char *out = NULL, *err = NULL;
+	const char *dir = tpath("demo");
+	char sum[300];
+	int rc = test_run_cli((char *[]){ NULL, "demo", "--quick", "--out", (char *)dir, NULL },
+			      &out, &err);
+
+	if (rc)
+		fprintf(stderr, "%s\n%s", out ? out : "", err ? err : "");
+	CHECK_EQ(rc, 0);
+	CHECK(out && strstr(out, dir));
+	CHECK(strstr(out, "== vector") && strstr(out, "== art") && strstr(out, "== vmcache"));
+	CHECK(strstr(out, "huge allocator"));
+	snprintf(sum, sizeof(sum), "%s/summary.txt", dir);
+	CHECK(access(sum, R_OK) == 0);
+	snprintf(sum, sizeof(sum), "%s/art.csv", dir);
+	CHECK(access(sum, R_OK) == 0);
+	free(out);
+	free(err);
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "demo", "--bogus", NULL }, NULL, NULL), 2);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "grid", t_grid },
+	{ "grid_file", t_grid_file },
+	{ "parse_outputs", t_parse },
+	{ "csv_split", t_csv_split },
+	{ "compare_synthetic", t_compare_synthetic },
+	{ "cli_sweep_compare_plot", t_cli_end_to_end },
+	{ "cli_resume_truncated", t_cli_resume_truncated },
+	{ "cli_interrupt_resume", t_cli_interrupt_resume },
+	{ "cli_bad_grids", t_cli_bad_grids },
+	{ "cli_failed_child", t_cli_failed_child },
+	{ "cli_demo_quick", t_cli_demo_quick },
+};
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ruma-test-exp-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	rc = test_main("exp", cases, TEST_N(cases), argc, argv);
+	cleanup();
+	return rc;
+}
