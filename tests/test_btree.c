@@ -303,6 +303,32 @@ static int t_node(void)
 		unsigned x = node_full_key(n, i, a, &bad), y = node_full_key((node *)mg, i, b, &bad);
 		CHECK(x == y && memcmp(a, b, x) == 0);
 	}
+	/* a nearly full leaf whose last two keys are a 256-byte key and a 1-byte
+	 * key: the full left key as separator would overflow the left half */
+	{
+		_Alignas(8) uint8_t p2[PS];
+		node *m = (node *)p2;
+		node_init(m, 0, NULL, 0, NULL, 0);
+		uint8_t big[RUMA_BTREE_MAX_KEY], val[400] = { 0 };
+		memset(big, 'z', sizeof big);
+		big[0] = 'a';
+		unsigned need_tail = node_entry_size(m, sizeof big, 0) + node_entry_size(m, 1, 0);
+		for (unsigned i = 0; node_free_total(m) >= need_tail + node_entry_size(m, 3, 1); i++) {
+			uint8_t key[3] = { 'a', (uint8_t)('0' + i / 10), (uint8_t)('0' + i % 10) };
+			size_t vl = node_free_total(m) - need_tail - node_entry_size(m, 3, 0);
+			vl = vl > sizeof val ? sizeof val : vl;
+			node_insert_at(m, m->count, key, 3, val, vl);
+		}
+		node_insert_at(m, m->count, big, sizeof big, NULL, 0);
+		node_insert_at(m, m->count, (const uint8_t *)"b", 1, NULL, 0);
+		CHECK(node_free_total(m) < 64);
+		for (int append = 0; append < 2; append++) {
+			unsigned c2, s2 = node_find_split(m, append, &c2, sep);
+			node_split_into(m, c2, sep, s2, (node *)l, (node *)r);
+			CHECK_EQ(((node *)l)->count + ((node *)r)->count, m->count);
+			CHECK(node_sane((node *)l) && node_sane((node *)r));
+		}
+	}
 	/* remove everything, compaction keeps the fences */
 	while (n->count)
 		node_remove_at(n, (unsigned)ruma_rng_below(&test_rng, n->count));

@@ -328,6 +328,38 @@ void node_compact(node *n)
 
 /* ---- split ----------------------------------------------------------------------------- */
 
+/* Separator between leaf entries i and i+1: the shortest key s with
+ * key(i) <= s < key(i+1): the right key cut after its first byte that
+ * differs from the left key, or else the full left key. */
+static unsigned leaf_separator(const node *n, unsigned i, uint8_t *sep)
+{
+	bool bad = false;
+	unsigned al, bl, plen = n->prefix_len;
+	const uint8_t *a = node_suffix(n, i, &al, &bad);
+	const uint8_t *b = node_suffix(n, i + 1, &bl, &bad);
+	unsigned cp = common_prefix(a, al, b, bl);
+	RUMA_ASSERT(!bad);
+	if (bl > cp + 1) {
+		memcpy(sep, node_prefix(n), plen);
+		memcpy(sep + plen, b, cp + 1);
+		return plen + cp + 1;
+	}
+	return node_full_key(n, i, sep, &bad);
+}
+
+/* Bytes the left half of a leaf split at (left_count, sep) would use. */
+static unsigned left_half_size(const node *n, unsigned left_count, const uint8_t *sep,
+			       unsigned slen)
+{
+	unsigned new_prefix = common_prefix(node_lower(n), n->lower_len, sep, slen);
+	if (n->lower_len == 0)
+		new_prefix = 0;
+	unsigned size = NODE_HDR + n->lower_len + slen;
+	for (unsigned i = 0; i < left_count; i++)
+		size += NODE_SLOT + n->prefix_len + n->slot[i].klen - new_prefix + n->slot[i].vlen;
+	return size;
+}
+
 unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8_t *sep)
 {
 	bool bad = false;
@@ -367,20 +399,20 @@ unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8
 			best_dist = dist;
 		}
 	}
-	*left_count = best + 1;
-	unsigned al, bl, plen = n->prefix_len;
-	node_suffix(n, best, &al, &bad);
-	node_suffix(n, best + 1, &bl, &bad);
-	RUMA_ASSERT(!bad);
-	if (bl > best_cp + 1) {
-		/* the right key cut after its first differing byte: > left key,
-		 * < right key, as short as possible */
-		uint8_t tmp[NODE_KEYBUF];
-		node_full_key(n, best + 1, tmp, &bad);
-		memcpy(sep, tmp, plen + best_cp + 1);
-		return plen + best_cp + 1;
+	unsigned slen = leaf_separator(n, best, sep);
+	if (left_half_size(n, best + 1, sep, slen) > NODE_PAGE) {
+		/* a long full left key as separator can overflow a left half
+		 * that keeps most of the bytes; fewer entries on the left
+		 * always fit (pair (0, 1) at the latest) */
+		while (best > 0) {
+			best--;
+			slen = leaf_separator(n, best, sep);
+			if (left_half_size(n, best + 1, sep, slen) <= NODE_PAGE)
+				break;
+		}
 	}
-	return node_full_key(n, best, sep, &bad);
+	*left_count = best + 1;
+	return slen;
 }
 
 void node_split_into(const node *n, unsigned left_count, const uint8_t *sep, unsigned slen,
