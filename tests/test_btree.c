@@ -362,7 +362,8 @@ static void capture(const void *val, size_t vlen, void *ctx)
 	c->calls++;
 }
 
-static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct, size_t maxval)
+static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct, size_t maxval,
+		      size_t maxkey)
 {
 	uint8_t k[RUMA_BTREE_MAX_KEY], v[RUMA_BTREE_MAX_VALUE], buf[RUMA_BTREE_MAX_VALUE];
 	for (unsigned op = 0; op < ops; op++) {
@@ -374,11 +375,12 @@ static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct
 			kl = e->klen;
 			memcpy(k, e->key, kl);
 		} else {
-			kl = rand_key(k, 100);
+			kl = rand_key(k, maxkey);
 		}
 		kv *e = model_find(m, k, kl);
 		if (r < insert_pct) {
-			size_t vl = rand_val(v, maxval);
+			size_t room = RUMA_BTREE_MAX_ENTRY - kl;
+			size_t vl = rand_val(v, maxval < room ? maxval : room);
 			if (r % 3 == 0) {
 				bool replaced;
 				CHECK_OK(ruma_btree_upsert(t, k, kl, v, vl, &replaced));
@@ -417,7 +419,7 @@ static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct
 				CHECK(vl == e->vlen && memcmp(buf, e->val, vl) == 0);
 		}
 		if (op % 97 == 0) {
-			size_t sl = ruma_rng_below(&test_rng, 4) ? rand_key(k, 100) : 0;
+			size_t sl = ruma_rng_below(&test_rng, 4) ? rand_key(k, maxkey) : 0;
 			CHECK_OK(check_scan(t, m, k, sl, false, 1 + ruma_rng_below(&test_rng, 300)));
 			CHECK_OK(check_scan(t, m, k, sl, true, 1 + ruma_rng_below(&test_rng, 300)));
 		}
@@ -438,8 +440,8 @@ static int t_random_model(void)
 	CHECK_OK(ruma_btree_create(bm, "random", &t));
 	unsigned ops = sanitized() ? 6000 : 40000;
 	/* grow, churn, shrink */
-	CHECK(random_ops(t, &m, ops, 70, 200) == TEST_PASS);
-	CHECK(random_ops(t, &m, ops, 40, 200) == TEST_PASS);
+	CHECK(random_ops(t, &m, ops, 70, 200, 100) == TEST_PASS);
+	CHECK(random_ops(t, &m, ops, 40, 200, 100) == TEST_PASS);
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	fprintf(stderr, "  %zu keys, height %u, %" PRIu64 " leaves, %" PRIu64
@@ -448,12 +450,41 @@ static int t_random_model(void)
 		st.leaf_merges, st.inner_merges);
 	CHECK_EQ(st.entries, m.n);
 	CHECK(st.height >= 2);
-	CHECK(random_ops(t, &m, ops * 2, 10, 200) == TEST_PASS);
+	CHECK(random_ops(t, &m, ops * 2, 10, 200, 100) == TEST_PASS);
 	CHECK_OK(ruma_btree_check(t, stderr));
 	CHECK_OK(check_all(t, &m));
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.leaf_merges > 0);
 	CHECK_EQ(st.entries, m.n);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	store_remove(&s);
+	model_free(&m);
+	return TEST_PASS;
+}
+
+/* Keys up to the maximum, values up to the entry limit: few entries per
+ * node, long separators, many splits and merges of nearly full nodes. */
+static int t_random_large(void)
+{
+	store s;
+	ruma_bm *bm;
+	ruma_btree *t;
+	model m = { 0 };
+	CHECK_OK(store_make(&s));
+	CHECK_OK(bm_start(&s, 1 << 16, 1 << 12, true, &bm));
+	CHECK_OK(ruma_btree_create(bm, "large", &t));
+	unsigned ops = sanitized() ? 3000 : 12000;
+	CHECK(random_ops(t, &m, ops, 70, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
+	CHECK(random_ops(t, &m, ops, 40, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
+	CHECK(random_ops(t, &m, ops * 2, 5, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
+	CHECK_OK(ruma_btree_check(t, stderr));
+	CHECK_OK(check_all(t, &m));
+	ruma_btree_stats st;
+	CHECK_OK(ruma_btree_get_stats(t, &st));
+	fprintf(stderr, "  %zu keys left; splits %" PRIu64 "/%" PRIu64 ", merges %" PRIu64 "/%" PRIu64 "\n",
+		m.n, st.leaf_splits, st.inner_splits, st.leaf_merges, st.inner_merges);
+	CHECK(st.leaf_merges > 0);
 	ruma_btree_release(t);
 	CHECK_OK(ruma_bm_close(bm));
 	store_remove(&s);
@@ -874,6 +905,7 @@ static int t_sequential(void)
 static const struct test_case cases[] = {
 	{ "node", t_node },
 	{ "random_model", t_random_model },
+	{ "random_large", t_random_large },
 	{ "merges", t_merges },
 	{ "limits", t_limits },
 	{ "catalog_reopen", t_catalog_reopen },
