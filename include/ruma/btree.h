@@ -174,8 +174,8 @@ RUMA_API int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen,
  * are strictly ascending and inside the node's fences, header fields and
  * slots are in bounds, the prefix equals the fences' common prefix, hints
  * match the keys, each child's fences equal the parent's separators around
- * it, every leaf is at level 0 and reachable at the same depth, inner nodes
- * are non-empty or the root.  Takes shared latches top-down; run it while
+ * it, every leaf is at level 0 and reachable at the same depth, and the
+ * leaves' fence intervals tile the key space.  Takes shared latches; run it while
  * no writer is active for a meaningful answer.  Problems are described on
  * `report` (may be NULL); returns RUMA_ECORRUPT if any, else 0, or a bm error.
  */
