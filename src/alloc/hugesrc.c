@@ -79,7 +79,9 @@ static void announce(const ruma_hugesrc *hs, ruma_huge_source src, const char *t
 		snprintf(why, sizeof(why),
 			 " (no explicit huge pages: mmap MAP_HUGETLB failed: %s; reserve some with "
 			 "'echo N > /proc/sys/vm/nr_hugepages')",
-			 hs->hugetlb_err ? strerror(hs->hugetlb_err) : "skipped");
+			 hs->hugetlb_err ? ruma_strerror(-hs->hugetlb_err) : "skipped");
+	else if (hs->first == src)
+		snprintf(why, sizeof(why), " (requested)");
 	switch (src) {
 	case RUMA_HUGE_SRC_HUGETLB:
 		fprintf(stderr, "ruma: huge allocator: pages from explicit 2 MiB huge pages "
@@ -129,7 +131,7 @@ int ruma_hugesrc_map(ruma_hugesrc *hs, size_t len, void **out, ruma_huge_source 
 		goto got;
 	}
 	if (hs->first == RUMA_HUGE_SRC_4K) {
-		thp_note = " (requested)";
+		thp_note = "";
 	} else if (!thp_available()) {
 		thp_note = "; transparent huge pages are off "
 			   "(/sys/kernel/mm/transparent_hugepage/enabled)";
