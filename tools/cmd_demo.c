@@ -215,7 +215,8 @@ static void huge_note(FILE *sum, const ruma_exp_table *t)
 		if (!r->ok || strcmp(r->variant, "alloc=huge") || strcmp(r->metric, "insert"))
 			continue;
 		runs++;
-		if (strstr(r->note, "explicit 2 MiB"))
+		if (strstr(r->note, "from explicit 2 MiB") && !strstr(r->note, "from transparent") &&
+		    !strstr(r->note, "from 4 KiB"))
 			explicit_pages++;
 		else
 			other = r->note[0] ? r->note : "no report from the allocator";

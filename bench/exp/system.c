@@ -7,8 +7,8 @@
  *            of the per-second rows after dropping the first second (load,
  *            cold cache); a run of one second keeps its only row.
  *   art      `ruma art <n> <mode>` lines insert,n,Mops / lookup / erase.  The
- *            huge-page allocator's report of where its pages came from
- *            (stderr) becomes the row's note.
+ *            huge-page allocator's reports of where its pages came from
+ *            (stderr, one per source used) become the row's note.
  *   micro    `ruma micro <method> <test> <n> <runs> false`: the last row of the
  *            summary table (the average over <runs>), every phase that took
  *            time, in seconds, plus their sum "total".
@@ -130,8 +130,11 @@ static void parse_art(const char *out, const char *err, struct ruma_exp_result *
 	for (const char *p = err; (p = next_line(p, line, sizeof(line)));) {
 		const char *h = strstr(line, "huge allocator:");
 
-		if (h && !r->note[0])
-			snprintf(r->note, sizeof(r->note), "%s", h);
+		size_t used = strlen(r->note);
+
+		/* one line per page source the allocator used (it can fall back mid-run) */
+		if (h && used + 3 < sizeof(r->note))
+			snprintf(r->note + used, sizeof(r->note) - used, "%s%s", used ? "; " : "", h);
 	}
 }
 
