@@ -85,7 +85,9 @@ typedef struct ruma_part_opts {
 	 * layout needs about one mmap per extent instead of one per block.
 	 * Unused reserved pages were never touched and cost no memory; they are
 	 * freed at the end.  0 (default) = every block is allocated on its own,
-	 * as in the original.
+	 * as in the original.  For MAPPED, whose partitions grow in their own
+	 * virtually contiguous slot, a whole extent is wired with one mmap
+	 * (extent_pages rounded up to a multiple of pages_per_block).
 	 */
 	size_t extent_pages;
 } ruma_part_opts;

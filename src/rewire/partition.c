@@ -374,6 +374,7 @@ int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_opts *o, ruma_
 	*out = NULL;
 	if (o->partitions == 0 || o->partitions > RUMA_PART_MAX_PARTITIONS ||
 	    (o->partitions & (o->partitions - 1)) || o->shift >= 64 ||
+	    o->extent_pages > ((size_t)1 << 24) ||
 	    (unsigned)o->method >= RUMA_PART_METHOD_COUNT_ ||
 	    (o->method != RUMA_PART_MAPPED_ADAPTIVE && o->method != RUMA_PART_TRADITIONAL &&
 	     (o->pages_per_block == 0 || o->pages_per_block > ((size_t)1 << 20))))

@@ -65,6 +65,7 @@ typedef struct mctx {
 	size_t page[2];
 	ruma_area *work[2];
 	uint64_t slot[2];      /* work-area pages per partition */
+	uint32_t block_pages;  /* MAPPED / MAPPED_CHAINS: pages per block */
 	mpart *parts;
 	uint64_t rewires, bytes_copied;
 } mctx;
@@ -113,7 +114,7 @@ static int new_block(mctx *c, uint32_t p, size_t done)
 {
 	const ruma_part_opts *o = c->o;
 	mpart *mp = &c->parts[p];
-	uint32_t npages = (uint32_t)o->pages_per_block;
+	uint32_t npages = c->block_pages;
 	int q = 0;
 	uint64_t first, vpage;
 	ruma_area *a;
@@ -433,9 +434,19 @@ static int create_pools_and_work(mctx *c)
 		rc = ruma_phys_create(&c->impl->phys[1], c->page[1], 0);
 	if (rc)
 		return rc;
+	c->block_pages = (uint32_t)o->pages_per_block;
+	if (o->method == RUMA_PART_MAPPED && o->extent_pages > o->pages_per_block)
+		/*
+		 * A partition's slot is virtually contiguous, so the blocks carved
+		 * from one extent would be wired side by side onto consecutive pool
+		 * pages: wire the whole extent at once (one mmap instead of one per
+		 * block; pool pages get memory only when written).
+		 */
+		c->block_pages = (uint32_t)((o->extent_pages + o->pages_per_block - 1) /
+					    o->pages_per_block * o->pages_per_block);
 	if (o->method == RUMA_PART_MAPPED) {
-		uint64_t bb = o->pages_per_block * c->page[0];
-		c->slot[0] = ((uint64_t)c->n * 8 + bb - 1) / bb * o->pages_per_block + o->pages_per_block;
+		uint64_t bb = (uint64_t)c->block_pages * c->page[0];
+		c->slot[0] = ((uint64_t)c->n * 8 + bb - 1) / bb * c->block_pages + c->block_pages;
 	} else if (adaptive) {
 		c->slot[0] = o->huge ? 1 : ADAPTIVE_MAX_PAGES;
 		c->slot[1] = ADAPTIVE_MAX_PAGES;
