@@ -479,22 +479,26 @@ static int t_huge_none_reserved(void)
 {
 	if (read_long("/proc/sys/vm/nr_overcommit_hugepages") > 0)
 		SKIP("vm.nr_overcommit_hugepages > 0: surplus huge pages cannot be exhausted safely");
+	ruma_alloc a;
+	int rc = TEST_PASS;
+	CHECK_OK(ruma_alloc_create(RUMA_ALLOC_HUGE, &a));
 	void **grabbed = malloc(GRAB_MAX * sizeof(void *));
 	CHECK(grabbed);
 	size_t n = grab_hugetlb(grabbed);
 	if (n == GRAB_MAX) {
 		release_hugetlb(grabbed, n);
 		free(grabbed);
+		ruma_alloc_destroy(&a);
 		SKIP("more than %d free huge pages; cannot exhaust them", GRAB_MAX);
 	}
-	ruma_alloc a;
-	int rc = TEST_PASS;
-	CHECK_OK(ruma_alloc_create(RUMA_ALLOC_HUGE, &a));
 	void *p = ruma_alloc_alloc(&a, 2064, 0);
 	void *big = ruma_alloc_alloc(&a, 4 * RUMA_MIB, 0);
 	ruma_alloc_stats st;
 	ruma_alloc_get_stats(&a, &st);
 	ruma_huge_source src = ruma_alloc_huge_source(&a);
+	/* give the pages back at once: other processes may be waiting for them */
+	release_hugetlb(grabbed, n);
+	free(grabbed);
 	fprintf(stderr, "  (%zu free huge pages held; source %s)\n", n,
 		ruma_alloc_huge_source_name(src));
 	if (!p || !big || st.pages_2m != 0 ||
@@ -513,8 +517,6 @@ static int t_huge_none_reserved(void)
 		ruma_alloc_free(&a, big, 4 * RUMA_MIB);
 	}
 	ruma_alloc_destroy(&a);
-	release_hugetlb(grabbed, n);
-	free(grabbed);
 	return rc;
 }
 
