@@ -88,6 +88,8 @@ static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned th
 		return rc;
 	if ((rc = load_parallel(f->db, threads)))
 		return rc;
+	if ((rc = tpcc_db_mark_loaded(f->db)))
+		return rc;
 	if ((rc = tpcc_db_begin_run(f->db, &test_rng)))
 		return rc;
 	tpcc_worker_init(&f->wk, f->db, 0, ruma_rng_next(&test_rng));
@@ -327,6 +329,24 @@ static int t_full_scale_population(void)
 	ruma_bm_get_stats(f.bm, &st);
 	printf("  one full-scale warehouse: %.1f MB\n",
 	       (double)st.pages_allocated * RUMA_BM_PAGE_SIZE / 1e6);
+	fx_close(&f, true);
+	return TEST_PASS;
+}
+
+/* A load that never completed is not taken for a database. */
+static int t_interrupted_load(void)
+{
+	fixture f = { 0 };
+	tpcc_sizes sz;
+	snprintf(f.path, sizeof(f.path), "/tmp/ruma-test-tpcc-%d", (int)getpid());
+	CHECK_OK(fx_open_bm(&f, 64ull << 20, true));
+	CHECK_OK(tpcc_sizes_init(&sz, 1, 50));
+	CHECK_OK(tpcc_db_create(f.bm, &sz, &test_rng, &f.db));
+	CHECK_OK(tpcc_load_items(f.db, &test_rng));
+	fx_close(&f, false);
+	CHECK_OK(fx_open_bm(&f, 64ull << 20, false));
+	CHECK_EQ(tpcc_db_open(f.bm, &f.db), RUMA_EBADCOMBO);
+	CHECK(f.db == NULL);
 	fx_close(&f, true);
 	return TEST_PASS;
 }
@@ -941,6 +961,7 @@ static const struct test_case cases[] = {
 	{ "load_ranges", t_load_ranges },
 	{ "parallel_load_no_duplicates", t_parallel_load_no_duplicates },
 	{ "full_scale_population", t_full_scale_population },
+	{ "interrupted_load", t_interrupted_load },
 	{ "new_order", t_new_order },
 	{ "new_order_rollback", t_new_order_rollback },
 	{ "payment", t_payment },

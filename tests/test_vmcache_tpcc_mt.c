@@ -127,6 +127,8 @@ static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned th
 	if (!rc)
 		rc = run_parallel(f->db, threads, load_thread, 0, false, a);
 	if (!rc)
+		rc = tpcc_db_mark_loaded(f->db);
+	if (!rc)
 		rc = tpcc_db_begin_run(f->db, &test_rng);
 	return rc;
 }

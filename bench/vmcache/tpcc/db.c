@@ -5,7 +5,9 @@
  *
  * Invariant: a store either has all TPCC_NTABLES trees or none; the meta
  * row is written last by tpcc_db_create, so a store whose meta row is
- * missing is treated as holding no TPC-C database.  No syscalls (the
+ * missing is treated as holding no TPC-C database; its `loaded` field is
+ * set by tpcc_db_mark_loaded after the whole population is in, so an
+ * interrupted load is recognised (tpcc_db_open: RUMA_EBADCOMBO).  No syscalls (the
  * buffer manager does the I/O).
  */
 #include "vmcache/tpcc/tpcc.h"
@@ -20,13 +22,14 @@ const char *const tpcc_table_names[TPCC_NTABLES] = {
 };
 
 #define TPCC_MAGIC 0x54504343u /* "TPCC" */
-#define TPCC_FORMAT 1u
+#define TPCC_FORMAT 2u
 
 typedef struct tpcc_meta_row {
 	uint32_t magic, format;
 	uint32_t warehouses, scale;
 	tpcc_cconst c_load;
 	uint32_t runs;
+	uint32_t loaded; /* 1 once the initial population is complete */
 } tpcc_meta_row;
 
 static const char meta_key[] = "tpcc";
@@ -74,7 +77,7 @@ int tpcc_db_create(ruma_bm *bm, const tpcc_sizes *sz, ruma_rng *rng, tpcc_db **o
 		rc = ruma_btree_create(bm, tpcc_table_names[i], &db->t[i]);
 	if (!rc) {
 		tpcc_meta_row m = { TPCC_MAGIC, TPCC_FORMAT, sz->warehouses, sz->scale,
-				    db->c_load, 0 };
+				    db->c_load, 0, 0 };
 		rc = ruma_btree_insert(db->t[TPCC_META], meta_key, sizeof(meta_key) - 1, &m,
 				       sizeof(m));
 	}
@@ -102,11 +105,16 @@ int tpcc_db_open(ruma_bm *bm, tpcc_db **out)
 				       sizeof(m), &len);
 	if (!rc && (len != sizeof(m) || m.magic != TPCC_MAGIC || m.format != TPCC_FORMAT))
 		rc = RUMA_ECORRUPT;
-	if (!rc)
+	if (!rc) {
 		rc = tpcc_sizes_init(&db->sz, m.warehouses, m.scale);
+		if (rc == -EINVAL)
+			rc = RUMA_ECORRUPT;
+	}
+	if (!rc && !m.loaded)
+		rc = RUMA_EBADCOMBO;
 	if (rc) {
 		tpcc_db_close(db);
-		return rc == -EINVAL ? RUMA_ECORRUPT : rc;
+		return rc;
 	}
 	db->c_load = m.c_load;
 	db->c_run = m.c_load;
@@ -136,6 +144,25 @@ int tpcc_db_begin_run(tpcc_db *db, ruma_rng *rng)
 	db->run = run;
 	tpcc_cconst_draw(rng, &db->c_load, &db->c_run);
 	return 0;
+}
+
+static void set_loaded(void *val, size_t vlen, void *ctx)
+{
+	tpcc_meta_row m;
+	if (vlen == sizeof(m)) {
+		tpcc_row_in(&m, sizeof(m), val, vlen);
+		m.loaded = 1;
+		tpcc_row_out(val, vlen, &m, sizeof(m));
+		*(int *)ctx = 0;
+	}
+}
+
+int tpcc_db_mark_loaded(tpcc_db *db)
+{
+	int ok = RUMA_ECORRUPT;
+	int rc = ruma_btree_update(db->t[TPCC_META], meta_key, sizeof(meta_key) - 1, set_loaded,
+				   &ok);
+	return rc ? rc : ok;
 }
 
 uint64_t tpcc_bytes_per_warehouse(void)

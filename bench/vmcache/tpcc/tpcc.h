@@ -83,8 +83,12 @@ int tpcc_sizes_init(tpcc_sizes *sz, uint32_t warehouses, uint32_t scale);
 int tpcc_db_create(ruma_bm *bm, const tpcc_sizes *sz, ruma_rng *rng, tpcc_db **out);
 
 /* tpcc_db_open — open the TPC-C trees of an existing store (sizes and C_load
- * from meta); RUMA_ENOTFOUND when the store holds no TPC-C database. */
+ * from meta); RUMA_ENOTFOUND when the store holds no TPC-C database,
+ * RUMA_EBADCOMBO when its load never completed. */
 int tpcc_db_open(ruma_bm *bm, tpcc_db **out);
+
+/* tpcc_db_mark_loaded — record in meta that the population is complete. */
+int tpcc_db_mark_loaded(tpcc_db *db);
 
 /* tpcc_db_begin_run — number a new measured phase (stored in meta) and draw
  * the run-time C constants. */

@@ -43,6 +43,9 @@ static int tw_open_kept(ruma_vmcache_ctx *ctx, struct tpcc_wl *s)
 	int r = tpcc_db_open(ctx->bm, &s->db);
 	if (r == RUMA_ENOTFOUND)
 		return 1; /* nothing kept: load */
+	if (r == RUMA_EBADCOMBO)
+		fprintf(stderr, "tpcc: the kept store holds a TPC-C database whose load did not "
+				"complete; run without --keep\n");
 	if (r)
 		return r;
 	if (s->db->sz.warehouses != ctx->datasize || s->db->sz.scale != 1) {
@@ -98,6 +101,12 @@ static int tw_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 static int tw_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 {
 	struct tpcc_wl *s = ctx->wl;
+	/* All load threads have finished when the run's threads start. */
+	if (tid == 0 && !ctx->loaded) {
+		int r = tpcc_db_mark_loaded(s->db);
+		if (r)
+			return r;
+	}
 	tpcc_worker *wk = malloc(sizeof(*wk));
 	if (!wk)
 		return -ENOMEM;
