@@ -324,8 +324,9 @@ static void customer_pay(void *val, size_t vlen, void *arg)
 				 x->in->amount / 100, x->in->amount % 100);
 		if (n > 0 && (size_t)n < sizeof(buf))
 			snprintf(buf + n, sizeof(buf) - (size_t)n, "%s", c->c_data);
-		memcpy(c->c_data, buf, sizeof(c->c_data) - 1);
-		c->c_data[sizeof(c->c_data) - 1] = '\0';
+		size_t len = strnlen(buf, sizeof(c->c_data) - 1);
+		memcpy(c->c_data, buf, len);
+		memset(c->c_data + len, 0, sizeof(c->c_data) - len);
 	}
 	x->balance = c->c_balance;
 	tpcc_row_out(val, vlen, c, sizeof(*c));
