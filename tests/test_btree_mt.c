@@ -427,8 +427,44 @@ static size_t gs_val(uint8_t *v, unsigned id, unsigned i)
 	return len;
 }
 
+/* A full scan during phase 2 must see every kept key (i % 50 == 0, present
+ * for the whole scan) exactly once, in order. */
+typedef struct keep_scan {
+	uint8_t prev[64];
+	size_t plen;
+	bool desc, bad;
+	unsigned kept;
+} keep_scan;
+
+static bool keep_cb(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	keep_scan *s = ctx;
+	char buf[64];
+	unsigned h, id, i;
+	if (klen >= sizeof buf) {
+		s->bad = true;
+		return false;
+	}
+	if (s->plen) {
+		size_t m = klen < s->plen ? klen : s->plen;
+		int c = memcmp(s->prev, key, m);
+		if (!c)
+			c = (s->plen > klen) - (s->plen < klen);
+		if (s->desc ? c <= 0 : c >= 0)
+			s->bad = true;
+	}
+	memcpy(s->prev, key, klen);
+	s->plen = klen;
+	memcpy(buf, key, klen);
+	buf[klen] = 0;
+	if (sscanf(buf, "%8x/%u/%u", &h, &id, &i) == 3 && i % 50 == 0)
+		s->kept++;
+	return !s->bad;
+}
+
 /* phase 1: insert all keys; phase 2: remove all but every 50th, in random
- * order; readers' lookups of other threads' keys run throughout */
+ * order; readers' lookups of other threads' keys run throughout, and full
+ * scans in phase 2 */
 static void *gs_main(void *arg)
 {
 	gs_worker *w = arg;
@@ -466,6 +502,15 @@ static void *gs_main(void *arg)
 					rc = 0; /* not inserted yet */
 				else if (rc == 0 && (vl != gs_val(v, other, oi) || memcmp(v, buf, vl)))
 					rc = RUMA_ECORRUPT;
+			}
+			if (rc == 0 && phase == 1 && n % 500 == 250) {
+				keep_scan ks = { .desc = n % 1000 == 250 };
+				rc = ks.desc ? ruma_btree_scan_desc(w->t, NULL, 0, keep_cb, &ks)
+					     : ruma_btree_scan_asc(w->t, NULL, 0, keep_cb, &ks);
+				if (rc == 0 && (ks.bad || ks.kept != THREADS * ((w->keys + 49) / 50))) {
+					fprintf(stderr, "  scan saw %u kept keys (bad order %d)\n", ks.kept, ks.bad);
+					rc = RUMA_ECORRUPT;
+				}
 			}
 			if (rc) {
 				fprintf(stderr, "  thread %u phase %u: %s\n", w->id, phase, ruma_strerror(rc));
