@@ -539,6 +539,10 @@ static int t_merges(void)
 	CHECK(st.leaf_merges > 0);
 	CHECK(st.inner_merges > 0);
 	CHECK(st.root_collapses > 0);
+	ruma_btree_stats ct;
+	ruma_btree_get_counters(t, &ct);
+	CHECK_EQ(ct.inner_merges, st.inner_merges);
+	CHECK_EQ(ct.height, 0);
 	CHECK_EQ(st.height, 1);
 	ruma_bm_stats bs1;
 	ruma_bm_get_stats(bm, &bs1);

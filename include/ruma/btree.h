@@ -205,6 +205,10 @@ typedef struct ruma_btree_stats {
  */
 RUMA_API int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out);
 
+/* ruma_btree_get_counters — only the handle's event counters (cheap, no
+ * walk; the shape fields are 0).  Safe while other threads run. */
+RUMA_API void ruma_btree_get_counters(const ruma_btree *t, ruma_btree_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

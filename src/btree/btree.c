@@ -902,7 +902,7 @@ ruma_pid ruma_btree_root(const ruma_btree *t)
 	return t->root;
 }
 
-int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out)
+void ruma_btree_get_counters(const ruma_btree *t, ruma_btree_stats *out)
 {
 	memset(out, 0, sizeof *out);
 	out->leaf_splits = atomic_load_explicit(&t->leaf_splits, memory_order_relaxed);
@@ -913,5 +913,10 @@ int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out)
 	out->root_collapses = atomic_load_explicit(&t->root_collapses, memory_order_relaxed);
 	out->pages_freed = atomic_load_explicit(&t->pages_freed, memory_order_relaxed);
 	out->restarts = atomic_load_explicit(&t->restarts, memory_order_relaxed);
+}
+
+int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out)
+{
+	ruma_btree_get_counters(t, out);
 	return bt_walk_stats(t, out);
 }
