@@ -17,9 +17,9 @@
  * a shared latch on one leaf at a time.  Restarts (RUMA_RESTART) are retried
  * inside every operation and never reach the caller.  Every error from the
  * buffer manager (I/O errors, RUMA_EVIRTFULL, ...) is returned to the caller;
- * an operation that failed with such an error made no change, or (for a
- * split or merge interrupted by a failed page allocation) left the tree
- * valid without the requested change.
+ * an operation that failed with such an error made no change (a split or
+ * merge it needed is either complete or not begun; ruma_btree_remove is the
+ * one exception, see there), and the tree stays valid.
  *
  * Durability is the buffer manager's: what was acknowledged before a
  * successful ruma_bm_flush / ruma_bm_close is found again by ruma_btree_open
