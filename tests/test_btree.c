@@ -749,6 +749,51 @@ static int t_io_errors(void)
 	return TEST_PASS;
 }
 
+/* A store that runs out of page ids: inserts fail with RUMA_EVIRTFULL, the
+ * tree stays valid with every acknowledged key, and removing keys frees
+ * pages for new inserts. */
+static int t_virt_full(void)
+{
+	store s;
+	ruma_bm *bm;
+	ruma_btree *t;
+	model m = { 0 };
+	CHECK_OK(store_make(&s));
+	CHECK_OK(bm_start(&s, 96, 48, true, &bm));
+	CHECK_OK(ruma_btree_create(bm, "full", &t));
+	uint8_t k[32], v[300];
+	int rc = 0;
+	unsigned i;
+	for (i = 0; i < 100000 && rc == 0; i++) {
+		int kl = snprintf((char *)k, sizeof k, "%08x", (unsigned)(i * 2654435761u));
+		size_t vl = rand_val(v, sizeof v);
+		rc = ruma_btree_insert(t, k, (size_t)kl, v, vl);
+		if (rc == 0)
+			model_put(&m, k, (size_t)kl, v, vl);
+	}
+	CHECK_EQ(rc, RUMA_EVIRTFULL);
+	CHECK_OK(ruma_btree_check(t, stderr));
+	CHECK_OK(check_all(t, &m));
+	/* free most of the tree, then grow again */
+	while (m.n > 100) {
+		kv *e = m.e[ruma_rng_below(&test_rng, m.n)];
+		CHECK_OK(ruma_btree_remove(t, e->key, e->klen));
+		model_del(&m, e->key, e->klen);
+	}
+	for (unsigned j = 0; j < 1000; j++) {
+		int kl = snprintf((char *)k, sizeof k, "again-%05u", j);
+		CHECK_OK(ruma_btree_insert(t, k, (size_t)kl, v, 100));
+		model_put(&m, k, (size_t)kl, v, 100);
+	}
+	CHECK_OK(ruma_btree_check(t, stderr));
+	CHECK_OK(check_all(t, &m));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	store_remove(&s);
+	model_free(&m);
+	return TEST_PASS;
+}
+
 static bool count_cb(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
 {
 	(*(size_t *)ctx)++;
@@ -916,6 +961,7 @@ static const struct test_case cases[] = {
 	{ "io_errors", t_io_errors },
 	{ "sequential", t_sequential },
 	{ "corrupt_pages", t_corrupt_pages },
+	{ "virt_full", t_virt_full },
 };
 
 int main(int argc, char **argv)
