@@ -193,7 +193,7 @@ static void summarize_metric(FILE *sum, const ruma_exp_table *t, const ruma_exp_
 		if (c->size != last_size) {
 			snprintf(med, sizeof(med), "%.4g [%.4g-%.4g] n=%zu", c->b.median, c->b.min,
 				 c->b.max, c->b.n);
-			out2(sum, "    %-18s %-14s %-38s %-7s\n", size, c->baseline, med, "1");
+			out2(sum, "    %-18s %-14s %-38s 1\n", size, c->baseline, med);
 			last_size = c->size;
 		}
 		snprintf(med, sizeof(med), "%.4g [%.4g-%.4g] n=%zu", c->v.median, c->v.min, c->v.max,
@@ -427,8 +427,14 @@ int ruma_cmd_demo(int argc, char **argv)
 		fclose(sum);
 		return 1;
 	}
-	out2(sum, "\ndemo took %.0f s. Results (CSVs, compare-*.csv, plots/, summary.txt) in:\n%s\n",
-	     ruma_now_sec() - t0, o.dir);
+	{
+		char *abs = realpath(o.dir, NULL);
+
+		out2(sum, "\ndemo took %.0f s. Results (CSVs, compare-*.csv, plots/, summary.txt) "
+			  "in:\n%s\n",
+		     ruma_now_sec() - t0, abs ? abs : o.dir);
+		free(abs);
+	}
 	if (fclose(sum))
 		failed = 1;
 	return failed ? 1 : 0;

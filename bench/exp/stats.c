@@ -208,6 +208,17 @@ static int list_push(ruma_exp_cmp_list *l, const struct ruma_exp_cmp *c)
 	return 0;
 }
 
+static void cmp_init(struct ruma_exp_cmp *c, const char *variant, const char *base,
+		     const char *metric, const char *unit, const char *size_param)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->variant, sizeof(c->variant), "%s", variant);
+	snprintf(c->baseline, sizeof(c->baseline), "%s", base);
+	snprintf(c->metric, sizeof(c->metric), "%s", metric);
+	snprintf(c->unit, sizeof(c->unit), "%s", unit);
+	snprintf(c->size_param, sizeof(c->size_param), "%s", size_param);
+}
+
 struct work {
 	double *a, *b, *sa, *sb, *boot; /* values, scratch, draws [size][resample] */
 	long *ra, *rb;
@@ -235,12 +246,7 @@ static int compare_pair(const ruma_exp_table *t, const char *variant, const char
 
 		if (!na || !nb)
 			continue;
-		memset(&c, 0, sizeof(c));
-		snprintf(c.variant, sizeof(c.variant), "%s", variant);
-		snprintf(c.baseline, sizeof(c.baseline), "%s", base);
-		snprintf(c.metric, sizeof(c.metric), "%s", metric);
-		snprintf(c.unit, sizeof(c.unit), "%s", unit);
-		snprintf(c.size_param, sizeof(c.size_param), "%s", size_param);
+		cmp_init(&c, variant, base, metric, unit, size_param);
 		c.size = sizes[s];
 		if (ruma_summarize(w->a, na, &c.v) || ruma_summarize(w->b, nb, &c.b))
 			return -ENOMEM;
@@ -273,12 +279,7 @@ static int compare_pair(const ruma_exp_table *t, const char *variant, const char
 	}
 	if (!used)
 		return 0;
-	memset(&c, 0, sizeof(c));
-	snprintf(c.variant, sizeof(c.variant), "%s", variant);
-	snprintf(c.baseline, sizeof(c.baseline), "%s", base);
-	snprintf(c.metric, sizeof(c.metric), "%s", metric);
-	snprintf(c.unit, sizeof(c.unit), "%s", unit);
-	snprintf(c.size_param, sizeof(c.size_param), "%s", size_param);
+	cmp_init(&c, variant, base, metric, unit, size_param);
 	c.size = NAN;
 	c.overall = 1;
 	c.ratio = exp(logsum / (double)used);
