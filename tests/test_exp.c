@@ -111,6 +111,9 @@ static int t_grid_file(void)
 	CHECK_EQ(g.system, RUMA_EXP_VMCACHE);
 	CHECK_EQ(g.vars[0].n, 2);
 	CHECK_EQ(g.reps, 2);
+	/* vmcache sweeps default to rndread (datasize counts tuples there) */
+	CHECK_EQ(g.nsets, 2);
+	CHECK(!strcmp(g.sets[1].key, "workload") && !strcmp(g.sets[1].value, "rndread"));
 	f = fopen(tpath("bad.grid"), "w");
 	CHECK(f);
 	fprintf(f, "system=art\nnonsense\n");
@@ -475,7 +478,17 @@ static int t_cli_interrupt_resume(void)
 					 0644);
 	CHECK_EQ(posix_spawn(&pid, RUMA_BIN, &fa, NULL, argv, environ), 0);
 	posix_spawn_file_actions_destroy(&fa);
-	usleep(sanitized() ? 3000000 : 1200000);
+	/* interrupt once the sweep has started (its first line is on stderr) */
+	for (int i = 0; i < 200; i++) {
+		char *e = test_slurp(tpath("int.err"));
+		int started = e && strstr(e, "sweep: art");
+
+		free(e);
+		if (started)
+			break;
+		usleep(50000);
+	}
+	usleep(sanitized() ? 2000000 : 800000);
 	kill(pid, SIGINT);
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));

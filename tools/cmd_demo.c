@@ -368,9 +368,10 @@ int ruma_cmd_demo(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[i], "--quick")) {
 			o.quick = 1;
-		} else if ((!strcmp(argv[i], "--out") || !strcmp(argv[i], "--only")) && i + 1 < argc) {
-			*(argv[i][2] == 'o' && argv[i][3] == 'u' ? &o.dir : &o.only) = argv[i + 1];
-			i++;
+		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+			o.dir = argv[++i];
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			o.only = argv[++i];
 		} else {
 			fprintf(stderr, "ruma demo: unknown argument '%s' (see --help)\n", argv[i]);
 			return 2;

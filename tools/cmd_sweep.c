@@ -110,8 +110,16 @@ int ruma_cmd_sweep(int argc, char **argv)
 			}
 			continue;
 		}
-		if (!strcmp(a, "--resume") || !strcmp(a, "--force") || !strcmp(a, "--quiet")) {
-			*(a[2] == 'r' ? &o.resume : a[2] == 'f' ? &o.force : &o.quiet) = 1;
+		if (!strcmp(a, "--resume")) {
+			o.resume = 1;
+			continue;
+		}
+		if (!strcmp(a, "--force")) {
+			o.force = 1;
+			continue;
+		}
+		if (!strcmp(a, "--quiet")) {
+			o.quiet = 1;
 			continue;
 		}
 		if (i + 1 >= argc) {

@@ -385,6 +385,16 @@ int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t len)
 				    ruma_exp_system_name(g->system), required[g->system][i]);
 	if (g->reps < 1)
 		return fail(err, len, -EINVAL, "--reps must be >= 1");
+	/* vmcache's own default workload is TPC-C, where DATASIZE counts
+	 * warehouses: a sweep over tuple counts would ask for 1e5 warehouses.
+	 * Sweeps default to rndread; the CSV's workload column shows it. */
+	if (g->system == RUMA_EXP_VMCACHE && !param_value(g, "workload")) {
+		if (g->nsets == RUMA_EXP_MAX_SETS)
+			return fail(err, len, -EINVAL, "set workload=rndread or tpcc explicitly");
+		snprintf(g->sets[g->nsets].key, RUMA_EXP_STR, "workload");
+		snprintf(g->sets[g->nsets].value, RUMA_EXP_STR, "rndread");
+		g->nsets++;
+	}
 	return 0;
 }
 
