@@ -114,6 +114,50 @@ static inline int test_main(const char *module, const struct test_case *cases, s
 	return passed == 0 && skipped > 0 ? 77 : 0;
 }
 
+/* ---- /proc and /sys helpers (huge-page tests) ----------------------------- */
+
+/* test_read_long — the first number in a /proc or /sys file, or -1. */
+static inline long test_read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* test_write_long — write a number to a /proc or /sys file; false on error. */
+static inline bool test_write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return false;
+	bool ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+/* test_meminfo — the value of a /proc/meminfo line ("HugePages_Free"), or -1. */
+static inline long test_meminfo(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+	size_t kl = strlen(key);
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+			v = strtol(line + kl + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
 /*
  * test_run_cli — run the ruma binary with argv (argv[0] is ignored and set to
  * RUMA_BIN); stdout and stderr go to files whose contents are returned in

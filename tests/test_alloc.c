@@ -473,11 +473,11 @@ static void release_hugetlb(void **grabbed, size_t n)
 		ruma_os_munmap(grabbed[i], RUMA_PAGE_2M);
 }
 
-static long read_long(const char *path);
+static long test_read_long(const char *path);
 
 static int t_huge_none_reserved(void)
 {
-	if (read_long("/proc/sys/vm/nr_overcommit_hugepages") > 0)
+	if (test_read_long("/proc/sys/vm/nr_overcommit_hugepages") > 0)
 		SKIP("vm.nr_overcommit_hugepages > 0: surplus huge pages cannot be exhausted safely");
 	ruma_alloc a;
 	int rc = TEST_PASS;
@@ -520,44 +520,8 @@ static int t_huge_none_reserved(void)
 	return rc;
 }
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
 
-static bool write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return false;
-	bool ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok;
-}
-
-static long meminfo(const char *key)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long v = -1;
-	size_t kl = strlen(key);
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			v = strtol(line + kl + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
 
 static const char nr_path[] = "/proc/sys/vm/nr_hugepages";
 
@@ -575,7 +539,7 @@ static int huge_reserved_body(void)
 	ruma_huge_source src = ruma_alloc_huge_source(&a);
 	int rc = TEST_PASS;
 	if (src != RUMA_HUGE_SRC_HUGETLB || st.pages_2m != 1) {
-		long free_pages = meminfo("HugePages_Free");
+		long free_pages = test_meminfo("HugePages_Free");
 		fprintf(stderr, "  source %s, pages_2m %llu, HugePages_Free %ld\n",
 			ruma_alloc_huge_source_name(src), (unsigned long long)st.pages_2m,
 			free_pages);
@@ -589,22 +553,22 @@ static int huge_reserved_body(void)
 
 static int t_huge_reserved(void)
 {
-	long before = read_long(nr_path);
+	long before = test_read_long(nr_path);
 
 	if (before < 0 || access(nr_path, W_OK) != 0)
 		SKIP("cannot write %s (needs root)", nr_path);
-	if (!write_long(nr_path, before + 4)) {
-		write_long(nr_path, before);
+	if (!test_write_long(nr_path, before + 4)) {
+		test_write_long(nr_path, before);
 		SKIP("cannot raise %s", nr_path);
 	}
 	int rc;
-	if (read_long(nr_path) < before + 4) {
+	if (test_read_long(nr_path) < before + 4) {
 		fprintf(stderr, "  skip: the kernel could not reserve 4 more huge pages\n");
 		rc = TEST_SKIP;
 	} else {
 		rc = huge_reserved_body();
 	}
-	bool restored = write_long(nr_path, before) && read_long(nr_path) == before;
+	bool restored = test_write_long(nr_path, before) && test_read_long(nr_path) == before;
 	if (!restored)
 		fprintf(stderr, "  FAIL: could not restore %s to %ld\n", nr_path, before);
 	return restored ? rc : TEST_FAIL;

@@ -27,48 +27,14 @@ static char saved_text[32];      /* the same, ready for the signal handler */
 static size_t saved_len;
 static bool have_huge;           /* the reservation worked */
 
-static long read_long_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
 
-static bool write_long_file(const char *path, long v)
-{
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return false;
-	bool ok = fprintf(f, "%ld\n", v) > 0;
-	return fclose(f) == 0 && ok;
-}
 
-static long meminfo(const char *key)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long v = -1;
-	size_t k = strlen(key);
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, k) && line[k] == ':')
-			v = strtol(line + k + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
 
 static void restore_nr(void)
 {
 	if (saved_nr < 0)
 		return;
-	if (!write_long_file(NR_PATH, saved_nr))
+	if (!test_write_long(NR_PATH, saved_nr))
 		fprintf(stderr, "rewire_huge: could not restore %s to %ld\n", NR_PATH, saved_nr);
 	saved_nr = -1;
 }
@@ -90,7 +56,7 @@ static void restore_on_signal(int sig)
 static void reserve_huge_pages(void)
 {
 	const char *no = getenv("RUMA_TEST_NO_RESERVE");
-	long prev = read_long_file(NR_PATH);
+	long prev = test_read_long(NR_PATH);
 
 	if ((no && *no && strcmp(no, "0")) || prev < 0)
 		return;
@@ -100,13 +66,13 @@ static void reserve_huge_pages(void)
 	int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGINT, SIGTERM };
 	for (size_t i = 0; i < TEST_N(sigs); i++)
 		signal(sigs[i], restore_on_signal);
-	if (!write_long_file(NR_PATH, prev + RESERVE)) {
+	if (!test_write_long(NR_PATH, prev + RESERVE)) {
 		saved_nr = -1;
 		return;
 	}
-	have_huge = meminfo("HugePages_Free") >= RESERVE;
+	have_huge = test_meminfo("HugePages_Free") >= RESERVE;
 	printf("rewire_huge: nr_hugepages %ld -> %ld, HugePages_Free %ld\n", prev,
-	       read_long_file(NR_PATH), meminfo("HugePages_Free"));
+	       test_read_long(NR_PATH), test_meminfo("HugePages_Free"));
 }
 
 #define NEED_HUGE()                                                                        \
@@ -156,7 +122,7 @@ static int t_enohuge_without_reservation(void)
 
 	if (no && *no && strcmp(no, "0"))
 		SKIP("RUMA_TEST_NO_RESERVE: the huge-page path is not exercised");
-	if (meminfo("HugePages_Free") != 0 || read_long_file("/proc/sys/vm/nr_overcommit_hugepages") != 0)
+	if (test_meminfo("HugePages_Free") != 0 || test_read_long("/proc/sys/vm/nr_overcommit_hugepages") != 0)
 		SKIP("huge pages are available before reserving; the injected case covers ENOHUGE");
 	int rc = ruma_phys_create(&p, HP, 0);
 	if (rc == RUMA_EUNSUPP)
@@ -187,10 +153,10 @@ static int t_huge_pool(void)
 	 * Other processes may take or free huge pages meanwhile, so the system
 	 * counters are only printed; the file's own block count is checked.
 	 */
-	long free0 = meminfo("HugePages_Free");
+	long free0 = test_meminfo("HugePages_Free");
 	CHECK_OK(ruma_phys_alloc(p, 4, &first));
 	CHECK_EQ(first, 0);
-	long free1 = meminfo("HugePages_Free");
+	long free1 = test_meminfo("HugePages_Free");
 	CHECK_OK(ruma_phys_stats(p, &st));
 	CHECK_EQ(st.bytes_resident, 4 * HP); /* prepopulate took them now */
 	CHECK_EQ(st.file_size % HP, 0);
@@ -198,12 +164,12 @@ static int t_huge_pool(void)
 	CHECK_OK(ruma_phys_stats(p, &st));
 	CHECK_EQ(st.bytes_resident, 2 * HP); /* the punch gave them back */
 	CHECK_EQ(st.punches, 1);
-	long free2 = meminfo("HugePages_Free");
+	long free2 = test_meminfo("HugePages_Free");
 	CHECK_OK(ruma_phys_alloc(p, 2, &first));
 	CHECK_EQ(first, 1);
 	ruma_phys_destroy(p);
 	printf("  HugePages_Free: %ld before, %ld after allocating 4, %ld after freeing 2, %ld at "
-	       "the end\n", free0, free1, free2, meminfo("HugePages_Free"));
+	       "the end\n", free0, free1, free2, test_meminfo("HugePages_Free"));
 	return TEST_PASS;
 }
 
@@ -277,12 +243,12 @@ static int t_huge_exhausted(void)
 
 	NEED_HUGE();
 	/* well above what is free, so pages freed by other processes meanwhile do not matter */
-	uint64_t n = (uint64_t)(meminfo("HugePages_Free") - meminfo("HugePages_Rsvd")) + 64;
+	uint64_t n = (uint64_t)(test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd")) + 64;
 	CHECK_OK(ruma_phys_create(&p, HP, 0));
 	CHECK_OK(ruma_phys_alloc(p, n, &first));
 	CHECK_OK(ruma_area_create(&a, HP, n));
 	int rc = ruma_area_map_run(a, 0, p, 0, n, 0, NULL);
-	if (rc == 0 && read_long_file("/proc/sys/vm/nr_overcommit_hugepages") > 0)
+	if (rc == 0 && test_read_long("/proc/sys/vm/nr_overcommit_hugepages") > 0)
 		SKIP("surplus huge pages (nr_overcommit_hugepages) let the mapping succeed");
 	CHECK_EQ(rc, RUMA_ENOHUGE);
 	CHECK_OK(ruma_area_check(a, true));
@@ -312,6 +278,6 @@ int main(int argc, char **argv)
 {
 	int rc = test_main("rewire_huge", cases, TEST_N(cases), argc, argv);
 	restore_nr();
-	printf("rewire_huge: nr_hugepages now %ld\n", read_long_file(NR_PATH));
+	printf("rewire_huge: nr_hugepages now %ld\n", test_read_long(NR_PATH));
 	return rc;
 }
