@@ -323,7 +323,7 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 	struct keyset done = { 0 };
 	struct ruma_exp_run *runs = NULL;
 	struct ruma_exp_result *res = NULL;
-	size_t nruns = 0, todo = 0, count = 0, measured = 0;
+	size_t nruns = 0, pending = 0, count = 0, measured = 0;
 	char key[4096], store[256];
 	const char *tmpdir = getenv("TMPDIR");
 	int rc, tty = isatty(STDERR_FILENO), fresh = 1;
@@ -371,10 +371,10 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 	}
 	for (size_t i = 0; i < nruns; i++) {
 		run_key(g, &runs[i], key, sizeof(key));
-		todo += !keyset_has(&done, key);
+		pending += !keyset_has(&done, key);
 	}
-	if (!opts->quiet && todo < nruns)
-		fprintf(stderr, "sweep: resuming, %zu of %zu runs already in %s\n", nruns - todo,
+	if (!opts->quiet && pending < nruns)
+		fprintf(stderr, "sweep: resuming, %zu of %zu runs already in %s\n", nruns - pending,
 			nruns, opts->out);
 	snprintf(store, sizeof(store), "%s/ruma-sweep-%ld.store", tmpdir ? tmpdir : "/tmp",
 		 (long)getpid());
@@ -384,7 +384,7 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 		if (keyset_has(&done, key))
 			continue;
 		if (!opts->quiet && tty)
-			progress(g, &runs[i], count, todo, ruma_now_sec() - t0, measured, 1, NULL);
+			progress(g, &runs[i], count, pending, ruma_now_sec() - t0, measured, 1, NULL);
 		rc = ruma_exp_measure(g, &runs[i], store, res);
 		if (rc) {
 			snprintf(err, errlen, "cannot start a child: %s", strerror(-rc));
@@ -402,14 +402,14 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 		measured++;
 		*failed += !res->ok;
 		if (!opts->quiet)
-			progress(g, &runs[i], count, todo, ruma_now_sec() - t0, measured, tty, res);
+			progress(g, &runs[i], count, pending, ruma_now_sec() - t0, measured, tty, res);
 	}
 	if (g->system == RUMA_EXP_VMCACHE)
 		unlink(store);
 	rc = ruma_exp_interrupted() ? -EINTR : 0;
 	if (rc && !opts->quiet)
 		fprintf(stderr, "%ssweep: interrupted after %zu of %zu runs; rows so far are in %s\n",
-			tty ? "\n" : "", count, todo, opts->out);
+			tty ? "\n" : "", count, pending, opts->out);
 out:
 	if (f && fclose(f) && !rc)
 		rc = -EIO;
