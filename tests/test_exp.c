@@ -412,8 +412,9 @@ static int t_cli_end_to_end(void)
 	return TEST_PASS;
 }
 
-/* keep the header and the first k measurements (3 rows each for art) */
-static int truncate_csv(const char *path, int k)
+/* keep the header, the first k measurements (3 rows each for art) and
+ * `partial` rows of the next one */
+static int truncate_csv(const char *path, int k, int partial)
 {
 	char *all = test_slurp(path), *p;
 	FILE *f;
@@ -421,7 +422,7 @@ static int truncate_csv(const char *path, int k)
 
 	if (!all)
 		return -1;
-	for (p = all; *p && lines < 1 + 3 * k; p++)
+	for (p = all; *p && lines < 1 + 3 * k + partial; p++)
 		lines += *p == '\n';
 	*p = '\0';
 	f = fopen(path, "w");
@@ -444,18 +445,34 @@ static int t_cli_resume_truncated(void)
 
 	CHECK_EQ(test_run_cli(ART_GRID(tpath("res.csv"), "2"), NULL, NULL), 0);
 	CHECK_EQ(csv_rows_unique(tpath("res.csv"), &warm), 2 * 2 * 3 * 3);
-	CHECK_OK(truncate_csv(tpath("res.csv"), 5));
+	/* cut at a measurement boundary, then inside a measurement */
+	for (int partial = 0; partial < 3; partial += 2) {
+		CHECK_OK(truncate_csv(tpath("res.csv"), 5, partial));
+		{
+			char **argv = ART_GRID(tpath("res.csv"), "2");
+			argv[18] = "--resume";
+			rc = test_run_cli(argv, NULL, &err);
+		}
+		if (rc)
+			fprintf(stderr, "%s", err ? err : "");
+		free(err);
+		err = NULL;
+		CHECK_EQ(rc, 0);
+		CHECK_EQ(csv_rows_unique(tpath("res.csv"), &warm), 2 * 2 * 3 * 3);
+		CHECK_EQ(warm, 2 * 2 * 3);
+	}
+	/* resuming a complete sweep runs nothing */
 	{
 		char **argv = ART_GRID(tpath("res.csv"), "2");
+		char *before = test_slurp(tpath("res.csv")), *after;
+
 		argv[18] = "--resume";
-		rc = test_run_cli(argv, NULL, &err);
+		CHECK_EQ(test_run_cli(argv, NULL, NULL), 0);
+		after = test_slurp(tpath("res.csv"));
+		CHECK(before && after && !strcmp(before, after));
+		free(before);
+		free(after);
 	}
-	if (rc)
-		fprintf(stderr, "%s", err ? err : "");
-	free(err);
-	CHECK_EQ(rc, 0);
-	CHECK_EQ(csv_rows_unique(tpath("res.csv"), &warm), 2 * 2 * 3 * 3);
-	CHECK_EQ(warm, 2 * 2 * 3);
 	return TEST_PASS;
 }
 

@@ -11,8 +11,9 @@
  * Invariants: rows are flushed after every run, so an interrupt loses at most
  * the run in progress.  A measurement is identified by its parameter columns
  * (variant, vars, sets, size) plus rep and warmup; --resume keeps the rows of
- * all measurements in the file except the last one (it may have been cut off
- * mid-write), then runs only the measurements still missing.  The output is
+ * all measurements in the file except a last one that may have been cut off
+ * mid-write (fewer rows than the other measurements of its variant and size,
+ * or none to compare with), then runs only the measurements still missing.  The output is
  * never overwritten silently: an existing file needs --resume or force.
  *
  * Syscalls: through child.c (fork/exec per run); isatty, unlink of the
@@ -72,18 +73,62 @@ static void run_key(const ruma_exp_grid *g, const struct ruma_exp_run *r, char *
 			 g->sizes[r->size], r->rep, r->warmup);
 }
 
-/* the same key from a CSV row split into fields (ncols of the header) */
-static void row_key(char **f, size_t nparam, char *buf, size_t len)
+/* the same key from a CSV row split into fields: its first n fields (all
+ * parameter columns are fields 0 .. nparam-1; then size_param, size, rep,
+ * warmup, so n = nparam + 4 is the measurement and nparam + 2 its cell) */
+static void row_key(char **f, size_t n, char *buf, size_t len)
 {
 	size_t off = 0;
 
 	buf[0] = '\0';
-	/* fields 0 .. nparam-1 are system, variant, vars, sets; then size_param,
-	 * size, rep, warmup */
-	for (size_t i = 0; i < nparam + 4 && off < len; i++) {
+	for (size_t i = 0; i < n && off < len; i++) {
 		int w = snprintf(buf + off, len - off, "%s%s", i ? "\x1f" : "", f[i]);
 		off += w > 0 ? (size_t)w : 0;
 	}
+}
+
+/* key of line (copied, split) with its first n fields; returns the status field */
+static const char *line_key(const char *line, size_t nparam, size_t n, char *key, size_t len)
+{
+	static char copy[8192];
+	char *fields[MAX_COLS];
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	if (ruma_exp_csv_split(copy, fields, MAX_COLS) != nparam + 10) {
+		key[0] = '\0';
+		return "";
+	}
+	row_key(fields, n, key, len);
+	return fields[nparam + 8];
+}
+
+/*
+ * Is the last measurement of the file (lines[from..n)) complete?  A failed
+ * measurement is one row; a successful one has as many rows as the other
+ * measurements of the same variant and size.  Unknown (no other) = no.
+ */
+static int last_complete(char **lines, size_t from, size_t n, size_t nparam)
+{
+	char cell[4096], prev[4096] = "";
+	size_t expected = 0, run = 0;
+
+	if (strcmp(line_key(lines[from], nparam, nparam + 2, cell, sizeof(cell)), "ok"))
+		return 1;
+	for (size_t i = 0; i <= from; i++) {
+		char mk[4096] = "";
+
+		if (i < from)
+			line_key(lines[i], nparam, nparam + 4, mk, sizeof(mk));
+		if (i == from || strcmp(mk, prev)) { /* a measurement ends before line i */
+			if (run && !strncmp(prev, cell, strlen(cell)) &&
+			    prev[strlen(cell)] == '\x1f')
+				expected = RUMA_MAX(expected, run);
+			run = 0;
+			snprintf(prev, sizeof(prev), "%s", mk);
+		}
+		run++;
+	}
+	return expected > 0 && n - from >= expected;
 }
 
 struct keyset {
@@ -189,21 +234,20 @@ static int load_done(const ruma_exp_grid *g, const char *path, struct keyset *do
 			goto out;
 		}
 		nlines++;
-		row_key(fields, nparam, key, sizeof(key));
+		row_key(fields, nparam + 4, key, sizeof(key));
 		snprintf(last, sizeof(last), "%s", key);
 	}
-	/* drop the rows of the last measurement: it may be incomplete */
+	/* drop the rows of the last measurement unless it is known complete: a
+	 * crash or a full disk may have cut it off */
 	keep = nlines;
 	while (keep > 0) {
-		char *fields[MAX_COLS];
-
-		snprintf(copy, sizeof(copy), "%s", lines[keep - 1]);
-		ruma_exp_csv_split(copy, fields, MAX_COLS);
-		row_key(fields, nparam, key, sizeof(key));
+		line_key(lines[keep - 1], nparam, nparam + 4, key, sizeof(key));
 		if (strcmp(key, last))
 			break;
 		keep--;
 	}
+	if (keep < nlines && last_complete(lines, keep, nlines, nparam))
+		keep = nlines;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	o = fopen(tmp, "w");
 	if (!o) {
@@ -212,12 +256,8 @@ static int load_done(const ruma_exp_grid *g, const char *path, struct keyset *do
 	}
 	fprintf(o, "%s\n", want);
 	for (size_t i = 0; i < keep; i++) {
-		char *fields[MAX_COLS];
-
 		fprintf(o, "%s\n", lines[i]);
-		snprintf(copy, sizeof(copy), "%s", lines[i]);
-		ruma_exp_csv_split(copy, fields, MAX_COLS);
-		row_key(fields, nparam, key, sizeof(key));
+		line_key(lines[i], nparam, nparam + 4, key, sizeof(key));
 		if (!keyset_has(done, key) && (rc = keyset_add(done, key)))
 			goto out;
 	}
