@@ -597,6 +597,18 @@ static int t_cli_failed_child(void)
 		if (!strcmp(t.rows[i].variant, "alloc=nosuch"))
 			CHECK(!t.rows[i].ok && t.rows[i].note[0]);
 	ruma_exp_table_free(&t);
+	/* a run that outlives --timeout is killed and recorded as "timeout" */
+	rc = test_run_cli((char *[]){ NULL, "sweep", "vmcache", "--size", "datasize=1000", "--set",
+				      "runfor=60", "--set", "physgb=0.01", "--set", "virtgb=0.1",
+				      "--timeout", "1", "--reps", "1", "--warmup", "0", "--out",
+				      (char *)tpath("timeout.csv"), "--quiet", NULL },
+			  NULL, NULL);
+	CHECK_EQ(rc, 1);
+	{
+		char *csv = test_slurp(tpath("timeout.csv"));
+		CHECK(csv && strstr(csv, ",timeout,"));
+		free(csv);
+	}
 	return TEST_PASS;
 }
 
