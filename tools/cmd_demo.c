@@ -237,19 +237,18 @@ static void huge_note(FILE *sum, const ruma_exp_table *t)
 static void failures(FILE *sum, const ruma_exp_table *t)
 {
 	size_t n = 0;
-	const char *first = NULL, *status = NULL;
+	const struct ruma_exp_row *first = NULL;
 
 	for (size_t i = 0; i < t->n; i++)
-		if (strcmp(t->rows[i].metric, "") == 0 && !t->rows[i].ok) {
+		if (!t->rows[i].ok) {
 			n++;
-			if (!first) {
-				first = t->rows[i].note;
-				status = t->rows[i].unit;
-			}
+			if (!first)
+				first = &t->rows[i];
 		}
-	(void)status;
 	if (n)
-		out2(sum, "  %zu measurement(s) FAILED; first: %s\n", n, first[0] ? first : "(no stderr)");
+		out2(sum, "  %zu measurement(s) FAILED; first: %s %s=%g rep %ld: %s: %s\n", n,
+		     first->variant, first->size_param, first->size, first->rep, first->status,
+		     first->note[0] ? first->note : "(no stderr)");
 }
 
 /* the grid as run: fixed settings, sizes, repetitions */

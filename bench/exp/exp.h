@@ -210,6 +210,7 @@ struct ruma_exp_row {
 	char unit[8];
 	double value;
 	int ok;
+	char status[48];
 	char note[RUMA_EXP_NOTE];
 };
 

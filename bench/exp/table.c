@@ -87,6 +87,7 @@ static void fill_row(struct ruma_exp_row *r, char **f, const int *col)
 	r->ok = !strcmp(f[col[C_STATUS]], "ok") && f[col[C_VALUE]][0] &&
 		ruma_parse_double(f[col[C_VALUE]], &v) == 0;
 	r->value = r->ok ? v : NAN;
+	snprintf(r->status, sizeof(r->status), "%s", f[col[C_STATUS]]);
 	snprintf(r->note, sizeof(r->note), "%s", f[col[C_NOTE]]);
 }
 
