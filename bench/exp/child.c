@@ -158,7 +158,7 @@ static void build_micro(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 		push(a, "--fallback");
 }
 
-/* growing output buffer; keep_tail: keep only the last cap bytes */
+/* growing output buffer of at most limit bytes; keep_tail: keep the last ones */
 struct obuf {
 	char *p;
 	size_t len, cap, limit;
