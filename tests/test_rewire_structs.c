@@ -768,6 +768,118 @@ static int t_pool_map_budget(void)
 }
 
 /*
+ * Fail the nth mmap / fallocate / ftruncate / memfd_create of every
+ * structure's construction for n = 1, 2, ...: each call either succeeds
+ * with correct contents or returns the error, and no mapping or memfd is
+ * left behind (ASan checks the heap).
+ */
+static int t_inject_everywhere(void)
+{
+	static const ruma_sys sys[] = { RUMA_SYS_MMAP, RUMA_SYS_FALLOCATE, RUMA_SYS_FTRUNCATE,
+					RUMA_SYS_MEMFD_CREATE, RUMA_SYS_MREMAP };
+	size_t n = 20000;
+	uint64_t *keys = malloc(n * 8), before = maps_now();
+	int total_failures = 0;
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	for (size_t si = 0; si < TEST_N(sys); si++)
+		for (uint64_t nth = 1; nth <= 12; nth++) {
+			int failures = 0;
+			/* partitioning, every method */
+			for (int m = 0; m < RUMA_PART_METHOD_COUNT_; m++) {
+				ruma_part_opts o;
+				ruma_part_result *r = NULL;
+				ruma_part_opts_default(&o);
+				o.method = (ruma_part_method)m;
+				o.partitions = 8;
+				o.extent_pages = m == RUMA_PART_MAPPED ? 2 : 0;
+				ruma_os_inject(sys[si], nth, ENOMEM, false);
+				int rc = ruma_part_run(keys, n, &o, &r);
+				ruma_os_inject_clear();
+				if (rc) {
+					CHECK(rc < 0 && r == NULL);
+					failures++;
+					continue;
+				}
+				CHECK_EQ(check_partition(keys, n, &o, r), TEST_PASS);
+				ruma_part_result_free(r);
+			}
+			/* snapshots, every method */
+			for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++) {
+				ruma_snap_src *src = NULL;
+				ruma_snap *s = NULL;
+				ruma_snap_opts o;
+				ruma_snap_opts_default(&o);
+				o.method = (ruma_snap_method)m;
+				o.pages_per_chunk = 2;
+				ruma_os_inject(sys[si], nth, ENOMEM, false);
+				int rc = ruma_snap_src_create(&src, 40 * 4096, false, false);
+				if (!rc)
+					rc = ruma_snap_create(&s, src, &o);
+				if (!rc)
+					rc = ruma_snap_write(s, 5 * 4096 + 7, "xyz", 3);
+				ruma_os_inject_clear();
+				if (rc)
+					failures++;
+				else
+					CHECK(memcmp((char *)ruma_snap_data(s) + 5 * 4096 + 7, "xyz", 3) == 0);
+				ruma_snap_destroy(s);
+				ruma_snap_src_destroy(src);
+			}
+			/* pools */
+			for (int k = 0; k < RUMA_POOL_KIND_COUNT_; k++) {
+				ruma_pool_opts o;
+				ruma_pool *p = NULL;
+				ruma_pool_opts_default(&o);
+				o.kind = (ruma_pool_kind)k;
+				o.random = true;
+				ruma_os_inject(sys[si], nth, ENOMEM, false);
+				int rc = ruma_pool_create(&p, 64 * 4096, &o);
+				ruma_os_inject_clear();
+				if (rc) {
+					CHECK(p == NULL);
+					failures++;
+					continue;
+				}
+				for (size_t i = 0; i < ruma_pool_pages(p); i++)
+					*(uint64_t *)ruma_pool_page(p, i) = i;
+				ruma_pool_destroy(p);
+			}
+			/* vectors: failure during growth keeps the contents */
+			for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+				ruma_vec *v = NULL;
+				ruma_vec_opts o;
+				ruma_vec_opts_default(&o);
+				o.kind = (ruma_vec_kind)k;
+				o.max_bytes = 64 << 20;
+				if (ruma_vec_create(&v, &o)) /* created before the injection */
+					return TEST_FAIL;
+				ruma_os_inject(sys[si], nth, ENOMEM, false);
+				size_t got = 0;
+				for (uint64_t i = 0; i < 20000; i++) {
+					if (ruma_vec_push_u64(v, i))
+						break;
+					got++;
+				}
+				ruma_os_inject_clear();
+				CHECK_EQ(ruma_vec_size(v), got);
+				for (size_t i = 0; i < got; i++)
+					CHECK_EQ(ruma_vec_get_u64(v, i), i);
+				failures += got < 20000;
+				ruma_vec_destroy(v);
+			}
+			CHECK_EQ(maps_now(), before);
+			total_failures += failures;
+		}
+	free(keys);
+	CHECK(total_failures > 100); /* the injections did hit */
+	CHECK_EQ(maps_now(), before);
+	return TEST_PASS;
+}
+
+/*
  * Run a huge-page test with 16 more 2 MiB pages reserved when we may (root),
  * putting the previous vm.nr_hugepages back afterwards; without the right or
  * the memory the test runs with what is free (and skips if nothing is).
@@ -817,6 +929,7 @@ static const struct test_case cases[] = {
 	{ "snapshot_2m", t_snapshot_2m_h },
 	{ "pools", t_pools_h },
 	{ "pool_map_budget", t_pool_map_budget },
+	{ "inject_everywhere", t_inject_everywhere },
 };
 
 int main(int argc, char **argv)
