@@ -879,6 +879,36 @@ static int t_inject_everywhere(void)
 	return TEST_PASS;
 }
 
+/* `ruma rwbench`: bad usage exits 2 with a message; a tiny run gives CSV rows. */
+static int t_rwbench_cli(void)
+{
+	char *out = NULL, *err = NULL;
+	char *bad1[] = { "", "rwbench", "bogus", NULL };
+	char *bad2[] = { "", "rwbench", "partition", "--partitions", "12", NULL };
+	char *bad3[] = { "", "rwbench", "vector", "--min-log", "12", "--max-log", "11", NULL };
+	char *ok1[] = { "", "rwbench", "vector", "--min-log", "10", "--max-log", "11", "--reps", "1",
+			"--only", "rewired,copy,indirect-4k", NULL };
+	char *ok2[] = { "", "rwbench", "partition", "--n", "5000", "--reps", "1", "--partitions", "4",
+			"--only", "traditional,mapped-chains,mapped-ext", NULL };
+
+	CHECK_EQ(test_run_cli(bad1, NULL, &err), 2);
+	CHECK(err && strstr(err, "unknown benchmark"));
+	free(err);
+	CHECK_EQ(test_run_cli(bad2, NULL, &err), 2);
+	CHECK(err && strstr(err, "--partitions"));
+	free(err);
+	CHECK_EQ(test_run_cli(bad3, NULL, NULL), 2);
+	CHECK_EQ(test_run_cli(ok1, &out, &err), 0);
+	CHECK(out && strstr(out, "vector,rewired,1024,1,") && strstr(out, "vector,copy,2048,1,"));
+	CHECK(err && strstr(err, "median"));
+	free(out);
+	free(err);
+	CHECK_EQ(test_run_cli(ok2, &out, NULL), 0);
+	CHECK(out && strstr(out, "partition,mapped-ext,4,"));
+	free(out);
+	return TEST_PASS;
+}
+
 /*
  * Run a huge-page test with 16 more 2 MiB pages reserved when we may (root),
  * putting the previous vm.nr_hugepages back afterwards; without the right or
@@ -930,6 +960,7 @@ static const struct test_case cases[] = {
 	{ "pools", t_pools_h },
 	{ "pool_map_budget", t_pool_map_budget },
 	{ "inject_everywhere", t_inject_everywhere },
+	{ "rwbench_cli", t_rwbench_cli },
 };
 
 int main(int argc, char **argv)
