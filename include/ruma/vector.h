@@ -16,7 +16,8 @@
  *                    mremap(MREMAP_MAYMOVE), doubling; the kernel moves page
  *                    table entries, not data.  With huge, MAP_HUGETLB.
  * RUMA_VEC_INDIRECT  software indirection: a directory of fixed-size pages
- *                    (4 KiB or 2 MiB); growth allocates a page and, when the
+ *                    (4 KiB or 2 MiB, allocated in slabs of 1, 2, 4, ...
+ *                    pages up to 2 MiB); growth adds pages and, when the
  *                    directory is full, copies only the directory.  There is
  *                    no contiguous data pointer: ruma_vec_data returns NULL and
  *                    element access goes through the directory.
@@ -137,9 +138,11 @@ RUMA_API int ruma_vec_reserve(ruma_vec *v, size_t n);
  * ruma_vec_shrink — set the size to n (n <= size, else -EINVAL) and release
  * the memory beyond it: REWIRED unwires and frees the pages past the new
  * end (the freed pool pages are punched out of the memfd); MREMAP shrinks
- * the mapping; INDIRECT frees whole pages; COPY/REALLOC move into a buffer
- * of the new size.  Capacity afterwards is n rounded up to a page (or n for
- * COPY/REALLOC).  Returns 0 or a negative error (the contents up to n stay).
+ * the mapping; INDIRECT frees the page slabs that lie wholly beyond the new
+ * end; COPY/REALLOC move into a buffer of the new size.  Capacity afterwards
+ * is n rounded up to a page (INDIRECT: to the end of the last kept slab;
+ * COPY/REALLOC: n).  Returns 0 or a negative error (the contents up to n
+ * stay).
  */
 RUMA_API int ruma_vec_shrink(ruma_vec *v, size_t n);
 
