@@ -21,8 +21,8 @@ const char ruma_cmd_art_summary[] =
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S]\n"
-		"  n        number of keys (> 0; 1e6 and 10M style accepted)\n"
+		"usage: ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S] [--lookups T]\n"
+		"  n        number of keys (> 0; \"1e6\" style accepted)\n"
 		"  mode     0 = dense keys 1..n inserted sorted, 1 = the same keys shuffled,\n"
 		"           2 = sparse random 64-bit keys (TIDs are row numbers then)\n"
 		"  --alloc  libc (default), pool, mempool, huge (also huge-thp, huge-4k);\n"
