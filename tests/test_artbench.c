@@ -1,0 +1,126 @@
+/*
+ * test_artbench.c — the `ruma art` driver: key generation per mode (sorted,
+ * a seeded permutation, distinct sparse keys), the output lines, and that a
+ * wrong lookup result or a non-empty index after erase makes the run fail.
+ */
+#include "art/artbench.h"
+
+#include "test.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int t_keys(void)
+{
+	artbench_keys k, again;
+	size_t n = 5000;
+
+	CHECK_OK(artbench_make_keys(ARTBENCH_DENSE_SORTED, n, 1, &k));
+	for (size_t i = 0; i < n; i++)
+		CHECK(k.keys[i] == i + 1 && artbench_tid(&k, i) == i + 1);
+	artbench_free_keys(&k);
+
+	CHECK_OK(artbench_make_keys(ARTBENCH_DENSE_SHUFFLED, n, 7, &k));
+	CHECK_OK(artbench_make_keys(ARTBENCH_DENSE_SHUFFLED, n, 7, &again));
+	CHECK(memcmp(k.keys, again.keys, n * sizeof(uint64_t)) == 0); /* seeded */
+	size_t moved = 0;
+	for (size_t i = 0; i < n; i++)
+		moved += k.keys[i] != i + 1;
+	CHECK(moved > n / 2);
+	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		CHECK(k.keys[i] == i + 1); /* a permutation of 1..n */
+	artbench_free_keys(&k);
+	artbench_free_keys(&again);
+
+	CHECK_OK(artbench_make_keys(ARTBENCH_SPARSE, n, 3, &k));
+	CHECK(k.tid_is_row);
+	CHECK_EQ(artbench_tid(&k, 17), 17);
+	uint64_t top = 0;
+	for (size_t i = 0; i < n; i++)
+		top |= k.keys[i];
+	CHECK(top >> 63); /* all 64 bits are used */
+	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 1; i < n; i++)
+		CHECK(k.keys[i] != k.keys[i - 1]);
+	artbench_free_keys(&k);
+	return TEST_PASS;
+}
+
+/* The ART index with a lookup that lies about one key. */
+static int lying_lookup(void *self, uint64_t key, uint64_t *tid)
+{
+	int rc = artbench_art_index.lookup(self, key, tid);
+	if (rc == 0 && key == 3)
+		(*tid)++;
+	return rc;
+}
+
+/* The ART index whose erase forgets one key. */
+static int forgetful_erase(void *self, uint64_t key)
+{
+	return key == 5 ? 0 : artbench_art_index.erase(self, key);
+}
+
+static char *run_to_string(const artbench_config *cfg, const artbench_index *idx, int *rc)
+{
+	FILE *out = tmpfile(), *err = fopen("/dev/null", "w");
+	char *buf = NULL;
+	if (!out || !err)
+		return NULL;
+	*rc = artbench_run(cfg, idx, out, err);
+	long len = ftell(out);
+	rewind(out);
+	buf = calloc(1, (size_t)len + 1);
+	if (buf && fread(buf, 1, (size_t)len, out) != (size_t)len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(out);
+	fclose(err);
+	return buf;
+}
+
+static int t_run(void)
+{
+	artbench_config cfg = { 1000, ARTBENCH_DENSE_SHUFFLED, "libc", 3, 5, 5000 };
+	int rc;
+	char *out = run_to_string(&cfg, &artbench_art_index, &rc);
+
+	CHECK(out);
+	CHECK_EQ(rc, 0);
+	CHECK(strstr(out, "insert,1000,"));
+	CHECK(strstr(out, "lookup,1000,"));
+	CHECK(strstr(out, "erase,1000,"));
+	CHECK(strstr(out, "faults,insert,minor="));
+	CHECK(strstr(out, "memory,erase,rss="));
+	CHECK(strstr(out, "summary,lookup,1000,reps=2,median="));
+	free(out);
+
+	artbench_index bad = artbench_art_index;
+	bad.lookup = lying_lookup;
+	cfg.reps = 1;
+	out = run_to_string(&cfg, &bad, &rc);
+	CHECK_EQ(rc, 1);
+	free(out);
+
+	bad = artbench_art_index;
+	bad.erase = forgetful_erase;
+	out = run_to_string(&cfg, &bad, &rc);
+	CHECK_EQ(rc, 1);
+	free(out);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "keys", t_keys },
+	{ "run", t_run },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("artbench", cases, TEST_N(cases), argc, argv);
+}
