@@ -1,5 +1,5 @@
 /*
- * cmd_rwbench.c — `ruma rwbench <vector|access|partition|pool>`: benchmarks
+ * cmd_rwbench.c — `ruma rwbench <vector|access|partition|pool|snapshot>`: benchmarks
  * of the data structures built on rewiring (bench/rewire/rwbench*.c).
  * Parses the options, optionally reserves huge pages for the run (and puts
  * the old value back), and maps results to exit codes: 0 ok (variants that
@@ -22,17 +22,18 @@
 int ruma_cmd_rwbench(int argc, char **argv);
 extern const char ruma_cmd_rwbench_summary[];
 const char ruma_cmd_rwbench_summary[] =
-	"structures on rewiring: vector growth, access penalty, partitioning, allocation pools";
+	"structures on rewiring: vector growth, access penalty, partitioning, pools, snapshots";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ruma rwbench <vector|access|partition|pool> [options]\n"
+		"usage: ruma rwbench <vector|access|partition|pool|snapshot> [options]\n"
 		"  vector     push 2^min..2^max uint64 into rewired, copy, mremap, realloc and\n"
 		"             indirect vectors; time and peak memory (one child process each)\n"
 		"  access     seq/random read/write on rewired vs malloc'ed memory (ratios)\n"
 		"  partition  traditional vs mapped partitioning of n random keys, each P\n"
 		"  pool       rewiring vs software-indirection vs mmap allocation pools\n"
+		"  snapshot   memcpy vs kernel COW vs rewired COW vs shuffled snapshots\n"
 		"options:\n"
 		"  --reps R             measured repetitions (default 5; one warm-up more runs first)\n"
 		"  --seed S             seed (default $RUMA_SEED or clock; printed)\n"
@@ -43,7 +44,8 @@ static void usage(FILE *f)
 		"  --plus-one           vector: push 2^k + 1 elements (one past a growth step,\n"
 		"                       where a copying vector holds old + new buffer)\n"
 		"  --n N                access: words (default 2^24); partition: keys (default 2^24);\n"
-		"                       pool: bytes (default 128M); suffixes K/M/G and 1e6 accepted\n"
+		"                       pool, snapshot: bytes (default 128M); suffixes K/M/G\n"
+		"                       and 1e6 accepted\n"
 		"  --partitions LIST    partition counts, powers of two (default 16,64,256,1024)\n"
 		"  --pages-per-block K  block size of the mapped partitioning methods (default 1)\n"
 		"  --extent-pages E     pool pages reserved per partition by the -ext variants\n"
@@ -92,7 +94,7 @@ int ruma_cmd_rwbench(int argc, char **argv)
 	}
 	which = argv[1];
 	if (strcmp(which, "vector") && strcmp(which, "access") && strcmp(which, "partition") &&
-	    strcmp(which, "pool")) {
+	    strcmp(which, "pool") && strcmp(which, "snapshot")) {
 		fprintf(stderr, "ruma rwbench: unknown benchmark '%s'\n", which);
 		usage(stderr);
 		return 2;
@@ -163,7 +165,7 @@ int ruma_cmd_rwbench(int argc, char **argv)
 		fprintf(stderr, "ruma rwbench: --min-log %u > --max-log %u\n", o.min_log, o.max_log);
 		return 2;
 	}
-	if (!strcmp(which, "pool"))
+	if (!strcmp(which, "pool") || !strcmp(which, "snapshot"))
 		o.n = n ? n : (uint64_t)128 << 20;
 	else
 		o.n = n ? n : (uint64_t)1 << 24;
@@ -195,8 +197,10 @@ int ruma_cmd_rwbench(int argc, char **argv)
 		rc = ruma_rwbench_access(&o);
 	else if (!strcmp(which, "partition"))
 		rc = ruma_rwbench_partition(&o);
-	else
+	else if (!strcmp(which, "pool"))
 		rc = ruma_rwbench_pool(&o);
+	else
+		rc = ruma_rwbench_snapshot(&o);
 	if (reserved)
 		(void)ruma_sysinfo_set_nr_hugepages_ex(2048, prev_huge, NULL, NULL);
 	if (csv_path && fclose(o.csv))

@@ -13,6 +13,9 @@
  *              all memory is touched before timing; ratios against malloc.
  *   partition  the partitioning methods over n random keys and each P.
  *   pool       the three allocation pools: allocate, first touch, read, free.
+ *   snapshot   memcpy, kernel COW, rewired COW and shuffled snapshots of an
+ *              n-byte memfd array: create, write one word per page, read,
+ *              destroy.
  *
  * Method: reps measured repetitions after one warm-up repetition that is
  * discarded; within a repetition every variant runs once per parameter, in
@@ -35,7 +38,7 @@ typedef struct ruma_rwbench_opts {
 	bool huge;                /* add the 2 MiB page variants (skipped with a note if none free) */
 	unsigned min_log, max_log;/* vector: element counts 2^min_log .. 2^max_log */
 	bool plus_one;            /* vector: 2^k + 1 elements (just past a growth step) */
-	uint64_t n;               /* access: words; partition: keys; pool: bytes */
+	uint64_t n;               /* access: words; partition: keys; pool, snapshot: bytes */
 	uint32_t parts[RUMA_RWB_MAX_LIST];
 	size_t nparts;            /* partition: the P values */
 	size_t pages_per_block;   /* partition: block size of the mapped methods */
@@ -49,6 +52,7 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o);
 int ruma_rwbench_access(const ruma_rwbench_opts *o);
 int ruma_rwbench_partition(const ruma_rwbench_opts *o);
 int ruma_rwbench_pool(const ruma_rwbench_opts *o);
+int ruma_rwbench_snapshot(const ruma_rwbench_opts *o);
 
 /* ---- shared helpers (rwbench_common.c) -------------------------------------- */
 
