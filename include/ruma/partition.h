@@ -17,8 +17,8 @@
  *                      a chain of malloc'ed blocks of pages_per_block pages.
  *                      Result: chunks only (data == NULL).
  *   MAPPED             (13/14) one pass, no histogram: every partition has its
- *                      own reserved virtual area into which blocks of
- *                      pages_per_block pool pages are wired as it grows.  At the
+ *                      own slot of a reserved virtual area into which blocks
+ *                      of pages_per_block pool pages are wired as it grows.  At the
  *                      end all blocks are rewired into one contiguous output
  *                      in partition order (one mmap per run of pool pages).
  *   MAPPED_CHAINS      (18/19) one pass: every partition writes through a
@@ -28,8 +28,11 @@
  *                      chains are rewired into one contiguous output.
  *   MAPPED_ADAPTIVE    (21) like MAPPED_CHAINS, but the block size starts at
  *                      2 MiB and halves down to 4 KiB towards the end of the
- *                      input (blocks of 2 MiB come from a huge-page pool when
- *                      huge pages are free, else from the 4 KiB pool).
+ *                      input.  Without huge, all blocks come from a 4 KiB
+ *                      pool and the output is contiguous; with huge, 2 MiB
+ *                      blocks come from a hugetlb pool and smaller ones from
+ *                      a 4 KiB pool, and the result is chunks (one range
+ *                      cannot mix both page sizes at arbitrary offsets).
  *   MREMAP             (44) every partition is an anonymous region grown with
  *                      mremap(MREMAP_MAYMOVE) by pages_per_block pages at a
  *                      time.  Result: chunks only (data == NULL).
@@ -73,7 +76,9 @@ typedef struct ruma_part_opts {
 	uint32_t partitions;     /* P: power of two in [1, 65536]; default 64 */
 	unsigned shift;          /* partition = (key >> shift) & (P-1); < 64 */
 	size_t pages_per_block;  /* block size in pages (not ADAPTIVE); default 1 */
-	bool huge;               /* 2 MiB pages (MAPPED, MAPPED_CHAINS, MREMAP, TRADITIONAL via MAP_HUGETLB) */
+	bool huge;               /* 2 MiB pages: pool pages (mapped methods), MAP_HUGETLB
+				    (TRADITIONAL output, MREMAP regions), THP-advised
+				    2 MiB blocks (TRADITIONAL_CHAINS) */
 	bool swwc;               /* software write-combining buffers */
 	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering */
 	bool populate;           /* mapped methods: populate the final contiguous output */
