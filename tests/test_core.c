@@ -33,6 +33,16 @@ static int t_parse_size(void)
 	CHECK_EQ(ruma_parse_size("inf", &v), RUMA_EPARSE);
 	CHECK_EQ(ruma_parse_size("99999999999P", &v), -ERANGE);
 	CHECK_EQ(ruma_parse_size("1e400", &v), -ERANGE);
+	/* between 2^63 and 2^64: must not saturate at 2^63 */
+	CHECK_OK(ruma_parse_size("10000P", &v));
+	CHECK_EQ(v, 10000ull << 50);
+	CHECK_OK(ruma_parse_size("1e19", &v));
+	CHECK_EQ(v, 10000000000000000000ull);
+	CHECK_OK(ruma_parse_size("18446744073709551615", &v));
+	CHECK_EQ(v, UINT64_MAX);
+	CHECK_OK(ruma_parse_size("9007199254740993", &v));
+	CHECK_EQ(v, 9007199254740993ull);
+	CHECK_EQ(ruma_parse_size("16384P", &v), -ERANGE);
 	return TEST_PASS;
 }
 

@@ -60,16 +60,18 @@ int ruma_parse_size(const char *s, uint64_t *out)
 	double v;
 	int rc;
 
+	if (s && *s && strspn(s, "0123456789") == strlen(s))
+		return ruma_parse_u64(s, out); /* plain bytes: exact beyond 2^53 */
 	rc = parse_leading_number(s, &v, &end);
 	if (rc)
 		return rc;
 	rc = size_suffix_shift(end, &shift);
 	if (rc)
 		return rc;
-	v = ldexp(v, (int)shift);
+	v = round(ldexp(v, (int)shift));
 	if (v >= 18446744073709551616.0)
 		return -ERANGE;
-	*out = (uint64_t)llround(v);
+	*out = (uint64_t)v; /* not llround: that overflows from 2^63 on */
 	return 0;
 }
 
