@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int t_count_mmap(void)
 {
@@ -138,6 +140,52 @@ static int t_madvise_and_process_madvise(void)
 	return TEST_PASS;
 }
 
+/* In the child: advise a page only the child has; 0 when it reached the child. */
+static int child_advise_own_page(void)
+{
+	void *p;
+	struct iovec iov;
+	size_t done = 0;
+
+	if (ruma_os_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+			 &p))
+		return 2;
+	memset(p, 1, 4096);
+	iov.iov_base = p;
+	iov.iov_len = 4096;
+	if (ruma_os_process_madvise(&iov, 1, MADV_DONTNEED, &done))
+		return 3; /* e.g. advised the parent through its pidfd */
+	return done == 4096 && ((char *)p)[0] == 0 ? 0 : 4;
+}
+
+/* A forked child must not reuse the parent's cached pidfd. */
+static int t_process_madvise_after_fork(void)
+{
+	void *p;
+	struct iovec iov;
+	size_t done;
+	int status;
+
+	CHECK_OK(ruma_os_mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			      0, &p));
+	iov.iov_base = p;
+	iov.iov_len = 4096;
+	int r = ruma_os_process_madvise(&iov, 1, MADV_DONTNEED, &done); /* caches the pidfd */
+	CHECK_OK(ruma_os_munmap(p, 4096));
+	if (r)
+		SKIP("process_madvise(MADV_DONTNEED) on the own process refused: %s",
+		     ruma_strerror(r));
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(child_advise_own_page());
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	return TEST_PASS;
+}
+
 static int t_sys_names(void)
 {
 	for (int s = 0; s < RUMA_SYS_COUNT_; s++)
@@ -153,6 +201,7 @@ static const struct test_case cases[] = {
 	{ "open_error", t_open_error },
 	{ "futex", t_futex },
 	{ "madvise", t_madvise_and_process_madvise },
+	{ "process_madvise_after_fork", t_process_madvise_after_fork },
 	{ "sys_names", t_sys_names },
 };
 

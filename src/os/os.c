@@ -165,21 +165,26 @@ int ruma_os_madvise(void *addr, size_t len, int advice)
 	return madvise(addr, len, advice) ? -errno : 0;
 }
 
-/* A pidfd for this process, opened once (pidfd_open, Linux 5.3). */
+/*
+ * A pidfd for this process, opened once per process (pidfd_open, Linux 5.3).
+ * The cache holds the pid it was opened for: a child of fork() inherits the
+ * parent's pidfd, and advising through it would act on the parent.
+ */
 static int self_pidfd(void)
 {
-	static _Atomic int cached = -1;
-	int fd = atomic_load(&cached);
+	static _Atomic uint64_t cached; /* pid << 32 | fd, 0 = none */
+	uint64_t c = atomic_load(&cached);
+	pid_t pid = getpid();
 
-	if (fd >= 0)
-		return fd;
-	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (c && (pid_t)(c >> 32) == pid)
+		return (int)(uint32_t)c;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (fd < 0)
 		return -errno;
-	int expected = -1;
-	if (!atomic_compare_exchange_strong(&cached, &expected, fd)) {
-		close(fd);
-		fd = expected;
+	uint64_t mine = (uint64_t)(uint32_t)pid << 32 | (uint32_t)fd;
+	if (!atomic_compare_exchange_strong(&cached, &c, mine)) {
+		close(fd); /* another thread of this process won */
+		return (int)(uint32_t)c;
 	}
 	return fd;
 }
