@@ -119,6 +119,55 @@ static int t_flags_win(void)
 	return TEST_PASS;
 }
 
+/* The value rndread stores for key k (same derivation as bench/vmcache/rndread.c). */
+static void rnd_payload(uint64_t k, unsigned char out[120])
+{
+	uint64_t x = k * 0x9E3779B97F4A7C15ull + 0x1234567ull;
+	for (unsigned i = 0; i < 15; i++) {
+		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		z ^= z >> 31;
+		memcpy(out + i * 8, &z, 8);
+	}
+}
+
+/* A value damaged on disk is caught by the lookup check: exit status 1. */
+static int t_wrong_data(void)
+{
+	char *out = NULL, *err = NULL;
+	unsigned char want[120], page[4096];
+	env_reset();
+	setenv("DATASIZE", "2000", 1);
+	setenv("THREADS", "1", 1);
+	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
+	free(out);
+	free(err);
+	rnd_payload(7, want);
+	int fd = open(store, O_RDWR);
+	CHECK(fd >= 0);
+	bool damaged = false;
+	for (off_t off = 0; !damaged && pread(fd, page, sizeof(page), off) == (ssize_t)sizeof(page);
+	     off += (off_t)sizeof(page)) {
+		for (size_t i = 0; i + sizeof(want) <= sizeof(page); i++)
+			if (!memcmp(page + i, want, sizeof(want))) {
+				unsigned char b = page[i + 60] ^ 0xff;
+				CHECK(pwrite(fd, &b, 1, off + (off_t)i + 60) == 1);
+				damaged = true;
+				break;
+			}
+	}
+	close(fd);
+	CHECK(damaged);
+	int st = run(&out, &err, "--keep", NULL, NULL, NULL);
+	CHECK_EQ(st, 1);
+	CHECK(strstr(err, "key 7: wrong value"));
+	CHECK(strstr(err, "operations returned wrong or missing data"));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
 struct bad_case {
 	const char *var, *val; /* environment change */
 	const char *a1, *a2;   /* arguments */
@@ -186,6 +235,7 @@ static int t_help(void)
 static const struct test_case cases[] = {
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "flags_win", t_flags_win },
+	{ "wrong_data", t_wrong_data },
 	{ "bad_configs", t_bad_configs }, { "help", t_help },
 };
 
