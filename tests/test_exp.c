@@ -121,6 +121,13 @@ static int t_grid_file(void)
 	ruma_exp_grid_init(&g);
 	CHECK(ruma_exp_grid_load(&g, tpath("bad.grid"), err, sizeof(err)) != 0);
 	CHECK(strstr(err, ":2:"));
+	/* a directory is a read error, not an empty grid or table */
+	ruma_exp_grid_init(&g);
+	CHECK_EQ(ruma_exp_grid_load(&g, tmpdir, err, sizeof(err)), -EISDIR);
+	CHECK(strstr(err, "directory"));
+	ruma_exp_table t;
+	CHECK_EQ(ruma_exp_table_read(tmpdir, &t, err, sizeof(err)), -EISDIR);
+	CHECK(strstr(err, "directory"));
 	return TEST_PASS;
 }
 

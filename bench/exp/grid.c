@@ -272,6 +272,11 @@ int ruma_exp_grid_load(ruma_exp_grid *g, const char *path, char *err, size_t len
 		char *s = line, *hash = strchr(line, '#'), *eq, *key, *dot;
 
 		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			rc = fail(err, len, RUMA_EPARSE, "%s:%d: line longer than %zu characters",
+				  path, lineno, sizeof(line) - 2);
+			break;
+		}
 		if (hash)
 			*hash = '\0';
 		s = trim(s);
@@ -299,6 +304,9 @@ int ruma_exp_grid_load(ruma_exp_grid *g, const char *path, char *err, size_t len
 			break;
 		}
 	}
+	if (!rc && ferror(f)) /* e.g. EISDIR: not an empty grid */
+		rc = fail(err, len, errno ? -errno : -EIO, "cannot read grid file %s: %s", path,
+			  strerror(errno));
 	fclose(f);
 	return rc;
 }

@@ -107,9 +107,13 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 		return rc;
 	}
 	if (!fgets(line, sizeof(line), f)) {
+		rc = ferror(f) ? (errno ? -errno : -EIO) : RUMA_EPARSE;
+		if (rc == RUMA_EPARSE)
+			snprintf(err, errlen, "%s is empty", path);
+		else
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		fclose(f);
-		snprintf(err, errlen, "%s is empty", path);
-		return RUMA_EPARSE;
+		return rc;
 	}
 	line[strcspn(line, "\r\n")] = '\0';
 	nh = ruma_exp_csv_split(line, fields, MAXF);
@@ -147,6 +151,10 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 			snprintf(err, errlen, "out of memory reading %s", path);
 			break;
 		}
+	}
+	if (!rc && ferror(f)) { /* a read error is not the end of the table */
+		rc = -EIO;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 	}
 	fclose(f);
 	if (rc)
