@@ -192,7 +192,14 @@ static int obuf_add(struct obuf *b, const char *d, size_t n)
 	return 0;
 }
 
-/* drain both pipes until EOF, the deadline, or an interrupt */
+static void close_open(struct pollfd *pf, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (pf[i].fd >= 0)
+			close(pf[i].fd);
+}
+
+/* drain both pipes until EOF, the deadline, or an interrupt; closes both ends */
 static int collect(int ofd, int efd, pid_t pid, double timeout, struct obuf *out,
 		   struct obuf *err, int *timed_out)
 {
@@ -212,8 +219,11 @@ static int collect(int ofd, int efd, pid_t pid, double timeout, struct obuf *out
 			killed = 1;
 		}
 		r = poll(pf, 2, killed ? 1000 : (int)RUMA_MIN(left * 1000 + 1, 1000.0));
-		if (r < 0 && errno != EINTR)
-			return -errno;
+		if (r < 0 && errno != EINTR) {
+			int rc = -errno;
+			close_open(pf, 2);
+			return rc;
+		}
 		for (int i = 0; i < 2 && r > 0; i++) {
 			ssize_t n;
 
@@ -221,8 +231,10 @@ static int collect(int ofd, int efd, pid_t pid, double timeout, struct obuf *out
 				continue;
 			n = read(pf[i].fd, buf, sizeof(buf));
 			if (n > 0) {
-				if (obuf_add(i == 0 ? out : err, buf, (size_t)n))
+				if (obuf_add(i == 0 ? out : err, buf, (size_t)n)) {
+					close_open(pf, 2);
 					return -ENOMEM;
+				}
 			} else if (n == 0 || errno != EINTR) {
 				close(pf[i].fd);
 				pf[i].fd = -1;
@@ -303,11 +315,8 @@ int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const c
 	if (interrupted)
 		kill(-pid, SIGKILL);
 	rc = collect(ofd[0], efd[0], pid, timeout, &out, &err, &x->timed_out);
-	if (rc) {
-		kill(-pid, SIGKILL);
-		close(ofd[0]);
-		close(efd[0]);
-	}
+	if (rc)
+		kill(-pid, SIGKILL); /* collect closed the pipes (some may be closed already) */
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	child_pid = 0;
