@@ -237,6 +237,10 @@ static int t_compare_synthetic(void)
 	CHECK(ruma_exp_compare(&t, "x=nosuch", NULL, 2000, 1, &l, err, sizeof(err)) != 0);
 	CHECK(ruma_exp_compare(&t, "y=base", NULL, 2000, 1, &l, err, sizeof(err)) != 0);
 	CHECK(strstr(err, "no variable 'y'"));
+	/* the same check for `ruma plot --baseline` */
+	CHECK_EQ(ruma_exp_check_baseline(&t, "y=base", err, sizeof(err)), -EINVAL);
+	CHECK_EQ(ruma_exp_check_baseline(&t, "x=nosuch", err, sizeof(err)), -EINVAL);
+	CHECK_OK(ruma_exp_check_baseline(&t, "x=base", err, sizeof(err)));
 	CHECK_OK(ruma_exp_compare(&t, "x=base", NULL, 2000, 1, &l, err, sizeof(err)));
 	c = find_cmp(&l, "x=fast", "insert", 0, 1);
 	CHECK(c && fabs(c->ratio - 3.0) < 1e-9 && !strcmp(c->verdict, "faster"));

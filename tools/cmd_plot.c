@@ -69,9 +69,18 @@ int ruma_cmd_plot(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!*out) {
+		fprintf(stderr, "ruma plot: --out needs a directory name\n");
+		return 2;
+	}
 	rc = ruma_exp_table_read(path, &t, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ruma plot: %s\n", err);
+		return 2;
+	}
+	if (baseline && (rc = ruma_exp_check_baseline(&t, baseline, err, sizeof(err)))) {
+		ruma_exp_table_free(&t);
+		fprintf(stderr, "ruma plot: %s\n", err[0] ? err : ruma_strerror(rc));
 		return 2;
 	}
 	if (!baseline) {

@@ -278,6 +278,14 @@ void ruma_exp_cmp_free(ruma_exp_cmp_list *l);
  */
 void ruma_exp_partner(const char *variant, const char *baseline, char *out, size_t len);
 
+/*
+ * ruma_exp_check_baseline — does `baseline` ("k=v[,k=v]") name variables of
+ * the table's variants and values that have measured rows?  Returns 0,
+ * -EINVAL (err says which part is wrong) or -ENOMEM.
+ */
+int ruma_exp_check_baseline(const ruma_exp_table *t, const char *baseline, char *err,
+			    size_t errlen);
+
 /* ruma_exp_default_baseline — "k=v,..." of the first variant in the table. */
 void ruma_exp_default_baseline(const ruma_exp_table *t, char *buf, size_t len);
 

@@ -350,6 +350,21 @@ static int check_baseline(const struct strlist *variants, const char *baseline, 
 	return 0;
 }
 
+int ruma_exp_check_baseline(const ruma_exp_table *t, const char *baseline, char *err,
+			    size_t len)
+{
+	struct strlist variants = { 0 };
+	int rc = 0;
+
+	for (size_t i = 0; i < t->n && !rc; i++)
+		if (t->rows[i].ok && !t->rows[i].warmup)
+			rc = strlist_add(&variants, t->rows[i].variant);
+	if (!rc)
+		rc = check_baseline(&variants, baseline, err, len);
+	free(variants.s);
+	return rc;
+}
+
 int ruma_exp_compare(const ruma_exp_table *t, const char *baseline, const char *metric,
 		     unsigned resamples, uint64_t seed, ruma_exp_cmp_list *out, char *err,
 		     size_t len)
