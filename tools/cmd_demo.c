@@ -281,6 +281,25 @@ static int wanted(const char *only, const char *name)
 	return 0;
 }
 
+/* The first name in the comma list `only` that is no experiment, or NULL. */
+static const char *unknown_name(const char *only, char *buf, size_t len)
+{
+	for (const char *p = only; p && *p;) {
+		size_t l = strcspn(p, ",");
+		int known = 0;
+
+		for (size_t i = 0; i < RUMA_ARRAY_SIZE(experiments); i++)
+			known |= strlen(experiments[i].name) == l &&
+				 !strncmp(p, experiments[i].name, l);
+		if (!known) {
+			snprintf(buf, len, "%.*s", (int)l, p);
+			return buf;
+		}
+		p += l + (p[l] == ',');
+	}
+	return NULL;
+}
+
 /* one experiment: sweep, compare, plot, summary; returns 0, 1 (failed) or -EINTR */
 static int run_experiment(const struct experiment *e, const struct demo_opts *o, FILE *sum,
 			  size_t index, size_t total)
@@ -359,6 +378,7 @@ int ruma_cmd_demo(int argc, char **argv)
 	size_t total = 0, index = 0;
 	int rc = 0, failed = 0;
 	double t0 = ruma_now_sec();
+	char bad[64];
 	FILE *sum;
 
 	for (int i = 1; i < argc; i++) {
@@ -376,10 +396,19 @@ int ruma_cmd_demo(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (unknown_name(o.only, bad, sizeof(bad))) {
+		fprintf(stderr, "ruma demo: --only: unknown experiment '%s' (vector, art, vmcache)\n",
+			bad);
+		return 2;
+	}
 	for (size_t i = 0; i < RUMA_ARRAY_SIZE(experiments); i++)
 		total += wanted(o.only, experiments[i].name);
 	if (!total) {
 		fprintf(stderr, "ruma demo: --only names none of vector, art, vmcache\n");
+		return 2;
+	}
+	if (o.dir && !*o.dir) {
+		fprintf(stderr, "ruma demo: --out needs a directory name\n");
 		return 2;
 	}
 	if (!o.dir) {
