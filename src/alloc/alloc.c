@@ -158,6 +158,8 @@ int ruma_map_plain(size_t len, void **out)
 
 int ruma_map_aligned(size_t len, size_t alignment, int extra_flags, void **out)
 {
+	if (len > RUMA_LARGE_MAX || alignment > RUMA_LARGE_MAX)
+		return -ENOMEM; /* span would wrap */
 	size_t span = len + alignment - RUMA_PAGE_4K;
 	void *raw;
 	int rc = ruma_os_mmap(NULL, span, PROT_READ | PROT_WRITE,
@@ -281,7 +283,7 @@ void *ruma_large_map_plain(ruma_bigmap *m, size_t size, ruma_counts *c)
 	size_t len = ruma_round_up(size, RUMA_PAGE_4K);
 	void *p;
 
-	if (ruma_map_plain(len, &p) || ruma_large_record(m, p, len, RUMA_HUGE_SRC_4K))
+	if (size > RUMA_LARGE_MAX || ruma_map_plain(len, &p) || ruma_large_record(m, p, len, RUMA_HUGE_SRC_4K))
 		return NULL;
 	c->mapped += len;
 	return p;

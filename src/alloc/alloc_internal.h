@@ -40,6 +40,12 @@ static inline size_t ruma_natural_align(size_t n)
 	return a > RUMA_ALLOC_MAX_ALIGN ? RUMA_ALLOC_MAX_ALIGN : a;
 }
 
+/*
+ * Largest object size the backends try to map: far beyond any address space,
+ * and small enough that rounding it up to 2 MiB cannot wrap around.
+ */
+#define RUMA_LARGE_MAX (SIZE_MAX / 2)
+
 static inline size_t ruma_round_up(size_t n, size_t to)
 {
 	return (n + to - 1) & ~(to - 1);

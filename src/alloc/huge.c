@@ -202,6 +202,8 @@ static void *huge_alloc_large(huge_ctx *c, size_t size)
 	void *p;
 	int rc;
 
+	if (size > RUMA_LARGE_MAX) /* the round-ups would wrap to a tiny length */
+		return NULL;
 	if (len >= RUMA_PAGE_2M) {
 		len = ruma_round_up(len, RUMA_PAGE_2M);
 		rc = ruma_hugesrc_map(&c->src, len, &p, &src);
