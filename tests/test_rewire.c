@@ -351,6 +351,32 @@ static int t_area_basic(void)
 	return TEST_PASS;
 }
 
+/* A refused map_run must not register its pool: slots are limited. */
+static int t_refused_map_takes_no_slot(void)
+{
+	enum { N = RUMA_AREA_MAX_POOLS + 1 };
+	ruma_phys *pools[N] = { 0 };
+	ruma_area *a;
+	int rc = TEST_PASS;
+
+	CHECK_OK(ruma_area_create(&a, PS, 1024)); /* larger than the pools' files */
+	for (unsigned i = 0; i < N && rc == TEST_PASS; i++) {
+		if (pool_with_pages(&pools[i], 1) ||
+		    ruma_area_map_run(a, 0, pools[i], 0, ruma_phys_file_pages(pools[i]) + 1, 0,
+				      NULL) != -EINVAL)
+			rc = TEST_FAIL;
+	}
+	if (rc == TEST_PASS && ruma_area_map_run(a, 0, pools[N - 1], 0, 1, 0, NULL) != 0)
+		rc = TEST_FAIL; /* -ENOSPC when the refused calls took the slots */
+	if (rc == TEST_PASS && ruma_area_check(a, true) != 0)
+		rc = TEST_FAIL;
+	ruma_area_destroy(a);
+	for (unsigned i = 0; i < N; i++)
+		ruma_phys_destroy(pools[i]);
+	CHECK_EQ(rc, TEST_PASS);
+	return TEST_PASS;
+}
+
 static int t_area_alias(void)
 {
 	ruma_area *a;
@@ -859,6 +885,7 @@ static const struct test_case cases[] = {
 	{ "phys_punch", t_phys_punch },
 	{ "phys_enohuge", t_phys_enohuge },
 	{ "area_basic", t_area_basic },
+	{ "refused_map_takes_no_slot", t_refused_map_takes_no_slot },
 	{ "area_alias", t_area_alias },
 	{ "batch_runs", t_batch_runs },
 	{ "batch_invalid", t_batch_invalid },

@@ -308,13 +308,14 @@ int area_pool_entry(ruma_area *a, ruma_phys *phys, uint64_t ppage, uint64_t n, u
 		      uint64_t *e0)
 {
 	unsigned slot;
-	int rc = area_slot(a, phys, &slot);
 
-	if (rc)
-		return rc;
+	/* validate before area_slot: a refused call must not take a pool slot */
 	if (n == 0 || ppage > ENT_PAGE_MASK || ppage >= ruma_phys_file_pages(phys) ||
 	    n > ruma_phys_file_pages(phys) - ppage)
 		return -EINVAL;
+	int rc = area_slot(a, phys, &slot);
+	if (rc)
+		return rc;
 	*e0 = (uint64_t)slot << ENT_SLOT_SHIFT | area_mode_bits(flags) | ppage;
 	return 0;
 }
