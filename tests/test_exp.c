@@ -92,6 +92,18 @@ static int t_grid(void)
 	CHECK_OK(ruma_exp_grid_add(&g, "size", "n=1e4", err, sizeof(err)));
 	CHECK(ruma_exp_grid_check(&g, err, sizeof(err)) != 0);
 	CHECK(strstr(err, "method"));
+	/* a list longer than one value's buffer keeps its name and every value */
+	ruma_exp_grid_init(&g);
+	CHECK_OK(ruma_exp_grid_add(&g, "system", "art", err, sizeof(err)));
+	CHECK_OK(ruma_exp_grid_add(&g, "var",
+				   "alloc=libc,pool,mempool,huge,huge-thp,huge-4k,"
+				   "a-value-that-makes-the-whole-list-longer-than-96-bytes",
+				   err, sizeof(err)));
+	CHECK(!strcmp(g.vars[0].name, "alloc"));
+	CHECK_EQ(g.vars[0].n, 7);
+	CHECK(!strcmp(g.vars[0].values[0], "libc") && !strcmp(g.vars[0].values[5], "huge-4k"));
+	CHECK_OK(ruma_exp_grid_add(&g, "set", "lookups=1000", err, sizeof(err)));
+	CHECK(!strcmp(g.sets[g.nsets - 1].key, "lookups"));
 	return TEST_PASS;
 }
 

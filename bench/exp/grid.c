@@ -42,14 +42,15 @@ void ruma_exp_grid_init(ruma_exp_grid *g)
 	g->timeout = 900;
 }
 
+/* Copy the first n bytes of src (callers checked n < RUMA_EXP_STR) into dst. */
 static int copy_str(char *dst, const char *src, size_t n)
 {
-	size_t l = strlen(src);
+	size_t l = strnlen(src, n);
 
 	if (l >= RUMA_EXP_STR)
 		return -1;
-	memcpy(dst, src, n < l ? n : l);
-	dst[n < l ? n : l] = '\0';
+	memcpy(dst, src, l);
+	dst[l] = '\0';
 	return 0;
 }
 
