@@ -3,6 +3,7 @@
  * 1-24, 30-32, 36-37, 40-44 and test types 1-15, 18-23 of the original, with
  * the original's command line and output).  The driver lives in bench/micro/;
  * docs/micro.md describes methods, tests, parameters and output.
+ * Syscalls: none here; bench/micro/ makes them through the rewire module.
  */
 #include "micro/micro.h"
 

@@ -2,6 +2,7 @@
  * rng.c — xoshiro256** seeded through splitmix64; Lemire's nearly-divisionless
  * bounded integers.  Deterministic for a given seed, so every benchmark and
  * test can print its seed and be replayed with RUMA_SEED=<seed>.
+ * Syscalls: getpid (mixed into the default seed); the generator makes none.
  */
 #include <ruma/core.h>
 
