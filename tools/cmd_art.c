@@ -10,7 +10,9 @@
 
 #include <ruma/art.h>
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 int ruma_cmd_art(int argc, char **argv);
@@ -46,7 +48,7 @@ int ruma_cmd_art(int argc, char **argv)
 	artbench_config cfg = { 0, 0, "libc", 1, 0, 10000000 };
 	const char *pos[2] = { NULL, NULL };
 	bool have_seed = false;
-	int npos = 0;
+	int npos = 0, rc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -63,10 +65,11 @@ int ruma_cmd_art(int argc, char **argv)
 			if (!strcmp(a, "--alloc")) {
 				ruma_alloc_kind kind;
 				if (ruma_alloc_kind_by_name(v, &kind) != 0)
-					return bad("unknown allocator (libc, pool, mempool, huge)", v);
+					return bad("unknown allocator (" RUMA_ALLOC_NAMES ")", v);
 				cfg.alloc_name = v;
-			} else if (ruma_parse_u64(v, &x) != 0) {
-				return bad("not a number", v);
+			} else if ((rc = ruma_parse_u64(v, &x)) != 0) {
+				return bad(rc == -ERANGE ? "number larger than 2^64 - 1" :
+							   "not a non-negative integer", v);
 			} else if (!strcmp(a, "--reps")) {
 				if (x == 0 || x > 1000)
 					return bad("--reps must be 1..1000", v);
@@ -106,6 +109,11 @@ int ruma_cmd_art(int argc, char **argv)
 		cfg.mode == ARTBENCH_SPARSE ? " (TIDs are row numbers; keys from keys[tid])" : "");
 	printf("Node4 Size: %d\nNode16 Size: %d\nNode48 Size: %d\nNode256 Size: %d\n",
 	       RUMA_ART_NODE4_SIZE, RUMA_ART_NODE16_SIZE, RUMA_ART_NODE48_SIZE, RUMA_ART_NODE256_SIZE);
-	int rc = artbench_run(&cfg, &artbench_art_index, stdout, stderr);
+	rc = artbench_run(&cfg, &artbench_art_index, stdout, stderr);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ruma art: writing the results to stdout failed: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	return rc == 0 ? 0 : 1;
 }
