@@ -38,9 +38,10 @@ static void usage(FILE *f)
 		"summary (median/min/max per variant) and notes on stderr.\n");
 }
 
-static int bad(const char *opt, const char *val)
+static int bad(const char *opt, const char *val, const char *want)
 {
-	fprintf(stderr, "ruma rewire: invalid value for %s: '%s'\n", opt, val ? val : "(missing)");
+	fprintf(stderr, "ruma rewire: invalid value for %s: '%s' (expected %s)\n", opt,
+		val ? val : "(missing)", want);
 	return 2;
 }
 
@@ -58,23 +59,23 @@ static int parse(int argc, char **argv, ruma_rewirebench_opts *o, const char **c
 			continue;
 		} else if (!strcmp(a, "--csv")) {
 			if (!v || !*v)
-				return bad(a, v);
+				return bad(a, v, "a file name");
 			*csv_path = v;
 		} else if (!strcmp(a, "--pages")) {
 			if (!v || ruma_parse_u64(v, &x) || x == 0 || x > MAX_PAGES)
-				return bad(a, v);
+				return bad(a, v, "an integer in 1..4194304 (16 GiB of 4 KiB pages)");
 			o->pages = x;
 		} else if (!strcmp(a, "--reps")) {
 			if (!v || ruma_parse_u64(v, &x) || x == 0 || x > 10000)
-				return bad(a, v);
+				return bad(a, v, "an integer in 1..10000");
 			o->reps = (unsigned)x;
 		} else if (!strcmp(a, "--reserve-huge")) {
 			if (!v || ruma_parse_u64(v, &x) || x > 65536)
-				return bad(a, v);
+				return bad(a, v, "an integer in 0..65536");
 			o->reserve_huge = x;
 		} else if (!strcmp(a, "--seed")) {
 			if (!v || ruma_parse_u64(v, &x))
-				return bad(a, v);
+				return bad(a, v, "an integer in 0..2^64-1");
 			o->seed = x;
 		} else {
 			fprintf(stderr, "ruma rewire: unknown option '%s'\n", a);
@@ -104,6 +105,11 @@ int ruma_cmd_rewire(int argc, char **argv)
 	int rc = ruma_rewirebench_run(&o);
 	if (csv_path && fclose(o.csv) && !rc)
 		rc = -EIO;
+	if (!csv_path && (fflush(stdout) || ferror(stdout)) && !rc) {
+		fprintf(stderr, "ruma rewire: writing the CSV to stdout failed: %s\n",
+			strerror(errno));
+		return 1;
+	}
 	if (rc) {
 		fprintf(stderr, "ruma rewire: %s\n", ruma_strerror(rc));
 		return rc == RUMA_EMAPLIMIT ? 2 : 1;
