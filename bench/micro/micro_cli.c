@@ -419,6 +419,10 @@ int micro_main(int argc, char **argv)
 		fprintf(stderr, "ruma micro: writing '%s' failed: %s\n", o.pos[5], strerror(errno));
 		status = 1;
 	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ruma micro: writing to stdout failed: %s\n", strerror(errno));
+		status = 1;
+	}
 	free(rows);
 	return status;
 }
