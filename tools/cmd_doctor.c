@@ -722,7 +722,8 @@ static void usage(FILE *f)
 		"              prints the previous values and the commands to restore them\n"
 		"  --help      this text\n"
 		"\n"
-		"Exit status: 0 (also with warnings), 1 when --apply fails, 2 for bad arguments.\n",
+		"Exit status: 0 (also with warnings), 1 when --apply fails or the report\n"
+		"cannot be written, 2 for bad arguments.\n",
 		REC_NR_HUGEPAGES, REC_MAX_MAP_COUNT, REC_THP);
 }
 
@@ -823,5 +824,10 @@ int ruma_cmd_doctor(int argc, char **argv)
 	}
 	ruma_perf_destroy(perf);
 	free(r.c);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ruma doctor: writing the report to stdout failed: %s\n",
+			strerror(errno));
+		status = 1;
+	}
 	return status;
 }
