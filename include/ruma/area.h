@@ -252,7 +252,7 @@ RUMA_API int ruma_area_kernel_maps(const ruma_area *a, uint64_t *out);
 
 /*
  * ruma_max_map_count — vm.max_map_count from /proc/sys/vm/max_map_count.
- * Returns 0 or a negative errno.
+ * Returns 0, a negative errno, or RUMA_EPARSE when the file holds no number.
  */
 RUMA_API int ruma_max_map_count(uint64_t *out);
 

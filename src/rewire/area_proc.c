@@ -6,12 +6,15 @@
  * Invariants: read-only; nothing here changes an area.  The check treats the
  * table as the claim and /proc/self/maps as the truth.
  *
- * Syscalls: open + pread (through the OS layer) on /proc/sys/vm/max_map_count
- * and /proc/self/maps, close, and fstat on the pool memfds (inode numbers).
+ * Syscalls: open + pread (through the OS layer) on /proc/self/maps for the
+ * check, close, and fstat on the pool memfds (inode numbers); the mapping
+ * count and vm.max_map_count are read by the core module (src/core/sysinfo.c).
  */
 #include "rewire/area_internal.h"
 
 #include "os/os.h"
+
+#include <ruma/sysinfo.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,58 +71,15 @@ int area_read_file(const char *path, char **buf, size_t *len)
 	return rc;
 }
 
+/* Both limits come from the core module's /proc readers (one copy of that code). */
 int ruma_max_map_count(uint64_t *out)
 {
-	char *buf;
-	size_t len;
-	int rc = area_read_file("/proc/sys/vm/max_map_count", &buf, &len);
-
-	if (rc)
-		return rc;
-	char *end;
-	unsigned long long v = strtoull(buf, &end, 10);
-	rc = end == buf ? -EIO : 0;
-	free(buf);
-	if (!rc)
-		*out = v;
-	return rc;
-}
-
-/*
- * Count lines with a fixed stack buffer: this runs when the process may be at
- * its mapping limit, where a large malloc (which would need a new mapping)
- * could fail.
- */
-static int count_lines(int fd, uint64_t *out)
-{
-	char buf[16384];
-	uint64_t lines = 0;
-	off_t pos = 0;
-
-	for (;;) {
-		ssize_t got = ruma_os_pread(fd, buf, sizeof(buf), pos);
-		if (got < 0)
-			return (int)got;
-		if (got == 0)
-			break;
-		for (ssize_t i = 0; i < got; i++)
-			lines += buf[i] == '\n';
-		pos += got;
-	}
-	*out = lines;
-	return 0;
+	return ruma_sysinfo_read_u64_file("/proc/sys/vm/max_map_count", out);
 }
 
 int ruma_map_count(uint64_t *out)
 {
-	int fd;
-	int rc = ruma_os_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0, &fd);
-
-	if (rc)
-		return rc;
-	rc = count_lines(fd, out);
-	close(fd);
-	return rc;
+	return ruma_sysinfo_map_count(out); /* counts with a stack buffer: no mapping needed */
 }
 
 /* ---- the table check -------------------------------------------------------------- */
