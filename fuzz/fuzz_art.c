@@ -245,14 +245,26 @@ static void op_bulk(run *r, bool insert)
 	uint8_t prefix[32];
 	size_t plen;
 
-	next_key(r, fz_u8(&r->in) & 1);
-	plen = r->len > 20 ? 20 : r->len;
-	if (r->tid)
-		plen = 7;
-	memcpy(prefix, r->key, plen);
-	unsigned count = 1u + fz_u8(&r->in), first = fz_u8(&r->in), step = 1u + fz_u8(&r->in) % 3;
+	uint8_t how = fz_u8(&r->in);
+	unsigned first;
+	if ((how & 1) && r->m.n) {
+		/* a range starting at a key in the tree: its last byte varies */
+		const fz_entry *e = &r->m.e[fz_u16(&r->in) % r->m.n];
+		plen = e->len ? e->len - 1 : 0;
+		plen = plen > 20 ? 20 : plen;
+		memcpy(prefix, e->key, plen);
+		first = e->len > plen ? e->key[plen] : 0;
+	} else {
+		next_key(r, how & 2);
+		plen = r->len > 20 ? 20 : r->len;
+		if (r->tid)
+			plen = 7;
+		memcpy(prefix, r->key, plen);
+		first = fz_u8(&r->in);
+	}
+	unsigned count = 1u + fz_u8(&r->in), step = 1u + fz_u8(&r->in) % 3;
 	uint8_t tail = fz_u8(&r->in);
-	bool with_tail = !r->tid && (tail & 1);
+	bool with_tail = !r->tid && (tail & 1) && !(how & 1);
 	for (unsigned i = 0; i < count; i++) {
 		memcpy(r->key, prefix, plen);
 		r->key[plen] = (uint8_t)(first + i * step);

@@ -323,10 +323,23 @@ static void op_bulk(run *r, bool insert)
 	uint8_t prefix[48];
 	size_t plen;
 
-	next_key(r, fz_u8(&r->in) & 1);
-	plen = r->len > 40 ? 40 : r->len;
-	memcpy(prefix, r->key, plen);
-	unsigned count = 1u + fz_u8(&r->in), first = fz_u16(&r->in), step = 1u + fz_u8(&r->in) % 7;
+	uint8_t how = fz_u8(&r->in);
+	unsigned first = 0;
+	if ((how & 1) && r->m.n) {
+		/* a range starting at a key in the tree: its last two bytes are the counter */
+		const fz_entry *e = &r->m.e[fz_u16(&r->in) % r->m.n];
+		plen = e->len >= 2 ? e->len - 2 : 0;
+		plen = plen > 40 ? 40 : plen;
+		memcpy(prefix, e->key, plen);
+		if (e->len >= plen + 2)
+			first = (unsigned)e->key[plen] << 8 | e->key[plen + 1];
+	} else {
+		next_key(r, how & 2);
+		plen = r->len > 40 ? 40 : r->len;
+		memcpy(prefix, r->key, plen);
+		first = fz_u16(&r->in);
+	}
+	unsigned count = 1u + fz_u8(&r->in), step = 1u + fz_u8(&r->in) % 7;
 	uint8_t vb = fz_u8(&r->in);
 	for (unsigned i = 0; i < count; i++) {
 		unsigned k = first + i * step;

@@ -61,9 +61,7 @@ static inline uint64_t fz_mix(uint64_t x)
 
 /* ---- failure reporting --------------------------------------------------- */
 
-static void fz_fail(const char *harness, const char *what, const uint8_t *key, size_t len)
-	__attribute__((noreturn));
-static void fz_fail(const char *harness, const char *what, const uint8_t *key, size_t len)
+__attribute__((noreturn)) static inline void fz_fail(const char *harness, const char *what, const uint8_t *key, size_t len)
 {
 	fprintf(stderr, "%s: mismatch with the model: %s", harness, what);
 	if (key) {

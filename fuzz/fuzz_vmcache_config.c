@@ -1,0 +1,194 @@
+/*
+ * fuzz_vmcache_config.c — libFuzzer harness for the configuration of
+ * `ruma vmcache`: environment variables and flags (tools/cmd_vmcache.c),
+ * the workload table and DATASIZE checks (bench/vmcache), and the buffer
+ * manager's option names (bm.h).
+ *
+ * The parser of cmd_vmcache.c is static, so the harness calls
+ * ruma_cmd_vmcache itself and makes sure it never starts a run: the last
+ * argument is always "--seed=!" (flags win over earlier ones, and a
+ * preceding bare "--seed" takes it as its value), which is the last thing
+ * checked before ruma_vmcache_run — so every input must end with exit
+ * status 2 (bad configuration, message on stderr) or 0 for --help/-h.
+ *
+ * Input: byte 0 is a mask of the variables BLOCK VIRTGB PHYSGB BATCH RUNFOR
+ * RNDREAD THREADS DATASIZE (bit 0..7), byte 1 bit 0 adds EXMAP; the rest,
+ * split at NUL bytes, gives first the values of the selected variables (in
+ * that order), then up to 16 arguments.  Variables not selected are unset,
+ * so each run is independent of the environment and of earlier runs.
+ *
+ * Also checked on the same strings: ruma_vmcache_find_workload returns NULL
+ * or the workload of that name; ruma_bm_{wait,evict,write}_parse give 0 or
+ * RUMA_EPARSE and, on success, name() of the result parses to the same
+ * value; and for a DATASIZE the command line lets through (0 .. 2^64/256)
+ * that a workload accepts, its space_estimate is at least DATASIZE and not
+ * smaller than the estimate for half of it (no 64-bit wrap, which would
+ * let the space check before a run pass for a data set that cannot fit).
+ * stdout/stderr carry the command's messages; run.sh uses -close_fd_mask=3.
+ */
+#include "vmcache/driver.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fuzz_model.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int ruma_cmd_vmcache(int argc, char **argv); /* tools/cmd_vmcache.c */
+
+#define H "fuzz_vmcache_config"
+#define MAX_ARGS 16
+
+/* The harness's own reports: a copy of stderr taken before libFuzzer's
+ * -close_fd_mask closes it (the command's messages go to the closed one). */
+static FILE *report;
+
+static void open_report(void)
+{
+	int fd = dup(2);
+	report = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!report)
+		report = stderr;
+	setvbuf(report, NULL, _IONBF, 0);
+}
+
+static const char *const vars[] = { "BLOCK",  "VIRTGB",  "PHYSGB",   "BATCH",
+				    "RUNFOR", "RNDREAD", "THREADS", "DATASIZE" };
+
+static void fail(const char *what, const char *s)
+{
+	fprintf(report, "%s: %s ('%s')\n", H, what, s ? s : "");
+	abort();
+}
+
+static int skip_known = -1;
+
+/* Checks of bugs already reported (docs/fuzzing.md); RUMA_FUZZ_SKIP_KNOWN=1 skips them. */
+static bool known_skipped(void)
+{
+	if (skip_known < 0) {
+		const char *e = getenv("RUMA_FUZZ_SKIP_KNOWN");
+		skip_known = e && *e && strcmp(e, "0") != 0;
+	}
+	return skip_known == 1;
+}
+
+static void check_names(const char *s)
+{
+	ruma_bm_wait w;
+	ruma_bm_evict e;
+	ruma_bm_write wr;
+	int r;
+
+	if ((r = ruma_bm_wait_parse(s, &w)) == 0) {
+		ruma_bm_wait w2;
+		if (ruma_bm_wait_parse(ruma_bm_wait_name(w), &w2) != 0 || w2 != w)
+			fail("wait name does not parse back", s);
+	} else if (r != RUMA_EPARSE) {
+		fail("ruma_bm_wait_parse: return code", s);
+	}
+	if ((r = ruma_bm_evict_parse(s, &e)) == 0) {
+		ruma_bm_evict e2;
+		if (ruma_bm_evict_parse(ruma_bm_evict_name(e), &e2) != 0 || e2 != e)
+			fail("evict name does not parse back", s);
+	} else if (r != RUMA_EPARSE) {
+		fail("ruma_bm_evict_parse: return code", s);
+	}
+	if ((r = ruma_bm_write_parse(s, &wr)) == 0) {
+		ruma_bm_write wr2;
+		if (ruma_bm_write_parse(ruma_bm_write_name(wr), &wr2) != 0 || wr2 != wr)
+			fail("write name does not parse back", s);
+	} else if (r != RUMA_EPARSE) {
+		fail("ruma_bm_write_parse: return code", s);
+	}
+	const ruma_vmcache_workload *wl = ruma_vmcache_find_workload(s);
+	if (wl && strcmp(wl->name, s) != 0)
+		fail("ruma_vmcache_find_workload returned another workload", s);
+}
+
+static void check_estimates(uint64_t d)
+{
+	d %= UINT64_MAX / 256 + 1; /* DATASIZE's range on the command line */
+	for (size_t i = 0; ruma_vmcache_workloads[i]; i++) {
+		const ruma_vmcache_workload *wl = ruma_vmcache_workloads[i];
+		if (!wl->space_estimate || (wl->check_datasize && wl->check_datasize(d)))
+			continue;
+		uint64_t est = wl->space_estimate(d), half = wl->space_estimate(d / 2);
+		if ((est < d || est < half) && !known_skipped()) {
+			fprintf(report,
+				"%s: workload %s: space_estimate(%" PRIu64 ") = %" PRIu64
+				" wrapped (estimate for half: %" PRIu64 ")\n",
+				H, wl->name, d, est, half);
+			abort();
+		}
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	open_report();
+	unsetenv("EXMAP");
+	unsetenv("RUMA_SEED");
+	for (size_t i = 0; i < 8; i++)
+		unsetenv(vars[i]);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *argv[MAX_ARGS + 3];
+	int argc = 1;
+	bool help = false;
+
+	if (size < 2)
+		return 0;
+	uint8_t mask = data[0], more = data[1];
+	char *buf = malloc(size - 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, data + 2, size - 2);
+	buf[size - 2] = '\0';
+	char *p = buf, *end = buf + size - 2;
+
+	for (size_t i = 0; i < 8; i++) {
+		if ((mask >> i & 1) && p <= end) {
+			setenv(vars[i], p, 1);
+			check_names(p);
+			p += strlen(p) + 1;
+		} else {
+			unsetenv(vars[i]);
+		}
+	}
+	if (more & 1)
+		setenv("EXMAP", (more & 2) ? "1" : "0", 1);
+	else
+		unsetenv("EXMAP");
+	argv[0] = (char *)"vmcache";
+	for (; p <= end && argc <= MAX_ARGS; p += strlen(p) + 1) {
+		if (!strcmp(p, "--help") || !strcmp(p, "-h"))
+			help = true;
+		check_names(p);
+		argv[argc++] = p;
+	}
+	argv[argc++] = (char *)"--seed=!";
+	argv[argc] = NULL;
+
+	int rc = ruma_cmd_vmcache(argc, argv);
+	if (rc != 2 && !(rc == 0 && help)) {
+		fprintf(report, "%s: ruma vmcache returned %d for:", H, rc);
+		for (int i = 1; i < argc; i++)
+			fprintf(report, " '%s'", argv[i]);
+		fprintf(report, "\n");
+		abort();
+	}
+
+	uint64_t d = 0;
+	if (size >= 10)
+		memcpy(&d, data + size - 8, 8);
+	check_estimates(d);
+	free(buf);
+	return 0;
+}
