@@ -39,6 +39,12 @@ static int t_inject_nth(void)
 	ruma_os_inject_clear();
 	CHECK_OK(ruma_os_munmap(p[0], 4096));
 	CHECK_OK(ruma_os_munmap(p[2], 4096));
+	/* a counter reset after arming does not move the injected call */
+	CHECK(ruma_os_count(RUMA_SYS_MUNMAP) >= 2); /* the two above */
+	ruma_os_inject(RUMA_SYS_MUNMAP, 1, EBUSY, false);
+	ruma_os_count_reset();
+	CHECK_EQ(ruma_os_munmap(NULL, 0), -EBUSY);
+	ruma_os_inject_clear();
 	return TEST_PASS;
 }
 

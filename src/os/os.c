@@ -67,8 +67,13 @@ uint64_t ruma_os_count(ruma_sys s)
 
 void ruma_os_count_reset(void)
 {
-	for (int i = 0; i < RUMA_SYS_COUNT_; i++)
-		atomic_store(&slots[i].calls, 0);
+	for (int i = 0; i < RUMA_SYS_COUNT_; i++) {
+		uint64_t was = atomic_exchange(&slots[i].calls, 0);
+		uint64_t at = atomic_load(&slots[i].fire_at);
+		/* an armed injection keeps its distance: the nth call from arming */
+		if (at)
+			atomic_store(&slots[i].fire_at, at > was ? at - was : 1);
+	}
 }
 
 void ruma_os_inject(ruma_sys s, uint64_t nth, int err, bool sticky)

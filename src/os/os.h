@@ -54,7 +54,8 @@ const char *ruma_os_sys_name(ruma_sys s);
 /* ruma_os_count — calls of s since start or the last reset (failed calls included). */
 uint64_t ruma_os_count(ruma_sys s);
 
-/* ruma_os_count_reset — set every counter to zero. */
+/* ruma_os_count_reset — set every counter to zero (armed injections still
+ * fire at the call they were armed for). */
 void ruma_os_count_reset(void);
 
 /* ---- fault injection ------------------------------------------------------ */
