@@ -594,7 +594,17 @@ static int t_cli_bad_grids(void)
 	CHECK(expect_bad((char *[]){ NULL, "sweep", "art", "--size", "n=1e3", NULL }, "--out"));
 	CHECK(expect_bad((char *[]){ NULL, "compare", (char *)tpath("nonexistent.csv"), NULL },
 			 "cannot read"));
+	CHECK(expect_bad((char *[]){ NULL, "compare", tmpdir, NULL }, "directory"));
 	CHECK(access(o, F_OK) != 0); /* nothing ran, nothing written */
+	/* --resume from something unreadable stops before running anything */
+	char *err = NULL;
+	int rc = test_run_cli((char *[]){ NULL, "sweep", "art", "--size", "n=1e3", "--resume",
+					  "--out", tmpdir, NULL },
+			      NULL, &err);
+	int named = err && strstr(err, "cannot resume") && strstr(err, "directory");
+	free(err);
+	CHECK_EQ(rc, 1);
+	CHECK(named);
 	return TEST_PASS;
 }
 

@@ -198,8 +198,9 @@ static int load_done(const ruma_exp_grid *g, const char *path, struct keyset *do
 		return errno == ENOENT ? 0 : -errno;
 	header_line(g, want, sizeof(want));
 	if (!fgets(line, sizeof(line), f)) {
+		rc = ferror(f) ? (errno ? -errno : -EIO) : 0; /* a read error is not empty */
 		fclose(f);
-		return 0; /* empty file: start afresh */
+		return rc; /* 0: an empty file starts afresh */
 	}
 	line[strcspn(line, "\r\n")] = '\0';
 	if (strcmp(line, want)) {
@@ -236,6 +237,10 @@ static int load_done(const ruma_exp_grid *g, const char *path, struct keyset *do
 		nlines++;
 		row_key(fields, nparam + 4, key, sizeof(key));
 		snprintf(last, sizeof(last), "%s", key);
+	}
+	if (ferror(f)) { /* rewriting what was read would drop the rest */
+		rc = errno ? -errno : -EIO;
+		goto out;
 	}
 	/* drop the rows of the last measurement unless it is known complete: a
 	 * crash or a full disk may have cut it off */
