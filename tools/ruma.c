@@ -40,6 +40,16 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* Results that could not be written are a failure, whatever the command said. */
+static int finish(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ruma: cannot write the results to standard output\n");
+		return status ? status : 1;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -56,7 +66,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; commands[i].name; i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return finish(commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "ruma: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;
