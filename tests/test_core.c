@@ -67,6 +67,8 @@ static int t_parse_u64(void)
 	CHECK_EQ(ruma_parse_u64("", &v), RUMA_EPARSE);
 	CHECK_EQ(ruma_parse_u64("0x", &v), RUMA_EPARSE);
 	CHECK_EQ(ruma_parse_u64("0x-1", &v), RUMA_EPARSE);
+	CHECK_EQ(ruma_parse_u64("0x0x11", &v), RUMA_EPARSE); /* found by fuzz_parse */
+	CHECK_EQ(ruma_parse_u64("0x 1", &v), RUMA_EPARSE);
 	CHECK_EQ(ruma_parse_u64("1e30", &v), -ERANGE);
 	return TEST_PASS;
 }

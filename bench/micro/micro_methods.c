@@ -224,6 +224,9 @@ bool micro_method_wants_huge(const micro_method *m, const micro_params *p)
 static uint64_t partition_block_pages(const micro_params *p, size_t n)
 {
 	uint64_t parts = RUMA_MIN((uint64_t)n, p->num_partitions);
+
+	if (parts == 0)
+		return 0;
 	uint64_t per_part = (n + parts - 1) / parts;                      /* entries */
 	uint64_t per_block = p->pages_per_block * (MICRO_HUGE_PAGE / 8); /* entries */
 

@@ -72,7 +72,10 @@ static void report(ruma_vmcache_ctx *ctx, uint64_t key, const char *what)
 
 static uint64_t rnd_space(uint64_t n)
 {
-	return n * 128 * 3 / 2 + (1u << 20);
+	/* 192 bytes per tuple (1.5 x 128) + 1 MiB; saturates instead of wrapping */
+	if (n > (UINT64_MAX - (1u << 20)) / 192)
+		return UINT64_MAX;
+	return n * 192 + (1u << 20);
 }
 
 static const char *rnd_check_datasize(uint64_t n)

@@ -83,10 +83,11 @@ int ruma_parse_u64(const char *s, uint64_t *out)
 
 	if (s && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && s[2]) {
 		char *e;
+		/* only hex digits: strtoull would also take a sign, spaces and a second "0x" */
+		if (strspn(s + 2, "0123456789abcdefABCDEF") != strlen(s + 2))
+			return RUMA_EPARSE;
 		errno = 0;
 		unsigned long long x = strtoull(s + 2, &e, 16);
-		if (*e || isspace((unsigned char)s[2]) || s[2] == '-' || s[2] == '+')
-			return RUMA_EPARSE;
 		if (errno == ERANGE)
 			return -ERANGE;
 		*out = x;
