@@ -5,9 +5,10 @@
  * manager's option names (bm.h).
  *
  * The parser of cmd_vmcache.c is static, so the harness calls
- * ruma_cmd_vmcache itself and makes sure it never starts a run: the last
- * argument is always "--seed=!" (flags win over earlier ones, and a
- * preceding bare "--seed" takes it as its value), which is the last thing
+ * ruma_cmd_vmcache itself and makes sure it never starts a run: the last two
+ * arguments are always "--seed=!" (flags win over earlier ones; a value
+ * flag ending the input, such as "--block", takes the first one as its
+ * value, and the second still counts), and the seed is the last thing
  * checked before ruma_vmcache_run — so every input must end with exit
  * status 2 (bad configuration, message on stderr) or 0 for --help/-h.
  *
@@ -139,7 +140,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *argv[MAX_ARGS + 3];
+	char *argv[MAX_ARGS + 4];
 	int argc = 1;
 	bool help = false;
 
@@ -173,6 +174,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_names(p);
 		argv[argc++] = p;
 	}
+	/* twice: a value flag at the end of the input (--block, --seed, ...) takes
+	 * the first one as its value, and the second still stops the command */
+	argv[argc++] = (char *)"--seed=!";
 	argv[argc++] = (char *)"--seed=!";
 	argv[argc] = NULL;
 

@@ -116,14 +116,17 @@ for t in $targets; do
 	seeds="$here/corpus/$t"
 	[ -d "$seeds" ] || seeds=""
 	# Extra per-target options: the CLI harnesses print usage/errors on every input.
-	extra=""
+	# Longer inputs sooner for the operation-sequence harnesses (-len_control).
+	extra="-max_len=512"
 	case "$t" in
-	fuzz_micro_args | fuzz_vmcache_config) extra="-close_fd_mask=3" ;;
+	fuzz_micro_args | fuzz_vmcache_config) extra="-max_len=512 -close_fd_mask=3" ;;
+	fuzz_art) extra="-max_len=4096 -len_control=20" ;;
+	fuzz_btree) extra="-max_len=2048 -len_control=20" ;;
 	esac
 	echo "== run $t for ${secs}s" >&2
 	start=$(date +%s)
 	# shellcheck disable=SC2086
-	if "$out/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -max_len=4096 \
+	if "$out/$t" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 \
 		-print_final_stats=1 -artifact_prefix="$crashes/" $extra \
 		"$corpus" $seeds >"$out/$t.log" 2>&1; then
 		echo "   $t: ok ($(($(date +%s) - start)) s, $(grep -c . "$out/$t.log") log lines," \
