@@ -887,8 +887,6 @@ static int t_check_reports(void)
 
 static int t_cli(void)
 {
-	if (sanitized())
-		SKIP("the CLI runs a full-scale warehouse: too slow under sanitizers");
 	char path[64];
 	snprintf(path, sizeof(path), "/tmp/ruma-test-tpcc-cli-%d", (int)getpid());
 	char *out = NULL, *err = NULL;

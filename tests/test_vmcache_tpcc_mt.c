@@ -146,7 +146,7 @@ static int pages_evicted(ruma_bm *bm, uint64_t *out)
 static int t_mix_small_pool(void)
 {
 	bool small = sanitized();
-	unsigned n = small ? 150 : 2500;
+	unsigned n = small ? 400 : 2500;
 	uint32_t scale = small ? 50 : 10;
 	uint64_t pool = small ? 4ull << 20 : 16ull << 20;
 	for (unsigned threads = 2; threads <= 4; threads += small ? 2 : 1) {
@@ -199,7 +199,7 @@ static bool count_customers(const void *k, size_t kl, const void *v, size_t vl, 
 /* Concurrent New-Orders and Deliveries of the same districts. */
 static int t_delivery_storm(void)
 {
-	unsigned threads = 4, n = sanitized() ? 150 : 1500;
+	unsigned threads = 4, n = sanitized() ? 400 : 1500;
 	fixture f = { 0 };
 	struct targ a[8];
 	struct deliv_count before = { 0 }, after = { 0 };
