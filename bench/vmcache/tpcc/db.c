@@ -103,8 +103,10 @@ int tpcc_db_open(ruma_bm *bm, tpcc_db **out)
 	if (!rc)
 		rc = ruma_btree_lookup(db->t[TPCC_META], meta_key, sizeof(meta_key) - 1, &m,
 				       sizeof(m), &len);
-	if (!rc && (len != sizeof(m) || m.magic != TPCC_MAGIC || m.format != TPCC_FORMAT))
+	if (!rc && (len < 2 * sizeof(uint32_t) || m.magic != TPCC_MAGIC))
 		rc = RUMA_ECORRUPT;
+	else if (!rc && (len != sizeof(m) || m.format != TPCC_FORMAT))
+		rc = RUMA_EUNSUPP; /* written by another version of this code */
 	if (!rc) {
 		rc = tpcc_sizes_init(&db->sz, m.warehouses, m.scale);
 		if (rc == -EINVAL)

@@ -84,7 +84,8 @@ int tpcc_db_create(ruma_bm *bm, const tpcc_sizes *sz, ruma_rng *rng, tpcc_db **o
 
 /* tpcc_db_open — open the TPC-C trees of an existing store (sizes and C_load
  * from meta); RUMA_ENOTFOUND when the store holds no TPC-C database,
- * RUMA_EBADCOMBO when its load never completed. */
+ * RUMA_EBADCOMBO when its load never completed, RUMA_EUNSUPP when its meta
+ * row has another format version, RUMA_ECORRUPT for a bad meta row. */
 int tpcc_db_open(ruma_bm *bm, tpcc_db **out);
 
 /* tpcc_db_mark_loaded — record in meta that the population is complete. */

@@ -46,6 +46,11 @@ static int tw_open_kept(ruma_vmcache_ctx *ctx, struct tpcc_wl *s)
 	if (r == RUMA_EBADCOMBO)
 		fprintf(stderr, "tpcc: the kept store holds a TPC-C database whose load did not "
 				"complete; run without --keep\n");
+	if (r == RUMA_EUNSUPP) {
+		fprintf(stderr, "tpcc: the kept store was written by another version of the "
+				"TPC-C workload; run without --keep\n");
+		r = RUMA_EBADCOMBO;
+	}
 	if (r)
 		return r;
 	if (s->db->sz.warehouses != ctx->datasize || s->db->sz.scale != 1) {
