@@ -215,12 +215,8 @@ int ruma_cmd_vmcache(int argc, char **argv)
 	}
 	o.wl = ruma_vmcache_find_workload(wname);
 	if (!o.wl) {
-		if (!strcmp(wname, "tpcc"))
-			fprintf(stderr, "ruma vmcache: the tpcc workload is not built into this "
-					"binary yet; use RNDREAD=1 or --workload rndread\n");
-		else
-			fprintf(stderr, "ruma vmcache: unknown workload '%s' (known: rndread, tpcc)\n",
-				wname);
+		fprintf(stderr, "ruma vmcache: unknown workload '%s' (known: rndread, tpcc)\n",
+			wname);
 		return 2;
 	}
 	const char *why = o.wl->check_datasize ? o.wl->check_datasize(o.datasize) : NULL;

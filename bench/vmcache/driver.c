@@ -343,6 +343,14 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		fprintf(stderr, "load: skipped, the kept store already holds the data\n");
 	}
 	print_space(bm);
+	if (o->check && o->wl->check) {
+		r = o->wl->check(&run.ctx);
+		if (r) {
+			fprintf(stderr, "vmcache: check after load failed: %s\n", ruma_strerror(r));
+			status = 1;
+			goto out;
+		}
+	}
 
 	r = timed_run(&run, bm);
 	if (r) {
@@ -359,7 +367,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	if (o->check && o->wl->check && !r) {
 		r = o->wl->check(&run.ctx);
 		if (r) {
-			fprintf(stderr, "vmcache: check failed: %s\n", ruma_strerror(r));
+			fprintf(stderr, "vmcache: check after the run failed: %s\n",
+				ruma_strerror(r));
 			status = 1;
 		}
 	}
