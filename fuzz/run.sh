@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # fuzz/run.sh — build the libFuzzer harnesses of fuzz/*.c with clang
 # (-fsanitize=fuzzer,address,undefined) straight from the module sources
 # into build-fuzz/, then run each one for a given number of seconds on its
@@ -130,7 +130,7 @@ for t in $targets; do
 		-print_final_stats=1 -artifact_prefix="$crashes/" $extra \
 		"$corpus" $seeds >"$out/$t.log" 2>&1; then
 		echo "   $t: ok ($(($(date +%s) - start)) s, $(grep -c . "$out/$t.log") log lines," \
-			"$(ls "$corpus" | wc -l) corpus inputs)" >&2
+			"$(find "$corpus" -type f | wc -l) corpus inputs)" >&2
 	else
 		status=1
 		echo "   $t: FAILED — reproducer(s) in $crashes/, log in $out/$t.log:" >&2
