@@ -440,14 +440,23 @@ static int t_corrupt_meta(void)
 	return TEST_PASS;
 }
 
+static void capture_line(void *ctx, const char *line)
+{
+	snprintf(ctx, 256, "%s", line);
+}
+
 static int t_bad_config(void)
 {
 	ruma_bm_config c;
 	ruma_bm *bm;
 
+	char said[256] = "";
 	cfg_small(&c, 1024, 64);
 	c.phys_bytes = c.virt_bytes + PS;
+	c.message = capture_line; /* the reason reaches the caller, not stderr */
+	c.message_ctx = said;
 	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	CHECK(strstr(said, "bad configuration") != NULL);
 	cfg_small(&c, 1024, 64);
 	c.batch = 0;
 	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);

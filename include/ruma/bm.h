@@ -73,6 +73,12 @@ typedef struct ruma_bm_config {
 	bool fresh;             /* discard existing contents and start empty */
 	bool direct_io;         /* O_DIRECT (default true; falls back with a note
 				   only if the file system refuses it) */
+	/* Where the manager reports what the caller should know (a refused
+	 * configuration and why, a fallback, a limit and its fix): one line of
+	 * text without newline per call.  NULL (the default) = stderr, prefixed
+	 * "ruma bm: ".  May be called from any thread using the manager. */
+	void (*message)(void *ctx, const char *line);
+	void *message_ctx;
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,

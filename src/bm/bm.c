@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,8 +194,22 @@ static int check_config(const ruma_bm_config *c)
 		why = "path too long";
 	if (!why)
 		return 0;
-	fprintf(stderr, "ruma bm: bad configuration: %s\n", why);
+	bm_say(c, "bad configuration: %s", why);
 	return -EINVAL;
+}
+
+void bm_say(const ruma_bm_config *c, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (c->message)
+		c->message(c->message_ctx, line);
+	else
+		fprintf(stderr, "ruma bm: %s\n", line);
 }
 
 /* ---- metadata ------------------------------------------------------------- */
@@ -266,9 +281,9 @@ static int meta_read(ruma_bm *bm, bool *found)
 	}
 	if (r == RUMA_ESHORTIO) {
 		free(p0);
-		fprintf(stderr,
-			"ruma bm: %s is not a ruma buffer-manager store (shorter than a page); "
-			"open it fresh to overwrite it\n",
+		bm_say(&bm->cfg,
+			"%s is not a ruma buffer-manager store (shorter than a page); "
+			"open it fresh to overwrite it",
 			bm->path);
 		return RUMA_ECORRUPT;
 	}
@@ -287,9 +302,9 @@ static int meta_read(ruma_bm *bm, bool *found)
 	    h.meta_pages < 1 || h.capacity == 0 || h.capacity % 64 ||
 	    h.meta_pages != 1 + div_up(h.capacity / 8, RUMA_BM_PAGE_SIZE) ||
 	    h.alloc_hw < h.meta_pages || h.alloc_hw > h.capacity || h.free_count > h.alloc_hw) {
-		fprintf(stderr,
-			"ruma bm: %s is not a ruma buffer-manager store (bad header); "
-			"open it fresh to overwrite it\n",
+		bm_say(&bm->cfg,
+			"%s is not a ruma buffer-manager store (bad header); "
+			"open it fresh to overwrite it",
 			bm->path);
 		return RUMA_ECORRUPT;
 	}
@@ -310,7 +325,7 @@ static int meta_read(ruma_bm *bm, bool *found)
 	uint64_t sum = fnv1a(fnv1a(0xcbf29ce484222325ull, &h, sizeof(h)), bits, bm_bytes);
 	if (sum != want) {
 		free(bits);
-		fprintf(stderr, "ruma bm: %s: metadata checksum mismatch (corrupt store)\n",
+		bm_say(&bm->cfg, "%s: metadata checksum mismatch (corrupt store)",
 			bm->path);
 		return RUMA_ECORRUPT;
 	}
@@ -342,13 +357,13 @@ static int open_storage(ruma_bm *bm)
 
 	r = ruma_os_open(bm->path, flags | (bm->cfg.direct_io ? O_DIRECT : 0), 0644, &bm->fd);
 	if (r == -EINVAL && bm->cfg.direct_io) {
-		fprintf(stderr,
-			"ruma bm: note: %s: the file system refuses O_DIRECT; using buffered I/O\n",
+		bm_say(&bm->cfg,
+			"note: %s: the file system refuses O_DIRECT; using buffered I/O",
 			bm->path);
 		r = ruma_os_open(bm->path, flags, 0644, &bm->fd);
 	}
 	if (r) {
-		fprintf(stderr, "ruma bm: cannot open %s: %s\n", bm->path, ruma_strerror(r));
+		bm_say(&bm->cfg, "cannot open %s: %s", bm->path, ruma_strerror(r));
 		bm->fd = -1;
 		return r;
 	}
@@ -363,7 +378,7 @@ static int open_storage(ruma_bm *bm)
 	} else if (S_ISREG(st.st_mode)) {
 		bm->file_reserved = (uint64_t)st.st_size;
 	} else {
-		fprintf(stderr, "ruma bm: %s is neither a regular file nor a block device\n",
+		bm_say(&bm->cfg, "%s is neither a regular file nor a block device",
 			bm->path);
 		return -EINVAL;
 	}
@@ -378,9 +393,9 @@ static int ensure_capacity(ruma_bm *bm, uint64_t pages)
 	if (bm->is_blockdev) {
 		if (need <= bm->dev_bytes)
 			return 0;
-		fprintf(stderr,
-			"ruma bm: %s: block device of %" PRIu64 " bytes is full "
-			"(the store needs %" PRIu64 "); use a larger device\n",
+		bm_say(&bm->cfg,
+			"%s: block device of %" PRIu64 " bytes is full "
+			"(the store needs %" PRIu64 "); use a larger device",
 			bm->path, bm->dev_bytes, need);
 		return -ENOSPC;
 	}
@@ -396,9 +411,9 @@ static int ensure_capacity(ruma_bm *bm, uint64_t pages)
 	if (r == -EOPNOTSUPP || r == -ENOSYS)
 		r = ruma_os_ftruncate(bm->fd, (off_t)target);
 	if (r == -ENOSPC || r == -EFBIG || r == -EDQUOT) {
-		fprintf(stderr,
-			"ruma bm: %s: cannot grow the file to %" PRIu64 " bytes: %s "
-			"(free space on its file system, or use a smaller data set)\n",
+		bm_say(&bm->cfg,
+			"%s: cannot grow the file to %" PRIu64 " bytes: %s "
+			"(free space on its file system, or use a smaller data set)",
 			bm->path, target, ruma_strerror(r));
 		return r == -EFBIG ? -EFBIG : -ENOSPC;
 	}
@@ -445,9 +460,9 @@ static int map_memory(ruma_bm *bm)
 	bm->map_len = bm->virt_pages * (size_t)RUMA_BM_PAGE_SIZE + BM_GUARD_BYTES;
 	r = map_anon(bm->map_len, &p);
 	if (r) {
-		fprintf(stderr,
-			"ruma bm: cannot reserve %zu bytes of virtual memory: %s "
-			"(lower VIRTGB, or check ulimit -v)\n",
+		bm_say(&bm->cfg,
+			"cannot reserve %zu bytes of virtual memory: %s "
+			"(lower VIRTGB, or check ulimit -v)",
 			bm->map_len, ruma_strerror(r));
 		bm->map_len = 0;
 		return r;
@@ -506,9 +521,9 @@ static int map_memory(ruma_bm *bm)
 				pthread_cond_init(&bm->pmx[i].c, NULL);
 			}
 		char b1[32];
-		fprintf(stderr,
-			"ruma bm: note: mutex wait strategy: %zu bytes of mutex+condvar per page, "
-			"%s of virtual memory for the side array (the state word is 8 bytes)\n",
+		bm_say(&bm->cfg,
+			"note: mutex wait strategy: %zu bytes of mutex+condvar per page, "
+			"%s of virtual memory for the side array (the state word is 8 bytes)",
 			sizeof(struct bm_pagemutex), ruma_format_size(bm->pmx_len, b1, sizeof(b1)));
 	}
 	return 0;
@@ -574,25 +589,25 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		uint64_t hw = atomic_load(&bm->alloc_hw);
 		uint64_t cap = bm->free_words * 64;
 		if (hw > bm->virt_pages) {
-			fprintf(stderr,
-				"ruma bm: %s holds %" PRIu64 " pages but virt_bytes (VIRTGB) covers "
-				"only %" PRIu64 "; raise VIRTGB\n",
+			bm_say(&bm->cfg,
+				"%s holds %" PRIu64 " pages but virt_bytes (VIRTGB) covers "
+				"only %" PRIu64 "; raise VIRTGB",
 				bm->path, hw, bm->virt_pages);
 			r = -EINVAL;
 		} else if (bm->virt_pages > cap) {
 			bm->virt_pages = cap;
 		}
 		if (!r && bm->is_blockdev && bm->dev_bytes < hw * RUMA_BM_PAGE_SIZE) {
-			fprintf(stderr,
-				"ruma bm: %s: the device has %" PRIu64 " bytes but the store "
-				"holds %" PRIu64 "; it was truncated or replaced\n",
+			bm_say(&bm->cfg,
+				"%s: the device has %" PRIu64 " bytes but the store "
+				"holds %" PRIu64 "; it was truncated or replaced",
 				bm->path, bm->dev_bytes, hw * RUMA_BM_PAGE_SIZE);
 			r = -ENOSPC;
 		}
 		if (!r && !bm->is_blockdev && bm->file_reserved < hw * RUMA_BM_PAGE_SIZE) {
-			fprintf(stderr,
-				"ruma bm: %s: the file has %" PRIu64 " bytes but the store "
-				"holds %" PRIu64 "; it was truncated\n",
+			bm_say(&bm->cfg,
+				"%s: the file has %" PRIu64 " bytes but the store "
+				"holds %" PRIu64 "; it was truncated",
 				bm->path, bm->file_reserved, hw * RUMA_BM_PAGE_SIZE);
 			r = RUMA_ESHORTIO;
 		}

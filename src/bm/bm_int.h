@@ -184,4 +184,7 @@ static inline char *bm_page(ruma_bm *bm, ruma_pid pid)
 	return bm->base + pid * (uint64_t)RUMA_BM_PAGE_SIZE;
 }
 
+/* bm_say — report one line through c->message (or stderr); see bm.h. */
+void bm_say(const ruma_bm_config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -149,9 +149,9 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
 	}
 	pthread_mutex_unlock(&bm->thr_mu);
 	if (!t) {
-		fprintf(stderr,
-			"ruma bm: more than max_threads=%u threads use the buffer manager at once "
-			"(raise max_threads / THREADS limit)\n",
+		bm_say(&bm->cfg,
+			"more than max_threads=%u threads use the buffer manager at once "
+			"(raise max_threads / THREADS limit)",
 			bm->cfg.max_threads);
 		return -EUSERS;
 	}
@@ -183,8 +183,8 @@ static int ring_ready(ruma_bm *bm, struct bm_thread *t)
 	int r = ruma_os_uring_init(t->ring, entries);
 	if (r == -ENOSYS || r == -EPERM || r == -EOPNOTSUPP) {
 		if (!atomic_exchange(&bm->uring_refused, true))
-			fprintf(stderr,
-				"ruma bm: note: io_uring unavailable here (%s); writing with pwrite\n",
+			bm_say(&bm->cfg,
+				"note: io_uring unavailable here (%s); writing with pwrite",
 				ruma_strerror(r));
 		return RUMA_EUNSUPP;
 	}
@@ -297,10 +297,10 @@ static void drop_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, s
 			int r = ruma_os_process_madvise(t->iov, chunk, MADV_DONTNEED, &bytes);
 			if (r == -EINVAL || r == -ENOSYS || r == -EPERM) {
 				if (!atomic_exchange(&bm->pmadv_refused, true))
-					fprintf(stderr,
-						"ruma bm: note: process_madvise(MADV_DONTNEED) on "
+					bm_say(&bm->cfg,
+						"note: process_madvise(MADV_DONTNEED) on "
 						"self refused by this kernel (%s; needs Linux >= "
-						"6.13); evicting with madvise per page\n",
+						"6.13); evicting with madvise per page",
 						ruma_strerror(r));
 				break;
 			}
@@ -429,9 +429,9 @@ int bm_ensure_free(ruma_bm *bm, struct bm_thread *t)
 			continue;
 		}
 		if (++idle_rounds > 200000) {
-			fprintf(stderr,
-				"ruma bm: buffer pool exhausted: all %" PRIu64
-				" resident pages stay latched (raise PHYSGB)\n",
+			bm_say(&bm->cfg,
+				"buffer pool exhausted: all %" PRIu64
+				" resident pages stay latched (raise PHYSGB)",
 				used);
 			return -EAGAIN;
 		}
