@@ -18,7 +18,7 @@
  *      any int id, micro_method_set_params / micro_test_set_params with up
  *      to 9 finite parameter values (the CLI passes only finite ones), then
  *      micro_combo_check, micro_method_wants_huge and micro_method_huge_pages
- *      for any entry count micro_main lets through (1 .. UINT64_MAX / 64).  Error texts go into heap buffers of exactly the
+ *      for entry counts 0 .. UINT64_MAX / 64 (micro_main passes 1 and up).  Error texts go into heap buffers of exactly the
  *      input-chosen length (ASan sees any overflow) and must be terminated.
  *      Return codes must be 0 or RUMA_EPARSE.
  * stdout/stderr carry the driver's messages; run.sh runs this harness with
@@ -180,9 +180,9 @@ static void run_api(const uint8_t *data, size_t size)
 	if (c)
 		check_text(why, wl, "micro_combo_check: text not terminated");
 	free(why);
-	/* the caller's contract (micro_main): 1 <= n <= UINT64_MAX / 64; n == 0 would
-	 * divide by zero for methods 14, 19, 44 (docs/fuzzing.md, latent) */
-	n = 1 + n % (UINT64_MAX / 64);
+	/* micro_main passes 1 .. UINT64_MAX / 64; 0 is tried too (it divided by
+	 * zero for methods 14, 19, 44 before 167fe84) */
+	n %= UINT64_MAX / 64 + 1;
 	if (micro_method_wants_huge(m, &p))
 		(void)micro_method_huge_pages(m, &p, (size_t)n);
 }

@@ -48,24 +48,6 @@ static void fail(const char *what)
 
 #define REQUIRE(cond, what) ((cond) ? (void)0 : fail(what))
 
-/*
- * Checks of bugs already reported in docs/fuzzing.md ("Findings").  With
- * RUMA_FUZZ_SKIP_KNOWN=1 in the environment they are skipped, so that a
- * campaign can search past them until they are fixed; by default they fail.
- */
-static int skip_known = -1;
-
-static bool known_skipped(void)
-{
-	if (skip_known < 0) {
-		const char *e = getenv("RUMA_FUZZ_SKIP_KNOWN");
-		skip_known = e && *e && strcmp(e, "0") != 0;
-	}
-	return skip_known == 1;
-}
-
-#define KNOWN(cond, what) ((known_skipped() || (cond)) ? (void)0 : fail(what))
-
 static bool all_digits(const char *s)
 {
 	return *s && strspn(s, "0123456789") == strlen(s);
@@ -154,7 +136,7 @@ static void check_codes(const char *s)
 			"bool value");
 
 	if (ru == 0 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		KNOWN(is_hex_literal(s), "u64 accepts a 0x string that is not 0x + hex digits");
+		REQUIRE(is_hex_literal(s), "u64 accepts a 0x string that is not 0x + hex digits");
 	if (ru == 0 && !is_hex_literal(s) && !(s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))) {
 		REQUIRE(rd == 0, "u64 accepts a decimal string that double rejects");
 		REQUIRE(d >= 0 && close_u64((uint64_t)fmin(d, 18446744073709549568.0), u),
@@ -163,7 +145,7 @@ static void check_codes(const char *s)
 		REQUIRE(rz == 0 || (rz == -ERANGE && u > UINT64_MAX - 4096),
 			"u64 accepts a string that size rejects");
 		if (rz == 0)
-			KNOWN(close_u64(z, u), "u64 and size disagree on a plain count");
+			REQUIRE(close_u64(z, u), "u64 and size disagree on a plain count");
 	}
 }
 
@@ -191,7 +173,7 @@ static void check_digits(const char *s)
 	if (rz == -ERANGE && (double)exact >= 18446744073709551616.0)
 		return; /* rounds up to 2^64 as a double */
 	REQUIRE(rz == 0, "size rejects a digit string that fits in 64 bits");
-	KNOWN(close_u64(z, exact), "size of a digit string is not its value");
+	REQUIRE(close_u64(z, exact), "size of a digit string is not its value");
 	if (exact < (UINT64_C(1) << 53))
 		REQUIRE(z == exact, "size of a digit string below 2^53 is not exact");
 
@@ -215,7 +197,7 @@ static void check_digits(const char *s)
 			REQUIRE(r == 0 || (r == -ERANGE && want > UINT64_MAX - (UINT64_C(1) << 12)),
 				"size rejects digits with a suffix below 2^64");
 			if (r == 0)
-				KNOWN(close_u64(z, want), "size with a unit suffix is off");
+				REQUIRE(close_u64(z, want), "size with a unit suffix is off");
 		}
 	}
 }

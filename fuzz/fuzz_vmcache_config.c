@@ -65,18 +65,6 @@ static void fail(const char *what, const char *s)
 	abort();
 }
 
-static int skip_known = -1;
-
-/* Checks of bugs already reported (docs/fuzzing.md); RUMA_FUZZ_SKIP_KNOWN=1 skips them. */
-static bool known_skipped(void)
-{
-	if (skip_known < 0) {
-		const char *e = getenv("RUMA_FUZZ_SKIP_KNOWN");
-		skip_known = e && *e && strcmp(e, "0") != 0;
-	}
-	return skip_known == 1;
-}
-
 static void check_names(const char *s)
 {
 	ruma_bm_wait w;
@@ -118,7 +106,7 @@ static void check_estimates(uint64_t d)
 		if (!wl->space_estimate || (wl->check_datasize && wl->check_datasize(d)))
 			continue;
 		uint64_t est = wl->space_estimate(d), half = wl->space_estimate(d / 2);
-		if ((est < d || est < half) && !known_skipped()) {
+		if (est < d || est < half) {
 			fprintf(report,
 				"%s: workload %s: space_estimate(%" PRIu64 ") = %" PRIu64
 				" wrapped (estimate for half: %" PRIu64 ")\n",

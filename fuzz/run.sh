@@ -2,8 +2,8 @@
 # fuzz/run.sh — build the libFuzzer harnesses of fuzz/*.c with clang
 # (-fsanitize=fuzzer,address,undefined) straight from the module sources
 # into build-fuzz/, then run each one for a given number of seconds on its
-# corpus (fuzz/corpus/<target>/ seeds, new inputs kept in
-# build-fuzz/corpus/<target>/).
+# corpus (fuzz/corpus/<target>/ seeds and the reproducers of fixed bugs in
+# fuzz/crashes/<target>/; new inputs kept in build-fuzz/corpus/<target>/).
 #
 #   fuzz/run.sh [seconds-per-target] [target...]     (default 30 s, all targets)
 #   FUZZ_BUILD_ONLY=1 fuzz/run.sh                     build only
@@ -113,8 +113,12 @@ for t in $targets; do
 	corpus="$out/corpus/$t"
 	crashes="$out/crashes/$t"
 	mkdir -p "$corpus" "$crashes"
-	seeds="$here/corpus/$t"
-	[ -d "$seeds" ] || seeds=""
+	# seeds: the checked-in corpus and the reproducers of fixed bugs (a regression
+	# replays them as crashes on the first run)
+	seeds=""
+	for d in "$here/corpus/$t" "$here/crashes/$t"; do
+		[ -d "$d" ] && seeds="$seeds $d"
+	done
 	# Extra per-target options: the CLI harnesses print usage/errors on every input.
 	# Longer inputs sooner for the operation-sequence harnesses (-len_control).
 	extra="-max_len=512"
