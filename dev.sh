@@ -6,6 +6,7 @@
 #   ./dev.sh test        build (asserts on) and run the whole test suite
 #   ./dev.sh test-asan   the whole suite under AddressSanitizer + UBSan
 #   ./dev.sh test-tsan   the concurrent tests under ThreadSanitizer
+#   ./dev.sh fuzz [SEC]  build the libFuzzer harnesses, run each SEC seconds
 #   ./dev.sh build       Release build only (build/ruma)
 #   ./dev.sh deps        install the packages only
 #   ./dev.sh bench-deps  also the packages benchmarks compare against
@@ -74,10 +75,14 @@ test-asan)
 		RUMA_TEST_SANITIZED=1 run_ctest build-asan
 	;;
 test-tsan)
-	install_missing $PKGS clang
+	install_missing $PKGS clang libclang-rt-14-dev
 	configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_SANITIZE=thread \
 		-DCMAKE_C_COMPILER=clang
 	TSAN_OPTIONS=halt_on_error=1 RUMA_TEST_SANITIZED=1 run_ctest build-tsan -L concurrent
+	;;
+fuzz)
+	install_missing $PKGS clang libclang-rt-14-dev
+	fuzz/run.sh "${2:-30}"
 	;;
 *)
 	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
