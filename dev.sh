@@ -85,7 +85,7 @@ fuzz)
 	fuzz/run.sh "${2:-30}"
 	;;
 *)
-	sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
 	[ -z "$cmd" ] && exit 2
 	echo "dev.sh: unknown command '$cmd'" >&2
 	exit 2
