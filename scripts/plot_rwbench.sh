@@ -314,7 +314,9 @@ else
 	reps=$(awk -F'\t' '{ if ($6 > m) m = $6 } END { print m }' "$tmp/time.tsv")
 	keys=$(awk -v n="$nkeys" 'BEGIN { l = log(n) / log(2); if (l == int(l)) printf "2^{%d}", l; else printf "%d", n }')
 	ppbtxt=
-	[ "$nppb" -eq 1 ] && ppbtxt=", $ppb1 page(s) per block"
+	if [ "$nppb" -eq 1 ]; then
+		if [ "$ppb1" = 1 ]; then ppbtxt=", blocks of 1 page"; else ppbtxt=", blocks of $ppb1 pages"; fi
+	fi
 	png_p="$outdir/$name-partition.png"
 	{
 		preamble
