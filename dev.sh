@@ -65,18 +65,18 @@ demo)
 	;;
 test)
 	install_missing $PKGS
-	configure_build build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	configure_build build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_WERROR=ON
 	run_ctest build-test
 	;;
 test-asan)
 	install_missing $PKGS
-	configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_SANITIZE=address,undefined
+	configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_WERROR=ON -DRUMA_SANITIZE=address,undefined
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		RUMA_TEST_SANITIZED=1 run_ctest build-asan
 	;;
 test-tsan)
 	install_missing $PKGS clang libclang-rt-14-dev
-	configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_SANITIZE=thread \
+	configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_WERROR=ON -DRUMA_SANITIZE=thread \
 		-DCMAKE_C_COMPILER=clang
 	TSAN_OPTIONS=halt_on_error=1 RUMA_TEST_SANITIZED=1 run_ctest build-tsan -L concurrent
 	;;
