@@ -2,7 +2,7 @@
 # micro_bench.sh — interleaved, repeated runs of `ruma micro`, median [min–max] per phase.
 #
 # Usage:
-#   scripts/micro_bench.sh [-b RUMA] [-r ROUNDS] [-w WARMUP] [-o CSV] [-s SEED]
+#   scripts/micro_bench.sh [-b RUMA] [-r ROUNDS] [-w WARMUP] [-o CSV] [-s SEED] [-f]
 #                          <test> <number_of_entries> <method> [<method> ...]
 #
 #   scripts/micro_bench.sh -r 10 -o a.csv 9 2097152 1 2 3 "6(1)" "6(64)" "7(64)" "10(64,0)"
@@ -22,7 +22,9 @@
 #   - Every run is its own process: `ruma micro <method> <test> <n> 1 false`
 #     (number_of_repetitions 1, so nothing is warm from an earlier repetition in the same process).
 #   - Rounds interleave the methods and rotate their order: round r runs the list starting at
-#     method (r mod M), so no method is always first or always last after another one.
+#     method (r mod M), so every method takes every position in a round (equally often when
+#     the number of rounds is a multiple of M).  Within a round the order stays cyclic, so a
+#     method mostly runs right after the same other method.
 #   - The warm-up rounds are run the same way and then dropped.
 #   - From each run's summary table it takes the row after the header line (the 33 field names)
 #     — the run's own row, not the average row — and keeps every field that is non-zero in at
@@ -37,14 +39,15 @@
 #   Summary table on stdout: per method and phase the number of runs, median [min–max] in
 #   milliseconds, the ratio of medians against the first method's same phase (when it has
 #   that phase), and "separate" when the min–max ranges of the two do not overlap, else "overlap".
-#   A run that fails (non-zero exit) is reported on stderr with its message and left out;
+#   A method/test combination that ruma rejects as bad input (exit 2) stops the script (exit 2).
+#   A run that fails otherwise (exit 1, e.g. a missing resource) is reported on stderr with its message and left out;
 #   the script then exits 1 at the end (the summary of the other runs is still printed).
 #
 # Exit: 0 ok; 1 some run failed; 2 bad usage.
 # Timings are only meaningful on a machine that is otherwise idle; record `uptime` around it.
 set -u
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 script_dir=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$script_dir")
@@ -77,7 +80,10 @@ if [ -z "$ruma" ]; then
         [ -x "$cand" ] && { ruma=$cand; break; }
     done
 fi
-[ -n "$ruma" ] && [ -x "$ruma" ] || { echo "micro_bench.sh: no ruma binary (give -b PATH)" >&2; exit 2; }
+if [ -z "$ruma" ] || [ ! -x "$ruma" ]; then
+    echo "micro_bench.sh: no ruma binary (give -b PATH)" >&2
+    exit 2
+fi
 
 test_type=$1
 n=$2
@@ -116,6 +122,11 @@ run_one() {
     local round=$1 method=$2 out rc header row
     out=$("$ruma" micro "${seed_args[@]}" "$method" "$test_type" "$n" 1 false 2>"$errf")
     rc=$?
+    if [ $rc -eq 2 ]; then
+        # ruma rejected the arguments: every later round would fail the same way.
+        echo "micro_bench.sh: method $method, test $test_type, n $n: bad input: $(head -c 300 "$errf")" >&2
+        exit 2
+    fi
     if [ $rc -ne 0 ]; then
         echo "micro_bench.sh: round $round method $method: exit $rc: $(head -c 300 "$errf")" >&2
         failed=1
@@ -131,7 +142,7 @@ run_one() {
     fi
     # With --fallback, ruma names a fallback on stderr; tag such a run so it is never mistaken
     # for a huge-page measurement.
-    grep -q 'falling back to 4 KiB pages' "$errf" && method="$method[4K]" && tag4k["${2}"]=1
+    grep -q 'falling back to 4 KiB pages' "$errf" && method="${method}[4K]" && tag4k["${2}"]=1
     [ "$round" -ge 1 ] && printf '%s\t%s\t%s\t%s\n' "$round" "$method" "$header" "$row" >>"$raw"
 }
 
@@ -147,7 +158,7 @@ done
 
 # Methods that fell back are listed under their tagged name.
 for ((j = 0; j < m; j++)); do
-    [ -n "${tag4k[${methods[$j]}]:-}" ] && methods[$j]="${methods[$j]}[4K]"
+    [ -n "${tag4k[${methods[$j]}]:-}" ] && methods[j]="${methods[$j]}[4K]"
 done
 
 # Post-processing: CSV rows and the summary.
