@@ -79,6 +79,32 @@ static inline size_t ruma_rwb_rotate(size_t k, size_t rep, size_t n)
 	return (k + rep) % n;
 }
 
+/*
+ * A benchmark of variants that each run a fixed list of timed phases over
+ * o->n bytes (pool, snapshot).  run() times one variant once: sec[nphases]
+ * and one count (`count_name` in the CSV: mappings, pages).  With
+ * per_count_column the CSV also gets seconds * 1e6 / count per phase.
+ */
+typedef struct ruma_rwb_phased {
+	const char *bench;            /* "pool": CSV bench column and messages */
+	const char *title;            /* summary title */
+	/* name of variant k (< nvariants); *huge = it needs --huge */
+	const char *(*variant)(size_t k, bool *huge);
+	size_t nvariants;
+	const char *const *phases;
+	size_t nphases;               /* <= RUMA_RWB_MAX_PHASES */
+	const char *count_name;
+	const char *per_count_column; /* e.g. "us_per_page", NULL = no such column */
+	int (*run)(size_t variant, uint64_t bytes, uint64_t seed, double *sec, uint64_t *count);
+} ruma_rwb_phased;
+
+#define RUMA_RWB_MAX_PHASES 8
+
+/* Run every selected variant reps + 1 times (first discarded), interleaved;
+ * CSV to o->csv, summary per phase and variant to stderr (ratio to the
+ * first selected variant, ns/op per 4 KiB).  0 or the first error. */
+int ruma_rwb_run_phased(const ruma_rwbench_opts *o, const ruma_rwb_phased *b);
+
 /* Free 2 MiB huge pages now (HugePages_Free), 0 when unknown. */
 uint64_t ruma_rwb_free_huge_pages(void);
 

@@ -128,3 +128,91 @@ uint64_t ruma_rwb_free_huge_pages(void)
 	fclose(f);
 	return n;
 }
+
+/* ---- variants x phases ---------------------------------------------------- */
+
+static const char *vname(const ruma_rwb_phased *b, size_t k)
+{
+	bool huge;
+	return b->variant(k, &huge);
+}
+
+static size_t phased_select(const ruma_rwbench_opts *o, const ruma_rwb_phased *b, size_t *sel)
+{
+	size_t nsel = 0;
+
+	for (size_t k = 0; k < b->nvariants && nsel < RUMA_RWB_MAX_LIST; k++) {
+		bool huge;
+		const char *name = b->variant(k, &huge);
+		if (ruma_rwb_selected(o, name) && (!huge || o->huge))
+			sel[nsel++] = k;
+	}
+	return nsel;
+}
+
+static void phased_label(const ruma_rwbench_opts *o, const ruma_rwb_phased *b, const size_t *sel,
+			 size_t nsel, ruma_rwb_table *t, double *ops)
+{
+	for (size_t ph = 0; ph < b->nphases; ph++)
+		for (size_t j = 0; j < nsel; j++) {
+			size_t c = ph * nsel + j;
+			snprintf(t->label[c], sizeof(t->label[c]), "%s %s", b->phases[ph],
+				 vname(b, sel[j]));
+			t->baseline[c] = (int)(ph * nsel);
+			if (ops)
+				ops[c] = (double)((o->n + 4095) / 4096); /* per 4 KiB */
+		}
+}
+
+static void phased_csv_row(const ruma_rwbench_opts *o, const ruma_rwb_phased *b, size_t v,
+			   unsigned rep, size_t ph, double sec, uint64_t count)
+{
+	fprintf(o->csv, "%s,%s,%llu,%u,%s,%.9f,%llu", b->bench, vname(b, v),
+		(unsigned long long)o->n, rep, b->phases[ph], sec, (unsigned long long)count);
+	if (b->per_count_column)
+		fprintf(o->csv, ",%.3f", count ? sec * 1e6 / (double)count : 0.0);
+	fputc('\n', o->csv);
+}
+
+int ruma_rwb_run_phased(const ruma_rwbench_opts *o, const ruma_rwb_phased *b)
+{
+	size_t sel[RUMA_RWB_MAX_LIST], nsel = phased_select(o, b, sel);
+	ruma_rwb_table t;
+	int rc = 0;
+
+	if (!nsel || o->n < 4096 || b->nphases > RUMA_RWB_MAX_PHASES) {
+		fprintf(stderr, "rwbench %s: no variant selected or n < 4096 bytes\n", b->bench);
+		return -EINVAL;
+	}
+	if (ruma_rwb_table_init(&t, nsel * b->nphases, o->reps))
+		return -ENOMEM;
+	double *ops = calloc(nsel * b->nphases, sizeof(*ops));
+	phased_label(o, b, sel, nsel, &t, ops);
+	fprintf(o->csv, "bench,variant,bytes,rep,phase,seconds,%s%s%s\n", b->count_name,
+		b->per_count_column ? "," : "", b->per_count_column ? b->per_count_column : "");
+	for (unsigned r = 0; r <= o->reps; r++)
+		for (size_t jj = 0; jj < nsel; jj++) {
+			size_t j = ruma_rwb_rotate(jj, r, nsel);
+			double sec[RUMA_RWB_MAX_PHASES];
+			uint64_t count = 0;
+			int prc = b->run(sel[j], o->n, o->seed + r, sec, &count);
+			if (prc) {
+				if (r == 0)
+					fprintf(stderr, "rwbench %s: %s: %s\n", b->bench,
+						vname(b, sel[j]), ruma_strerror(prc));
+				rc = rc ? rc : prc;
+				continue;
+			}
+			if (r == 0)
+				continue; /* warm-up */
+			for (size_t ph = 0; ph < b->nphases; ph++) {
+				t.sec[(ph * nsel + j) * o->reps + (r - 1)] = sec[ph];
+				phased_csv_row(o, b, sel[j], r, ph, sec[ph], count);
+			}
+			fflush(o->csv);
+		}
+	ruma_rwb_table_print(&t, b->title, ops);
+	free(ops);
+	ruma_rwb_table_free(&t);
+	return rc;
+}

@@ -83,58 +83,31 @@ static int run_one(const pool_variant *v, uint64_t bytes, uint64_t seed, double 
 	return 0;
 }
 
+static const char *variant_name(size_t k, bool *huge)
+{
+	*huge = variants[k].huge;
+	return variants[k].name;
+}
+
+static int run_variant(size_t k, uint64_t bytes, uint64_t seed, double *sec, uint64_t *count)
+{
+	return run_one(&variants[k], bytes, seed, sec, count);
+}
+
 int ruma_rwbench_pool(const ruma_rwbench_opts *o)
 {
-	size_t sel[NVAR], nsel = 0;
-	ruma_rwb_table t;
-	double *ops;
-	int rc = 0;
+	static const ruma_rwb_phased bench = {
+		.bench = "pool",
+		.title = "allocation pools (ns/op = per 4 KiB; ratio to mmap)",
+		.variant = variant_name,
+		.nvariants = NVAR,
+		.phases = phases,
+		.nphases = NPHASE,
+		.count_name = "mappings",
+		.run = run_variant,
+	};
+	int rc = ruma_rwb_run_phased(o, &bench);
 
-	for (size_t k = 0; k < NVAR; k++)
-		if (ruma_rwb_selected(o, variants[k].name) && (!variants[k].huge || o->huge))
-			sel[nsel++] = k;
-	if (!nsel || o->n < 4096) {
-		fprintf(stderr, "rwbench pool: no variant selected or n < 4096 bytes\n");
-		return -EINVAL;
-	}
-	if (ruma_rwb_table_init(&t, nsel * NPHASE, o->reps))
-		return -ENOMEM;
-	ops = calloc(nsel * NPHASE, sizeof(*ops));
-	for (size_t ph = 0; ph < NPHASE; ph++)
-		for (size_t j = 0; j < nsel; j++) {
-			size_t c = ph * nsel + j;
-			snprintf(t.label[c], sizeof(t.label[c]), "%s %s", phases[ph], variants[sel[j]].name);
-			t.baseline[c] = (int)(ph * nsel);
-			if (ops)
-				ops[c] = (double)((o->n + 4095) / 4096); /* per 4 KiB */
-		}
-	fprintf(o->csv, "bench,variant,bytes,rep,phase,seconds,mappings\n");
-	for (unsigned r = 0; r <= o->reps; r++)
-		for (size_t jj = 0; jj < nsel; jj++) {
-			size_t j = ruma_rwb_rotate(jj, r, nsel);
-			const pool_variant *v = &variants[sel[j]];
-			double sec[NPHASE];
-			uint64_t maps = 0;
-			int prc = run_one(v, o->n, o->seed + r, sec, &maps);
-			if (prc) {
-				if (r == 0)
-					fprintf(stderr, "rwbench pool: %s: %s\n", v->name, ruma_strerror(prc));
-				rc = rc ? rc : prc;
-				continue;
-			}
-			if (r == 0)
-				continue;
-			for (size_t ph = 0; ph < NPHASE; ph++) {
-				t.sec[(ph * nsel + j) * o->reps + (r - 1)] = sec[ph];
-				fprintf(o->csv, "pool,%s,%llu,%u,%s,%.9f,%llu\n", v->name,
-					(unsigned long long)o->n, r, phases[ph], sec[ph],
-					(unsigned long long)maps);
-			}
-			fflush(o->csv);
-		}
-	ruma_rwb_table_print(&t, "allocation pools (ns/op = per 4 KiB; ratio to mmap)", ops);
 	fprintf(stderr, "(checksum %llu)\n", (unsigned long long)sink);
-	free(ops);
-	ruma_rwb_table_free(&t);
 	return rc;
 }
