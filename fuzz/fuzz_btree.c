@@ -75,18 +75,12 @@ static void key_fresh(run *r)
 	fz_bytes(&r->in, r->key, r->len);
 }
 
+/* A key near an existing one (fz_key_derived), or a fresh one when the model is empty. */
 static void key_derived(run *r)
 {
-	if (r->m.n == 0) {
+	r->len = fz_key_derived(&r->in, &r->m, r->key);
+	if (r->len == SIZE_MAX)
 		key_fresh(r);
-		return;
-	}
-	const fz_entry *e = &r->m.e[fz_u16(&r->in) % r->m.n];
-	uint8_t cut = fz_u8(&r->in), ext = fz_u8(&r->in) % 4;
-	r->len = e->len - (cut % (e->len + 1)) * (cut >> 7);
-	memcpy(r->key, e->key, r->len);
-	fz_bytes(&r->in, r->key + r->len, ext);
-	r->len += ext;
 }
 
 static void next_key(run *r, bool derived)

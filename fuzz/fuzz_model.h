@@ -179,4 +179,22 @@ static inline void fz_model_free(fz_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * fz_key_derived — a key near an existing one: model entry i (chosen by the
+ * input), cut at some length, plus up to 3 input bytes; written to key (room
+ * for the longest model key + 3).  Returns its length, or SIZE_MAX when the
+ * model is empty (the caller makes a fresh key instead).
+ */
+static inline size_t fz_key_derived(fz_in *in, const fz_model *m, uint8_t *key)
+{
+	if (m->n == 0)
+		return SIZE_MAX;
+	const fz_entry *e = &m->e[fz_u16(in) % m->n];
+	uint8_t cut = fz_u8(in), ext = fz_u8(in) % 4;
+	size_t len = e->len - (cut % (e->len + 1)) * (cut >> 7);
+	memcpy(key, e->key, len);
+	fz_bytes(in, key + len, ext);
+	return len + ext;
+}
+
 #endif
