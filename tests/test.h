@@ -114,6 +114,18 @@ static inline int test_main(const char *module, const struct test_case *cases, s
 	return passed == 0 && skipped > 0 ? 77 : 0;
 }
 
+/*
+ * test_sanitized — true when RUMA_TEST_SANITIZED is set to something other
+ * than "" or "0" (the sanitizer jobs of dev.sh set it): tests scale their
+ * sizes down there.
+ */
+static inline bool test_sanitized(void)
+{
+	const char *s = getenv("RUMA_TEST_SANITIZED");
+
+	return s && *s && strcmp(s, "0") != 0;
+}
+
 /* ---- /proc and /sys helpers (huge-page tests) ----------------------------- */
 
 /* test_read_long — the first number in a /proc or /sys file, or -1. */

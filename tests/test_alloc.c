@@ -17,11 +17,6 @@
 static const char *const backends[] = { "libc", "pool", "mempool", "huge", "huge-thp", "huge-4k" };
 #define NBACKENDS TEST_N(backends)
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 /* Bytes mapped according to the page counters of a huge instance. */
 static uint64_t pages_bytes(const ruma_alloc_stats *st)
@@ -330,7 +325,7 @@ static int model_run(const char *name, size_t ops, size_t slots)
 
 static int t_model(void)
 {
-	size_t ops = sanitized() ? 40000 : 200000;
+	size_t ops = test_sanitized() ? 40000 : 200000;
 
 	for (size_t i = 0; i < NBACKENDS; i++) {
 		double t0 = ruma_now_sec();

@@ -71,8 +71,7 @@ static void *work(void *arg)
 
 static int t_instances_per_thread(void)
 {
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	size_t ops = s && *s && strcmp(s, "0") ? 5000 : 40000;
+	size_t ops = test_sanitized() ? 5000 : 40000;
 	pthread_t th[THREADS];
 	worker w[THREADS];
 

@@ -73,7 +73,7 @@ static const char *const backend_names[] = { "libc", "pool", "mempool", "huge" }
 
 static bool sanitized(void)
 {
-	return ART_TEST_SANITIZER || getenv("RUMA_TEST_SANITIZED") != NULL;
+	return ART_TEST_SANITIZER || test_sanitized();
 }
 
 /* ---- bytes-mode model ------------------------------------------------------ */

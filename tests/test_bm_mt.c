@@ -215,8 +215,7 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	const char *san = getenv("RUMA_TEST_SANITIZED");
-	g_ops = san && *san && strcmp(san, "0") ? 4000 : 20000;
+	g_ops = test_sanitized() ? 4000 : 20000;
 	strcpy(dir, "/tmp/ruma-test-bmmt-XXXXXX");
 	if (!mkdtemp(dir))
 		return 1;

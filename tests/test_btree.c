@@ -18,11 +18,6 @@
 
 #define PS RUMA_BM_PAGE_SIZE
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 /* ---- temp store ---------------------------------------------------------------------- */
 
@@ -438,7 +433,7 @@ static int t_random_model(void)
 	CHECK_OK(store_make(&s));
 	CHECK_OK(bm_start(&s, 1 << 16, 1 << 12, true, &bm));
 	CHECK_OK(ruma_btree_create(bm, "random", &t));
-	unsigned ops = sanitized() ? 6000 : 40000;
+	unsigned ops = test_sanitized() ? 6000 : 40000;
 	/* grow, churn, shrink */
 	CHECK(random_ops(t, &m, ops, 70, 200, 100) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops, 40, 200, 100) == TEST_PASS);
@@ -474,7 +469,7 @@ static int t_random_large(void)
 	CHECK_OK(store_make(&s));
 	CHECK_OK(bm_start(&s, 1 << 16, 1 << 12, true, &bm));
 	CHECK_OK(ruma_btree_create(bm, "large", &t));
-	unsigned ops = sanitized() ? 3000 : 12000;
+	unsigned ops = test_sanitized() ? 3000 : 12000;
 	CHECK(random_ops(t, &m, ops, 70, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops, 40, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops * 2, 5, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
@@ -503,7 +498,7 @@ static int t_merges(void)
 	CHECK_OK(store_make(&s));
 	CHECK_OK(bm_start(&s, 1 << 16, 1 << 13, true, &bm));
 	CHECK_OK(ruma_btree_create(bm, "merge", &t));
-	unsigned n = sanitized() ? 12000 : 40000;
+	unsigned n = test_sanitized() ? 12000 : 40000;
 	uint8_t k[64], v[64];
 	for (unsigned i = 0; i < n; i++) {
 		/* long, distinct keys so inner nodes hold few separators */
@@ -583,7 +578,7 @@ static int t_limits(void)
 	/* many maximal entries: keys of MAX_KEY bytes differing only at the
 	 * end (long separators), and entries with the largest values */
 	model m = { 0 };
-	unsigned n = sanitized() ? 300 : 1500;
+	unsigned n = test_sanitized() ? 300 : 1500;
 	for (unsigned i = 0; i < n; i++) {
 		size_t kl, vl;
 		if (i % 2) {
@@ -925,7 +920,7 @@ static int t_sequential(void)
 	CHECK_OK(store_make(&s));
 	CHECK_OK(bm_start(&s, 1 << 15, 1 << 12, true, &bm));
 	CHECK_OK(ruma_btree_create(bm, "seq", &t));
-	unsigned n = sanitized() ? 20000 : 100000;
+	unsigned n = test_sanitized() ? 20000 : 100000;
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t k[8];
 		uint64_t x = i;

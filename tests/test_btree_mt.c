@@ -26,11 +26,6 @@
 #define COUNTERS 32
 #define OVERLAP 400
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 typedef struct shared {
 	ruma_bm *bm;
@@ -321,7 +316,7 @@ static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, ruma_bm_write writ
 	ruma_bm_config_default(&c);
 	c.path = path;
 	c.virt_bytes = (1u << 14) * (uint64_t)PS;
-	c.phys_bytes = (sanitized() ? 24 : 64) * (uint64_t)PS;
+	c.phys_bytes = (test_sanitized() ? 24 : 64) * (uint64_t)PS;
 	c.batch = 8;
 	c.max_threads = THREADS + 2;
 	c.wait = wait;
@@ -388,7 +383,7 @@ static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, ruma_bm_write writ
 
 static int t_all_configs(void)
 {
-	unsigned ops = sanitized() ? 1500 : 12000;
+	unsigned ops = test_sanitized() ? 1500 : 12000;
 	const ruma_bm_wait waits[] = { RUMA_BM_WAIT_SPIN, RUMA_BM_WAIT_YIELD, RUMA_BM_WAIT_FUTEX,
 				       RUMA_BM_WAIT_MUTEX };
 	const ruma_bm_evict evicts[] = { RUMA_BM_EVICT_MADVISE, RUMA_BM_EVICT_PROCESS_MADVISE };
@@ -550,7 +545,7 @@ static int grow_shrink(ruma_bm_wait wait, ruma_bm_evict evict)
 	_Atomic unsigned phase_done = 0;
 	gs_worker ws[THREADS];
 	pthread_t th[THREADS];
-	unsigned keys = sanitized() ? 1500 : 5000;
+	unsigned keys = test_sanitized() ? 1500 : 5000;
 	for (unsigned i = 0; i < THREADS; i++) {
 		ws[i] = (gs_worker){ t, i, keys, ruma_rng_next(&test_rng), &failures, &phase_done };
 		CHECK(pthread_create(&th[i], NULL, gs_main, &ws[i]) == 0);

@@ -41,11 +41,6 @@ static const char *tpath(const char *name)
 	return p;
 }
 
-static int sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0");
-}
 
 /* ---- library-level ------------------------------------------------------ */
 
@@ -528,7 +523,7 @@ static int t_cli_interrupt_resume(void)
 			break;
 		usleep(50000);
 	}
-	usleep(sanitized() ? 2000000 : 800000);
+	usleep(test_sanitized() ? 2000000 : 800000);
 	kill(pid, SIGINT);
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));

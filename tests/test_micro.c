@@ -15,10 +15,6 @@
 
 #define SEED 42u /* the driver's default seed; run r uses SEED + r */
 
-static bool sanitized(void)
-{
-	return getenv("RUMA_TEST_SANITIZED") != NULL;
-}
 
 /* Run `ruma micro <args...>` (NULL-terminated); returns the exit status. */
 static int micro(char **out, char **err, ...)
@@ -510,7 +506,7 @@ static int run_spec(const struct mspec *s, size_t n, int *ran)
 
 static int run_specs(int lo, int hi)
 {
-	size_t n = sanitized() ? 8192 : 16384;
+	size_t n = test_sanitized() ? 8192 : 16384;
 	int ran = 0;
 
 	for (size_t i = 0; i < TEST_N(specs); i++) {

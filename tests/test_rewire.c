@@ -18,11 +18,6 @@
 
 #define PS RUMA_PAGE_4K
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 static uint64_t marker(uint64_t ppage)
 {
@@ -630,7 +625,7 @@ static int t_populate_vectored(void)
 		long f0 = minor_faults();
 		for (size_t i = 0; i < N / 2; i++)
 			CHECK_EQ(read_word(a, 2 * i), marker(i));
-		if (!sanitized())
+		if (!test_sanitized())
 			CHECK(minor_faults() - f0 < N / 16);
 		CHECK_OK(ruma_area_unmap(a, 0, N));
 	}
@@ -797,7 +792,7 @@ static int t_kernel_map_limit(void)
 	ruma_area *a;
 	ruma_phys *p;
 
-	if (sanitized())
+	if (test_sanitized())
 		SKIP("sanitizer runtimes need mappings of their own at the limit");
 	CHECK_OK(ruma_max_map_count(&max));
 	CHECK_OK(ruma_map_count(&now));

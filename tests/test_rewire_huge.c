@@ -99,11 +99,6 @@ static uint64_t word(ruma_area *a, uint64_t v)
 	return *(volatile uint64_t *)ruma_area_addr(a, v);
 }
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 static long minor_faults(void)
 {
@@ -208,7 +203,7 @@ static int t_huge_area(void)
 	long f0 = minor_faults();
 	for (uint64_t v = 12; v < 16; v++)
 		CHECK_EQ(word(a, v), marker(v - 12));
-	if (!sanitized()) /* sanitizer shadow memory faults on its own */
+	if (!test_sanitized()) /* sanitizer shadow memory faults on its own */
 		CHECK(minor_faults() - f0 < 4);
 	CHECK_OK(ruma_area_translate(a, 13, NULL, &pp, NULL));
 	CHECK_EQ(pp, 1);

@@ -18,11 +18,6 @@
 
 #include <sys/mman.h>
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0");
-}
 
 /*
  * Mappings that only ruma structures make here: memfd mappings and PROT_NONE
@@ -155,7 +150,7 @@ static int vec_model_run(ruma_vec_kind kind, bool huge, bool prepop, size_t ops)
 
 static int t_vec_model_4k(void)
 {
-	size_t ops = sanitized() ? 300 : 1500;
+	size_t ops = test_sanitized() ? 300 : 1500;
 	for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
 		int r = vec_model_run((ruma_vec_kind)k, false, false, ops);
 		if (r)
@@ -419,7 +414,7 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 
 static int t_partition_all_methods(void)
 {
-	size_t n = sanitized() ? 20000 : 150000;
+	size_t n = test_sanitized() ? 20000 : 150000;
 	uint64_t *keys = malloc(n * 8);
 	uint64_t before = maps_now();
 
@@ -503,7 +498,7 @@ static int t_partition_edge_cases(void)
 /* Adaptive block sizes need enough input for 2 MiB blocks. */
 static int t_partition_adaptive_large(void)
 {
-	size_t n = sanitized() ? ((size_t)1 << 18) : ((size_t)1 << 20);
+	size_t n = test_sanitized() ? ((size_t)1 << 18) : ((size_t)1 << 20);
 	uint64_t *keys = malloc(n * 8);
 	ruma_part_opts o;
 	ruma_part_result *r;

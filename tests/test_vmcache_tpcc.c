@@ -18,11 +18,6 @@
 
 #define TEST_SCALE 10
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 typedef struct fixture {
 	char path[64];
@@ -299,7 +294,7 @@ static bool pop_new_order(const void *k, size_t kl, const void *v, size_t vl, vo
 
 static int t_full_scale_population(void)
 {
-	if (sanitized())
+	if (test_sanitized())
 		SKIP("a full-scale warehouse takes too long under sanitizers");
 	fixture f = { 0 };
 	struct pop p = { .min_ol = 99 };
@@ -766,7 +761,7 @@ static int t_stock_level(void)
 static int t_mix_and_reopen(void)
 {
 	fixture f = { 0 };
-	unsigned n = sanitized() ? 3000 : 20000;
+	unsigned n = test_sanitized() ? 3000 : 20000;
 	CHECK_OK(fx_setup(&f, 2, TEST_SCALE, 2, 256ull << 20));
 	CHECK_OK(tpcc_check(f.db, true, stderr));
 	uint64_t kinds[5] = { 0 };

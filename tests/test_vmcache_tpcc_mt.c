@@ -15,11 +15,6 @@
 
 #include <pthread.h>
 
-static bool sanitized(void)
-{
-	const char *s = getenv("RUMA_TEST_SANITIZED");
-	return s && *s && strcmp(s, "0") != 0;
-}
 
 typedef struct fixture {
 	char path[64];
@@ -145,7 +140,7 @@ static int pages_evicted(ruma_bm *bm, uint64_t *out)
  * sanitizers 2 and 4 threads at scale 50 with a 4 MiB pool (data ~10 MB). */
 static int t_mix_small_pool(void)
 {
-	bool small = sanitized();
+	bool small = test_sanitized();
 	unsigned n = small ? 400 : 2500;
 	uint32_t scale = small ? 50 : 10;
 	uint64_t pool = small ? 4ull << 20 : 16ull << 20;
@@ -199,11 +194,11 @@ static bool count_customers(const void *k, size_t kl, const void *v, size_t vl, 
 /* Concurrent New-Orders and Deliveries of the same districts. */
 static int t_delivery_storm(void)
 {
-	unsigned threads = 4, n = sanitized() ? 400 : 1500;
+	unsigned threads = 4, n = test_sanitized() ? 400 : 1500;
 	fixture f = { 0 };
 	struct targ a[8];
 	struct deliv_count before = { 0 }, after = { 0 };
-	CHECK_OK(fx_setup(&f, 1, sanitized() ? 50 : 10, 2, (sanitized() ? 4ull : 16ull) << 20));
+	CHECK_OK(fx_setup(&f, 1, test_sanitized() ? 50 : 10, 2, (test_sanitized() ? 4ull : 16ull) << 20));
 	CHECK_OK(ruma_btree_scan_asc(f.db->t[TPCC_ORDER], NULL, 0, count_orders, &before));
 	CHECK_OK(run_parallel(f.db, threads, run_thread, n, true, a));
 	uint64_t delivered = 0, created = 0;
@@ -237,7 +232,7 @@ static int t_delivery_storm(void)
 /* One full-scale warehouse (~210 MB) with a 32 MiB pool, 2 threads. */
 static int t_full_scale_small_pool(void)
 {
-	if (sanitized())
+	if (test_sanitized())
 		SKIP("a full-scale warehouse takes too long under sanitizers");
 	fixture f = { 0 };
 	struct targ a[8];
