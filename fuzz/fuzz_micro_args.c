@@ -39,18 +39,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define H "fuzz_micro_args"
 #define MAX_ARGS 16
 
-/* The harness's own reports: a copy of stderr taken before libFuzzer's
- * -close_fd_mask closes it (the command's messages go to the closed one). */
+/* The harness's own reports (fz_open_report). */
 static FILE *report;
-
-static void open_report(void)
-{
-	int fd = dup(2);
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!report)
-		report = stderr;
-	setvbuf(report, NULL, _IONBF, 0);
-}
 
 static void fail(const char *what)
 {
@@ -189,7 +179,7 @@ static void run_api(const uint8_t *data, size_t size)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	open_report();
+	report = fz_open_report();
 	return 0;
 }
 

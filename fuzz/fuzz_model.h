@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- input reader --------------------------------------------------------- */
 
@@ -195,6 +196,22 @@ static inline size_t fz_key_derived(fz_in *in, const fz_model *m, uint8_t *key)
 	memcpy(key, e->key, len);
 	fz_bytes(in, key + len, ext);
 	return len + ext;
+}
+
+/*
+ * fz_open_report — the harness's own report stream: a copy of stderr taken
+ * before libFuzzer's -close_fd_mask closes it (the code under test writes its
+ * messages to the closed one).  Unbuffered; falls back to stderr.
+ */
+static inline FILE *fz_open_report(void)
+{
+	int fd = dup(2);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f)
+		f = stderr;
+	setvbuf(f, NULL, _IONBF, 0);
+	return f;
 }
 
 #endif

@@ -43,18 +43,8 @@ int ruma_cmd_vmcache(int argc, char **argv); /* tools/cmd_vmcache.c */
 #define H "fuzz_vmcache_config"
 #define MAX_ARGS 16
 
-/* The harness's own reports: a copy of stderr taken before libFuzzer's
- * -close_fd_mask closes it (the command's messages go to the closed one). */
+/* The harness's own reports (fz_open_report). */
 static FILE *report;
-
-static void open_report(void)
-{
-	int fd = dup(2);
-	report = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!report)
-		report = stderr;
-	setvbuf(report, NULL, _IONBF, 0);
-}
 
 static const char *const vars[] = { "BLOCK",  "VIRTGB",  "PHYSGB",   "BATCH",
 				    "RUNFOR", "RNDREAD", "THREADS", "DATASIZE" };
@@ -118,7 +108,7 @@ static void check_estimates(uint64_t d)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	open_report();
+	report = fz_open_report();
 	unsetenv("EXMAP");
 	unsetenv("RUMA_SEED");
 	for (size_t i = 0; i < 8; i++)
