@@ -25,6 +25,10 @@ static const char *const lib_messages[] = {
 	[10] = "key or value larger than the supported maximum",
 	[11] = "key already exists",
 	[12] = "invalid combination of options",
+	[13] = "the store is in use: another process (or another open in this one) holds its lock",
+	[14] = "the store was not closed cleanly: its pages may be newer than its metadata "
+	       "(recreate it)",
+	[15] = "the file exists and is not a ruma store (not overwritten without --force)",
 };
 
 const char *ruma_strerror(int err)
