@@ -13,12 +13,24 @@
  * CLOCK_MONOTONIC) and prints the difference of the sums, and of the buffer
  * manager's page read/write counters, since the previous row.
  *
- * Syscalls: stat/statvfs/access, clock_nanosleep; the device size through
- * ruma_os_open + ioctl(BLKGETSIZE64).
+ * Stopping: SIGINT and SIGTERM are caught for the whole run by a handler
+ * that only stores the signal number (an atomic, async-signal-safe).  The
+ * main thread sees it at its next wake-up (at most a second) and stops the
+ * workers; loaders poll ruma_vmcache_interrupted and return -EINTR.  Then
+ * the store is closed cleanly (every page and the metadata written and
+ * synced) and the driver returns 128 + the signal (130, 143), or 1 when the
+ * close failed.  The handler is one-shot (SA_RESETHAND): a second signal
+ * kills at once, leaving a store that the next open refuses as not closed
+ * cleanly.
+ *
+ * Syscalls: stat/statvfs/access, clock_nanosleep, sigaction; the device size
+ * through ruma_os_open + ioctl(BLKGETSIZE64).
  */
 #include "vmcache/driver.h"
 
 #include "os/os.h"
+
+#include <ruma/sysinfo.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +38,7 @@
 #include <libgen.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -54,6 +67,38 @@ struct worker_arg {
 	unsigned tid;
 	pthread_t th;
 };
+
+static _Atomic int stop_signal;
+
+bool ruma_vmcache_interrupted(void)
+{
+	return atomic_load_explicit(&stop_signal, memory_order_relaxed) != 0;
+}
+
+static void on_stop_signal(int sig)
+{
+	atomic_store(&stop_signal, sig);
+}
+
+/* Catch SIGINT/SIGTERM (one-shot) until restore_signals; old[] keeps what was there. */
+static void catch_signals(struct sigaction old[2])
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&stop_signal, 0);
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void restore_signals(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
 
 static void set_err(struct run *r, int e)
 {
@@ -136,12 +181,37 @@ static uint64_t gib_to_bytes(double g)
 	return (uint64_t)(g * GIB) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
 }
 
+/* The buffer pool must fit in the memory this process can get (MemAvailable,
+ * and the cgroup limit where one is set): else the run ends in an OOM kill
+ * with no message.  0 or exit status 2. */
+static int check_memory(const ruma_vmcache_opts *o)
+{
+	ruma_mem_info m;
+	char b1[32], b2[32], b3[32];
+	uint64_t pool = gib_to_bytes(o->physgb);
+
+	if (ruma_sysinfo_mem_available(&m) || m.available == 0 || pool <= m.available)
+		return 0;
+	fprintf(stderr, "vmcache: PHYSGB=%g (%s) is more memory than this process can get: %s",
+		o->physgb, ruma_format_size(pool, b1, sizeof(b1)),
+		ruma_format_size(m.available, b2, sizeof(b2)));
+	if (m.cgroup_limit && m.available < m.meminfo_available)
+		fprintf(stderr, " (the cgroup limit memory.max is %s, %s of it in use)",
+			ruma_format_size(m.cgroup_limit, b3, sizeof(b3)),
+			ruma_format_size(m.cgroup_usage, b1, sizeof(b1)));
+	else
+		fprintf(stderr, " (MemAvailable)");
+	fprintf(stderr, "; lower PHYSGB\n");
+	return 2;
+}
+
 /* Space and permission checks before anything is written; 0 or exit status 2. */
 static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 {
 	struct stat st;
 	char b1[32], b2[32];
 	bool exists = stat(o->block, &st) == 0;
+	int status_mem;
 
 	if (need > gib_to_bytes(o->virtgb)) {
 		fprintf(stderr,
@@ -150,6 +220,8 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 			o->virtgb, o->datasize, o->wl->name, ruma_format_size(need, b1, sizeof(b1)));
 		return 2;
 	}
+	if ((status_mem = check_memory(o)))
+		return status_mem;
 	if (exists && S_ISBLK(st.st_mode)) {
 		int fd;
 		uint64_t size = 0;
@@ -217,7 +289,8 @@ static bool config_error(int r)
 {
 	return r == -EINVAL || r == -EACCES || r == -ENOENT || r == -EPERM || r == -EROFS ||
 	       r == -ENOSPC || r == -EISDIR || r == RUMA_ECORRUPT || r == RUMA_ESHORTIO ||
-	       r == RUMA_EBADCOMBO;
+	       r == RUMA_EBADCOMBO || r == RUMA_ELOCKED || r == RUMA_EUNCLEAN ||
+	       r == RUMA_ENOTSTORE;
 }
 
 static int timed_run(struct run *run, ruma_bm *bm)
@@ -245,8 +318,11 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	}
 	for (uint64_t s = 0; s < o->runfor && !atomic_load(&run->stop); s++) {
 		next.tv_sec += 1;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR &&
+		       !ruma_vmcache_interrupted())
 			;
+		if (ruma_vmcache_interrupted())
+			break;
 		uint64_t tx = 0;
 		for (unsigned i = 0; i < o->threads; i++)
 			tx += atomic_load_explicit(&run->slots[i].tx, memory_order_relaxed);
@@ -303,12 +379,15 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	c.write = o->write;
 	c.reuse_pages = o->reuse;
 	c.fresh = !o->keep;
+	c.force = o->force;
 	r = ruma_bm_open(&c, &bm);
 	if (r) {
 		fprintf(stderr, "vmcache: cannot open the buffer manager on %s: %s\n", o->block,
 			ruma_strerror(r));
 		return config_error(r) ? 2 : 1;
 	}
+	struct sigaction old_sig[2];
+	catch_signals(old_sig);
 
 	struct run run = { .o = o };
 	run.ctx.bm = bm;
@@ -332,6 +411,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	if (!run.ctx.loaded) {
 		double t0 = ruma_now_sec();
 		r = run_threads(&run, load_main);
+		if (!r && o->wl->load_done)
+			r = o->wl->load_done(&run.ctx);
 		if (r) {
 			fprintf(stderr, "vmcache: loading failed: %s\n", ruma_strerror(r));
 			status = 1;
@@ -352,6 +433,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		}
 	}
 
+	if (ruma_vmcache_interrupted())
+		goto out;
 	r = timed_run(&run, bm);
 	if (r) {
 		fprintf(stderr, "vmcache: the run stopped: %s\n", ruma_strerror(r));
@@ -364,7 +447,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 			failures);
 		status = 1;
 	}
-	if (o->check && o->wl->check && !r) {
+	if (o->check && o->wl->check && !r && !ruma_vmcache_interrupted()) {
 		r = o->wl->check(&run.ctx);
 		if (r) {
 			fprintf(stderr, "vmcache: check after the run failed: %s\n",
@@ -377,9 +460,16 @@ out:
 		o->wl->teardown(&run.ctx);
 	free(run.slots);
 	r = ruma_bm_close(bm);
+	int sig = atomic_load(&stop_signal);
+	restore_signals(old_sig);
 	if (r) {
 		fprintf(stderr, "vmcache: closing the store failed: %s\n", ruma_strerror(r));
-		status = status ? status : 1;
+		return 1;
+	}
+	if (sig) {
+		fprintf(stderr, "vmcache: stopped by signal %d (%s); the store was closed cleanly\n",
+			sig, strsignal(sig));
+		return 128 + sig;
 	}
 	return status;
 }
