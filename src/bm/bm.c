@@ -582,9 +582,12 @@ static int new_store(ruma_bm *bm)
 static int mark_open(ruma_bm *bm)
 {
 	int r = meta_write(bm, BM_STATE_OPEN, true);
-	if (r)
+	if (r) {
 		bm_say(&bm->cfg, "%s: cannot record that the store is open: %s", bm->path,
 			ruma_strerror(r));
+		/* no data page was written: put the clean state back if we can */
+		(void)meta_write(bm, BM_STATE_CLEAN, true);
+	}
 	bm->marked_open = r == 0;
 	return r;
 }
