@@ -199,7 +199,8 @@ static int t_clock(void)
  * alignment, and continuation over split buffers. */
 static int t_crc32c(void)
 {
-	unsigned char buf[4096 + 64];
+	static unsigned char buf[16384 + 64];
+	static const size_t lens[] = { 4056, 4064, 4092, 4096, 3 * 4056 + 13, 16384 };
 	static const struct {
 		int fill; /* -1 ascending, -2 descending, else the byte */
 		uint32_t want;
@@ -218,8 +219,9 @@ static int t_crc32c(void)
 		CHECK_EQ(ruma_crc32c_portable(0, buf, 32), iscsi[v].want);
 		CHECK_EQ(ruma_crc32c_hardware(0, buf, 32), iscsi[v].want);
 	}
-	for (int round = 0; round < 200; round++) {
-		size_t off = ruma_rng_below(&test_rng, 64), n = ruma_rng_below(&test_rng, 4097);
+	for (size_t round = 0; round < 200 + TEST_N(lens); round++) {
+		size_t off = ruma_rng_below(&test_rng, 64);
+		size_t n = round < TEST_N(lens) ? lens[round] : ruma_rng_below(&test_rng, 4097);
 		for (size_t i = 0; i < sizeof(buf); i++)
 			buf[i] = (unsigned char)ruma_rng_next(&test_rng);
 		uint32_t sw = ruma_crc32c_portable(0, buf + off, n);
