@@ -316,7 +316,8 @@ static int timed_run(struct run *run, ruma_bm *bm)
 			break;
 		}
 	}
-	for (uint64_t s = 0; s < o->runfor && !atomic_load(&run->stop); s++) {
+	uint64_t s = 0;
+	for (; s < o->runfor && !atomic_load(&run->stop); s++) {
 		next.tv_sec += 1;
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR &&
 		       !ruma_vmcache_interrupted())
@@ -345,7 +346,7 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	fprintf(stderr,
 		"run: %" PRIu64 " tx in %" PRIu64 " s, %" PRIu64 " pages read, %" PRIu64
 		" written, %" PRIu64 " evicted, %" PRIu64 " restarts, %" PRIu64 " failures\n",
-		total, o->runfor, cur.reads, cur.writes, cur.evictions, cur.restarts,
+		total, s, cur.reads, cur.writes, cur.evictions, cur.restarts,
 		atomic_load(&run->ctx.failures));
 	free(a);
 	return atomic_load(&run->err);
