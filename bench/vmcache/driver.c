@@ -14,17 +14,18 @@
  * manager's page read/write counters, since the previous row.
  *
  * Stopping: SIGINT and SIGTERM are caught for the whole run by a handler
- * that only stores the signal number (an atomic, async-signal-safe).  The
- * main thread sees it at its next wake-up (at most a second) and stops the
- * workers; loaders poll ruma_vmcache_interrupted and return -EINTR.  Then
+ * that only stores the signal number (an atomic, async-signal-safe).  Worker
+ * threads start with both signals blocked, so the main thread receives them:
+ * its sleep returns EINTR and it stops the workers; loaders poll
+ * ruma_vmcache_interrupted and return -EINTR.  Then
  * the store is closed cleanly (every page and the metadata written and
  * synced) and the driver returns 128 + the signal (130, 143), or 1 when the
  * close failed.  The handler is one-shot (SA_RESETHAND): a second signal
  * kills at once, leaving a store that the next open refuses as not closed
  * cleanly.
  *
- * Syscalls: stat/statvfs/access, clock_nanosleep, sigaction; the device size
- * through ruma_os_open + ioctl(BLKGETSIZE64).
+ * Syscalls: stat/statvfs/access, clock_nanosleep, sigaction, pthread_sigmask;
+ * the device size through ruma_os_open + ioctl(BLKGETSIZE64).
  */
 #include "vmcache/driver.h"
 
@@ -100,6 +101,22 @@ static void restore_signals(const struct sigaction old[2])
 	sigaction(SIGTERM, &old[1], NULL);
 }
 
+/* Threads created between these two calls start with SIGINT/SIGTERM blocked,
+ * so the signal goes to the main thread (its sleep returns EINTR at once). */
+static void block_stop_signals(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void unblock_stop_signals(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static void set_err(struct run *r, int e)
 {
 	int zero = 0;
@@ -150,8 +167,10 @@ static int run_threads(struct run *r, void *(*fn)(void *))
 	struct worker_arg *a = calloc(n, sizeof(*a));
 	unsigned started = 0;
 
+	sigset_t old;
 	if (!a)
 		return -ENOMEM;
+	block_stop_signals(&old);
 	for (; started < n; started++) {
 		a[started] = (struct worker_arg){ .run = r, .tid = started };
 		int e = pthread_create(&a[started].th, NULL, fn, &a[started]);
@@ -160,6 +179,7 @@ static int run_threads(struct run *r, void *(*fn)(void *))
 			break;
 		}
 	}
+	unblock_stop_signals(&old);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(a[i].th, NULL);
 	free(a);
@@ -308,6 +328,8 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	fflush(stdout);
 	ruma_bm_get_stats(bm, &prev);
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	sigset_t old;
+	block_stop_signals(&old);
 	for (; started < o->threads; started++) {
 		a[started] = (struct worker_arg){ .run = run, .tid = started };
 		int e = pthread_create(&a[started].th, NULL, run_main, &a[started]);
@@ -316,6 +338,7 @@ static int timed_run(struct run *run, ruma_bm *bm)
 			break;
 		}
 	}
+	unblock_stop_signals(&old);
 	uint64_t s = 0;
 	for (; s < o->runfor && !atomic_load(&run->stop); s++) {
 		next.tv_sec += 1;
