@@ -202,27 +202,45 @@ static inline char *test_slurp(const char *path)
 	return buf;
 }
 
-static inline int test_run_cli(char **argv, char **out, char **err)
+/*
+ * test_spawn_cli — start the built ruma binary with argv (argv[0] is set
+ * here) and stdout/stderr on ofd/efd, without waiting; *pid gets its id.
+ * Returns 0 or -1.
+ */
+static inline int test_spawn_cli(char **argv, int ofd, int efd, pid_t *pid)
 {
-	char opath[] = "/tmp/ruma-test-outXXXXXX", epath[] = "/tmp/ruma-test-errXXXXXX";
-	int ofd = mkstemp(opath), efd = mkstemp(epath), status = -1;
 	posix_spawn_file_actions_t fa;
-	pid_t pid;
+	extern char **environ;
 
-	if (ofd < 0 || efd < 0)
-		return -1;
 	argv[0] = (char *)RUMA_BIN;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, ofd, 1);
 	posix_spawn_file_actions_adddup2(&fa, efd, 2);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	extern char **environ;
-	if (posix_spawn(&pid, RUMA_BIN, &fa, NULL, argv, environ) == 0 &&
-	    waitpid(pid, &status, 0) == pid)
-		status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	else
-		status = -1;
+	int r = posix_spawn(pid, RUMA_BIN, &fa, NULL, argv, environ) == 0 ? 0 : -1;
 	posix_spawn_file_actions_destroy(&fa);
+	return r;
+}
+
+/* test_wait_status — wait for pid: its exit status, 128 + signal, or -1. */
+static inline int test_wait_status(pid_t pid)
+{
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static inline int test_run_cli(char **argv, char **out, char **err)
+{
+	char opath[] = "/tmp/ruma-test-outXXXXXX", epath[] = "/tmp/ruma-test-errXXXXXX";
+	int ofd = mkstemp(opath), efd = mkstemp(epath), status = -1;
+	pid_t pid;
+
+	if (ofd < 0 || efd < 0)
+		return -1;
+	if (test_spawn_cli(argv, ofd, efd, &pid) == 0)
+		status = test_wait_status(pid);
 	close(ofd);
 	close(efd);
 	if (out)

@@ -2,7 +2,11 @@
  * test_bm.c — single-threaded tests of the buffer manager: latch semantics,
  * allocation and id reuse, eviction through a tiny pool, persistence across
  * close/open, injected I/O failures, a truncated file, corrupt metadata, bad
- * configurations and every wait x evict x write combination.
+ * configurations and every wait x evict x write combination; the store's
+ * integrity: a flipped bit or a misplaced page image caught by the page
+ * checksum, the lock against a second opener (same process and a forked
+ * child), stores killed with SIGKILL refused as not closed cleanly, injected
+ * failures of flock and fdatasync, and the thread-limit message said once.
  */
 #include "test.h"
 
@@ -11,7 +15,10 @@
 #include "os/os.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #define PS RUMA_BM_PAGE_SIZE
 
@@ -58,14 +65,14 @@ static void cfg_small(ruma_bm_config *c, uint64_t virt_pages, uint64_t phys_page
 static void fill(void *page, ruma_pid pid, uint64_t gen)
 {
 	uint64_t *w = page;
-	for (size_t i = 0; i < PS / 8; i++)
+	for (size_t i = 0; i < RUMA_BM_PAGE_DATA / 8; i++)
 		w[i] = pid * 0x9E3779B97F4A7C15ull + gen * 1000003 + i;
 }
 
 static bool matches(const void *page, ruma_pid pid, uint64_t gen)
 {
 	const uint64_t *w = page;
-	for (size_t i = 0; i < PS / 8; i++)
+	for (size_t i = 0; i < RUMA_BM_PAGE_DATA / 8; i++)
 		if (w[i] != pid * 0x9E3779B97F4A7C15ull + gen * 1000003 + i)
 			return false;
 	return true;
@@ -109,7 +116,7 @@ static int t_latches(void)
 	cfg_small(&c, 1024, 256);
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	CHECK_OK(ruma_bm_alloc(bm, &pid, &p));
-	memset(p, 7, PS);
+	memset(p, 7, RUMA_BM_PAGE_DATA);
 	ruma_bm_unfix_x(bm, pid);
 
 	CHECK_OK(ruma_bm_optimistic(bm, pid, &v, &q));
@@ -357,11 +364,13 @@ static int write_error_case(ruma_bm_write wpath)
 	CHECK_EQ(cr, -EIO);
 	ruma_os_inject_clear();
 
-	/* nothing acknowledged is lost: every page shows the flushed image */
+	/* a close that failed leaves the store marked as not closed cleanly:
+	 * the next open refuses it rather than trust metadata and pages that
+	 * may not match (until a write-ahead log can recover it) */
 	c.fresh = false;
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_EUNCLEAN);
+	c.fresh = true;
 	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (verify_all(bm, pids, N, 8) != TEST_PASS)
-		return TEST_FAIL;
 	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
@@ -431,7 +440,13 @@ static int t_corrupt_meta(void)
 	CHECK(write(fd, "hello world", 11) == 11);
 	close(fd);
 	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	/* fresh does not clobber a file that is not a store, unless forced */
 	c.fresh = true;
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
+	char *txt = test_slurp(path);
+	CHECK(txt && !strcmp(txt, "hello world"));
+	free(txt);
+	c.force = true;
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	uint64_t v = 1;
 	CHECK_OK(ruma_bm_meta_get(bm, 3, &v));
@@ -665,6 +680,370 @@ static int t_blockdev(void)
 	return r;
 }
 
+
+/* ---- store integrity: lock, clean-shutdown state, page checksums ---------- */
+
+struct msgs {
+	int n;
+	char last[512];
+};
+
+static void collect(void *ctx, const char *line)
+{
+	struct msgs *m = ctx;
+	m->n++;
+	snprintf(m->last, sizeof(m->last), "%s", line);
+}
+
+/* A store of n filled pages, closed cleanly; pids[] gets their ids. */
+static int clean_store(ruma_bm_config *c, ruma_pid *pids, size_t n, ruma_bm_write wr)
+{
+	ruma_bm *bm;
+
+	cfg_small(c, 1024, 64);
+	c->write = wr;
+	CHECK_OK(ruma_bm_open(c, &bm));
+	if (alloc_fill(bm, pids, n, 3) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	c->fresh = false;
+	return TEST_PASS;
+}
+
+static int file_rw(off_t off, void *buf, size_t len, bool write)
+{
+	int fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -1;
+	ssize_t r = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
+	close(fd);
+	return r == (ssize_t)len ? 0 : -1;
+}
+
+/* Reopen with a 16-page pool and latch every page: *bad = the page that
+ * failed (or UINT64_MAX); every other page must read back intact. */
+static int read_all(ruma_bm_config *c, const ruma_pid *pids, size_t n, struct msgs *m,
+		    ruma_pid *bad, int *err)
+{
+	ruma_bm *bm;
+
+	c->phys_bytes = 16 * PS;
+	c->message = collect;
+	c->message_ctx = m;
+	CHECK_OK(ruma_bm_open(c, &bm));
+	*bad = UINT64_MAX;
+	*err = 0;
+	for (size_t i = 0; i < n; i++) {
+		void *p;
+		int r = ruma_bm_fix_s(bm, pids[i], &p);
+		if (r) {
+			CHECK(*bad == UINT64_MAX);
+			*bad = pids[i];
+			*err = r;
+			continue;
+		}
+		bool ok = matches(p, pids[i], 3);
+		ruma_bm_unfix_s(bm, pids[i]);
+		CHECK(ok);
+	}
+	CHECK_OK(ruma_bm_close(bm));
+	c->message = NULL;
+	return TEST_PASS;
+}
+
+static int bitflip_case(ruma_bm_write wr)
+{
+	enum { N = 80 };
+	ruma_pid pids[N], bad;
+	ruma_bm_config c;
+	struct msgs m = { 0 };
+	int err;
+
+	if (clean_store(&c, pids, N, wr) != TEST_PASS)
+		return TEST_FAIL;
+	ruma_pid victim = pids[ruma_rng_below(&test_rng, N)];
+	uint64_t bit = ruma_rng_below(&test_rng, PS * 8);
+	unsigned char b;
+	off_t off = (off_t)(victim * PS + bit / 8);
+	CHECK(file_rw(off, &b, 1, false) == 0);
+	b ^= (unsigned char)(1u << (bit % 8));
+	CHECK(file_rw(off, &b, 1, true) == 0);
+	if (read_all(&c, pids, N, &m, &bad, &err) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_EQ(bad, victim);
+	CHECK_EQ(err, RUMA_ECORRUPT);
+	char want[64];
+	snprintf(want, sizeof(want), "page %" PRIu64 " ", victim);
+	CHECK(strstr(m.last, want) && strstr(m.last, path) && strstr(m.last, "checksum mismatch"));
+	return TEST_PASS;
+}
+
+/* Both write paths seal the pages: pwrite and io_uring batches. */
+static int t_bitflip(void)
+{
+	if (bitflip_case(RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	return bitflip_case(RUMA_BM_WRITE_URING);
+}
+
+/* A page image copied over its neighbour (valid checksum, wrong place). */
+static int t_misdirected(void)
+{
+	enum { N = 40 };
+	ruma_pid pids[N], bad;
+	ruma_bm_config c;
+	struct msgs m = { 0 };
+	unsigned char img[PS];
+	int err;
+
+	if (clean_store(&c, pids, N, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK(file_rw((off_t)(pids[10] * PS), img, PS, false) == 0);
+	CHECK(file_rw((off_t)(pids[11] * PS), img, PS, true) == 0);
+	if (read_all(&c, pids, N, &m, &bad, &err) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_EQ(bad, pids[11]);
+	CHECK_EQ(err, RUMA_ECORRUPT);
+	CHECK(strstr(m.last, "holds the image of page"));
+	/* a page that never reached the file (zeros) is corrupt too, not a new page */
+	memset(img, 0, PS);
+	CHECK(file_rw((off_t)(pids[11] * PS), img, PS, true) == 0);
+	if (read_all(&c, pids, N, &m, &bad, &err) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_EQ(bad, pids[11]);
+	CHECK_EQ(err, RUMA_ECORRUPT);
+	CHECK(strstr(m.last, "only zeros"));
+	return TEST_PASS;
+}
+
+/* A store of the previous format (no page trailer) is refused clearly. */
+static int t_old_format(void)
+{
+	ruma_pid pids[4];
+	ruma_bm_config c;
+	ruma_bm *bm;
+	struct msgs m = { 0 };
+	uint32_t fmt = 1;
+
+	if (clean_store(&c, pids, 4, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK(file_rw(8, &fmt, 4, true) == 0); /* header: magic, then format */
+	c.message = collect;
+	c.message_ctx = &m;
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
+	CHECK(strstr(m.last, "format 1") && strstr(m.last, "recreate"));
+	/* a store of any format may be recreated without force */
+	c.fresh = true;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* Second opener: same process (fresh or not) and a forked child. */
+static int t_lock(void)
+{
+	ruma_bm_config c, c2;
+	ruma_bm *bm, *bm2;
+	struct msgs m = { 0 };
+	ruma_pid pids[8];
+
+	cfg_small(&c, 1024, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, 8, 3) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_flush(bm));
+	struct stat st0;
+	CHECK(stat(path, &st0) == 0);
+	c2 = c;
+	c2.message = collect;
+	c2.message_ctx = &m;
+	CHECK_EQ(ruma_bm_open(&c2, &bm2), RUMA_ELOCKED); /* fresh: must not truncate */
+	char want[64];
+	snprintf(want, sizeof(want), "pid %d", (int)getpid());
+	CHECK(strstr(m.last, "in use") && strstr(m.last, want));
+	c2.fresh = false;
+	CHECK_EQ(ruma_bm_open(&c2, &bm2), RUMA_ELOCKED);
+	struct stat st1;
+	CHECK(stat(path, &st1) == 0);
+	CHECK_EQ(st1.st_size, st0.st_size);
+	fflush(NULL);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		ruma_bm *b3;
+		c2.message = NULL;
+		_exit(ruma_bm_open(&c2, &b3) == RUMA_ELOCKED ? 0 : 1);
+	}
+	int status;
+	CHECK(waitpid(child, &status, 0) == child);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (verify_all(bm, pids, 8, 3) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	/* released by close */
+	CHECK_OK(ruma_bm_open(&c2, &bm2));
+	CHECK_OK(ruma_bm_close(bm2));
+	return TEST_PASS;
+}
+
+/*
+ * A child opens the store (kept), works on it and is killed with SIGKILL at
+ * a chosen moment; the parent's reopen must refuse the store.  Moments:
+ * 0 right after open, 1 while pages are being allocated and evicted, 2 after
+ * a flush (a checkpoint is not a clean close).
+ */
+static int kill_case(int moment)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pids[8];
+	int fds[2];
+
+	if (clean_store(&c, pids, 8, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK(pipe(fds) == 0);
+	fflush(NULL);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(fds[0]);
+		if (ruma_bm_open(&c, &bm))
+			_exit(1);
+		char go = 'g';
+		for (uint64_t i = 0;; i++) {
+			ruma_pid pid;
+			void *p;
+			if (moment == 0 && i == 0 && write(fds[1], &go, 1) != 1)
+				_exit(1);
+			if (ruma_bm_alloc(bm, &pid, &p))
+				_exit(1);
+			fill(p, pid, 4);
+			ruma_bm_unfix_x(bm, pid);
+			if (moment == 2 && i == 100 && (ruma_bm_flush(bm) || write(fds[1], &go, 1) != 1))
+				_exit(1);
+			if (moment == 1 && i == 200 && write(fds[1], &go, 1) != 1)
+				_exit(1);
+			if (i > 600)
+				for (;;)
+					pause();
+		}
+	}
+	close(fds[1]);
+	char got;
+	CHECK(read(fds[0], &got, 1) == 1);
+	close(fds[0]);
+	CHECK(kill(child, SIGKILL) == 0);
+	int status;
+	CHECK(waitpid(child, &status, 0) == child);
+	CHECK(WIFSIGNALED(status));
+	struct msgs m = { 0 };
+	c.message = collect;
+	c.message_ctx = &m;
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_EUNCLEAN);
+	CHECK(strstr(m.last, "not closed cleanly") && strstr(m.last, "recreate"));
+	/* refused again: the refusal itself changes nothing */
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_EUNCLEAN);
+	c.fresh = true;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_kill(void)
+{
+	for (int moment = 0; moment < 3; moment++)
+		if (kill_case(moment) != TEST_PASS) {
+			fprintf(stderr, "  (SIGKILL at moment %d)\n", moment);
+			return TEST_FAIL;
+		}
+	return TEST_PASS;
+}
+
+/* Injected failures of the new calls: flock and the fdatasync of the state. */
+static int t_lock_sync_faults(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pids[4];
+	struct msgs m = { 0 };
+
+	if (clean_store(&c, pids, 4, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	c.message = collect;
+	c.message_ctx = &m;
+	ruma_os_inject(RUMA_SYS_FLOCK, 1, ENOLCK, false);
+	CHECK_EQ(ruma_bm_open(&c, &bm), -ENOLCK);
+	CHECK(strstr(m.last, "cannot lock"));
+	/* marking the store open fails: open fails, the store stays clean */
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EIO);
+	CHECK(strstr(m.last, "cannot record that the store is open"));
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (verify_all(bm, pids, 4, 3) != TEST_PASS)
+		return TEST_FAIL;
+	/* the final fdatasync of a close fails: reported (the pages were synced
+	 * before the clean state was written, so either state on disk is true) */
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	CHECK_EQ(ruma_bm_close(bm), -EIO);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	/* syncing the pages fails at close: the store is not marked clean */
+	ruma_os_inject(RUMA_SYS_FSYNC, 1, EIO, false);
+	CHECK_EQ(ruma_bm_close(bm), -EIO);
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_EUNCLEAN);
+	ruma_os_inject_clear();
+	return TEST_PASS;
+}
+
+/* Threads beyond max_threads fail with -EUSERS; the message comes once. */
+struct over_arg {
+	ruma_bm *bm;
+	ruma_pid pid;
+	int rc;
+};
+
+static void *over_main(void *p)
+{
+	struct over_arg *a = p;
+	void *pg;
+	for (int i = 0; i < 50; i++) {
+		a->rc = ruma_bm_alloc(a->bm, &a->pid, &pg);
+		if (!a->rc)
+			ruma_bm_unfix_x(a->bm, a->pid);
+	}
+	return NULL;
+}
+
+static int t_thread_limit_once(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	struct msgs m = { 0 };
+	ruma_pid pid;
+	void *p;
+
+	cfg_small(&c, 1024, 64);
+	c.max_threads = 1;
+	c.message = collect;
+	c.message_ctx = &m;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_alloc(bm, &pid, &p)); /* this thread takes the one slot */
+	ruma_bm_unfix_x(bm, pid);
+	struct over_arg a[3];
+	pthread_t th[3];
+	for (int i = 0; i < 3; i++) {
+		a[i] = (struct over_arg){ .bm = bm };
+		CHECK(pthread_create(&th[i], NULL, over_main, &a[i]) == 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		CHECK_EQ(a[i].rc, -EUSERS);
+	}
+	CHECK_EQ(m.n, 1);
+	CHECK(strstr(m.last, "max_threads=1"));
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "latches", t_latches },
 	{ "reuse", t_reuse },
@@ -680,6 +1059,13 @@ static const struct test_case cases[] = {
 	{ "matrix", t_matrix },
 	{ "process_madvise", t_process_madvise_used },
 	{ "blockdev", t_blockdev },
+	{ "bitflip", t_bitflip },
+	{ "misdirected", t_misdirected },
+	{ "old_format", t_old_format },
+	{ "lock", t_lock },
+	{ "kill", t_kill },
+	{ "lock_sync_faults", t_lock_sync_faults },
+	{ "thread_limit_once", t_thread_limit_once },
 };
 
 int main(int argc, char **argv)

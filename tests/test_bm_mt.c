@@ -18,6 +18,7 @@
 #define PS RUMA_BM_PAGE_SIZE
 #define NCOUNTERS 160
 #define NHOT 4
+#define LAST_WORD (RUMA_BM_PAGE_DATA / 8 - 1) /* the trailer after it is the bm's */
 #define MAXSCRATCH 24
 
 static char dir[64];
@@ -111,9 +112,9 @@ static void *run(void *arg)
 				w->err = e;
 				break;
 			}
-			w->bad += ld(p, 0) != 0 || ld(p, 511) != 0;
+			w->bad += ld(p, 0) != 0 || ld(p, LAST_WORD) != 0;
 			st(p, 0, np);
-			st(p, 511, ~np);
+			st(p, LAST_WORD, ~np);
 			ruma_bm_unfix_x(g_bm, np);
 			scratch[nscratch++] = np;
 		} else if (nscratch > 0) { /* check and free a scratch page */
@@ -123,7 +124,7 @@ static void *run(void *arg)
 				w->err = e;
 				break;
 			}
-			w->bad += ld(p, 0) != sp || ld(p, 511) != ~sp;
+			w->bad += ld(p, 0) != sp || ld(p, LAST_WORD) != ~sp;
 			if ((e = ruma_bm_free(g_bm, sp))) {
 				w->err = e;
 				break;

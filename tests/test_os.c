@@ -1,10 +1,12 @@
 /*
  * test_os.c — the OS layer: call counting, fault injection (nth call, sticky,
- * the injected call never reaching the kernel), short transfers, futex, memfd.
+ * the injected call never reaching the kernel), short transfers, futex, memfd,
+ * the store lock (flock) and fdatasync.
  */
 #include "test.h"
 #include "os/os.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -199,6 +201,35 @@ static int t_sys_names(void)
 	return TEST_PASS;
 }
 
+/* flock through the OS layer: exclusive per open file description; counted,
+ * injectable; fdatasync likewise. */
+static int t_lock_and_fdatasync(void)
+{
+	char path[] = "/tmp/ruma-test-lockXXXXXX";
+	int fd = mkstemp(path), fd2;
+
+	CHECK(fd >= 0);
+	CHECK_OK(ruma_os_open(path, O_RDWR, 0, &fd2));
+	uint64_t before = ruma_os_count(RUMA_SYS_FLOCK);
+	CHECK_OK(ruma_os_lock_exclusive(fd));
+	CHECK_OK(ruma_os_lock_exclusive(fd)); /* the holder may take it again */
+	CHECK_EQ(ruma_os_lock_exclusive(fd2), RUMA_ELOCKED); /* another description */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FLOCK), before + 3);
+	ruma_os_inject(RUMA_SYS_FLOCK, 1, ENOLCK, false);
+	CHECK_EQ(ruma_os_lock_exclusive(fd), -ENOLCK);
+	CHECK_EQ(ruma_os_injected(RUMA_SYS_FLOCK), 1);
+	close(fd);
+	CHECK_OK(ruma_os_lock_exclusive(fd2)); /* released with its last descriptor */
+	CHECK_OK(ruma_os_fdatasync(fd2));
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	CHECK_EQ(ruma_os_fdatasync(fd2), -EIO);
+	CHECK_OK(ruma_os_fdatasync(fd2));
+	ruma_os_inject_clear();
+	close(fd2);
+	unlink(path);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "count_mmap", t_count_mmap },
 	{ "inject_nth", t_inject_nth },
@@ -209,6 +240,7 @@ static const struct test_case cases[] = {
 	{ "madvise", t_madvise_and_process_madvise },
 	{ "process_madvise_after_fork", t_process_madvise_after_fork },
 	{ "sys_names", t_sys_names },
+	{ "lock_and_fdatasync", t_lock_and_fdatasync },
 };
 
 int main(int argc, char **argv)

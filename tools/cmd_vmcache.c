@@ -5,7 +5,8 @@
  * DATASIZE and EXMAP, or by command-line flags (flags win).  Prints
  * ts,tx,rmb,wmb,system,threads,datasize,workload,batch and one row per
  * second on stdout; configuration and space on stderr.
- * Exit status: 0 ok, 1 failure, 2 bad configuration.
+ * Exit status: 0 ok, 1 failure, 2 bad configuration or unusable store,
+ * 130/143 stopped by SIGINT/SIGTERM (store closed cleanly).
  */
 #include "vmcache/driver.h"
 
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 		"  THREADS=n      worker threads (1..128)                         [1]\n"
 		"  DATASIZE=n     tuples (rndread, 1e6 accepted) or warehouses    [10]\n"
 		"  EXMAP=0        exmap is not supported (1 is refused)\n"
+		"  FORCE=0|1      as --force                                      [0]\n"
 		"Options:\n"
 		"  --block PATH --virtgb G --physgb G --batch N --runfor S --threads N\n"
 		"  --datasize N   as the variables above\n"
@@ -44,12 +46,21 @@ static void usage(FILE *f)
 		"  --write W      pwrite | uring                    write-back [pwrite]\n"
 		"  --no-reuse     never reuse freed page ids\n"
 		"  --keep         open the store with its contents (default: start fresh)\n"
+		"  --force        without --keep: overwrite BLOCK even if it is a file that is\n"
+		"                 not a ruma store (refused otherwise)\n"
 		"  --check        verify the whole data set after the run\n"
 		"  --seed N       random seed (default: $RUMA_SEED or clock)\n"
 		"  --help\n"
 		"Output: CSV ts,tx,rmb,wmb,system,threads,datasize,workload,batch on stdout,\n"
 		"one row per second (tx = operations that second, rmb/wmb = MiB read/written);\n"
-		"configuration and space used on stderr.  Exit: 0 ok, 1 failure, 2 bad config.\n");
+		"configuration and space used on stderr.\n"
+		"Store: locked while in use (a second run on it is refused); marked open until\n"
+		"closed cleanly, so a store whose run was killed is refused on --keep\n"
+		"(recreate it: run without --keep).  SIGINT/SIGTERM stop the run and close\n"
+		"the store cleanly.\n"
+		"Exit: 0 ok, 1 failure (I/O error, corrupt page, wrong data), 2 bad\n"
+		"configuration or unusable store (in use, not closed cleanly, not a ruma\n"
+		"store, PHYSGB above available memory), 130/143 stopped by SIGINT/SIGTERM.\n");
 }
 
 static int bad(const char *what, const char *val, const char *why)
@@ -61,7 +72,7 @@ static int bad(const char *what, const char *val, const char *why)
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *rndread, *threads, *datasize,
 		*exmap, *workload, *wait, *evict, *write, *seed;
-	bool no_reuse, keep, check;
+	bool no_reuse, keep, check, force;
 };
 
 static int parse_args(int argc, char **argv, struct raw *w)
@@ -93,6 +104,10 @@ static int parse_args(int argc, char **argv, struct raw *w)
 		}
 		if (!strcmp(a, "--keep")) {
 			w->keep = true;
+			continue;
+		}
+		if (!strcmp(a, "--force")) {
+			w->force = true;
 			continue;
 		}
 		if (!strcmp(a, "--check")) {
@@ -234,6 +249,10 @@ int ruma_cmd_vmcache(int argc, char **argv)
 		return bad("--write", w.write, "expected pwrite or uring");
 	o.reuse = !w.no_reuse;
 	o.keep = w.keep;
+	const char *force = envor(NULL, "FORCE", "0");
+	if (ruma_parse_bool(force, &b))
+		return bad("FORCE", force, "expected 0 or 1");
+	o.force = w.force || b;
 	o.check = w.check;
 	o.seed = ruma_seed_default();
 	if (w.seed && ruma_parse_u64(w.seed, &o.seed))

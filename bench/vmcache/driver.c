@@ -13,12 +13,25 @@
  * CLOCK_MONOTONIC) and prints the difference of the sums, and of the buffer
  * manager's page read/write counters, since the previous row.
  *
- * Syscalls: stat/statvfs/access, clock_nanosleep; the device size through
- * ruma_os_open + ioctl(BLKGETSIZE64).
+ * Stopping: SIGINT and SIGTERM are caught for the whole run by a handler
+ * that only stores the signal number (an atomic, async-signal-safe).  Worker
+ * threads start with both signals blocked, so the main thread receives them:
+ * its sleep returns EINTR and it stops the workers; loaders poll
+ * ruma_vmcache_interrupted and return -EINTR.  Then
+ * the store is closed cleanly (every page and the metadata written and
+ * synced) and the driver returns 128 + the signal (130, 143), or 1 when the
+ * close failed.  The handler is one-shot (SA_RESETHAND): a second signal
+ * kills at once, leaving a store that the next open refuses as not closed
+ * cleanly.
+ *
+ * Syscalls: stat/statvfs/access, clock_nanosleep, sigaction, pthread_sigmask;
+ * the device size through ruma_os_open + ioctl(BLKGETSIZE64).
  */
 #include "vmcache/driver.h"
 
 #include "os/os.h"
+
+#include <ruma/sysinfo.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +39,7 @@
 #include <libgen.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -54,6 +68,54 @@ struct worker_arg {
 	unsigned tid;
 	pthread_t th;
 };
+
+static _Atomic int stop_signal;
+
+bool ruma_vmcache_interrupted(void)
+{
+	return atomic_load_explicit(&stop_signal, memory_order_relaxed) != 0;
+}
+
+static void on_stop_signal(int sig)
+{
+	atomic_store(&stop_signal, sig);
+}
+
+/* Catch SIGINT/SIGTERM (one-shot) until restore_signals; old[] keeps what was there. */
+static void catch_signals(struct sigaction old[2])
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&stop_signal, 0);
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void restore_signals(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
+/* Threads created between these two calls start with SIGINT/SIGTERM blocked,
+ * so the signal goes to the main thread (its sleep returns EINTR at once). */
+static void block_stop_signals(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void unblock_stop_signals(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 
 static void set_err(struct run *r, int e)
 {
@@ -105,8 +167,10 @@ static int run_threads(struct run *r, void *(*fn)(void *))
 	struct worker_arg *a = calloc(n, sizeof(*a));
 	unsigned started = 0;
 
+	sigset_t old;
 	if (!a)
 		return -ENOMEM;
+	block_stop_signals(&old);
 	for (; started < n; started++) {
 		a[started] = (struct worker_arg){ .run = r, .tid = started };
 		int e = pthread_create(&a[started].th, NULL, fn, &a[started]);
@@ -115,6 +179,7 @@ static int run_threads(struct run *r, void *(*fn)(void *))
 			break;
 		}
 	}
+	unblock_stop_signals(&old);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(a[i].th, NULL);
 	free(a);
@@ -136,12 +201,37 @@ static uint64_t gib_to_bytes(double g)
 	return (uint64_t)(g * GIB) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
 }
 
+/* The buffer pool must fit in the memory this process can get (MemAvailable,
+ * and the cgroup limit where one is set): else the run ends in an OOM kill
+ * with no message.  0 or exit status 2. */
+static int check_memory(const ruma_vmcache_opts *o)
+{
+	ruma_mem_info m;
+	char b1[32], b2[32], b3[32];
+	uint64_t pool = gib_to_bytes(o->physgb);
+
+	if (ruma_sysinfo_mem_available(&m) || m.available == 0 || pool <= m.available)
+		return 0;
+	fprintf(stderr, "vmcache: PHYSGB=%g (%s) is more memory than this process can get: %s",
+		o->physgb, ruma_format_size(pool, b1, sizeof(b1)),
+		ruma_format_size(m.available, b2, sizeof(b2)));
+	if (m.cgroup_limit && m.available < m.meminfo_available)
+		fprintf(stderr, " (the cgroup limit memory.max is %s, %s of it in use)",
+			ruma_format_size(m.cgroup_limit, b3, sizeof(b3)),
+			ruma_format_size(m.cgroup_usage, b1, sizeof(b1)));
+	else
+		fprintf(stderr, " (MemAvailable)");
+	fprintf(stderr, "; lower PHYSGB\n");
+	return 2;
+}
+
 /* Space and permission checks before anything is written; 0 or exit status 2. */
 static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 {
 	struct stat st;
 	char b1[32], b2[32];
 	bool exists = stat(o->block, &st) == 0;
+	int status_mem;
 
 	if (need > gib_to_bytes(o->virtgb)) {
 		fprintf(stderr,
@@ -150,6 +240,8 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 			o->virtgb, o->datasize, o->wl->name, ruma_format_size(need, b1, sizeof(b1)));
 		return 2;
 	}
+	if ((status_mem = check_memory(o)))
+		return status_mem;
 	if (exists && S_ISBLK(st.st_mode)) {
 		int fd;
 		uint64_t size = 0;
@@ -217,7 +309,8 @@ static bool config_error(int r)
 {
 	return r == -EINVAL || r == -EACCES || r == -ENOENT || r == -EPERM || r == -EROFS ||
 	       r == -ENOSPC || r == -EISDIR || r == RUMA_ECORRUPT || r == RUMA_ESHORTIO ||
-	       r == RUMA_EBADCOMBO;
+	       r == RUMA_EBADCOMBO || r == RUMA_ELOCKED || r == RUMA_EUNCLEAN ||
+	       r == RUMA_ENOTSTORE;
 }
 
 static int timed_run(struct run *run, ruma_bm *bm)
@@ -235,6 +328,8 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	fflush(stdout);
 	ruma_bm_get_stats(bm, &prev);
 	clock_gettime(CLOCK_MONOTONIC, &next);
+	sigset_t old;
+	block_stop_signals(&old);
 	for (; started < o->threads; started++) {
 		a[started] = (struct worker_arg){ .run = run, .tid = started };
 		int e = pthread_create(&a[started].th, NULL, run_main, &a[started]);
@@ -243,10 +338,15 @@ static int timed_run(struct run *run, ruma_bm *bm)
 			break;
 		}
 	}
-	for (uint64_t s = 0; s < o->runfor && !atomic_load(&run->stop); s++) {
+	unblock_stop_signals(&old);
+	uint64_t s = 0;
+	for (; s < o->runfor && !atomic_load(&run->stop); s++) {
 		next.tv_sec += 1;
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR &&
+		       !ruma_vmcache_interrupted())
 			;
+		if (ruma_vmcache_interrupted())
+			break;
 		uint64_t tx = 0;
 		for (unsigned i = 0; i < o->threads; i++)
 			tx += atomic_load_explicit(&run->slots[i].tx, memory_order_relaxed);
@@ -269,7 +369,7 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	fprintf(stderr,
 		"run: %" PRIu64 " tx in %" PRIu64 " s, %" PRIu64 " pages read, %" PRIu64
 		" written, %" PRIu64 " evicted, %" PRIu64 " restarts, %" PRIu64 " failures\n",
-		total, o->runfor, cur.reads, cur.writes, cur.evictions, cur.restarts,
+		total, s, cur.reads, cur.writes, cur.evictions, cur.restarts,
 		atomic_load(&run->ctx.failures));
 	free(a);
 	return atomic_load(&run->err);
@@ -303,12 +403,15 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	c.write = o->write;
 	c.reuse_pages = o->reuse;
 	c.fresh = !o->keep;
+	c.force = o->force;
 	r = ruma_bm_open(&c, &bm);
 	if (r) {
 		fprintf(stderr, "vmcache: cannot open the buffer manager on %s: %s\n", o->block,
 			ruma_strerror(r));
 		return config_error(r) ? 2 : 1;
 	}
+	struct sigaction old_sig[2];
+	catch_signals(old_sig);
 
 	struct run run = { .o = o };
 	run.ctx.bm = bm;
@@ -332,6 +435,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	if (!run.ctx.loaded) {
 		double t0 = ruma_now_sec();
 		r = run_threads(&run, load_main);
+		if (!r && o->wl->load_done)
+			r = o->wl->load_done(&run.ctx);
 		if (r) {
 			fprintf(stderr, "vmcache: loading failed: %s\n", ruma_strerror(r));
 			status = 1;
@@ -352,6 +457,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		}
 	}
 
+	if (ruma_vmcache_interrupted())
+		goto out;
 	r = timed_run(&run, bm);
 	if (r) {
 		fprintf(stderr, "vmcache: the run stopped: %s\n", ruma_strerror(r));
@@ -364,7 +471,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 			failures);
 		status = 1;
 	}
-	if (o->check && o->wl->check && !r) {
+	if (o->check && o->wl->check && !r && !ruma_vmcache_interrupted()) {
 		r = o->wl->check(&run.ctx);
 		if (r) {
 			fprintf(stderr, "vmcache: check after the run failed: %s\n",
@@ -377,9 +484,16 @@ out:
 		o->wl->teardown(&run.ctx);
 	free(run.slots);
 	r = ruma_bm_close(bm);
+	int sig = atomic_load(&stop_signal);
+	restore_signals(old_sig);
 	if (r) {
 		fprintf(stderr, "vmcache: closing the store failed: %s\n", ruma_strerror(r));
-		status = status ? status : 1;
+		return 1;
+	}
+	if (sig) {
+		fprintf(stderr, "vmcache: stopped by signal %d (%s); the store was closed cleanly\n",
+			sig, strsignal(sig));
+		return 128 + sig;
 	}
 	return status;
 }

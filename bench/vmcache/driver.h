@@ -24,14 +24,19 @@ typedef struct ruma_vmcache_opts {
 	ruma_bm_write write;
 	bool reuse;          /* reuse freed page ids (default on) */
 	bool keep;           /* open the store with its contents */
+	bool force;          /* without keep: overwrite a file that is not a ruma store */
 	bool check;          /* verify the data set after the run */
 	uint64_t seed;
 } ruma_vmcache_opts;
 
 /*
  * ruma_vmcache_run — run the benchmark.  Returns the exit status: 0 ok,
- * 1 failure (I/O error, wrong lookups, failed check), 2 bad configuration
- * (refused before anything ran, with a message on stderr).
+ * 1 failure (I/O error, corrupt page, wrong lookups, failed check, failed
+ * close), 2 bad configuration or a store that cannot be used (refused before
+ * anything ran, with a message on stderr: in use by another process, not
+ * closed cleanly, not a ruma store, PHYSGB above the available memory),
+ * 128 + signal (130 SIGINT, 143 SIGTERM) when stopped by a signal after the
+ * store was closed cleanly.
  */
 int ruma_vmcache_run(const ruma_vmcache_opts *o);
 

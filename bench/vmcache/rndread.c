@@ -7,7 +7,10 @@
  *
  * With --keep, a marker entry (key "\xff#count", 9 bytes: sorts after every
  * data key) records how many tuples were loaded, so a later run on the same
- * store skips the load when DATASIZE matches.
+ * store skips the load when DATASIZE matches.  The marker is written by
+ * load_done, which the driver calls only after every loader thread finished
+ * without error: a load that failed in any thread (full disk, I/O error,
+ * interrupt) leaves no marker, and the next --keep run refuses the store.
  */
 #include "vmcache/workload.h"
 
@@ -129,6 +132,8 @@ static int rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 	unsigned char key[8], val[RND_PAYLOAD];
 
 	for (uint64_t k = lo; k < hi; k++) {
+		if ((k & 1023) == 0 && ruma_vmcache_interrupted())
+			return -EINTR;
 		encode_key(k, key);
 		make_payload(k, val);
 		int r = ruma_btree_insert(s->tree, key, sizeof(key), val, sizeof(val));
@@ -138,12 +143,15 @@ static int rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 			return r;
 		}
 	}
-	if (tid == 0) {
-		uint64_t cnt = n;
-		return ruma_btree_upsert(s->tree, marker_key, sizeof(marker_key), &cnt,
-					 sizeof(cnt), NULL);
-	}
 	return 0;
+}
+
+/* All loader threads succeeded: record how many tuples the store holds. */
+static int rnd_load_done(ruma_vmcache_ctx *ctx)
+{
+	struct rnd *s = ctx->wl;
+	uint64_t cnt = ctx->datasize;
+	return ruma_btree_upsert(s->tree, marker_key, sizeof(marker_key), &cnt, sizeof(cnt), NULL);
 }
 
 static int rnd_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
@@ -259,6 +267,7 @@ const ruma_vmcache_workload ruma_vmcache_rndread_workload = {
 	.check_datasize = rnd_check_datasize,
 	.setup = rnd_setup,
 	.load = rnd_load,
+	.load_done = rnd_load_done,
 	.thread_init = rnd_thread_init,
 	.run_one = rnd_run_one,
 	.thread_fini = rnd_thread_fini,

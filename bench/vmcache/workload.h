@@ -1,8 +1,9 @@
 /*
  * workload.h — the plug-in interface of `ruma vmcache` workloads.
  *
- * The driver (vmcache.c) opens the buffer manager, calls setup once, load
- * on `threads` threads in parallel (each with its share), then, on every
+ * The driver (driver.c) opens the buffer manager, calls setup once, load
+ * on `threads` threads in parallel (each with its share), load_done once
+ * when every share succeeded, then, on every
  * thread, thread_init and run_one in a loop for RUNFOR seconds, then
  * thread_fini, check (with --check) and teardown.  The driver prints the
  * per-second rows; a workload only counts what it did.
@@ -51,6 +52,10 @@ typedef struct ruma_vmcache_workload {
 	int (*setup)(ruma_vmcache_ctx *ctx);
 	/* Load share tid of nthreads (called on nthreads threads at once). */
 	int (*load)(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads);
+	/* Once, single-threaded, after every load share returned 0 (never after
+	 * a failed or interrupted load): record that the data set is complete,
+	 * e.g. a marker that a later setup with --keep finds.  May be NULL. */
+	int (*load_done)(ruma_vmcache_ctx *ctx);
 	/* Per-thread state of the measured phase (*ts may stay NULL). */
 	int (*thread_init)(ruma_vmcache_ctx *ctx, unsigned tid, void **ts);
 	/* Do a small unit of work: returns the number of transactions (or
@@ -64,6 +69,14 @@ typedef struct ruma_vmcache_workload {
 	/* Free ctx->wl (the buffer manager is still open). */
 	void (*teardown)(ruma_vmcache_ctx *ctx);
 } ruma_vmcache_workload;
+
+/*
+ * ruma_vmcache_interrupted — true once SIGINT or SIGTERM reached the driver
+ * (which then stops the workers, closes the store cleanly and exits 130 /
+ * 143).  A load function polls it now and then and returns -EINTR, so that
+ * a stop during the load does not wait for the whole data set.
+ */
+bool ruma_vmcache_interrupted(void);
 
 /* The workloads built into this binary, NULL-terminated (workloads.c). */
 extern const ruma_vmcache_workload *const ruma_vmcache_workloads[];

@@ -24,7 +24,8 @@
  * the caller, never turned into a zero page or a hang.
  *
  * Threads: any thread may call in; the buffer manager keeps per-thread I/O
- * state internally (at most `max_threads` threads at once).
+ * state internally (at most `max_threads` threads at once; a thread beyond
+ * that gets -EUSERS, and the message is given once per manager).
  */
 #ifndef RUMA_BM_H
 #define RUMA_BM_H
@@ -35,7 +36,21 @@
 extern "C" {
 #endif
 
+/*
+ * Page format.  A page is RUMA_BM_PAGE_SIZE bytes in memory and on disk;
+ * the caller owns bytes [0, RUMA_BM_PAGE_DATA) only.  The last
+ * RUMA_BM_PAGE_TRAILER bytes are the buffer manager's: the page id, a
+ * log sequence number reserved for a write-ahead log, a format tag and a
+ * CRC-32C of the rest of the page, filled in whenever the page is written
+ * and checked whenever it is read back from the store.  A page that fails
+ * the check is never handed out: the call that needed it returns
+ * RUMA_ECORRUPT (and the message callback names the file, page id and the
+ * checksums).  Callers must not write the trailer and must not rely on its
+ * contents.
+ */
 #define RUMA_BM_PAGE_SIZE 4096u
+#define RUMA_BM_PAGE_TRAILER 32u
+#define RUMA_BM_PAGE_DATA (RUMA_BM_PAGE_SIZE - RUMA_BM_PAGE_TRAILER)
 
 typedef uint64_t ruma_pid;
 typedef struct ruma_bm ruma_bm;
@@ -70,7 +85,10 @@ typedef struct ruma_bm_config {
 	ruma_bm_evict evict;
 	ruma_bm_write write;
 	bool reuse_pages;       /* free-space bitmap: reuse freed page ids */
-	bool fresh;             /* discard existing contents and start empty */
+	bool fresh;             /* discard existing contents and start empty (a
+				   regular file that has contents but is not a
+				   ruma store is refused: RUMA_ENOTSTORE) */
+	bool force;             /* with fresh: overwrite such a file anyway */
 	bool direct_io;         /* O_DIRECT (default true; falls back with a note
 				   only if the file system refuses it) */
 	/* Where the manager reports what the caller should know (a refused
@@ -88,22 +106,38 @@ RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
 /*
  * ruma_bm_open — open (or create) the store at c->path and map it.  An
  * existing store is found again with all its pages and metadata unless
- * c->fresh.  Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT
- * (path), -ENOSPC (device smaller than the store), RUMA_ECORRUPT (bad
- * metadata), -ENOMEM.  *out owns everything; release with ruma_bm_close.
+ * c->fresh.
+ *
+ * The store file (or block device) is locked exclusively (flock) until
+ * ruma_bm_close: a second opener, in another process or in this one, gets
+ * RUMA_ELOCKED and a message naming the holder's pid where /proc/locks
+ * shows it.  Before returning, open records durably in page 0 that the
+ * store is open; only a successful ruma_bm_close clears that.  A store that
+ * was not closed cleanly (its process was killed, crashed or lost power)
+ * is refused with RUMA_EUNCLEAN: evicted pages may have been written after
+ * its metadata, so its contents cannot be trusted; recreate it (c->fresh).
+ *
+ * Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT (path),
+ * -ENOSPC (device smaller than the store), RUMA_ELOCKED (in use),
+ * RUMA_EUNCLEAN (not closed cleanly), RUMA_ENOTSTORE (fresh over a file
+ * that is not a ruma store, without force; or a store of an older format),
+ * RUMA_ECORRUPT (bad metadata), -ENOMEM.  *out owns everything; release
+ * with ruma_bm_close.
  */
 RUMA_API int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out);
 
 /*
  * ruma_bm_close — write every dirty page and the metadata (allocation state,
- * free-space bitmap, meta slots), fsync, unmap and free.  No thread may use
- * the manager any more.  Returns the first error met; resources are freed
- * in any case.
+ * free-space bitmap, meta slots), fsync, then mark the store closed cleanly
+ * in page 0 (fdatasync), release the lock, unmap and free.  No thread may use
+ * the manager any more.  Returns the first error met; on an error the store
+ * stays marked as not closed cleanly (the next open gets RUMA_EUNCLEAN).
+ * Resources are freed in any case.
  */
 RUMA_API int ruma_bm_close(ruma_bm *bm);
 
 /* ruma_bm_flush — write all dirty pages and the metadata now (checkpoint),
- * then fsync.  Other threads may keep working; the calling thread must hold
+ * then fsync.  The store stays marked open (only close marks it clean).  Other threads may keep working; the calling thread must hold
  * no latch (flush waits for exclusively latched dirty pages).  Returns the
  * first error met (the pages that failed stay dirty). */
 RUMA_API int ruma_bm_flush(ruma_bm *bm);
@@ -126,7 +160,9 @@ RUMA_API int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version);
 RUMA_API int ruma_bm_upgrade_s(ruma_bm *bm, ruma_pid pid, uint64_t version);
 
 /* ruma_bm_fix_x / _s — latch pid exclusively / shared, faulting it in;
- * *page gets its address.  Returns 0 or an I/O error. */
+ * *page gets its address.  Returns 0 or an I/O error; RUMA_ECORRUPT when
+ * the image read from the store fails its checksum or names another page
+ * (the page stays evicted; the same holds for ruma_bm_optimistic). */
 RUMA_API int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page);
 RUMA_API int ruma_bm_fix_s(ruma_bm *bm, ruma_pid pid, void **page);
 

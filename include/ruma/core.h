@@ -123,6 +123,21 @@ RUMA_API void ruma_csv_header(ruma_csv *c, const char *const *names);
 /* ruma_csv_end — finish the row. Returns 0, or -EIO if the stream had an error. */
 RUMA_API int ruma_csv_end(ruma_csv *c);
 
+/* ---- checksums ----------------------------------------------------------- */
+
+/*
+ * ruma_crc32c — CRC-32C (Castagnoli) of buf[0..n), continuing crc (pass 0 to
+ * start; pass a previous result to extend it over more bytes).
+ * ruma_crc32c(0, "123456789", 9) == 0xE3069283.  Uses the SSE4.2 crc32
+ * instruction when the CPU has it (chosen once at run time; the library
+ * never requires it) and a portable slicing-by-8 table otherwise; both give
+ * the same result.  Thread-safe.
+ */
+RUMA_API uint32_t ruma_crc32c(uint32_t crc, const void *buf, size_t n);
+
+/* ruma_crc32c_impl — "sse4.2" or "slicing-by-8": what ruma_crc32c uses here. */
+RUMA_API const char *ruma_crc32c_impl(void);
+
 #define RUMA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define RUMA_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RUMA_MAX(a, b) ((a) > (b) ? (a) : (b))

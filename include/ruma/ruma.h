@@ -40,7 +40,10 @@ enum {
 	RUMA_ETOOBIG    = -10010, /* key or value larger than the documented maximum */
 	RUMA_EEXISTS    = -10011, /* key already present */
 	RUMA_EBADCOMBO  = -10012, /* invalid combination of options */
-	RUMA_ELAST      = -10013
+	RUMA_ELOCKED    = -10013, /* the store is in use by another opener (locked) */
+	RUMA_EUNCLEAN   = -10014, /* the store was not closed cleanly: recreate it */
+	RUMA_ENOTSTORE  = -10015, /* the file exists and is not a ruma store: not overwritten */
+	RUMA_ELAST      = -10016
 };
 
 /* Historic name used by latch code: a restart is a return value, not an exception. */

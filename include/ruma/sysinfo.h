@@ -165,6 +165,33 @@ RUMA_API int ruma_sysinfo_write_u64_file(const char *path, uint64_t v);
  */
 RUMA_API int ruma_sysinfo_map_count(uint64_t *n);
 
+/* ---- memory and locks ---------------------------------------------------------- */
+
+typedef struct ruma_mem_info {
+	uint64_t meminfo_available; /* MemAvailable of /proc/meminfo (0 = unknown) */
+	uint64_t cgroup_limit;      /* memory.max of this process's cgroup v2 (0 = none/unknown) */
+	uint64_t cgroup_usage;      /* memory.current of that cgroup */
+	uint64_t available;         /* what this process may still use: MemAvailable,
+				       lowered to limit - usage under a cgroup limit
+				       (0 = unknown) */
+} ruma_mem_info;
+
+/*
+ * ruma_sysinfo_mem_available — how much memory this process can still get:
+ * MemAvailable, and the room left under the cgroup v2 memory.max of the
+ * process's cgroup where one is set ("max" = no limit).  Returns 0 (fields
+ * unknown stay 0) or a negative errno when /proc/meminfo cannot be read.
+ */
+RUMA_API int ruma_sysinfo_mem_available(ruma_mem_info *out);
+
+/*
+ * ruma_sysinfo_flock_holder — the pid holding a flock(2) lock on the file
+ * with device dev (st_dev) and inode ino, from /proc/locks.  Returns 0 with
+ * *pid set, RUMA_ENOTFOUND when no such lock is listed (or the holder is not
+ * visible from this pid namespace), or a negative errno.
+ */
+RUMA_API int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid);
+
 /* ---- probes: try the feature for real ----------------------------------------- */
 
 /*

@@ -11,6 +11,14 @@
  *   pages meta..hw-1    data pages
  * The checksum (FNV-1a over the header with the checksum field zeroed, and
  * the written part of the bitmap) makes a damaged header RUMA_ECORRUPT.
+ * Data pages carry their own trailer with a CRC-32C (page.c).
+ *
+ * Clean-shutdown state: page 0 holds state OPEN from the moment a store is
+ * opened (written and fdatasync'ed before open returns, so before any data
+ * page can be written) until a clean close has written and synced every
+ * page and the metadata; only then is state CLEAN written and synced.  A
+ * store found OPEN was not closed cleanly and goes to bm_store_unclean.
+ * The store file is locked (flock, exclusive) from open to close.
  *
  * Invariants: pids below meta_pages are never handed out; pids in
  * [meta_pages, hw) are either allocated or have their free bit set; a pid
@@ -20,13 +28,15 @@
  * so a full disk shows up as -ENOSPC from ruma_bm_alloc, not as a failed
  * write later; a block device refuses allocation past its size.
  *
- * Syscalls (through src/os): open, pread/pwrite (metadata), ftruncate,
- * fallocate, fsync, mmap/munmap/mprotect/madvise (page memory, state array,
+ * Syscalls (through src/os): open, flock (store lock), pread/pwrite
+ * (metadata), ftruncate, fallocate, fsync, fdatasync (state changes), mmap/munmap/mprotect/madvise (page memory, state array,
  * resident set); fstat, ioctl(BLKGETSIZE64) and close directly.
  */
 #include "bm/bm_int.h"
 
 #include "os/os.h"
+
+#include <ruma/sysinfo.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +52,9 @@
 #include <unistd.h>
 
 #define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
-#define BM_FORMAT 1u
+#define BM_FORMAT 2u   /* 2: data page trailer (CRC-32C) + clean-shutdown state */
+#define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
+#define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
 #define BM_GROW_MIN (1ull << 20)
 #define BM_GROW_MAX (256ull << 20)
 
@@ -56,6 +68,8 @@ struct bm_meta_hdr {
 	uint64_t free_count;
 	uint64_t checksum;
 	uint64_t slots[RUMA_BM_META_SLOTS];
+	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
+	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
 };
 _Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
 
@@ -220,7 +234,7 @@ static uint64_t bitmap_bytes_written(uint64_t hw)
 }
 
 /* Serialize header + bitmap into buf (meta_pages pages); returns bytes to write. */
-static size_t meta_build(ruma_bm *bm, unsigned char *buf)
+static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 {
 	struct bm_meta_hdr h;
 	uint64_t hw = atomic_load(&bm->alloc_hw);
@@ -236,6 +250,8 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf)
 	h.free_count = bm->free_count;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		h.slots[i] = atomic_load(&bm->meta_slots[i]);
+	h.state = state;
+	h.page_data = RUMA_BM_PAGE_DATA;
 	memset(buf, 0, RUMA_BM_PAGE_SIZE);
 	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
 	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
@@ -246,7 +262,8 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf)
 	return total;
 }
 
-static int meta_write(ruma_bm *bm)
+/* Write header + bitmap with the given state; with sync, fdatasync after. */
+static int meta_write(ruma_bm *bm, uint32_t state, bool sync)
 {
 	size_t len = bm->meta_pages * (size_t)RUMA_BM_PAGE_SIZE;
 	unsigned char *buf = aligned_alloc(RUMA_BM_PAGE_SIZE, len);
@@ -254,11 +271,35 @@ static int meta_write(ruma_bm *bm)
 	if (!buf)
 		return -ENOMEM;
 	pthread_mutex_lock(&bm->alloc_mu);
-	size_t n = meta_build(bm, buf);
+	size_t n = meta_build(bm, buf, state);
 	pthread_mutex_unlock(&bm->alloc_mu);
 	int r = ruma_os_pwrite_full(bm->fd, buf, n, 0);
 	free(buf);
+	if (!r && sync)
+		r = ruma_os_fdatasync(bm->fd);
 	return r;
+}
+
+/*
+ * bm_store_unclean — the store's page 0 says it was not closed cleanly: a
+ * process had it open and stopped (crash, kill -9, power loss) without the
+ * final write of pages + metadata.  Evicted pages may have been written
+ * after the last metadata, so the metadata cannot be trusted.
+ *
+ * This is the one place that decides what happens to such a store.  Today
+ * it is refused.  A write-ahead log will recover it here: replay the log
+ * from the last checkpoint, rebuild the allocation state, then return 0 so
+ * that ruma_bm_open goes on.
+ */
+static int bm_store_unclean(ruma_bm *bm)
+{
+	bm_say(&bm->cfg,
+		"%s was not closed cleanly (the process using it stopped without closing "
+		"it): its pages may be newer than its metadata, so it cannot be trusted; "
+		"recreate it (run without --keep / open it fresh).  A write-ahead log will "
+		"later recover such a store",
+		bm->path);
+	return RUMA_EUNCLEAN;
 }
 
 /*
@@ -298,7 +339,17 @@ static int meta_read(ruma_bm *bm, bool *found)
 	free(p0);
 	if (zero)
 		return 0;
-	if (h.magic != BM_MAGIC || h.format != BM_FORMAT || h.page_size != RUMA_BM_PAGE_SIZE ||
+	if (h.magic == BM_MAGIC && h.format != BM_FORMAT) {
+		bm_say(&bm->cfg,
+			"%s is a ruma store of format %" PRIu32 "; this version reads format %u "
+			"(page checksums and a clean-shutdown state were added); recreate it "
+			"(run without --keep / open it fresh)",
+			bm->path, h.format, BM_FORMAT);
+		return RUMA_ENOTSTORE;
+	}
+	if (h.magic != BM_MAGIC || h.page_size != RUMA_BM_PAGE_SIZE ||
+	    h.page_data != RUMA_BM_PAGE_DATA ||
+	    (h.state != BM_STATE_CLEAN && h.state != BM_STATE_OPEN) ||
 	    h.meta_pages < 1 || h.capacity == 0 || h.capacity % 64 ||
 	    h.meta_pages != 1 + div_up(h.capacity / 8, RUMA_BM_PAGE_SIZE) ||
 	    h.alloc_hw < h.meta_pages || h.alloc_hw > h.capacity || h.free_count > h.alloc_hw) {
@@ -344,10 +395,78 @@ static int meta_read(ruma_bm *bm, bool *found)
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		atomic_store(&bm->meta_slots[i], h.slots[i]);
 	*found = true;
-	return 0;
+	return h.state == BM_STATE_CLEAN ? 0 : bm_store_unclean(bm);
 }
 
 /* ---- storage ---------------------------------------------------------------- */
+
+/*
+ * Take the store's exclusive lock (flock on this open file description), so
+ * that no second opener — another process, or another ruma_bm_open in this
+ * one — reads or truncates a store in use.  The lock goes with the
+ * descriptor: it is released by close, or by the kernel when the process dies.
+ */
+static int lock_store(ruma_bm *bm)
+{
+	int r = ruma_os_lock_exclusive(bm->fd);
+	int holder = 0;
+
+	if (r == RUMA_ELOCKED) {
+		if (ruma_sysinfo_flock_holder(bm->st_dev, bm->st_ino, &holder) || holder <= 0)
+			bm_say(&bm->cfg,
+				"%s is in use: another process holds its lock (pid unknown); "
+				"stop it first or use another store",
+				bm->path);
+		else if (holder == (int)getpid())
+			bm_say(&bm->cfg,
+				"%s is in use: it is already open in this process (pid %d); "
+				"close it first or use another store",
+				bm->path, holder);
+		else
+			bm_say(&bm->cfg,
+				"%s is in use: process %d holds its lock; stop it first or use "
+				"another store",
+				bm->path, holder);
+	} else if (r) {
+		bm_say(&bm->cfg, "cannot lock %s: %s", bm->path, ruma_strerror(r));
+	}
+	return r;
+}
+
+/*
+ * With fresh: refuse to truncate a regular file that has contents and is not
+ * a ruma store (a wrong BLOCK= must not destroy someone's file), unless the
+ * caller set force.  A ruma store of any format, or an all-zero first page,
+ * may be recreated.
+ */
+static int check_overwritable(ruma_bm *bm)
+{
+	if (bm->is_blockdev || bm->file_reserved == 0 || bm->cfg.force)
+		return 0;
+	bool store = false;
+	if (bm->file_reserved >= RUMA_BM_PAGE_SIZE) {
+		unsigned char *p0 = aligned_alloc(RUMA_BM_PAGE_SIZE, RUMA_BM_PAGE_SIZE);
+		if (!p0)
+			return -ENOMEM;
+		int r = ruma_os_pread_full(bm->fd, p0, RUMA_BM_PAGE_SIZE, 0);
+		uint64_t magic;
+		memcpy(&magic, p0, sizeof(magic));
+		bool zero = true;
+		for (size_t i = 0; i < RUMA_BM_PAGE_SIZE && zero; i++)
+			zero = p0[i] == 0;
+		free(p0);
+		if (r)
+			return r;
+		store = magic == BM_MAGIC || zero;
+	}
+	if (store)
+		return 0;
+	bm_say(&bm->cfg,
+		"%s exists (%" PRIu64 " bytes) and is not a ruma buffer-manager store: "
+		"not overwritten; name another file, remove it, or force it (--force)",
+		bm->path, bm->file_reserved);
+	return RUMA_ENOTSTORE;
+}
 
 static int open_storage(ruma_bm *bm)
 {
@@ -369,6 +488,13 @@ static int open_storage(ruma_bm *bm)
 	}
 	if (fstat(bm->fd, &st))
 		return -errno;
+	bm->st_dev = (uint64_t)st.st_dev;
+	bm->st_ino = (uint64_t)st.st_ino;
+	if (S_ISBLK(st.st_mode) || S_ISREG(st.st_mode)) {
+		r = lock_store(bm);
+		if (r)
+			return r;
+	}
 	if (S_ISBLK(st.st_mode)) {
 		uint64_t size = 0;
 		if (ioctl(bm->fd, BLKGETSIZE64, &size))
@@ -449,7 +575,21 @@ static int new_store(ruma_bm *bm)
 	pthread_mutex_unlock(&bm->alloc_mu);
 	if (r)
 		return r;
-	return meta_write(bm);
+	return meta_write(bm, BM_STATE_CLEAN, false); /* empty: consistent */
+}
+
+/* Record durably that the store is open, before any data page is written. */
+static int mark_open(ruma_bm *bm)
+{
+	int r = meta_write(bm, BM_STATE_OPEN, true);
+	if (r) {
+		bm_say(&bm->cfg, "%s: cannot record that the store is open: %s", bm->path,
+			ruma_strerror(r));
+		/* no data page was written: put the clean state back if we can */
+		(void)meta_write(bm, BM_STATE_CLEAN, true);
+	}
+	bm->marked_open = r == 0;
+	return r;
 }
 
 static int map_memory(ruma_bm *bm)
@@ -585,6 +725,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	r = open_storage(bm);
 	if (!r && !c->fresh)
 		r = meta_read(bm, &found);
+	if (!r && c->fresh)
+		r = check_overwritable(bm);
 	if (!r && found) {
 		uint64_t hw = atomic_load(&bm->alloc_hw);
 		uint64_t cap = bm->free_words * 64;
@@ -618,6 +760,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		bm->phys_pages = bm->virt_pages;
 	if (!r)
 		r = map_memory(bm);
+	if (!r)
+		r = mark_open(bm);
 	if (r) {
 		pthread_key_delete(bm->key);
 		release_all(bm);
@@ -627,23 +771,43 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	return 0;
 }
 
+/* Write every dirty page and the metadata (state OPEN), fsync. */
+static int checkpoint(ruma_bm *bm)
+{
+	int err = bm_flush_pages(bm);
+	int r = meta_write(bm, BM_STATE_OPEN, false);
+	err = err ? err : r;
+	r = ruma_os_fsync(bm->fd);
+	return err ? err : r;
+}
+
 int ruma_bm_flush(ruma_bm *bm)
 {
 	pthread_mutex_lock(&bm->flush_mu);
-	int err = bm_flush_pages(bm);
-	int r = meta_write(bm);
-	err = err ? err : r;
-	r = ruma_os_fsync(bm->fd);
-	err = err ? err : r;
+	int err = checkpoint(bm);
 	pthread_mutex_unlock(&bm->flush_mu);
 	return err;
 }
 
+/*
+ * Clean close: every page and the metadata written and synced first; only
+ * then is page 0 rewritten with state CLEAN (and synced).  Any failure
+ * before leaves the store marked open, so the next open refuses it instead
+ * of trusting metadata that does not match the pages.
+ */
 int ruma_bm_close(ruma_bm *bm)
 {
 	if (!bm)
 		return 0;
-	int err = ruma_bm_flush(bm);
+	pthread_mutex_lock(&bm->flush_mu);
+	int err = checkpoint(bm);
+	if (!err && bm->marked_open)
+		err = meta_write(bm, BM_STATE_CLEAN, true);
+	pthread_mutex_unlock(&bm->flush_mu);
+	if (err)
+		bm_say(&bm->cfg,
+			"%s: closing failed (%s); the store stays marked as not closed cleanly",
+			bm->path, ruma_strerror(err));
 	pthread_key_delete(bm->key);
 	release_all(bm);
 	return err;

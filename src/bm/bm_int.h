@@ -36,6 +36,8 @@
 #define BM_MAX_THREADS_LIMIT 4096u
 #define BM_MIN_PHYS_PAGES 16u
 #define BM_MAX_BATCH 1024u
+#define BM_PAGE_TAG 0x31475052u /* "RPG1": data page trailer format 1 */
+_Static_assert(RUMA_BM_PAGE_DATA + RUMA_BM_PAGE_TRAILER == RUMA_BM_PAGE_SIZE, "page = data + trailer");
 
 static inline unsigned bm_st(uint64_t w)
 {
@@ -78,6 +80,8 @@ struct ruma_bm {
 	bool is_blockdev;
 	uint64_t dev_bytes;      /* block device size */
 	uint64_t file_reserved;  /* bytes the regular file is known to hold */
+	uint64_t st_dev, st_ino; /* identity of the store file (lock holder lookup) */
+	bool marked_open;        /* page 0 says "open": a clean close must clear it */
 
 	char *base;              /* page memory (virt_pages pages + guard) */
 	size_t map_len;
@@ -119,8 +123,24 @@ struct ruma_bm {
 	_Atomic uint64_t restarts;
 	_Atomic bool pmadv_refused;
 	_Atomic bool uring_refused;
+	_Atomic bool thread_limit_said;
 	pthread_mutex_t flush_mu;
 };
+
+/* page.c — the page trailer (pid, lsn, format tag, CRC-32C; see page.c).
+ *
+ * bm_page_seal — fill the trailer of page (the memory of pid) for writing.
+ *   Call it on every write path just before the page image leaves memory,
+ *   with the page latched (shared or exclusive) so its data cannot change.
+ * bm_page_verify — check a page image just read from the file for pid:
+ *   0, or RUMA_ECORRUPT after a message through the bm message callback
+ *   (file, pid, offset, stored vs computed CRC, or the pid found).  Every
+ *   read path calls it after each completed read of a data page (the
+ *   synchronous pread in bm_fault_in; an asynchronous read path calls it on
+ *   each completion) and treats a failure like a read error: the page stays
+ *   evicted and the caller gets RUMA_ECORRUPT. */
+void bm_page_seal(ruma_bm *bm, ruma_pid pid, void *page);
+int bm_page_verify(ruma_bm *bm, ruma_pid pid, const void *page);
 
 /* latch.c */
 void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n);

@@ -20,6 +20,9 @@
  * A failed write restores the dirty bit and keeps the page; a failed
  * madvise keeps the page resident.  Errors reach the faulting caller.
  *
+ * Every page is sealed (trailer with CRC-32C, page.c) just before it is
+ * written, on both write paths, and verified after it is read.
+ *
  * Syscalls (through src/os): pread (fault), pwrite / io_uring (write-back),
  * madvise / process_madvise (drop pages), sched_yield while the pool is full
  * of latched pages.
@@ -149,10 +152,12 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
 	}
 	pthread_mutex_unlock(&bm->thr_mu);
 	if (!t) {
-		bm_say(&bm->cfg,
-			"more than max_threads=%u threads use the buffer manager at once "
-			"(raise max_threads / THREADS limit)",
-			bm->cfg.max_threads);
+		if (!atomic_exchange(&bm->thread_limit_said, true))
+			bm_say(&bm->cfg,
+				"more than max_threads=%u threads use the buffer manager at "
+				"once (raise max_threads / THREADS limit); said once, every "
+				"further call beyond the limit fails the same way",
+				bm->cfg.max_threads);
 		return -EUSERS;
 	}
 	int r = pthread_setspecific(bm->key, t);
@@ -254,6 +259,9 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 {
 	int first = 0;
 	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;
+
+	for (size_t i = 0; i < n; i++)
+		bm_page_seal(bm, pids[i], bm_page(bm, pids[i]));
 
 	if (uring) {
 		for (size_t off = 0; off < n;) {
@@ -458,6 +466,8 @@ int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read)
 		r = ruma_os_pread_full(bm->fd, bm_page(bm, pid), RUMA_BM_PAGE_SIZE,
 				       (off_t)(pid * RUMA_BM_PAGE_SIZE));
 		BM_IGNORE_WRITES_END();
+		if (!r)
+			r = bm_page_verify(bm, pid, bm_page(bm, pid));
 		if (r) {
 			/* drop whatever part arrived: the page stays evicted */
 			(void)ruma_os_madvise(bm_page(bm, pid), RUMA_BM_PAGE_SIZE, MADV_DONTNEED);

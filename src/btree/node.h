@@ -1,5 +1,7 @@
 /*
- * node.h — the B-tree node: one 4 KiB slotted page (internal to src/btree).
+ * node.h — the B-tree node: one slotted page of RUMA_BM_PAGE_DATA (4064) bytes,
+ * the part of a 4 KiB buffer-manager page the buffer manager leaves to its
+ * caller (internal to src/btree).
  *
  * Layout (offsets in bytes):
  *   0    header (32 B): magic, level (0 = leaf), flags, count, space_used,
@@ -8,7 +10,7 @@
  *   32   16 hint heads (u32 each, 64 B)
  *   96   slot array, growing upwards: {u32 head, u16 off, u16 klen, u16 vlen}
  *   ...  free space
- *   data_offset..4096  heap, growing downwards: the fence keys (stored in
+ *   data_offset..4064  heap, growing downwards: the fence keys (stored in
  *        full) and each entry's key suffix followed by its value.
  *
  * Keys are stored without the node's prefix: the common prefix of its lower
@@ -32,7 +34,8 @@
 
 #include <string.h>
 
-#define NODE_PAGE RUMA_BM_PAGE_SIZE
+/* the part of a buffer-manager page the caller owns (the rest is its trailer) */
+#define NODE_PAGE RUMA_BM_PAGE_DATA
 #define NODE_MAGIC 0x4e544252u /* "RBTN" */
 #define NODE_HINTS 16u
 #define NODE_HDR 96u

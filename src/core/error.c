@@ -5,6 +5,7 @@
  * errno values are delegated to strerrordesc_np (static strings, thread-safe).
  * No syscalls.
  */
+#include <ruma/core.h>
 #include <ruma/ruma.h>
 
 #include <stdio.h>
@@ -25,7 +26,13 @@ static const char *const lib_messages[] = {
 	[10] = "key or value larger than the supported maximum",
 	[11] = "key already exists",
 	[12] = "invalid combination of options",
+	[13] = "the store is in use: another process (or another open in this one) holds its lock",
+	[14] = "the store was not closed cleanly: pages may be newer than metadata (recreate it)",
+	[15] = "the file exists and is not a ruma store (not overwritten without --force)",
 };
+
+_Static_assert(RUMA_ARRAY_SIZE(lib_messages) == RUMA_EBASE - RUMA_ELAST,
+	       "one message per library error code");
 
 const char *ruma_strerror(int err)
 {

@@ -1,7 +1,7 @@
 /*
  * sysinfo.c — machine facts for ruma doctor and for tests: kernel version,
  * huge page pools per size and NUMA node, THP modes, vm sysctls, the mapping
- * count, and probes that really try io_uring, perf counters and O_DIRECT.
+ * count, available memory (with the cgroup limit), flock holders, and probes that really try io_uring, perf counters and O_DIRECT.
  *
  * Invariants: nothing is cached and no global state is kept; every value is
  * read from /proc or /sys at call time.  Probes undo what they create (ring,
@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -500,5 +501,92 @@ int ruma_sysinfo_probe_odirect(const char *dir, const char **step)
 out:
 	if (step)
 		*step = failed;
+	return rc;
+}
+
+/* ---- memory and locks ------------------------------------------------------------ */
+
+static uint64_t meminfo_available(void)
+{
+	char buf[8192];
+	uint64_t kb = 0;
+
+	if (ruma_sysfile_read("/proc/meminfo", buf, sizeof(buf)))
+		return 0;
+	const char *p = strstr(buf, "MemAvailable:");
+	if (p && sscanf(p, "MemAvailable: %" SCNu64 " kB", &kb) != 1)
+		kb = 0;
+	return kb * 1024;
+}
+
+/* The cgroup v2 directory of this process ("0::/path" in /proc/self/cgroup). */
+static int cgroup_dir(char *out, size_t cap)
+{
+	char buf[4096];
+	int rc = ruma_sysfile_read("/proc/self/cgroup", buf, sizeof(buf));
+
+	if (rc)
+		return rc;
+	const char *p = strstr(buf, "0::");
+	if (!p || (p != buf && p[-1] != '\n'))
+		return RUMA_ENOTFOUND;
+	p += 3;
+	size_t n = strcspn(p, "\n");
+	if ((size_t)snprintf(out, cap, "/sys/fs/cgroup%.*s", (int)n, p) >= cap)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int ruma_sysinfo_mem_available(ruma_mem_info *out)
+{
+	char dir[4200], path[4300], val[64];
+
+	memset(out, 0, sizeof(*out));
+	out->meminfo_available = meminfo_available();
+	out->available = out->meminfo_available;
+	if (cgroup_dir(dir, sizeof(dir)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/memory.max", dir);
+	if (ruma_sysfile_read(path, val, sizeof(val)) || !strncmp(val, "max", 3))
+		return 0;
+	uint64_t limit = 0, usage = 0;
+	if (ruma_sysinfo_read_u64_file(path, &limit) || limit == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/memory.current", dir);
+	(void)ruma_sysinfo_read_u64_file(path, &usage);
+	out->cgroup_limit = limit;
+	out->cgroup_usage = usage;
+	uint64_t room = limit > usage ? limit - usage : 0;
+	if (!out->available || room < out->available)
+		out->available = room;
+	return 0;
+}
+
+int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid)
+{
+	FILE *f = fopen("/proc/locks", "r");
+	char line[256];
+	int rc = RUMA_ENOTFOUND;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char kind[16], mode[16];
+		unsigned maj, min;
+		unsigned long long in;
+		int p;
+		/* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10953114 0 EOF" */
+		const char *s = strchr(line, ':');
+		if (!s || sscanf(s + 1, "%15s %*s %15s %d %x:%x:%llu", kind, mode, &p, &maj, &min,
+				 &in) != 6)
+			continue;
+		if (strcmp(kind, "FLOCK") || p <= 0 || in != ino || maj != major((dev_t)dev) ||
+		    min != minor((dev_t)dev))
+			continue;
+		*pid = p;
+		rc = 0;
+		break;
+	}
+	fclose(f);
 	return rc;
 }

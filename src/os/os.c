@@ -18,6 +18,7 @@
 #include <linux/perf_event.h>
 #include <liburing.h>
 #include <stdatomic.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -53,6 +54,8 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_FUTEX_WAKE] = "futex_wake",
 	[RUMA_SYS_PERF_EVENT_OPEN] = "perf_event_open",
 	[RUMA_SYS_REMAP_FILE_PAGES] = "remap_file_pages",
+	[RUMA_SYS_FDATASYNC] = "fdatasync",
+	[RUMA_SYS_FLOCK] = "flock",
 };
 
 const char *ruma_os_sys_name(ruma_sys s)
@@ -266,6 +269,27 @@ int ruma_os_fsync(int fd)
 	if (inj)
 		return fail_code(inj);
 	return fsync(fd) ? -errno : 0;
+}
+
+int ruma_os_fdatasync(int fd)
+{
+	int inj = enter(RUMA_SYS_FDATASYNC);
+	if (inj)
+		return fail_code(inj);
+	return fdatasync(fd) ? -errno : 0;
+}
+
+int ruma_os_lock_exclusive(int fd)
+{
+	int inj = enter(RUMA_SYS_FLOCK);
+	if (inj)
+		return fail_code(inj);
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno == EINTR)
+			continue;
+		return errno == EWOULDBLOCK ? RUMA_ELOCKED : -errno;
+	}
+	return 0;
 }
 
 ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off)

@@ -1,8 +1,8 @@
 /*
  * os.h — the operating-system layer.  This is the ONLY code in ruma that issues
  * mmap, munmap, mremap, mprotect, madvise, process_madvise, memfd_create,
- * ftruncate, fallocate, open, pread, pwrite, fsync, io_uring, futex,
- * perf_event_open and remap_file_pages.
+ * ftruncate, fallocate, open, pread, pwrite, fsync, fdatasync, flock, io_uring,
+ * futex, perf_event_open and remap_file_pages.
  *
  * Every wrapper
  *   - returns 0 (or a byte count for pread/pwrite) or a negative errno,
@@ -43,6 +43,8 @@ typedef enum ruma_sys {
 	RUMA_SYS_FUTEX_WAKE,
 	RUMA_SYS_PERF_EVENT_OPEN,
 	RUMA_SYS_REMAP_FILE_PAGES,
+	RUMA_SYS_FDATASYNC,
+	RUMA_SYS_FLOCK,
 	RUMA_SYS_COUNT_
 } ruma_sys;
 
@@ -103,6 +105,17 @@ int ruma_os_fallocate(int fd, int mode, off_t off, off_t len);
 /* open(2); the descriptor comes back in *fd. */
 int ruma_os_open(const char *path, int flags, mode_t mode, int *fd);
 int ruma_os_fsync(int fd);
+/* fdatasync(2): file data and the metadata needed to read it back. */
+int ruma_os_fdatasync(int fd);
+/*
+ * ruma_os_lock_exclusive — flock(fd, LOCK_EX | LOCK_NB): an exclusive lock
+ * held by fd's open file description (so a second open of the same file in
+ * this process conflicts too, and a forked child shares it), released when
+ * the last descriptor of that description is closed.  Works on regular files
+ * and block devices.  Returns 0, RUMA_ELOCKED when another open file
+ * description holds a lock, or a negative errno.  Never blocks.
+ */
+int ruma_os_lock_exclusive(int fd);
 /* One pread(2)/pwrite(2): bytes transferred (>= 0) or a negative errno. */
 ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off);
 ssize_t ruma_os_pwrite(int fd, const void *buf, size_t len, off_t off);

@@ -6,9 +6,11 @@
  * ORDER (+ secondary index by customer), ORDER-LINE and NEW-ORDER rows.
  * Threads get disjoint, contiguous warehouse ranges (tpcc_load_range); a
  * warehouse loaded twice would fail with RUMA_EEXISTS on its first insert.
+ * A SIGINT/SIGTERM seen by the driver stops a share between warehouses (-EINTR).
  * No syscalls besides what the buffer manager does for the trees.
  */
 #include "vmcache/tpcc/tpcc.h"
+#include "vmcache/workload.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -226,6 +228,6 @@ int tpcc_load_share(tpcc_db *db, unsigned tid, unsigned n, uint64_t seed)
 		rc = tpcc_load_items(db, &rng);
 	tpcc_load_range(db->sz.warehouses, tid, n, &first, &last);
 	for (uint32_t w = first; w < last && !rc; w++)
-		rc = tpcc_load_warehouse(db, w, &rng);
+		rc = ruma_vmcache_interrupted() ? -EINTR : tpcc_load_warehouse(db, w, &rng);
 	return rc;
 }
