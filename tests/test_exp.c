@@ -278,6 +278,35 @@ static int t_compare_synthetic(void)
 	return TEST_PASS;
 }
 
+/* A row repeated (a CSV concatenated from two sweeps) must not count as a further
+ * repetition: with the extra 3.0 the median of x=fast would move. */
+static int t_compare_duplicate_rows(void)
+{
+	ruma_exp_table t;
+	char err[RUMA_EXP_ERR] = "";
+	FILE *f;
+
+	CHECK_OK(write_synthetic(tpath("dup.csv")));
+	f = fopen(tpath("dup.csv"), "a");
+	CHECK(f != NULL);
+	fprintf(f, "art,x=fast,fast,n,1,2,0,1,insert,Mops,3.0,ok,\n");
+	CHECK_OK(fclose(f));
+	CHECK_EQ(ruma_exp_table_read(tpath("dup.csv"), &t, err, sizeof(err)), RUMA_EPARSE);
+	CHECK(strstr(err, ":40 duplicates line 11") != NULL);
+	CHECK(strstr(err, "rep 2") && strstr(err, "metric insert"));
+	/* the same repetition as a warm-up row, or at another size, is not a duplicate */
+	CHECK_OK(write_synthetic(tpath("dup.csv")));
+	f = fopen(tpath("dup.csv"), "a");
+	CHECK(f != NULL);
+	fprintf(f, "art,x=fast,fast,n,1,2,1,1,insert,Mops,3.0,ok,\n");
+	fprintf(f, "art,x=fast,fast,n,2,2,0,1,insert,Mops,3.0,ok,\n");
+	CHECK_OK(fclose(f));
+	CHECK_OK(ruma_exp_table_read(tpath("dup.csv"), &t, err, sizeof(err)));
+	CHECK_EQ(t.n, 2 * 3 * 6 + 4);
+	ruma_exp_table_free(&t);
+	return TEST_PASS;
+}
+
 /* ---- through the binary ------------------------------------------------- */
 
 /* rows of a sweep CSV: checks each measurement key (variant,size,rep,warmup,metric)
@@ -671,6 +700,7 @@ static const struct test_case cases[] = {
 	{ "parse_outputs", t_parse },
 	{ "csv_split", t_csv_split },
 	{ "compare_synthetic", t_compare_synthetic },
+	{ "compare_duplicate_rows", t_compare_duplicate_rows },
 	{ "cli_sweep_compare_plot", t_cli_end_to_end },
 	{ "cli_resume_truncated", t_cli_resume_truncated },
 	{ "cli_interrupt_resume", t_cli_interrupt_resume },

@@ -7,6 +7,7 @@
  * Syscalls: none directly (fopen of the --csv file through stdio).
  */
 #include "rewire/rewirebench.h"
+#include "tool.h"
 
 #include <ruma/core.h>
 
@@ -103,13 +104,8 @@ int ruma_cmd_rewire(int argc, char **argv)
 		return 2;
 	}
 	int rc = ruma_rewirebench_run(&o);
-	if (csv_path && fclose(o.csv) && !rc)
-		rc = -EIO;
-	if (!csv_path && (fflush(stdout) || ferror(stdout)) && !rc) {
-		fprintf(stderr, "ruma rewire: writing the CSV to stdout failed: %s\n",
-			strerror(errno));
-		return 1;
-	}
+	if (csv_path && ruma_tool_close_output(o.csv, "rewire", csv_path))
+		return 1; /* results lost: never exit 0 (stdout is checked by main) */
 	if (rc) {
 		fprintf(stderr, "ruma rewire: %s\n", ruma_strerror(rc));
 		return rc == RUMA_EMAPLIMIT ? 2 : 1;

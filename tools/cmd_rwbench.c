@@ -9,6 +9,7 @@
  * Syscalls: none directly (stdio for --csv; sysinfo writes nr_hugepages).
  */
 #include "rewire/rwbench.h"
+#include "tool.h"
 
 #include <ruma/core.h>
 #include <ruma/partition.h>
@@ -203,8 +204,8 @@ int ruma_cmd_rwbench(int argc, char **argv)
 		rc = ruma_rwbench_snapshot(&o);
 	if (reserved)
 		(void)ruma_sysinfo_set_nr_hugepages_ex(2048, prev_huge, NULL, NULL);
-	if (csv_path && fclose(o.csv))
-		rc = rc ? rc : -EIO;
+	if (csv_path && ruma_tool_close_output(o.csv, "rwbench", csv_path))
+		return 1; /* results lost: never exit 0 (stdout is checked by main) */
 	if (rc == RUMA_ENOHUGE || rc == RUMA_EMAPLIMIT) {
 		fprintf(stderr, "ruma rwbench: some variants did not run: %s\n", ruma_strerror(rc));
 		return 0;

@@ -212,6 +212,7 @@ struct ruma_exp_row {
 	int ok;
 	char status[48];
 	char note[RUMA_EXP_NOTE];
+	int line; /* line number in the CSV (1 = header) */
 };
 
 typedef struct ruma_exp_table {
@@ -221,7 +222,11 @@ typedef struct ruma_exp_table {
 
 /*
  * ruma_exp_table_read — load a sweep CSV.  Returns 0, -errno when it cannot be
- * opened, RUMA_EPARSE when it is not a sweep CSV (err names the line).
+ * opened, RUMA_EPARSE when it is not a sweep CSV (err names the line), and
+ * RUMA_EPARSE when two rows measure the same thing — same system, variant,
+ * size, repetition, warm-up flag and metric — since counting both would make
+ * one repetition look like two (err names both lines; a CSV concatenated from
+ * two sweeps with the same repetition numbers is the usual cause).
  * Free with ruma_exp_table_free.
  */
 int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t errlen);

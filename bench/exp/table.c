@@ -5,7 +5,9 @@
  * unit, value, status, note) must be present.
  *
  * Invariants: every row is kept (failed and warm-up rows too, flagged), a
- * row whose value is not a number is a failed row.  Syscalls: none (stdio).
+ * row whose value is not a number is a failed row; no two rows share the key
+ * (system, variant, size_param, size, rep, warmup, metric) — a duplicate is
+ * refused, not counted as a further repetition.  Syscalls: none (stdio).
  */
 #include "exp/exp.h"
 
@@ -71,7 +73,7 @@ static int push_row(ruma_exp_table *t, const struct ruma_exp_row *r)
 	return 0;
 }
 
-static void fill_row(struct ruma_exp_row *r, char **f, const int *col)
+static void fill_row(struct ruma_exp_row *r, char **f, const int *col, int lineno)
 {
 	double v;
 
@@ -89,6 +91,62 @@ static void fill_row(struct ruma_exp_row *r, char **f, const int *col)
 	r->value = r->ok ? v : NAN;
 	snprintf(r->status, sizeof(r->status), "%s", f[col[C_STATUS]]);
 	snprintf(r->note, sizeof(r->note), "%s", f[col[C_NOTE]]);
+	r->line = lineno;
+}
+
+/* Order of the measurement key; equal means the two rows measure the same thing. */
+static int row_key_cmp(const void *pa, const void *pb)
+{
+	const struct ruma_exp_row *a = *(const struct ruma_exp_row *const *)pa;
+	const struct ruma_exp_row *b = *(const struct ruma_exp_row *const *)pb;
+	int c;
+
+	if ((c = strcmp(a->system, b->system)) || (c = strcmp(a->variant, b->variant)) ||
+	    (c = strcmp(a->size_param, b->size_param)) || (c = strcmp(a->metric, b->metric)))
+		return c;
+	if (a->size != b->size) /* NaN sizes (unparsable) compare by line: never equal */
+		return a->size < b->size ? -1 : a->size > b->size ? 1 : a->line - b->line;
+	if (a->rep != b->rep)
+		return a->rep < b->rep ? -1 : 1;
+	if (a->warmup != b->warmup)
+		return a->warmup - b->warmup;
+	return 0;
+}
+
+/* RUMA_EPARSE naming two lines when a measurement key occurs twice. */
+static int check_duplicates(const ruma_exp_table *t, const char *path, char *err, size_t errlen)
+{
+	const struct ruma_exp_row **v;
+	int rc = 0;
+
+	if (t->n < 2)
+		return 0;
+	v = malloc(t->n * sizeof(*v));
+	if (!v) {
+		snprintf(err, errlen, "out of memory reading %s", path);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		v[i] = &t->rows[i];
+	qsort(v, t->n, sizeof(*v), row_key_cmp);
+	for (size_t i = 1; i < t->n && !rc; i++) {
+		if (row_key_cmp(&v[i - 1], &v[i]))
+			continue;
+		const struct ruma_exp_row *a = v[i - 1], *b = v[i];
+		if (a->line > b->line) {
+			const struct ruma_exp_row *tmp = a;
+			a = b;
+			b = tmp;
+		}
+		snprintf(err, errlen,
+			 "%s:%d duplicates line %d (%s %s, %s=%g, rep %ld, metric %s): counting both "
+			 "would turn one repetition into two; remove one of them or renumber the reps",
+			 path, b->line, a->line, a->system, a->variant, a->size_param, a->size, a->rep,
+			 a->metric);
+		rc = RUMA_EPARSE;
+	}
+	free(v);
+	return rc;
 }
 
 int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t errlen)
@@ -146,7 +204,7 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 			snprintf(err, errlen, "%s:%d: %zu columns expected", path, lineno, nh);
 			break;
 		}
-		fill_row(&r, fields, col);
+		fill_row(&r, fields, col, lineno);
 		if ((rc = push_row(t, &r))) {
 			snprintf(err, errlen, "out of memory reading %s", path);
 			break;
@@ -157,6 +215,8 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 	}
 	fclose(f);
+	if (!rc)
+		rc = check_duplicates(t, path, err, errlen);
 	if (rc)
 		ruma_exp_table_free(t);
 	return rc;
