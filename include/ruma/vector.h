@@ -67,7 +67,8 @@ typedef struct ruma_vec_opts {
 	ruma_vec_kind kind;
 	size_t elem_size;        /* bytes per element; 0 means 8 */
 	bool huge;               /* 2 MiB pages (REWIRED, MREMAP, INDIRECT); -EINVAL for COPY/REALLOC */
-	bool prepopulate;        /* REWIRED/MREMAP: fill page tables of new pages when they are added */
+	bool prepopulate;        /* REWIRED/MREMAP: fill page tables of new pages when they are added;
+				    INDIRECT: fault every new page in when it is allocated */
 	size_t initial_capacity; /* elements to reserve at creation (0: one page / 16 elements) */
 	/*
 	 * Largest size in bytes the vector may reach; growth beyond it fails

@@ -329,6 +329,9 @@ static int indirect_add_slab(ruma_vec *v)
 		return -ENOMEM;
 	if (v->page >= RUMA_PAGE_2M)
 		(void)ruma_os_madvise(p, n * v->page, MADV_HUGEPAGE); /* THP where enabled */
+	if (v->prepopulate) /* fault the slab in now: one write per 4 KiB page */
+		for (size_t off = 0; off < n * v->page; off += RUMA_PAGE_4K)
+			((volatile unsigned char *)p)[off] = 0;
 	v->slabs[v->nslabs++] = (struct vec_slab){ p, v->npages };
 	for (size_t i = 0; i < n; i++)
 		v->dir[v->npages++] = (unsigned char *)p + i * v->page;
