@@ -281,15 +281,16 @@ static bool head_consistent(ruma_vec *v)
 	const ruma_vec_head *h = ruma_vec_head_of(v);
 
 	return h->size == ruma_vec_size(v) && h->cap == ruma_vec_capacity(v) &&
-	       (void *)h->data == ruma_vec_data(v) && (uintptr_t)h->wpos <= (uintptr_t)h->wend &&
-	       (h->wpos == h->wend || h->wpos == ruma_vec_at(v, h->size));
+	       (void *)h->data == ruma_vec_data(v) && h->push_end <= h->cap &&
+	       (h->size >= h->push_end ||
+		(void *)(h->push_base + 8 * h->size) == ruma_vec_at(v, h->size));
 }
 
 /*
  * Inline push/get/set against the exported out-of-line functions: two
  * vectors of one kind get the same operations — one through the inline
  * paths, one through the library's symbols — mixed with the calls that move
- * the push window (push_many, insert, shrink, clear, reserve).
+ * the push run (push_many, insert, shrink, clear, reserve).
  */
 static int vec_inline_run(ruma_vec_kind kind, bool huge)
 {

@@ -20,6 +20,8 @@
  *                       and its directory
  *   copying   —         not timed (the original reserves 2 MiB of entries
  *                       in an untimed constructor)
+ * As in the original, no blank line follows the phases and cleanup prints
+ * no "Freeing" line.
  * Syscalls: none here (vector.h maps and grows).
  */
 #include "micro/micro.h"
@@ -28,10 +30,10 @@
 
 #include <stdlib.h>
 
+/* The original's vector cleanup prints no "Freeing" line. */
 static void vec_cleanup(micro_data *d)
 {
 	ruma_vec_destroy(d->vec);
-	printf("Freeing %s\n", micro_field_name((micro_field)(uintptr_t)d->priv));
 }
 
 static int vec_fail(ruma_vec *v, int rc)
@@ -70,7 +72,7 @@ static int vec_build(micro_ctx *c, size_t n, micro_data *d, const ruma_vec_opts 
 			return vec_fail(v, rc);
 	}
 	d->vec = v;
-	d->priv = (void *)(uintptr_t)(create != MF_COUNT_ ? create : MF_MALLOC_DST);
+	d->no_blank_line = true;
 	d->cleanup = vec_cleanup;
 	return 0;
 }

@@ -166,6 +166,8 @@ struct micro_data {
 	/* vector (test 15 pushes through vector.h's inline ruma_vec_push_u64) */
 	struct ruma_vec *vec;
 	uint64_t vec_probe; /* the key pushed at position n / 2 (for --corrupt) */
+	/* the original prints no blank line between a vector method and "Starting tests:" */
+	bool no_blank_line;
 	/* the method's cleanup: prints "Freeing ..." lines, releases everything */
 	void (*cleanup)(micro_data *d);
 	void *priv;

@@ -39,8 +39,8 @@
  *
  * Hot paths: ruma_vec_push_u64, ruma_vec_get_u64 and ruma_vec_set_u64 are
  * inline functions over the public head of the vector (ruma_vec_head: the
- * data pointer, size, capacity and a push window), so a loop of pushes is a
- * compare and a store per element; growth, and every access the head cannot
+ * data pointer, size, capacity and the current push run), so a push is a
+ * compare, the element's store and the size's store; growth, and every access the head cannot
  * serve, calls the out-of-line functions (*_slow).  The exported symbols
  * ruma_vec_push_u64 / _get_u64 / _set_u64 stay in the library for callers
  * built with RUMA_VEC_NO_INLINE defined (and for older binaries).
@@ -94,18 +94,18 @@ typedef struct ruma_vec ruma_vec;
  * element operations can be inline.  Read-only for users: only the library
  * writes it.  Invariants: size <= cap; data[0 .. cap) are the elements of a
  * contiguous kind (data == NULL for INDIRECT, whose elements are reached
- * through its directory); wpos <= wend, and while wpos != wend, wpos is
- * the address of element `size` and [wpos, wend) can take 8-byte pushes
- * without growth (the rest of the capacity, or for INDIRECT the rest of the
- * current page).  wpos == wend (NULL for elem_size != 8) sends every push
- * to the out-of-line path.
+ * through its directory).  The push run: while size < push_end (<= cap),
+ * element `size` lives at address push_base + 8 * size — the start of the
+ * data for the contiguous kinds, for INDIRECT the current page's address
+ * less the bytes of the pages before it (computed in uintptr_t).
+ * push_end == 0 (elem_size != 8) sends every push to the out-of-line path.
  */
 typedef struct ruma_vec_head {
 	unsigned char *data;
 	size_t size;
 	size_t cap;
-	uint64_t *wpos;
-	uint64_t *wend;
+	uintptr_t push_base;
+	size_t push_end;
 } ruma_vec_head;
 
 /* ruma_vec_head_of — the public head of v. */
@@ -167,18 +167,17 @@ RUMA_API void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x);
 #else
 /*
  * ruma_vec_push_u64 — append x (elem_size must be 8, else -EINVAL).  Inline:
- * a store into the push window; growth and the INDIRECT page change go to
+ * a store into the push run; growth and the INDIRECT page change go to
  * ruma_vec_push_u64_slow.  Returns 0 or the growth's error.
  */
 static inline int ruma_vec_push_u64(ruma_vec *v, uint64_t x)
 {
 	ruma_vec_head *h = (ruma_vec_head *)(void *)v;
-	uint64_t *p = h->wpos;
+	size_t n = h->size;
 
-	if (RUMA_LIKELY(p != h->wend)) {
-		*p = x;
-		h->wpos = p + 1;
-		h->size++;
+	if (RUMA_LIKELY(n < h->push_end)) {
+		*(uint64_t *)(h->push_base + n * sizeof(uint64_t)) = x;
+		h->size = n + 1;
 		return 0;
 	}
 	return ruma_vec_push_u64_slow(v, x);

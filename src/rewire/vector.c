@@ -6,8 +6,8 @@
  * a failed growth returns before any state of the vector changed, so the old
  * size and contents stay.  size * elem_size <= max_bytes: grow_to checks
  * every request (overflow, limit) before it allocates.  The public head
- * (ruma_vec_head: data, size, cap, push window) is the first member; every
- * function that changes size, cap or the storage ends with sync_window, so
+ * (ruma_vec_head: data, size, cap, push run) is the first member; every
+ * function that changes size, cap or the storage ends with sync_push_run, so
  * the inline push of vector.h stores exactly where the slow path would.
  *   REWIRED   area pages [0, pages) are wired onto pool pages in the memfd;
  *             cap = pages * page / es.  Area page p < pool_pages is always
@@ -49,7 +49,7 @@
 #define VEC_MAX_GROW_RUNS 16
 
 struct ruma_vec {
-	ruma_vec_head h;   /* data, size, cap, push window: first, read by the inline paths */
+	ruma_vec_head h;   /* data, size, cap, push run: first, read by the inline paths */
 	ruma_vec_kind kind;
 	size_t es;         /* element size */
 	size_t page;       /* growth unit in bytes: 4 KiB or 2 MiB */
@@ -101,28 +101,30 @@ void ruma_vec_opts_default(ruma_vec_opts *o)
 	o->elem_size = 8;
 }
 
-/* ---- the push window ------------------------------------------------------ */
+/* ---- the push run ---------------------------------------------------------- */
 
 /*
- * Re-derive the push window from size, cap and the storage; called by every
- * function that changes one of them.  The window is closed (NULL, NULL) for
- * elem_size != 8 and for a full vector, so the inline push calls the slow
- * path exactly when it must.
+ * Re-derive the push run of the head from size, cap and the storage; called
+ * by every function that changes one of them.  The run is empty
+ * (push_end == 0) for elem_size != 8, and ends at cap (INDIRECT: at the end
+ * of the current page), so the inline push calls the slow path exactly when
+ * it must.
  */
-static void sync_window(ruma_vec *v)
+static void sync_push_run(ruma_vec *v)
 {
 	ruma_vec_head *h = &v->h;
 
-	h->wpos = h->wend = NULL;
+	h->push_base = 0;
+	h->push_end = 0;
 	if (v->es != 8 || h->size >= h->cap)
 		return;
 	if (v->kind == RUMA_VEC_INDIRECT) {
-		uint64_t *page = (uint64_t *)(void *)v->dir[h->size / v->per_page];
-		h->wpos = page + h->size % v->per_page;
-		h->wend = page + v->per_page;
+		size_t page = h->size / v->per_page;
+		h->push_base = (uintptr_t)v->dir[page] - page * v->page;
+		h->push_end = (page + 1) * v->per_page;
 	} else {
-		h->wpos = (uint64_t *)(void *)h->data + h->size;
-		h->wend = (uint64_t *)(void *)h->data + h->cap;
+		h->push_base = (uintptr_t)h->data;
+		h->push_end = h->cap;
 	}
 }
 
@@ -521,7 +523,7 @@ int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 		return rc;
 	}
 	v->st.grows = 0;
-	sync_window(v);
+	sync_push_run(v);
 	*out = v;
 	return 0;
 }
@@ -579,7 +581,7 @@ int ruma_vec_push(ruma_vec *v, const void *elem)
 	}
 	memcpy(elem_addr(v, v->h.size), elem, v->es);
 	v->h.size++;
-	sync_window(v);
+	sync_push_run(v);
 	return 0;
 }
 
@@ -594,17 +596,18 @@ int ruma_vec_push_u64_slow(ruma_vec *v, uint64_t x)
 	}
 	memcpy(elem_addr(v, v->h.size), &x, 8);
 	v->h.size++;
-	sync_window(v);
+	sync_push_run(v);
 	return 0;
 }
 
 int ruma_vec_push_u64(ruma_vec *v, uint64_t x)
 {
 	ruma_vec_head *h = &v->h;
+	size_t n = h->size;
 
-	if (RUMA_LIKELY(h->wpos != h->wend)) {
-		*h->wpos++ = x;
-		h->size++;
+	if (RUMA_LIKELY(n < h->push_end)) {
+		*(uint64_t *)(h->push_base + n * sizeof(uint64_t)) = x;
+		h->size = n + 1;
 		return 0;
 	}
 	return ruma_vec_push_u64_slow(v, x);
@@ -624,7 +627,7 @@ int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
 		if (n)
 			memcpy(v->h.data + v->h.size * v->es, src, n * v->es);
 		v->h.size += n;
-		sync_window(v);
+		sync_push_run(v);
 		return 0;
 	}
 	while (n) {
@@ -634,7 +637,7 @@ int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
 		src += k * v->es;
 		n -= k;
 	}
-	sync_window(v);
+	sync_push_run(v);
 	return 0;
 }
 
@@ -675,7 +678,7 @@ int ruma_vec_insert(ruma_vec *v, size_t pos, const void *elem)
 		memmove(v->h.data + (pos + 1) * v->es, v->h.data + pos * v->es, (v->h.size - pos) * v->es);
 	memcpy(elem_addr(v, pos), elem, v->es);
 	v->h.size++;
-	sync_window(v);
+	sync_push_run(v);
 	return 0;
 }
 
@@ -775,14 +778,14 @@ int ruma_vec_reserve(ruma_vec *v, size_t n)
 {
 	int rc = grow_to(v, n);
 
-	sync_window(v);
+	sync_push_run(v);
 	return rc;
 }
 
 void ruma_vec_clear(ruma_vec *v)
 {
 	v->h.size = 0;
-	sync_window(v);
+	sync_push_run(v);
 }
 
 void ruma_vec_get_stats(const ruma_vec *v, ruma_vec_stats *out)
@@ -858,6 +861,6 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 	}
 	if (!rc)
 		v->h.size = n;
-	sync_window(v);
+	sync_push_run(v);
 	return rc;
 }
