@@ -152,7 +152,11 @@ struct micro_data {
 	uint64_t *chunk_perm;     /* chunk c of dst holds source chunk chunk_perm[c] */
 	size_t chunk_entries;     /* entries per chunk for chunk_perm */
 	size_t nchunks_perm;
-	/* partitions */
+	/* random keys (partitioning): src[i] = micro_urand64_fill(seed)[i], else src[i] = i */
+	bool random_keys;
+	uint64_t key_seed;
+	/* partitions: partition of key k is ruma_part_of(k, part_shift, nparts) */
+	unsigned part_shift;
 	size_t nparts;
 	bool part_unordered; /* order inside a partition is not promised (mapped squeeze) */
 	size_t *hist;        /* entries per partition */

@@ -71,6 +71,23 @@ typedef enum ruma_part_method {
 
 #define RUMA_PART_MAX_PARTITIONS 65536u
 
+/*
+ * Phases of a run, reported to ruma_part_opts.phase as each one ends (for
+ * benchmarks that time them; the phases follow the original RUMA code's
+ * accounting).  What comes after the last report until ruma_part_run
+ * returns is the partitioning pass itself.
+ *   HISTOGRAM  TRADITIONAL: the histogram pass and the prefix sums
+ *   ALLOC      the output (TRADITIONAL) or the per-partition state (CHAINS,
+ *              MREMAP) is set up
+ *   PREFAULT   TRADITIONAL with prefault_dst: the output was touched
+ * The mapped methods report no phase.
+ */
+typedef enum ruma_part_phase {
+	RUMA_PART_PHASE_HISTOGRAM = 0,
+	RUMA_PART_PHASE_ALLOC,
+	RUMA_PART_PHASE_PREFAULT,
+} ruma_part_phase;
+
 typedef struct ruma_part_opts {
 	ruma_part_method method;
 	uint32_t partitions;     /* P: power of two in [1, 65536]; default 64 */
@@ -95,6 +112,9 @@ typedef struct ruma_part_opts {
 	 * (extent_pages rounded up to a multiple of pages_per_block).
 	 */
 	size_t extent_pages;
+	/* Optional: called when a phase ends (see ruma_part_phase), with phase_ctx. */
+	void (*phase)(void *phase_ctx, ruma_part_phase ended);
+	void *phase_ctx;
 } ruma_part_opts;
 
 /* One run of consecutive output keys of one partition. */
