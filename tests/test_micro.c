@@ -171,6 +171,10 @@ static uint64_t *layout(int method, size_t n, uint32_t parts, const uint64_t *S)
 					L[k++] = S[i];
 		return L;
 	}
+	case 40: case 41: case 42:
+		/* the allocation methods hand out zeroed memory, as the original */
+		memset(L, 0, n * sizeof(*L));
+		return L;
 	default:
 		for (size_t i = 0; i < n; i++)
 			L[i] = i;
@@ -241,14 +245,15 @@ static int expect(int test, double pct, size_t n, const uint64_t *L, const uint6
 			e[0] += n - 1 - ruma_rng_below(&r, n);
 		return 1;
 	case 2:
+		if (L) {
+			e[0] = sum_first(L, m);
+			return 1;
+		}
 		if (pct == 100.0) {
 			e[0] = all;
 			return 1;
 		}
-		if (!L)
-			return 0;
-		e[0] = sum_first(L, m);
-		return 1;
+		return 0;
 	case 4: case 19:
 		if (!L)
 			return 0;
@@ -257,7 +262,7 @@ static int expect(int test, double pct, size_t n, const uint64_t *L, const uint6
 			e[0] += L[ruma_rng_below(&r, n)];
 		return 1;
 	case 9:
-		e[0] = e[1] = all;
+		e[0] = e[1] = L ? sum_first(L, n) : all;
 		return 2;
 	case 20:
 		e[0] = e[1] = written;
