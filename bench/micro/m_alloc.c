@@ -63,23 +63,6 @@ static size_t page_of(const micro_params *p)
 	return p->use_huge ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE;
 }
 
-/* 0..n-1, shuffled with the run seed when random. */
-static uint64_t *page_order(size_t n, bool random, uint64_t seed)
-{
-	uint64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
-	ruma_rng g;
-
-	if (!ids)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		ids[i] = i;
-	if (random) {
-		ruma_rng_seed(&g, seed);
-		ruma_rng_shuffle_u64(&g, ids, n);
-	}
-	return ids;
-}
-
 /* 40's pool: npages memfd pages, allocated and zeroed through a temporary mapping. */
 static int fill_pool(ruma_phys *phys, size_t page, uint64_t npages, uint64_t *first)
 {
@@ -108,7 +91,7 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 	if (!rc)
 		rc = fill_pool(ap->phys, page, npages, &first);
 	if (!rc && p->random) {
-		ids = page_order(npages, true, c->seed);
+		ids = micro_permutation(npages, npages, c->seed);
 		pairs = malloc(npages * sizeof(*pairs));
 		if (!ids || !pairs)
 			rc = -ENOMEM;
@@ -150,7 +133,7 @@ static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_p
 	if (rc)
 		return rc;
 	npages = ruma_pool_pages(ap->pool);
-	ids = page_order(npages, p->random, c->seed);
+	ids = micro_permutation(npages, p->random ? npages : 0, c->seed);
 	if (!ids)
 		return -ENOMEM;
 	micro_phase_begin(c);

@@ -101,6 +101,13 @@ void micro_phase_print_total(micro_ctx *c, micro_field f, double sec, uint64_t t
  */
 void micro_urand64_fill(uint64_t *keys, size_t n, uint64_t seed);
 
+/*
+ * micro_permutation — 0..n-1 with the first `shuffled` (<= n) entries in a
+ * random order drawn from seed (ruma_rng), the rest in place; malloc'ed,
+ * NULL when out of memory.
+ */
+uint64_t *micro_permutation(size_t n, size_t shuffled, uint64_t seed);
+
 /* micro_detail_open / close — set up the counters for detailed output. */
 int micro_detail_open(micro_ctx *c);
 void micro_detail_close(micro_ctx *c);
