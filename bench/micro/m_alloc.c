@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct alloc_priv {
 	ruma_pool *pool;    /* 41, 42 */
@@ -128,11 +129,12 @@ static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_p
 	ruma_pool_opts_default(&o);
 	o.kind = RUMA_POOL_INDIRECT;
 	o.huge = p->use_huge;
-	o.populate = true;
 	rc = ruma_pool_create(&ap->pool, n * sizeof(uint64_t), &o);
 	if (rc)
 		return rc;
 	npages = ruma_pool_pages(ap->pool);
+	for (size_t i = 0; i < npages; i++) /* the original memsets its pool */
+		memset(ruma_pool_page(ap->pool, i), 0, ruma_pool_page_size(ap->pool));
 	ids = micro_permutation(npages, p->random ? npages : 0, c->seed);
 	if (!ids)
 		return -ENOMEM;
