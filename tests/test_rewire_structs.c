@@ -37,7 +37,7 @@ static const bool count_reservations = false; /* the sanitizer maps PROT_NONE re
 static const bool count_reservations = true;
 #endif
 
-static uint64_t maps_now(void)
+static uint64_t count_maps(bool reservations)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[512];
@@ -46,9 +46,20 @@ static uint64_t maps_now(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "/memfd:") != NULL || (count_reservations && strstr(line, " ---p "));
+		n += strstr(line, "/memfd:") != NULL || (reservations && strstr(line, " ---p "));
 	fclose(f);
 	return n;
+}
+
+static uint64_t maps_now(void)
+{
+	return count_maps(count_reservations);
+}
+
+/* Kernel mappings of memfds (the rewired structures' pool pages). */
+static uint64_t memfd_maps(void)
+{
+	return count_maps(false);
 }
 
 /* ---- vectors ------------------------------------------------------------------ */
@@ -462,10 +473,14 @@ static int t_vec_rewired_pool(void)
 	ruma_vec_opts_default(&o);
 	o.pool_bytes = 1 << 20;
 	o.max_bytes = 64 << 20;
+	uint64_t memfd_before = memfd_maps();
 	CHECK_OK(ruma_vec_create(&v, &o));
 	CHECK_EQ(ruma_vec_capacity(v), 0);
+	CHECK_EQ(memfd_maps(), memfd_before); /* the pool is filled, then unwired */
 	for (uint64_t i = 0; i < 100000; i++) /* 800 KB: inside the pool */
 		CHECK_OK(ruma_vec_push_u64(v, i * 3));
+	/* every growth step wired the pool's next pages behind the last: one kernel mapping */
+	CHECK_EQ(memfd_maps(), memfd_before + 1);
 	for (uint64_t i = 100000; i < 400000; i++) /* beyond it */
 		CHECK_OK(ruma_vec_push_u64(v, i * 3));
 	ruma_vec_get_stats(v, &st);
