@@ -651,6 +651,33 @@ static int t_remap_file_pages(void)
 	return TEST_PASS;
 }
 
+/*
+ * The partitioning input is the original's: `Rewiring_Microbench "12(64,1,0)" "2(100)"
+ * 1000000 1 false` prints read-seq-dst //total=7779775069554438844 (the sum of its
+ * srand48(42) urand64 keys), and so must ruma.  The keys spread over the top bits:
+ * each of 64 partitions holds n/64 within 5 %.
+ */
+static int t_original_keys(void)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t[2];
+
+	CHECK_EQ(micro(&out, &err, "12(64,1,0)", "2(100)", "1000000", "1", "false", NULL), 0);
+	CHECK_EQ(totals(out, t, 2), 1);
+	CHECK_EQ(t[0], 7779775069554438844ull);
+	free(out);
+	free(err);
+	uint64_t *k = urand64_keys(1000000, SEED);
+	size_t hist[64] = { 0 };
+	CHECK(k);
+	for (size_t i = 0; i < 1000000; i++)
+		hist[k[i] >> 58]++;
+	free(k);
+	for (int p = 0; p < 64; p++)
+		CHECK(hist[p] > 1000000 / 64 * 95 / 100 && hist[p] < 1000000 / 64 * 105 / 100);
+	return TEST_PASS;
+}
+
 static int t_two_runs_seeds(void)
 {
 	char *out = NULL, *err = NULL;
@@ -852,6 +879,7 @@ static const struct test_case cases[] = {
 	{ "methods_vector_alloc", t_methods_vector_alloc },
 	{ "partition_unaligned", t_partition_unaligned },
 	{ "remap_file_pages", t_remap_file_pages },
+	{ "original_keys", t_original_keys },
 	{ "two_runs_seeds", t_two_runs_seeds },
 	{ "verifier_catches", t_verifier_catches },
 	{ "defaults_without_parens", t_defaults_without_parens },
