@@ -597,6 +597,17 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts 
 }
 
 static size_t part_extent_pages; /* extent_pages for part_one */
+static bool part_prefault; /* part_one: prefault_dst also without swwc */
+
+/* The phases a run reported, in order (ruma_part_opts.phase). */
+static int part_phases[8], part_nphases;
+
+static void record_phase(void *ctx, ruma_part_phase ended)
+{
+	(void)ctx;
+	if (part_nphases < 8)
+		part_phases[part_nphases++] = (int)ended;
+}
 
 static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t P,
 		    unsigned shift, size_t ppb, bool swwc, bool huge, bool contiguous)
@@ -611,9 +622,11 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 	o.shift = shift;
 	o.pages_per_block = ppb;
 	o.swwc = swwc;
+	o.phase = record_phase;
+	part_nphases = 0;
 	o.huge = huge;
 	o.contiguous = contiguous;
-	o.prefault_dst = swwc;
+	o.prefault_dst = swwc || part_prefault;
 	o.populate = !swwc;
 	o.extent_pages = part_extent_pages;
 	rc = ruma_part_run(keys, n, &o, &r);
@@ -672,6 +685,23 @@ static int t_partition_all_methods(void)
 						  swwc == 0), TEST_PASS);
 	}
 	part_extent_pages = 0;
+	/* prefaulted output / block pool; the phases each method reports, in order */
+	part_prefault = true;
+	for (int swwc = 0; swwc < 2; swwc++) {
+		CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL_CHAINS, 16, 0, 1 + swwc, swwc, false,
+				  true), TEST_PASS);
+		CHECK_EQ(part_nphases, 2);
+		CHECK(part_phases[0] == RUMA_PART_PHASE_ALLOC && part_phases[1] == RUMA_PART_PHASE_PREFAULT);
+		CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 16, 0, 1, swwc, false, true), TEST_PASS);
+		CHECK_EQ(part_nphases, 3);
+		CHECK(part_phases[0] == RUMA_PART_PHASE_HISTOGRAM && part_phases[1] == RUMA_PART_PHASE_ALLOC &&
+		      part_phases[2] == RUMA_PART_PHASE_PREFAULT);
+	}
+	part_prefault = false;
+	CHECK_EQ(part_one(keys, n, RUMA_PART_MREMAP, 16, 0, 1, false, false, true), TEST_PASS);
+	CHECK(part_nphases == 1 && part_phases[0] == RUMA_PART_PHASE_ALLOC);
+	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED, 16, 0, 1, false, false, true), TEST_PASS);
+	CHECK_EQ(part_nphases, 0);
 	/* high radix bits via shift */
 	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED_CHAINS, 64, 58, 1, false, false, true), TEST_PASS);
 	CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 64, 58, 1, true, false, true), TEST_PASS);

@@ -23,7 +23,8 @@
  *                     write-combining lines, as the original; the mapped
  *                     methods 13, 14, 18, 19, 21: their whole run, setup
  *                     included, since they report no phase boundary)
- * 12's prefault of the output (prefaultDst) is untimed, as in the original.
+ * 12's prefault of the output (prefaultDst) and 17's block pool (allocated
+ * and touched before the pass) are untimed, as in the original.
  * 12, 17 and 44 keep the input order inside a partition; the mapped methods
  * do not (their squeeze fills a partition's last page with keys from the end
  * of the next one).
@@ -129,7 +130,11 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	o.method = method;
 	o.partitions = (uint32_t)p->num_partitions;
 	o.shift = d->part_shift;
-	o.swwc = method == RUMA_PART_TRADITIONAL;
+	/* 12 and 17 scatter through write-combining lines, as the original; 17's
+	 * blocks come from a pool touched before the pass (the original prefaults it) */
+	o.swwc = method == RUMA_PART_TRADITIONAL || method == RUMA_PART_TRADITIONAL_CHAINS;
+	if (method == RUMA_PART_TRADITIONAL_CHAINS)
+		o.prefault_dst = true;
 	o.phase = part_phase;
 	o.phase_ctx = c;
 	o.pages_per_block = p->pages_per_block;

@@ -96,8 +96,10 @@ typedef struct ruma_part_opts {
 	bool huge;               /* 2 MiB pages: pool pages (mapped methods), MAP_HUGETLB
 				    (TRADITIONAL output, MREMAP regions), THP-advised
 				    2 MiB blocks (TRADITIONAL_CHAINS) */
-	bool swwc;               /* software write-combining buffers */
-	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering */
+	bool swwc;               /* software write-combining buffers (TRADITIONAL, TRADITIONAL_CHAINS) */
+	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering;
+				    TRADITIONAL_CHAINS: carve the blocks from one pool mapping
+				    (n keys + a block per partition) touched before the pass */
 	bool populate;           /* mapped methods: populate the final contiguous output */
 	bool contiguous;         /* mapped methods: build the contiguous output (default true); false leaves chunks */
 	/*
