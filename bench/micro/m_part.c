@@ -19,10 +19,13 @@
  *   build-histogram   12: the histogram pass and prefix sums
  *   malloc-dst        12: the output allocation; 17, 44: the per-partition
  *                     state (blocks are allocated during the pass)
- *   memcpy            the partitioning pass (12: scatter through software
+ *   memcpy            the partitioning pass (12, 17: through software
  *                     write-combining lines, as the original; the mapped
  *                     methods 13, 14, 18, 19, 21: their whole run, setup
- *                     included, since they report no phase boundary)
+ *                     and contiguous layout included, until they report
+ *                     phase boundaries)
+ *   squeeze-area-mmap the contiguous layout after the pass, for a method
+ *                     that reports RUMA_PART_PHASE_PASS
  * 12's prefault of the output (prefaultDst) and 17's block pool (allocated
  * and touched before the pass) are untimed, as in the original.
  * 12, 17 and 44 keep the input order inside a partition; the mapped methods
@@ -39,6 +42,8 @@
 
 typedef struct part_priv {
 	ruma_part_result *res;
+	micro_ctx *c;    /* for the phase hook */
+	bool after_pass; /* the method reported RUMA_PART_PHASE_PASS */
 } part_priv;
 
 static void part_cleanup(micro_data *d)
@@ -79,15 +84,24 @@ static int describe(ruma_part_result *res, micro_data *d)
 	return 0;
 }
 
-/* The partition hook: book the phase that ended, start the next (PREFAULT: untimed). */
+/*
+ * The partition hook: book the phase that ended and start the next
+ * (PREFAULT: untimed).  What follows PASS — the contiguous layout of the
+ * mapped methods — is booked as squeeze-area-mmap (part_priv.after_pass).
+ */
 static void part_phase(void *ctx, ruma_part_phase ended)
 {
-	micro_ctx *c = ctx;
+	part_priv *pp = ctx;
+	micro_ctx *c = pp->c;
 
 	if (ended == RUMA_PART_PHASE_HISTOGRAM)
 		micro_phase_end(c, MF_BUILD_HISTOGRAM);
 	else if (ended == RUMA_PART_PHASE_ALLOC)
 		micro_phase_end(c, MF_MALLOC_DST);
+	else if (ended == RUMA_PART_PHASE_PASS) {
+		micro_phase_end(c, MF_MEMCPY);
+		pp->after_pass = true;
+	}
 	micro_phase_begin(c);
 }
 
@@ -136,13 +150,14 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	if (method == RUMA_PART_TRADITIONAL_CHAINS)
 		o.prefault_dst = true;
 	o.phase = part_phase;
-	o.phase_ctx = c;
+	o.phase_ctx = pp;
+	pp->c = c;
 	o.pages_per_block = p->pages_per_block;
 	o.huge = huge;
 	o.prefault_dst = p->prefault_dst;
 	micro_phase_begin(c);
 	rc = ruma_part_run(d->src, n, &o, &pp->res);
-	micro_phase_end(c, MF_MEMCPY);
+	micro_phase_end(c, pp->after_pass ? MF_SQUEEZE_AREA_MMAP : MF_MEMCPY);
 	if (rc) {
 		free(d->src);
 		d->src = NULL;

@@ -79,13 +79,18 @@ typedef enum ruma_part_method {
  *   HISTOGRAM  TRADITIONAL: the histogram pass and the prefix sums
  *   ALLOC      the output (TRADITIONAL) or the per-partition state (CHAINS,
  *              MREMAP) is set up
- *   PREFAULT   TRADITIONAL with prefault_dst: the output was touched
- * The mapped methods report no phase.
+ *   PREFAULT   TRADITIONAL / TRADITIONAL_CHAINS with prefault_dst: the
+ *              output / the block pool was touched
+ *   PASS       the partitioning pass is done; what follows is the layout of
+ *              the contiguous output (the mapped methods' squeeze)
+ * A method reports the phases it has, in this order; the mapped methods
+ * report none yet.
  */
 typedef enum ruma_part_phase {
 	RUMA_PART_PHASE_HISTOGRAM = 0,
 	RUMA_PART_PHASE_ALLOC,
 	RUMA_PART_PHASE_PREFAULT,
+	RUMA_PART_PHASE_PASS,
 } ruma_part_phase;
 
 typedef struct ruma_part_opts {

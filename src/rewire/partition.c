@@ -117,13 +117,6 @@ static int chunks_from_start(ruma_part_result *r)
 	return 0;
 }
 
-/* Report the end of a phase to the caller's hook, if any. */
-static void phase_end(const ruma_part_opts *o, ruma_part_phase ph)
-{
-	if (o->phase)
-		o->phase(o->phase_ctx, ph);
-}
-
 /* ---- TRADITIONAL ------------------------------------------------------------------ */
 
 /* Scatter through write-combining lines; out is 64-byte aligned. */
@@ -170,7 +163,7 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts 
 	r->start[0] = 0;
 	for (uint32_t p = 0; p < P; p++)
 		r->start[p + 1] += r->start[p];
-	phase_end(o, RUMA_PART_PHASE_HISTOGRAM);
+	ruma_part_phase_end(o, RUMA_PART_PHASE_HISTOGRAM);
 	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
 	if (rc)
 		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
@@ -181,10 +174,10 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts 
 	if (!pos)
 		return -ENOMEM;
 	memcpy(pos, r->start, P * sizeof(*pos));
-	phase_end(o, RUMA_PART_PHASE_ALLOC);
+	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 	if (o->prefault_dst) {
 		memset(m, 0, bytes);
-		phase_end(o, RUMA_PART_PHASE_PREFAULT);
+		ruma_part_phase_end(o, RUMA_PART_PHASE_PREFAULT);
 	}
 	/* pass 2: scatter */
 	if (o->swwc) {
@@ -362,12 +355,12 @@ static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_par
 		rc = -ENOMEM;
 		goto out;
 	}
-	phase_end(o, RUMA_PART_PHASE_ALLOC);
+	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 	if (o->prefault_dst) {
 		rc = chains_pool(n, o, impl, &cx);
 		if (rc)
 			goto out;
-		phase_end(o, RUMA_PART_PHASE_PREFAULT);
+		ruma_part_phase_end(o, RUMA_PART_PHASE_PREFAULT);
 	}
 	if (o->swwc) {
 		rc = chains_scatter_swwc(keys, n, o, impl, &cx, st);
@@ -444,7 +437,7 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 		free(fill);
 		return -ENOMEM;
 	}
-	phase_end(o, RUMA_PART_PHASE_ALLOC);
+	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t k = keys[i];
 		uint32_t p = ruma_part_of(k, o->shift, P);
