@@ -101,7 +101,8 @@ typedef struct ruma_part_opts {
 	bool huge;               /* 2 MiB pages: pool pages (mapped methods), MAP_HUGETLB
 				    (TRADITIONAL output, MREMAP regions), THP-advised
 				    2 MiB blocks (TRADITIONAL_CHAINS) */
-	bool swwc;               /* software write-combining buffers (TRADITIONAL, TRADITIONAL_CHAINS) */
+	bool swwc;               /* software write-combining buffers (TRADITIONAL, TRADITIONAL_CHAINS,
+				    MREMAP) */
 	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering;
 				    TRADITIONAL_CHAINS: carve the blocks from one pool mapping
 				    (n keys + a block per partition) touched before the pass */

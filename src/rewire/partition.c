@@ -199,6 +199,42 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts 
 	return chunks_from_start(r);
 }
 
+/* ---- write-combining lines of the one-pass methods ------------------------------------ */
+
+/* A 64-byte line and its fill count per partition (CHAINS and MREMAP with swwc). */
+typedef struct part_wc {
+	part_line *lines;
+	unsigned char *fill;
+} part_wc;
+
+static void wc_close(part_wc *wc)
+{
+	free(wc->lines);
+	free(wc->fill);
+	wc->lines = NULL;
+	wc->fill = NULL;
+}
+
+static int wc_open(part_wc *wc, uint32_t P)
+{
+	wc->lines = aligned_alloc(64, P * sizeof(*wc->lines));
+	wc->fill = calloc(P, 1);
+	if (wc->lines && wc->fill)
+		return 0;
+	wc_close(wc);
+	return -ENOMEM;
+}
+
+/* Add k to partition p's line; true when the line is full (its count restarts at 0). */
+static inline bool wc_add(part_wc *wc, uint32_t p, uint64_t k)
+{
+	wc->lines[p].k[wc->fill[p]++] = k;
+	if (wc->fill[p] < 8)
+		return false;
+	wc->fill[p] = 0;
+	return true;
+}
+
 /* ---- TRADITIONAL_CHAINS ------------------------------------------------------------ */
 
 typedef struct chain_state {
@@ -309,33 +345,24 @@ static int chains_scatter_swwc(const uint64_t *keys, size_t n, const ruma_part_o
 			       part_impl *impl, chains_ctx *cx, chain_state *st)
 {
 	uint32_t P = o->partitions;
-	part_line *lines = aligned_alloc(64, P * sizeof(*lines));
-	unsigned char *fill = calloc(P, 1);
-	int rc = 0;
+	part_wc wc;
+	int rc = wc_open(&wc, P);
 
-	if (!lines || !fill) {
-		free(lines);
-		free(fill);
-		return -ENOMEM;
-	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t k = keys[i];
 		uint32_t p = ruma_part_of(k, o->shift, P);
-		lines[p].k[fill[p]++] = k;
-		if (fill[p] < 8)
+		if (!wc_add(&wc, p, k))
 			continue;
-		fill[p] = 0;
 		if (RUMA_UNLIKELY(st[p].wp == st[p].wend) && (rc = chains_new_block(impl, cx, p, st)))
 			break;
-		part_line_flush(st[p].wp, lines[p].k);
+		part_line_flush(st[p].wp, wc.lines[p].k);
 		st[p].wp += 8;
 	}
 	for (uint32_t p = 0; p < P && !rc; p++)
-		for (unsigned j = 0; j < fill[p] && !rc; j++)
-			rc = chains_put(impl, cx, st, p, lines[p].k[j]);
+		for (unsigned j = 0; j < wc.fill[p] && !rc; j++)
+			rc = chains_put(impl, cx, st, p, wc.lines[p].k[j]);
 	part_store_fence();
-	free(lines);
-	free(fill);
+	wc_close(&wc);
 	return rc;
 }
 
@@ -420,12 +447,71 @@ out:
 
 /* ---- MREMAP ------------------------------------------------------------------------- */
 
+/* Make room for one more key in partition p's region: map it, or grow it by step. */
+static int mremap_room(part_impl *impl, const ruma_part_opts *o, uint32_t p, size_t step)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
+	size_t nb = impl->region_bytes[p] + step;
+	void *m;
+	int rc;
+
+	if (!impl->regions[p])
+		rc = ruma_os_mmap(NULL, nb, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
+	else
+		rc = ruma_os_mremap(impl->regions[p], impl->region_bytes[p], nb, MREMAP_MAYMOVE, NULL,
+				    &m);
+	if (rc)
+		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
+	impl->regions[p] = m;
+	impl->region_bytes[p] = nb;
+	return 0;
+}
+
+/*
+ * The MREMAP pass; with swwc, keys gather in a 64-byte line per partition
+ * and full lines go to the region with non-temporal stores (regions are
+ * page aligned and grow by a multiple of 64 bytes, and only full lines are
+ * flushed before the end, so a line is aligned and never straddles the
+ * region's end); the partial lines are appended at the end.
+ */
+static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			  part_impl *impl, size_t *fill, size_t step)
+{
+	uint32_t P = o->partitions;
+	part_wc wc = { NULL, NULL };
+	int rc = o->swwc ? wc_open(&wc, P) : 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		uint64_t k = keys[i];
+		uint32_t p = ruma_part_of(k, o->shift, P);
+		if (wc.lines && !wc_add(&wc, p, k))
+			continue;
+		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p]) && (rc = mremap_room(impl, o, p, step)))
+			break;
+		if (wc.lines) {
+			part_line_flush((uint64_t *)impl->regions[p] + fill[p], wc.lines[p].k);
+			fill[p] += 8;
+		} else {
+			((uint64_t *)impl->regions[p])[fill[p]++] = k;
+		}
+	}
+	for (uint32_t p = 0; wc.lines && p < P && !rc; p++)
+		for (unsigned j = 0; j < wc.fill[p] && !rc; j++) {
+			if (fill[p] * 8 == impl->region_bytes[p] && (rc = mremap_room(impl, o, p, step)))
+				break;
+			((uint64_t *)impl->regions[p])[fill[p]++] = wc.lines[p].k[j];
+		}
+	if (wc.lines)
+		part_store_fence();
+	wc_close(&wc);
+	return rc;
+}
+
 static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 		      ruma_part_result *r, part_impl *impl)
 {
 	uint32_t P = o->partitions;
 	size_t step = o->pages_per_block * (o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K);
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
 	size_t *fill = calloc(P, sizeof(*fill));
 	int rc = 0;
 
@@ -438,27 +524,7 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 		return -ENOMEM;
 	}
 	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = keys[i];
-		uint32_t p = ruma_part_of(k, o->shift, P);
-		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p])) {
-			void *m;
-			size_t nb = impl->region_bytes[p] + step;
-			if (!impl->regions[p])
-				rc = ruma_os_mmap(NULL, nb, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
-			else
-				rc = ruma_os_mremap(impl->regions[p], impl->region_bytes[p], nb,
-						    MREMAP_MAYMOVE, NULL, &m);
-			if (rc) {
-				if (rc == -ENOMEM && o->huge)
-					rc = RUMA_ENOHUGE;
-				break;
-			}
-			impl->regions[p] = m;
-			impl->region_bytes[p] = nb;
-		}
-		((uint64_t *)impl->regions[p])[fill[p]++] = k;
-	}
+	rc = mremap_scatter(keys, n, o, impl, fill, step);
 	if (!rc) {
 		size_t nc = 0;
 		r->start[0] = 0;
