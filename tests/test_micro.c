@@ -102,8 +102,51 @@ static bool parse_summary(const char *text, const char *name, int runs, double *
 
 /* ---- expected totals ----------------------------------------------------------------------- */
 
-/* dst layout of a method: value at each logical position, or NULL when it is not fixed */
-static uint64_t *layout(int method, size_t n, uint32_t parts)
+/*
+ * The original's urand64() keys, drawn from the C library's own lrand48
+ * after srand48(seed) — an independent check of the driver's generator
+ * (bench/micro/micro_keys.c): the vector test pushes them, the partitioning
+ * methods partition them.
+ */
+static uint64_t *urand64_keys(size_t n, uint64_t seed)
+{
+	uint64_t *k = malloc((n ? n : 1) * sizeof(*k));
+
+	srand48((long)seed);
+	for (size_t i = 0; k && i < n; i++) {
+		uint64_t hi = (uint64_t)lrand48(), md = (uint64_t)lrand48(), lo = (uint64_t)lrand48();
+		k[i] = (hi << 42) + (md << 21) + lo;
+	}
+	return k;
+}
+
+static uint64_t urand64_sum(size_t n, uint64_t seed)
+{
+	uint64_t *k = urand64_keys(n, seed), s = 0;
+
+	for (size_t i = 0; i < n; i++)
+		s += k[i];
+	free(k);
+	return s;
+}
+
+static bool is_partition_method(int method)
+{
+	return (method >= 12 && method <= 21 && method != 15 && method != 16 && method != 20) ||
+	       method == 44;
+}
+
+/* The source a method reads: random keys for partitioning, NULL (= 0..n-1) otherwise. */
+static uint64_t *source_of(int method, size_t n, uint64_t seed)
+{
+	return is_partition_method(method) ? urand64_keys(n, seed) : NULL;
+}
+
+/*
+ * dst layout of a method over source S (NULL: 0..n-1): value at each logical
+ * position, or NULL when it is not fixed.
+ */
+static uint64_t *layout(int method, size_t n, uint32_t parts, const uint64_t *S)
 {
 	uint64_t *L = malloc(n * sizeof(*L));
 	size_t k = 0;
@@ -117,11 +160,20 @@ static uint64_t *layout(int method, size_t n, uint32_t parts)
 	case 13: case 14: case 18: case 19: case 21:
 		free(L);
 		return NULL; /* mapped: order inside a partition not promised; --verify checks */
-	case 12: case 17: case 44:
-		/* stable partition order with partition(key) = key & (P - 1) */
+	case 12: case 17: case 44: {
+		/* stable partition order, partition(key) = the top log2(P) bits */
+		unsigned bits = 0;
+		while ((1u << bits) < parts)
+			bits++;
 		for (uint32_t p = 0; p < parts; p++)
-			for (size_t v = p; v < n; v += parts)
-				L[k++] = v;
+			for (size_t i = 0; i < n; i++)
+				if ((bits ? S[i] >> (64 - bits) : 0) == p)
+					L[k++] = S[i];
+		return L;
+	}
+	case 40: case 41: case 42:
+		/* the allocation methods hand out zeroed memory, as the original */
+		memset(L, 0, n * sizeof(*L));
 		return L;
 	default:
 		for (size_t i = 0; i < n; i++)
@@ -160,10 +212,12 @@ static void make_cycle(uint64_t *a, size_t n, uint64_t seed)
  * L (NULL: unknown order) and src = 0..n-1.  Returns the count, 0 when the
  * value depends on an order the test does not know.
  */
-static int expect(int test, double pct, size_t n, const uint64_t *L, uint64_t seed, uint64_t *e)
+static int expect(int test, double pct, size_t n, const uint64_t *L, const uint64_t *S,
+		  uint64_t seed, uint64_t *e)
 {
 	size_t m = (size_t)((double)n * (pct / 100.0));
-	uint64_t all = (uint64_t)n * (n - 1) / 2;
+	uint64_t all = S ? sum_first(S, n) : (uint64_t)n * (n - 1) / 2;
+	uint64_t written = (uint64_t)n * (n - 1) / 2;
 	ruma_rng r;
 
 	if (m > n)
@@ -171,12 +225,14 @@ static int expect(int test, double pct, size_t n, const uint64_t *L, uint64_t se
 	ruma_rng_seed(&r, seed);
 	switch (test) {
 	case 1:
-		e[0] = (uint64_t)m * (m - 1) / 2;
+		e[0] = S ? sum_first(S, m) : (uint64_t)m * (m - 1) / 2;
 		return 1;
 	case 3:
 		e[0] = 0;
-		for (size_t i = 0; i < m; i++)
-			e[0] += ruma_rng_below(&r, n);
+		for (size_t i = 0; i < m; i++) {
+			uint64_t j = ruma_rng_below(&r, n);
+			e[0] += S ? S[j] : j;
+		}
 		return 1;
 	case 5: case 6:
 		e[0] = 0;
@@ -189,14 +245,15 @@ static int expect(int test, double pct, size_t n, const uint64_t *L, uint64_t se
 			e[0] += n - 1 - ruma_rng_below(&r, n);
 		return 1;
 	case 2:
+		if (L) {
+			e[0] = sum_first(L, m);
+			return 1;
+		}
 		if (pct == 100.0) {
 			e[0] = all;
 			return 1;
 		}
-		if (!L)
-			return 0;
-		e[0] = sum_first(L, m);
-		return 1;
+		return 0;
 	case 4: case 19:
 		if (!L)
 			return 0;
@@ -205,13 +262,16 @@ static int expect(int test, double pct, size_t n, const uint64_t *L, uint64_t se
 			e[0] += L[ruma_rng_below(&r, n)];
 		return 1;
 	case 9:
-		e[0] = e[1] = all;
+		e[0] = e[1] = L ? sum_first(L, n) : all;
 		return 2;
 	case 20:
-		e[0] = e[1] = all;
+		e[0] = e[1] = written;
 		return 2;
-	case 10: case 11: case 12: case 13: case 14: case 15:
+	case 10: case 11: case 12: case 13: case 14:
 		e[0] = all;
+		return 1;
+	case 15:
+		e[0] = urand64_sum(n, seed);
 		return 1;
 	case 18: {
 		e[0] = 0;
@@ -446,7 +506,8 @@ static const char *test_arg(int t, char *buf, size_t len, double *pct)
 static int run_spec(const struct mspec *s, size_t n, int *ran)
 {
 	char nbuf[32];
-	uint64_t *L = layout(s->id, n, s->parts);
+	uint64_t *S = source_of(s->id, n, SEED);
+	uint64_t *L = layout(s->id, n, s->parts, S);
 
 	snprintf(nbuf, sizeof(nbuf), "%zu", n);
 	for (const char *tp = s->tests; *tp;) {
@@ -476,10 +537,11 @@ static int run_spec(const struct mspec *s, size_t n, int *ran)
 			free(out);
 			free(err);
 			free(L);
+			free(S);
 			return TEST_FAIL;
 		}
 		int ng = totals(out, got, 4);
-		int ne = expect(t, pct, n, L, SEED, want);
+		int ne = expect(t, pct, n, L, S, SEED, want);
 		if (ne && (ng != ne || memcmp(got, want, (size_t)ne * sizeof(uint64_t)) != 0)) {
 			fprintf(stderr, "  method %s test %s: total %llu, expected %llu (%d/%d totals)\n",
 				s->arg, targ, (unsigned long long)got[0], (unsigned long long)want[0],
@@ -487,6 +549,7 @@ static int run_spec(const struct mspec *s, size_t n, int *ran)
 			free(out);
 			free(err);
 			free(L);
+			free(S);
 			return TEST_FAIL;
 		}
 		if (!parse_summary(out, s->name, 1, rows)) {
@@ -494,6 +557,7 @@ static int run_spec(const struct mspec *s, size_t n, int *ran)
 			free(out);
 			free(err);
 			free(L);
+			free(S);
 			return TEST_FAIL;
 		}
 		(*ran)++;
@@ -501,6 +565,7 @@ static int run_spec(const struct mspec *s, size_t n, int *ran)
 		free(err);
 	}
 	free(L);
+	free(S);
 	return TEST_PASS;
 }
 
@@ -534,7 +599,7 @@ static int t_partition_unaligned(void)
 	const char *const ms[] = { "12(4,1,0)", "13(4,1)", "17(4,2)", "18(4,2)", "21(4)", "44(4,1)",
 				   "13(16,3)", "18(64,1)", "21(32)" };
 	const char *const ts[] = { "2(100)", "9", "10", "11", "12", "13", "14", "19(50)", "20" };
-	const uint64_t all = 5000ull * 4999 / 2;
+	const uint64_t all = urand64_sum(5000, SEED); /* the partitioned keys */
 
 	for (size_t i = 0; i < TEST_N(ms); i++) {
 		for (size_t j = 0; j < TEST_N(ts); j++) {
@@ -586,6 +651,33 @@ static int t_remap_file_pages(void)
 	return TEST_PASS;
 }
 
+/*
+ * The partitioning input is the original's: `Rewiring_Microbench "12(64,1,0)" "2(100)"
+ * 1000000 1 false` prints read-seq-dst //total=7779775069554438844 (the sum of its
+ * srand48(42) urand64 keys), and so must ruma.  The keys spread over the top bits:
+ * each of 64 partitions holds n/64 within 5 %.
+ */
+static int t_original_keys(void)
+{
+	char *out = NULL, *err = NULL;
+	uint64_t t[2];
+
+	CHECK_EQ(micro(&out, &err, "12(64,1,0)", "2(100)", "1000000", "1", "false", NULL), 0);
+	CHECK_EQ(totals(out, t, 2), 1);
+	CHECK_EQ(t[0], 7779775069554438844ull);
+	free(out);
+	free(err);
+	uint64_t *k = urand64_keys(1000000, SEED);
+	size_t hist[64] = { 0 };
+	CHECK(k);
+	for (size_t i = 0; i < 1000000; i++)
+		hist[k[i] >> 58]++;
+	free(k);
+	for (int p = 0; p < 64; p++)
+		CHECK(hist[p] > 1000000 / 64 * 95 / 100 && hist[p] < 1000000 / 64 * 105 / 100);
+	return TEST_PASS;
+}
+
 static int t_two_runs_seeds(void)
 {
 	char *out = NULL, *err = NULL;
@@ -593,16 +685,16 @@ static int t_two_runs_seeds(void)
 
 	CHECK_EQ(micro(&out, &err, "--verify", "1", "4(30)", "10000", "2", "false", NULL), 0);
 	CHECK_EQ(totals(out, t, 4), 2);
-	uint64_t *L = layout(1, 10000, 0);
-	expect(4, 30, 10000, L, SEED, &w0);
-	expect(4, 30, 10000, L, SEED + 1, &w1);
+	uint64_t *L = layout(1, 10000, 0, NULL);
+	expect(4, 30, 10000, L, NULL, SEED, &w0);
+	expect(4, 30, 10000, L, NULL, SEED + 1, &w1);
 	CHECK_EQ(t[0], w0);
 	CHECK_EQ(t[1], w1);
 	free(out);
 	free(err);
 	CHECK_EQ(micro(&out, &err, "--seed", "7", "1", "4(30)", "10000", "1", "false", NULL), 0);
 	CHECK_EQ(totals(out, t, 4), 1);
-	expect(4, 30, 10000, L, 7, &w0);
+	expect(4, 30, 10000, L, NULL, 7, &w0);
 	CHECK_EQ(t[0], w0);
 	free(L);
 	free(out);
@@ -787,6 +879,7 @@ static const struct test_case cases[] = {
 	{ "methods_vector_alloc", t_methods_vector_alloc },
 	{ "partition_unaligned", t_partition_unaligned },
 	{ "remap_file_pages", t_remap_file_pages },
+	{ "original_keys", t_original_keys },
 	{ "two_runs_seeds", t_two_runs_seeds },
 	{ "verifier_catches", t_verifier_catches },
 	{ "defaults_without_parens", t_defaults_without_parens },

@@ -37,7 +37,7 @@ static const bool count_reservations = false; /* the sanitizer maps PROT_NONE re
 static const bool count_reservations = true;
 #endif
 
-static uint64_t maps_now(void)
+static uint64_t count_maps(bool reservations)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[512];
@@ -46,9 +46,20 @@ static uint64_t maps_now(void)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "/memfd:") != NULL || (count_reservations && strstr(line, " ---p "));
+		n += strstr(line, "/memfd:") != NULL || (reservations && strstr(line, " ---p "));
 	fclose(f);
 	return n;
+}
+
+static uint64_t maps_now(void)
+{
+	return count_maps(count_reservations);
+}
+
+/* Kernel mappings of memfds (the rewired structures' pool pages). */
+static uint64_t memfd_maps(void)
+{
+	return count_maps(false);
 }
 
 /* ---- vectors ------------------------------------------------------------------ */
@@ -267,6 +278,225 @@ static int t_vec_inject_growth(void)
 	return TEST_PASS;
 }
 
+/*
+ * The exported out-of-line forms of the inline hot paths, reached by their
+ * symbol names (the header makes the same names inline).
+ */
+extern int ool_push_u64(ruma_vec *v, uint64_t x) __asm__("ruma_vec_push_u64");
+extern uint64_t ool_get_u64(const ruma_vec *v, size_t i) __asm__("ruma_vec_get_u64");
+extern void ool_set_u64(ruma_vec *v, size_t i, uint64_t x) __asm__("ruma_vec_set_u64");
+
+/* The head agrees with the accessor functions. */
+static bool head_consistent(ruma_vec *v)
+{
+	const ruma_vec_head *h = ruma_vec_head_of(v);
+
+	return h->size == ruma_vec_size(v) && h->cap == ruma_vec_capacity(v) &&
+	       (void *)h->data == ruma_vec_data(v) && h->push_end <= h->cap &&
+	       (h->size >= h->push_end ||
+		(void *)(h->push_base + 8 * h->size) == ruma_vec_at(v, h->size));
+}
+
+/*
+ * Inline push/get/set against the exported out-of-line functions: two
+ * vectors of one kind get the same operations — one through the inline
+ * paths, one through the library's symbols — mixed with the calls that move
+ * the push run (push_many, insert, shrink, clear, reserve).
+ */
+static int vec_inline_run(ruma_vec_kind kind, bool huge)
+{
+	ruma_vec_opts o;
+	ruma_vec *a, *b;
+	int rc;
+
+	ruma_vec_opts_default(&o);
+	o.kind = kind;
+	o.huge = huge;
+	o.max_bytes = (size_t)1 << 30;
+	rc = ruma_vec_create(&a, &o);
+	if (rc == RUMA_ENOHUGE)
+		return TEST_SKIP;
+	CHECK_OK(rc);
+	CHECK_OK(ruma_vec_create(&b, &o));
+	for (int round = 0; round < 40; round++) {
+		uint64_t r = ruma_rng_below(&test_rng, 100), x = ruma_rng_next(&test_rng);
+		size_t n = ruma_vec_size(a);
+		if (r < 50) {
+			size_t k = 1 + ruma_rng_below(&test_rng, 5000);
+			for (size_t i = 0; i < k; i++) {
+				CHECK_OK(ruma_vec_push_u64(a, x + i));
+				CHECK_OK(ool_push_u64(b, x + i));
+			}
+		} else if (r < 60) {
+			uint64_t tmp[300];
+			size_t k = ruma_rng_below(&test_rng, 300);
+			for (size_t i = 0; i < k; i++)
+				tmp[i] = x * i;
+			CHECK_OK(ruma_vec_push_many(a, tmp, k));
+			CHECK_OK(ruma_vec_push_many(b, tmp, k));
+		} else if (r < 70) {
+			size_t pos = ruma_rng_below(&test_rng, n + 1);
+			CHECK_OK(ruma_vec_insert_u64(a, pos, x));
+			CHECK_OK(ruma_vec_insert_u64(b, pos, x));
+		} else if (r < 80 && n) {
+			for (int j = 0; j < 100; j++) {
+				size_t i = ruma_rng_below(&test_rng, n);
+				ruma_vec_set_u64(a, i, x + (uint64_t)j);
+				ool_set_u64(b, i, x + (uint64_t)j);
+			}
+		} else if (r < 88) {
+			size_t nn = ruma_rng_below(&test_rng, n + 1);
+			CHECK_OK(ruma_vec_shrink(a, nn));
+			CHECK_OK(ruma_vec_shrink(b, nn));
+		} else if (r < 92) {
+			ruma_vec_clear(a);
+			ruma_vec_clear(b);
+		} else {
+			size_t want = n + ruma_rng_below(&test_rng, 20000);
+			CHECK_OK(ruma_vec_reserve(a, want));
+			CHECK_OK(ruma_vec_reserve(b, want));
+		}
+		CHECK(head_consistent(a) && head_consistent(b));
+		CHECK_EQ(ruma_vec_size(a), ruma_vec_size(b));
+		for (size_t i = 0; i < ruma_vec_size(a); i++) {
+			uint64_t ea, eb;
+			CHECK_OK(ruma_vec_get(a, i, &ea));
+			CHECK_OK(ruma_vec_get(b, i, &eb));
+			if (ea != eb || ruma_vec_get_u64(a, i) != ea || ool_get_u64(b, i) != eb ||
+			    ruma_vec_get_u64_slow(a, i) != ea) {
+				fprintf(stderr, "  %s%s: element %zu differs (round %d)\n",
+					ruma_vec_kind_name(kind), huge ? " huge" : "", i, round);
+				return TEST_FAIL;
+			}
+		}
+	}
+	ruma_vec_destroy(a);
+	ruma_vec_destroy(b);
+	return TEST_PASS;
+}
+
+static int t_vec_inline_paths(void)
+{
+	for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		int rc = vec_inline_run((ruma_vec_kind)k, false);
+		if (rc != TEST_PASS)
+			return rc;
+	}
+	/* 8-byte pushes into a 16-byte element vector take the out-of-line path and fail */
+	ruma_vec_opts o;
+	ruma_vec *v;
+	ruma_vec_opts_default(&o);
+	o.elem_size = 16;
+	CHECK_OK(ruma_vec_create(&v, &o));
+	CHECK_EQ(ruma_vec_push_u64(v, 1), -EINVAL);
+	CHECK_EQ(ool_push_u64(v, 1), -EINVAL);
+	CHECK_EQ(ruma_vec_size(v), 0);
+	ruma_vec_destroy(v);
+	return TEST_PASS;
+}
+
+static int t_vec_inline_paths_2m(void)
+{
+	int rc = vec_inline_run(RUMA_VEC_REWIRED, true);
+
+	if (rc == TEST_SKIP)
+		SKIP("no free 2 MiB pages");
+	return rc;
+}
+
+/*
+ * Sizes that cannot be held fail cleanly before anything is allocated: a
+ * byte count that overflows size_t (-EOVERFLOW), a request beyond the
+ * rewired reservation (RUMA_EVIRTFULL) or beyond RAM + swap (-ENOMEM).
+ * The vector keeps its size and contents.
+ */
+static int t_vec_size_limits(void)
+{
+	uint64_t e[4] = { 1, 2, 3, 4 };
+
+	for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		ruma_vec_opts o;
+		ruma_vec *v;
+		ruma_vec_opts_default(&o);
+		o.kind = (ruma_vec_kind)k;
+		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_OK(ruma_vec_push_many(v, e, 4));
+		size_t cap = ruma_vec_capacity(v);
+		int rc = ruma_vec_push_many(v, e, SIZE_MAX / 8);
+		if (rc == 0) {
+			fprintf(stderr, "  %s: push_many(SIZE_MAX / 8) returned 0 (size %zu)\n",
+				ruma_vec_kind_name(o.kind), ruma_vec_size(v));
+			return TEST_FAIL;
+		}
+		CHECK(rc == -EOVERFLOW || rc == -ENOMEM || rc == RUMA_EVIRTFULL);
+		CHECK_EQ(ruma_vec_push_many(v, e, SIZE_MAX - 2), -EOVERFLOW);
+		CHECK_EQ(ruma_vec_reserve(v, SIZE_MAX), -EOVERFLOW);
+		CHECK_EQ(ruma_vec_reserve(v, SIZE_MAX / 8 + 1), -EOVERFLOW);
+		rc = ruma_vec_reserve(v, (size_t)1e15);
+		CHECK_EQ(rc, o.kind == RUMA_VEC_REWIRED ? RUMA_EVIRTFULL : -ENOMEM);
+		CHECK_EQ(ruma_vec_size(v), 4);
+		CHECK_EQ(ruma_vec_capacity(v), cap);
+		CHECK(head_consistent(v));
+		for (size_t i = 0; i < 4; i++)
+			CHECK_EQ(ruma_vec_get_u64(v, i), e[i]);
+		CHECK_OK(ruma_vec_push_u64(v, 5));
+		CHECK_EQ(ruma_vec_get_u64(v, 4), 5);
+		ruma_vec_destroy(v);
+
+		/* an explicit limit, and creation with a capacity beyond it */
+		o.max_bytes = 1 << 20;
+		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_OK(ruma_vec_reserve(v, (1 << 20) / 8));
+		CHECK_EQ(ruma_vec_reserve(v, (1 << 20) / 8 + 1),
+			 o.kind == RUMA_VEC_REWIRED ? RUMA_EVIRTFULL : -ENOMEM);
+		ruma_vec_destroy(v);
+		o.initial_capacity = SIZE_MAX / 4;
+		v = (ruma_vec *)&o;
+		CHECK_EQ(ruma_vec_create(&v, &o), -EOVERFLOW);
+		CHECK(v == NULL);
+	}
+	return TEST_PASS;
+}
+
+/*
+ * A rewired vector with a pool filled at creation: growth inside the pool
+ * wires its pages in order, growth beyond it allocates more; shrinking
+ * keeps the pool pages for regrowth.  Contents survive all of it.
+ */
+static int t_vec_rewired_pool(void)
+{
+	uint64_t before = maps_now();
+	ruma_vec_opts o;
+	ruma_vec *v;
+	ruma_vec_stats st;
+
+	ruma_vec_opts_default(&o);
+	o.pool_bytes = 1 << 20;
+	o.max_bytes = 64 << 20;
+	uint64_t memfd_before = memfd_maps();
+	CHECK_OK(ruma_vec_create(&v, &o));
+	CHECK_EQ(ruma_vec_capacity(v), 0);
+	CHECK_EQ(memfd_maps(), memfd_before); /* the pool is filled, then unwired */
+	for (uint64_t i = 0; i < 100000; i++) /* 800 KB: inside the pool */
+		CHECK_OK(ruma_vec_push_u64(v, i * 3));
+	/* every growth step wired the pool's next pages behind the last: one kernel mapping */
+	CHECK_EQ(memfd_maps(), memfd_before + 1);
+	for (uint64_t i = 100000; i < 400000; i++) /* beyond it */
+		CHECK_OK(ruma_vec_push_u64(v, i * 3));
+	ruma_vec_get_stats(v, &st);
+	CHECK_EQ(st.bytes_copied, 0);
+	CHECK_OK(ruma_vec_shrink(v, 5000));
+	for (uint64_t i = 5000; i < 300000; i++)
+		CHECK_OK(ruma_vec_push_u64(v, i * 3));
+	for (uint64_t i = 0; i < 300000; i++)
+		CHECK_EQ(ruma_vec_get_u64(v, i), i * 3);
+	ruma_vec_destroy(v);
+	CHECK_EQ(maps_now(), before);
+	o.pool_bytes = 128 << 20; /* larger than the reservation */
+	CHECK_EQ(ruma_vec_create(&v, &o), RUMA_EVIRTFULL);
+	return TEST_PASS;
+}
+
 /* The rewired vector never copies and keeps its address; destroy leaves no mapping. */
 static int t_vec_rewired_properties(void)
 {
@@ -367,6 +597,17 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts 
 }
 
 static size_t part_extent_pages; /* extent_pages for part_one */
+static bool part_prefault; /* part_one: prefault_dst also without swwc */
+
+/* The phases a run reported, in order (ruma_part_opts.phase). */
+static int part_phases[8], part_nphases;
+
+static void record_phase(void *ctx, ruma_part_phase ended)
+{
+	(void)ctx;
+	if (part_nphases < 8)
+		part_phases[part_nphases++] = (int)ended;
+}
 
 static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t P,
 		    unsigned shift, size_t ppb, bool swwc, bool huge, bool contiguous)
@@ -381,9 +622,11 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 	o.shift = shift;
 	o.pages_per_block = ppb;
 	o.swwc = swwc;
+	o.phase = record_phase;
+	part_nphases = 0;
 	o.huge = huge;
 	o.contiguous = contiguous;
-	o.prefault_dst = swwc;
+	o.prefault_dst = swwc || part_prefault;
 	o.populate = !swwc;
 	o.extent_pages = part_extent_pages;
 	rc = ruma_part_run(keys, n, &o, &r);
@@ -442,6 +685,23 @@ static int t_partition_all_methods(void)
 						  swwc == 0), TEST_PASS);
 	}
 	part_extent_pages = 0;
+	/* prefaulted output / block pool; the phases each method reports, in order */
+	part_prefault = true;
+	for (int swwc = 0; swwc < 2; swwc++) {
+		CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL_CHAINS, 16, 0, 1 + swwc, swwc, false,
+				  true), TEST_PASS);
+		CHECK_EQ(part_nphases, 2);
+		CHECK(part_phases[0] == RUMA_PART_PHASE_ALLOC && part_phases[1] == RUMA_PART_PHASE_PREFAULT);
+		CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 16, 0, 1, swwc, false, true), TEST_PASS);
+		CHECK_EQ(part_nphases, 3);
+		CHECK(part_phases[0] == RUMA_PART_PHASE_HISTOGRAM && part_phases[1] == RUMA_PART_PHASE_ALLOC &&
+		      part_phases[2] == RUMA_PART_PHASE_PREFAULT);
+	}
+	part_prefault = false;
+	CHECK_EQ(part_one(keys, n, RUMA_PART_MREMAP, 16, 0, 1, false, false, true), TEST_PASS);
+	CHECK(part_nphases == 1 && part_phases[0] == RUMA_PART_PHASE_ALLOC);
+	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED, 16, 0, 1, false, false, true), TEST_PASS);
+	CHECK_EQ(part_nphases, 0);
 	/* high radix bits via shift */
 	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED_CHAINS, 64, 58, 1, false, false, true), TEST_PASS);
 	CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 64, 58, 1, true, false, true), TEST_PASS);
@@ -925,6 +1185,11 @@ static int t_vec_model_2m_h(void)
 	return with_huge(t_vec_model_2m);
 }
 
+static int t_vec_inline_paths_2m_h(void)
+{
+	return with_huge(t_vec_inline_paths_2m);
+}
+
 static int t_partition_huge_h(void)
 {
 	return with_huge(t_partition_huge);
@@ -946,6 +1211,10 @@ static const struct test_case cases[] = {
 	{ "vec_generic_elem", t_vec_generic_elem },
 	{ "vec_inject_growth", t_vec_inject_growth },
 	{ "vec_rewired_properties", t_vec_rewired_properties },
+	{ "vec_inline_paths", t_vec_inline_paths },
+	{ "vec_inline_paths_2m", t_vec_inline_paths_2m_h },
+	{ "vec_size_limits", t_vec_size_limits },
+	{ "vec_rewired_pool", t_vec_rewired_pool },
 	{ "partition_all_methods", t_partition_all_methods },
 	{ "partition_edge_cases", t_partition_edge_cases },
 	{ "partition_adaptive_large", t_partition_adaptive_large },

@@ -1,27 +1,52 @@
 /*
- * m_alloc.c — the allocation comparison of `ruma micro`, built on pool.h:
- *   40  rewiring pool: memfd pages wired into a reserved area; random = one
- *       mapping per page at a shuffled physical page; populated at creation
- *       (as in the original)
- *   41  software-indirection pool: 2 MiB-aligned chunks + a page directory;
- *       random = the directory points at the pages in shuffled order
- *   42  plain anonymous mmap (MAP_HUGETLB with huge)
- * Timed phases: the pool creation (mmap-dst), then writing dst[i] = i element
- * by element through the pool's addressing (write-seq-dst-per-elem), so the
- * tests read defined values.  Exactly n * 8 bytes rounded up to whole pages
- * are allocated (the original added one page too many when the size was
- * already page aligned).
- * Syscalls: none here (pool.h maps).
+ * m_alloc.c — the allocation comparison of `ruma micro`:
+ *   40  rewiring pool: memfd pages (phys.h) wired into a reserved area
+ *       (area.h); random = one mapping per page at a shuffled physical page
+ *   41  software-indirection pool (pool.h): 2 MiB-aligned chunks + a page
+ *       directory; random = the directory lists the pages in shuffled order
+ *   42  plain anonymous mmap (pool.h; MAP_HUGETLB with huge)
+ * Timed phases, as the original (BigDataAnalyticsGroup/rewiring,
+ * methods/allocation_rewiring.c, allocation_softwaredir.c,
+ * allocation_mmap.c) books them — only mmap-dst:
+ *   40  the area reservation and the wiring (one mmap, or one per page);
+ *       untimed before it: the pool's pages allocated and zeroed through a
+ *       temporary mapping (the original memsets its pool file); untimed
+ *       after it: the prefault of the wired pages (the original touches
+ *       one byte per page)
+ *   41  building the directory of page pointers; untimed before it: the
+ *       pages allocated and zeroed, the shuffle
+ *   42  the mmap (pages fault in during the test, as in the original)
+ * The memory holds zeros, as the original's (dst_zero).  Exactly n * 8
+ * bytes rounded up to whole pages are allocated (the original added one
+ * page too many when the size was already page aligned).
+ * Syscalls: none here (phys.h, area.h and pool.h map).
  */
 #include "micro/micro.h"
 
+#include <ruma/area.h>
+#include <ruma/phys.h>
 #include <ruma/pool.h>
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+
+typedef struct alloc_priv {
+	ruma_pool *pool;    /* 41, 42 */
+	ruma_phys *phys;    /* 40 */
+	ruma_area *area;    /* 40 */
+	uint64_t **dir;     /* 41: the directory built by the method */
+} alloc_priv;
 
 static void alloc_cleanup(micro_data *d)
 {
-	ruma_pool_destroy(d->priv);
+	alloc_priv *ap = d->priv;
+
+	ruma_pool_destroy(ap->pool);
+	ruma_area_destroy(ap->area);
+	ruma_phys_destroy(ap->phys);
+	free(ap->dir);
+	free(ap);
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
 }
 
@@ -34,58 +59,159 @@ static unsigned log2_exact(size_t x)
 	return s;
 }
 
-static int alloc_build(micro_ctx *c, const micro_params *p, size_t n, micro_data *d,
-		       ruma_pool_kind kind, bool populate)
+static size_t page_of(const micro_params *p)
+{
+	return p->use_huge ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE;
+}
+
+/* 40's pool: npages memfd pages, allocated and zeroed through a temporary mapping. */
+static int fill_pool(ruma_phys *phys, size_t page, uint64_t npages, uint64_t *first)
+{
+	ruma_area *tmp = NULL;
+	int rc = ruma_phys_alloc(phys, npages, first);
+
+	if (!rc)
+		rc = ruma_area_create(&tmp, page, npages);
+	if (!rc)
+		rc = ruma_area_map_run(tmp, 0, phys, *first, npages, RUMA_AREA_POPULATE, NULL);
+	ruma_area_destroy(tmp);
+	return rc;
+}
+
+/* 40: the original's allocationRewiring. */
+static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
+			 micro_data *d)
+{
+	size_t page = page_of(p);
+	uint64_t npages = micro_round_up(n * sizeof(uint64_t), page) / page;
+	ruma_rewire_pair *pairs = NULL;
+	uint64_t *ids = NULL, first = 0;
+	int rc;
+
+	rc = ruma_phys_create(&ap->phys, page, p->use_huge ? RUMA_PHYS_PREPOPULATE : 0);
+	if (!rc)
+		rc = fill_pool(ap->phys, page, npages, &first);
+	if (!rc && p->random) {
+		ids = micro_permutation(npages, npages, c->seed);
+		pairs = malloc(npages * sizeof(*pairs));
+		if (!ids || !pairs)
+			rc = -ENOMEM;
+		for (uint64_t i = 0; !rc && i < npages; i++)
+			pairs[i] = (ruma_rewire_pair){ i, first + ids[i] };
+	}
+	if (!rc) {
+		micro_phase_begin(c);
+		rc = ruma_area_create(&ap->area, page, npages);
+		if (!rc && p->random)
+			rc = ruma_area_rewire_batch(ap->area, ap->phys, pairs, npages, 0, NULL);
+		else if (!rc)
+			rc = ruma_area_map_run(ap->area, 0, ap->phys, first, npages, 0, NULL);
+		micro_phase_end(c, MF_MMAP_DST);
+	}
+	free(ids);
+	free(pairs);
+	if (!rc)
+		rc = ruma_area_populate(ap->area, 0, npages, 0, NULL);
+	if (!rc)
+		d->dst = ruma_area_base(ap->area);
+	return rc;
+}
+
+/* 41: the original's allocationSoftwareIndirection. */
+static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
+			  micro_data *d)
 {
 	ruma_pool_opts o;
-	ruma_pool *pool = NULL;
+	uint64_t *ids;
+	size_t npages;
 	int rc;
 
 	ruma_pool_opts_default(&o);
-	o.kind = kind;
+	o.kind = RUMA_POOL_INDIRECT;
 	o.huge = p->use_huge;
-	o.random = kind == RUMA_POOL_MMAP ? false : p->random;
-	o.populate = populate;
-	o.seed = c->seed;
-	d->n = n;
-	micro_phase_begin(c);
-	rc = ruma_pool_create(&pool, n * sizeof(uint64_t), &o);
-	micro_phase_end(c, MF_MMAP_DST);
+	rc = ruma_pool_create(&ap->pool, n * sizeof(uint64_t), &o);
 	if (rc)
+		return rc;
+	npages = ruma_pool_pages(ap->pool);
+	for (size_t i = 0; i < npages; i++) /* the original memsets its pool */
+		memset(ruma_pool_page(ap->pool, i), 0, ruma_pool_page_size(ap->pool));
+	ids = micro_permutation(npages, p->random ? npages : 0, c->seed);
+	if (!ids)
+		return -ENOMEM;
+	micro_phase_begin(c);
+	ap->dir = malloc((npages ? npages : 1) * sizeof(*ap->dir));
+	for (size_t i = 0; ap->dir && i < npages; i++)
+		ap->dir[i] = ruma_pool_page(ap->pool, ids[i]);
+	micro_phase_end(c, MF_MMAP_DST);
+	free(ids);
+	if (!ap->dir)
+		return -ENOMEM;
+	d->kind = MICRO_INDIRECT;
+	d->dir = ap->dir;
+	d->page_shift = log2_exact(ruma_pool_page_size(ap->pool) / sizeof(uint64_t));
+	return 0;
+}
+
+/* 42: the original's allocationMmap. */
+static int build_mmap(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
+		      micro_data *d)
+{
+	ruma_pool_opts o;
+	int rc;
+
+	ruma_pool_opts_default(&o);
+	o.kind = RUMA_POOL_MMAP;
+	o.huge = p->use_huge;
+	micro_phase_begin(c);
+	rc = ruma_pool_create(&ap->pool, n * sizeof(uint64_t), &o);
+	micro_phase_end(c, MF_MMAP_DST);
+	if (!rc)
+		d->dst = ruma_pool_base(ap->pool);
+	return rc;
+}
+
+typedef int (*alloc_build_fn)(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
+			      micro_data *d);
+
+static int alloc_build(micro_ctx *c, const micro_params *p, size_t n, micro_data *d,
+		       alloc_build_fn build)
+{
+	alloc_priv *ap = calloc(1, sizeof(*ap));
+	int rc;
+
+	if (!ap)
+		return micro_fail("allocating", -ENOMEM);
+	d->n = n;
+	d->kind = MICRO_CONTIG;
+	d->dst_zero = true;
+	d->priv = ap;
+	rc = build(c, p, n, ap, d);
+	if (rc) {
+		ruma_pool_destroy(ap->pool);
+		ruma_area_destroy(ap->area);
+		ruma_phys_destroy(ap->phys);
+		free(ap->dir);
+		free(ap);
+		d->priv = NULL;
+		d->dst = NULL;
+		d->dir = NULL;
 		return micro_fail("creating the allocation pool", rc);
-	if (kind == RUMA_POOL_INDIRECT) {
-		d->kind = MICRO_INDIRECT;
-		d->dir = (uint64_t **)ruma_pool_directory(pool);
-		d->page_shift = log2_exact(ruma_pool_page_size(pool) / sizeof(uint64_t));
-		uint64_t mask = (1ull << d->page_shift) - 1;
-		micro_phase_begin(c);
-		for (size_t i = 0; i < n; i++)
-			d->dir[i >> d->page_shift][i & mask] = i;
-		micro_phase_end(c, MF_WRITE_SEQ_DST_PER_ELEM);
-	} else {
-		d->kind = MICRO_CONTIG;
-		d->dst = ruma_pool_base(pool);
-		micro_phase_begin(c);
-		for (size_t i = 0; i < n; i++)
-			d->dst[i] = i;
-		micro_phase_end(c, MF_WRITE_SEQ_DST_PER_ELEM);
 	}
-	d->priv = pool;
 	d->cleanup = alloc_cleanup;
 	return 0;
 }
 
 int micro_build_alloc_rewired(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return alloc_build(c, p, n, d, RUMA_POOL_REWIRED, true);
+	return alloc_build(c, p, n, d, build_rewired);
 }
 
 int micro_build_alloc_indirect(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return alloc_build(c, p, n, d, RUMA_POOL_INDIRECT, false);
+	return alloc_build(c, p, n, d, build_indirect);
 }
 
 int micro_build_alloc_mmap(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return alloc_build(c, p, n, d, RUMA_POOL_MMAP, false);
+	return alloc_build(c, p, n, d, build_mmap);
 }

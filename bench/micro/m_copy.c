@@ -200,18 +200,10 @@ static void rfp_cleanup(micro_data *d)
 /* A permutation of the full chunks; a shorter last chunk stays last. */
 static uint64_t *chunk_permutation(size_t pages, size_t ppc, uint64_t seed, size_t *nchunks)
 {
-	size_t nc = (pages + ppc - 1) / ppc, full = pages / ppc;
-	uint64_t *perm = malloc((nc ? nc : 1) * sizeof(*perm));
-	ruma_rng r;
+	size_t nc = (pages + ppc - 1) / ppc;
 
-	if (!perm)
-		return NULL;
-	for (size_t k = 0; k < nc; k++)
-		perm[k] = k;
-	ruma_rng_seed(&r, seed);
-	ruma_rng_shuffle_u64(&r, perm, full);
 	*nchunks = nc;
-	return perm;
+	return micro_permutation(nc, pages / ppc, seed);
 }
 
 int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)

@@ -8,11 +8,29 @@
  *   18, 19  mapped with block-chains (window per partition), contiguous output
  *   21      mapped with adaptive block sizes (2 MiB down to 4 KiB), contiguous
  *   44      mremap partitioning with 2 MiB pages (chunks per partition)
- * The keys are src[i] = i in a malloc'ed array; partition(key) = key & (P-1)
- * (ruma_part_of, shift 0).  12, 17 and 44 keep the input order inside a
- * partition; the mapped methods (13, 14, 18, 19, 21) do not (their squeeze
- * fills a partition's last page with keys from the end of the next one).  The library partitions in one call, timed as the
- * field write-seq-dst-per-elem (every key is written to its partition).
+ * Input and phases as in the original (BigDataAnalyticsGroup/rewiring,
+ * methods/traditional_partitioning.c, blocked_partitioning.c,
+ * mapped_blocked_partitioning_adaptive.c, mremaped_partitioning.c): n random
+ * 64-bit keys (micro_urand64_fill, seeded with the run seed: 42 for the
+ * first run, the original's srand48(42)), partitioned by their top log2(P)
+ * bits (the original's GET_BUCKET: key >> (64 - log2 P)).  Timed phases:
+ *   malloc-src        the key array
+ *   init-malloc-src   drawing the keys
+ *   build-histogram   12: the histogram pass and prefix sums
+ *   malloc-dst        12: the output allocation; 17, 44: the per-partition
+ *                     state (blocks are allocated during the pass)
+ *   memcpy            the partitioning pass (12, 17, 44: through software
+ *                     write-combining lines, as the original; the mapped
+ *                     methods 13, 14, 18, 19, 21: their whole run, setup
+ *                     and contiguous layout included, until they report
+ *                     phase boundaries)
+ *   squeeze-area-mmap the contiguous layout after the pass, for a method
+ *                     that reports RUMA_PART_PHASE_PASS
+ * 12's prefault of the output (prefaultDst) and 17's block pool (allocated
+ * and touched before the pass) are untimed, as in the original.
+ * 12, 17 and 44 keep the input order inside a partition; the mapped methods
+ * do not (their squeeze fills a partition's last page with keys from the end
+ * of the next one).
  * Syscalls: none here (malloc for the keys; partition.h does the mapping).
  */
 #include "micro/micro.h"
@@ -24,6 +42,8 @@
 
 typedef struct part_priv {
 	ruma_part_result *res;
+	micro_ctx *c;    /* for the phase hook */
+	bool after_pass; /* the method reported RUMA_PART_PHASE_PASS */
 } part_priv;
 
 static void part_cleanup(micro_data *d)
@@ -64,6 +84,37 @@ static int describe(ruma_part_result *res, micro_data *d)
 	return 0;
 }
 
+/*
+ * The partition hook: book the phase that ended and start the next
+ * (PREFAULT: untimed).  What follows PASS — the contiguous layout of the
+ * mapped methods — is booked as squeeze-area-mmap (part_priv.after_pass).
+ */
+static void part_phase(void *ctx, ruma_part_phase ended)
+{
+	part_priv *pp = ctx;
+	micro_ctx *c = pp->c;
+
+	if (ended == RUMA_PART_PHASE_HISTOGRAM)
+		micro_phase_end(c, MF_BUILD_HISTOGRAM);
+	else if (ended == RUMA_PART_PHASE_ALLOC)
+		micro_phase_end(c, MF_MALLOC_DST);
+	else if (ended == RUMA_PART_PHASE_PASS) {
+		micro_phase_end(c, MF_MEMCPY);
+		pp->after_pass = true;
+	}
+	micro_phase_begin(c);
+}
+
+/* The original's shift: the top log2(P) bits name the partition. */
+static unsigned top_bits_shift(uint64_t P)
+{
+	unsigned bits = 0;
+
+	while ((1ull << bits) < P)
+		bits++;
+	return bits ? 64 - bits : 0;
+}
+
 static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data *d,
 		      ruma_part_method method, bool huge)
 {
@@ -83,20 +134,31 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 		return micro_fail("malloc src", -ENOMEM);
 	}
 	micro_phase_begin(c);
-	for (size_t i = 0; i < n; i++)
-		d->src[i] = i;
+	micro_urand64_fill(d->src, n, c->seed);
 	micro_phase_end(c, MF_INIT_MALLOC_SRC);
+	d->random_keys = true;
+	d->key_seed = c->seed;
+	d->part_shift = top_bits_shift(p->num_partitions);
 
 	ruma_part_opts_default(&o);
 	o.method = method;
 	o.partitions = (uint32_t)p->num_partitions;
-	o.shift = 0;
+	o.shift = d->part_shift;
+	/* 12, 17 and 44 scatter through write-combining lines, as the original; 17's
+	 * blocks come from a pool touched before the pass (the original prefaults it) */
+	o.swwc = method == RUMA_PART_TRADITIONAL || method == RUMA_PART_TRADITIONAL_CHAINS ||
+		 method == RUMA_PART_MREMAP;
+	if (method == RUMA_PART_TRADITIONAL_CHAINS)
+		o.prefault_dst = true;
+	o.phase = part_phase;
+	o.phase_ctx = pp;
+	pp->c = c;
 	o.pages_per_block = p->pages_per_block;
 	o.huge = huge;
 	o.prefault_dst = p->prefault_dst;
 	micro_phase_begin(c);
 	rc = ruma_part_run(d->src, n, &o, &pp->res);
-	micro_phase_end(c, MF_WRITE_SEQ_DST_PER_ELEM);
+	micro_phase_end(c, pp->after_pass ? MF_SQUEEZE_AREA_MMAP : MF_MEMCPY);
 	if (rc) {
 		free(d->src);
 		d->src = NULL;

@@ -85,6 +85,28 @@ void micro_phase_begin(micro_ctx *c);
 void micro_phase_end(micro_ctx *c, micro_field f);
 /* micro_phase_end_total — as micro_phase_end, with " //total=N" appended. */
 void micro_phase_end_total(micro_ctx *c, micro_field f, uint64_t total);
+/*
+ * micro_phase_stop / micro_phase_print_total — micro_phase_end_total in two
+ * steps, for a checksum computed after the clock stopped (outside the timed
+ * region): stop books the seconds under f and returns them.
+ */
+double micro_phase_stop(micro_ctx *c, micro_field f);
+void micro_phase_print_total(micro_ctx *c, micro_field f, double sec, uint64_t total);
+
+/*
+ * micro_urand64_fill — n random 64-bit keys as the original draws them:
+ * urand64() = (lrand48() << 42) + (lrand48() << 21) + lrand48(), with the
+ * generator state set as srand48(seed) sets it (the POSIX 48-bit linear
+ * congruential generator; the same sequence as glibc's).
+ */
+void micro_urand64_fill(uint64_t *keys, size_t n, uint64_t seed);
+
+/*
+ * micro_permutation — 0..n-1 with the first `shuffled` (<= n) entries in a
+ * random order drawn from seed (ruma_rng), the rest in place; malloc'ed,
+ * NULL when out of memory.
+ */
+uint64_t *micro_permutation(size_t n, size_t shuffled, uint64_t seed);
 
 /* micro_detail_open / close — set up the counters for detailed output. */
 int micro_detail_open(micro_ctx *c);
@@ -124,14 +146,6 @@ typedef enum micro_kind {
 	MICRO_INDIRECT,
 } micro_kind;
 
-/* A growable vector of uint64 behind a small vtable (test 15). */
-typedef struct micro_vec_ops {
-	int (*push)(void *v, uint64_t x);
-	uint64_t (*get)(void *v, size_t i);
-	size_t (*len)(void *v);
-	void (*set)(void *v, size_t i, uint64_t x);
-} micro_vec_ops;
-
 typedef struct micro_data micro_data;
 
 struct micro_data {
@@ -145,7 +159,11 @@ struct micro_data {
 	uint64_t *chunk_perm;     /* chunk c of dst holds source chunk chunk_perm[c] */
 	size_t chunk_entries;     /* entries per chunk for chunk_perm */
 	size_t nchunks_perm;
-	/* partitions */
+	/* random keys (partitioning): src[i] = micro_urand64_fill(seed)[i], else src[i] = i */
+	bool random_keys;
+	uint64_t key_seed;
+	/* partitions: partition of key k is ruma_part_of(k, part_shift, nparts) */
+	unsigned part_shift;
 	size_t nparts;
 	bool part_unordered; /* order inside a partition is not promised (mapped squeeze) */
 	size_t *hist;        /* entries per partition */
@@ -156,9 +174,11 @@ struct micro_data {
 	/* software indirection: dir[i >> page_shift][i & page_mask] */
 	uint64_t **dir;
 	unsigned page_shift;
-	/* vector */
-	const micro_vec_ops *vops;
-	void *vec;
+	/* vector (test 15 pushes through vector.h's inline ruma_vec_push_u64) */
+	struct ruma_vec *vec;
+	uint64_t vec_probe; /* the key pushed at position n / 2 (for --corrupt) */
+	/* the original prints no blank line between a vector method and "Starting tests:" */
+	bool no_blank_line;
 	/* the method's cleanup: prints "Freeing ..." lines, releases everything */
 	void (*cleanup)(micro_data *d);
 	void *priv;

@@ -400,7 +400,8 @@ int micro_main(int argc, char **argv)
 			status = 1;
 			break;
 		}
-		printf("\n");
+		if (!d.no_blank_line)
+			printf("\n");
 		rc = micro_test_run(&ctx, t, &prm, &d);
 		if (rc)
 			status = 1;

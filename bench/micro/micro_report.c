@@ -149,9 +149,17 @@ void micro_phase_end(micro_ctx *c, micro_field f)
 
 void micro_phase_end_total(micro_ctx *c, micro_field f, uint64_t total)
 {
-	double dt = phase_stop(c, f);
+	micro_phase_print_total(c, f, phase_stop(c, f), total);
+}
 
-	printf("%f,%s //total=%" PRIu64 "\n", dt, micro_field_name(f), total);
+double micro_phase_stop(micro_ctx *c, micro_field f)
+{
+	return phase_stop(c, f);
+}
+
+void micro_phase_print_total(micro_ctx *c, micro_field f, double sec, uint64_t total)
+{
+	printf("%f,%s //total=%" PRIu64 "\n", sec, micro_field_name(f), total);
 	if (c->detailed && c->detail)
 		print_detail(c);
 }

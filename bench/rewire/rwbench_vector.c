@@ -1,11 +1,15 @@
 /*
  * rwbench_vector.c — `ruma rwbench vector`: push throughput and peak memory
  * of the growable vectors (vector.h): rewired (4 KiB; with prepopulation;
- * 2 MiB with --huge), copy (std::vector-like), mremap, glibc realloc and
- * software indirection.
+ * with its pool filled at creation; 2 MiB with --huge), copy
+ * (std::vector-like), mremap, glibc realloc and software indirection —
+ * against the baseline `array`: the same n stores into a malloc'ed array of
+ * n entries (allocated before the clock starts, its pages faulted by the
+ * stores), the least any push loop can cost.
  *
- * Each measurement runs in a forked child: it creates the vector, pushes
- * 0..n-1 (timed), checks a sample of the elements, reads the memory it holds
+ * Each measurement runs in a forked child: it creates the vector (untimed),
+ * pushes 0..n-1 (timed; inline ruma_vec_push_u64; a second time covers
+ * creation + pushes + destruction, every cost of the vector), checks a sample of the elements, reads the memory it holds
  * (/proc/self/smaps_rollup: Rss + hugetlb) and reports through a pipe.  The
  * parent takes the child's peak RSS from wait4's rusage (ru_maxrss), minus
  * the peak of an idle child.  Hugetlb pages are not part of RSS: for 2 MiB
@@ -31,29 +35,61 @@ typedef struct vec_variant {
 	const char *name;
 	ruma_vec_kind kind;
 	bool huge, prepopulate;
+	bool pool;  /* REWIRED: pool of n entries filled at creation (pool_bytes) */
+	bool array; /* the baseline: stores into a preallocated array, no vector */
 } vec_variant;
 
 static const vec_variant variants[] = {
-	{ "rewired", RUMA_VEC_REWIRED, false, false },
-	{ "rewired-prepop", RUMA_VEC_REWIRED, false, true },
-	{ "copy", RUMA_VEC_COPY, false, false },
-	{ "mremap", RUMA_VEC_MREMAP, false, false },
-	{ "realloc", RUMA_VEC_REALLOC, false, false },
-	{ "indirect-4k", RUMA_VEC_INDIRECT, false, false },
-	{ "indirect-2m", RUMA_VEC_INDIRECT, true, false },
-	{ "rewired-2m", RUMA_VEC_REWIRED, true, false },
-	{ "rewired-2m-prepop", RUMA_VEC_REWIRED, true, true },
-	{ "mremap-2m", RUMA_VEC_MREMAP, true, false },
+	{ "array", RUMA_VEC_COPY, false, false, false, true },
+	{ "rewired", RUMA_VEC_REWIRED, false, false, false, false },
+	{ "rewired-prepop", RUMA_VEC_REWIRED, false, true, false, false },
+	{ "rewired-pool", RUMA_VEC_REWIRED, false, false, true, false },
+	{ "copy", RUMA_VEC_COPY, false, false, false, false },
+	{ "mremap", RUMA_VEC_MREMAP, false, false, false, false },
+	{ "realloc", RUMA_VEC_REALLOC, false, false, false, false },
+	{ "indirect-4k", RUMA_VEC_INDIRECT, false, false, false, false },
+	{ "indirect-2m", RUMA_VEC_INDIRECT, true, false, false, false },
+	{ "rewired-2m", RUMA_VEC_REWIRED, true, false, false, false },
+	{ "rewired-2m-prepop", RUMA_VEC_REWIRED, true, true, false, false },
+	{ "rewired-2m-pool", RUMA_VEC_REWIRED, true, false, true, false },
+	{ "mremap-2m", RUMA_VEC_MREMAP, true, false, false, false },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
 /* What a child reports. */
 typedef struct child_report {
 	int rc;
-	double sec;
+	double sec;             /* the push loop */
+	double all_sec;         /* create + push loop + destroy: every cost of the vector */
 	uint64_t held_bytes;    /* Rss + hugetlb at the end */
 	uint64_t hugetlb_bytes;
 } child_report;
+
+/* The baseline: n stores into an array allocated (not touched) before the clock starts. */
+static int array_run(uint64_t n, child_report *rep)
+{
+	double t_all = ruma_now_sec();
+	uint64_t *a = malloc((size_t)(n ? n : 1) * sizeof(*a));
+	ruma_perf_memory mem;
+
+	if (!a)
+		return -ENOMEM;
+	double t0 = ruma_now_sec();
+	for (uint64_t i = 0; i < n; i++)
+		((volatile uint64_t *)a)[i] = i;
+	rep->sec = ruma_now_sec() - t0;
+	for (uint64_t i = 0; i < n; i += 1 + n / 1000)
+		if (a[i] != i) {
+			free(a);
+			return RUMA_ECORRUPT;
+		}
+	if (!ruma_perf_memory_read(&mem))
+		rep->held_bytes = mem.rss;
+	double t_check = ruma_now_sec() - (t0 + rep->sec); /* untimed: the check and the read */
+	free(a);
+	rep->all_sec = ruma_now_sec() - t_all - t_check;
+	return 0;
+}
 
 static void child_run(const vec_variant *v, uint64_t n, int fd)
 {
@@ -62,11 +98,20 @@ static void child_run(const vec_variant *v, uint64_t n, int fd)
 	ruma_vec *vec = NULL;
 	ruma_perf_memory mem;
 
+	if (v->array) {
+		rep.rc = array_run(n, &rep);
+		if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
+			_exit(3);
+		_exit(0);
+	}
 	ruma_vec_opts_default(&o);
 	o.kind = v->kind;
 	o.huge = v->huge;
 	o.prepopulate = v->prepopulate;
 	o.max_bytes = (size_t)(n * 8 * 2 + ((size_t)64 << 20));
+	if (v->pool)
+		o.pool_bytes = (size_t)(n * 8);
+	double t_all = ruma_now_sec(), t_check = 0;
 	rep.rc = ruma_vec_create(&vec, &o);
 	if (!rep.rc) {
 		double t0 = ruma_now_sec();
@@ -75,6 +120,7 @@ static void child_run(const vec_variant *v, uint64_t n, int fd)
 				break;
 		rep.sec = ruma_now_sec() - t0;
 	}
+	double t_check0 = ruma_now_sec();
 	if (!rep.rc)
 		for (uint64_t i = 0; i < n; i += 1 + n / 1000)
 			if (ruma_vec_get_u64(vec, i) != i) {
@@ -85,7 +131,9 @@ static void child_run(const vec_variant *v, uint64_t n, int fd)
 		rep.hugetlb_bytes = mem.private_hugetlb + mem.shared_hugetlb;
 		rep.held_bytes = mem.rss + rep.hugetlb_bytes;
 	}
+	t_check = ruma_now_sec() - t_check0;
 	ruma_vec_destroy(vec);
+	rep.all_sec = ruma_now_sec() - t_all - t_check;
 	if (write(fd, &rep, sizeof(rep)) != (ssize_t)sizeof(rep))
 		_exit(3);
 	_exit(0);
@@ -131,7 +179,7 @@ static int measure(const vec_variant *v, uint64_t n, child_report *out, uint64_t
 int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 {
 	size_t nsizes = o->max_log - o->min_log + 1, sel[NVAR], nsel = 0;
-	ruma_rwb_table t;
+	ruma_rwb_table t, ta;
 	child_report rep;
 	uint64_t idle_peak = 0, peak;
 	double *ops, *peaks = NULL;
@@ -157,12 +205,17 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 		return rc;
 	if (ruma_rwb_table_init(&t, nsel * nsizes, o->reps))
 		return -ENOMEM;
+	if (ruma_rwb_table_init(&ta, nsel * nsizes, o->reps)) {
+		ruma_rwb_table_free(&t);
+		return -ENOMEM;
+	}
 	ops = calloc(nsel * nsizes, sizeof(*ops));
 	peaks = malloc(nsel * nsizes * o->reps * sizeof(*peaks));
 	if (!ops || !peaks) {
 		free(ops);
 		free(peaks);
 		ruma_rwb_table_free(&t);
+		ruma_rwb_table_free(&ta);
 		return -ENOMEM;
 	}
 	for (size_t s = 0; s < nsizes; s++)
@@ -171,9 +224,12 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 			snprintf(t.label[c], sizeof(t.label[c]), "n=2^%zu%s %s", o->min_log + s,
 				 o->plus_one ? "+1" : "", variants[sel[k]].name);
 			t.baseline[c] = (int)(s * nsel); /* the first selected variant */
+			memcpy(ta.label[c], t.label[c], sizeof(ta.label[c]));
+			ta.baseline[c] = t.baseline[c];
 			ops[c] = (double)(((uint64_t)1 << (o->min_log + s)) + o->plus_one);
 		}
-	fprintf(o->csv, "bench,variant,n,rep,seconds,mpush_per_s,peak_rss_bytes,held_bytes,hugetlb_bytes\n");
+	fprintf(o->csv, "bench,variant,n,rep,seconds,mpush_per_s,peak_rss_bytes,held_bytes,hugetlb_bytes,"
+		"all_seconds\n");
 	for (unsigned r = 0; r <= o->reps; r++)
 		for (size_t s = 0; s < nsizes; s++)
 			for (size_t j = 0; j < nsel; j++) {
@@ -193,14 +249,17 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 					continue; /* warm-up */
 				uint64_t pk = (peak > idle_peak ? peak - idle_peak : 0) + rep.hugetlb_bytes;
 				t.sec[(s * nsel + k) * o->reps + (r - 1)] = rep.sec;
+				ta.sec[(s * nsel + k) * o->reps + (r - 1)] = rep.all_sec;
 				peaks[(s * nsel + k) * o->reps + (r - 1)] = (double)pk;
-				fprintf(o->csv, "vector,%s,%llu,%u,%.9f,%.3f,%llu,%llu,%llu\n", v->name,
+				fprintf(o->csv, "vector,%s,%llu,%u,%.9f,%.3f,%llu,%llu,%llu,%.9f\n", v->name,
 					(unsigned long long)n, r, rep.sec, n / rep.sec / 1e6,
 					(unsigned long long)pk, (unsigned long long)rep.held_bytes,
-					(unsigned long long)rep.hugetlb_bytes);
+					(unsigned long long)rep.hugetlb_bytes, rep.all_sec);
 				fflush(o->csv);
 			}
 	ruma_rwb_table_print(&t, "vector push (ns/op = per push; ratio to the first variant)", ops);
+	ruma_rwb_table_print(&ta, "vector, all costs: create + push + destroy (ns/op = per push; "
+			     "ratio to the first variant)", ops);
 	fprintf(stderr, "\npeak memory (child ru_maxrss minus an idle child's, plus hugetlb held), MiB:\n");
 	for (size_t c = 0; c < t.ncells; c++) {
 		double v[64];
@@ -218,5 +277,6 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 	free(ops);
 	free(peaks);
 	ruma_rwb_table_free(&t);
+	ruma_rwb_table_free(&ta);
 	return rc;
 }

@@ -71,6 +71,28 @@ typedef enum ruma_part_method {
 
 #define RUMA_PART_MAX_PARTITIONS 65536u
 
+/*
+ * Phases of a run, reported to ruma_part_opts.phase as each one ends (for
+ * benchmarks that time them; the phases follow the original RUMA code's
+ * accounting).  What comes after the last report until ruma_part_run
+ * returns is the partitioning pass itself.
+ *   HISTOGRAM  TRADITIONAL: the histogram pass and the prefix sums
+ *   ALLOC      the output (TRADITIONAL) or the per-partition state (CHAINS,
+ *              MREMAP) is set up
+ *   PREFAULT   TRADITIONAL / TRADITIONAL_CHAINS with prefault_dst: the
+ *              output / the block pool was touched
+ *   PASS       the partitioning pass is done; what follows is the layout of
+ *              the contiguous output (the mapped methods' squeeze)
+ * A method reports the phases it has, in this order; the mapped methods
+ * report none yet.
+ */
+typedef enum ruma_part_phase {
+	RUMA_PART_PHASE_HISTOGRAM = 0,
+	RUMA_PART_PHASE_ALLOC,
+	RUMA_PART_PHASE_PREFAULT,
+	RUMA_PART_PHASE_PASS,
+} ruma_part_phase;
+
 typedef struct ruma_part_opts {
 	ruma_part_method method;
 	uint32_t partitions;     /* P: power of two in [1, 65536]; default 64 */
@@ -79,8 +101,11 @@ typedef struct ruma_part_opts {
 	bool huge;               /* 2 MiB pages: pool pages (mapped methods), MAP_HUGETLB
 				    (TRADITIONAL output, MREMAP regions), THP-advised
 				    2 MiB blocks (TRADITIONAL_CHAINS) */
-	bool swwc;               /* software write-combining buffers */
-	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering */
+	bool swwc;               /* software write-combining buffers (TRADITIONAL, TRADITIONAL_CHAINS,
+				    MREMAP) */
+	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering;
+				    TRADITIONAL_CHAINS: carve the blocks from one pool mapping
+				    (n keys + a block per partition) touched before the pass */
 	bool populate;           /* mapped methods: populate the final contiguous output */
 	bool contiguous;         /* mapped methods: build the contiguous output (default true); false leaves chunks */
 	/*
@@ -95,6 +120,9 @@ typedef struct ruma_part_opts {
 	 * (extent_pages rounded up to a multiple of pages_per_block).
 	 */
 	size_t extent_pages;
+	/* Optional: called when a phase ends (see ruma_part_phase), with phase_ctx. */
+	void (*phase)(void *phase_ctx, ruma_part_phase ended);
+	void *phase_ctx;
 } ruma_part_opts;
 
 /* One run of consecutive output keys of one partition. */

@@ -29,10 +29,21 @@
  * moves; ruma_vec_stable_addresses tells).
  *
  * A vector is not thread-safe; use one per thread or lock around it.
- * Errors: -EINVAL (bad option or index), -ENOMEM, RUMA_ENOHUGE (2 MiB pages
- * requested but none free: raise vm.nr_hugepages), RUMA_EMAPLIMIT,
- * RUMA_EVIRTFULL (the rewired vector outgrew its reservation: raise max_bytes).
- * A failed growth leaves the vector with its old size and contents.
+ * Errors: -EINVAL (bad option or index), -ENOMEM (also: a size beyond
+ * max_bytes), -EOVERFLOW (an element count whose byte size does not fit in
+ * size_t), RUMA_ENOHUGE (2 MiB pages requested but none free: raise
+ * vm.nr_hugepages), RUMA_EMAPLIMIT, RUMA_EVIRTFULL (the rewired vector
+ * outgrew its reservation: raise max_bytes).  Every size is checked before
+ * anything is allocated; a failed growth leaves the vector with its old size
+ * and contents.
+ *
+ * Hot paths: ruma_vec_push_u64, ruma_vec_get_u64 and ruma_vec_set_u64 are
+ * inline functions over the public head of the vector (ruma_vec_head: the
+ * data pointer, size, capacity and the current push run), so a push is a
+ * compare, the element's store and the size's store; growth, and every access the head cannot
+ * serve, calls the out-of-line functions (*_slow).  The exported symbols
+ * ruma_vec_push_u64 / _get_u64 / _set_u64 stay in the library for callers
+ * built with RUMA_VEC_NO_INLINE defined (and for older binaries).
  */
 #ifndef RUMA_VECTOR_H
 #define RUMA_VECTOR_H
@@ -56,12 +67,52 @@ typedef struct ruma_vec_opts {
 	ruma_vec_kind kind;
 	size_t elem_size;        /* bytes per element; 0 means 8 */
 	bool huge;               /* 2 MiB pages (REWIRED, MREMAP, INDIRECT); -EINVAL for COPY/REALLOC */
-	bool prepopulate;        /* REWIRED/MREMAP: fill page tables of new pages when they are added */
+	bool prepopulate;        /* REWIRED/MREMAP: fill page tables of new pages when they are added;
+				    INDIRECT: fault every new page in when it is allocated */
 	size_t initial_capacity; /* elements to reserve at creation (0: one page / 16 elements) */
-	size_t max_bytes;        /* REWIRED: virtual reservation in bytes (0: 64 GiB) */
+	/*
+	 * Largest size in bytes the vector may reach; growth beyond it fails
+	 * before allocating (RUMA_EVIRTFULL for REWIRED, -ENOMEM otherwise).
+	 * REWIRED reserves this much address space.  0: 64 GiB for REWIRED,
+	 * the machine's RAM + swap for the other kinds.
+	 */
+	size_t max_bytes;
+	/*
+	 * REWIRED: pool pages to allocate and back at creation, in bytes
+	 * (rounded up to pages; 0: none).  Growth up to this size wires pages
+	 * of the pool (one mapping per growth step) instead of allocating
+	 * them, so the cost of the memory itself is paid at creation, as in
+	 * the original RUMA rewired vector, which fills its pool file first.
+	 */
+	size_t pool_bytes;
 } ruma_vec_opts;
 
 typedef struct ruma_vec ruma_vec;
+
+/*
+ * ruma_vec_head — the first bytes of every vector, public so that the hot
+ * element operations can be inline.  Read-only for users: only the library
+ * writes it.  Invariants: size <= cap; data[0 .. cap) are the elements of a
+ * contiguous kind (data == NULL for INDIRECT, whose elements are reached
+ * through its directory).  The push run: while size < push_end (<= cap),
+ * element `size` lives at address push_base + 8 * size — the start of the
+ * data for the contiguous kinds, for INDIRECT the current page's address
+ * less the bytes of the pages before it (computed in uintptr_t).
+ * push_end == 0 (elem_size != 8) sends every push to the out-of-line path.
+ */
+typedef struct ruma_vec_head {
+	unsigned char *data;
+	size_t size;
+	size_t cap;
+	uintptr_t push_base;
+	size_t push_end;
+} ruma_vec_head;
+
+/* ruma_vec_head_of — the public head of v. */
+static inline const ruma_vec_head *ruma_vec_head_of(const ruma_vec *v)
+{
+	return (const ruma_vec_head *)(const void *)v;
+}
 
 /* ruma_vec_opts_default — kind REWIRED, 8-byte elements, 4 KiB pages, no prepopulation. */
 RUMA_API void ruma_vec_opts_default(ruma_vec_opts *o);
@@ -78,8 +129,12 @@ RUMA_API void ruma_vec_destroy(ruma_vec *v);
 
 /* ruma_vec_push — append one element (elem_size bytes copied from elem). */
 RUMA_API int ruma_vec_push(ruma_vec *v, const void *elem);
-/* ruma_vec_push_u64 — append x (elem_size must be 8, else -EINVAL). */
-RUMA_API int ruma_vec_push_u64(ruma_vec *v, uint64_t x);
+/*
+ * ruma_vec_push_u64_slow — append x (elem_size must be 8, else -EINVAL),
+ * growing when full: the out-of-line path of ruma_vec_push_u64, and a
+ * complete push on its own.
+ */
+RUMA_API int ruma_vec_push_u64_slow(ruma_vec *v, uint64_t x);
 /* ruma_vec_push_many — append n elements from elems (contiguous, n*elem_size bytes). */
 RUMA_API int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n);
 
@@ -96,11 +151,62 @@ RUMA_API int ruma_vec_get(const ruma_vec *v, size_t i, void *out);
 RUMA_API int ruma_vec_set(ruma_vec *v, size_t i, const void *elem);
 
 /*
- * ruma_vec_get_u64 / ruma_vec_set_u64 — fast element access for 8-byte
- * elements; i must be < size (checked with RUMA_ASSERT only).
+ * ruma_vec_get_u64_slow / ruma_vec_set_u64_slow — element i of an 8-byte
+ * element vector through the directory or the data pointer (out of line;
+ * the inline ruma_vec_get_u64 / ruma_vec_set_u64 call them for INDIRECT).
+ * i must be < size (checked with RUMA_ASSERT only).
  */
+RUMA_API uint64_t ruma_vec_get_u64_slow(const ruma_vec *v, size_t i);
+RUMA_API void ruma_vec_set_u64_slow(ruma_vec *v, size_t i, uint64_t x);
+
+#ifdef RUMA_VEC_NO_INLINE
+/* The out-of-line forms of the three inline functions below (same contracts). */
+RUMA_API int ruma_vec_push_u64(ruma_vec *v, uint64_t x);
 RUMA_API uint64_t ruma_vec_get_u64(const ruma_vec *v, size_t i);
 RUMA_API void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x);
+#else
+/*
+ * ruma_vec_push_u64 — append x (elem_size must be 8, else -EINVAL).  Inline:
+ * a store into the push run; growth and the INDIRECT page change go to
+ * ruma_vec_push_u64_slow.  Returns 0 or the growth's error.
+ */
+static inline int ruma_vec_push_u64(ruma_vec *v, uint64_t x)
+{
+	ruma_vec_head *h = (ruma_vec_head *)(void *)v;
+	size_t n = h->size;
+
+	if (RUMA_LIKELY(n < h->push_end)) {
+		*(uint64_t *)(h->push_base + n * sizeof(uint64_t)) = x;
+		h->size = n + 1;
+		return 0;
+	}
+	return ruma_vec_push_u64_slow(v, x);
+}
+
+/*
+ * ruma_vec_get_u64 / ruma_vec_set_u64 — element i of a vector of 8-byte
+ * elements; i must be < size (not checked).  Inline for the contiguous
+ * kinds, out of line through the directory for INDIRECT.
+ */
+static inline uint64_t ruma_vec_get_u64(const ruma_vec *v, size_t i)
+{
+	const ruma_vec_head *h = ruma_vec_head_of(v);
+
+	if (RUMA_LIKELY(h->data != NULL))
+		return ((const uint64_t *)(const void *)h->data)[i];
+	return ruma_vec_get_u64_slow(v, i);
+}
+
+static inline void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x)
+{
+	const ruma_vec_head *h = ruma_vec_head_of(v);
+
+	if (RUMA_LIKELY(h->data != NULL))
+		((uint64_t *)(void *)h->data)[i] = x;
+	else
+		ruma_vec_set_u64_slow(v, i, x);
+}
+#endif
 
 /* ruma_vec_at — address of element i (i < capacity), through the directory for INDIRECT. */
 RUMA_API void *ruma_vec_at(const ruma_vec *v, size_t i);

@@ -10,9 +10,10 @@
  * partition p sum to start[p+1] - start[p]; every key of partition p's
  * chunks satisfies ruma_part_of(key) == p.
  *
- * Syscalls (os layer): mmap/munmap for the TRADITIONAL output (MAP_HUGETLB
- * with huge) and the MREMAP regions, mremap to grow them, madvise
- * (MADV_HUGEPAGE) on 2 MiB malloc'ed chain blocks.
+ * Syscalls (os layer): mmap/munmap for the TRADITIONAL output and the
+ * TRADITIONAL_CHAINS block pool (MAP_HUGETLB with huge) and the MREMAP
+ * regions, mremap to grow them, madvise (MADV_HUGEPAGE) on 2 MiB malloc'ed
+ * chain blocks.
  */
 #include "rewire/partition_internal.h"
 
@@ -157,23 +158,27 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts 
 	flags |= o->huge ? MAP_HUGETLB : MAP_NORESERVE;
 	if (!bytes)
 		bytes = page;
+	/* pass 1: histogram; prefix sums into start */
+	ruma_part_histogram(keys, n, o->shift, P, r->start + 1);
+	r->start[0] = 0;
+	for (uint32_t p = 0; p < P; p++)
+		r->start[p + 1] += r->start[p];
+	ruma_part_phase_end(o, RUMA_PART_PHASE_HISTOGRAM);
 	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
 	if (rc)
 		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
 	impl->out_map = m;
 	impl->out_map_bytes = bytes;
 	r->data = m;
-	if (o->prefault_dst)
-		memset(m, 0, bytes);
-	/* pass 1: histogram; prefix sums into start */
-	ruma_part_histogram(keys, n, o->shift, P, r->start + 1);
-	r->start[0] = 0;
-	for (uint32_t p = 0; p < P; p++)
-		r->start[p + 1] += r->start[p];
 	pos = malloc(P * sizeof(*pos));
 	if (!pos)
 		return -ENOMEM;
 	memcpy(pos, r->start, P * sizeof(*pos));
+	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+	if (o->prefault_dst) {
+		memset(m, 0, bytes);
+		ruma_part_phase_end(o, RUMA_PART_PHASE_PREFAULT);
+	}
 	/* pass 2: scatter */
 	if (o->swwc) {
 		part_line *lines = aligned_alloc(64, P * sizeof(*lines));
@@ -194,6 +199,42 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts 
 	return chunks_from_start(r);
 }
 
+/* ---- write-combining lines of the one-pass methods ------------------------------------ */
+
+/* A 64-byte line and its fill count per partition (CHAINS and MREMAP with swwc). */
+typedef struct part_wc {
+	part_line *lines;
+	unsigned char *fill;
+} part_wc;
+
+static void wc_close(part_wc *wc)
+{
+	free(wc->lines);
+	free(wc->fill);
+	wc->lines = NULL;
+	wc->fill = NULL;
+}
+
+static int wc_open(part_wc *wc, uint32_t P)
+{
+	wc->lines = aligned_alloc(64, P * sizeof(*wc->lines));
+	wc->fill = calloc(P, 1);
+	if (wc->lines && wc->fill)
+		return 0;
+	wc_close(wc);
+	return -ENOMEM;
+}
+
+/* Add k to partition p's line; true when the line is full (its count restarts at 0). */
+static inline bool wc_add(part_wc *wc, uint32_t p, uint64_t k)
+{
+	wc->lines[p].k[wc->fill[p]++] = k;
+	if (wc->fill[p] < 8)
+		return false;
+	wc->fill[p] = 0;
+	return true;
+}
+
 /* ---- TRADITIONAL_CHAINS ------------------------------------------------------------ */
 
 typedef struct chain_state {
@@ -207,9 +248,25 @@ typedef struct chain_block {
 	uint32_t part;
 } chain_block;
 
-static int chains_new_block(part_impl *impl, chain_block **cb, size_t *cb_cap, size_t bbytes,
-			    bool huge, uint32_t p, chain_state *st)
+/*
+ * The block memory of one chains run: blocks are posix_memalign'ed one by
+ * one, or — with prefault_dst — carved in order from one pool mapping
+ * (impl->out_map) touched before the pass, as the original's prefaulted
+ * block pool.
+ */
+typedef struct chains_ctx {
+	chain_block *cb;
+	size_t cb_cap;
+	size_t bbytes;
+	bool huge;
+	unsigned char *pool_next, *pool_end; /* NULL: no pool */
+	size_t *last;                        /* each partition's current block */
+} chains_ctx;
+
+static int chains_new_block(part_impl *impl, chains_ctx *cx, uint32_t p, chain_state *st)
 {
+	chain_block **cb = &cx->cb;
+	size_t *cb_cap = &cx->cb_cap, bbytes = cx->bbytes;
 	void *b = NULL;
 
 	if (impl->nblocks == *cb_cap) {
@@ -224,16 +281,89 @@ static int chains_new_block(part_impl *impl, chain_block **cb, size_t *cb_cap, s
 		*cb = ncb;
 		*cb_cap = nc;
 	}
-	if (posix_memalign(&b, huge ? RUMA_PAGE_2M : RUMA_PAGE_4K, bbytes))
-		return -ENOMEM;
-	if (huge)
-		(void)ruma_os_madvise(b, bbytes, MADV_HUGEPAGE);
-	impl->blocks[impl->nblocks] = b;
+	if (cx->pool_next) {
+		if (bbytes > (size_t)(cx->pool_end - cx->pool_next))
+			return -ENOMEM; /* cannot happen: the pool holds n keys + a block per partition */
+		b = cx->pool_next;
+		cx->pool_next += bbytes;
+	} else {
+		if (posix_memalign(&b, cx->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K, bbytes))
+			return -ENOMEM;
+		if (cx->huge)
+			(void)ruma_os_madvise(b, bbytes, MADV_HUGEPAGE);
+	}
+	impl->blocks[impl->nblocks] = cx->pool_next ? NULL : b; /* pool blocks are not freed one by one */
 	(*cb)[impl->nblocks] = (chain_block){ b, 0, p };
+	cx->last[p] = impl->nblocks;
 	impl->nblocks++;
 	st[p].wp = b;
 	st[p].wend = (uint64_t *)b + bbytes / 8;
 	return 0;
+}
+
+/* The pool of prefault_dst: room for n keys plus one partly filled block per partition, touched. */
+static int chains_pool(size_t n, const ruma_part_opts *o, part_impl *impl, chains_ctx *cx)
+{
+	size_t page = o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	size_t blocks = (n * 8 + cx->bbytes - 1) / cx->bbytes + o->partitions;
+	size_t bytes = blocks * cx->bbytes;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
+	void *m;
+	int rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
+
+	if (rc)
+		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
+	impl->out_map = m;
+	impl->out_map_bytes = bytes;
+	for (size_t off = 0; off < bytes; off += page)
+		((volatile unsigned char *)m)[off] = 0;
+	cx->pool_next = m;
+	cx->pool_end = (unsigned char *)m + bytes;
+	return 0;
+}
+
+/* Append k to partition p's chain (a new block when the current one is full). */
+static inline int chains_put(part_impl *impl, chains_ctx *cx, chain_state *st, uint32_t p,
+			     uint64_t k)
+{
+	if (RUMA_UNLIKELY(st[p].wp == st[p].wend)) {
+		int rc = chains_new_block(impl, cx, p, st);
+		if (rc)
+			return rc;
+	}
+	*st[p].wp++ = k;
+	return 0;
+}
+
+/*
+ * The pass with software write-combining: keys gather in a 64-byte line per
+ * partition; a full line goes to the partition's block with non-temporal
+ * stores (blocks are page aligned and a multiple of 64 bytes, so a line
+ * never straddles two blocks); the partial lines are written at the end.
+ */
+static int chains_scatter_swwc(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			       part_impl *impl, chains_ctx *cx, chain_state *st)
+{
+	uint32_t P = o->partitions;
+	part_wc wc;
+	int rc = wc_open(&wc, P);
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		uint64_t k = keys[i];
+		uint32_t p = ruma_part_of(k, o->shift, P);
+		if (!wc_add(&wc, p, k))
+			continue;
+		if (RUMA_UNLIKELY(st[p].wp == st[p].wend) && (rc = chains_new_block(impl, cx, p, st)))
+			break;
+		part_line_flush(st[p].wp, wc.lines[p].k);
+		st[p].wp += 8;
+	}
+	for (uint32_t p = 0; p < P && !rc; p++)
+		for (unsigned j = 0; j < wc.fill[p] && !rc; j++)
+			rc = chains_put(impl, cx, st, p, wc.lines[p].k[j]);
+	part_store_fence();
+	wc_close(&wc);
+	return rc;
 }
 
 static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_part_opts *o,
@@ -242,8 +372,9 @@ static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_par
 	uint32_t P = o->partitions;
 	size_t bbytes = o->pages_per_block * (o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K);
 	chain_state *st = calloc(P, sizeof(*st));
-	size_t *last = malloc(P * sizeof(*last)), cb_cap = 0;
+	size_t *last = malloc(P * sizeof(*last));
 	size_t *seq = NULL;
+	chains_ctx cx = { .bbytes = bbytes, .huge = o->huge, .last = last };
 	chain_block *cb = NULL;
 	int rc = 0;
 
@@ -251,17 +382,24 @@ static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_par
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = keys[i];
-		uint32_t p = ruma_part_of(k, o->shift, P);
-		if (RUMA_UNLIKELY(st[p].wp == st[p].wend)) {
-			rc = chains_new_block(impl, &cb, &cb_cap, bbytes, o->huge, p, st);
-			if (rc)
-				goto out;
-			last[p] = impl->nblocks - 1;
-		}
-		*st[p].wp++ = k;
+	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+	if (o->prefault_dst) {
+		rc = chains_pool(n, o, impl, &cx);
+		if (rc)
+			goto out;
+		ruma_part_phase_end(o, RUMA_PART_PHASE_PREFAULT);
 	}
+	if (o->swwc) {
+		rc = chains_scatter_swwc(keys, n, o, impl, &cx, st);
+	} else {
+		for (size_t i = 0; i < n && !rc; i++) {
+			uint64_t k = keys[i];
+			rc = chains_put(impl, &cx, st, ruma_part_of(k, o->shift, P), k);
+		}
+	}
+	cb = cx.cb;
+	if (rc)
+		goto out;
 	/* fill counts: every block but a partition's last is full */
 	for (size_t b = 0; b < impl->nblocks; b++)
 		cb[b].n = bbytes / 8;
@@ -309,12 +447,71 @@ out:
 
 /* ---- MREMAP ------------------------------------------------------------------------- */
 
+/* Make room for one more key in partition p's region: map it, or grow it by step. */
+static int mremap_room(part_impl *impl, const ruma_part_opts *o, uint32_t p, size_t step)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
+	size_t nb = impl->region_bytes[p] + step;
+	void *m;
+	int rc;
+
+	if (!impl->regions[p])
+		rc = ruma_os_mmap(NULL, nb, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
+	else
+		rc = ruma_os_mremap(impl->regions[p], impl->region_bytes[p], nb, MREMAP_MAYMOVE, NULL,
+				    &m);
+	if (rc)
+		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
+	impl->regions[p] = m;
+	impl->region_bytes[p] = nb;
+	return 0;
+}
+
+/*
+ * The MREMAP pass; with swwc, keys gather in a 64-byte line per partition
+ * and full lines go to the region with non-temporal stores (regions are
+ * page aligned and grow by a multiple of 64 bytes, and only full lines are
+ * flushed before the end, so a line is aligned and never straddles the
+ * region's end); the partial lines are appended at the end.
+ */
+static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			  part_impl *impl, size_t *fill, size_t step)
+{
+	uint32_t P = o->partitions;
+	part_wc wc = { NULL, NULL };
+	int rc = o->swwc ? wc_open(&wc, P) : 0;
+
+	for (size_t i = 0; i < n && !rc; i++) {
+		uint64_t k = keys[i];
+		uint32_t p = ruma_part_of(k, o->shift, P);
+		if (wc.lines && !wc_add(&wc, p, k))
+			continue;
+		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p]) && (rc = mremap_room(impl, o, p, step)))
+			break;
+		if (wc.lines) {
+			part_line_flush((uint64_t *)impl->regions[p] + fill[p], wc.lines[p].k);
+			fill[p] += 8;
+		} else {
+			((uint64_t *)impl->regions[p])[fill[p]++] = k;
+		}
+	}
+	for (uint32_t p = 0; wc.lines && p < P && !rc; p++)
+		for (unsigned j = 0; j < wc.fill[p] && !rc; j++) {
+			if (fill[p] * 8 == impl->region_bytes[p] && (rc = mremap_room(impl, o, p, step)))
+				break;
+			((uint64_t *)impl->regions[p])[fill[p]++] = wc.lines[p].k[j];
+		}
+	if (wc.lines)
+		part_store_fence();
+	wc_close(&wc);
+	return rc;
+}
+
 static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 		      ruma_part_result *r, part_impl *impl)
 {
 	uint32_t P = o->partitions;
 	size_t step = o->pages_per_block * (o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K);
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
 	size_t *fill = calloc(P, sizeof(*fill));
 	int rc = 0;
 
@@ -326,27 +523,8 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 		free(fill);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t k = keys[i];
-		uint32_t p = ruma_part_of(k, o->shift, P);
-		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p])) {
-			void *m;
-			size_t nb = impl->region_bytes[p] + step;
-			if (!impl->regions[p])
-				rc = ruma_os_mmap(NULL, nb, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
-			else
-				rc = ruma_os_mremap(impl->regions[p], impl->region_bytes[p], nb,
-						    MREMAP_MAYMOVE, NULL, &m);
-			if (rc) {
-				if (rc == -ENOMEM && o->huge)
-					rc = RUMA_ENOHUGE;
-				break;
-			}
-			impl->regions[p] = m;
-			impl->region_bytes[p] = nb;
-		}
-		((uint64_t *)impl->regions[p])[fill[p]++] = k;
-	}
+	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+	rc = mremap_scatter(keys, n, o, impl, fill, step);
 	if (!rc) {
 		size_t nc = 0;
 		r->start[0] = 0;

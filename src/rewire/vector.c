@@ -4,13 +4,19 @@
  *
  * Invariants (all kinds): size <= cap; elements [0, size) hold the data;
  * a failed growth returns before any state of the vector changed, so the old
- * size and contents stay.
+ * size and contents stay.  size * elem_size <= max_bytes: grow_to checks
+ * every request (overflow, limit) before it allocates.  The public head
+ * (ruma_vec_head: data, size, cap, push run) is the first member; every
+ * function that changes size, cap or the storage ends with sync_push_run, so
+ * the inline push of vector.h stores exactly where the slow path would.
  *   REWIRED   area pages [0, pages) are wired onto pool pages in the memfd;
- *             cap = pages * page / es.  Growth allocates pool pages
- *             (ruma_phys_alloc_runs) and wires them behind the last one
- *             (ruma_area_map_run, one mmap per run); new pages are placed at
- *             the end of the file, so consecutive growth steps stay one
- *             kernel mapping.  Nothing is ever copied.
+ *             cap = pages * page / es.  Area page p < pool_pages is always
+ *             pool page pool_first + p (the pool filled at creation when
+ *             pool_bytes is set); growth wires those first, then allocates
+ *             pool pages (ruma_phys_alloc_runs) and wires them behind the
+ *             last one (ruma_area_map_run, one mmap per run); new pages are
+ *             placed at the end of the file, so consecutive growth steps stay
+ *             one kernel mapping.  Nothing is ever copied.
  *   COPY      data is a malloc'ed buffer of cap elements; growth doubles.
  *   REALLOC   as COPY, but growth is realloc().
  *   MREMAP    data is an anonymous private mapping of map_bytes (a multiple
@@ -24,6 +30,7 @@
  * MREMAP kind and 2 MiB indirect pages (MADV_HUGEPAGE); the REWIRED kind uses
  * phys.h (memfd, ftruncate, fallocate) and area.h (mmap MAP_FIXED).
  */
+#define RUMA_VEC_NO_INLINE /* this file defines the exported out-of-line forms */
 #include <ruma/vector.h>
 #include <ruma/area.h>
 #include <ruma/phys.h>
@@ -36,22 +43,24 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 
 #define VEC_DEFAULT_MAX_BYTES ((size_t)64 << 30)
 #define VEC_MAX_GROW_RUNS 16
 
 struct ruma_vec {
+	ruma_vec_head h;   /* data, size, cap, push run: first, read by the inline paths */
 	ruma_vec_kind kind;
 	size_t es;         /* element size */
-	size_t size, cap;  /* elements */
 	size_t page;       /* growth unit in bytes: 4 KiB or 2 MiB */
+	size_t max_bytes;  /* growth limit (checked before allocating) */
 	bool huge, prepopulate;
-	unsigned char *data;
 	ruma_vec_stats st;
 	/* REWIRED */
 	ruma_phys *phys;
 	ruma_area *area;
 	uint64_t pages; /* wired pages */
+	uint64_t pool_first, pool_pages; /* pages allocated and backed at creation */
 	/* MREMAP */
 	size_t map_bytes;
 	/* INDIRECT */
@@ -92,6 +101,33 @@ void ruma_vec_opts_default(ruma_vec_opts *o)
 	o->elem_size = 8;
 }
 
+/* ---- the push run ---------------------------------------------------------- */
+
+/*
+ * Re-derive the push run of the head from size, cap and the storage; called
+ * by every function that changes one of them.  The run is empty
+ * (push_end == 0) for elem_size != 8, and ends at cap (INDIRECT: at the end
+ * of the current page), so the inline push calls the slow path exactly when
+ * it must.
+ */
+static void sync_push_run(ruma_vec *v)
+{
+	ruma_vec_head *h = &v->h;
+
+	h->push_base = 0;
+	h->push_end = 0;
+	if (v->es != 8 || h->size >= h->cap)
+		return;
+	if (v->kind == RUMA_VEC_INDIRECT) {
+		size_t page = h->size / v->per_page;
+		h->push_base = (uintptr_t)v->dir[page] - page * v->page;
+		h->push_end = (page + 1) * v->per_page;
+	} else {
+		h->push_base = (uintptr_t)h->data;
+		h->push_end = h->cap;
+	}
+}
+
 /* ---- growth per kind ------------------------------------------------------ */
 
 static size_t round_up(size_t x, size_t to)
@@ -106,20 +142,28 @@ static int rewired_grow(ruma_vec *v, uint64_t want_pages)
 	size_t nruns = 0;
 	uint64_t add = want_pages - v->pages, vp = v->pages;
 	unsigned flags = v->prepopulate ? RUMA_AREA_POPULATE : 0;
-	int rc;
+	int rc = 0;
 
 	if (want_pages > ruma_area_pages(v->area))
 		return RUMA_EVIRTFULL;
-	rc = ruma_phys_alloc_runs(v->phys, add, runs, VEC_MAX_GROW_RUNS, &nruns);
-	if (rc)
-		return rc;
+	if (vp < v->pool_pages) {
+		/* the next pages of the pool first: vpage p is pool page pool_first + p */
+		uint64_t take = RUMA_MIN(add, v->pool_pages - vp);
+		rc = ruma_area_map_run(v->area, vp, v->phys, v->pool_first + vp, take, flags, NULL);
+		if (rc)
+			return rc;
+		vp += take;
+		add -= take;
+	}
+	if (add)
+		rc = ruma_phys_alloc_runs(v->phys, add, runs, VEC_MAX_GROW_RUNS, &nruns);
 	for (size_t i = 0; i < nruns && !rc; i++) {
 		rc = ruma_area_map_run(v->area, vp, v->phys, runs[i].first, runs[i].n, flags, NULL);
 		if (!rc)
 			vp += runs[i].n;
 	}
 	if (rc) {
-		/* put the area back as it was and return the pages */
+		/* put the area back as it was, then return the new pages (pool pages stay reserved) */
 		if (vp > v->pages)
 			(void)ruma_area_unmap(v->area, v->pages, vp - v->pages);
 		for (size_t i = 0; i < nruns; i++)
@@ -127,7 +171,7 @@ static int rewired_grow(ruma_vec *v, uint64_t want_pages)
 		return rc;
 	}
 	v->pages = want_pages;
-	v->cap = (size_t)(v->pages * v->page / v->es);
+	v->h.cap = (size_t)(v->pages * v->page / v->es);
 	v->st.bytes_mapped = v->pages * v->page;
 	return 0;
 }
@@ -152,6 +196,8 @@ static int rewired_release(ruma_vec *v, uint64_t keep)
 		uint64_t pp;
 		if (ruma_area_translate(v->area, p, NULL, &pp, NULL) || pp == RUMA_AREA_NONE)
 			continue;
+		if (pp >= v->pool_first && pp - v->pool_first < v->pool_pages)
+			continue; /* a pool page: unwired, but stays reserved for regrowth */
 		if (nruns && pp == runs[nruns - 1].first + runs[nruns - 1].n) {
 			runs[nruns - 1].n++;
 			continue;
@@ -177,21 +223,21 @@ static int heap_grow(ruma_vec *v, size_t want)
 		return -ENOMEM;
 	bytes = want * v->es;
 	if (v->kind == RUMA_VEC_REALLOC) {
-		n = realloc(v->data, bytes);
+		n = realloc(v->h.data, bytes);
 		if (!n)
 			return -ENOMEM;
 	} else {
 		n = malloc(bytes);
 		if (!n)
 			return -ENOMEM;
-		if (v->size) {
-			memcpy(n, v->data, v->size * v->es);
-			v->st.bytes_copied += v->size * v->es;
+		if (v->h.size) {
+			memcpy(n, v->h.data, v->h.size * v->es);
+			v->st.bytes_copied += v->h.size * v->es;
 		}
-		free(v->data);
+		free(v->h.data);
 	}
-	v->data = n;
-	v->cap = want;
+	v->h.data = n;
+	v->h.cap = want;
 	v->st.bytes_mapped = bytes;
 	return 0;
 }
@@ -207,11 +253,11 @@ static int mremap_grow(ruma_vec *v, size_t want_bytes)
 	void *n;
 	int rc;
 
-	if (!v->data) {
+	if (!v->h.data) {
 		int flags = mremap_map_flags(v) | (v->prepopulate ? MAP_POPULATE : 0);
 		rc = ruma_os_mmap(NULL, want_bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &n);
 	} else if (!v->huge) {
-		rc = ruma_os_mremap(v->data, v->map_bytes, want_bytes, MREMAP_MAYMOVE, NULL, &n);
+		rc = ruma_os_mremap(v->h.data, v->map_bytes, want_bytes, MREMAP_MAYMOVE, NULL, &n);
 	} else {
 		/*
 		 * The kernel does not resize hugetlb mappings (EINVAL), but it moves
@@ -222,7 +268,7 @@ static int mremap_grow(ruma_vec *v, size_t want_bytes)
 		void *moved;
 		rc = ruma_os_mmap(NULL, want_bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &n);
 		if (!rc) {
-			rc = ruma_os_mremap(v->data, v->map_bytes, v->map_bytes,
+			rc = ruma_os_mremap(v->h.data, v->map_bytes, v->map_bytes,
 					    MREMAP_MAYMOVE | MREMAP_FIXED, n, &moved);
 			if (rc) /* the old mapping is untouched when the move fails */
 				(void)ruma_os_munmap(n, want_bytes);
@@ -230,14 +276,14 @@ static int mremap_grow(ruma_vec *v, size_t want_bytes)
 	}
 	if (rc)
 		return rc == -ENOMEM && v->huge ? RUMA_ENOHUGE : rc;
-	if (v->prepopulate && v->data && !v->huge) {
+	if (v->prepopulate && v->h.data && !v->huge) {
 		/* fill the page tables of the new part now; older kernels lack it */
 		(void)ruma_os_madvise((unsigned char *)n + v->map_bytes, want_bytes - v->map_bytes,
 				      MADV_POPULATE_WRITE);
 	}
-	v->data = n;
+	v->h.data = n;
 	v->map_bytes = want_bytes;
-	v->cap = want_bytes / v->es;
+	v->h.cap = want_bytes / v->es;
 	v->st.bytes_mapped = want_bytes;
 	return 0;
 }
@@ -285,6 +331,9 @@ static int indirect_add_slab(ruma_vec *v)
 		return -ENOMEM;
 	if (v->page >= RUMA_PAGE_2M)
 		(void)ruma_os_madvise(p, n * v->page, MADV_HUGEPAGE); /* THP where enabled */
+	if (v->prepopulate) /* fault the slab in now: one write per 4 KiB page */
+		for (size_t off = 0; off < n * v->page; off += RUMA_PAGE_4K)
+			((volatile unsigned char *)p)[off] = 0;
 	v->slabs[v->nslabs++] = (struct vec_slab){ p, v->npages };
 	for (size_t i = 0; i < n; i++)
 		v->dir[v->npages++] = (unsigned char *)p + i * v->page;
@@ -312,51 +361,56 @@ static int indirect_grow(ruma_vec *v, size_t want)
 		indirect_free_from(v, first_new);
 		return rc;
 	}
-	v->cap = v->npages * v->per_page;
+	v->h.cap = v->npages * v->per_page;
 	v->st.bytes_mapped = v->npages * v->page + v->dir_cap * sizeof(*v->dir);
 	return 0;
 }
 
+/* Double cap, but not beyond limit. */
+static size_t doubled(size_t cap, size_t first, size_t limit)
+{
+	if (!cap)
+		return RUMA_MIN(first, limit);
+	return cap > limit / 2 ? limit : cap * 2;
+}
+
+/*
+ * Grow to hold at least want elements.  The byte size is checked first —
+ * against size_t overflow (-EOVERFLOW) and the vector's max_bytes
+ * (RUMA_EVIRTFULL for REWIRED, -ENOMEM otherwise) — so a request that can
+ * never succeed allocates nothing.  max_bytes is a multiple of the page, so
+ * every target below, clamped to it, still holds want elements.
+ */
 static int grow_to(ruma_vec *v, size_t want)
 {
 	int rc;
 
-	if (want <= v->cap)
+	if (want <= v->h.cap)
 		return 0;
+	if (want > SIZE_MAX / v->es)
+		return -EOVERFLOW;
+	if (want * v->es > v->max_bytes)
+		return v->kind == RUMA_VEC_REWIRED ? RUMA_EVIRTFULL : -ENOMEM;
+	size_t bytes = want * v->es, max_elems = v->max_bytes / v->es;
 	switch (v->kind) {
 	case RUMA_VEC_REWIRED: {
-		uint64_t need = round_up(want * v->es, v->page) / v->page;
-		uint64_t target = v->pages ? v->pages * 2 : 1;
-		if (target < need)
-			target = need;
-		if (target > ruma_area_pages(v->area) && need <= ruma_area_pages(v->area))
-			target = ruma_area_pages(v->area);
-		rc = rewired_grow(v, target);
+		uint64_t need = round_up(bytes, v->page) / v->page;
+		uint64_t target = doubled(v->pages, 1, v->max_bytes / v->page);
+		rc = rewired_grow(v, RUMA_MAX(target, need));
 		break;
 	}
 	case RUMA_VEC_COPY:
-	case RUMA_VEC_REALLOC: {
-		size_t target = v->cap ? v->cap * 2 : 16;
-		if (target < want)
-			target = want;
-		rc = heap_grow(v, target);
+	case RUMA_VEC_REALLOC:
+		rc = heap_grow(v, RUMA_MAX(doubled(v->h.cap, 16, max_elems), want));
 		break;
-	}
 	case RUMA_VEC_MREMAP: {
-		size_t need = round_up(want * v->es, v->page);
-		size_t target = v->map_bytes ? v->map_bytes * 2 : v->page;
-		if (target < need)
-			target = need;
-		rc = mremap_grow(v, target);
+		size_t need = round_up(bytes, v->page);
+		rc = mremap_grow(v, RUMA_MAX(doubled(v->map_bytes, v->page, v->max_bytes), need));
 		break;
 	}
-	case RUMA_VEC_INDIRECT: {
-		size_t target = v->cap ? v->cap * 2 : v->per_page;
-		if (target < want)
-			target = want;
-		rc = indirect_grow(v, target);
+	case RUMA_VEC_INDIRECT:
+		rc = indirect_grow(v, RUMA_MAX(doubled(v->h.cap, v->per_page, max_elems), want));
 		break;
-	}
 	default:
 		rc = -EINVAL;
 	}
@@ -365,7 +419,57 @@ static int grow_to(ruma_vec *v, size_t want)
 	return rc;
 }
 
+/* The default growth limit of the non-rewired kinds: RAM + swap (all of it, 1 TiB if unknown). */
+static size_t default_heap_limit(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si) != 0 || si.mem_unit == 0)
+		return (size_t)1 << 40;
+	return (size_t)(((uint64_t)si.totalram + si.totalswap) * si.mem_unit);
+}
+
 /* ---- creation ---------------------------------------------------------------- */
+
+/* x rounded up to a multiple of page (down when rounding up would overflow); at least one page. */
+static size_t page_limit(size_t x, size_t page)
+{
+	if (x > SIZE_MAX - page)
+		return SIZE_MAX / page * page;
+	return x < page ? page : round_up(x, page);
+}
+
+/*
+ * Allocate the pool of a REWIRED vector and fill it: the pages are wired at
+ * the start of the area with population (the kernel allocates and zeroes
+ * them and fills the page tables), then unwired again.  The pages stay in
+ * the memfd; growth later wires them in order, and the first touch of each
+ * then only maps a page the file already holds.  This is the original RUMA
+ * rewired vector's pool preparation (touch every page through a temporary
+ * shared mapping, unmap it).
+ */
+static int rewired_fill_pool(ruma_vec *v, size_t bytes)
+{
+	uint64_t n;
+	int rc;
+
+	if (bytes > v->max_bytes)
+		return RUMA_EVIRTFULL;
+	n = round_up(bytes, v->page) / v->page;
+	rc = ruma_phys_alloc(v->phys, n, &v->pool_first);
+	if (rc)
+		return rc;
+	rc = ruma_area_map_run(v->area, 0, v->phys, v->pool_first, n, RUMA_AREA_POPULATE, NULL);
+	if (!rc)
+		rc = ruma_area_unmap(v->area, 0, n);
+	if (rc) {
+		(void)ruma_area_unmap(v->area, 0, n);
+		(void)ruma_phys_free(v->phys, v->pool_first, n);
+		return rc;
+	}
+	v->pool_pages = n;
+	return 0;
+}
 
 int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 {
@@ -399,14 +503,18 @@ int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 		}
 		v->per_page = v->page / v->es;
 	}
+	v->max_bytes = page_limit(o->max_bytes ? o->max_bytes
+					       : v->kind == RUMA_VEC_REWIRED ? VEC_DEFAULT_MAX_BYTES
+									 : default_heap_limit(),
+				  v->page);
 	if (v->kind == RUMA_VEC_REWIRED) {
-		size_t max = o->max_bytes ? o->max_bytes : VEC_DEFAULT_MAX_BYTES;
-		uint64_t pages = round_up(max, v->page) / v->page;
 		rc = ruma_phys_create(&v->phys, v->page, v->huge ? RUMA_PHYS_PREPOPULATE : 0);
 		if (!rc)
-			rc = ruma_area_create(&v->area, v->page, pages);
+			rc = ruma_area_create(&v->area, v->page, v->max_bytes / v->page);
 		if (!rc)
-			v->data = ruma_area_base(v->area);
+			v->h.data = ruma_area_base(v->area);
+		if (!rc && o->pool_bytes)
+			rc = rewired_fill_pool(v, o->pool_bytes);
 	}
 	if (!rc && o->initial_capacity)
 		rc = grow_to(v, o->initial_capacity);
@@ -415,6 +523,7 @@ int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 		return rc;
 	}
 	v->st.grows = 0;
+	sync_push_run(v);
 	*out = v;
 	return 0;
 }
@@ -430,11 +539,11 @@ void ruma_vec_destroy(ruma_vec *v)
 		break;
 	case RUMA_VEC_COPY:
 	case RUMA_VEC_REALLOC:
-		free(v->data);
+		free(v->h.data);
 		break;
 	case RUMA_VEC_MREMAP:
-		if (v->data)
-			(void)ruma_os_munmap(v->data, v->map_bytes);
+		if (v->h.data)
+			(void)ruma_os_munmap(v->h.data, v->map_bytes);
 		break;
 	case RUMA_VEC_INDIRECT:
 		indirect_free_from(v, 0);
@@ -453,43 +562,55 @@ static inline unsigned char *elem_addr(const ruma_vec *v, size_t i)
 {
 	if (v->kind == RUMA_VEC_INDIRECT)
 		return v->dir[i / v->per_page] + (i % v->per_page) * v->es;
-	return v->data + i * v->es;
+	return v->h.data + i * v->es;
 }
 
 void *ruma_vec_at(const ruma_vec *v, size_t i)
 {
-	if (i >= v->cap)
+	if (i >= v->h.cap)
 		return NULL;
 	return elem_addr(v, i);
 }
 
 int ruma_vec_push(ruma_vec *v, const void *elem)
 {
-	if (v->size == v->cap) {
-		int rc = grow_to(v, v->size + 1);
+	if (v->h.size == v->h.cap) {
+		int rc = grow_to(v, v->h.size + 1);
 		if (rc)
 			return rc;
 	}
-	memcpy(elem_addr(v, v->size), elem, v->es);
-	v->size++;
+	memcpy(elem_addr(v, v->h.size), elem, v->es);
+	v->h.size++;
+	sync_push_run(v);
+	return 0;
+}
+
+int ruma_vec_push_u64_slow(ruma_vec *v, uint64_t x)
+{
+	if (v->es != 8)
+		return -EINVAL;
+	if (v->h.size == v->h.cap) {
+		int rc = grow_to(v, v->h.size + 1);
+		if (rc)
+			return rc;
+	}
+	memcpy(elem_addr(v, v->h.size), &x, 8);
+	v->h.size++;
+	sync_push_run(v);
 	return 0;
 }
 
 int ruma_vec_push_u64(ruma_vec *v, uint64_t x)
 {
-	if (v->es != 8)
-		return -EINVAL;
-	if (RUMA_UNLIKELY(v->size == v->cap)) {
-		int rc = grow_to(v, v->size + 1);
-		if (rc)
-			return rc;
+	ruma_vec_head *h = &v->h;
+	size_t n = h->size;
+
+	if (RUMA_LIKELY(n < h->push_end)) {
+		*(uint64_t *)(h->push_base + n * sizeof(uint64_t)) = x;
+		h->size = n + 1;
+		return 0;
 	}
-	if (v->kind == RUMA_VEC_INDIRECT)
-		memcpy(elem_addr(v, v->size), &x, 8);
-	else
-		((uint64_t *)(void *)v->data)[v->size] = x;
-	v->size++;
-	return 0;
+	return ruma_vec_push_u64_slow(v, x);
 }
 
 int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
@@ -497,30 +618,33 @@ int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
 	const unsigned char *src = elems;
 	int rc;
 
-	if (n > SIZE_MAX - v->size)
-		return -ENOMEM;
-	rc = grow_to(v, v->size + n);
+	if (n > SIZE_MAX - v->h.size)
+		return -EOVERFLOW;
+	rc = grow_to(v, v->h.size + n);
 	if (rc)
 		return rc;
 	if (v->kind != RUMA_VEC_INDIRECT) {
-		memcpy(v->data + v->size * v->es, src, n * v->es);
-		v->size += n;
+		if (n)
+			memcpy(v->h.data + v->h.size * v->es, src, n * v->es);
+		v->h.size += n;
+		sync_push_run(v);
 		return 0;
 	}
 	while (n) {
-		size_t off = v->size % v->per_page, k = RUMA_MIN(n, v->per_page - off);
-		memcpy(elem_addr(v, v->size), src, k * v->es);
-		v->size += k;
+		size_t off = v->h.size % v->per_page, k = RUMA_MIN(n, v->per_page - off);
+		memcpy(elem_addr(v, v->h.size), src, k * v->es);
+		v->h.size += k;
 		src += k * v->es;
 		n -= k;
 	}
+	sync_push_run(v);
 	return 0;
 }
 
 /* Shift elements [pos, size) of an INDIRECT vector up by one (size < cap). */
 static void indirect_shift_up(ruma_vec *v, size_t pos)
 {
-	size_t last = v->size; /* index that receives the old last element */
+	size_t last = v->h.size; /* index that receives the old last element */
 	size_t es = v->es, pp = v->per_page;
 
 	while (last > pos) {
@@ -541,19 +665,20 @@ static void indirect_shift_up(ruma_vec *v, size_t pos)
 
 int ruma_vec_insert(ruma_vec *v, size_t pos, const void *elem)
 {
-	if (pos > v->size)
+	if (pos > v->h.size)
 		return -EINVAL;
-	if (v->size == v->cap) {
-		int rc = grow_to(v, v->size + 1);
+	if (v->h.size == v->h.cap) {
+		int rc = grow_to(v, v->h.size + 1);
 		if (rc)
 			return rc;
 	}
 	if (v->kind == RUMA_VEC_INDIRECT)
 		indirect_shift_up(v, pos);
 	else
-		memmove(v->data + (pos + 1) * v->es, v->data + pos * v->es, (v->size - pos) * v->es);
+		memmove(v->h.data + (pos + 1) * v->es, v->h.data + pos * v->es, (v->h.size - pos) * v->es);
 	memcpy(elem_addr(v, pos), elem, v->es);
-	v->size++;
+	v->h.size++;
+	sync_push_run(v);
 	return 0;
 }
 
@@ -566,7 +691,7 @@ int ruma_vec_insert_u64(ruma_vec *v, size_t pos, uint64_t x)
 
 int ruma_vec_get(const ruma_vec *v, size_t i, void *out)
 {
-	if (i >= v->size)
+	if (i >= v->h.size)
 		return -EINVAL;
 	memcpy(out, elem_addr(v, i), v->es);
 	return 0;
@@ -574,35 +699,45 @@ int ruma_vec_get(const ruma_vec *v, size_t i, void *out)
 
 int ruma_vec_set(ruma_vec *v, size_t i, const void *elem)
 {
-	if (i >= v->size)
+	if (i >= v->h.size)
 		return -EINVAL;
 	memcpy(elem_addr(v, i), elem, v->es);
 	return 0;
 }
 
-uint64_t ruma_vec_get_u64(const ruma_vec *v, size_t i)
+uint64_t ruma_vec_get_u64_slow(const ruma_vec *v, size_t i)
 {
 	uint64_t x;
 
-	RUMA_ASSERT(i < v->size && v->es == 8);
+	RUMA_ASSERT(i < v->h.size && v->es == 8);
 	memcpy(&x, elem_addr(v, i), 8);
 	return x;
 }
 
+void ruma_vec_set_u64_slow(ruma_vec *v, size_t i, uint64_t x)
+{
+	RUMA_ASSERT(i < v->h.size && v->es == 8);
+	memcpy(elem_addr(v, i), &x, 8);
+}
+
+uint64_t ruma_vec_get_u64(const ruma_vec *v, size_t i)
+{
+	return ruma_vec_get_u64_slow(v, i);
+}
+
 void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x)
 {
-	RUMA_ASSERT(i < v->size && v->es == 8);
-	memcpy(elem_addr(v, i), &x, 8);
+	ruma_vec_set_u64_slow(v, i, x);
 }
 
 size_t ruma_vec_size(const ruma_vec *v)
 {
-	return v->size;
+	return v->h.size;
 }
 
 size_t ruma_vec_capacity(const ruma_vec *v)
 {
-	return v->cap;
+	return v->h.cap;
 }
 
 size_t ruma_vec_elem_size(const ruma_vec *v)
@@ -617,7 +752,7 @@ ruma_vec_kind ruma_vec_kind_of(const ruma_vec *v)
 
 void *ruma_vec_data(ruma_vec *v)
 {
-	return v->kind == RUMA_VEC_INDIRECT ? NULL : v->data;
+	return v->kind == RUMA_VEC_INDIRECT ? NULL : v->h.data;
 }
 
 size_t ruma_vec_page_bytes(const ruma_vec *v)
@@ -629,9 +764,9 @@ void *ruma_vec_page(const ruma_vec *v, size_t p)
 {
 	if (v->kind == RUMA_VEC_INDIRECT)
 		return p < v->npages ? v->dir[p] : NULL;
-	if (!v->data || p >= round_up(v->cap * v->es, v->page) / v->page)
+	if (!v->h.data || p >= round_up(v->h.cap * v->es, v->page) / v->page)
 		return NULL;
-	return v->data + p * v->page;
+	return v->h.data + p * v->page;
 }
 
 bool ruma_vec_stable_addresses(const ruma_vec *v)
@@ -641,12 +776,16 @@ bool ruma_vec_stable_addresses(const ruma_vec *v)
 
 int ruma_vec_reserve(ruma_vec *v, size_t n)
 {
-	return grow_to(v, n);
+	int rc = grow_to(v, n);
+
+	sync_push_run(v);
+	return rc;
 }
 
 void ruma_vec_clear(ruma_vec *v)
 {
-	v->size = 0;
+	v->h.size = 0;
+	sync_push_run(v);
 }
 
 void ruma_vec_get_stats(const ruma_vec *v, ruma_vec_stats *out)
@@ -660,7 +799,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 {
 	int rc = 0;
 
-	if (n > v->size)
+	if (n > v->h.size)
 		return -EINVAL;
 	switch (v->kind) {
 	case RUMA_VEC_REWIRED: {
@@ -668,7 +807,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 		rc = rewired_release(v, keep);
 		if (!rc) {
 			v->pages = keep;
-			v->cap = (size_t)(keep * v->page / v->es);
+			v->h.cap = (size_t)(keep * v->page / v->es);
 			v->st.bytes_mapped = keep * v->page;
 		}
 		break;
@@ -676,35 +815,35 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 	case RUMA_VEC_COPY:
 	case RUMA_VEC_REALLOC:
 		if (n == 0) {
-			free(v->data);
-			v->data = NULL;
-			v->cap = 0;
+			free(v->h.data);
+			v->h.data = NULL;
+			v->h.cap = 0;
 			v->st.bytes_mapped = 0;
 		} else {
-			size_t keep_size = v->size;
-			v->size = n;
+			size_t keep_size = v->h.size;
+			v->h.size = n;
 			rc = heap_grow(v, n); /* COPY: malloc + memcpy of n; REALLOC: realloc down */
 			if (rc)
-				v->size = keep_size;
+				v->h.size = keep_size;
 		}
 		break;
 	case RUMA_VEC_MREMAP: {
 		size_t keep = round_up(n * v->es, v->page);
-		if (keep == 0 && v->data) {
-			rc = ruma_os_munmap(v->data, v->map_bytes);
+		if (keep == 0 && v->h.data) {
+			rc = ruma_os_munmap(v->h.data, v->map_bytes);
 			if (!rc) {
-				v->data = NULL;
+				v->h.data = NULL;
 				v->map_bytes = 0;
-				v->cap = 0;
+				v->h.cap = 0;
 				v->st.bytes_mapped = 0;
 			}
 		} else if (keep < v->map_bytes) {
 			void *p;
-			rc = ruma_os_mremap(v->data, v->map_bytes, keep, 0, NULL, &p);
+			rc = ruma_os_mremap(v->h.data, v->map_bytes, keep, 0, NULL, &p);
 			if (!rc) {
-				v->data = p;
+				v->h.data = p;
 				v->map_bytes = keep;
-				v->cap = keep / v->es;
+				v->h.cap = keep / v->es;
 				v->st.bytes_mapped = keep;
 			}
 		}
@@ -713,7 +852,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 	case RUMA_VEC_INDIRECT: {
 		size_t keep = (n + v->per_page - 1) / v->per_page;
 		indirect_free_from(v, keep);
-		v->cap = v->npages * v->per_page;
+		v->h.cap = v->npages * v->per_page;
 		v->st.bytes_mapped = v->npages * v->page + v->dir_cap * sizeof(*v->dir);
 		break;
 	}
@@ -721,6 +860,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 		rc = -EINVAL;
 	}
 	if (!rc)
-		v->size = n;
+		v->h.size = n;
+	sync_push_run(v);
 	return rc;
 }
