@@ -49,7 +49,7 @@ static const struct experiment experiments[] = {
 	  "vector growth: rewired vector (micro method 22) vs copying std::vector (24), "
 	  "test 15 = vector insertion",
 	  "method=24",
-	  { "vector-insert", NULL, NULL },
+	  { "vector-insert", "total", NULL }, /* total: with the pool the rewired vector fills first */
 	  { { "system", "micro" },
 	    { "var", "method=22,24" },
 	    { "set", "test=15" },
