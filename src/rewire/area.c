@@ -221,6 +221,22 @@ int area_budget_check(const ruma_area *a, uint64_t predicted)
 	return 0;
 }
 
+int area_maps_claim(uint64_t max_map_count, uint64_t delta)
+{
+	uint64_t limit = max_map_count > RUMA_AREA_MAP_MARGIN ? max_map_count - RUMA_AREA_MAP_MARGIN : 0;
+
+	if (atomic_fetch_add(&area_maps_total, delta) + delta > limit) {
+		atomic_fetch_sub(&area_maps_total, delta);
+		return RUMA_EMAPLIMIT;
+	}
+	return 0;
+}
+
+void area_maps_release(uint64_t delta)
+{
+	atomic_fetch_sub(&area_maps_total, delta);
+}
+
 void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t predicted)
 {
 	for (uint64_t i = 0; i < n; i++) {

@@ -1,0 +1,354 @@
+/*
+ * test_rewire_move.c — anonymous areas and the page-move primitive
+ * (area.h: ruma_anon_*, ruma_move_probe): moved content, overlap, the
+ * destination replaced, source holes, one kernel mapping whatever the
+ * layout (UFFD), partial moves and failures by injection, the mremap
+ * fallback when userfaultfd cannot be opened, and its mapping budget.
+ */
+#include "test.h"
+
+#include <ruma/area.h>
+
+#include "os/os.h"
+
+#include <sys/mman.h>
+
+#define PG 4096u
+
+/* Page p of a holds `tag` in every word. */
+static void fill_page(ruma_anon *a, uint64_t p, uint64_t tag)
+{
+	uint64_t *w = ruma_anon_addr(a, p);
+	for (size_t i = 0; i < PG / 8; i++)
+		w[i] = tag;
+}
+
+static bool page_is(const ruma_anon *a, uint64_t p, uint64_t tag)
+{
+	const uint64_t *w = ruma_anon_addr(a, p);
+	for (size_t i = 0; i < PG / 8; i++)
+		if (w[i] != tag)
+			return false;
+	return true;
+}
+
+/* Lines of /proc/self/maps overlapping [base, base + len). */
+static long kernel_maps(const void *base, size_t len)
+{
+	char *maps = test_slurp("/proc/self/maps");
+	uintptr_t lo = (uintptr_t)base, hi = lo + len;
+	long n = 0;
+
+	if (!maps)
+		return -1;
+	for (char *line = maps; *line;) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a < hi && b > lo)
+			n++;
+		char *nl = strchr(line, '\n');
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	free(maps);
+	return n;
+}
+
+static bool have_uffd(void)
+{
+	ruma_rewire_path p;
+	ruma_move_probe(&p, NULL);
+	return p == RUMA_REWIRE_UFFD;
+}
+
+static int t_probe(void)
+{
+	ruma_rewire_path p;
+	const char *why = NULL;
+
+	CHECK_OK(ruma_move_probe(&p, &why));
+	CHECK(p == RUMA_REWIRE_UFFD || p == RUMA_REWIRE_MREMAP);
+	CHECK(why != NULL);
+	CHECK((p == RUMA_REWIRE_UFFD) == (why[0] == 0));
+	printf("    move path: %s%s%s\n", ruma_rewire_path_name(p), why[0] ? " — " : "", why);
+	CHECK(strcmp(ruma_rewire_path_name(RUMA_REWIRE_UFFD), "uffd-move") == 0);
+	return TEST_PASS;
+}
+
+/* Move [8, 40) of src to [16, 48) of dst; the destination pages held data before. */
+static int content_case(ruma_rewire_path path)
+{
+	ruma_anon *s, *d;
+	ruma_anon_result r;
+
+	CHECK_OK(ruma_anon_create(&s, 64, path));
+	CHECK_OK(ruma_anon_create(&d, 64, path));
+	CHECK_EQ(ruma_anon_path(s), path);
+	for (uint64_t p = 0; p < 64; p++) {
+		fill_page(s, p, 1000 + p);
+		if (p % 3 == 0)
+			fill_page(d, p, 7); /* old destination data, to be replaced */
+	}
+	CHECK_OK(ruma_anon_discard(s, 20, 1)); /* a source hole */
+	CHECK_OK(ruma_anon_move(d, 16, s, 8, 32, &r));
+	CHECK_EQ(r.pages_done, 32);
+	for (uint64_t p = 0; p < 64; p++) {
+		bool moved = p >= 16 && p < 48;
+		if (moved)
+			CHECK(page_is(d, p, p == 28 ? 0 : 1000 + p - 8));
+		else
+			CHECK(page_is(d, p, p % 3 == 0 ? 7 : 0));
+		CHECK(page_is(s, p, p >= 8 && p < 40 ? 0 : 1000 + p));
+	}
+	if (path == RUMA_REWIRE_UFFD) {
+		CHECK_EQ(kernel_maps(ruma_anon_base(d), 64 * PG), 1);
+		CHECK_EQ(ruma_anon_map_estimate(d), 1);
+	} else {
+		CHECK(ruma_anon_map_estimate(d) >= 3);
+	}
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+	return TEST_PASS;
+}
+
+static int t_content_uffd(void)
+{
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	return content_case(RUMA_REWIRE_UFFD);
+}
+
+static int t_content_mremap(void)
+{
+	return content_case(RUMA_REWIRE_MREMAP);
+}
+
+/* Overlapping moves inside one area, both directions. */
+static int t_overlap(void)
+{
+	ruma_anon *a;
+	ruma_anon_result r;
+
+	CHECK_OK(ruma_anon_create(&a, 64, RUMA_REWIRE_AUTO));
+	for (uint64_t p = 0; p < 32; p++)
+		fill_page(a, p, 500 + p);
+	CHECK_OK(ruma_anon_move(a, 8, a, 0, 32, &r)); /* up by 8 */
+	CHECK_EQ(r.pages_done, 32);
+	for (uint64_t p = 0; p < 64; p++)
+		CHECK(page_is(a, p, p >= 8 && p < 40 ? 500 + p - 8 : 0));
+	CHECK_OK(ruma_anon_move(a, 3, a, 8, 32, &r)); /* down by 5 */
+	for (uint64_t p = 0; p < 64; p++)
+		CHECK(page_is(a, p, p >= 3 && p < 35 ? 500 + p - 3 : 0));
+	CHECK_OK(ruma_anon_move(a, 3, a, 3, 32, NULL)); /* onto itself: nothing to do */
+	CHECK(page_is(a, 3, 500));
+	CHECK_EQ(ruma_anon_move(a, 40, a, 30, 30, NULL), -EINVAL); /* past the end */
+	CHECK_EQ(ruma_anon_move(a, 0, a, 1, 0, NULL), -EINVAL);
+	ruma_anon_destroy(a);
+	return TEST_PASS;
+}
+
+/* A random permutation, one page per run: still one mapping (UFFD). */
+static int t_batch_random(void)
+{
+	enum { N = 512 };
+	ruma_move_pair pairs[N];
+	uint64_t perm[N];
+	ruma_anon *s, *d;
+	ruma_anon_result r;
+
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	CHECK_OK(ruma_anon_create(&s, N, RUMA_REWIRE_UFFD));
+	CHECK_OK(ruma_anon_create(&d, N, RUMA_REWIRE_UFFD));
+	for (uint64_t p = 0; p < N; p++) {
+		fill_page(s, p, p + 1);
+		perm[p] = p;
+	}
+	ruma_rng_shuffle_u64(&test_rng, perm, N);
+	for (uint64_t i = 0; i < N; i++)
+		pairs[i] = (ruma_move_pair){ i, perm[i] };
+	uint64_t before = ruma_os_count(RUMA_SYS_UFFDIO_MOVE);
+	CHECK_OK(ruma_anon_move_batch(d, s, pairs, N, &r));
+	CHECK_EQ(r.pages_done, N);
+	CHECK(r.calls >= N - 16 && r.calls <= N); /* a few neighbours may be contiguous */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_UFFDIO_MOVE) - before, r.calls);
+	for (uint64_t i = 0; i < N; i++)
+		CHECK(page_is(d, i, perm[i] + 1));
+	CHECK_EQ(kernel_maps(ruma_anon_base(d), N * PG), 1);
+	CHECK_EQ(kernel_maps(ruma_anon_base(s), N * PG), 1);
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+	return TEST_PASS;
+}
+
+/* The kernel moves part of a range: the rest follows in a second call. */
+static int t_inject_partial(void)
+{
+	ruma_anon *s, *d;
+	ruma_anon_result r;
+
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	CHECK_OK(ruma_anon_create(&s, 16, RUMA_REWIRE_UFFD));
+	CHECK_OK(ruma_anon_create(&d, 16, RUMA_REWIRE_UFFD));
+	for (uint64_t p = 0; p < 16; p++)
+		fill_page(s, p, 40 + p);
+	ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, 1, 0, false); /* partial: first half only */
+	CHECK_OK(ruma_anon_move(d, 0, s, 0, 16, &r));
+	ruma_os_inject_clear();
+	CHECK_EQ(r.pages_done, 16);
+	CHECK_EQ(r.calls, 2);
+	for (uint64_t p = 0; p < 16; p++) {
+		CHECK(page_is(d, p, 40 + p));
+		CHECK(page_is(s, p, 0));
+	}
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+	return TEST_PASS;
+}
+
+/* A failing call stops the batch: what moved is at the destination, the rest at the source. */
+static int fail_case(ruma_rewire_path path, ruma_sys sys)
+{
+	ruma_move_pair pairs[12];
+	ruma_anon *s, *d;
+	ruma_anon_result r;
+
+	CHECK_OK(ruma_anon_create(&s, 32, path));
+	CHECK_OK(ruma_anon_create(&d, 32, path));
+	for (uint64_t p = 0; p < 32; p++)
+		fill_page(s, p, 90 + p);
+	for (uint64_t i = 0; i < 12; i++) /* runs: [0,4) [4,8) [8,12), reversed sources */
+		pairs[i] = (ruma_move_pair){ i, (2 - i / 4) * 4 + i % 4 };
+	ruma_os_inject(sys, 2, EIO, false);
+	CHECK_EQ(ruma_anon_move_batch(d, s, pairs, 12, &r), -EIO);
+	ruma_os_inject_clear();
+	CHECK_EQ(r.pages_done, 4);
+	for (uint64_t i = 0; i < 12; i++) {
+		uint64_t sp = pairs[i].src;
+		CHECK(page_is(d, i, i < 4 ? 90 + sp : 0));
+		CHECK(page_is(s, sp, i < 4 ? 0 : 90 + sp));
+	}
+	/* the rest can be moved afterwards */
+	CHECK_OK(ruma_anon_move_batch(d, s, pairs + 4, 8, &r));
+	for (uint64_t i = 0; i < 12; i++)
+		CHECK(page_is(d, i, 90 + pairs[i].src));
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+	return TEST_PASS;
+}
+
+static int t_inject_fail_uffd(void)
+{
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	return fail_case(RUMA_REWIRE_UFFD, RUMA_SYS_UFFDIO_MOVE);
+}
+
+static int t_inject_fail_mremap(void)
+{
+	return fail_case(RUMA_REWIRE_MREMAP, RUMA_SYS_MREMAP);
+}
+
+/* userfaultfd cannot be opened: the probe says so and moves use mremap. */
+static int fallback_case(int err, const char *expect)
+{
+	ruma_rewire_path p;
+	const char *why;
+	ruma_anon *a;
+
+	ruma_move_probe_reset();
+	ruma_os_inject(RUMA_SYS_USERFAULTFD, 1, err, true);
+	CHECK_OK(ruma_move_probe(&p, &why));
+	CHECK_EQ(p, RUMA_REWIRE_MREMAP);
+	CHECK(strstr(why, expect) != NULL);
+	CHECK_EQ(ruma_anon_create(&a, 8, RUMA_REWIRE_UFFD), RUMA_EUNSUPP);
+	CHECK_OK(ruma_anon_create(&a, 8, RUMA_REWIRE_AUTO));
+	CHECK_EQ(ruma_anon_path(a), RUMA_REWIRE_MREMAP);
+	fill_page(a, 0, 3);
+	CHECK_OK(ruma_anon_move(a, 5, a, 0, 1, NULL));
+	CHECK(page_is(a, 5, 3));
+	CHECK(page_is(a, 0, 0));
+	ruma_anon_destroy(a);
+	ruma_os_inject_clear();
+	ruma_move_probe_reset();
+	return TEST_PASS;
+}
+
+static int t_fallback_enosys(void)
+{
+	return fallback_case(ENOSYS, "no userfaultfd");
+}
+
+static int t_fallback_eperm(void)
+{
+	return fallback_case(EPERM, "not permitted");
+}
+
+/* The mremap fallback counts two mappings per run and refuses a batch over budget. */
+static int t_mremap_budget(void)
+{
+	ruma_move_pair pairs[8];
+	ruma_anon *s, *d;
+	ruma_anon_result r;
+
+	CHECK_OK(ruma_anon_create(&s, 16, RUMA_REWIRE_MREMAP));
+	CHECK_OK(ruma_anon_create(&d, 16, RUMA_REWIRE_MREMAP));
+	for (uint64_t i = 0; i < 8; i++) {
+		fill_page(s, i, 60 + i);
+		pairs[i] = (ruma_move_pair){ 2 * i, i }; /* 8 runs of one page */
+	}
+	ruma_anon_set_map_budget(d, 10);
+	uint64_t before = ruma_os_count(RUMA_SYS_MREMAP);
+	CHECK_EQ(ruma_anon_move_batch(d, s, pairs, 8, &r), RUMA_EMAPLIMIT);
+	CHECK_EQ(r.pages_done, 0);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MREMAP), before);
+	ruma_anon_set_map_budget(d, 17);
+	CHECK_OK(ruma_anon_move_batch(d, s, pairs, 8, &r));
+	CHECK_EQ(r.calls, 8);
+	for (uint64_t i = 0; i < 8; i++)
+		CHECK(page_is(d, 2 * i, 60 + i));
+	CHECK(kernel_maps(ruma_anon_base(d), 16 * PG) <= (long)ruma_anon_map_estimate(d));
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+	return TEST_PASS;
+}
+
+static int t_invalid(void)
+{
+	ruma_anon *a, *b;
+
+	CHECK_EQ(ruma_anon_create(&a, 0, RUMA_REWIRE_AUTO), -EINVAL);
+	CHECK_EQ(ruma_anon_create(&a, 4, RUMA_REWIRE_MMAP), -EINVAL);
+	CHECK_OK(ruma_anon_create(&a, 4, RUMA_REWIRE_MREMAP));
+	CHECK_EQ(ruma_anon_discard(a, 3, 2), -EINVAL);
+	if (have_uffd()) {
+		CHECK_OK(ruma_anon_create(&b, 4, RUMA_REWIRE_UFFD));
+		CHECK_EQ(ruma_anon_move(b, 0, a, 0, 1, NULL), -EINVAL); /* paths differ */
+		ruma_anon_destroy(b);
+	}
+	ruma_move_pair bad = { 4, 0 };
+	CHECK_EQ(ruma_anon_move_batch(a, a, &bad, 1, NULL), -EINVAL);
+	ruma_anon_destroy(a);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "probe", t_probe },
+	{ "content_uffd", t_content_uffd },
+	{ "content_mremap", t_content_mremap },
+	{ "overlap", t_overlap },
+	{ "batch_random", t_batch_random },
+	{ "inject_partial", t_inject_partial },
+	{ "inject_fail_uffd", t_inject_fail_uffd },
+	{ "inject_fail_mremap", t_inject_fail_mremap },
+	{ "fallback_enosys", t_fallback_enosys },
+	{ "fallback_eperm", t_fallback_eperm },
+	{ "mremap_budget", t_mremap_budget },
+	{ "invalid", t_invalid },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("rewire_move", cases, TEST_N(cases), argc, argv);
+}
