@@ -8,6 +8,7 @@
 #include "test.h"
 
 #include <ruma/area.h>
+#include <ruma/partition.h>
 
 #include "os/os.h"
 
@@ -333,6 +334,155 @@ static int t_invalid(void)
 	return TEST_PASS;
 }
 
+
+/* ---- mapped partitioning with one-page blocks over a low mapping budget ---------------- */
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Every key where its partition says, and the output a permutation of the input. */
+static int verify_partition(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			    const ruma_part_result *r)
+{
+	uint64_t *a = malloc(n * 8), *b = malloc(n * 8);
+	size_t got = 0;
+
+	CHECK(a && b);
+	CHECK_EQ(r->start[o->partitions], n);
+	for (size_t c = 0; c < r->nchunks; c++) {
+		const ruma_part_chunk *ch = &r->chunks[c];
+		for (size_t i = 0; i < ch->n; i++) {
+			CHECK_EQ(ruma_part_of(ch->keys[i], o->shift, o->partitions), ch->part);
+			CHECK(got < n);
+			a[got++] = ch->keys[i];
+		}
+	}
+	CHECK_EQ(got, n);
+	if (r->data)
+		CHECK(memcmp(a, r->data, n * 8) == 0); /* the chunks are the contiguous output */
+	memcpy(b, keys, n * 8);
+	qsort(a, n, 8, cmp_u64);
+	qsort(b, n, 8, cmp_u64);
+	CHECK(memcmp(a, b, n * 8) == 0);
+	free(a);
+	free(b);
+	return TEST_PASS;
+}
+
+static uint64_t *random_keys(size_t n)
+{
+	uint64_t *k = malloc(n * 8);
+	for (size_t i = 0; k && i < n; i++)
+		k[i] = ruma_rng_next(&test_rng);
+	return k;
+}
+
+/* 1024 pages of keys, one-page blocks, 256 mappings allowed. */
+#define PART_N ((size_t)1 << 19)
+#define PART_BUDGET 256u
+
+static int part_case(const uint64_t *keys, ruma_rewire_path path, bool swwc, bool contiguous,
+		     ruma_rewire_path expect, int expect_rc)
+{
+	ruma_part_opts o;
+	ruma_part_result *r = NULL;
+
+	ruma_part_opts_default(&o);
+	o.method = RUMA_PART_MAPPED;
+	o.partitions = 64;
+	o.pages_per_block = 1;
+	o.map_budget = PART_BUDGET;
+	o.path = path;
+	o.swwc = swwc;
+	o.contiguous = contiguous;
+	int rc = ruma_part_run(keys, PART_N, &o, &r);
+	if (expect_rc) {
+		CHECK_EQ(rc, expect_rc);
+		CHECK(r == NULL);
+		return TEST_PASS;
+	}
+	CHECK_OK(rc);
+	CHECK_EQ(r->path, expect);
+	CHECK_EQ(r->data != NULL, contiguous);
+	CHECK_EQ(verify_partition(keys, PART_N, &o, r), TEST_PASS);
+	if (contiguous && expect == RUMA_REWIRE_UFFD) {
+		CHECK_EQ(kernel_maps(r->data, PART_N * 8), 1);
+		CHECK(r->rewires <= 2 * o.partitions + 1); /* runs, not pages */
+	}
+	if (contiguous && expect == RUMA_REWIRE_MREMAP)
+		CHECK(kernel_maps(r->data, PART_N * 8) <= PART_BUDGET);
+	ruma_part_result_free(r);
+	return TEST_PASS;
+}
+
+static int t_partition_uffd(void)
+{
+	uint64_t *keys = random_keys(PART_N);
+
+	CHECK(keys);
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	for (int swwc = 0; swwc < 2; swwc++)
+		for (int contig = 0; contig < 2; contig++)
+			CHECK_EQ(part_case(keys, RUMA_REWIRE_AUTO, swwc, contig, RUMA_REWIRE_UFFD, 0),
+				 TEST_PASS);
+	/* the memfd rewiring needs about one mapping per block: over the budget */
+	CHECK_EQ(part_case(keys, RUMA_REWIRE_MMAP, false, true, 0, RUMA_EMAPLIMIT), TEST_PASS);
+	free(keys);
+	return TEST_PASS;
+}
+
+/* Without userfaultfd: mremap while its mappings fit, else the memfd way and a clear error. */
+static int t_partition_fallback(void)
+{
+	uint64_t *keys = random_keys(PART_N);
+
+	CHECK(keys);
+	ruma_move_probe_reset();
+	ruma_os_inject(RUMA_SYS_USERFAULTFD, 1, ENOSYS, true);
+	CHECK_EQ(part_case(keys, RUMA_REWIRE_AUTO, false, true, RUMA_REWIRE_MREMAP, 0), TEST_PASS);
+	CHECK_EQ(part_case(keys, RUMA_REWIRE_AUTO, true, false, RUMA_REWIRE_MREMAP, 0), TEST_PASS);
+	CHECK_EQ(part_case(keys, RUMA_REWIRE_UFFD, false, true, 0, RUMA_EUNSUPP), TEST_PASS);
+	ruma_os_inject_clear();
+	ruma_move_probe_reset();
+	free(keys);
+	return TEST_PASS;
+}
+
+/* A failing move during the final layout: a clear error, nothing leaked. */
+static int t_partition_inject(void)
+{
+	uint64_t *keys = random_keys(PART_N);
+	ruma_part_opts o;
+	ruma_part_result *r = NULL;
+	uint64_t before, after;
+
+	CHECK(keys);
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	ruma_part_opts_default(&o);
+	o.method = RUMA_PART_MAPPED;
+	CHECK_OK(ruma_map_count(&before));
+	for (uint64_t nth = 1; nth <= 3; nth++) {
+		ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, nth, EIO, false);
+		CHECK_EQ(ruma_part_run(keys, PART_N, &o, &r), -EIO);
+		ruma_os_inject_clear();
+		CHECK(r == NULL);
+	}
+	ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, 2, 0, false); /* a partial move is completed */
+	CHECK_OK(ruma_part_run(keys, PART_N, &o, &r));
+	ruma_os_inject_clear();
+	CHECK_EQ(verify_partition(keys, PART_N, &o, r), TEST_PASS);
+	ruma_part_result_free(r);
+	CHECK_OK(ruma_map_count(&after));
+	CHECK_EQ(after, before);
+	free(keys);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "probe", t_probe },
 	{ "content_uffd", t_content_uffd },
@@ -346,6 +496,9 @@ static const struct test_case cases[] = {
 	{ "fallback_eperm", t_fallback_eperm },
 	{ "mremap_budget", t_mremap_budget },
 	{ "invalid", t_invalid },
+	{ "partition_uffd", t_partition_uffd },
+	{ "partition_fallback", t_partition_fallback },
+	{ "partition_inject", t_partition_inject },
 };
 
 int main(int argc, char **argv)

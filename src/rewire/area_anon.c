@@ -86,7 +86,7 @@ static int probe_move(int fd)
 	int rc = ruma_os_mmap(NULL, 2 * ANON_PAGE, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, &m);
 	if (rc)
-		return rc;
+		return -ENOMEM; /* says nothing about userfaultfd */
 	uint8_t *p = m;
 	size_t moved = 0;
 	p[0] = 0x5a;
@@ -109,7 +109,7 @@ static const char *open_failure(int rc)
 	return "userfaultfd could not be opened";
 }
 
-static ruma_rewire_path probe_once(int *fd_out, const char **why)
+static ruma_rewire_path probe_once(int *fd_out, const char **why, bool *transient)
 {
 	uint64_t got = 0;
 	int fd = -1, rc = ruma_os_userfaultfd(&fd);
@@ -126,6 +126,7 @@ static ruma_rewire_path probe_once(int *fd_out, const char **why)
 	} else if ((rc = probe_move(fd)) != 0) {
 		*why = "UFFDIO_MOVE refused on private anonymous memory (write-protect "
 		       "registration or the move failed)";
+		*transient = rc == -ENOMEM; /* no memory for the test pages: ask again later */
 	}
 	if (rc) {
 		close(fd);
@@ -149,7 +150,14 @@ int ruma_move_probe(ruma_rewire_path *path, const char **why)
 		 */
 		const char *w = "";
 		int fd = -1;
-		ruma_rewire_path p = probe_once(&fd, &w);
+		bool transient = false;
+		ruma_rewire_path p = probe_once(&fd, &w, &transient);
+		if (transient) {
+			*path = p;
+			if (why)
+				*why = w;
+			return 0;
+		}
 		atomic_store(&probe.fd, fd);
 		atomic_store(&probe.why, w);
 		st = (uint64_t)(uint32_t)pid << 32 | (1u + (unsigned)p);

@@ -306,6 +306,8 @@ static int wire_output(mctx *c, int q, const uint64_t *ppages, const uint64_t *i
 	for (uint64_t j = 0; j < n; j++)
 		pairs[j] = (ruma_rewire_pair){ j, ppages[idx ? idx[j] : j] };
 	rc = ruma_area_create(&c->impl->area[q], c->page[q], n);
+	if (!rc && c->o->map_budget)
+		ruma_area_set_map_budget(c->impl->area[q], c->o->map_budget);
 	if (!rc)
 		rc = ruma_area_rewire_batch(c->impl->area[q], c->impl->phys[q], pairs, n,
 					    c->o->populate ? RUMA_AREA_POPULATE : 0, &res);
@@ -328,18 +330,110 @@ static void free_unused_tails(mctx *c)
 	}
 }
 
-/* Address of gappy page g in the scratch area, wiring it on first use. */
-static int scratch_page(mctx *c, ruma_area *a, const uint64_t *ppages, uint8_t *wired, uint64_t g,
-			uint64_t **addr)
+/* Where the squeeze reads and writes gappy page g. */
+typedef int (*gappy_page_fn)(void *ctx, uint64_t g, uint64_t **addr);
+
+/* What the squeeze decided: the output pages in order, the pages it emptied. */
+typedef struct squeeze_out {
+	uint64_t *emit, ne;
+	uint64_t *drop, nd;
+	uint64_t bytes_copied;
+} squeeze_out;
+
+/*
+ * Plan the squeeze of a gappy layout (gp/kp/tp as gappy_plan gives them, E
+ * keys per page): complete the partly filled page of the output so far with
+ * keys from the END of the next partition, copying through page().  Fills
+ * so->emit (output order) and so->drop (emptied pages).
+ */
+static int squeeze_plan(uint32_t P, size_t E, const uint64_t *gp, const uint64_t *kp,
+			const size_t *tp, gappy_page_fn page, void *ctx, squeeze_out *so)
 {
-	if (!wired[g]) {
-		int rc = ruma_area_map_run(a, g, c->impl->phys[0], ppages[g], 1, 0, NULL);
+	uint64_t cur = UINT64_MAX, *dst = NULL;
+	size_t f = 0;
+	int rc = 0;
+
+	for (uint32_t p = 0; p < P && !rc; p++) {
+		uint64_t k = kp[p], first = gp[p], last = gp[p] + kp[p] - 1;
+		size_t t = tp[p];
+		if (!k)
+			continue;
+		if (cur != UINT64_MAX) {
+			size_t h = E - f;
+			while (h && k && !rc) {
+				uint64_t *src;
+				rc = page(ctx, last, &src);
+				if (rc)
+					break;
+				size_t take = RUMA_MIN(h, t);
+				memcpy(dst + f, src + t - take, take * 8);
+				so->bytes_copied += take * 8;
+				f += take;
+				h -= take;
+				t -= take;
+				if (!t) {
+					so->drop[so->nd++] = last--;
+					k--;
+					t = E;
+				}
+			}
+			if (rc || h)
+				continue; /* error, or partition used up and the page still partly filled */
+			so->emit[so->ne++] = cur;
+			cur = UINT64_MAX;
+			if (!k)
+				continue;
+		}
+		for (uint64_t v = first; v < last; v++)
+			so->emit[so->ne++] = v;
+		if (t == E) {
+			so->emit[so->ne++] = last;
+		} else {
+			cur = last;
+			f = t;
+			rc = page(ctx, cur, &dst);
+		}
+	}
+	if (!rc && cur != UINT64_MAX)
+		so->emit[so->ne++] = cur;
+	return rc;
+}
+
+static int squeeze_out_alloc(squeeze_out *so, uint64_t total)
+{
+	*so = (squeeze_out){ 0 };
+	so->emit = malloc((total ? total : 1) * sizeof(*so->emit));
+	so->drop = malloc((total ? total : 1) * sizeof(*so->drop));
+	return so->emit && so->drop ? 0 : -ENOMEM;
+}
+
+static void squeeze_out_free(squeeze_out *so)
+{
+	free(so->emit);
+	free(so->drop);
+}
+
+/* The memfd squeeze reads and writes pool pages through a scratch area. */
+typedef struct scratch_ctx {
+	mctx *c;
+	ruma_area *a;
+	const uint64_t *ppages;
+	uint8_t *wired;
+} scratch_ctx;
+
+/* Address of gappy page g in the scratch area, wiring it on first use. */
+static int scratch_page(void *ctx, uint64_t g, uint64_t **addr)
+{
+	scratch_ctx *sc = ctx;
+
+	if (!sc->wired[g]) {
+		int rc = ruma_area_map_run(sc->a, g, sc->c->impl->phys[0], sc->ppages[g], 1, 0, NULL);
 		if (rc)
 			return rc;
-		c->rewires++;
-		wired[g] = 1;
+		sc->c->rewires++;
+		sc->wired[g] = 1;
 	}
-	*addr = ruma_area_addr(a, g);
+	*addr = ruma_area_addr(sc->a, g);
 	return 0;
 }
 
@@ -353,71 +447,29 @@ static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t
 		   uint64_t total, const uint64_t *ppages)
 {
 	const size_t E = c->page[0] / 8;
-	uint64_t *emit = malloc(total * sizeof(*emit)), *drop = malloc(total * sizeof(*drop));
-	uint8_t *wired = calloc(total, 1);
-	uint64_t ne = 0, nd = 0, cur = UINT64_MAX, *dst = NULL;
-	ruma_area *scratch = NULL;
-	size_t f = 0;
-	int rc = 0;
+	scratch_ctx sc = { .c = c, .ppages = ppages, .wired = calloc(total, 1) };
+	squeeze_out so;
+	int rc = squeeze_out_alloc(&so, total);
 
-	if (!emit || !drop || !wired)
+	if (!rc && !sc.wired)
 		rc = -ENOMEM;
 	if (!rc)
-		rc = ruma_area_create(&scratch, c->page[0], total);
-	for (uint32_t p = 0; p < c->P && !rc; p++) {
-		uint64_t k = kp[p], first = gp[p], last = gp[p] + kp[p] - 1;
-		size_t t = tp[p];
-		if (!k)
-			continue;
-		if (cur != UINT64_MAX) {
-			size_t h = E - f;
-			while (h && k && !rc) {
-				uint64_t *src;
-				rc = scratch_page(c, scratch, ppages, wired, last, &src);
-				if (rc)
-					break;
-				size_t take = RUMA_MIN(h, t);
-				memcpy(dst + f, src + t - take, take * 8);
-				c->bytes_copied += take * 8;
-				f += take;
-				h -= take;
-				t -= take;
-				if (!t) {
-					drop[nd++] = last--;
-					k--;
-					t = E;
-				}
-			}
-			if (rc || h)
-				continue; /* error, or partition used up and the page still partly filled */
-			emit[ne++] = cur;
-			cur = UINT64_MAX;
-			if (!k)
-				continue;
-		}
-		for (uint64_t v = first; v < last; v++)
-			emit[ne++] = v;
-		if (t == E) {
-			emit[ne++] = last;
-		} else {
-			cur = last;
-			f = t;
-			rc = scratch_page(c, scratch, ppages, wired, cur, &dst);
-		}
-	}
-	if (!rc && cur != UINT64_MAX)
-		emit[ne++] = cur;
-	ruma_area_destroy(scratch);
+		rc = ruma_area_create(&sc.a, c->page[0], total);
+	if (!rc && c->o->map_budget)
+		ruma_area_set_map_budget(sc.a, c->o->map_budget);
+	if (!rc)
+		rc = squeeze_plan(c->P, E, gp, kp, tp, scratch_page, &sc, &so);
+	ruma_area_destroy(sc.a);
+	c->bytes_copied += so.bytes_copied;
 	if (!rc) {
-		RUMA_ASSERT(ne == (c->n + E - 1) / E);
-		rc = wire_output(c, 0, ppages, emit, ne);
+		RUMA_ASSERT(so.ne == (c->n + E - 1) / E);
+		rc = wire_output(c, 0, ppages, so.emit, so.ne);
 	}
 	if (!rc)
-		for (uint64_t i = 0; i < nd; i++)
-			(void)ruma_phys_free(c->impl->phys[0], ppages[drop[i]], 1);
-	free(emit);
-	free(drop);
-	free(wired);
+		for (uint64_t i = 0; i < so.nd; i++)
+			(void)ruma_phys_free(c->impl->phys[0], ppages[so.drop[i]], 1);
+	squeeze_out_free(&so);
+	free(sc.wired);
 	return rc;
 }
 
@@ -454,9 +506,237 @@ static int create_pools_and_work(mctx *c)
 		c->slot[0] = o->pages_per_block;
 	}
 	for (int q = 0; q < 2 && !rc; q++)
-		if (c->impl->phys[q])
+		if (c->impl->phys[q]) {
 			rc = ruma_area_create(&c->work[q], c->page[q], c->slot[q] * c->P);
+			if (!rc && o->map_budget)
+				ruma_area_set_map_budget(c->work[q], o->map_budget);
+		}
 	return rc;
+}
+
+/* ---- MAPPED over anonymous memory (move paths) ------------------------------------- */
+
+/*
+ * Every partition p grows in its own slot of an anonymous staging area,
+ * pages [p * slot, (p + 1) * slot): the kernel supplies a page on its first
+ * write, which is what wiring a block would do.  The squeeze then works on
+ * the staging pages directly, and the output pages are moved into place
+ * (ruma_anon_move_batch: one call per run, about one per partition).
+ */
+typedef struct anon_part {
+	const ruma_part_opts *o;
+	uint32_t P;
+	size_t n;
+	ruma_anon *stage;
+	uint64_t slot;       /* staging pages per partition */
+	uint64_t **wp;       /* write pointer of every partition */
+	const uint64_t *spage; /* staging page of every gappy page */
+} anon_part;
+
+static uint64_t *slot_start(const anon_part *ap, uint32_t p)
+{
+	return ruma_anon_addr(ap->stage, (uint64_t)p * ap->slot);
+}
+
+static void anon_scatter_plain(anon_part *ap, const uint64_t *keys)
+{
+	unsigned shift = ap->o->shift;
+	uint64_t **wp = ap->wp;
+
+	for (size_t i = 0; i < ap->n; i++) {
+		uint64_t k = keys[i];
+		*wp[ruma_part_of(k, shift, ap->P)]++ = k;
+	}
+}
+
+/* Slots are page aligned, so every full line lands on a 64-byte boundary. */
+static int anon_scatter_swwc(anon_part *ap, const uint64_t *keys)
+{
+	unsigned shift = ap->o->shift;
+	part_line *lines = aligned_alloc(64, ap->P * sizeof(*lines));
+	uint8_t *fill = calloc(ap->P, 1);
+
+	if (!lines || !fill) {
+		free(lines);
+		free(fill);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ap->n; i++) {
+		uint64_t k = keys[i];
+		uint32_t p = ruma_part_of(k, shift, ap->P);
+		lines[p].k[fill[p]++] = k;
+		if (fill[p] == 8) {
+			part_line_flush(ap->wp[p], lines[p].k);
+			ap->wp[p] += 8;
+			fill[p] = 0;
+		}
+	}
+	for (uint32_t p = 0; p < ap->P; p++) {
+		memcpy(ap->wp[p], lines[p].k, fill[p] * 8u);
+		ap->wp[p] += fill[p];
+	}
+	part_store_fence();
+	free(lines);
+	free(fill);
+	return 0;
+}
+
+static int anon_page(void *ctx, uint64_t g, uint64_t **addr)
+{
+	const anon_part *ap = ctx;
+
+	*addr = ruma_anon_addr(ap->stage, ap->spage[g]);
+	return 0;
+}
+
+/* Gappy layout of the slots: gp/kp/tp as gappy_plan, spage[g] the staging page of g. */
+static int anon_gappy_plan(const ruma_part_result *r, anon_part *ap, uint64_t *gp, uint64_t *kp,
+			   size_t *tp, uint64_t *total, uint64_t **spage)
+{
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t g = 0, *sp;
+
+	for (uint32_t p = 0; p < ap->P; p++) {
+		size_t cnt = r->start[p + 1] - r->start[p];
+		gp[p] = g;
+		kp[p] = (cnt + E - 1) / E;
+		tp[p] = cnt ? cnt - (size_t)(kp[p] - 1) * E : 0;
+		g += kp[p];
+	}
+	*total = g;
+	sp = malloc((g ? g : 1) * sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < ap->P; p++)
+		for (uint64_t j = 0; j < kp[p]; j++)
+			sp[gp[p] + j] = (uint64_t)p * ap->slot + j;
+	*spage = sp;
+	return 0;
+}
+
+/* Squeeze in the staging area, then move the output pages into place. */
+static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
+{
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t *gp = malloc(ap->P * sizeof(*gp)), *kp = malloc(ap->P * sizeof(*kp));
+	size_t *tp = malloc(ap->P * sizeof(*tp));
+	uint64_t total = 0, *spage = NULL;
+	ruma_move_pair *pairs = NULL;
+	ruma_anon_result res = { 0 };
+	squeeze_out so = { 0 };
+	int rc = gp && kp && tp ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = anon_gappy_plan(r, ap, gp, kp, tp, &total, &spage);
+	ap->spage = spage;
+	if (!rc)
+		rc = squeeze_out_alloc(&so, total);
+	if (!rc)
+		rc = squeeze_plan(ap->P, E, gp, kp, tp, anon_page, ap, &so);
+	if (!rc && so.ne) {
+		RUMA_ASSERT(so.ne == (ap->n + E - 1) / E);
+		pairs = malloc(so.ne * sizeof(*pairs));
+		rc = pairs ? ruma_anon_create(&impl->anon, so.ne, path) : -ENOMEM;
+	}
+	if (!rc && so.ne) {
+		if (ap->o->map_budget)
+			ruma_anon_set_map_budget(impl->anon, ap->o->map_budget);
+		for (uint64_t i = 0; i < so.ne; i++)
+			pairs[i] = (ruma_move_pair){ i, spage[so.emit[i]] };
+		rc = ruma_anon_move_batch(impl->anon, ap->stage, pairs, so.ne, &res);
+		r->data = ruma_anon_base(impl->anon);
+	}
+	r->rewires = res.calls;
+	r->bytes_copied = so.bytes_copied;
+	squeeze_out_free(&so);
+	free(pairs);
+	free(spage);
+	free(gp);
+	free(kp);
+	free(tp);
+	return rc;
+}
+
+/* One chunk per non-empty partition, from base[p] (the partition's first key). */
+static void anon_chunks(ruma_part_result *r, uint64_t *const *base)
+{
+	r->nchunks = 0;
+	for (uint32_t p = 0; p < r->partitions; p++)
+		if (r->start[p + 1] > r->start[p])
+			r->chunks[r->nchunks++] = (ruma_part_chunk){
+				base[p], r->start[p + 1] - r->start[p], p };
+}
+
+static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			   ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
+{
+	anon_part ap = { .o = o, .P = o->partitions, .n = n };
+	uint64_t **base = malloc(ap.P * sizeof(*base));
+	int rc;
+
+	ap.slot = (n + RUMA_PAGE_4K / 8 - 1) / (RUMA_PAGE_4K / 8) + 1;
+	ap.wp = malloc(ap.P * sizeof(*ap.wp));
+	r->chunks = malloc((ap.P ? ap.P : 1) * sizeof(*r->chunks));
+	rc = base && ap.wp && r->chunks ? 0 : -ENOMEM;
+	if (!rc)
+		rc = ruma_anon_create(&ap.stage, (uint64_t)ap.P * ap.slot, path);
+	if (!rc) {
+		for (uint32_t p = 0; p < ap.P; p++)
+			ap.wp[p] = base[p] = slot_start(&ap, p);
+		if (o->swwc)
+			rc = anon_scatter_swwc(&ap, keys);
+		else
+			anon_scatter_plain(&ap, keys);
+	}
+	if (!rc) {
+		r->start[0] = 0;
+		for (uint32_t p = 0; p < ap.P; p++)
+			r->start[p + 1] = r->start[p] + (size_t)(ap.wp[p] - base[p]);
+		r->path = path;
+		if (!o->contiguous) { /* the slots are the result */
+			anon_chunks(r, base);
+			impl->anon = ap.stage;
+			ap.stage = NULL;
+		} else {
+			rc = anon_layout(&ap, r, impl, path);
+			if (!rc && r->data)
+				for (uint32_t p = 0; p < ap.P; p++)
+					base[p] = r->data + r->start[p];
+			if (!rc)
+				anon_chunks(r, base);
+		}
+	}
+	ruma_anon_destroy(ap.stage);
+	free(ap.wp);
+	free(base);
+	return rc;
+}
+
+/* The mappings the mremap path may need (two per run, about one run per partition). */
+static bool mremap_fits(const ruma_part_opts *o)
+{
+	uint64_t need = 2 * ((uint64_t)o->partitions + 1) + 3, max, now;
+
+	if (o->map_budget)
+		return need <= o->map_budget;
+	if (ruma_max_map_count(&max) || ruma_map_count(&now))
+		return false;
+	return now + need + RUMA_AREA_MAP_MARGIN <= max;
+}
+
+/* The rewire path MAPPED takes (see partition.h). */
+static ruma_rewire_path choose_path(const ruma_part_opts *o)
+{
+	ruma_rewire_path avail;
+
+	if (o->method != RUMA_PART_MAPPED || o->huge)
+		return RUMA_REWIRE_MMAP;
+	if (o->path != RUMA_REWIRE_AUTO)
+		return o->path;
+	ruma_move_probe(&avail, NULL);
+	if (avail == RUMA_REWIRE_MREMAP && !mremap_fits(o))
+		return RUMA_REWIRE_MMAP;
+	return avail;
 }
 
 int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
@@ -466,7 +746,13 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 	uint64_t *gp = NULL, *kp = NULL;
 	size_t *tp = NULL;
 	int rc;
+	ruma_rewire_path path = choose_path(o);
 
+	if (path == RUMA_REWIRE_UFFD || path == RUMA_REWIRE_MREMAP)
+		return mapped_anon_run(keys, n, o, r, impl, path);
+	if (path != RUMA_REWIRE_MMAP)
+		return -EINVAL;
+	r->path = RUMA_REWIRE_MMAP;
 	c.parts = calloc(c.P, sizeof(*c.parts));
 	gp = malloc(c.P * sizeof(*gp));
 	kp = malloc(c.P * sizeof(*kp));
