@@ -9,6 +9,7 @@
 
 #include <ruma/area.h>
 #include <ruma/partition.h>
+#include <ruma/pool.h>
 
 #include "os/os.h"
 
@@ -483,6 +484,46 @@ static int t_partition_inject(void)
 	return TEST_PASS;
 }
 
+/* ---- random-placement pools ------------------------------------------------------------ */
+
+static int t_pool_random(void)
+{
+	ruma_pool_opts o;
+	ruma_pool *p;
+	uint64_t before, after;
+
+	ruma_pool_opts_default(&o);
+	o.random = true;
+	o.map_budget = 100; /* 2000 pages in random order: over budget for the memfd way */
+	o.seed = ruma_rng_next(&test_rng);
+	CHECK_OK(ruma_map_count(&before));
+	if (have_uffd()) {
+		CHECK_OK(ruma_pool_create(&p, 2000 * PG, &o));
+		CHECK_EQ(ruma_pool_path(p), RUMA_REWIRE_UFFD);
+		CHECK_EQ(ruma_pool_mappings(p), 1);
+		CHECK_EQ(kernel_maps(ruma_pool_base(p), 2000 * PG), 1);
+		for (size_t i = 0; i < 2000; i++)
+			*(uint64_t *)ruma_pool_page(p, i) = i + 1;
+		for (size_t i = 0; i < 2000; i++)
+			CHECK_EQ(*(uint64_t *)ruma_pool_page(p, i), i + 1);
+		ruma_pool_destroy(p);
+	}
+	/* without userfaultfd: the memfd way, refused with a clear error */
+	ruma_move_probe_reset();
+	ruma_os_inject(RUMA_SYS_USERFAULTFD, 1, EPERM, true);
+	CHECK_EQ(ruma_pool_create(&p, 2000 * PG, &o), RUMA_EMAPLIMIT);
+	o.map_budget = 0;
+	CHECK_OK(ruma_pool_create(&p, 2000 * PG, &o));
+	CHECK_EQ(ruma_pool_path(p), RUMA_REWIRE_MMAP);
+	CHECK(ruma_pool_mappings(p) > 1000);
+	ruma_pool_destroy(p);
+	ruma_os_inject_clear();
+	ruma_move_probe_reset();
+	CHECK_OK(ruma_map_count(&after));
+	CHECK_EQ(after, before);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "probe", t_probe },
 	{ "content_uffd", t_content_uffd },
@@ -499,6 +540,7 @@ static const struct test_case cases[] = {
 	{ "partition_uffd", t_partition_uffd },
 	{ "partition_fallback", t_partition_fallback },
 	{ "partition_inject", t_partition_inject },
+	{ "pool_random", t_pool_random },
 };
 
 int main(int argc, char **argv)

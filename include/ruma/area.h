@@ -376,6 +376,13 @@ RUMA_API int ruma_anon_move_batch(ruma_anon *dst, ruma_anon *src, const ruma_mov
 RUMA_API int ruma_anon_discard(ruma_anon *a, uint64_t page, uint64_t n);
 
 /*
+ * ruma_anon_populate — give pages [page, page + n) memory now
+ * (madvise(MADV_POPULATE_WRITE), Linux >= 5.14; before that one write per
+ * page that keeps its value).  Returns 0, -EINVAL, -ENOMEM or the madvise errno.
+ */
+RUMA_API int ruma_anon_populate(ruma_anon *a, uint64_t page, uint64_t n);
+
+/*
  * ruma_anon_set_map_budget / ruma_anon_map_estimate — the mappings (VMAs)
  * this area may have, and its current estimate (1 for UFFD; 1 + 2 per run
  * moved in for MREMAP).  Budget UINT64_MAX (default) = only the process-wide

@@ -28,7 +28,7 @@
  * UFFDIO_API once per process for the probe; mmap/munmap of the area and of
  * the probe's two pages; madvise(MADV_NOHUGEPAGE) so the kernel never has to
  * split a huge page to move one 4 KiB page, madvise(MADV_DONTNEED) to empty a
- * destination; UFFDIO_REGISTER per area; UFFDIO_MOVE per run (mode
+ * destination, madvise(MADV_POPULATE_WRITE) to populate; UFFDIO_REGISTER per area; UFFDIO_MOVE per run (mode
  * ALLOW_SRC_HOLES is not used: a source hole is reported by -ENOENT and the
  * destination page is then emptied, so the destination always ends up equal
  * to the source); mremap (MAYMOVE|FIXED|DONTUNMAP) per run on the fallback.
@@ -269,6 +269,19 @@ int ruma_anon_discard(ruma_anon *a, uint64_t page, uint64_t n)
 	if (n == 0 || page >= a->pages || n > a->pages - page)
 		return -EINVAL;
 	return ruma_os_madvise(ruma_anon_addr(a, page), (size_t)n << ANON_SHIFT, MADV_DONTNEED);
+}
+
+int ruma_anon_populate(ruma_anon *a, uint64_t page, uint64_t n)
+{
+	if (n == 0 || page >= a->pages || n > a->pages - page)
+		return -EINVAL;
+	uint8_t *p = ruma_anon_addr(a, page);
+	int rc = ruma_os_madvise(p, (size_t)n << ANON_SHIFT, MADV_POPULATE_WRITE);
+	if (rc != -EINVAL)
+		return rc;
+	for (uint64_t i = 0; i < n; i++) /* kernel before 5.14 */
+		__atomic_fetch_or((uint64_t *)(p + (i << ANON_SHIFT)), 0, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* ---- moving one run (ranges do not overlap) ------------------------------------------ */
