@@ -545,6 +545,20 @@ static int t_partition_huge(void)
 
 /* ---- snapshots -------------------------------------------------------------------- */
 
+/* SHUFFLE with MAP_PRIVATE chunks (false: the shared default). */
+static bool snap_private_view;
+
+/* What a write to a shared shuffled view does to the source: ref follows it. */
+static void shared_write(uint8_t *ref, size_t bytes, const uint64_t *order, size_t cb, size_t off,
+			 const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t x = off + i, soff = order[x / cb] * cb + x % cb;
+		if (soff < bytes)
+			ref[soff] = buf[i];
+	}
+}
+
 static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 {
 	size_t page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
@@ -570,6 +584,7 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 	o.populate = populate;
 	o.init_dst = populate;
 	o.seed = ruma_rng_next(&test_rng);
+	o.private_view = snap_private_view;
 	rc = ruma_snap_create(&s, src, &o);
 	if (rc == RUMA_ENOHUGE) {
 		ruma_snap_src_destroy(src);
@@ -602,12 +617,16 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 		}
 		free(hit);
 	}
-	/* writes to the snapshot leave the source unchanged */
+	/* writes to the snapshot leave the source unchanged (a shared shuffled view: reach it) */
 	uint8_t junk[5000];
 	memset(junk, 0xAB, sizeof(junk));
-	size_t woff = bytes / 3;
-	CHECK_OK(ruma_snap_write(s, woff, junk, RUMA_MIN(sizeof(junk), bytes - woff)));
+	size_t woff = bytes / 3, wlen = RUMA_MIN(sizeof(junk), bytes - woff);
+	CHECK_OK(ruma_snap_write(s, woff, junk, wlen));
 	CHECK_OK(ruma_snap_write(s, 0, junk, 10));
+	if (m == RUMA_SNAP_SHUFFLE && !o.private_view) {
+		shared_write(ref, bytes, order, cb, woff, junk, wlen);
+		shared_write(ref, bytes, order, cb, 0, junk, 10);
+	}
 	CHECK(memcmp(sd, ref, bytes) == 0);
 	CHECK(memcmp(d + woff, junk, RUMA_MIN(sizeof(junk), bytes - woff)) == 0);
 	CHECK(d[0] == 0xAB && d[9] == 0xAB);
@@ -636,17 +655,21 @@ static int t_snapshot_4k(void)
 {
 	uint64_t before = maps_now();
 	for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++)
-		for (int pop = 0; pop < 2; pop++) {
+		for (int pop = 0; pop < 4; pop++) {
 			size_t ppcs[] = { 1, 4, 64 };
+			snap_private_view = pop >= 2;
 			for (size_t i = 0; i < TEST_N(ppcs); i++) {
-				int r = snap_case(false, (ruma_snap_method)m, ppcs[i], pop);
+				int r = snap_case(false, (ruma_snap_method)m, ppcs[i], pop & 1);
 				if (r) {
-					fprintf(stderr, "  ^ method %s ppc %zu populate %d\n",
-						ruma_snap_method_name((ruma_snap_method)m), ppcs[i], pop);
+					fprintf(stderr, "  ^ method %s ppc %zu populate %d private %d\n",
+						ruma_snap_method_name((ruma_snap_method)m), ppcs[i],
+						pop & 1, snap_private_view);
+					snap_private_view = false;
 					return r;
 				}
 			}
 		}
+	snap_private_view = false;
 	CHECK_EQ(maps_now(), before);
 	return TEST_PASS;
 }

@@ -70,6 +70,12 @@ enum {
 	RUMA_AREA_RDONLY = 1u << 2,
 	/* Populate by touching each page, never by madvise (benchmarks, tests). */
 	RUMA_AREA_POP_TOUCH = 1u << 3,
+	/*
+	 * ruma_area_map_run: fill the page tables in the mmap call itself
+	 * (MAP_POPULATE; best effort, errors not reported — for pages that
+	 * already have memory in the pool, where it saves a madvise call).
+	 */
+	RUMA_AREA_MAP_POPULATE = 1u << 4,
 };
 
 /* How pages were prefaulted. */

@@ -16,7 +16,8 @@
  *   mmap   — the reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
  *            MAP_NORESERVE, over-reserved by one page and trimmed for
  *            alignment), each run (MAP_SHARED or MAP_PRIVATE | MAP_FIXED at
- *            the pool file offset) and each un-mapping (the reservation
+ *            the pool file offset, plus MAP_POPULATE for
+ *            RUMA_AREA_MAP_POPULATE) and each un-mapping (the reservation
  *            again, MAP_FIXED, so the range stays reserved);
  *   munmap — trimming the over-reservation and releasing the area.
  */
@@ -280,11 +281,11 @@ int area_reserve_range(ruma_area *a, uint64_t v, uint64_t n)
 	return rc;
 }
 
-static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int extra)
 {
 	ruma_phys *pool = area_pool_of(a, e0);
 	int prot = PROT_READ | (e0 & ENT_RDONLY ? 0 : PROT_WRITE);
-	int fl = MAP_FIXED | (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
+	int fl = MAP_FIXED | extra | (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
 	void *got;
 
 	a->mmaps++;
@@ -294,6 +295,11 @@ static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
 }
 
 int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+{
+	return area_set_run_ex(a, v, n, e0, 0);
+}
+
+int area_set_run_ex(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int mmap_extra)
 {
 	uint64_t predicted = area_predict(a, v, n, e0);
 	int rc = area_budget_check(a, predicted);
@@ -311,7 +317,7 @@ int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
 		area_commit(a, v, n, 0, predicted);
 		return 0;
 	}
-	rc = map_pool_run(a, v, n, e0);
+	rc = map_pool_run(a, v, n, e0, mmap_extra);
 	if (rc) {
 		area_reserve_range(a, v, n);
 		return rc;
@@ -347,7 +353,8 @@ int ruma_area_map_run(ruma_area *a, uint64_t vpage, ruma_phys *phys, uint64_t pp
 		return -EINVAL;
 	int rc = area_pool_entry(a, phys, ppage, n, flags, &e0);
 	if (!rc)
-		rc = area_set_run(a, vpage, n, e0);
+		rc = area_set_run_ex(a, vpage, n, e0,
+				     flags & RUMA_AREA_MAP_POPULATE ? MAP_POPULATE : 0);
 	if (!rc && (flags & RUMA_AREA_POPULATE))
 		rc = area_populate_mapped(a, vpage, n, flags, how);
 	return rc;

@@ -98,6 +98,8 @@ int area_pool_entry(ruma_area *a, ruma_phys *phys, uint64_t ppage, uint64_t n, u
  * range is reset to the reservation and reads none.  Returns 0 or an error.
  */
 int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0);
+/* As area_set_run, adding mmap_extra (MAP_POPULATE) to the flags of a pool mapping. */
+int area_set_run_ex(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int mmap_extra);
 
 /* Budget: the estimate after setting [v, v + n) to e0.., and whether it is allowed. */
 uint64_t area_predict(const ruma_area *a, uint64_t v, uint64_t n, uint64_t e0);
