@@ -34,8 +34,17 @@
  * arbitrary partition boundaries, so that combination returns chunks (one
  * gappy area per pool), as does contiguous == false for every method.
  *
+ * MAPPED over anonymous memory (the UFFD and MREMAP rewire paths, chosen
+ * by choose_path): the slots are one anonymous staging area written
+ * directly (the kernel supplies each page on its first write), the squeeze
+ * runs on the staging pages in place, and the output pages are moved into
+ * an anonymous output area with one move per run (about one per
+ * partition).  One kernel mapping per area on the UFFD path, so one-page
+ * granularity has no vm.max_map_count limit.
+ *
  * Syscalls: all through phys.h (memfd_create, ftruncate, fallocate punch)
- * and area.h (mmap MAP_FIXED, madvise populate).
+ * and area.h (mmap MAP_FIXED, madvise populate; anonymous areas: mmap,
+ * UFFDIO_REGISTER, UFFDIO_MOVE or mremap).
  */
 #include "rewire/partition_internal.h"
 
