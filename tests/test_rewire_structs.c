@@ -789,15 +789,17 @@ static int t_pool_map_budget(void)
 }
 
 /*
- * Fail the nth mmap / fallocate / ftruncate / memfd_create of every
- * structure's construction for n = 1, 2, ...: each call either succeeds
+ * Fail the nth mmap / fallocate / ftruncate / memfd_create / mremap /
+ * UFFDIO_MOVE / UFFDIO_REGISTER / pwrite of every structure's construction for n = 1, 2, ...: each call either succeeds
  * with correct contents or returns the error, and no mapping or memfd is
  * left behind (ASan checks the heap).
  */
 static int t_inject_everywhere(void)
 {
-	static const ruma_sys sys[] = { RUMA_SYS_MMAP, RUMA_SYS_FALLOCATE, RUMA_SYS_FTRUNCATE,
-					RUMA_SYS_MEMFD_CREATE, RUMA_SYS_MREMAP };
+	static const ruma_sys sys[] = { RUMA_SYS_MMAP,	       RUMA_SYS_FALLOCATE,
+					RUMA_SYS_FTRUNCATE,    RUMA_SYS_MEMFD_CREATE,
+					RUMA_SYS_MREMAP,       RUMA_SYS_UFFDIO_MOVE,
+					RUMA_SYS_UFFDIO_REGISTER, RUMA_SYS_PWRITE };
 	size_t n = 20000;
 	uint64_t *keys = malloc(n * 8), before = maps_now();
 	int total_failures = 0;

@@ -3,7 +3,7 @@
  * of partition.h over n random 64-bit keys for each partition count P.
  * Variants: traditional (the baseline), traditional-swwc, traditional-chains,
  * mapped (pages moved into place when the kernel has UFFDIO_MOVE; the path
- * taken is printed to stderr), mapped-mmap (always the memfd rewiring), mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, the
+ * taken is printed to stderr, as for mapped-chains), mapped-mmap (always the memfd rewiring), mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, the
  * -ext variants (blocks carved from per-partition extents of extent_pages
  * pool pages), and with --huge mapped-chains-2m and mremap-2m.  The timed region is one
  * ruma_part_run (including building the contiguous output where the method
@@ -126,7 +126,7 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 					rc = RUMA_ECORRUPT;
 					continue;
 				}
-				if (r == 0 && v->method == RUMA_PART_MAPPED)
+				if (r == 0 && (v->method == RUMA_PART_MAPPED || v->method == RUMA_PART_MAPPED_CHAINS))
 					fprintf(stderr, "rwbench partition: %s P=%u: rewire path %s\n",
 						v->name, P, ruma_rewire_path_name(res->path));
 				if (r > 0) {

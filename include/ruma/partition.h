@@ -46,24 +46,29 @@
  * consecutive pool pages).  At most one page of keys is copied per
  * partition ("squeeze").
  *
- * Rewire paths of MAPPED (ruma_rewire_path, area.h; result.path says which
- * one ran):
- *   RUMA_REWIRE_UFFD    the slots are private anonymous memory (the kernel
- *                       gives every page on first write, so pages_per_block
- *                       does not matter); the final layout moves the pages
- *                       into the output with UFFDIO_MOVE, one ioctl per run
- *                       (about one per partition).  One kernel mapping per
- *                       area whatever the block size: no vm.max_map_count limit.
+ * Rewire paths of MAPPED and MAPPED_CHAINS (ruma_rewire_path, area.h;
+ * result.path says which one ran):
+ *   RUMA_REWIRE_UFFD    blocks are pages of a private anonymous staging
+ *                       area (the kernel gives every page on its first
+ *                       write; MAPPED: one slot per partition, CHAINS:
+ *                       blocks of pages_per_block pages carved from extents
+ *                       of max(extent_pages, 64) staging pages per
+ *                       partition); the final layout moves the pages into
+ *                       the output with UFFDIO_MOVE, one ioctl per run of
+ *                       consecutive staging pages (about one per partition
+ *                       resp. extent).  One kernel mapping per area whatever
+ *                       the block size: no vm.max_map_count limit.
  *   RUMA_REWIRE_MREMAP  the same, moving runs with mremap(MREMAP_DONTUNMAP):
- *                       up to two mappings per run (about 2P in all).
+ *                       up to two mappings per run.
  *   RUMA_REWIRE_MMAP    the original's way: blocks of pages_per_block pool
  *                       pages of a memfd wired with mmap(MAP_SHARED|MAP_FIXED),
  *                       one mapping per discontinuity (about one per block).
  *   RUMA_REWIRE_AUTO    (default) UFFD when the kernel offers UFFDIO_MOVE
- *                       (ruma_move_probe), else MREMAP when about 2P + 3
- *                       mappings fit the budget, else MMAP.  huge always
- *                       uses MMAP (hugetlb pages cannot be moved this way).
- * The other mapped methods always use MMAP.
+ *                       (ruma_move_probe), else MREMAP when its mappings
+ *                       (two per expected run) fit the budget, else MMAP.
+ *                       huge always uses MMAP (hugetlb pages cannot be
+ *                       moved this way).
+ * MAPPED_ADAPTIVE always uses MMAP.
  *
  * Software write-combining (swwc): a 64-byte buffer per partition, flushed
  * with a 64-byte copy (non-temporal stores on x86-64 with SSE2) when full.
@@ -115,7 +120,7 @@ typedef struct ruma_part_opts {
 	 * (extent_pages rounded up to a multiple of pages_per_block).
 	 */
 	size_t extent_pages;
-	ruma_rewire_path path;   /* MAPPED: how pages are rewired (default AUTO, see above) */
+	ruma_rewire_path path;   /* MAPPED, MAPPED_CHAINS: how pages are rewired (default AUTO, see above) */
 	/*
 	 * Mapped methods: most kernel mappings each area of the run may create;
 	 * 0 = only the process-wide budget (vm.max_map_count minus
@@ -150,7 +155,7 @@ typedef struct ruma_part_result {
 	ruma_part_chunk *chunks;
 	size_t nchunks;
 	ruma_part_method method;
-	ruma_rewire_path path; /* mapped methods: the rewire path used (MAPPED may move pages) */
+	ruma_rewire_path path; /* mapped methods: the rewire path used (MAPPED, CHAINS may move pages) */
 	uint64_t rewires;     /* mmap / UFFDIO_MOVE / mremap calls spent on rewiring */
 	uint64_t bytes_copied;/* bytes copied to close holes (mapped methods) */
 	void *impl_;          /* private: pools, areas, blocks */

@@ -34,12 +34,12 @@
  * arbitrary partition boundaries, so that combination returns chunks (one
  * gappy area per pool), as does contiguous == false for every method.
  *
- * MAPPED over anonymous memory (the UFFD and MREMAP rewire paths, chosen
- * by choose_path): the slots are one anonymous staging area written
- * directly (the kernel supplies each page on its first write), the squeeze
- * runs on the staging pages in place, and the output pages are moved into
- * an anonymous output area with one move per run (about one per
- * partition).  One kernel mapping per area on the UFFD path, so one-page
+ * MAPPED and MAPPED_CHAINS over anonymous memory (the UFFD and MREMAP
+ * rewire paths, chosen by choose_path): the blocks are pages of one
+ * anonymous staging area written directly (the kernel supplies each page
+ * on its first write), the squeeze runs on the staging pages in place, and
+ * the output pages are moved into an anonymous output area with one move
+ * per run of consecutive staging pages (about one per partition or extent).  One kernel mapping per area on the UFFD path, so one-page
  * granularity has no vm.max_map_count limit.
  *
  * Syscalls: all through phys.h (memfd_create, ftruncate, fallocate punch)
@@ -523,71 +523,134 @@ static int create_pools_and_work(mctx *c)
 	return rc;
 }
 
-/* ---- MAPPED over anonymous memory (move paths) ------------------------------------- */
+/* ---- MAPPED and MAPPED_CHAINS over anonymous memory (move paths) ---------------------- */
 
 /*
- * Every partition p grows in its own slot of an anonymous staging area,
- * pages [p * slot, (p + 1) * slot): the kernel supplies a page on its first
- * write, which is what wiring a block would do.  The squeeze then works on
- * the staging pages directly, and the output pages are moved into place
- * (ruma_anon_move_batch: one call per run, about one per partition).
+ * Blocks are pages of one anonymous staging area; the kernel supplies each
+ * page on its first write, which is all that wiring a block did.  MAPPED
+ * gives every partition one block: a slot big enough for all keys.
+ * MAPPED_CHAINS gives a partition blocks of pages_per_block pages as it
+ * fills them, carved from extents of ANON_EXT_PAGES (or extent_pages)
+ * staging pages reserved per partition, so the blocks of one partition are
+ * consecutive staging pages and the final layout moves long runs.  The
+ * squeeze works on the staging pages in place; then the output pages are
+ * moved into an anonymous output area (ruma_anon_move_batch: one call per
+ * run of consecutive staging pages).
  */
+enum { ANON_EXT_PAGES = 64 };
+
+typedef struct anon_block {
+	uint64_t page; /* first staging page */
+	uint64_t n;    /* pages */
+} anon_block;
+
+typedef struct anon_mpart {
+	uint64_t *wp, *wend;        /* write pointer and end of the current block */
+	uint64_t ext_next, ext_end; /* staging pages reserved for the partition */
+	uint64_t capacity;          /* keys of all blocks handed out */
+	anon_block *b;              /* blocks, consecutive ones merged */
+	size_t nb, cap;
+} anon_mpart;
+
 typedef struct anon_part {
 	const ruma_part_opts *o;
 	uint32_t P;
 	size_t n;
 	ruma_anon *stage;
-	uint64_t slot;       /* staging pages per partition */
-	uint64_t **wp;       /* write pointer of every partition */
+	uint64_t block_pages, ext_pages, next_page;
+	anon_mpart *parts;
 	const uint64_t *spage; /* staging page of every gappy page */
 } anon_part;
 
-static uint64_t *slot_start(const anon_part *ap, uint32_t p)
+static int anon_new_block(anon_part *ap, anon_mpart *mp)
 {
-	return ruma_anon_addr(ap->stage, (uint64_t)p * ap->slot);
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t bp = ap->block_pages;
+
+	if (mp->ext_end - mp->ext_next < bp) {
+		if (ap->ext_pages > ruma_anon_pages(ap->stage) - ap->next_page)
+			return RUMA_EVIRTFULL; /* cannot happen with the sizing of anon_stage_pages */
+		mp->ext_next = ap->next_page;
+		mp->ext_end = ap->next_page += ap->ext_pages;
+	}
+	if (mp->nb && mp->b[mp->nb - 1].page + mp->b[mp->nb - 1].n == mp->ext_next) {
+		mp->b[mp->nb - 1].n += bp;
+	} else {
+		if (mp->nb == mp->cap) {
+			size_t nc = mp->cap ? 2 * mp->cap : 4;
+			anon_block *nb = realloc(mp->b, nc * sizeof(*nb));
+			if (!nb)
+				return -ENOMEM;
+			mp->b = nb;
+			mp->cap = nc;
+		}
+		mp->b[mp->nb++] = (anon_block){ mp->ext_next, bp };
+	}
+	mp->wp = ruma_anon_addr(ap->stage, mp->ext_next);
+	mp->wend = mp->wp + bp * E;
+	mp->capacity += bp * E;
+	mp->ext_next += bp;
+	return 0;
 }
 
-static void anon_scatter_plain(anon_part *ap, const uint64_t *keys)
+static int anon_scatter_plain(anon_part *ap, const uint64_t *keys)
 {
 	unsigned shift = ap->o->shift;
-	uint64_t **wp = ap->wp;
+	anon_mpart *parts = ap->parts;
 
 	for (size_t i = 0; i < ap->n; i++) {
 		uint64_t k = keys[i];
-		*wp[ruma_part_of(k, shift, ap->P)]++ = k;
+		anon_mpart *mp = &parts[ruma_part_of(k, shift, ap->P)];
+		if (RUMA_UNLIKELY(mp->wp == mp->wend)) {
+			int rc = anon_new_block(ap, mp);
+			if (rc)
+				return rc;
+		}
+		*mp->wp++ = k;
 	}
+	return 0;
 }
 
-/* Slots are page aligned, so every full line lands on a 64-byte boundary. */
+/* Blocks are page aligned multiples of 8 keys: every line lands whole in one block. */
 static int anon_scatter_swwc(anon_part *ap, const uint64_t *keys)
 {
 	unsigned shift = ap->o->shift;
 	part_line *lines = aligned_alloc(64, ap->P * sizeof(*lines));
 	uint8_t *fill = calloc(ap->P, 1);
+	int rc = 0;
 
-	if (!lines || !fill) {
-		free(lines);
-		free(fill);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < ap->n; i++) {
+	if (!lines || !fill)
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < ap->n; i++) {
 		uint64_t k = keys[i];
 		uint32_t p = ruma_part_of(k, shift, ap->P);
 		lines[p].k[fill[p]++] = k;
 		if (fill[p] == 8) {
-			part_line_flush(ap->wp[p], lines[p].k);
-			ap->wp[p] += 8;
-			fill[p] = 0;
+			anon_mpart *mp = &ap->parts[p];
+			if (RUMA_UNLIKELY(mp->wp == mp->wend))
+				rc = anon_new_block(ap, mp);
+			if (!rc) {
+				part_line_flush(mp->wp, lines[p].k);
+				mp->wp += 8;
+				fill[p] = 0;
+			}
 		}
 	}
-	for (uint32_t p = 0; p < ap->P; p++) {
-		memcpy(ap->wp[p], lines[p].k, fill[p] * 8u);
-		ap->wp[p] += fill[p];
+	for (uint32_t p = 0; !rc && p < ap->P; p++) {
+		anon_mpart *mp = &ap->parts[p];
+		if (!fill[p])
+			continue;
+		if (mp->wp == mp->wend)
+			rc = anon_new_block(ap, mp);
+		if (!rc) {
+			memcpy(mp->wp, lines[p].k, fill[p] * 8u);
+			mp->wp += fill[p];
+		}
 	}
 	part_store_fence();
 	free(lines);
 	free(fill);
-	return 0;
+	return rc;
 }
 
 static int anon_page(void *ctx, uint64_t g, uint64_t **addr)
@@ -598,7 +661,7 @@ static int anon_page(void *ctx, uint64_t g, uint64_t **addr)
 	return 0;
 }
 
-/* Gappy layout of the slots: gp/kp/tp as gappy_plan, spage[g] the staging page of g. */
+/* Gappy layout of the blocks: gp/kp/tp as gappy_plan, spage[g] the staging page of g. */
 static int anon_gappy_plan(const ruma_part_result *r, anon_part *ap, uint64_t *gp, uint64_t *kp,
 			   size_t *tp, uint64_t *total, uint64_t **spage)
 {
@@ -616,14 +679,18 @@ static int anon_gappy_plan(const ruma_part_result *r, anon_part *ap, uint64_t *g
 	sp = malloc((g ? g : 1) * sizeof(*sp));
 	if (!sp)
 		return -ENOMEM;
-	for (uint32_t p = 0; p < ap->P; p++)
-		for (uint64_t j = 0; j < kp[p]; j++)
-			sp[gp[p] + j] = (uint64_t)p * ap->slot + j;
+	for (uint32_t p = 0; p < ap->P; p++) {
+		const anon_mpart *mp = &ap->parts[p];
+		uint64_t left = kp[p], at = gp[p];
+		for (size_t j = 0; j < mp->nb && left; j++)
+			for (uint64_t k = 0; k < mp->b[j].n && left; k++, left--)
+				sp[at++] = mp->b[j].page + k;
+	}
 	*spage = sp;
 	return 0;
 }
 
-/* Squeeze in the staging area, then move the output pages into place. */
+/* Squeeze in the staging area (contiguous output only), then move the output pages into place. */
 static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
 {
 	const size_t E = RUMA_PAGE_4K / 8;
@@ -640,10 +707,14 @@ static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma
 	ap->spage = spage;
 	if (!rc)
 		rc = squeeze_out_alloc(&so, total);
-	if (!rc)
+	if (!rc && ap->o->contiguous) {
 		rc = squeeze_plan(ap->P, E, gp, kp, tp, anon_page, ap, &so);
+		RUMA_ASSERT(rc || so.ne == (ap->n + E - 1) / E);
+	} else if (!rc) { /* chunks: the gappy layout itself */
+		for (uint64_t g = 0; g < total; g++)
+			so.emit[so.ne++] = g;
+	}
 	if (!rc && so.ne) {
-		RUMA_ASSERT(so.ne == (ap->n + E - 1) / E);
 		pairs = malloc(so.ne * sizeof(*pairs));
 		rc = pairs ? ruma_anon_create(&impl->anon, so.ne, path) : -ENOMEM;
 	}
@@ -653,8 +724,17 @@ static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma
 		for (uint64_t i = 0; i < so.ne; i++)
 			pairs[i] = (ruma_move_pair){ i, spage[so.emit[i]] };
 		rc = ruma_anon_move_batch(impl->anon, ap->stage, pairs, so.ne, &res);
-		r->data = ruma_anon_base(impl->anon);
 	}
+	r->nchunks = 0;
+	for (uint32_t p = 0; !rc && so.ne && p < ap->P; p++) {
+		uint64_t *base = ruma_anon_base(impl->anon);
+		size_t cnt = r->start[p + 1] - r->start[p];
+		if (cnt)
+			r->chunks[r->nchunks++] = (ruma_part_chunk){
+				base + (ap->o->contiguous ? r->start[p] : gp[p] * E), cnt, p };
+	}
+	if (!rc && so.ne && ap->o->contiguous)
+		r->data = ruma_anon_base(impl->anon);
 	r->rewires = res.calls;
 	r->bytes_copied = so.bytes_copied;
 	squeeze_out_free(&so);
@@ -666,66 +746,64 @@ static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma
 	return rc;
 }
 
-/* One chunk per non-empty partition, from base[p] (the partition's first key). */
-static void anon_chunks(ruma_part_result *r, uint64_t *const *base)
+/* Block and extent sizes of the anonymous path, and the staging pages they need. */
+static uint64_t anon_stage_pages(anon_part *ap)
 {
-	r->nchunks = 0;
-	for (uint32_t p = 0; p < r->partitions; p++)
-		if (r->start[p + 1] > r->start[p])
-			r->chunks[r->nchunks++] = (ruma_part_chunk){
-				base[p], r->start[p + 1] - r->start[p], p };
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t data = (ap->n + E - 1) / E;
+
+	if (ap->o->method == RUMA_PART_MAPPED) { /* one slot per partition */
+		ap->block_pages = ap->ext_pages = data + 1;
+		return (uint64_t)ap->P * ap->ext_pages;
+	}
+	uint64_t bp = ap->o->pages_per_block;
+	uint64_t ext = RUMA_MAX((uint64_t)ap->o->extent_pages, (uint64_t)ANON_EXT_PAGES);
+	ap->block_pages = bp;
+	ap->ext_pages = (RUMA_MAX(ext, bp) + bp - 1) / bp * bp;
+	/* used blocks hold the data plus at most one block per partition; one extent more each */
+	return data + (uint64_t)ap->P * (bp + ap->ext_pages) + 1;
 }
 
 static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 			   ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
 {
 	anon_part ap = { .o = o, .P = o->partitions, .n = n };
-	uint64_t **base = malloc(ap.P * sizeof(*base));
 	int rc;
 
-	ap.slot = (n + RUMA_PAGE_4K / 8 - 1) / (RUMA_PAGE_4K / 8) + 1;
-	ap.wp = malloc(ap.P * sizeof(*ap.wp));
+	ap.parts = calloc(ap.P, sizeof(*ap.parts));
 	r->chunks = malloc((ap.P ? ap.P : 1) * sizeof(*r->chunks));
-	rc = base && ap.wp && r->chunks ? 0 : -ENOMEM;
+	rc = ap.parts && r->chunks ? 0 : -ENOMEM;
 	if (!rc)
-		rc = ruma_anon_create(&ap.stage, (uint64_t)ap.P * ap.slot, path);
-	if (!rc) {
-		for (uint32_t p = 0; p < ap.P; p++)
-			ap.wp[p] = base[p] = slot_start(&ap, p);
-		if (o->swwc)
-			rc = anon_scatter_swwc(&ap, keys);
-		else
-			anon_scatter_plain(&ap, keys);
-	}
+		rc = ruma_anon_create(&ap.stage, anon_stage_pages(&ap), path);
+	if (!rc)
+		rc = o->swwc ? anon_scatter_swwc(&ap, keys) : anon_scatter_plain(&ap, keys);
 	if (!rc) {
 		r->start[0] = 0;
-		for (uint32_t p = 0; p < ap.P; p++)
-			r->start[p + 1] = r->start[p] + (size_t)(ap.wp[p] - base[p]);
-		r->path = path;
-		if (!o->contiguous) { /* the slots are the result */
-			anon_chunks(r, base);
-			impl->anon = ap.stage;
-			ap.stage = NULL;
-		} else {
-			rc = anon_layout(&ap, r, impl, path);
-			if (!rc && r->data)
-				for (uint32_t p = 0; p < ap.P; p++)
-					base[p] = r->data + r->start[p];
-			if (!rc)
-				anon_chunks(r, base);
+		for (uint32_t p = 0; p < ap.P; p++) {
+			anon_mpart *mp = &ap.parts[p];
+			r->start[p + 1] = r->start[p] + (size_t)(mp->capacity - (uint64_t)(mp->wend - mp->wp));
 		}
+		r->path = path;
+		rc = anon_layout(&ap, r, impl, path);
 	}
 	ruma_anon_destroy(ap.stage);
-	free(ap.wp);
-	free(base);
+	if (ap.parts)
+		for (uint32_t p = 0; p < ap.P; p++)
+			free(ap.parts[p].b);
+	free(ap.parts);
 	return rc;
 }
 
-/* The mappings the mremap path may need (two per run, about one run per partition). */
-static bool mremap_fits(const ruma_part_opts *o)
+/* The mappings the mremap path may need: two per run (about one per partition or extent). */
+static bool mremap_fits(const ruma_part_opts *o, size_t n)
 {
-	uint64_t need = 2 * ((uint64_t)o->partitions + 1) + 3, max, now;
+	uint64_t runs = (uint64_t)o->partitions + 1, max, now;
 
+	if (o->method != RUMA_PART_MAPPED) {
+		uint64_t ext = RUMA_MAX((uint64_t)o->extent_pages, (uint64_t)ANON_EXT_PAGES);
+		runs += ((uint64_t)n / (RUMA_PAGE_4K / 8)) / ext + o->partitions;
+	}
+	uint64_t need = 2 * runs + 3;
 	if (o->map_budget)
 		return need <= o->map_budget;
 	if (ruma_max_map_count(&max) || ruma_map_count(&now))
@@ -733,17 +811,17 @@ static bool mremap_fits(const ruma_part_opts *o)
 	return now + need + RUMA_AREA_MAP_MARGIN <= max;
 }
 
-/* The rewire path MAPPED takes (see partition.h). */
-static ruma_rewire_path choose_path(const ruma_part_opts *o)
+/* The rewire path MAPPED / MAPPED_CHAINS take (see partition.h). */
+static ruma_rewire_path choose_path(const ruma_part_opts *o, size_t n)
 {
 	ruma_rewire_path avail;
 
-	if (o->method != RUMA_PART_MAPPED || o->huge)
+	if ((o->method != RUMA_PART_MAPPED && o->method != RUMA_PART_MAPPED_CHAINS) || o->huge)
 		return RUMA_REWIRE_MMAP;
 	if (o->path != RUMA_REWIRE_AUTO)
 		return o->path;
 	ruma_move_probe(&avail, NULL);
-	if (avail == RUMA_REWIRE_MREMAP && !mremap_fits(o))
+	if (avail == RUMA_REWIRE_MREMAP && !mremap_fits(o, n))
 		return RUMA_REWIRE_MMAP;
 	return avail;
 }
@@ -755,7 +833,7 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 	uint64_t *gp = NULL, *kp = NULL;
 	size_t *tp = NULL;
 	int rc;
-	ruma_rewire_path path = choose_path(o);
+	ruma_rewire_path path = choose_path(o, n);
 
 	if (path == RUMA_REWIRE_UFFD || path == RUMA_REWIRE_MREMAP)
 		return mapped_anon_run(keys, n, o, r, impl, path);
