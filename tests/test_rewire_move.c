@@ -14,6 +14,7 @@
 #include "os/os.h"
 
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define PG 4096u
 
@@ -250,6 +251,43 @@ static int t_inject_fail_uffd(void)
 static int t_inject_fail_mremap(void)
 {
 	return fail_case(RUMA_REWIRE_MREMAP, RUMA_SYS_MREMAP);
+}
+
+/* Pages shared with a forked child cannot move (-EBUSY): they are copied instead. */
+static int t_busy_after_fork(void)
+{
+	ruma_anon *s, *d;
+	ruma_anon_result r;
+	int pipefd[2];
+
+	if (!have_uffd())
+		SKIP("UFFDIO_MOVE not available");
+	CHECK_OK(ruma_anon_create(&s, 8, RUMA_REWIRE_UFFD));
+	CHECK_OK(ruma_anon_create(&d, 8, RUMA_REWIRE_UFFD));
+	for (uint64_t p = 0; p < 8; p++)
+		fill_page(s, p, 300 + p);
+	CHECK(pipe(pipefd) == 0);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) { /* hold the pages shared until the parent is done */
+		char c;
+		close(pipefd[1]);
+		_exit(read(pipefd[0], &c, 1) < 0);
+	}
+	close(pipefd[0]);
+	CHECK_OK(ruma_anon_move(d, 0, s, 0, 8, &r));
+	close(pipefd[1]);
+	int st;
+	CHECK(waitpid(child, &st, 0) == child);
+	CHECK_EQ(r.pages_done, 8);
+	CHECK_EQ(r.pages_copied, 8);
+	for (uint64_t p = 0; p < 8; p++) {
+		CHECK(page_is(d, p, 300 + p));
+		CHECK(page_is(s, p, 0));
+	}
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+	return TEST_PASS;
 }
 
 /* userfaultfd cannot be opened: the probe says so and moves use mremap. */
@@ -547,6 +585,7 @@ static const struct test_case cases[] = {
 	{ "inject_partial", t_inject_partial },
 	{ "inject_fail_uffd", t_inject_fail_uffd },
 	{ "inject_fail_mremap", t_inject_fail_mremap },
+	{ "busy_after_fork", t_busy_after_fork },
 	{ "fallback_enosys", t_fallback_enosys },
 	{ "fallback_eperm", t_fallback_eperm },
 	{ "mremap_budget", t_mremap_budget },
