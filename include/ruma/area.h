@@ -323,8 +323,9 @@ typedef struct ruma_move_pair {
  * Returns 0, -EINVAL (pages 0 or too large), RUMA_EUNSUPP (UFFD requested
  * but not available), -ENOMEM, or an mmap/ioctl errno.
  * Like ruma_area, an anonymous area is not locked: one thread at a time
- * moves pages; its memory may be read and written from any thread (an
- * access racing with the move of that very page sees it before or after).
+ * moves pages; its memory may be read and written from any thread, except
+ * pages while they move (such an access may see a zero page, and a write
+ * to the destination may be discarded).
  */
 RUMA_API int ruma_anon_create(ruma_anon **out, uint64_t pages, ruma_rewire_path path);
 
