@@ -820,6 +820,9 @@ static ruma_rewire_path choose_path(const ruma_part_opts *o, size_t n)
 		return RUMA_REWIRE_MMAP;
 	if (o->path != RUMA_REWIRE_AUTO)
 		return o->path;
+	anon_part probe_sizes = { .o = o, .P = o->partitions, .n = n };
+	if (anon_stage_pages(&probe_sizes) > ((uint64_t)1 << 35))
+		return RUMA_REWIRE_MMAP; /* staging beyond 128 TiB of address space */
 	ruma_move_probe(&avail, NULL);
 	if (avail == RUMA_REWIRE_MREMAP && !mremap_fits(o, n))
 		return RUMA_REWIRE_MMAP;
