@@ -805,6 +805,20 @@ static int t_partition_huge(void)
 
 /* ---- snapshots -------------------------------------------------------------------- */
 
+/* SHUFFLE with MAP_PRIVATE chunks (false: the shared default). */
+static bool snap_private_view;
+
+/* What a write to a shared shuffled view does to the source: ref follows it. */
+static void shared_write(uint8_t *ref, size_t bytes, const uint64_t *order, size_t cb, size_t off,
+			 const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		size_t x = off + i, soff = order[x / cb] * cb + x % cb;
+		if (soff < bytes)
+			ref[soff] = buf[i];
+	}
+}
+
 static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 {
 	size_t page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
@@ -830,6 +844,7 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 	o.populate = populate;
 	o.init_dst = populate;
 	o.seed = ruma_rng_next(&test_rng);
+	o.private_view = snap_private_view;
 	rc = ruma_snap_create(&s, src, &o);
 	if (rc == RUMA_ENOHUGE) {
 		ruma_snap_src_destroy(src);
@@ -862,12 +877,16 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 		}
 		free(hit);
 	}
-	/* writes to the snapshot leave the source unchanged */
+	/* writes to the snapshot leave the source unchanged (a shared shuffled view: reach it) */
 	uint8_t junk[5000];
 	memset(junk, 0xAB, sizeof(junk));
-	size_t woff = bytes / 3;
-	CHECK_OK(ruma_snap_write(s, woff, junk, RUMA_MIN(sizeof(junk), bytes - woff)));
+	size_t woff = bytes / 3, wlen = RUMA_MIN(sizeof(junk), bytes - woff);
+	CHECK_OK(ruma_snap_write(s, woff, junk, wlen));
 	CHECK_OK(ruma_snap_write(s, 0, junk, 10));
+	if (m == RUMA_SNAP_SHUFFLE && !o.private_view) {
+		shared_write(ref, bytes, order, cb, woff, junk, wlen);
+		shared_write(ref, bytes, order, cb, 0, junk, 10);
+	}
 	CHECK(memcmp(sd, ref, bytes) == 0);
 	CHECK(memcmp(d + woff, junk, RUMA_MIN(sizeof(junk), bytes - woff)) == 0);
 	CHECK(d[0] == 0xAB && d[9] == 0xAB);
@@ -896,17 +915,21 @@ static int t_snapshot_4k(void)
 {
 	uint64_t before = maps_now();
 	for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++)
-		for (int pop = 0; pop < 2; pop++) {
+		for (int pop = 0; pop < 4; pop++) {
 			size_t ppcs[] = { 1, 4, 64 };
+			snap_private_view = pop >= 2;
 			for (size_t i = 0; i < TEST_N(ppcs); i++) {
-				int r = snap_case(false, (ruma_snap_method)m, ppcs[i], pop);
+				int r = snap_case(false, (ruma_snap_method)m, ppcs[i], pop & 1);
 				if (r) {
-					fprintf(stderr, "  ^ method %s ppc %zu populate %d\n",
-						ruma_snap_method_name((ruma_snap_method)m), ppcs[i], pop);
+					fprintf(stderr, "  ^ method %s ppc %zu populate %d private %d\n",
+						ruma_snap_method_name((ruma_snap_method)m), ppcs[i],
+						pop & 1, snap_private_view);
+					snap_private_view = false;
 					return r;
 				}
 			}
 		}
+	snap_private_view = false;
 	CHECK_EQ(maps_now(), before);
 	return TEST_PASS;
 }
@@ -969,8 +992,10 @@ static int pool_case(ruma_pool_kind k, bool huge, bool random, bool populate, si
 		for (size_t i = 0; i < n; i++)
 			CHECK(ruma_pool_page(p, i) == base + i * ps);
 	}
+	/* memfd rewiring: a mapping per page; pages moved: one mapping for the pool */
 	if (k == RUMA_POOL_REWIRED && random && n > 8)
-		CHECK(ruma_pool_mappings(p) > n / 2);
+		CHECK(ruma_pool_path(p) == RUMA_REWIRE_UFFD ? ruma_pool_mappings(p) == 1
+							     : ruma_pool_mappings(p) > n / 2);
 	ruma_pool_destroy(p);
 	return TEST_PASS;
 }
@@ -1005,6 +1030,7 @@ static int t_pool_map_budget(void)
 
 	ruma_pool_opts_default(&o);
 	o.random = true;
+	o.path = RUMA_REWIRE_MMAP; /* the memfd rewiring: one mapping per page */
 	o.map_budget = 100;
 	CHECK_EQ(ruma_pool_create(&p, 2000 * 4096, &o), RUMA_EMAPLIMIT);
 	CHECK_EQ(maps_now(), before);
@@ -1023,15 +1049,17 @@ static int t_pool_map_budget(void)
 }
 
 /*
- * Fail the nth mmap / fallocate / ftruncate / memfd_create of every
- * structure's construction for n = 1, 2, ...: each call either succeeds
+ * Fail the nth mmap / fallocate / ftruncate / memfd_create / mremap /
+ * UFFDIO_MOVE / UFFDIO_REGISTER / pwrite of every structure's construction for n = 1, 2, ...: each call either succeeds
  * with correct contents or returns the error, and no mapping or memfd is
  * left behind (ASan checks the heap).
  */
 static int t_inject_everywhere(void)
 {
-	static const ruma_sys sys[] = { RUMA_SYS_MMAP, RUMA_SYS_FALLOCATE, RUMA_SYS_FTRUNCATE,
-					RUMA_SYS_MEMFD_CREATE, RUMA_SYS_MREMAP };
+	static const ruma_sys sys[] = { RUMA_SYS_MMAP,	       RUMA_SYS_FALLOCATE,
+					RUMA_SYS_FTRUNCATE,    RUMA_SYS_MEMFD_CREATE,
+					RUMA_SYS_MREMAP,       RUMA_SYS_UFFDIO_MOVE,
+					RUMA_SYS_UFFDIO_REGISTER, RUMA_SYS_PWRITE };
 	size_t n = 20000;
 	uint64_t *keys = malloc(n * 8), before = maps_now();
 	int total_failures = 0;

@@ -134,6 +134,8 @@ static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool pop
 		return micro_fail("creating the destination snapshot", rc);
 	}
 	d->dst = ruma_snap_data(s->snap);
+	/* a shuffled view maps the source's pages shared, as the original does */
+	d->src_aliases_dst = method == RUMA_SNAP_SHUFFLE && !o.private_view;
 	if (method == RUMA_SNAP_SHUFFLE || method == RUMA_SNAP_MEMCPY_SHUFFLE) {
 		size_t chunk_bytes;
 		d->chunk_perm = (uint64_t *)ruma_snap_chunk_order(s->snap, &d->nchunks_perm, &chunk_bytes);

@@ -1,7 +1,8 @@
 /*
  * rewirebench.c — measures what rewiring costs: one mmap per page vs one per
- * run, populate vs first touch, 4 KiB vs 2 MiB pages, and an mremap move vs
- * rewiring plus refaulting.  See rewirebench.h for the variants.
+ * run, populate vs first touch, 4 KiB vs 2 MiB pages, an mremap move vs
+ * rewiring plus refaulting, and moving anonymous pages (UFFDIO_MOVE) one by
+ * one or as a run.  See rewirebench.h for the variants.
  *
  * Invariants: every number printed is a measured wall-clock time
  * (CLOCK_MONOTONIC around the operation only; area creation and teardown are
@@ -253,9 +254,68 @@ static int v_move_rewire(struct set *s, struct meas *m, size_t *nm)
 	return rc ? rc : one(m, nm, "move_rewire_refault", sec);
 }
 
+/*
+ * Moving anonymous pages (4 KiB only): a populated staging area's pages go
+ * to a fresh area, in random order (one call per page) or as one run, on
+ * the path the probe found (UFFDIO_MOVE, else mremap); then touching them.
+ * Creation and populating are outside the timed region.
+ */
+static int anon_move(struct set *s, bool random, double *sec)
+{
+	ruma_anon *src = NULL, *dst = NULL;
+	ruma_move_pair *pairs = malloc(s->pages * sizeof(*pairs));
+	int rc = pairs ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = ruma_anon_create(&src, s->pages, RUMA_REWIRE_AUTO);
+	if (!rc)
+		rc = ruma_anon_create(&dst, s->pages, ruma_anon_path(src));
+	if (!rc)
+		rc = ruma_anon_populate(src, 0, s->pages);
+	for (uint64_t v = 0; !rc && v < s->pages; v++)
+		pairs[v] = (ruma_move_pair){ v, random ? s->perm[v] : v };
+	if (!rc) {
+		double t0 = ruma_now_sec();
+		rc = ruma_anon_move_batch(dst, src, pairs, s->pages, NULL);
+		for (uint64_t v = 0; !rc && v < s->pages; v++)
+			*(volatile uint64_t *)ruma_anon_addr(dst, v) = v;
+		*sec = ruma_now_sec() - t0;
+	}
+	ruma_anon_destroy(src);
+	ruma_anon_destroy(dst);
+	free(pairs);
+	return rc;
+}
+
+static int v_anon_move(struct set *s, struct meas *m, size_t *nm, bool random)
+{
+	ruma_rewire_path path;
+	double sec;
+
+	ruma_move_probe(&path, NULL);
+	if (s->ps != RUMA_PAGE_4K || (random && path != RUMA_REWIRE_UFFD))
+		return 0; /* hugetlb pages do not move; mremap would map every page */
+	int rc = anon_move(s, random, &sec);
+	if (rc)
+		return rc;
+	if (path == RUMA_REWIRE_UFFD)
+		return one(m, nm, random ? "uffd_move_random" : "uffd_move_run", sec);
+	return one(m, nm, "mremap_move_run", sec);
+}
+
+static int v_anon_move_random(struct set *s, struct meas *m, size_t *nm)
+{
+	return v_anon_move(s, m, nm, true);
+}
+
+static int v_anon_move_run(struct set *s, struct meas *m, size_t *nm)
+{
+	return v_anon_move(s, m, nm, false);
+}
+
 static const variant_fn variants[] = {
-	v_page_random, v_page_contig, v_batch_random, v_batch_contig,
-	v_populate,    v_first_touch, v_move_mremap,  v_move_rewire,
+	v_page_random, v_page_contig, v_batch_random,	  v_batch_contig,  v_populate,
+	v_first_touch, v_move_mremap, v_move_rewire,	  v_anon_move_random, v_anon_move_run,
 };
 #define NVARIANTS (sizeof(variants) / sizeof(variants[0]))
 
@@ -338,7 +398,8 @@ static const char *const summary_order[] = {
 	"batch_contig",	    "populate_madvise",	    "populate_process_madvise",
 	"populate_touch",
 	"touch_after_populate", "first_touch",	    "move_mremap",
-	"move_rewire_refault",
+	"move_rewire_refault",	"uffd_move_random",   "uffd_move_run",
+	"mremap_move_run",
 };
 
 static void print_ratio(const struct results *r, const char *what, const char *a, size_t psa,
@@ -379,6 +440,9 @@ static void print_summary(const struct results *r)
 		    k4, 1);
 	print_ratio(r, "move_rewire_refault / move_mremap, 4KiB", "move_rewire_refault", k4,
 		    "move_mremap", k4, 1);
+	print_ratio(r, "page_random / uffd_move_random (mmap vs move per page), 4KiB", "page_random",
+		    k4, "uffd_move_random", k4, 1);
+	print_ratio(r, "first_touch / uffd_move_run, 4KiB", "first_touch", k4, "uffd_move_run", k4, 1);
 	print_ratio(r, "first_touch per byte: 4KiB / 2MiB", "first_touch", k4, "first_touch", m2,
 		    (double)m2 / (double)k4);
 	print_ratio(r, "page_random per byte: 4KiB / 2MiB", "page_random", k4, "page_random", m2,

@@ -12,7 +12,13 @@
  *   first_touch                touching every page right after a random rewire;
  *   move_mremap                mremap of a populated run + touching it;
  *   move_rewire_refault        mmap of the same pages at the destination,
- *                              unmap of the source, touching (refaults).
+ *                              unmap of the source, touching (refaults);
+ *   uffd_move_random           4 KiB: populated anonymous pages moved to a
+ *                              fresh area in random order with UFFDIO_MOVE
+ *                              (one ioctl per page, the area stays one
+ *                              mapping), then touched (no faults);
+ *   uffd_move_run              the same pages moved as one run (one ioctl;
+ *                              mremap_move_run when only mremap is available).
  * The set runs for 4 KiB pages and, when enough huge pages are free, for
  * 2 MiB pages over the same number of bytes (fewer if fewer are free).
  */

@@ -2,7 +2,8 @@
  * rwbench_partition.c — `ruma rwbench partition`: the partitioning methods
  * of partition.h over n random 64-bit keys for each partition count P.
  * Variants: traditional (the baseline), traditional-swwc, traditional-chains,
- * mapped, mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, the
+ * mapped (pages moved into place when the kernel has UFFDIO_MOVE; the path
+ * taken is printed to stderr, as for mapped-chains), mapped-mmap (always the memfd rewiring), mapped-chains, mapped-chains-swwc, mapped-adaptive, mremap, the
  * -ext variants (blocks carved from per-partition extents of extent_pages
  * pool pages), and with --huge mapped-chains-2m and mremap-2m.  The timed region is one
  * ruma_part_run (including building the contiguous output where the method
@@ -23,22 +24,24 @@ typedef struct part_variant {
 	const char *name;
 	ruma_part_method method;
 	bool swwc, huge, extents;
+	ruma_rewire_path path; /* MAPPED: AUTO (moves pages when the kernel can) or forced */
 } part_variant;
 
 static const part_variant variants[] = {
-	{ "traditional", RUMA_PART_TRADITIONAL, false, false, false },
-	{ "traditional-swwc", RUMA_PART_TRADITIONAL, true, false, false },
-	{ "traditional-chains", RUMA_PART_TRADITIONAL_CHAINS, false, false, false },
-	{ "mapped", RUMA_PART_MAPPED, false, false, false },
-	{ "mapped-chains", RUMA_PART_MAPPED_CHAINS, false, false, false },
-	{ "mapped-chains-swwc", RUMA_PART_MAPPED_CHAINS, true, false, false },
-	{ "mapped-adaptive", RUMA_PART_MAPPED_ADAPTIVE, false, false, false },
-	{ "mapped-ext", RUMA_PART_MAPPED, false, false, true },
-	{ "mapped-chains-ext", RUMA_PART_MAPPED_CHAINS, false, false, true },
-	{ "mapped-chains-ext-swwc", RUMA_PART_MAPPED_CHAINS, true, false, true },
-	{ "mremap", RUMA_PART_MREMAP, false, false, false },
-	{ "mapped-chains-2m", RUMA_PART_MAPPED_CHAINS, false, true, false },
-	{ "mremap-2m", RUMA_PART_MREMAP, false, true, false },
+	{ "traditional", RUMA_PART_TRADITIONAL, false, false, false, RUMA_REWIRE_AUTO },
+	{ "traditional-swwc", RUMA_PART_TRADITIONAL, true, false, false, RUMA_REWIRE_AUTO },
+	{ "traditional-chains", RUMA_PART_TRADITIONAL_CHAINS, false, false, false, RUMA_REWIRE_AUTO },
+	{ "mapped", RUMA_PART_MAPPED, false, false, false, RUMA_REWIRE_AUTO },
+	{ "mapped-mmap", RUMA_PART_MAPPED, false, false, false, RUMA_REWIRE_MMAP },
+	{ "mapped-chains", RUMA_PART_MAPPED_CHAINS, false, false, false, RUMA_REWIRE_AUTO },
+	{ "mapped-chains-swwc", RUMA_PART_MAPPED_CHAINS, true, false, false, RUMA_REWIRE_AUTO },
+	{ "mapped-adaptive", RUMA_PART_MAPPED_ADAPTIVE, false, false, false, RUMA_REWIRE_AUTO },
+	{ "mapped-ext", RUMA_PART_MAPPED, false, false, true, RUMA_REWIRE_AUTO },
+	{ "mapped-chains-ext", RUMA_PART_MAPPED_CHAINS, false, false, true, RUMA_REWIRE_AUTO },
+	{ "mapped-chains-ext-swwc", RUMA_PART_MAPPED_CHAINS, true, false, true, RUMA_REWIRE_AUTO },
+	{ "mremap", RUMA_PART_MREMAP, false, false, false, RUMA_REWIRE_AUTO },
+	{ "mapped-chains-2m", RUMA_PART_MAPPED_CHAINS, false, true, false, RUMA_REWIRE_AUTO },
+	{ "mremap-2m", RUMA_PART_MREMAP, false, true, false, RUMA_REWIRE_AUTO },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -105,6 +108,7 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 				po.huge = v->huge;
 				po.pages_per_block = o->pages_per_block;
 				po.extent_pages = v->extents ? o->extent_pages : 0;
+				po.path = v->path;
 				double t0 = ruma_now_sec();
 				int prc = ruma_part_run(keys, n, &po, &res);
 				double sec = ruma_now_sec() - t0;
@@ -122,6 +126,9 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 					rc = RUMA_ECORRUPT;
 					continue;
 				}
+				if (r == 0 && (v->method == RUMA_PART_MAPPED || v->method == RUMA_PART_MAPPED_CHAINS))
+					fprintf(stderr, "rwbench partition: %s P=%u: rewire path %s\n",
+						v->name, P, ruma_rewire_path_name(res->path));
 				if (r > 0) {
 					t.sec[(pi * nsel + j) * o->reps + (r - 1)] = sec;
 					fprintf(o->csv, "partition,%s,%u,%zu,%llu,%u,%.9f,%.3f,%llu,%llu,%d\n",

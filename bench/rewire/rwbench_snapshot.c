@@ -2,17 +2,22 @@
  * rwbench_snapshot.c — `ruma rwbench snapshot`: snapshots of an n-byte
  * memfd array (snapshot.h).  Variants: memcpy (the baseline), cow (kernel
  * copy-on-write through a MAP_PRIVATE view), rewired-cow (a page is copied
- * into a fresh pool page and rewired on its first write), shuffle and
- * memcpy-shuffle (16-page chunks in random order), and with --huge
- * memcpy-2m, cow-2m, rewired-cow-2m.  Phases, timed separately:
+ * into a fresh pool page and rewired on its first write, page by page),
+ * rewired-cow-run (the same, each run of 64 pages made writable with one
+ * ruma_snap_make_writable call before it is written), shuffle (16-page
+ * chunks in random order, shared view: the writes reach the source, as in
+ * the RUMA code base), shuffle-private (the same chunks MAP_PRIVATE: kernel
+ * COW), memcpy-shuffle, and with --huge memcpy-2m, cow-2m, rewired-cow-2m.
+ * Phases, timed separately:
  *   create  ruma_snap_create (the memcpy variants copy everything here)
  *   write   one 8-byte write into every page of the snapshot (the COW
  *           variants copy each page here: kernel COW fault, resp.
- *           ruma_snap_page_writable)
+ *           ruma_snap_page_writable / ruma_snap_make_writable)
  *   read    read every word of the snapshot
  *   destroy ruma_snap_destroy
  * The source is created and filled once per variant and repetition,
- * untimed, and checked to be unchanged after the writes.
+ * untimed, and checked after the writes: unchanged, except for the shared
+ * shuffled view, whose writes must show at the permuted source pages.
  *
  * Syscalls: none directly.
  */
@@ -29,17 +34,21 @@ typedef struct snap_variant {
 	ruma_snap_method method;
 	size_t ppc;
 	bool huge;
+	bool private_view; /* shuffle: MAP_PRIVATE chunks */
+	size_t run;        /* rewired: pages made writable per ruma_snap_make_writable (0: page by page) */
 } snap_variant;
 
 static const snap_variant variants[] = {
-	{ "memcpy", RUMA_SNAP_MEMCPY, 1, false },
-	{ "cow", RUMA_SNAP_COW, 1, false },
-	{ "rewired-cow", RUMA_SNAP_REWIRED_COW, 1, false },
-	{ "shuffle", RUMA_SNAP_SHUFFLE, 16, false },
-	{ "memcpy-shuffle", RUMA_SNAP_MEMCPY_SHUFFLE, 16, false },
-	{ "memcpy-2m", RUMA_SNAP_MEMCPY, 1, true },
-	{ "cow-2m", RUMA_SNAP_COW, 1, true },
-	{ "rewired-cow-2m", RUMA_SNAP_REWIRED_COW, 1, true },
+	{ "memcpy", RUMA_SNAP_MEMCPY, 1, false, false, 0 },
+	{ "cow", RUMA_SNAP_COW, 1, false, false, 0 },
+	{ "rewired-cow", RUMA_SNAP_REWIRED_COW, 1, false, false, 0 },
+	{ "rewired-cow-run", RUMA_SNAP_REWIRED_COW, 1, false, false, 64 },
+	{ "shuffle", RUMA_SNAP_SHUFFLE, 16, false, false, 0 },
+	{ "shuffle-private", RUMA_SNAP_SHUFFLE, 16, false, true, 0 },
+	{ "memcpy-shuffle", RUMA_SNAP_MEMCPY_SHUFFLE, 16, false, false, 0 },
+	{ "memcpy-2m", RUMA_SNAP_MEMCPY, 1, true, false, 0 },
+	{ "cow-2m", RUMA_SNAP_COW, 1, true, false, 0 },
+	{ "rewired-cow-2m", RUMA_SNAP_REWIRED_COW, 1, true, false, 0 },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -67,6 +76,7 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	so.method = v->method;
 	so.pages_per_chunk = v->ppc;
 	so.seed = seed;
+	so.private_view = v->private_view;
 	t0 = ruma_now_sec();
 	rc = ruma_snap_create(&s, src, &so);
 	sec[0] = ruma_now_sec() - t0;
@@ -79,11 +89,25 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	t0 = ruma_now_sec();
 	for (size_t p = 0; p < pages && !rc; p++) {
 		void *a;
-		rc = ruma_snap_page_writable(s, p, &a);
+		if (v->run && p % v->run == 0)
+			rc = ruma_snap_make_writable(s, p, RUMA_MIN(v->run, pages - p));
+		if (!rc)
+			rc = ruma_snap_page_writable(s, p, &a);
 		if (!rc)
 			*(volatile uint64_t *)a = ~(uint64_t)p;
 	}
 	sec[1] = ruma_now_sec() - t0;
+	/* where every snapshot page's write must show in the source (shared view), or nowhere */
+	size_t nchunks, cbytes;
+	const uint64_t *order = ruma_snap_chunk_order(s, &nchunks, &cbytes);
+	bool shared = v->method == RUMA_SNAP_SHUFFLE && !v->private_view;
+	uint64_t *src_page = shared ? malloc(pages * sizeof(*src_page)) : NULL;
+	if (shared && !src_page)
+		rc = -ENOMEM;
+	for (size_t p = 0; src_page && p < pages; p++) {
+		size_t ppc = cbytes / page;
+		src_page[p] = order[p / ppc] * ppc + p % ppc;
+	}
 	uint64_t sum = 0;
 	const uint64_t *d = ruma_snap_data(s);
 	t0 = ruma_now_sec();
@@ -94,10 +118,14 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	t0 = ruma_now_sec();
 	ruma_snap_destroy(s);
 	sec[3] = ruma_now_sec() - t0;
-	/* the source must not have seen the snapshot's writes */
+	/* the source must not have seen the snapshot's writes (shared view: must have) */
 	for (uint64_t i = 0; i < words && !rc; i += page / 8)
-		if (sd[i] != i)
+		if (!shared && sd[i] != i)
 			rc = RUMA_ECORRUPT;
+	for (size_t p = 0; shared && p < pages && !rc; p++)
+		if (sd[src_page[p] * (page / 8)] != ~(uint64_t)p)
+			rc = RUMA_ECORRUPT;
+	free(src_page);
 	ruma_snap_src_destroy(src);
 	return rc;
 }

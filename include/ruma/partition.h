@@ -17,10 +17,10 @@
  *                      a chain of malloc'ed blocks of pages_per_block pages.
  *                      Result: chunks only (data == NULL).
  *   MAPPED             (13/14) one pass, no histogram: every partition has its
- *                      own slot of a reserved virtual area into which blocks
- *                      of pages_per_block pool pages are wired as it grows.  At the
- *                      end all blocks are rewired into one contiguous output
- *                      in partition order (one mmap per run of pool pages).
+ *                      own slot of a reserved virtual area and grows in it.
+ *                      At the end its pages are rewired into one contiguous
+ *                      output in partition order.  How depends on the
+ *                      rewire path (opts.path, see below).
  *   MAPPED_CHAINS      (18/19) one pass: every partition writes through a
  *                      window of one block; when the block is full its pool
  *                      offset is appended to the partition's chain and the
@@ -46,6 +46,30 @@
  * consecutive pool pages).  At most one page of keys is copied per
  * partition ("squeeze").
  *
+ * Rewire paths of MAPPED and MAPPED_CHAINS (ruma_rewire_path, area.h;
+ * result.path says which one ran):
+ *   RUMA_REWIRE_UFFD    blocks are pages of a private anonymous staging
+ *                       area (the kernel gives every page on its first
+ *                       write; MAPPED: one slot per partition, CHAINS:
+ *                       blocks of pages_per_block pages carved from extents
+ *                       of max(extent_pages, 64) staging pages per
+ *                       partition); the final layout moves the pages into
+ *                       the output with UFFDIO_MOVE, one ioctl per run of
+ *                       consecutive staging pages (about one per partition
+ *                       resp. extent).  One kernel mapping per area whatever
+ *                       the block size: no vm.max_map_count limit.
+ *   RUMA_REWIRE_MREMAP  the same, moving runs with mremap(MREMAP_DONTUNMAP):
+ *                       up to two mappings per run.
+ *   RUMA_REWIRE_MMAP    the original's way: blocks of pages_per_block pool
+ *                       pages of a memfd wired with mmap(MAP_SHARED|MAP_FIXED),
+ *                       one mapping per discontinuity (about one per block).
+ *   RUMA_REWIRE_AUTO    (default) UFFD when the kernel offers UFFDIO_MOVE
+ *                       (ruma_move_probe), else MREMAP when its mappings
+ *                       (two per expected run) fit the budget, else MMAP.
+ *                       huge always uses MMAP (hugetlb pages cannot be
+ *                       moved this way).
+ * MAPPED_ADAPTIVE always uses MMAP.
+ *
  * Software write-combining (swwc): a 64-byte buffer per partition, flushed
  * with a 64-byte copy (non-temporal stores on x86-64 with SSE2) when full.
  * docs/structures.md says where it helped in our measurements.
@@ -54,6 +78,7 @@
 #define RUMA_PARTITION_H
 
 #include <ruma/ruma.h>
+#include <ruma/area.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -123,6 +148,13 @@ typedef struct ruma_part_opts {
 	/* Optional: called when a phase ends (see ruma_part_phase), with phase_ctx. */
 	void (*phase)(void *phase_ctx, ruma_part_phase ended);
 	void *phase_ctx;
+	ruma_rewire_path path;   /* MAPPED, MAPPED_CHAINS: how pages are rewired (default AUTO, see above) */
+	/*
+	 * Mapped methods: most kernel mappings each area of the run may create;
+	 * 0 = only the process-wide budget (vm.max_map_count minus
+	 * RUMA_AREA_MAP_MARGIN).  Lets a test impose a low limit without the sysctl.
+	 */
+	uint64_t map_budget;
 } ruma_part_opts;
 
 /* One run of consecutive output keys of one partition. */
@@ -151,7 +183,8 @@ typedef struct ruma_part_result {
 	ruma_part_chunk *chunks;
 	size_t nchunks;
 	ruma_part_method method;
-	uint64_t rewires;     /* mmap calls spent on rewiring (window moves + final layout) */
+	ruma_rewire_path path; /* mapped methods: the rewire path used (MAPPED, CHAINS may move pages) */
+	uint64_t rewires;     /* mmap / UFFDIO_MOVE / mremap calls spent on rewiring */
 	uint64_t bytes_copied;/* bytes copied to close holes (mapped methods) */
 	void *impl_;          /* private: pools, areas, blocks */
 } ruma_part_result;

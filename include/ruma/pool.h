@@ -6,11 +6,24 @@
  *             memfd of 4 KiB or 2 MiB pages) and wired into a reserved
  *             virtual area (area.h).  Sequential placement: virtual page i
  *             maps physical page i, one mapping for all.  Random placement
- *             (random = true): virtual page i maps a shuffled physical page,
- *             one mmap and one kernel mapping (VMA) per page — the extreme
- *             case of fragmentation.  The number of mappings is limited by
- *             map_budget; exceeding it gives RUMA_EMAPLIMIT before any
- *             mapping is made.
+ *             (random = true): virtual page i maps a shuffled physical page
+ *             — the extreme case of fragmentation.  Two ways (opts.path,
+ *             ruma_pool_path says which ran):
+ *               RUMA_REWIRE_UFFD  (default when the kernel offers
+ *                 UFFDIO_MOVE, 4 KiB pages) the pages are allocated in
+ *                 order in an anonymous staging area (MADV_POPULATE_WRITE),
+ *                 then page perm[i] is moved to virtual page i with
+ *                 UFFDIO_MOVE: one ioctl per page, ONE kernel mapping for
+ *                 the pool, no vm.max_map_count limit.  The pages always
+ *                 have memory (populate is implied).
+ *               RUMA_REWIRE_MMAP  (the original's way, the fallback, and
+ *                 always for 2 MiB pages) one mmap and one kernel mapping
+ *                 (VMA) per page.  The number of mappings is limited by
+ *                 map_budget; exceeding it gives RUMA_EMAPLIMIT before any
+ *                 mapping is made.
+ *               RUMA_REWIRE_MREMAP  (only when asked) moves as UFFD with
+ *                 mremap(MREMAP_DONTUNMAP): two mappings per page, budgeted
+ *                 like MMAP.
  *   INDIRECT  (41) software indirection: 2 MiB-aligned posix_memalign chunk(s)
  *             plus a directory of page pointers (random: the directory
  *             points at the pages in shuffled order).  No contiguous base.
@@ -28,6 +41,7 @@
 #define RUMA_POOL_H
 
 #include <ruma/ruma.h>
+#include <ruma/area.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +62,7 @@ typedef struct ruma_pool_opts {
 	uint64_t map_budget;/* REWIRED: max mappings this pool may create;
 			       0 = vm.max_map_count minus the mappings the process already has, minus 1000 */
 	uint64_t seed;      /* placement permutation (random) */
+	ruma_rewire_path path; /* REWIRED random: how pages are placed (default AUTO, see above) */
 } ruma_pool_opts;
 
 typedef struct ruma_pool ruma_pool;
@@ -89,6 +104,13 @@ RUMA_API void *const *ruma_pool_directory(const ruma_pool *p);
 
 /* ruma_pool_mappings — kernel mappings (mmap calls that created VMAs) the pool made. */
 RUMA_API uint64_t ruma_pool_mappings(const ruma_pool *p);
+
+/*
+ * ruma_pool_path — how a REWIRED pool placed its pages: RUMA_REWIRE_MMAP
+ * (memfd rewiring), RUMA_REWIRE_UFFD or RUMA_REWIRE_MREMAP (anonymous pages
+ * moved); RUMA_REWIRE_AUTO for the other kinds.
+ */
+RUMA_API ruma_rewire_path ruma_pool_path(const ruma_pool *p);
 
 /* ruma_pool_kind_name — "rewired", "indirect", "mmap". */
 RUMA_API const char *ruma_pool_kind_name(ruma_pool_kind k);

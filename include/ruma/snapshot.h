@@ -13,8 +13,13 @@
  *   SHUFFLE         (6-9)  the snapshot is built chunk by chunk (a chunk is
  *                          pages_per_chunk pages): snapshot chunk i maps
  *                          source chunk order[i] (a random permutation), one
- *                          mmap per chunk, MAP_PRIVATE so writes to the
- *                          snapshot stay private (kernel COW).  Only full
+ *                          mmap per chunk.  By default MAP_SHARED, as in the
+ *                          RUMA code base: the snapshot is a shuffled view
+ *                          of the source's pages, and a write to it is a
+ *                          write to the source (no copy).  With
+ *                          opts.private_view the chunks are MAP_PRIVATE:
+ *                          writes stay in the snapshot (kernel COW, each
+ *                          first write to a page copies it).  Only full
  *                          chunks are permuted: a shorter last chunk stays
  *                          last.  With pages_per_chunk >= pages, the order
  *                          is the identity.
@@ -22,10 +27,15 @@
  *                          into a fresh buffer (init_dst: touch it first).
  *   REWIRED_COW     ("rewired CoW" of the paper) the snapshot maps the
  *                          source's physical pages MAP_SHARED, read-only.
- *                          ruma_snap_write / ruma_snap_page_writable copy the
- *                          touched page into a fresh pool page and rewire the
- *                          snapshot page to it (read-write); the source page
- *                          is not changed.
+ *                          ruma_snap_make_writable / ruma_snap_write /
+ *                          ruma_snap_page_writable copy the touched pages
+ *                          into fresh pool pages and rewire the snapshot
+ *                          pages to them (read-write, page tables filled);
+ *                          the source pages are not changed.  The cost is
+ *                          one pwrite and one mmap per RUN of pages made
+ *                          writable together, so making a range writable at
+ *                          once is much cheaper per page than page by page
+ *                          (docs/structures.md has numbers).
  *
  * populate: fill the page tables of the snapshot at creation (MAP_POPULATE
  * or MADV_POPULATE_*), so the first read takes no fault.  huge comes from the
@@ -81,9 +91,10 @@ typedef struct ruma_snap_opts {
 	bool populate;          /* fill page tables of the snapshot at creation */
 	bool init_dst;          /* MEMCPY / MEMCPY_SHUFFLE: touch the destination before copying */
 	uint64_t seed;          /* permutation seed for the shuffled methods */
+	bool private_view;      /* SHUFFLE: MAP_PRIVATE chunks (kernel COW) instead of MAP_SHARED */
 } ruma_snap_opts;
 
-/* ruma_snap_opts_default — COW, 1 page per chunk, no populate, seed 1. */
+/* ruma_snap_opts_default — COW, 1 page per chunk, no populate, seed 1, shared shuffled views. */
 RUMA_API void ruma_snap_opts_default(ruma_snap_opts *o);
 
 /*
@@ -117,16 +128,28 @@ RUMA_API const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchun
 /*
  * ruma_snap_page_writable — make snapshot page `page` writable and return
  * its address in *addr.  REWIRED_COW: on the first call for a page, copy it
- * into a fresh pool page and rewire the snapshot page to it (one mmap); later
- * calls are free.  Other methods: just the address.  Returns 0, -EINVAL
+ * into a fresh pool page and rewire the snapshot page to it (one pwrite and
+ * one mmap, as ruma_snap_make_writable of one page); later calls are free.  Other methods: just the address.  Returns 0, -EINVAL
  * (page out of range), -ENOMEM, RUMA_ENOHUGE, or an errno of the rewire (the
  * snapshot is then unchanged).
  */
 RUMA_API int ruma_snap_page_writable(ruma_snap *s, size_t page, void **addr);
 
 /*
+ * ruma_snap_make_writable — make snapshot pages [first, first + n) writable.
+ * REWIRED_COW: every page without a private copy gets one, with one pwrite
+ * (4 KiB pools; 2 MiB: memcpy) and one mmap per maximal run of such pages;
+ * pages copied before are left alone.  Other methods: nothing to do.
+ * Returns 0, -EINVAL (range, n == 0), -ENOMEM, -ENOSPC, RUMA_ENOHUGE,
+ * RUMA_EMAPLIMIT, or an errno of pwrite/mmap; runs copied before the
+ * failing one stay copied, the failing run reads the source again.
+ */
+RUMA_API int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n);
+
+/*
  * ruma_snap_write — copy len bytes from buf to snapshot offset off, making
- * every touched page writable first (see ruma_snap_page_writable).
+ * every touched page writable first (all of them at once, see
+ * ruma_snap_make_writable).
  * Returns 0, -EINVAL (range outside the snapshot), or an error as above.
  */
 RUMA_API int ruma_snap_write(ruma_snap *s, size_t off, const void *buf, size_t len);

@@ -8,6 +8,12 @@
  * own cache lines: counting costs one uncontended add per syscall.
  *
  * Syscalls: all of those named in os.h, each exactly where its wrapper says.
+ * mremap goes through syscall(2): glibc's variadic wrapper reads new_addr
+ * only with MREMAP_FIXED, so MREMAP_DONTUNMAP alone would get a garbage
+ * address.  userfaultfd is opened with UFFD_USER_MODE_ONLY (no kernel-mode
+ * faults are ever handled, so no privilege is needed for that) and its
+ * ioctls carry their own struct definitions where the uapi headers are older
+ * than the running kernel (UFFDIO_MOVE, Linux 6.8).
  */
 #include "os/os.h"
 
@@ -16,9 +22,11 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <linux/perf_event.h>
+#include <linux/userfaultfd.h>
 #include <liburing.h>
 #include <stdatomic.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,6 +64,11 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_REMAP_FILE_PAGES] = "remap_file_pages",
 	[RUMA_SYS_FDATASYNC] = "fdatasync",
 	[RUMA_SYS_FLOCK] = "flock",
+	[RUMA_SYS_USERFAULTFD] = "userfaultfd",
+	[RUMA_SYS_UFFDIO_API] = "uffdio_api",
+	[RUMA_SYS_UFFDIO_REGISTER] = "uffdio_register",
+	[RUMA_SYS_UFFDIO_UNREGISTER] = "uffdio_unregister",
+	[RUMA_SYS_UFFDIO_MOVE] = "uffdio_move",
 };
 
 const char *ruma_os_sys_name(ruma_sys s)
@@ -150,10 +163,11 @@ int ruma_os_mremap(void *old, size_t old_len, size_t new_len, int flags, void *n
 	int inj = enter(RUMA_SYS_MREMAP);
 	if (inj)
 		return fail_code(inj);
-	void *p = mremap(old, old_len, new_len, flags, new_addr);
-	if (p == MAP_FAILED)
+	/* raw syscall: glibc drops new_addr unless MREMAP_FIXED is set */
+	long p = syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+	if (p == -1)
 		return -errno;
-	*out = p;
+	*out = (void *)p;
 	return 0;
 }
 
@@ -406,4 +420,85 @@ int ruma_os_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
 void ruma_os_uring_exit(struct io_uring *ring)
 {
 	io_uring_queue_exit(ring);
+}
+
+/* ---- userfaultfd: page moves ------------------------------------------------------ */
+
+/* struct uffdio_move and its ioctl number (uapi headers before 6.8 lack them). */
+struct os_uffdio_move {
+	uint64_t dst, src, len, mode;
+	int64_t move;
+};
+#define OS_UFFDIO_MOVE _IOWR(UFFDIO, 0x05, struct os_uffdio_move)
+
+int ruma_os_userfaultfd(int *fd)
+{
+	int inj = enter(RUMA_SYS_USERFAULTFD);
+	if (inj)
+		return fail_code(inj);
+	int flags = O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY;
+	long r = syscall(SYS_userfaultfd, flags);
+	if (r >= 0) {
+		*fd = (int)r;
+		return 0;
+	}
+	int err = -errno;
+	int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return err;
+	r = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+	close(dev);
+	if (r < 0)
+		return err;
+	*fd = (int)r;
+	return 0;
+}
+
+int ruma_os_uffdio_api(int fd, uint64_t want, uint64_t *got)
+{
+	int inj = enter(RUMA_SYS_UFFDIO_API);
+	if (inj)
+		return fail_code(inj);
+	struct uffdio_api api = { .api = UFFD_API, .features = want };
+	if (ioctl(fd, UFFDIO_API, &api))
+		return -errno;
+	if (got)
+		*got = api.features;
+	return 0;
+}
+
+int ruma_os_uffdio_register(int fd, void *addr, size_t len, uint64_t mode)
+{
+	int inj = enter(RUMA_SYS_UFFDIO_REGISTER);
+	if (inj)
+		return fail_code(inj);
+	struct uffdio_register reg = { .range = { (uintptr_t)addr, len }, .mode = mode };
+	return ioctl(fd, UFFDIO_REGISTER, &reg) ? -errno : 0;
+}
+
+int ruma_os_uffdio_unregister(int fd, void *addr, size_t len)
+{
+	int inj = enter(RUMA_SYS_UFFDIO_UNREGISTER);
+	if (inj)
+		return fail_code(inj);
+	struct uffdio_range range = { (uintptr_t)addr, len };
+	return ioctl(fd, UFFDIO_UNREGISTER, &range) ? -errno : 0;
+}
+
+int ruma_os_uffdio_move(int fd, void *dst, void *src, size_t len, uint64_t mode, size_t *moved)
+{
+	int inj = enter(RUMA_SYS_UFFDIO_MOVE);
+	bool partial = inj == 1;
+
+	*moved = 0;
+	if (inj && !partial)
+		return inj;
+	if (partial) /* the first half (at least one page) only */
+		len = len / 2 >= 4096 ? (len / 2) & ~(size_t)4095 : len;
+	struct os_uffdio_move m = { (uintptr_t)dst, (uintptr_t)src, len, mode, 0 };
+	int rc = ioctl(fd, OS_UFFDIO_MOVE, &m) ? -errno : 0;
+	*moved = m.move > 0 ? (size_t)m.move : 0;
+	if (!rc && partial)
+		return -EAGAIN;
+	return rc;
 }

@@ -2,7 +2,7 @@
  * os.h — the operating-system layer.  This is the ONLY code in ruma that issues
  * mmap, munmap, mremap, mprotect, madvise, process_madvise, memfd_create,
  * ftruncate, fallocate, open, pread, pwrite, fsync, fdatasync, flock, io_uring,
- * futex, perf_event_open and remap_file_pages.
+ * futex, perf_event_open, remap_file_pages, userfaultfd and its ioctls.
  *
  * Every wrapper
  *   - returns 0 (or a byte count for pread/pwrite) or a negative errno,
@@ -45,6 +45,13 @@ typedef enum ruma_sys {
 	RUMA_SYS_REMAP_FILE_PAGES,
 	RUMA_SYS_FDATASYNC,
 	RUMA_SYS_FLOCK,
+	/* userfaultfd page moves (ruma_os_userfaultfd ... ruma_os_uffdio_move) */
+	RUMA_SYS_USERFAULTFD,
+	RUMA_SYS_UFFDIO_API,
+	RUMA_SYS_UFFDIO_REGISTER,
+	RUMA_SYS_UFFDIO_UNREGISTER,
+	RUMA_SYS_UFFDIO_MOVE,
+	/* end of the userfaultfd block */
 	RUMA_SYS_COUNT_
 } ruma_sys;
 
@@ -151,5 +158,40 @@ int ruma_os_uring_init(struct io_uring *ring, unsigned entries);
 /* io_uring_submit_and_wait: submit what is queued and wait for wait_nr completions. */
 int ruma_os_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
 void ruma_os_uring_exit(struct io_uring *ring);
+
+/* ---- userfaultfd: page moves (Linux >= 6.8 for UFFDIO_MOVE) ----------------- */
+
+/* UFFD_FEATURE_MOVE and the UFFDIO_MOVE modes (older uapi headers lack them). */
+#define RUMA_UFFD_FEATURE_MOVE ((uint64_t)1 << 16)
+#define RUMA_UFFDIO_MOVE_DONTWAKE ((uint64_t)1 << 0)
+#define RUMA_UFFDIO_MOVE_ALLOW_SRC_HOLES ((uint64_t)1 << 1)
+
+/*
+ * A new userfaultfd (O_CLOEXEC|O_NONBLOCK, user-mode faults only) in *fd:
+ * the userfaultfd(2) syscall, and when that is refused (EPERM with
+ * vm.unprivileged_userfaultfd = 0, ENOSYS) the ioctl USERFAULTFD_IOC_NEW on
+ * /dev/userfaultfd (Linux >= 5.11).  Counted as one call; an injected
+ * failure skips both.  Returns 0 or the negative errno of the syscall.
+ */
+int ruma_os_userfaultfd(int *fd);
+/*
+ * UFFDIO_API handshake asking for the features `want`; *got (may be NULL)
+ * receives what the kernel offers.  -EINVAL when the kernel lacks a wanted
+ * feature (the descriptor is then unusable: close it).
+ */
+int ruma_os_uffdio_api(int fd, uint64_t want, uint64_t *got);
+/* UFFDIO_REGISTER of [addr, addr + len) with mode UFFDIO_REGISTER_MODE_*. */
+int ruma_os_uffdio_register(int fd, void *addr, size_t len, uint64_t mode);
+/* UFFDIO_UNREGISTER of [addr, addr + len). */
+int ruma_os_uffdio_unregister(int fd, void *addr, size_t len);
+/*
+ * UFFDIO_MOVE of len bytes from src to dst (RUMA_UFFDIO_MOVE_* mode bits).
+ * *moved receives the bytes moved, also on failure (the kernel moves page by
+ * page and reports a partial move with -EAGAIN or the error that stopped it).
+ * Injection: err != 0 fails before the kernel with *moved = 0; err 0
+ * injects a partial move: only the first half of the range (at least one
+ * page) reaches the kernel and the call returns -EAGAIN.
+ */
+int ruma_os_uffdio_move(int fd, void *dst, void *src, size_t len, uint64_t mode, size_t *moved);
 
 #endif

@@ -16,7 +16,8 @@
  *   mmap   — the reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
  *            MAP_NORESERVE, over-reserved by one page and trimmed for
  *            alignment), each run (MAP_SHARED or MAP_PRIVATE | MAP_FIXED at
- *            the pool file offset) and each un-mapping (the reservation
+ *            the pool file offset, plus MAP_POPULATE for
+ *            RUMA_AREA_MAP_POPULATE) and each un-mapping (the reservation
  *            again, MAP_FIXED, so the range stays reserved);
  *   munmap — trimming the over-reservation and releasing the area.
  */
@@ -221,6 +222,22 @@ int area_budget_check(const ruma_area *a, uint64_t predicted)
 	return 0;
 }
 
+int area_maps_claim(uint64_t max_map_count, uint64_t delta)
+{
+	uint64_t limit = max_map_count > RUMA_AREA_MAP_MARGIN ? max_map_count - RUMA_AREA_MAP_MARGIN : 0;
+
+	if (atomic_fetch_add(&area_maps_total, delta) + delta > limit) {
+		atomic_fetch_sub(&area_maps_total, delta);
+		return RUMA_EMAPLIMIT;
+	}
+	return 0;
+}
+
+void area_maps_release(uint64_t delta)
+{
+	atomic_fetch_sub(&area_maps_total, delta);
+}
+
 void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t predicted)
 {
 	for (uint64_t i = 0; i < n; i++) {
@@ -264,11 +281,11 @@ int area_reserve_range(ruma_area *a, uint64_t v, uint64_t n)
 	return rc;
 }
 
-static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int extra)
 {
 	ruma_phys *pool = area_pool_of(a, e0);
 	int prot = PROT_READ | (e0 & ENT_RDONLY ? 0 : PROT_WRITE);
-	int fl = MAP_FIXED | (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
+	int fl = MAP_FIXED | extra | (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED);
 	void *got;
 
 	a->mmaps++;
@@ -278,6 +295,11 @@ static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
 }
 
 int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
+{
+	return area_set_run_ex(a, v, n, e0, 0);
+}
+
+int area_set_run_ex(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int mmap_extra)
 {
 	uint64_t predicted = area_predict(a, v, n, e0);
 	int rc = area_budget_check(a, predicted);
@@ -295,7 +317,7 @@ int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
 		area_commit(a, v, n, 0, predicted);
 		return 0;
 	}
-	rc = map_pool_run(a, v, n, e0);
+	rc = map_pool_run(a, v, n, e0, mmap_extra);
 	if (rc) {
 		area_reserve_range(a, v, n);
 		return rc;
@@ -331,7 +353,8 @@ int ruma_area_map_run(ruma_area *a, uint64_t vpage, ruma_phys *phys, uint64_t pp
 		return -EINVAL;
 	int rc = area_pool_entry(a, phys, ppage, n, flags, &e0);
 	if (!rc)
-		rc = area_set_run(a, vpage, n, e0);
+		rc = area_set_run_ex(a, vpage, n, e0,
+				     flags & RUMA_AREA_MAP_POPULATE ? MAP_POPULATE : 0);
 	if (!rc && (flags & RUMA_AREA_POPULATE))
 		rc = area_populate_mapped(a, vpage, n, flags, how);
 	return rc;

@@ -1,7 +1,8 @@
 /*
  * area_internal.h — the layout of ruma_area and the helpers shared by
  * area.c (table, budget, single runs), area_batch.c (batches, alias,
- * populate), area_move.c (mremap moves) and area_proc.c (/proc readers).
+ * populate), area_move.c (mremap moves), area_proc.c (/proc readers) and
+ * area_anon.c (anonymous areas and page moves, which share the budget).
  *
  * Table entries (uint64_t per virtual page):
  *   0                          unmapped (PROT_NONE reservation)
@@ -97,10 +98,20 @@ int area_pool_entry(ruma_area *a, ruma_phys *phys, uint64_t ppage, uint64_t n, u
  * range is reset to the reservation and reads none.  Returns 0 or an error.
  */
 int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0);
+/* As area_set_run, adding mmap_extra (MAP_POPULATE) to the flags of a pool mapping. */
+int area_set_run_ex(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int mmap_extra);
 
 /* Budget: the estimate after setting [v, v + n) to e0.., and whether it is allowed. */
 uint64_t area_predict(const ruma_area *a, uint64_t v, uint64_t n, uint64_t e0);
 int area_budget_check(const ruma_area *a, uint64_t predicted);
+
+/*
+ * The process-wide mapping estimate shared by ruma_area and ruma_anon:
+ * claim delta more mappings (RUMA_EMAPLIMIT, nothing claimed, when the total
+ * would exceed max_map_count - RUMA_AREA_MAP_MARGIN) and release them.
+ */
+int area_maps_claim(uint64_t max_map_count, uint64_t delta);
+void area_maps_release(uint64_t delta);
 
 /* Record [v, v + n) = e0.. in the table and the estimates (no syscall). */
 void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t predicted);

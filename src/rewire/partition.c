@@ -81,6 +81,7 @@ void ruma_part_impl_release(part_impl *impl)
 			(void)ruma_os_munmap(impl->regions[p], impl->region_bytes[p]);
 	free(impl->regions);
 	free(impl->region_bytes);
+	ruma_anon_destroy(impl->anon);
 	for (int i = 0; i < 2; i++) {
 		ruma_area_destroy(impl->area[i]);
 		ruma_phys_destroy(impl->phys[i]);

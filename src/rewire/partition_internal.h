@@ -30,6 +30,8 @@ typedef struct part_impl {
 	/* mapped methods: pools and output areas (index 1: the 4 KiB pool of ADAPTIVE + huge) */
 	ruma_phys *phys[2];
 	ruma_area *area[2];
+	/* MAPPED over anonymous memory: the output (or, for chunks, the staging slots) */
+	ruma_anon *anon;
 } part_impl;
 
 /* A software write-combining line: 8 keys, 64-byte aligned. */

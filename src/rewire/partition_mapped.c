@@ -34,8 +34,17 @@
  * arbitrary partition boundaries, so that combination returns chunks (one
  * gappy area per pool), as does contiguous == false for every method.
  *
+ * MAPPED and MAPPED_CHAINS over anonymous memory (the UFFD and MREMAP
+ * rewire paths, chosen by choose_path): the blocks are pages of one
+ * anonymous staging area written directly (the kernel supplies each page
+ * on its first write), the squeeze runs on the staging pages in place, and
+ * the output pages are moved into an anonymous output area with one move
+ * per run of consecutive staging pages (about one per partition or extent).  One kernel mapping per area on the UFFD path, so one-page
+ * granularity has no vm.max_map_count limit.
+ *
  * Syscalls: all through phys.h (memfd_create, ftruncate, fallocate punch)
- * and area.h (mmap MAP_FIXED, madvise populate).
+ * and area.h (mmap MAP_FIXED, madvise populate; anonymous areas: mmap,
+ * UFFDIO_REGISTER, UFFDIO_MOVE or mremap).
  */
 #include "rewire/partition_internal.h"
 
@@ -306,6 +315,8 @@ static int wire_output(mctx *c, int q, const uint64_t *ppages, const uint64_t *i
 	for (uint64_t j = 0; j < n; j++)
 		pairs[j] = (ruma_rewire_pair){ j, ppages[idx ? idx[j] : j] };
 	rc = ruma_area_create(&c->impl->area[q], c->page[q], n);
+	if (!rc && c->o->map_budget)
+		ruma_area_set_map_budget(c->impl->area[q], c->o->map_budget);
 	if (!rc)
 		rc = ruma_area_rewire_batch(c->impl->area[q], c->impl->phys[q], pairs, n,
 					    c->o->populate ? RUMA_AREA_POPULATE : 0, &res);
@@ -328,18 +339,110 @@ static void free_unused_tails(mctx *c)
 	}
 }
 
-/* Address of gappy page g in the scratch area, wiring it on first use. */
-static int scratch_page(mctx *c, ruma_area *a, const uint64_t *ppages, uint8_t *wired, uint64_t g,
-			uint64_t **addr)
+/* Where the squeeze reads and writes gappy page g. */
+typedef int (*gappy_page_fn)(void *ctx, uint64_t g, uint64_t **addr);
+
+/* What the squeeze decided: the output pages in order, the pages it emptied. */
+typedef struct squeeze_out {
+	uint64_t *emit, ne;
+	uint64_t *drop, nd;
+	uint64_t bytes_copied;
+} squeeze_out;
+
+/*
+ * Plan the squeeze of a gappy layout (gp/kp/tp as gappy_plan gives them, E
+ * keys per page): complete the partly filled page of the output so far with
+ * keys from the END of the next partition, copying through page().  Fills
+ * so->emit (output order) and so->drop (emptied pages).
+ */
+static int squeeze_plan(uint32_t P, size_t E, const uint64_t *gp, const uint64_t *kp,
+			const size_t *tp, gappy_page_fn page, void *ctx, squeeze_out *so)
 {
-	if (!wired[g]) {
-		int rc = ruma_area_map_run(a, g, c->impl->phys[0], ppages[g], 1, 0, NULL);
+	uint64_t cur = UINT64_MAX, *dst = NULL;
+	size_t f = 0;
+	int rc = 0;
+
+	for (uint32_t p = 0; p < P && !rc; p++) {
+		uint64_t k = kp[p], first = gp[p], last = gp[p] + kp[p] - 1;
+		size_t t = tp[p];
+		if (!k)
+			continue;
+		if (cur != UINT64_MAX) {
+			size_t h = E - f;
+			while (h && k && !rc) {
+				uint64_t *src;
+				rc = page(ctx, last, &src);
+				if (rc)
+					break;
+				size_t take = RUMA_MIN(h, t);
+				memcpy(dst + f, src + t - take, take * 8);
+				so->bytes_copied += take * 8;
+				f += take;
+				h -= take;
+				t -= take;
+				if (!t) {
+					so->drop[so->nd++] = last--;
+					k--;
+					t = E;
+				}
+			}
+			if (rc || h)
+				continue; /* error, or partition used up and the page still partly filled */
+			so->emit[so->ne++] = cur;
+			cur = UINT64_MAX;
+			if (!k)
+				continue;
+		}
+		for (uint64_t v = first; v < last; v++)
+			so->emit[so->ne++] = v;
+		if (t == E) {
+			so->emit[so->ne++] = last;
+		} else {
+			cur = last;
+			f = t;
+			rc = page(ctx, cur, &dst);
+		}
+	}
+	if (!rc && cur != UINT64_MAX)
+		so->emit[so->ne++] = cur;
+	return rc;
+}
+
+static int squeeze_out_alloc(squeeze_out *so, uint64_t total)
+{
+	*so = (squeeze_out){ 0 };
+	so->emit = malloc((total ? total : 1) * sizeof(*so->emit));
+	so->drop = malloc((total ? total : 1) * sizeof(*so->drop));
+	return so->emit && so->drop ? 0 : -ENOMEM;
+}
+
+static void squeeze_out_free(squeeze_out *so)
+{
+	free(so->emit);
+	free(so->drop);
+}
+
+/* The memfd squeeze reads and writes pool pages through a scratch area. */
+typedef struct scratch_ctx {
+	mctx *c;
+	ruma_area *a;
+	const uint64_t *ppages;
+	uint8_t *wired;
+} scratch_ctx;
+
+/* Address of gappy page g in the scratch area, wiring it on first use. */
+static int scratch_page(void *ctx, uint64_t g, uint64_t **addr)
+{
+	scratch_ctx *sc = ctx;
+
+	if (!sc->wired[g]) {
+		int rc = ruma_area_map_run(sc->a, g, sc->c->impl->phys[0], sc->ppages[g], 1, 0, NULL);
 		if (rc)
 			return rc;
-		c->rewires++;
-		wired[g] = 1;
+		sc->c->rewires++;
+		sc->wired[g] = 1;
 	}
-	*addr = ruma_area_addr(a, g);
+	*addr = ruma_area_addr(sc->a, g);
 	return 0;
 }
 
@@ -353,71 +456,29 @@ static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t
 		   uint64_t total, const uint64_t *ppages)
 {
 	const size_t E = c->page[0] / 8;
-	uint64_t *emit = malloc(total * sizeof(*emit)), *drop = malloc(total * sizeof(*drop));
-	uint8_t *wired = calloc(total, 1);
-	uint64_t ne = 0, nd = 0, cur = UINT64_MAX, *dst = NULL;
-	ruma_area *scratch = NULL;
-	size_t f = 0;
-	int rc = 0;
+	scratch_ctx sc = { .c = c, .ppages = ppages, .wired = calloc(total, 1) };
+	squeeze_out so;
+	int rc = squeeze_out_alloc(&so, total);
 
-	if (!emit || !drop || !wired)
+	if (!rc && !sc.wired)
 		rc = -ENOMEM;
 	if (!rc)
-		rc = ruma_area_create(&scratch, c->page[0], total);
-	for (uint32_t p = 0; p < c->P && !rc; p++) {
-		uint64_t k = kp[p], first = gp[p], last = gp[p] + kp[p] - 1;
-		size_t t = tp[p];
-		if (!k)
-			continue;
-		if (cur != UINT64_MAX) {
-			size_t h = E - f;
-			while (h && k && !rc) {
-				uint64_t *src;
-				rc = scratch_page(c, scratch, ppages, wired, last, &src);
-				if (rc)
-					break;
-				size_t take = RUMA_MIN(h, t);
-				memcpy(dst + f, src + t - take, take * 8);
-				c->bytes_copied += take * 8;
-				f += take;
-				h -= take;
-				t -= take;
-				if (!t) {
-					drop[nd++] = last--;
-					k--;
-					t = E;
-				}
-			}
-			if (rc || h)
-				continue; /* error, or partition used up and the page still partly filled */
-			emit[ne++] = cur;
-			cur = UINT64_MAX;
-			if (!k)
-				continue;
-		}
-		for (uint64_t v = first; v < last; v++)
-			emit[ne++] = v;
-		if (t == E) {
-			emit[ne++] = last;
-		} else {
-			cur = last;
-			f = t;
-			rc = scratch_page(c, scratch, ppages, wired, cur, &dst);
-		}
-	}
-	if (!rc && cur != UINT64_MAX)
-		emit[ne++] = cur;
-	ruma_area_destroy(scratch);
+		rc = ruma_area_create(&sc.a, c->page[0], total);
+	if (!rc && c->o->map_budget)
+		ruma_area_set_map_budget(sc.a, c->o->map_budget);
+	if (!rc)
+		rc = squeeze_plan(c->P, E, gp, kp, tp, scratch_page, &sc, &so);
+	ruma_area_destroy(sc.a);
+	c->bytes_copied += so.bytes_copied;
 	if (!rc) {
-		RUMA_ASSERT(ne == (c->n + E - 1) / E);
-		rc = wire_output(c, 0, ppages, emit, ne);
+		RUMA_ASSERT(so.ne == (c->n + E - 1) / E);
+		rc = wire_output(c, 0, ppages, so.emit, so.ne);
 	}
 	if (!rc)
-		for (uint64_t i = 0; i < nd; i++)
-			(void)ruma_phys_free(c->impl->phys[0], ppages[drop[i]], 1);
-	free(emit);
-	free(drop);
-	free(wired);
+		for (uint64_t i = 0; i < so.nd; i++)
+			(void)ruma_phys_free(c->impl->phys[0], ppages[so.drop[i]], 1);
+	squeeze_out_free(&so);
+	free(sc.wired);
 	return rc;
 }
 
@@ -454,9 +515,318 @@ static int create_pools_and_work(mctx *c)
 		c->slot[0] = o->pages_per_block;
 	}
 	for (int q = 0; q < 2 && !rc; q++)
-		if (c->impl->phys[q])
+		if (c->impl->phys[q]) {
 			rc = ruma_area_create(&c->work[q], c->page[q], c->slot[q] * c->P);
+			if (!rc && o->map_budget)
+				ruma_area_set_map_budget(c->work[q], o->map_budget);
+		}
 	return rc;
+}
+
+/* ---- MAPPED and MAPPED_CHAINS over anonymous memory (move paths) ---------------------- */
+
+/*
+ * Blocks are pages of one anonymous staging area; the kernel supplies each
+ * page on its first write, which is all that wiring a block did.  MAPPED
+ * gives every partition one block: a slot big enough for all keys.
+ * MAPPED_CHAINS gives a partition blocks of pages_per_block pages as it
+ * fills them, carved from extents of ANON_EXT_PAGES (or extent_pages)
+ * staging pages reserved per partition, so the blocks of one partition are
+ * consecutive staging pages and the final layout moves long runs.  The
+ * squeeze works on the staging pages in place; then the output pages are
+ * moved into an anonymous output area (ruma_anon_move_batch: one call per
+ * run of consecutive staging pages).
+ */
+enum { ANON_EXT_PAGES = 64 };
+
+typedef struct anon_block {
+	uint64_t page; /* first staging page */
+	uint64_t n;    /* pages */
+} anon_block;
+
+typedef struct anon_mpart {
+	uint64_t *wp, *wend;        /* write pointer and end of the current block */
+	uint64_t ext_next, ext_end; /* staging pages reserved for the partition */
+	uint64_t capacity;          /* keys of all blocks handed out */
+	anon_block *b;              /* blocks, consecutive ones merged */
+	size_t nb, cap;
+} anon_mpart;
+
+typedef struct anon_part {
+	const ruma_part_opts *o;
+	uint32_t P;
+	size_t n;
+	ruma_anon *stage;
+	uint64_t block_pages, ext_pages, next_page;
+	anon_mpart *parts;
+	const uint64_t *spage; /* staging page of every gappy page */
+} anon_part;
+
+static int anon_new_block(anon_part *ap, anon_mpart *mp)
+{
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t bp = ap->block_pages;
+
+	if (mp->ext_end - mp->ext_next < bp) {
+		if (ap->ext_pages > ruma_anon_pages(ap->stage) - ap->next_page)
+			return RUMA_EVIRTFULL; /* cannot happen with the sizing of anon_stage_pages */
+		mp->ext_next = ap->next_page;
+		mp->ext_end = ap->next_page += ap->ext_pages;
+	}
+	if (mp->nb && mp->b[mp->nb - 1].page + mp->b[mp->nb - 1].n == mp->ext_next) {
+		mp->b[mp->nb - 1].n += bp;
+	} else {
+		if (mp->nb == mp->cap) {
+			size_t nc = mp->cap ? 2 * mp->cap : 4;
+			anon_block *nb = realloc(mp->b, nc * sizeof(*nb));
+			if (!nb)
+				return -ENOMEM;
+			mp->b = nb;
+			mp->cap = nc;
+		}
+		mp->b[mp->nb++] = (anon_block){ mp->ext_next, bp };
+	}
+	mp->wp = ruma_anon_addr(ap->stage, mp->ext_next);
+	mp->wend = mp->wp + bp * E;
+	mp->capacity += bp * E;
+	mp->ext_next += bp;
+	return 0;
+}
+
+static int anon_scatter_plain(anon_part *ap, const uint64_t *keys)
+{
+	unsigned shift = ap->o->shift;
+	anon_mpart *parts = ap->parts;
+
+	for (size_t i = 0; i < ap->n; i++) {
+		uint64_t k = keys[i];
+		anon_mpart *mp = &parts[ruma_part_of(k, shift, ap->P)];
+		if (RUMA_UNLIKELY(mp->wp == mp->wend)) {
+			int rc = anon_new_block(ap, mp);
+			if (rc)
+				return rc;
+		}
+		*mp->wp++ = k;
+	}
+	return 0;
+}
+
+/* Blocks are page aligned multiples of 8 keys: every line lands whole in one block. */
+static int anon_scatter_swwc(anon_part *ap, const uint64_t *keys)
+{
+	unsigned shift = ap->o->shift;
+	part_line *lines = aligned_alloc(64, ap->P * sizeof(*lines));
+	uint8_t *fill = calloc(ap->P, 1);
+	int rc = 0;
+
+	if (!lines || !fill)
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < ap->n; i++) {
+		uint64_t k = keys[i];
+		uint32_t p = ruma_part_of(k, shift, ap->P);
+		lines[p].k[fill[p]++] = k;
+		if (fill[p] == 8) {
+			anon_mpart *mp = &ap->parts[p];
+			if (RUMA_UNLIKELY(mp->wp == mp->wend))
+				rc = anon_new_block(ap, mp);
+			if (!rc) {
+				part_line_flush(mp->wp, lines[p].k);
+				mp->wp += 8;
+				fill[p] = 0;
+			}
+		}
+	}
+	for (uint32_t p = 0; !rc && p < ap->P; p++) {
+		anon_mpart *mp = &ap->parts[p];
+		if (!fill[p])
+			continue;
+		if (mp->wp == mp->wend)
+			rc = anon_new_block(ap, mp);
+		if (!rc) {
+			memcpy(mp->wp, lines[p].k, fill[p] * 8u);
+			mp->wp += fill[p];
+		}
+	}
+	part_store_fence();
+	free(lines);
+	free(fill);
+	return rc;
+}
+
+static int anon_page(void *ctx, uint64_t g, uint64_t **addr)
+{
+	const anon_part *ap = ctx;
+
+	*addr = ruma_anon_addr(ap->stage, ap->spage[g]);
+	return 0;
+}
+
+/* Gappy layout of the blocks: gp/kp/tp as gappy_plan, spage[g] the staging page of g. */
+static int anon_gappy_plan(const ruma_part_result *r, anon_part *ap, uint64_t *gp, uint64_t *kp,
+			   size_t *tp, uint64_t *total, uint64_t **spage)
+{
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t g = 0, *sp;
+
+	for (uint32_t p = 0; p < ap->P; p++) {
+		size_t cnt = r->start[p + 1] - r->start[p];
+		gp[p] = g;
+		kp[p] = (cnt + E - 1) / E;
+		tp[p] = cnt ? cnt - (size_t)(kp[p] - 1) * E : 0;
+		g += kp[p];
+	}
+	*total = g;
+	sp = malloc((g ? g : 1) * sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < ap->P; p++) {
+		const anon_mpart *mp = &ap->parts[p];
+		uint64_t left = kp[p], at = gp[p];
+		for (size_t j = 0; j < mp->nb && left; j++)
+			for (uint64_t k = 0; k < mp->b[j].n && left; k++, left--)
+				sp[at++] = mp->b[j].page + k;
+	}
+	*spage = sp;
+	return 0;
+}
+
+/* Squeeze in the staging area (contiguous output only), then move the output pages into place. */
+static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
+{
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t *gp = malloc(ap->P * sizeof(*gp)), *kp = malloc(ap->P * sizeof(*kp));
+	size_t *tp = malloc(ap->P * sizeof(*tp));
+	uint64_t total = 0, *spage = NULL;
+	ruma_move_pair *pairs = NULL;
+	ruma_anon_result res = { 0 };
+	squeeze_out so = { 0 };
+	int rc = gp && kp && tp ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = anon_gappy_plan(r, ap, gp, kp, tp, &total, &spage);
+	ap->spage = spage;
+	if (!rc)
+		rc = squeeze_out_alloc(&so, total);
+	if (!rc && ap->o->contiguous) {
+		rc = squeeze_plan(ap->P, E, gp, kp, tp, anon_page, ap, &so);
+		RUMA_ASSERT(rc || so.ne == (ap->n + E - 1) / E);
+	} else if (!rc) { /* chunks: the gappy layout itself */
+		for (uint64_t g = 0; g < total; g++)
+			so.emit[so.ne++] = g;
+	}
+	if (!rc && so.ne) {
+		pairs = malloc(so.ne * sizeof(*pairs));
+		rc = pairs ? ruma_anon_create(&impl->anon, so.ne, path) : -ENOMEM;
+	}
+	if (!rc && so.ne) {
+		if (ap->o->map_budget)
+			ruma_anon_set_map_budget(impl->anon, ap->o->map_budget);
+		for (uint64_t i = 0; i < so.ne; i++)
+			pairs[i] = (ruma_move_pair){ i, spage[so.emit[i]] };
+		rc = ruma_anon_move_batch(impl->anon, ap->stage, pairs, so.ne, &res);
+	}
+	r->nchunks = 0;
+	for (uint32_t p = 0; !rc && so.ne && p < ap->P; p++) {
+		uint64_t *base = ruma_anon_base(impl->anon);
+		size_t cnt = r->start[p + 1] - r->start[p];
+		if (cnt)
+			r->chunks[r->nchunks++] = (ruma_part_chunk){
+				base + (ap->o->contiguous ? r->start[p] : gp[p] * E), cnt, p };
+	}
+	if (!rc && so.ne && ap->o->contiguous)
+		r->data = ruma_anon_base(impl->anon);
+	r->rewires = res.calls;
+	r->bytes_copied = so.bytes_copied;
+	squeeze_out_free(&so);
+	free(pairs);
+	free(spage);
+	free(gp);
+	free(kp);
+	free(tp);
+	return rc;
+}
+
+/* Block and extent sizes of the anonymous path, and the staging pages they need. */
+static uint64_t anon_stage_pages(anon_part *ap)
+{
+	const size_t E = RUMA_PAGE_4K / 8;
+	uint64_t data = (ap->n + E - 1) / E;
+
+	if (ap->o->method == RUMA_PART_MAPPED) { /* one slot per partition */
+		ap->block_pages = ap->ext_pages = data + 1;
+		return (uint64_t)ap->P * ap->ext_pages;
+	}
+	uint64_t bp = ap->o->pages_per_block;
+	uint64_t ext = RUMA_MAX((uint64_t)ap->o->extent_pages, (uint64_t)ANON_EXT_PAGES);
+	ap->block_pages = bp;
+	ap->ext_pages = (RUMA_MAX(ext, bp) + bp - 1) / bp * bp;
+	/* used blocks hold the data plus at most one block per partition; one extent more each */
+	return data + (uint64_t)ap->P * (bp + ap->ext_pages) + 1;
+}
+
+static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+			   ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
+{
+	anon_part ap = { .o = o, .P = o->partitions, .n = n };
+	int rc;
+
+	ap.parts = calloc(ap.P, sizeof(*ap.parts));
+	r->chunks = malloc((ap.P ? ap.P : 1) * sizeof(*r->chunks));
+	rc = ap.parts && r->chunks ? 0 : -ENOMEM;
+	if (!rc)
+		rc = ruma_anon_create(&ap.stage, anon_stage_pages(&ap), path);
+	if (!rc)
+		rc = o->swwc ? anon_scatter_swwc(&ap, keys) : anon_scatter_plain(&ap, keys);
+	if (!rc) {
+		r->start[0] = 0;
+		for (uint32_t p = 0; p < ap.P; p++) {
+			anon_mpart *mp = &ap.parts[p];
+			r->start[p + 1] = r->start[p] + (size_t)(mp->capacity - (uint64_t)(mp->wend - mp->wp));
+		}
+		r->path = path;
+		rc = anon_layout(&ap, r, impl, path);
+	}
+	ruma_anon_destroy(ap.stage);
+	if (ap.parts)
+		for (uint32_t p = 0; p < ap.P; p++)
+			free(ap.parts[p].b);
+	free(ap.parts);
+	return rc;
+}
+
+/* The mappings the mremap path may need: two per run (about one per partition or extent). */
+static bool mremap_fits(const ruma_part_opts *o, size_t n)
+{
+	uint64_t runs = (uint64_t)o->partitions + 1, max, now;
+
+	if (o->method != RUMA_PART_MAPPED) {
+		uint64_t ext = RUMA_MAX((uint64_t)o->extent_pages, (uint64_t)ANON_EXT_PAGES);
+		runs += ((uint64_t)n / (RUMA_PAGE_4K / 8)) / ext + o->partitions;
+	}
+	uint64_t need = 2 * runs + 3;
+	if (o->map_budget)
+		return need <= o->map_budget;
+	if (ruma_max_map_count(&max) || ruma_map_count(&now))
+		return false;
+	return now + need + RUMA_AREA_MAP_MARGIN <= max;
+}
+
+/* The rewire path MAPPED / MAPPED_CHAINS take (see partition.h). */
+static ruma_rewire_path choose_path(const ruma_part_opts *o, size_t n)
+{
+	ruma_rewire_path avail;
+
+	if ((o->method != RUMA_PART_MAPPED && o->method != RUMA_PART_MAPPED_CHAINS) || o->huge)
+		return RUMA_REWIRE_MMAP;
+	if (o->path != RUMA_REWIRE_AUTO)
+		return o->path;
+	anon_part probe_sizes = { .o = o, .P = o->partitions, .n = n };
+	if (anon_stage_pages(&probe_sizes) > ((uint64_t)1 << 35))
+		return RUMA_REWIRE_MMAP; /* staging beyond 128 TiB of address space */
+	ruma_move_probe(&avail, NULL);
+	if (avail == RUMA_REWIRE_MREMAP && !mremap_fits(o, n))
+		return RUMA_REWIRE_MMAP;
+	return avail;
 }
 
 int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
@@ -466,7 +836,13 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 	uint64_t *gp = NULL, *kp = NULL;
 	size_t *tp = NULL;
 	int rc;
+	ruma_rewire_path path = choose_path(o, n);
 
+	if (path == RUMA_REWIRE_UFFD || path == RUMA_REWIRE_MREMAP)
+		return mapped_anon_run(keys, n, o, r, impl, path);
+	if (path != RUMA_REWIRE_MMAP)
+		return -EINVAL;
+	r->path = RUMA_REWIRE_MMAP;
 	c.parts = calloc(c.P, sizeof(*c.parts));
 	gp = malloc(c.P * sizeof(*gp));
 	kp = malloc(c.P * sizeof(*kp));

@@ -7,12 +7,16 @@
  *             into an area of `pages` virtual pages: sequentially with one
  *             mmap, or (random) virtual page i onto first + perm[i] through a
  *             batch rewire (one mmap per run, i.e. about one per page).
+ *             Random placement by moving instead: an anonymous area whose
+ *             page i is staging page perm[i], moved there (area.h,
+ *             ruma_anon_move_batch).
  *   INDIRECT  one posix_memalign'ed chunk (2 MiB aligned) and a directory:
  *             dir[i] = chunk + (random ? perm[i] : i) * page_size.
  *   MMAP      one anonymous mapping.
  *
  * Syscalls: REWIRED via phys.h/area.h (memfd_create, ftruncate, fallocate,
- * mmap MAP_FIXED, madvise populate); MMAP: one mmap (MAP_NORESERVE for 4 KiB;
+ * mmap MAP_FIXED, madvise populate; moved: mmap, MADV_POPULATE_WRITE,
+ * UFFDIO_MOVE); MMAP: one mmap (MAP_NORESERVE for 4 KiB;
  * for MAP_HUGETLB without MAP_NORESERVE so that a lack of huge pages fails at
  * mmap time instead of as SIGBUS at the first touch) and munmap; INDIRECT:
  * madvise(MADV_HUGEPAGE) on 2 MiB pages — all through the os layer.
@@ -36,7 +40,9 @@ struct ruma_pool {
 	unsigned char *base; /* REWIRED (area base), MMAP; INDIRECT: the chunk */
 	void **dir;          /* INDIRECT */
 	ruma_phys *phys;     /* REWIRED */
-	ruma_area *area;     /* REWIRED */
+	ruma_area *area;     /* REWIRED, memfd rewiring */
+	ruma_anon *anon;     /* REWIRED, pages moved */
+	ruma_rewire_path path;
 	uint64_t mappings;
 };
 
@@ -82,6 +88,8 @@ static uint64_t *permutation(size_t n, uint64_t seed)
 	return perm;
 }
 
+static int create_wired(ruma_pool *p, const ruma_pool_opts *o);
+
 /* Mappings this pool may still create when the caller gave no budget. */
 static int default_budget(uint64_t *out)
 {
@@ -96,7 +104,69 @@ static int default_budget(uint64_t *out)
 	return 0;
 }
 
+/*
+ * Random placement by moving: allocate the pages in order in a staging
+ * area, then move staging page perm[i] to pool page i (one UFFDIO_MOVE per
+ * page; the pool stays one mapping).
+ */
+static int create_moved(ruma_pool *p, const ruma_pool_opts *o, ruma_rewire_path path)
+{
+	ruma_anon *stage = NULL;
+	ruma_anon_result res = { 0 };
+	uint64_t *perm = permutation(p->pages, o->seed);
+	ruma_move_pair *pairs = malloc(p->pages * sizeof(*pairs));
+	int rc = perm && pairs ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = ruma_anon_create(&p->anon, p->pages, path);
+	if (!rc)
+		rc = ruma_anon_create(&stage, p->pages, path);
+	if (!rc)
+		rc = ruma_anon_populate(stage, 0, p->pages);
+	if (!rc) {
+		if (o->map_budget)
+			ruma_anon_set_map_budget(p->anon, o->map_budget);
+		for (size_t i = 0; i < p->pages; i++)
+			pairs[i] = (ruma_move_pair){ i, perm[i] };
+		rc = ruma_anon_move_batch(p->anon, stage, pairs, p->pages, &res);
+	}
+	if (!rc) {
+		p->base = ruma_anon_base(p->anon);
+		p->path = path;
+		p->mappings = ruma_anon_map_estimate(p->anon);
+	}
+	ruma_anon_destroy(stage);
+	free(perm);
+	free(pairs);
+	return rc;
+}
+
+/* The placement path of a REWIRED pool (see pool.h). */
+static ruma_rewire_path choose_path(const ruma_pool_opts *o)
+{
+	ruma_rewire_path avail;
+
+	if (!o->random || o->huge)
+		return RUMA_REWIRE_MMAP;
+	if (o->path != RUMA_REWIRE_AUTO)
+		return o->path;
+	ruma_move_probe(&avail, NULL);
+	return avail == RUMA_REWIRE_UFFD ? avail : RUMA_REWIRE_MMAP;
+}
+
 static int create_rewired(ruma_pool *p, const ruma_pool_opts *o)
+{
+	ruma_rewire_path path = choose_path(o);
+
+	if (path == RUMA_REWIRE_UFFD || path == RUMA_REWIRE_MREMAP)
+		return create_moved(p, o, path);
+	if (path != RUMA_REWIRE_MMAP)
+		return -EINVAL;
+	p->path = RUMA_REWIRE_MMAP;
+	return create_wired(p, o);
+}
+
+static int create_wired(ruma_pool *p, const ruma_pool_opts *o)
 {
 	unsigned flags = o->populate ? RUMA_AREA_POPULATE : 0;
 	uint64_t first, budget = o->map_budget;
@@ -235,6 +305,7 @@ void ruma_pool_destroy(ruma_pool *p)
 		return;
 	switch (p->kind) {
 	case RUMA_POOL_REWIRED:
+		ruma_anon_destroy(p->anon);
 		ruma_area_destroy(p->area);
 		ruma_phys_destroy(p->phys);
 		break;
@@ -282,6 +353,11 @@ void *ruma_pool_base(const ruma_pool *p)
 void *const *ruma_pool_directory(const ruma_pool *p)
 {
 	return p->kind == RUMA_POOL_INDIRECT ? (void *const *)p->dir : NULL;
+}
+
+ruma_rewire_path ruma_pool_path(const ruma_pool *p)
+{
+	return p->path;
 }
 
 uint64_t ruma_pool_mappings(const ruma_pool *p)

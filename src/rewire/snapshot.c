@@ -7,17 +7,28 @@
  *   - a source owns a phys pool and the run [first, first + pages) of it,
  *     mapped MAP_SHARED at its area's virtual pages [0, pages);
  *   - a view snapshot (COW, SHUFFLE, REWIRED_COW) owns an area of pages + 1
- *     virtual pages; page `pages` is a scratch slot used by REWIRED_COW;
+ *     virtual pages (the last one is never mapped);
  *     snapshot page i maps source page order-derived page, never a page of
  *     another pool except the private copies of REWIRED_COW, which come from
  *     the source's pool and are freed with the snapshot;
+ *   - REWIRED_COW: copied[i] is the pool page of snapshot page i's private
+ *     copy (wired read-write) or RUMA_AREA_NONE (the source page, read-only);
+ *     copies are made per run of uncopied pages: one pwrite (4 KiB) and one
+ *     mmap per run, whatever the number of pages;
  *   - a copy snapshot (MEMCPY, MEMCPY_SHUFFLE) owns an anonymous mapping;
  *   - chunk k covers pages [k*ppc, min((k+1)*ppc, pages)); only full chunks
  *     are permuted, a shorter last chunk stays last: order[last] == last.
  *
  * Syscalls: phys.h/area.h for the memfd and every file mapping (mmap
- * MAP_FIXED MAP_SHARED/MAP_PRIVATE, mremap to move a copied page into place,
- * madvise populate); the os layer for the anonymous buffers (mmap, munmap).
+ * MAP_FIXED MAP_SHARED/MAP_PRIVATE, MAP_POPULATE for a private copy, madvise
+ * populate); the os layer for the anonymous buffers (mmap, munmap) and for
+ * pwrite, which fills a run of fresh pool pages with the copy (4 KiB).
+ *
+ * Where the rewired COW's time went before this layout: per copied page a
+ * pool page was wired at a scratch slot (mmap), faulted in by the memcpy,
+ * moved over the snapshot page (mremap) and the slot re-reserved (mmap):
+ * three changes of the mapping tree and a fault per page.  Now a run of
+ * pages costs one pwrite and one mmap.
  */
 #include <ruma/snapshot.h>
 #include <ruma/area.h>
@@ -209,12 +220,13 @@ static int create_view(ruma_snap *s, const ruma_snap_opts *o)
 		return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
 					 flags | RUMA_AREA_PRIVATE, NULL);
 	case RUMA_SNAP_SHUFFLE:
-		/* one mmap per chunk, in snapshot order */
+		/* one mmap per chunk, in snapshot order; shared unless asked otherwise */
+		if (o->private_view)
+			flags |= RUMA_AREA_PRIVATE;
 		for (size_t k = 0; k < s->nchunks; k++) {
 			rc = ruma_area_map_run(s->area, k * s->ppc, src->phys,
 					       src->first + s->order[k] * s->ppc,
-					       chunk_pages(s, s->order[k]),
-					       flags | RUMA_AREA_PRIVATE, NULL);
+					       chunk_pages(s, s->order[k]), flags, NULL);
 			if (rc)
 				return rc;
 		}
@@ -269,6 +281,23 @@ int ruma_snap_create(ruma_snap **out, ruma_snap_src *src, const ruma_snap_opts *
 	return 0;
 }
 
+/* Give the private copies back to the pool, one free (one hole punch) per run of pool pages. */
+static void free_copies(ruma_snap *s)
+{
+	for (size_t i = 0; i < s->src->pages;) {
+		uint64_t q = s->copied[i];
+		size_t k = 1;
+		if (q == RUMA_AREA_NONE) {
+			i++;
+			continue;
+		}
+		while (i + k < s->src->pages && s->copied[i + k] == q + k)
+			k++;
+		(void)ruma_phys_free(s->src->phys, q, k);
+		i += k;
+	}
+}
+
 void ruma_snap_destroy(ruma_snap *s)
 {
 	if (!s)
@@ -278,9 +307,7 @@ void ruma_snap_destroy(ruma_snap *s)
 	else if (s->data)
 		(void)ruma_os_munmap(s->data, s->map_bytes);
 	if (s->copied)
-		for (size_t i = 0; i < s->src->pages; i++)
-			if (s->copied[i] != RUMA_AREA_NONE)
-				(void)ruma_phys_free(s->src->phys, s->copied[i], 1);
+		free_copies(s);
 	free(s->copied);
 	free(s->order);
 	free(s);
@@ -315,33 +342,77 @@ uint64_t ruma_snap_pages_copied(const ruma_snap *s)
 	return s->pages_copied;
 }
 
+/* Pages from `page` on (at most n) that have no private copy yet. */
+static size_t uncopied_run(const ruma_snap *s, size_t page, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && s->copied[page + k] == RUMA_AREA_NONE)
+		k++;
+	return k;
+}
+
 /*
- * Rewired COW of one page: take a fresh pool page, wire it at the scratch
- * slot (one mmap), copy the shared page into it, and move it over the
- * snapshot page (one mremap, which keeps the filled page-table entry).
+ * Rewired COW of the run [page, page + k): take k contiguous pool pages,
+ * fill them with a copy of the source pages and wire them over the snapshot
+ * pages read-write with one mmap.  4 KiB: one pwrite from the source's
+ * mapping fills the pool pages (tmpfs allocates them and copies, no zeroing
+ * and no fault), and the mmap fills the page tables (MAP_POPULATE), so a
+ * write after it takes no fault.  2 MiB (hugetlbfs has no write()): the pool
+ * pages are wired and populated first, then copied with memcpy.  On failure
+ * the snapshot pages go back to the source's pages and nothing is kept.
  */
-static int rewired_copy_page(ruma_snap *s, size_t page)
+static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 {
 	ruma_snap_src *src = s->src;
-	uint64_t scratch = src->pages, q;
+	size_t bytes = k * src->page;
+	const unsigned char *from = src->data + page * src->page;
+	bool huge = ruma_phys_is_huge(src->phys);
+	uint64_t q;
 	int rc;
 
-	rc = ruma_phys_alloc(src->phys, 1, &q);
+	rc = ruma_phys_alloc(src->phys, k, &q);
 	if (rc)
 		return rc;
-	rc = ruma_area_map_run(s->area, scratch, src->phys, q, 1, 0, NULL);
-	if (!rc) {
-		memcpy(ruma_area_addr(s->area, scratch), ruma_area_addr(s->area, page), src->page);
-		rc = ruma_area_move(s->area, scratch, page, 1, NULL);
-		if (rc)
-			(void)ruma_area_unmap(s->area, scratch, 1);
-	}
+	if (!huge)
+		rc = ruma_os_pwrite_full(ruma_phys_fd(src->phys), from, bytes,
+					 (off_t)ruma_phys_offset(src->phys, q));
+	if (!rc)
+		rc = ruma_area_map_run(s->area, page, src->phys, q, k,
+				       huge ? RUMA_AREA_POPULATE : RUMA_AREA_MAP_POPULATE, NULL);
 	if (rc) {
-		(void)ruma_phys_free(src->phys, q, 1);
+		(void)ruma_area_map_run(s->area, page, src->phys, src->first + page, k,
+					RUMA_AREA_RDONLY, NULL);
+		(void)ruma_phys_free(src->phys, q, k);
 		return rc;
 	}
-	s->copied[page] = q;
-	s->pages_copied++;
+	if (huge)
+		memcpy(s->data + page * src->page, from, bytes);
+	for (size_t i = 0; i < k; i++)
+		s->copied[page + i] = q + i;
+	s->pages_copied += k;
+	return 0;
+}
+
+int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n)
+{
+	size_t pages = s->src->pages;
+
+	if (first >= pages || n > pages - first || n == 0)
+		return -EINVAL;
+	if (s->method != RUMA_SNAP_REWIRED_COW)
+		return 0;
+	for (size_t i = 0; i < n;) {
+		if (s->copied[first + i] != RUMA_AREA_NONE) {
+			i++;
+			continue;
+		}
+		size_t k = uncopied_run(s, first + i, n - i);
+		int rc = rewired_copy_run(s, first + i, k);
+		if (rc)
+			return rc;
+		i += k;
+	}
 	return 0;
 }
 
@@ -349,11 +420,9 @@ int ruma_snap_page_writable(ruma_snap *s, size_t page, void **addr)
 {
 	if (page >= s->src->pages)
 		return -EINVAL;
-	if (s->method == RUMA_SNAP_REWIRED_COW && s->copied[page] == RUMA_AREA_NONE) {
-		int rc = rewired_copy_page(s, page);
-		if (rc)
-			return rc;
-	}
+	int rc = ruma_snap_make_writable(s, page, 1);
+	if (rc)
+		return rc;
 	if (addr)
 		*addr = s->data + page * s->src->page;
 	return 0;
@@ -366,6 +435,12 @@ int ruma_snap_write(ruma_snap *s, size_t off, const void *buf, size_t len)
 
 	if (off > s->src->bytes || len > s->src->bytes - off)
 		return -EINVAL;
+	if (len) { /* every page of the range at once: one copy and one mmap per run */
+		int rc = ruma_snap_make_writable(s, off / page_size,
+						 (off + len - 1) / page_size - off / page_size + 1);
+		if (rc)
+			return rc;
+	}
 	while (len) {
 		size_t page = off / page_size, in = off % page_size;
 		size_t k = RUMA_MIN(len, page_size - in);

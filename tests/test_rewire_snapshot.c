@@ -1,0 +1,163 @@
+/*
+ * test_rewire_snapshot.c — the rewired copy-on-write of snapshot.h: one
+ * pwrite and one mmap per run of pages made writable, no fault on the first
+ * write after it, the source untouched, failures leave the snapshot reading
+ * the source, copies freed in runs; and the shuffled view's default (shared,
+ * as in the RUMA code base) against its private option.
+ */
+#include "test.h"
+
+#include <ruma/snapshot.h>
+
+#include "os/os.h"
+
+#include <sys/resource.h>
+
+#define PG 4096u
+#define PAGES 40u
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+/* A 4 KiB source whose page p holds p + 1 in every word. */
+static int make_src(ruma_snap_src **src)
+{
+	int rc = ruma_snap_src_create(src, PAGES * PG, false, true);
+	if (rc)
+		return rc;
+	uint64_t *w = ruma_snap_src_data(*src);
+	for (size_t i = 0; i < PAGES * PG / 8; i++)
+		w[i] = i / (PG / 8) + 1;
+	return 0;
+}
+
+static bool page_reads(const void *base, size_t p, uint64_t v)
+{
+	const uint64_t *w = (const uint64_t *)((const uint8_t *)base + p * PG);
+	for (size_t i = 0; i < PG / 8; i++)
+		if (w[i] != v)
+			return false;
+	return true;
+}
+
+static int rewired(ruma_snap_src *src, ruma_snap **s)
+{
+	ruma_snap_opts o;
+	ruma_snap_opts_default(&o);
+	o.method = RUMA_SNAP_REWIRED_COW;
+	return ruma_snap_create(s, src, &o);
+}
+
+static int t_runs(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+
+	CHECK_OK(make_src(&src));
+	CHECK_OK(rewired(src, &s));
+	CHECK_OK(ruma_snap_page_writable(s, 5, NULL));
+	CHECK_EQ(ruma_snap_pages_copied(s), 1);
+	uint64_t pw = ruma_os_count(RUMA_SYS_PWRITE), mm = ruma_os_count(RUMA_SYS_MMAP);
+	CHECK_OK(ruma_snap_make_writable(s, 0, 16)); /* runs [0, 5) and [6, 16) */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_PWRITE) - pw, 2);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP) - mm, 2);
+	CHECK_EQ(ruma_snap_pages_copied(s), 16);
+	uint8_t *d = ruma_snap_data(s);
+	for (size_t p = 0; p < PAGES; p++)
+		CHECK(page_reads(d, p, p + 1));
+	/* the page tables are filled: writing the copies takes no fault */
+	long f0 = minor_faults();
+	for (size_t p = 0; p < 16; p++)
+		((volatile uint64_t *)(d + p * PG))[7] = 1000 + p;
+	CHECK_EQ(minor_faults() - f0, 0);
+	const uint8_t *sd = ruma_snap_src_data(src);
+	for (size_t p = 0; p < PAGES; p++)
+		CHECK(page_reads(sd, p, p + 1));
+	CHECK_EQ(ruma_snap_make_writable(s, PAGES - 1, 2), -EINVAL);
+	CHECK_EQ(ruma_snap_make_writable(s, 0, 0), -EINVAL);
+	/*
+	 * The copies go back to the pool in runs: one hole punch per run of pool
+	 * pages — pages 0-4 (pool pages q+1..q+5), 5 (q, copied first), 6-15.
+	 */
+	uint64_t fa = ruma_os_count(RUMA_SYS_FALLOCATE);
+	ruma_snap_destroy(s);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE) - fa, 3);
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/* A failed copy or mapping: the snapshot reads the source there, and a retry works. */
+static int t_inject(void)
+{
+	static const ruma_sys sys[] = { RUMA_SYS_PWRITE, RUMA_SYS_MMAP, RUMA_SYS_FTRUNCATE };
+	ruma_snap_src *src;
+	ruma_snap *s;
+
+	CHECK_OK(make_src(&src));
+	for (size_t k = 0; k < TEST_N(sys); k++) {
+		CHECK_OK(rewired(src, &s));
+		ruma_os_inject(sys[k], 1, ENOMEM, false);
+		int rc = ruma_snap_write(s, 3 * PG + 8, "abc", 3);
+		ruma_os_inject_clear();
+		if (sys[k] != RUMA_SYS_FTRUNCATE) /* the pool may not have to grow */
+			CHECK_EQ(rc, -ENOMEM);
+		uint8_t *d = ruma_snap_data(s);
+		if (rc) {
+			CHECK_EQ(ruma_snap_pages_copied(s), 0);
+			CHECK(page_reads(d, 3, 4));
+		}
+		CHECK_OK(ruma_snap_write(s, 3 * PG + 8, "abc", 3));
+		CHECK(memcmp(d + 3 * PG + 8, "abc", 3) == 0);
+		CHECK(page_reads(ruma_snap_src_data(src), 3, 4));
+		ruma_snap_destroy(s);
+	}
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/* SHUFFLE: a shared view by default (writes reach the source), private on request. */
+static int t_shuffle_shared_default(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_opts o;
+	size_t nchunks, cb;
+
+	CHECK_OK(make_src(&src));
+	for (int priv = 0; priv < 2; priv++) {
+		ruma_snap_opts_default(&o);
+		CHECK(!o.private_view);
+		o.method = RUMA_SNAP_SHUFFLE;
+		o.pages_per_chunk = 4;
+		o.private_view = priv;
+		o.seed = ruma_rng_next(&test_rng);
+		CHECK_OK(ruma_snap_create(&s, src, &o));
+		const uint64_t *order = ruma_snap_chunk_order(s, &nchunks, &cb);
+		CHECK_EQ(cb, 4 * PG);
+		uint64_t *d = ruma_snap_data(s);
+		size_t sp = order[2] * 4 + 1; /* the source page behind snapshot page 9 */
+		CHECK(page_reads(d, 9, sp + 1));
+		d[9 * PG / 8] = 777;
+		uint64_t *sd = ruma_snap_src_data(src);
+		CHECK_EQ(sd[sp * PG / 8], priv ? sp + 1 : 777);
+		ruma_snap_destroy(s);
+		sd[sp * PG / 8] = sp + 1;
+	}
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "runs", t_runs },
+	{ "inject", t_inject },
+	{ "shuffle_shared_default", t_shuffle_shared_default },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("rewire_snapshot", cases, TEST_N(cases), argc, argv);
+}
