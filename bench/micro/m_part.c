@@ -21,9 +21,8 @@
  *                     state (blocks are allocated during the pass)
  *   memcpy            the partitioning pass (12, 17, 44: through software
  *                     write-combining lines, as the original; the mapped
- *                     methods 13, 14, 18, 19, 21: their whole run, setup
- *                     and contiguous layout included, until they report
- *                     phase boundaries)
+ *                     methods 13, 14, 18, 19, 21 book their setup of pools
+ *                     and work areas under malloc-dst, as the original's 21)
  *   squeeze-area-mmap the contiguous layout after the pass, for a method
  *                     that reports RUMA_PART_PHASE_PASS
  * 12's prefault of the output (prefaultDst) and 17's block pool (allocated

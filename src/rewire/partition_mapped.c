@@ -775,9 +775,12 @@ static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts 
 	rc = ap.parts && r->chunks ? 0 : -ENOMEM;
 	if (!rc)
 		rc = ruma_anon_create(&ap.stage, anon_stage_pages(&ap), path);
-	if (!rc)
-		rc = o->swwc ? anon_scatter_swwc(&ap, keys) : anon_scatter_plain(&ap, keys);
 	if (!rc) {
+		ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+		rc = o->swwc ? anon_scatter_swwc(&ap, keys) : anon_scatter_plain(&ap, keys);
+	}
+	if (!rc) {
+		ruma_part_phase_end(o, RUMA_PART_PHASE_PASS);
 		r->start[0] = 0;
 		for (uint32_t p = 0; p < ap.P; p++) {
 			anon_mpart *mp = &ap.parts[p];
@@ -852,10 +855,13 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o
 		goto out;
 	}
 	rc = create_pools_and_work(&c);
-	if (!rc)
+	if (!rc) {
+		ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 		rc = o->swwc ? scatter_swwc(&c, keys) : scatter_plain(&c, keys);
+	}
 	if (rc)
 		goto out;
+	ruma_part_phase_end(o, RUMA_PART_PHASE_PASS);
 	/* phase 2: drop the windows, keep the data in the pool */
 	for (int q = 0; q < 2; q++) {
 		ruma_area_destroy(c.work[q]);
