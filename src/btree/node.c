@@ -79,6 +79,15 @@ bool node_sane(const node *n)
 	return live == n->space_used;
 }
 
+bool node_covers(const node *n, const uint8_t *key, size_t klen)
+{
+	if (klen == 0)
+		return n->lower_len == 0;
+	if (n->lower_len && node_keycmp(key, klen, node_lower(n), n->lower_len) <= 0)
+		return false;
+	return node_upper_inf(n) || node_keycmp(key, klen, node_upper_key(n), n->upper_len) <= 0;
+}
+
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */
 static void search_hints(const node *n, uint32_t head, unsigned count, unsigned *lo, unsigned *hi)
 {

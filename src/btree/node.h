@@ -115,6 +115,13 @@ bool node_plausible(const node *n);
  * corrupt page gives RUMA_ECORRUPT instead of a broken assertion. */
 bool node_sane(const node *n);
 
+/* Does n's key range (lower, upper] hold key?  klen 0 stands for -infinity
+ * (the start of a scan from the first key): only a node whose lower fence
+ * is -infinity holds it.  Requires node_plausible.  A descent that reaches a
+ * node not holding its key took a pointer to a page that is not where its
+ * parent says. */
+bool node_covers(const node *n, const uint8_t *key, size_t klen);
+
 /* First position whose key is >= key; *found when equal.  Requires
  * node_plausible; sets *bad if a slot points outside the page. */
 unsigned node_lower_bound(const node *n, const uint8_t *key, size_t klen, bool *found, bool *bad);
