@@ -217,16 +217,17 @@ static int descend_retry(ruma_btree *t, const uint8_t *key, size_t klen, bool la
 
 static int split_level(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level);
 
-/* Would key go after every entry of the (latched) leaf n? */
-static bool appends(const node *n, const uint8_t *key, size_t klen)
+/* Where key would be inserted into the (latched) node n, for the split
+ * policy (node_find_split); NODE_POS_NONE for inner nodes. */
+static unsigned insert_pos(const node *n, const uint8_t *key, size_t klen)
 {
 	bool found, bad = false;
-	return node_is_leaf(n) && node_lower_bound(n, key, klen, &found, &bad) == n->count;
+	return node_is_leaf(n) ? node_lower_bound(n, key, klen, &found, &bad) : NODE_POS_NONE;
 }
 
 /* Root split: the root's entries move into two new pages; the root becomes
  * their parent one level up.  The root is latched exclusively. */
-static int split_root(ruma_btree *t, node *root, bool append)
+static int split_root(ruma_btree *t, node *root, unsigned ipos)
 {
 	ruma_pid lpid, rpid;
 	void *lpage, *rpage;
@@ -240,7 +241,7 @@ static int split_root(ruma_btree *t, node *root, bool append)
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
-	unsigned slen = node_find_split(root, append, &left_count, sep);
+	unsigned slen = node_find_split(root, ipos, &left_count, sep);
 	node_split_into(root, left_count, sep, slen, lpage, rpage);
 	unsigned level = root->level + 1u;
 	bool leaf = node_is_leaf(root);
@@ -269,7 +270,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
 			return rc;
 		rc = p->n->count >= 2 && node_sane(p->n)
-			     ? split_root(t, p->n, appends(p->n, key, klen))
+			     ? split_root(t, p->n, insert_pos(p->n, key, klen))
 			     : bt_corrupt(t, p->pid, BT_DMG_NODE);
 		ruma_bm_unfix_x(bm, p->pid);
 		return rc;
@@ -288,7 +289,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
-	unsigned slen = node_find_split(n, appends(n, key, klen), &left_count, sep);
+	unsigned slen = node_find_split(n, insert_pos(n, key, klen), &left_count, sep);
 	if (node_free_total(parent) < node_entry_size(parent, slen, sizeof(uint64_t))) {
 		unsigned plevel = parent->level;
 		ruma_bm_unfix_x(bm, p->pid);
