@@ -771,13 +771,13 @@ typedef struct scan_state {
 	ruma_btree_scan_fn fn;
 	void *ctx;
 	bool desc;
-	uint8_t cur[NODE_KEYBUF]; /* search key of the next leaf */
-	size_t clen;
-	uint8_t key[2][NODE_KEYBUF]; /* the key returned last and the next one */
+	bool bounded;   /* key[last] bounds the next key ... */
+	bool inclusive; /* ... which may equal it (the start key) */
+	unsigned last;
 	unsigned klen[2];
-	unsigned last;  /* key[last] bounds the next key ... */
-	bool bounded;   /* ... when set */
-	bool inclusive; /* ... and may equal it (the start key) */
+	uint8_t key[2][NODE_KEYBUF]; /* the key returned last and the next one */
+	uint8_t cur[NODE_KEYBUF];    /* search key of the next leaf */
+	size_t clen;
 } scan_state;
 
 /* Latch (shared) the leaf for key, or the right-most leaf with `last`. */
@@ -806,9 +806,7 @@ static int visit(scan_state *s, ruma_pid pid, const node *n, unsigned pos, bool 
 		return bt_corrupt(s->t, pid, BT_DMG_NODE);
 	if (s->bounded) {
 		int c = node_keycmp(s->key[next], klen, s->key[s->last], s->klen[s->last]);
-		if (s->desc)
-			c = -c;
-		if (c < 0 || (c == 0 && !s->inclusive))
+		if (s->desc ? c > 0 || (c == 0 && !s->inclusive) : c < 0 || (c == 0 && !s->inclusive))
 			return bt_corrupt(s->t, pid, BT_DMG_ORDER);
 	}
 	s->last = next;

@@ -23,29 +23,6 @@ uint32_t node_head(const uint8_t *key, size_t klen)
 	return h;
 }
 
-static inline uint64_t load_be64(const uint8_t *p)
-{
-	uint64_t x;
-	memcpy(&x, p, sizeof x);
-	return __builtin_bswap64(x);
-}
-
-/* memcmp order, shorter first on a common prefix.  Keys are short (most
- * under 16 bytes), so 8-byte big-endian words beat a call to memcmp. */
-int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	size_t m = alen < blen ? alen : blen, i = 0;
-	for (; i + 8 <= m; i += 8) {
-		uint64_t x = load_be64(a + i), y = load_be64(b + i);
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	for (; i < m; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return alen < blen ? -1 : alen > blen ? 1 : 0;
-}
-
 bool node_plausible(const node *n)
 {
 	if (n->magic != NODE_MAGIC || n->count > NODE_MAX_COUNT)
@@ -77,15 +54,6 @@ bool node_sane(const node *n)
 	}
 	/* exact accounting: the free space computed from it is real */
 	return live == n->space_used;
-}
-
-bool node_covers(const node *n, const uint8_t *key, size_t klen)
-{
-	if (klen == 0)
-		return n->lower_len == 0;
-	if (n->lower_len && node_keycmp(key, klen, node_lower(n), n->lower_len) <= 0)
-		return false;
-	return node_upper_inf(n) || node_keycmp(key, klen, node_upper_key(n), n->upper_len) <= 0;
 }
 
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */
