@@ -282,7 +282,7 @@ static int t_node(void)
 	CHECK_EQ(node_lower_bound(n, (const uint8_t *)"kez", 3, &found, &bad), n->count);
 	/* split, check halves, merge back */
 	uint8_t sep[NODE_KEYBUF];
-	unsigned lc, sl = node_find_split(n, false, &lc, sep);
+	unsigned lc, sl = node_find_split(n, NODE_POS_NONE, &lc, sep);
 	CHECK(lc > 0 && lc < n->count);
 	node_split_into(n, lc, sep, sl, (node *)l, (node *)r);
 	CHECK_EQ(((node *)l)->count + ((node *)r)->count, n->count);
@@ -318,7 +318,7 @@ static int t_node(void)
 		node_insert_at(m, m->count, (const uint8_t *)"b", 1, NULL, 0);
 		CHECK(node_free_total(m) < 64);
 		for (int append = 0; append < 2; append++) {
-			unsigned c2, s2 = node_find_split(m, append, &c2, sep);
+			unsigned c2, s2 = node_find_split(m, append ? m->count : NODE_POS_NONE, &c2, sep);
 			node_split_into(m, c2, sep, s2, (node *)l, (node *)r);
 			CHECK_EQ(((node *)l)->count + ((node *)r)->count, m->count);
 			CHECK(node_sane((node *)l) && node_sane((node *)r));
@@ -946,6 +946,116 @@ static int t_sequential(void)
 	return TEST_PASS;
 }
 
+/* ---- tree size after loads (the benchmark loaders' patterns) ------------------------------ */
+
+enum load_order { LOAD_ASCENDING, LOAD_ALTERNATE, LOAD_SHUFFLED_RANGES, LOAD_RANDOM };
+
+/* The next key of range *r (the next range with keys left from *r on),
+ * then the range to take next. */
+static uint64_t next_in_ranges(enum load_order order, unsigned ranges, unsigned n, uint32_t *next,
+			       unsigned *r)
+{
+	if (order == LOAD_SHUFFLED_RANGES)
+		*r = (unsigned)ruma_rng_below(&test_rng, ranges);
+	while (next[*r] == (uint64_t)n * (*r + 1) / ranges)
+		*r = (*r + 1) % ranges;
+	uint64_t x = next[*r]++;
+	if (order == LOAD_ALTERNATE)
+		*r = (*r + 1) % ranges;
+	return x;
+}
+
+/*
+ * Load keys 0..n-1 (8-byte big-endian, 120-byte values as in vmcache's
+ * random-read workload) in one thread, in the order a parallel load of
+ * `ranges` disjoint ascending ranges produces: LOAD_ALTERNATE takes one
+ * insert of each range in turn, LOAD_SHUFFLED_RANGES the next insert of a
+ * range picked at random (threads running at different speeds),
+ * LOAD_RANDOM a random permutation.  The tree's shape goes to *st.
+ */
+static int load_pages(enum load_order order, unsigned ranges, unsigned n, ruma_btree_stats *st)
+{
+	store s;
+	ruma_bm *bm;
+	ruma_btree *t;
+	CHECK_OK(store_make(&s));
+	CHECK_OK(bm_start(&s, 1 << 15, 1 << 14, true, &bm));
+	CHECK_OK(ruma_btree_create(bm, "load", &t));
+	uint32_t *next = calloc(ranges, sizeof *next), *perm = NULL;
+	CHECK(next);
+	for (unsigned r = 0; r < ranges; r++)
+		next[r] = (uint32_t)((uint64_t)n * r / ranges);
+	if (order == LOAD_RANDOM) {
+		perm = malloc(n * sizeof *perm);
+		CHECK(perm);
+		for (unsigned i = 0; i < n; i++)
+			perm[i] = i;
+		for (unsigned i = n; i > 1; i--) {
+			unsigned j = (unsigned)ruma_rng_below(&test_rng, i);
+			uint32_t x = perm[i - 1];
+			perm[i - 1] = perm[j];
+			perm[j] = x;
+		}
+	}
+	uint8_t v[120];
+	memset(v, 0x5a, sizeof v);
+	for (unsigned i = 0, r = 0; i < n; i++) {
+		uint64_t x = order == LOAD_RANDOM ? perm[i] : next_in_ranges(order, ranges, n, next, &r);
+		uint8_t k[8];
+		for (int j = 7; j >= 0; j--, x >>= 8)
+			k[j] = (uint8_t)x;
+		CHECK_OK(ruma_btree_insert(t, k, 8, v, sizeof v));
+	}
+	CHECK_OK(ruma_btree_check(t, stderr));
+	CHECK_OK(ruma_btree_get_stats(t, st));
+	CHECK_EQ(st->entries, n);
+	free(next);
+	free(perm);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	store_remove(&s);
+	return TEST_PASS;
+}
+
+static double leaf_fill(const ruma_btree_stats *st)
+{
+	/* 8-byte keys and 120-byte values: the leaf bytes are the entries' */
+	return (double)st->entries * (NODE_SLOT + 8 + 120) / ((double)st->leaf_nodes * NODE_PAGE);
+}
+
+/* A load on N threads (interleaved ascending ranges) gives a tree within 2 %
+ * of the single-thread tree; random inserts still fill leaves to ~69 %. */
+static int t_load_size(void)
+{
+	unsigned n = test_sanitized() ? 50000 : 200000;
+	ruma_btree_stats one, st;
+	CHECK(load_pages(LOAD_ASCENDING, 1, n, &one) == TEST_PASS);
+	uint64_t base = one.leaf_nodes + one.inner_nodes;
+	printf("  ascending: %" PRIu64 " pages, leaves %.1f %% full\n", base, 100 * leaf_fill(&one));
+	CHECK(leaf_fill(&one) > 0.90);
+	static const struct { enum load_order order; unsigned ranges; const char *name; } loads[] = {
+		{ LOAD_ALTERNATE, 2, "2 ranges alternating" },
+		{ LOAD_ALTERNATE, 4, "4 ranges alternating" },
+		{ LOAD_SHUFFLED_RANGES, 2, "2 ranges shuffled" },
+		{ LOAD_SHUFFLED_RANGES, 8, "8 ranges shuffled" },
+	};
+	bool small = true; /* every load measured before failing: the numbers tell why */
+	for (unsigned i = 0; i < TEST_N(loads); i++) {
+		CHECK(load_pages(loads[i].order, loads[i].ranges, n, &st) == TEST_PASS);
+		uint64_t pages = st.leaf_nodes + st.inner_nodes;
+		printf("  %s: %" PRIu64 " pages (%+.1f %%), leaves %.1f %% full\n", loads[i].name,
+		       pages, 100.0 * ((double)pages - (double)base) / (double)base,
+		       100 * leaf_fill(&st));
+		small &= pages * 100 <= base * 102;
+	}
+	CHECK(small);
+	CHECK(load_pages(LOAD_RANDOM, 1, n, &st) == TEST_PASS);
+	printf("  random: %" PRIu64 " pages, leaves %.1f %% full\n", st.leaf_nodes + st.inner_nodes,
+	       100 * leaf_fill(&st));
+	CHECK(leaf_fill(&st) > 0.64 && leaf_fill(&st) < 0.75);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "node", t_node },
 	{ "random_model", t_random_model },
@@ -957,6 +1067,7 @@ static const struct test_case cases[] = {
 	{ "sequential", t_sequential },
 	{ "corrupt_pages", t_corrupt_pages },
 	{ "virt_full", t_virt_full },
+	{ "load_size", t_load_size },
 };
 
 int main(int argc, char **argv)

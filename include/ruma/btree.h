@@ -159,8 +159,14 @@ typedef bool (*ruma_btree_scan_fn)(const void *key, size_t klen, const void *val
  * entries are visited; the next leaf is found by descending again from the
  * root with the current leaf's fence key, so a scan sees every key that was
  * present for its whole duration exactly once, in order, and is not a
- * snapshot.  Returns 0 (also when stopped by fn), RUMA_ETOOBIG for an
- * oversized start key, -EINVAL if fn is NULL, or a bm error.
+ * snapshot.  Each step must move strictly forward (backward): the leaf
+ * found for the next search key must hold it in its fences, and every key
+ * passed to fn must be strictly beyond the previous one.  A damaged store
+ * (e.g. one leaf written over its neighbour) therefore gives RUMA_ECORRUPT,
+ * never an endless scan or a silent gap; a concurrent split or merge only
+ * repeats the descent.  Returns 0 (also when stopped by fn), RUMA_ETOOBIG
+ * for an oversized start key, -EINVAL if fn is NULL, RUMA_ECORRUPT, or a bm
+ * error.
  */
 RUMA_API int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen,
 				 ruma_btree_scan_fn fn, void *ctx);
@@ -168,6 +174,15 @@ RUMA_API int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen,
 				  ruma_btree_scan_fn fn, void *ctx);
 
 /* ---- checking and statistics -------------------------------------------------- */
+
+/*
+ * ruma_btree_last_corruption — why the last RUMA_ECORRUPT returned through
+ * this handle (by any operation, from any thread, including
+ * ruma_btree_check) was given, and the id of the page found damaged in *pid
+ * (may be NULL).  NULL if there was none.  The first one is also written
+ * to stderr as "ruma btree: page <pid>: <reason>".  A static string.
+ */
+RUMA_API const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *pid);
 
 /*
  * ruma_btree_check — verify the tree's invariants: within each node the keys

@@ -11,6 +11,14 @@
  * value read optimistically is bounds-checked first (node_plausible, slot
  * checks); a check that fails on a page that then validates means the page
  * really is corrupt (RUMA_ECORRUPT), otherwise the attempt restarts.
+ *
+ * Every loop that follows a page id read from a page ends on any page
+ * contents: a descent goes down exactly one level per step and must reach a
+ * node whose fences hold its key; a scan moves strictly forward (each next
+ * leaf holds the key after the previous one, each key returned is beyond
+ * the previous one); a merge never latches a page it already holds.  A
+ * failed check on a stable page is RUMA_ECORRUPT, recorded in the handle
+ * with the page id (ruma_btree_last_corruption).
  * Writers upgrade only the nodes they modify to exclusive latches, always
  * top-down and left to right (parent, left, right); a failed upgrade
  * releases everything and restarts from the root.  Restarts never leave
@@ -26,6 +34,7 @@
 #include "btree/btree_int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -56,12 +65,47 @@ static void restart_pause(ruma_btree *t, unsigned *tries)
 		sched_yield();
 }
 
+static const char *const damage_names[] = {
+	[BT_DMG_NODE] = "node header, slot or heap out of bounds",
+	[BT_DMG_CHILD] = "child page id outside the store",
+	[BT_DMG_LEVEL] = "node level is not one below its parent's",
+	[BT_DMG_FENCES] = "fence keys do not hold the key its parent routes to it "
+			  "(the page is not where its parent says)",
+	[BT_DMG_ORDER] = "keys do not move strictly forward (a scan would repeat or skip)",
+	[BT_DMG_SIBLING] = "merge partners are not distinct pages",
+	[BT_DMG_ROOT] = "the tree's root page id (from the catalog) is outside the store",
+	[BT_DMG_CHECK] = "the invariant checker found problems",
+};
+
+#define DAMAGE_SHIFT 56
+
+int bt_corrupt(ruma_btree *t, ruma_pid pid, enum bt_damage why)
+{
+	uint64_t word = (uint64_t)why << DAMAGE_SHIFT | (pid & ((1ull << DAMAGE_SHIFT) - 1));
+	atomic_store_explicit(&t->damage, word, memory_order_relaxed);
+	if (!atomic_flag_test_and_set(&t->damage_said))
+		fprintf(stderr, "ruma btree: page %" PRIu64 ": %s\n", (uint64_t)pid,
+			damage_names[why]);
+	return RUMA_ECORRUPT;
+}
+
+const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *pid)
+{
+	uint64_t word = atomic_load_explicit(&t->damage, memory_order_relaxed);
+	unsigned why = (unsigned)(word >> DAMAGE_SHIFT);
+	if (why == 0 || why >= sizeof damage_names / sizeof damage_names[0])
+		return NULL;
+	if (pid)
+		*pid = word & ((1ull << DAMAGE_SHIFT) - 1);
+	return damage_names[why];
+}
+
 /* After a failed check on an optimistic page: restart unless the page is
  * stable, in which case the data itself is bad. */
-static int olc_fail(ruma_btree *t, ruma_pid pid, uint64_t ver)
+static int olc_fail(ruma_btree *t, ruma_pid pid, uint64_t ver, enum bt_damage why)
 {
 	int rc = ruma_bm_validate(t->bm, pid, ver);
-	return rc ? rc : RUMA_ECORRUPT;
+	return rc ? rc : bt_corrupt(t, pid, why);
 }
 
 static int check_key(size_t klen)
@@ -89,6 +133,15 @@ static int check_entry(size_t klen, size_t vlen)
  * olc_enter and olc_leave.  Returns 0 with *out filled (nothing latched;
  * out->ver is the node's version), NO_LEVEL if the tree is lower than
  * `level`, RUMA_RESTART, RUMA_ECORRUPT or a bm error.
+ *
+ * Termination on any page contents: each step must go down exactly one
+ * level, so a descent takes at most 255 steps and a child pointer leading
+ * back up (a cycle) fails the level check.  The node reached must hold the
+ * key in its fences (the right-most path: end at +infinity): the parent was
+ * validated after the node's version was taken, so parent and node were a
+ * consistent pair, and if the node is still at that version a key outside
+ * its fences means the page is not where its parent says (one page written
+ * over another) — RUMA_ECORRUPT, while a changed node is a restart.
  */
 static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, unsigned level,
 		   path *out)
@@ -99,34 +152,39 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 	void *page;
 	int rc = ruma_bm_optimistic(bm, pid, &ver, &page);
 	if (rc)
-		return rc;
+		return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_ROOT) : rc;
 	node *n = page;
 	unsigned plevel = 0; /* the parent's level, read before it was validated */
 	out->has_parent = false;
 	for (;;) {
-		if (!node_plausible(n) || (out->has_parent && n->level + 1u != plevel))
-			return olc_fail(t, pid, ver);
+		if (!node_plausible(n))
+			return olc_fail(t, pid, ver, BT_DMG_NODE);
+		if (out->has_parent && n->level + 1u != plevel)
+			return olc_fail(t, pid, ver, BT_DMG_LEVEL);
 		if (n->level <= level) {
 			out->pid = pid;
 			out->ver = ver;
 			out->n = n;
-			if (n->level == level)
-				return 0;
-			rc = ruma_bm_validate(bm, pid, ver);
-			return rc ? rc : NO_LEVEL;
+			if (n->level < level) {
+				rc = ruma_bm_validate(bm, pid, ver);
+				return rc ? rc : NO_LEVEL;
+			}
+			if (last ? !node_upper_inf(n) : !node_covers(n, key, klen))
+				return olc_fail(t, pid, ver, BT_DMG_FENCES);
+			return 0;
 		}
 		bool found, bad = false;
 		unsigned pos = last ? n->count : node_lower_bound(n, key, klen, &found, &bad);
 		ruma_pid child = node_child_at(n, pos, &bad);
 		plevel = n->level;
 		if (bad)
-			return olc_fail(t, pid, ver);
+			return olc_fail(t, pid, ver, BT_DMG_NODE);
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
 			return rc;
 		uint64_t cver;
 		void *cpage;
-		if ((rc = ruma_bm_optimistic(bm, child, &cver, &cpage)))
-			return rc == -EINVAL ? RUMA_ECORRUPT : rc; /* a stable pid outside the store */
+		if ((rc = ruma_bm_optimistic(bm, child, &cver, &cpage))) /* -EINVAL: a stable pid outside the store */
+			return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_CHILD) : rc;
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
 			return rc;
 		out->has_parent = true;
@@ -159,16 +217,17 @@ static int descend_retry(ruma_btree *t, const uint8_t *key, size_t klen, bool la
 
 static int split_level(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level);
 
-/* Would key go after every entry of the (latched) leaf n? */
-static bool appends(const node *n, const uint8_t *key, size_t klen)
+/* Where key would be inserted into the (latched) node n, for the split
+ * policy (node_find_split); NODE_POS_NONE for inner nodes. */
+static unsigned insert_pos(const node *n, const uint8_t *key, size_t klen)
 {
 	bool found, bad = false;
-	return node_is_leaf(n) && node_lower_bound(n, key, klen, &found, &bad) == n->count;
+	return node_is_leaf(n) ? node_lower_bound(n, key, klen, &found, &bad) : NODE_POS_NONE;
 }
 
 /* Root split: the root's entries move into two new pages; the root becomes
  * their parent one level up.  The root is latched exclusively. */
-static int split_root(ruma_btree *t, node *root, bool append)
+static int split_root(ruma_btree *t, node *root, unsigned ipos)
 {
 	ruma_pid lpid, rpid;
 	void *lpage, *rpage;
@@ -182,7 +241,7 @@ static int split_root(ruma_btree *t, node *root, bool append)
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
-	unsigned slen = node_find_split(root, append, &left_count, sep);
+	unsigned slen = node_find_split(root, ipos, &left_count, sep);
 	node_split_into(root, left_count, sep, slen, lpage, rpage);
 	unsigned level = root->level + 1u;
 	bool leaf = node_is_leaf(root);
@@ -211,8 +270,8 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
 			return rc;
 		rc = p->n->count >= 2 && node_sane(p->n)
-			     ? split_root(t, p->n, appends(p->n, key, klen))
-			     : RUMA_ECORRUPT;
+			     ? split_root(t, p->n, insert_pos(p->n, key, klen))
+			     : bt_corrupt(t, p->pid, BT_DMG_NODE);
 		ruma_bm_unfix_x(bm, p->pid);
 		return rc;
 	}
@@ -226,11 +285,11 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	if (n->count < 2 || !node_sane(n) || !node_sane(parent)) {
 		ruma_bm_unfix_x(bm, p->pid);
 		ruma_bm_unfix_x(bm, p->ppid);
-		return RUMA_ECORRUPT;
+		return bt_corrupt(t, node_sane(parent) ? p->pid : p->ppid, BT_DMG_NODE);
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
-	unsigned slen = node_find_split(n, appends(n, key, klen), &left_count, sep);
+	unsigned slen = node_find_split(n, insert_pos(n, key, klen), &left_count, sep);
 	if (node_free_total(parent) < node_entry_size(parent, slen, sizeof(uint64_t))) {
 		unsigned plevel = parent->level;
 		ruma_bm_unfix_x(bm, p->pid);
@@ -365,6 +424,13 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 	bool bad = false;
 	ruma_pid lpid = node_child_at(parent, lpos, &bad);
 	ruma_pid rpid = node_child_at(parent, lpos + 1, &bad);
+	/* the sibling is latched next: if it were a page held already (a slot
+	 * pointing at the node again or at the parent), that would wait forever */
+	ruma_pid sibling = node_is_left ? rpid : lpid;
+	if (bad || sibling == p.pid || sibling == p.ppid) {
+		ruma_bm_unfix_x(bm, p.ppid);
+		return bt_corrupt(t, p.ppid, bad ? BT_DMG_NODE : BT_DMG_SIBLING);
+	}
 	node *left, *right;
 	if (node_is_left) {
 		if ((rc = ruma_bm_upgrade_x(bm, p.pid, p.ver))) {
@@ -389,17 +455,21 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 		}
 		right = p.n;
 	}
-	if (bad || left->level != level || right->level != level || !node_sane(parent) ||
-	    !node_sane(left) || !node_sane(right)) {
+	if (left->level != level || right->level != level) {
 		unfix3(bm, p.ppid, lpid, rpid);
-		return RUMA_ECORRUPT;
+		return bt_corrupt(t, left->level != level ? lpid : rpid, BT_DMG_LEVEL);
+	}
+	if (!node_sane(parent) || !node_sane(left) || !node_sane(right)) {
+		unfix3(bm, p.ppid, lpid, rpid);
+		return bt_corrupt(t, !node_sane(parent) ? p.ppid : !node_sane(left) ? lpid : rpid,
+				  BT_DMG_NODE);
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned slen = node_full_key(parent, lpos, sep, &bad);
 	_Alignas(8) uint8_t merged[NODE_PAGE];
 	if (bad || !node_merge_into(left, right, sep, slen, (node *)merged)) {
 		unfix3(bm, p.ppid, lpid, rpid);
-		return bad ? RUMA_ECORRUPT : 0;
+		return bad ? bt_corrupt(t, p.ppid, BT_DMG_NODE) : 0;
 	}
 	memcpy(right, merged, NODE_PAGE);
 	node_remove_at(parent, lpos);
@@ -461,7 +531,7 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 	bool fits = klen >= n->prefix_len && have >= node_entry_size(n, klen, vlen);
 	olc_leave();
 	if (bad)
-		return olc_fail(t, p.pid, p.ver);
+		return olc_fail(t, p.pid, p.ver, BT_DMG_NODE);
 	if (found && mode == PUT_INSERT) {
 		rc = ruma_bm_validate(t->bm, p.pid, p.ver);
 		return rc ? rc : RUMA_EEXISTS;
@@ -475,7 +545,7 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 	if (node_free_contig(n) < node_entry_size(n, klen, vlen) && !node_sane(n)) {
 		/* the insert would compact a page that is not what it claims */
 		ruma_bm_unfix_x(t->bm, p.pid);
-		return RUMA_ECORRUPT;
+		return bt_corrupt(t, p.pid, BT_DMG_NODE);
 	}
 	if (found)
 		node_remove_at(n, pos);
@@ -539,7 +609,7 @@ static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *bu
 	if ((rc = ruma_bm_validate(t->bm, p.pid, p.ver)))
 		return rc;
 	if (bad)
-		return RUMA_ECORRUPT;
+		return bt_corrupt(t, p.pid, BT_DMG_NODE);
 	if (!found)
 		return RUMA_ENOTFOUND;
 	*vlen = vl;
@@ -605,7 +675,7 @@ static int leaf_entry_x(ruma_btree *t, const uint8_t *key, size_t klen, path *p,
 	*pos = node_lower_bound(p->n, key, klen, &found, &bad);
 	olc_leave();
 	if (bad)
-		return olc_fail(t, p->pid, p->ver);
+		return olc_fail(t, p->pid, p->ver, BT_DMG_NODE);
 	if (!found) {
 		rc = ruma_bm_validate(t->bm, p->pid, p->ver);
 		return rc ? rc : RUMA_ENOTFOUND;
@@ -626,7 +696,7 @@ static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
 	if (!bad)
 		fn(v, vl, ctx);
 	ruma_bm_unfix_x(t->bm, p.pid);
-	return bad ? RUMA_ECORRUPT : 0;
+	return bad ? bt_corrupt(t, p.pid, BT_DMG_NODE) : 0;
 }
 
 int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
@@ -679,6 +749,37 @@ int ruma_btree_remove(ruma_btree *t, const void *key, size_t klen)
 
 /* ---- scans ------------------------------------------------------------------------------------- */
 
+/*
+ * A scan latches one leaf at a time (shared) and finds the next one by
+ * descending again from the root: ascending with the smallest key above the
+ * leaf's upper fence (fence + 0x00), descending with its lower fence.  It
+ * stops on any page contents, concurrent changes or not:
+ *   - descend() only returns a leaf whose fences hold the search key, so
+ *     ascending each leaf's upper fence is strictly above the previous one's
+ *     and descending each lower fence strictly below: a leaf is never
+ *     visited twice and a step that does not move is RUMA_ECORRUPT (a
+ *     concurrent split or merge only restarts the descent);
+ *   - every key passed to fn is strictly beyond the previous one (the first
+ *     one not before the start key), checked as it is built.  Under the
+ *     shared latch a leaf is stable, and consistent leaves always pass
+ *     (ascending the next leaf's keys are > the previous upper fence >= the
+ *     keys returned; descending < the previous lower fence < the keys
+ *     returned), so the check fails only on damaged pages.
+ */
+typedef struct scan_state {
+	ruma_btree *t;
+	ruma_btree_scan_fn fn;
+	void *ctx;
+	bool desc;
+	bool bounded;   /* key[last] bounds the next key ... */
+	bool inclusive; /* ... which may equal it (the start key) */
+	unsigned last;
+	unsigned klen[2];
+	uint8_t key[2][NODE_KEYBUF]; /* the key returned last and the next one */
+	uint8_t cur[NODE_KEYBUF];    /* search key of the next leaf */
+	size_t clen;
+} scan_state;
+
 /* Latch (shared) the leaf for key, or the right-most leaf with `last`. */
 static int leaf_shared(ruma_btree *t, const uint8_t *key, size_t klen, bool last, path *p)
 {
@@ -694,55 +795,61 @@ static int leaf_shared(ruma_btree *t, const uint8_t *key, size_t klen, bool last
 	}
 }
 
-/* Visit entry pos of a shared-latched leaf; *stop when fn says so. */
-static int visit(const node *n, unsigned pos, uint8_t *kbuf, ruma_btree_scan_fn fn, void *ctx,
-		 bool *stop)
+/* Visit entry pos of the shared-latched leaf (pid, n); *stop when fn says so. */
+static int visit(scan_state *s, ruma_pid pid, const node *n, unsigned pos, bool *stop)
 {
+	unsigned next = s->last ^ 1u, vlen;
 	bool bad = false;
-	unsigned klen = node_full_key(n, pos, kbuf, &bad);
-	unsigned vlen;
+	unsigned klen = node_full_key(n, pos, s->key[next], &bad);
 	const uint8_t *v = node_value(n, pos, &vlen, &bad);
 	if (bad)
-		return RUMA_ECORRUPT;
-	*stop = !fn(kbuf, klen, v, vlen, ctx);
+		return bt_corrupt(s->t, pid, BT_DMG_NODE);
+	if (s->bounded) {
+		int c = node_keycmp(s->key[next], klen, s->key[s->last], s->klen[s->last]);
+		if (s->desc ? c > 0 || (c == 0 && !s->inclusive) : c < 0 || (c == 0 && !s->inclusive))
+			return bt_corrupt(s->t, pid, BT_DMG_ORDER);
+	}
+	s->last = next;
+	s->klen[next] = klen;
+	s->bounded = true;
+	s->inclusive = false;
+	*stop = !s->fn(s->key[next], klen, v, vlen, s->ctx);
 	return 0;
 }
 
 /*
- * Visit the entries of a shared-latched leaf from the start key cur (clen
- * 0 with `from_end`: from the end in the scan direction) and set up cur for
- * the next leaf: ascending, the smallest key above the upper fence (fence +
- * 0x00: the next leaf holds the keys > the fence); descending, the lower
- * fence (the previous leaf holds the keys <= it).  *end when the scan is
- * over (stopped by fn or no more leaves).
+ * Visit the entries of a shared-latched leaf from the search key s->cur
+ * (`from_end`: from the end in the scan direction) and set s->cur up for
+ * the next leaf: ascending, the smallest key above the upper fence (the
+ * next leaf holds the keys > the fence); descending, the lower fence (the
+ * previous leaf holds the keys <= it).  *end when the scan is over
+ * (stopped by fn or no more leaves).
  */
-static int scan_leaf(const node *n, bool desc, uint8_t *cur, size_t *clen, bool from_end,
-		     ruma_btree_scan_fn fn, void *ctx, bool *end)
+static int scan_leaf(scan_state *s, ruma_pid pid, const node *n, bool from_end, bool *end)
 {
-	uint8_t kbuf[NODE_KEYBUF];
 	bool found = false, bad = false, stop = false;
 	int rc = 0;
-	unsigned pos = from_end ? (desc ? n->count : 0u)
-				: node_lower_bound(n, cur, *clen, &found, &bad);
-	if (desc) {
+	unsigned pos = from_end ? (s->desc ? n->count : 0u)
+				: node_lower_bound(n, s->cur, s->clen, &found, &bad);
+	if (s->desc) {
 		if (found)
 			pos++; /* include the start key itself */
 		for (unsigned i = pos; !bad && !stop && !rc && i-- > 0;)
-			rc = visit(n, i, kbuf, fn, ctx, &stop);
+			rc = visit(s, pid, n, i, &stop);
 	} else {
 		for (unsigned i = pos; !bad && !stop && !rc && i < n->count; i++)
-			rc = visit(n, i, kbuf, fn, ctx, &stop);
+			rc = visit(s, pid, n, i, &stop);
 	}
 	if (bad)
-		return RUMA_ECORRUPT;
-	*end = stop || rc || (desc ? n->lower_len == 0 : node_upper_inf(n));
-	if (!*end && desc) {
-		*clen = n->lower_len;
-		memcpy(cur, node_lower(n), *clen);
+		return bt_corrupt(s->t, pid, BT_DMG_NODE);
+	*end = stop || rc || (s->desc ? n->lower_len == 0 : node_upper_inf(n));
+	if (!*end && s->desc) {
+		s->clen = n->lower_len;
+		memcpy(s->cur, node_lower(n), s->clen);
 	} else if (!*end) {
-		*clen = n->upper_len;
-		memcpy(cur, node_upper_key(n), *clen);
-		cur[(*clen)++] = 0;
+		s->clen = n->upper_len;
+		memcpy(s->cur, node_upper_key(n), s->clen);
+		s->cur[s->clen++] = 0;
 	}
 	return rc;
 }
@@ -754,19 +861,22 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		return RUMA_ETOOBIG;
 	if (!fn)
 		return -EINVAL;
-	uint8_t cur[NODE_KEYBUF];
-	size_t clen = slen;
+	scan_state s = { .t = t, .fn = fn, .ctx = ctx, .desc = desc, .clen = slen };
 	bool from_end = slen == 0;
-	if (slen)
-		memcpy(cur, start, slen);
+	if (slen) {
+		memcpy(s.cur, start, slen);
+		memcpy(s.key[0], start, slen);
+		s.klen[0] = (unsigned)slen;
+		s.bounded = s.inclusive = true;
+	}
 	for (;;) {
 		path p;
 		/* descending from the end follows the right-most path */
-		int rc = leaf_shared(t, cur, clen, desc && from_end, &p);
+		int rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
 		if (rc)
 			return rc;
 		bool end = true;
-		rc = scan_leaf(p.n, desc, cur, &clen, from_end, fn, ctx, &end);
+		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
 		if (rc || end)
 			return rc;
@@ -886,7 +996,7 @@ int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 	size_t len = 0;
 	rc = ruma_btree_lookup(&cat, name, strlen(name), &pid, sizeof pid, &len);
 	if (rc == -ENOBUFS || (rc == 0 && len != sizeof pid))
-		return RUMA_ECORRUPT;
+		return bt_corrupt(&cat, cat.root, BT_DMG_NODE);
 	if (rc)
 		return rc;
 	return new_handle(bm, pid, out);

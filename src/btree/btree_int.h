@@ -15,7 +15,26 @@ struct ruma_btree {
 	_Atomic uint64_t leaf_splits, inner_splits, root_splits;
 	_Atomic uint64_t leaf_merges, inner_merges, root_collapses;
 	_Atomic uint64_t pages_freed, restarts;
+	/* the last RUMA_ECORRUPT: reason << 56 | page id (0: none yet) */
+	_Atomic uint64_t damage;
+	atomic_flag damage_said; /* the first one was written to stderr */
 };
+
+/* Why a page was found corrupt (ruma_btree_last_corruption names it). */
+enum bt_damage {
+	BT_DMG_NODE = 1,  /* header, slot or heap bounds */
+	BT_DMG_CHILD,     /* child pid outside the store */
+	BT_DMG_LEVEL,     /* level not one below the parent's */
+	BT_DMG_FENCES,    /* fences do not hold the key routed to the node */
+	BT_DMG_ORDER,     /* a scan's keys stopped moving strictly forward */
+	BT_DMG_SIBLING,   /* merge partners are not distinct pages */
+	BT_DMG_ROOT,      /* the root pid (from the catalog) outside the store */
+	BT_DMG_CHECK,     /* the checker found problems */
+};
+
+/* Record that page pid is corrupt (the first report of a handle also goes
+ * to stderr); returns RUMA_ECORRUPT. */
+int bt_corrupt(ruma_btree *t, ruma_pid pid, enum bt_damage why);
 
 static inline void bt_count(_Atomic uint64_t *c)
 {

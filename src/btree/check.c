@@ -15,7 +15,12 @@
  *     separator is valid: it is left when a merge above does not fit);
  *   - the leaves' fence intervals tile the key space in order (each leaf's
  *     lower fence is the previous leaf's upper fence, the first is -inf, the
- *     last +inf), so every key is routed to exactly one reachable leaf.
+ *     last +inf), so every key is routed to exactly one reachable leaf;
+ *   - every page is reached from one parent slot only.
+ * The walk ends on any page contents: each page is entered at most once (a
+ * set of the pids seen; a second slot leading to a page, a shared child or
+ * a cycle, is reported and not followed), and a child must be one level
+ * below its parent, so the recursion is at most 256 deep.
  * No system calls except writing the report.
  */
 #include "btree/btree_int.h"
@@ -30,11 +35,62 @@ typedef struct key_ref {
 	bool inf;
 } key_ref;
 
+/* Open-addressing set of page ids (stored as pid + 1; 0 = empty slot). */
+typedef struct pid_set {
+	uint64_t *slot;
+	size_t cap, n;
+} pid_set;
+
+static size_t pid_hash(uint64_t x, size_t cap)
+{
+	x *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(x ^ (x >> 29)) & (cap - 1);
+}
+
+static void pid_set_put(pid_set *s, uint64_t key)
+{
+	size_t i = pid_hash(key, s->cap);
+	while (s->slot[i])
+		i = (i + 1) & (s->cap - 1);
+	s->slot[i] = key;
+	s->n++;
+}
+
+/* Add pid; *fresh tells whether it was new.  -ENOMEM if the set cannot grow. */
+static int pid_set_add(pid_set *s, ruma_pid pid, bool *fresh)
+{
+	uint64_t key = pid + 1;
+	if (2 * (s->n + 1) > s->cap) {
+		pid_set old = *s;
+		s->cap = old.cap ? 2 * old.cap : 1024;
+		s->slot = calloc(s->cap, sizeof *s->slot);
+		if (!s->slot) {
+			*s = old;
+			return -ENOMEM;
+		}
+		s->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.slot[i])
+				pid_set_put(s, old.slot[i]);
+		free(old.slot);
+	}
+	for (size_t i = pid_hash(key, s->cap); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == key) {
+			*fresh = false;
+			return 0;
+		}
+	pid_set_put(s, key);
+	*fresh = true;
+	return 0;
+}
+
 typedef struct walk {
 	ruma_btree *t;
 	FILE *report;
 	bool check;
 	uint64_t errors;
+	ruma_pid first_bad; /* page of the first problem */
+	pid_set seen;
 	ruma_btree_stats *st;
 	uint8_t prev_upper[NODE_KEYBUF];
 	unsigned prev_len;
@@ -44,7 +100,8 @@ typedef struct walk {
 
 #define REPORT(w, pid, ...)                                                                   \
 	do {                                                                                  \
-		(w)->errors++;                                                                \
+		if ((w)->errors++ == 0)                                                       \
+			(w)->first_bad = (pid);                                               \
 		if ((w)->report && (w)->errors <= 50) {                                       \
 			fprintf((w)->report, "btree check: page %" PRIu64 ": ", (uint64_t)(pid)); \
 			fprintf((w)->report, __VA_ARGS__);                                    \
@@ -162,11 +219,19 @@ static void check_leaf_chain(walk *w, ruma_pid pid, const node *n)
 
 static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo, key_ref hi)
 {
+	bool fresh;
+	int rc = pid_set_add(&w->seen, pid, &fresh);
+	if (rc)
+		return rc;
+	if (!fresh) {
+		REPORT(w, pid, "reached a second time (a child shared by two slots, or a cycle)");
+		return 0;
+	}
 	uint8_t *copy = malloc(NODE_PAGE);
 	if (!copy)
 		return -ENOMEM;
 	void *page;
-	int rc = ruma_bm_fix_s(w->t->bm, pid, &page);
+	rc = ruma_bm_fix_s(w->t->bm, pid, &page);
 	if (rc == -EINVAL)
 		REPORT(w, pid, "child pid outside the store");
 	if (rc) {
@@ -244,6 +309,9 @@ static int walk_tree(ruma_btree *t, FILE *report, bool check, ruma_btree_stats *
 	if (rc == 0 && (!w->seen_leaf || !w->prev_inf))
 		REPORT(w, t->root, "the last leaf does not end at +infinity");
 	*errors = w->errors;
+	if (check && w->errors)
+		bt_corrupt(t, w->first_bad, BT_DMG_CHECK);
+	free(w->seen.slot);
 	free(w);
 	return rc;
 }

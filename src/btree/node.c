@@ -23,29 +23,6 @@ uint32_t node_head(const uint8_t *key, size_t klen)
 	return h;
 }
 
-static inline uint64_t load_be64(const uint8_t *p)
-{
-	uint64_t x;
-	memcpy(&x, p, sizeof x);
-	return __builtin_bswap64(x);
-}
-
-/* memcmp order, shorter first on a common prefix.  Keys are short (most
- * under 16 bytes), so 8-byte big-endian words beat a call to memcmp. */
-int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
-{
-	size_t m = alen < blen ? alen : blen, i = 0;
-	for (; i + 8 <= m; i += 8) {
-		uint64_t x = load_be64(a + i), y = load_be64(b + i);
-		if (x != y)
-			return x < y ? -1 : 1;
-	}
-	for (; i < m; i++)
-		if (a[i] != b[i])
-			return a[i] < b[i] ? -1 : 1;
-	return alen < blen ? -1 : alen > blen ? 1 : 0;
-}
-
 bool node_plausible(const node *n)
 {
 	if (n->magic != NODE_MAGIC || n->count > NODE_MAX_COUNT)
@@ -259,6 +236,16 @@ static void store_entry(node *n, unsigned pos, const uint8_t *key, size_t klen, 
 	s->head = node_head(key + plen, slen);
 }
 
+/* Insert history for node_find_split: extend the run when pos is the slot
+ * right after the previous insert, else start a new one. */
+static void note_insert(node *n, unsigned pos)
+{
+	unsigned last = n->run & ((1u << NODE_RUN_SLOT_BITS) - 1u);
+	unsigned len = n->run >> NODE_RUN_SLOT_BITS;
+	len = last != 0 && pos == last ? (len < NODE_RUN_MAX ? len + 1u : len) : 0u;
+	n->run = (uint16_t)(len << NODE_RUN_SLOT_BITS | (pos + 1u));
+}
+
 void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, const void *val,
 		    size_t vlen)
 {
@@ -270,6 +257,7 @@ void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, cons
 	n->count++;
 	store_entry(n, pos, key, klen, val, vlen);
 	node_update_hints(n);
+	note_insert(n, pos);
 }
 
 void node_remove_at(node *n, unsigned pos)
@@ -278,6 +266,7 @@ void node_remove_at(node *n, unsigned pos)
 	memmove(&n->slot[pos], &n->slot[pos + 1], (n->count - pos - 1) * NODE_SLOT);
 	n->count--;
 	node_update_hints(n);
+	n->run = 0; /* slots moved: the history no longer names a slot */
 }
 
 void node_set_child(node *n, unsigned pos, uint64_t pid)
@@ -323,6 +312,7 @@ void node_compact(node *n)
 	node_init_like(t, n);
 	node_append_range(t, n, 0, n->count);
 	node_update_hints(t);
+	t->run = n->run; /* same slots */
 	memcpy(n, t, NODE_PAGE);
 }
 
@@ -360,7 +350,14 @@ static unsigned left_half_size(const node *n, unsigned left_count, const uint8_t
 	return size;
 }
 
-unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8_t *sep)
+/* Is an insert at ipos the continuation of an ascending run in n? */
+static bool continues_run(const node *n, unsigned ipos)
+{
+	unsigned last = n->run & ((1u << NODE_RUN_SLOT_BITS) - 1u);
+	return last != 0 && ipos == last && (n->run >> NODE_RUN_SLOT_BITS) >= NODE_RUN_MIN;
+}
+
+unsigned node_find_split(const node *n, unsigned ipos, unsigned *left_count, uint8_t *sep)
 {
 	bool bad = false;
 	unsigned count = n->count;
@@ -377,10 +374,16 @@ unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8
 	 * ties going to the pair nearest the middle */
 	unsigned target = (count - 1) / 2;
 	unsigned lo = count / 2 - count / 16, hi = count / 2;
-	if (append && count >= 4) {
-		/* ascending inserts: keep the left node nearly full */
+	if (ipos >= count && ipos != NODE_POS_NONE && count >= 4) {
+		/* an append: keep the left node nearly full */
 		target = count - 2;
 		lo = hi = count - 2;
+	} else if (ipos >= 2 && ipos < count && continues_run(n, ipos)) {
+		/* an ascending run inside the leaf (its stream is interleaved
+		 * with another one whose keys lie above): the run stays left,
+		 * full, and the keys above it move right, out of its way */
+		target = ipos - 1;
+		lo = hi = ipos - 1;
 	}
 	if (hi > count - 2)
 		hi = count - 2;

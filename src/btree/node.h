@@ -5,8 +5,9 @@
  *
  * Layout (offsets in bytes):
  *   0    header (32 B): magic, level (0 = leaf), flags, count, space_used,
- *        data_offset, prefix_len, the two fence keys {off,len}, and `upper`
- *        (inner nodes: the right-most child pid)
+ *        data_offset, prefix_len, the two fence keys {off,len}, the insert
+ *        history `run` (for the split policy), and `upper` (inner nodes: the
+ *        right-most child pid)
  *   32   16 hint heads (u32 each, 64 B)
  *   96   slot array, growing upwards: {u32 head, u16 off, u16 klen, u16 vlen}
  *   ...  free space
@@ -65,7 +66,7 @@ typedef struct node {
 	uint16_t prefix_len;
 	uint16_t lower_off, lower_len;
 	uint16_t upper_off, upper_len;
-	uint16_t rsv;
+	uint16_t run;         /* insert history: run length << 10 | (slot of the last insert + 1) */
 	uint64_t upper;       /* inner: right-most child */
 	uint32_t hint[NODE_HINTS];
 	node_slot slot[];
@@ -75,6 +76,17 @@ _Static_assert(sizeof(node) == NODE_HDR, "node header is 96 bytes");
 _Static_assert(sizeof(node_slot) == NODE_SLOT, "slot is 12 bytes");
 _Static_assert(NODE_HDR + 2 * RUMA_BTREE_MAX_KEY + 3 * (NODE_SLOT + RUMA_BTREE_MAX_ENTRY) <= NODE_PAGE,
 	       "three maximal entries and two maximal fences fit a node");
+
+/* node.run: the slot of the last insert (+ 1, 0: none) in the low bits, and
+ * how many inserts in a row went to the slot right after the previous one
+ * (an ascending run) above them, saturating. */
+#define NODE_RUN_SLOT_BITS 10u
+#define NODE_RUN_MAX 63u
+/* An ascending run this long marks a sequential insert stream. */
+#define NODE_RUN_MIN 2u
+/* node_find_split: no insert position (inner nodes, or unknown). */
+#define NODE_POS_NONE 0xffffu
+_Static_assert(NODE_MAX_COUNT < (1u << NODE_RUN_SLOT_BITS), "a slot number + 1 fits the run field");
 
 static inline bool node_is_leaf(const node *n) { return n->level == 0; }
 static inline bool node_upper_inf(const node *n) { return (n->flags & NODE_UPPER_INF) != 0; }
@@ -104,7 +116,30 @@ static inline unsigned node_entry_size(const node *n, size_t klen, size_t vlen)
 }
 
 uint32_t node_head(const uint8_t *key, size_t klen);
-int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+static inline uint64_t node_load_be64(const uint8_t *p)
+{
+	uint64_t x;
+	memcpy(&x, p, sizeof x);
+	return __builtin_bswap64(x);
+}
+
+/* memcmp order, shorter first on a common prefix.  Keys are short (most
+ * under 16 bytes), so 8-byte big-endian words beat a call to memcmp; inline
+ * because every descent and every scanned key compares a few. */
+static inline int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t m = alen < blen ? alen : blen, i = 0;
+	for (; i + 8 <= m; i += 8) {
+		uint64_t x = node_load_be64(a + i), y = node_load_be64(b + i);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+	for (; i < m; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
 
 /* ---- usable on optimistic (possibly garbage) pages ---------------------------- */
 
@@ -117,6 +152,20 @@ bool node_plausible(const node *n);
  * change that rewrites the whole node (compaction, split, merge), so a
  * corrupt page gives RUMA_ECORRUPT instead of a broken assertion. */
 bool node_sane(const node *n);
+
+/* Does n's key range (lower, upper] hold key?  klen 0 stands for -infinity
+ * (the start of a scan from the first key): only a node whose lower fence
+ * is -infinity holds it.  Requires node_plausible.  A descent that reaches a
+ * node not holding its key took a pointer to a page that is not where its
+ * parent says. */
+static inline bool node_covers(const node *n, const uint8_t *key, size_t klen)
+{
+	if (klen == 0)
+		return n->lower_len == 0;
+	if (n->lower_len && node_keycmp(key, klen, node_lower(n), n->lower_len) <= 0)
+		return false;
+	return node_upper_inf(n) || node_keycmp(key, klen, node_upper_key(n), n->upper_len) <= 0;
+}
 
 /* First position whose key is >= key; *found when equal.  Requires
  * node_plausible; sets *bad if a slot points outside the page. */
@@ -168,11 +217,15 @@ void node_append(node *dst, const uint8_t *key, size_t klen, const void *val, si
  * nodes split in the middle and the middle separator moves up (it is not
  * kept in either half); leaves choose, near the middle, the neighbouring
  * pair with the shortest distinguishing prefix, and the separator is that
- * prefix of the right key (or the full left key).  `append` (the key being
- * inserted is above every key of the leaf) splits a leaf before its last
- * entry instead, so ascending loads fill leaves.  Returns the separator
- * length. */
-unsigned node_find_split(const node *n, bool append, unsigned *left_count, uint8_t *sep);
+ * prefix of the right key (or the full left key).  `ipos` is where the key
+ * being inserted goes (node_lower_bound; NODE_POS_NONE if unknown): at the
+ * end of the leaf (an append) the leaf splits before its last entry; inside
+ * the leaf right after an ascending run of inserts (node.run), it splits at
+ * the insert position, so the run's keys stay together in a full left half
+ * and the keys above (another stream's) move right.  Either way ascending
+ * insert streams, also several interleaved ones, fill leaves.  Returns the
+ * separator length. */
+unsigned node_find_split(const node *n, unsigned ipos, unsigned *left_count, uint8_t *sep);
 
 /* Build the two halves of n split at (left_count, sep) into left and
  * right (private pages). */
