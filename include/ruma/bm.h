@@ -213,6 +213,11 @@ typedef struct ruma_bm_stats {
 /* ruma_bm_get_stats — counters (approximate while threads run). */
 RUMA_API void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out);
 
+/* ruma_bm_report — hand one line (no newline) to the manager's message
+ * callback (stderr with a "ruma bm: " prefix when none is set), so that the
+ * structures built on the manager report through the same channel. */
+RUMA_API void ruma_bm_report(ruma_bm *bm, const char *line);
+
 /* Names for the option enums, and parsing them ("spin", "futex", ...).
  * The parse functions return 0 or RUMA_EPARSE. */
 RUMA_API const char *ruma_bm_wait_name(ruma_bm_wait w);

@@ -179,8 +179,9 @@ RUMA_API int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen,
  * ruma_btree_last_corruption — why the last RUMA_ECORRUPT returned through
  * this handle (by any operation, from any thread, including
  * ruma_btree_check) was given, and the id of the page found damaged in *pid
- * (may be NULL).  NULL if there was none.  The first one is also written
- * to stderr as "ruma btree: page <pid>: <reason>".  A static string.
+ * (may be NULL).  NULL if there was none.  The first one is also reported
+ * through the buffer manager's message callback (ruma_bm_config.message;
+ * stderr by default) as "btree: page <pid>: <reason>".  A static string.
  */
 RUMA_API const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *pid);
 

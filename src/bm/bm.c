@@ -226,6 +226,11 @@ void bm_say(const ruma_bm_config *c, const char *fmt, ...)
 		fprintf(stderr, "ruma bm: %s\n", line);
 }
 
+void ruma_bm_report(ruma_bm *bm, const char *line)
+{
+	bm_say(&bm->cfg, "%s", line);
+}
+
 /* ---- metadata ------------------------------------------------------------- */
 
 static uint64_t bitmap_bytes_written(uint64_t hw)

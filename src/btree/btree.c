@@ -83,9 +83,12 @@ int bt_corrupt(ruma_btree *t, ruma_pid pid, enum bt_damage why)
 {
 	uint64_t word = (uint64_t)why << DAMAGE_SHIFT | (pid & ((1ull << DAMAGE_SHIFT) - 1));
 	atomic_store_explicit(&t->damage, word, memory_order_relaxed);
-	if (!atomic_flag_test_and_set(&t->damage_said))
-		fprintf(stderr, "ruma btree: page %" PRIu64 ": %s\n", (uint64_t)pid,
-			damage_names[why]);
+	if (!atomic_flag_test_and_set(&t->damage_said)) {
+		char line[256];
+		snprintf(line, sizeof(line), "btree: page %" PRIu64 ": %s", (uint64_t)pid,
+			 damage_names[why]);
+		ruma_bm_report(t->bm, line);
+	}
 	return RUMA_ECORRUPT;
 }
 
