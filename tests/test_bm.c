@@ -344,6 +344,8 @@ static int write_error_case(ruma_bm_write wpath)
 	ruma_os_inject(sys, 1, EIO, true);
 	if (wpath == RUMA_BM_WRITE_URING)
 		ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, true); /* metadata */
+	else
+		ruma_os_inject(RUMA_SYS_PWRITEV, 1, EIO, true); /* runs of pages */
 	int err = 0;
 	for (size_t i = 0; i < N && !err; i++) {
 		err = ruma_bm_fix_x(bm, pids[i], &p);

@@ -34,14 +34,17 @@ static void usage(FILE *f)
 		"  RNDREAD=0|1    1 = random-read workload, 0 = TPC-C             [0]\n"
 		"  THREADS=n      worker threads (1..128)                         [1]\n"
 		"  DATASIZE=n     tuples (rndread, 1e6 accepted) or warehouses    [10]\n"
+		"  INFLIGHT=n     rndread lookups in flight per thread (1..256;   [1]\n"
+		"                 1 = one synchronous read at a time)\n"
 		"  EXMAP=0        exmap is not supported (1 is refused)\n"
 		"Options:\n"
 		"  --block PATH --virtgb G --physgb G --batch N --runfor S --threads N\n"
 		"  --datasize N   as the variables above\n"
 		"  --workload W   rndread or tpcc (overrides RNDREAD)\n"
 		"  --wait W       spin | yield | futex | mutex      latch wait strategy [spin]\n"
-		"  --evict E      madvise | process_madvise         page drop [madvise]\n"
-		"  --write W      pwrite | uring                    write-back [pwrite]\n"
+		"  --inflight N   as INFLIGHT\n"
+		"  --evict E      process_madvise | madvise         page drop [process_madvise]\n"
+		"  --write W      uring | pwrite                    write-back [uring]\n"
 		"  --no-reuse     never reuse freed page ids\n"
 		"  --keep         open the store with its contents (default: start fresh)\n"
 		"  --check        verify the whole data set after the run\n"
@@ -50,6 +53,18 @@ static void usage(FILE *f)
 		"Output: CSV ts,tx,rmb,wmb,system,threads,datasize,workload,batch on stdout,\n"
 		"one row per second (tx = operations that second, rmb/wmb = MiB read/written);\n"
 		"configuration and space used on stderr.  Exit: 0 ok, 1 failure, 2 bad config.\n");
+	ruma_bm_io_support io;
+	ruma_bm_probe_io(&io);
+	fprintf(f,
+		"This machine: io_uring %s; process_madvise on self %s.\n"
+		"Chosen by default: write-back %s, eviction %s, INFLIGHT>1 reads %s.\n",
+		io.uring ? ruma_strerror(io.uring) : "works",
+		io.process_madvise ? ruma_strerror(io.process_madvise) : "works",
+		io.uring ? "pwrite/pwritev per run of pages (io_uring refused)"
+			 : "one io_uring submission per batch",
+		io.process_madvise ? "madvise per page (process_madvise refused)"
+				   : "one process_madvise per batch",
+		io.uring ? "synchronous (io_uring refused)" : "through io_uring");
 }
 
 static int bad(const char *what, const char *val, const char *why)
@@ -60,7 +75,7 @@ static int bad(const char *what, const char *val, const char *why)
 
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *rndread, *threads, *datasize,
-		*exmap, *workload, *wait, *evict, *write, *seed;
+		*exmap, *workload, *wait, *evict, *write, *seed, *inflight;
 	bool no_reuse, keep, check;
 };
 
@@ -82,6 +97,7 @@ static int parse_args(int argc, char **argv, struct raw *w)
 		{ "--evict", offsetof(struct raw, evict) },
 		{ "--write", offsetof(struct raw, write) },
 		{ "--seed", offsetof(struct raw, seed) },
+		{ "--inflight", offsetof(struct raw, inflight) },
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -223,9 +239,13 @@ int ruma_cmd_vmcache(int argc, char **argv)
 	if (why)
 		return bad("DATASIZE", envor(w.datasize, "DATASIZE", "10"), why);
 
+	if ((r = parse_count("INFLIGHT", envor(w.inflight, "INFLIGHT", "1"), 1, RUMA_BM_AIO_MAX,
+			     &v)))
+		return r;
+	o.inflight = (unsigned)v;
 	o.wait = RUMA_BM_WAIT_SPIN;
-	o.evict = RUMA_BM_EVICT_MADVISE;
-	o.write = RUMA_BM_WRITE_PWRITE;
+	o.evict = RUMA_BM_EVICT_PROCESS_MADVISE;
+	o.write = RUMA_BM_WRITE_URING;
 	if (w.wait && ruma_bm_wait_parse(w.wait, &o.wait))
 		return bad("--wait", w.wait, "expected spin, yield, futex or mutex");
 	if (w.evict && ruma_bm_evict_parse(w.evict, &o.evict))

@@ -125,8 +125,8 @@ void ruma_bm_config_default(ruma_bm_config *c)
 	c->batch = 64;
 	c->max_threads = 128;
 	c->wait = RUMA_BM_WAIT_SPIN;
-	c->evict = RUMA_BM_EVICT_MADVISE;
-	c->write = RUMA_BM_WRITE_PWRITE;
+	c->evict = RUMA_BM_EVICT_PROCESS_MADVISE;
+	c->write = RUMA_BM_WRITE_URING;
 	c->reuse_pages = true;
 	c->fresh = false;
 	c->direct_io = true;
@@ -618,6 +618,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		bm->phys_pages = bm->virt_pages;
 	if (!r)
 		r = map_memory(bm);
+	if (!r)
+		bm_io_open(bm);
 	if (r) {
 		pthread_key_delete(bm->key);
 		release_all(bm);
@@ -633,7 +635,7 @@ int ruma_bm_flush(ruma_bm *bm)
 	int err = bm_flush_pages(bm);
 	int r = meta_write(bm);
 	err = err ? err : r;
-	r = ruma_os_fsync(bm->fd);
+	r = ruma_os_fdatasync(bm->fd);
 	err = err ? err : r;
 	pthread_mutex_unlock(&bm->flush_mu);
 	return err;

@@ -18,6 +18,7 @@
 #include <linux/perf_event.h>
 #include <liburing.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,8 +48,11 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_PREAD] = "pread",
 	[RUMA_SYS_PWRITE] = "pwrite",
 	[RUMA_SYS_FSYNC] = "fsync",
+	[RUMA_SYS_FDATASYNC] = "fdatasync",
+	[RUMA_SYS_PWRITEV] = "pwritev",
 	[RUMA_SYS_IO_URING_SETUP] = "io_uring_setup",
 	[RUMA_SYS_IO_URING_ENTER] = "io_uring_enter",
+	[RUMA_SYS_IO_URING_CQE] = "io_uring_cqe",
 	[RUMA_SYS_FUTEX_WAIT] = "futex_wait",
 	[RUMA_SYS_FUTEX_WAKE] = "futex_wake",
 	[RUMA_SYS_PERF_EVENT_OPEN] = "perf_event_open",
@@ -268,6 +272,67 @@ int ruma_os_fsync(int fd)
 	return fsync(fd) ? -errno : 0;
 }
 
+/* One transfer of a _full loop: 1 = retry (EINTR), 0 = progress, else
+ * the error to return (RUMA_ESHORTIO when nothing moved: end of file). */
+static int full_status(ssize_t r)
+{
+	if (r == -EINTR)
+		return 1;
+	if (r < 0)
+		return (int)r;
+	return r == 0 ? RUMA_ESHORTIO : 0;
+}
+
+int ruma_os_fdatasync(int fd)
+{
+	int inj = enter(RUMA_SYS_FDATASYNC);
+	if (inj)
+		return fail_code(inj);
+	return fdatasync(fd) ? -errno : 0;
+}
+
+ssize_t ruma_os_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+	int inj = enter(RUMA_SYS_PWRITEV);
+	if (inj)
+		return inj == 1 ? 0 : inj; /* err 0 injects a zero-byte write */
+	ssize_t r = pwritev(fd, iov, n, off);
+	return r < 0 ? -errno : r;
+}
+
+int ruma_os_pwritev_full(int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct iovec cur[IOV_MAX];
+	int k = 0;
+
+	if (n < 0 || n > IOV_MAX)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (iov[i].iov_len)
+			cur[k++] = iov[i];
+	struct iovec *v = cur;
+	while (k > 0) {
+		ssize_t r = ruma_os_pwritev(fd, v, k, off);
+		int st = full_status(r);
+		if (st == 1)
+			continue;
+		if (st)
+			return st;
+		off += r;
+		/* drop the buffers written in full, trim the partial one */
+		while (k > 0 && (size_t)r >= v->iov_len) {
+			r -= (ssize_t)v->iov_len;
+			v++;
+			k--;
+		}
+		if (k > 0) {
+			v->iov_base = (char *)v->iov_base + r;
+			v->iov_len -= (size_t)r;
+		}
+	}
+	return 0;
+}
+
 ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off)
 {
 	int inj = enter(RUMA_SYS_PREAD);
@@ -292,12 +357,11 @@ int ruma_os_pread_full(int fd, void *buf, size_t len, off_t off)
 
 	while (len) {
 		ssize_t r = ruma_os_pread(fd, p, len, off);
-		if (r == -EINTR)
+		int st = full_status(r);
+		if (st == 1)
 			continue;
-		if (r < 0)
-			return (int)r;
-		if (r == 0)
-			return RUMA_ESHORTIO;
+		if (st)
+			return st;
 		p += r;
 		off += r;
 		len -= (size_t)r;
@@ -311,12 +375,11 @@ int ruma_os_pwrite_full(int fd, const void *buf, size_t len, off_t off)
 
 	while (len) {
 		ssize_t r = ruma_os_pwrite(fd, p, len, off);
-		if (r == -EINTR)
+		int st = full_status(r);
+		if (st == 1)
 			continue;
-		if (r < 0)
-			return (int)r;
-		if (r == 0)
-			return RUMA_ESHORTIO;
+		if (st)
+			return st;
 		p += r;
 		off += r;
 		len -= (size_t)r;
@@ -382,4 +445,72 @@ int ruma_os_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr)
 void ruma_os_uring_exit(struct io_uring *ring)
 {
 	io_uring_queue_exit(ring);
+}
+
+int ruma_os_uring_new(unsigned entries, struct io_uring **out)
+{
+	struct io_uring *ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	int r = ruma_os_uring_init(ring, entries);
+	if (r) {
+		free(ring);
+		return r;
+	}
+	*out = ring;
+	return 0;
+}
+
+void ruma_os_uring_free(struct io_uring *ring)
+{
+	if (!ring)
+		return;
+	io_uring_queue_exit(ring);
+	free(ring);
+}
+
+unsigned ruma_os_uring_space(struct io_uring *ring)
+{
+	return io_uring_sq_space_left(ring);
+}
+
+int ruma_os_uring_prep_read(struct io_uring *ring, int fd, void *buf, unsigned len, uint64_t off,
+			    uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_read(sqe, fd, buf, len, off);
+	io_uring_sqe_set_data64(sqe, data);
+	return 0;
+}
+
+int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, unsigned len,
+			     uint64_t off, uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_write(sqe, fd, buf, len, off);
+	io_uring_sqe_set_data64(sqe, data);
+	return 0;
+}
+
+unsigned ruma_os_uring_reap(struct io_uring *ring, uint64_t *data, int *res, unsigned max)
+{
+	unsigned n = 0;
+	struct io_uring_cqe *cqe;
+
+	while (n < max && io_uring_peek_cqe(ring, &cqe) == 0) {
+		data[n] = io_uring_cqe_get_data64(cqe);
+		int r = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+		int inj = enter(RUMA_SYS_IO_URING_CQE);
+		if (inj == 1)
+			r = r > 0 ? r / 2 : r; /* a short transfer */
+		else if (inj)
+			r = inj;
+		res[n++] = r;
+	}
+	return n;
 }
