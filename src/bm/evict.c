@@ -164,8 +164,9 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* Slots of a thread's write ring: one eviction batch or one flush chunk. */
-#define WRITE_RING_MAX 1024u
+/* Slots of a thread's write ring: one flush chunk, or one eviction batch
+ * of up to this many pages, per submission. */
+#define WRITE_RING_MAX 256u
 
 static int ring_ready(ruma_bm *bm, struct bm_thread *t)
 {
@@ -173,10 +174,7 @@ static int ring_ready(ruma_bm *bm, struct bm_thread *t)
 		return 0;
 	if (atomic_load(&bm->uring_refused))
 		return RUMA_EUNSUPP;
-	unsigned entries = 64;
-	while (entries < bm->cfg.batch && entries < WRITE_RING_MAX)
-		entries <<= 1;
-	int r = ruma_os_uring_new(entries, &t->ring);
+	int r = ruma_os_uring_new(WRITE_RING_MAX, &t->ring);
 	if (r) {
 		bm_io_uring_refused(bm, r);
 		return RUMA_EUNSUPP;
@@ -527,7 +525,7 @@ void bm_fault_abort(ruma_bm *bm, ruma_pid pid)
 
 /* Pages latched and written at once by a flush: one io_uring submission or
  * one pwritev per contiguous run of them. */
-#define FLUSH_CHUNK 1024u
+#define FLUSH_CHUNK WRITE_RING_MAX
 
 /* Latch pid shared if it is resident and dirty; false if nothing to write. */
 static bool latch_dirty(ruma_bm *bm, ruma_pid pid)
@@ -577,29 +575,64 @@ static int flush_batch(ruma_bm *bm, struct bm_thread *t, ruma_pid *pids, int *re
 	return err;
 }
 
-int bm_flush_pages(ruma_bm *bm)
+/* The resident dirty pages in pid order (unlatched: each is checked again
+ * when it is latched for writing).  *out is malloc'ed. */
+static int dirty_candidates(ruma_bm *bm, ruma_pid **out, size_t *n_out)
 {
-	struct bm_thread *t;
-	int err = bm_thread_get(bm, &t);
-	size_t n = 0;
+	size_t cap = atomic_load(&bm->phys_used) + 64, n = 0;
+	ruma_pid *v = malloc(cap * sizeof(*v));
 
-	if (err)
-		return err;
-	ruma_pid *pids = malloc(FLUSH_CHUNK * sizeof(*pids));
-	int *res = malloc(FLUSH_CHUNK * sizeof(*res));
-	if (!pids || !res) {
-		free(pids);
-		free(res);
+	if (!v)
 		return -ENOMEM;
-	}
 	for (uint64_t i = 0; i <= bm->rs_mask; i++) {
 		uint64_t slot = atomic_load(&bm->rs[i]);
 		if (slot == 0 || slot == RS_TOMB)
 			continue;
-		if (!latch_dirty(bm, slot - 1))
+		uint64_t w = atomic_load(&bm->state[slot - 1]);
+		if (bm_st(w) == BM_EVICTED || !(w & BM_DIRTY))
 			continue;
-		pids[n++] = slot - 1;
-		if (n == FLUSH_CHUNK) {
+		if (n == cap) {
+			ruma_pid *g = realloc(v, 2 * cap * sizeof(*v));
+			if (!g) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = g;
+			cap *= 2;
+		}
+		v[n++] = slot - 1;
+	}
+	bm_sort_pids(v, n);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+/*
+ * Write every dirty resident page: the candidates are collected and sorted
+ * first, then latched shared and written FLUSH_CHUNK at a time, so that
+ * neighbouring pages go out in one pwritev or one io_uring submission.  A
+ * page dirtied after the collection is left for the next flush (as it
+ * would be if it were dirtied just after this one).
+ */
+int bm_flush_pages(ruma_bm *bm)
+{
+	struct bm_thread *t;
+	ruma_pid *cand = NULL;
+	size_t ncand = 0, n = 0;
+	int err = bm_thread_get(bm, &t);
+
+	if (!err)
+		err = dirty_candidates(bm, &cand, &ncand);
+	if (err)
+		return err;
+	ruma_pid pids[FLUSH_CHUNK];
+	int res[FLUSH_CHUNK];
+	for (size_t i = 0; i < ncand; i++) {
+		if (!latch_dirty(bm, cand[i]))
+			continue;
+		pids[n++] = cand[i];
+		if (n == FLUSH_CHUNK || i + 1 == ncand) {
 			int r = flush_batch(bm, t, pids, res, n);
 			err = err ? err : r;
 			n = 0;
@@ -609,7 +642,6 @@ int bm_flush_pages(ruma_bm *bm)
 		int r = flush_batch(bm, t, pids, res, n);
 		err = err ? err : r;
 	}
-	free(pids);
-	free(res);
+	free(cand);
 	return err;
 }
