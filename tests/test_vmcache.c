@@ -12,7 +12,7 @@ static char dir[64];
 static char store[128];
 
 static const char *const vars[] = { "BLOCK", "VIRTGB", "PHYSGB", "BATCH", "RUNFOR", "RNDREAD",
-				    "THREADS", "DATASIZE", "EXMAP" };
+				    "THREADS", "DATASIZE", "EXMAP", "INFLIGHT" };
 
 static void env_reset(void)
 {
@@ -79,6 +79,29 @@ static int t_out_of_memory(void)
 	CHECK(strstr(err, "wait:futex"));
 	CHECK(strstr(err, " 0 failures"));
 	CHECK(!strstr(err, " 0 pages read,")); /* it really read pages back */
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+/* INFLIGHT=16: batched lookups out of memory, the same CSV, no failures. */
+static int t_inflight(void)
+{
+	char *out = NULL, *err = NULL;
+	env_reset();
+	setenv("DATASIZE", "60000", 1);
+	setenv("PHYSGB", "0.002", 1);
+	setenv("INFLIGHT", "16", 1);
+	int st = run(&out, &err, "--check", NULL, NULL, NULL);
+	unsetenv("INFLIGHT");
+	if (st)
+		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
+	CHECK_EQ(st, 0);
+	CHECK(!strncmp(out, "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n", 53));
+	CHECK(strstr(out, ",ruma,2,60000,rndread,64"));
+	CHECK(strstr(err, "inflight:16"));
+	CHECK(strstr(err, " 0 failures"));
+	CHECK(!strstr(err, " 0 pages read,"));
 	free(out);
 	free(err);
 	return TEST_PASS;
@@ -186,6 +209,8 @@ static int t_bad_configs(void)
 		{ "RUNFOR", "0", NULL, NULL, "RUNFOR=0" },
 		{ "RUNFOR", "abc", NULL, NULL, "RUNFOR=abc" },
 		{ "BATCH", "0", NULL, NULL, "BATCH=0" },
+		{ "INFLIGHT", "0", NULL, NULL, "INFLIGHT=0" },
+		{ "INFLIGHT", "257", NULL, NULL, "INFLIGHT=257" },
 		{ "DATASIZE", "0", NULL, NULL, "DATASIZE" },
 		{ "EXMAP", "1", NULL, NULL, "exmap" },
 		{ "BLOCK", blocked, NULL, NULL, "not writable" },
@@ -235,7 +260,7 @@ static int t_help(void)
 static const struct test_case cases[] = {
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "flags_win", t_flags_win },
-	{ "wrong_data", t_wrong_data },
+	{ "wrong_data", t_wrong_data }, { "inflight", t_inflight },
 	{ "bad_configs", t_bad_configs }, { "help", t_help },
 };
 
