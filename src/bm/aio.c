@@ -186,13 +186,19 @@ void bm_aio_poll(ruma_bm *bm, struct bm_thread *t)
 		(void)progress(bm, t, a, false);
 }
 
-void bm_aio_settle_self(ruma_bm *bm)
+void bm_aio_settle(ruma_bm *bm, struct bm_thread *t)
 {
-	struct bm_thread *t = pthread_getspecific(bm->key);
-	struct bm_aio *a = t ? t->aio : NULL;
+	struct bm_aio *a = t->aio;
 
 	while (a && a->ring && (a->queued || a->inflight))
 		(void)progress(bm, t, a, true);
+}
+
+void bm_aio_settle_self(ruma_bm *bm)
+{
+	struct bm_thread *t = pthread_getspecific(bm->key);
+	if (t)
+		bm_aio_settle(bm, t);
 }
 
 /* Queue the read of the exclusively latched, evicted pid (room already

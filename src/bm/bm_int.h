@@ -209,6 +209,7 @@ void bm_aio_poll(ruma_bm *bm, struct bm_thread *t);
 /* Submit and finish every read the calling thread has queued or in flight
  * (waiting for the device only); called before any latch wait. */
 void bm_aio_settle_self(ruma_bm *bm);
+void bm_aio_settle(ruma_bm *bm, struct bm_thread *t);
 /* Room for one more resident page without blocking: 0, RUMA_BM_BUSY, or
  * an eviction error. */
 int bm_ensure_free_try(ruma_bm *bm, struct bm_thread *t);

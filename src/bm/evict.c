@@ -84,6 +84,7 @@ void bm_thread_exit(void *p)
 {
 	struct bm_thread *t = p;
 
+	bm_aio_settle(t->bm, t); /* no latch of an unfinished read outlives the thread */
 	pthread_mutex_lock(&t->bm->thr_mu);
 	t->in_use = false;
 	pthread_mutex_unlock(&t->bm->thr_mu);
