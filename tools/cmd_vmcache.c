@@ -243,6 +243,10 @@ int ruma_cmd_vmcache(int argc, char **argv)
 			     &v)))
 		return r;
 	o.inflight = (unsigned)v;
+	if (o.inflight > 1 && strcmp(o.wl->name, "rndread"))
+		fprintf(stderr, "ruma vmcache: note: INFLIGHT applies to rndread lookups; %s runs "
+				"its transactions with synchronous reads\n",
+			o.wl->name);
 	o.wait = RUMA_BM_WAIT_SPIN;
 	o.evict = RUMA_BM_EVICT_PROCESS_MADVISE;
 	o.write = RUMA_BM_WRITE_URING;
