@@ -12,17 +12,23 @@
  * Eviction (any faulting thread, several at once): a clock pass over `batch`
  * slots at a time marks unlocked pages and collects marked ones — clean ones
  * to evict directly, dirty ones latched shared to be written first.  Dirty
- * pages have their dirty bit cleared, are written (pwrite per page or one
- * io_uring batch), then upgraded to exclusive if this thread is the only
- * sharer; clean candidates are latched exclusively only if still marked.
+ * pages have their dirty bit cleared, are sorted and written (one io_uring
+ * submission for the batch, or one pwritev per run of neighbouring pids),
+ * then upgraded to exclusive if this thread is the only sharer; clean
+ * candidates are latched exclusively only if still marked.
  * The latched pages are dropped (madvise per page or one process_madvise),
  * removed from the resident set, and unlocked as Evicted with a new version.
  * A failed write restores the dirty bit and keeps the page; a failed
  * madvise keeps the page resident.  Errors reach the faulting caller.
  *
- * Syscalls (through src/os): pread (fault), pwrite / io_uring (write-back),
- * madvise / process_madvise (drop pages), sched_yield while the pool is full
- * of latched pages.
+ * Flush: the dirty resident pages are collected, sorted, latched shared and
+ * written 256 at a time through the same write path.  Every page image
+ * passes bm_io_before_write (io.c) just before it is handed to the kernel,
+ * and every synchronously read one bm_io_read_done.
+ *
+ * Syscalls (through src/os): pread (fault), io_uring / pwritev / pwrite
+ * (write-back), madvise / process_madvise (drop pages), sched_yield while
+ * the pool is full of latched pages.
  */
 #include "bm/bm_int.h"
 
