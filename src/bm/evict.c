@@ -293,6 +293,12 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 				break;
 			}
 		}
+		/* a file that refuses io_uring writes: fall back for good */
+		for (size_t i = 0; i < n; i++)
+			if (res[i] == -EOPNOTSUPP) {
+				bm_io_uring_refused(bm, res[i]);
+				res[i] = write_one(bm, pids[i]);
+			}
 	} else {
 		write_runs(bm, t, pids, n, res);
 	}
