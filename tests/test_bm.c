@@ -351,6 +351,8 @@ static int write_error_case(ruma_bm_write wpath)
 	ruma_os_inject(sys, 1, EIO, true);
 	if (wpath == RUMA_BM_WRITE_URING)
 		ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, true); /* metadata */
+	else
+		ruma_os_inject(RUMA_SYS_PWRITEV, 1, EIO, true); /* runs of pages */
 	int err = 0;
 	for (size_t i = 0; i < N && !err; i++) {
 		err = ruma_bm_fix_x(bm, pids[i], &p);
@@ -981,13 +983,14 @@ static int t_lock_sync_faults(void)
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	if (verify_all(bm, pids, 4, 3) != TEST_PASS)
 		return TEST_FAIL;
-	/* the final fdatasync of a close fails: reported (the pages were synced
-	 * before the clean state was written, so either state on disk is true) */
-	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	/* close syncs twice: the pages and metadata, then the clean state.  The
+	 * second fdatasync fails: reported (the pages were synced before the
+	 * clean state was written, so either state on disk is true) */
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 2, EIO, false);
 	CHECK_EQ(ruma_bm_close(bm), -EIO);
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	/* syncing the pages fails at close: the store is not marked clean */
-	ruma_os_inject(RUMA_SYS_FSYNC, 1, EIO, false);
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
 	CHECK_EQ(ruma_bm_close(bm), -EIO);
 	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_EUNCLEAN);
 	ruma_os_inject_clear();

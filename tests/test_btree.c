@@ -707,8 +707,11 @@ static int t_io_errors(void)
 	ruma_os_inject_clear();
 	CHECK(errors > 0);
 
-	/* writes fail: inserts that need eviction of dirty pages fail */
+	/* writes fail: inserts that need eviction of dirty pages fail (every
+	 * write path: io_uring, pwritev runs, pwrite) */
 	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, true);
+	ruma_os_inject(RUMA_SYS_PWRITEV, 1, EIO, true);
+	ruma_os_inject(RUMA_SYS_IO_URING_ENTER, 1, EIO, true);
 	errors = 0;
 	model pending = { 0 };
 	for (unsigned i = 0; i < 3000; i++) {

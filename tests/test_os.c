@@ -87,6 +87,68 @@ static int t_pread_short_and_error(void)
 	return TEST_PASS;
 }
 
+/* pwritev_full writes every buffer (in order, at consecutive offsets). */
+static int t_pwritev(void)
+{
+	int fd;
+	static char a[4096], b[4096], c[4096], got[3 * 4096];
+	struct iovec iov[3] = { { a, sizeof a }, { b, sizeof b }, { c, sizeof c } };
+
+	memset(a, 1, sizeof a);
+	memset(b, 2, sizeof b);
+	memset(c, 3, sizeof c);
+	CHECK_OK(ruma_os_memfd_create("v", MFD_CLOEXEC, &fd));
+	uint64_t n0 = ruma_os_count(RUMA_SYS_PWRITEV);
+	CHECK_OK(ruma_os_pwritev_full(fd, iov, 3, 4096));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_PWRITEV), n0 + 1);
+	CHECK_OK(ruma_os_pread_full(fd, got, sizeof got, 4096));
+	CHECK(got[0] == 1 && got[4096] == 2 && got[8191] == 2 && got[8192] == 3);
+	ruma_os_inject(RUMA_SYS_PWRITEV, 1, EIO, false);
+	CHECK_EQ(ruma_os_pwritev_full(fd, iov, 3, 0), -EIO);
+	ruma_os_inject(RUMA_SYS_PWRITEV, 1, 0, false); /* nothing written */
+	CHECK_EQ(ruma_os_pwritev_full(fd, iov, 3, 0), RUMA_ESHORTIO);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_os_fdatasync(fd));
+	close(fd);
+	return TEST_PASS;
+}
+
+/* io_uring through the wrappers: a read's completion is counted, and an
+ * injection rewrites it (errno, or a short transfer). */
+static int t_uring_completions(void)
+{
+	struct io_uring *ring;
+	int fd;
+	static char page[4096] __attribute__((aligned(4096)));
+	uint64_t tag;
+	int res;
+
+	int r = ruma_os_uring_new(8, &ring);
+	if (r)
+		SKIP("io_uring unavailable: %s", ruma_strerror(r));
+	CHECK_OK(ruma_os_memfd_create("u", MFD_CLOEXEC, &fd));
+	memset(page, 9, sizeof page);
+	CHECK_OK(ruma_os_pwrite_full(fd, page, sizeof page, 0));
+	int want[3] = { 4096, -EIO, 2048 };
+	int inject[3] = { -1, EIO, 0 };
+	for (int i = 0; i < 3; i++) {
+		if (inject[i] >= 0)
+			ruma_os_inject(RUMA_SYS_IO_URING_CQE, 1, inject[i], false);
+		uint64_t c0 = ruma_os_count(RUMA_SYS_IO_URING_CQE);
+		CHECK_OK(ruma_os_uring_prep_read(ring, fd, page, sizeof page, 0, 40 + (uint64_t)i));
+		CHECK_OK(ruma_os_uring_submit_and_wait(ring, 1));
+		CHECK_EQ(ruma_os_uring_reap(ring, &tag, &res, 1), 1);
+		CHECK_EQ(tag, 40 + (uint64_t)i);
+		CHECK_EQ(res, want[i]);
+		CHECK_EQ(ruma_os_count(RUMA_SYS_IO_URING_CQE), c0 + 1);
+		CHECK_EQ(ruma_os_uring_reap(ring, &tag, &res, 1), 0);
+	}
+	ruma_os_inject_clear();
+	ruma_os_uring_free(ring);
+	close(fd);
+	return TEST_PASS;
+}
+
 static int t_open_error(void)
 {
 	int fd;
@@ -235,6 +297,8 @@ static const struct test_case cases[] = {
 	{ "inject_nth", t_inject_nth },
 	{ "inject_sticky", t_inject_sticky },
 	{ "pread_short_and_error", t_pread_short_and_error },
+	{ "pwritev", t_pwritev },
+	{ "uring_completions", t_uring_completions },
 	{ "open_error", t_open_error },
 	{ "futex", t_futex },
 	{ "madvise", t_madvise_and_process_madvise },

@@ -1,8 +1,8 @@
 /*
  * cmd_doctor.c — `ruma doctor`: checks the machine settings ruma depends on
  * (the RUMA setup section: huge pages, overcommit, max_map_count, THP) plus
- * perf counters, io_uring, O_DIRECT and the kernel features ruma uses, and
- * prints for each the current value, what it affects, a status (ok / warn /
+ * perf counters, io_uring, O_DIRECT, the buffer manager's I/O paths and
+ * the kernel features ruma uses, and prints for each the current value, what it affects, a status (ok / warn /
  * n/a) and the command that fixes it.  --json prints the same as one JSON
  * object; --apply (root) applies the recommended settings and prints how to
  * restore the previous ones.
@@ -15,6 +15,7 @@
  * probes via the OS layer); with --apply, writes to files under /proc/sys/vm
  * and to /sys/kernel/mm/transparent_hugepage/enabled.
  */
+#include <ruma/bm.h>
 #include <ruma/core.h>
 #include <ruma/perf.h>
 #include <ruma/sysinfo.h>
@@ -368,6 +369,27 @@ static void check_uring(struct report *r)
 		SETFIX(c, "ulimit -l unlimited   (locked memory limit for the ring)");
 	else
 		SETFIX(c, "see io_uring_setup(2) for %s", errno_name(rc));
+}
+
+/* Which write-back, eviction and read paths a store opened with the
+ * defaults uses here (the same probes ruma_bm_open runs). */
+static void check_bm_paths(struct report *r)
+{
+	ruma_bm_io_support io;
+	ruma_bm_probe_io(&io);
+	struct check *c = add_check(r, io.uring || io.process_madvise ? ST_WARN : ST_OK,
+				    "the I/O paths the vmcache buffer manager chooses by default",
+				    "bm I/O paths");
+	SETV(c, "write-back: %s; eviction: %s; INFLIGHT>1 reads: %s",
+	     io.uring ? "pwrite/pwritev per run (io_uring refused)"
+		      : "io_uring, one submission per batch",
+	     io.process_madvise ? "madvise per page (process_madvise refused)"
+				: "process_madvise, one call per batch",
+	     io.uring ? "synchronous" : "io_uring");
+	if (io.uring)
+		SETFIX(c, "see the io_uring check above");
+	else if (io.process_madvise)
+		SETFIX(c, "run a kernel >= 6.13 for batched eviction (process_madvise on self)");
 }
 
 static void check_odirect(struct report *r, const char *dir)
@@ -810,6 +832,7 @@ int ruma_cmd_doctor(int argc, char **argv)
 	check_vm(&r);
 	check_perf(&r, perf, perf_rc);
 	check_uring(&r);
+	check_bm_paths(&r);
 	for (size_t i = 0; i < o.ndirs; i++)
 		check_odirect(&r, o.dirs[i]);
 	if (r.oom) {

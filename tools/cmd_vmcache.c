@@ -35,6 +35,8 @@ static void usage(FILE *f)
 		"  RNDREAD=0|1    1 = random-read workload, 0 = TPC-C             [0]\n"
 		"  THREADS=n      worker threads (1..128)                         [1]\n"
 		"  DATASIZE=n     tuples (rndread, 1e6 accepted) or warehouses    [10]\n"
+		"  INFLIGHT=n     rndread lookups in flight per thread (1..256;   [1]\n"
+		"                 1 = one synchronous read at a time)\n"
 		"  EXMAP=0        exmap is not supported (1 is refused)\n"
 		"  FORCE=0|1      as --force                                      [0]\n"
 		"Options:\n"
@@ -42,8 +44,9 @@ static void usage(FILE *f)
 		"  --datasize N   as the variables above\n"
 		"  --workload W   rndread or tpcc (overrides RNDREAD)\n"
 		"  --wait W       spin | yield | futex | mutex      latch wait strategy [spin]\n"
-		"  --evict E      madvise | process_madvise         page drop [madvise]\n"
-		"  --write W      pwrite | uring                    write-back [pwrite]\n"
+		"  --inflight N   as INFLIGHT\n"
+		"  --evict E      process_madvise | madvise         page drop [process_madvise]\n"
+		"  --write W      uring | pwrite                    write-back [uring]\n"
 		"  --no-reuse     never reuse freed page ids\n"
 		"  --keep         open the store with its contents (default: start fresh)\n"
 		"  --force        without --keep: overwrite BLOCK even if it is a file that is\n"
@@ -61,6 +64,18 @@ static void usage(FILE *f)
 		"Exit: 0 ok, 1 failure (I/O error, corrupt page, wrong data), 2 bad\n"
 		"configuration or unusable store (in use, not closed cleanly, not a ruma\n"
 		"store, PHYSGB above available memory), 130/143 stopped by SIGINT/SIGTERM.\n");
+	ruma_bm_io_support io;
+	ruma_bm_probe_io(&io);
+	fprintf(f,
+		"This machine: io_uring %s; process_madvise on self %s.\n"
+		"Chosen by default: write-back %s, eviction %s, INFLIGHT>1 reads %s.\n",
+		io.uring ? ruma_strerror(io.uring) : "works",
+		io.process_madvise ? ruma_strerror(io.process_madvise) : "works",
+		io.uring ? "pwrite/pwritev per run of pages (io_uring refused)"
+			 : "one io_uring submission per batch",
+		io.process_madvise ? "madvise per page (process_madvise refused)"
+				   : "one process_madvise per batch",
+		io.uring ? "synchronous (io_uring refused)" : "through io_uring");
 }
 
 static int bad(const char *what, const char *val, const char *why)
@@ -71,7 +86,7 @@ static int bad(const char *what, const char *val, const char *why)
 
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *rndread, *threads, *datasize,
-		*exmap, *workload, *wait, *evict, *write, *seed;
+		*exmap, *workload, *wait, *evict, *write, *seed, *inflight;
 	bool no_reuse, keep, check, force;
 };
 
@@ -93,6 +108,7 @@ static int parse_args(int argc, char **argv, struct raw *w)
 		{ "--evict", offsetof(struct raw, evict) },
 		{ "--write", offsetof(struct raw, write) },
 		{ "--seed", offsetof(struct raw, seed) },
+		{ "--inflight", offsetof(struct raw, inflight) },
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -238,9 +254,17 @@ int ruma_cmd_vmcache(int argc, char **argv)
 	if (why)
 		return bad("DATASIZE", envor(w.datasize, "DATASIZE", "10"), why);
 
+	if ((r = parse_count("INFLIGHT", envor(w.inflight, "INFLIGHT", "1"), 1, RUMA_BM_AIO_MAX,
+			     &v)))
+		return r;
+	o.inflight = (unsigned)v;
+	if (o.inflight > 1 && strcmp(o.wl->name, "rndread"))
+		fprintf(stderr, "ruma vmcache: note: INFLIGHT applies to rndread lookups; %s runs "
+				"its transactions with synchronous reads\n",
+			o.wl->name);
 	o.wait = RUMA_BM_WAIT_SPIN;
-	o.evict = RUMA_BM_EVICT_MADVISE;
-	o.write = RUMA_BM_WRITE_PWRITE;
+	o.evict = RUMA_BM_EVICT_PROCESS_MADVISE;
+	o.write = RUMA_BM_WRITE_URING;
 	if (w.wait && ruma_bm_wait_parse(w.wait, &o.wait))
 		return bad("--wait", w.wait, "expected spin, yield, futex or mutex");
 	if (w.evict && ruma_bm_evict_parse(w.evict, &o.evict))

@@ -384,11 +384,12 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 
 	fprintf(stderr,
 		"vmcache blk:%s virtgb:%g physgb:%g exmap:0 batch:%u threads:%u datasize:%" PRIu64
-		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s reuse:%d keep:%d "
-		"seed:%" PRIu64 "\n",
+		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s inflight:%u reuse:%d "
+		"keep:%d seed:%" PRIu64 "\n",
 		o->block, o->virtgb, o->physgb, o->batch, o->threads, o->datasize, o->wl->name,
 		o->runfor, ruma_bm_wait_name(o->wait), ruma_bm_evict_name(o->evict),
-		ruma_bm_write_name(o->write), o->reuse, o->keep, o->seed);
+		ruma_bm_write_name(o->write), o->inflight ? o->inflight : 1, o->reuse, o->keep,
+		o->seed);
 	if ((status = preflight(o, need)))
 		return status;
 
@@ -417,6 +418,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	run.ctx.bm = bm;
 	run.ctx.datasize = o->datasize;
 	run.ctx.threads = o->threads;
+	run.ctx.inflight = o->inflight ? o->inflight : 1;
 	run.ctx.seed = o->seed;
 	run.ctx.keep = o->keep;
 	run.slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);

@@ -17,6 +17,7 @@ typedef struct ruma_vmcache_opts {
 	unsigned batch;      /* BATCH */
 	uint64_t runfor;     /* RUNFOR seconds */
 	unsigned threads;    /* THREADS */
+	unsigned inflight;   /* INFLIGHT: lookups in flight per thread (rndread) */
 	uint64_t datasize;   /* DATASIZE */
 	const ruma_vmcache_workload *wl;
 	ruma_bm_wait wait;

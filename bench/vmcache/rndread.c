@@ -3,7 +3,10 @@
  * 8-byte big-endian keys 0..n-1 and 120-byte payloads derived from the key,
  * loaded in parallel (disjoint ascending key ranges per thread), then
  * uniform random point lookups, each verified against the payload its key
- * must have.  A wrong or missing value is counted as a failure.
+ * must have.  A wrong or missing value is counted as a failure.  With
+ * INFLIGHT > 1 each thread looks up INFLIGHT keys at a time through
+ * ruma_btree_lookup_batch (that many page reads in flight); every lookup
+ * still counts as one operation.
  *
  * With --keep, a marker entry (key "\xff#count", 9 bytes: sorts after every
  * data key) records how many tuples were loaded, so a later run on the same
@@ -34,6 +37,14 @@ struct rnd {
 
 struct rnd_thread {
 	ruma_rng rng;
+	ruma_vmcache_ctx *ctx;
+	unsigned n;             /* keys per batch (INFLIGHT) */
+	uint64_t *k;            /* the batch's key numbers */
+	unsigned char (*key)[8];
+	const void **kp;
+	size_t *klen;
+	int *res;
+	bool *seen;
 };
 
 static void encode_key(uint64_t k, unsigned char out[8])
@@ -154,20 +165,89 @@ static int rnd_load_done(ruma_vmcache_ctx *ctx)
 	return ruma_btree_upsert(s->tree, marker_key, sizeof(marker_key), &cnt, sizeof(cnt), NULL);
 }
 
+static void rnd_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
+{
+	struct rnd_thread *t = ts;
+	(void)ctx;
+	if (!t)
+		return;
+	free(t->k);
+	free(t->key);
+	free(t->kp);
+	free(t->klen);
+	free(t->res);
+	free(t->seen);
+	free(t);
+}
+
 static int rnd_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 {
 	struct rnd_thread *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	ruma_rng_seed(&t->rng, ctx->seed * 0x100000001b3ull + tid + 1);
+	t->ctx = ctx;
+	t->n = ctx->inflight > 1 ? ctx->inflight : 1;
+	if (t->n > 1) {
+		t->k = calloc(t->n, sizeof(*t->k));
+		t->key = calloc(t->n, sizeof(*t->key));
+		t->kp = calloc(t->n, sizeof(*t->kp));
+		t->klen = calloc(t->n, sizeof(*t->klen));
+		t->res = calloc(t->n, sizeof(*t->res));
+		t->seen = calloc(t->n, sizeof(*t->seen));
+		if (!t->k || !t->key || !t->kp || !t->klen || !t->res || !t->seen) {
+			rnd_thread_fini(ctx, t);
+			return -ENOMEM;
+		}
+	}
 	*ts = t;
 	return 0;
+}
+
+static void batch_value(size_t i, const void *val, size_t vlen, void *arg)
+{
+	struct rnd_thread *t = arg;
+	unsigned char want[RND_PAYLOAD];
+
+	t->seen[i] = true;
+	make_payload(t->k[i], want);
+	if (vlen != RND_PAYLOAD || memcmp(val, want, RND_PAYLOAD))
+		report(t->ctx, t->k[i], "wrong value");
+}
+
+/* INFLIGHT lookups at once; each one is an operation. */
+static int64_t rnd_run_batch(ruma_vmcache_ctx *ctx, struct rnd_thread *t)
+{
+	struct rnd *s = ctx->wl;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		t->k[i] = ruma_rng_below(&t->rng, ctx->datasize);
+		encode_key(t->k[i], t->key[i]);
+		t->kp[i] = t->key[i];
+		t->klen[i] = 8;
+		t->seen[i] = false;
+	}
+	int r = ruma_btree_lookup_batch(s->tree, t->n, t->kp, t->klen, t->n, batch_value, t,
+					t->res);
+	if (r)
+		return r;
+	for (unsigned i = 0; i < t->n; i++) {
+		if (t->res[i] == RUMA_ENOTFOUND)
+			report(ctx, t->k[i], "not found");
+		else if (t->res[i])
+			return t->res[i];
+		else if (!t->seen[i])
+			report(ctx, t->k[i], "found but no value delivered");
+	}
+	return t->n;
 }
 
 static int64_t rnd_run_one(ruma_vmcache_ctx *ctx, void *ts)
 {
 	struct rnd *s = ctx->wl;
 	struct rnd_thread *t = ts;
+	if (t->n > 1)
+		return rnd_run_batch(ctx, t);
 	uint64_t k = ruma_rng_below(&t->rng, ctx->datasize);
 	unsigned char key[8], want[RND_PAYLOAD], got[RND_PAYLOAD + 8];
 	size_t len = 0;
@@ -188,12 +268,6 @@ static int64_t rnd_run_one(ruma_vmcache_ctx *ctx, void *ts)
 	if (len != RND_PAYLOAD || memcmp(got, want, RND_PAYLOAD))
 		report(ctx, k, "wrong value");
 	return 1;
-}
-
-static void rnd_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
-{
-	(void)ctx;
-	free(ts);
 }
 
 struct scan_state {

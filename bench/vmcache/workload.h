@@ -29,6 +29,7 @@ typedef struct ruma_vmcache_ctx {
 	ruma_bm *bm;
 	uint64_t datasize;  /* DATASIZE: tuples (rndread) or warehouses (tpcc) */
 	unsigned threads;   /* THREADS */
+	unsigned inflight;  /* INFLIGHT: lookups in flight per thread (1 = synchronous) */
 	uint64_t seed;      /* base seed of the run (printed on stderr) */
 	bool keep;          /* --keep: the store was opened with its contents */
 	bool loaded;        /* set by setup when the data is already there (--keep) */

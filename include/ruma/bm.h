@@ -100,7 +100,10 @@ typedef struct ruma_bm_config {
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
- * batch 64, 128 threads, spin, madvise, pwrite, reuse on, fresh off, O_DIRECT. */
+ * batch 64, 128 threads, spin, process_madvise, uring, reuse on, fresh off,
+ * O_DIRECT.  The batched paths fall back at open, with one message, where
+ * the kernel refuses them: uring → pwrite (pwritev per run of neighbouring
+ * pages), process_madvise → madvise per page. */
 RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
 
 /*
@@ -170,6 +173,83 @@ RUMA_API int ruma_bm_fix_s(ruma_bm *bm, ruma_pid pid, void **page);
  * is dirty).  ruma_bm_unfix_s — release a shared latch. */
 RUMA_API void ruma_bm_unfix_x(ruma_bm *bm, ruma_pid pid);
 RUMA_API void ruma_bm_unfix_s(ruma_bm *bm, ruma_pid pid);
+
+/* ---- asynchronous reads ----------------------------------------------------
+ *
+ * A thread may keep many page reads in flight (io_uring) instead of waiting
+ * for each: ruma_bm_optimistic_async never blocks.  When the page is
+ * evicted it latches the page exclusively for the read (as a synchronous
+ * fault does: the page counts as resident from then on), queues the read
+ * and returns RUMA_BM_PENDING; the caller parks the operation and later
+ * learns from ruma_bm_aio_reap, under the tag it gave, that the read
+ * completed (result 0: the page is resident and unlatched, restart the
+ * operation) or failed (a negative errno, RUMA_ESHORTIO for a short read;
+ * the page stays evicted).  While the page is latched by anyone — also by
+ * this thread's own read — it returns RUMA_BM_BUSY: retry after reaping.
+ * Every read a thread queued is finished by that thread, in ruma_bm_aio_reap
+ * or whenever it waits for a latch, so it never waits for itself.  Where
+ * io_uring is refused the call faults the page in synchronously instead.
+ * A thread must reap every tagged read before it stops using the manager.
+ */
+
+#define RUMA_BM_PENDING 1 /* read queued; completion reported by ruma_bm_aio_reap */
+#define RUMA_BM_BUSY 2    /* latched or no room right now: reap, then retry */
+
+/* Largest number of reads one thread keeps queued or in flight. */
+#define RUMA_BM_AIO_MAX 256u
+
+/*
+ * ruma_bm_optimistic_async — ruma_bm_optimistic without waiting: 0 with
+ * *version and *page (resident), RUMA_BM_PENDING (a read for pid was
+ * queued under tag), RUMA_BM_BUSY, or an error (-EINVAL for a pid outside
+ * the store, an eviction error).
+ */
+RUMA_API int ruma_bm_optimistic_async(ruma_bm *bm, ruma_pid pid, uint64_t tag,
+				      uint64_t *version, void **page);
+
+typedef struct ruma_bm_aio_done {
+	uint64_t tag; /* as given to ruma_bm_optimistic_async */
+	int result;   /* 0 (page resident) or the read's error */
+} ruma_bm_aio_done;
+
+/*
+ * ruma_bm_aio_reap — submit this thread's queued reads and collect up to
+ * max finished ones into out (*n of them).  With wait, blocks until at
+ * least one is finished when none is and some are in flight.  Returns 0 or
+ * the error of a failed submission (the reads it concerned are reported
+ * failed with it).
+ */
+RUMA_API int ruma_bm_aio_reap(ruma_bm *bm, bool wait, ruma_bm_aio_done *out, unsigned max,
+			      unsigned *n);
+
+/* ruma_bm_aio_inflight — reads this thread has queued or in flight whose
+ * completion it has not collected yet. */
+RUMA_API unsigned ruma_bm_aio_inflight(ruma_bm *bm);
+
+/*
+ * ruma_bm_prefetch — start reading those of pids[0, n) that are evicted
+ * (one submission), without tags: their completion is handled internally
+ * (a failed read leaves the page evicted; the next access reads it again
+ * and reports its own error).  Pages that are resident or latched, and
+ * pages for which there is no room without waiting, are skipped.  Returns
+ * how many reads were started.  ruma_bm_aio_drain waits for them.
+ */
+RUMA_API unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
+
+/* ruma_bm_aio_drain — wait until none of this thread's untagged reads
+ * (prefetches) is in flight. */
+RUMA_API void ruma_bm_aio_drain(ruma_bm *bm);
+
+/* What this machine's kernel offers the buffer manager, found by trying it
+ * (ruma_bm_probe_io); a store opened with the defaults uses the batched
+ * paths where they are available. */
+typedef struct ruma_bm_io_support {
+	int uring;           /* 0 or the error io_uring_setup gave */
+	int process_madvise; /* 0 or the error process_madvise(MADV_DONTNEED) on self gave */
+} ruma_bm_io_support;
+
+/* ruma_bm_probe_io — try io_uring and process_madvise once (no store needed). */
+RUMA_API void ruma_bm_probe_io(ruma_bm_io_support *out);
 
 /* ---- allocation ---------------------------------------------------------- */
 

@@ -117,6 +117,29 @@ typedef void (*ruma_btree_value_fn)(const void *val, size_t vlen, void *ctx);
 RUMA_API int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen,
 				  ruma_btree_value_fn fn, void *ctx);
 
+/* Callback of ruma_btree_lookup_batch: lookup i found val (a validated
+ * copy, valid only during the call; no latch is held). */
+typedef void (*ruma_btree_batch_fn)(size_t i, const void *val, size_t vlen, void *ctx);
+
+/*
+ * ruma_btree_lookup_batch — look up keys[0, n) (lengths klens[]) with up to
+ * `inflight` of them active at once on the calling thread: a lookup that
+ * needs a page that is not in memory starts its read (io_uring) and waits
+ * parked while the others go on, so up to `inflight` page reads are in
+ * flight (at most RUMA_BM_AIO_MAX).  inflight <= 1 runs the lookups one
+ * after the other, exactly as ruma_btree_lookup.  For each i, results[i]
+ * is 0 (found: fn(i, value, vlen, ctx) was called exactly once, if fn is
+ * not NULL), RUMA_ENOTFOUND, -EINVAL / RUMA_ETOOBIG for a bad key, or the
+ * error of a page read this lookup needed (-EIO, RUMA_ESHORTIO, ...; the
+ * others are not affected).  fn is called in completion order, not in
+ * index order.  The results are those ruma_btree_lookup gives for the same
+ * keys at the same moment.  Returns 0 when every lookup has its result,
+ * -EINVAL for missing arrays, -ENOMEM.
+ */
+RUMA_API int ruma_btree_lookup_batch(ruma_btree *t, size_t n, const void *const keys[],
+				     const size_t klens[], unsigned inflight,
+				     ruma_btree_batch_fn fn, void *ctx, int results[]);
+
 /*
  * ruma_btree_update — call fn(val, vlen, ctx) exactly once on the stored
  * value of key, in place, while the leaf is latched exclusively: the

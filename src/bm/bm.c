@@ -43,12 +43,14 @@
 #include <inttypes.h>
 #include <linux/fs.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
@@ -139,8 +141,8 @@ void ruma_bm_config_default(ruma_bm_config *c)
 	c->batch = 64;
 	c->max_threads = 128;
 	c->wait = RUMA_BM_WAIT_SPIN;
-	c->evict = RUMA_BM_EVICT_MADVISE;
-	c->write = RUMA_BM_WRITE_PWRITE;
+	c->evict = RUMA_BM_EVICT_PROCESS_MADVISE;
+	c->write = RUMA_BM_WRITE_URING;
 	c->reuse_pages = true;
 	c->fresh = false;
 	c->direct_io = true;
@@ -411,11 +413,34 @@ static int meta_read(ruma_bm *bm, bool *found)
  * one — reads or truncates a store in use.  The lock goes with the
  * descriptor: it is released by close, or by the kernel when the process dies.
  */
+/*
+ * A lock can outlive its holder for a moment: a killed process's io_uring
+ * keeps a reference to the file until the kernel has torn the ring down,
+ * after the process is gone.  So while the holder is not a live process
+ * (dead, or not listed in /proc/locks), retry for up to LOCK_GRACE_MS.
+ */
+#define LOCK_GRACE_MS 2000
+
+static bool holder_alive(ruma_bm *bm, int *holder)
+{
+	*holder = 0;
+	if (ruma_sysinfo_flock_holder(bm->st_dev, bm->st_ino, holder) || *holder <= 0)
+		return false;
+	return kill(*holder, 0) == 0 || errno == EPERM;
+}
+
 static int lock_store(ruma_bm *bm)
 {
 	int r = ruma_os_lock_exclusive(bm->fd);
 	int holder = 0;
 
+	for (int waited = 0; r == RUMA_ELOCKED && waited < LOCK_GRACE_MS; waited += 10) {
+		if (holder_alive(bm, &holder))
+			break;
+		struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ten_ms, NULL);
+		r = ruma_os_lock_exclusive(bm->fd);
+	}
 	if (r == RUMA_ELOCKED) {
 		if (ruma_sysinfo_flock_holder(bm->st_dev, bm->st_ino, &holder) || holder <= 0)
 			bm_say(&bm->cfg,
@@ -767,6 +792,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		r = map_memory(bm);
 	if (!r)
 		r = mark_open(bm);
+	if (!r)
+		bm_io_open(bm);
 	if (r) {
 		pthread_key_delete(bm->key);
 		release_all(bm);
@@ -782,7 +809,7 @@ static int checkpoint(ruma_bm *bm)
 	int err = bm_flush_pages(bm);
 	int r = meta_write(bm, BM_STATE_OPEN, false);
 	err = err ? err : r;
-	r = ruma_os_fsync(bm->fd);
+	r = ruma_os_fdatasync(bm->fd);
 	return err ? err : r;
 }
 

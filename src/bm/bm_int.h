@@ -60,13 +60,17 @@ struct bm_pagemutex {
 	pthread_cond_t c;
 };
 
-/* Per-thread state: eviction scratch lists, the lazy io_uring and counters. */
+struct io_uring;
+struct bm_aio;
+
+/* Per-thread state: eviction scratch lists, the lazy write ring, the lazy
+ * asynchronous-read state (aio.c) and counters. */
 struct bm_thread {
 	ruma_bm *bm;
 	unsigned idx;
 	bool in_use;
-	bool ring_ready;
-	void *ring; /* struct io_uring, allocated on first use */
+	struct io_uring *ring; /* write-back ring, created on first use */
+	struct bm_aio *aio;    /* asynchronous reads, created on first use */
 	ruma_pid *clean, *dirty;
 	struct iovec *iov;
 	int *res;
@@ -155,8 +159,12 @@ void bm_rs_insert(ruma_bm *bm, ruma_pid pid);
 bool bm_rs_remove(ruma_bm *bm, ruma_pid pid);
 int bm_ensure_free(ruma_bm *bm, struct bm_thread *t);
 int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read);
+/* A claimed page's read failed: drop its memory, uncount it, unlatch it as
+ * Evicted (new version). */
+void bm_fault_abort(ruma_bm *bm, ruma_pid pid);
 int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res);
 int bm_flush_pages(ruma_bm *bm);
+void bm_sort_pids(ruma_pid *pids, size_t n);
 int bm_thread_get(ruma_bm *bm, struct bm_thread **out);
 void bm_thread_free(struct bm_thread *t);
 void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
@@ -203,6 +211,23 @@ static inline char *bm_page(ruma_bm *bm, ruma_pid pid)
 {
 	return bm->base + pid * (uint64_t)RUMA_BM_PAGE_SIZE;
 }
+
+/* io.c: I/O path selection. */
+void bm_io_open(ruma_bm *bm);        /* probe io_uring / process_madvise once */
+void bm_io_uring_refused(ruma_bm *bm, int err); /* say once, fall back */
+
+/* aio.c: this thread's asynchronous reads. */
+void bm_aio_free(struct bm_thread *t);
+/* Submit what is queued and finish the reads that completed (no wait);
+ * called wherever a thread waits, so it never waits for its own read. */
+void bm_aio_poll(ruma_bm *bm, struct bm_thread *t);
+/* Submit and finish every read the calling thread has queued or in flight
+ * (waiting for the device only); called before any latch wait. */
+void bm_aio_settle_self(ruma_bm *bm);
+void bm_aio_settle(ruma_bm *bm, struct bm_thread *t);
+/* Room for one more resident page without blocking: 0, RUMA_BM_BUSY, or
+ * an eviction error. */
+int bm_ensure_free_try(ruma_bm *bm, struct bm_thread *t);
 
 /* bm_say — report one line through c->message (or stderr); see bm.h. */
 void bm_say(const ruma_bm_config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -12,20 +12,23 @@
  * Eviction (any faulting thread, several at once): a clock pass over `batch`
  * slots at a time marks unlocked pages and collects marked ones — clean ones
  * to evict directly, dirty ones latched shared to be written first.  Dirty
- * pages have their dirty bit cleared, are written (pwrite per page or one
- * io_uring batch), then upgraded to exclusive if this thread is the only
- * sharer; clean candidates are latched exclusively only if still marked.
+ * pages have their dirty bit cleared, are sorted and written (one io_uring
+ * submission for the batch, or one pwritev per run of neighbouring pids),
+ * then upgraded to exclusive if this thread is the only sharer; clean
+ * candidates are latched exclusively only if still marked.
  * The latched pages are dropped (madvise per page or one process_madvise),
  * removed from the resident set, and unlocked as Evicted with a new version.
  * A failed write restores the dirty bit and keeps the page; a failed
  * madvise keeps the page resident.  Errors reach the faulting caller.
  *
- * Every page is sealed (trailer with CRC-32C, page.c) just before it is
- * written, on both write paths, and verified after it is read.
+ * Flush: the dirty resident pages are collected, sorted, latched shared and
+ * written 256 at a time through the same write path.  Every page image
+ * is sealed (trailer with CRC-32C, page.c: bm_page_seal) just before it is
+ * handed to the kernel, and every image read is verified (bm_page_verify).
  *
- * Syscalls (through src/os): pread (fault), pwrite / io_uring (write-back),
- * madvise / process_madvise (drop pages), sched_yield while the pool is full
- * of latched pages.
+ * Syscalls (through src/os): pread (fault), io_uring / pwritev / pwrite
+ * (write-back), madvise / process_madvise (drop pages), sched_yield while
+ * the pool is full of latched pages.
  */
 #include "bm/bm_int.h"
 
@@ -33,7 +36,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <liburing.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -88,6 +90,7 @@ void bm_thread_exit(void *p)
 {
 	struct bm_thread *t = p;
 
+	bm_aio_settle(t->bm, t); /* no latch of an unfinished read outlives the thread */
 	pthread_mutex_lock(&t->bm->thr_mu);
 	t->in_use = false;
 	pthread_mutex_unlock(&t->bm->thr_mu);
@@ -97,9 +100,8 @@ void bm_thread_free(struct bm_thread *t)
 {
 	if (!t)
 		return;
-	if (t->ring_ready)
-		ruma_os_uring_exit(t->ring);
-	free(t->ring);
+	bm_aio_free(t);
+	ruma_os_uring_free(t->ring);
 	free(t->clean);
 	free(t->dirty);
 	free(t->iov);
@@ -118,7 +120,7 @@ static struct bm_thread *thread_new(ruma_bm *bm, unsigned idx)
 	t->idx = idx;
 	t->clean = calloc(n, sizeof(*t->clean));
 	t->dirty = calloc(n, sizeof(*t->dirty));
-	t->iov = calloc(n, sizeof(*t->iov));
+	t->iov = calloc(RUMA_MAX(n, (size_t)IOV_MAX), sizeof(*t->iov));
 	t->res = calloc(n, sizeof(*t->res));
 	if (!t->clean || !t->dirty || !t->iov || !t->res) {
 		bm_thread_free(t);
@@ -171,31 +173,21 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
 
 /* ---- writing ------------------------------------------------------------- */
 
+/* Slots of a thread's write ring: one flush chunk, or one eviction batch
+ * of up to this many pages, per submission. */
+#define WRITE_RING_MAX 256u
+
 static int ring_ready(ruma_bm *bm, struct bm_thread *t)
 {
-	if (t->ring_ready)
+	if (t->ring)
 		return 0;
 	if (atomic_load(&bm->uring_refused))
 		return RUMA_EUNSUPP;
-	if (!t->ring) {
-		t->ring = calloc(1, sizeof(struct io_uring));
-		if (!t->ring)
-			return -ENOMEM;
-	}
-	unsigned entries = 1;
-	while (entries < bm->cfg.batch && entries < 1024)
-		entries <<= 1;
-	int r = ruma_os_uring_init(t->ring, entries);
-	if (r == -ENOSYS || r == -EPERM || r == -EOPNOTSUPP) {
-		if (!atomic_exchange(&bm->uring_refused, true))
-			bm_say(&bm->cfg,
-				"note: io_uring unavailable here (%s); writing with pwrite",
-				ruma_strerror(r));
+	int r = ruma_os_uring_new(WRITE_RING_MAX, &t->ring);
+	if (r) {
+		bm_io_uring_refused(bm, r);
 		return RUMA_EUNSUPP;
 	}
-	if (r)
-		return r;
-	t->ring_ready = true;
 	return 0;
 }
 
@@ -205,73 +197,112 @@ static int write_one(ruma_bm *bm, ruma_pid pid)
 				   (off_t)(pid * RUMA_BM_PAGE_SIZE));
 }
 
-/* Write pids[first, first + n) with one io_uring submission; res[] per page. */
+/* The ring is in an unknown state after a failed submit: drop it (the
+ * kernel finishes or cancels what was in flight) and rebuild on next use. */
+static void ring_broken(struct bm_thread *t)
+{
+	ruma_os_uring_free(t->ring);
+	t->ring = NULL;
+}
+
+/* Write pids[0, n) (n <= the ring's free slots) with one submission; res[] per page. */
 static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n,
 		       int *res)
 {
-	struct io_uring *ring = t->ring;
-
 	for (size_t i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-		RUMA_ASSERT(sqe != NULL);
-		io_uring_prep_write(sqe, bm->fd, bm_page(bm, pids[i]), RUMA_BM_PAGE_SIZE,
-				    (uint64_t)pids[i] * RUMA_BM_PAGE_SIZE);
-		io_uring_sqe_set_data64(sqe, i);
+		int r = ruma_os_uring_prep_write(t->ring, bm->fd, bm_page(bm, pids[i]),
+						 RUMA_BM_PAGE_SIZE,
+						 (uint64_t)pids[i] * RUMA_BM_PAGE_SIZE, i);
+		RUMA_ASSERT(r == 0);
+		(void)r;
 		res[i] = 1; /* pending */
 	}
-	int r = ruma_os_uring_submit_and_wait(ring, (unsigned)n);
-	if (r < 0) {
-		/* The ring's state is unknown now: tear it down (waits for or
-		 * cancels whatever was submitted) and rebuild it on next use. */
-		ruma_os_uring_exit(ring);
-		t->ring_ready = false;
-		for (size_t i = 0; i < n; i++)
-			res[i] = r;
-		return r;
-	}
+	int r = ruma_os_uring_submit_and_wait(t->ring, (unsigned)n);
 	size_t got = 0;
-	while (got < n) {
-		struct io_uring_cqe *cqe;
-		if (io_uring_peek_cqe(ring, &cqe) != 0) {
-			r = ruma_os_uring_submit_and_wait(ring, 1);
-			if (r < 0) {
-				ruma_os_uring_exit(ring);
-				t->ring_ready = false;
-				for (size_t i = 0; i < n; i++)
-					if (res[i] == 1)
-						res[i] = r;
-				return r;
-			}
+	while (r == 0 && got < n) {
+		uint64_t tag[64];
+		int cres[64];
+		unsigned k = ruma_os_uring_reap(t->ring, tag, cres, 64);
+		if (k == 0) {
+			r = ruma_os_uring_submit_and_wait(t->ring, 1);
 			continue;
 		}
-		uint64_t i = io_uring_cqe_get_data64(cqe);
-		int cr = cqe->res;
-		io_uring_cqe_seen(ring, cqe);
-		if (i >= n || res[i] != 1)
-			continue;
-		res[i] = cr == (int)RUMA_BM_PAGE_SIZE ? 0 : cr < 0 ? cr : RUMA_ESHORTIO;
-		got++;
+		for (unsigned j = 0; j < k; j++) {
+			uint64_t i = tag[j];
+			if (i >= n || res[i] != 1)
+				continue;
+			res[i] = cres[j] == (int)RUMA_BM_PAGE_SIZE ? 0
+				 : cres[j] < 0			   ? cres[j]
+								   : RUMA_ESHORTIO;
+			got++;
+		}
 	}
-	return 0;
+	if (r < 0) {
+		ring_broken(t);
+		for (size_t i = 0; i < n; i++)
+			if (res[i] == 1)
+				res[i] = r;
+	}
+	return r;
+}
+
+/* Without io_uring: one pwritev per run of consecutive pids (pwrite for a
+ * run of one page); every page of a failed run gets its error. */
+static void write_runs(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && j - i < IOV_MAX && pids[j] == pids[j - 1] + 1)
+			j++;
+		int r;
+		if (j - i == 1) {
+			r = write_one(bm, pids[i]);
+		} else {
+			for (size_t k = i; k < j; k++) {
+				t->iov[k - i].iov_base = bm_page(bm, pids[k]);
+				t->iov[k - i].iov_len = RUMA_BM_PAGE_SIZE;
+			}
+			r = ruma_os_pwritev_full(bm->fd, t->iov, (int)(j - i),
+						 (off_t)(pids[i] * RUMA_BM_PAGE_SIZE));
+		}
+		for (size_t k = i; k < j; k++)
+			res[k] = r;
+		i = j;
+	}
 }
 
 int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
 {
 	int first = 0;
-	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;
 
 	for (size_t i = 0; i < n; i++)
 		bm_page_seal(bm, pids[i], bm_page(bm, pids[i]));
-
+	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;
 	if (uring) {
 		for (size_t off = 0; off < n;) {
-			size_t chunk = RUMA_MIN(n - off, (size_t)1024);
+			size_t chunk = RUMA_MIN(n - off, (size_t)WRITE_RING_MAX);
+			if (t->ring)
+				chunk = RUMA_MIN(chunk, (size_t)ruma_os_uring_space(t->ring));
+			if (!t->ring || chunk == 0) {
+				for (size_t i = off; i < n; i++)
+					res[i] = -EIO;
+				break;
+			}
 			uring_chunk(bm, t, pids + off, chunk, res + off);
 			off += chunk;
+			if (off < n && !t->ring && ring_ready(bm, t) != 0) {
+				write_runs(bm, t, pids + off, n - off, res + off);
+				break;
+			}
 		}
-	} else {
+		/* a file that refuses io_uring writes: fall back for good */
 		for (size_t i = 0; i < n; i++)
-			res[i] = write_one(bm, pids[i]);
+			if (res[i] == -EOPNOTSUPP) {
+				bm_io_uring_refused(bm, res[i]);
+				res[i] = write_one(bm, pids[i]);
+			}
+	} else {
+		write_runs(bm, t, pids, n, res);
 	}
 	uint64_t ok = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -362,7 +393,9 @@ static int evict_round(ruma_bm *bm, struct bm_thread *t, size_t *freed)
 		scanned += batch;
 	}
 
-	/* Write the dirty candidates (latched shared: nobody can modify them). */
+	/* Write the dirty candidates (latched shared: nobody can modify them),
+	 * sorted so that neighbouring pages form runs. */
+	bm_sort_pids(t->dirty, ndirty);
 	for (size_t i = 0; i < ndirty; i++)
 		atomic_fetch_and(&bm->state[t->dirty[i]], ~BM_DIRTY);
 	if (ndirty) {
@@ -443,8 +476,25 @@ int bm_ensure_free(ruma_bm *bm, struct bm_thread *t)
 				used);
 			return -EAGAIN;
 		}
+		bm_aio_poll(bm, t); /* this thread's own reads may hold the pool */
 		sched_yield();
 	}
+}
+
+int bm_ensure_free_try(ruma_bm *bm, struct bm_thread *t)
+{
+	for (unsigned round = 0;
+	     atomic_load_explicit(&bm->phys_used, memory_order_relaxed) >= bm->soft_limit; round++) {
+		size_t freed;
+		int r = evict_round(bm, t, &freed);
+		if (atomic_load(&bm->phys_used) < bm->hard_limit)
+			return 0;
+		if (r && freed == 0)
+			return r;
+		if (freed == 0 && round >= 4)
+			return RUMA_BM_BUSY; /* every candidate latched: retry later */
+	}
+	return 0;
 }
 
 /* ---- faulting in --------------------------------------------------------- */
@@ -469,10 +519,7 @@ int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read)
 		if (!r)
 			r = bm_page_verify(bm, pid, bm_page(bm, pid));
 		if (r) {
-			/* drop whatever part arrived: the page stays evicted */
-			(void)ruma_os_madvise(bm_page(bm, pid), RUMA_BM_PAGE_SIZE, MADV_DONTNEED);
-			atomic_fetch_sub(&bm->phys_used, 1);
-			bm_unlock_x_evicted(bm, pid);
+			bm_fault_abort(bm, pid);
 			return r;
 		}
 		atomic_fetch_add_explicit(&t->reads, 1, memory_order_relaxed);
@@ -481,7 +528,19 @@ int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read)
 	return 0;
 }
 
+void bm_fault_abort(ruma_bm *bm, ruma_pid pid)
+{
+	/* drop whatever part arrived: the page stays evicted */
+	(void)ruma_os_madvise(bm_page(bm, pid), RUMA_BM_PAGE_SIZE, MADV_DONTNEED);
+	atomic_fetch_sub(&bm->phys_used, 1);
+	bm_unlock_x_evicted(bm, pid);
+}
+
 /* ---- flushing ------------------------------------------------------------ */
+
+/* Pages latched and written at once by a flush: one io_uring submission or
+ * one pwritev per contiguous run of them. */
+#define FLUSH_CHUNK WRITE_RING_MAX
 
 /* Latch pid shared if it is resident and dirty; false if nothing to write. */
 static bool latch_dirty(ruma_bm *bm, ruma_pid pid)
@@ -504,43 +563,100 @@ static bool latch_dirty(ruma_bm *bm, ruma_pid pid)
 	}
 }
 
-static int flush_batch(ruma_bm *bm, struct bm_thread *t, size_t n)
+static int cmp_pid(const void *a, const void *b)
 {
+	ruma_pid x = *(const ruma_pid *)a, y = *(const ruma_pid *)b;
+	return x < y ? -1 : x > y;
+}
+
+void bm_sort_pids(ruma_pid *pids, size_t n)
+{
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+}
+
+/* Write the shared-latched pids (sorted, so runs are contiguous), restore
+ * the dirty bit of those that failed, release the latches. */
+static int flush_batch(ruma_bm *bm, struct bm_thread *t, ruma_pid *pids, int *res, size_t n)
+{
+	bm_sort_pids(pids, n);
 	for (size_t i = 0; i < n; i++)
-		atomic_fetch_and(&bm->state[t->dirty[i]], ~BM_DIRTY);
-	int err = bm_write_pages(bm, t, t->dirty, n, t->res);
+		atomic_fetch_and(&bm->state[pids[i]], ~BM_DIRTY);
+	int err = bm_write_pages(bm, t, pids, n, res);
 	for (size_t i = 0; i < n; i++) {
-		if (t->res[i])
-			atomic_fetch_or(&bm->state[t->dirty[i]], BM_DIRTY);
-		ruma_bm_unfix_s(bm, t->dirty[i]);
+		if (res[i])
+			atomic_fetch_or(&bm->state[pids[i]], BM_DIRTY);
+		ruma_bm_unfix_s(bm, pids[i]);
 	}
 	return err;
 }
 
-int bm_flush_pages(ruma_bm *bm)
+/* The resident dirty pages in pid order (unlatched: each is checked again
+ * when it is latched for writing).  *out is malloc'ed. */
+static int dirty_candidates(ruma_bm *bm, ruma_pid **out, size_t *n_out)
 {
-	struct bm_thread *t;
-	int err = bm_thread_get(bm, &t);
-	size_t n = 0;
+	size_t cap = atomic_load(&bm->phys_used) + 64, n = 0;
+	ruma_pid *v = malloc(cap * sizeof(*v));
 
-	if (err)
-		return err;
+	if (!v)
+		return -ENOMEM;
 	for (uint64_t i = 0; i <= bm->rs_mask; i++) {
 		uint64_t slot = atomic_load(&bm->rs[i]);
 		if (slot == 0 || slot == RS_TOMB)
 			continue;
-		if (!latch_dirty(bm, slot - 1))
+		uint64_t w = atomic_load(&bm->state[slot - 1]);
+		if (bm_st(w) == BM_EVICTED || !(w & BM_DIRTY))
 			continue;
-		t->dirty[n++] = slot - 1;
-		if (n == bm->cfg.batch) {
-			int r = flush_batch(bm, t, n);
+		if (n == cap) {
+			ruma_pid *g = realloc(v, 2 * cap * sizeof(*v));
+			if (!g) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = g;
+			cap *= 2;
+		}
+		v[n++] = slot - 1;
+	}
+	bm_sort_pids(v, n);
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+/*
+ * Write every dirty resident page: the candidates are collected and sorted
+ * first, then latched shared and written FLUSH_CHUNK at a time, so that
+ * neighbouring pages go out in one pwritev or one io_uring submission.  A
+ * page dirtied after the collection is left for the next flush (as it
+ * would be if it were dirtied just after this one).
+ */
+int bm_flush_pages(ruma_bm *bm)
+{
+	struct bm_thread *t;
+	ruma_pid *cand = NULL;
+	size_t ncand = 0, n = 0;
+	int err = bm_thread_get(bm, &t);
+
+	if (!err)
+		err = dirty_candidates(bm, &cand, &ncand);
+	if (err)
+		return err;
+	ruma_pid pids[FLUSH_CHUNK];
+	int res[FLUSH_CHUNK];
+	for (size_t i = 0; i < ncand; i++) {
+		if (!latch_dirty(bm, cand[i]))
+			continue;
+		pids[n++] = cand[i];
+		if (n == FLUSH_CHUNK || i + 1 == ncand) {
+			int r = flush_batch(bm, t, pids, res, n);
 			err = err ? err : r;
 			n = 0;
 		}
 	}
 	if (n) {
-		int r = flush_batch(bm, t, n);
+		int r = flush_batch(bm, t, pids, res, n);
 		err = err ? err : r;
 	}
+	free(cand);
 	return err;
 }

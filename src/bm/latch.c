@@ -78,6 +78,7 @@ void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n)
 {
 	unsigned i = (*n)++;
 
+	bm_aio_settle_self(bm); /* never wait holding latches of unfinished own reads */
 	switch (bm->cfg.wait) {
 	case RUMA_BM_WAIT_SPIN:
 		cpu_relax();

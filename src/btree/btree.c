@@ -873,11 +873,13 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		s.bounded = s.inclusive = true;
 	}
 	for (;;) {
-		path p;
+		path p = { 0 }; /* leaf_shared fills it; zeroed for the compiler's flow analysis */
 		/* descending from the end follows the right-most path */
 		int rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
 		if (rc)
 			return rc;
+		if (p.has_parent)
+			bt_scan_ahead(t, p.ppid, p.pver, p.p, p.ppos, desc);
 		bool end = true;
 		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
@@ -890,13 +892,17 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			void *ctx)
 {
-	return scan(t, start, slen, false, fn, ctx);
+	int rc = scan(t, start, slen, false, fn, ctx);
+	ruma_bm_aio_drain(t->bm); /* the read-ahead holds latches until finished */
+	return rc;
 }
 
 int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			 void *ctx)
 {
-	return scan(t, start, slen, true, fn, ctx);
+	int rc = scan(t, start, slen, true, fn, ctx);
+	ruma_bm_aio_drain(t->bm);
+	return rc;
 }
 
 /* ---- catalog and handles --------------------------------------------------------------------- */

@@ -66,6 +66,11 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define olc_leave() ((void)0)
 #endif
 
+/* batch.c: read the next leaves of a scan ahead — the children after
+ * (before, desc) position ppos of the optimistically read parent. */
+void bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
+		   unsigned ppos, bool desc);
+
 /* Tree walks (check.c): shape statistics. */
 int bt_walk_stats(ruma_btree *t, ruma_btree_stats *out);
 

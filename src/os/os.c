@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -56,13 +57,15 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_PREAD] = "pread",
 	[RUMA_SYS_PWRITE] = "pwrite",
 	[RUMA_SYS_FSYNC] = "fsync",
+	[RUMA_SYS_FDATASYNC] = "fdatasync",
+	[RUMA_SYS_PWRITEV] = "pwritev",
 	[RUMA_SYS_IO_URING_SETUP] = "io_uring_setup",
 	[RUMA_SYS_IO_URING_ENTER] = "io_uring_enter",
+	[RUMA_SYS_IO_URING_CQE] = "io_uring_cqe",
 	[RUMA_SYS_FUTEX_WAIT] = "futex_wait",
 	[RUMA_SYS_FUTEX_WAKE] = "futex_wake",
 	[RUMA_SYS_PERF_EVENT_OPEN] = "perf_event_open",
 	[RUMA_SYS_REMAP_FILE_PAGES] = "remap_file_pages",
-	[RUMA_SYS_FDATASYNC] = "fdatasync",
 	[RUMA_SYS_FLOCK] = "flock",
 	[RUMA_SYS_USERFAULTFD] = "userfaultfd",
 	[RUMA_SYS_UFFDIO_API] = "uffdio_api",
@@ -285,6 +288,17 @@ int ruma_os_fsync(int fd)
 	return fsync(fd) ? -errno : 0;
 }
 
+/* One transfer of a _full loop: 1 = retry (EINTR), 0 = progress, else
+ * the error to return (RUMA_ESHORTIO when nothing moved: end of file). */
+static int full_status(ssize_t r)
+{
+	if (r == -EINTR)
+		return 1;
+	if (r < 0)
+		return (int)r;
+	return r == 0 ? RUMA_ESHORTIO : 0;
+}
+
 int ruma_os_fdatasync(int fd)
 {
 	int inj = enter(RUMA_SYS_FDATASYNC);
@@ -302,6 +316,48 @@ int ruma_os_lock_exclusive(int fd)
 		if (errno == EINTR)
 			continue;
 		return errno == EWOULDBLOCK ? RUMA_ELOCKED : -errno;
+	}
+	return 0;
+}
+
+ssize_t ruma_os_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+	int inj = enter(RUMA_SYS_PWRITEV);
+	if (inj)
+		return inj == 1 ? 0 : inj; /* err 0 injects a zero-byte write */
+	ssize_t r = pwritev(fd, iov, n, off);
+	return r < 0 ? -errno : r;
+}
+
+int ruma_os_pwritev_full(int fd, const struct iovec *iov, int n, off_t off)
+{
+	struct iovec cur[IOV_MAX];
+	int k = 0;
+
+	if (n < 0 || n > IOV_MAX)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		if (iov[i].iov_len)
+			cur[k++] = iov[i];
+	struct iovec *v = cur;
+	while (k > 0) {
+		ssize_t r = ruma_os_pwritev(fd, v, k, off);
+		int st = full_status(r);
+		if (st == 1)
+			continue;
+		if (st)
+			return st;
+		off += r;
+		/* drop the buffers written in full, trim the partial one */
+		while (k > 0 && (size_t)r >= v->iov_len) {
+			r -= (ssize_t)v->iov_len;
+			v++;
+			k--;
+		}
+		if (k > 0) {
+			v->iov_base = (char *)v->iov_base + r;
+			v->iov_len -= (size_t)r;
+		}
 	}
 	return 0;
 }
@@ -330,12 +386,11 @@ int ruma_os_pread_full(int fd, void *buf, size_t len, off_t off)
 
 	while (len) {
 		ssize_t r = ruma_os_pread(fd, p, len, off);
-		if (r == -EINTR)
+		int st = full_status(r);
+		if (st == 1)
 			continue;
-		if (r < 0)
-			return (int)r;
-		if (r == 0)
-			return RUMA_ESHORTIO;
+		if (st)
+			return st;
 		p += r;
 		off += r;
 		len -= (size_t)r;
@@ -349,12 +404,11 @@ int ruma_os_pwrite_full(int fd, const void *buf, size_t len, off_t off)
 
 	while (len) {
 		ssize_t r = ruma_os_pwrite(fd, p, len, off);
-		if (r == -EINTR)
+		int st = full_status(r);
+		if (st == 1)
 			continue;
-		if (r < 0)
-			return (int)r;
-		if (r == 0)
-			return RUMA_ESHORTIO;
+		if (st)
+			return st;
 		p += r;
 		off += r;
 		len -= (size_t)r;
@@ -501,4 +555,72 @@ int ruma_os_uffdio_move(int fd, void *dst, void *src, size_t len, uint64_t mode,
 	if (!rc && partial)
 		return -EAGAIN;
 	return rc;
+}
+
+int ruma_os_uring_new(unsigned entries, struct io_uring **out)
+{
+	struct io_uring *ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	int r = ruma_os_uring_init(ring, entries);
+	if (r) {
+		free(ring);
+		return r;
+	}
+	*out = ring;
+	return 0;
+}
+
+void ruma_os_uring_free(struct io_uring *ring)
+{
+	if (!ring)
+		return;
+	io_uring_queue_exit(ring);
+	free(ring);
+}
+
+unsigned ruma_os_uring_space(struct io_uring *ring)
+{
+	return io_uring_sq_space_left(ring);
+}
+
+int ruma_os_uring_prep_read(struct io_uring *ring, int fd, void *buf, unsigned len, uint64_t off,
+			    uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_read(sqe, fd, buf, len, off);
+	io_uring_sqe_set_data64(sqe, data);
+	return 0;
+}
+
+int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, unsigned len,
+			     uint64_t off, uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_write(sqe, fd, buf, len, off);
+	io_uring_sqe_set_data64(sqe, data);
+	return 0;
+}
+
+unsigned ruma_os_uring_reap(struct io_uring *ring, uint64_t *data, int *res, unsigned max)
+{
+	unsigned n = 0;
+	struct io_uring_cqe *cqe;
+
+	while (n < max && io_uring_peek_cqe(ring, &cqe) == 0) {
+		data[n] = io_uring_cqe_get_data64(cqe);
+		int r = cqe->res;
+		io_uring_cqe_seen(ring, cqe);
+		int inj = enter(RUMA_SYS_IO_URING_CQE);
+		if (inj == 1)
+			r = r > 0 ? r / 2 : r; /* a short transfer */
+		else if (inj)
+			r = inj;
+		res[n++] = r;
+	}
+	return n;
 }

@@ -1,8 +1,8 @@
 /*
  * os.h — the operating-system layer.  This is the ONLY code in ruma that issues
  * mmap, munmap, mremap, mprotect, madvise, process_madvise, memfd_create,
- * ftruncate, fallocate, open, pread, pwrite, fsync, fdatasync, flock, io_uring,
- * futex, perf_event_open, remap_file_pages, userfaultfd and its ioctls.
+ * ftruncate, fallocate, open, pread, pwrite, pwritev, fsync, fdatasync, flock,
+ * io_uring, futex, perf_event_open, remap_file_pages, userfaultfd and its ioctls.
  *
  * Every wrapper
  *   - returns 0 (or a byte count for pread/pwrite) or a negative errno,
@@ -37,13 +37,15 @@ typedef enum ruma_sys {
 	RUMA_SYS_PREAD,
 	RUMA_SYS_PWRITE,
 	RUMA_SYS_FSYNC,
+	RUMA_SYS_FDATASYNC,
+	RUMA_SYS_PWRITEV,
 	RUMA_SYS_IO_URING_SETUP,
 	RUMA_SYS_IO_URING_ENTER,
+	RUMA_SYS_IO_URING_CQE, /* one io_uring completion reaped (no syscall) */
 	RUMA_SYS_FUTEX_WAIT,
 	RUMA_SYS_FUTEX_WAKE,
 	RUMA_SYS_PERF_EVENT_OPEN,
 	RUMA_SYS_REMAP_FILE_PAGES,
-	RUMA_SYS_FDATASYNC,
 	RUMA_SYS_FLOCK,
 	/* userfaultfd page moves (ruma_os_userfaultfd ... ruma_os_uffdio_move) */
 	RUMA_SYS_USERFAULTFD,
@@ -123,6 +125,11 @@ int ruma_os_fdatasync(int fd);
  * description holds a lock, or a negative errno.  Never blocks.
  */
 int ruma_os_lock_exclusive(int fd);
+/* One pwritev(2): bytes written (>= 0) or a negative errno. */
+ssize_t ruma_os_pwritev(int fd, const struct iovec *iov, int n, off_t off);
+/* pwritev until every byte of the n buffers is written (EINTR and partial
+ * writes retried); 0, a negative errno, or RUMA_ESHORTIO. */
+int ruma_os_pwritev_full(int fd, const struct iovec *iov, int n, off_t off);
 /* One pread(2)/pwrite(2): bytes transferred (>= 0) or a negative errno. */
 ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off);
 ssize_t ruma_os_pwrite(int fd, const void *buf, size_t len, off_t off);
@@ -152,6 +159,15 @@ int ruma_os_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, in
 
 /* ---- io_uring (liburing) ------------------------------------------------------- */
 
+/*
+ * Callers outside src/os never touch liburing: they hold an opaque ring
+ * (ruma_os_uring_new), queue reads and writes (ruma_os_uring_prep_*, no
+ * syscall), submit (one io_uring_enter, counted as RUMA_SYS_IO_URING_ENTER)
+ * and reap completions (ruma_os_uring_reap: each reaped completion counts as
+ * RUMA_SYS_IO_URING_CQE, and an injection there rewrites that completion's
+ * result: a positive err makes it -err, err 0 halves the byte count — a
+ * short transfer).
+ */
 struct io_uring;
 /* io_uring_queue_init with entries slots. */
 int ruma_os_uring_init(struct io_uring *ring, unsigned entries);
@@ -193,5 +209,21 @@ int ruma_os_uffdio_unregister(int fd, void *addr, size_t len);
  * page) reaches the kernel and the call returns -EAGAIN.
  */
 int ruma_os_uffdio_move(int fd, void *dst, void *src, size_t len, uint64_t mode, size_t *moved);
+/* A heap-allocated ring of `entries` slots (counted as io_uring_setup);
+ * -ENOMEM, or the setup error (-ENOSYS, -EPERM: io_uring refused). */
+int ruma_os_uring_new(unsigned entries, struct io_uring **out);
+/* Tear the ring down (waits for or cancels what is in flight) and free it. */
+void ruma_os_uring_free(struct io_uring *ring);
+/* Free submission slots (what can be queued before the next submit). */
+unsigned ruma_os_uring_space(struct io_uring *ring);
+/* Queue one read / write of len bytes at off, tagged with data; -EBUSY
+ * when the submission queue is full (submit first).  No syscall. */
+int ruma_os_uring_prep_read(struct io_uring *ring, int fd, void *buf, unsigned len, uint64_t off,
+			    uint64_t data);
+int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, unsigned len,
+			     uint64_t off, uint64_t data);
+/* Reap up to max completions already posted (no syscall): tags into
+ * data[], results (bytes or negative errno) into res[]; returns how many. */
+unsigned ruma_os_uring_reap(struct io_uring *ring, uint64_t *data, int *res, unsigned max);
 
 #endif
