@@ -779,7 +779,7 @@ static int t_alloc_failure(void)
 static int t_cli(void)
 {
 	char *out = NULL, *err = NULL;
-	for (int mode = 0; mode < 3; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		char ms[2] = { (char)('0' + mode), '\0' };
 		char *argv[] = { "ruma", "art", "2000", ms, "--seed", "7", "--lookups", "20000", NULL };
 		int st = test_run_cli(argv, &out, &err);
@@ -792,6 +792,7 @@ static int t_cli(void)
 		CHECK(strstr(out, "lookup,2000,"));
 		CHECK(strstr(out, "erase,2000,"));
 		CHECK(strstr(out, "task-clock"));
+		CHECK(strstr(out, ",bytes_per_key="));
 		free(out);
 		free(err);
 	}
@@ -804,7 +805,7 @@ static int t_cli(void)
 	char *bad[][6] = {
 		{ "ruma", "art", "abc", "0", NULL },
 		{ "ruma", "art", "0", "0", NULL },
-		{ "ruma", "art", "100", "3", NULL },
+		{ "ruma", "art", "100", "4", NULL },
 		{ "ruma", "art", "100", "0", "--alloc", "nosuch" },
 		{ "ruma", "art", "100", NULL },
 		{ "ruma", "art", "100", "1", "--reps", "x" },
@@ -819,6 +820,12 @@ static int t_cli(void)
 		free(out);
 		free(err);
 	}
+	/* keys and tree that cannot fit: refused with a message, not an OOM kill */
+	char *huge[] = { "ruma", "art", "4294967296", "3", NULL };
+	CHECK_EQ(test_run_cli(huge, &out, &err), 2);
+	CHECK(err && strstr(err, "available") && strstr(err, "use fewer keys"));
+	free(out);
+	free(err);
 	return TEST_PASS;
 }
 

@@ -165,6 +165,24 @@ RUMA_API int ruma_sysinfo_write_u64_file(const char *path, uint64_t v);
  */
 RUMA_API int ruma_sysinfo_map_count(uint64_t *n);
 
+/* Memory a new allocation can expect to get, and what limits it. */
+typedef struct ruma_mem_avail {
+	uint64_t bytes;         /* the smaller of the two below that is known */
+	uint64_t meminfo;       /* MemAvailable of /proc/meminfo (0 = unknown) */
+	uint64_t cgroup;        /* memory.max - memory.current of the process's cgroup
+				 * (v2 memory.max - memory.current, v1 limit_in_bytes -
+				 * usage_in_bytes; UINT64_MAX = no limit or unknown) */
+	const char *limited_by; /* "MemAvailable", "cgroup memory limit" or "unknown" */
+} ruma_mem_avail;
+
+/*
+ * ruma_sysinfo_mem_available — how much memory the machine and the process's
+ * memory cgroup (v2 or v1; the tightest limit on the path to the root) leave for this
+ * process.  Returns 0 (bytes 0 and limited_by "unknown" when neither could be
+ * read).
+ */
+RUMA_API int ruma_sysinfo_mem_available(ruma_mem_avail *out);
+
 /* ---- probes: try the feature for real ----------------------------------------- */
 
 /*
