@@ -117,16 +117,9 @@ static void add_room(art_node *n, uint8_t b, art_ref child)
 		n16->child[pos] = child;
 		break;
 	}
-	case ART_N48: {
-		art_node48 *n48 = (art_node48 *)n;
-		unsigned pos = n->count;
-		if (n48->child[pos])
-			for (pos = 0; n48->child[pos]; pos++)
-				;
-		n48->child[pos] = child;
-		n48->index[b] = (uint8_t)pos;
-		break;
-	}
+	case ART_N48:
+		art_n48_add((art_node48 *)n, b, child);
+		return;
 	default:
 		((art_node256 *)n)->child[b] = child;
 		break;

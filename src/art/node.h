@@ -258,7 +258,21 @@ void art_node_free(ruma_art *t, art_node *n);
 /* Adds b -> child to the node at *ref (growing it into a new node when full).
  * Returns 0 or -ENOMEM (nothing changed then). */
 int art_node_add(ruma_art *t, art_ref *ref, uint8_t b, art_ref child);
-/* art_node_add with the common case inline: a Node256 always has room. */
+/* Adds b -> child to a Node48 with room: the first free slot (at count when
+ * nothing was removed since the node was built). */
+static inline void art_n48_add(art_node48 *n, uint8_t b, art_ref child)
+{
+	unsigned pos = n->h.count;
+	if (n->child[pos])
+		for (pos = 0; n->child[pos]; pos++)
+			;
+	n->child[pos] = child;
+	n->index[b] = (uint8_t)pos;
+	n->h.count++;
+}
+
+/* art_node_add with the common cases inline: a Node256 always has room, a
+ * Node48 mostly. */
 static inline int art_node_add_inline(ruma_art *t, art_ref *ref, uint8_t b, art_ref child)
 {
 	art_node *n = art_as_node(*ref);
@@ -266,6 +280,10 @@ static inline int art_node_add_inline(ruma_art *t, art_ref *ref, uint8_t b, art_
 	if (n->type == ART_N256) {
 		((art_node256 *)n)->child[b] = child;
 		n->count++;
+		return 0;
+	}
+	if (n->type == ART_N48 && n->count < 48) {
+		art_n48_add((art_node48 *)n, b, child);
 		return 0;
 	}
 	return art_node_add(t, ref, b, child);
