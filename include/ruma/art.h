@@ -100,8 +100,8 @@ typedef struct ruma_art_stats {
 /*
  * ruma_art_create — make an empty tree into *out.  The tree's own small
  * descriptor also comes from opt->alloc.  When opt->alloc is an instance of
- * the libc backend the tree calls its allocation functions inline (decided
- * once, here); every other allocator is called through its vtable.  Returns
+ * one of ruma's backends the tree calls its functions directly (libc inline;
+ * decided once, here); a user allocator is called through its vtable.  Returns
  * 0, -EINVAL (no allocator, unknown mode, load_key given outside TID mode) or
  * -ENOMEM.
  */

@@ -9,7 +9,7 @@
  * bytes_mapped equals bytes_live (malloc's own overhead and its mappings are
  * invisible here), and the page counters stay 0.  The bodies of alloc and
  * free are the inline functions of alloc_fast.h, which data structures call
- * directly once ruma_alloc_is_libc() said yes.
+ * directly once ruma_alloc_fast_kind() said RUMA_ALLOC_FAST_LIBC.
  *
  * Syscalls: none directly (malloc makes its own).
  */
@@ -19,19 +19,14 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static void *libc_alloc(void *ctx, size_t size, size_t align)
+void *ruma_alloc_libc_alloc(void *ctx, size_t size, size_t align)
 {
 	return ruma_alloc_libc_alloc_inline(ctx, size, align);
 }
 
-static void libc_free(void *ctx, void *p, size_t size)
+void ruma_alloc_libc_free(void *ctx, void *p, size_t size)
 {
 	ruma_alloc_libc_free_inline(ctx, p, size);
-}
-
-bool ruma_alloc_is_libc(const ruma_alloc *a)
-{
-	return a && a->alloc == libc_alloc && a->free == libc_free;
 }
 
 static void libc_stats(void *ctx, ruma_alloc_stats *out)
@@ -54,7 +49,8 @@ int ruma_alloc_libc_create(ruma_alloc *out)
 
 	if (!c)
 		return -ENOMEM;
-	*out = (ruma_alloc){ .alloc = libc_alloc, .free = libc_free, .stats = libc_stats,
+	*out = (ruma_alloc){ .alloc = ruma_alloc_libc_alloc, .free = ruma_alloc_libc_free,
+			     .stats = libc_stats,
 			     .destroy = libc_destroy, .ctx = c, .name = "libc" };
 	return 0;
 }

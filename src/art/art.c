@@ -102,7 +102,7 @@ int ruma_art_create(const ruma_art_options *opt, ruma_art **out)
 		return -ENOMEM;
 	memset(t, 0, sizeof(*t));
 	t->alloc = opt->alloc;
-	t->alloc_kind = ruma_alloc_is_libc(opt->alloc) ? ART_ALLOC_LIBC : ART_ALLOC_VTABLE;
+	t->alloc_kind = ruma_alloc_fast_kind(opt->alloc);
 	t->keys = opt->keys;
 	t->load_key = opt->load_key;
 	t->load_key_ctx = opt->load_key_ctx;

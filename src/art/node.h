@@ -78,16 +78,12 @@ typedef struct art_leaf {
 	uint8_t key[];
 } art_leaf;
 
-/* How the tree reaches its allocator: the libc backend is called inline
- * (no indirect call per node); any other allocator through its vtable. */
-enum { ART_ALLOC_VTABLE = 0, ART_ALLOC_LIBC = 1 };
-
 /* The tree descriptor. */
 struct ruma_art {
 	art_ref root;
 	uint64_t count;          /* keys */
 	const ruma_alloc *alloc;
-	int alloc_kind;          /* ART_ALLOC_*, fixed at creation */
+	int alloc_kind;          /* ruma_alloc_fast_kind(alloc), fixed at creation */
 	ruma_art_keys keys;
 	ruma_art_load_key_fn load_key; /* NULL = big-endian TID */
 	void *load_key_ctx;
@@ -127,19 +123,16 @@ static inline bool art_tid_keys(const ruma_art *t)
 
 /* ---- allocation ------------------------------------------------------------- */
 
+/* The libc backend inline, the other backends by direct call, a user
+ * allocator through its vtable (alloc_fast.h). */
 static inline void *art_alloc(ruma_art *t, size_t size)
 {
-	if (t->alloc_kind == ART_ALLOC_LIBC)
-		return ruma_alloc_libc_alloc_inline(t->alloc->ctx, size, 8);
-	return ruma_alloc_alloc(t->alloc, size, 8);
+	return ruma_alloc_fast_alloc(t->alloc_kind, t->alloc, size, 8);
 }
 
 static inline void art_free(ruma_art *t, void *p, size_t size)
 {
-	if (t->alloc_kind == ART_ALLOC_LIBC)
-		ruma_alloc_libc_free_inline(t->alloc->ctx, p, size);
-	else
-		ruma_alloc_free(t->alloc, p, size);
+	ruma_alloc_fast_free(t->alloc_kind, t->alloc, p, size);
 }
 
 /* ---- Node16 search: SSE2 and portable ------------------------------------------
