@@ -152,10 +152,10 @@ void artbench_free_keys(artbench_keys *k)
 
 uint64_t artbench_bytes_needed(int mode, uint64_t n)
 {
-	/* Index bytes per key the ART reaches at its largest (measured: under 9
-	 * for dense keys, under 60 for random ones), doubled for the allocator's
-	 * rounding and headers and for other indexes. */
-	uint64_t per_key = mode <= ARTBENCH_DENSE_SHUFFLED ? 2 * 16 : 2 * 64;
+	/* Bytes per key the tree takes from the allocators at n = 1e6
+	 * (docs/bench/art.md: at most 13 for dense keys, 34 for random ones),
+	 * with room for malloc's headers and for other indexes. */
+	uint64_t per_key = mode <= ARTBENCH_DENSE_SHUFFLED ? 24 : 48;
 	uint64_t keys = 8, check = mode >= ARTBENCH_SPARSE ? 8 : 0;
 
 	if (n > UINT64_MAX / (keys + per_key + check))
