@@ -36,9 +36,10 @@
  *                  set of TIDs or row ids; TID mode with the default key):
  *                  the key's 8 big-endian bytes index the tree, so the order
  *                  is numeric.  The ruma_art_u64_* functions below are its
- *                  fast path (no key buffer, no callback, no leaf check where
- *                  the path already matched); the general functions work on
- *                  such a tree too (8-byte big-endian keys, value == key).
+ *                  fast path (no key buffer, no callback, no prefix compare
+ *                  on lookups and deletes: one integer compare at the leaf);
+ *                  the general functions work on such a tree too (8-byte
+ *                  big-endian keys, value == key).
  *
  * Order: keys are ordered as unsigned byte strings (memcmp order, a proper
  * prefix before its extensions).  The tree is not thread-safe: one writer or
