@@ -4,7 +4,9 @@
  *
  * Input: byte 0 picks the set-up (bit 0: allocator pool or huge (THP/4 KiB
  * source, no explicit huge pages); bit 1: byte-string or TID mode; bit 2:
- * delete every key before destroying).  The rest is a sequence of operations
+ * delete every key before destroying; bit 7 with bit 1: u64 mode, whose
+ * fast path ruma_art_u64_* then alternates with the general calls on the
+ * same tree, and lookups ask both).  The rest is a sequence of operations
  * — insert, delete, lookup, lower-bound scan with a limit, bulk insert and
  * bulk delete of up to 256 keys sharing a prefix (to grow nodes to Node256
  * and shrink them again), each with keys taken from the input or derived
@@ -39,6 +41,7 @@ typedef struct run {
 	fz_model m;
 	fz_in in;
 	bool tid;
+	bool u64; /* RUMA_ART_U64 (tid is set too) */
 	uint64_t counter;
 	uint8_t key[BIG_KEY];
 	size_t len;
@@ -112,7 +115,11 @@ static void op_insert(run *r)
 		}
 		if (!fz_find(&r->m, r->key, 8) && r->m.n >= MODEL_CAP)
 			return;
-		if (r->counter & 1)
+		if (r->u64 && (r->counter & 2)) {
+			rc = ruma_art_u64_insert(r->t, tid);
+			replaced = rc == 1;
+			rc = rc == 1 ? 0 : rc;
+		} else if (r->counter & 1)
 			rc = ruma_art_insert_tid(r->t, tid, &replaced);
 		else
 			rc = ruma_art_insert(r->t, r->key, 8, tid, &replaced);
@@ -139,7 +146,14 @@ static void op_delete(run *r)
 	uint64_t old = 0;
 	fz_entry *e = r->len <= RUMA_ART_MAX_KEY ? fz_find(&r->m, r->key, r->len) : NULL;
 	uint64_t want = e ? e->v : 0;
-	int rc = ruma_art_delete(r->t, r->key, r->len, &old);
+	int rc;
+
+	if (r->u64 && (++r->counter & 1)) {
+		rc = ruma_art_u64_delete(r->t, tid_of(r->key));
+		old = want;
+	} else {
+		rc = ruma_art_delete(r->t, r->key, r->len, &old);
+	}
 
 	if (e) {
 		if (rc != 0 || old != want)
@@ -160,6 +174,8 @@ static void op_lookup(run *r)
 		FAIL(r, e ? "lookup of a present key" : "lookup of an absent key");
 	if (r->tid && ruma_art_lookup(r->t, r->key, 7, NULL) != RUMA_ENOTFOUND)
 		FAIL(r, "TID mode: lookup of a 7-byte key found something");
+	if (r->u64 && ruma_art_u64_lookup(r->t, tid_of(r->key)) != (e ? 0 : RUMA_ENOTFOUND))
+		FAIL(r, e ? "u64 lookup of a present key" : "u64 lookup of an absent key");
 }
 
 /* ---- scans and iteration -------------------------------------------------------- */
@@ -306,11 +322,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.in = (fz_in){ data + 1, size - 1 };
 	uint8_t setup = data[0];
 	r.tid = setup & 2;
+	r.u64 = r.tid && (setup & 0x80);
 	ruma_huge_source src = (setup & 8) ? RUMA_HUGE_SRC_4K : RUMA_HUGE_SRC_THP;
 	int rc = (setup & 1) ? ruma_alloc_create_huge(src, &a) : ruma_alloc_create(RUMA_ALLOC_POOL, &a);
 	if (rc)
 		fz_fail(H, "allocator create failed", NULL, 0);
-	ruma_art_options opt = { .keys = r.tid ? RUMA_ART_TID : RUMA_ART_BYTES, .alloc = &a };
+	ruma_art_options opt = { .keys = r.u64 ? RUMA_ART_U64 : r.tid ? RUMA_ART_TID : RUMA_ART_BYTES,
+				 .alloc = &a };
 	if (ruma_art_create(&opt, &r.t) != 0)
 		fz_fail(H, "ruma_art_create failed", NULL, 0);
 	if (r.tid) {

@@ -2,11 +2,16 @@
 """art_bench.py — interleaved repetitions of `ruma art` over allocators and of
 the JudyL peer, summarised as median/min/max (first round discarded as warm-up).
 
-usage: art_bench.py --ruma BIN --peer BIN --n N [--modes 0,1,2] [--rounds 6]
+usage: art_bench.py --ruma BIN --peer BIN --n N [--modes 0,1,2,3] [--rounds 6]
                     [--variants glibc,pool,...] [--raw DIR]
-Prints a markdown table per mode.  Variants: glibc (ruma --alloc libc), pool,
+Prints a markdown table per mode, with bytes per key (index bytes / n, and
+what the allocator holds / n).  Variants: glibc (ruma --alloc libc), pool,
 mempool, huge (ruma backends), jemalloc / mimalloc (--alloc libc with
-LD_PRELOAD), judyl (the peer, glibc malloc).
+LD_PRELOAD), judyl (the peer, glibc malloc).  Modes as `ruma art`: 0-2 are the
+key sets of Leis's ART.cpp, 3 full 64-bit keys.
+
+ruma against Leis's ART.cpp itself is measured with `ruma sweep art --peer
+leis=/path/to/ART ...` (docs/bench/art.md), not with this script.
 """
 import argparse, os, statistics, subprocess, sys
 
@@ -87,14 +92,15 @@ def main():
     for mode in modes:
         print(f"\n### n = {a.n}, mode {mode} ({a.rounds - 1} runs after a warm-up round)\n")
         print("| variant | insert Mops | lookup Mops | erase Mops | insert faults/key | "
-              "footprint after insert MiB | index MiB |")
-        print("|---|---|---|---|---|---|---|")
+              "footprint after insert MiB | index MiB | index bytes/key | allocator bytes/key |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for v in variants:
             runs = res.get((mode, v), [])
             col = lambda k: [r[k] for r in runs if k in r]
             print(f"| {v} | {fmt(col('insert.mops'))} | {fmt(col('lookup.mops'))} | "
                   f"{fmt(col('erase.mops'))} | {fmt(col('insert.per_op'), digits=4)} | "
-                  f"{fmt(col('insert.footprint'), 2**20, 1)} | {fmt(col('insert.index_bytes'), 2**20, 1)} |")
+                  f"{fmt(col('insert.footprint'), 2**20, 1)} | {fmt(col('insert.index_bytes'), 2**20, 1)} | "
+                  f"{fmt(col('insert.bytes_per_key'))} | {fmt(col('insert.mapped_per_key'))} |")
         base = variants[0]
         print(f"\nRatio to {base} measured in the same round (median, min–max over rounds):\n")
         print("| variant | insert | lookup | erase |")

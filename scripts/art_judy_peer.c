@@ -87,6 +87,7 @@ static void judy_close(void *self)
 
 static const artbench_index judy_index = {
 	"judyl", judy_open, judy_insert, judy_lookup, judy_erase, judy_count, judy_bytes, judy_close,
+	NULL,
 };
 
 int main(int argc, char **argv)

@@ -8,6 +8,7 @@
  */
 #include "test.h"
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_fast.h"
 #include "os/os.h"
 
 #include <ruma/alloc.h>
@@ -704,6 +705,61 @@ static int t_asan_poison(void)
 #endif
 }
 
+/* The kind of each backend is recognised; allocating through the direct
+ * path gives the same statistics as through the vtable; a user vtable is
+ * called as such. */
+static void *counting_alloc(void *ctx, size_t size, size_t align)
+{
+	(void)align;
+	++*(int *)ctx;
+	return malloc(size);
+}
+
+static void counting_free(void *ctx, void *p, size_t size)
+{
+	(void)size;
+	++*(int *)ctx;
+	free(p);
+}
+
+static int t_fast_kind(void)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} k[] = { { "libc", RUMA_ALLOC_FAST_LIBC }, { "pool", RUMA_ALLOC_FAST_POOL },
+		  { "mempool", RUMA_ALLOC_FAST_MEMPOOL }, { "huge-4k", RUMA_ALLOC_FAST_HUGE } };
+
+	for (size_t i = 0; i < TEST_N(k); i++) {
+		ruma_alloc a;
+		ruma_alloc_stats st;
+		CHECK_OK(ruma_alloc_create_by_name(k[i].name, &a));
+		CHECK_EQ(ruma_alloc_fast_kind(&a), k[i].kind);
+		void *p = ruma_alloc_fast_alloc(k[i].kind, &a, 656, 8);
+		void *q = ruma_alloc_alloc(&a, 56, 8);
+		CHECK(p && q && ((uintptr_t)p & 7) == 0);
+		memset(p, 1, 656);
+		ruma_alloc_get_stats(&a, &st);
+		CHECK_EQ(st.bytes_live, 656 + 56);
+		CHECK_EQ(st.allocs, 2);
+		ruma_alloc_fast_free(k[i].kind, &a, q, 56);
+		ruma_alloc_free(&a, p, 656);
+		ruma_alloc_get_stats(&a, &st);
+		CHECK_EQ(st.bytes_live, 0);
+		CHECK_EQ(st.frees, 2);
+		ruma_alloc_destroy(&a);
+	}
+	int calls = 0;
+	ruma_alloc user = { counting_alloc, counting_free, NULL, NULL, &calls, "user" };
+	CHECK_EQ(ruma_alloc_fast_kind(&user), RUMA_ALLOC_FAST_VTABLE);
+	CHECK_EQ(ruma_alloc_fast_kind(NULL), RUMA_ALLOC_FAST_VTABLE);
+	void *p = ruma_alloc_fast_alloc(RUMA_ALLOC_FAST_VTABLE, &user, 16, 8);
+	CHECK(p);
+	ruma_alloc_fast_free(RUMA_ALLOC_FAST_VTABLE, &user, p, 16);
+	CHECK_EQ(calls, 2);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "classes", t_classes },
 	{ "by_name", t_by_name },
@@ -717,6 +773,7 @@ static const struct test_case cases[] = {
 	{ "inject_huge_fallback", t_inject_huge_fallback },
 	{ "inject_sticky", t_inject_sticky },
 	{ "asan_poison", t_asan_poison },
+	{ "fast_kind", t_fast_kind },
 };
 
 int main(int argc, char **argv)

@@ -7,6 +7,12 @@
  * longer than the 9 stored bytes, 0x00 bytes), for every allocator backend
  * plus a local libc vtable and a failing allocator; node type transitions
  * both ways; memory statistics back to zero; the `ruma art` command line.
+ * u64 mode: a tree driven by the fast path (ruma_art_u64_*) and a TID-mode
+ * tree driven by the general API get the same operations and must agree
+ * with each other and the model — results, iteration order, node counts by
+ * type (the same shape) — for dense, shuffled, sparse and clustered keys
+ * (long shared prefixes: splits and merges), deleting everything at the end
+ * so every node shrinks.
  */
 #include <ruma/art.h>
 
@@ -378,7 +384,7 @@ static void table_load_key(uint64_t tid, uint8_t key[8], void *ctx)
 	be_key(table[tid], key);
 }
 
-enum dist { DENSE_SORTED, DENSE_SHUFFLED, SPARSE };
+enum dist { DENSE_SORTED, DENSE_SHUFFLED, SPARSE, CLUSTERED, NDISTS };
 
 static int check_tid_tree(const ruma_art *t, const struct tmodel *m)
 {
@@ -492,6 +498,156 @@ static int run_tid_sequence(const ruma_alloc *a, enum dist d, size_t n, bool use
 	free(m.tid);
 	free(keys);
 	return r;
+}
+
+/* ---- u64 mode: the fast path against the general path ------------------------- */
+
+static const char *const dist_names[] = { "dense-sorted", "dense-shuffled", "sparse", "clustered" };
+
+/* n keys of distribution d (all <= RUMA_ART_MAX_TID; duplicates possible). */
+static void make_u64_keys(enum dist d, uint64_t *keys, size_t n)
+{
+	/* clustered: a random base with 4-bit variation in a few byte positions */
+	uint64_t base = ruma_rng_next(&test_rng) >> 1, vary = 0;
+	for (int i = 0; i < 4; i++)
+		vary |= UINT64_C(0x0f) << (8 * ruma_rng_below(&test_rng, 8));
+	for (size_t i = 0; i < n; i++) {
+		switch (d) {
+		case SPARSE:
+			keys[i] = ruma_rng_next(&test_rng) >> 1;
+			break;
+		case CLUSTERED:
+			keys[i] = ((base & ~vary) | (ruma_rng_next(&test_rng) & vary)) & RUMA_ART_MAX_TID;
+			break;
+		default:
+			keys[i] = i + 1;
+			break;
+		}
+	}
+	if (d == DENSE_SHUFFLED)
+		ruma_rng_shuffle_u64(&test_rng, keys, n);
+}
+
+/* ---- the two trees ------------------------------------------------------------------ */
+
+struct pair {
+	ruma_art *fast; /* RUMA_ART_U64, ruma_art_u64_* only */
+	ruma_art *gen;  /* RUMA_ART_TID, general API only */
+};
+
+static int pair_insert(struct pair *p, struct tmodel *m, uint64_t k)
+{
+	bool fresh = tmodel_insert(m, k, k), replaced = false;
+	CHECK_EQ(ruma_art_u64_insert(p->fast, k), fresh ? 0 : 1);
+	CHECK_OK(ruma_art_insert_tid(p->gen, k, &replaced));
+	CHECK_EQ(replaced, !fresh);
+	return TEST_PASS;
+}
+
+static int pair_lookup(struct pair *p, const struct tmodel *m, uint64_t k)
+{
+	uint8_t kb[8];
+	uint64_t v = 0;
+	size_t pos = tmodel_lower(m, k);
+	int want = pos < m->n && m->v[pos] == k ? 0 : RUMA_ENOTFOUND;
+
+	be_key(k, kb);
+	CHECK_EQ(ruma_art_u64_lookup(p->fast, k), want);
+	CHECK_EQ(ruma_art_lookup(p->gen, kb, 8, &v), want);
+	if (want == 0)
+		CHECK(v == k);
+	return TEST_PASS;
+}
+
+static int pair_delete(struct pair *p, struct tmodel *m, uint64_t k)
+{
+	uint8_t kb[8];
+	int want = tmodel_delete(m, k) ? 0 : RUMA_ENOTFOUND;
+
+	be_key(k, kb);
+	CHECK_EQ(ruma_art_u64_delete(p->fast, k), want);
+	CHECK_EQ(ruma_art_delete(p->gen, kb, 8, NULL), want);
+	return TEST_PASS;
+}
+
+/* Both trees hold the model's keys in its order, with the same shape. */
+static int pair_check(const struct pair *p, const struct tmodel *m)
+{
+	ruma_art_stats sa, sb;
+
+	if (check_tid_tree(p->fast, m) != TEST_PASS || check_tid_tree(p->gen, m) != TEST_PASS)
+		return TEST_FAIL;
+	ruma_art_get_stats(p->fast, &sa);
+	ruma_art_get_stats(p->gen, &sb);
+	CHECK(memcmp(&sa, &sb, sizeof(sa)) == 0);
+	return TEST_PASS;
+}
+
+static int run_pair(const ruma_alloc *a, enum dist d, size_t n)
+{
+	ruma_art_options of = { RUMA_ART_U64, a, NULL, NULL }, og = { RUMA_ART_TID, a, NULL, NULL };
+	uint64_t *keys = malloc(n * sizeof(uint64_t));
+	struct tmodel m = { 0 };
+	struct pair p;
+	int r = TEST_PASS;
+
+	CHECK(keys);
+	make_u64_keys(d, keys, n);
+	CHECK_OK(ruma_art_create(&of, &p.fast));
+	CHECK_OK(ruma_art_create(&og, &p.gen));
+	for (size_t i = 0; i < n && r == TEST_PASS; i++)
+		r = pair_insert(&p, &m, keys[i]);
+	if (r == TEST_PASS)
+		r = pair_check(&p, &m);
+	/* a random mix: delete, re-insert, look up present and absent keys */
+	for (size_t o = 0; o < 2 * n && r == TEST_PASS; o++) {
+		uint64_t k = keys[ruma_rng_below(&test_rng, n)];
+		unsigned op = (unsigned)ruma_rng_below(&test_rng, 10);
+		if (op == 9) /* a neighbour, often absent, sometimes above 2^63 */
+			k = ruma_rng_below(&test_rng, 8) == 0 ? k | (UINT64_C(1) << 63) : k ^ 1;
+		if (op < 3)
+			r = pair_delete(&p, &m, k);
+		else if (op < 5 && k <= RUMA_ART_MAX_TID)
+			r = pair_insert(&p, &m, k);
+		else
+			r = pair_lookup(&p, &m, k);
+		if (r == TEST_PASS && o % 1999 == 0)
+			r = pair_check(&p, &m);
+	}
+	if (r == TEST_PASS)
+		r = pair_check(&p, &m);
+	/* delete everything in random order: every node shrinks and collapses */
+	ruma_rng_shuffle_u64(&test_rng, keys, n);
+	for (size_t i = 0; i < n && r == TEST_PASS; i++) {
+		r = pair_delete(&p, &m, keys[i]);
+		if (r == TEST_PASS && i % 997 == 0)
+			r = pair_check(&p, &m);
+	}
+	if (r == TEST_PASS) {
+		ruma_art_stats st;
+		ruma_art_get_stats(p.fast, &st);
+		CHECK_EQ(st.keys + st.node4 + st.node16 + st.node48 + st.node256 + st.node_bytes, 0);
+		CHECK_EQ(ruma_art_u64_lookup(p.fast, keys[0]), RUMA_ENOTFOUND);
+	}
+	ruma_art_destroy(p.fast);
+	ruma_art_destroy(p.gen);
+	free(keys);
+	free(m.v);
+	free(m.tid);
+	if (r != TEST_PASS)
+		fprintf(stderr, "  distribution %s, %zu keys, allocator %s\n", dist_names[d], n, a->name);
+	return r;
+}
+
+static int pair_all_dists(const ruma_alloc *a)
+{
+	size_t n = sanitized() ? 3000 : 12000;
+	for (int d = 0; d < NDISTS; d++) {
+		int r = run_pair(a, (enum dist)d, n);
+		if (r != TEST_PASS)
+			return r;
+	}
+	return TEST_PASS;
 }
 
 /* ---- cases -------------------------------------------------------------------------- */
@@ -779,7 +935,7 @@ static int t_alloc_failure(void)
 static int t_cli(void)
 {
 	char *out = NULL, *err = NULL;
-	for (int mode = 0; mode < 3; mode++) {
+	for (int mode = 0; mode < 4; mode++) {
 		char ms[2] = { (char)('0' + mode), '\0' };
 		char *argv[] = { "ruma", "art", "2000", ms, "--seed", "7", "--lookups", "20000", NULL };
 		int st = test_run_cli(argv, &out, &err);
@@ -792,6 +948,7 @@ static int t_cli(void)
 		CHECK(strstr(out, "lookup,2000,"));
 		CHECK(strstr(out, "erase,2000,"));
 		CHECK(strstr(out, "task-clock"));
+		CHECK(strstr(out, ",bytes_per_key="));
 		free(out);
 		free(err);
 	}
@@ -804,7 +961,7 @@ static int t_cli(void)
 	char *bad[][6] = {
 		{ "ruma", "art", "abc", "0", NULL },
 		{ "ruma", "art", "0", "0", NULL },
-		{ "ruma", "art", "100", "3", NULL },
+		{ "ruma", "art", "100", "4", NULL },
 		{ "ruma", "art", "100", "0", "--alloc", "nosuch" },
 		{ "ruma", "art", "100", NULL },
 		{ "ruma", "art", "100", "1", "--reps", "x" },
@@ -819,6 +976,64 @@ static int t_cli(void)
 		free(out);
 		free(err);
 	}
+	/* keys and tree that cannot fit: refused with a message, not an OOM kill */
+	char *huge[] = { "ruma", "art", "4294967296", "3", NULL };
+	CHECK_EQ(test_run_cli(huge, &out, &err), 2);
+	CHECK(err && strstr(err, "available") && strstr(err, "use fewer keys"));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static int t_fast_vs_general(void)
+{
+	return for_each_backend(pair_all_dists);
+}
+
+/* Small trees: root leaf, one split, keys equal but for the last byte. */
+static int t_u64_small(void)
+{
+	ruma_alloc a;
+	ruma_art_options o = { RUMA_ART_U64, &a, NULL, NULL };
+	ruma_art *t;
+
+	CHECK_OK(ruma_alloc_create_by_name("libc", &a));
+	CHECK_OK(ruma_art_create(&o, &t));
+	CHECK_EQ(ruma_art_u64_lookup(t, 0), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_u64_delete(t, 0), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_u64_insert(t, RUMA_ART_MAX_TID + 1), RUMA_ETOOBIG);
+	CHECK_EQ(ruma_art_u64_insert(t, 0), 0);
+	CHECK_EQ(ruma_art_u64_insert(t, 0), 1);
+	CHECK_EQ(ruma_art_u64_lookup(t, 0), 0);
+	CHECK_EQ(ruma_art_u64_lookup(t, 1), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_u64_lookup(t, UINT64_C(1) << 63), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_u64_insert(t, RUMA_ART_MAX_TID), 0);
+	CHECK_EQ(ruma_art_u64_insert(t, RUMA_ART_MAX_TID - 1), 0); /* 7-byte prefix */
+	CHECK_EQ(ruma_art_u64_lookup(t, RUMA_ART_MAX_TID - 1), 0);
+	CHECK_EQ(ruma_art_u64_lookup(t, RUMA_ART_MAX_TID - 2), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_u64_lookup(t, ~UINT64_C(0)), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_size(t), 3);
+	/* the general API works on a u64 tree */
+	uint8_t kb[8];
+	uint64_t v = 0;
+	be_key(RUMA_ART_MAX_TID, kb);
+	CHECK_OK(ruma_art_lookup(t, kb, 8, &v));
+	CHECK(v == RUMA_ART_MAX_TID);
+	be_key(77, kb);
+	CHECK_EQ(ruma_art_insert(t, kb, 8, 78, NULL), -EINVAL); /* value must be the key */
+	CHECK_OK(ruma_art_insert(t, kb, 8, 77, NULL));
+	CHECK_EQ(ruma_art_u64_lookup(t, 77), 0);
+	CHECK_EQ(ruma_art_u64_delete(t, RUMA_ART_MAX_TID), 0);
+	CHECK_EQ(ruma_art_u64_delete(t, RUMA_ART_MAX_TID), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_art_u64_delete(t, 0), 0);
+	CHECK_EQ(ruma_art_u64_delete(t, 77), 0);
+	CHECK_EQ(ruma_art_u64_delete(t, RUMA_ART_MAX_TID - 1), 0);
+	CHECK_EQ(ruma_art_size(t), 0);
+	ruma_art_destroy(t);
+	/* load_key belongs to TID mode only */
+	o.load_key = ruma_art_default_load_key;
+	CHECK_EQ(ruma_art_create(&o, &t), -EINVAL);
+	ruma_alloc_destroy(&a);
 	return TEST_PASS;
 }
 
@@ -831,6 +1046,8 @@ static const struct test_case cases[] = {
 	{ "bytes_model", t_bytes_model },
 	{ "bytes_distributions", t_bytes_distributions },
 	{ "tid_model", t_tid_model },
+	{ "u64_small", t_u64_small },
+	{ "u64_fast_vs_general", t_fast_vs_general },
 	{ "cli", t_cli },
 };
 

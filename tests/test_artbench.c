@@ -36,7 +36,25 @@ static int t_keys(void)
 	artbench_free_keys(&k);
 	artbench_free_keys(&again);
 
-	CHECK_OK(artbench_make_keys(ARTBENCH_SPARSE, n, 3, &k));
+	/* mode 2: Leis's keys, (rand() << 32) | rand() after srand(seed), key = TID */
+	CHECK_OK(artbench_make_keys(ARTBENCH_SPARSE, n, 1, &k));
+	CHECK(!k.tid_is_row);
+	srand(1);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t hi = (uint64_t)rand();
+		uint64_t want = hi << 32 | (uint64_t)rand();
+		CHECK(k.keys[i] == want && artbench_tid(&k, i) == want);
+	}
+	CHECK_EQ(k.keys[0], UINT64_C(0x6b8b4567327b23c6)); /* glibc's first two rand() values */
+	CHECK_EQ(k.duplicates_replaced, 0);
+	artbench_free_keys(&k);
+	CHECK_OK(artbench_make_keys(ARTBENCH_SPARSE, n, 9, &k));
+	srand(9);
+	CHECK_EQ(k.keys[0], artbench_leis_key());
+	artbench_free_keys(&k);
+
+	/* mode 3: distinct keys using all 64 bits, TID = row */
+	CHECK_OK(artbench_make_keys(ARTBENCH_SPARSE64, n, 3, &k));
 	CHECK(k.tid_is_row);
 	CHECK_EQ(artbench_tid(&k, 17), 17);
 	uint64_t top = 0;
@@ -46,6 +64,21 @@ static int t_keys(void)
 	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
 	for (size_t i = 1; i < n; i++)
 		CHECK(k.keys[i] != k.keys[i - 1]);
+	artbench_free_keys(&k);
+	CHECK_EQ(artbench_make_keys(4, n, 3, &k), -EINVAL);
+	return TEST_PASS;
+}
+
+/* Mode 1 is libstdc++'s std::random_shuffle with rand(): for 10 keys after
+ * srand(1) the permutation g++ gives (checked against std::random_shuffle). */
+static int t_leis_shuffle(void)
+{
+	static const uint64_t want[10] = { 5, 4, 8, 9, 1, 6, 3, 2, 7, 10 };
+	artbench_keys k;
+
+	CHECK_OK(artbench_make_keys(ARTBENCH_DENSE_SHUFFLED, 10, 1, &k));
+	for (size_t i = 0; i < 10; i++)
+		CHECK_EQ(k.keys[i], want[i]);
 	artbench_free_keys(&k);
 	return TEST_PASS;
 }
@@ -100,6 +133,16 @@ static int t_run(void)
 	CHECK(strstr(out, "summary,lookup,1000,reps=2,median="));
 	free(out);
 
+	/* every mode (mode 3 switches to the TID-mode index) */
+	for (int mode = 0; mode < ARTBENCH_NMODES; mode++) {
+		artbench_config c = { 3000, mode, "libc", 1, 1, 6000 };
+		out = run_to_string(&c, &artbench_art_index, &rc);
+		CHECK(out);
+		CHECK_EQ(rc, 0);
+		CHECK(strstr(out, "erase,3000,"));
+		free(out);
+	}
+
 	artbench_index bad = artbench_art_index;
 	bad.lookup = lying_lookup;
 	cfg.reps = 1;
@@ -117,6 +160,7 @@ static int t_run(void)
 
 static const struct test_case cases[] = {
 	{ "keys", t_keys },
+	{ "leis_shuffle", t_leis_shuffle },
 	{ "run", t_run },
 };
 

@@ -4,7 +4,8 @@
  * data (verdicts, geometric mean instead of sums), and end to end through the
  * ruma binary: sweep -> exact rows, compare -> a verdict per variant, plot ->
  * valid PNG files, resume after truncation and after SIGINT, bad grids
- * rejected with exit 2, `ruma demo --quick`.
+ * rejected with exit 2, an external peer program measured beside ruma,
+ * `ruma demo --quick`.
  */
 #include "test.h"
 
@@ -670,6 +671,80 @@ static int t_cli_failed_child(void)
 	return TEST_PASS;
 }
 
+/* an external program as a peer: impl=NAME runs PATH <n> <mode>, its
+ * NAME,N,VALUE lines are metrics, interleaved with ruma's own runs */
+static int t_cli_peer(void)
+{
+	const char *script = tpath("peer.sh");
+	FILE *f = fopen(script, "w");
+	struct ruma_exp_result r;
+	ruma_exp_table t;
+	char e[RUMA_EXP_ERR], peer[600], *err = NULL;
+	int rc, fake = 0, ruma = 0;
+
+	CHECK(f);
+	fprintf(f, "#!/bin/sh\necho \"insert,$1,10.5\"\necho \"Error opening counter\"\n"
+		   "echo \"lookup,$1,2e1\"\necho\necho \"erase,$1,$2\"\n");
+	CHECK_EQ(fclose(f), 0);
+	CHECK_EQ(chmod(script, 0755), 0);
+	snprintf(peer, sizeof(peer), "fake=%s", script);
+	rc = test_run_cli((char *[]){ NULL, "sweep", "art", "--peer", peer, "--var", "impl=ruma,fake",
+				      "--size", "n=500", "--set", "mode=2", "--set", "seed=1", "--set",
+				      "lookups=1e3", "--reps", "3", "--warmup", "0", "--out",
+				      (char *)tpath("peer.csv"), "--quiet", NULL },
+			  NULL, &err);
+	if (rc)
+		fprintf(stderr, "%s", err ? err : "");
+	free(err);
+	CHECK_EQ(rc, 0);
+	CHECK_OK(ruma_exp_table_read(tpath("peer.csv"), &t, e, sizeof(e)));
+	for (size_t i = 0; i < t.n; i++) {
+		const struct ruma_exp_row *w = &t.rows[i];
+		CHECK(w->ok);
+		if (!strcmp(w->variant, "impl=fake")) {
+			fake++;
+			CHECK(!strcmp(w->unit, "Mops"));
+			CHECK(w->value == (!strcmp(w->metric, "insert") ? 10.5 :
+					   !strcmp(w->metric, "lookup") ? 20 : 2));
+		} else {
+			ruma++;
+		}
+	}
+	ruma_exp_table_free(&t);
+	CHECK_EQ(fake, 3 * 3);
+	CHECK_EQ(ruma, 3 * 3);
+	rc = test_run_cli((char *[]){ NULL, "compare", (char *)tpath("peer.csv"), "--baseline",
+				      "impl=fake", NULL },
+			  NULL, NULL);
+	CHECK_EQ(rc, 0);
+	/* an impl that names nothing, a peer that cannot run: bad grids */
+	rc = test_run_cli((char *[]){ NULL, "sweep", "art", "--var", "impl=ruma,leis", "--size",
+				      "n=500", "--out", (char *)tpath("bad.csv"), NULL },
+			  NULL, &err);
+	CHECK_EQ(rc, 2);
+	CHECK(err && strstr(err, "--peer leis="));
+	free(err);
+	rc = test_run_cli((char *[]){ NULL, "sweep", "art", "--peer", "x=/nonexistent/prog", "--var",
+				      "impl=x", "--size", "n=500", "--out", (char *)tpath("bad.csv"),
+				      NULL },
+			  NULL, &err);
+	CHECK_EQ(rc, 2);
+	CHECK(err && strstr(err, "cannot execute"));
+	free(err);
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "sweep", "art", "--peer", "ruma=/bin/true", "--size",
+					  "n=5", "--out", (char *)tpath("bad.csv"), NULL },
+			      NULL, NULL),
+		 2);
+	/* the generic parser: only NAME,number,number lines */
+	ruma_exp_parse_metric_lines("a,1,2\nb c,1,2\nd,x,3\ne,1,2,3\nf,1e3,0.5\n\n", "Mops", &r);
+	CHECK(r.ok);
+	CHECK_EQ(r.nm, 2);
+	CHECK(!strcmp(r.m[0].name, "a") && r.m[0].value == 2 && !strcmp(r.m[1].name, "f"));
+	ruma_exp_parse_metric_lines("nothing here\n", "Mops", &r);
+	CHECK(!r.ok);
+	return TEST_PASS;
+}
+
 static int t_cli_demo_quick(void)
 {
 	char *out = NULL, *err = NULL;
@@ -706,6 +781,7 @@ static const struct test_case cases[] = {
 	{ "cli_interrupt_resume", t_cli_interrupt_resume },
 	{ "cli_bad_grids", t_cli_bad_grids },
 	{ "cli_failed_child", t_cli_failed_child },
+	{ "cli_peer", t_cli_peer },
 	{ "cli_demo_quick", t_cli_demo_quick },
 };
 

@@ -29,6 +29,9 @@ static void usage(FILE *f)
 		"  --var NAME=V1,V2,...   a variable: every combination of values is a variant\n"
 		"  --size NAME=S1,S2,...  the size axis (numbers: 1e5, 0.25, 64M); exactly one\n"
 		"  --set NAME=VALUE       a fixed parameter\n"
+		"  --peer NAME=PATH       art: an external program; a run with impl=NAME executes\n"
+		"                         `PATH <n> <mode>` and reads its NAME,N,VALUE lines (e.g.\n"
+		"                         Leis's ART.cpp); impl=ruma runs `ruma art`\n"
 		"  --reps N               measured repetitions per variant and size (default 5)\n"
 		"  --warmup N             discarded warm-up rounds before them (default 1)\n"
 		"  --seed N               seed of the run order and of the children (default 42)\n"
@@ -45,6 +48,8 @@ static void usage(FILE *f)
 		"  vmcache: %s\n  art: %s\n  micro: %s\n"
 		"examples:\n"
 		"  ruma sweep art --var alloc=libc,huge --size n=1e5,1e6 --set mode=1 --out art.csv\n"
+		"  ruma sweep art --peer leis=/path/to/ART --var impl=ruma,leis --var mode=0,1,2 \\\n"
+		"      --set seed=1 --size n=1e6,1e7 --out art-leis.csv\n"
 		"  ruma sweep vmcache --var wait=spin,futex --size datasize=1e5,1e6 --set runfor=3 \\\n"
 		"      --set physgb=0.25 --set workload=rndread --reps 5 --out vm.csv\n"
 		"  ruma sweep micro --var method=22,24 --set test=15 --size n=1e6,1e7 --out micro.csv\n"
@@ -94,7 +99,7 @@ int ruma_cmd_sweep(int argc, char **argv)
 	ruma_exp_grid_init(&g);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		static const char *const items[] = { "var",  "size",  "set",   "reps",
+		static const char *const items[] = { "var",    "size", "set",   "peer",   "reps",
 						     "warmup", "seed", "order", "timeout" };
 		int done = 0;
 

@@ -1,6 +1,7 @@
 /*
  * artbench.c — Leis's ART benchmark over an index operations table:
- * key generation (modes 0/1/2), the timed insert / lookup / erase phases
+ * key generation (modes 0-2 as Leis's ART.cpp, with glibc's rand(); mode 3
+ * full 64-bit keys from ruma's generator), the timed insert / lookup / erase phases
  * with the seed-001 counter table per operation, page faults and process
  * memory after each phase, repetitions and their summary.
  *
@@ -29,9 +30,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Replace duplicate sparse keys (all but the first copy) by fresh random
- * ones until all are distinct. */
-static int make_distinct(uint64_t *keys, size_t n, ruma_rng *rng, size_t *replaced)
+/* A source of fresh random keys for make_distinct. */
+typedef uint64_t (*key_source)(void *ctx);
+
+/* Replace duplicate random keys (all but the first copy) by fresh keys from
+ * next(ctx) until all are distinct. */
+static int make_distinct(uint64_t *keys, size_t n, key_source next, void *ctx, size_t *replaced)
 {
 	uint64_t *sorted = malloc(n * sizeof(uint64_t));
 	uint64_t *dup = NULL;
@@ -62,7 +66,7 @@ static int make_distinct(uint64_t *keys, size_t n, ruma_rng *rng, size_t *replac
 			if (!hit)
 				continue;
 			if (seen[hit - dup]) {
-				keys[i] = ruma_rng_next(rng);
+				keys[i] = next(ctx);
 				(*replaced)++;
 			}
 			seen[hit - dup] = true;
@@ -73,39 +77,90 @@ static int make_distinct(uint64_t *keys, size_t n, ruma_rng *rng, size_t *replac
 	return rc;
 }
 
+uint64_t artbench_leis_key(void)
+{
+	uint64_t hi = (uint64_t)rand();
+	return hi << 32 | (uint64_t)rand();
+}
+
+static uint64_t leis_source(void *ctx)
+{
+	(void)ctx;
+	return artbench_leis_key();
+}
+
+static uint64_t rng_source(void *ctx)
+{
+	return ruma_rng_next(ctx);
+}
+
+void artbench_leis_shuffle(uint64_t *keys, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		size_t j = (size_t)rand() % (i + 1);
+		uint64_t x = keys[i];
+		keys[i] = keys[j];
+		keys[j] = x;
+	}
+}
+
 int artbench_make_keys(int mode, size_t n, uint64_t seed, artbench_keys *out)
 {
 	ruma_rng rng;
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	out->keys = malloc(n * sizeof(uint64_t));
+	if (mode < ARTBENCH_DENSE_SORTED || mode > ARTBENCH_SPARSE64)
+		return -EINVAL;
+	out->keys = malloc((n ? n : 1) * sizeof(uint64_t));
 	if (!out->keys)
 		return -ENOMEM;
 	out->n = n;
 	out->mode = mode;
-	ruma_rng_seed(&rng, seed);
-	if (mode == ARTBENCH_SPARSE) {
+	srand((unsigned)seed);
+	switch (mode) {
+	case ARTBENCH_DENSE_SORTED:
+	case ARTBENCH_DENSE_SHUFFLED:
+		for (size_t i = 0; i < n; i++)
+			out->keys[i] = i + 1;
+		if (mode == ARTBENCH_DENSE_SHUFFLED)
+			artbench_leis_shuffle(out->keys, n);
+		break;
+	case ARTBENCH_SPARSE:
+		for (size_t i = 0; i < n; i++)
+			out->keys[i] = artbench_leis_key();
+		rc = make_distinct(out->keys, n, leis_source, NULL, &out->duplicates_replaced);
+		break;
+	default:
+		ruma_rng_seed(&rng, seed);
 		for (size_t i = 0; i < n; i++)
 			out->keys[i] = ruma_rng_next(&rng);
 		out->tid_is_row = true;
-		int rc = make_distinct(out->keys, n, &rng, &out->duplicates_replaced);
-		if (rc) {
-			artbench_free_keys(out);
-			return rc;
-		}
-		return 0;
+		rc = make_distinct(out->keys, n, rng_source, &rng, &out->duplicates_replaced);
+		break;
 	}
-	for (size_t i = 0; i < n; i++)
-		out->keys[i] = i + 1;
-	if (mode == ARTBENCH_DENSE_SHUFFLED)
-		ruma_rng_shuffle_u64(&rng, out->keys, n);
-	return 0;
+	if (rc)
+		artbench_free_keys(out);
+	return rc;
 }
 
 void artbench_free_keys(artbench_keys *k)
 {
 	free(k->keys);
 	k->keys = NULL;
+}
+
+uint64_t artbench_bytes_needed(int mode, uint64_t n)
+{
+	/* Bytes per key the tree takes from the allocators at n = 1e6
+	 * (docs/bench/art.md: at most 13 for dense keys, 34 for random ones),
+	 * with room for malloc's headers and for other indexes. */
+	uint64_t per_key = mode <= ARTBENCH_DENSE_SHUFFLED ? 24 : 48;
+	uint64_t keys = 8, check = mode >= ARTBENCH_SPARSE ? 8 : 0;
+
+	if (n > UINT64_MAX / (keys + per_key + check))
+		return UINT64_MAX;
+	return n * (keys + (per_key > check ? per_key : check));
 }
 
 /* ---- the ART as an index ------------------------------------------------------ */
@@ -123,35 +178,59 @@ static void row_load_key(uint64_t tid, uint8_t key[8], void *ctx)
 	be_key(keys[tid], key);
 }
 
-static int art_open(void **self, const ruma_alloc *a, const artbench_keys *keys)
+/* Row TIDs (mode 3): a TID-mode tree whose keys come from keys[tid]. */
+static int art_tid_open(void **self, const ruma_alloc *a, const artbench_keys *keys)
 {
-	ruma_art_options opt = { RUMA_ART_TID, a, NULL, NULL };
-	if (keys->tid_is_row) {
-		opt.load_key = row_load_key;
-		opt.load_key_ctx = keys->keys;
-	}
+	ruma_art_options opt = { RUMA_ART_TID, a, row_load_key, keys->keys };
 	return ruma_art_create(&opt, (ruma_art **)self);
 }
 
-static int art_insert(void *self, uint64_t key, uint64_t tid)
+static int art_tid_insert(void *self, uint64_t key, uint64_t tid)
 {
 	uint8_t kb[8];
 	be_key(key, kb);
 	return ruma_art_insert(self, kb, 8, tid, NULL);
 }
 
-static int art_lookup(void *self, uint64_t key, uint64_t *tid)
+static int art_tid_lookup(void *self, uint64_t key, uint64_t *tid)
 {
 	uint8_t kb[8];
 	be_key(key, kb);
 	return ruma_art_lookup(self, kb, 8, tid);
 }
 
-static int art_erase(void *self, uint64_t key)
+static int art_tid_erase(void *self, uint64_t key)
 {
 	uint8_t kb[8];
 	be_key(key, kb);
 	return ruma_art_delete(self, kb, 8, NULL);
+}
+
+/* Keys that are their own TIDs (modes 0-2): a u64 tree and its fast path. */
+static int art_open(void **self, const ruma_alloc *a, const artbench_keys *keys)
+{
+	ruma_art_options opt = { RUMA_ART_U64, a, NULL, NULL };
+	(void)keys;
+	return ruma_art_create(&opt, (ruma_art **)self);
+}
+
+static int art_insert(void *self, uint64_t key, uint64_t tid)
+{
+	if (key != tid)
+		return -EINVAL;
+	int rc = ruma_art_u64_insert(self, key);
+	return rc > 0 ? 0 : rc;
+}
+
+static int art_lookup(void *self, uint64_t key, uint64_t *tid)
+{
+	*tid = key;
+	return ruma_art_u64_lookup(self, key);
+}
+
+static int art_erase(void *self, uint64_t key)
+{
+	return ruma_art_u64_delete(self, key);
 }
 
 static uint64_t art_count(void *self)
@@ -171,8 +250,14 @@ static void art_close(void *self)
 	ruma_art_destroy(self);
 }
 
+const artbench_index artbench_art_tid_index = {
+	"art", art_tid_open, art_tid_insert, art_tid_lookup, art_tid_erase, art_count, art_bytes,
+	art_close, NULL,
+};
+
 const artbench_index artbench_art_index = {
 	"art", art_open, art_insert, art_lookup, art_erase, art_count, art_bytes, art_close,
+	&artbench_art_tid_index,
 };
 
 /* ---- one run ------------------------------------------------------------------------- */
@@ -205,16 +290,20 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 		fprintf(r->out, "memory,%s,n/a (%s)\n", op_names[op], ruma_strerror(rc));
 		return;
 	}
+	uint64_t index_bytes = r->idx->bytes(self);
+	double n = (double)(r->keys->n ? r->keys->n : 1);
 	fprintf(r->out,
 		"memory,%s,rss=%" PRIu64 ",anon_huge=%" PRIu64 ",private_hugetlb=%" PRIu64
-		",footprint=%" PRIu64 ",index_bytes=%" PRIu64,
+		",footprint=%" PRIu64 ",index_bytes=%" PRIu64 ",bytes_per_key=%.2f",
 		op_names[op], mem.rss, mem.anon_huge, mem.private_hugetlb, mem.rss + mem.private_hugetlb,
-		r->idx->bytes(self));
+		index_bytes, (double)index_bytes / n);
 	if (r->alloc) {
 		ruma_alloc_stats as;
 		ruma_alloc_get_stats(r->alloc, &as);
-		fprintf(r->out, ",alloc_mapped=%" PRIu64 ",pages_2m=%" PRIu64 ",pages_thp=%" PRIu64,
-			as.bytes_mapped, as.pages_2m, as.pages_thp);
+		fprintf(r->out,
+			",alloc_mapped=%" PRIu64 ",mapped_per_key=%.2f,pages_2m=%" PRIu64
+			",pages_thp=%" PRIu64,
+			as.bytes_mapped, (double)as.bytes_mapped / n, as.pages_2m, as.pages_thp);
 	}
 	fputc('\n', r->out);
 }
@@ -376,7 +465,8 @@ int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *ou
 		return rc;
 	}
 	if (keys.duplicates_replaced)
-		fprintf(err, "ruma art: %zu duplicate random keys replaced\n", keys.duplicates_replaced);
+		fprintf(err, "ruma art: %zu duplicate random keys replaced by further random keys\n",
+			keys.duplicates_replaced);
 	mops = calloc((size_t)cfg->reps * OP_COUNT, sizeof(double));
 	rc = mops ? ruma_perf_create(&r.perf) : -ENOMEM;
 	if (rc) {
@@ -385,6 +475,8 @@ int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *ou
 		artbench_free_keys(&keys);
 		return rc;
 	}
+	if (keys.tid_is_row && idx->row_tids)
+		r.idx = idx->row_tids;
 	report_missing_counters(r.perf, err);
 	for (unsigned rep = 0; rep < cfg->reps && !rc; rep++)
 		rc = one_rep(&r, &mops[rep * OP_COUNT]);

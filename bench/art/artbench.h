@@ -13,21 +13,33 @@
 
 #include <stdio.h>
 
-/* Key modes, as Leis's ART.cpp. */
-enum { ARTBENCH_DENSE_SORTED = 0, ARTBENCH_DENSE_SHUFFLED = 1, ARTBENCH_SPARSE = 2 };
-
 /*
- * The keys of one run.  Modes 0 and 1: keys 1..n and tid == key.  Mode 2:
- * n distinct random 64-bit keys (all 64 bits used), tid == row index (a
- * tagged-pointer TID holds 63 bits, so a full 64-bit key cannot be its own
- * TID); an index finds the key of a TID in keys[tid].
+ * Key modes.  0-2 are Leis's ART.cpp, drawn from the C library's rand()
+ * after srand(seed) (seed 1 = rand()'s state at program start, which the
+ * original uses): 0 = keys 1..n in order; 1 = the same keys shuffled as
+ * libstdc++'s std::random_shuffle does with rand() (for i = 1..n-1 swap
+ * keys[i] with keys[rand() % (i + 1)]); 2 = keys (rand() << 32) | rand(),
+ * the first call giving the high half, as g++ evaluates the original.  The
+ * key is its own TID in all three.  3 = n distinct random keys using all 64
+ * bits (ruma's generator), TID = row index: a tagged-pointer TID holds 63
+ * bits, so such a key cannot be its own TID; an index finds the key of a
+ * TID in keys[tid].
  */
+enum {
+	ARTBENCH_DENSE_SORTED = 0,
+	ARTBENCH_DENSE_SHUFFLED = 1,
+	ARTBENCH_SPARSE = 2,
+	ARTBENCH_SPARSE64 = 3,
+	ARTBENCH_NMODES = 4,
+};
+
+/* The keys of one run. */
 typedef struct artbench_keys {
 	uint64_t *keys;
 	size_t n;
 	int mode;
-	bool tid_is_row; /* tid(i) = i, else tid(i) = keys[i] */
-	size_t duplicates_replaced;
+	bool tid_is_row; /* tid(i) = i (mode 3), else tid(i) = keys[i] */
+	size_t duplicates_replaced; /* random keys drawn again (modes 2, 3) */
 } artbench_keys;
 
 static inline uint64_t artbench_tid(const artbench_keys *k, size_t i)
@@ -35,8 +47,27 @@ static inline uint64_t artbench_tid(const artbench_keys *k, size_t i)
 	return k->tid_is_row ? i : k->keys[i];
 }
 
-/* artbench_make_keys — generate the keys (seeded).  Returns 0 or -ENOMEM. */
+/*
+ * artbench_make_keys — generate the keys of mode (seeded; modes 0-2 call
+ * srand((unsigned)seed) and then rand(), so they change the C library's
+ * rand() state).  Duplicates among random keys are replaced by further
+ * random keys (counted in duplicates_replaced).  Returns 0, -EINVAL (unknown
+ * mode) or -ENOMEM.
+ */
 int artbench_make_keys(int mode, size_t n, uint64_t seed, artbench_keys *out);
+
+/* artbench_leis_key — one mode-2 key: (rand() << 32) | rand(), high half first. */
+uint64_t artbench_leis_key(void);
+
+/* artbench_leis_shuffle — std::random_shuffle of libstdc++ with rand(). */
+void artbench_leis_shuffle(uint64_t *keys, size_t n);
+
+/*
+ * artbench_bytes_needed — a generous estimate of the memory a run of n keys
+ * of mode needs at its peak (key array, duplicate check, tree), for refusing
+ * runs that cannot fit before they start.
+ */
+uint64_t artbench_bytes_needed(int mode, uint64_t n);
 void artbench_free_keys(artbench_keys *k);
 
 /* An ordered index under test.  All calls return 0 or a negative error. */
@@ -52,10 +83,14 @@ typedef struct artbench_index {
 	/* Bytes the index holds in nodes (0 when it cannot tell). */
 	uint64_t (*bytes)(void *self);
 	void (*close)(void *self);
+	/* The index to run instead when TIDs are row numbers (mode 3); NULL = this one. */
+	const struct artbench_index *row_tids;
 } artbench_index;
 
-/* The ART in TID mode. */
+/* The ART: u64 mode and its fast path for keys that are their own TIDs
+ * (modes 0-2), TID mode with keys[tid] as the key of a TID for mode 3. */
 extern const artbench_index artbench_art_index;
+extern const artbench_index artbench_art_tid_index;
 
 typedef struct artbench_config {
 	uint64_t n;

@@ -1,6 +1,7 @@
 /*
  * child.c — one measurement as a child process: the own binary
- * (/proc/self/exe) runs the system's subcommand with the run's parameters;
+ * (/proc/self/exe) runs the system's subcommand with the run's parameters,
+ * or, when the run's impl names a peer, the peer's program with <n> <mode>;
  * its stdout and stderr come back through pipes and are parsed.
  *
  * Invariants: at most one child runs at a time; it leads its own process group
@@ -120,11 +121,22 @@ static void build_vmcache(const ruma_exp_grid *g, const struct ruma_exp_run *run
 	push(a, a->seed);
 }
 
+/* a peer's child: PATH <n> <mode>, as Leis's ART.cpp takes them */
+static void build_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+		       const struct ruma_exp_peer *peer, struct argv_buf *a)
+{
+	const char *mode = run_param(g, run, "mode");
+
+	push(a, peer->path);
+	push(a, run_param(g, run, "n"));
+	push(a, mode ? mode : "1");
+}
+
 static void build_art(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 		      struct argv_buf *a)
 {
 	const char *mode = run_param(g, run, "mode"), *alloc = run_param(g, run, "alloc");
-	const char *lookups = run_param(g, run, "lookups");
+	const char *lookups = run_param(g, run, "lookups"), *seed = run_param(g, run, "seed");
 
 	push(a, "art");
 	push(a, run_param(g, run, "n"));
@@ -138,7 +150,7 @@ static void build_art(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 		push(a, lookups);
 	}
 	push(a, "--seed");
-	push(a, a->seed);
+	push(a, seed ? seed : a->seed); /* seed=1: the keys of Leis's ART.cpp */
 }
 
 static void build_micro(const ruma_exp_grid *g, const struct ruma_exp_run *run,
@@ -356,22 +368,31 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	char status[48];
 	int rc;
 
+	const struct ruma_exp_peer *peer = ruma_exp_grid_peer(g, run->variant);
+
 	memset(res, 0, sizeof(*res));
 	snprintf(a.seed, sizeof(a.seed), "%llu", (unsigned long long)run->seed);
-	push(&a, "ruma");
-	if (g->system == RUMA_EXP_VMCACHE)
-		build_vmcache(g, run, store, &a);
-	else if (g->system == RUMA_EXP_ART)
-		build_art(g, run, &a);
-	else
-		build_micro(g, run, &a);
-	rc = ruma_exp_exec("/proc/self/exe", a.v, NULL,
+	if (peer) {
+		build_peer(g, run, peer, &a);
+	} else {
+		push(&a, "ruma");
+		if (g->system == RUMA_EXP_VMCACHE)
+			build_vmcache(g, run, store, &a);
+		else if (g->system == RUMA_EXP_ART)
+			build_art(g, run, &a);
+		else
+			build_micro(g, run, &a);
+	}
+	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL,
 			   g->system == RUMA_EXP_ART ? run_param(g, run, "preload") : NULL,
 			   g->timeout, &x);
 	if (rc)
 		return rc;
 	res->seconds = x.seconds;
-	ruma_exp_parse_output(g->system, x.out, x.err, res);
+	if (peer)
+		ruma_exp_parse_metric_lines(x.out, "Mops", res);
+	else
+		ruma_exp_parse_output(g->system, x.out, x.err, res);
 	ruma_exp_exec_status(&x, status, sizeof(status));
 	if (strcmp(status, "ok")) {
 		snprintf(res->status, sizeof(res->status), "%s", status);

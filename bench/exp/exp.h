@@ -26,6 +26,8 @@
 #define RUMA_EXP_MAX_METRICS 40
 #define RUMA_EXP_NOTE 320
 #define RUMA_EXP_ERR 256
+#define RUMA_EXP_MAX_PEERS 8
+#define RUMA_EXP_PATH 512
 
 /* ---- systems ------------------------------------------------------------ */
 
@@ -53,6 +55,12 @@ struct ruma_exp_set {
 	char value[RUMA_EXP_STR];
 };
 
+/* An external program measured beside ruma: `impl=NAME` runs `PATH <n> <mode>`. */
+struct ruma_exp_peer {
+	char name[RUMA_EXP_STR];
+	char path[RUMA_EXP_PATH];
+};
+
 typedef struct ruma_exp_grid {
 	int system; /* -1 until set */
 	struct ruma_exp_var vars[RUMA_EXP_MAX_VARS];
@@ -62,6 +70,8 @@ typedef struct ruma_exp_grid {
 	size_t nsizes;
 	struct ruma_exp_set sets[RUMA_EXP_MAX_SETS];
 	size_t nsets;
+	struct ruma_exp_peer peers[RUMA_EXP_MAX_PEERS];
+	size_t npeers;
 	long reps, warmup;
 	uint64_t seed;
 	int roundrobin;  /* 1: rotate the variant order per round instead of shuffling */
@@ -73,8 +83,9 @@ void ruma_exp_grid_init(ruma_exp_grid *g);
 
 /*
  * ruma_exp_grid_add — one grid item, as from the command line or a grid file:
- * what is "system", "var", "size", "set", "reps", "warmup", "seed", "order"
- * or "timeout"; arg its value ("wait=spin,futex" for var/size/set).
+ * what is "system", "var", "size", "set", "peer", "reps", "warmup", "seed",
+ * "order" or "timeout"; arg its value ("wait=spin,futex" for var/size/set,
+ * "leis=/path/to/ART" for peer).
  * Returns 0 or RUMA_EPARSE / -EINVAL with the reason in err.
  */
 int ruma_exp_grid_add(ruma_exp_grid *g, const char *what, const char *arg, char *err,
@@ -82,7 +93,7 @@ int ruma_exp_grid_add(ruma_exp_grid *g, const char *what, const char *arg, char 
 
 /*
  * ruma_exp_grid_load — read a grid file: lines "system=art", "var.alloc=libc,huge",
- * "size.n=1e5,1e6", "set.mode=1", "reps=5", "warmup=1", "seed=7",
+ * "size.n=1e5,1e6", "set.mode=1", "peer.leis=/path/ART", "reps=5", "warmup=1", "seed=7",
  * "order=shuffle|roundrobin", "timeout=600"; '#' starts a comment.
  * Returns 0, -errno when the file cannot be read, or a parse error (err names the line).
  */
@@ -90,7 +101,8 @@ int ruma_exp_grid_load(ruma_exp_grid *g, const char *path, char *err, size_t err
 
 /*
  * ruma_exp_grid_check — the grid is complete and every name is known to the
- * system; fills in defaults the system needs.  Returns 0 or -EINVAL (err says why).
+ * system, every impl value is "ruma" or a declared peer whose program can be
+ * executed; fills in defaults the system needs.  Returns 0 or -EINVAL (err says why).
  */
 int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t errlen);
 
@@ -102,6 +114,13 @@ void ruma_exp_grid_variant_name(const ruma_exp_grid *g, size_t i, char *buf, siz
 
 /* ruma_exp_variant_value — value of variable k in variant i. */
 const char *ruma_exp_variant_value(const ruma_exp_grid *g, size_t variant, size_t k);
+
+/*
+ * ruma_exp_grid_peer — the peer a run measures: the value of its "impl"
+ * parameter when that names a declared peer, else NULL (the run measures
+ * ruma's own subcommand).
+ */
+const struct ruma_exp_peer *ruma_exp_grid_peer(const ruma_exp_grid *g, size_t variant);
 
 /* one planned measurement */
 struct ruma_exp_run {
@@ -151,6 +170,14 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
  */
 void ruma_exp_parse_output(int system, const char *out, const char *err,
 			   struct ruma_exp_result *res);
+
+/*
+ * ruma_exp_parse_metric_lines — the generic output of a peer: every stdout
+ * line "NAME,N,VALUE" (NAME a word of letters, digits, '_' or '-'; N and
+ * VALUE numbers) becomes metric NAME with the given unit; other lines are
+ * ignored.  Sets res->ok as ruma_exp_parse_output.  Exposed for tests.
+ */
+void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_exp_result *res);
 
 /* a finished child process */
 struct ruma_exp_exec {

@@ -1,7 +1,8 @@
 /*
  * grid.c — the grid of a sweep: which system, the variables whose values form
- * the variants, the size axis, fixed settings, repetitions and warm-ups, and
- * the plan that orders the runs.
+ * the variants, the size axis, fixed settings, the peers (external programs
+ * an impl parameter can name), repetitions and warm-ups, and the plan that
+ * orders the runs.
  *
  * Invariants: a checked grid names only parameters its system accepts, every
  * list is non-empty, no name appears twice (var, size and set together), sizes
@@ -10,7 +11,8 @@
  * variant once, in an order shuffled by a generator seeded from the grid seed
  * and the round (or rotated with order=roundrobin).  Warm-up rounds come first.
  *
- * Syscalls: none (the grid file is read with stdio).
+ * Syscalls: access(X_OK) on each peer's program when the grid is checked
+ * (the grid file is read with stdio).
  */
 #include "exp/exp.h"
 
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fail(char *err, size_t len, int rc, const char *fmt, ...)
 {
@@ -205,6 +208,75 @@ static int parse_long_min(const char *what, const char *arg, long min, long *out
 	return 0;
 }
 
+/* peer NAME=PATH: an external program the impl parameter can name */
+static int add_peer(ruma_exp_grid *g, const char *arg, char *err, size_t len)
+{
+	const char *eq = strchr(arg, '=');
+	size_t nl = eq ? (size_t)(eq - arg) : 0;
+
+	if (!eq || nl == 0 || !eq[1])
+		return fail(err, len, RUMA_EPARSE, "--peer '%s': expected NAME=PATH", arg);
+	if (nl >= RUMA_EXP_STR || strlen(eq + 1) >= RUMA_EXP_PATH)
+		return fail(err, len, RUMA_EPARSE, "--peer '%s': name or path too long", arg);
+	if (strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != nl)
+		return fail(err, len, RUMA_EPARSE,
+			    "--peer '%s': the name may hold letters, digits, '_' and '-'", arg);
+	if (nl == 4 && !strncmp(arg, "ruma", 4))
+		return fail(err, len, RUMA_EPARSE, "--peer: 'ruma' names ruma itself");
+	for (size_t i = 0; i < g->npeers; i++)
+		if (strlen(g->peers[i].name) == nl && !strncmp(g->peers[i].name, arg, nl))
+			return fail(err, len, RUMA_EPARSE, "--peer '%.*s' given twice", (int)nl, arg);
+	if (g->npeers == RUMA_EXP_MAX_PEERS)
+		return fail(err, len, RUMA_EPARSE, "more than %d peers", RUMA_EXP_MAX_PEERS);
+	snprintf(g->peers[g->npeers].name, RUMA_EXP_STR, "%.*s", (int)nl, arg);
+	snprintf(g->peers[g->npeers].path, RUMA_EXP_PATH, "%s", eq + 1);
+	g->npeers++;
+	return 0;
+}
+
+static const struct ruma_exp_peer *peer_named(const ruma_exp_grid *g, const char *name)
+{
+	for (size_t i = 0; name && i < g->npeers; i++)
+		if (!strcmp(g->peers[i].name, name))
+			return &g->peers[i];
+	return NULL;
+}
+
+const struct ruma_exp_peer *ruma_exp_grid_peer(const ruma_exp_grid *g, size_t variant)
+{
+	for (size_t k = 0; k < g->nvars; k++)
+		if (!strcmp(g->vars[k].name, "impl"))
+			return peer_named(g, ruma_exp_variant_value(g, variant, k));
+	for (size_t i = 0; i < g->nsets; i++)
+		if (!strcmp(g->sets[i].key, "impl"))
+			return peer_named(g, g->sets[i].value);
+	return NULL;
+}
+
+/* every impl value names ruma or a peer whose program can be executed */
+static int check_impl(const ruma_exp_grid *g, char *err, size_t len)
+{
+	for (size_t i = 0; i < g->npeers; i++)
+		if (access(g->peers[i].path, X_OK) != 0)
+			return fail(err, len, -EINVAL, "peer %s: cannot execute '%s': %s",
+				    g->peers[i].name, g->peers[i].path, strerror(errno));
+	for (size_t k = 0; k < g->nvars + g->nsets; k++) {
+		const char *name = k < g->nvars ? g->vars[k].name : g->sets[k - g->nvars].key;
+		size_t nv = k < g->nvars ? g->vars[k].n : 1;
+
+		if (strcmp(name, "impl"))
+			continue;
+		for (size_t j = 0; j < nv; j++) {
+			const char *v = k < g->nvars ? g->vars[k].values[j] : g->sets[k - g->nvars].value;
+			if (strcmp(v, "ruma") && !peer_named(g, v))
+				return fail(err, len, -EINVAL,
+					    "impl=%s: neither 'ruma' nor a peer (declare it with "
+					    "--peer %s=/path/to/program)", v, v);
+		}
+	}
+	return 0;
+}
+
 int ruma_exp_grid_add(ruma_exp_grid *g, const char *what, const char *arg, char *err,
 		      size_t len)
 {
@@ -225,6 +297,8 @@ int ruma_exp_grid_add(ruma_exp_grid *g, const char *what, const char *arg, char 
 		return add_size(g, arg, err, len);
 	if (!strcmp(what, "set"))
 		return add_set(g, arg, err, len);
+	if (!strcmp(what, "peer"))
+		return add_peer(g, arg, err, len);
 	if (!strcmp(what, "reps"))
 		return parse_long_min("reps", arg, 1, &g->reps, err, len);
 	if (!strcmp(what, "warmup"))
@@ -394,6 +468,8 @@ int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t len)
 				    ruma_exp_system_name(g->system), required[g->system][i]);
 	if (g->reps < 1)
 		return fail(err, len, -EINVAL, "--reps must be >= 1");
+	if (check_impl(g, err, len))
+		return -EINVAL;
 	/* vmcache's own default workload is TPC-C, where DATASIZE counts
 	 * warehouses: a sweep over tuple counts would ask for 1e5 warehouses.
 	 * Sweeps default to rndread; the CSV's workload column shows it. */

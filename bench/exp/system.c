@@ -8,7 +8,10 @@
  *            cold cache); a run of one second keeps its only row.
  *   art      `ruma art <n> <mode>` lines insert,n,Mops / lookup / erase.  The
  *            huge-page allocator's reports of where its pages came from
- *            (stderr, one per source used) become the row's note.
+ *            (stderr, one per source used) become the row's note.  A run
+ *            whose impl names a peer runs `PATH <n> <mode>` instead and every
+ *            line NAME,N,VALUE of its stdout is a metric (in Mops), which is
+ *            what Leis's ART.cpp prints.
  *   micro    `ruma micro <method> <test> <n> <runs> false`: the last row of the
  *            summary table (the average over <runs>), every phase that took
  *            time, in seconds, plus their sum "total".
@@ -27,7 +30,7 @@
 static const char *const sys_names[RUMA_EXP_NSYSTEMS] = { "vmcache", "art", "micro" };
 static const char *const sys_keys[RUMA_EXP_NSYSTEMS] = {
 	"block,virtgb,physgb,batch,runfor,threads,datasize,workload,wait,evict,write,reuse,check",
-	"n,mode,alloc,lookups,preload",
+	"n,mode,alloc,lookups,preload,impl,seed",
 	"method,test,n,runs,fallback",
 };
 
@@ -56,7 +59,7 @@ static void add_metric(struct ruma_exp_result *r, const char *name, const char *
 	if (r->nm == RUMA_EXP_MAX_METRICS || !isfinite(v))
 		return;
 	m = &r->m[r->nm++];
-	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->name, sizeof(m->name), "%.*s", (int)sizeof(m->name) - 1, name);
 	snprintf(m->unit, sizeof(m->unit), "%s", unit);
 	m->value = v;
 }
@@ -110,6 +113,33 @@ static void parse_vmcache(const char *out, struct ruma_exp_result *r)
 	add_metric(r, "tx", "tx/s", sum[0] / (double)(rows > 1 ? rows - 1 : 1));
 	add_metric(r, "rmb", "MiB/s", sum[1] / (double)(rows > 1 ? rows - 1 : 1));
 	add_metric(r, "wmb", "MiB/s", sum[2] / (double)(rows > 1 ? rows - 1 : 1));
+}
+
+/* a word of letters, digits, '_' and '-' of length l at the start of s? */
+static int is_word(const char *s, size_t l)
+{
+	return l > 0 && l < 48 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == l;
+}
+
+void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_exp_result *r)
+{
+	char line[512];
+
+	r->nm = 0;
+	for (const char *p = out ? out : ""; (p = next_line(p, line, sizeof(line)));) {
+		char *c1 = strchr(line, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+		double n, v;
+
+		if (!c2 || !is_word(line, (size_t)(c1 - line)) || strchr(c2 + 1, ','))
+			continue;
+		*c1 = *c2 = '\0';
+		if (ruma_parse_double(c1 + 1, &n) || ruma_parse_double(c2 + 1, &v))
+			continue;
+		add_metric(r, line, unit, v);
+	}
+	r->ok = r->nm > 0;
+	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
 
 static void parse_art(const char *out, const char *err, struct ruma_exp_result *r)

@@ -169,22 +169,6 @@ static int bad(const char *fmt, const char *a, const char *b)
 	return 2;
 }
 
-/* MemAvailable of /proc/meminfo in bytes (0 when unknown). */
-static uint64_t mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	uint64_t kb = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %" SCNu64 " kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
-}
-
 /* Bytes a run needs at most (arrays of n entries): method + test + verification. */
 static uint64_t bytes_needed(const micro_method *m, int test, bool verify, uint64_t n)
 {
@@ -336,7 +320,9 @@ int micro_main(int argc, char **argv)
 		return bad("invalid combination: %s%s", combo, "");
 
 	/* memory: the arrays of this run must fit into what the machine has available */
-	uint64_t avail = mem_available();
+	ruma_mem_avail mem;
+	(void)ruma_sysinfo_mem_available(&mem);
+	uint64_t avail = mem.bytes;
 	if (n > (UINT64_MAX / 64) || (avail && bytes_needed(m, tid, o.verify, n) > avail)) {
 		char need_s[32], have_s[32];
 		ruma_format_size(n > UINT64_MAX / 64 ? UINT64_MAX : bytes_needed(m, tid, o.verify, n),
@@ -344,8 +330,8 @@ int micro_main(int argc, char **argv)
 		ruma_format_size(avail, have_s, sizeof(have_s));
 		fprintf(stderr,
 			"ruma micro: %" PRIu64 " entries need about %s of memory for method %d with "
-			"test %d, but only %s is available (MemAvailable); use fewer entries\n",
-			n, need_s, mid, tid, have_s);
+			"test %d, but only %s is available (%s); use fewer entries\n",
+			n, need_s, mid, tid, have_s, mem.limited_by);
 		return 2;
 	}
 	if (check_huge(m, &prm, &o, n))

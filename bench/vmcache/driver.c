@@ -206,21 +206,15 @@ static uint64_t gib_to_bytes(double g)
  * with no message.  0 or exit status 2. */
 static int check_memory(const ruma_vmcache_opts *o)
 {
-	ruma_mem_info m;
-	char b1[32], b2[32], b3[32];
+	ruma_mem_avail m;
+	char b1[32], b2[32];
 	uint64_t pool = gib_to_bytes(o->physgb);
 
-	if (ruma_sysinfo_mem_available(&m) || m.available == 0 || pool <= m.available)
+	if (ruma_sysinfo_mem_available(&m) || m.bytes == 0 || pool <= m.bytes)
 		return 0;
-	fprintf(stderr, "vmcache: PHYSGB=%g (%s) is more memory than this process can get: %s",
+	fprintf(stderr, "vmcache: PHYSGB=%g (%s) is more memory than this process can get: %s (%s)",
 		o->physgb, ruma_format_size(pool, b1, sizeof(b1)),
-		ruma_format_size(m.available, b2, sizeof(b2)));
-	if (m.cgroup_limit && m.available < m.meminfo_available)
-		fprintf(stderr, " (the cgroup limit memory.max is %s, %s of it in use)",
-			ruma_format_size(m.cgroup_limit, b3, sizeof(b3)),
-			ruma_format_size(m.cgroup_usage, b1, sizeof(b1)));
-	else
-		fprintf(stderr, " (MemAvailable)");
+		ruma_format_size(m.bytes, b2, sizeof(b2)), m.limited_by);
 	fprintf(stderr, "; lower PHYSGB\n");
 	return 2;
 }

@@ -11,7 +11,7 @@
  * children, 48 -> 16 at 12, 16 -> 4 at 3; a Node4 left with one child is
  * replaced by that child, the prefixes merged).
  *
- * Two key modes, chosen at creation:
+ * Three key modes, chosen at creation:
  *
  *  RUMA_ART_BYTES  byte-string keys of 0..RUMA_ART_MAX_KEY bytes (any bytes,
  *                  0x00 included) with a 64-bit value each (store a pointer
@@ -31,6 +31,15 @@
  *                  TID is its own key).  load_key must be a function: the same
  *                  TID always yields the same key, and different TIDs in the
  *                  tree yield different keys.
+ *
+ *  RUMA_ART_U64    integer keys 0..RUMA_ART_MAX_TID, each its own value (a
+ *                  set of TIDs or row ids; TID mode with the default key):
+ *                  the key's 8 big-endian bytes index the tree, so the order
+ *                  is numeric.  The ruma_art_u64_* functions below are its
+ *                  fast path (no key buffer, no callback, no prefix compare
+ *                  on lookups and deletes: one integer compare at the leaf);
+ *                  the general functions work on such a tree too (8-byte
+ *                  big-endian keys, value == key).
  *
  * Order: keys are ordered as unsigned byte strings (memcmp order, a proper
  * prefix before its extensions).  The tree is not thread-safe: one writer or
@@ -65,6 +74,7 @@ enum {
 typedef enum ruma_art_keys {
 	RUMA_ART_BYTES = 0, /* byte strings with values, leaves allocated */
 	RUMA_ART_TID = 1,   /* 8-byte keys derived from 63-bit TIDs, no leaves */
+	RUMA_ART_U64 = 2,   /* 63-bit integer keys that are their own values, no leaves */
 } ruma_art_keys;
 
 /* Fills key[0..7] with the key of tid.  Must not modify the tree. */
@@ -73,7 +83,8 @@ typedef void (*ruma_art_load_key_fn)(uint64_t tid, uint8_t key[8], void *ctx);
 typedef struct ruma_art_options {
 	ruma_art_keys keys;             /* key mode */
 	const ruma_alloc *alloc;        /* required; not owned, must outlive the tree */
-	ruma_art_load_key_fn load_key;  /* TID mode only; NULL = big-endian TID bytes */
+	ruma_art_load_key_fn load_key;  /* TID mode only (NULL there and in the other modes):
+					 * NULL = big-endian TID bytes */
 	void *load_key_ctx;             /* passed to load_key */
 } ruma_art_options;
 
@@ -89,8 +100,11 @@ typedef struct ruma_art_stats {
 
 /*
  * ruma_art_create — make an empty tree into *out.  The tree's own small
- * descriptor also comes from opt->alloc.  Returns 0, -EINVAL (no allocator,
- * unknown mode, load_key given in bytes mode) or -ENOMEM.
+ * descriptor also comes from opt->alloc.  When opt->alloc is an instance of
+ * one of ruma's backends the tree calls its functions directly (libc inline;
+ * decided once, here); a user allocator is called through its vtable.  Returns
+ * 0, -EINVAL (no allocator, unknown mode, load_key given outside TID mode) or
+ * -ENOMEM.
  */
 RUMA_API int ruma_art_create(const ruma_art_options *opt, ruma_art **out);
 
@@ -110,10 +124,37 @@ RUMA_API int ruma_art_insert(ruma_art *t, const void *key, size_t len, uint64_t 
 			     bool *replaced);
 
 /*
- * ruma_art_insert_tid — TID mode: insert tid under the key load_key(tid).
- * Returns as ruma_art_insert; -EINVAL in bytes mode.
+ * ruma_art_insert_tid — TID and u64 modes: insert tid under the key
+ * load_key(tid).  Returns as ruma_art_insert; -EINVAL in bytes mode.
  */
 RUMA_API int ruma_art_insert_tid(ruma_art *t, uint64_t tid, bool *replaced);
+
+/*
+ * The u64 fast path (trees created with RUMA_ART_U64 only; calling these on
+ * a tree of another mode is undefined — the mode is checked with
+ * RUMA_ASSERT in debug builds, not per call).  Per operation they do what
+ * Leis's ART.cpp does or less: key bytes are taken from the integer by
+ * shifts; lookups and deletes skip the prefix comparisons and compare the
+ * leaf's key (one integer compare) instead, which is exact because a leaf
+ * holds its whole key; inserts check prefixes 8 bytes at a time (a prefix is
+ * at most 7 bytes with 8-byte keys, so it is always stored in full).
+ */
+
+/*
+ * ruma_art_u64_insert — insert key.  Returns 0 (inserted), 1 (present
+ * already; nothing changed), RUMA_ETOOBIG (key > RUMA_ART_MAX_TID) or
+ * -ENOMEM (the tree is unchanged).
+ */
+RUMA_API int ruma_art_u64_insert(ruma_art *t, uint64_t key);
+
+/* ruma_art_u64_lookup — 0 when key is in the tree, RUMA_ENOTFOUND otherwise. */
+RUMA_API int ruma_art_u64_lookup(const ruma_art *t, uint64_t key);
+
+/*
+ * ruma_art_u64_delete — remove key.  Returns 0 or RUMA_ENOTFOUND.  Never
+ * allocates (as ruma_art_delete).
+ */
+RUMA_API int ruma_art_u64_delete(ruma_art *t, uint64_t key);
 
 /*
  * ruma_art_lookup — find key; its value (TID in TID mode) goes to *value

@@ -167,22 +167,23 @@ RUMA_API int ruma_sysinfo_map_count(uint64_t *n);
 
 /* ---- memory and locks ---------------------------------------------------------- */
 
-typedef struct ruma_mem_info {
-	uint64_t meminfo_available; /* MemAvailable of /proc/meminfo (0 = unknown) */
-	uint64_t cgroup_limit;      /* memory.max of this process's cgroup v2 (0 = none/unknown) */
-	uint64_t cgroup_usage;      /* memory.current of that cgroup */
-	uint64_t available;         /* what this process may still use: MemAvailable,
-				       lowered to limit - usage under a cgroup limit
-				       (0 = unknown) */
-} ruma_mem_info;
+/* Memory a new allocation can expect to get, and what limits it. */
+typedef struct ruma_mem_avail {
+	uint64_t bytes;         /* the smaller of the two below that is known */
+	uint64_t meminfo;       /* MemAvailable of /proc/meminfo (0 = unknown) */
+	uint64_t cgroup;        /* memory.max - memory.current of the process's cgroup
+				 * (v2 memory.max - memory.current, v1 limit_in_bytes -
+				 * usage_in_bytes; UINT64_MAX = no limit or unknown) */
+	const char *limited_by; /* "MemAvailable", "cgroup memory limit" or "unknown" */
+} ruma_mem_avail;
 
 /*
- * ruma_sysinfo_mem_available — how much memory this process can still get:
- * MemAvailable, and the room left under the cgroup v2 memory.max of the
- * process's cgroup where one is set ("max" = no limit).  Returns 0 (fields
- * unknown stay 0) or a negative errno when /proc/meminfo cannot be read.
+ * ruma_sysinfo_mem_available — how much memory the machine and the process's
+ * memory cgroup (v2 or v1; the tightest limit on the path to the root) leave for this
+ * process.  Returns 0 (bytes 0 and limited_by "unknown" when neither could be
+ * read).
  */
-RUMA_API int ruma_sysinfo_mem_available(ruma_mem_info *out);
+RUMA_API int ruma_sysinfo_mem_available(ruma_mem_avail *out);
 
 /*
  * ruma_sysinfo_flock_holder — the pid holding a flock(2) lock on the file

@@ -1,7 +1,8 @@
 /*
- * alloc.c — allocator instances by kind and by name, the size-class table,
- * aligned anonymous mappings and the large-object table shared by the
- * backends.
+ * alloc.c — allocator instances by kind and by name, the kind of an
+ * instance for data structures that call backends directly, the size-class
+ * table, aligned anonymous mappings and the large-object table shared by
+ * the backends.
  *
  * Invariants: a class size that round_up(size, align) maps to is a multiple
  * of align (align a power of two <= 4096), see ruma_class_of.  The large-object
@@ -12,6 +13,7 @@
  * objects.
  */
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_fast.h"
 
 #include "os/os.h"
 
@@ -43,6 +45,21 @@ int ruma_alloc_create_huge(ruma_huge_source first, ruma_alloc *out)
 	    first != RUMA_HUGE_SRC_4K)
 		return -EINVAL;
 	return ruma_alloc_huge_create_src(first, out);
+}
+
+int ruma_alloc_fast_kind(const ruma_alloc *a)
+{
+	if (!a)
+		return RUMA_ALLOC_FAST_VTABLE;
+	if (a->alloc == ruma_alloc_libc_alloc && a->free == ruma_alloc_libc_free)
+		return RUMA_ALLOC_FAST_LIBC;
+	if (a->alloc == ruma_alloc_pool_alloc && a->free == ruma_alloc_pool_free)
+		return RUMA_ALLOC_FAST_POOL;
+	if (a->alloc == ruma_alloc_mempool_alloc && a->free == ruma_alloc_mempool_free)
+		return RUMA_ALLOC_FAST_MEMPOOL;
+	if (a->alloc == ruma_alloc_huge_alloc && a->free == ruma_alloc_huge_free)
+		return RUMA_ALLOC_FAST_HUGE;
+	return RUMA_ALLOC_FAST_VTABLE;
 }
 
 static const char *const kind_names[] = {

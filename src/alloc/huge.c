@@ -27,6 +27,7 @@
  * objects, munmap for pages and large objects and at destroy.
  */
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_fast.h"
 
 #include "os/os.h"
 
@@ -238,7 +239,7 @@ static void *huge_alloc_small(huge_ctx *c, size_t s, size_t align)
 	return p;
 }
 
-static void *huge_alloc(void *ctx, size_t size, size_t align)
+void *ruma_alloc_huge_alloc(void *ctx, size_t size, size_t align)
 {
 	huge_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
@@ -272,7 +273,7 @@ static void huge_free_small(huge_ctx *c, void *p)
 	}
 }
 
-static void huge_free(void *ctx, void *p, size_t size)
+void ruma_alloc_huge_free(void *ctx, void *p, size_t size)
 {
 	huge_ctx *c = ctx;
 
@@ -332,7 +333,8 @@ int ruma_alloc_huge_create_src(ruma_huge_source first, ruma_alloc *out)
 	if (!c)
 		return -ENOMEM;
 	ruma_hugesrc_init(&c->src, first);
-	*out = (ruma_alloc){ .alloc = huge_alloc, .free = huge_free, .stats = huge_stats,
+	*out = (ruma_alloc){ .alloc = ruma_alloc_huge_alloc, .free = ruma_alloc_huge_free,
+			     .stats = huge_stats,
 			     .destroy = huge_destroy, .ctx = c,
 			     .name = first == RUMA_HUGE_SRC_THP ? "huge-thp" :
 				     first == RUMA_HUGE_SRC_4K  ? "huge-4k" :

@@ -7,50 +7,35 @@
  * posix_memalign.  Size 0 is served as 1 byte, so every call returns a
  * unique pointer.  Statistics count only what passes through this instance:
  * bytes_mapped equals bytes_live (malloc's own overhead and its mappings are
- * invisible here), and the page counters stay 0.
+ * invisible here), and the page counters stay 0.  The bodies of alloc and
+ * free are the inline functions of alloc_fast.h, which data structures call
+ * directly once ruma_alloc_fast_kind() said RUMA_ALLOC_FAST_LIBC.
  *
  * Syscalls: none directly (malloc makes its own).
  */
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_fast.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-typedef struct libc_ctx {
-	ruma_counts n; /* n.mapped stays 0: bytes_mapped reports n.live */
-} libc_ctx;
-
-static void *libc_alloc(void *ctx, size_t size, size_t align)
+void *ruma_alloc_libc_alloc(void *ctx, size_t size, size_t align)
 {
-	libc_ctx *c = ctx;
-	void *p;
-
-	if (!ruma_align_ok(align))
-		return NULL;
-	if (align <= 16) {
-		p = malloc(ruma_eff_size(size));
-	} else if (posix_memalign(&p, align, ruma_eff_size(size)) != 0) {
-		p = NULL;
-	}
-	return ruma_counts_alloc(&c->n, p, size);
+	return ruma_alloc_libc_alloc_inline(ctx, size, align);
 }
 
-static void libc_free(void *ctx, void *p, size_t size)
+void ruma_alloc_libc_free(void *ctx, void *p, size_t size)
 {
-	libc_ctx *c = ctx;
-
-	if (!p)
-		return;
-	free(p);
-	ruma_counts_free(&c->n, size);
+	ruma_alloc_libc_free_inline(ctx, p, size);
 }
 
 static void libc_stats(void *ctx, ruma_alloc_stats *out)
 {
-	const libc_ctx *c = ctx;
+	const ruma_libc_ctx *c = ctx;
+	ruma_counts n = { .live = c->live, .allocs = c->allocs, .frees = c->frees };
 
-	ruma_counts_fill(&c->n, out);
-	out->bytes_mapped = c->n.live;
+	ruma_counts_fill(&n, out);
+	out->bytes_mapped = c->live;
 }
 
 static void libc_destroy(void *ctx)
@@ -60,11 +45,12 @@ static void libc_destroy(void *ctx)
 
 int ruma_alloc_libc_create(ruma_alloc *out)
 {
-	libc_ctx *c = calloc(1, sizeof(*c));
+	ruma_libc_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
-	*out = (ruma_alloc){ .alloc = libc_alloc, .free = libc_free, .stats = libc_stats,
+	*out = (ruma_alloc){ .alloc = ruma_alloc_libc_alloc, .free = ruma_alloc_libc_free,
+			     .stats = libc_stats,
 			     .destroy = libc_destroy, .ctx = c, .name = "libc" };
 	return 0;
 }

@@ -20,6 +20,7 @@
  * objects and at destroy.
  */
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_fast.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -102,7 +103,7 @@ static void *mp_alloc_small(mp_ctx *c, size_t block, size_t align)
 	return p;
 }
 
-static void *mp_alloc(void *ctx, size_t size, size_t align)
+void *ruma_alloc_mempool_alloc(void *ctx, size_t size, size_t align)
 {
 	mp_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
@@ -114,7 +115,7 @@ static void *mp_alloc(void *ctx, size_t size, size_t align)
 	return ruma_counts_alloc(&c->n, p, size);
 }
 
-static void mp_free(void *ctx, void *p, size_t size)
+void ruma_alloc_mempool_free(void *ctx, void *p, size_t size)
 {
 	mp_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
@@ -151,7 +152,8 @@ int ruma_alloc_mempool_create(ruma_alloc *out)
 	if (!c)
 		return -ENOMEM;
 	c->next_chunk = MP_FIRST_CHUNK;
-	*out = (ruma_alloc){ .alloc = mp_alloc, .free = mp_free, .stats = mp_stats,
+	*out = (ruma_alloc){ .alloc = ruma_alloc_mempool_alloc, .free = ruma_alloc_mempool_free,
+			     .stats = mp_stats,
 			     .destroy = mp_destroy, .ctx = c, .name = "mempool" };
 	return 0;
 }

@@ -20,6 +20,7 @@
  * up to two trimming munmaps each) and for large objects; munmap at destroy.
  */
 #include "alloc/alloc_internal.h"
+#include "alloc/alloc_fast.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -86,7 +87,7 @@ static void *pool_alloc_small(pool_ctx *c, size_t s, size_t align)
 	return p;
 }
 
-static void *pool_alloc(void *ctx, size_t size, size_t align)
+void *ruma_alloc_pool_alloc(void *ctx, size_t size, size_t align)
 {
 	pool_ctx *c = ctx;
 	size_t s = ruma_eff_size(size);
@@ -98,7 +99,7 @@ static void *pool_alloc(void *ctx, size_t size, size_t align)
 	return ruma_counts_alloc(&c->n, p, size);
 }
 
-static void pool_free(void *ctx, void *p, size_t size)
+void ruma_alloc_pool_free(void *ctx, void *p, size_t size)
 {
 	pool_ctx *c = ctx;
 
@@ -138,7 +139,8 @@ int ruma_alloc_pool_create(ruma_alloc *out)
 
 	if (!c)
 		return -ENOMEM;
-	*out = (ruma_alloc){ .alloc = pool_alloc, .free = pool_free, .stats = pool_stats,
+	*out = (ruma_alloc){ .alloc = ruma_alloc_pool_alloc, .free = ruma_alloc_pool_free,
+			     .stats = pool_stats,
 			     .destroy = pool_destroy, .ctx = c, .name = "pool" };
 	return 0;
 }

@@ -52,7 +52,7 @@ static size_t encode_key(const uint8_t *k, size_t len, uint8_t *out)
 /* The tree key of a leaf into buf; returns its length. */
 static size_t leaf_tree_key(const ruma_art *t, art_ref leaf, uint8_t *buf)
 {
-	if (t->keys == RUMA_ART_TID) {
+	if (art_tid_keys(t)) {
 		load_tid_key(t, leaf >> 1, buf);
 		return 8;
 	}
@@ -63,7 +63,7 @@ static size_t leaf_tree_key(const ruma_art *t, art_ref leaf, uint8_t *buf)
 /* Does the leaf hold exactly the (original) key? */
 static inline bool leaf_matches(const ruma_art *t, art_ref leaf, const uint8_t *key, size_t len)
 {
-	if (t->keys == RUMA_ART_TID) {
+	if (art_tid_keys(t)) {
 		uint8_t k[8];
 		load_tid_key(t, leaf >> 1, k);
 		return len == 8 && memcmp(k, key, 8) == 0;
@@ -74,7 +74,7 @@ static inline bool leaf_matches(const ruma_art *t, art_ref leaf, const uint8_t *
 
 static inline uint64_t leaf_value(const ruma_art *t, art_ref leaf)
 {
-	return t->keys == RUMA_ART_TID ? (uint64_t)(leaf >> 1) : art_as_leaf(leaf)->value;
+	return art_tid_keys(t) ? (uint64_t)(leaf >> 1) : art_as_leaf(leaf)->value;
 }
 
 static void free_leaf(ruma_art *t, art_ref leaf)
@@ -83,7 +83,7 @@ static void free_leaf(ruma_art *t, art_ref leaf)
 		art_leaf *l = art_as_leaf(leaf);
 		size_t size = art_leaf_size(l->len);
 		t->leaf_bytes -= size;
-		ruma_alloc_free(t->alloc, l, size);
+		art_free(t, l, size);
 	}
 }
 
@@ -93,15 +93,16 @@ int ruma_art_create(const ruma_art_options *opt, ruma_art **out)
 {
 	if (!opt || !opt->alloc || !out)
 		return -EINVAL;
-	if (opt->keys != RUMA_ART_BYTES && opt->keys != RUMA_ART_TID)
+	if (opt->keys != RUMA_ART_BYTES && opt->keys != RUMA_ART_TID && opt->keys != RUMA_ART_U64)
 		return -EINVAL;
-	if (opt->keys == RUMA_ART_BYTES && opt->load_key)
+	if (opt->keys != RUMA_ART_TID && opt->load_key)
 		return -EINVAL;
 	ruma_art *t = ruma_alloc_alloc(opt->alloc, sizeof(*t), 8);
 	if (!t)
 		return -ENOMEM;
 	memset(t, 0, sizeof(*t));
 	t->alloc = opt->alloc;
+	t->alloc_kind = ruma_alloc_fast_kind(opt->alloc);
 	t->keys = opt->keys;
 	t->load_key = opt->load_key;
 	t->load_key_ctx = opt->load_key_ctx;
@@ -269,7 +270,7 @@ int ruma_art_insert(ruma_art *t, const void *key, size_t len, uint64_t value, bo
 	art_ref *slot;
 	int rc;
 
-	if (t->keys == RUMA_ART_TID) {
+	if (art_tid_keys(t)) {
 		uint8_t expect[8], scratch[8];
 		if (value > RUMA_ART_MAX_TID)
 			return RUMA_ETOOBIG;
@@ -288,7 +289,7 @@ int ruma_art_insert(ruma_art *t, const void *key, size_t len, uint64_t value, bo
 			return RUMA_ETOOBIG;
 		size_t klen = encode_key(key, len, enc);
 		size_t size = art_leaf_size(len);
-		art_leaf *l = ruma_alloc_alloc(t->alloc, size, 8);
+		art_leaf *l = art_alloc(t, size);
 		if (!l)
 			return -ENOMEM;
 		l->value = value;
@@ -299,7 +300,7 @@ int ruma_art_insert(ruma_art *t, const void *key, size_t len, uint64_t value, bo
 		if (rc == 1)
 			art_as_leaf(*slot)->value = value;
 		if (rc != 0)
-			ruma_alloc_free(t->alloc, l, size);
+			art_free(t, l, size);
 		else
 			t->leaf_bytes += size;
 	}
@@ -316,7 +317,7 @@ int ruma_art_insert_tid(ruma_art *t, uint64_t tid, bool *replaced)
 {
 	uint8_t key[8];
 
-	if (t->keys != RUMA_ART_TID)
+	if (!art_tid_keys(t))
 		return -EINVAL;
 	if (tid > RUMA_ART_MAX_TID)
 		return RUMA_ETOOBIG;
@@ -374,7 +375,7 @@ static art_ref *find_leaf_slot(const ruma_art *t, const uint8_t *k, size_t klen,
 static art_ref *find_key(const ruma_art *t, const void *key, size_t len, art_ref **parent,
 			 uint8_t *pbyte)
 {
-	if (t->keys == RUMA_ART_TID)
+	if (art_tid_keys(t))
 		return len == 8 ? find_leaf_slot(t, key, 8, key, 8, parent, pbyte) : NULL;
 	if (len > RUMA_ART_MAX_KEY)
 		return NULL;
@@ -410,7 +411,7 @@ int ruma_art_delete(ruma_art *t, const void *key, size_t len, uint64_t *old_valu
 	if (old_value)
 		*old_value = leaf_value(t, leaf);
 	if (parent)
-		art_node_remove(t, parent, pbyte);
+		art_node_remove(t, parent, pbyte, slot);
 	else
 		t->root = 0;
 	free_leaf(t, leaf);
@@ -439,7 +440,7 @@ struct walk {
 
 static int visit_leaf(const struct walk *w, art_ref leaf)
 {
-	if (w->t->keys == RUMA_ART_TID) {
+	if (art_tid_keys(w->t)) {
 		uint8_t k[8];
 		load_tid_key(w->t, leaf >> 1, k);
 		return w->fn(k, 8, leaf >> 1, w->ctx);
@@ -474,7 +475,7 @@ static int compare_keys(const uint8_t *a, size_t alen, const uint8_t *b, size_t 
 
 static int leaf_at_or_above(const struct walk *w, art_ref leaf)
 {
-	if (w->t->keys == RUMA_ART_TID) {
+	if (art_tid_keys(w->t)) {
 		uint8_t k[8];
 		load_tid_key(w->t, leaf >> 1, k);
 		return compare_keys(k, 8, w->orig, w->olen) >= 0;
@@ -542,7 +543,7 @@ int ruma_art_scan(const ruma_art *t, const void *start, size_t len, ruma_art_vis
 
 	if (!t->root)
 		return 0;
-	if (t->keys == RUMA_ART_TID) {
+	if (art_tid_keys(t)) {
 		uint8_t scratch[8];
 		w.bound = start;
 		w.blen = len;
@@ -568,6 +569,8 @@ void ruma_art_get_stats(const ruma_art *t, ruma_art_stats *out)
 	out->node16 = t->nodes[ART_N16];
 	out->node48 = t->nodes[ART_N48];
 	out->node256 = t->nodes[ART_N256];
-	out->node_bytes = t->node_bytes;
+	out->node_bytes = 0;
+	for (int i = 0; i < 4; i++)
+		out->node_bytes += t->nodes[i] * art_node_sizes[i];
 	out->leaf_bytes = t->leaf_bytes;
 }

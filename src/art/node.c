@@ -16,9 +16,6 @@
 #include <errno.h>
 #include <string.h>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 const size_t art_node_sizes[4] = { sizeof(art_node4), sizeof(art_node16), sizeof(art_node48),
 				   sizeof(art_node256) };
@@ -26,7 +23,7 @@ const size_t art_node_sizes[4] = { sizeof(art_node4), sizeof(art_node16), sizeof
 art_node *art_node_new(ruma_art *t, int type)
 {
 	size_t size = art_node_sizes[type];
-	art_node *n = ruma_alloc_alloc(t->alloc, size, 8);
+	art_node *n = art_alloc(t, size);
 
 	if (!n)
 		return NULL;
@@ -35,79 +32,18 @@ art_node *art_node_new(ruma_art *t, int type)
 	if (type == ART_N48)
 		memset(((art_node48 *)n)->index, ART_EMPTY48, 256);
 	t->nodes[type]++;
-	t->node_bytes += size;
 	return n;
 }
 
 void art_node_free(ruma_art *t, art_node *n)
 {
-	size_t size = art_node_sizes[n->type];
-
 	t->nodes[n->type]--;
-	t->node_bytes -= size;
-	ruma_alloc_free(t->alloc, n, size);
+	art_free(t, n, art_node_sizes[n->type]);
 }
 
 static inline uint8_t flip(uint8_t b)
 {
 	return b ^ 0x80;
-}
-
-/* Bit i set when the flipped key i equals b (i < count). */
-static inline unsigned n16_match(const art_node16 *n, uint8_t b)
-{
-#ifdef __SSE2__
-	__m128i needle = _mm_set1_epi8((char)flip(b));
-	__m128i keys = _mm_loadu_si128((const __m128i *)n->key);
-	unsigned bits = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(needle, keys));
-#else
-	unsigned bits = 0;
-	for (unsigned i = 0; i < 16; i++)
-		bits |= (unsigned)(n->key[i] == flip(b)) << i;
-#endif
-	return bits & ((1u << n->h.count) - 1);
-}
-
-/* Index at which b is inserted into a Node16 to keep it sorted. */
-static inline unsigned n16_insert_pos(const art_node16 *n, uint8_t b)
-{
-#ifdef __SSE2__
-	__m128i needle = _mm_set1_epi8((char)flip(b));
-	__m128i keys = _mm_loadu_si128((const __m128i *)n->key);
-	unsigned bits = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(needle, keys));
-#else
-	unsigned bits = 0;
-	for (unsigned i = 0; i < 16; i++)
-		bits |= (unsigned)((int8_t)flip(b) < (int8_t)n->key[i]) << i;
-#endif
-	bits &= (1u << n->h.count) - 1;
-	return bits ? (unsigned)__builtin_ctz(bits) : n->h.count;
-}
-
-art_ref *art_node_find(art_node *n, uint8_t b)
-{
-	switch (n->type) {
-	case ART_N4: {
-		art_node4 *n4 = (art_node4 *)n;
-		for (unsigned i = 0; i < n->count; i++)
-			if (n4->key[i] == b)
-				return &n4->child[i];
-		return NULL;
-	}
-	case ART_N16: {
-		art_node16 *n16 = (art_node16 *)n;
-		unsigned bits = n16_match(n16, b);
-		return bits ? &n16->child[__builtin_ctz(bits)] : NULL;
-	}
-	case ART_N48: {
-		art_node48 *n48 = (art_node48 *)n;
-		return n48->index[b] != ART_EMPTY48 ? &n48->child[n48->index[b]] : NULL;
-	}
-	default: {
-		art_node256 *n256 = (art_node256 *)n;
-		return n256->child[b] ? &n256->child[b] : NULL;
-	}
-	}
 }
 
 static void copy_header(art_node *dst, const art_node *src)
@@ -174,23 +110,16 @@ static void add_room(art_node *n, uint8_t b, art_ref child)
 	}
 	case ART_N16: {
 		art_node16 *n16 = (art_node16 *)n;
-		unsigned pos = n16_insert_pos(n16, b);
+		unsigned pos = art_n16_insert_pos(n16, b);
 		memmove(n16->key + pos + 1, n16->key + pos, n->count - pos);
 		memmove(n16->child + pos + 1, n16->child + pos, (n->count - pos) * sizeof(art_ref));
 		n16->key[pos] = flip(b);
 		n16->child[pos] = child;
 		break;
 	}
-	case ART_N48: {
-		art_node48 *n48 = (art_node48 *)n;
-		unsigned pos = n->count;
-		if (n48->child[pos])
-			for (pos = 0; n48->child[pos]; pos++)
-				;
-		n48->child[pos] = child;
-		n48->index[b] = (uint8_t)pos;
-		break;
-	}
+	case ART_N48:
+		art_n48_add((art_node48 *)n, b, child);
+		return;
 	default:
 		((art_node256 *)n)->child[b] = child;
 		break;
@@ -302,17 +231,14 @@ static void remove_sorted(uint8_t *keys, art_ref *child, unsigned count, unsigne
 	memmove(child + pos, child + pos + 1, (count - pos - 1) * sizeof(art_ref));
 }
 
-void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b)
+void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot)
 {
 	art_node *n = art_as_node(*ref);
 
 	switch (n->type) {
 	case ART_N4: {
 		art_node4 *n4 = (art_node4 *)n;
-		unsigned pos = 0;
-		while (n4->key[pos] != b)
-			pos++;
-		remove_sorted(n4->key, n4->child, n->count, pos);
+		remove_sorted(n4->key, n4->child, n->count, (unsigned)(slot - n4->child));
 		n->count--;
 		if (n->count == 1)
 			collapse4(t, ref, n4);
@@ -320,8 +246,7 @@ void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b)
 	}
 	case ART_N16: {
 		art_node16 *n16 = (art_node16 *)n;
-		unsigned pos = (unsigned)__builtin_ctz(n16_match(n16, b));
-		remove_sorted(n16->key, n16->child, n->count, pos);
+		remove_sorted(n16->key, n16->child, n->count, (unsigned)(slot - n16->child));
 		n->count--;
 		if (n->count == 3)
 			shrink16(t, ref, n16);
@@ -329,21 +254,19 @@ void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b)
 	}
 	case ART_N48: {
 		art_node48 *n48 = (art_node48 *)n;
-		n48->child[n48->index[b]] = 0;
+		*slot = 0;
 		n48->index[b] = ART_EMPTY48;
 		n->count--;
 		if (n->count == 12)
 			shrink48(t, ref, n48);
 		break;
 	}
-	default: {
-		art_node256 *n256 = (art_node256 *)n;
-		n256->child[b] = 0;
+	default:
+		*slot = 0;
 		n->count--;
 		if (n->count == 37)
-			shrink256(t, ref, n256);
+			shrink256(t, ref, (art_node256 *)n);
 		break;
-	}
 	}
 }
 

@@ -19,8 +19,14 @@
 
 #include <ruma/art.h>
 
+#include "alloc/alloc_fast.h"
+
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define ART_MAX_PREFIX 9
 #define ART_EMPTY48 48
@@ -75,13 +81,14 @@ typedef struct art_leaf {
 /* The tree descriptor. */
 struct ruma_art {
 	art_ref root;
+	uint64_t count;          /* keys */
 	const ruma_alloc *alloc;
+	int alloc_kind;          /* ruma_alloc_fast_kind(alloc), fixed at creation */
 	ruma_art_keys keys;
 	ruma_art_load_key_fn load_key; /* NULL = big-endian TID */
 	void *load_key_ctx;
-	uint64_t count;          /* keys */
-	uint64_t nodes[4];       /* inner nodes by type */
-	uint64_t node_bytes, leaf_bytes;
+	uint64_t nodes[4];       /* inner nodes by type (bytes: nodes[i] * art_node_sizes[i]) */
+	uint64_t leaf_bytes;
 };
 
 /* Longest encoded key: every byte escaped, plus the 2-byte terminator (bounds
@@ -108,16 +115,176 @@ static inline size_t art_leaf_size(size_t len)
 	return offsetof(art_leaf, key) + len;
 }
 
+/* Does the tree hold 8-byte keys stored in the child pointers (TID and u64 modes)? */
+static inline bool art_tid_keys(const ruma_art *t)
+{
+	return t->keys != RUMA_ART_BYTES;
+}
+
+/* ---- allocation ------------------------------------------------------------- */
+
+/* The libc backend inline, the other backends by direct call, a user
+ * allocator through its vtable (alloc_fast.h). */
+static inline void *art_alloc(ruma_art *t, size_t size)
+{
+	return ruma_alloc_fast_alloc(t->alloc_kind, t->alloc, size, 8);
+}
+
+static inline void art_free(ruma_art *t, void *p, size_t size)
+{
+	ruma_alloc_fast_free(t->alloc_kind, t->alloc, p, size);
+}
+
+/* ---- Node16 search: SSE2 and portable ------------------------------------------
+ * Both are always compiled where SSE2 exists, so tests can compare them;
+ * art_n16_match/art_n16_insert_pos pick SSE2 unless RUMA_ART_NO_SIMD is
+ * defined.  Node16 keys are stored flipped (b ^ 0x80). */
+
+/* Bit i set when the flipped key i equals flipped byte fb (all 16 positions). */
+static inline unsigned art_n16_eq_portable(const uint8_t keys[16], uint8_t fb)
+{
+	unsigned bits = 0;
+	for (unsigned i = 0; i < 16; i++)
+		bits |= (unsigned)(keys[i] == fb) << i;
+	return bits;
+}
+
+/* Bit i set when fb < keys[i] as signed bytes (unsigned order of the unflipped bytes). */
+static inline unsigned art_n16_lt_portable(const uint8_t keys[16], uint8_t fb)
+{
+	unsigned bits = 0;
+	for (unsigned i = 0; i < 16; i++)
+		bits |= (unsigned)((int8_t)fb < (int8_t)keys[i]) << i;
+	return bits;
+}
+
+#ifdef __SSE2__
+static inline unsigned art_n16_eq_sse2(const uint8_t keys[16], uint8_t fb)
+{
+	__m128i k = _mm_loadu_si128((const __m128i *)keys);
+	return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_set1_epi8((char)fb), k));
+}
+
+static inline unsigned art_n16_lt_sse2(const uint8_t keys[16], uint8_t fb)
+{
+	__m128i k = _mm_loadu_si128((const __m128i *)keys);
+	return (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(_mm_set1_epi8((char)fb), k));
+}
+#endif
+
+#if defined(__SSE2__) && !defined(RUMA_ART_NO_SIMD)
+#define ART_N16_EQ art_n16_eq_sse2
+#define ART_N16_LT art_n16_lt_sse2
+#else
+#define ART_N16_EQ art_n16_eq_portable
+#define ART_N16_LT art_n16_lt_portable
+#endif
+
+/* Bit i set when key i of the Node16 is b (i < count). */
+static inline unsigned art_n16_match(const art_node16 *n, uint8_t b)
+{
+	return ART_N16_EQ(n->key, (uint8_t)(b ^ 0x80)) & ((1u << n->h.count) - 1);
+}
+
+/* Index at which b goes into a Node16 to keep it sorted. */
+static inline unsigned art_n16_insert_pos(const art_node16 *n, uint8_t b)
+{
+	unsigned bits = ART_N16_LT(n->key, (uint8_t)(b ^ 0x80)) & ((1u << n->h.count) - 1);
+	return bits ? (unsigned)__builtin_ctz(bits) : n->h.count;
+}
+
+/* ---- child search ------------------------------------------------------------ */
+
+/* The slot of child b, or NULL when the node has none.  Largest node type
+ * first: the upper levels of a tree, which every operation passes, hold the
+ * large nodes. */
+static inline art_ref *art_node_find(art_node *n, uint8_t b)
+{
+	if (n->type == ART_N256) {
+		art_node256 *n256 = (art_node256 *)n;
+		return n256->child[b] ? &n256->child[b] : NULL;
+	}
+	if (n->type == ART_N48) {
+		art_node48 *n48 = (art_node48 *)n;
+		unsigned i = n48->index[b];
+		return i != ART_EMPTY48 ? &n48->child[i] : NULL;
+	}
+	if (n->type == ART_N16) {
+		art_node16 *n16 = (art_node16 *)n;
+		unsigned bits = art_n16_match(n16, b);
+		return bits ? &n16->child[__builtin_ctz(bits)] : NULL;
+	}
+	art_node4 *n4 = (art_node4 *)n;
+	for (unsigned i = 0; i < n->count; i++)
+		if (n4->key[i] == b)
+			return &n4->child[i];
+	return NULL;
+}
+
+/* The child b (0 when there is none): the search of art_node_find returning
+ * the child itself, which saves the second test of the slot on lookups. */
+static inline art_ref art_node_child(const art_node *n, uint8_t b)
+{
+	if (n->type == ART_N256)
+		return ((const art_node256 *)n)->child[b];
+	if (n->type == ART_N48) {
+		const art_node48 *n48 = (const art_node48 *)n;
+		unsigned i = n48->index[b];
+		return i != ART_EMPTY48 ? n48->child[i] : 0;
+	}
+	if (n->type == ART_N16) {
+		const art_node16 *n16 = (const art_node16 *)n;
+		unsigned bits = art_n16_match(n16, b);
+		return bits ? n16->child[__builtin_ctz(bits)] : 0;
+	}
+	const art_node4 *n4 = (const art_node4 *)n;
+	for (unsigned i = 0; i < n->count; i++)
+		if (n4->key[i] == b)
+			return n4->child[i];
+	return 0;
+}
+
 /* node.c: per-node operations. */
 extern const size_t art_node_sizes[4];
 art_node *art_node_new(ruma_art *t, int type);
 void art_node_free(ruma_art *t, art_node *n);
-art_ref *art_node_find(art_node *n, uint8_t b);
 /* Adds b -> child to the node at *ref (growing it into a new node when full).
  * Returns 0 or -ENOMEM (nothing changed then). */
 int art_node_add(ruma_art *t, art_ref *ref, uint8_t b, art_ref child);
-/* Removes the child b of the node at *ref, shrinking or collapsing it. */
-void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b);
+/* Adds b -> child to a Node48 with room: the first free slot (at count when
+ * nothing was removed since the node was built). */
+static inline void art_n48_add(art_node48 *n, uint8_t b, art_ref child)
+{
+	unsigned pos = n->h.count;
+	if (n->child[pos])
+		for (pos = 0; n->child[pos]; pos++)
+			;
+	n->child[pos] = child;
+	n->index[b] = (uint8_t)pos;
+	n->h.count++;
+}
+
+/* art_node_add with the common cases inline: a Node256 always has room, a
+ * Node48 mostly. */
+static inline int art_node_add_inline(ruma_art *t, art_ref *ref, uint8_t b, art_ref child)
+{
+	art_node *n = art_as_node(*ref);
+
+	if (n->type == ART_N256) {
+		((art_node256 *)n)->child[b] = child;
+		n->count++;
+		return 0;
+	}
+	if (n->type == ART_N48 && n->count < 48) {
+		art_n48_add((art_node48 *)n, b, child);
+		return 0;
+	}
+	return art_node_add(t, ref, b, child);
+}
+
+/* Removes the child b, held in slot (from art_node_find), of the node at
+ * *ref, shrinking or collapsing it. */
+void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot);
 /* Leftmost leaf below r. */
 art_ref art_min_leaf(art_ref r);
 /* Calls fn(b, child, ctx) for every child in ascending byte order until fn

@@ -1,7 +1,8 @@
 /*
  * sysinfo.c — machine facts for ruma doctor and for tests: kernel version,
  * huge page pools per size and NUMA node, THP modes, vm sysctls, the mapping
- * count, available memory (with the cgroup limit), flock holders, and probes that really try io_uring, perf counters and O_DIRECT.
+ * count, the memory left by MemAvailable and the memory cgroup, flock
+ * holders, and probes that really try io_uring, perf counters and O_DIRECT.
  *
  * Invariants: nothing is cached and no global state is kept; every value is
  * read from /proc or /sys at call time.  Probes undo what they create (ring,
@@ -24,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <liburing.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -504,63 +506,109 @@ out:
 	return rc;
 }
 
-/* ---- memory and locks ------------------------------------------------------------ */
+/* ---- available memory ------------------------------------------------------- */
 
+/* MemAvailable of /proc/meminfo in bytes (0 when unknown). */
 static uint64_t meminfo_available(void)
 {
 	char buf[8192];
-	uint64_t kb = 0;
+	const char *p;
 
-	if (ruma_sysfile_read("/proc/meminfo", buf, sizeof(buf)))
+	if (ruma_sysfile_read("/proc/meminfo", buf, sizeof(buf)) != 0 ||
+	    !(p = strstr(buf, "MemAvailable:")))
 		return 0;
-	const char *p = strstr(buf, "MemAvailable:");
-	if (p && sscanf(p, "MemAvailable: %" SCNu64 " kB", &kb) != 1)
-		kb = 0;
-	return kb * 1024;
+	return (uint64_t)strtoull(p + strlen("MemAvailable:"), NULL, 10) * 1024;
 }
 
-/* The cgroup v2 directory of this process ("0::/path" in /proc/self/cgroup). */
-static int cgroup_dir(char *out, size_t cap)
+/* limit - usage of the cgroup directory dir (files named limit and usage);
+ * UINT64_MAX when it sets no limit or cannot be read. */
+static uint64_t cgroup_room(const char *dir, const char *limit, const char *usage)
 {
-	char buf[4096];
-	int rc = ruma_sysfile_read("/proc/self/cgroup", buf, sizeof(buf));
+	char path[PATH_MAX], buf[64];
+	uint64_t lim, use;
 
-	if (rc)
-		return rc;
-	const char *p = strstr(buf, "0::");
-	if (!p || (p != buf && p[-1] != '\n'))
-		return RUMA_ENOTFOUND;
-	p += 3;
-	size_t n = strcspn(p, "\n");
-	if ((size_t)snprintf(out, cap, "/sys/fs/cgroup%.*s", (int)n, p) >= cap)
-		return -ENAMETOOLONG;
+	snprintf(path, sizeof(path), "%s/%s", dir, limit);
+	if (ruma_sysfile_read(path, buf, sizeof(buf)) != 0 || !strncmp(buf, "max", 3))
+		return UINT64_MAX;
+	lim = strtoull(buf, NULL, 10);
+	snprintf(path, sizeof(path), "%s/%s", dir, usage);
+	if (ruma_sysinfo_read_u64_file(path, &use) != 0)
+		return UINT64_MAX;
+	/* cgroup v1 writes "no limit" as a huge page-rounded number */
+	if (lim >= (UINT64_C(1) << 62))
+		return UINT64_MAX;
+	return lim > use ? lim - use : 0;
+}
+
+/* The tightest room of the cgroup at rel (e.g. "/a/b") and its ancestors
+ * below mount. */
+static uint64_t cgroup_path_room(const char *mount, const char *rel, const char *limit,
+				 const char *usage)
+{
+	char dir[PATH_MAX];
+	uint64_t room = UINT64_MAX;
+
+	snprintf(dir, sizeof(dir), "%s%s", mount, rel);
+	for (;;) {
+		size_t l = strlen(dir);
+		while (l > strlen(mount) && dir[l - 1] == '/')
+			dir[--l] = '\0';
+		uint64_t r = cgroup_room(dir, limit, usage);
+		if (r < room)
+			room = r;
+		char *slash = strrchr(dir, '/');
+		if (l <= strlen(mount) || !slash || slash < dir + strlen(mount))
+			break;
+		*slash = '\0';
+	}
+	return room;
+}
+
+/* memory.max - memory.current (v2) or limit_in_bytes - usage_in_bytes (v1)
+ * of this process's memory cgroup and its ancestors; UINT64_MAX = none. */
+static uint64_t cgroup_available(void)
+{
+	char buf[4096], line[PATH_MAX];
+	uint64_t room = UINT64_MAX;
+	const char *p = buf;
+
+	if (ruma_sysfile_read("/proc/self/cgroup", buf, sizeof(buf)) != 0)
+		return UINT64_MAX;
+	while (*p) {
+		size_t l = strcspn(p, "\n");
+		snprintf(line, sizeof(line), "%.*s", (int)l, p);
+		p += l + (p[l] == '\n');
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		uint64_t r = UINT64_MAX;
+		if (!strncmp(line, "0:", 2) && c1[1] == '\0')
+			r = cgroup_path_room("/sys/fs/cgroup", c2 + 1, "memory.max", "memory.current");
+		else if (!strcmp(c1 + 1, "memory"))
+			r = cgroup_path_room("/sys/fs/cgroup/memory", c2 + 1, "memory.limit_in_bytes",
+					     "memory.usage_in_bytes");
+		if (r < room)
+			room = r;
+	}
+	return room;
+}
+
+int ruma_sysinfo_mem_available(ruma_mem_avail *out)
+{
+	out->meminfo = meminfo_available();
+	out->cgroup = cgroup_available();
+	if (out->cgroup != UINT64_MAX && (!out->meminfo || out->cgroup < out->meminfo)) {
+		out->bytes = out->cgroup;
+		out->limited_by = "cgroup memory limit";
+	} else {
+		out->bytes = out->meminfo;
+		out->limited_by = out->meminfo ? "MemAvailable" : "unknown";
+	}
 	return 0;
 }
 
-int ruma_sysinfo_mem_available(ruma_mem_info *out)
-{
-	char dir[4200], path[4300], val[64];
-
-	memset(out, 0, sizeof(*out));
-	out->meminfo_available = meminfo_available();
-	out->available = out->meminfo_available;
-	if (cgroup_dir(dir, sizeof(dir)))
-		return 0;
-	snprintf(path, sizeof(path), "%s/memory.max", dir);
-	if (ruma_sysfile_read(path, val, sizeof(val)) || !strncmp(val, "max", 3))
-		return 0;
-	uint64_t limit = 0, usage = 0;
-	if (ruma_sysinfo_read_u64_file(path, &limit) || limit == 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/memory.current", dir);
-	(void)ruma_sysinfo_read_u64_file(path, &usage);
-	out->cgroup_limit = limit;
-	out->cgroup_usage = usage;
-	uint64_t room = limit > usage ? limit - usage : 0;
-	if (!out->available || room < out->available)
-		out->available = room;
-	return 0;
-}
+/* ---- lock holders ---------------------------------------------------------- */
 
 int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid)
 {
