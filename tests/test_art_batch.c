@@ -7,7 +7,7 @@
  * out-of-range widths 0 and 33+, every found[] entry and the count must be
  * what the single lookups say; the empty tree and a tree of one leaf; every
  * node type appears; and `ruma art --batch W` (results checked, bad values
- * exit 2).
+ * exit 2) and `ruma sweep art --var batch=...`.
  */
 #include <ruma/art.h>
 
@@ -207,10 +207,42 @@ static int t_cli_batch(void)
 	return TEST_PASS;
 }
 
+/* `ruma sweep art --var batch=...` passes the width on: an out-of-range
+ * width makes its runs fail, a valid one measures. */
+static int t_sweep_batch(void)
+{
+	char csv[] = "/tmp/ruma-test-artbatch-XXXXXX";
+	int fd = mkstemp(csv);
+	char *text;
+
+	CHECK(fd >= 0);
+	close(fd);
+	char *argv[] = { "ruma", "sweep", "art", "--var", "batch=8,99", "--size", "n=2000",
+			 "--set", "mode=2", "--set", "lookups=4000", "--reps", "1", "--warmup",
+			 "0", "--quiet", "--force", "--out", csv, NULL };
+	CHECK_EQ(test_run_cli(argv, NULL, NULL), 1); /* batch=99 failed */
+	text = test_slurp(csv);
+	unlink(csv);
+	CHECK(text != NULL);
+	bool ok8 = false, failed99 = false;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "art,batch=8,", 12) && strstr(line, ",lookup,Mops,") &&
+		    strstr(line, ",ok,"))
+			ok8 = true;
+		if (!strncmp(line, "art,batch=99,", 13) && !strstr(line, ",ok,"))
+			failed99 = true;
+	}
+	free(text);
+	CHECK(ok8);
+	CHECK(failed99);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "batch_equals_single", t_batch_equals_single },
 	{ "empty_and_one_leaf", t_empty_and_one_leaf },
 	{ "cli_batch", t_cli_batch },
+	{ "sweep_batch", t_sweep_batch },
 };
 
 int main(int argc, char **argv)

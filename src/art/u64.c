@@ -194,11 +194,14 @@ int ruma_art_u64_lookup(const ruma_art *t, uint64_t key)
  * lookup, so the misses of different lookups overlap instead of one
  * dependent miss at a time.  The stages of one lookup:
  *
- *   AT_NODE   the node's header (prefetched) is read: the key byte is
- *             rotated in as in find_below.  Node4/16: the keys share the
- *             header's lines, the matching child's slot is prefetched ->
- *             AT_SLOT.  Node256: child[b] is prefetched -> AT_SLOT.
- *             Node48: index[b] is prefetched -> AT_INDEX.
+ *   AT_NODE   the node's first 56 bytes (prefetched: its first line and the
+ *             line of byte 55, as nodes are only 8-byte aligned) are read:
+ *             the key byte is rotated in as in find_below.  Node4: the whole
+ *             node is in those lines, its child is read at once (AT_SLOT's
+ *             work without a pause).  Node16: its keys are too, the matching
+ *             child's slot is prefetched -> AT_SLOT.  Node256: child[b] is
+ *             prefetched -> AT_SLOT.  Node48: index[b] is prefetched ->
+ *             AT_INDEX.
  *   AT_INDEX  Node48's index[b] is read, child[index[b]] prefetched -> AT_SLOT.
  *   AT_SLOT   the child is read: empty = absent, a leaf is compared with the
  *             key (done), an inner node is prefetched -> AT_NODE.
@@ -221,8 +224,15 @@ static inline void prefetch(const void *p)
 	__builtin_prefetch(p, 0, 3);
 }
 
+/* The lines of a node's first 56 bytes: a Node4 whole, a Node16's keys. */
+static inline void prefetch_node(const art_node *n)
+{
+	prefetch(n);
+	prefetch((const char *)n + RUMA_ART_NODE4_SIZE - 1);
+}
+
 /* One step of the lookup in s: 1 = done and found, 0 = done and absent, -1 = going on. */
-static inline int amac_step(struct amac_slot *s, uint64_t key)
+static inline int amac_step(struct amac_slot *s, const uint64_t *keys)
 {
 	const art_ref *slot;
 
@@ -251,6 +261,7 @@ static inline int amac_step(struct amac_slot *s, uint64_t key)
 			if (i == n->count)
 				return 0;
 			slot = &n4->child[i];
+			goto read_slot;
 		}
 		break;
 	}
@@ -262,13 +273,15 @@ static inline int amac_step(struct amac_slot *s, uint64_t key)
 		slot = &n48->child[i];
 		break;
 	}
-	default: {
-		art_ref c = *(const art_ref *)s->p;
+	default:
+		slot = s->p;
+	read_slot: {
+		art_ref c = *slot;
 		if (!c)
 			return 0;
 		if (art_is_leaf(c))
-			return (c >> 1) == key;
-		prefetch(art_as_node(c));
+			return (c >> 1) == keys[s->i];
+		prefetch_node(art_as_node(c));
 		s->p = art_as_node(c);
 		s->stage = AT_NODE;
 		return -1;
@@ -319,7 +332,7 @@ size_t ruma_art_u64_lookup_batch(const ruma_art *t, const uint64_t *keys, size_t
 	next = live;
 	while (live) {
 		struct amac_slot *p = &st[s];
-		int rc = amac_step(p, keys[p->i]);
+		int rc = amac_step(p, keys);
 		if (rc >= 0) {
 			if (found)
 				found[p->i] = (uint8_t)rc;
