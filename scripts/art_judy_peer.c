@@ -87,12 +87,12 @@ static void judy_close(void *self)
 
 static const artbench_index judy_index = {
 	"judyl", judy_open, judy_insert, judy_lookup, judy_erase, judy_count, judy_bytes, judy_close,
-	NULL,
+	NULL, NULL,
 };
 
 int main(int argc, char **argv)
 {
-	artbench_config cfg = { 0, 0, NULL, 1, 1, 10000000 };
+	artbench_config cfg = { 0, 0, NULL, 1, 1, 10000000, 0 };
 	uint64_t x;
 
 	if (argc < 3 || ruma_parse_u64(argv[1], &cfg.n) || cfg.n == 0 || strlen(argv[2]) != 1 ||

@@ -119,7 +119,7 @@ static char *run_to_string(const artbench_config *cfg, const artbench_index *idx
 
 static int t_run(void)
 {
-	artbench_config cfg = { 1000, ARTBENCH_DENSE_SHUFFLED, "libc", 3, 5, 5000 };
+	artbench_config cfg = { 1000, ARTBENCH_DENSE_SHUFFLED, "libc", 3, 5, 5000, 0 };
 	int rc;
 	char *out = run_to_string(&cfg, &artbench_art_index, &rc);
 
@@ -135,7 +135,7 @@ static int t_run(void)
 
 	/* every mode (mode 3 switches to the TID-mode index) */
 	for (int mode = 0; mode < ARTBENCH_NMODES; mode++) {
-		artbench_config c = { 3000, mode, "libc", 1, 1, 6000 };
+		artbench_config c = { 3000, mode, "libc", 1, 1, 6000, 0 };
 		out = run_to_string(&c, &artbench_art_index, &rc);
 		CHECK(out);
 		CHECK_EQ(rc, 0);

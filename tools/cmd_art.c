@@ -1,5 +1,6 @@
 /*
- * cmd_art.c — `ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S]`:
+ * cmd_art.c — `ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S]
+ * [--lookups T] [--batch W]`:
  * Leis's ART benchmark (seed 001) on ruma's ART over one of ruma's
  * allocator backends (u64 mode and its fast path for modes 0-2, TID mode
  * for mode 3).  A run whose keys and tree cannot fit into the memory the
@@ -28,6 +29,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S] [--lookups T]\n"
+		"                [--batch W]\n"
 		"  n        number of keys (> 0; \"1e6\" style accepted)\n"
 		"  mode     as Leis's ART.cpp, keys from the C library's rand() after srand(seed):\n"
 		"           0 = dense keys 1..n inserted sorted, 1 = the same keys shuffled\n"
@@ -41,7 +43,11 @@ static void usage(FILE *f)
 		"  --seed   key seed (default 1: the keys of Leis's ART.cpp, which never\n"
 		"           calls srand; modes 0-2 use srand(seed mod 2^32))\n"
 		"  --lookups T  lookups in total: the key array is looked up max(1, T/n) times\n"
-		"           (default 1e7, as Leis's benchmark)\n");
+		"           (default 1e7, as Leis's benchmark)\n"
+		"  --batch W  0 (default) = one lookup at a time; 1..%d = batched lookups\n"
+		"           with W in flight (ruma_art_u64_lookup_batch, %d keys per call;\n"
+		"           modes 0-2 only, mode 3 stays single)\n",
+		RUMA_ART_BATCH_MAX, ARTBENCH_BATCH_CHUNK);
 }
 
 static int bad(const char *what, const char *arg)
@@ -72,7 +78,7 @@ static bool fits_in_memory(const artbench_config *cfg)
 
 int ruma_cmd_art(int argc, char **argv)
 {
-	artbench_config cfg = { 0, 0, "libc", 1, 1, 10000000 };
+	artbench_config cfg = { 0, 0, "libc", 1, 1, 10000000, 0 };
 	const char *pos[2] = { NULL, NULL };
 	int npos = 0, rc;
 
@@ -83,7 +89,7 @@ int ruma_cmd_art(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(a, "--alloc") || !strcmp(a, "--reps") || !strcmp(a, "--seed") ||
-		    !strcmp(a, "--lookups")) {
+		    !strcmp(a, "--lookups") || !strcmp(a, "--batch")) {
 			if (i + 1 >= argc)
 				return bad("missing value for option", a);
 			const char *v = argv[++i];
@@ -100,6 +106,10 @@ int ruma_cmd_art(int argc, char **argv)
 				if (x == 0 || x > 1000)
 					return bad("--reps must be 1..1000", v);
 				cfg.reps = (unsigned)x;
+			} else if (!strcmp(a, "--batch")) {
+				if (x > RUMA_ART_BATCH_MAX)
+					return bad("--batch must be 0..32", v);
+				cfg.batch = (unsigned)x;
 			} else if (!strcmp(a, "--lookups")) {
 				if (x == 0)
 					return bad("--lookups must be > 0", v);

@@ -5,6 +5,10 @@
  * with the seed-001 counter table per operation, page faults and process
  * memory after each phase, repetitions and their summary.
  *
+ * With cfg->batch = W > 0 the lookup phase goes through the index's
+ * lookup_batch (W lookups in flight, ARTBENCH_BATCH_CHUNK keys per call),
+ * still in key-array order and with every result checked.
+ *
  * Invariants: every lookup and erase result is checked (a wrong one is
  * counted and makes the run return 1); after the erase phase the index
  * must be empty.  Numbers printed come from ruma_now_sec, the perf module's
@@ -228,6 +232,12 @@ static int art_lookup(void *self, uint64_t key, uint64_t *tid)
 	return ruma_art_u64_lookup(self, key);
 }
 
+static size_t art_lookup_batch(void *self, const uint64_t *keys, size_t n, unsigned width,
+			       uint8_t *found)
+{
+	return ruma_art_u64_lookup_batch(self, keys, n, width, found);
+}
+
 static int art_erase(void *self, uint64_t key)
 {
 	return ruma_art_u64_delete(self, key);
@@ -252,12 +262,12 @@ static void art_close(void *self)
 
 const artbench_index artbench_art_tid_index = {
 	"art", art_tid_open, art_tid_insert, art_tid_lookup, art_tid_erase, art_count, art_bytes,
-	art_close, NULL,
+	art_close, NULL, NULL,
 };
 
 const artbench_index artbench_art_index = {
 	"art", art_open, art_insert, art_lookup, art_erase, art_count, art_bytes, art_close,
-	&artbench_art_tid_index,
+	&artbench_art_tid_index, art_lookup_batch,
 };
 
 /* ---- one run ------------------------------------------------------------------------- */
@@ -342,21 +352,49 @@ static int phase_insert(struct run *r, void *self, double *mops)
 	return 0;
 }
 
+/* The key array looked up once, ARTBENCH_BATCH_CHUNK keys per lookup_batch
+ * call; every key must be found (keys are their own TIDs).  Returns the wrong results. */
+static uint64_t lookup_batched(struct run *r, void *self)
+{
+	const artbench_keys *k = r->keys;
+	uint8_t found[ARTBENCH_BATCH_CHUNK];
+	uint64_t wrong = 0;
+
+	for (size_t i = 0; i < k->n; i += ARTBENCH_BATCH_CHUNK) {
+		size_t m = k->n - i < ARTBENCH_BATCH_CHUNK ? k->n - i : ARTBENCH_BATCH_CHUNK;
+		size_t hits = r->idx->lookup_batch(self, k->keys + i, m, r->cfg->batch, found), ones = 0;
+		for (size_t j = 0; j < m; j++)
+			ones += found[j] == 1;
+		wrong += (m - ones) + (hits != ones); /* absent keys; a count unlike found[] */
+	}
+	return wrong;
+}
+
+static uint64_t lookup_single(struct run *r, void *self)
+{
+	const artbench_keys *k = r->keys;
+	uint64_t wrong = 0;
+
+	for (size_t i = 0; i < k->n; i++) {
+		uint64_t tid;
+		if (r->idx->lookup(self, k->keys[i], &tid) != 0 || tid != artbench_tid(k, i))
+			wrong++;
+	}
+	return wrong;
+}
+
 static void phase_lookup(struct run *r, void *self, double *mops)
 {
 	const artbench_keys *k = r->keys;
 	uint64_t repeat = r->cfg->lookups / k->n, wrong = 0;
+	bool batched = r->cfg->batch && r->idx->lookup_batch;
 
 	if (repeat == 0)
 		repeat = 1;
 	ruma_perf_start(r->perf);
 	double t0 = ruma_now_sec();
 	for (uint64_t rep = 0; rep < repeat; rep++)
-		for (size_t i = 0; i < k->n; i++) {
-			uint64_t tid;
-			if (r->idx->lookup(self, k->keys[i], &tid) != 0 || tid != artbench_tid(k, i))
-				wrong++;
-		}
+		wrong += batched ? lookup_batched(r, self) : lookup_single(r, self);
 	double t1 = ruma_now_sec();
 	ruma_perf_stop(r->perf);
 	if (wrong)
@@ -477,6 +515,12 @@ int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *ou
 	}
 	if (keys.tid_is_row && idx->row_tids)
 		r.idx = idx->row_tids;
+	if (cfg->batch && r.idx->lookup_batch)
+		fprintf(err, "ruma art: lookups batched, width %u, %d keys per call\n", cfg->batch,
+			ARTBENCH_BATCH_CHUNK);
+	else if (cfg->batch)
+		fprintf(err, "ruma art: lookups not batched (the %s index of this key mode has no "
+			"batched lookup)\n", r.idx->name);
 	report_missing_counters(r.perf, err);
 	for (unsigned rep = 0; rep < cfg->reps && !rc; rep++)
 		rc = one_rep(&r, &mops[rep * OP_COUNT]);

@@ -85,6 +85,11 @@ typedef struct artbench_index {
 	void (*close)(void *self);
 	/* The index to run instead when TIDs are row numbers (mode 3); NULL = this one. */
 	const struct artbench_index *row_tids;
+	/* Batched lookup of keys that are their own TIDs: found[i] = 1 when keys[i]
+	 * is present, returns the number found; width lookups in flight.  NULL =
+	 * the index has none (lookups then stay single). */
+	size_t (*lookup_batch)(void *self, const uint64_t *keys, size_t n, unsigned width,
+			       uint8_t *found);
 } artbench_index;
 
 /* The ART: u64 mode and its fast path for keys that are their own TIDs
@@ -99,7 +104,12 @@ typedef struct artbench_config {
 	unsigned reps;
 	uint64_t seed;
 	uint64_t lookups;       /* total lookups: the keys are looked up max(1, lookups/n) times */
+	unsigned batch;         /* 0 = single lookups; W > 0 = lookup_batch with width W over
+				 * chunks of ARTBENCH_BATCH_CHUNK keys (when the index has it) */
 } artbench_config;
+
+/* Keys per lookup_batch call in the batched lookup phase. */
+#define ARTBENCH_BATCH_CHUNK 1024
 
 /*
  * artbench_run — the whole benchmark: node sizes, then per repetition insert,

@@ -137,6 +137,7 @@ static void build_art(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 {
 	const char *mode = run_param(g, run, "mode"), *alloc = run_param(g, run, "alloc");
 	const char *lookups = run_param(g, run, "lookups"), *seed = run_param(g, run, "seed");
+	const char *batch = run_param(g, run, "batch");
 
 	push(a, "art");
 	push(a, run_param(g, run, "n"));
@@ -148,6 +149,10 @@ static void build_art(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 	if (lookups) {
 		push(a, "--lookups");
 		push(a, lookups);
+	}
+	if (batch) {
+		push(a, "--batch");
+		push(a, batch);
 	}
 	push(a, "--seed");
 	push(a, seed ? seed : a->seed); /* seed=1: the keys of Leis's ART.cpp */

@@ -30,7 +30,7 @@
 static const char *const sys_names[RUMA_EXP_NSYSTEMS] = { "vmcache", "art", "micro" };
 static const char *const sys_keys[RUMA_EXP_NSYSTEMS] = {
 	"block,virtgb,physgb,batch,runfor,threads,datasize,workload,wait,evict,write,reuse,check",
-	"n,mode,alloc,lookups,preload,impl,seed",
+	"n,mode,alloc,lookups,batch,preload,impl,seed",
 	"method,test,n,runs,fallback",
 };
 

@@ -150,6 +150,25 @@ RUMA_API int ruma_art_u64_insert(ruma_art *t, uint64_t key);
 /* ruma_art_u64_lookup — 0 when key is in the tree, RUMA_ENOTFOUND otherwise. */
 RUMA_API int ruma_art_u64_lookup(const ruma_art *t, uint64_t key);
 
+/* Lookups in flight in ruma_art_u64_lookup_batch: the default and the most. */
+#define RUMA_ART_BATCH_DEFAULT 8
+#define RUMA_ART_BATCH_MAX 32
+
+/*
+ * ruma_art_u64_lookup_batch — look up keys[0..n-1] with up to width lookups
+ * in flight on this thread (asynchronous memory access chaining, AMAC:
+ * Kocberber, Falsafi, Grot, PVLDB 8(4) 2014): each lookup advances one node
+ * or child slot at a time, prefetching the line it needs next, while the
+ * others advance, so their cache misses overlap.  found[i] (found may be
+ * NULL) becomes 1 when keys[i] is in the tree, else 0 — exactly what
+ * ruma_art_u64_lookup says.  Returns the number of keys found.  width 0 =
+ * RUMA_ART_BATCH_DEFAULT; a width above RUMA_ART_BATCH_MAX is cut to it;
+ * width 1 is the loop of single lookups.  It pays off when the tree is far
+ * larger than the caches; it does not make one lookup faster.
+ */
+RUMA_API size_t ruma_art_u64_lookup_batch(const ruma_art *t, const uint64_t *keys, size_t n,
+					  unsigned width, uint8_t *found);
+
 /*
  * ruma_art_u64_delete — remove key.  Returns 0 or RUMA_ENOTFOUND.  Never
  * allocates (as ruma_art_delete).

@@ -15,6 +15,9 @@
  * node's byte lies inside the key), so prefixes are always stored in full
  * and never recovered from a leaf.
  *
+ * ruma_art_u64_lookup_batch runs many lookups on one thread as interleaved
+ * state machines that prefetch the next line each needs (AMAC, below).
+ *
  * Invariants (those of art.c): every inner node at depth d with prefix p
  * has d + p < 8, so the shift above never goes below 0 even for a key that
  * is not in the tree.  t->count is the number of keys.  No system calls;
@@ -162,22 +165,191 @@ int ruma_art_u64_insert(ruma_art *t, uint64_t key)
 	return rc;
 }
 
-int ruma_art_u64_lookup(const ruma_art *t, uint64_t key)
+/* Is key below the non-empty ref r?  The single lookup's walk. */
+static inline bool find_below(art_ref r, uint64_t key)
 {
-	art_ref r = t->root;
 	uint64_t k = key;
 
-	RUMA_ASSERT(t->keys == RUMA_ART_U64);
-	if (!r)
-		return RUMA_ENOTFOUND;
 	while (!art_is_leaf(r)) {
 		const art_node *n = art_as_node(r);
 		k = next_byte(k, n->prefix_len);
 		r = art_node_child(n, (uint8_t)k);
 		if (!r)
-			return RUMA_ENOTFOUND;
+			return false;
 	}
-	return (r >> 1) == key ? 0 : RUMA_ENOTFOUND;
+	return (r >> 1) == key;
+}
+
+int ruma_art_u64_lookup(const ruma_art *t, uint64_t key)
+{
+	RUMA_ASSERT(t->keys == RUMA_ART_U64);
+	return t->root && find_below(t->root, key) ? 0 : RUMA_ENOTFOUND;
+}
+
+/*
+ * Batched lookup: asynchronous memory access chaining (AMAC; Kocberber,
+ * Falsafi, Grot, PVLDB 8(4) 2014).  Up to width lookups are in flight, each
+ * a small state machine; a step does the work one cache line allows, issues
+ * a prefetch for the line the lookup needs next and moves on to the next
+ * lookup, so the misses of different lookups overlap instead of one
+ * dependent miss at a time.  The stages of one lookup:
+ *
+ *   AT_NODE   the node's first 56 bytes (prefetched: its first line and the
+ *             line of byte 55, as nodes are only 8-byte aligned) are read:
+ *             the key byte is rotated in as in find_below.  Node4: the whole
+ *             node is in those lines, its child is read at once (AT_SLOT's
+ *             work without a pause).  Node16: its keys are too, the matching
+ *             child's slot is prefetched -> AT_SLOT.  Node256: child[b] is
+ *             prefetched -> AT_SLOT.  Node48: index[b] is prefetched ->
+ *             AT_INDEX.
+ *   AT_INDEX  Node48's index[b] is read, child[index[b]] prefetched -> AT_SLOT.
+ *   AT_SLOT   the child is read: empty = absent, a leaf is compared with the
+ *             key (done), an inner node is prefetched -> AT_NODE.
+ *
+ * A finished lookup's slot takes the next key; when none is left the last
+ * slot in flight moves into it.  The answers are those of find_below: the
+ * same bytes are followed and the leaf is compared the same way.
+ */
+enum { AT_NODE, AT_INDEX, AT_SLOT };
+
+struct amac_slot {
+	const void *p;  /* AT_NODE/AT_INDEX: the node; AT_SLOT: the child slot */
+	uint64_t k;     /* the key rotated as in find_below */
+	size_t i;       /* index of the key */
+	unsigned stage;
+};
+
+static inline void prefetch(const void *p)
+{
+	__builtin_prefetch(p, 0, 3);
+}
+
+/* The lines of a node's first 56 bytes: a Node4 whole, a Node16's keys. */
+static inline void prefetch_node(const art_node *n)
+{
+	prefetch(n);
+	prefetch((const char *)n + RUMA_ART_NODE4_SIZE - 1);
+}
+
+/* One step of the lookup in s: 1 = done and found, 0 = done and absent, -1 = going on. */
+static inline int amac_step(struct amac_slot *s, const uint64_t *keys)
+{
+	const art_ref *slot;
+
+	switch (s->stage) {
+	case AT_NODE: {
+		const art_node *n = s->p;
+		s->k = next_byte(s->k, n->prefix_len);
+		uint8_t b = (uint8_t)s->k;
+		if (n->type == ART_N256) {
+			slot = &((const art_node256 *)n)->child[b];
+		} else if (n->type == ART_N48) {
+			prefetch(&((const art_node48 *)n)->index[b]);
+			s->stage = AT_INDEX;
+			return -1;
+		} else if (n->type == ART_N16) {
+			const art_node16 *n16 = (const art_node16 *)n;
+			unsigned bits = art_n16_match(n16, b);
+			if (!bits)
+				return 0;
+			slot = &n16->child[__builtin_ctz(bits)];
+		} else {
+			const art_node4 *n4 = (const art_node4 *)n;
+			unsigned i = 0;
+			while (i < n->count && n4->key[i] != b)
+				i++;
+			if (i == n->count)
+				return 0;
+			slot = &n4->child[i];
+			goto read_slot;
+		}
+		break;
+	}
+	case AT_INDEX: {
+		const art_node48 *n48 = s->p;
+		unsigned i = n48->index[(uint8_t)s->k];
+		if (i == ART_EMPTY48)
+			return 0;
+		slot = &n48->child[i];
+		break;
+	}
+	default:
+		slot = s->p;
+	read_slot: {
+		art_ref c = *slot;
+		if (!c)
+			return 0;
+		if (art_is_leaf(c))
+			return (c >> 1) == keys[s->i];
+		prefetch_node(art_as_node(c));
+		s->p = art_as_node(c);
+		s->stage = AT_NODE;
+		return -1;
+	}
+	}
+	prefetch(slot);
+	s->p = slot;
+	s->stage = AT_SLOT;
+	return -1;
+}
+
+static size_t lookup_each(art_ref root, const uint64_t *keys, size_t n, uint8_t *found)
+{
+	size_t hits = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool hit = find_below(root, keys[i]);
+		if (found)
+			found[i] = hit;
+		hits += hit;
+	}
+	return hits;
+}
+
+size_t ruma_art_u64_lookup_batch(const ruma_art *t, const uint64_t *keys, size_t n,
+				 unsigned width, uint8_t *found)
+{
+	struct amac_slot st[RUMA_ART_BATCH_MAX];
+	art_ref root = t->root;
+	size_t hits = 0, next;
+	unsigned live, s = 0;
+
+	RUMA_ASSERT(t->keys == RUMA_ART_U64);
+	if (!root) {
+		if (found && n)
+			memset(found, 0, n);
+		return 0;
+	}
+	if (width == 0)
+		width = RUMA_ART_BATCH_DEFAULT;
+	if (width > RUMA_ART_BATCH_MAX)
+		width = RUMA_ART_BATCH_MAX;
+	if (width == 1 || art_is_leaf(root))
+		return lookup_each(root, keys, n, found);
+	live = n < width ? (unsigned)n : width;
+	for (unsigned j = 0; j < live; j++)
+		st[j] = (struct amac_slot){ art_as_node(root), keys[j], j, AT_NODE };
+	next = live;
+	while (live) {
+		struct amac_slot *p = &st[s];
+		int rc = amac_step(p, keys);
+		if (rc >= 0) {
+			if (found)
+				found[p->i] = (uint8_t)rc;
+			hits += (size_t)rc;
+			if (next < n) {
+				*p = (struct amac_slot){ art_as_node(root), keys[next], next, AT_NODE };
+				next++;
+			} else {
+				*p = st[--live];
+				if (s < live)
+					continue; /* the moved lookup takes its step now */
+			}
+		}
+		if (++s >= live)
+			s = 0;
+	}
+	return hits;
 }
 
 int ruma_art_u64_delete(ruma_art *t, uint64_t key)
