@@ -212,20 +212,6 @@ static int check_config(const ruma_bm_config *c)
 	return -EINVAL;
 }
 
-void bm_say(const ruma_bm_config *c, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (c->message)
-		c->message(c->message_ctx, line);
-	else
-		fprintf(stderr, "ruma bm: %s\n", line);
-}
-
 /* ---- metadata ------------------------------------------------------------- */
 
 static uint64_t bitmap_bytes_written(uint64_t hw)

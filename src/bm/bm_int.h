@@ -205,6 +205,6 @@ static inline char *bm_page(ruma_bm *bm, ruma_pid pid)
 }
 
 /* bm_say — report one line through c->message (or stderr); see bm.h. */
-void bm_say(const ruma_bm_config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define bm_say(c, ...) ruma_say((c)->message, (c)->message_ctx, "ruma bm", __VA_ARGS__)
 
 #endif

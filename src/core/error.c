@@ -1,5 +1,5 @@
 /*
- * error.c — ruma_strerror and the assertion hook.
+ * error.c — ruma_strerror, the assertion hook and ruma_say.
  *
  * Library codes get fixed messages that name the limit and the fix; negative
  * errno values are delegated to strerrordesc_np (static strings, thread-safe).
@@ -8,6 +8,7 @@
 #include <ruma/core.h>
 #include <ruma/ruma.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,4 +57,19 @@ void ruma_assert_fail(const char *expr, const char *file, int line)
 {
 	fprintf(stderr, "ruma: assertion failed: %s (%s:%d)\n", expr, file, line);
 	abort();
+}
+
+void ruma_say(void (*fn)(void *ctx, const char *line), void *ctx, const char *prefix,
+	      const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (fn)
+		fn(ctx, line);
+	else
+		fprintf(stderr, "%s: %s\n", prefix, line);
 }

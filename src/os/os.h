@@ -152,4 +152,26 @@ int ruma_os_uring_init(struct io_uring *ring, unsigned entries);
 int ruma_os_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
 void ruma_os_uring_exit(struct io_uring *ring);
 
+
+/* ---- simulated power loss (tests) ------------------------------------------------ */
+
+/*
+ * ruma_os_powerloss_arm — from now on, every file opened writable through
+ * ruma_os_open is tracked: before each pwrite to it the os layer saves the
+ * bytes the write overwrites (and the file's size), and an fsync or
+ * fdatasync of that descriptor forgets what it saved (the writes are
+ * durable now).  ruma_os_powerloss then puts every tracked file back to
+ * what the completed syncs covered — the state a machine that lost power
+ * would find — and drops every later write to those descriptors (the
+ * process "is dead": it may still close its handles, nothing more reaches
+ * the files).  ruma_os_powerloss_disarm ends the simulation and forgets the
+ * tracked descriptors.  Process-wide; meant for one test at a time.
+ * Returns 0 or -ENOMEM.
+ */
+int ruma_os_powerloss_arm(void);
+/* ruma_os_powerloss — restore the tracked files to their synced state (see
+ * above); returns 0 or the first I/O error met while restoring. */
+int ruma_os_powerloss(void);
+void ruma_os_powerloss_disarm(void);
+
 #endif
