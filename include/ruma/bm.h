@@ -75,6 +75,24 @@ typedef enum ruma_bm_write {
 	RUMA_BM_WRITE_URING,  /* io_uring batches */
 } ruma_bm_write;
 
+/*
+ * Durability (docs/wal.md).  OFF: no log; pages reach the store only when
+ * evicted, flushed or closed, and a store not closed cleanly is refused
+ * (RUMA_EUNCLEAN).  SYNC / ASYNC: every change of a page made under an
+ * exclusive latch is logged (physical redo) in the write-ahead log
+ * <path>.wal; a store not closed cleanly is recovered from its log when it
+ * is opened.  SYNC: ruma_bm_op_end (called by every modifying B-tree
+ * operation) returns only when the operation's log records are durable.
+ * ASYNC: it returns at once; a background flusher makes the log durable
+ * every wal_flush_ms, so a crash may lose the last few milliseconds of
+ * operations, never the consistency of the store.
+ */
+typedef enum ruma_bm_durability {
+	RUMA_BM_DURABLE_OFF,
+	RUMA_BM_DURABLE_SYNC,
+	RUMA_BM_DURABLE_ASYNC,
+} ruma_bm_durability;
+
 typedef struct ruma_bm_config {
 	const char *path;       /* file (created if missing) or block device */
 	uint64_t virt_bytes;    /* VIRTGB: size of the virtual reservation */
@@ -97,6 +115,8 @@ typedef struct ruma_bm_config {
 	 * "ruma bm: ".  May be called from any thread using the manager. */
 	void (*message)(void *ctx, const char *line);
 	void *message_ctx;
+	ruma_bm_durability durability; /* default OFF */
+	unsigned wal_flush_ms;  /* ASYNC: background log flush period (0 = 5 ms) */
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
@@ -116,6 +136,12 @@ RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
  * was not closed cleanly (its process was killed, crashed or lost power)
  * is refused with RUMA_EUNCLEAN: evicted pages may have been written after
  * its metadata, so its contents cannot be trusted; recreate it (c->fresh).
+ * Exception: a store that was open with a log (durability SYNC or ASYNC) is
+ * recovered from <path>.wal instead, whatever c->durability says now: the
+ * logged changes are redone on the pages, the allocation state is rebuilt,
+ * everything is written and synced, and open goes on; the message callback
+ * says what recovery did, and ruma_bm_get_recovery gives the numbers.  A
+ * log that cannot be read or does not match the pages is RUMA_ECORRUPT.
  *
  * Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT (path),
  * -ENOSPC (device smaller than the store), RUMA_ELOCKED (in use),
@@ -188,12 +214,42 @@ RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
  */
 RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
 
+/* ---- logging ---------------------------------------------------------------- */
+
+/*
+ * ruma_bm_op_end — the calling thread finished one logical operation (an
+ * insert, an update, a removal with its merges); rc is the operation's
+ * result.  Without a log: returns rc (one branch).  With a log: returns the
+ * first log error met while logging the operation's changes (the operation
+ * is then not durable, the log is dead, and the store must be closed and
+ * reopened, which recovers it to its last durable state); else, in SYNC
+ * mode, waits until those changes are durable (group commit: one
+ * fdatasync covers every thread waiting at that moment) and returns rc or
+ * the sync's error.  The thread must hold no exclusive latch.
+ */
+RUMA_API int ruma_bm_op_end(ruma_bm *bm, int rc);
+
+/* What recovery did at the last ruma_bm_open (all zero if none ran). */
+typedef struct ruma_bm_recovery {
+	bool ran;
+	uint64_t records;      /* log records read */
+	uint64_t log_bytes;    /* bytes of log read */
+	uint64_t pages_redone; /* page changes applied (page LSN older than the record) */
+	uint64_t pages_skipped; /* page changes already on the page */
+	uint64_t full_images;  /* full page images installed */
+	uint64_t allocs, frees;
+	uint64_t usec;         /* wall time of recovery incl. its final checkpoint */
+} ruma_bm_recovery;
+
+RUMA_API void ruma_bm_get_recovery(ruma_bm *bm, ruma_bm_recovery *out);
+
 /* ---- metadata ------------------------------------------------------------- */
 
 #define RUMA_BM_META_SLOTS 64
 
 /* Persistent 64-bit slots (e.g. the B-tree catalog root), saved at
- * flush/close and found again at open.  slot < RUMA_BM_META_SLOTS. */
+ * flush/close and found again at open (with a log, ruma_bm_meta_set is
+ * logged too, so recovery finds it).  slot < RUMA_BM_META_SLOTS. */
 RUMA_API int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value);
 RUMA_API int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
 

@@ -507,13 +507,13 @@ static int put(ruma_btree *t, const void *key, size_t klen, const void *val, siz
 
 int ruma_btree_insert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
-	return put(t, key, klen, val, vlen, PUT_INSERT, NULL);
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_INSERT, NULL));
 }
 
 int ruma_btree_upsert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
 		      bool *replaced)
 {
-	return put(t, key, klen, val, vlen, PUT_UPSERT, replaced);
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_UPSERT, replaced));
 }
 
 /* Optimistic point read: copy the value of key into buf (if it fits cap). */
@@ -641,7 +641,7 @@ int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
 	for (;;) {
 		rc = update_attempt(t, key, klen, fn, ctx);
 		if (rc != RUMA_RESTART)
-			return rc;
+			return ruma_bm_op_end(t->bm, rc);
 		restart_pause(t, &tries);
 	}
 }
@@ -674,7 +674,7 @@ int ruma_btree_remove(ruma_btree *t, const void *key, size_t klen)
 	}
 	if (rc == 0 && underfull)
 		rc = merge_up(t, key, klen, 0);
-	return rc;
+	return ruma_bm_op_end(t->bm, rc);
 }
 
 /* ---- scans ------------------------------------------------------------------------------------- */
