@@ -22,64 +22,16 @@
  *   async            ASYNC store: operations return before the log is
  *                    durable; after a power loss the tree is valid
  */
-#include "test.h"
+#include "wal_util.h"
 
 #include <ruma/btree.h>
 
 #include "os/os.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define KEYS 3000u
 #define PS RUMA_BM_PAGE_SIZE
 
-static char dir[64];
-static char path[128];
-static char side[128];
-static char logpath[160];
-
-static void quiet(void *ctx, const char *line)
-{
-	(void)ctx;
-	if (getenv("RUMA_TEST_VERBOSE"))
-		printf("  [bm] %s\n", line);
-}
-
-static int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
-{
-	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = path;
-	c.virt_bytes = 4096ull * PS;
-	c.phys_bytes = 64ull * PS; /* small: eviction writes pages all the time */
-	c.batch = 8;
-	c.max_threads = 8;
-	c.fresh = fresh;
-	c.durability = d;
-	c.wal_flush_ms = 2;
-	c.message = quiet;
-	return ruma_bm_open(&c, bm);
-}
-
-static void key_of(uint32_t k, uint8_t out[4])
-{
-	out[0] = (uint8_t)(k >> 24);
-	out[1] = (uint8_t)(k >> 16);
-	out[2] = (uint8_t)(k >> 8);
-	out[3] = (uint8_t)k;
-}
-
-static size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
-{
-	size_t n = 20 + (k * 7u + ver) % 180u;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (uint8_t)(k + ver + i);
-	return n;
-}
 
 /* One operation: ver 0 removes key k, else upserts version ver. */
 static int do_op(ruma_btree *t, uint32_t k, uint32_t ver)
@@ -192,9 +144,8 @@ static void child_run(uint64_t seed)
 	ruma_btree *t;
 	ruma_rng rng;
 	ruma_rng_seed(&rng, seed);
-	int fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
-	if (fd < 0 || open_store(false, RUMA_BM_DURABLE_SYNC, &bm) || ruma_btree_open(bm, "t", &t))
-		_exit(3);
+	int fd;
+	child_open(&fd, &bm, &t);
 	for (uint32_t i = 1;; i++) {
 		struct intent in = { (uint32_t)ruma_rng_below(&rng, KEYS), 0 };
 		in.ver = ruma_rng_below(&rng, 3) == 0 ? 0 : (uint32_t)(seed % 1000u) * 100000u + i;
@@ -239,16 +190,7 @@ static int t_sigkill(void)
 	unlink(side);
 	uint64_t redone = 0;
 	for (int round = 0; round < 3; round++) {
-		pid_t pid = fork();
-		CHECK(pid >= 0);
-		if (pid == 0)
-			child_run(test_seed + (uint64_t)round);
-		struct timespec ts = { 0, (long)(100 + ruma_rng_below(&test_rng, 400)) * 1000000L };
-		nanosleep(&ts, NULL);
-		kill(pid, SIGKILL);
-		int status;
-		CHECK(waitpid(pid, &status, 0) == pid);
-		CHECK(WIFSIGNALED(status));
+		CHECK(run_and_kill(child_run, test_seed + (uint64_t)round));
 
 		uint32_t loose, alt = 0, saw = 0;
 		CHECK_OK(replay_side(model, &loose, &alt));
@@ -418,16 +360,9 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	strcpy(dir, "/tmp/ruma-test-btwal-XXXXXX");
-	if (!mkdtemp(dir))
+	if (wal_dirs("/tmp/ruma-test-btwal-XXXXXX"))
 		return 1;
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
-	snprintf(side, sizeof(side), "%s/side", dir);
 	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	unlink(path);
-	unlink(logpath);
-	unlink(side);
-	rmdir(dir);
+	wal_dirs_remove();
 	return r;
 }

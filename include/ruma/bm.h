@@ -229,6 +229,50 @@ RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
  */
 RUMA_API int ruma_bm_op_end(ruma_bm *bm, int rc);
 
+/*
+ * Log records of the layers above (transactions, include/ruma/txn.h).  With
+ * a log, ruma_bm_log appends one record of `type` whose payload starts with
+ * a u64 transaction id (0 = "this record's own LSN": the first record of a
+ * transaction, whose LSN becomes its id, returned in *lsn); *end gets the LSN
+ * to pass to ruma_bm_log_flush.  Recovery keeps the UNDO records of every
+ * transaction that has neither a COMMIT nor an END record: the losers.
+ * Their undo records are carried into the next session's log and handed to
+ * the layer above with ruma_bm_undo_take; until that layer has undone them
+ * and logged an END for each, the store is never marked closed cleanly (so
+ * a crash or a close in between recovers them again).
+ * Errors: -EINVAL (no log, bad type or payload), the log's I/O error.
+ */
+#define RUMA_BM_LOG_UNDO 16u   /* u64 txn id, then the layer's undo payload */
+#define RUMA_BM_LOG_COMMIT 17u /* u64 txn id */
+#define RUMA_BM_LOG_END 18u    /* u64 txn id: rolled back completely */
+
+RUMA_API bool ruma_bm_logging(ruma_bm *bm);
+RUMA_API int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len,
+			 uint64_t *lsn, uint64_t *end);
+RUMA_API int ruma_bm_log_flush(ruma_bm *bm, uint64_t end);
+
+/* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
+ * for durability (a transaction waits once, at commit); off: back to normal. */
+RUMA_API void ruma_bm_op_defer(ruma_bm *bm, bool on);
+
+/* One loser's undo record handed over by ruma_bm_undo_take. */
+typedef struct ruma_bm_undo {
+	uint64_t txn;        /* transaction id */
+	uint64_t lsn;        /* where it was logged (newest first in the list) */
+	uint32_t len;        /* payload bytes after the id */
+	const void *payload;
+} ruma_bm_undo;
+
+/* ruma_bm_undo_take — the losers' undo records, newest first (*n of them;
+ * 0 and NULL when there are none); the list belongs to the caller, who frees
+ * it with ruma_bm_undo_free after undoing them and logging an END for each
+ * transaction.  Taken once: a second call gives none. */
+RUMA_API void ruma_bm_undo_take(ruma_bm *bm, ruma_bm_undo **list, size_t *n);
+RUMA_API void ruma_bm_undo_free(ruma_bm_undo *list, size_t n);
+/* ruma_bm_undo_done — the caller finished the list it took: the store may be
+ * marked clean again at close. */
+RUMA_API void ruma_bm_undo_done(ruma_bm *bm);
+
 /* What recovery did at the last ruma_bm_open (all zero if none ran). */
 typedef struct ruma_bm_recovery {
 	bool ran;
@@ -238,6 +282,7 @@ typedef struct ruma_bm_recovery {
 	uint64_t pages_skipped; /* page changes already on the page */
 	uint64_t full_images;  /* full page images installed */
 	uint64_t allocs, frees;
+	uint64_t losers;       /* transactions without commit: undone by the layer above */
 	uint64_t usec;         /* wall time of recovery incl. its final checkpoint */
 } ruma_bm_recovery;
 

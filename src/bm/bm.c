@@ -688,13 +688,14 @@ static int wal_start(ruma_bm *bm)
 	}
 	bm->wal_epoch = ruma_wal_start(w);
 	bm->wal = w;
-	return 0;
+	return bm_undo_relog(bm);
 }
 
 static void release_all(ruma_bm *bm)
 {
 	(void)ruma_wal_close(bm->wal);
 	bm_mtr_release_all(bm);
+	ruma_bm_undo_free(bm->pending, bm->npending);
 	if (bm->threads) {
 		for (unsigned i = 0; i < bm->cfg.max_threads; i++)
 			bm_thread_free(bm->threads[i]);
@@ -786,7 +787,13 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		r = map_memory(bm);
 	if (!r && bm->needs_recovery)
 		r = bm_recover(bm);
-	if (!r && c->durability != RUMA_BM_DURABLE_OFF)
+	if (!r && c->durability == RUMA_BM_DURABLE_OFF && bm->npending) {
+		bm_say(&bm->cfg, "note: %s: transactions cut off by the crash are still to be "
+			"undone (when a tree is opened): this session keeps a log (durability sync)",
+			bm->path);
+		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
+	}
+	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF)
 		r = wal_start(bm);
 	if (!r)
 		r = mark_open(bm);
@@ -829,9 +836,14 @@ int ruma_bm_close(ruma_bm *bm)
 		return 0;
 	pthread_mutex_lock(&bm->flush_mu);
 	int err = bm_checkpoint(bm);
-	if (!err && bm->marked_open)
+	bool losers = atomic_load(&bm->undo_outstanding);
+	if (!err && losers)
+		bm_say(&bm->cfg, "%s: transactions cut off by a crash were not undone yet (no "
+			"tree was opened): the store stays marked open, the next open "
+			"recovers them", bm->path);
+	if (!err && bm->marked_open && !losers)
 		err = meta_write(bm, BM_STATE_CLEAN, true);
-	if (!err && bm->wal)
+	if (!err && bm->wal && !losers)
 		err = ruma_wal_reset(bm->wal, 0); /* clean: the log is not needed */
 	pthread_mutex_unlock(&bm->flush_mu);
 	if (err)

@@ -136,6 +136,9 @@ struct ruma_bm {
 	uint64_t meta_next_lsn;    /* page 0: LSNs below this were used */
 	bool needs_recovery;
 	ruma_bm_recovery recovery;
+	ruma_bm_undo *pending;     /* losers' undo records, newest first (recover.c) */
+	size_t npending;
+	_Atomic bool undo_outstanding; /* losers not yet undone by the layer above */
 };
 
 /* page.c — the page trailer (pid, lsn, format tag, CRC-32C; see page.c).
@@ -174,6 +177,7 @@ int bm_mtr_before_write(ruma_bm *bm, const ruma_pid *pids, size_t n);
 int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value);
 void bm_mtr_release_all(ruma_bm *bm);
 int bm_wal_open(ruma_bm *bm, struct ruma_wal **out);
+int bm_undo_relog(ruma_bm *bm);
 
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);

@@ -57,6 +57,7 @@ struct bm_mtr {
 	char *rec;        /* record being built */
 	uint64_t last_end; /* end LSN of this thread's last record (0: none pending) */
 	int err;          /* first log error of the current operation */
+	bool defer;       /* inside a transaction: op_end does not wait */
 };
 
 static struct bm_mtr *mtr_get(ruma_bm *bm)
@@ -268,12 +269,97 @@ int ruma_bm_op_end(ruma_bm *bm, int rc)
 	RUMA_ASSERT(m->n == 0);
 	int err = m->err;
 	m->err = 0;
+	if (m->defer)
+		return err ? err : rc;
 	if (!err && m->last_end && bm->cfg.durability == RUMA_BM_DURABLE_SYNC)
 		err = ruma_wal_flush(bm->wal, m->last_end);
 	if (!err && m->last_end)
 		err = atomic_load(&bm->wal_err);
 	m->last_end = 0;
 	return err ? err : rc;
+}
+
+void ruma_bm_op_defer(ruma_bm *bm, bool on)
+{
+	struct bm_mtr *m = bm->wal ? mtr_get(bm) : NULL;
+	if (m) {
+		m->defer = on;
+		m->last_end = 0;
+	}
+}
+
+/* ---- records of the layers above ------------------------------------------------ */
+
+bool ruma_bm_logging(ruma_bm *bm)
+{
+	return bm->wal != NULL;
+}
+
+int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len, uint64_t *lsn,
+		uint64_t *end)
+{
+	if (!bm->wal || type < RUMA_BM_LOG_UNDO || type > RUMA_BM_LOG_END || len < 8)
+		return -EINVAL;
+	int e = atomic_load(&bm->wal_err);
+	if (e)
+		return e;
+	int r = ruma_wal_append(bm->wal, type, payload, len, lsn, end);
+	if (r) {
+		int none = 0;
+		(void)atomic_compare_exchange_strong(&bm->wal_err, &none, r);
+	}
+	return r;
+}
+
+int ruma_bm_log_flush(ruma_bm *bm, uint64_t end)
+{
+	if (!bm->wal)
+		return -EINVAL;
+	int r = ruma_wal_flush(bm->wal, end);
+	return r ? r : atomic_load(&bm->wal_err);
+}
+
+/* Carry the losers' undo records into this session's log (oldest first, so
+ * the next recovery lists them newest first again), durably. */
+int bm_undo_relog(ruma_bm *bm)
+{
+	uint64_t end = 0;
+	char *buf = malloc(RUMA_WAL_MAX_PAYLOAD);
+	if (!buf)
+		return -ENOMEM;
+	int r = 0;
+	for (size_t i = bm->npending; i-- > 0 && !r;) {
+		ruma_bm_undo *u = &bm->pending[i];
+		memcpy(buf, &u->txn, 8);
+		memcpy(buf + 8, u->payload, u->len);
+		r = ruma_wal_append(bm->wal, RUMA_BM_LOG_UNDO, buf, 8u + u->len, NULL, &end);
+	}
+	free(buf);
+	if (!r && end)
+		r = ruma_wal_flush(bm->wal, end);
+	if (!r && bm->npending)
+		atomic_store(&bm->undo_outstanding, true);
+	return r;
+}
+
+void ruma_bm_undo_take(ruma_bm *bm, ruma_bm_undo **list, size_t *n)
+{
+	*list = bm->pending;
+	*n = bm->npending;
+	bm->pending = NULL;
+	bm->npending = 0;
+}
+
+void ruma_bm_undo_free(ruma_bm_undo *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((void *)list[i].payload);
+	free(list);
+}
+
+void ruma_bm_undo_done(ruma_bm *bm)
+{
+	atomic_store(&bm->undo_outstanding, false);
 }
 
 int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)

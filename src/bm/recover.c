@@ -15,7 +15,11 @@
  *          is read from disk and checksum-verified; a torn page cannot be
  *          met here: its first change after the epoch was an ALLOC or FPI
  *          that already replaced it in memory),
- *   META   the meta slot is set.
+ *   META   the meta slot is set,
+ *   UNDO / COMMIT / END (transactions, include/ruma/txn.h): collected; the
+ *          undo records of transactions with neither COMMIT nor END (the
+ *          losers) are kept, newest first, for the layer above to undo
+ *          logically (ruma_bm_undo_take) once redo is complete.
  * An applied DIFF sets the page LSN to the record's end; ALLOC and FPI set
  * it to the record's start, so that a DIFF of the same page later in the
  * same record still applies.  Then every page
@@ -34,6 +38,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -144,9 +149,100 @@ static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, const char *b, 
 	}
 }
 
-static int apply_record(ruma_bm *bm, const ruma_wal_record *rec)
+/* Transactions seen in the log: undo records, and ids that committed or
+ * were rolled back completely. */
+struct txns {
+	ruma_bm_undo *undo;
+	size_t n, cap;
+	uint64_t *done;
+	size_t ndone, capdone;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int note_txn(struct txns *x, const ruma_wal_record *rec)
+{
+	uint64_t id;
+	if (rec->len < 8)
+		return RUMA_ECORRUPT;
+	memcpy(&id, rec->payload, 8);
+	if (!id)
+		id = rec->lsn;
+	if (rec->type != RUMA_BM_LOG_UNDO) {
+		if (grow((void **)&x->done, &x->capdone, x->ndone + 1, sizeof(*x->done)))
+			return -ENOMEM;
+		x->done[x->ndone++] = id;
+		return 0;
+	}
+	if (grow((void **)&x->undo, &x->cap, x->n + 1, sizeof(*x->undo)))
+		return -ENOMEM;
+	void *copy = malloc(rec->len - 8u + 1u);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, (const char *)rec->payload + 8, rec->len - 8u);
+	x->undo[x->n++] = (ruma_bm_undo){ id, rec->lsn, rec->len - 8u, copy };
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Keep the undo records of the losers, newest first, in bm->pending. */
+static void pick_losers(ruma_bm *bm, struct txns *x)
+{
+	qsort(x->done, x->ndone, sizeof(*x->done), cmp_u64);
+	size_t k = 0;
+	/* newest first: reverse while filtering (the list is in log order) */
+	for (size_t i = 0; i < x->n / 2; i++) {
+		ruma_bm_undo t = x->undo[i];
+		x->undo[i] = x->undo[x->n - 1 - i];
+		x->undo[x->n - 1 - i] = t;
+	}
+	for (size_t i = 0; i < x->n; i++) {
+		ruma_bm_undo u = x->undo[i];
+		if (x->ndone && bsearch(&u.txn, x->done, x->ndone, sizeof(*x->done), cmp_u64)) {
+			free((void *)u.payload);
+			continue;
+		}
+		x->undo[k++] = u;
+	}
+	/* distinct loser ids (reusing the done array) */
+	uint64_t *ids = k ? realloc(x->done, k * sizeof(*ids)) : NULL;
+	if (ids) {
+		for (size_t i = 0; i < k; i++)
+			ids[i] = x->undo[i].txn;
+		qsort(ids, k, sizeof(*ids), cmp_u64);
+		for (size_t i = 0; i < k; i++)
+			bm->recovery.losers += i == 0 || ids[i] != ids[i - 1];
+		free(ids);
+	} else {
+		free(x->done);
+	}
+	bm->pending = x->undo;
+	bm->npending = k;
+	x->undo = NULL;
+	x->done = NULL;
+}
+
+static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
 {
 	const char *b = rec->payload, *end = b + rec->len;
+	if (rec->type >= RUMA_BM_LOG_UNDO && rec->type <= RUMA_BM_LOG_END)
+		return note_txn(x, rec);
 	if (rec->type == BM_WAL_META) {
 		struct { uint32_t slot; uint32_t rsv; uint64_t value; } m;
 		if (rec->len != sizeof(m))
@@ -179,6 +275,7 @@ int bm_recover(ruma_bm *bm)
 	ruma_wal_iter *it = NULL;
 	ruma_wal_record rec;
 	uint64_t end = 0;
+	struct txns x = { 0 };
 	int r = bm_wal_open(bm, &w);
 
 	if (r) {
@@ -193,12 +290,18 @@ int bm_recover(ruma_bm *bm)
 		bm->recovery.records++;
 		bm->recovery.log_bytes += rec.end - rec.lsn;
 		end = rec.end;
-		r = apply_record(bm, &rec);
+		r = apply_record(bm, &x, &rec);
 		if (r == RUMA_ECORRUPT)
 			bm_say(&bm->cfg, "%s.wal: record at LSN %" PRIu64 " does not fit the store",
 				bm->path, rec.lsn);
 	}
 	ruma_wal_iter_close(it);
+	if (!r)
+		pick_losers(bm, &x);
+	for (size_t i = 0; x.undo && i < x.n; i++)
+		free((void *)x.undo[i].payload);
+	free(x.undo);
+	free(x.done);
 	if (!r)
 		r = bm_checkpoint(bm);
 	if (!r)
@@ -217,10 +320,10 @@ int bm_recover(ruma_bm *bm)
 		"%s was not closed cleanly: recovered from its log in %.1f ms: %" PRIu64
 		" records (%" PRIu64 " bytes), %" PRIu64 " page changes redone, %" PRIu64
 		" already on disk, %" PRIu64 " full page images, %" PRIu64 " allocations, %" PRIu64
-		" frees",
+		" frees; %zu undo records of unfinished transactions left to undo",
 		bm->path, (double)bm->recovery.usec / 1000.0, bm->recovery.records,
 		bm->recovery.log_bytes, bm->recovery.pages_redone, bm->recovery.pages_skipped,
-		bm->recovery.full_images, bm->recovery.allocs, bm->recovery.frees);
+		bm->recovery.full_images, bm->recovery.allocs, bm->recovery.frees, bm->npending);
 	return 0;
 }
 

@@ -849,6 +849,8 @@ static int check_name(const char *name)
 int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 {
 	int rc = check_name(name);
+	if (!rc)
+		rc = bt_txn_recover(bm);
 	if (rc)
 		return rc;
 	ruma_btree cat = { .bm = bm }, *t;
@@ -877,6 +879,8 @@ int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 {
 	int rc = check_name(name);
+	if (!rc)
+		rc = bt_txn_recover(bm);
 	if (rc)
 		return rc;
 	ruma_btree cat = { .bm = bm };
