@@ -17,6 +17,8 @@
  *                     its uncommitted changes reached the store) when the
  *                     power fails: recovery undoes all of it; the committed
  *                     ones stay
+ *   checkpoint_open_txn  the same with checkpoints (ruma_bm_flush) while the
+ *                     transaction is open and others commit
  */
 #include "wal_util.h"
 
@@ -252,6 +254,32 @@ static int t_sigkill(void)
 	return TEST_PASS;
 }
 
+/* The power fails with open_txn unfinished; reopening recovers the store,
+ * undoes open_txn (the one loser) and leaves exactly model. */
+static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn,
+				  const uint32_t *model)
+{
+	CHECK_OK(ruma_os_powerloss());
+	/* the "machine" is dead: nothing of this abort reaches the files; it
+	 * only frees the transaction and its row locks */
+	(void)ruma_txn_abort(open_txn);
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+
+	ruma_bm_recovery rec;
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	ruma_bm_get_recovery(bm, &rec);
+	CHECK(rec.ran);
+	CHECK_EQ(rec.losers, 1u);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(matches(t, model), 0);
+	CHECK_OK(ruma_btree_check(t, stdout));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 static int t_powerloss_open_txn(void)
 {
 	static uint32_t model[KEYS];
@@ -283,24 +311,8 @@ static int t_powerloss_open_txn(void)
 	ruma_bm_get_stats(bm, &st);
 	CHECK(st.writes > 0); /* uncommitted changes reached the store */
 	CHECK_OK(ruma_bm_flush(bm)); /* and are synced there */
-	CHECK_OK(ruma_os_powerloss());
-	/* the "machine" is dead: nothing of this abort reaches the files; it
-	 * only frees the transaction and its row locks */
-	(void)ruma_txn_abort(open_txn);
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
-
+	CHECK_EQ(lose_power_and_recover(bm, t, open_txn, model), TEST_PASS);
 	ruma_bm_recovery rec;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
-	CHECK(rec.ran);
-	CHECK_EQ(rec.losers, 1u);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
-	CHECK_EQ(matches(t, model), 0);
-	CHECK_OK(ruma_btree_check(t, stdout));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
 	/* undone for good: a clean reopen needs no recovery */
 	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
 	ruma_bm_get_recovery(bm, &rec);
@@ -312,12 +324,46 @@ static int t_powerloss_open_txn(void)
 	return TEST_PASS;
 }
 
+/* A transaction open across a checkpoint (which discards the log before the
+ * oldest unfinished transaction only) is undone whole after a power loss. */
+static int t_checkpoint_open_txn(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	ruma_txn *open_txn, *x;
+	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	for (uint32_t k = 0; k < KEYS; k += 2)
+		CHECK_OK(txn_op(open_txn, t, k, 555));
+	CHECK_OK(ruma_bm_flush(bm)); /* checkpoint with the transaction open */
+	for (uint32_t k = 1; k < KEYS; k += 8) {
+		CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* committed, interleaved */
+		CHECK_OK(txn_op(x, t, k, 7));
+		CHECK_OK(ruma_txn_commit(x));
+		model[k] = 7;
+		if (k % 1000 == 1)
+			CHECK_OK(ruma_bm_flush(bm));
+	}
+	for (uint32_t k = 0; k < KEYS; k += 4)
+		CHECK_OK(txn_op(open_txn, t, k, 0));
+	CHECK_EQ(lose_power_and_recover(bm, t, open_txn, model), TEST_PASS);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "abort_nolog", t_abort_nolog },
 	{ "abort_log", t_abort_log },
 	{ "conflict", t_conflict },
 	{ "sigkill", t_sigkill },
 	{ "powerloss_open_txn", t_powerloss_open_txn },
+	{ "checkpoint_open_txn", t_checkpoint_open_txn },
 };
 
 int main(int argc, char **argv)

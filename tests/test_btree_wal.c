@@ -13,20 +13,26 @@
  *                    the previous round's crash itself first
  *   powerloss        the same in-process with the simulated power loss of
  *                    src/os (writes no fsync covered are gone)
- *   torn_page        after a power loss a page is torn on disk (half old,
- *                    half garbage): recovery rebuilds it from its full image
+ *   torn_page        the power fails while pages are being written: half of
+ *                    each page write reaches the file (torn pages);
+ *                    recovery rebuilds them from their full images
  *   log_io_error     an injected fdatasync failure of the log: the operation
  *                    fails, later ones fail, close fails; reopening recovers
  *                    a consistent tree with every operation acknowledged
  *                    before the failure
  *   async            ASYNC store: operations return before the log is
  *                    durable; after a power loss the tree is valid
+ *   checkpoint_truncates  a checkpoint (ruma_bm_flush) gives the log's blocks
+ *                    back; recovery after a later power loss reads only the
+ *                    records after it
  */
 #include "wal_util.h"
 
 #include <ruma/btree.h>
 
 #include "os/os.h"
+
+#include <sys/stat.h>
 
 
 #define KEYS 3000u
@@ -218,7 +224,7 @@ static int t_sigkill(void)
 /* ---- power loss ------------------------------------------------------------------------ */
 
 /* Run n random operations (SYNC or ASYNC) on a fresh tree, then lose power. */
-static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n)
+static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n, uint64_t *torn)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
@@ -235,7 +241,7 @@ static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n)
 		if (i == n / 2)
 			CHECK_OK(ruma_bm_flush(bm)); /* a checkpoint in the middle */
 	}
-	CHECK_OK(ruma_os_powerloss());
+	CHECK_OK(ruma_os_powerloss_torn(torn));
 	ruma_btree_release(t);
 	(void)ruma_bm_close(bm); /* nothing of it reaches the files */
 	ruma_os_powerloss_disarm();
@@ -262,7 +268,7 @@ static int t_powerloss(void)
 {
 	static uint32_t model[KEYS];
 	ruma_bm_recovery rec;
-	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500), TEST_PASS);
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500, NULL), TEST_PASS);
 	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
 	printf("  recovery: %llu records, %llu redone, %llu full images\n",
 	       (unsigned long long)rec.records, (unsigned long long)rec.pages_redone,
@@ -275,27 +281,11 @@ static int t_torn_page(void)
 {
 	static uint32_t model[KEYS];
 	ruma_bm_recovery rec;
-	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 600), TEST_PASS);
-	/* tear every data page of the store: first half kept, the rest garbage */
-	int fd = open(path, O_RDWR);
-	CHECK(fd >= 0);
-	off_t size = lseek(fd, 0, SEEK_END);
-	char junk[PS / 2];
-	memset(junk, 0xa5, sizeof(junk));
-	unsigned torn = 0;
-	char page[PS];
-	for (off_t off = 8 * PS; off + PS <= size; off += PS) { /* past page 0 + bitmap */
-		if (pread(fd, page, PS, off) != PS)
-			break;
-		bool zero = true;
-		for (size_t i = 0; i < PS && zero; i++)
-			zero = page[i] == 0;
-		if (zero)
-			continue;
-		CHECK(pwrite(fd, junk, sizeof(junk), off + PS / 2) == (ssize_t)sizeof(junk));
-		torn++;
-	}
-	close(fd);
+	uint64_t torn = 0;
+	/* the power fails while pages written after the checkpoint are on
+	 * their way: half of each such page reaches the file */
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 5000, &torn), TEST_PASS);
+	printf("  %llu page writes torn\n", (unsigned long long)torn);
 	CHECK(torn > 0);
 	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
 	CHECK(rec.full_images > 0);
@@ -344,8 +334,48 @@ static int t_async(void)
 {
 	static uint32_t model[KEYS];
 	ruma_bm_recovery rec;
-	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_ASYNC, model, 1500), TEST_PASS);
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_ASYNC, model, 1500, NULL), TEST_PASS);
 	CHECK_EQ(reopen_and_match(NULL, &rec), TEST_PASS);
+	return TEST_PASS;
+}
+
+/* A checkpoint gives the log's blocks back, and recovery after a later
+ * crash reads only what follows it. */
+static int t_checkpoint_truncates(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	struct stat st;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(create_tree());
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t i = 1; i <= 1000; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i));
+		model[k] = i;
+	}
+	CHECK(stat(logpath, &st) == 0);
+	blkcnt_t before = st.st_blocks;
+	CHECK_OK(ruma_bm_flush(bm));
+	CHECK(stat(logpath, &st) == 0);
+	printf("  log: %lld blocks before the checkpoint, %lld after\n", (long long)before,
+	       (long long)st.st_blocks);
+	CHECK(st.st_blocks < before);
+	for (uint32_t i = 1001; i <= 1100; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i));
+		model[k] = i;
+	}
+	CHECK_OK(ruma_os_powerloss());
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+	ruma_bm_recovery rec;
+	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	CHECK(rec.records > 0 && rec.records < 300); /* ~100 operations, not 1100 */
 	return TEST_PASS;
 }
 
@@ -356,6 +386,7 @@ static const struct test_case cases[] = {
 	{ "torn_page", t_torn_page },
 	{ "log_io_error", t_log_io_error },
 	{ "async", t_async },
+	{ "checkpoint_truncates", t_checkpoint_truncates },
 };
 
 int main(int argc, char **argv)

@@ -23,7 +23,7 @@ static char logpath[160];
 static char side[128];
 
 /* Messages of the buffer manager: shown with RUMA_TEST_VERBOSE=1. */
-static void quiet(void *ctx, const char *line)
+static inline void quiet(void *ctx, const char *line)
 {
 	(void)ctx;
 	if (getenv("RUMA_TEST_VERBOSE"))
@@ -31,7 +31,7 @@ static void quiet(void *ctx, const char *line)
 }
 
 /* The store at `path`: a 64-page pool, so eviction writes pages all the time. */
-static int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
+static inline int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
 {
 	ruma_bm_config c;
 	ruma_bm_config_default(&c);
@@ -47,7 +47,7 @@ static int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
 	return ruma_bm_open(&c, bm);
 }
 
-static void key_of(uint32_t k, uint8_t out[4])
+static inline void key_of(uint32_t k, uint8_t out[4])
 {
 	out[0] = (uint8_t)(k >> 24);
 	out[1] = (uint8_t)(k >> 16);
@@ -56,7 +56,7 @@ static void key_of(uint32_t k, uint8_t out[4])
 }
 
 /* The value of version ver of key k (8..187 bytes). */
-static size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
+static inline size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
 {
 	size_t n = 8 + (k * 7u + ver) % 180u;
 	for (size_t i = 0; i < n; i++)
@@ -66,7 +66,7 @@ static size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
 
 /* In a forked child: the side file (append) and the store's tree "t" (SYNC);
  * exits with 3 if they cannot be opened. */
-static void child_open(int *fd, ruma_bm **bm, ruma_btree **t)
+static inline void child_open(int *fd, ruma_bm **bm, ruma_btree **t)
 {
 	*fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (*fd < 0 || open_store(false, RUMA_BM_DURABLE_SYNC, bm) || ruma_btree_open(*bm, "t", t))
@@ -75,7 +75,7 @@ static void child_open(int *fd, ruma_bm **bm, ruma_btree **t)
 
 /* Fork a child running fn(seed), SIGKILL it after 100..500 ms; true when it
  * died by the signal (and not before). */
-static bool run_and_kill(void (*fn)(uint64_t), uint64_t seed)
+static inline bool run_and_kill(void (*fn)(uint64_t), uint64_t seed)
 {
 	pid_t pid = fork();
 	if (pid < 0)
@@ -92,7 +92,7 @@ static bool run_and_kill(void (*fn)(uint64_t), uint64_t seed)
 }
 
 /* Set the paths under a new temporary directory. */
-static int wal_dirs(const char *tmpl)
+static inline int wal_dirs(const char *tmpl)
 {
 	strcpy(dir, tmpl);
 	if (!mkdtemp(dir))
@@ -103,7 +103,7 @@ static int wal_dirs(const char *tmpl)
 	return 0;
 }
 
-static void wal_dirs_remove(void)
+static inline void wal_dirs_remove(void)
 {
 	unlink(path);
 	unlink(logpath);

@@ -80,7 +80,7 @@ RUMA_API int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, si
  */
 RUMA_API int ruma_wal_flush(ruma_wal *w, uint64_t upto);
 
-/* LSN of the first record in the file / just after the last one appended /
+/* LSN of the first record kept / just after the last one appended /
  * up to which the log is durable. */
 RUMA_API uint64_t ruma_wal_start(ruma_wal *w);
 RUMA_API uint64_t ruma_wal_end(ruma_wal *w);
@@ -93,6 +93,15 @@ RUMA_API uint64_t ruma_wal_durable(ruma_wal *w);
  * concurrently.  Returns 0 or an I/O error.
  */
 RUMA_API int ruma_wal_reset(ruma_wal *w, uint64_t base);
+
+/*
+ * ruma_wal_discard_before — the records before lsn (a record boundary at or
+ * below ruma_wal_durable) are no longer needed: the log now starts at lsn
+ * (header rewritten, fdatasync) and the file blocks before it are given
+ * back to the file system (hole punching; kept where unsupported).
+ * Returns 0, -EINVAL, or an I/O error.
+ */
+RUMA_API int ruma_wal_discard_before(ruma_wal *w, uint64_t lsn);
 
 /* One record read back by ruma_wal_iter_next; payload points into the
  * iterator's buffer, valid until the next call. */

@@ -73,6 +73,8 @@ struct bm_meta_hdr {
 	uint32_t wal;        /* 1: opened with a log (<path>.wal recovers it) */
 	uint32_t rsv;
 	uint64_t next_lsn;   /* every LSN used so far is below this */
+	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */
+	uint64_t undo_lsn;   /* with a log: unfinished transactions' records start here */
 };
 _Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
 
@@ -243,6 +245,8 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.page_data = RUMA_BM_PAGE_DATA;
 	h.wal = bm->wal != NULL || bm->needs_recovery;
 	h.next_lsn = bm->wal ? ruma_wal_end(bm->wal) : bm->meta_next_lsn;
+	h.redo_lsn = bm->ckpt_redo;
+	h.undo_lsn = bm->ckpt_undo;
 	memset(buf, 0, RUMA_BM_PAGE_SIZE);
 	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
 	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
@@ -394,6 +398,10 @@ static int meta_read(ruma_bm *bm, bool *found)
 		atomic_store(&bm->meta_slots[i], h.slots[i]);
 	bm->meta_wal = h.wal == 1;
 	bm->meta_next_lsn = h.next_lsn;
+	bm->meta_redo_lsn = h.redo_lsn;
+	bm->meta_undo_lsn = h.undo_lsn;
+	bm->ckpt_redo = h.redo_lsn;
+	bm->ckpt_undo = h.undo_lsn;
 	*found = true;
 	return h.state == BM_STATE_CLEAN ? 0 : bm_store_unclean(bm);
 }
@@ -686,7 +694,8 @@ static int wal_start(ruma_bm *bm)
 		(void)ruma_wal_close(w);
 		return r;
 	}
-	bm->wal_epoch = ruma_wal_start(w);
+	atomic_store(&bm->wal_epoch, ruma_wal_start(w));
+	bm->ckpt_redo = bm->ckpt_undo = ruma_wal_start(w);
 	bm->wal = w;
 	return bm_undo_relog(bm);
 }
@@ -712,6 +721,9 @@ static void release_all(ruma_bm *bm)
 	pthread_mutex_destroy(&bm->alloc_mu);
 	pthread_mutex_destroy(&bm->thr_mu);
 	pthread_mutex_destroy(&bm->flush_mu);
+	pthread_mutex_destroy(&bm->active_mu);
+	pthread_rwlock_destroy(&bm->ckpt_lock);
+	free(bm->active);
 	free(bm);
 }
 
@@ -732,6 +744,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	pthread_mutex_init(&bm->alloc_mu, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
+	pthread_mutex_init(&bm->active_mu, NULL);
+	pthread_rwlock_init(&bm->ckpt_lock, NULL);
 	bm->virt_pages = c->virt_bytes / RUMA_BM_PAGE_SIZE;
 	bm->phys_pages = c->phys_bytes / RUMA_BM_PAGE_SIZE;
 	bm->hard_limit = bm->phys_pages;
@@ -816,10 +830,22 @@ int bm_checkpoint(ruma_bm *bm)
 	return err ? err : r;
 }
 
+int bm_flush_and_sync(ruma_bm *bm)
+{
+	int err = bm_flush_pages(bm);
+	int r = ruma_os_fsync(bm->fd);
+	return err ? err : r;
+}
+
+int bm_checkpoint_meta(ruma_bm *bm)
+{
+	return meta_write(bm, BM_STATE_OPEN, true);
+}
+
 int ruma_bm_flush(ruma_bm *bm)
 {
 	pthread_mutex_lock(&bm->flush_mu);
-	int err = bm_checkpoint(bm);
+	int err = bm->wal ? bm_wal_checkpoint(bm) : bm_checkpoint(bm);
 	pthread_mutex_unlock(&bm->flush_mu);
 	return err;
 }

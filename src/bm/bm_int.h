@@ -130,7 +130,16 @@ struct ruma_bm {
 	/* write-ahead log (mtr.c, recover.c); wal == NULL: no log, no hooks */
 	struct ruma_wal *wal;
 	struct bm_mtr **mtrs;      /* per thread slot (bm_thread.idx), lazily made */
-	uint64_t wal_epoch;        /* LSN where this session's log starts */
+	_Atomic uint64_t wal_epoch; /* redo start: LSN of the session start or the last
+				     checkpoint; a page older than it gets a full image */
+	pthread_rwlock_t ckpt_lock; /* loggers read-lock it, a checkpoint moving wal_epoch
+				      write-locks it (mtr.c) */
+	uint64_t ckpt_redo;        /* page 0: redo starts here (the last completed checkpoint) */
+	uint64_t ckpt_undo;        /* page 0: unfinished transactions start at or after this */
+	uint64_t meta_redo_lsn, meta_undo_lsn; /* page 0 as read at open */
+	pthread_mutex_t active_mu; /* transactions with log records and no COMMIT/END yet */
+	struct bm_active { uint64_t id, first; } *active;
+	size_t nactive, capactive;
 	_Atomic int wal_err;       /* first log error: no page may be written any more */
 	bool meta_wal;             /* page 0: the last session had a log */
 	uint64_t meta_next_lsn;    /* page 0: LSNs below this were used */
@@ -178,6 +187,7 @@ int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value);
 void bm_mtr_release_all(ruma_bm *bm);
 int bm_wal_open(ruma_bm *bm, struct ruma_wal **out);
 int bm_undo_relog(ruma_bm *bm);
+int bm_wal_checkpoint(ruma_bm *bm);
 
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);
@@ -186,6 +196,8 @@ int bm_recover(ruma_bm *bm);
 int bm_recover_alloc(ruma_bm *bm, ruma_pid pid);
 void bm_recover_free(ruma_bm *bm, ruma_pid pid);
 int bm_checkpoint(ruma_bm *bm);
+int bm_flush_and_sync(ruma_bm *bm);
+int bm_checkpoint_meta(ruma_bm *bm);
 
 /* latch.c */
 void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n);

@@ -46,7 +46,6 @@
 struct mtr_page {
 	ruma_pid pid;
 	bool fresh; /* allocated in this mtr: log ALLOC */
-	bool fpi;   /* first change since the log start: log a full image */
 	char *before;
 };
 
@@ -99,7 +98,6 @@ int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
 	const char *page = bm_page(bm, pid);
 	e->pid = pid;
 	e->fresh = fresh;
-	e->fpi = !fresh && bm_page_lsn(page) < bm->wal_epoch;
 	memcpy(e->before, page, D);
 	return 0;
 }
@@ -163,6 +161,10 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 {
 	char *o = m->rec;
 	bool logged[BM_MTR_MAX];
+	/* held across the full-image decision and the append: a checkpoint
+	 * cannot move the redo start in between (bm_wal_checkpoint) */
+	pthread_rwlock_rdlock(&bm->ckpt_lock);
+	uint64_t epoch = atomic_load(&bm->wal_epoch);
 	for (unsigned i = 0; i < m->n; i++) {
 		struct mtr_page *e = &m->p[i];
 		const char *page = bm_page(bm, e->pid);
@@ -177,7 +179,9 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 		char *end = put_diff(body, e->before, page);
 		if (!end)
 			continue; /* unchanged */
-		if (e->fpi || end == body) {
+		/* a page LSN is the END of its last record: <= epoch means its
+		 * last change was before the redo start */
+		if (end == body || (!e->fresh && bm_page_lsn(page) <= epoch)) {
 			o = put_head(o, BM_MTR_FPI, e->pid);
 			memcpy(o, page, D);
 			o += D;
@@ -187,11 +191,14 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 		}
 		logged[i] = true;
 	}
-	if (o == m->rec)
+	if (o == m->rec) {
+		pthread_rwlock_unlock(&bm->ckpt_lock);
 		return;
+	}
 	RUMA_ASSERT((size_t)(o - m->rec) <= BM_MTR_REC_MAX);
 	uint64_t end;
 	int r = ruma_wal_append(bm->wal, BM_WAL_MTR, m->rec, (size_t)(o - m->rec), NULL, &end);
+	pthread_rwlock_unlock(&bm->ckpt_lock);
 	if (r) {
 		note_error(bm, m, r);
 		return;
@@ -204,7 +211,6 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue;
 		char *page = bm_page(bm, e->pid);
 		bm_page_set_lsn(page, end);
-		e->fpi = false;
 		memcpy(e->before, page, D);
 	}
 }
@@ -290,6 +296,70 @@ void ruma_bm_op_defer(ruma_bm *bm, bool on)
 
 /* ---- records of the layers above ------------------------------------------------ */
 
+/* The set of unfinished transactions (active_mu held): id and first LSN. */
+static int active_add(ruma_bm *bm, uint64_t id, uint64_t first)
+{
+	for (size_t i = 0; i < bm->nactive; i++)
+		if (bm->active[i].id == id)
+			return 0;
+	if (bm->nactive == bm->capactive) {
+		size_t cap = bm->capactive ? bm->capactive * 2 : 64;
+		struct bm_active *a = realloc(bm->active, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		bm->active = a;
+		bm->capactive = cap;
+	}
+	bm->active[bm->nactive++] = (struct bm_active){ id, first };
+	return 0;
+}
+
+static void active_remove(ruma_bm *bm, uint64_t id)
+{
+	for (size_t i = 0; i < bm->nactive; i++)
+		if (bm->active[i].id == id) {
+			bm->active[i] = bm->active[--bm->nactive];
+			return;
+		}
+}
+
+/*
+ * Fuzzy checkpoint (ruma_bm_flush with a log; flush_mu held).  Writers go on.
+ *  1. under the write lock of ckpt_lock: B = end of the log, the redo start
+ *     becomes B (a page older than B gets a full image at its next change),
+ *     A = first LSN of the oldest unfinished transaction (or B);
+ *  2. every dirty page is written (the WAL rule makes the log durable
+ *     first): afterwards every change before B is on disk;
+ *     and synced;
+ *  3. page 0 gets redo start B and undo start A (with the allocation state,
+ *     after the log is durable), fdatasync;
+ *  4. the log before A is discarded.
+ * Recovery reads the log from A: transaction records from A, page changes
+ * only from B.  A crash before step 3 completes leaves page 0 naming the
+ * previous checkpoint, whose log is still there.
+ */
+int bm_wal_checkpoint(ruma_bm *bm)
+{
+	pthread_rwlock_wrlock(&bm->ckpt_lock);
+	uint64_t b = ruma_wal_end(bm->wal);
+	pthread_mutex_lock(&bm->active_mu);
+	uint64_t a = b;
+	for (size_t i = 0; i < bm->nactive; i++)
+		a = RUMA_MIN(a, bm->active[i].first);
+	pthread_mutex_unlock(&bm->active_mu);
+	atomic_store(&bm->wal_epoch, b);
+	pthread_rwlock_unlock(&bm->ckpt_lock);
+	int r = bm_flush_and_sync(bm);
+	if (r)
+		return r; /* page 0 still names the previous checkpoint */
+	bm->ckpt_redo = b;
+	bm->ckpt_undo = a;
+	r = bm_checkpoint_meta(bm);
+	if (!r)
+		r = ruma_wal_discard_before(bm->wal, a);
+	return r;
+}
+
 bool ruma_bm_logging(ruma_bm *bm)
 {
 	return bm->wal != NULL;
@@ -303,11 +373,21 @@ int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len, uin
 	int e = atomic_load(&bm->wal_err);
 	if (e)
 		return e;
-	int r = ruma_wal_append(bm->wal, type, payload, len, lsn, end);
+	uint64_t id, at;
+	memcpy(&id, payload, sizeof(id));
+	pthread_mutex_lock(&bm->active_mu); /* the set changes in log order */
+	int r = ruma_wal_append(bm->wal, type, payload, len, &at, end);
 	if (r) {
 		int none = 0;
 		(void)atomic_compare_exchange_strong(&bm->wal_err, &none, r);
+	} else if (type == RUMA_BM_LOG_UNDO && id == 0) {
+		r = active_add(bm, at, at);
+	} else if (type != RUMA_BM_LOG_UNDO) {
+		active_remove(bm, id);
 	}
+	pthread_mutex_unlock(&bm->active_mu);
+	if (lsn)
+		*lsn = at;
 	return r;
 }
 
@@ -323,7 +403,7 @@ int ruma_bm_log_flush(ruma_bm *bm, uint64_t end)
  * the next recovery lists them newest first again), durably. */
 int bm_undo_relog(ruma_bm *bm)
 {
-	uint64_t end = 0;
+	uint64_t end = 0, at;
 	char *buf = malloc(RUMA_WAL_MAX_PAYLOAD);
 	if (!buf)
 		return -ENOMEM;
@@ -332,7 +412,12 @@ int bm_undo_relog(ruma_bm *bm)
 		ruma_bm_undo *u = &bm->pending[i];
 		memcpy(buf, &u->txn, 8);
 		memcpy(buf + 8, u->payload, u->len);
-		r = ruma_wal_append(bm->wal, RUMA_BM_LOG_UNDO, buf, 8u + u->len, NULL, &end);
+		r = ruma_wal_append(bm->wal, RUMA_BM_LOG_UNDO, buf, 8u + u->len, &at, &end);
+		if (!r) {
+			pthread_mutex_lock(&bm->active_mu);
+			r = active_add(bm, u->txn, at);
+			pthread_mutex_unlock(&bm->active_mu);
+		}
 	}
 	free(buf);
 	if (!r && end)

@@ -2,9 +2,12 @@
  * recover.c — crash recovery of a store that was open with a log and was
  * not closed cleanly (called from ruma_bm_open in bm_store_unclean's place).
  *
- * The log holds every change since the session's start (its epoch): page 0
- * was written at that start, and every page on disk is at that start's
- * state or newer, with its LSN in its trailer.  Recovery reads the log in
+ * The log holds every change since the session's start or its last
+ * checkpoint (page 0's redo LSN): page 0 was written then, and every page on
+ * disk is at that state or newer, with its LSN in its trailer.  The log may
+ * begin earlier (at page 0's undo LSN, the first record of the oldest
+ * transaction unfinished at the checkpoint); records before the redo LSN
+ * are read for their transaction records only.  Recovery reads the log in
  * order and, per record:
  *   ALLOC  the page is (re)born: allocation state updated, the page reset to
  *          zeros in memory (whatever is on disk is ignored: the log has all
@@ -243,6 +246,8 @@ static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
 	const char *b = rec->payload, *end = b + rec->len;
 	if (rec->type >= RUMA_BM_LOG_UNDO && rec->type <= RUMA_BM_LOG_END)
 		return note_txn(x, rec);
+	if (rec->lsn < bm->meta_redo_lsn)
+		return 0; /* before the last checkpoint: on disk already */
 	if (rec->type == BM_WAL_META) {
 		struct { uint32_t slot; uint32_t rsv; uint64_t value; } m;
 		if (rec->len != sizeof(m))

@@ -272,6 +272,11 @@ int ruma_os_powerloss_arm(void)
 
 int ruma_os_powerloss(void)
 {
+	return ruma_os_powerloss_torn(NULL);
+}
+
+int ruma_os_powerloss_torn(uint64_t *torn)
+{
 	int err = 0;
 	pthread_mutex_lock(&pl_mu);
 	for (size_t i = 0; i < pl_nfiles; i++) {
@@ -280,7 +285,19 @@ int ruma_os_powerloss(void)
 			continue;
 		for (size_t k = f->n; k-- > 0;) {
 			struct pl_save *sv = &f->saves[k];
-			if (sv->len && pwrite(f->plain, sv->old, sv->len, sv->off) != (ssize_t)sv->len && !err)
+			size_t from = 0;
+			if (torn && sv->off % 4096 == 0 && sv->len >= 4096) {
+				/* the first half of each 4 KiB block of the write made it */
+				for (size_t b = 0; b + 4096 <= sv->len; b += 4096) {
+					if (pwrite(f->plain, sv->old + b + 2048, 2048, sv->off + (off_t)(b + 2048)) != 2048 && !err)
+						err = -EIO;
+					(*torn)++;
+				}
+				from = sv->len - sv->len % 4096;
+			}
+			if (sv->len > from &&
+			    pwrite(f->plain, sv->old + from, sv->len - from, sv->off + (off_t)from) !=
+				    (ssize_t)(sv->len - from) && !err)
 				err = -EIO;
 		}
 		pl_forget_saves(f);
@@ -507,6 +524,8 @@ ssize_t ruma_os_pread(int fd, void *buf, size_t len, off_t off)
 	int inj = enter(RUMA_SYS_PREAD);
 	if (inj)
 		return inj == 1 ? 0 : inj; /* err 0 injects end-of-file */
+	if (pl_armed() && pl_is_dead(fd))
+		return -EIO; /* after the power loss: the machine is gone */
 	ssize_t r = pread(fd, buf, len, off);
 	return r < 0 ? -errno : r;
 }

@@ -162,9 +162,10 @@ void ruma_os_uring_exit(struct io_uring *ring);
  * fdatasync of that descriptor forgets what it saved (the writes are
  * durable now).  ruma_os_powerloss then puts every tracked file back to
  * what the completed syncs covered — the state a machine that lost power
- * would find — and drops every later write to those descriptors (the
- * process "is dead": it may still close its handles, nothing more reaches
- * the files).  ruma_os_powerloss_disarm ends the simulation and forgets the
+ * would find — and from then on drops every write and sync to those
+ * descriptors and fails every read with -EIO (the machine "is dead": its
+ * process may still free its handles, nothing more reaches the files and
+ * nothing stale is read back into memory).  ruma_os_powerloss_disarm ends the simulation and forgets the
  * tracked descriptors.  Process-wide; meant for one test at a time.
  * Returns 0 or -ENOMEM.
  */
@@ -172,6 +173,10 @@ int ruma_os_powerloss_arm(void);
 /* ruma_os_powerloss — restore the tracked files to their synced state (see
  * above); returns 0 or the first I/O error met while restoring. */
 int ruma_os_powerloss(void);
+/* ruma_os_powerloss_torn — the same, but of every unsynced write of whole
+ * 4 KiB blocks the first half of each block reached the file (torn pages);
+ * *torn (counted up) gets how many blocks were torn. */
+int ruma_os_powerloss_torn(uint64_t *torn);
 void ruma_os_powerloss_disarm(void);
 
 #endif

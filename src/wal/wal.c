@@ -2,8 +2,12 @@
  * wal.c — the write-ahead log file: records, the shared ring, group commit,
  * reading back.
  *
- * File layout: page 0 is a header {magic, version, base LSN, CRC-32C}; the
- * record with LSN L sits at file offset 4096 + (L - base).  A record is
+ * File layout: page 0 is a header {magic, version, base LSN, start LSN,
+ * CRC-32C}; the record with LSN L sits at file offset 4096 + (L - base).
+ * The log's records begin at start >= base: ruma_wal_discard_before moves
+ * start forward (header rewritten and synced first) and punches the blocks
+ * before it out of the file (fallocate PUNCH_HOLE), so offsets never move.
+ * A record is
  *   u32 crc   CRC-32C of the rest of the header and the payload
  *   u32 len   bytes of the whole record incl. header, padded to 8
  *   u64 lsn   its own LSN (a stale or misplaced record cannot pass)
@@ -21,7 +25,7 @@
  * Invariants: base <= written = durable <= end; end - written <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
  *
- * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate; close and
+ * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate; close and
  * fstat directly.  Thread: the optional background flusher (pthread).
  */
 #include <ruma/wal.h>
@@ -49,6 +53,7 @@ struct file_hdr {
 	uint32_t version;
 	uint32_t crc; /* of the struct with crc = 0 */
 	uint64_t base;
+	uint64_t start; /* first record (>= base) */
 };
 
 struct rec_hdr {
@@ -70,6 +75,7 @@ struct ruma_wal {
 	char *ring;
 	size_t cap;
 	uint64_t base;           /* LSN at file offset WAL_HDR_BYTES */
+	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
 	uint64_t durable;        /* == written */
 	bool flushing;
@@ -107,10 +113,11 @@ static off_t file_off(const ruma_wal *w, uint64_t lsn)
 
 /* ---- header ---------------------------------------------------------------- */
 
-static int write_header(ruma_wal *w, uint64_t base)
+static int write_header(ruma_wal *w, uint64_t base, uint64_t start)
 {
 	char page[WAL_HDR_BYTES];
-	struct file_hdr h = { .magic = WAL_MAGIC, .version = WAL_VERSION, .crc = 0, .base = base };
+	struct file_hdr h = { .magic = WAL_MAGIC, .version = WAL_VERSION, .crc = 0, .base = base,
+			      .start = start };
 	h.crc = ruma_crc32c(0, &h, sizeof(h));
 	memset(page, 0, sizeof(page));
 	memcpy(page, &h, sizeof(h));
@@ -139,7 +146,12 @@ static int read_header(ruma_wal *w, bool *empty)
 		say(&w->cfg, "%s is not a ruma write-ahead log (bad header)", w->cfg.path);
 		return RUMA_ECORRUPT;
 	}
+	if (h.start < h.base || (h.start - h.base) % 8) {
+		say(&w->cfg, "%s: bad log header (start before base)", w->cfg.path);
+		return RUMA_ECORRUPT;
+	}
 	w->base = h.base;
+	w->start = h.start;
 	return 0;
 }
 
@@ -151,7 +163,7 @@ int ruma_wal_iter_open(ruma_wal *w, ruma_wal_iter **out)
 	if (!it)
 		return -ENOMEM;
 	it->w = w;
-	it->lsn = w->base;
+	it->lsn = w->start;
 	it->cap = RUMA_WAL_HEADER + RUMA_WAL_MAX_PAYLOAD;
 	it->buf = malloc(it->cap);
 	if (!it->buf) {
@@ -362,7 +374,7 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 uint64_t ruma_wal_start(ruma_wal *w)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t v = w->base;
+	uint64_t v = w->start;
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
@@ -389,13 +401,38 @@ int ruma_wal_reset(ruma_wal *w, uint64_t base)
 	uint64_t b = pad8(RUMA_MAX(base, w->end));
 	int r = w->err ? w->err : ruma_os_ftruncate(w->fd, WAL_HDR_BYTES);
 	if (!r)
-		r = write_header(w, b);
+		r = write_header(w, b, b);
 	if (!r)
 		r = ruma_os_fdatasync(w->fd);
 	if (!r)
-		w->base = w->end = w->durable = b;
+		w->base = w->start = w->end = w->durable = b;
 	else if (!w->err)
 		w->err = r;
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+int ruma_wal_discard_before(ruma_wal *w, uint64_t lsn)
+{
+	pthread_mutex_lock(&w->mu);
+	int r = w->err;
+	if (!r && (lsn < w->start || lsn > w->durable || (lsn - w->base) % 8))
+		r = -EINVAL;
+	if (!r && lsn > w->start) {
+		r = write_header(w, w->base, lsn);
+		if (!r)
+			r = ruma_os_fdatasync(w->fd);
+		if (!r) {
+			w->start = lsn;
+			off_t upto = file_off(w, lsn) & ~(off_t)(WAL_HDR_BYTES - 1);
+			if (upto > (off_t)WAL_HDR_BYTES) {
+				int p = ruma_os_fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+							  WAL_HDR_BYTES, upto - (off_t)WAL_HDR_BYTES);
+				/* a file system without hole punching keeps the bytes */
+				r = p == -EOPNOTSUPP ? 0 : p;
+			}
+		}
+	}
 	pthread_mutex_unlock(&w->mu);
 	return r;
 }
@@ -440,8 +477,8 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (!r)
 		r = read_header(w, &empty);
 	if (!r && empty) {
-		w->base = 0;
-		r = write_header(w, 0);
+		w->base = w->start = 0;
+		r = write_header(w, 0, 0);
 		if (!r)
 			r = ruma_os_fdatasync(w->fd);
 	}
