@@ -207,7 +207,8 @@ static int cmp_u64(const void *a, const void *b)
 /* Keep the undo records of the losers, newest first, in bm->pending. */
 static void pick_losers(ruma_bm *bm, struct txns *x)
 {
-	qsort(x->done, x->ndone, sizeof(*x->done), cmp_u64);
+	if (x->ndone)
+		qsort(x->done, x->ndone, sizeof(*x->done), cmp_u64);
 	size_t k = 0;
 	/* newest first: reverse while filtering (the list is in log order) */
 	for (size_t i = 0; i < x->n / 2; i++) {
