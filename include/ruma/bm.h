@@ -75,6 +75,24 @@ typedef enum ruma_bm_write {
 	RUMA_BM_WRITE_URING,  /* io_uring batches */
 } ruma_bm_write;
 
+/*
+ * Durability (docs/wal.md).  OFF: no log; pages reach the store only when
+ * evicted, flushed or closed, and a store not closed cleanly is refused
+ * (RUMA_EUNCLEAN).  SYNC / ASYNC: every change of a page made under an
+ * exclusive latch is logged (physical redo) in the write-ahead log
+ * <path>.wal; a store not closed cleanly is recovered from its log when it
+ * is opened.  SYNC: ruma_bm_op_end (called by every modifying B-tree
+ * operation) returns only when the operation's log records are durable.
+ * ASYNC: it returns at once; a background flusher makes the log durable
+ * every wal_flush_ms, so a crash may lose the last few milliseconds of
+ * operations, never the consistency of the store.
+ */
+typedef enum ruma_bm_durability {
+	RUMA_BM_DURABLE_OFF,
+	RUMA_BM_DURABLE_SYNC,
+	RUMA_BM_DURABLE_ASYNC,
+} ruma_bm_durability;
+
 typedef struct ruma_bm_config {
 	const char *path;       /* file (created if missing) or block device */
 	uint64_t virt_bytes;    /* VIRTGB: size of the virtual reservation */
@@ -97,6 +115,8 @@ typedef struct ruma_bm_config {
 	 * "ruma bm: ".  May be called from any thread using the manager. */
 	void (*message)(void *ctx, const char *line);
 	void *message_ctx;
+	ruma_bm_durability durability; /* default OFF */
+	unsigned wal_flush_ms;  /* ASYNC: background log flush period (0 = 5 ms) */
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
@@ -119,6 +139,12 @@ RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
  * was not closed cleanly (its process was killed, crashed or lost power)
  * is refused with RUMA_EUNCLEAN: evicted pages may have been written after
  * its metadata, so its contents cannot be trusted; recreate it (c->fresh).
+ * Exception: a store that was open with a log (durability SYNC or ASYNC) is
+ * recovered from <path>.wal instead, whatever c->durability says now: the
+ * logged changes are redone on the pages, the allocation state is rebuilt,
+ * everything is written and synced, and open goes on; the message callback
+ * says what recovery did, and ruma_bm_get_recovery gives the numbers.  A
+ * log that cannot be read or does not match the pages is RUMA_ECORRUPT.
  *
  * Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT (path),
  * -ENOSPC (device smaller than the store), RUMA_ELOCKED (in use),
@@ -268,12 +294,87 @@ RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
  */
 RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
 
+/* ---- logging ---------------------------------------------------------------- */
+
+/*
+ * ruma_bm_op_end — the calling thread finished one logical operation (an
+ * insert, an update, a removal with its merges); rc is the operation's
+ * result.  Without a log: returns rc (one branch).  With a log: returns the
+ * first log error met while logging the operation's changes (the operation
+ * is then not durable, the log is dead, and the store must be closed and
+ * reopened, which recovers it to its last durable state); else, in SYNC
+ * mode, waits until those changes are durable (group commit: one
+ * fdatasync covers every thread waiting at that moment) and returns rc or
+ * the sync's error.  The thread must hold no exclusive latch.
+ */
+RUMA_API int ruma_bm_op_end(ruma_bm *bm, int rc);
+
+/*
+ * Log records of the layers above (transactions, include/ruma/txn.h).  With
+ * a log, ruma_bm_log appends one record of `type` whose payload starts with
+ * a u64 transaction id (0 = "this record's own LSN": the first record of a
+ * transaction, whose LSN becomes its id, returned in *lsn); *end gets the LSN
+ * to pass to ruma_bm_log_flush.  Recovery keeps the UNDO records of every
+ * transaction that has neither a COMMIT nor an END record: the losers.
+ * Their undo records are carried into the next session's log and handed to
+ * the layer above with ruma_bm_undo_take; until that layer has undone them
+ * and logged an END for each, the store is never marked closed cleanly (so
+ * a crash or a close in between recovers them again).
+ * Errors: -EINVAL (no log, bad type or payload), the log's I/O error.
+ */
+#define RUMA_BM_LOG_UNDO 16u   /* u64 txn id, then the layer's undo payload */
+#define RUMA_BM_LOG_COMMIT 17u /* u64 txn id */
+#define RUMA_BM_LOG_END 18u    /* u64 txn id: rolled back completely */
+
+RUMA_API bool ruma_bm_logging(ruma_bm *bm);
+RUMA_API int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len,
+			 uint64_t *lsn, uint64_t *end);
+RUMA_API int ruma_bm_log_flush(ruma_bm *bm, uint64_t end);
+
+/* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
+ * for durability (a transaction waits once, at commit); off: back to normal. */
+RUMA_API void ruma_bm_op_defer(ruma_bm *bm, bool on);
+
+/* One loser's undo record handed over by ruma_bm_undo_take. */
+typedef struct ruma_bm_undo {
+	uint64_t txn;        /* transaction id */
+	uint64_t lsn;        /* where it was logged (newest first in the list) */
+	uint32_t len;        /* payload bytes after the id */
+	const void *payload;
+} ruma_bm_undo;
+
+/* ruma_bm_undo_take — the losers' undo records, newest first (*n of them;
+ * 0 and NULL when there are none); the list belongs to the caller, who frees
+ * it with ruma_bm_undo_free after undoing them and logging an END for each
+ * transaction.  Taken once: a second call gives none. */
+RUMA_API void ruma_bm_undo_take(ruma_bm *bm, ruma_bm_undo **list, size_t *n);
+RUMA_API void ruma_bm_undo_free(ruma_bm_undo *list, size_t n);
+/* ruma_bm_undo_done — the caller finished the list it took: the store may be
+ * marked clean again at close. */
+RUMA_API void ruma_bm_undo_done(ruma_bm *bm);
+
+/* What recovery did at the last ruma_bm_open (all zero if none ran). */
+typedef struct ruma_bm_recovery {
+	bool ran;
+	uint64_t records;      /* log records read */
+	uint64_t log_bytes;    /* bytes of log read */
+	uint64_t pages_redone; /* page changes applied (page LSN older than the record) */
+	uint64_t pages_skipped; /* page changes already on the page */
+	uint64_t full_images;  /* full page images installed */
+	uint64_t allocs, frees;
+	uint64_t losers;       /* transactions without commit: undone by the layer above */
+	uint64_t usec;         /* wall time of recovery incl. its final checkpoint */
+} ruma_bm_recovery;
+
+RUMA_API void ruma_bm_get_recovery(ruma_bm *bm, ruma_bm_recovery *out);
+
 /* ---- metadata ------------------------------------------------------------- */
 
 #define RUMA_BM_META_SLOTS 64
 
 /* Persistent 64-bit slots (e.g. the B-tree catalog root), saved at
- * flush/close and found again at open.  slot < RUMA_BM_META_SLOTS. */
+ * flush/close and found again at open (with a log, ruma_bm_meta_set is
+ * logged too, so recovery finds it).  slot < RUMA_BM_META_SLOTS. */
 RUMA_API int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value);
 RUMA_API int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
 

@@ -23,7 +23,13 @@
  *
  * Durability is the buffer manager's: what was acknowledged before a
  * successful ruma_bm_flush / ruma_bm_close is found again by ruma_btree_open
- * after ruma_bm_open of the same file.
+ * after ruma_bm_open of the same file.  With a log (ruma_bm_config
+ * durability SYNC / ASYNC, docs/wal.md) every insert, upsert, update and
+ * remove is an atomic, crash-consistent operation: its page changes (a
+ * split or merge included) are logged as one unit, and in SYNC mode the
+ * call returns only once they are durable; a crash at any instant recovers
+ * to a valid tree holding every operation acknowledged (SYNC) or all but
+ * the last few milliseconds of them (ASYNC), each either whole or absent.
  */
 #ifndef RUMA_BTREE_H
 #define RUMA_BTREE_H

@@ -123,6 +123,16 @@ RUMA_API void ruma_csv_header(ruma_csv *c, const char *const *names);
 /* ruma_csv_end — finish the row. Returns 0, or -EIO if the stream had an error. */
 RUMA_API int ruma_csv_end(ruma_csv *c);
 
+/* ---- messages -------------------------------------------------------------- */
+
+/*
+ * ruma_say — format one line (without newline, at most 511 bytes) and hand it
+ * to fn(ctx, line), or print it on stderr as "<prefix>: line" when fn is
+ * NULL.  The message callbacks of the buffer manager and the log use it.
+ */
+RUMA_API void ruma_say(void (*fn)(void *ctx, const char *line), void *ctx, const char *prefix,
+		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* ---- checksums ----------------------------------------------------------- */
 
 /*

@@ -43,7 +43,8 @@ enum {
 	RUMA_ELOCKED    = -10013, /* the store is in use by another opener (locked) */
 	RUMA_EUNCLEAN   = -10014, /* the store was not closed cleanly: recreate it */
 	RUMA_ENOTSTORE  = -10015, /* the file exists and is not a ruma store: not overwritten */
-	RUMA_ELAST      = -10016
+	RUMA_ECONFLICT  = -10016, /* a transaction conflicts with another on a row: abort, retry */
+	RUMA_ELAST      = -10017
 };
 
 /* Historic name used by latch code: a restart is a return value, not an exception. */

@@ -72,6 +72,11 @@ struct bm_meta_hdr {
 	uint64_t slots[RUMA_BM_META_SLOTS];
 	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
 	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
+	uint32_t wal;        /* 1: opened with a log (<path>.wal recovers it) */
+	uint32_t rsv;
+	uint64_t next_lsn;   /* every LSN used so far is below this */
+	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */
+	uint64_t undo_lsn;   /* with a log: unfinished transactions' records start here */
 };
 _Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
 
@@ -214,20 +219,6 @@ static int check_config(const ruma_bm_config *c)
 	return -EINVAL;
 }
 
-void bm_say(const ruma_bm_config *c, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	if (c->message)
-		c->message(c->message_ctx, line);
-	else
-		fprintf(stderr, "ruma bm: %s\n", line);
-}
-
 void ruma_bm_report(ruma_bm *bm, const char *line)
 {
 	bm_say(&bm->cfg, "%s", line);
@@ -259,6 +250,10 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 		h.slots[i] = atomic_load(&bm->meta_slots[i]);
 	h.state = state;
 	h.page_data = RUMA_BM_PAGE_DATA;
+	h.wal = bm->wal != NULL || bm->needs_recovery;
+	h.next_lsn = bm->wal ? ruma_wal_end(bm->wal) : bm->meta_next_lsn;
+	h.redo_lsn = bm->ckpt_redo;
+	h.undo_lsn = bm->ckpt_undo;
 	memset(buf, 0, RUMA_BM_PAGE_SIZE);
 	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
 	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
@@ -280,7 +275,11 @@ static int meta_write(ruma_bm *bm, uint32_t state, bool sync)
 	pthread_mutex_lock(&bm->alloc_mu);
 	size_t n = meta_build(bm, buf, state);
 	pthread_mutex_unlock(&bm->alloc_mu);
-	int r = ruma_os_pwrite_full(bm->fd, buf, n, 0);
+	/* a free bit set in buf was logged before it was set: make that durable
+	 * before the bitmap reaches the store (mtr.c) */
+	int r = bm->wal ? ruma_wal_flush(bm->wal, UINT64_MAX) : 0;
+	if (!r)
+		r = ruma_os_pwrite_full(bm->fd, buf, n, 0);
 	free(buf);
 	if (!r && sync)
 		r = ruma_os_fdatasync(bm->fd);
@@ -293,13 +292,16 @@ static int meta_write(ruma_bm *bm, uint32_t state, bool sync)
  * final write of pages + metadata.  Evicted pages may have been written
  * after the last metadata, so the metadata cannot be trusted.
  *
- * This is the one place that decides what happens to such a store.  Today
- * it is refused.  A write-ahead log will recover it here: replay the log
- * from the last checkpoint, rebuild the allocation state, then return 0 so
- * that ruma_bm_open goes on.
+ * This is the one place that decides what happens to such a store.  A store
+ * that was open with a log is recovered (recover.c, run by ruma_bm_open once
+ * the memory is mapped); one without is refused.
  */
 static int bm_store_unclean(ruma_bm *bm)
 {
+	if (bm->meta_wal) {
+		bm->needs_recovery = true;
+		return 0;
+	}
 	bm_say(&bm->cfg,
 		"%s was not closed cleanly (the process using it stopped without closing "
 		"it): its pages may be newer than its metadata, so it cannot be trusted; "
@@ -401,6 +403,12 @@ static int meta_read(ruma_bm *bm, bool *found)
 	bm->free_count = h.free_count;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		atomic_store(&bm->meta_slots[i], h.slots[i]);
+	bm->meta_wal = h.wal == 1;
+	bm->meta_next_lsn = h.next_lsn;
+	bm->meta_redo_lsn = h.redo_lsn;
+	bm->meta_undo_lsn = h.undo_lsn;
+	bm->ckpt_redo = h.redo_lsn;
+	bm->ckpt_undo = h.undo_lsn;
 	*found = true;
 	return h.state == BM_STATE_CLEAN ? 0 : bm_store_unclean(bm);
 }
@@ -699,8 +707,34 @@ static int map_memory(ruma_bm *bm)
 	return 0;
 }
 
+/* Open the log for this session and empty it: LSNs go on above every LSN
+ * the store has seen; the session's epoch starts there. */
+static int wal_start(ruma_bm *bm)
+{
+	ruma_wal *w;
+	int r = bm_wal_open(bm, &w);
+	if (!r)
+		r = ruma_wal_reset(w, bm->meta_next_lsn);
+	bm->mtrs = r ? NULL : calloc(bm->cfg.max_threads, sizeof(*bm->mtrs));
+	if (!r && !bm->mtrs)
+		r = -ENOMEM;
+	if (r) {
+		bm_say(&bm->cfg, "%s: cannot start the log %s.wal: %s", bm->path, bm->path,
+			ruma_strerror(r));
+		(void)ruma_wal_close(w);
+		return r;
+	}
+	atomic_store(&bm->wal_epoch, ruma_wal_start(w));
+	bm->ckpt_redo = bm->ckpt_undo = ruma_wal_start(w);
+	bm->wal = w;
+	return bm_undo_relog(bm);
+}
+
 static void release_all(ruma_bm *bm)
 {
+	(void)ruma_wal_close(bm->wal);
+	bm_mtr_release_all(bm);
+	ruma_bm_undo_free(bm->pending, bm->npending);
 	if (bm->threads) {
 		for (unsigned i = 0; i < bm->cfg.max_threads; i++)
 			bm_thread_free(bm->threads[i]);
@@ -717,6 +751,9 @@ static void release_all(ruma_bm *bm)
 	pthread_mutex_destroy(&bm->alloc_mu);
 	pthread_mutex_destroy(&bm->thr_mu);
 	pthread_mutex_destroy(&bm->flush_mu);
+	pthread_mutex_destroy(&bm->active_mu);
+	pthread_rwlock_destroy(&bm->ckpt_lock);
+	free(bm->active);
 	free(bm);
 }
 
@@ -737,6 +774,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	pthread_mutex_init(&bm->alloc_mu, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
+	pthread_mutex_init(&bm->active_mu, NULL);
+	pthread_rwlock_init(&bm->ckpt_lock, NULL);
 	bm->virt_pages = c->virt_bytes / RUMA_BM_PAGE_SIZE;
 	bm->phys_pages = c->phys_bytes / RUMA_BM_PAGE_SIZE;
 	bm->hard_limit = bm->phys_pages;
@@ -790,6 +829,16 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		bm->phys_pages = bm->virt_pages;
 	if (!r)
 		r = map_memory(bm);
+	if (!r && bm->needs_recovery)
+		r = bm_recover(bm);
+	if (!r && c->durability == RUMA_BM_DURABLE_OFF && bm->npending) {
+		bm_say(&bm->cfg, "note: %s: transactions cut off by the crash are still to be "
+			"undone (when a tree is opened): this session keeps a log (durability sync)",
+			bm->path);
+		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
+	}
+	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF)
+		r = wal_start(bm);
 	if (!r)
 		r = mark_open(bm);
 	if (!r)
@@ -804,7 +853,7 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 }
 
 /* Write every dirty page and the metadata (state OPEN), fsync. */
-static int checkpoint(ruma_bm *bm)
+int bm_checkpoint(ruma_bm *bm)
 {
 	int err = bm_flush_pages(bm);
 	int r = meta_write(bm, BM_STATE_OPEN, false);
@@ -813,10 +862,22 @@ static int checkpoint(ruma_bm *bm)
 	return err ? err : r;
 }
 
+int bm_flush_and_sync(ruma_bm *bm)
+{
+	int err = bm_flush_pages(bm);
+	int r = ruma_os_fsync(bm->fd);
+	return err ? err : r;
+}
+
+int bm_checkpoint_meta(ruma_bm *bm)
+{
+	return meta_write(bm, BM_STATE_OPEN, true);
+}
+
 int ruma_bm_flush(ruma_bm *bm)
 {
 	pthread_mutex_lock(&bm->flush_mu);
-	int err = checkpoint(bm);
+	int err = bm->wal ? bm_wal_checkpoint(bm) : bm_checkpoint(bm);
 	pthread_mutex_unlock(&bm->flush_mu);
 	return err;
 }
@@ -832,9 +893,16 @@ int ruma_bm_close(ruma_bm *bm)
 	if (!bm)
 		return 0;
 	pthread_mutex_lock(&bm->flush_mu);
-	int err = checkpoint(bm);
-	if (!err && bm->marked_open)
+	int err = bm_checkpoint(bm);
+	bool losers = atomic_load(&bm->undo_outstanding);
+	if (!err && losers)
+		bm_say(&bm->cfg, "%s: transactions cut off by a crash were not undone yet (no "
+			"tree was opened): the store stays marked open, the next open "
+			"recovers them", bm->path);
+	if (!err && bm->marked_open && !losers)
 		err = meta_write(bm, BM_STATE_CLEAN, true);
+	if (!err && bm->wal && !losers)
+		err = ruma_wal_reset(bm->wal, 0); /* clean: the log is not needed */
 	pthread_mutex_unlock(&bm->flush_mu);
 	if (err)
 		bm_say(&bm->cfg,
@@ -862,6 +930,15 @@ static bool take_free_id(ruma_bm *bm, ruma_pid *pid)
 		return true;
 	}
 	return false;
+}
+
+/* With a log: the new page enters the thread's mini-transaction (mtr.c). */
+static int logged_alloc(ruma_bm *bm, ruma_pid pid)
+{
+	int r = bm_mtr_latched(bm, pid, true);
+	if (r)
+		(void)ruma_bm_free(bm, pid);
+	return r;
 }
 
 int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
@@ -901,7 +978,7 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 		bm_rs_insert(bm, pid);
 		*pid_out = pid;
 		*page = bm_page(bm, pid);
-		return 0;
+		return RUMA_UNLIKELY(bm->wal != NULL) ? logged_alloc(bm, pid) : 0;
 	}
 	unsigned n = 0;
 	for (;;) {
@@ -924,7 +1001,7 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 	BM_IGNORE_WRITES_END();
 	*pid_out = pid;
 	*page = bm_page(bm, pid);
-	return 0;
+	return RUMA_UNLIKELY(bm->wal != NULL) ? logged_alloc(bm, pid) : 0;
 }
 
 int ruma_bm_free(ruma_bm *bm, ruma_pid pid)
@@ -934,6 +1011,8 @@ int ruma_bm_free(ruma_bm *bm, ruma_pid pid)
 	uint64_t w = atomic_load(&bm->state[pid]);
 	if (bm_st(w) != BM_LOCKED)
 		return -EINVAL;
+	if (RUMA_UNLIKELY(bm->wal != NULL))
+		bm_mtr_free(bm, pid); /* logged before the bit can be seen (meta_write) */
 	pthread_mutex_lock(&bm->alloc_mu);
 	uint64_t bit = 1ull << (pid & 63);
 	if (bm->free_bits[pid >> 6] & bit) {
@@ -967,7 +1046,46 @@ int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value)
 	if (slot >= RUMA_BM_META_SLOTS)
 		return -EINVAL;
 	atomic_store(&bm->meta_slots[slot], value);
-	return 0;
+	return RUMA_UNLIKELY(bm->wal != NULL) ? bm_mtr_meta(bm, slot, value) : 0;
+}
+
+/* ---- recovery of the allocation state (recover.c) ------------------------------------ */
+
+int bm_recover_alloc(ruma_bm *bm, ruma_pid pid)
+{
+	int r = 0;
+	uint64_t bit = 1ull << (pid & 63);
+	pthread_mutex_lock(&bm->alloc_mu);
+	uint64_t hw = atomic_load(&bm->alloc_hw);
+	if (pid >= hw) {
+		r = ensure_capacity(bm, pid + 1);
+		for (uint64_t p = hw; !r && p <= pid; p++) {
+			atomic_store(&bm->state[p], bm_word(BM_EVICTED, 0, false));
+			if (p < pid) { /* not (yet) seen allocated: free */
+				bm->free_bits[p >> 6] |= 1ull << (p & 63);
+				bm->free_count++;
+			}
+		}
+		if (!r)
+			atomic_store(&bm->alloc_hw, pid + 1);
+	} else if (bm->free_bits[pid >> 6] & bit) {
+		bm->free_bits[pid >> 6] &= ~bit;
+		bm->free_count--;
+	}
+	pthread_mutex_unlock(&bm->alloc_mu);
+	return r;
+}
+
+void bm_recover_free(ruma_bm *bm, ruma_pid pid)
+{
+	uint64_t bit = 1ull << (pid & 63);
+	pthread_mutex_lock(&bm->alloc_mu);
+	if (pid < atomic_load(&bm->alloc_hw) && !(bm->free_bits[pid >> 6] & bit)) {
+		bm->free_bits[pid >> 6] |= bit;
+		bm->free_count++;
+	}
+	bm_written_set(bm, pid, false);
+	pthread_mutex_unlock(&bm->alloc_mu);
 }
 
 void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)

@@ -17,6 +17,7 @@
 
 #include <ruma/bm.h>
 #include <ruma/core.h>
+#include <ruma/wal.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -129,6 +130,28 @@ struct ruma_bm {
 	_Atomic bool uring_refused;
 	_Atomic bool thread_limit_said;
 	pthread_mutex_t flush_mu;
+
+	/* write-ahead log (mtr.c, recover.c); wal == NULL: no log, no hooks */
+	struct ruma_wal *wal;
+	struct bm_mtr **mtrs;      /* per thread slot (bm_thread.idx), lazily made */
+	_Atomic uint64_t wal_epoch; /* redo start: LSN of the session start or the last
+				     checkpoint; a page older than it gets a full image */
+	pthread_rwlock_t ckpt_lock; /* loggers read-lock it, a checkpoint moving wal_epoch
+				      write-locks it (mtr.c) */
+	uint64_t ckpt_redo;        /* page 0: redo starts here (the last completed checkpoint) */
+	uint64_t ckpt_undo;        /* page 0: unfinished transactions start at or after this */
+	uint64_t meta_redo_lsn, meta_undo_lsn; /* page 0 as read at open */
+	pthread_mutex_t active_mu; /* transactions with log records and no COMMIT/END yet */
+	struct bm_active { uint64_t id, first; } *active;
+	size_t nactive, capactive;
+	_Atomic int wal_err;       /* first log error: no page may be written any more */
+	bool meta_wal;             /* page 0: the last session had a log */
+	uint64_t meta_next_lsn;    /* page 0: LSNs below this were used */
+	bool needs_recovery;
+	ruma_bm_recovery recovery;
+	ruma_bm_undo *pending;     /* losers' undo records, newest first (recover.c) */
+	size_t npending;
+	_Atomic bool undo_outstanding; /* losers not yet undone by the layer above */
 };
 
 /* page.c — the page trailer (pid, lsn, format tag, CRC-32C; see page.c).
@@ -145,6 +168,40 @@ struct ruma_bm {
  *   evicted and the caller gets RUMA_ECORRUPT. */
 void bm_page_seal(ruma_bm *bm, ruma_pid pid, void *page);
 int bm_page_verify(ruma_bm *bm, ruma_pid pid, const void *page);
+
+/* page.c — the page LSN in the trailer (the LSN just after the last log
+ * record that changed the page; 0 = never logged).  Set only under an
+ * exclusive latch; read under any latch. */
+uint64_t bm_page_lsn(const void *page);
+void bm_page_set_lsn(void *page, uint64_t lsn);
+
+/* mtr.c — mini-transactions: the redo logging hooks (called only when
+ * bm->wal is set).  bm_mtr_latched after an exclusive latch was taken
+ * (fresh: a newly allocated page); bm_mtr_release before an exclusive latch
+ * is released (logs the changes of every page the thread holds as one
+ * record, sets their page LSN); bm_mtr_free before ruma_bm_free releases
+ * pid; bm_mtr_before_write is the WAL rule on the write path (the log is
+ * made durable up to the pages' LSNs first; error: do not write).
+ * bm_wal_start / bm_wal_stop open and close the log around a session. */
+int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh);
+void bm_mtr_release(ruma_bm *bm, ruma_pid pid);
+void bm_mtr_free(ruma_bm *bm, ruma_pid pid);
+int bm_mtr_before_write(ruma_bm *bm, const ruma_pid *pids, size_t n);
+int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value);
+void bm_mtr_release_all(ruma_bm *bm);
+int bm_wal_open(ruma_bm *bm, struct ruma_wal **out);
+int bm_undo_relog(ruma_bm *bm);
+int bm_wal_checkpoint(ruma_bm *bm);
+
+/* recover.c — redo the log of a store not closed cleanly (see bm.h). */
+int bm_recover(ruma_bm *bm);
+
+/* bm.c — allocation state changes replayed by recovery (alloc_mu taken). */
+int bm_recover_alloc(ruma_bm *bm, ruma_pid pid);
+void bm_recover_free(ruma_bm *bm, ruma_pid pid);
+int bm_checkpoint(ruma_bm *bm);
+int bm_flush_and_sync(ruma_bm *bm);
+int bm_checkpoint_meta(ruma_bm *bm);
 
 /* latch.c */
 void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n);
@@ -230,6 +287,6 @@ void bm_aio_settle(ruma_bm *bm, struct bm_thread *t);
 int bm_ensure_free_try(ruma_bm *bm, struct bm_thread *t);
 
 /* bm_say — report one line through c->message (or stderr); see bm.h. */
-void bm_say(const ruma_bm_config *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define bm_say(c, ...) ruma_say((c)->message, (c)->message_ctx, "ruma bm", __VA_ARGS__)
 
 #endif

@@ -275,6 +275,11 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 {
 	int first = 0;
 
+	if (RUMA_UNLIKELY(bm->wal != NULL) && (first = bm_mtr_before_write(bm, pids, n))) {
+		for (size_t i = 0; i < n; i++)
+			res[i] = first; /* WAL rule: log first (mtr.c) */
+		return first;
+	}
 	for (size_t i = 0; i < n; i++)
 		bm_page_seal(bm, pids[i], bm_page(bm, pids[i]));
 	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;

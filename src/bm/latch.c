@@ -217,6 +217,16 @@ int ruma_bm_validate(ruma_bm *bm, ruma_pid pid, uint64_t version)
 	return restart(bm);
 }
 
+/* With a log: enter a newly taken exclusive latch into the thread's
+ * mini-transaction (mtr.c); on failure the latch is given back. */
+static int logged_x(ruma_bm *bm, ruma_pid pid)
+{
+	int r = bm_mtr_latched(bm, pid, false);
+	if (r)
+		bm_unlock_x(bm, pid);
+	return r;
+}
+
 int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version)
 {
 	if (RUMA_UNLIKELY(pid >= bm->virt_pages))
@@ -225,7 +235,7 @@ int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version)
 	while (bm_ver(w) == version && (bm_st(w) == BM_UNLOCKED || bm_st(w) == BM_MARKED)) {
 		if (atomic_compare_exchange_weak(&bm->state[pid], &w,
 						 bm_word(BM_LOCKED, version, true)))
-			return 0;
+			return RUMA_UNLIKELY(bm->wal != NULL) ? logged_x(bm, pid) : 0;
 	}
 	return restart(bm);
 }
@@ -261,7 +271,7 @@ int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page)
 					return r;
 				atomic_fetch_or(&bm->state[pid], BM_DIRTY);
 				*page = bm_page(bm, pid);
-				return 0;
+				return RUMA_UNLIKELY(bm->wal != NULL) ? logged_x(bm, pid) : 0;
 			}
 			continue;
 		case BM_UNLOCKED:
@@ -269,7 +279,7 @@ int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page)
 			if (atomic_compare_exchange_strong(&bm->state[pid], &w,
 							   bm_word(BM_LOCKED, bm_ver(w), true))) {
 				*page = bm_page(bm, pid);
-				return 0;
+				return RUMA_UNLIKELY(bm->wal != NULL) ? logged_x(bm, pid) : 0;
 			}
 			continue;
 		default:
@@ -311,6 +321,8 @@ int ruma_bm_fix_s(ruma_bm *bm, ruma_pid pid, void **page)
 void ruma_bm_unfix_x(ruma_bm *bm, ruma_pid pid)
 {
 	RUMA_ASSERT(pid < bm->virt_pages);
+	if (RUMA_UNLIKELY(bm->wal != NULL))
+		bm_mtr_release(bm, pid);
 	bm_unlock_x(bm, pid);
 }
 

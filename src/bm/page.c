@@ -5,7 +5,8 @@
  * the buffer manager (callers own [0, RUMA_BM_PAGE_DATA) only):
  *
  *   offset 4064  u64 pid     the page id the image was written for
- *          4072  u64 lsn     reserved for a write-ahead log (0 for now)
+ *          4072  u64 lsn     LSN just after the last log record that changed
+ *                            the page (0: never logged; see mtr.c)
  *          4080  u64 rsv     0
  *          4088  u32 tag     BM_PAGE_TAG: page format version
  *          4092  u32 crc     CRC-32C of bytes [0, 4092) of the page
@@ -52,10 +53,21 @@ static uint32_t page_crc(const char *page, const struct trailer_head *th)
 	return ruma_crc32c(c, th, sizeof(*th));
 }
 
+uint64_t bm_page_lsn(const void *page)
+{
+	return __atomic_load_n((const uint64_t *)(const void *)((const char *)page + OFF_LSN),
+			       __ATOMIC_RELAXED);
+}
+
+void bm_page_set_lsn(void *page, uint64_t lsn)
+{
+	__atomic_store_n((uint64_t *)(void *)((char *)page + OFF_LSN), lsn, __ATOMIC_RELAXED);
+}
+
 void bm_page_seal(ruma_bm *bm, ruma_pid pid, void *page)
 {
 	char *p = page;
-	struct trailer_head th = { .pid = pid, .lsn = 0, .rsv = 0, .tag = BM_PAGE_TAG };
+	struct trailer_head th = { .pid = pid, .lsn = bm_page_lsn(p), .rsv = 0, .tag = BM_PAGE_TAG };
 	uint32_t crc = page_crc(p, &th);
 
 	(void)bm;

@@ -580,13 +580,13 @@ static int put(ruma_btree *t, const void *key, size_t klen, const void *val, siz
 
 int ruma_btree_insert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
-	return put(t, key, klen, val, vlen, PUT_INSERT, NULL);
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_INSERT, NULL));
 }
 
 int ruma_btree_upsert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
 		      bool *replaced)
 {
-	return put(t, key, klen, val, vlen, PUT_UPSERT, replaced);
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_UPSERT, replaced));
 }
 
 /* Optimistic point read: copy the value of key into buf (if it fits cap). */
@@ -714,7 +714,7 @@ int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
 	for (;;) {
 		rc = update_attempt(t, key, klen, fn, ctx);
 		if (rc != RUMA_RESTART)
-			return rc;
+			return ruma_bm_op_end(t->bm, rc);
 		restart_pause(t, &tries);
 	}
 }
@@ -747,7 +747,7 @@ int ruma_btree_remove(ruma_btree *t, const void *key, size_t klen)
 	}
 	if (rc == 0 && underfull)
 		rc = merge_up(t, key, klen, 0);
-	return rc;
+	return ruma_bm_op_end(t->bm, rc);
 }
 
 /* ---- scans ------------------------------------------------------------------------------------- */
@@ -968,6 +968,8 @@ static int check_name(const char *name)
 int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 {
 	int rc = check_name(name);
+	if (!rc)
+		rc = bt_txn_recover(bm);
 	if (rc)
 		return rc;
 	ruma_btree cat = { .bm = bm }, *t;
@@ -996,6 +998,8 @@ int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 {
 	int rc = check_name(name);
+	if (!rc)
+		rc = bt_txn_recover(bm);
 	if (rc)
 		return rc;
 	ruma_btree cat = { .bm = bm };

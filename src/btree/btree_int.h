@@ -71,6 +71,10 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 void bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
 		   unsigned ppos, bool desc);
 
+/* txn.c: undo the transactions a crash cut off, once per store (the first
+ * ruma_btree_open / ruma_btree_create calls it; cheap when none). */
+int bt_txn_recover(ruma_bm *bm);
+
 /* Tree walks (check.c): shape statistics. */
 int bt_walk_stats(ruma_btree *t, ruma_btree_stats *out);
 

@@ -1,5 +1,5 @@
 /*
- * error.c — ruma_strerror and the assertion hook.
+ * error.c — ruma_strerror, the assertion hook and ruma_say.
  *
  * Library codes get fixed messages that name the limit and the fix; negative
  * errno values are delegated to strerrordesc_np (static strings, thread-safe).
@@ -8,6 +8,7 @@
 #include <ruma/core.h>
 #include <ruma/ruma.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static const char *const lib_messages[] = {
 	[13] = "the store is in use: another process (or another open in this one) holds its lock",
 	[14] = "the store was not closed cleanly: pages may be newer than metadata (recreate it)",
 	[15] = "the file exists and is not a ruma store (not overwritten without --force)",
+	[16] = "the transaction conflicts with another one on a row (abort it and retry)",
 };
 
 _Static_assert(RUMA_ARRAY_SIZE(lib_messages) == RUMA_EBASE - RUMA_ELAST,
@@ -56,4 +58,19 @@ void ruma_assert_fail(const char *expr, const char *file, int line)
 {
 	fprintf(stderr, "ruma: assertion failed: %s (%s:%d)\n", expr, file, line);
 	abort();
+}
+
+void ruma_say(void (*fn)(void *ctx, const char *line), void *ctx, const char *prefix,
+	      const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (fn)
+		fn(ctx, line);
+	else
+		fprintf(stderr, "%s: %s\n", prefix, line);
 }

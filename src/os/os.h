@@ -226,4 +226,30 @@ int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, uns
  * data[], results (bytes or negative errno) into res[]; returns how many. */
 unsigned ruma_os_uring_reap(struct io_uring *ring, uint64_t *data, int *res, unsigned max);
 
+/* ---- simulated power loss (tests) ------------------------------------------------ */
+
+/*
+ * ruma_os_powerloss_arm — from now on, every file opened writable through
+ * ruma_os_open is tracked: before each pwrite to it the os layer saves the
+ * bytes the write overwrites (and the file's size), and an fsync or
+ * fdatasync of that descriptor forgets what it saved (the writes are
+ * durable now).  ruma_os_powerloss then puts every tracked file back to
+ * what the completed syncs covered — the state a machine that lost power
+ * would find — and from then on drops every write and sync to those
+ * descriptors and fails every read with -EIO (the machine "is dead": its
+ * process may still free its handles, nothing more reaches the files and
+ * nothing stale is read back into memory).  ruma_os_powerloss_disarm ends the simulation and forgets the
+ * tracked descriptors.  Process-wide; meant for one test at a time.
+ * Returns 0 or -ENOMEM.
+ */
+int ruma_os_powerloss_arm(void);
+/* ruma_os_powerloss — restore the tracked files to their synced state (see
+ * above); returns 0 or the first I/O error met while restoring. */
+int ruma_os_powerloss(void);
+/* ruma_os_powerloss_torn — the same, but of every unsynced write of whole
+ * 4 KiB blocks the first half of each block reached the file (torn pages);
+ * *torn (counted up) gets how many blocks were torn. */
+int ruma_os_powerloss_torn(uint64_t *torn);
+void ruma_os_powerloss_disarm(void);
+
 #endif

@@ -1,0 +1,87 @@
+/*
+ * txn.h — transactions over the B-trees of one store (part of the btree
+ * module; design in docs/wal.md).
+ *
+ * A transaction groups B-tree operations on any trees of one store into one
+ * atomic unit: ruma_txn_commit makes all of them durable together (on a
+ * store with a log, durability SYNC: durable when commit returns; ASYNC, or
+ * RUMA_TXN_ASYNC: commit returns at once and a crash may lose the last few
+ * milliseconds of commits, each whole), ruma_txn_abort undoes all of them, and
+ * a crash undoes every transaction that had not committed (recovery redoes
+ * the log, then the first ruma_btree_open / ruma_btree_create of the store
+ * undoes the unfinished transactions logically, newest change first).
+ *
+ * Isolation: strict two-phase locking on rows.  Every row (tree, key) a
+ * transaction reads or writes through these functions is locked
+ * exclusively until commit or abort; a row locked by another transaction
+ * makes the call return RUMA_ECONFLICT at once (no waiting, so no deadlock):
+ * the caller aborts and retries the transaction.  Among transactions this
+ * gives serializable executions for point operations.  Not covered: scans
+ * (ruma_btree_scan_* take no row locks, so a transaction that scans can see
+ * phantoms, and scans see uncommitted changes) and plain ruma_btree_* calls
+ * made outside transactions, which take no row locks (they read
+ * uncommitted changes, and a plain write to a row a transaction changed is
+ * overwritten by that transaction's abort).  Locks are kept in a
+ * process-wide table keyed by a 64-bit hash of (store, tree, key): two rows
+ * with the same hash conflict (rare, and only a spurious retry).
+ *
+ * Undo is logical: each change logs the row's previous value (or "absent")
+ * before it is made; abort and recovery restore those values through the
+ * normal B-tree operations, whose page changes are logged like any other
+ * (redo-only compensation).  Without a log, transactions still lock and
+ * abort, but nothing is durable beyond what the buffer manager writes.
+ *
+ * A transaction is used by one thread at a time.  Keys and values follow
+ * btree.h's limits.  Every function returns 0 or a negative code; an
+ * operation that fails leaves the transaction open (abort it).
+ */
+#ifndef RUMA_TXN_H
+#define RUMA_TXN_H
+
+#include <ruma/btree.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ruma_txn ruma_txn;
+
+/* ruma_txn_begin flags. */
+#define RUMA_TXN_ASYNC 1u /* commit does not wait for the log to be durable */
+
+/* ruma_txn_begin — start a transaction on bm's trees.  -ENOMEM, -EINVAL. */
+RUMA_API int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out);
+
+/*
+ * ruma_txn_commit — log the commit, wait for durability (unless async),
+ * release the row locks and free the transaction.  On a log error the
+ * error is returned: the transaction's changes stay in the trees in
+ * memory, but are not durable, and the store recovers without them at its
+ * next open (the log is dead; close and reopen the store).
+ */
+RUMA_API int ruma_txn_commit(ruma_txn *x);
+
+/* ruma_txn_abort — undo every change of the transaction (newest first),
+ * release its locks and free it.  Returns 0 or the first error met while
+ * undoing (the log or the store failing); the transaction is freed anyway. */
+RUMA_API int ruma_txn_abort(ruma_txn *x);
+
+/*
+ * Operations inside a transaction: as the ruma_btree_* functions of the same
+ * name, plus RUMA_ECONFLICT when another transaction holds the row.  With
+ * x == NULL each is the plain auto-committed B-tree operation.
+ */
+RUMA_API int ruma_txn_insert(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+			     const void *val, size_t vlen);
+RUMA_API int ruma_txn_upsert(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+			     const void *val, size_t vlen);
+RUMA_API int ruma_txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+			     void (*fn)(void *val, size_t vlen, void *ctx), void *ctx);
+RUMA_API int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen);
+RUMA_API int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+			     void *buf, size_t cap, size_t *vlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,477 @@
+/*
+ * mtr.c — mini-transactions: physical redo logging of page changes, the
+ * WAL rule, and the log's place in a session (docs/wal.md).
+ *
+ * With a log (bm->wal set), every exclusive latch a thread takes
+ * (ruma_bm_fix_x, ruma_bm_upgrade_x, ruma_bm_alloc) enters the thread's
+ * mini-transaction with a copy of the page's bytes at that moment.  When the
+ * thread releases one of its exclusive latches (ruma_bm_unfix_x,
+ * ruma_bm_free), the changes of ALL the pages it holds exclusively are
+ * logged as ONE record: per page its changed byte ranges (or a full image,
+ * see below), "allocated" for new pages and "freed" for the page being
+ * freed.  Then every logged page gets the record's end LSN in its trailer,
+ * and the copies of the pages still held are refreshed.  Only then is the
+ * latch released.  So
+ *   - the records of one page are in the log in the order of its changes
+ *     (a page is logged before anybody else can latch it), and
+ *   - a structure change that latches all its pages before changing any and
+ *     finishes them before releasing the first (B-tree splits and merges
+ *     do) is one record: atomic in the log.
+ * A page whose LSN is older than this session's log start gets a full image
+ * instead of a diff at its first change (PostgreSQL's full_page_writes):
+ * recovery can rebuild a page torn by a crash mid-write from it.
+ *
+ * WAL rule: bm_mtr_before_write, on every page write path, makes the log
+ * durable up to the largest page LSN of the batch first; after a log error
+ * no page is written any more (the store on disk stays at its last
+ * recoverable state).
+ *
+ * Record payload (type BM_WAL_MTR): a sequence of entries
+ *   u8 kind, u64 pid, then  ALLOC/FREE: nothing;  FPI: RUMA_BM_PAGE_DATA bytes;
+ *   DIFF: u16 n, n x { u16 off, u16 len, len bytes }.
+ * Type BM_WAL_META: u32 slot, u64 value (ruma_bm_meta_set).
+ *
+ * No syscalls of its own (the log does its I/O in src/wal).
+ */
+#include "bm/bm_int.h"
+#include "bm/mtr.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define D RUMA_BM_PAGE_DATA
+
+struct mtr_page {
+	ruma_pid pid;
+	bool fresh; /* allocated in this mtr: log ALLOC */
+	char *before;
+};
+
+struct bm_mtr {
+	unsigned n;
+	struct mtr_page p[BM_MTR_MAX];
+	char *slab;       /* BM_MTR_MAX before-images */
+	char *rec;        /* record being built */
+	uint64_t last_end; /* end LSN of this thread's last record (0: none pending) */
+	int err;          /* first log error of the current operation */
+	bool defer;       /* inside a transaction: op_end does not wait */
+};
+
+static struct bm_mtr *mtr_get(ruma_bm *bm)
+{
+	struct bm_thread *t;
+	if (bm_thread_get(bm, &t))
+		return NULL;
+	struct bm_mtr *m = bm->mtrs[t->idx];
+	if (RUMA_LIKELY(m != NULL))
+		return m;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->slab = malloc((size_t)BM_MTR_MAX * D);
+	m->rec = malloc(BM_MTR_REC_MAX);
+	if (!m->slab || !m->rec) {
+		free(m->slab);
+		free(m->rec);
+		free(m);
+		return NULL;
+	}
+	for (unsigned i = 0; i < BM_MTR_MAX; i++)
+		m->p[i].before = m->slab + (size_t)i * D;
+	bm->mtrs[t->idx] = m;
+	return m;
+}
+
+int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
+{
+	struct bm_mtr *m = mtr_get(bm);
+	if (!m)
+		return -ENOMEM;
+	if (m->n == BM_MTR_MAX) {
+		bm_say(&bm->cfg, "one operation latched more than %u pages exclusively "
+			"(the mini-transaction limit)", BM_MTR_MAX);
+		return -E2BIG;
+	}
+	struct mtr_page *e = &m->p[m->n++];
+	const char *page = bm_page(bm, pid);
+	e->pid = pid;
+	e->fresh = fresh;
+	memcpy(e->before, page, D);
+	return 0;
+}
+
+static char *put_head(char *o, unsigned kind, ruma_pid pid)
+{
+	*o++ = (char)kind;
+	memcpy(o, &pid, sizeof(pid));
+	return o + sizeof(pid);
+}
+
+/* Encode the changed ranges of now vs before at o as a DIFF entry body
+ * (after the head); returns the end, or NULL when nothing changed, or o
+ * itself when the diff would be larger than half a page (use a full image). */
+static char *put_diff(char *o, const char *before, const char *now)
+{
+	char *cnt = o;
+	uint16_t n = 0;
+	size_t bytes = 0;
+	o += sizeof(uint16_t);
+	for (size_t i = 0; i < D;) {
+		if (!memcmp(before + i, now + i, 8)) {
+			i += 8;
+			continue;
+		}
+		size_t start = i, last = i + 8;
+		for (i += 8; i < D; i += 8) {
+			if (memcmp(before + i, now + i, 8))
+				last = i + 8;
+			else if (i - last >= 16)
+				break;
+		}
+		uint16_t off = (uint16_t)start, len = (uint16_t)(last - start);
+		bytes += len + 4u;
+		if (bytes > D / 2)
+			return cnt;
+		memcpy(o, &off, 2);
+		memcpy(o + 2, &len, 2);
+		memcpy(o + 4, now + start, len);
+		o += 4 + len;
+		n++;
+		i = last;
+	}
+	if (!n)
+		return NULL;
+	memcpy(cnt, &n, sizeof(n));
+	return o;
+}
+
+static void note_error(ruma_bm *bm, struct bm_mtr *m, int r)
+{
+	int none = 0;
+	if (!m->err)
+		m->err = r;
+	(void)atomic_compare_exchange_strong(&bm->wal_err, &none, r);
+}
+
+/* Log the changes of every page in m as one record; `freed` (or UINT64_MAX)
+ * is the page being freed. */
+static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
+{
+	char *o = m->rec;
+	bool logged[BM_MTR_MAX];
+	/* held across the full-image decision and the append: a checkpoint
+	 * cannot move the redo start in between (bm_wal_checkpoint) */
+	pthread_rwlock_rdlock(&bm->ckpt_lock);
+	uint64_t epoch = atomic_load(&bm->wal_epoch);
+	for (unsigned i = 0; i < m->n; i++) {
+		struct mtr_page *e = &m->p[i];
+		const char *page = bm_page(bm, e->pid);
+		logged[i] = false;
+		if (e->fresh)
+			o = put_head(o, BM_MTR_ALLOC, e->pid);
+		if (e->pid == freed) {
+			o = put_head(o, BM_MTR_FREE, e->pid);
+			continue;
+		}
+		char *body = o + 1 + sizeof(ruma_pid);
+		char *end = put_diff(body, e->before, page);
+		if (!end)
+			continue; /* unchanged */
+		/* a page LSN is the END of its last record: <= epoch means its
+		 * last change was before the redo start */
+		if (end == body || (!e->fresh && bm_page_lsn(page) <= epoch)) {
+			o = put_head(o, BM_MTR_FPI, e->pid);
+			memcpy(o, page, D);
+			o += D;
+		} else {
+			(void)put_head(o, BM_MTR_DIFF, e->pid);
+			o = end;
+		}
+		logged[i] = true;
+	}
+	if (o == m->rec) {
+		pthread_rwlock_unlock(&bm->ckpt_lock);
+		return;
+	}
+	RUMA_ASSERT((size_t)(o - m->rec) <= BM_MTR_REC_MAX);
+	uint64_t end;
+	int r = ruma_wal_append(bm->wal, BM_WAL_MTR, m->rec, (size_t)(o - m->rec), NULL, &end);
+	pthread_rwlock_unlock(&bm->ckpt_lock);
+	if (r) {
+		note_error(bm, m, r);
+		return;
+	}
+	m->last_end = end;
+	for (unsigned i = 0; i < m->n; i++) {
+		struct mtr_page *e = &m->p[i];
+		e->fresh = false;
+		if (!logged[i])
+			continue;
+		char *page = bm_page(bm, e->pid);
+		bm_page_set_lsn(page, end);
+		memcpy(e->before, page, D);
+	}
+}
+
+static void forget(struct bm_mtr *m, ruma_pid pid)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->p[i].pid == pid) {
+			struct mtr_page tmp = m->p[i];
+			m->p[i] = m->p[m->n - 1];
+			m->p[--m->n] = tmp; /* keep its before buffer in the pool */
+			return;
+		}
+}
+
+void bm_mtr_release(ruma_bm *bm, ruma_pid pid)
+{
+	struct bm_mtr *m = mtr_get(bm);
+	if (!m)
+		return; /* cannot happen: bm_mtr_latched made it */
+	log_group(bm, m, UINT64_MAX);
+	forget(m, pid);
+}
+
+void bm_mtr_free(ruma_bm *bm, ruma_pid pid)
+{
+	struct bm_mtr *m = mtr_get(bm);
+	if (!m)
+		return;
+	log_group(bm, m, pid);
+	forget(m, pid);
+}
+
+int bm_mtr_before_write(ruma_bm *bm, const ruma_pid *pids, size_t n)
+{
+	int e = atomic_load(&bm->wal_err);
+	if (e)
+		return e;
+	uint64_t need = 0;
+	for (size_t i = 0; i < n; i++)
+		need = RUMA_MAX(need, bm_page_lsn(bm_page(bm, pids[i])));
+	return need ? ruma_wal_flush(bm->wal, need) : 0;
+}
+
+int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value)
+{
+	struct { uint32_t slot; uint32_t rsv; uint64_t value; } rec = { slot, 0, value };
+	uint64_t end;
+	int r = ruma_wal_append(bm->wal, BM_WAL_META, &rec, sizeof(rec), NULL, &end);
+	if (!r && bm->cfg.durability == RUMA_BM_DURABLE_SYNC)
+		r = ruma_wal_flush(bm->wal, end);
+	return r;
+}
+
+int ruma_bm_op_end(ruma_bm *bm, int rc)
+{
+	if (RUMA_LIKELY(!bm->wal))
+		return rc;
+	struct bm_mtr *m = mtr_get(bm);
+	if (!m)
+		return rc ? rc : -ENOMEM;
+	RUMA_ASSERT(m->n == 0);
+	int err = m->err;
+	m->err = 0;
+	if (m->defer)
+		return err ? err : rc;
+	if (!err && m->last_end && bm->cfg.durability == RUMA_BM_DURABLE_SYNC)
+		err = ruma_wal_flush(bm->wal, m->last_end);
+	if (!err && m->last_end)
+		err = atomic_load(&bm->wal_err);
+	m->last_end = 0;
+	return err ? err : rc;
+}
+
+void ruma_bm_op_defer(ruma_bm *bm, bool on)
+{
+	struct bm_mtr *m = bm->wal ? mtr_get(bm) : NULL;
+	if (m) {
+		m->defer = on;
+		m->last_end = 0;
+	}
+}
+
+/* ---- records of the layers above ------------------------------------------------ */
+
+/* The set of unfinished transactions (active_mu held): id and first LSN. */
+static int active_add(ruma_bm *bm, uint64_t id, uint64_t first)
+{
+	for (size_t i = 0; i < bm->nactive; i++)
+		if (bm->active[i].id == id)
+			return 0;
+	if (bm->nactive == bm->capactive) {
+		size_t cap = bm->capactive ? bm->capactive * 2 : 64;
+		struct bm_active *a = realloc(bm->active, cap * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		bm->active = a;
+		bm->capactive = cap;
+	}
+	bm->active[bm->nactive++] = (struct bm_active){ id, first };
+	return 0;
+}
+
+static void active_remove(ruma_bm *bm, uint64_t id)
+{
+	for (size_t i = 0; i < bm->nactive; i++)
+		if (bm->active[i].id == id) {
+			bm->active[i] = bm->active[--bm->nactive];
+			return;
+		}
+}
+
+/*
+ * Fuzzy checkpoint (ruma_bm_flush with a log; flush_mu held).  Writers go on.
+ *  1. under the write lock of ckpt_lock: B = end of the log, the redo start
+ *     becomes B (a page older than B gets a full image at its next change),
+ *     A = first LSN of the oldest unfinished transaction (or B);
+ *  2. every dirty page is written (the WAL rule makes the log durable
+ *     first): afterwards every change before B is on disk;
+ *     and synced;
+ *  3. page 0 gets redo start B and undo start A (with the allocation state,
+ *     after the log is durable), fdatasync;
+ *  4. the log before A is discarded.
+ * Recovery reads the log from A: transaction records from A, page changes
+ * only from B.  A crash before step 3 completes leaves page 0 naming the
+ * previous checkpoint, whose log is still there.
+ */
+int bm_wal_checkpoint(ruma_bm *bm)
+{
+	pthread_rwlock_wrlock(&bm->ckpt_lock);
+	uint64_t b = ruma_wal_end(bm->wal);
+	pthread_mutex_lock(&bm->active_mu);
+	uint64_t a = b;
+	for (size_t i = 0; i < bm->nactive; i++)
+		a = RUMA_MIN(a, bm->active[i].first);
+	pthread_mutex_unlock(&bm->active_mu);
+	atomic_store(&bm->wal_epoch, b);
+	pthread_rwlock_unlock(&bm->ckpt_lock);
+	int r = bm_flush_and_sync(bm);
+	if (r)
+		return r; /* page 0 still names the previous checkpoint */
+	bm->ckpt_redo = b;
+	bm->ckpt_undo = a;
+	r = bm_checkpoint_meta(bm);
+	if (!r)
+		r = ruma_wal_discard_before(bm->wal, a);
+	return r;
+}
+
+bool ruma_bm_logging(ruma_bm *bm)
+{
+	return bm->wal != NULL;
+}
+
+int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len, uint64_t *lsn,
+		uint64_t *end)
+{
+	if (!bm->wal || type < RUMA_BM_LOG_UNDO || type > RUMA_BM_LOG_END || len < 8)
+		return -EINVAL;
+	int e = atomic_load(&bm->wal_err);
+	if (e)
+		return e;
+	uint64_t id, at;
+	memcpy(&id, payload, sizeof(id));
+	pthread_mutex_lock(&bm->active_mu); /* the set changes in log order */
+	int r = ruma_wal_append(bm->wal, type, payload, len, &at, end);
+	if (r) {
+		int none = 0;
+		(void)atomic_compare_exchange_strong(&bm->wal_err, &none, r);
+	} else if (type == RUMA_BM_LOG_UNDO && id == 0) {
+		r = active_add(bm, at, at);
+	} else if (type != RUMA_BM_LOG_UNDO) {
+		active_remove(bm, id);
+	}
+	pthread_mutex_unlock(&bm->active_mu);
+	if (lsn)
+		*lsn = at;
+	return r;
+}
+
+int ruma_bm_log_flush(ruma_bm *bm, uint64_t end)
+{
+	if (!bm->wal)
+		return -EINVAL;
+	int r = ruma_wal_flush(bm->wal, end);
+	return r ? r : atomic_load(&bm->wal_err);
+}
+
+/* Carry the losers' undo records into this session's log (oldest first, so
+ * the next recovery lists them newest first again), durably. */
+int bm_undo_relog(ruma_bm *bm)
+{
+	uint64_t end = 0, at;
+	char *buf = malloc(RUMA_WAL_MAX_PAYLOAD);
+	if (!buf)
+		return -ENOMEM;
+	int r = 0;
+	for (size_t i = bm->npending; i-- > 0 && !r;) {
+		ruma_bm_undo *u = &bm->pending[i];
+		memcpy(buf, &u->txn, 8);
+		memcpy(buf + 8, u->payload, u->len);
+		r = ruma_wal_append(bm->wal, RUMA_BM_LOG_UNDO, buf, 8u + u->len, &at, &end);
+		if (!r) {
+			pthread_mutex_lock(&bm->active_mu);
+			r = active_add(bm, u->txn, at);
+			pthread_mutex_unlock(&bm->active_mu);
+		}
+	}
+	free(buf);
+	if (!r && end)
+		r = ruma_wal_flush(bm->wal, end);
+	if (!r && bm->npending)
+		atomic_store(&bm->undo_outstanding, true);
+	return r;
+}
+
+void ruma_bm_undo_take(ruma_bm *bm, ruma_bm_undo **list, size_t *n)
+{
+	*list = bm->pending;
+	*n = bm->npending;
+	bm->pending = NULL;
+	bm->npending = 0;
+}
+
+void ruma_bm_undo_free(ruma_bm_undo *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((void *)list[i].payload);
+	free(list);
+}
+
+void ruma_bm_undo_done(ruma_bm *bm)
+{
+	atomic_store(&bm->undo_outstanding, false);
+}
+
+int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)
+{
+	char path[sizeof(bm->path) + 8];
+	snprintf(path, sizeof(path), "%s.wal", bm->path);
+	ruma_wal_config c = {
+		.path = path,
+		.flush_ms = bm->cfg.durability == RUMA_BM_DURABLE_ASYNC && !bm->needs_recovery
+				    ? (bm->cfg.wal_flush_ms ? bm->cfg.wal_flush_ms : 5u)
+				    : 0u,
+		.message = bm->cfg.message,
+		.message_ctx = bm->cfg.message_ctx,
+	};
+	return ruma_wal_open(&c, out);
+}
+
+void bm_mtr_release_all(ruma_bm *bm)
+{
+	if (!bm->mtrs)
+		return;
+	for (unsigned i = 0; i < bm->cfg.max_threads; i++)
+		if (bm->mtrs[i]) {
+			free(bm->mtrs[i]->slab);
+			free(bm->mtrs[i]->rec);
+			free(bm->mtrs[i]);
+		}
+	free(bm->mtrs);
+	bm->mtrs = NULL;
+}

@@ -1,0 +1,24 @@
+/*
+ * mtr.h — the log record format of the buffer manager's mini-transactions,
+ * shared by the writer (mtr.c) and recovery (recover.c).  See mtr.c.
+ */
+#ifndef RUMA_BM_MTR_H
+#define RUMA_BM_MTR_H
+
+#include <ruma/bm.h>
+
+/* Log record types. */
+#define BM_WAL_MTR 1u  /* one mini-transaction: a sequence of entries */
+#define BM_WAL_META 2u /* ruma_bm_meta_set: u32 slot, u32 0, u64 value */
+
+/* Entry kinds inside a BM_WAL_MTR record (u8 kind, u64 pid, body). */
+#define BM_MTR_ALLOC 1u /* the page was allocated: it starts as zeros */
+#define BM_MTR_FREE 2u  /* the page was freed */
+#define BM_MTR_FPI 3u   /* full image: RUMA_BM_PAGE_DATA bytes */
+#define BM_MTR_DIFF 4u  /* u16 n, n x { u16 off, u16 len, bytes } */
+
+/* Pages one mini-transaction may hold exclusively, and the largest record. */
+#define BM_MTR_MAX 32u
+#define BM_MTR_REC_MAX ((size_t)BM_MTR_MAX * (2u * (1u + 8u) + RUMA_BM_PAGE_DATA))
+
+#endif

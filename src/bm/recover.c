@@ -1,0 +1,339 @@
+/*
+ * recover.c — crash recovery of a store that was open with a log and was
+ * not closed cleanly (called from ruma_bm_open in bm_store_unclean's place).
+ *
+ * The log holds every change since the session's start or its last
+ * checkpoint (page 0's redo LSN): page 0 was written then, and every page on
+ * disk is at that state or newer, with its LSN in its trailer.  The log may
+ * begin earlier (at page 0's undo LSN, the first record of the oldest
+ * transaction unfinished at the checkpoint); records before the redo LSN
+ * are read for their transaction records only.  Recovery reads the log in
+ * order and, per record:
+ *   ALLOC  the page is (re)born: allocation state updated, the page reset to
+ *          zeros in memory (whatever is on disk is ignored: the log has all
+ *          its changes since),
+ *   FREE   the page goes back to the free-space bitmap,
+ *   FPI    the page is set to the image (also repairs a page torn on disk),
+ *   DIFF   applied when the page's LSN is older than the record (the page
+ *          is read from disk and checksum-verified; a torn page cannot be
+ *          met here: its first change after the epoch was an ALLOC or FPI
+ *          that already replaced it in memory),
+ *   META   the meta slot is set,
+ *   UNDO / COMMIT / END (transactions, include/ruma/txn.h): collected; the
+ *          undo records of transactions with neither COMMIT nor END (the
+ *          losers) are kept, newest first, for the layer above to undo
+ *          logically (ruma_bm_undo_take) once redo is complete.
+ * An applied DIFF sets the page LSN to the record's end; ALLOC and FPI set
+ * it to the record's start, so that a DIFF of the same page later in the
+ * same record still applies.  Then every page
+ * and the metadata are written and synced (a checkpoint), the log is emptied
+ * with LSNs continuing, and open goes on.  A crash during recovery leaves the
+ * log and page 0 as they were, so recovery simply runs again.
+ *
+ * The log is opened without its background flusher and is not written;
+ * bm->wal stays NULL throughout, so the pages fixed here are not logged.
+ *
+ * Syscalls: none of its own (the log's reads through src/wal; the pages'
+ * I/O through the normal fault and flush paths); clock_gettime for timing.
+ */
+#include "bm/bm_int.h"
+#include "bm/mtr.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define D RUMA_BM_PAGE_DATA
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Latch pid exclusively; with discard, ignore its image on disk (the caller
+ * overwrites the whole page). */
+static int latch(ruma_bm *bm, ruma_pid pid, bool discard, char **page)
+{
+	void *p;
+	if (discard)
+		bm_written_set(bm, pid, false);
+	int r = ruma_bm_fix_x(bm, pid, &p);
+	if (r == RUMA_ECORRUPT)
+		bm_say(&bm->cfg,
+			"%s: recovery: page %" PRIu64 " on disk is damaged and the log holds "
+			"no full image of it",
+			bm->path, pid);
+	*page = p;
+	return r;
+}
+
+static int apply_diff(ruma_bm *bm, ruma_pid pid, const char *b, const char *end, uint64_t lsn,
+		      const char **next)
+{
+	uint16_t n;
+	if (end - b < 2)
+		return RUMA_ECORRUPT;
+	memcpy(&n, b, 2);
+	b += 2;
+	const char *ranges = b;
+	for (unsigned i = 0; i < n; i++) { /* bounds first: nothing half-applied */
+		uint16_t off, len;
+		if (end - b < 4)
+			return RUMA_ECORRUPT;
+		memcpy(&off, b, 2);
+		memcpy(&len, b + 2, 2);
+		if ((size_t)off + len > D || end - (b + 4) < len)
+			return RUMA_ECORRUPT;
+		b += 4 + len;
+	}
+	*next = b;
+	char *page;
+	int r = latch(bm, pid, false, &page);
+	if (r)
+		return r;
+	if (bm_page_lsn(page) < lsn) {
+		for (const char *q = ranges; q < b;) {
+			uint16_t off, len;
+			memcpy(&off, q, 2);
+			memcpy(&len, q + 2, 2);
+			memcpy(page + off, q + 4, len);
+			q += 4 + len;
+		}
+		bm_page_set_lsn(page, lsn);
+		bm->recovery.pages_redone++;
+	} else {
+		bm->recovery.pages_skipped++;
+	}
+	ruma_bm_unfix_x(bm, pid);
+	return 0;
+}
+
+static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, const char *b, const char *end,
+		       const ruma_wal_record *rec, const char **next)
+{
+	char *page;
+	int r;
+	if (pid < bm->meta_pages || pid >= bm->virt_pages)
+		return RUMA_ECORRUPT;
+	switch (kind) {
+	case BM_MTR_ALLOC:
+		*next = b;
+		bm->recovery.allocs++;
+		if ((r = bm_recover_alloc(bm, pid)) || (r = latch(bm, pid, true, &page)))
+			return r;
+		memset(page, 0, RUMA_BM_PAGE_SIZE);
+		bm_page_set_lsn(page, rec->lsn); /* the record's DIFF for it still applies */
+		ruma_bm_unfix_x(bm, pid);
+		return 0;
+	case BM_MTR_FREE:
+		*next = b;
+		bm->recovery.frees++;
+		bm_recover_free(bm, pid);
+		return 0;
+	case BM_MTR_FPI:
+		if (end - b < (ptrdiff_t)D)
+			return RUMA_ECORRUPT;
+		*next = b + D;
+		if ((r = latch(bm, pid, true, &page)))
+			return r;
+		memcpy(page, b, D);
+		bm_page_set_lsn(page, rec->lsn);
+		ruma_bm_unfix_x(bm, pid);
+		bm->recovery.full_images++;
+		return 0;
+	case BM_MTR_DIFF:
+		return apply_diff(bm, pid, b, end, rec->end, next);
+	default:
+		return RUMA_ECORRUPT;
+	}
+}
+
+/* Transactions seen in the log: undo records, and ids that committed or
+ * were rolled back completely. */
+struct txns {
+	ruma_bm_undo *undo;
+	size_t n, cap;
+	uint64_t *done;
+	size_t ndone, capdone;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+static int note_txn(struct txns *x, const ruma_wal_record *rec)
+{
+	uint64_t id;
+	if (rec->len < 8)
+		return RUMA_ECORRUPT;
+	memcpy(&id, rec->payload, 8);
+	if (!id)
+		id = rec->lsn;
+	if (rec->type != RUMA_BM_LOG_UNDO) {
+		if (grow((void **)&x->done, &x->capdone, x->ndone + 1, sizeof(*x->done)))
+			return -ENOMEM;
+		x->done[x->ndone++] = id;
+		return 0;
+	}
+	if (grow((void **)&x->undo, &x->cap, x->n + 1, sizeof(*x->undo)))
+		return -ENOMEM;
+	void *copy = malloc(rec->len - 8u + 1u);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, (const char *)rec->payload + 8, rec->len - 8u);
+	x->undo[x->n++] = (ruma_bm_undo){ id, rec->lsn, rec->len - 8u, copy };
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Keep the undo records of the losers, newest first, in bm->pending. */
+static void pick_losers(ruma_bm *bm, struct txns *x)
+{
+	if (x->ndone)
+		qsort(x->done, x->ndone, sizeof(*x->done), cmp_u64);
+	size_t k = 0;
+	/* newest first: reverse while filtering (the list is in log order) */
+	for (size_t i = 0; i < x->n / 2; i++) {
+		ruma_bm_undo t = x->undo[i];
+		x->undo[i] = x->undo[x->n - 1 - i];
+		x->undo[x->n - 1 - i] = t;
+	}
+	for (size_t i = 0; i < x->n; i++) {
+		ruma_bm_undo u = x->undo[i];
+		if (x->ndone && bsearch(&u.txn, x->done, x->ndone, sizeof(*x->done), cmp_u64)) {
+			free((void *)u.payload);
+			continue;
+		}
+		x->undo[k++] = u;
+	}
+	/* distinct loser ids (reusing the done array) */
+	uint64_t *ids = k ? realloc(x->done, k * sizeof(*ids)) : NULL;
+	if (ids) {
+		for (size_t i = 0; i < k; i++)
+			ids[i] = x->undo[i].txn;
+		qsort(ids, k, sizeof(*ids), cmp_u64);
+		for (size_t i = 0; i < k; i++)
+			bm->recovery.losers += i == 0 || ids[i] != ids[i - 1];
+		free(ids);
+	} else {
+		free(x->done);
+	}
+	bm->pending = x->undo;
+	bm->npending = k;
+	x->undo = NULL;
+	x->done = NULL;
+}
+
+static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
+{
+	const char *b = rec->payload, *end = b + rec->len;
+	if (rec->type >= RUMA_BM_LOG_UNDO && rec->type <= RUMA_BM_LOG_END)
+		return note_txn(x, rec);
+	if (rec->lsn < bm->meta_redo_lsn)
+		return 0; /* before the last checkpoint: on disk already */
+	if (rec->type == BM_WAL_META) {
+		struct { uint32_t slot; uint32_t rsv; uint64_t value; } m;
+		if (rec->len != sizeof(m))
+			return RUMA_ECORRUPT;
+		memcpy(&m, b, sizeof(m));
+		if (m.slot >= RUMA_BM_META_SLOTS)
+			return RUMA_ECORRUPT;
+		atomic_store(&bm->meta_slots[m.slot], m.value);
+		return 0;
+	}
+	if (rec->type != BM_WAL_MTR)
+		return RUMA_ECORRUPT;
+	while (b < end) {
+		ruma_pid pid;
+		if (end - b < 9)
+			return RUMA_ECORRUPT;
+		unsigned kind = (unsigned char)*b;
+		memcpy(&pid, b + 1, sizeof(pid));
+		int r = apply_entry(bm, kind, pid, b + 9, end, rec, &b);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+int bm_recover(ruma_bm *bm)
+{
+	uint64_t t0 = now_usec();
+	ruma_wal *w;
+	ruma_wal_iter *it = NULL;
+	ruma_wal_record rec;
+	uint64_t end = 0;
+	struct txns x = { 0 };
+	int r = bm_wal_open(bm, &w);
+
+	if (r) {
+		bm_say(&bm->cfg, "%s was not closed cleanly and its log %s.wal cannot be read: %s",
+			bm->path, bm->path, ruma_strerror(r));
+		return r == -ENOENT ? RUMA_ECORRUPT : r;
+	}
+	memset(&bm->recovery, 0, sizeof(bm->recovery));
+	bm->recovery.ran = true;
+	r = ruma_wal_iter_open(w, &it);
+	while (!r && (r = ruma_wal_iter_next(it, &rec)) == 1) {
+		bm->recovery.records++;
+		bm->recovery.log_bytes += rec.end - rec.lsn;
+		end = rec.end;
+		r = apply_record(bm, &x, &rec);
+		if (r == RUMA_ECORRUPT)
+			bm_say(&bm->cfg, "%s.wal: record at LSN %" PRIu64 " does not fit the store",
+				bm->path, rec.lsn);
+	}
+	ruma_wal_iter_close(it);
+	if (!r)
+		pick_losers(bm, &x);
+	for (size_t i = 0; x.undo && i < x.n; i++)
+		free((void *)x.undo[i].payload);
+	free(x.undo);
+	free(x.done);
+	if (!r)
+		r = bm_checkpoint(bm);
+	if (!r)
+		r = ruma_wal_reset(w, RUMA_MAX(RUMA_MAX(end, bm->meta_next_lsn), ruma_wal_end(w)));
+	if (!r)
+		bm->meta_next_lsn = ruma_wal_start(w);
+	int r2 = ruma_wal_close(w);
+	r = r ? r : r2;
+	bm->recovery.usec = now_usec() - t0;
+	if (r) {
+		bm_say(&bm->cfg, "%s: recovery failed: %s", bm->path, ruma_strerror(r));
+		return r;
+	}
+	bm->needs_recovery = false;
+	bm_say(&bm->cfg,
+		"%s was not closed cleanly: recovered from its log in %.1f ms: %" PRIu64
+		" records (%" PRIu64 " bytes), %" PRIu64 " page changes redone, %" PRIu64
+		" already on disk, %" PRIu64 " full page images, %" PRIu64 " allocations, %" PRIu64
+		" frees; %zu undo records of unfinished transactions left to undo",
+		bm->path, (double)bm->recovery.usec / 1000.0, bm->recovery.records,
+		bm->recovery.log_bytes, bm->recovery.pages_redone, bm->recovery.pages_skipped,
+		bm->recovery.full_images, bm->recovery.allocs, bm->recovery.frees, bm->npending);
+	return 0;
+}
+
+void ruma_bm_get_recovery(ruma_bm *bm, ruma_bm_recovery *out)
+{
+	*out = bm->recovery;
+}

@@ -1,0 +1,524 @@
+/*
+ * wal.c — the write-ahead log file: records, the shared ring, group commit,
+ * reading back.
+ *
+ * File layout: page 0 is a header {magic, version, base LSN, start LSN,
+ * CRC-32C}; the record with LSN L sits at file offset 4096 + (L - base).
+ * The log's records begin at start >= base: ruma_wal_discard_before moves
+ * start forward (header rewritten and synced first) and punches the blocks
+ * before it out of the file (fallocate PUNCH_HOLE), so offsets never move.
+ * A record is
+ *   u32 crc   CRC-32C of the rest of the header and the payload
+ *   u32 len   bytes of the whole record incl. header, padded to 8
+ *   u64 lsn   its own LSN (a stale or misplaced record cannot pass)
+ *   u16 type, u16 0, u32 payload length
+ * followed by the payload.  The log ends at the first record that fails.
+ *
+ * Ring: records [written, end) live in ring[(lsn - base) % cap]; appenders
+ * copy in under mu and wait (or write themselves) when the ring is full.
+ * One flusher at a time (flushing = true) takes [written, end) as it is at
+ * that moment, writes it with mu released — appenders go on filling the
+ * ring behind it — fdatasyncs, then advances written = durable and wakes
+ * every waiter.  Waiters whose LSN is not covered start the next round,
+ * which then carries all of them: group commit.
+ *
+ * Invariants: base <= written = durable <= end; end - written <= cap;
+ * err != 0 is sticky (a dead log accepts nothing).
+ *
+ * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate; close and
+ * fstat directly.  Thread: the optional background flusher (pthread).
+ */
+#include <ruma/wal.h>
+#include <ruma/core.h>
+
+#include "os/os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAL_MAGIC 0x314c4157414d5552ull /* "RUMAWAL1" */
+#define WAL_VERSION 1u
+#define WAL_HDR_BYTES 4096u
+#define WAL_DEFAULT_RING (8u << 20)
+
+struct file_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t crc; /* of the struct with crc = 0 */
+	uint64_t base;
+	uint64_t start; /* first record (>= base) */
+};
+
+struct rec_hdr {
+	uint32_t crc;
+	uint32_t len;
+	uint64_t lsn;
+	uint16_t type;
+	uint16_t rsv;
+	uint32_t plen;
+};
+_Static_assert(sizeof(struct rec_hdr) == RUMA_WAL_HEADER, "record header size");
+
+struct ruma_wal {
+	ruma_wal_config cfg;
+	int fd;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;       /* a flush round ended */
+	pthread_cond_t kick;     /* wakes the background flusher */
+	char *ring;
+	size_t cap;
+	uint64_t base;           /* LSN at file offset WAL_HDR_BYTES */
+	uint64_t start;          /* LSN of the first record kept */
+	uint64_t end;            /* next LSN */
+	uint64_t durable;        /* == written */
+	bool flushing;
+	int err;
+	bool stop;
+	bool has_flusher;
+	pthread_t flusher;
+	ruma_wal_stats st;
+};
+
+struct ruma_wal_iter {
+	ruma_wal *w;
+	uint64_t lsn;
+	char *buf;
+	size_t cap;
+};
+
+#define say(c, ...) ruma_say((c)->message, (c)->message_ctx, "ruma wal", __VA_ARGS__)
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static uint32_t rec_crc(const struct rec_hdr *h, const void *payload)
+{
+	uint32_t c = ruma_crc32c(0, (const char *)h + 4, sizeof(*h) - 4);
+	return ruma_crc32c(c, payload, h->plen);
+}
+
+static off_t file_off(const ruma_wal *w, uint64_t lsn)
+{
+	return (off_t)(WAL_HDR_BYTES + (lsn - w->base));
+}
+
+/* ---- header ---------------------------------------------------------------- */
+
+static int write_header(ruma_wal *w, uint64_t base, uint64_t start)
+{
+	char page[WAL_HDR_BYTES];
+	struct file_hdr h = { .magic = WAL_MAGIC, .version = WAL_VERSION, .crc = 0, .base = base,
+			      .start = start };
+	h.crc = ruma_crc32c(0, &h, sizeof(h));
+	memset(page, 0, sizeof(page));
+	memcpy(page, &h, sizeof(h));
+	return ruma_os_pwrite_full(w->fd, page, sizeof(page), 0);
+}
+
+static int read_header(ruma_wal *w, bool *empty)
+{
+	struct stat st;
+	struct file_hdr h;
+	*empty = false;
+	if (fstat(w->fd, &st))
+		return -errno;
+	if (st.st_size == 0) {
+		*empty = true;
+		return 0;
+	}
+	int r = ruma_os_pread_full(w->fd, &h, sizeof(h), 0);
+	if (r == RUMA_ESHORTIO)
+		r = RUMA_ECORRUPT;
+	if (r)
+		return r;
+	uint32_t want = h.crc;
+	h.crc = 0;
+	if (h.magic != WAL_MAGIC || h.version != WAL_VERSION || ruma_crc32c(0, &h, sizeof(h)) != want) {
+		say(&w->cfg, "%s is not a ruma write-ahead log (bad header)", w->cfg.path);
+		return RUMA_ECORRUPT;
+	}
+	if (h.start < h.base || (h.start - h.base) % 8) {
+		say(&w->cfg, "%s: bad log header (start before base)", w->cfg.path);
+		return RUMA_ECORRUPT;
+	}
+	w->base = h.base;
+	w->start = h.start;
+	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------------ */
+
+int ruma_wal_iter_open(ruma_wal *w, ruma_wal_iter **out)
+{
+	ruma_wal_iter *it = calloc(1, sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	it->w = w;
+	it->lsn = w->start;
+	it->cap = RUMA_WAL_HEADER + RUMA_WAL_MAX_PAYLOAD;
+	it->buf = malloc(it->cap);
+	if (!it->buf) {
+		free(it);
+		return -ENOMEM;
+	}
+	*out = it;
+	return 0;
+}
+
+void ruma_wal_iter_close(ruma_wal_iter *it)
+{
+	if (it) {
+		free(it->buf);
+		free(it);
+	}
+}
+
+int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
+{
+	ruma_wal *w = it->w;
+	struct rec_hdr h;
+	int r = ruma_os_pread_full(w->fd, &h, sizeof(h), file_off(w, it->lsn));
+	if (r == RUMA_ESHORTIO)
+		return 0;
+	if (r)
+		return r;
+	if (h.lsn != it->lsn || h.plen > RUMA_WAL_MAX_PAYLOAD || h.len != pad8(sizeof(h) + h.plen))
+		return 0;
+	r = ruma_os_pread_full(w->fd, it->buf, h.plen, file_off(w, it->lsn) + (off_t)sizeof(h));
+	if (r == RUMA_ESHORTIO)
+		return 0;
+	if (r)
+		return r;
+	if (rec_crc(&h, it->buf) != h.crc)
+		return 0;
+	rec->lsn = h.lsn;
+	rec->end = h.lsn + h.len;
+	rec->type = h.type;
+	rec->len = h.plen;
+	rec->payload = it->buf;
+	it->lsn = rec->end;
+	return 1;
+}
+
+static int find_end(ruma_wal *w)
+{
+	ruma_wal_iter *it;
+	ruma_wal_record rec;
+	int r = ruma_wal_iter_open(w, &it);
+	if (r)
+		return r;
+	while ((r = ruma_wal_iter_next(it, &rec)) == 1)
+		;
+	w->end = it->lsn;
+	ruma_wal_iter_close(it);
+	if (r)
+		return r;
+	/* Cut what follows the end (a torn record and anything after it), so
+	 * that records appended from here can never make stale bytes behind
+	 * them look like a continuation of the log. */
+	struct stat st;
+	if (fstat(w->fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size > (uint64_t)file_off(w, w->end)) {
+		r = ruma_os_ftruncate(w->fd, file_off(w, w->end));
+		if (!r)
+			r = ruma_os_fdatasync(w->fd);
+	}
+	return r;
+}
+
+/* ---- flushing ------------------------------------------------------------------ */
+
+/* Write ring bytes for LSNs [from, to) to the file (mu not held). */
+static int write_range(ruma_wal *w, uint64_t from, uint64_t to)
+{
+	while (from < to) {
+		size_t at = (size_t)((from - w->base) % w->cap);
+		size_t n = (size_t)RUMA_MIN(to - from, (uint64_t)(w->cap - at));
+		int r = ruma_os_pwrite_full(w->fd, w->ring + at, n, file_off(w, from));
+		if (r)
+			return r;
+		from += n;
+	}
+	return 0;
+}
+
+/* One flush round for everything appended so far.  Called and returns with
+ * mu held and flushing set by the caller. */
+static void flush_round(ruma_wal *w)
+{
+	uint64_t from = w->durable, to = w->end;
+	pthread_mutex_unlock(&w->mu);
+	int r = write_range(w, from, to);
+	if (!r)
+		r = ruma_os_fdatasync(w->fd);
+	pthread_mutex_lock(&w->mu);
+	if (r && !w->err) {
+		w->err = r;
+		say(&w->cfg, "%s: writing the log failed (%s); the log accepts no more records",
+		    w->cfg.path, ruma_strerror(r));
+	}
+	if (!r)
+		w->durable = to;
+	w->st.flushes++;
+	w->flushing = false;
+	pthread_cond_broadcast(&w->cv);
+}
+
+int ruma_wal_flush(ruma_wal *w, uint64_t upto)
+{
+	pthread_mutex_lock(&w->mu);
+	if (upto > w->end)
+		upto = w->end;
+	bool waited = false;
+	while (w->durable < upto && !w->err) {
+		waited = true;
+		if (w->flushing) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		w->flushing = true;
+		flush_round(w);
+	}
+	if (waited)
+		w->st.waits++;
+	int r = w->durable >= upto ? 0 : w->err;
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+static void *flusher_main(void *arg)
+{
+	ruma_wal *w = arg;
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)w->cfg.flush_ms * 1000000u;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		(void)pthread_cond_timedwait(&w->kick, &w->mu, &ts);
+		if (!w->stop && !w->flushing && !w->err && w->durable < w->end) {
+			w->flushing = true;
+			flush_round(w);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* ---- appending -------------------------------------------------------------------- */
+
+static void ring_copy(ruma_wal *w, uint64_t lsn, const void *src, size_t n)
+{
+	const char *p = src;
+	while (n) {
+		size_t at = (size_t)((lsn - w->base) % w->cap);
+		size_t k = RUMA_MIN(n, w->cap - at);
+		memcpy(w->ring + at, p, k);
+		p += k;
+		lsn += k;
+		n -= k;
+	}
+}
+
+int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len, uint64_t *lsn,
+		    uint64_t *end)
+{
+	static const char zeros[8];
+	if (len > RUMA_WAL_MAX_PAYLOAD || (len && !payload))
+		return -EINVAL;
+	struct rec_hdr h = { .len = (uint32_t)pad8(sizeof(h) + len), .type = type,
+			     .plen = (uint32_t)len };
+	pthread_mutex_lock(&w->mu);
+	while (!w->err && w->end + h.len - w->durable > w->cap) {
+		if (w->flushing) {
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		w->flushing = true;
+		flush_round(w);
+	}
+	if (w->err) {
+		int r = w->err;
+		pthread_mutex_unlock(&w->mu);
+		return r;
+	}
+	h.lsn = w->end;
+	h.crc = rec_crc(&h, payload);
+	ring_copy(w, h.lsn, &h, sizeof(h));
+	ring_copy(w, h.lsn + sizeof(h), payload, len);
+	ring_copy(w, h.lsn + sizeof(h) + len, zeros, h.len - sizeof(h) - len);
+	w->end += h.len;
+	w->st.records++;
+	w->st.bytes += h.len;
+	if (lsn)
+		*lsn = h.lsn;
+	if (end)
+		*end = w->end;
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+/* ---- open / reset / close ------------------------------------------------------------ */
+
+uint64_t ruma_wal_start(ruma_wal *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t v = w->start;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+uint64_t ruma_wal_end(ruma_wal *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t v = w->end;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+uint64_t ruma_wal_durable(ruma_wal *w)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t v = w->durable;
+	pthread_mutex_unlock(&w->mu);
+	return v;
+}
+
+int ruma_wal_reset(ruma_wal *w, uint64_t base)
+{
+	pthread_mutex_lock(&w->mu);
+	uint64_t b = pad8(RUMA_MAX(base, w->end));
+	int r = w->err ? w->err : ruma_os_ftruncate(w->fd, WAL_HDR_BYTES);
+	if (!r)
+		r = write_header(w, b, b);
+	if (!r)
+		r = ruma_os_fdatasync(w->fd);
+	if (!r)
+		w->base = w->start = w->end = w->durable = b;
+	else if (!w->err)
+		w->err = r;
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+int ruma_wal_discard_before(ruma_wal *w, uint64_t lsn)
+{
+	pthread_mutex_lock(&w->mu);
+	int r = w->err;
+	if (!r && (lsn < w->start || lsn > w->durable || (lsn - w->base) % 8))
+		r = -EINVAL;
+	if (!r && lsn > w->start) {
+		r = write_header(w, w->base, lsn);
+		if (!r)
+			r = ruma_os_fdatasync(w->fd);
+		if (!r) {
+			w->start = lsn;
+			off_t upto = file_off(w, lsn) & ~(off_t)(WAL_HDR_BYTES - 1);
+			if (upto > (off_t)WAL_HDR_BYTES) {
+				int p = ruma_os_fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+							  WAL_HDR_BYTES, upto - (off_t)WAL_HDR_BYTES);
+				/* a file system without hole punching keeps the bytes */
+				r = p == -EOPNOTSUPP ? 0 : p;
+			}
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+static void wal_free(ruma_wal *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	free(w->ring);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	pthread_cond_destroy(&w->kick);
+	free(w);
+}
+
+int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
+{
+	if (!c || !c->path || !*c->path)
+		return -EINVAL;
+	size_t cap = c->buffer_bytes ? c->buffer_bytes : WAL_DEFAULT_RING;
+	if (cap < 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8))
+		cap = 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8);
+	ruma_wal *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = *c;
+	w->fd = -1;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	pthread_cond_init(&w->kick, NULL);
+	w->cap = cap;
+	w->ring = malloc(cap);
+	int r = w->ring ? 0 : -ENOMEM;
+	if (!r) {
+		r = ruma_os_open(c->path, O_RDWR | O_CREAT, 0644, &w->fd);
+		if (r) {
+			say(&w->cfg, "cannot open the log %s: %s", c->path, ruma_strerror(r));
+			w->fd = -1;
+		}
+	}
+	bool empty = false;
+	if (!r)
+		r = read_header(w, &empty);
+	if (!r && empty) {
+		w->base = w->start = 0;
+		r = write_header(w, 0, 0);
+		if (!r)
+			r = ruma_os_fdatasync(w->fd);
+	}
+	if (!r)
+		r = find_end(w);
+	if (!r) {
+		w->durable = w->end;
+		if (c->flush_ms) {
+			r = -pthread_create(&w->flusher, NULL, flusher_main, w);
+			w->has_flusher = r == 0;
+		}
+	}
+	if (r) {
+		w->cfg.path = NULL;
+		wal_free(w);
+		return r;
+	}
+	*out = w;
+	return 0;
+}
+
+int ruma_wal_close(ruma_wal *w)
+{
+	if (!w)
+		return 0;
+	int r = ruma_wal_flush(w, UINT64_MAX);
+	if (w->has_flusher) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = true;
+		pthread_cond_signal(&w->kick);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->flusher, NULL);
+	}
+	wal_free(w);
+	return r;
+}
+
+void ruma_wal_get_stats(ruma_wal *w, ruma_wal_stats *out)
+{
+	pthread_mutex_lock(&w->mu);
+	*out = w->st;
+	pthread_mutex_unlock(&w->mu);
+}

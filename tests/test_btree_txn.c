@@ -1,0 +1,376 @@
+/*
+ * test_btree_txn.c — transactions (txn.h) on B-trees:
+ *
+ *   abort_nolog / abort_log  a transaction that inserts thousands of keys
+ *                     (splits), updates, upserts and removes (merges) is
+ *                     aborted: the tree equals its state before, key by key
+ *                     and value by value, and the checker is clean
+ *   conflict          a row held by one transaction gives RUMA_ECONFLICT to
+ *                     another, which succeeds after the first commits
+ *   sigkill           a forked child runs transactions of 1..30 (some 1..400)
+ *                     changes
+ *                     (SYNC) and is killed at a random instant: after
+ *                     reopening, every committed transaction is there and
+ *                     the one in flight is entirely present or entirely
+ *                     absent; three rounds
+ *   powerloss_open_txn  a large open transaction (its pages evicted, so
+ *                     its uncommitted changes reached the store) when the
+ *                     power fails: recovery undoes all of it; the committed
+ *                     ones stay
+ *   checkpoint_open_txn  the same with checkpoints (ruma_bm_flush) while the
+ *                     transaction is open and others commit
+ */
+#include "wal_util.h"
+
+#include <ruma/txn.h>
+
+#include "os/os.h"
+
+
+#define KEYS 4000u
+#define PS RUMA_BM_PAGE_SIZE
+
+
+static int txn_op(ruma_txn *x, ruma_btree *t, uint32_t k, uint32_t ver)
+{
+	uint8_t key[4], val[256];
+	key_of(k, key);
+	if (!ver) {
+		int r = ruma_txn_remove(x, t, key, 4);
+		return r == RUMA_ENOTFOUND ? 0 : r;
+	}
+	return ruma_txn_upsert(x, t, key, 4, val, val_of(k, ver, val));
+}
+
+/* 0 if the tree holds exactly model (versions; 0 = absent). */
+static int matches(ruma_btree *t, const uint32_t *model)
+{
+	uint8_t key[4], want[256], got[256];
+	for (uint32_t k = 0; k < KEYS; k++) {
+		size_t vlen = 0;
+		key_of(k, key);
+		int r = ruma_btree_lookup(t, key, 4, got, sizeof(got), &vlen);
+		bool ok = model[k] ? r == 0 && vlen == val_of(k, model[k], want) && !memcmp(got, want, vlen)
+				   : r == RUMA_ENOTFOUND;
+		if (!ok)
+			return (int)k + 1;
+	}
+	return 0;
+}
+
+static int make_tree(ruma_bm_durability d, ruma_bm **bm, ruma_btree **t)
+{
+	unlink(logpath);
+	int r = open_store(true, d, bm);
+	if (!r)
+		r = ruma_btree_create(*bm, "t", t);
+	return r;
+}
+
+static void add_one(void *val, size_t vlen, void *ctx)
+{
+	(void)ctx;
+	if (vlen)
+		((uint8_t *)val)[0]++;
+}
+
+static int abort_case(ruma_bm_durability d)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(make_tree(d, &bm, &t));
+	for (uint32_t k = 0; k < KEYS; k += 4) {
+		CHECK_OK(txn_op(NULL, t, k, 1));
+		model[k] = 1;
+	}
+	ruma_btree_stats before, after;
+	CHECK_OK(ruma_btree_get_stats(t, &before));
+	ruma_txn *x;
+	CHECK_OK(ruma_txn_begin(bm, 0, &x));
+	for (uint32_t k = 0; k < KEYS; k++) /* every key: inserts split leaves */
+		CHECK_OK(txn_op(x, t, k, 7));
+	for (uint32_t k = 0; k < KEYS; k += 3) { /* in-place updates */
+		uint8_t key[4];
+		key_of(k, key);
+		CHECK_OK(ruma_txn_update(x, t, key, 4, add_one, NULL));
+	}
+	for (uint32_t k = 0; k < KEYS; k++) /* remove nearly all: merges */
+		if (k % 16)
+			CHECK_OK(txn_op(x, t, k, 0));
+	uint8_t key[4], val[8] = { 0 };
+	key_of(KEYS + 5, key);
+	CHECK_OK(ruma_txn_insert(x, t, key, 4, val, sizeof(val)));
+	CHECK_EQ(ruma_txn_insert(x, t, key, 4, val, sizeof(val)), RUMA_EEXISTS);
+	CHECK_OK(ruma_btree_get_stats(t, &after));
+	CHECK(after.leaf_splits > before.leaf_splits && after.leaf_merges > before.leaf_merges);
+	CHECK_OK(ruma_txn_abort(x));
+	CHECK_EQ(matches(t, model), 0);
+	CHECK_EQ(ruma_btree_lookup(t, key, 4, NULL, 0, NULL), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_btree_check(t, stdout));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_abort_nolog(void)
+{
+	return abort_case(RUMA_BM_DURABLE_OFF);
+}
+
+static int t_abort_log(void)
+{
+	return abort_case(RUMA_BM_DURABLE_SYNC);
+}
+
+static int t_conflict(void)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_txn *a, *b;
+	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
+	CHECK_OK(ruma_txn_begin(bm, 0, &a));
+	CHECK_OK(ruma_txn_begin(bm, 0, &b));
+	CHECK_OK(txn_op(a, t, 5, 1));
+	CHECK_EQ(txn_op(b, t, 5, 2), RUMA_ECONFLICT);
+	uint8_t key[4];
+	key_of(5, key);
+	CHECK_EQ(ruma_txn_lookup(b, t, key, 4, NULL, 0, NULL), RUMA_ECONFLICT);
+	CHECK_OK(txn_op(b, t, 6, 2)); /* other rows are free */
+	CHECK_OK(ruma_txn_commit(a));
+	CHECK_OK(ruma_txn_abort(b));
+	CHECK_OK(ruma_txn_begin(bm, 0, &b));
+	CHECK_OK(txn_op(b, t, 5, 3));
+	CHECK_OK(ruma_txn_commit(b));
+	uint32_t model[KEYS] = { 0 };
+	model[5] = 3;
+	CHECK_EQ(matches(t, model), 0);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* ---- crashes ------------------------------------------------------------------ */
+
+struct side_op {
+	uint32_t k, ver;
+};
+#define COMMITTED 0xffffffffu
+
+/* Child: transactions of 1..30 changes; each written to the side file as
+ * its ops, then {COMMITTED, n} after commit returned. */
+static void child_run(uint64_t seed)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_rng rng;
+	ruma_rng_seed(&rng, seed);
+	int fd;
+	child_open(&fd, &bm, &t);
+	for (uint32_t n = 1;; n++) {
+		ruma_txn *x;
+		if (ruma_txn_begin(bm, 0, &x))
+			_exit(4);
+		/* every 4th is large: eviction writes its pages, so its log
+		 * reaches the file before it commits */
+		unsigned ops = 1 + (unsigned)ruma_rng_below(&rng, n % 4 ? 30 : 400);
+		for (unsigned i = 0; i < ops; i++) {
+			struct side_op o = { (uint32_t)ruma_rng_below(&rng, KEYS), 0 };
+			o.ver = ruma_rng_below(&rng, 3) ? (uint32_t)(seed % 100u) * 1000000u + n : 0;
+			if (write(fd, &o, sizeof(o)) != sizeof(o) || txn_op(x, t, o.k, o.ver))
+				_exit(5);
+		}
+		if (!ruma_bm_logging(bm) || ruma_txn_commit(x))
+			_exit(6);
+		struct side_op c = { COMMITTED, n };
+		if (write(fd, &c, sizeof(c)) != sizeof(c))
+			_exit(7);
+	}
+}
+
+/* Committed transactions into model; the one in flight into alt (a copy of
+ * model with it applied). */
+static int replay(uint32_t *model, uint32_t *alt)
+{
+	int fd = open(side, O_RDONLY);
+	struct side_op o, pend[512];
+	size_t np = 0;
+	if (fd < 0)
+		return -1;
+	while (read(fd, &o, sizeof(o)) == sizeof(o)) {
+		if (o.k == COMMITTED) {
+			for (size_t i = 0; i < np; i++)
+				model[pend[i].k] = pend[i].ver;
+			np = 0;
+		} else if (o.k < KEYS && np < 512) {
+			pend[np++] = o;
+		} else {
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	memcpy(alt, model, KEYS * sizeof(*alt));
+	for (size_t i = 0; i < np; i++)
+		alt[pend[i].k] = pend[i].ver;
+	return 0;
+}
+
+static int t_sigkill(void)
+{
+	static uint32_t model[KEYS], alt[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	uint64_t losers = 0;
+	for (int round = 0; round < 3; round++) {
+		unlink(side);
+		CHECK(run_and_kill(child_run, test_seed + (uint64_t)round));
+		CHECK_OK(replay(model, alt));
+		ruma_bm_recovery rec;
+		CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+		ruma_bm_get_recovery(bm, &rec);
+		CHECK(rec.ran);
+		losers += rec.losers;
+		CHECK_OK(ruma_btree_open(bm, "t", &t));
+		CHECK_OK(ruma_btree_check(t, stdout));
+		int m = matches(t, model), a = matches(t, alt);
+		if (m && a)
+			printf("  round %d: key %d differs from the committed state, key %d from it plus "
+			       "the transaction in flight\n", round, m - 1, a - 1);
+		CHECK(m == 0 || a == 0);
+		if (m)
+			memcpy(model, alt, sizeof(model));
+		ruma_btree_release(t);
+		CHECK_OK(ruma_bm_close(bm));
+	}
+	/* a loser needs its log to reach the file before the kill: random here,
+	 * certain in powerloss_open_txn */
+	printf("  %llu transactions undone by recovery\n", (unsigned long long)losers);
+	return TEST_PASS;
+}
+
+/* The power fails with open_txn unfinished; reopening recovers the store,
+ * undoes open_txn (the one loser) and leaves exactly model. */
+static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn,
+				  const uint32_t *model)
+{
+	CHECK_OK(ruma_os_powerloss());
+	/* the "machine" is dead: nothing of this abort reaches the files; it
+	 * only frees the transaction and its row locks */
+	(void)ruma_txn_abort(open_txn);
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+
+	ruma_bm_recovery rec;
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	ruma_bm_get_recovery(bm, &rec);
+	CHECK(rec.ran);
+	CHECK_EQ(rec.losers, 1u);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(matches(t, model), 0);
+	CHECK_OK(ruma_btree_check(t, stdout));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_powerloss_open_txn(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t n = 1; n <= 40; n++) { /* committed */
+		ruma_txn *x;
+		CHECK_OK(ruma_txn_begin(bm, 0, &x));
+		for (uint32_t i = 0; i < 10; i++) {
+			uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+			CHECK_OK(txn_op(x, t, k, n));
+			model[k] = n;
+		}
+		CHECK_OK(ruma_txn_commit(x));
+	}
+	ruma_txn *open_txn;
+	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	for (uint32_t k = 0; k < KEYS; k++) /* far more pages than the pool */
+		CHECK_OK(txn_op(open_txn, t, k, 999));
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	CHECK(st.writes > 0); /* uncommitted changes reached the store */
+	CHECK_OK(ruma_bm_flush(bm)); /* and are synced there */
+	CHECK_EQ(lose_power_and_recover(bm, t, open_txn, model), TEST_PASS);
+	ruma_bm_recovery rec;
+	/* undone for good: a clean reopen needs no recovery */
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	ruma_bm_get_recovery(bm, &rec);
+	CHECK(!rec.ran);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(matches(t, model), 0);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* A transaction open across a checkpoint (which discards the log before the
+ * oldest unfinished transaction only) is undone whole after a power loss. */
+static int t_checkpoint_open_txn(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	ruma_txn *open_txn, *x;
+	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	for (uint32_t k = 0; k < KEYS; k += 2)
+		CHECK_OK(txn_op(open_txn, t, k, 555));
+	CHECK_OK(ruma_bm_flush(bm)); /* checkpoint with the transaction open */
+	for (uint32_t k = 1; k < KEYS; k += 8) {
+		CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* committed, interleaved */
+		CHECK_OK(txn_op(x, t, k, 7));
+		CHECK_OK(ruma_txn_commit(x));
+		model[k] = 7;
+		if (k % 1000 == 1)
+			CHECK_OK(ruma_bm_flush(bm));
+	}
+	for (uint32_t k = 0; k < KEYS; k += 4)
+		CHECK_OK(txn_op(open_txn, t, k, 0));
+	CHECK_EQ(lose_power_and_recover(bm, t, open_txn, model), TEST_PASS);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "abort_nolog", t_abort_nolog },
+	{ "abort_log", t_abort_log },
+	{ "conflict", t_conflict },
+	{ "sigkill", t_sigkill },
+	{ "powerloss_open_txn", t_powerloss_open_txn },
+	{ "checkpoint_open_txn", t_checkpoint_open_txn },
+};
+
+int main(int argc, char **argv)
+{
+	if (wal_dirs("/tmp/ruma-test-txn-XXXXXX"))
+		return 1;
+	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
+	wal_dirs_remove();
+	return r;
+}

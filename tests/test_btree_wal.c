@@ -1,0 +1,399 @@
+/*
+ * test_btree_wal.c — B-tree operations on a store with a write-ahead log:
+ * every acknowledged operation survives a crash and nothing half-done does.
+ *
+ *   clean_reopen     SYNC store: splits and merges, clean close, reopen: no
+ *                    recovery, contents equal the model
+ *   sigkill          a forked child does random upserts/removes (SYNC) on a
+ *                    store with a tiny pool (eviction writes pages at any
+ *                    time) and is killed with SIGKILL at a random instant;
+ *                    reopening recovers: every acknowledged operation is
+ *                    there, the one in flight is whole or absent, the tree
+ *                    checker is clean; three rounds, each child recovering
+ *                    the previous round's crash itself first
+ *   powerloss        the same in-process with the simulated power loss of
+ *                    src/os (writes no fsync covered are gone)
+ *   torn_page        the power fails while pages are being written: half of
+ *                    each page write reaches the file (torn pages);
+ *                    recovery rebuilds them from their full images
+ *   log_io_error     an injected fdatasync failure of the log: the operation
+ *                    fails, later ones fail, close fails; reopening recovers
+ *                    a consistent tree with every operation acknowledged
+ *                    before the failure
+ *   async            ASYNC store: operations return before the log is
+ *                    durable; after a power loss the tree is valid
+ *   checkpoint_truncates  a checkpoint (ruma_bm_flush) gives the log's blocks
+ *                    back; recovery after a later power loss reads only the
+ *                    records after it
+ */
+#include "wal_util.h"
+
+#include <ruma/btree.h>
+
+#include "os/os.h"
+
+#include <sys/stat.h>
+
+
+#define KEYS 3000u
+#define PS RUMA_BM_PAGE_SIZE
+
+
+/* One operation: ver 0 removes key k, else upserts version ver. */
+static int do_op(ruma_btree *t, uint32_t k, uint32_t ver)
+{
+	uint8_t key[4], val[256];
+	key_of(k, key);
+	if (!ver) {
+		int r = ruma_btree_remove(t, key, 4);
+		return r == RUMA_ENOTFOUND ? 0 : r;
+	}
+	return ruma_btree_upsert(t, key, 4, val, val_of(k, ver, val), NULL);
+}
+
+/* Does the tree hold exactly model (versions, 0 = absent), except that key
+ * `loose` may also hold version `alt`?  *saw gets what loose holds. */
+static int tree_matches(ruma_btree *t, const uint32_t *model, uint32_t loose, uint32_t alt,
+			uint32_t *saw)
+{
+	uint8_t key[4], want[256], got[256];
+	for (uint32_t k = 0; k < KEYS; k++) {
+		size_t vlen = 0;
+		key_of(k, key);
+		int r = ruma_btree_lookup(t, key, 4, got, sizeof(got), &vlen);
+		uint32_t ver = model[k];
+		bool ok = false;
+		for (int pass = 0; pass < 2 && !ok; pass++) {
+			uint32_t v = pass ? (k == loose ? alt : ver) : ver;
+			if (v == 0)
+				ok = r == RUMA_ENOTFOUND;
+			else
+				ok = r == 0 && vlen == val_of(k, v, want) && !memcmp(got, want, vlen);
+			if (ok && k == loose && saw)
+				*saw = v;
+		}
+		if (!ok) {
+			printf("  key %u: lookup %d (len %zu, holds version %u), model version %u%s\n",
+			       k, r, vlen, r == 0 && vlen ? (uint32_t)(uint8_t)(got[0] - k) : 0u, ver,
+			       k == loose ? " (the key in flight)" : "");
+			return TEST_FAIL;
+		}
+	}
+	return TEST_PASS;
+}
+
+static int check_tree(ruma_btree *t)
+{
+	return ruma_btree_check(t, stdout) == 0 ? TEST_PASS : TEST_FAIL;
+}
+
+static int create_tree(void)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	unlink(logpath);
+	int r = open_store(true, RUMA_BM_DURABLE_SYNC, &bm);
+	if (r)
+		return r;
+	r = ruma_btree_create(bm, "t", &t);
+	ruma_btree_release(t);
+	int r2 = ruma_bm_close(bm);
+	return r ? r : r2;
+}
+
+static int t_clean_reopen(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_bm_recovery rec;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(create_tree());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t i = 0; i < 1500; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i + 1));
+		model[k] = i + 1;
+	}
+	for (uint32_t k = 0; k < KEYS; k++)
+		if (k % 8) { /* empty most leaves: merges */
+			CHECK_OK(do_op(t, k, 0));
+			model[k] = 0;
+		}
+	ruma_btree_stats st;
+	CHECK_OK(ruma_btree_get_stats(t, &st));
+	CHECK(st.leaf_splits > 0 && st.leaf_merges > 0);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	ruma_bm_get_recovery(bm, &rec);
+	CHECK(!rec.ran);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
+	CHECK_EQ(check_tree(t), TEST_PASS);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* ---- SIGKILL ---------------------------------------------------------------------- */
+
+struct intent {
+	uint32_t k, ver;
+};
+#define DONE 0x454e4f44u
+
+static void child_run(uint64_t seed)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_rng rng;
+	ruma_rng_seed(&rng, seed);
+	int fd;
+	child_open(&fd, &bm, &t);
+	for (uint32_t i = 1;; i++) {
+		struct intent in = { (uint32_t)ruma_rng_below(&rng, KEYS), 0 };
+		in.ver = ruma_rng_below(&rng, 3) == 0 ? 0 : (uint32_t)(seed % 1000u) * 100000u + i;
+		uint32_t done = DONE;
+		if (write(fd, &in, sizeof(in)) != sizeof(in) || do_op(t, in.k, in.ver) ||
+		    write(fd, &done, sizeof(done)) != sizeof(done))
+			_exit(4);
+	}
+}
+
+/* Replay the side file into model; the operation in flight (intent without
+ * DONE) goes to *loose / *alt. */
+static int replay_side(uint32_t *model, uint32_t *loose, uint32_t *alt)
+{
+	int fd = open(side, O_RDONLY);
+	struct intent in;
+	uint32_t done;
+	*loose = UINT32_MAX;
+	if (fd < 0)
+		return -1;
+	while (read(fd, &in, sizeof(in)) == sizeof(in)) {
+		if (in.k >= KEYS) {
+			close(fd);
+			return -1;
+		}
+		if (read(fd, &done, sizeof(done)) != sizeof(done)) {
+			*loose = in.k;
+			*alt = in.ver;
+			break;
+		}
+		model[in.k] = in.ver;
+	}
+	close(fd);
+	return 0;
+}
+
+static int t_sigkill(void)
+{
+	static uint32_t model[KEYS];
+	memset(model, 0, sizeof(model));
+	CHECK_OK(create_tree());
+	unlink(side);
+	uint64_t redone = 0;
+	for (int round = 0; round < 3; round++) {
+		CHECK(run_and_kill(child_run, test_seed + (uint64_t)round));
+
+		uint32_t loose, alt = 0, saw = 0;
+		CHECK_OK(replay_side(model, &loose, &alt));
+		ruma_bm *bm;
+		ruma_btree *t;
+		ruma_bm_recovery rec;
+		CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+		ruma_bm_get_recovery(bm, &rec);
+		CHECK(rec.ran);
+		redone += rec.pages_redone + rec.full_images;
+		CHECK_OK(ruma_btree_open(bm, "t", &t));
+		CHECK_EQ(tree_matches(t, model, loose, alt, &saw), TEST_PASS);
+		CHECK_EQ(check_tree(t), TEST_PASS);
+		if (loose != UINT32_MAX)
+			model[loose] = saw;
+		ruma_btree_release(t);
+		CHECK_OK(ruma_bm_close(bm));
+		/* the next child starts from this state: forget the side file */
+		unlink(side);
+	}
+	CHECK(redone > 0);
+	return TEST_PASS;
+}
+
+/* ---- power loss ------------------------------------------------------------------------ */
+
+/* Run n random operations (SYNC or ASYNC) on a fresh tree, then lose power. */
+static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n, uint64_t *torn)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, KEYS * sizeof(*model));
+	CHECK_OK(create_tree());
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, d, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t i = 1; i <= n; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		uint32_t ver = ruma_rng_below(&test_rng, 3) == 0 ? 0 : i;
+		CHECK_OK(do_op(t, k, ver));
+		model[k] = ver;
+		if (i == n / 2)
+			CHECK_OK(ruma_bm_flush(bm)); /* a checkpoint in the middle */
+	}
+	CHECK_OK(ruma_os_powerloss_torn(torn));
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm); /* nothing of it reaches the files */
+	ruma_os_powerloss_disarm();
+	return TEST_PASS;
+}
+
+static int reopen_and_match(const uint32_t *model, ruma_bm_recovery *rec)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	ruma_bm_get_recovery(bm, rec);
+	CHECK(rec->ran);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(check_tree(t), TEST_PASS);
+	if (model)
+		CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_powerloss(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm_recovery rec;
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500, NULL), TEST_PASS);
+	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	printf("  recovery: %llu records, %llu redone, %llu full images\n",
+	       (unsigned long long)rec.records, (unsigned long long)rec.pages_redone,
+	       (unsigned long long)rec.full_images);
+	CHECK(rec.pages_redone + rec.full_images > 0);
+	return TEST_PASS;
+}
+
+static int t_torn_page(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm_recovery rec;
+	uint64_t torn = 0;
+	/* the power fails while pages written after the checkpoint are on
+	 * their way: half of each such page reaches the file */
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 5000, &torn), TEST_PASS);
+	printf("  %llu page writes torn\n", (unsigned long long)torn);
+	CHECK(torn > 0);
+	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	CHECK(rec.full_images > 0);
+	return TEST_PASS;
+}
+
+static int t_log_io_error(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(create_tree());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	uint32_t i;
+	for (i = 1; i <= 300; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i));
+		model[k] = i;
+	}
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	uint32_t k = KEYS - 1;
+	CHECK_EQ(do_op(t, k, i), -EIO);
+	ruma_os_inject_clear();
+	CHECK(do_op(t, 0, i + 1) != 0); /* the log is dead */
+	ruma_btree_release(t);
+	CHECK(ruma_bm_close(bm) != 0);
+	ruma_bm_recovery rec;
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	ruma_bm_get_recovery(bm, &rec);
+	CHECK(rec.ran);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(check_tree(t), TEST_PASS);
+	/* the failed operations may or may not have reached the log's file */
+	uint32_t saw;
+	static uint32_t m2[KEYS];
+	memcpy(m2, model, sizeof(m2));
+	CHECK_EQ(tree_matches(t, m2, k, i, &saw), TEST_PASS);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_async(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm_recovery rec;
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_ASYNC, model, 1500, NULL), TEST_PASS);
+	CHECK_EQ(reopen_and_match(NULL, &rec), TEST_PASS);
+	return TEST_PASS;
+}
+
+/* A checkpoint gives the log's blocks back, and recovery after a later
+ * crash reads only what follows it. */
+static int t_checkpoint_truncates(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	struct stat st;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(create_tree());
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t i = 1; i <= 1000; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i));
+		model[k] = i;
+	}
+	CHECK(stat(logpath, &st) == 0);
+	blkcnt_t before = st.st_blocks;
+	CHECK_OK(ruma_bm_flush(bm));
+	CHECK(stat(logpath, &st) == 0);
+	printf("  log: %lld blocks before the checkpoint, %lld after\n", (long long)before,
+	       (long long)st.st_blocks);
+	CHECK(st.st_blocks < before);
+	for (uint32_t i = 1001; i <= 1100; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i));
+		model[k] = i;
+	}
+	CHECK_OK(ruma_os_powerloss());
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+	ruma_bm_recovery rec;
+	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	CHECK(rec.records > 0 && rec.records < 300); /* ~100 operations, not 1100 */
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "clean_reopen", t_clean_reopen },
+	{ "sigkill", t_sigkill },
+	{ "powerloss", t_powerloss },
+	{ "torn_page", t_torn_page },
+	{ "log_io_error", t_log_io_error },
+	{ "async", t_async },
+	{ "checkpoint_truncates", t_checkpoint_truncates },
+};
+
+int main(int argc, char **argv)
+{
+	if (wal_dirs("/tmp/ruma-test-btwal-XXXXXX"))
+		return 1;
+	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
+	wal_dirs_remove();
+	return r;
+}

@@ -1,0 +1,226 @@
+/*
+ * test_wal.c — the write-ahead log file: records round-trip with their
+ * LSNs, a flipped byte ends the log at the damaged record, reset empties the
+ * log and LSNs keep growing, the ring wraps, a simulated power loss keeps
+ * exactly the synced records, and an injected write / fdatasync failure
+ * makes flush fail and the log refuse further records.
+ */
+#include "test.h"
+
+#include <ruma/wal.h>
+
+#include "os/os.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+static char dir[64];
+static char path[128];
+
+static void quiet(void *ctx, const char *line)
+{
+	(void)ctx;
+	(void)line;
+}
+
+static int open_log(ruma_wal **w, size_t ring)
+{
+	ruma_wal_config c = { .path = path, .buffer_bytes = ring, .message = quiet };
+	return ruma_wal_open(&c, w);
+}
+
+/* Payload of record i: i repeated, length 1 + i % 300. */
+static size_t fill(uint32_t i, unsigned char *buf)
+{
+	size_t n = 1 + i % 300;
+	for (size_t k = 0; k < n; k++)
+		buf[k] = (unsigned char)(i + k);
+	return n;
+}
+
+/* Read the log back; *n gets how many records matched fill() in order. */
+static int read_back(ruma_wal *w, uint32_t *n)
+{
+	ruma_wal_iter *it;
+	ruma_wal_record rec;
+	unsigned char want[400];
+	int r = ruma_wal_iter_open(w, &it);
+	if (r)
+		return r;
+	*n = 0;
+	while ((r = ruma_wal_iter_next(it, &rec)) == 1) {
+		size_t len = fill(*n, want);
+		if (rec.type != (*n & 0xffff) || rec.len != len || memcmp(rec.payload, want, len))
+			break;
+		(*n)++;
+	}
+	ruma_wal_iter_close(it);
+	return r < 0 ? r : 0;
+}
+
+static int t_roundtrip(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400];
+	uint64_t lsn[100], end = 0;
+	unlink(path);
+	CHECK_OK(open_log(&w, 0));
+	uint64_t start = ruma_wal_start(w);
+	for (uint32_t i = 0; i < 100; i++) {
+		size_t n = fill(i, buf);
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, n, &lsn[i], &end));
+		CHECK(i == 0 ? lsn[i] == start : lsn[i] > lsn[i - 1]);
+		CHECK_EQ(end - lsn[i], (uint64_t)((RUMA_WAL_HEADER + n + 7) & ~7u));
+	}
+	CHECK_OK(ruma_wal_flush(w, end));
+	CHECK_EQ(ruma_wal_durable(w), end);
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_log(&w, 0));
+	CHECK_EQ(ruma_wal_end(w), end);
+	uint32_t got;
+	CHECK_OK(read_back(w, &got));
+	CHECK_EQ(got, 100u);
+	CHECK_OK(ruma_wal_close(w));
+
+	/* flip one payload byte of record 40: the log ends before it */
+	int fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	unsigned char b;
+	off_t off = (off_t)(4096 + (lsn[40] - start) + RUMA_WAL_HEADER);
+	CHECK(pread(fd, &b, 1, off) == 1);
+	b ^= 0x10;
+	CHECK(pwrite(fd, &b, 1, off) == 1);
+	close(fd);
+	CHECK_OK(open_log(&w, 0));
+	CHECK_EQ(ruma_wal_end(w), lsn[40]);
+	CHECK_OK(read_back(w, &got));
+	CHECK_EQ(got, 40u);
+	/* appends continue at the end found, over the damaged record */
+	size_t n = fill(40, buf);
+	uint64_t l;
+	CHECK_OK(ruma_wal_append(w, 40, buf, n, &l, &end));
+	CHECK_EQ(l, lsn[40]);
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_log(&w, 0));
+	CHECK_OK(read_back(w, &got));
+	CHECK_EQ(got, 41u);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
+static int t_reset_and_wrap(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400];
+	uint64_t end = 0;
+	unlink(path);
+	CHECK_OK(open_log(&w, 1)); /* smallest ring: appends wrap many times */
+	for (uint32_t i = 0; i < 20; i++)
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
+	CHECK_OK(ruma_wal_reset(w, 0));
+	CHECK(ruma_wal_start(w) >= end);
+	uint64_t base = ruma_wal_start(w);
+	CHECK_EQ(ruma_wal_end(w), base);
+	/* 2.5 ring sizes of large records */
+	static unsigned char big[RUMA_WAL_MAX_PAYLOAD];
+	for (uint32_t i = 0; i < 5; i++) {
+		memset(big, (int)i, sizeof(big));
+		CHECK_OK(ruma_wal_append(w, 7, big, sizeof(big), NULL, &end));
+	}
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_log(&w, 1));
+	CHECK_EQ(ruma_wal_start(w), base);
+	CHECK_EQ(ruma_wal_end(w), end);
+	ruma_wal_iter *it;
+	ruma_wal_record rec;
+	CHECK_OK(ruma_wal_iter_open(w, &it));
+	for (uint32_t i = 0; i < 5; i++) {
+		CHECK_EQ(ruma_wal_iter_next(it, &rec), 1);
+		CHECK_EQ(rec.len, (uint32_t)RUMA_WAL_MAX_PAYLOAD);
+		const unsigned char *p = rec.payload;
+		CHECK(p[0] == i && p[RUMA_WAL_MAX_PAYLOAD - 1] == i);
+	}
+	CHECK_EQ(ruma_wal_iter_next(it, &rec), 0);
+	ruma_wal_iter_close(it);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
+static int t_powerloss(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400];
+	uint64_t end = 0, synced = 0;
+	unlink(path);
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_log(&w, 0));
+	for (uint32_t i = 0; i < 60; i++) {
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
+		if (i == 29) {
+			CHECK_OK(ruma_wal_flush(w, end));
+			synced = end;
+		}
+	}
+	/* written but not synced: the power loss takes it away */
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_OK(ruma_os_powerloss());
+	(void)ruma_wal_close(w); /* its writes and syncs go nowhere */
+	ruma_os_powerloss_disarm();
+	CHECK_OK(open_log(&w, 0));
+	CHECK_EQ(ruma_wal_end(w), synced);
+	uint32_t got;
+	CHECK_OK(read_back(w, &got));
+	CHECK_EQ(got, 30u);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
+static int t_io_errors(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400];
+	uint64_t end = 0;
+	unlink(path);
+	CHECK_OK(open_log(&w, 0));
+	CHECK_OK(ruma_wal_append(w, 0, buf, fill(0, buf), NULL, &end));
+	CHECK_OK(ruma_wal_flush(w, end));
+	uint64_t good = end;
+	CHECK_OK(ruma_wal_append(w, 1, buf, fill(1, buf), NULL, &end));
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	CHECK_EQ(ruma_wal_flush(w, end), -EIO);
+	ruma_os_inject_clear();
+	CHECK_EQ(ruma_wal_durable(w), good);
+	/* dead: no more appends or flushes */
+	CHECK_EQ(ruma_wal_append(w, 2, buf, fill(2, buf), NULL, &end), -EIO);
+	CHECK_EQ(ruma_wal_flush(w, end), -EIO);
+	CHECK_EQ(ruma_wal_close(w), -EIO);
+
+	CHECK_OK(open_log(&w, 0));
+	CHECK_OK(ruma_wal_append(w, 2, buf, fill(2, buf), NULL, &end));
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, false);
+	CHECK_EQ(ruma_wal_flush(w, end), -ENOSPC);
+	ruma_os_inject_clear();
+	(void)ruma_wal_close(w);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "roundtrip_checksum", t_roundtrip },
+	{ "reset_and_wrap", t_reset_and_wrap },
+	{ "powerloss", t_powerloss },
+	{ "io_errors", t_io_errors },
+};
+
+int main(int argc, char **argv)
+{
+	strcpy(dir, "/tmp/ruma-test-wal-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/log", dir);
+	int r = test_main("wal", cases, TEST_N(cases), argc, argv);
+	unlink(path);
+	rmdir(dir);
+	return r;
+}

@@ -1,0 +1,111 @@
+/*
+ * test_wal_mt.c — group commit: several threads append records and each
+ * waits until its own record is durable; every record is found after
+ * reopening, and the number of fdatasync calls (os counters) is below the
+ * number of commits because one sync covers all commits that arrived while
+ * the previous one was in flight.
+ */
+#include "test.h"
+
+#include <ruma/wal.h>
+
+#include "os/os.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#define THREADS 4
+#define COMMITS 200
+
+static char dir[64];
+static char path[128];
+static ruma_wal *wal;
+static _Atomic int failures;
+
+static void *committer(void *arg)
+{
+	uint32_t id = (uint32_t)(uintptr_t)arg;
+	for (uint32_t i = 0; i < COMMITS; i++) {
+		uint32_t v[2] = { id, i };
+		uint64_t end;
+		if (ruma_wal_append(wal, 1, v, sizeof(v), NULL, &end) || ruma_wal_flush(wal, end) ||
+		    ruma_wal_durable(wal) < end)
+			atomic_fetch_add(&failures, 1);
+	}
+	return NULL;
+}
+
+static int t_group_commit(void)
+{
+	ruma_wal_config c = { .path = path };
+	CHECK_OK(ruma_wal_open(&c, &wal));
+	uint64_t syncs0 = ruma_os_count(RUMA_SYS_FDATASYNC);
+	pthread_t th[THREADS];
+	for (uintptr_t i = 0; i < THREADS; i++)
+		CHECK(pthread_create(&th[i], NULL, committer, (void *)i) == 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	uint64_t syncs = ruma_os_count(RUMA_SYS_FDATASYNC) - syncs0;
+	CHECK_EQ(atomic_load(&failures), 0);
+	ruma_wal_stats st;
+	ruma_wal_get_stats(wal, &st);
+	printf("  %u commits, %llu fdatasync calls, %llu flush rounds\n", THREADS * COMMITS,
+	       (unsigned long long)syncs, (unsigned long long)st.flushes);
+	CHECK(syncs < (uint64_t)THREADS * COMMITS);
+	CHECK_OK(ruma_wal_close(wal));
+
+	CHECK_OK(ruma_wal_open(&c, &wal));
+	ruma_wal_iter *it;
+	ruma_wal_record rec;
+	uint32_t next[THREADS] = { 0 };
+	CHECK_OK(ruma_wal_iter_open(wal, &it));
+	unsigned n = 0;
+	while (ruma_wal_iter_next(it, &rec) == 1) {
+		uint32_t v[2];
+		CHECK_EQ(rec.len, (uint32_t)sizeof(v));
+		memcpy(v, rec.payload, sizeof(v));
+		CHECK(v[0] < THREADS);
+		CHECK_EQ(v[1], next[v[0]]); /* each thread's records in its order */
+		next[v[0]]++;
+		n++;
+	}
+	ruma_wal_iter_close(it);
+	CHECK_EQ(n, (unsigned)(THREADS * COMMITS));
+	CHECK_OK(ruma_wal_close(wal));
+	return TEST_PASS;
+}
+
+/* Asynchronous commit: the background flusher makes records durable
+ * without anyone asking. */
+static int t_background_flusher(void)
+{
+	unlink(path);
+	ruma_wal_config c = { .path = path, .flush_ms = 2 };
+	CHECK_OK(ruma_wal_open(&c, &wal));
+	uint64_t end;
+	uint32_t v = 7;
+	CHECK_OK(ruma_wal_append(wal, 1, &v, sizeof(v), NULL, &end));
+	for (int i = 0; i < 5000 && ruma_wal_durable(wal) < end; i++)
+		usleep(1000);
+	CHECK(ruma_wal_durable(wal) >= end);
+	CHECK_OK(ruma_wal_close(wal));
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "group_commit", t_group_commit },
+	{ "background_flusher", t_background_flusher },
+};
+
+int main(int argc, char **argv)
+{
+	strcpy(dir, "/tmp/ruma-test-walmt-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/log", dir);
+	int r = test_main("wal", cases, TEST_N(cases), argc, argv);
+	unlink(path);
+	rmdir(dir);
+	return r;
+}
