@@ -305,8 +305,8 @@ static int bm_store_unclean(ruma_bm *bm)
 	bm_say(&bm->cfg,
 		"%s was not closed cleanly (the process using it stopped without closing "
 		"it): its pages may be newer than its metadata, so it cannot be trusted; "
-		"recreate it (run without --keep / open it fresh).  A write-ahead log will "
-		"later recover such a store",
+		"recreate it (run without --keep / open it fresh).  A store used with a "
+		"write-ahead log (durability sync or async) is recovered instead",
 		bm->path);
 	return RUMA_EUNCLEAN;
 }
