@@ -5,7 +5,7 @@
  * The machine may lack a PMU (hardware events fail with ENOENT in a VM):
  * every check accepts "available and counting" or "unavailable with an
  * errno", never a broken mix.  The table format is checked byte for byte
- * against the seed's line for a sample built from the seed's numbers.
+ * against PerfEvent's line for a sample built from the numbers of Leis's published run.
  */
 #include "test.h"
 
@@ -206,7 +206,7 @@ static const char seed_data[] =
 	" 70.64,       196.10,      0.34,       0.01,             0.01,              0.01,  "
 	"        0.03,      21.80, 10000000, 2.78, 1.00, 3.24 \n";
 
-/* The seed's insert measurement, as raw totals over 10 M keys. */
+/* The published insert measurement, as raw totals over 10 M keys. */
 static void seed_sample(ruma_perf_sample *s)
 {
 	memset(s, 0, sizeof(*s));

@@ -1,5 +1,5 @@
 /*
- * test_micro.c — `ruma micro` end to end through the CLI: the seed's example
+ * test_micro.c — `ruma micro` end to end through the CLI: the original README's example
  * output format, every method with every test type that fits it (with
  * --verify, and the printed //total= checksums against values computed here),
  * invalid combinations and bad input (exit 2 with a reason), huge-page
@@ -327,7 +327,7 @@ static int t_usage(void)
 			       "[<output_file>]\nMethods\n1. Memcpy\n"));
 	for (const char *p = out; *p; p++)
 		lines += *p == '\n';
-	CHECK_EQ(lines, 58); /* the seed's 58 lines */
+	CHECK_EQ(lines, 58); /* the original's 58 lines */
 	CHECK(strstr(out, "\n44. Mremaped partitioning using huge pages\nTest Types\n") != NULL);
 	CHECK(strstr(out, "\n23. Read sequential x% dst (x is test_parameter) with dependent "
 			  "access.\n") != NULL);

@@ -1,7 +1,7 @@
 /*
  * cmd_art.c — `ruma art <n> <mode> [--alloc NAME] [--reps R] [--seed S]
  * [--lookups T] [--batch W]`:
- * Leis's ART benchmark (seed 001) on ruma's ART over one of ruma's
+ * Leis's ART benchmark (ART.cpp, JigaoLuo/duckdb) on ruma's ART over one of ruma's
  * allocator backends (u64 mode and its fast path for modes 0-2, TID mode
  * for mode 3).  A run whose keys and tree cannot fit into the memory the
  * machine and the cgroup leave is refused before it starts (exit 2).  Prints the node sizes, then per repetition the

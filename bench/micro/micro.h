@@ -3,8 +3,8 @@
  *
  * A run is: a method builds working data (micro_data) while timing its phases,
  * a test type works on that data (timed, with a checksum), cleanup frees it.
- * Every phase adds its seconds to one of the 33 fields of the seed's summary
- * table (micro_field, in the seed's column order).
+ * Every phase adds its seconds to one of the 33 fields of the original's summary
+ * table (micro_field, in the original's column order).
  *
  * Data kinds decide which test types fit a method:
  *   MICRO_CONTIG       one contiguous dst array of n entries (+ src)
@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
-/* The 33 phase fields of the summary table, in the seed's column order. */
+/* The 33 phase fields of the summary table, in the original's column order. */
 typedef enum micro_field {
 	MF_MALLOC_SRC,
 	MF_INIT_MALLOC_SRC,
@@ -112,7 +112,7 @@ uint64_t *micro_permutation(size_t n, size_t shuffled, uint64_t seed);
 int micro_detail_open(micro_ctx *c);
 void micro_detail_close(micro_ctx *c);
 
-/* micro_summary_print — the seed's summary table: name, header, rows, average. */
+/* micro_summary_print — the original's summary table: name, header, rows, average. */
 void micro_summary_print(FILE *f, const char *method_name, const double (*rows)[MF_COUNT_],
 			 size_t runs);
 

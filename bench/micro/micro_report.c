@@ -5,7 +5,7 @@
  * Phase lines are "%f,<field>" (six decimals, seconds of CLOCK_MONOTONIC);
  * a phase adds its time to its field of the current run, so a field that
  * occurs twice in a run holds the sum.  With `detailed true` every phase
- * line is followed by lines that start with "#" (so a reader of the seed's
+ * line is followed by lines that start with "#" (so a reader of the original's
  * format can skip them):
  *     # rusage minflt=N majflt=N nvcsw=N nivcsw=N utime=S stime=S
  *     # perf cycles=V instructions=V ... page-faults=V   (n/a: event missing)

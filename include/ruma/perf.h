@@ -1,7 +1,7 @@
 /*
  * perf.h — hardware and software performance counters for a measured region,
  * plus getrusage deltas and the process memory footprint, and the printer of
- * the counter table in the format of Leis's PerfEvent (seed 001):
+ * the counter table in the format of Leis's PerfEvent (public repository viktorleis/perfevent):
  *
  *   cycles, instructions, L1-misses, LLC-misses, dTLB-load-misses, dTLB-store-misses, branch-misses, task-clock,    scale,  IPC, CPUs,  GHz, page-faults
  *    70.64,       196.10,      0.34,       0.01,             0.01,              0.01,          0.03,      21.80, 10000000, 2.78, 1.00, 3.24,        0.00

@@ -193,17 +193,17 @@ int ruma_btree_lookup_batch(ruma_btree *t, size_t n, const void *const keys[],
 		return -ENOMEM;
 	*b = (struct batch){ .t = t, .keys = keys, .klens = klens, .fn = fn, .ctx = ctx,
 			     .results = results };
-	size_t todo = 0;
+	size_t valid = 0; /* keys with a well-formed request (the rest are answered at once) */
 	for (size_t i = 0; i < n; i++) {
 		int rc = klens[i] == 0 || !keys[i] ? -EINVAL
 			 : klens[i] > RUMA_BTREE_MAX_KEY ? RUMA_ETOOBIG
 							 : 1;
 		results[i] = rc;
-		todo += rc == 1;
+		valid += rc == 1;
 	}
 	if (inflight > RUMA_BM_AIO_MAX)
 		inflight = RUMA_BM_AIO_MAX;
-	if (inflight <= 1 || todo <= 1) {
+	if (inflight <= 1 || valid <= 1) {
 		for (size_t i = 0; i < n; i++)
 			if (results[i] == 1)
 				lookup_one(b, i);
@@ -213,9 +213,9 @@ int ruma_btree_lookup_batch(ruma_btree *t, size_t n, const void *const keys[],
 	struct active act[RUMA_BM_AIO_MAX];
 	unsigned nact = 0, parked = 0;
 	size_t next = 0, started = 0, done = 0;
-	while (done < todo) {
+	while (done < valid) {
 		/* start lookups in the free places */
-		for (unsigned s = 0; s < inflight && started < todo; s++) {
+		for (unsigned s = 0; s < inflight && started < valid; s++) {
 			if (s < nact && act[s].idx != SIZE_MAX)
 				continue;
 			while (results[next] != 1)
@@ -242,12 +242,12 @@ int ruma_btree_lookup_batch(ruma_btree *t, size_t n, const void *const keys[],
 				any_busy = true;
 			}
 		}
-		if (done == todo)
+		if (done == valid)
 			break;
 		/* submit the queued reads; block for one only when no new lookup
 		 * can start (a lookup waiting for a latch may wait for one of
 		 * this thread's own reads) */
-		bool can_start = started < todo && started - done < inflight;
+		bool can_start = started < valid && started - done < inflight;
 		unsigned woke = collect(b, act, nact, parked > 0 && !can_start, &parked, &done);
 		if (any_busy && parked == 0 && woke == 0)
 			sched_yield(); /* waiting for a latch another thread holds */
