@@ -290,17 +290,21 @@ extern void ool_set_u64(ruma_vec *v, size_t i, uint64_t x) __asm__("ruma_vec_set
 static bool head_consistent(ruma_vec *v)
 {
 	const ruma_vec_head *h = ruma_vec_head_of(v);
+	size_t size = ruma_vec_head_size(h);
 
-	return h->size == ruma_vec_size(v) && h->cap == ruma_vec_capacity(v) &&
-	       (void *)h->data == ruma_vec_data(v) && h->push_end <= h->cap &&
-	       (h->size >= h->push_end ||
-		(void *)(h->push_base + 8 * h->size) == ruma_vec_at(v, h->size));
+	return size == ruma_vec_size(v) && h->cap == ruma_vec_capacity(v) &&
+	       (void *)h->data == ruma_vec_data(v) && h->push_pos <= h->push_limit &&
+	       h->run_start <= h->push_pos && size <= h->cap &&
+	       (h->push_pos == h->push_limit || (void *)h->push_pos == ruma_vec_at(v, size)) &&
+	       (h->push_pos != h->push_limit || size == h->cap || ruma_vec_elem_size(v) != 8 ||
+		ruma_vec_kind_of(v) == RUMA_VEC_INDIRECT);
 }
 
 /*
- * Inline push/get/set against the exported out-of-line functions: two
- * vectors of one kind get the same operations — one through the inline
- * paths, one through the library's symbols — mixed with the calls that move
+ * Inline push/get/set and the push cursor against the exported
+ * out-of-line functions: two vectors of one kind get the same operations —
+ * one through the inline paths, one through the library's symbols — mixed
+ * with the calls that move
  * the push run (push_many, insert, shrink, clear, reserve).
  */
 static int vec_inline_run(ruma_vec_kind kind, bool huge)
@@ -321,12 +325,20 @@ static int vec_inline_run(ruma_vec_kind kind, bool huge)
 	for (int round = 0; round < 40; round++) {
 		uint64_t r = ruma_rng_below(&test_rng, 100), x = ruma_rng_next(&test_rng);
 		size_t n = ruma_vec_size(a);
-		if (r < 50) {
+		if (r < 35) {
 			size_t k = 1 + ruma_rng_below(&test_rng, 5000);
 			for (size_t i = 0; i < k; i++) {
 				CHECK_OK(ruma_vec_push_u64(a, x + i));
 				CHECK_OK(ool_push_u64(b, x + i));
 			}
+		} else if (r < 50) {
+			size_t k = ruma_rng_below(&test_rng, 20000);
+			ruma_vec_cursor c = ruma_vec_cursor_begin(a);
+			for (size_t i = 0; i < k; i++)
+				CHECK_OK(ruma_vec_cursor_push(a, &c, x ^ i));
+			ruma_vec_cursor_end(a, c);
+			for (size_t i = 0; i < k; i++)
+				CHECK_OK(ool_push_u64(b, x ^ i));
 		} else if (r < 60) {
 			uint64_t tmp[300];
 			size_t k = ruma_rng_below(&test_rng, 300);
@@ -390,8 +402,51 @@ static int t_vec_inline_paths(void)
 	CHECK_OK(ruma_vec_create(&v, &o));
 	CHECK_EQ(ruma_vec_push_u64(v, 1), -EINVAL);
 	CHECK_EQ(ool_push_u64(v, 1), -EINVAL);
+	ruma_vec_cursor c = ruma_vec_cursor_begin(v);
+	CHECK_EQ(ruma_vec_cursor_push(v, &c, 1), -EINVAL);
+	ruma_vec_cursor_end(v, c);
 	CHECK_EQ(ruma_vec_size(v), 0);
 	ruma_vec_destroy(v);
+	return TEST_PASS;
+}
+
+/*
+ * A push cursor whose growth fails: the push returns the error, and once
+ * the cursor is ended the vector holds exactly the elements pushed before
+ * it (for every kind, at a 64 KiB limit), keeps accepting pushes within its
+ * capacity after a shrink, and its head agrees with the accessors.
+ */
+static int t_vec_cursor_growth_failure(void)
+{
+	for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		ruma_vec_opts o;
+		ruma_vec *v;
+		size_t pushed = 0;
+		int rc = 0;
+
+		ruma_vec_opts_default(&o);
+		o.kind = (ruma_vec_kind)k;
+		o.max_bytes = (size_t)64 << 10;
+		CHECK_OK(ruma_vec_create(&v, &o));
+		ruma_vec_cursor c = ruma_vec_cursor_begin(v);
+		while (pushed < 100000 && (rc = ruma_vec_cursor_push(v, &c, pushed * 3)) == 0)
+			pushed++;
+		ruma_vec_cursor_end(v, c);
+		CHECK(rc == RUMA_EVIRTFULL || rc == -ENOMEM);
+		CHECK_EQ(pushed, ((size_t)64 << 10) / 8);
+		CHECK_EQ(ruma_vec_size(v), pushed);
+		CHECK(head_consistent(v));
+		for (size_t i = 0; i < pushed; i++)
+			CHECK_EQ(ruma_vec_get_u64(v, i), i * 3);
+		CHECK_OK(ruma_vec_shrink(v, 10));
+		c = ruma_vec_cursor_begin(v);
+		CHECK_OK(ruma_vec_cursor_push(v, &c, 7));
+		ruma_vec_cursor_end(v, c);
+		CHECK_EQ(ruma_vec_size(v), 11);
+		CHECK_EQ(ruma_vec_get_u64(v, 10), 7);
+		CHECK(head_consistent(v));
+		ruma_vec_destroy(v);
+	}
 	return TEST_PASS;
 }
 
@@ -1242,6 +1297,7 @@ static const struct test_case cases[] = {
 	{ "vec_rewired_properties", t_vec_rewired_properties },
 	{ "vec_inline_paths", t_vec_inline_paths },
 	{ "vec_inline_paths_2m", t_vec_inline_paths_2m_h },
+	{ "vec_cursor_growth_failure", t_vec_cursor_growth_failure },
 	{ "vec_size_limits", t_vec_size_limits },
 	{ "vec_rewired_pool", t_vec_rewired_pool },
 	{ "partition_all_methods", t_partition_all_methods },

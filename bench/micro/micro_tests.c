@@ -594,8 +594,8 @@ out:
 /*
  * Test 15, as the original's vector push-back test: n random 64-bit keys
  * (micro_urand64_fill, untimed), then the timed region is the push loop
- * alone — inline ruma_vec_push_u64, no call per element unless the vector
- * grows.  The checksum is the sum of the vector's contents, read after the
+ * alone — a push cursor (ruma_vec_cursor_push: the push position and limit
+ * in registers, no call per element unless the vector grows).  The checksum is the sum of the vector's contents, read after the
  * clock stopped; the contents are always compared with the keys.
  */
 static int run_vector_test(runner *r, micro_data *d, outcome *o)
@@ -611,9 +611,11 @@ static int run_vector_test(runner *r, micro_data *d, outcome *o)
 	micro_urand64_fill(keys, n, r->c->seed);
 	if (!r->quiet)
 		micro_phase_begin(r->c);
+	ruma_vec_cursor cur = ruma_vec_cursor_begin(v);
 	for (; i < n; i++)
-		if (RUMA_UNLIKELY((rc = ruma_vec_push_u64(v, keys[i])) != 0))
+		if (RUMA_UNLIKELY((rc = ruma_vec_cursor_push(v, &cur, keys[i])) != 0))
 			break;
+	ruma_vec_cursor_end(v, cur);
 	if (!r->quiet)
 		sec = micro_phase_stop(r->c, MF_VECTOR_INSERT);
 	if (rc) {

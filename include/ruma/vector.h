@@ -39,9 +39,10 @@
  *
  * Hot paths: ruma_vec_push_u64, ruma_vec_get_u64 and ruma_vec_set_u64 are
  * inline functions over the public head of the vector (ruma_vec_head: the
- * data pointer, size, capacity and the current push run), so a push is a
- * compare, the element's store and the size's store; growth, and every access the head cannot
- * serve, calls the out-of-line functions (*_slow).  The exported symbols
+ * data pointer, capacity and the current push run), so a push is a compare
+ * of two pointers, the element's store and an increment of the push
+ * pointer; growth, and every access the head cannot serve, calls the
+ * out-of-line functions (*_slow).  The exported symbols
  * ruma_vec_push_u64 / _get_u64 / _set_u64 stay in the library for callers
  * built with RUMA_VEC_NO_INLINE defined (and for older binaries).
  */
@@ -92,26 +93,40 @@ typedef struct ruma_vec ruma_vec;
 /*
  * ruma_vec_head — the first bytes of every vector, public so that the hot
  * element operations can be inline.  Read-only for users: only the library
- * writes it.  Invariants: size <= cap; data[0 .. cap) are the elements of a
- * contiguous kind (data == NULL for INDIRECT, whose elements are reached
- * through its directory).  The push run: while size < push_end (<= cap),
- * element `size` lives at address push_base + 8 * size — the start of the
- * data for the contiguous kinds, for INDIRECT the current page's address
- * less the bytes of the pages before it (computed in uintptr_t).
- * push_end == 0 (elem_size != 8) sends every push to the out-of-line path.
+ * writes it.  Invariants: data[0 .. cap) are the elements of a contiguous
+ * kind (data == NULL for INDIRECT, whose elements are reached through its
+ * directory).  The push run is the free slots the inline push may fill
+ * without the library: push_pos is the address of element `size`,
+ * push_limit the end of the run (cap for the contiguous kinds, the end of
+ * the current page for INDIRECT), push_pos <= push_limit; run_start and
+ * run_first are push_pos and the size when the run began, so
+ *     size = run_first + (push_pos - run_start)
+ * (ruma_vec_head_size).  push_pos == push_limit (both NULL for
+ * elem_size != 8) sends the next push to the out-of-line path.  The run is
+ * kept in pointers, not in a size_t count, so that an element store (a
+ * uint64_t) cannot alias it: a push loop keeps push_pos and push_limit in
+ * registers and each push is a compare, the element's store and an
+ * increment (plus the store of push_pos, off the loop's dependency chain).
  */
 typedef struct ruma_vec_head {
 	unsigned char *data;
-	size_t size;
 	size_t cap;
-	uintptr_t push_base;
-	size_t push_end;
+	uint64_t *push_pos;
+	uint64_t *push_limit;
+	uint64_t *run_start;
+	size_t run_first;
 } ruma_vec_head;
 
 /* ruma_vec_head_of — the public head of v. */
 static inline const ruma_vec_head *ruma_vec_head_of(const ruma_vec *v)
 {
 	return (const ruma_vec_head *)(const void *)v;
+}
+
+/* ruma_vec_head_size — the number of elements of the vector with head h (== ruma_vec_size). */
+static inline size_t ruma_vec_head_size(const ruma_vec_head *h)
+{
+	return h->run_first + (size_t)((uintptr_t)h->push_pos - (uintptr_t)h->run_start) / sizeof(uint64_t);
 }
 
 /* ruma_vec_opts_default — kind REWIRED, 8-byte elements, 4 KiB pages, no prepopulation. */
@@ -173,11 +188,11 @@ RUMA_API void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x);
 static inline int ruma_vec_push_u64(ruma_vec *v, uint64_t x)
 {
 	ruma_vec_head *h = (ruma_vec_head *)(void *)v;
-	size_t n = h->size;
+	uint64_t *p = h->push_pos;
 
-	if (RUMA_LIKELY(n < h->push_end)) {
-		*(uint64_t *)(h->push_base + n * sizeof(uint64_t)) = x;
-		h->size = n + 1;
+	if (RUMA_LIKELY(p != h->push_limit)) {
+		*p = x;
+		h->push_pos = p + 1;
 		return 0;
 	}
 	return ruma_vec_push_u64_slow(v, x);
@@ -207,6 +222,73 @@ static inline void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x)
 		ruma_vec_set_u64_slow(v, i, x);
 }
 #endif
+
+/*
+ * ruma_vec_cursor — a push cursor: a copy of the vector's push run in the
+ * caller's local variables, for loops that push many elements one at a
+ * time.  ruma_vec_push_u64 writes the push position back into the vector
+ * on every element (the loop cannot keep it in a register: the growth call
+ * may change it); a cursor is a local value that only the out-of-line
+ * growth step receives and returns by value, so the compiler keeps pos and
+ * limit in registers and a push is a compare, the element's store and an
+ * increment.
+ *
+ *     ruma_vec_cursor c = ruma_vec_cursor_begin(v);
+ *     for (i = 0; i < n; i++)
+ *             if ((rc = ruma_vec_cursor_push(v, &c, keys[i])) != 0)
+ *                     break;
+ *     ruma_vec_cursor_end(v, c);
+ *
+ * Between begin and end the cursor owns the vector's end: call no other
+ * function on v (its size does not count the cursor's pushes until
+ * ruma_vec_cursor_end); the elements themselves may be read through
+ * ruma_vec_data / the pointers pushed to.  A failed push leaves the cursor
+ * usable: end it, and the vector holds every element pushed before the
+ * failure.  elem_size must be 8.
+ */
+typedef struct ruma_vec_cursor {
+	uint64_t *pos;   /* where the next element goes */
+	uint64_t *limit; /* end of the run: pos == limit calls the growth step */
+} ruma_vec_cursor;
+
+/* ruma_vec_cursor_begin — a cursor at the end of v (v's current push run). */
+static inline ruma_vec_cursor ruma_vec_cursor_begin(const ruma_vec *v)
+{
+	const ruma_vec_head *h = ruma_vec_head_of(v);
+	ruma_vec_cursor c = { h->push_pos, h->push_limit };
+
+	return c;
+}
+
+/*
+ * ruma_vec_cursor_push_slow — the cursor's out-of-line step, when c is at
+ * its limit: the cursor's pushes are folded into v's size, x is pushed with
+ * ruma_vec_push_u64_slow (growing v), and the cursor of the new push run is
+ * returned.  *rc always receives 0 or the push's error (-EINVAL for
+ * elem_size != 8, the growth's error; then the returned cursor is the
+ * unchanged run of c's pushes).
+ */
+RUMA_API ruma_vec_cursor ruma_vec_cursor_push_slow(ruma_vec *v, ruma_vec_cursor c, uint64_t x,
+						   int *rc);
+
+/* ruma_vec_cursor_push — append x through the cursor *c.  0 or the growth's error. */
+static inline int ruma_vec_cursor_push(ruma_vec *v, ruma_vec_cursor *c, uint64_t x)
+{
+	int rc;
+
+	if (RUMA_LIKELY(c->pos != c->limit)) {
+		*c->pos++ = x;
+		return 0;
+	}
+	*c = ruma_vec_cursor_push_slow(v, *c, x, &rc);
+	return rc;
+}
+
+/* ruma_vec_cursor_end — hand v's end back: its size counts every push of c. */
+static inline void ruma_vec_cursor_end(ruma_vec *v, ruma_vec_cursor c)
+{
+	((ruma_vec_head *)(void *)v)->push_pos = c.pos;
+}
 
 /* ruma_vec_at — address of element i (i < capacity), through the directory for INDIRECT. */
 RUMA_API void *ruma_vec_at(const ruma_vec *v, size_t i);

@@ -103,29 +103,49 @@ void ruma_vec_opts_default(ruma_vec_opts *o)
 
 /* ---- the push run ---------------------------------------------------------- */
 
+/* The number of elements: the size when the push run began plus the pushes since. */
+static size_t vsize(const ruma_vec *v)
+{
+	return ruma_vec_head_size(&v->h);
+}
+
 /*
- * Re-derive the push run of the head from size, cap and the storage; called
- * by every function that changes one of them.  The run is empty
- * (push_end == 0) for elem_size != 8, and ends at cap (INDIRECT: at the end
- * of the current page), so the inline push calls the slow path exactly when
- * it must.
+ * Set the size to n and end the push run (an empty run at NULL); the caller
+ * ends with sync_push_run, which opens the next one.
+ */
+static void set_size(ruma_vec *v, size_t n)
+{
+	ruma_vec_head *h = &v->h;
+
+	h->run_first = n;
+	h->run_start = h->push_pos = h->push_limit = NULL;
+}
+
+/*
+ * Re-derive the push run of the head from the size, cap and the storage;
+ * called by every function that changes one of them.  The run is empty
+ * (push_pos == push_limit == NULL) for elem_size != 8 and for a full
+ * vector; otherwise it starts at element `size` and ends at cap (INDIRECT:
+ * at the end of the current page), so the inline push calls the slow path
+ * exactly when it must.
  */
 static void sync_push_run(ruma_vec *v)
 {
 	ruma_vec_head *h = &v->h;
+	size_t n = vsize(v);
 
-	h->push_base = 0;
-	h->push_end = 0;
-	if (v->es != 8 || h->size >= h->cap)
+	set_size(v, n);
+	if (v->es != 8 || n >= h->cap)
 		return;
 	if (v->kind == RUMA_VEC_INDIRECT) {
-		size_t page = h->size / v->per_page;
-		h->push_base = (uintptr_t)v->dir[page] - page * v->page;
-		h->push_end = (page + 1) * v->per_page;
+		size_t page = n / v->per_page;
+		h->push_pos = (uint64_t *)(void *)v->dir[page] + (n - page * v->per_page);
+		h->push_limit = (uint64_t *)(void *)v->dir[page] + v->per_page;
 	} else {
-		h->push_base = (uintptr_t)h->data;
-		h->push_end = h->cap;
+		h->push_pos = (uint64_t *)(void *)h->data + n;
+		h->push_limit = (uint64_t *)(void *)h->data + h->cap;
 	}
+	h->run_start = h->push_pos;
 }
 
 /* ---- growth per kind ------------------------------------------------------ */
@@ -230,9 +250,9 @@ static int heap_grow(ruma_vec *v, size_t want)
 		n = malloc(bytes);
 		if (!n)
 			return -ENOMEM;
-		if (v->h.size) {
-			memcpy(n, v->h.data, v->h.size * v->es);
-			v->st.bytes_copied += v->h.size * v->es;
+		if (vsize(v)) {
+			memcpy(n, v->h.data, vsize(v) * v->es);
+			v->st.bytes_copied += vsize(v) * v->es;
 		}
 		free(v->h.data);
 	}
@@ -574,13 +594,13 @@ void *ruma_vec_at(const ruma_vec *v, size_t i)
 
 int ruma_vec_push(ruma_vec *v, const void *elem)
 {
-	if (v->h.size == v->h.cap) {
-		int rc = grow_to(v, v->h.size + 1);
+	if (vsize(v) == v->h.cap) {
+		int rc = grow_to(v, vsize(v) + 1);
 		if (rc)
 			return rc;
 	}
-	memcpy(elem_addr(v, v->h.size), elem, v->es);
-	v->h.size++;
+	memcpy(elem_addr(v, vsize(v)), elem, v->es);
+	set_size(v, vsize(v) + 1);
 	sync_push_run(v);
 	return 0;
 }
@@ -589,13 +609,13 @@ int ruma_vec_push_u64_slow(ruma_vec *v, uint64_t x)
 {
 	if (v->es != 8)
 		return -EINVAL;
-	if (v->h.size == v->h.cap) {
-		int rc = grow_to(v, v->h.size + 1);
+	if (vsize(v) == v->h.cap) {
+		int rc = grow_to(v, vsize(v) + 1);
 		if (rc)
 			return rc;
 	}
-	memcpy(elem_addr(v, v->h.size), &x, 8);
-	v->h.size++;
+	memcpy(elem_addr(v, vsize(v)), &x, 8);
+	set_size(v, vsize(v) + 1);
 	sync_push_run(v);
 	return 0;
 }
@@ -603,14 +623,21 @@ int ruma_vec_push_u64_slow(ruma_vec *v, uint64_t x)
 int ruma_vec_push_u64(ruma_vec *v, uint64_t x)
 {
 	ruma_vec_head *h = &v->h;
-	size_t n = h->size;
+	uint64_t *p = h->push_pos;
 
-	if (RUMA_LIKELY(n < h->push_end)) {
-		*(uint64_t *)(h->push_base + n * sizeof(uint64_t)) = x;
-		h->size = n + 1;
+	if (RUMA_LIKELY(p != h->push_limit)) {
+		*p = x;
+		h->push_pos = p + 1;
 		return 0;
 	}
 	return ruma_vec_push_u64_slow(v, x);
+}
+
+ruma_vec_cursor ruma_vec_cursor_push_slow(ruma_vec *v, ruma_vec_cursor c, uint64_t x, int *rc)
+{
+	ruma_vec_cursor_end(v, c);
+	*rc = ruma_vec_push_u64_slow(v, x);
+	return ruma_vec_cursor_begin(v);
 }
 
 int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
@@ -618,22 +645,22 @@ int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
 	const unsigned char *src = elems;
 	int rc;
 
-	if (n > SIZE_MAX - v->h.size)
+	if (n > SIZE_MAX - vsize(v))
 		return -EOVERFLOW;
-	rc = grow_to(v, v->h.size + n);
+	rc = grow_to(v, vsize(v) + n);
 	if (rc)
 		return rc;
 	if (v->kind != RUMA_VEC_INDIRECT) {
 		if (n)
-			memcpy(v->h.data + v->h.size * v->es, src, n * v->es);
-		v->h.size += n;
+			memcpy(v->h.data + vsize(v) * v->es, src, n * v->es);
+		set_size(v, vsize(v) + n);
 		sync_push_run(v);
 		return 0;
 	}
 	while (n) {
-		size_t off = v->h.size % v->per_page, k = RUMA_MIN(n, v->per_page - off);
-		memcpy(elem_addr(v, v->h.size), src, k * v->es);
-		v->h.size += k;
+		size_t off = vsize(v) % v->per_page, k = RUMA_MIN(n, v->per_page - off);
+		memcpy(elem_addr(v, vsize(v)), src, k * v->es);
+		set_size(v, vsize(v) + k);
 		src += k * v->es;
 		n -= k;
 	}
@@ -644,7 +671,7 @@ int ruma_vec_push_many(ruma_vec *v, const void *elems, size_t n)
 /* Shift elements [pos, size) of an INDIRECT vector up by one (size < cap). */
 static void indirect_shift_up(ruma_vec *v, size_t pos)
 {
-	size_t last = v->h.size; /* index that receives the old last element */
+	size_t last = vsize(v); /* index that receives the old last element */
 	size_t es = v->es, pp = v->per_page;
 
 	while (last > pos) {
@@ -665,19 +692,19 @@ static void indirect_shift_up(ruma_vec *v, size_t pos)
 
 int ruma_vec_insert(ruma_vec *v, size_t pos, const void *elem)
 {
-	if (pos > v->h.size)
+	if (pos > vsize(v))
 		return -EINVAL;
-	if (v->h.size == v->h.cap) {
-		int rc = grow_to(v, v->h.size + 1);
+	if (vsize(v) == v->h.cap) {
+		int rc = grow_to(v, vsize(v) + 1);
 		if (rc)
 			return rc;
 	}
 	if (v->kind == RUMA_VEC_INDIRECT)
 		indirect_shift_up(v, pos);
 	else
-		memmove(v->h.data + (pos + 1) * v->es, v->h.data + pos * v->es, (v->h.size - pos) * v->es);
+		memmove(v->h.data + (pos + 1) * v->es, v->h.data + pos * v->es, (vsize(v) - pos) * v->es);
 	memcpy(elem_addr(v, pos), elem, v->es);
-	v->h.size++;
+	set_size(v, vsize(v) + 1);
 	sync_push_run(v);
 	return 0;
 }
@@ -691,7 +718,7 @@ int ruma_vec_insert_u64(ruma_vec *v, size_t pos, uint64_t x)
 
 int ruma_vec_get(const ruma_vec *v, size_t i, void *out)
 {
-	if (i >= v->h.size)
+	if (i >= vsize(v))
 		return -EINVAL;
 	memcpy(out, elem_addr(v, i), v->es);
 	return 0;
@@ -699,7 +726,7 @@ int ruma_vec_get(const ruma_vec *v, size_t i, void *out)
 
 int ruma_vec_set(ruma_vec *v, size_t i, const void *elem)
 {
-	if (i >= v->h.size)
+	if (i >= vsize(v))
 		return -EINVAL;
 	memcpy(elem_addr(v, i), elem, v->es);
 	return 0;
@@ -709,14 +736,14 @@ uint64_t ruma_vec_get_u64_slow(const ruma_vec *v, size_t i)
 {
 	uint64_t x;
 
-	RUMA_ASSERT(i < v->h.size && v->es == 8);
+	RUMA_ASSERT(i < vsize(v) && v->es == 8);
 	memcpy(&x, elem_addr(v, i), 8);
 	return x;
 }
 
 void ruma_vec_set_u64_slow(ruma_vec *v, size_t i, uint64_t x)
 {
-	RUMA_ASSERT(i < v->h.size && v->es == 8);
+	RUMA_ASSERT(i < vsize(v) && v->es == 8);
 	memcpy(elem_addr(v, i), &x, 8);
 }
 
@@ -732,7 +759,7 @@ void ruma_vec_set_u64(ruma_vec *v, size_t i, uint64_t x)
 
 size_t ruma_vec_size(const ruma_vec *v)
 {
-	return v->h.size;
+	return vsize(v);
 }
 
 size_t ruma_vec_capacity(const ruma_vec *v)
@@ -784,7 +811,7 @@ int ruma_vec_reserve(ruma_vec *v, size_t n)
 
 void ruma_vec_clear(ruma_vec *v)
 {
-	v->h.size = 0;
+	set_size(v, 0);
 	sync_push_run(v);
 }
 
@@ -799,7 +826,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 {
 	int rc = 0;
 
-	if (n > v->h.size)
+	if (n > vsize(v))
 		return -EINVAL;
 	switch (v->kind) {
 	case RUMA_VEC_REWIRED: {
@@ -820,11 +847,11 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 			v->h.cap = 0;
 			v->st.bytes_mapped = 0;
 		} else {
-			size_t keep_size = v->h.size;
-			v->h.size = n;
+			size_t keep_size = vsize(v);
+			set_size(v, n);
 			rc = heap_grow(v, n); /* COPY: malloc + memcpy of n; REALLOC: realloc down */
 			if (rc)
-				v->h.size = keep_size;
+				set_size(v, keep_size);
 		}
 		break;
 	case RUMA_VEC_MREMAP: {
@@ -860,7 +887,7 @@ int ruma_vec_shrink(ruma_vec *v, size_t n)
 		rc = -EINVAL;
 	}
 	if (!rc)
-		v->h.size = n;
+		set_size(v, n);
 	sync_push_run(v);
 	return rc;
 }
