@@ -599,6 +599,44 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * ruma_part_histogram against a count key by key with ruma_part_of: every
+ * power-of-two P up to 2^16, shifts that take the top bits (no mask), the
+ * low bits and bits in between, key counts that are not a multiple of 4.
+ */
+static int t_part_histogram(void)
+{
+	enum { N = 4099 };
+	uint64_t *keys = malloc(N * sizeof(*keys));
+	size_t *hist = malloc(((size_t)1 << 16) * sizeof(*hist));
+	size_t *want = malloc(((size_t)1 << 16) * sizeof(*want));
+
+	CHECK(keys && hist && want);
+	for (size_t i = 0; i < N; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	keys[0] = UINT64_MAX;
+	keys[1] = 0;
+	for (unsigned bits = 0; bits <= 16; bits++) {
+		uint32_t P = 1u << bits;
+		unsigned shifts[] = { 0, 3, 64 - bits - 1, 64 - bits, 63 };
+		for (size_t s = 0; s < TEST_N(shifts); s++) {
+			unsigned shift = shifts[s] > 63 ? 63 : shifts[s];
+			for (size_t n = N - 3; n <= N; n++) {
+				memset(want, 0, P * sizeof(*want));
+				for (size_t i = 0; i < n; i++)
+					want[ruma_part_of(keys[i], shift, P)]++;
+				memset(hist, 0xA5, P * sizeof(*hist));
+				ruma_part_histogram(keys, n, shift, P, hist);
+				CHECK(!memcmp(hist, want, P * sizeof(*hist)));
+			}
+		}
+	}
+	free(keys);
+	free(hist);
+	free(want);
+	return TEST_PASS;
+}
+
 /* Verify a result against the input: permutation, partition membership, sizes. */
 static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 			   const ruma_part_result *r)
@@ -1298,6 +1336,7 @@ static const struct test_case cases[] = {
 	{ "vec_inline_paths", t_vec_inline_paths },
 	{ "vec_inline_paths_2m", t_vec_inline_paths_2m_h },
 	{ "vec_cursor_growth_failure", t_vec_cursor_growth_failure },
+	{ "part_histogram", t_part_histogram },
 	{ "vec_size_limits", t_vec_size_limits },
 	{ "vec_rewired_pool", t_vec_rewired_pool },
 	{ "partition_all_methods", t_partition_all_methods },
