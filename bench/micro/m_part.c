@@ -147,14 +147,12 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	 * blocks come from a pool touched before the pass (the original prefaults it) */
 	o.swwc = method == RUMA_PART_TRADITIONAL || method == RUMA_PART_TRADITIONAL_CHAINS ||
 		 method == RUMA_PART_MREMAP;
-	if (method == RUMA_PART_TRADITIONAL_CHAINS)
-		o.prefault_dst = true;
+	o.prefault_dst = p->prefault_dst || method == RUMA_PART_TRADITIONAL_CHAINS;
 	o.phase = part_phase;
 	o.phase_ctx = pp;
 	pp->c = c;
 	o.pages_per_block = p->pages_per_block;
 	o.huge = huge;
-	o.prefault_dst = p->prefault_dst;
 	micro_phase_begin(c);
 	rc = ruma_part_run(d->src, n, &o, &pp->res);
 	micro_phase_end(c, pp->after_pass ? MF_SQUEEZE_AREA_MMAP : MF_MEMCPY);
