@@ -193,6 +193,8 @@ static uint64_t boundary_breaks(const ruma_area *a, uint64_t v, uint64_t n)
 {
 	uint64_t lo = v ? v : 1, hi = RUMA_MIN(v + n, a->pages - 1), breaks = 0;
 
+	if (a->mapped == 0)
+		return 0; /* every entry is 0: nothing breaks (the first mapping of a fresh area) */
 	for (uint64_t b = lo; b <= hi; b++)
 		breaks += !ent_continues(a->tab[b - 1], a->tab[b]);
 	return breaks;
@@ -240,10 +242,21 @@ void area_maps_release(uint64_t delta)
 
 void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t predicted)
 {
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t e = ent_add(e0, i);
-		a->mapped += (e != 0) - (a->tab[v + i] != 0);
-		a->tab[v + i] = e;
+	uint64_t *t = a->tab + v;
+
+	if (a->mapped == 0) {
+		/* every old entry is 0: no per-entry accounting, and nothing to do for e0 == 0 */
+		if (e0) {
+			for (uint64_t i = 0; i < n; i++)
+				t[i] = e0 + i;
+			a->mapped = n;
+		}
+	} else {
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t e = ent_add(e0, i);
+			a->mapped += (e != 0) - (t[i] != 0);
+			t[i] = e;
+		}
 	}
 	if (predicted >= a->maps)
 		atomic_fetch_add(&area_maps_total, predicted - a->maps);
