@@ -13,8 +13,8 @@
  *       temporary mapping (the original memsets its pool file); untimed
  *       after it: the prefault of the wired pages (the original touches
  *       one byte per page)
- *   41  building the directory of page pointers; untimed before it: the
- *       pages allocated and zeroed, the shuffle
+ *   41  filling the directory of page pointers; untimed before it: the
+ *       pages allocated and zeroed, the shuffle, the directory's allocation
  *   42  the mmap (pages fault in during the test, as in the original)
  * The memory holds zeros, as the original's (dst_zero).  Exactly n * 8
  * bytes rounded up to whole pages are allocated (the original added one
@@ -136,16 +136,20 @@ static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_p
 	for (size_t i = 0; i < npages; i++) /* the original memsets its pool */
 		memset(ruma_pool_page(ap->pool, i), 0, ruma_pool_page_size(ap->pool));
 	ids = micro_permutation(npages, p->random ? npages : 0, c->seed);
-	if (!ids)
-		return -ENOMEM;
-	micro_phase_begin(c);
+	/* the directory is allocated untimed, as the original's; the timed part fills it */
 	ap->dir = malloc((npages ? npages : 1) * sizeof(*ap->dir));
-	for (size_t i = 0; ap->dir && i < npages; i++)
-		ap->dir[i] = ruma_pool_page(ap->pool, ids[i]);
+	if (!ids || !ap->dir) {
+		free(ids);
+		free(ap->dir);
+		ap->dir = NULL;
+		return -ENOMEM;
+	}
+	void *const *pages = ruma_pool_directory(ap->pool);
+	micro_phase_begin(c);
+	for (size_t i = 0; i < npages; i++)
+		ap->dir[i] = pages[ids[i]];
 	micro_phase_end(c, MF_MMAP_DST);
 	free(ids);
-	if (!ap->dir)
-		return -ENOMEM;
 	d->kind = MICRO_INDIRECT;
 	d->dir = ap->dir;
 	d->page_shift = log2_exact(ruma_pool_page_size(ap->pool) / sizeof(uint64_t));
