@@ -174,7 +174,7 @@ struct micro_data {
 	/* software indirection: dir[i >> page_shift][i & page_mask] */
 	uint64_t **dir;
 	unsigned page_shift;
-	/* vector (test 15 pushes through vector.h's inline ruma_vec_push_u64) */
+	/* vector (test 15 pushes through a push cursor of vector.h, ruma_vec_cursor_push) */
 	struct ruma_vec *vec;
 	uint64_t vec_probe; /* the key pushed at position n / 2 (for --corrupt) */
 	/* the original prints no blank line between a vector method and "Starting tests:" */

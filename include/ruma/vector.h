@@ -42,9 +42,13 @@
  * data pointer, capacity and the current push run), so a push is a compare
  * of two pointers, the element's store and an increment of the push
  * pointer; growth, and every access the head cannot serve, calls the
- * out-of-line functions (*_slow).  The exported symbols
- * ruma_vec_push_u64 / _get_u64 / _set_u64 stay in the library for callers
- * built with RUMA_VEC_NO_INLINE defined (and for older binaries).
+ * out-of-line functions (*_slow).  Loops that push many elements can use a
+ * push cursor (ruma_vec_cursor, below), which keeps the push position in a
+ * register instead of storing it into the vector on every element.  The
+ * exported symbols ruma_vec_push_u64 / _get_u64 / _set_u64 stay in the
+ * library for callers built with RUMA_VEC_NO_INLINE defined.  The layout of
+ * ruma_vec_head is part of the ABI: code compiled with the inline paths
+ * must be rebuilt when it changes.
  */
 #ifndef RUMA_VECTOR_H
 #define RUMA_VECTOR_H
