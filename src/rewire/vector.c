@@ -6,9 +6,12 @@
  * a failed growth returns before any state of the vector changed, so the old
  * size and contents stay.  size * elem_size <= max_bytes: grow_to checks
  * every request (overflow, limit) before it allocates.  The public head
- * (ruma_vec_head: data, size, cap, push run) is the first member; every
- * function that changes size, cap or the storage ends with sync_push_run, so
- * the inline push of vector.h stores exactly where the slow path would.
+ * (ruma_vec_head: data, cap, push run) is the first member; the size is not
+ * stored but derived from the run (vsize: run_first + pushes since the run
+ * began), so the inline push and a push cursor only move push_pos.  Every
+ * function that changes the size (set_size), cap or the storage ends with
+ * sync_push_run, so the inline push stores exactly where the slow path
+ * would.
  *   REWIRED   area pages [0, pages) are wired onto pool pages in the memfd;
  *             cap = pages * page / es.  Area page p < pool_pages is always
  *             pool page pool_first + p (the pool filled at creation when
@@ -49,7 +52,7 @@
 #define VEC_MAX_GROW_RUNS 16
 
 struct ruma_vec {
-	ruma_vec_head h;   /* data, size, cap, push run: first, read by the inline paths */
+	ruma_vec_head h;   /* data, cap, push run: first, read by the inline paths */
 	ruma_vec_kind kind;
 	size_t es;         /* element size */
 	size_t page;       /* growth unit in bytes: 4 KiB or 2 MiB */
