@@ -222,9 +222,10 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts 
 		free(lines);
 	} else {
 		uint64_t *out = r->data;
+		const unsigned shift = o->shift; /* a local: the key stores could alias *o */
 		for (size_t i = 0; i < n; i++) {
 			uint64_t k = keys[i];
-			out[pos[ruma_part_of(k, o->shift, P)]++] = k;
+			out[pos[ruma_part_of(k, shift, P)]++] = k;
 		}
 	}
 	free(pos);
@@ -377,12 +378,13 @@ static int chains_scatter_swwc(const uint64_t *keys, size_t n, const ruma_part_o
 			       part_impl *impl, chains_ctx *cx, chain_state *st)
 {
 	uint32_t P = o->partitions;
+	const unsigned shift = o->shift; /* a local: the line stores could alias *o */
 	part_wc wc;
 	int rc = wc_open(&wc, P);
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t k = keys[i];
-		uint32_t p = ruma_part_of(k, o->shift, P);
+		uint32_t p = ruma_part_of(k, shift, P);
 		if (!wc_add(&wc, p, k))
 			continue;
 		if (RUMA_UNLIKELY(st[p].wp == st[p].wend) && (rc = chains_new_block(impl, cx, p, st)))
@@ -424,9 +426,10 @@ static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_par
 	if (o->swwc) {
 		rc = chains_scatter_swwc(keys, n, o, impl, &cx, st);
 	} else {
+		const unsigned shift = o->shift;
 		for (size_t i = 0; i < n && !rc; i++) {
 			uint64_t k = keys[i];
-			rc = chains_put(impl, &cx, st, ruma_part_of(k, o->shift, P), k);
+			rc = chains_put(impl, &cx, st, ruma_part_of(k, shift, P), k);
 		}
 	}
 	cb = cx.cb;
@@ -510,12 +513,13 @@ static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_opts *
 			  part_impl *impl, size_t *fill, size_t step)
 {
 	uint32_t P = o->partitions;
+	const unsigned shift = o->shift; /* a local: the line stores could alias *o */
 	part_wc wc = { NULL, NULL };
 	int rc = o->swwc ? wc_open(&wc, P) : 0;
 
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t k = keys[i];
-		uint32_t p = ruma_part_of(k, o->shift, P);
+		uint32_t p = ruma_part_of(k, shift, P);
 		if (wc.lines && !wc_add(&wc, p, k))
 			continue;
 		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p]) && (rc = mremap_room(impl, o, p, step)))
