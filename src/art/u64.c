@@ -40,10 +40,30 @@ static inline uint8_t key_byte(uint64_t key, unsigned depth)
  * most 64, and a rotation by 64 is the identity, which is again right (the
  * byte at depth 7 is the key's low byte).
  */
+static inline uint64_t rotl(uint64_t k, unsigned s)
+{
+	return (k << (s & 63)) | (k >> (-s & 63));
+}
+
+/*
+ * The rotation for a node's prefix is a branch, not a rotation by the
+ * loaded prefix length: with "rotl(k, 8 * (p + 1))" the address of the
+ * child slot depends on the header's load, so a walk through nodes that
+ * are not in the cache waits for two misses per node (header, then slot)
+ * one after the other.  With the branch, predicted "no prefix" on the deep
+ * levels of dense and random trees, the slot's address depends on the key
+ * and the node's address only, and the core loads header and slot at the
+ * same time (the header's type and prefix length only confirm the
+ * prediction).  The empty asm keeps the compiler from turning the branch
+ * back into a conditional move, which would restore the dependency.
+ */
 static inline uint64_t next_byte(uint64_t k, unsigned prefix_len)
 {
-	unsigned s = 8 * (prefix_len + 1);
-	return (k << (s & 63)) | (k >> (-s & 63));
+	if (__builtin_expect(prefix_len != 0, 0)) {
+		k = rotl(k, 8 * prefix_len);
+		__asm__("" : "+r"(k));
+	}
+	return rotl(k, 8);
 }
 
 /* The 8 bytes from the node's prefix[0] as a big-endian number (prefix[0]
