@@ -27,10 +27,17 @@ art_node *art_node_new(ruma_art *t, int type)
 
 	if (!n)
 		return NULL;
-	memset(n, 0, size);
-	n->type = (uint8_t)type;
-	if (type == ART_N48)
+	/* constant sizes, so the small nodes are cleared inline (no call) */
+	switch (type) {
+	case ART_N4: memset(n, 0, sizeof(art_node4)); break;
+	case ART_N16: memset(n, 0, sizeof(art_node16)); break;
+	case ART_N48:
+		memset(n, 0, sizeof(art_node48));
 		memset(((art_node48 *)n)->index, ART_EMPTY48, 256);
+		break;
+	default: memset(n, 0, sizeof(art_node256)); break;
+	}
+	n->type = (uint8_t)type;
 	t->nodes[type]++;
 	return n;
 }
