@@ -411,7 +411,7 @@ int ruma_art_delete(ruma_art *t, const void *key, size_t len, uint64_t *old_valu
 	if (old_value)
 		*old_value = leaf_value(t, leaf);
 	if (parent)
-		art_node_remove(t, parent, pbyte, slot);
+		art_node_remove_inline(t, parent, pbyte, slot);
 	else
 		t->root = 0;
 	free_leaf(t, leaf);

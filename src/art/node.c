@@ -27,10 +27,17 @@ art_node *art_node_new(ruma_art *t, int type)
 
 	if (!n)
 		return NULL;
-	memset(n, 0, size);
-	n->type = (uint8_t)type;
-	if (type == ART_N48)
+	/* constant sizes, so the small nodes are cleared inline (no call) */
+	switch (type) {
+	case ART_N4: memset(n, 0, sizeof(art_node4)); break;
+	case ART_N16: memset(n, 0, sizeof(art_node16)); break;
+	case ART_N48:
+		memset(n, 0, sizeof(art_node48));
 		memset(((art_node48 *)n)->index, ART_EMPTY48, 256);
+		break;
+	default: memset(n, 0, sizeof(art_node256)); break;
+	}
+	n->type = (uint8_t)type;
 	t->nodes[type]++;
 	return n;
 }
@@ -81,16 +88,49 @@ static art_node *grow16(ruma_art *t, art_node16 *n)
 	return &g->h;
 }
 
+/* Eight bytes of a Node48's index from index[w], as a word whose byte i
+ * (bits 8i..8i+7) is non-zero exactly when index[w + i] holds a child. */
+static inline uint64_t indexed_bytes(const art_node48 *n, unsigned w)
+{
+	uint64_t x;
+	memcpy(&x, n->index + w, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return x ^ (UINT64_C(0x0101010101010101) * ART_EMPTY48);
+}
+
+/* Runs body for every byte b with index[b] != ART_EMPTY48, ascending: eight
+ * index bytes per load, an empty word skipped at once, the present bytes of
+ * a word found by counting trailing zeros (instead of 256 tests of a byte). */
+#define FOR_EACH_INDEXED(n48, b, body)                                         \
+	for (unsigned w_ = 0; w_ < 256; w_ += 8) {                             \
+		uint64_t x_ = indexed_bytes((n48), w_);                        \
+		while (x_) {                                                   \
+			unsigned b = w_ + (unsigned)__builtin_ctzll(x_) / 8;   \
+			x_ &= ~(UINT64_C(0xff) << (8 * (b - w_)));             \
+			body                                                   \
+		}                                                              \
+	}
+
 static art_node *grow48(ruma_art *t, art_node48 *n)
 {
 	art_node256 *g = (art_node256 *)art_node_new(t, ART_N256);
 	if (!g)
 		return NULL;
 	copy_header(&g->h, &n->h);
-	for (unsigned b = 0; b < 256; b++)
-		if (n->index[b] != ART_EMPTY48)
-			g->child[b] = n->child[n->index[b]];
+	FOR_EACH_INDEXED(n, b, { g->child[b] = n->child[n->index[b]]; })
 	return &g->h;
+}
+
+/* Opens entry pos of a sorted key/child array of count entries with room for
+ * one more (at most 16 entries: a loop, cheaper than two calls of memmove). */
+static void insert_gap(uint8_t *keys, art_ref *child, unsigned count, unsigned pos)
+{
+	for (unsigned i = count; i > pos; i--) {
+		keys[i] = keys[i - 1];
+		child[i] = child[i - 1];
+	}
 }
 
 /* Adds to a node known to have room. */
@@ -102,8 +142,7 @@ static void add_room(art_node *n, uint8_t b, art_ref child)
 		unsigned pos = 0;
 		while (pos < n->count && n4->key[pos] < b)
 			pos++;
-		memmove(n4->key + pos + 1, n4->key + pos, n->count - pos);
-		memmove(n4->child + pos + 1, n4->child + pos, (n->count - pos) * sizeof(art_ref));
+		insert_gap(n4->key, n4->child, n->count, pos);
 		n4->key[pos] = b;
 		n4->child[pos] = child;
 		break;
@@ -111,8 +150,7 @@ static void add_room(art_node *n, uint8_t b, art_ref child)
 	case ART_N16: {
 		art_node16 *n16 = (art_node16 *)n;
 		unsigned pos = art_n16_insert_pos(n16, b);
-		memmove(n16->key + pos + 1, n16->key + pos, n->count - pos);
-		memmove(n16->child + pos + 1, n16->child + pos, (n->count - pos) * sizeof(art_ref));
+		insert_gap(n16->key, n16->child, n->count, pos);
 		n16->key[pos] = flip(b);
 		n16->child[pos] = child;
 		break;
@@ -200,15 +238,17 @@ static void shrink48(ruma_art *t, art_ref *ref, art_node48 *n)
 	if (!s)
 		return;
 	copy_header(&s->h, &n->h);
-	for (unsigned b = 0; b < 256; b++)
-		if (n->index[b] != ART_EMPTY48) {
-			s->key[pos] = flip((uint8_t)b);
-			s->child[pos++] = n->child[n->index[b]];
-		}
+	FOR_EACH_INDEXED(n, b, {
+		s->key[pos] = flip((uint8_t)b);
+		s->child[pos++] = n->child[n->index[b]];
+	})
 	*ref = (art_ref)s;
 	art_node_free(t, &n->h);
 }
 
+/* Branch-free compaction: every child is stored at pos and pos advances only
+ * past the non-empty ones (37 of 256 children at random places would cost a
+ * mispredicted branch each); pos stays below 48, so the stores stay inside. */
 static void shrink256(ruma_art *t, art_ref *ref, art_node256 *n)
 {
 	art_node48 *s = (art_node48 *)art_node_new(t, ART_N48);
@@ -216,19 +256,23 @@ static void shrink256(ruma_art *t, art_ref *ref, art_node256 *n)
 	if (!s)
 		return;
 	copy_header(&s->h, &n->h);
-	for (unsigned b = 0; b < 256; b++)
-		if (n->child[b]) {
-			s->index[b] = (uint8_t)pos;
-			s->child[pos++] = n->child[b];
-		}
+	for (unsigned b = 0; b < 256; b++) {
+		art_ref c = n->child[b];
+		s->child[pos] = c;
+		s->index[b] = c ? (uint8_t)pos : ART_EMPTY48;
+		pos += c != 0;
+	}
 	*ref = (art_ref)s;
 	art_node_free(t, &n->h);
 }
 
+/* Removes entry pos of a sorted key/child array of count entries (at most 16). */
 static void remove_sorted(uint8_t *keys, art_ref *child, unsigned count, unsigned pos)
 {
-	memmove(keys + pos, keys + pos + 1, count - pos - 1);
-	memmove(child + pos, child + pos + 1, (count - pos - 1) * sizeof(art_ref));
+	for (unsigned i = pos + 1; i < count; i++) {
+		keys[i - 1] = keys[i];
+		child[i - 1] = child[i];
+	}
 }
 
 void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot)
@@ -248,7 +292,7 @@ void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot)
 		art_node16 *n16 = (art_node16 *)n;
 		remove_sorted(n16->key, n16->child, n->count, (unsigned)(slot - n16->child));
 		n->count--;
-		if (n->count == 3)
+		if (n->count == ART_SHRINK16)
 			shrink16(t, ref, n16);
 		break;
 	}
@@ -257,14 +301,14 @@ void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot)
 		*slot = 0;
 		n48->index[b] = ART_EMPTY48;
 		n->count--;
-		if (n->count == 12)
+		if (n->count == ART_SHRINK48)
 			shrink48(t, ref, n48);
 		break;
 	}
 	default:
 		*slot = 0;
 		n->count--;
-		if (n->count == 37)
+		if (n->count == ART_SHRINK256)
 			shrink256(t, ref, (art_node256 *)n);
 		break;
 	}

@@ -31,6 +31,12 @@
 #define ART_MAX_PREFIX 9
 #define ART_EMPTY48 48
 
+/* Shrinking (Leis's thresholds): a node left with this many children after a
+ * delete becomes the next smaller type; a Node4 left with one is collapsed. */
+#define ART_SHRINK256 37
+#define ART_SHRINK48 12
+#define ART_SHRINK16 3
+
 enum { ART_N4 = 0, ART_N16 = 1, ART_N48 = 2, ART_N256 = 3 };
 
 typedef uintptr_t art_ref;
@@ -285,6 +291,26 @@ static inline int art_node_add_inline(ruma_art *t, art_ref *ref, uint8_t b, art_
 /* Removes the child b, held in slot (from art_node_find), of the node at
  * *ref, shrinking or collapsing it. */
 void art_node_remove(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot);
+/* art_node_remove with the common cases inline: a Node256 or Node48 that
+ * does not shrink only clears the slot (and the index byte). */
+static inline void art_node_remove_inline(ruma_art *t, art_ref *ref, uint8_t b, art_ref *slot)
+{
+	art_node *n = art_as_node(*ref);
+
+	if (n->type == ART_N256 && n->count != ART_SHRINK256 + 1) {
+		*slot = 0;
+		n->count--;
+		return;
+	}
+	if (n->type == ART_N48 && n->count != ART_SHRINK48 + 1) {
+		*slot = 0;
+		((art_node48 *)n)->index[b] = ART_EMPTY48;
+		n->count--;
+		return;
+	}
+	art_node_remove(t, ref, b, slot);
+}
+
 /* Leftmost leaf below r. */
 art_ref art_min_leaf(art_ref r);
 /* Calls fn(b, child, ctx) for every child in ascending byte order until fn

@@ -40,10 +40,30 @@ static inline uint8_t key_byte(uint64_t key, unsigned depth)
  * most 64, and a rotation by 64 is the identity, which is again right (the
  * byte at depth 7 is the key's low byte).
  */
+static inline uint64_t rotl(uint64_t k, unsigned s)
+{
+	return (k << (s & 63)) | (k >> (-s & 63));
+}
+
+/*
+ * The rotation for a node's prefix is a branch, not a rotation by the
+ * loaded prefix length: with "rotl(k, 8 * (p + 1))" the address of the
+ * child slot depends on the header's load, so a walk through nodes that
+ * are not in the cache waits for two misses per node (header, then slot)
+ * one after the other.  With the branch, predicted "no prefix" on the deep
+ * levels of dense and random trees, the slot's address depends on the key
+ * and the node's address only, and the core loads header and slot at the
+ * same time (the header's type and prefix length only confirm the
+ * prediction).  The empty asm keeps the compiler from turning the branch
+ * back into a conditional move, which would restore the dependency.
+ */
 static inline uint64_t next_byte(uint64_t k, unsigned prefix_len)
 {
-	unsigned s = 8 * (prefix_len + 1);
-	return (k << (s & 63)) | (k >> (-s & 63));
+	if (__builtin_expect(prefix_len != 0, 0)) {
+		k = rotl(k, 8 * prefix_len);
+		__asm__("" : "+r"(k));
+	}
+	return rotl(k, 8);
 }
 
 /* The 8 bytes from the node's prefix[0] as a big-endian number (prefix[0]
@@ -82,7 +102,7 @@ static void put_two(art_node4 *n, uint8_t a, art_ref ca, uint8_t b, art_ref cb)
 }
 
 /* The leaf at *ref holds old != key: both go under a new Node4. */
-static int split_leaf(ruma_art *t, art_ref *ref, uint64_t old, uint64_t key, unsigned depth)
+__attribute__((noinline)) static int split_leaf(ruma_art *t, art_ref *ref, uint64_t old, uint64_t key, unsigned depth)
 {
 	unsigned i = (unsigned)__builtin_clzll(old ^ key) / 8; /* first differing byte, >= depth */
 	art_node4 *n = (art_node4 *)art_node_new(t, ART_N4);
@@ -99,7 +119,7 @@ static int split_leaf(ruma_art *t, art_ref *ref, uint64_t old, uint64_t key, uns
 
 /* Only m < prefix_len prefix bytes of the node at *ref match: a new Node4
  * with those m bytes takes the node (its prefix shortened) and the leaf. */
-static int split_prefix(ruma_art *t, art_ref *ref, uint64_t key, unsigned depth, unsigned m)
+__attribute__((noinline)) static int split_prefix(ruma_art *t, art_ref *ref, uint64_t key, unsigned depth, unsigned m)
 {
 	art_node *n = art_as_node(*ref);
 	art_node4 *top = (art_node4 *)art_node_new(t, ART_N4);
@@ -116,12 +136,27 @@ static int split_prefix(ruma_art *t, art_ref *ref, uint64_t key, unsigned depth,
 	return 0;
 }
 
+/* The key count after an insert that returned rc. */
+static inline int counted(ruma_art *t, int rc)
+{
+	if (rc == 0)
+		t->count++;
+	return rc;
+}
+
+/*
+ * The walk keeps only the key, the depth and the slot in registers; what an
+ * insert does at its end (split a leaf or a prefix, add to a full or small
+ * node) is out of line (split_leaf, split_prefix, art_node_add are not
+ * inlined), so the loop does not pay for saving the registers those need.
+ * Only the most frequent end, adding to a Node256 or a Node48 with room,
+ * is inline.
+ */
 int ruma_art_u64_insert(ruma_art *t, uint64_t key)
 {
 	art_ref *ref = &t->root, r = *ref;
 	uint64_t k = key; /* the key shifted left by 8 * depth: next byte on top */
 	unsigned depth = 0;
-	int rc;
 
 	RUMA_ASSERT(t->keys == RUMA_ART_U64);
 	if (key > RUMA_ART_MAX_TID)
@@ -131,38 +166,28 @@ int ruma_art_u64_insert(ruma_art *t, uint64_t key)
 		t->count++;
 		return 0;
 	}
-	for (;;) {
-		if (art_is_leaf(r)) {
-			if ((r >> 1) == key)
-				return 1;
-			rc = split_leaf(t, ref, r >> 1, key, depth);
-			break;
-		}
+	while (!art_is_leaf(r)) {
 		art_node *n = art_as_node(r);
 		unsigned p = n->prefix_len;
 		if (p) {
 			unsigned m = prefix_match(n, k);
-			if (m < p) {
-				rc = split_prefix(t, ref, key, depth, m);
-				break;
-			}
+			if (m < p)
+				return counted(t, split_prefix(t, ref, key, depth, m));
 			depth += p;
 			k <<= 8 * p; /* p <= 7 */
 		}
 		uint8_t b = (uint8_t)(k >> 56);
 		art_ref *slot = art_node_find(n, b);
-		if (!slot) {
-			rc = art_node_add_inline(t, ref, b, key << 1 | 1);
-			break;
-		}
+		if (!slot)
+			return counted(t, art_node_add_inline(t, ref, b, key << 1 | 1));
 		ref = slot;
 		r = *slot;
 		depth++;
 		k <<= 8;
 	}
-	if (rc == 0)
-		t->count++;
-	return rc;
+	if ((r >> 1) == key)
+		return 1;
+	return counted(t, split_leaf(t, ref, r >> 1, key, depth));
 }
 
 /* Is key below the non-empty ref r?  The single lookup's walk. */
@@ -378,7 +403,7 @@ int ruma_art_u64_delete(ruma_art *t, uint64_t key)
 		if (art_is_leaf(c)) {
 			if ((c >> 1) != key)
 				return RUMA_ENOTFOUND;
-			art_node_remove(t, ref, b, slot);
+			art_node_remove_inline(t, ref, b, slot);
 			t->count--;
 			return 0;
 		}
