@@ -33,6 +33,8 @@
  */
 #include "btree/btree_int.h"
 
+#include <ruma/core.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -866,6 +868,9 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		return -EINVAL;
 	scan_state s = { .t = t, .fn = fn, .ctx = ctx, .desc = desc, .clen = slen };
 	bool from_end = slen == 0;
+	/* read-ahead window: starts small, doubles per leaf up to the limit */
+	unsigned ra_max = atomic_load_explicit(&t->read_ahead, memory_order_relaxed);
+	unsigned ra = RUMA_MIN(ra_max, RUMA_BTREE_READ_AHEAD_START);
 	if (slen) {
 		memcpy(s.cur, start, slen);
 		memcpy(s.key[0], start, slen);
@@ -878,8 +883,10 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		int rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
 		if (rc)
 			return rc;
-		if (p.has_parent)
-			bt_scan_ahead(t, p.ppid, p.pver, p.p, p.ppos, desc);
+		if (p.has_parent && ra) {
+			bt_scan_ahead(t, p.ppid, p.pver, p.p, p.ppos, desc, ra);
+			ra = RUMA_MIN(2 * ra, ra_max);
+		}
 		bool end = true;
 		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
@@ -953,7 +960,16 @@ static int new_handle(ruma_bm *bm, ruma_pid root, ruma_btree **out)
 		return -ENOMEM;
 	t->bm = bm;
 	t->root = root;
+	atomic_init(&t->read_ahead, RUMA_BTREE_READ_AHEAD);
 	*out = t;
+	return 0;
+}
+
+int ruma_btree_set_read_ahead(ruma_btree *t, unsigned leaves)
+{
+	if (!t || leaves > RUMA_BM_AIO_MAX)
+		return -EINVAL;
+	atomic_store_explicit(&t->read_ahead, leaves, memory_order_relaxed);
 	return 0;
 }
 
