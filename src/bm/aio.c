@@ -31,6 +31,12 @@
  * aio_waits); their ratio is the queue depth the device saw from the
  * thread while it waited (ruma_bm_stats).
  *
+ * Submission: reads are queued without a syscall and submitted together —
+ * when the thread is about to wait, or (without waiting) once SUBMIT_BATCH
+ * are queued or fewer than SUBMIT_BATCH are in flight — so one
+ * io_uring_enter carries several reads, and the one that waits also
+ * submits.
+ *
  * Syscalls (through src/os): io_uring_setup (first use per thread),
  * io_uring_enter (submit, wait); madvise (bm_fault_abort drops a failed
  * read's memory).
@@ -46,6 +52,7 @@
 enum { SLOT_FREE, SLOT_QUEUED, SLOT_INFLIGHT, SLOT_DONE };
 
 #define NO_TAG UINT64_MAX
+#define SUBMIT_BATCH 8u
 #define NONE UINT32_MAX
 
 struct aio_slot {
@@ -155,15 +162,20 @@ static void fail_all(ruma_bm *bm, struct bm_thread *t, struct bm_aio *a, int err
 	}
 }
 
-/* Submit the queued reads; with wait, block for one completion when none
- * is posted.  Then finish every posted completion. */
+/* Submit the queued reads — without wait, only when fewer than
+ * SUBMIT_BATCH are in flight or SUBMIT_BATCH are queued, so that a busy
+ * device gets batches (one io_uring_enter each) rather than one read per
+ * call; with wait, always, and block for one completion when none is
+ * posted.  Then finish every posted completion. */
 static int progress(ruma_bm *bm, struct bm_thread *t, struct bm_aio *a, bool wait)
 {
 	int err = 0;
 
 	if (!a->ring)
 		return 0;
-	if (a->queued || (wait && a->inflight)) {
+	/* while the device has SUBMIT_BATCH reads, submit only full batches */
+	bool defer = !wait && a->queued < SUBMIT_BATCH && a->inflight >= SUBMIT_BATCH;
+	if ((a->queued && !defer) || (wait && a->inflight)) {
 		bool must_wait = wait && a->queued + a->inflight > 0;
 		if (must_wait) {
 			atomic_fetch_add_explicit(&t->aio_waits, 1, memory_order_relaxed);

@@ -859,6 +859,46 @@ static int scan_leaf(scan_state *s, ruma_pid pid, const node *n, bool from_end, 
 	return rc;
 }
 
+/* Read ahead the first `depth` leaves of the parent after (desc: before)
+ * p's parent: found by a descent to level 1 with that parent's upper fence
+ * (desc: lower fence).  Best effort: a restart, a damaged page or an error
+ * only means nothing is read ahead. */
+static void scan_ahead_next_parent(ruma_btree *t, const path *p, bool desc, unsigned depth)
+{
+	uint8_t key[NODE_KEYBUF];
+	size_t klen = 0;
+	bool ok;
+
+	olc_enter();
+	const node *n = p->p;
+	ok = node_plausible(n);
+	if (ok && desc) {
+		klen = n->lower_len;
+		ok = klen > 0 && klen <= RUMA_BTREE_MAX_KEY;
+		if (ok)
+			memcpy(key, node_lower(n), klen);
+	} else if (ok) {
+		klen = n->upper_len;
+		ok = !node_upper_inf(n) && klen < NODE_KEYBUF;
+		if (ok) {
+			memcpy(key, node_upper_key(n), klen);
+			key[klen++] = 0; /* the next parent holds the keys above the fence */
+		}
+	}
+	olc_leave();
+	if (!ok || ruma_bm_validate(t->bm, p->ppid, p->pver))
+		return;
+	path q;
+	int from = 0;
+	olc_enter();
+	int rc = descend(t, key, klen, false, 1, &q);
+	if (rc == 0 && desc)
+		from = q.n->count;
+	olc_leave();
+	if (rc == 0)
+		(void)bt_scan_ahead(t, q.pid, q.ver, q.n, from, desc, depth);
+}
+
 static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_btree_scan_fn fn,
 		void *ctx)
 {
@@ -883,13 +923,17 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		int rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
 		if (rc)
 			return rc;
+		unsigned rest = 0; /* of the window, past the parent's last child */
 		if (p.has_parent && ra) {
-			bt_scan_ahead(t, p.ppid, p.pver, p.p, p.ppos, desc, ra);
+			int from = desc ? (int)p.ppos - 1 : (int)p.ppos + 1;
+			rest = ra - bt_scan_ahead(t, p.ppid, p.pver, p.p, from, desc, ra);
 			ra = RUMA_MIN(2 * ra, ra_max);
 		}
 		bool end = true;
 		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
+		if (rest && !rc && !end)
+			scan_ahead_next_parent(t, &p, desc, rest); /* no latch held: it may wait */
 		if (rc || end)
 			return rc;
 		from_end = false;

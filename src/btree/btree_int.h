@@ -67,10 +67,11 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define olc_leave() ((void)0)
 #endif
 
-/* batch.c: read the next `depth` leaves of a scan ahead — the children
- * after (before, desc) position ppos of the optimistically read parent. */
-void bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
-		   unsigned ppos, bool desc, unsigned depth);
+/* batch.c: read up to `depth` leaves of a scan ahead — the children of
+ * the optimistically read parent from position `from` on in scan order
+ * (descending with desc).  Returns how many children were in range. */
+unsigned bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
+		       int from, bool desc, unsigned depth);
 
 /* txn.c: undo the transactions a crash cut off, once per store (the first
  * ruma_btree_open / ruma_btree_create calls it; cheap when none). */
