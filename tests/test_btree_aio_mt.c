@@ -484,6 +484,41 @@ static int t_read_ahead_window(void)
 	return TEST_PASS;
 }
 
+/* A long cold scan reads synchronously only the inner nodes (and the first
+ * leaf): the read-ahead window runs on into the next parent instead of
+ * running dry at each parent's last child (which costs one synchronous
+ * leaf read per parent). */
+static int t_read_ahead_next_parent(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_btree_stats bs;
+
+	if (build_store() != TEST_PASS)
+		return TEST_FAIL;
+	for (int desc = 0; desc <= 1; desc++) {
+		cfg(&c, 4096, false);
+		CHECK_OK(ruma_bm_open(&c, &bm));
+		CHECK_OK(ruma_btree_open(bm, "aio", &t));
+		CHECK_OK(ruma_btree_set_read_ahead(t, 16));
+		uint64_t seen = 0, pread0 = ruma_os_count(RUMA_SYS_PREAD);
+		CHECK_OK(desc ? ruma_btree_scan_desc(t, NULL, 0, count_fn, &seen)
+			      : ruma_btree_scan_asc(t, NULL, 0, count_fn, &seen));
+		uint64_t sync = ruma_os_count(RUMA_SYS_PREAD) - pread0;
+		CHECK_EQ(seen, NKEYS);
+		CHECK_OK(ruma_btree_get_stats(t, &bs));
+		CHECK(bs.height >= 2 && bs.inner_nodes >= 4); /* several parents */
+		if (sync > bs.inner_nodes + 2)
+			fprintf(stderr, "  %s: %" PRIu64 " synchronous reads, %" PRIu64
+				" inner nodes\n", desc ? "desc" : "asc", sync, bs.inner_nodes);
+		CHECK(sync <= bs.inner_nodes + 2);
+		ruma_btree_release(t);
+		CHECK_OK(ruma_bm_close(bm));
+	}
+	return TEST_PASS;
+}
+
 static int t_uring_refused(void)
 {
 	ruma_bm_config c;
@@ -606,6 +641,7 @@ static const struct test_case cases[] = {
 	{ "scan_read_ahead", t_scan_read_ahead },
 	{ "scan_ahead_faults", t_scan_ahead_faults },
 	{ "read_ahead_window", t_read_ahead_window },
+	{ "read_ahead_next_parent", t_read_ahead_next_parent },
 	{ "uring_refused", t_uring_refused },
 	{ "flush_uring", t_flush_uring },
 	{ "flush_pwritev", t_flush_pwritev },
