@@ -187,9 +187,11 @@ static int progress(ruma_bm *bm, struct bm_thread *t, struct bm_aio *a, bool wai
 			fail_all(bm, t, a, err);
 			return err;
 		}
-		for (uint32_t i = 0; i < RUMA_BM_AIO_MAX; i++)
-			if (a->slot[i].state == SLOT_QUEUED)
+		for (uint32_t i = 0, left = a->queued; left && i < RUMA_BM_AIO_MAX; i++)
+			if (a->slot[i].state == SLOT_QUEUED) {
 				a->slot[i].state = SLOT_INFLIGHT;
+				left--;
+			}
 		a->inflight += a->queued;
 		a->queued = 0;
 	}
