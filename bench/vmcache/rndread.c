@@ -68,15 +68,19 @@ uint64_t ruma_vmcache_rnd_key_decode(const unsigned char in[8])
 	return k;
 }
 
+uint64_t ruma_vmcache_rnd_payload_word(uint64_t k, unsigned i)
+{
+	uint64_t z = k * 0x9E3779B97F4A7C15ull + 0x1234567ull + (i + 1ull) * 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
 /* The payload of key k: 15 words of splitmix64 seeded by k. */
 void ruma_vmcache_rnd_payload(uint64_t k, unsigned char out[RND_PAYLOAD])
 {
-	uint64_t x = k * 0x9E3779B97F4A7C15ull + 0x1234567ull;
 	for (unsigned i = 0; i < RND_PAYLOAD / 8; i++) {
-		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-		z ^= z >> 31;
+		uint64_t z = ruma_vmcache_rnd_payload_word(k, i);
 		memcpy(out + i * 8, &z, 8);
 	}
 }

@@ -17,8 +17,10 @@
 /* The key bytes of tuple k, and back. */
 void ruma_vmcache_rnd_key(uint64_t k, unsigned char out[8]);
 uint64_t ruma_vmcache_rnd_key_decode(const unsigned char in[8]);
-/* The payload of tuple k. */
+/* The payload of tuple k: 15 native-endian words, word i of which is
+ * ruma_vmcache_rnd_payload_word(k, i) (splitmix64 seeded by k). */
 void ruma_vmcache_rnd_payload(uint64_t k, unsigned char out[RND_PAYLOAD]);
+uint64_t ruma_vmcache_rnd_payload_word(uint64_t k, unsigned i);
 
 /* The workload hooks of the data set (see workload.h for each). */
 uint64_t ruma_vmcache_rnd_space(uint64_t n);
