@@ -27,7 +27,9 @@
  * parent's last child, the scan (btree.c) finds the next parent by a
  * descent to level 1 with the parent's fence and reads the rest of the
  * window from its first children, so the read-ahead does not run dry at
- * every parent boundary.  When the scan reaches a leaf still
+ * every parent boundary; that next parent was read ahead itself, through
+ * its own parent at level 2, when the scan came within two windows of the
+ * boundary.  When the scan reaches a leaf still
  * being read it waits for one completion at a time (bm_wait), not for the
  * whole window.  The scan drains its read-ahead before it returns, so no
  * latch outlives the call.

@@ -859,44 +859,81 @@ static int scan_leaf(scan_state *s, ruma_pid pid, const node *n, bool from_end, 
 	return rc;
 }
 
-/* Read ahead the first `depth` leaves of the parent after (desc: before)
- * p's parent: found by a descent to level 1 with that parent's upper fence
- * (desc: lower fence).  Best effort: a restart, a damaged page or an error
- * only means nothing is read ahead. */
-static void scan_ahead_next_parent(ruma_btree *t, const path *p, bool desc, unsigned depth)
+/* The search key of the level-1 node after (desc: before) p's parent: its
+ * upper fence and a zero byte (desc: its lower fence), copied from the
+ * optimistically read parent and validated.  False when there is none or
+ * the parent changed. */
+static bool next_parent_key(ruma_btree *t, const path *p, bool desc, uint8_t *key, size_t *klen)
 {
-	uint8_t key[NODE_KEYBUF];
-	size_t klen = 0;
 	bool ok;
 
 	olc_enter();
 	const node *n = p->p;
 	ok = node_plausible(n);
 	if (ok && desc) {
-		klen = n->lower_len;
-		ok = klen > 0 && klen <= RUMA_BTREE_MAX_KEY;
+		*klen = n->lower_len;
+		ok = *klen > 0 && *klen <= RUMA_BTREE_MAX_KEY;
 		if (ok)
-			memcpy(key, node_lower(n), klen);
+			memcpy(key, node_lower(n), *klen);
 	} else if (ok) {
-		klen = n->upper_len;
-		ok = !node_upper_inf(n) && klen < NODE_KEYBUF;
+		*klen = n->upper_len;
+		ok = !node_upper_inf(n) && *klen < NODE_KEYBUF;
 		if (ok) {
-			memcpy(key, node_upper_key(n), klen);
-			key[klen++] = 0; /* the next parent holds the keys above the fence */
+			memcpy(key, node_upper_key(n), *klen);
+			key[(*klen)++] = 0; /* the next parent holds the keys above the fence */
 		}
 	}
 	olc_leave();
-	if (!ok || ruma_bm_validate(t->bm, p->ppid, p->pver))
+	return ok && ruma_bm_validate(t->bm, p->ppid, p->pver) == 0;
+}
+
+/*
+ * The parent after (desc: before) p's parent, found by a descent with its
+ * search key (next_parent_key).  level 1: read ahead its first (desc:
+ * last) `depth` leaves.  level 2: start reading that parent itself, found
+ * in its own parent, so that it is resident when the read-ahead window
+ * reaches it (a synchronous read there would stop the window for a whole
+ * device latency).  Best effort: a restart, a damaged page or an error only
+ * means nothing is read ahead.
+ */
+static void scan_next_parent(ruma_btree *t, const path *p, bool desc, unsigned level,
+			     unsigned depth)
+{
+	uint8_t key[NODE_KEYBUF];
+	size_t klen = 0;
+	if (!next_parent_key(t, p, desc, key, &klen))
 		return;
 	path q;
+	ruma_pid next = 0;
 	int from = 0;
+	bool bad = false;
 	olc_enter();
-	int rc = descend(t, key, klen, false, 1, &q);
-	if (rc == 0 && desc)
-		from = q.n->count;
+	int rc = descend(t, key, klen, false, level, &q);
+	if (rc == 0 && level == 1) {
+		from = desc ? (int)q.n->count : 0;
+	} else if (rc == 0) {
+		bool found;
+		unsigned pos = node_lower_bound(q.n, key, klen, &found, &bad);
+		if (!bad)
+			next = node_child_at(q.n, pos, &bad);
+	}
 	olc_leave();
-	if (rc == 0)
+	if (rc || bad)
+		return;
+	if (level == 1)
 		(void)bt_scan_ahead(t, q.pid, q.ver, q.n, from, desc, depth);
+	else if (ruma_bm_validate(t->bm, q.pid, q.ver) == 0)
+		(void)ruma_bm_prefetch(t->bm, &next, 1);
+}
+
+/* Children of p's parent left after p's position in scan order (read
+ * optimistically: only a hint). */
+static unsigned children_left(const path *p, bool desc)
+{
+	olc_enter();
+	unsigned count = p->p->count;
+	olc_leave();
+	return desc ? p->ppos : count >= p->ppos ? count - p->ppos : 0;
 }
 
 static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_btree_scan_fn fn,
@@ -911,6 +948,7 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 	/* read-ahead window: starts small, doubles per leaf up to the limit */
 	unsigned ra_max = atomic_load_explicit(&t->read_ahead, memory_order_relaxed);
 	unsigned ra = RUMA_MIN(ra_max, RUMA_BTREE_READ_AHEAD_START);
+	ruma_pid next_asked = 0; /* the parent whose successor is being read */
 	if (slen) {
 		memcpy(s.cur, start, slen);
 		memcpy(s.key[0], start, slen);
@@ -933,7 +971,12 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
 		if (rest && !rc && !end)
-			scan_ahead_next_parent(t, &p, desc, rest); /* no latch held: it may wait */
+			scan_next_parent(t, &p, desc, 1, rest); /* no latch held: it may wait */
+		if (ra && p.has_parent && !rc && !end && p.ppid != next_asked &&
+		    children_left(&p, desc) <= 2 * ra_max) {
+			next_asked = p.ppid; /* once per parent */
+			scan_next_parent(t, &p, desc, 2, 0);
+		}
 		if (rc || end)
 			return rc;
 		from_end = false;
