@@ -376,6 +376,150 @@ static int t_scan_read_ahead(void)
 
 /* io_uring refused: one message, pwrite/pwritev write-back, synchronous
  * batched lookups with the same results, and the data survives reopen. */
+static bool count_fn(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	(void)key, (void)klen, (void)val, (void)vlen;
+	(*(uint64_t *)ctx)++;
+	return true;
+}
+
+/* A cold scan (asc, or desc) of the whole store with read-ahead limit ra
+ * on a pool of pool pages; *r the scan's result, the entries checked. */
+static int cold_scan(uint64_t pool, unsigned ra, bool desc, int *r, ruma_bm_stats *st)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_btree *t;
+
+	cfg(&c, pool, false);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_btree_open(bm, "aio", &t));
+	CHECK_OK(ruma_btree_set_read_ahead(t, ra));
+	struct scan_st s = { desc ? 2ull * (NKEYS - 1) : 0, desc ? -2 : 2, false };
+	*r = desc ? ruma_btree_scan_desc(t, NULL, 0, scan_fn, &s)
+		  : ruma_btree_scan_asc(t, NULL, 0, scan_fn, &s);
+	ruma_os_inject_clear();
+	if (*r == 0) {
+		CHECK(!s.bad);
+		CHECK_EQ(s.next, desc ? (uint64_t)-2 : 2ull * NKEYS);
+	}
+	CHECK_EQ(ruma_bm_aio_inflight(bm), 0);
+	ruma_bm_get_stats(bm, st);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* Failed and short read-ahead reads: the scan reads those leaves again
+ * synchronously and sees every entry; a failing synchronous read is the
+ * scan's error; nothing stays latched. */
+static int t_scan_ahead_faults(void)
+{
+	int r;
+	ruma_bm_stats st;
+
+	if (build_store() != TEST_PASS)
+		return TEST_FAIL;
+	ruma_os_inject(RUMA_SYS_IO_URING_CQE, 1, EIO, true); /* every read-ahead fails */
+	uint64_t pread0 = ruma_os_count(RUMA_SYS_PREAD);
+	CHECK_EQ(cold_scan(512, 64, false, &r, &st), TEST_PASS);
+	CHECK_OK(r);
+	CHECK(ruma_os_injected(RUMA_SYS_IO_URING_CQE) > 0);
+	CHECK(ruma_os_count(RUMA_SYS_PREAD) - pread0 > 100); /* the leaves, read again */
+	uint64_t inj0 = ruma_os_injected(RUMA_SYS_IO_URING_CQE);
+	ruma_os_inject(RUMA_SYS_IO_URING_CQE, 3, 0, false); /* one short read */
+	CHECK_EQ(cold_scan(512, 64, true, &r, &st), TEST_PASS);
+	CHECK_OK(r);
+	CHECK_EQ(ruma_os_injected(RUMA_SYS_IO_URING_CQE) - inj0, 1);
+	ruma_os_inject(RUMA_SYS_IO_URING_CQE, 1, EIO, true);
+	ruma_os_inject(RUMA_SYS_PREAD, 20, EIO, true); /* a leaf cannot be read at all */
+	CHECK_EQ(cold_scan(512, 64, false, &r, &st), TEST_PASS);
+	CHECK_EQ(r, -EIO);
+	CHECK_EQ(cold_scan(512, 64, false, &r, &st), TEST_PASS); /* intact on disk */
+	CHECK_OK(r);
+	return TEST_PASS;
+}
+
+/* The read-ahead limit: refused above RUMA_BM_AIO_MAX; 0 reads nothing
+ * ahead; 64 reads the leaves ahead and leaves nothing latched. */
+static int t_read_ahead_window(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_bm_stats st;
+	int r;
+
+	if (build_store() != TEST_PASS)
+		return TEST_FAIL;
+	cfg(&c, 64, false);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_btree_open(bm, "aio", &t));
+	CHECK_EQ(ruma_btree_set_read_ahead(t, RUMA_BM_AIO_MAX + 1), -EINVAL);
+	CHECK_EQ(ruma_btree_set_read_ahead(NULL, 1), -EINVAL);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+
+	uint64_t cqe0 = ruma_os_count(RUMA_SYS_IO_URING_CQE);
+	CHECK_EQ(cold_scan(4096, 0, false, &r, &st), TEST_PASS);
+	CHECK_OK(r);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_IO_URING_CQE) - cqe0, 0);
+	CHECK_EQ(st.aio_waits, 0);
+
+	/* limit 64 (the window grows 4, 8, .. 64): every entry, nothing left latched */
+	cfg(&c, 4096, false);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_btree_open(bm, "aio", &t));
+	CHECK_OK(ruma_btree_set_read_ahead(t, 64));
+	uint64_t seen = 0;
+	cqe0 = ruma_os_count(RUMA_SYS_IO_URING_CQE);
+	CHECK_OK(ruma_btree_scan_asc(t, NULL, 0, count_fn, &seen));
+	CHECK_EQ(seen, NKEYS);
+	CHECK(ruma_os_count(RUMA_SYS_IO_URING_CQE) - cqe0 > 100); /* the leaves, read ahead */
+	CHECK_EQ(ruma_bm_aio_inflight(bm), 0);
+	ruma_bm_get_stats(bm, &st);
+	CHECK(st.aio_wait_depth >= st.aio_waits);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* A long cold scan reads synchronously only the pages of its first descent:
+ * the read-ahead window runs on into the next parent instead of running dry
+ * at each parent's last child (a synchronous leaf read per parent), and the
+ * next parent itself is read ahead through its own parent (else a
+ * synchronous inner-node read per parent). */
+static int t_read_ahead_next_parent(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_btree_stats bs;
+
+	if (build_store() != TEST_PASS)
+		return TEST_FAIL;
+	for (int desc = 0; desc <= 1; desc++) {
+		cfg(&c, 4096, false);
+		CHECK_OK(ruma_bm_open(&c, &bm));
+		CHECK_OK(ruma_btree_open(bm, "aio", &t));
+		CHECK_OK(ruma_btree_set_read_ahead(t, 16));
+		uint64_t seen = 0, pread0 = ruma_os_count(RUMA_SYS_PREAD);
+		CHECK_OK(desc ? ruma_btree_scan_desc(t, NULL, 0, count_fn, &seen)
+			      : ruma_btree_scan_asc(t, NULL, 0, count_fn, &seen));
+		uint64_t sync = ruma_os_count(RUMA_SYS_PREAD) - pread0;
+		CHECK_EQ(seen, NKEYS);
+		CHECK_OK(ruma_btree_get_stats(t, &bs));
+		CHECK(bs.height >= 2 && bs.inner_nodes >= 4); /* several parents */
+		if (sync > bs.height)
+			fprintf(stderr, "  %s: %" PRIu64 " synchronous reads, height %u, %" PRIu64
+				" inner nodes\n", desc ? "desc" : "asc", sync, bs.height, bs.inner_nodes);
+		CHECK(sync <= bs.height); /* the first descent only */
+		ruma_btree_release(t);
+		CHECK_OK(ruma_bm_close(bm));
+	}
+	return TEST_PASS;
+}
+
 static int t_uring_refused(void)
 {
 	ruma_bm_config c;
@@ -496,6 +640,9 @@ static const struct test_case cases[] = {
 	{ "read_short", t_read_short },
 	{ "submit_error", t_submit_error },
 	{ "scan_read_ahead", t_scan_read_ahead },
+	{ "scan_ahead_faults", t_scan_ahead_faults },
+	{ "read_ahead_window", t_read_ahead_window },
+	{ "read_ahead_next_parent", t_read_ahead_next_parent },
 	{ "uring_refused", t_uring_refused },
 	{ "flush_uring", t_flush_uring },
 	{ "flush_pwritev", t_flush_pwritev },

@@ -503,6 +503,61 @@ static int t_help(void)
 	return TEST_PASS;
 }
 
+/* The scan workloads: ascending on a fresh store (loaded like rndread,
+ * checked), then descending on the kept store, every tuple verified. */
+static int t_scan_workloads(void)
+{
+	char *out = NULL, *err = NULL;
+	env_reset();
+	setenv("PHYSGB", "0.0025", 1); /* 640 pages, data ~ 900 pages */
+	int st = run(&out, &err, "--workload", "scan", "--check", NULL);
+	if (st)
+		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
+	CHECK_EQ(st, 0);
+	CHECK(strstr(out, ",ruma,2,20000,scan,64"));
+	CHECK(strstr(err, "rndread check: 20000 tuples"));
+	CHECK(strstr(err, " 0 failures"));
+	CHECK(!strstr(err, " 0 pages read,"));
+	CHECK(!strstr(err, "INFLIGHT applies"));
+	free(out);
+	free(err);
+	st = run(&out, &err, "--workload", "scandesc", "--keep", NULL);
+	if (st)
+		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
+	CHECK_EQ(st, 0);
+	CHECK(strstr(err, "load: skipped"));
+	CHECK(strstr(out, ",ruma,2,20000,scandesc,64"));
+	CHECK(strstr(err, " 0 failures"));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+/* rndread --inflight 32 keeps about 32 reads in flight per thread, not just
+ * the misses of one batch of 32 lookups (about 7 of them here: most leaves
+ * are resident). */
+static int t_inflight_depth(void)
+{
+	char *out = NULL, *err = NULL;
+	env_reset();
+	setenv("PHYSGB", "0.0025", 1); /* 640 pages of ~ 900: ~ 1 lookup in 4 reads */
+	setenv("THREADS", "1", 1);
+	int st = run(&out, &err, "--inflight", "32", NULL, NULL);
+	if (st)
+		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
+	CHECK_EQ(st, 0);
+	CHECK(strstr(err, " 0 failures"));
+	const char *p = strstr(err, "waits for a completion, ");
+	CHECK(p != NULL);
+	double depth = strtod(p + strlen("waits for a completion, "), NULL);
+	if (depth <= 16)
+		fprintf(stderr, "%s\n", err);
+	CHECK(depth > 16);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "flags_win", t_flags_win },
@@ -510,6 +565,7 @@ static const struct test_case cases[] = {
 	{ "bad_configs", t_bad_configs }, { "help", t_help },
 	{ "kill9", t_kill9 },         { "sigterm_and_lock", t_sigterm_and_lock },
 	{ "not_clobbered", t_not_clobbered }, { "partial_load", t_partial_load },
+	{ "scan_workloads", t_scan_workloads }, { "inflight_depth", t_inflight_depth },
 };
 
 int main(int argc, char **argv)

@@ -36,13 +36,14 @@ static void usage(FILE *f)
 		"  THREADS=n      worker threads (1..128)                         [1]\n"
 		"  DATASIZE=n     tuples (rndread, 1e6 accepted) or warehouses    [10]\n"
 		"  INFLIGHT=n     rndread lookups in flight per thread (1..256;   [1]\n"
-		"                 1 = one synchronous read at a time)\n"
+		"                 1 = one synchronous read at a time); scan and\n"
+		"                 scandesc: leaves read ahead (1 = default, 32)\n"
 		"  EXMAP=0        exmap is not supported (1 is refused)\n"
 		"  FORCE=0|1      as --force                                      [0]\n"
 		"Options:\n"
 		"  --block PATH --virtgb G --physgb G --batch N --runfor S --threads N\n"
 		"  --datasize N   as the variables above\n"
-		"  --workload W   rndread or tpcc (overrides RNDREAD)\n"
+		"  --workload W   rndread, scan, scandesc or tpcc (overrides RNDREAD)\n"
 		"  --wait W       spin | yield | futex | mutex      latch wait strategy [spin]\n"
 		"  --inflight N   as INFLIGHT\n"
 		"  --evict E      process_madvise | madvise         page drop [process_madvise]\n"
@@ -258,8 +259,9 @@ int ruma_cmd_vmcache(int argc, char **argv)
 			     &v)))
 		return r;
 	o.inflight = (unsigned)v;
-	if (o.inflight > 1 && strcmp(o.wl->name, "rndread"))
-		fprintf(stderr, "ruma vmcache: note: INFLIGHT applies to rndread lookups; %s runs "
+	if (o.inflight > 1 && strcmp(o.wl->name, "rndread") && strncmp(o.wl->name, "scan", 4))
+		fprintf(stderr, "ruma vmcache: note: INFLIGHT applies to rndread lookups and scan "
+				"read-ahead; %s runs "
 				"its transactions with synchronous reads\n",
 			o.wl->name);
 	o.wait = RUMA_BM_WAIT_SPIN;

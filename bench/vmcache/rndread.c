@@ -4,9 +4,13 @@
  * loaded in parallel (disjoint ascending key ranges per thread), then
  * uniform random point lookups, each verified against the payload its key
  * must have.  A wrong or missing value is counted as a failure.  With
- * INFLIGHT > 1 each thread looks up INFLIGHT keys at a time through
- * ruma_btree_lookup_batch (that many page reads in flight); every lookup
- * still counts as one operation.
+ * INFLIGHT > 1 each thread hands RND_WINDOW x INFLIGHT keys at a time to
+ * ruma_btree_lookup_batch with INFLIGHT lookups active: a finished lookup's
+ * place is taken by the next key at once, so INFLIGHT lookups (and up to
+ * that many page reads) stay in flight, and the queue drains only once per
+ * RND_WINDOW x INFLIGHT keys (a batch of just INFLIGHT keys would let it
+ * run dry at the end of every batch).  Every lookup counts as one
+ * operation.
  *
  * With --keep, a marker entry (key "\xff#count", 9 bytes: sorts after every
  * data key) records how many tuples were loaded, so a later run on the same
@@ -15,7 +19,7 @@
  * without error: a load that failed in any thread (full disk, I/O error,
  * interrupt) leaves no marker, and the next --keep run refuses the store.
  */
-#include "vmcache/workload.h"
+#include "vmcache/rndread.h"
 
 #include <ruma/btree.h>
 
@@ -25,8 +29,9 @@
 #include <string.h>
 
 #define RND_TREE "rndread"
-#define RND_PAYLOAD 120u
 #define RND_MAX_REPORTED 10u
+/* Keys per lookup batch, in multiples of INFLIGHT. */
+#define RND_WINDOW 16u
 
 static const unsigned char marker_key[9] = { 0xff, '#', 'c', 'o', 'u', 'n', 't', 0, 0 };
 
@@ -38,7 +43,7 @@ struct rnd {
 struct rnd_thread {
 	ruma_rng rng;
 	ruma_vmcache_ctx *ctx;
-	unsigned n;             /* keys per batch (INFLIGHT) */
+	unsigned n;             /* keys per batch (RND_WINDOW x INFLIGHT) */
 	uint64_t *k;            /* the batch's key numbers */
 	unsigned char (*key)[8];
 	const void **kp;
@@ -47,7 +52,7 @@ struct rnd_thread {
 	bool *seen;
 };
 
-static void encode_key(uint64_t k, unsigned char out[8])
+void ruma_vmcache_rnd_key(uint64_t k, unsigned char out[8])
 {
 	for (int i = 7; i >= 0; i--) {
 		out[i] = (unsigned char)k;
@@ -55,7 +60,7 @@ static void encode_key(uint64_t k, unsigned char out[8])
 	}
 }
 
-static uint64_t decode_key(const unsigned char in[8])
+uint64_t ruma_vmcache_rnd_key_decode(const unsigned char in[8])
 {
 	uint64_t k = 0;
 	for (int i = 0; i < 8; i++)
@@ -63,15 +68,19 @@ static uint64_t decode_key(const unsigned char in[8])
 	return k;
 }
 
-/* The payload of key k: 15 words of splitmix64 seeded by k. */
-static void make_payload(uint64_t k, unsigned char out[RND_PAYLOAD])
+uint64_t ruma_vmcache_rnd_payload_word(uint64_t k, unsigned i)
 {
-	uint64_t x = k * 0x9E3779B97F4A7C15ull + 0x1234567ull;
+	uint64_t z = k * 0x9E3779B97F4A7C15ull + 0x1234567ull + (i + 1ull) * 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+/* The payload of key k: 15 words of splitmix64 seeded by k. */
+void ruma_vmcache_rnd_payload(uint64_t k, unsigned char out[RND_PAYLOAD])
+{
 	for (unsigned i = 0; i < RND_PAYLOAD / 8; i++) {
-		uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-		z ^= z >> 31;
+		uint64_t z = ruma_vmcache_rnd_payload_word(k, i);
 		memcpy(out + i * 8, &z, 8);
 	}
 }
@@ -84,7 +93,7 @@ static void report(ruma_vmcache_ctx *ctx, uint64_t key, const char *what)
 		fprintf(stderr, "rndread: key %" PRIu64 ": %s\n", key, what);
 }
 
-static uint64_t rnd_space(uint64_t n)
+uint64_t ruma_vmcache_rnd_space(uint64_t n)
 {
 	/* 192 bytes per tuple (1.5 x 128) + 1 MiB; saturates instead of wrapping */
 	if (n > (UINT64_MAX - (1u << 20)) / 192)
@@ -92,12 +101,12 @@ static uint64_t rnd_space(uint64_t n)
 	return n * 192 + (1u << 20);
 }
 
-static const char *rnd_check_datasize(uint64_t n)
+const char *ruma_vmcache_rnd_check_datasize(uint64_t n)
 {
 	return n == 0 ? "DATASIZE must be at least 1 tuple" : NULL;
 }
 
-static int rnd_setup(ruma_vmcache_ctx *ctx)
+int ruma_vmcache_rnd_setup(ruma_vmcache_ctx *ctx)
 {
 	struct rnd *s = calloc(1, sizeof(*s));
 	int r;
@@ -135,7 +144,7 @@ static int rnd_setup(ruma_vmcache_ctx *ctx)
 	return ruma_btree_create(ctx->bm, RND_TREE, &s->tree);
 }
 
-static int rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
+int ruma_vmcache_rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 {
 	struct rnd *s = ctx->wl;
 	uint64_t n = ctx->datasize;
@@ -145,8 +154,8 @@ static int rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 	for (uint64_t k = lo; k < hi; k++) {
 		if ((k & 1023) == 0 && ruma_vmcache_interrupted())
 			return -EINTR;
-		encode_key(k, key);
-		make_payload(k, val);
+		ruma_vmcache_rnd_key(k, key);
+		ruma_vmcache_rnd_payload(k, val);
 		int r = ruma_btree_insert(s->tree, key, sizeof(key), val, sizeof(val));
 		if (r) {
 			fprintf(stderr, "rndread: loading key %" PRIu64 " failed: %s\n", k,
@@ -158,7 +167,7 @@ static int rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 }
 
 /* All loader threads succeeded: record how many tuples the store holds. */
-static int rnd_load_done(ruma_vmcache_ctx *ctx)
+int ruma_vmcache_rnd_load_done(ruma_vmcache_ctx *ctx)
 {
 	struct rnd *s = ctx->wl;
 	uint64_t cnt = ctx->datasize;
@@ -187,7 +196,7 @@ static int rnd_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 		return -ENOMEM;
 	ruma_rng_seed(&t->rng, ctx->seed * 0x100000001b3ull + tid + 1);
 	t->ctx = ctx;
-	t->n = ctx->inflight > 1 ? ctx->inflight : 1;
+	t->n = ctx->inflight > 1 ? ctx->inflight * RND_WINDOW : 1;
 	if (t->n > 1) {
 		t->k = calloc(t->n, sizeof(*t->k));
 		t->key = calloc(t->n, sizeof(*t->key));
@@ -210,25 +219,25 @@ static void batch_value(size_t i, const void *val, size_t vlen, void *arg)
 	unsigned char want[RND_PAYLOAD];
 
 	t->seen[i] = true;
-	make_payload(t->k[i], want);
+	ruma_vmcache_rnd_payload(t->k[i], want);
 	if (vlen != RND_PAYLOAD || memcmp(val, want, RND_PAYLOAD))
 		report(t->ctx, t->k[i], "wrong value");
 }
 
-/* INFLIGHT lookups at once; each one is an operation. */
+/* RND_WINDOW x INFLIGHT lookups, INFLIGHT at once; each one is an operation. */
 static int64_t rnd_run_batch(ruma_vmcache_ctx *ctx, struct rnd_thread *t)
 {
 	struct rnd *s = ctx->wl;
 
 	for (unsigned i = 0; i < t->n; i++) {
 		t->k[i] = ruma_rng_below(&t->rng, ctx->datasize);
-		encode_key(t->k[i], t->key[i]);
+		ruma_vmcache_rnd_key(t->k[i], t->key[i]);
 		t->kp[i] = t->key[i];
 		t->klen[i] = 8;
 		t->seen[i] = false;
 	}
-	int r = ruma_btree_lookup_batch(s->tree, t->n, t->kp, t->klen, t->n, batch_value, t,
-					t->res);
+	int r = ruma_btree_lookup_batch(s->tree, t->n, t->kp, t->klen, ctx->inflight, batch_value,
+					t, t->res);
 	if (r)
 		return r;
 	for (unsigned i = 0; i < t->n; i++) {
@@ -252,7 +261,7 @@ static int64_t rnd_run_one(ruma_vmcache_ctx *ctx, void *ts)
 	unsigned char key[8], want[RND_PAYLOAD], got[RND_PAYLOAD + 8];
 	size_t len = 0;
 
-	encode_key(k, key);
+	ruma_vmcache_rnd_key(k, key);
 	int r = ruma_btree_lookup(s->tree, key, sizeof(key), got, sizeof(got), &len);
 	if (r == RUMA_ENOTFOUND) {
 		report(ctx, k, "not found");
@@ -264,7 +273,7 @@ static int64_t rnd_run_one(ruma_vmcache_ctx *ctx, void *ts)
 	}
 	if (r)
 		return r;
-	make_payload(k, want);
+	ruma_vmcache_rnd_payload(k, want);
 	if (len != RND_PAYLOAD || memcmp(got, want, RND_PAYLOAD))
 		report(ctx, k, "wrong value");
 	return 1;
@@ -283,13 +292,13 @@ static bool scan_cb(const void *key, size_t klen, const void *val, size_t vlen, 
 
 	if (klen != 8)
 		return true; /* the marker */
-	uint64_t k = decode_key(key);
+	uint64_t k = ruma_vmcache_rnd_key_decode(key);
 	if (k != st->next) {
 		if (st->bad++ < RND_MAX_REPORTED)
 			fprintf(stderr, "rndread check: expected key %" PRIu64 ", found %" PRIu64 "\n",
 				st->next, k);
 	} else {
-		make_payload(k, want);
+		ruma_vmcache_rnd_payload(k, want);
 		if (vlen != RND_PAYLOAD || memcmp(val, want, RND_PAYLOAD)) {
 			if (st->bad++ < RND_MAX_REPORTED)
 				fprintf(stderr, "rndread check: key %" PRIu64 " has a wrong value\n", k);
@@ -299,7 +308,7 @@ static bool scan_cb(const void *key, size_t klen, const void *val, size_t vlen, 
 	return true;
 }
 
-static int rnd_check(ruma_vmcache_ctx *ctx)
+int ruma_vmcache_rnd_check(ruma_vmcache_ctx *ctx)
 {
 	struct rnd *s = ctx->wl;
 	struct scan_state st = { ctx, 0, 0 };
@@ -324,11 +333,24 @@ static int rnd_check(ruma_vmcache_ctx *ctx)
 	return 0;
 }
 
-static void rnd_teardown(ruma_vmcache_ctx *ctx)
+ruma_btree *ruma_vmcache_rnd_tree(ruma_vmcache_ctx *ctx)
+{
+	struct rnd *s = ctx->wl;
+	return s->tree;
+}
+
+void ruma_vmcache_rnd_teardown(ruma_vmcache_ctx *ctx)
 {
 	struct rnd *s = ctx->wl;
 	if (!s)
 		return;
+	ruma_bm_stats st;
+	ruma_bm_get_stats(ctx->bm, &st);
+	if (st.aio_waits)
+		fprintf(stderr,
+			"async reads: %" PRIu64 " waits for a completion, %.1f reads in flight "
+			"per thread on average while waiting\n",
+			st.aio_waits, (double)st.aio_wait_depth / (double)st.aio_waits);
 	ruma_btree_release(s->tree);
 	free(s);
 	ctx->wl = NULL;
@@ -337,14 +359,14 @@ static void rnd_teardown(ruma_vmcache_ctx *ctx)
 const ruma_vmcache_workload ruma_vmcache_rndread_workload = {
 	.name = "rndread",
 	.summary = "uniform random lookups of DATASIZE tuples (8-byte keys, 120-byte values)",
-	.space_estimate = rnd_space,
-	.check_datasize = rnd_check_datasize,
-	.setup = rnd_setup,
-	.load = rnd_load,
-	.load_done = rnd_load_done,
+	.space_estimate = ruma_vmcache_rnd_space,
+	.check_datasize = ruma_vmcache_rnd_check_datasize,
+	.setup = ruma_vmcache_rnd_setup,
+	.load = ruma_vmcache_rnd_load,
+	.load_done = ruma_vmcache_rnd_load_done,
 	.thread_init = rnd_thread_init,
 	.run_one = rnd_run_one,
 	.thread_fini = rnd_thread_fini,
-	.check = rnd_check,
-	.teardown = rnd_teardown,
+	.check = ruma_vmcache_rnd_check,
+	.teardown = ruma_vmcache_rnd_teardown,
 };

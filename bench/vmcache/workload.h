@@ -29,7 +29,8 @@ typedef struct ruma_vmcache_ctx {
 	ruma_bm *bm;
 	uint64_t datasize;  /* DATASIZE: tuples (rndread) or warehouses (tpcc) */
 	unsigned threads;   /* THREADS */
-	unsigned inflight;  /* INFLIGHT: lookups in flight per thread (1 = synchronous) */
+	unsigned inflight;  /* INFLIGHT: lookups in flight per thread (1 = synchronous);
+			       scan, scandesc: read-ahead depth in leaves */
 	uint64_t seed;      /* base seed of the run (printed on stderr) */
 	bool keep;          /* --keep: the store was opened with its contents */
 	bool loaded;        /* set by setup when the data is already there (--keep) */
@@ -87,6 +88,9 @@ const ruma_vmcache_workload *ruma_vmcache_find_workload(const char *name);
 
 /* The random-read workload (rndread.c). */
 extern const ruma_vmcache_workload ruma_vmcache_rndread_workload;
+/* The range-scan workloads over the rndread data set (scan.c). */
+extern const ruma_vmcache_workload ruma_vmcache_scan_workload;
+extern const ruma_vmcache_workload ruma_vmcache_scandesc_workload;
 /* The TPC-C workload (bench/vmcache/tpcc/, written separately). */
 extern const ruma_vmcache_workload ruma_vmcache_tpcc_workload;
 

@@ -11,6 +11,8 @@
 
 const ruma_vmcache_workload *const ruma_vmcache_workloads[] = {
 	&ruma_vmcache_rndread_workload,
+	&ruma_vmcache_scan_workload,
+	&ruma_vmcache_scandesc_workload,
 	&ruma_vmcache_tpcc_workload,
 	NULL,
 };

@@ -257,8 +257,11 @@ RUMA_API unsigned ruma_bm_aio_inflight(ruma_bm *bm);
  * (one submission), without tags: their completion is handled internally
  * (a failed read leaves the page evicted; the next access reads it again
  * and reports its own error).  Pages that are resident or latched, and
- * pages for which there is no room without waiting, are skipped.  Returns
- * how many reads were started.  ruma_bm_aio_drain waits for them.
+ * pages for which there is no room without waiting, are skipped.  Only
+ * the first phys_pages / 8 pids (at least 1) are looked at, so read-ahead
+ * never holds more than an eighth of the pool (a larger window in a small
+ * pool would evict its own pages before they are used).  Returns how many
+ * reads were started.  ruma_bm_aio_drain waits for them.
  */
 RUMA_API unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
 
@@ -389,6 +392,12 @@ typedef struct ruma_bm_stats {
 	uint64_t pages_resident;
 	uint64_t restarts;            /* RUMA_RESTART returned by validate/upgrade */
 	uint64_t state_bytes;         /* memory of the per-page latch state */
+	uint64_t aio_waits;           /* times a thread blocked for one of its
+					 asynchronous reads (lookup batches,
+					 read-ahead) */
+	uint64_t aio_wait_depth;      /* sum over those waits of the thread's reads
+					 in flight: aio_wait_depth / aio_waits is
+					 the queue depth per thread while it waited */
 } ruma_bm_stats;
 
 /* ruma_bm_get_stats — counters (approximate while threads run). */

@@ -202,6 +202,22 @@ RUMA_API int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen,
 RUMA_API int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen,
 				  ruma_btree_scan_fn fn, void *ctx);
 
+/*
+ * ruma_btree_set_read_ahead — the most leaves a scan of this handle reads
+ * ahead of the leaf it is on (RUMA_BTREE_READ_AHEAD by default; 0: none,
+ * every leaf is read when reached).  A scan starts with a window of
+ * RUMA_BTREE_READ_AHEAD_START leaves (or fewer when the limit is lower) and
+ * doubles it with every leaf it reaches, up to the limit, so a short scan
+ * reads little ahead and a long one keeps `leaves` reads in flight.  The
+ * leaves ahead are those the current leaf's parent names next (the window
+ * does not reach past the parent's last child).  Returns 0, or -EINVAL
+ * when leaves exceeds RUMA_BM_AIO_MAX.  Set it before scans start; it is
+ * read by every scan of the handle.
+ */
+#define RUMA_BTREE_READ_AHEAD 32u
+#define RUMA_BTREE_READ_AHEAD_START 4u
+RUMA_API int ruma_btree_set_read_ahead(ruma_btree *t, unsigned leaves);
+
 /* ---- checking and statistics -------------------------------------------------- */
 
 /*

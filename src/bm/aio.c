@@ -18,11 +18,24 @@
  * a slot is FREE, QUEUED (prepared, not submitted), INFLIGHT or DONE
  * (finished, tagged, not yet collected); every QUEUED or INFLIGHT slot
  * holds its page's exclusive latch.  A thread never waits for a latch
- * while it has reads queued or in flight: bm_wait first submits and
- * finishes all of them (bm_aio_settle_self, which waits only for the
- * device), and the eviction wait loop polls them.  So no thread waits for
- * itself, and none sleeps (futex, condvar) holding a latch that only its
- * own unfinished read would release.
+ * without finishing its own reads: while it has reads queued or in flight,
+ * bm_wait submits them and waits for the device — for one completion
+ * (bm_aio_step_self), so that the rest stay in flight while the awaited
+ * page arrives — and returns for the caller to look again; only when none
+ * is left may it spin or sleep as its strategy says.  The eviction wait
+ * loop polls them.  So no thread waits for itself, and none sleeps (futex,
+ * condvar) holding a latch that only its own unfinished read would release.
+ *
+ * Depth statistics: each time a thread blocks for a completion it adds the
+ * number of its reads then in flight to aio_wait_depth (and 1 to
+ * aio_waits); their ratio is the queue depth the device saw from the
+ * thread while it waited (ruma_bm_stats).
+ *
+ * Submission: reads are queued without a syscall and submitted together —
+ * when the thread is about to wait, or (without waiting) once SUBMIT_BATCH
+ * are queued or fewer than SUBMIT_BATCH are in flight — so one
+ * io_uring_enter carries several reads, and the one that waits also
+ * submits.
  *
  * Syscalls (through src/os): io_uring_setup (first use per thread),
  * io_uring_enter (submit, wait); madvise (bm_fault_abort drops a failed
@@ -39,6 +52,7 @@
 enum { SLOT_FREE, SLOT_QUEUED, SLOT_INFLIGHT, SLOT_DONE };
 
 #define NO_TAG UINT64_MAX
+#define SUBMIT_BATCH 8u
 #define NONE UINT32_MAX
 
 struct aio_slot {
@@ -148,24 +162,36 @@ static void fail_all(ruma_bm *bm, struct bm_thread *t, struct bm_aio *a, int err
 	}
 }
 
-/* Submit the queued reads; with wait, block for one completion when none
- * is posted.  Then finish every posted completion. */
+/* Submit the queued reads — without wait, only when fewer than
+ * SUBMIT_BATCH are in flight or SUBMIT_BATCH are queued, so that a busy
+ * device gets batches (one io_uring_enter each) rather than one read per
+ * call; with wait, always, and block for one completion when none is
+ * posted.  Then finish every posted completion. */
 static int progress(ruma_bm *bm, struct bm_thread *t, struct bm_aio *a, bool wait)
 {
 	int err = 0;
 
 	if (!a->ring)
 		return 0;
-	if (a->queued || (wait && a->inflight)) {
+	/* while the device has SUBMIT_BATCH reads, submit only full batches */
+	bool defer = !wait && a->queued < SUBMIT_BATCH && a->inflight >= SUBMIT_BATCH;
+	if ((a->queued && !defer) || (wait && a->inflight)) {
 		bool must_wait = wait && a->queued + a->inflight > 0;
+		if (must_wait) {
+			atomic_fetch_add_explicit(&t->aio_waits, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&t->aio_wait_depth, a->queued + a->inflight,
+						  memory_order_relaxed);
+		}
 		err = ruma_os_uring_submit_and_wait(a->ring, must_wait ? 1 : 0);
 		if (err) {
 			fail_all(bm, t, a, err);
 			return err;
 		}
-		for (uint32_t i = 0; i < RUMA_BM_AIO_MAX; i++)
-			if (a->slot[i].state == SLOT_QUEUED)
+		for (uint32_t i = 0, left = a->queued; left && i < RUMA_BM_AIO_MAX; i++)
+			if (a->slot[i].state == SLOT_QUEUED) {
 				a->slot[i].state = SLOT_INFLIGHT;
+				left--;
+			}
 		a->inflight += a->queued;
 		a->queued = 0;
 	}
@@ -194,11 +220,15 @@ void bm_aio_settle(ruma_bm *bm, struct bm_thread *t)
 		(void)progress(bm, t, a, true);
 }
 
-void bm_aio_settle_self(ruma_bm *bm)
+bool bm_aio_step_self(ruma_bm *bm)
 {
 	struct bm_thread *t = pthread_getspecific(bm->key);
-	if (t)
-		bm_aio_settle(bm, t);
+	struct bm_aio *a = t ? t->aio : NULL;
+
+	if (!a || !a->ring || (a->queued == 0 && a->inflight == 0))
+		return false;
+	(void)progress(bm, t, a, true);
+	return true;
 }
 
 /* Queue the read of the exclusively latched, evicted pid (room already
@@ -340,6 +370,8 @@ unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n)
 	struct bm_aio *a = aio_get(bm, t);
 	if (!a)
 		return 0;
+	/* at most an eighth of the pool ahead: more evicts read-ahead unused */
+	n = (unsigned)RUMA_MIN((uint64_t)n, RUMA_MAX(1, bm->phys_pages / 8));
 	for (unsigned k = 0; k < n; k++) {
 		ruma_pid pid = pids[k];
 		if (pid < bm->meta_pages || pid >= bm->virt_pages)

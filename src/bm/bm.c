@@ -1099,6 +1099,8 @@ void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)
 		out->reads += atomic_load_explicit(&t->reads, memory_order_relaxed);
 		out->writes += atomic_load_explicit(&t->writes, memory_order_relaxed);
 		out->evictions += atomic_load_explicit(&t->evictions, memory_order_relaxed);
+		out->aio_waits += atomic_load_explicit(&t->aio_waits, memory_order_relaxed);
+		out->aio_wait_depth += atomic_load_explicit(&t->aio_wait_depth, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&bm->thr_mu);
 	pthread_mutex_lock(&bm->alloc_mu);

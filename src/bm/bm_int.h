@@ -76,6 +76,7 @@ struct bm_thread {
 	struct iovec *iov;
 	int *res;
 	_Atomic uint64_t reads, writes, evictions;
+	_Atomic uint64_t aio_waits, aio_wait_depth; /* see aio.c: depth statistics */
 };
 
 struct ruma_bm {
@@ -278,9 +279,11 @@ void bm_aio_free(struct bm_thread *t);
 /* Submit what is queued and finish the reads that completed (no wait);
  * called wherever a thread waits, so it never waits for its own read. */
 void bm_aio_poll(ruma_bm *bm, struct bm_thread *t);
-/* Submit and finish every read the calling thread has queued or in flight
- * (waiting for the device only); called before any latch wait. */
-void bm_aio_settle_self(ruma_bm *bm);
+/* When the calling thread has reads queued or in flight: submit them, wait
+ * for one completion (the device only), finish what completed, return
+ * true; false when it has none.  bm_wait calls it before any latch wait
+ * and waits by its strategy only on false. */
+bool bm_aio_step_self(ruma_bm *bm);
 void bm_aio_settle(ruma_bm *bm, struct bm_thread *t);
 /* Room for one more resident page without blocking: 0, RUMA_BM_BUSY, or
  * an eviction error. */

@@ -76,9 +76,11 @@ static void mutex_sleep(ruma_bm *bm, ruma_pid pid, uint64_t seen)
 
 void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n)
 {
+	/* never wait holding latches of unfinished own reads: finish one of
+	 * them (the awaited page may be among them) and let the caller look again */
+	if (bm_aio_step_self(bm))
+		return;
 	unsigned i = (*n)++;
-
-	bm_aio_settle_self(bm); /* never wait holding latches of unfinished own reads */
 	switch (bm->cfg.wait) {
 	case RUMA_BM_WAIT_SPIN:
 		cpu_relax();

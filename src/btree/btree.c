@@ -33,6 +33,8 @@
  */
 #include "btree/btree_int.h"
 
+#include <ruma/core.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -857,6 +859,83 @@ static int scan_leaf(scan_state *s, ruma_pid pid, const node *n, bool from_end, 
 	return rc;
 }
 
+/* The search key of the level-1 node after (desc: before) p's parent: its
+ * upper fence and a zero byte (desc: its lower fence), copied from the
+ * optimistically read parent and validated.  False when there is none or
+ * the parent changed. */
+static bool next_parent_key(ruma_btree *t, const path *p, bool desc, uint8_t *key, size_t *klen)
+{
+	bool ok;
+
+	olc_enter();
+	const node *n = p->p;
+	ok = node_plausible(n);
+	if (ok && desc) {
+		*klen = n->lower_len;
+		ok = *klen > 0 && *klen <= RUMA_BTREE_MAX_KEY;
+		if (ok)
+			memcpy(key, node_lower(n), *klen);
+	} else if (ok) {
+		*klen = n->upper_len;
+		ok = !node_upper_inf(n) && *klen < NODE_KEYBUF;
+		if (ok) {
+			memcpy(key, node_upper_key(n), *klen);
+			key[(*klen)++] = 0; /* the next parent holds the keys above the fence */
+		}
+	}
+	olc_leave();
+	return ok && ruma_bm_validate(t->bm, p->ppid, p->pver) == 0;
+}
+
+/*
+ * The parent after (desc: before) p's parent, found by a descent with its
+ * search key (next_parent_key).  level 1: read ahead its first (desc:
+ * last) `depth` leaves.  level 2: start reading that parent itself, found
+ * in its own parent, so that it is resident when the read-ahead window
+ * reaches it (a synchronous read there would stop the window for a whole
+ * device latency).  Best effort: a restart, a damaged page or an error only
+ * means nothing is read ahead.
+ */
+static void scan_next_parent(ruma_btree *t, const path *p, bool desc, unsigned level,
+			     unsigned depth)
+{
+	uint8_t key[NODE_KEYBUF];
+	size_t klen = 0;
+	if (!next_parent_key(t, p, desc, key, &klen))
+		return;
+	path q;
+	ruma_pid next = 0;
+	int from = 0;
+	bool bad = false;
+	olc_enter();
+	int rc = descend(t, key, klen, false, level, &q);
+	if (rc == 0 && level == 1) {
+		from = desc ? (int)q.n->count : 0;
+	} else if (rc == 0) {
+		bool found;
+		unsigned pos = node_lower_bound(q.n, key, klen, &found, &bad);
+		if (!bad)
+			next = node_child_at(q.n, pos, &bad);
+	}
+	olc_leave();
+	if (rc || bad)
+		return;
+	if (level == 1)
+		(void)bt_scan_ahead(t, q.pid, q.ver, q.n, from, desc, depth);
+	else if (ruma_bm_validate(t->bm, q.pid, q.ver) == 0)
+		(void)ruma_bm_prefetch(t->bm, &next, 1);
+}
+
+/* Children of p's parent left after p's position in scan order (read
+ * optimistically: only a hint). */
+static unsigned children_left(const path *p, bool desc)
+{
+	olc_enter();
+	unsigned count = p->p->count;
+	olc_leave();
+	return desc ? p->ppos : count >= p->ppos ? count - p->ppos : 0;
+}
+
 static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_btree_scan_fn fn,
 		void *ctx)
 {
@@ -866,6 +945,10 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		return -EINVAL;
 	scan_state s = { .t = t, .fn = fn, .ctx = ctx, .desc = desc, .clen = slen };
 	bool from_end = slen == 0;
+	/* read-ahead window: starts small, doubles per leaf up to the limit */
+	unsigned ra_max = atomic_load_explicit(&t->read_ahead, memory_order_relaxed);
+	unsigned ra = RUMA_MIN(ra_max, RUMA_BTREE_READ_AHEAD_START);
+	ruma_pid next_asked = 0; /* the parent whose successor is being read */
 	if (slen) {
 		memcpy(s.cur, start, slen);
 		memcpy(s.key[0], start, slen);
@@ -878,11 +961,22 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		int rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
 		if (rc)
 			return rc;
-		if (p.has_parent)
-			bt_scan_ahead(t, p.ppid, p.pver, p.p, p.ppos, desc);
+		unsigned rest = 0; /* of the window, past the parent's last child */
+		if (p.has_parent && ra) {
+			int from = desc ? (int)p.ppos - 1 : (int)p.ppos + 1;
+			rest = ra - bt_scan_ahead(t, p.ppid, p.pver, p.p, from, desc, ra);
+			ra = RUMA_MIN(2 * ra, ra_max);
+		}
 		bool end = true;
 		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
+		if (rest && !rc && !end)
+			scan_next_parent(t, &p, desc, 1, rest); /* no latch held: it may wait */
+		if (ra && p.has_parent && !rc && !end && p.ppid != next_asked &&
+		    children_left(&p, desc) <= 2 * ra_max) {
+			next_asked = p.ppid; /* once per parent */
+			scan_next_parent(t, &p, desc, 2, 0);
+		}
 		if (rc || end)
 			return rc;
 		from_end = false;
@@ -953,7 +1047,16 @@ static int new_handle(ruma_bm *bm, ruma_pid root, ruma_btree **out)
 		return -ENOMEM;
 	t->bm = bm;
 	t->root = root;
+	atomic_init(&t->read_ahead, RUMA_BTREE_READ_AHEAD);
 	*out = t;
+	return 0;
+}
+
+int ruma_btree_set_read_ahead(ruma_btree *t, unsigned leaves)
+{
+	if (!t || leaves > RUMA_BM_AIO_MAX)
+		return -EINVAL;
+	atomic_store_explicit(&t->read_ahead, leaves, memory_order_relaxed);
 	return 0;
 }
 

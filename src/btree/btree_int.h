@@ -15,6 +15,7 @@ struct ruma_btree {
 	_Atomic uint64_t leaf_splits, inner_splits, root_splits;
 	_Atomic uint64_t leaf_merges, inner_merges, root_collapses;
 	_Atomic uint64_t pages_freed, restarts;
+	_Atomic unsigned read_ahead; /* scan read-ahead limit in leaves (0: none) */
 	/* the last RUMA_ECORRUPT: reason << 56 | page id (0: none yet) */
 	_Atomic uint64_t damage;
 	atomic_flag damage_said; /* the first one was written to stderr */
@@ -66,10 +67,11 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define olc_leave() ((void)0)
 #endif
 
-/* batch.c: read the next leaves of a scan ahead — the children after
- * (before, desc) position ppos of the optimistically read parent. */
-void bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
-		   unsigned ppos, bool desc);
+/* batch.c: read up to `depth` leaves of a scan ahead — the children of
+ * the optimistically read parent from position `from` on in scan order
+ * (descending with desc).  Returns how many children were in range. */
+unsigned bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
+		       int from, bool desc, unsigned depth);
 
 /* txn.c: undo the transactions a crash cut off, once per store (the first
  * ruma_btree_open / ruma_btree_create calls it; cheap when none). */
