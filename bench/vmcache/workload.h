@@ -35,7 +35,17 @@ typedef struct ruma_vmcache_ctx {
 	bool loaded;        /* set by setup when the data is already there (--keep) */
 	void *wl;           /* the workload's private state (set by setup) */
 	_Atomic uint64_t failures; /* wrong or missing results seen by run_one */
+	/* --commit-log: descriptor of the file (-1 = none; opened by the driver,
+	 * not tracked by the power-loss simulation) and the end of its records.
+	 * A workload appends one RUMA_VMCACHE_COMMIT_REC-byte text record per
+	 * committed transaction it wants verified after a crash, once the commit
+	 * returned, at an offset taken with fetch_add from commit_off (a
+	 * record of zero bytes is a hole left by a kill in between: skipped). */
+	int commit_fd;
+	_Atomic uint64_t commit_off;
 } ruma_vmcache_ctx;
+
+#define RUMA_VMCACHE_COMMIT_REC 26u
 
 typedef struct ruma_vmcache_workload {
 	const char *name;
