@@ -53,11 +53,13 @@ void tpcc_worker_init(tpcc_worker *wk, tpcc_db *db, uint32_t thread, uint64_t se
 
 /* Row access of the running transaction: through wk->x (row locks, undo)
  * when the database runs transactions, the plain B-tree calls when it is
- * NULL (ruma_txn_* with x == NULL are exactly those). */
+ * NULL (what ruma_txn_* do with x == NULL, without the extra call). */
 static int get(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k, void *row, size_t len)
 {
 	size_t got = 0;
-	int rc = ruma_txn_lookup(wk->x, wk->db->t[t], k->b, k->n, row, len, &got);
+	ruma_btree *tr = wk->db->t[t];
+	int rc = wk->x ? ruma_txn_lookup(wk->x, tr, k->b, k->n, row, len, &got)
+		       : ruma_btree_lookup(tr, k->b, k->n, row, len, &got);
 	if (rc == 0 && got != len)
 		rc = RUMA_ECORRUPT;
 	return rc;
@@ -66,13 +68,17 @@ static int get(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k, void *row,
 static int put(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k, const void *row,
 	       size_t len)
 {
-	return ruma_txn_insert(wk->x, wk->db->t[t], k->b, k->n, row, len);
+	ruma_btree *tr = wk->db->t[t];
+	return wk->x ? ruma_txn_insert(wk->x, tr, k->b, k->n, row, len)
+		     : ruma_btree_insert(tr, k->b, k->n, row, len);
 }
 
 static int upd(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k,
 	       void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
 {
-	return ruma_txn_update(wk->x, wk->db->t[t], k->b, k->n, fn, ctx);
+	ruma_btree *tr = wk->db->t[t];
+	return wk->x ? ruma_txn_update(wk->x, tr, k->b, k->n, fn, ctx)
+		     : ruma_btree_update(tr, k->b, k->n, fn, ctx);
 }
 
 /* ---- New-Order (2.4) ----------------------------------------------------------- */
