@@ -10,15 +10,17 @@ checkpoint every --checkpoint seconds):
     into load, run, checkpoints and eviction alike;
   * P rounds ended by a simulated power loss at a random instant
     (RUMA_POWER_LOSS_AFTER_MS: the os layer undoes every write that no
-    completed fsync/fdatasync covered and the process exits at once).
+    completed fsync/fdatasync covered and the process exits at once); in
+    half of them the unsynced page writes are torn (RUMA_POWER_LOSS_TORN:
+    the first half of each 4 KiB block reached the file).
 
 After each round the store is reopened with --keep --runfor 0 --check
 --commit-log: recovery must succeed, TPC-C consistency conditions 1-4 and
 every B-tree check must hold, and every New-Order whose commit returned
 (the commit log, accumulated since the last fresh load) must be present.
-A round killed during a fresh load may find the load incomplete (the store
-says so, exit 2); that is the expected outcome and the next round loads
-again.
+A round killed during a fresh load may find the load incomplete or the
+database only partly created (the store says so, exit 2); that is the
+expected outcome; the store is then loaded again without a crash.
 
 Prints one line per round with -v, and a summary: kills, failures,
 recovery times (min / median / max, as reported by the store).  Exit
@@ -89,12 +91,14 @@ class Crash:
             cmd.append("--force")
         return cmd
 
-    def env(self, powerloss_ms=None):
+    def env(self, powerloss_ms=None, torn=False):
         e = dict(os.environ)
         e["TPCC_SCALE"] = str(self.a.scale)
         e.pop("RUMA_POWER_LOSS_AFTER_MS", None)
+        e.pop("RUMA_POWER_LOSS_TORN", None)
         if powerloss_ms is not None:
             e["RUMA_POWER_LOSS_AFTER_MS"] = str(powerloss_ms)
+            e["RUMA_POWER_LOSS_TORN"] = "1" if torn else "0"
         return e
 
     def run(self, cmd, env):
@@ -109,7 +113,8 @@ class Crash:
         at = self.rng.uniform(0.005, 0.3) if fresh else self.rng.uniform(0.02, self.a.max_run)
         cmd = self.base(keep=not fresh, runfor=int(self.a.max_run) + 30)
         if powerloss:
-            r = self.run(cmd, self.env(powerloss_ms=max(1, int(at * 1000))))
+            torn = self.rng.randrange(2) == 1
+            r = self.run(cmd, self.env(powerloss_ms=max(1, int(at * 1000)), torn=torn))
             err = r.stderr
             if r.returncode != POWERLOSS_STATUS:
                 return None, "expected exit %d (power loss), got %d\n%s" % (
@@ -134,9 +139,13 @@ class Crash:
         if r.returncode == 0 and "committed new-orders of the commit log are present" in r.stderr:
             self.loaded = True
             return True, r.stderr
-        if phase == "load" and r.returncode == 2 and "load did not complete" in r.stderr:
-            self.loaded = False  # expected: the next round loads afresh
-            return True, r.stderr
+        if phase == "load" and r.returncode == 2 and ("load did not complete" in r.stderr or
+                                                       "partial TPC-C database" in r.stderr):
+            # Expected; load afresh (uninterrupted), so that the next round
+            # does not start with a load again.
+            r = self.run(self.base(keep=False, runfor=0), self.env())
+            self.loaded = r.returncode == 0
+            return self.loaded, r.stderr
         return False, r.stderr
 
     def keep_failure(self, n):

@@ -49,6 +49,8 @@ static void usage(FILE *f)
 		"  RUMA_POWER_LOSS_AFTER_MS=ms  tests only: ms after start, simulate a\n"
 		"                 power loss (every write no fsync covered is undone; write-\n"
 		"                 back uses pwrite) and exit 86 at once              [0]\n"
+		"  RUMA_POWER_LOSS_TORN=1  tests only: that power loss also tears the\n"
+		"                 unsynced page writes (first half of each 4 KiB reaches the file)\n"
 		"Options:\n"
 		"  --block PATH --virtgb G --physgb G --batch N --runfor S --threads N\n"
 		"  --datasize N   as the variables above\n"
@@ -247,6 +249,9 @@ static int parse_durability(const struct raw *w, ruma_vmcache_opts *o)
 	const char *pl = envor(NULL, "RUMA_POWER_LOSS_AFTER_MS", "0");
 	if (ruma_parse_u64(pl, &o->powerloss_ms) || o->powerloss_ms > 86400000ull)
 		return bad("RUMA_POWER_LOSS_AFTER_MS", pl, "expected milliseconds, 0 = off");
+	const char *torn = envor(NULL, "RUMA_POWER_LOSS_TORN", "0");
+	if (ruma_parse_bool(torn, &o->powerloss_torn))
+		return bad("RUMA_POWER_LOSS_TORN", torn, "expected 0 or 1");
 	return 0;
 }
 

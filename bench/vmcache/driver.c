@@ -275,9 +275,11 @@ static void *powerloss_main(void *p)
 	struct bg_thread *b = p;
 	if (!nap_unless(&b->stop, b->run->o->powerloss_ms))
 		return NULL;
-	int e = ruma_os_powerloss();
-	fprintf(stderr, "vmcache: simulated power loss after %" PRIu64 " ms%s%s\n",
-		b->run->o->powerloss_ms, e ? ": restoring the files failed: " : "",
+	uint64_t torn = 0;
+	int e = b->run->o->powerloss_torn ? ruma_os_powerloss_torn(&torn) : ruma_os_powerloss();
+	fprintf(stderr, "vmcache: simulated power loss after %" PRIu64 " ms (%" PRIu64
+			" torn pages)%s%s\n",
+		b->run->o->powerloss_ms, torn, e ? ": restoring the files failed: " : "",
 		e ? ruma_strerror(e) : "");
 	fflush(stderr);
 	_exit(RUMA_VMCACHE_POWERLOSS_STATUS);

@@ -35,6 +35,8 @@ typedef struct ruma_vmcache_opts {
 	uint64_t powerloss_ms;  /* RUMA_POWER_LOSS_AFTER_MS (tests): simulate a
 				   power loss that many ms after the store opened
 				   and exit RUMA_VMCACHE_POWERLOSS_STATUS; 0 = off */
+	bool powerloss_torn;    /* RUMA_POWER_LOSS_TORN=1: the power loss tears the
+				   unsynced 4 KiB page writes (ruma_os_powerloss_torn) */
 } ruma_vmcache_opts;
 
 /* Exit status of a run ended by the simulated power loss. */
