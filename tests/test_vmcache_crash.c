@@ -116,7 +116,7 @@ static int t_bad_options(void)
 		{ "--workload", "rndread", "--commit-log", "/tmp/x" },
 	};
 	for (size_t i = 0; i < TEST_N(bad); i++) {
-		char *argv[8] = { NULL, "vmcache", "--block", "/tmp/ruma-test-crash-never" };
+		char *argv[10] = { NULL, "vmcache", "--block", "/tmp/ruma-test-crash-never" };
 		size_t n = 4;
 		for (size_t k = 0; k < 4 && bad[i][k]; k++)
 			argv[n++] = (char *)bad[i][k];
