@@ -61,7 +61,9 @@ typedef struct ruma_vmcache_workload {
 	 * ctx->wl; with ctx->keep it may find the data already loaded and set
 	 * ctx->loaded (then load is skipped).  0 or a negative error. */
 	int (*setup)(ruma_vmcache_ctx *ctx);
-	/* Load share tid of nthreads (called on nthreads threads at once). */
+	/* Load share tid of nthreads (called on nthreads threads at once).  On a
+	 * store with a log the load threads run with ruma_bm_op_defer on: their
+	 * operations do not wait for the log; load_done's do. */
 	int (*load)(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads);
 	/* Once, single-threaded, after every load share returned 0 (never after
 	 * a failed or interrupted load): record that the data set is complete,

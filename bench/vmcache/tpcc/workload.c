@@ -11,8 +11,8 @@
  * docs/tpcc.md).
  *
  * On a store with a log (`--durable`) every transaction is one ruma_txn
- * (txn.c); the load defers durability (ruma_bm_op_defer) and becomes
- * durable at once with the "loaded" mark.  With --commit-log, each
+ * (txn.c); the load runs without waiting for the log per row (the driver
+ * defers it) and becomes durable at once with the "loaded" mark.  With --commit-log, each
  * committed New-Order is appended to the driver's commit log after its
  * commit returned (one pwrite of a fixed-size text record "w d o_id"), and
  * --check verifies every recorded order (tpcc_check_orders).  TPCC_SCALE=n
@@ -125,12 +125,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 static int tw_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 {
 	struct tpcc_wl *s = ctx->wl;
-	/* With a log: no wait for durability per row; the "loaded" mark's
-	 * operation makes the whole load durable (the log is in LSN order). */
-	ruma_bm_op_defer(ctx->bm, true);
-	int r = tpcc_load_share(s->db, tid, nthreads, ctx->seed);
-	ruma_bm_op_defer(ctx->bm, false);
-	return r;
+	return tpcc_load_share(s->db, tid, nthreads, ctx->seed);
 }
 
 /* Append the committed new-order of wk to the commit log.  After a
