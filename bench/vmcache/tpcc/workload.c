@@ -69,9 +69,10 @@ static int tw_open_kept(ruma_vmcache_ctx *ctx, struct tpcc_wl *s)
 		return r;
 	if (s->db->sz.warehouses != ctx->datasize || s->db->sz.scale != s->scale) {
 		fprintf(stderr,
-			"tpcc: the kept store holds %" PRIu32 " warehouses (scale 1/%" PRIu32
-			"), not DATASIZE=%" PRIu64 "; use that DATASIZE or drop --keep\n",
-			s->db->sz.warehouses, s->db->sz.scale, ctx->datasize);
+			"tpcc: the kept store holds %" PRIu32 " warehouses at TPCC_SCALE=%" PRIu32
+			", not DATASIZE=%" PRIu64 " at TPCC_SCALE=%" PRIu32
+			"; use those or drop --keep\n",
+			s->db->sz.warehouses, s->db->sz.scale, ctx->datasize, s->scale);
 		return RUMA_EBADCOMBO;
 	}
 	ctx->loaded = true;
