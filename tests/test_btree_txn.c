@@ -151,6 +151,51 @@ static int t_conflict(void)
 	return TEST_PASS;
 }
 
+/* Commits of 20 transactions: fdatasync calls of the log while they ran.
+ * The background flusher (ASYNC) is set to 60 s, so it never runs here. */
+static int commit_syncs(ruma_bm_durability d, uint64_t *syncs)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_btree *t;
+	unlink(logpath);
+	ruma_bm_config_default(&c);
+	c.path = path;
+	c.virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
+	c.phys_bytes = 1024ull * RUMA_BM_PAGE_SIZE;
+	c.fresh = true;
+	c.write = RUMA_BM_WRITE_PWRITE;
+	c.durability = d;
+	c.wal_flush_ms = 60000;
+	c.message = quiet;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_btree_create(bm, "t", &t));
+	CHECK_EQ(ruma_bm_durability_of(bm), d);
+	uint64_t before = ruma_os_count(RUMA_SYS_FDATASYNC);
+	for (uint32_t k = 0; k < 20; k++) {
+		ruma_txn *x;
+		CHECK_OK(ruma_txn_begin(bm, 0, &x));
+		CHECK_OK(txn_op(x, t, k, 1));
+		CHECK_OK(ruma_txn_commit(x));
+	}
+	*syncs = ruma_os_count(RUMA_SYS_FDATASYNC) - before;
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* On an ASYNC store a commit returns without waiting for the log (txn.h);
+ * on a SYNC store every commit waits (one fdatasync each, one thread). */
+static int t_async_commit_does_not_wait(void)
+{
+	uint64_t sync_n = 0, async_n = 0;
+	CHECK_EQ(commit_syncs(RUMA_BM_DURABLE_SYNC, &sync_n), TEST_PASS);
+	CHECK_EQ(commit_syncs(RUMA_BM_DURABLE_ASYNC, &async_n), TEST_PASS);
+	CHECK(sync_n >= 20);
+	CHECK_EQ(async_n, 0);
+	return TEST_PASS;
+}
+
 /* ---- crashes ------------------------------------------------------------------ */
 
 struct side_op {
@@ -361,6 +406,7 @@ static const struct test_case cases[] = {
 	{ "abort_nolog", t_abort_nolog },
 	{ "abort_log", t_abort_log },
 	{ "conflict", t_conflict },
+	{ "async_commit_does_not_wait", t_async_commit_does_not_wait },
 	{ "sigkill", t_sigkill },
 	{ "powerloss_open_txn", t_powerloss_open_txn },
 	{ "checkpoint_open_txn", t_checkpoint_open_txn },

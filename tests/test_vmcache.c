@@ -450,7 +450,7 @@ static int t_bad_configs(void)
 		{ "PHYSGB", "junk", NULL, NULL, "PHYSGB=junk" },
 		{ "THREADS", "0", NULL, NULL, "THREADS=0" },
 		{ "THREADS", "129", NULL, NULL, "THREADS=129" },
-		{ "RUNFOR", "0", NULL, NULL, "RUNFOR=0" },
+		{ "RUNFOR", "-1", NULL, NULL, "RUNFOR=-1" }, /* 0 = load/check only */
 		{ "RUNFOR", "abc", NULL, NULL, "RUNFOR=abc" },
 		{ "BATCH", "0", NULL, NULL, "BATCH=0" },
 		{ "INFLIGHT", "0", NULL, NULL, "INFLIGHT=0" },

@@ -4,7 +4,9 @@
  * than the data (eviction running), then consistency conditions 1-4 and
  * the B-trees are checked, also after close and reopen; a storm of
  * concurrent New-Orders and Deliveries on one warehouse checks that every
- * order is delivered exactly once and order ids stay unique.
+ * order is delivered exactly once and order ids stay unique; on a store
+ * with a log, 3 threads run the mix as transactions (row conflicts retried)
+ * while a fourth takes checkpoints, and the database is consistent after.
  *
  * Reduced scale (items, customers, orders and new-orders per district / 10,
  * a test-only mode) except one full-scale case skipped under sanitizers.
@@ -14,6 +16,7 @@
 #include "vmcache/tpcc/tpcc.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 
 typedef struct fixture {
@@ -22,16 +25,22 @@ typedef struct fixture {
 	tpcc_db *db;
 } fixture;
 
-static int fx_open_bm(fixture *f, uint64_t phys, bool fresh)
+static int fx_open_bm_durable(fixture *f, uint64_t phys, bool fresh, ruma_bm_durability d)
 {
 	ruma_bm_config c;
 	ruma_bm_config_default(&c);
+	c.durability = d;
 	c.path = f->path;
 	c.virt_bytes = 2ull << 30;
 	c.phys_bytes = phys;
 	c.max_threads = 8;
 	c.fresh = fresh;
 	return ruma_bm_open(&c, &f->bm);
+}
+
+static int fx_open_bm(fixture *f, uint64_t phys, bool fresh)
+{
+	return fx_open_bm_durable(f, phys, fresh, RUMA_BM_DURABLE_OFF);
 }
 
 static void fx_close(fixture *f, bool unlink_file)
@@ -53,6 +62,7 @@ struct targ {
 	int rc;
 	uint64_t delivered;  /* storm: orders this thread delivered */
 	uint64_t new_orders; /* storm: committed */
+	uint64_t retries, gave_up, committed;
 	pthread_t th;
 };
 
@@ -73,6 +83,9 @@ static void *run_thread(void *p)
 			enum tpcc_tx kind;
 			bool rb;
 			a->rc = tpcc_run_one(&wk, &kind, &rb);
+			a->retries = wk.retries;
+			a->gave_up = wk.gave_up;
+			a->committed += a->rc == 0 && !rb;
 			continue;
 		}
 		if (i % 3 != 2) {
@@ -108,13 +121,13 @@ static int run_parallel(tpcc_db *db, unsigned threads, void *(*fn)(void *), unsi
 	return rc;
 }
 
-static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
-		    uint64_t phys)
+static int fx_setup_durable(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
+			    uint64_t phys, ruma_bm_durability d)
 {
 	tpcc_sizes sz;
 	struct targ a[8];
 	snprintf(f->path, sizeof(f->path), "/tmp/ruma-test-tpcc-mt-%d", (int)getpid());
-	int rc = fx_open_bm(f, phys, true);
+	int rc = fx_open_bm_durable(f, phys, true, d);
 	if (!rc)
 		rc = tpcc_sizes_init(&sz, warehouses, scale);
 	if (!rc)
@@ -126,6 +139,12 @@ static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned th
 	if (!rc)
 		rc = tpcc_db_begin_run(f->db, &test_rng);
 	return rc;
+}
+
+static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
+		    uint64_t phys)
+{
+	return fx_setup_durable(f, warehouses, scale, threads, phys, RUMA_BM_DURABLE_OFF);
 }
 
 static int pages_evicted(ruma_bm *bm, uint64_t *out)
@@ -246,10 +265,70 @@ static int t_full_scale_small_pool(void)
 	return TEST_PASS;
 }
 
+struct ckpt_arg {
+	ruma_bm *bm;
+	_Atomic bool stop;
+	int rc;
+	unsigned n;
+};
+
+static void *checkpoint_thread(void *p)
+{
+	struct ckpt_arg *c = p;
+	while (!atomic_load(&c->stop) && !c->rc) {
+		c->rc = ruma_bm_flush(c->bm);
+		c->n++;
+	}
+	return NULL;
+}
+
+/* With a log (SYNC): 3 threads run the mix as transactions, 2 warehouses so
+ * that they meet on rows now and then (each conflict aborts and retries),
+ * while checkpoints run back to back; then conditions 1-4 and the trees
+ * hold, also after close and reopen (a clean close: no recovery). */
+static int t_transactions_mix(void)
+{
+	fixture f = { 0 };
+	struct targ a[3];
+	unsigned n = test_sanitized() ? 60 : 300;
+	CHECK_OK(fx_setup_durable(&f, 2, 50, 2, 4u << 20, RUMA_BM_DURABLE_SYNC));
+	CHECK(ruma_bm_logging(f.bm));
+	f.db->txn = true;
+	struct ckpt_arg ck = { .bm = f.bm };
+	pthread_t cth;
+	CHECK(pthread_create(&cth, NULL, checkpoint_thread, &ck) == 0);
+	int rc = run_parallel(f.db, 3, run_thread, n, false, a);
+	atomic_store(&ck.stop, true);
+	pthread_join(cth, NULL);
+	CHECK_OK(rc);
+	CHECK_OK(ck.rc);
+	uint64_t committed = 0, retries = 0, gave_up = 0;
+	for (int i = 0; i < 3; i++) {
+		committed += a[i].committed;
+		retries += a[i].retries;
+		gave_up += a[i].gave_up;
+	}
+	fprintf(stderr, "  %" PRIu64 " committed, %" PRIu64 " conflict retries, %" PRIu64
+			" given up, %u checkpoints\n", committed, retries, gave_up, ck.n);
+	CHECK(committed + gave_up > 3 * n * 9 / 10); /* the 1% rollbacks aside */
+	CHECK(ck.n > 0);
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	fx_close(&f, false);
+	CHECK_OK(fx_open_bm_durable(&f, 4u << 20, false, RUMA_BM_DURABLE_SYNC));
+	CHECK_OK(tpcc_db_open(f.bm, &f.db));
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	fx_close(&f, true);
+	char wal[80];
+	snprintf(wal, sizeof(wal), "%s.wal", f.path);
+	unlink(wal);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "mix_small_pool", t_mix_small_pool },
 	{ "delivery_storm", t_delivery_storm },
 	{ "full_scale_small_pool", t_full_scale_small_pool },
+	{ "transactions_mix", t_transactions_mix },
 };
 
 int main(int argc, char **argv)

@@ -5,8 +5,11 @@
  * DATASIZE and EXMAP, or by command-line flags (flags win).  Prints
  * ts,tx,rmb,wmb,system,threads,datasize,workload,batch and one row per
  * second on stdout; configuration and space on stderr.
+ * --durable[=sync|async] opens the store with a write-ahead log (docs/wal.md,
+ * docs/tpcc.md "Durable runs").
  * Exit status: 0 ok, 1 failure, 2 bad configuration or unusable store,
- * 130/143 stopped by SIGINT/SIGTERM (store closed cleanly).
+ * 130/143 stopped by SIGINT/SIGTERM (store closed cleanly), 86 after a
+ * simulated power loss (RUMA_POWER_LOSS_AFTER_MS, tests).
  */
 #include "vmcache/driver.h"
 
@@ -31,7 +34,7 @@ static void usage(FILE *f)
 		"  VIRTGB=g       virtual reservation in GiB, fractions allowed   [16]\n"
 		"  PHYSGB=g       buffer pool in GiB (e.g. 0.5 = 512 MiB)         [4]\n"
 		"  BATCH=n        pages per eviction round (1..1024)              [64]\n"
-		"  RUNFOR=s       seconds to measure (>= 1)                       [30]\n"
+		"  RUNFOR=s       seconds to measure (0 = load/check only)        [30]\n"
 		"  RNDREAD=0|1    1 = random-read workload, 0 = TPC-C             [0]\n"
 		"  THREADS=n      worker threads (1..128)                         [1]\n"
 		"  DATASIZE=n     tuples (rndread, 1e6 accepted) or warehouses    [10]\n"
@@ -40,6 +43,15 @@ static void usage(FILE *f)
 		"                 scandesc: leaves read ahead (1 = default, 32)\n"
 		"  EXMAP=0        exmap is not supported (1 is refused)\n"
 		"  FORCE=0|1      as --force                                      [0]\n"
+		"  DURABLE=0|1|sync|async  as --durable (1 = sync)                [0]\n"
+		"  CHECKPOINT=s   as --checkpoint                                 [10]\n"
+		"  TPCC_SCALE=n   tests only (not TPC-C): divide items, customers and [1]\n"
+		"                 orders per warehouse by n (1..100)\n"
+		"  RUMA_POWER_LOSS_AFTER_MS=ms  tests only: ms after start, simulate a\n"
+		"                 power loss (every write no fsync covered is undone; write-\n"
+		"                 back uses pwrite) and exit 86 at once              [0]\n"
+		"  RUMA_POWER_LOSS_TORN=1  tests only: that power loss also tears the\n"
+		"                 unsynced page writes (first half of each 4 KiB reaches the file)\n"
 		"Options:\n"
 		"  --block PATH --virtgb G --physgb G --batch N --runfor S --threads N\n"
 		"  --datasize N   as the variables above\n"
@@ -52,16 +64,27 @@ static void usage(FILE *f)
 		"  --keep         open the store with its contents (default: start fresh)\n"
 		"  --force        without --keep: overwrite BLOCK even if it is a file that is\n"
 		"                 not a ruma store (refused otherwise)\n"
-		"  --check        verify the whole data set after the run\n"
+		"  --check        verify the whole data set after the load (or reopen) and\n"
+		"                 after the run\n"
+		"  --durable[=sync|async]  keep a write-ahead log BLOCK.wal: every TPC-C\n"
+		"                 transaction is one atomic transaction; sync (default):\n"
+		"                 commit returns once durable (group commit); async: commit\n"
+		"                 returns at once, a crash loses the last few ms of commits\n"
+		"  --checkpoint S with a log: fuzzy checkpoint every S seconds, keeps the log\n"
+		"                 short (0 = none; fractions allowed)                [10]\n"
+		"  --commit-log F tpcc: append \"w d o_id\" of each New-Order after its commit\n"
+		"                 returned (truncated unless --keep); --check verifies every\n"
+		"                 recorded order is in the store (crash tests)\n"
 		"  --seed N       random seed (default: $RUMA_SEED or clock)\n"
 		"  --help\n"
 		"Output: CSV ts,tx,rmb,wmb,system,threads,datasize,workload,batch on stdout,\n"
 		"one row per second (tx = operations that second, rmb/wmb = MiB read/written);\n"
 		"configuration and space used on stderr.\n"
 		"Store: locked while in use (a second run on it is refused); marked open until\n"
-		"closed cleanly, so a store whose run was killed is refused on --keep\n"
-		"(recreate it: run without --keep).  SIGINT/SIGTERM stop the run and close\n"
-		"the store cleanly.\n"
+		"closed cleanly.  A store whose run was killed is refused on --keep (recreate\n"
+		"it: run without --keep) unless it ran --durable: then --keep recovers it\n"
+		"from its log (stderr says what recovery did and how long it took).\n"
+		"SIGINT/SIGTERM stop the run and close the store cleanly.\n"
 		"Exit: 0 ok, 1 failure (I/O error, corrupt page, wrong data), 2 bad\n"
 		"configuration or unusable store (in use, not closed cleanly, not a ruma\n"
 		"store, PHYSGB above available memory), 130/143 stopped by SIGINT/SIGTERM.\n");
@@ -87,7 +110,8 @@ static int bad(const char *what, const char *val, const char *why)
 
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *rndread, *threads, *datasize,
-		*exmap, *workload, *wait, *evict, *write, *seed, *inflight;
+		*exmap, *workload, *wait, *evict, *write, *seed, *inflight, *durable, *checkpoint,
+		*commit_log;
 	bool no_reuse, keep, check, force;
 };
 
@@ -110,6 +134,8 @@ static int parse_args(int argc, char **argv, struct raw *w)
 		{ "--write", offsetof(struct raw, write) },
 		{ "--seed", offsetof(struct raw, seed) },
 		{ "--inflight", offsetof(struct raw, inflight) },
+		{ "--checkpoint", offsetof(struct raw, checkpoint) },
+		{ "--commit-log", offsetof(struct raw, commit_log) },
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -129,6 +155,14 @@ static int parse_args(int argc, char **argv, struct raw *w)
 		}
 		if (!strcmp(a, "--check")) {
 			w->check = true;
+			continue;
+		}
+		if (!strcmp(a, "--durable")) {
+			w->durable = "sync";
+			continue;
+		}
+		if (!strncmp(a, "--durable=", 10)) {
+			w->durable = a + 10;
 			continue;
 		}
 		bool found = false;
@@ -186,6 +220,42 @@ static int parse_count(const char *name, const char *s, uint64_t lo, uint64_t hi
 	return 0;
 }
 
+/* --durable[=sync|async] / DURABLE, --checkpoint / CHECKPOINT, --commit-log,
+ * RUMA_POWER_LOSS_AFTER_MS (tests). */
+static int parse_durability(const struct raw *w, ruma_vmcache_opts *o)
+{
+	const char *d = envor(w->durable, "DURABLE", "0");
+	bool b;
+	if (!strcmp(d, "sync"))
+		o->durability = RUMA_BM_DURABLE_SYNC;
+	else if (!strcmp(d, "async"))
+		o->durability = RUMA_BM_DURABLE_ASYNC;
+	else if (!ruma_parse_bool(d, &b))
+		o->durability = b ? RUMA_BM_DURABLE_SYNC : RUMA_BM_DURABLE_OFF;
+	else
+		return bad(w->durable ? "--durable" : "DURABLE", d,
+			   "expected sync or async (DURABLE: 0, 1, sync or async)");
+	const char *ck = envor(w->checkpoint, "CHECKPOINT", "10");
+	if (ruma_parse_double(ck, &o->checkpoint_secs) || !(o->checkpoint_secs >= 0) ||
+	    o->checkpoint_secs > 86400)
+		return bad("--checkpoint", ck, "expected seconds between checkpoints, 0 .. 86400 "
+					       "(0 = none; fractions allowed)");
+	if (o->checkpoint_secs > 0 && o->checkpoint_secs < 0.001)
+		return bad("--checkpoint", ck, "at least 0.001 s (or 0 = none)");
+	o->commit_log = w->commit_log;
+	if (o->commit_log && !*o->commit_log)
+		return bad("--commit-log", o->commit_log, "empty path");
+	if (o->commit_log && strcmp(o->wl->name, "tpcc"))
+		return bad("--commit-log", o->commit_log, "only the tpcc workload records commits");
+	const char *pl = envor(NULL, "RUMA_POWER_LOSS_AFTER_MS", "0");
+	if (ruma_parse_u64(pl, &o->powerloss_ms) || o->powerloss_ms > 86400000ull)
+		return bad("RUMA_POWER_LOSS_AFTER_MS", pl, "expected milliseconds, 0 = off");
+	const char *torn = envor(NULL, "RUMA_POWER_LOSS_TORN", "0");
+	if (ruma_parse_bool(torn, &o->powerloss_torn))
+		return bad("RUMA_POWER_LOSS_TORN", torn, "expected 0 or 1");
+	return 0;
+}
+
 int ruma_cmd_vmcache(int argc, char **argv);
 int ruma_cmd_vmcache(int argc, char **argv)
 {
@@ -228,7 +298,7 @@ int ruma_cmd_vmcache(int argc, char **argv)
 	if ((r = parse_count("BATCH", envor(w.batch, "BATCH", "64"), 1, 1024, &v)))
 		return r;
 	o.batch = (unsigned)v;
-	if ((r = parse_count("RUNFOR", envor(w.runfor, "RUNFOR", "30"), 1, 1000000, &o.runfor)))
+	if ((r = parse_count("RUNFOR", envor(w.runfor, "RUNFOR", "30"), 0, 1000000, &o.runfor)))
 		return r;
 	if ((r = parse_count("THREADS", envor(w.threads, "THREADS", "1"), 1,
 			     RUMA_VMCACHE_MAX_THREADS, &v)))
@@ -280,6 +350,8 @@ int ruma_cmd_vmcache(int argc, char **argv)
 		return bad("FORCE", force, "expected 0 or 1");
 	o.force = w.force || b;
 	o.check = w.check;
+	if ((r = parse_durability(&w, &o)))
+		return r;
 	o.seed = ruma_seed_default();
 	if (w.seed && ruma_parse_u64(w.seed, &o.seed))
 		return bad("--seed", w.seed, "expected a whole number");

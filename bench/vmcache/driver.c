@@ -24,8 +24,22 @@
  * kills at once, leaving a store that the next open refuses as not closed
  * cleanly.
  *
- * Syscalls: stat/statvfs/access, clock_nanosleep, sigaction, pthread_sigmask;
- * the device size through ruma_os_open + ioctl(BLKGETSIZE64).
+ * Durable runs (--durable): the store opens with a log (a store not closed
+ * cleanly is recovered by ruma_bm_open, which reports it; the unfinished
+ * transactions are undone by the workload's setup, timed here); loader
+ * threads do not wait for the log per operation (ruma_bm_op_defer); a
+ * background thread takes a fuzzy checkpoint (ruma_bm_flush) every
+ * --checkpoint seconds during load and run.  --commit-log opens the file the
+ * workload records commits in, before the power-loss simulation is armed so
+ * that it is never rolled back.  RUMA_POWER_LOSS_AFTER_MS (tests): the
+ * simulation of src/os is armed before the store opens (write-back forced to
+ * pwrite: io_uring writes are not tracked), and a thread calls
+ * ruma_os_powerloss at that instant and _exit()s with
+ * RUMA_VMCACHE_POWERLOSS_STATUS — whatever was running, load, run,
+ * checkpoint, eviction or close.
+ *
+ * Syscalls: stat/statvfs/access/fstat, clock_nanosleep, sigaction,
+ * pthread_sigmask; the device size through ruma_os_open + ioctl(BLKGETSIZE64).
  */
 #include "vmcache/driver.h"
 
@@ -128,7 +142,11 @@ static void *load_main(void *p)
 {
 	struct worker_arg *a = p;
 	struct run *r = a->run;
+	/* With a log: no wait for durability per loaded row; the workload's
+	 * load_done (or the close) makes the load durable at once. */
+	ruma_bm_op_defer(r->ctx.bm, true);
 	int e = r->o->wl->load(&r->ctx, a->tid, r->o->threads);
+	ruma_bm_op_defer(r->ctx.bm, false);
 	if (e)
 		set_err(r, e);
 	return NULL;
@@ -194,6 +212,128 @@ static void print_space(ruma_bm *bm)
 			" free for reuse, %" PRIu64 " resident)\n",
 		(double)st.pages_allocated * RUMA_BM_PAGE_SIZE / GIB, st.pages_allocated,
 		st.pages_free, st.pages_resident);
+}
+
+/* ---- durable runs: checkpoints, recovery report, simulated power loss ---- */
+
+/* Sleep ms milliseconds in steps of at most 20 ms; false when *stop was set. */
+static bool nap_unless(_Atomic bool *stop, uint64_t ms)
+{
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	uint64_t ns = (uint64_t)next.tv_nsec + ms * 1000000ull;
+	next.tv_sec += (time_t)(ns / 1000000000ull);
+	next.tv_nsec = (long)(ns % 1000000000ull);
+	for (;;) {
+		if (atomic_load(stop))
+			return false;
+		struct timespec now, step;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec ||
+		    (now.tv_sec == next.tv_sec && now.tv_nsec >= next.tv_nsec))
+			return true;
+		step = now;
+		step.tv_nsec += 20000000l;
+		if (step.tv_nsec >= 1000000000l) {
+			step.tv_sec++;
+			step.tv_nsec -= 1000000000l;
+		}
+		if (step.tv_sec > next.tv_sec ||
+		    (step.tv_sec == next.tv_sec && step.tv_nsec > next.tv_nsec))
+			step = next;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &step, NULL);
+	}
+}
+
+/* A background thread (checkpoints or the power loss) and its stop flag. */
+struct bg_thread {
+	struct run *run;
+	pthread_t th;
+	bool started;
+	_Atomic bool stop;
+	uint64_t count; /* checkpoints taken */
+};
+
+/* Every checkpoint_secs: ruma_bm_flush, a fuzzy checkpoint that lets the
+ * workers go on and truncates the log (docs/wal.md). */
+static void *checkpoint_main(void *p)
+{
+	struct bg_thread *b = p;
+	struct run *r = b->run;
+	uint64_t ms = (uint64_t)(r->o->checkpoint_secs * 1000.0);
+	while (nap_unless(&b->stop, ms ? ms : 1)) {
+		int e = ruma_bm_flush(r->ctx.bm);
+		if (e) {
+			fprintf(stderr, "vmcache: checkpoint failed: %s\n", ruma_strerror(e));
+			set_err(r, e);
+			return NULL;
+		}
+		b->count++;
+	}
+	return NULL;
+}
+
+/* At powerloss_ms: put every tracked file back to its synced state and end
+ * the process at once, as a machine losing power would. */
+static void *powerloss_main(void *p)
+{
+	struct bg_thread *b = p;
+	if (!nap_unless(&b->stop, b->run->o->powerloss_ms))
+		return NULL;
+	uint64_t torn = 0;
+	int e = b->run->o->powerloss_torn ? ruma_os_powerloss_torn(&torn) : ruma_os_powerloss();
+	fprintf(stderr, "vmcache: simulated power loss after %" PRIu64 " ms (%" PRIu64
+			" torn pages)%s%s\n",
+		b->run->o->powerloss_ms, torn, e ? ": restoring the files failed: " : "",
+		e ? ruma_strerror(e) : "");
+	fflush(stderr);
+	_exit(RUMA_VMCACHE_POWERLOSS_STATUS);
+}
+
+static int bg_start(struct bg_thread *b, struct run *r, void *(*fn)(void *))
+{
+	sigset_t old;
+	b->run = r;
+	atomic_store(&b->stop, false);
+	block_stop_signals(&old);
+	int e = pthread_create(&b->th, NULL, fn, b);
+	unblock_stop_signals(&old);
+	b->started = e == 0;
+	return -e;
+}
+
+static void bg_stop(struct bg_thread *b)
+{
+	if (!b->started)
+		return;
+	atomic_store(&b->stop, true);
+	pthread_join(b->th, NULL);
+	b->started = false;
+}
+
+/* --commit-log: open (truncated unless --keep) before the power-loss
+ * simulation is armed, so that it is never rolled back: it records what the
+ * clients were told. */
+static int open_commit_log(const ruma_vmcache_opts *o, ruma_vmcache_ctx *ctx)
+{
+	struct stat st;
+	ctx->commit_fd = -1;
+	if (!o->commit_log)
+		return 0;
+	int fd, r = ruma_os_open(o->commit_log, O_RDWR | O_CREAT | O_CLOEXEC | (o->keep ? 0 : O_TRUNC),
+				 0644, &fd);
+	if (r) {
+		fprintf(stderr, "vmcache: --commit-log %s: %s\n", o->commit_log, ruma_strerror(r));
+		return 2;
+	}
+	if (fstat(fd, &st)) {
+		fprintf(stderr, "vmcache: --commit-log %s: %s\n", o->commit_log, strerror(errno));
+		close(fd);
+		return 2;
+	}
+	ctx->commit_fd = fd;
+	atomic_store(&ctx->commit_off, (uint64_t)st.st_size);
+	return 0;
 }
 
 static uint64_t gib_to_bytes(double g)
@@ -369,46 +509,71 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	return atomic_load(&run->err);
 }
 
+static const char *durability_name(ruma_bm_durability d)
+{
+	return d == RUMA_BM_DURABLE_SYNC ? "sync" : d == RUMA_BM_DURABLE_ASYNC ? "async" : "off";
+}
+
 int ruma_vmcache_run(const ruma_vmcache_opts *o)
 {
 	ruma_bm_config c;
 	ruma_bm *bm = NULL;
 	uint64_t need = o->wl->space_estimate(o->datasize);
 	int status = 0, r;
+	struct run run = { .o = o };
+	struct bg_thread ckpt = { 0 }, ploss = { 0 };
+	ruma_bm_write write = o->write;
 
 	fprintf(stderr,
 		"vmcache blk:%s virtgb:%g physgb:%g exmap:0 batch:%u threads:%u datasize:%" PRIu64
 		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s inflight:%u reuse:%d "
-		"keep:%d seed:%" PRIu64 "\n",
+		"keep:%d seed:%" PRIu64 " durable:%s\n",
 		o->block, o->virtgb, o->physgb, o->batch, o->threads, o->datasize, o->wl->name,
 		o->runfor, ruma_bm_wait_name(o->wait), ruma_bm_evict_name(o->evict),
 		ruma_bm_write_name(o->write), o->inflight ? o->inflight : 1, o->reuse, o->keep,
-		o->seed);
+		o->seed, durability_name(o->durability));
 	if ((status = preflight(o, need)))
 		return status;
+	if ((status = open_commit_log(o, &run.ctx)))
+		return status;
+	if (o->powerloss_ms) {
+		/* The simulation tracks pwrite/pwritev, not io_uring writes. */
+		if (write == RUMA_BM_WRITE_URING)
+			fprintf(stderr, "vmcache: simulated power loss armed: write-back uses "
+					"pwrite (the simulation does not track io_uring writes)\n");
+		write = RUMA_BM_WRITE_PWRITE;
+		ruma_os_powerloss_arm();
+	}
 
 	ruma_bm_config_default(&c);
 	c.path = o->block;
 	c.virt_bytes = gib_to_bytes(o->virtgb);
 	c.phys_bytes = gib_to_bytes(o->physgb);
 	c.batch = o->batch;
-	c.max_threads = o->threads + 1;
+	c.max_threads = o->threads + 3; /* workers, main, checkpointer, spare */
 	c.wait = o->wait;
 	c.evict = o->evict;
-	c.write = o->write;
+	c.write = write;
 	c.reuse_pages = o->reuse;
 	c.fresh = !o->keep;
 	c.force = o->force;
+	c.durability = o->durability;
+	if (o->powerloss_ms && bg_start(&ploss, &run, powerloss_main)) {
+		fprintf(stderr, "vmcache: cannot start the power-loss thread\n");
+		return 1;
+	}
 	r = ruma_bm_open(&c, &bm);
 	if (r) {
 		fprintf(stderr, "vmcache: cannot open the buffer manager on %s: %s\n", o->block,
 			ruma_strerror(r));
+		bg_stop(&ploss);
+		if (run.ctx.commit_fd >= 0)
+			close(run.ctx.commit_fd);
 		return config_error(r) ? 2 : 1;
 	}
 	struct sigaction old_sig[2];
 	catch_signals(old_sig);
 
-	struct run run = { .o = o };
 	run.ctx.bm = bm;
 	run.ctx.datasize = o->datasize;
 	run.ctx.threads = o->threads;
@@ -417,15 +582,28 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	run.ctx.keep = o->keep;
 	run.slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);
 	if (!run.slots) {
-		ruma_bm_close(bm);
-		return 1;
+		status = 1;
+		goto out;
 	}
 	memset(run.slots, 0, sizeof(struct tx_slot) * o->threads);
 
+	double t_setup = ruma_now_sec();
 	r = o->wl->setup(&run.ctx);
 	if (r) {
 		fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name, ruma_strerror(r));
 		status = r == RUMA_EBADCOMBO ? 2 : 1;
+		goto out;
+	}
+	ruma_bm_recovery rec;
+	ruma_bm_get_recovery(bm, &rec);
+	if (rec.losers)
+		fprintf(stderr, "recovery: %" PRIu64 " unfinished transactions undone in %.1f ms\n",
+			rec.losers, (ruma_now_sec() - t_setup) * 1000.0);
+	if (ruma_bm_logging(bm) && o->checkpoint_secs > 0 &&
+	    (r = bg_start(&ckpt, &run, checkpoint_main))) {
+		fprintf(stderr, "vmcache: cannot start the checkpoint thread: %s\n",
+			ruma_strerror(r));
+		status = 1;
 		goto out;
 	}
 	if (!run.ctx.loaded) {
@@ -453,9 +631,10 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		}
 	}
 
-	if (ruma_vmcache_interrupted())
+	if (ruma_vmcache_interrupted() || o->runfor == 0)
 		goto out;
 	r = timed_run(&run, bm);
+	bg_stop(&ckpt);
 	if (r) {
 		fprintf(stderr, "vmcache: the run stopped: %s\n", ruma_strerror(r));
 		status = 1;
@@ -476,10 +655,17 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		}
 	}
 out:
+	bg_stop(&ckpt);
+	if (ckpt.count)
+		fprintf(stderr, "checkpoints: %" PRIu64 " taken (every %g s)\n", ckpt.count,
+			o->checkpoint_secs);
 	if (o->wl->teardown)
 		o->wl->teardown(&run.ctx);
 	free(run.slots);
 	r = ruma_bm_close(bm);
+	bg_stop(&ploss);
+	if (run.ctx.commit_fd >= 0)
+		close(run.ctx.commit_fd);
 	int sig = atomic_load(&stop_signal);
 	restore_signals(old_sig);
 	if (r) {

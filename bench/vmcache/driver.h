@@ -28,7 +28,19 @@ typedef struct ruma_vmcache_opts {
 	bool force;          /* without keep: overwrite a file that is not a ruma store */
 	bool check;          /* verify the data set after the run */
 	uint64_t seed;
+	ruma_bm_durability durability; /* --durable: the store keeps a log */
+	double checkpoint_secs; /* with a log: seconds between fuzzy checkpoints
+				   during load and run (0 = none) */
+	const char *commit_log; /* --commit-log FILE: committed New-Orders */
+	uint64_t powerloss_ms;  /* RUMA_POWER_LOSS_AFTER_MS (tests): simulate a
+				   power loss that many ms after the store opened
+				   and exit RUMA_VMCACHE_POWERLOSS_STATUS; 0 = off */
+	bool powerloss_torn;    /* RUMA_POWER_LOSS_TORN=1: the power loss tears the
+				   unsynced 4 KiB page writes (ruma_os_powerloss_torn) */
 } ruma_vmcache_opts;
+
+/* Exit status of a run ended by the simulated power loss. */
+#define RUMA_VMCACHE_POWERLOSS_STATUS 86
 
 /*
  * ruma_vmcache_run — run the benchmark.  Returns the exit status: 0 ok,
@@ -37,7 +49,8 @@ typedef struct ruma_vmcache_opts {
  * anything ran, with a message on stderr: in use by another process, not
  * closed cleanly, not a ruma store, PHYSGB above the available memory),
  * 128 + signal (130 SIGINT, 143 SIGTERM) when stopped by a signal after the
- * store was closed cleanly.
+ * store was closed cleanly, RUMA_VMCACHE_POWERLOSS_STATUS after a simulated
+ * power loss (the process ends at once, see docs/tpcc.md "Durable runs").
  */
 int ruma_vmcache_run(const ruma_vmcache_opts *o);
 

@@ -36,7 +36,17 @@ typedef struct ruma_vmcache_ctx {
 	bool loaded;        /* set by setup when the data is already there (--keep) */
 	void *wl;           /* the workload's private state (set by setup) */
 	_Atomic uint64_t failures; /* wrong or missing results seen by run_one */
+	/* --commit-log: descriptor of the file (-1 = none; opened by the driver,
+	 * not tracked by the power-loss simulation) and the end of its records.
+	 * A workload appends one RUMA_VMCACHE_COMMIT_REC-byte text record per
+	 * committed transaction it wants verified after a crash, once the commit
+	 * returned, at an offset taken with fetch_add from commit_off (a
+	 * record of zero bytes is a hole left by a kill in between: skipped). */
+	int commit_fd;
+	_Atomic uint64_t commit_off;
 } ruma_vmcache_ctx;
+
+#define RUMA_VMCACHE_COMMIT_REC 26u
 
 typedef struct ruma_vmcache_workload {
 	const char *name;
@@ -52,7 +62,9 @@ typedef struct ruma_vmcache_workload {
 	 * ctx->wl; with ctx->keep it may find the data already loaded and set
 	 * ctx->loaded (then load is skipped).  0 or a negative error. */
 	int (*setup)(ruma_vmcache_ctx *ctx);
-	/* Load share tid of nthreads (called on nthreads threads at once). */
+	/* Load share tid of nthreads (called on nthreads threads at once).  On a
+	 * store with a log the load threads run with ruma_bm_op_defer on: their
+	 * operations do not wait for the log; load_done's do. */
 	int (*load)(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads);
 	/* Once, single-threaded, after every load share returned 0 (never after
 	 * a failed or interrupted load): record that the data set is complete,

@@ -330,6 +330,11 @@ RUMA_API int ruma_bm_op_end(ruma_bm *bm, int rc);
 #define RUMA_BM_LOG_END 18u    /* u64 txn id: rolled back completely */
 
 RUMA_API bool ruma_bm_logging(ruma_bm *bm);
+/* ruma_bm_durability_of — what this session does: OFF (no log), SYNC or
+ * ASYNC (a session that must undo a crash's transactions keeps a SYNC log
+ * even when opened OFF).  The transaction layer's commit waits for the log
+ * only in SYNC. */
+RUMA_API ruma_bm_durability ruma_bm_durability_of(ruma_bm *bm);
 RUMA_API int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len,
 			 uint64_t *lsn, uint64_t *end);
 RUMA_API int ruma_bm_log_flush(ruma_bm *bm, uint64_t end);

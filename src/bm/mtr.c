@@ -365,6 +365,14 @@ bool ruma_bm_logging(ruma_bm *bm)
 	return bm->wal != NULL;
 }
 
+ruma_bm_durability ruma_bm_durability_of(ruma_bm *bm)
+{
+	if (!bm->wal)
+		return RUMA_BM_DURABLE_OFF;
+	return bm->cfg.durability == RUMA_BM_DURABLE_ASYNC ? RUMA_BM_DURABLE_ASYNC
+							   : RUMA_BM_DURABLE_SYNC;
+}
+
 int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len, uint64_t *lsn,
 		uint64_t *end)
 {

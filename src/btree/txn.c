@@ -10,7 +10,8 @@
  * thread's ruma_bm_op_end does not wait (ruma_bm_op_defer).  The UNDO record
  * precedes the change's redo in the log, so any durable prefix holding the
  * change also holds how to undo it.  Commit logs COMMIT {id} and waits for
- * it; abort restores the before-images newest first and logs END {id}.
+ * it (on a SYNC store, unless RUMA_TXN_ASYNC; an ASYNC store's background
+ * flusher makes it durable a few milliseconds later); abort restores the before-images newest first and logs END {id}.
  * Restoring is idempotent (upsert the old value / remove), so undoing again
  * after a crash in the middle of an abort or of a recovery undo is right.
  *
@@ -322,7 +323,8 @@ int ruma_txn_commit(ruma_txn *x)
 	if (x->id) {
 		uint64_t end = 0;
 		r = log_id(x->bm, RUMA_BM_LOG_COMMIT, x->id, &end);
-		if (!r && !(x->flags & RUMA_TXN_ASYNC))
+		if (!r && !(x->flags & RUMA_TXN_ASYNC) &&
+		    ruma_bm_durability_of(x->bm) == RUMA_BM_DURABLE_SYNC)
 			r = ruma_bm_log_flush(x->bm, end);
 	}
 	unlock_all(x);

@@ -329,6 +329,14 @@ int ruma_os_powerloss_torn(uint64_t *torn)
 	return err;
 }
 
+bool ruma_os_powerloss_dead(void)
+{
+	pthread_mutex_lock(&pl_mu);
+	bool dead = pl_dead;
+	pthread_mutex_unlock(&pl_mu);
+	return dead;
+}
+
 void ruma_os_powerloss_disarm(void)
 {
 	atomic_store(&pl_on, false);

@@ -251,5 +251,9 @@ int ruma_os_powerloss(void);
  * *torn (counted up) gets how many blocks were torn. */
 int ruma_os_powerloss_torn(uint64_t *torn);
 void ruma_os_powerloss_disarm(void);
+/* ruma_os_powerloss_dead — true once ruma_os_powerloss(_torn) ran (until
+ * disarm).  A sync that completed before a call that returns false is
+ * covered by the simulated machine's state; after true, nothing is. */
+bool ruma_os_powerloss_dead(void);
 
 #endif

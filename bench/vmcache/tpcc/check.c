@@ -9,6 +9,8 @@
  * Conditions 2 (NEW-ORDER part) and 3 are skipped for a district without
  * NEW-ORDER rows (max and min are undefined then).  The checks read each
  * table separately, so they are meaningful only when no transaction runs.
+ * tpcc_check_orders verifies a list of committed New-Orders (the driver's
+ * commit log, the oracle of the crash tests) by point lookups.
  * No syscalls of its own.
  */
 #include "vmcache/tpcc/tpcc.h"
@@ -302,4 +304,91 @@ int tpcc_check(tpcc_db *db, bool trees, FILE *report)
 		rc = RUMA_ECORRUPT;
 	}
 	return rc;
+}
+
+/* ---- committed orders ------------------------------------------------------------ */
+
+static int lookup_row(tpcc_db *db, enum tpcc_table t, const tpcc_key *k, void *row, size_t len,
+		      bool *found)
+{
+	uint8_t buf[RUMA_BTREE_MAX_VALUE];
+	size_t got = 0;
+	int rc = ruma_btree_lookup(db->t[t], k->b, k->n, buf, sizeof(buf), &got);
+	*found = rc == 0;
+	if (rc == RUMA_ENOTFOUND)
+		return 0;
+	if (rc)
+		return rc;
+	if (got != len)
+		return RUMA_ECORRUPT;
+	if (row)
+		tpcc_row_in(row, len, buf, got);
+	return 0;
+}
+
+/* One committed order: its ORDER row, the district's next id beyond it, its
+ * ORDER-LINE rows, and its NEW-ORDER row exactly while it is undelivered. */
+static int check_one_order(tpcc_db *db, const tpcc_order_ref *o, FILE *f, unsigned *bad)
+{
+	tpcc_order od;
+	tpcc_district di;
+	tpcc_key k;
+	bool found;
+	int rc;
+
+	if (o->w < 1 || o->w > db->sz.warehouses || o->d < 1 || o->d > TPCC_DISTRICTS ||
+	    o->o_id == 0) {
+		violation(f, bad, "commit log: order (%" PRIu32 ", %" PRIu32 ", %" PRIu32
+			  ") names no district of this database", o->w, o->d, o->o_id);
+		return 0;
+	}
+	k = tk_order(o->w, (uint8_t)o->d, o->o_id);
+	if ((rc = lookup_row(db, TPCC_ORDER, &k, &od, sizeof(od), &found)))
+		return rc;
+	if (!found) {
+		violation(f, bad, "commit log: committed order %" PRIu32 " of warehouse %" PRIu32
+			  " district %" PRIu32 " is missing (its commit was lost)",
+			  o->o_id, o->w, o->d);
+		return 0;
+	}
+	k = tk_district(o->w, (uint8_t)o->d);
+	if ((rc = lookup_row(db, TPCC_DISTRICT, &k, &di, sizeof(di), &found)))
+		return rc;
+	if (!found || di.d_next_o_id <= o->o_id)
+		violation(f, bad, "commit log: order %" PRIu32 " of warehouse %" PRIu32
+			  " district %" PRIu32 " is not below the district's next order id",
+			  o->o_id, o->w, o->d);
+	for (uint32_t n = 1; n <= od.o_ol_cnt + 1u; n++) {
+		k = tk_order_line(o->w, (uint8_t)o->d, o->o_id, (uint8_t)n);
+		if ((rc = lookup_row(db, TPCC_ORDER_LINE, &k, NULL, sizeof(tpcc_order_line),
+				     &found)))
+			return rc;
+		if (found != (n <= od.o_ol_cnt))
+			violation(f, bad, "commit log: order %" PRIu32 " of warehouse %" PRIu32
+				  " district %" PRIu32 " has %s order line %" PRIu32
+				  " (o_ol_cnt %u)", o->o_id, o->w, o->d,
+				  found ? "an extra" : "no", n, od.o_ol_cnt);
+	}
+	k = tk_order(o->w, (uint8_t)o->d, o->o_id);
+	if ((rc = lookup_row(db, TPCC_NEW_ORDER, &k, NULL, sizeof(tpcc_new_order), &found)))
+		return rc;
+	if (found != (od.o_carrier_id == 0))
+		violation(f, bad, "commit log: order %" PRIu32 " of warehouse %" PRIu32
+			  " district %" PRIu32 " is %s but %s a NEW-ORDER row", o->o_id, o->w,
+			  o->d, od.o_carrier_id ? "delivered" : "undelivered",
+			  found ? "has" : "has no");
+	return 0;
+}
+
+int tpcc_check_orders(tpcc_db *db, const tpcc_order_ref *orders, size_t n, FILE *report)
+{
+	unsigned bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		int rc = check_one_order(db, &orders[i], report, &bad);
+		if (rc)
+			return rc;
+	}
+	if (bad && report && bad > MAX_REPORTS)
+		fprintf(report, "tpcc check: ... %u problems in all\n", bad);
+	return bad ? RUMA_ECORRUPT : 0;
 }

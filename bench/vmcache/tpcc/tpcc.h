@@ -14,6 +14,7 @@
 #include <ruma/bm.h>
 #include <ruma/btree.h>
 #include <ruma/core.h>
+#include <ruma/txn.h>
 
 #include <stdio.h>
 
@@ -72,6 +73,8 @@ typedef struct tpcc_db {
 	tpcc_cconst c_run;  /* C values of this run (C_LAST obeys 2.1.6.1) */
 	uint32_t run;       /* number of this measured phase (history keys) */
 	bool home_per_thread; /* home warehouse fixed per thread (else random) */
+	bool txn;           /* tpcc_run_one runs each transaction as one ruma_txn
+			       (set for a store with a log; see docs/tpcc.md) */
 } tpcc_db;
 
 /* tpcc_sizes_init — sizes for `warehouses` at `scale` (1 = full). -EINVAL
@@ -138,9 +141,15 @@ int tpcc_load_warehouse(tpcc_db *db, uint32_t w, ruma_rng *r);
 
 /* ---- transactions (txn.c) ------------------------------------------------------ */
 
+/* Attempts of one transaction that meets row conflicts (db->txn) before
+ * tpcc_run_one gives it up. */
+#define TPCC_MAX_ATTEMPTS 1000u
+
 /* A terminal: its random generator, ids for history keys, statistics. */
 typedef struct tpcc_worker {
 	tpcc_db *db;
+	ruma_txn *x;          /* the transaction running now (db->txn), else NULL:
+				 the tpcc_tx_* functions use it for every row */
 	ruma_rng rng;
 	uint32_t thread;      /* worker number (history keys) */
 	uint32_t home;        /* home warehouse when db->home_per_thread */
@@ -148,6 +157,9 @@ typedef struct tpcc_worker {
 	uint64_t committed[5];
 	uint64_t rolled_back; /* new-orders with the unused item */
 	uint64_t skipped_districts; /* delivery: no deliverable order */
+	uint64_t retries;     /* attempts aborted on RUMA_ECONFLICT and run again */
+	uint64_t gave_up;     /* transactions abandoned after TPCC_MAX_ATTEMPTS */
+	uint32_t no_w, no_d, no_o_id; /* the last new-order tpcc_run_one committed */
 } tpcc_worker;
 
 enum tpcc_tx { TPCC_TX_NEW_ORDER, TPCC_TX_PAYMENT, TPCC_TX_ORDER_STATUS, TPCC_TX_DELIVERY,
@@ -221,7 +233,13 @@ int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t thresho
 		     uint32_t *low);
 
 /* Generate and run one transaction of the standard mix; *kind tells which,
- * *rolled_back whether a new-order rolled back.  0 or an error. */
+ * *rolled_back whether a new-order rolled back.  With db->txn the
+ * transaction is one ruma_txn (begin ... commit; the rollback is a real
+ * ruma_txn_abort) and a row conflict aborts it and runs it again with the
+ * same input after a backoff (wk->retries), at most TPCC_MAX_ATTEMPTS times
+ * (then wk->gave_up counts it and 0 is returned without committing it).
+ * When the commit of a new-order returned, wk->no_w/no_d/no_o_id name it.
+ * 0 or an error. */
 int tpcc_run_one(tpcc_worker *wk, enum tpcc_tx *kind, bool *rolled_back);
 
 /* Input generators of the transactions (clause 2.x.1), exposed for tests. */
@@ -236,6 +254,18 @@ void tpcc_gen_payment(tpcc_worker *wk, uint32_t w, tpcc_payment_in *in);
  * printed on `report` (condition, warehouse, district, values); returns 0
  * or RUMA_ECORRUPT or a bm error. */
 int tpcc_check(tpcc_db *db, bool trees, FILE *report);
+
+/* A committed New-Order, as the driver's commit log records it. */
+typedef struct tpcc_order_ref {
+	uint32_t w, d, o_id;
+} tpcc_order_ref;
+
+/* tpcc_check_orders — every order of orders[0, n) (each one whose commit
+ * returned) is in the database: its ORDER row, an order id below the
+ * district's D_NEXT_O_ID, exactly O_OL_CNT ORDER-LINE rows, and a NEW-ORDER
+ * row exactly when it is not delivered.  Violations on `report`; 0 or
+ * RUMA_ECORRUPT or a bm error.  Run while no transaction is active. */
+int tpcc_check_orders(tpcc_db *db, const tpcc_order_ref *orders, size_t n, FILE *report);
 
 /* Bytes of storage one warehouse needs (estimate for the space check). */
 uint64_t tpcc_bytes_per_warehouse(void);

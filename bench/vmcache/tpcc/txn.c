@@ -1,11 +1,14 @@
 /*
  * txn.c — the five TPC-C transactions (clause 2.4-2.8) and the standard mix.
  *
- * There are no multi-row transactions in the store: each row read is one
- * validated lookup, each read-modify-write of a row is one ruma_btree_update
- * (the callback runs under the leaf's exclusive latch, so it is atomic), and
- * inserts/removes are single-row operations.  The orderings that keep the
- * consistency conditions true (docs/tpcc.md, "Concurrency"):
+ * Two ways to run them, chosen by db->txn:
+ *
+ * Plain (a store without a log, the benchmark's default): there are no
+ * multi-row transactions; each row read is one validated lookup, each
+ * read-modify-write of a row is one ruma_btree_update (the callback runs
+ * under the leaf's exclusive latch, so it is atomic), and inserts/removes
+ * are single-row operations.  The orderings that keep the consistency
+ * conditions true (docs/tpcc.md, "Concurrency"):
  *  - New-Order validates every item before it writes anything, so the 1%
  *    with the unused item roll back with nothing to undo.
  *  - The D_NEXT_O_ID increment and the insert of the (pending) NEW-ORDER row
@@ -15,7 +18,23 @@
  *  - Delivery takes the oldest NEW-ORDER row of a district only when it is
  *    ready, and removing it decides between concurrent deliveries: the one
  *    whose remove fails with RUMA_ENOTFOUND looks again.
- * No syscalls (time(2) via the vDSO for dates).
+ *
+ * Transactions (a store with a log, `ruma vmcache --durable`): each
+ * transaction of the mix is one ruma_txn (include/ruma/txn.h) that every row
+ * access goes through (wk->x): rows are locked until commit (strict 2PL),
+ * the rollback of New-Order is ruma_txn_abort, a crash undoes whatever had
+ * not committed.  A row held by another transaction (RUMA_ECONFLICT) aborts
+ * the attempt; tpcc_run_one runs it again with the same input after a
+ * backoff.  The district row is locked from the order-id increment to the
+ * commit, so New-Order inserts its NEW-ORDER row as ready after the update
+ * (no nested insert in the callback).  New-Order reads its warehouse,
+ * customer and item rows without locks: it uses only columns that no
+ * transaction writes.  Scans take no locks, and a Delivery
+ * or Order-Status that finds another transaction's uncommitted row meets
+ * its lock on the next point access and retries.
+ *
+ * No syscalls (time(2) via the vDSO for dates) but nanosleep in the conflict
+ * backoff.
  */
 #include "vmcache/tpcc/tpcc.h"
 
@@ -34,38 +53,61 @@ void tpcc_worker_init(tpcc_worker *wk, tpcc_db *db, uint32_t thread, uint64_t se
 	wk->home = thread % db->sz.warehouses + 1;
 }
 
-static int get(tpcc_db *db, enum tpcc_table t, const tpcc_key *k, void *row, size_t len)
+/* A read of columns that no transaction ever writes (ITEM rows; W_TAX;
+ * C_DISCOUNT, C_LAST, C_CREDIT): every version of the row has the same
+ * values there, so no row lock is needed (it would only make New-Order
+ * conflict with Payment on the warehouse and customer rows).  The B-tree
+ * lookup itself returns a consistent image of the row. */
+static int get_fixed_columns(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k, void *row,
+			     size_t len)
 {
 	size_t got = 0;
-	int rc = ruma_btree_lookup(db->t[t], k->b, k->n, row, len, &got);
-	if (rc == 0 && got != len)
-		rc = RUMA_ECORRUPT;
-	return rc;
+	int rc = ruma_btree_lookup(wk->db->t[t], k->b, k->n, row, len, &got);
+	return rc == 0 && got != len ? RUMA_ECORRUPT : rc;
 }
 
-static int put(tpcc_db *db, enum tpcc_table t, const tpcc_key *k, const void *row, size_t len)
+/* Row access of the running transaction: through wk->x (row locks, undo)
+ * when the database runs transactions, the plain B-tree calls when it is
+ * NULL (what ruma_txn_* do with x == NULL, without the extra call). */
+static int get(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k, void *row, size_t len)
 {
-	return ruma_btree_insert(db->t[t], k->b, k->n, row, len);
+	if (!wk->x)
+		return get_fixed_columns(wk, t, k, row, len);
+	size_t got = 0;
+	int rc = ruma_txn_lookup(wk->x, wk->db->t[t], k->b, k->n, row, len, &got);
+	return rc == 0 && got != len ? RUMA_ECORRUPT : rc;
 }
 
-static int upd(tpcc_db *db, enum tpcc_table t, const tpcc_key *k,
+static int put(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k, const void *row,
+	       size_t len)
+{
+	ruma_btree *tr = wk->db->t[t];
+	return wk->x ? ruma_txn_insert(wk->x, tr, k->b, k->n, row, len)
+		     : ruma_btree_insert(tr, k->b, k->n, row, len);
+}
+
+static int upd(tpcc_worker *wk, enum tpcc_table t, const tpcc_key *k,
 	       void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
 {
-	return ruma_btree_update(db->t[t], k->b, k->n, fn, ctx);
+	ruma_btree *tr = wk->db->t[t];
+	return wk->x ? ruma_txn_update(wk->x, tr, k->b, k->n, fn, ctx)
+		     : ruma_btree_update(tr, k->b, k->n, fn, ctx);
 }
 
 /* ---- New-Order (2.4) ----------------------------------------------------------- */
 
 struct district_no_ctx {
-	tpcc_db *db;
+	tpcc_worker *wk; /* NULL: the caller inserts the NEW-ORDER row itself */
 	uint32_t o_id;
 	int32_t d_tax;
 	int rc;
 };
 
-/* Under the district row's latch: take the next order id and insert its
- * pending NEW-ORDER row (another tree, so no self-deadlock; nothing ever
- * waits for a district latch while holding a NEW-ORDER latch). */
+/* Under the district row's latch: take the next order id and (without
+ * transactions) insert its pending NEW-ORDER row (another tree, so no
+ * self-deadlock; nothing ever waits for a district latch while holding a
+ * NEW-ORDER latch).  In a transaction the district row stays locked until
+ * commit, so the caller inserts the row after this update instead. */
 static void district_take_o_id(void *val, size_t vlen, void *arg)
 {
 	struct district_no_ctx *x = arg;
@@ -75,11 +117,14 @@ static void district_take_o_id(void *val, size_t vlen, void *arg)
 		return;
 	}
 	tpcc_row_in(&d, sizeof(d), val, vlen);
-	tpcc_new_order no = { d.d_w_id, d.d_id, d.d_next_o_id, 0 };
-	tpcc_key k = tk_order(d.d_w_id, d.d_id, d.d_next_o_id);
-	x->rc = put(x->db, TPCC_NEW_ORDER, &k, &no, sizeof(no));
-	if (x->rc)
-		return;
+	x->rc = 0;
+	if (x->wk) {
+		tpcc_new_order no = { d.d_w_id, d.d_id, d.d_next_o_id, 0 };
+		tpcc_key k = tk_order(d.d_w_id, d.d_id, d.d_next_o_id);
+		x->rc = put(x->wk, TPCC_NEW_ORDER, &k, &no, sizeof(no));
+		if (x->rc)
+			return;
+	}
 	x->o_id = d.d_next_o_id++;
 	x->d_tax = d.d_tax;
 	tpcc_row_out(val, vlen, &d, sizeof(d));
@@ -134,7 +179,6 @@ static void new_order_ready(void *val, size_t vlen, void *arg)
 
 int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_order_out *out)
 {
-	tpcc_db *db = wk->db;
 	tpcc_warehouse wh;
 	tpcc_customer cu;
 	tpcc_item items[TPCC_MAX_OL];
@@ -144,16 +188,16 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 	if (in->ol_cnt < 1 || in->ol_cnt > TPCC_MAX_OL)
 		return -EINVAL;
 	k = tk_warehouse(in->w);
-	if ((rc = get(db, TPCC_WAREHOUSE, &k, &wh, sizeof(wh))))
+	if ((rc = get_fixed_columns(wk, TPCC_WAREHOUSE, &k, &wh, sizeof(wh))))
 		return rc;
 	k = tk_customer(in->w, (uint8_t)in->d, in->c);
-	if ((rc = get(db, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
+	if ((rc = get_fixed_columns(wk, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
 		return rc;
 	/* Items first: ITEM is never written, so finding the unused id here
 	 * and rolling back before any write has the spec's outcome. */
 	for (uint32_t i = 0; i < in->ol_cnt; i++) {
 		k = tk_item(in->i_id[i]);
-		rc = get(db, TPCC_ITEM, &k, &items[i], sizeof(items[i]));
+		rc = get_fixed_columns(wk, TPCC_ITEM, &k, &items[i], sizeof(items[i]));
 		if (rc == RUMA_ENOTFOUND) {
 			wk->rolled_back++;
 			return TPCC_ROLLED_BACK;
@@ -162,11 +206,17 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 			return rc;
 	}
 
-	struct district_no_ctx dx = { db, 0, 0, RUMA_ECORRUPT };
+	struct district_no_ctx dx = { wk->x ? NULL : wk, 0, 0, RUMA_ECORRUPT };
 	k = tk_district(in->w, (uint8_t)in->d);
-	if ((rc = upd(db, TPCC_DISTRICT, &k, district_take_o_id, &dx)) || (rc = dx.rc))
+	if ((rc = upd(wk, TPCC_DISTRICT, &k, district_take_o_id, &dx)) || (rc = dx.rc))
 		return rc;
 	uint32_t o_id = dx.o_id;
+	if (wk->x) { /* ready at once: nobody else sees it before the commit */
+		tpcc_new_order no = { in->w, (uint8_t)in->d, o_id, 1 };
+		k = tk_order(in->w, (uint8_t)in->d, o_id);
+		if ((rc = put(wk, TPCC_NEW_ORDER, &k, &no, sizeof(no))))
+			return rc;
+	}
 
 	bool all_local = true;
 	for (uint32_t i = 0; i < in->ol_cnt; i++)
@@ -174,10 +224,10 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 	tpcc_order od = { in->w, (uint8_t)in->d, o_id, in->c, (uint64_t)time(NULL), 0,
 			  (uint8_t)in->ol_cnt, all_local };
 	k = tk_order(in->w, (uint8_t)in->d, o_id);
-	if ((rc = put(db, TPCC_ORDER, &k, &od, sizeof(od))))
+	if ((rc = put(wk, TPCC_ORDER, &k, &od, sizeof(od))))
 		return rc;
 	k = tk_order_wdc(in->w, (uint8_t)in->d, in->c, o_id);
-	if ((rc = put(db, TPCC_ORDER_WDC, &k, NULL, 0)))
+	if ((rc = put(wk, TPCC_ORDER_WDC, &k, NULL, 0)))
 		return rc;
 
 	int64_t sum = 0;
@@ -185,7 +235,7 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 		struct stock_ctx sx = { in->quantity[i], in->supply_w[i] != in->w, (uint8_t)in->d,
 					0, false, { 0 }, RUMA_ECORRUPT };
 		k = tk_stock(in->supply_w[i], in->i_id[i]);
-		if ((rc = upd(db, TPCC_STOCK, &k, stock_take, &sx)) || (rc = sx.rc))
+		if ((rc = upd(wk, TPCC_STOCK, &k, stock_take, &sx)) || (rc = sx.rc))
 			return rc;
 		tpcc_order_line ol;
 		memset(&ol, 0, sizeof(ol));
@@ -199,7 +249,7 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 		ol.ol_amount = (int64_t)in->quantity[i] * items[i].i_price;
 		memcpy(ol.ol_dist_info, sx.dist_info, sizeof(ol.ol_dist_info));
 		k = tk_order_line(in->w, (uint8_t)in->d, o_id, ol.ol_number);
-		if ((rc = put(db, TPCC_ORDER_LINE, &k, &ol, sizeof(ol))))
+		if ((rc = put(wk, TPCC_ORDER_LINE, &k, &ol, sizeof(ol))))
 			return rc;
 		sum += ol.ol_amount;
 		if (out) {
@@ -211,7 +261,7 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 	}
 	int nrc = 0;
 	k = tk_order(in->w, (uint8_t)in->d, o_id);
-	if ((rc = upd(db, TPCC_NEW_ORDER, &k, new_order_ready, &nrc)) || (rc = nrc))
+	if (!wk->x && ((rc = upd(wk, TPCC_NEW_ORDER, &k, new_order_ready, &nrc)) || (rc = nrc)))
 		return rc;
 	if (out) {
 		out->o_id = o_id;
@@ -345,14 +395,14 @@ int tpcc_tx_payment(tpcc_worker *wk, const tpcc_payment_in *in, tpcc_payment_out
 	struct ytd_ctx wx = { in->amount, { 0 }, RUMA_ECORRUPT };
 	struct ytd_ctx dx = { in->amount, { 0 }, RUMA_ECORRUPT };
 	k = tk_warehouse(in->w);
-	if ((rc = upd(db, TPCC_WAREHOUSE, &k, warehouse_pay, &wx)) || (rc = wx.rc))
+	if ((rc = upd(wk, TPCC_WAREHOUSE, &k, warehouse_pay, &wx)) || (rc = wx.rc))
 		return rc;
 	k = tk_district(in->w, (uint8_t)in->d);
-	if ((rc = upd(db, TPCC_DISTRICT, &k, district_pay, &dx)) || (rc = dx.rc))
+	if ((rc = upd(wk, TPCC_DISTRICT, &k, district_pay, &dx)) || (rc = dx.rc))
 		return rc;
 	struct customer_pay_ctx cx = { in, 0, RUMA_ECORRUPT };
 	k = tk_customer(in->c_w, (uint8_t)in->c_d, c);
-	if ((rc = upd(db, TPCC_CUSTOMER, &k, customer_pay, &cx)) || (rc = cx.rc))
+	if ((rc = upd(wk, TPCC_CUSTOMER, &k, customer_pay, &cx)) || (rc = cx.rc))
 		return rc;
 
 	tpcc_history h;
@@ -366,7 +416,7 @@ int tpcc_tx_payment(tpcc_worker *wk, const tpcc_payment_in *in, tpcc_payment_out
 	h.h_amount = in->amount;
 	snprintf(h.h_data, sizeof(h.h_data), "%.10s    %.10s", wx.name, dx.name);
 	k = tk_history(in->c_w, (uint8_t)in->c_d, c, db->run, wk->thread, ++wk->hist_seq);
-	if ((rc = put(db, TPCC_HISTORY, &k, &h, sizeof(h))))
+	if ((rc = put(wk, TPCC_HISTORY, &k, &h, sizeof(h))))
 		return rc;
 	if (out) {
 		out->c = c;
@@ -420,7 +470,7 @@ int tpcc_tx_order_status(tpcc_worker *wk, const tpcc_order_status_in *in,
 	if (in->by_name && (rc = customer_by_name(db, in->w, in->d, in->c_last, &c)))
 		return rc;
 	k = tk_customer(in->w, (uint8_t)in->d, c);
-	if ((rc = get(db, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
+	if ((rc = get(wk, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
 		return rc;
 	out->c = c;
 	out->c_balance = cu.c_balance;
@@ -433,7 +483,7 @@ int tpcc_tx_order_status(tpcc_worker *wk, const tpcc_order_status_in *in,
 		return 0;
 	tpcc_order od;
 	k = tk_order(in->w, (uint8_t)in->d, lx.o_id);
-	if ((rc = get(db, TPCC_ORDER, &k, &od, sizeof(od))))
+	if ((rc = get(wk, TPCC_ORDER, &k, &od, sizeof(od))))
 		return rc;
 	out->o_id = lx.o_id;
 	out->carrier = od.o_carrier_id;
@@ -519,8 +569,9 @@ static void customer_deliver(void *val, size_t vlen, void *arg)
 }
 
 /* Claim the oldest ready NEW-ORDER row of (w, d): *o_id = 0 if none. */
-static int claim_oldest(tpcc_db *db, uint32_t w, uint8_t d, uint32_t *o_id)
+static int claim_oldest(tpcc_worker *wk, uint32_t w, uint8_t d, uint32_t *o_id)
 {
+	tpcc_db *db = wk->db;
 	for (;;) {
 		struct oldest_scan x = { tk_district(w, d), 0, false };
 		tpcc_key k = tk_order(w, d, 0);
@@ -531,7 +582,7 @@ static int claim_oldest(tpcc_db *db, uint32_t w, uint8_t d, uint32_t *o_id)
 		if (x.o_id == 0 || !x.ready)
 			return 0;
 		k = tk_order(w, d, x.o_id);
-		rc = ruma_btree_remove(db->t[TPCC_NEW_ORDER], k.b, k.n);
+		rc = ruma_txn_remove(wk->x, db->t[TPCC_NEW_ORDER], k.b, k.n);
 		if (rc == RUMA_ENOTFOUND)
 			continue; /* a concurrent delivery took it */
 		if (rc)
@@ -543,37 +594,38 @@ static int claim_oldest(tpcc_db *db, uint32_t w, uint8_t d, uint32_t *o_id)
 
 int tpcc_tx_delivery(tpcc_worker *wk, uint32_t w, uint8_t carrier, tpcc_delivery_out *out)
 {
-	tpcc_db *db = wk->db;
 	uint64_t now = (uint64_t)time(NULL);
+	uint64_t skipped = 0; /* counted only when the delivery succeeds */
 	tpcc_key k;
 	int rc;
 
 	for (uint8_t d = 1; d <= TPCC_DISTRICTS; d++) {
 		uint32_t o_id;
-		if ((rc = claim_oldest(db, w, d, &o_id)))
+		if ((rc = claim_oldest(wk, w, d, &o_id)))
 			return rc;
 		if (out)
 			out->o_id[d - 1] = o_id;
 		if (o_id == 0) {
-			wk->skipped_districts++;
+			skipped++;
 			continue;
 		}
 		struct deliver_order_ctx ox = { carrier, 0, 0, RUMA_ECORRUPT };
 		k = tk_order(w, d, o_id);
-		if ((rc = upd(db, TPCC_ORDER, &k, order_deliver, &ox)) || (rc = ox.rc))
+		if ((rc = upd(wk, TPCC_ORDER, &k, order_deliver, &ox)) || (rc = ox.rc))
 			return rc;
 		struct deliver_line_ctx lx = { now, 0, 0 };
 		for (uint8_t n = 1; n <= ox.ol_cnt; n++) {
 			lx.rc = RUMA_ECORRUPT;
 			k = tk_order_line(w, d, o_id, n);
-			if ((rc = upd(db, TPCC_ORDER_LINE, &k, line_deliver, &lx)) || (rc = lx.rc))
+			if ((rc = upd(wk, TPCC_ORDER_LINE, &k, line_deliver, &lx)) || (rc = lx.rc))
 				return rc;
 		}
 		lx.rc = RUMA_ECORRUPT;
 		k = tk_customer(w, d, ox.c_id);
-		if ((rc = upd(db, TPCC_CUSTOMER, &k, customer_deliver, &lx)) || (rc = lx.rc))
+		if ((rc = upd(wk, TPCC_CUSTOMER, &k, customer_deliver, &lx)) || (rc = lx.rc))
 			return rc;
 	}
+	wk->skipped_districts += skipped;
 	return 0;
 }
 
@@ -612,7 +664,7 @@ int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t thresho
 	tpcc_db *db = wk->db;
 	tpcc_district di;
 	tpcc_key k = tk_district(w, (uint8_t)d);
-	int rc = get(db, TPCC_DISTRICT, &k, &di, sizeof(di));
+	int rc = get(wk, TPCC_DISTRICT, &k, &di, sizeof(di));
 	if (rc)
 		return rc;
 	struct recent_lines_scan *x = malloc(sizeof(*x));
@@ -632,7 +684,7 @@ int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t thresho
 				continue;
 			tpcc_stock s;
 			k = tk_stock(w, x->items[i]);
-			rc = get(db, TPCC_STOCK, &k, &s, sizeof(s));
+			rc = get(wk, TPCC_STOCK, &k, &s, sizeof(s));
 			if (!rc && s.s_quantity < threshold)
 				count++;
 		}
@@ -699,50 +751,144 @@ void tpcc_gen_payment(tpcc_worker *wk, uint32_t w, tpcc_payment_in *in)
 	in->amount = tpcc_urand(r, 100, 500000);
 }
 
-int tpcc_run_one(tpcc_worker *wk, enum tpcc_tx *kind, bool *rolled_back)
+/* One transaction of the mix with its input, drawn before the first attempt
+ * so that a retry runs the same transaction again. */
+struct mix_tx {
+	enum tpcc_tx kind;
+	union {
+		tpcc_new_order_in no;
+		tpcc_payment_in pay;
+		tpcc_order_status_in os;
+		struct { uint32_t w; uint8_t carrier; } dl;
+		struct { uint32_t w, d; int32_t threshold; } sl;
+	} in;
+};
+
+static void gen_mix(tpcc_worker *wk, struct mix_tx *m)
 {
 	tpcc_db *db = wk->db;
 	ruma_rng *r = &wk->rng;
 	uint32_t w = db->home_per_thread ? wk->home : tpcc_urand(r, 1, db->sz.warehouses);
 	uint32_t x = tpcc_urand(r, 1, 100);
+
+	if (x <= 45) {
+		m->kind = TPCC_TX_NEW_ORDER;
+		tpcc_gen_new_order(wk, w, &m->in.no);
+	} else if (x <= 88) {
+		m->kind = TPCC_TX_PAYMENT;
+		tpcc_gen_payment(wk, w, &m->in.pay);
+	} else if (x <= 92) {
+		m->kind = TPCC_TX_ORDER_STATUS;
+		m->in.os.w = w;
+		m->in.os.d = tpcc_urand(r, 1, TPCC_DISTRICTS);
+		gen_customer(wk, &m->in.os.by_name, &m->in.os.c, m->in.os.c_last);
+	} else if (x <= 96) {
+		m->kind = TPCC_TX_DELIVERY;
+		m->in.dl.w = w;
+		m->in.dl.carrier = (uint8_t)tpcc_urand(r, 1, 10);
+	} else {
+		m->kind = TPCC_TX_STOCK_LEVEL;
+		m->in.sl.w = w;
+		m->in.sl.d = tpcc_urand(r, 1, TPCC_DISTRICTS);
+		m->in.sl.threshold = (int32_t)tpcc_urand(r, 10, 20);
+	}
+}
+
+/* Run m once (in wk->x when there is one): 0, TPCC_ROLLED_BACK or an error. */
+static int exec_mix(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_status_out *os_out)
+{
+	switch (m->kind) {
+	case TPCC_TX_NEW_ORDER: {
+		tpcc_new_order_out out;
+		int rc = tpcc_tx_new_order(wk, &m->in.no, &out);
+		if (rc == 0) {
+			wk->no_w = m->in.no.w;
+			wk->no_d = m->in.no.d;
+			wk->no_o_id = out.o_id;
+		}
+		return rc;
+	}
+	case TPCC_TX_PAYMENT:
+		return tpcc_tx_payment(wk, &m->in.pay, NULL);
+	case TPCC_TX_ORDER_STATUS:
+		return tpcc_tx_order_status(wk, &m->in.os, os_out);
+	case TPCC_TX_DELIVERY:
+		return tpcc_tx_delivery(wk, m->in.dl.w, m->in.dl.carrier, NULL);
+	case TPCC_TX_STOCK_LEVEL: {
+		uint32_t low;
+		return tpcc_tx_stock_level(wk, m->in.sl.w, m->in.sl.d, m->in.sl.threshold, &low);
+	}
+	}
+	return -EINVAL;
+}
+
+/* exec_mix as one ruma_txn when the database runs transactions: commit on
+ * success, abort on the rollback (TPCC_ROLLED_BACK is returned after the
+ * abort), on a row conflict and on any error. */
+static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_status_out *os_out)
+{
+	if (!wk->db->txn)
+		return exec_mix(wk, m, os_out);
+	int rc = ruma_txn_begin(wk->db->bm, 0, &wk->x);
+	if (rc)
+		return rc;
+	rc = exec_mix(wk, m, os_out);
+	ruma_txn *x = wk->x;
+	wk->x = NULL;
+	if (rc == 0)
+		return ruma_txn_commit(x);
+	int ar = ruma_txn_abort(x);
+	return ar ? ar : rc;
+}
+
+/* Wait before attempt `attempt` + 1 after a conflict: a short spin first,
+ * then sleeps that double from 1 us up to 1 ms (randomised), since the row's
+ * holder may be waiting for its commit's fdatasync. */
+static void conflict_backoff(tpcc_worker *wk, unsigned attempt)
+{
+	if (attempt < 3) {
+		unsigned spins = 64u << attempt;
+		spins += (unsigned)(ruma_rng_next(&wk->rng) % spins);
+		for (volatile unsigned i = 0; i < spins; i++)
+			;
+		return;
+	}
+	unsigned shift = attempt - 3 < 10 ? attempt - 3 : 10;
+	uint64_t us = 1ull << shift;
+	us += ruma_rng_next(&wk->rng) % us;
+	struct timespec ts = { 0, (long)(us * 1000) };
+	nanosleep(&ts, NULL);
+}
+
+int tpcc_run_one(tpcc_worker *wk, enum tpcc_tx *kind, bool *rolled_back)
+{
+	struct mix_tx m;
+	tpcc_order_status_out *os_out = NULL;
 	int rc;
 
+	gen_mix(wk, &m);
+	*kind = m.kind;
 	*rolled_back = false;
-	if (x <= 45) {
-		tpcc_new_order_in in;
-		*kind = TPCC_TX_NEW_ORDER;
-		tpcc_gen_new_order(wk, w, &in);
-		rc = tpcc_tx_new_order(wk, &in, NULL);
-		if (rc == TPCC_ROLLED_BACK) {
-			*rolled_back = true;
-			rc = 0;
+	if (m.kind == TPCC_TX_ORDER_STATUS && !(os_out = malloc(sizeof(*os_out))))
+		return -ENOMEM;
+	for (unsigned attempt = 0;; attempt++) {
+		rc = exec_in_txn(wk, &m, os_out);
+		if (rc != RUMA_ECONFLICT)
+			break;
+		if (attempt + 1 >= TPCC_MAX_ATTEMPTS) {
+			wk->gave_up++;
+			free(os_out);
+			return 0;
 		}
-	} else if (x <= 88) {
-		tpcc_payment_in in;
-		*kind = TPCC_TX_PAYMENT;
-		tpcc_gen_payment(wk, w, &in);
-		rc = tpcc_tx_payment(wk, &in, NULL);
-	} else if (x <= 92) {
-		tpcc_order_status_in in;
-		tpcc_order_status_out *out = malloc(sizeof(*out));
-		if (!out)
-			return -ENOMEM;
-		*kind = TPCC_TX_ORDER_STATUS;
-		in.w = w;
-		in.d = tpcc_urand(r, 1, TPCC_DISTRICTS);
-		gen_customer(wk, &in.by_name, &in.c, in.c_last);
-		rc = tpcc_tx_order_status(wk, &in, out);
-		free(out);
-	} else if (x <= 96) {
-		*kind = TPCC_TX_DELIVERY;
-		rc = tpcc_tx_delivery(wk, w, (uint8_t)tpcc_urand(r, 1, 10), NULL);
-	} else {
-		uint32_t low;
-		*kind = TPCC_TX_STOCK_LEVEL;
-		rc = tpcc_tx_stock_level(wk, w, tpcc_urand(r, 1, TPCC_DISTRICTS),
-				      (int32_t)tpcc_urand(r, 10, 20), &low);
+		wk->retries++;
+		conflict_backoff(wk, attempt);
+	}
+	free(os_out);
+	if (rc == TPCC_ROLLED_BACK) {
+		*rolled_back = true;
+		rc = 0;
 	}
 	if (rc == 0 && !*rolled_back)
-		wk->committed[*kind]++;
+		wk->committed[m.kind]++;
 	return rc;
 }

@@ -8,10 +8,22 @@
  * The home warehouse of each transaction is drawn uniformly, as in the
  * original vmcache driver; TPCC_HOME=thread fixes it per thread instead
  * (thread t uses warehouse t mod W + 1, like a TPC-C terminal; see
- * docs/tpcc.md).  No syscalls of its own.
+ * docs/tpcc.md).
+ *
+ * On a store with a log (`--durable`) every transaction is one ruma_txn
+ * (txn.c); the load runs without waiting for the log per row (the driver
+ * defers it) and becomes durable at once with the "loaded" mark.  With --commit-log, each
+ * committed New-Order is appended to the driver's commit log after its
+ * commit returned (one pwrite of a fixed-size text record "w d o_id"), and
+ * --check verifies every recorded order (tpcc_check_orders).  TPCC_SCALE=n
+ * (tests only, not TPC-C) divides the per-warehouse cardinalities by n.
+ *
+ * Syscalls: pwrite/pread of the commit log through src/os.
  */
 #include "vmcache/tpcc/tpcc.h"
 #include "vmcache/workload.h"
+
+#include "os/os.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +36,8 @@ struct tpcc_wl {
 	_Atomic uint64_t rolled_back;
 	_Atomic uint64_t skipped;
 	_Atomic bool reported;
+	_Atomic uint64_t retries, gave_up;
+	uint32_t scale; /* TPCC_SCALE */
 };
 
 static uint64_t tw_space(uint64_t datasize)
@@ -53,11 +67,12 @@ static int tw_open_kept(ruma_vmcache_ctx *ctx, struct tpcc_wl *s)
 	}
 	if (r)
 		return r;
-	if (s->db->sz.warehouses != ctx->datasize || s->db->sz.scale != 1) {
+	if (s->db->sz.warehouses != ctx->datasize || s->db->sz.scale != s->scale) {
 		fprintf(stderr,
-			"tpcc: the kept store holds %" PRIu32 " warehouses (scale 1/%" PRIu32
-			"), not DATASIZE=%" PRIu64 "; use that DATASIZE or drop --keep\n",
-			s->db->sz.warehouses, s->db->sz.scale, ctx->datasize);
+			"tpcc: the kept store holds %" PRIu32 " warehouses at TPCC_SCALE=%" PRIu32
+			", not DATASIZE=%" PRIu64 " at TPCC_SCALE=%" PRIu32
+			"; use those or drop --keep\n",
+			s->db->sz.warehouses, s->db->sz.scale, ctx->datasize, s->scale);
 		return RUMA_EBADCOMBO;
 	}
 	ctx->loaded = true;
@@ -80,11 +95,21 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 		fprintf(stderr, "tpcc: TPCC_HOME=%s: expected random or thread\n", home);
 		return RUMA_EBADCOMBO;
 	}
+	s->scale = 1;
+	const char *scale = getenv("TPCC_SCALE");
+	if (scale && *scale) {
+		uint64_t v;
+		if (ruma_parse_u64(scale, &v) || v < 1 || v > 100) {
+			fprintf(stderr, "tpcc: TPCC_SCALE=%s: expected 1 .. 100\n", scale);
+			return RUMA_EBADCOMBO;
+		}
+		s->scale = (uint32_t)v;
+	}
 	if (ctx->keep && (r = tw_open_kept(ctx, s)) < 0)
 		return r;
 	if (r == 1) {
 		tpcc_sizes sz;
-		if ((r = tpcc_sizes_init(&sz, (uint32_t)ctx->datasize, 1)))
+		if ((r = tpcc_sizes_init(&sz, (uint32_t)ctx->datasize, s->scale)))
 			return r;
 		r = tpcc_db_create(ctx->bm, &sz, &rng, &s->db);
 		if (r == RUMA_EEXISTS)
@@ -94,6 +119,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 			return r == RUMA_EEXISTS ? RUMA_EBADCOMBO : r;
 	}
 	s->db->home_per_thread = per_thread;
+	s->db->txn = ruma_bm_logging(ctx->bm);
 	return tpcc_db_begin_run(s->db, &rng);
 }
 
@@ -103,15 +129,31 @@ static int tw_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 	return tpcc_load_share(s->db, tid, nthreads, ctx->seed);
 }
 
+/* Append the committed new-order of wk to the commit log.  After a
+ * simulated power loss nothing is recorded: a commit that returned after it
+ * was not durable on the simulated machine. */
+static int record_commit(ruma_vmcache_ctx *ctx, const tpcc_worker *wk)
+{
+	char rec[RUMA_VMCACHE_COMMIT_REC + 1];
+	if (ruma_os_powerloss_dead())
+		return 0;
+	snprintf(rec, sizeof(rec), "%10" PRIu32 " %3" PRIu32 " %10" PRIu32 "\n", wk->no_w, wk->no_d,
+		 wk->no_o_id);
+	uint64_t off = atomic_fetch_add(&ctx->commit_off, RUMA_VMCACHE_COMMIT_REC);
+	return ruma_os_pwrite_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, (off_t)off);
+}
+
+/* Every load share succeeded: mark the population complete (with a log,
+ * in SYNC mode this operation's wait makes the whole load durable). */
+static int tw_load_done(ruma_vmcache_ctx *ctx)
+{
+	struct tpcc_wl *s = ctx->wl;
+	return tpcc_db_mark_loaded(s->db);
+}
+
 static int tw_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 {
 	struct tpcc_wl *s = ctx->wl;
-	/* All load threads have finished when the run's threads start. */
-	if (tid == 0 && !ctx->loaded) {
-		int r = tpcc_db_mark_loaded(s->db);
-		if (r)
-			return r;
-	}
 	tpcc_worker *wk = malloc(sizeof(*wk));
 	if (!wk)
 		return -ENOMEM;
@@ -126,6 +168,7 @@ static int64_t tw_run_one(ruma_vmcache_ctx *ctx, void *ts)
 	tpcc_worker *wk = ts;
 	enum tpcc_tx kind;
 	bool rolled_back;
+	uint64_t gave_up = wk->gave_up;
 	int r = tpcc_run_one(wk, &kind, &rolled_back);
 
 	if (r == RUMA_ENOTFOUND) {
@@ -138,7 +181,11 @@ static int64_t tw_run_one(ruma_vmcache_ctx *ctx, void *ts)
 	}
 	if (r)
 		return r;
-	return rolled_back ? 0 : 1;
+	if (rolled_back || wk->gave_up != gave_up)
+		return 0;
+	if (kind == TPCC_TX_NEW_ORDER && ctx->commit_fd >= 0 && (r = record_commit(ctx, wk)))
+		return r;
+	return 1;
 }
 
 static void tw_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
@@ -149,7 +196,48 @@ static void tw_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
 		atomic_fetch_add(&s->committed[i], wk->committed[i]);
 	atomic_fetch_add(&s->rolled_back, wk->rolled_back);
 	atomic_fetch_add(&s->skipped, wk->skipped_districts);
+	atomic_fetch_add(&s->retries, wk->retries);
+	atomic_fetch_add(&s->gave_up, wk->gave_up);
 	free(wk);
+}
+
+/* Read the commit log's records ("w d o_id" lines; zero-byte holes
+ * skipped) into *out (*n of them). */
+static int read_commit_log(ruma_vmcache_ctx *ctx, tpcc_order_ref **out, size_t *n)
+{
+	uint64_t end = atomic_load(&ctx->commit_off);
+	size_t cap = end / RUMA_VMCACHE_COMMIT_REC + 1;
+	tpcc_order_ref *v = malloc(cap * sizeof(*v));
+	char rec[RUMA_VMCACHE_COMMIT_REC + 1];
+	int r = 0;
+
+	*n = 0;
+	if (!v)
+		return -ENOMEM;
+	for (uint64_t off = 0; off + RUMA_VMCACHE_COMMIT_REC <= end && !r;
+	     off += RUMA_VMCACHE_COMMIT_REC) {
+		r = ruma_os_pread_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, (off_t)off);
+		if (r)
+			break;
+		rec[RUMA_VMCACHE_COMMIT_REC] = '\0';
+		if (rec[0] == '\0')
+			continue; /* hole: the writer was killed between offset and write */
+		tpcc_order_ref o;
+		if (sscanf(rec, "%" SCNu32 " %" SCNu32 " %" SCNu32, &o.w, &o.d, &o.o_id) != 3 ||
+		    rec[RUMA_VMCACHE_COMMIT_REC - 1] != '\n') {
+			fprintf(stderr, "tpcc check: commit log: bad record at byte %" PRIu64 "\n",
+				off);
+			r = RUMA_ECORRUPT;
+			break;
+		}
+		v[(*n)++] = o;
+	}
+	if (r) {
+		free(v);
+		return r;
+	}
+	*out = v;
+	return 0;
 }
 
 static int tw_check(ruma_vmcache_ctx *ctx)
@@ -160,6 +248,17 @@ static int tw_check(ruma_vmcache_ctx *ctx)
 		fprintf(stderr, "tpcc check: consistency conditions 1-4, row counts and all "
 				"%d B-trees ok (%" PRIu32 " warehouses)\n",
 			TPCC_NTABLES, s->db->sz.warehouses);
+	if (r || ctx->commit_fd < 0)
+		return r;
+	tpcc_order_ref *orders;
+	size_t n;
+	if ((r = read_commit_log(ctx, &orders, &n)))
+		return r;
+	r = tpcc_check_orders(s->db, orders, n, stderr);
+	free(orders);
+	if (r == 0)
+		fprintf(stderr, "tpcc check: all %zu committed new-orders of the commit log are "
+				"present\n", n);
 	return r;
 }
 
@@ -173,11 +272,12 @@ static void tw_teardown(ruma_vmcache_ctx *ctx)
 			"tpcc: committed new-order %" PRIu64 ", payment %" PRIu64
 			", order-status %" PRIu64 ", delivery %" PRIu64 ", stock-level %" PRIu64
 			"; rolled back new-order %" PRIu64 "; delivery districts skipped %" PRIu64
-			"\n",
+			"; conflict retries %" PRIu64 ", given up %" PRIu64 "\n",
 			atomic_load(&s->committed[0]), atomic_load(&s->committed[1]),
 			atomic_load(&s->committed[2]), atomic_load(&s->committed[3]),
 			atomic_load(&s->committed[4]), atomic_load(&s->rolled_back),
-			atomic_load(&s->skipped));
+			atomic_load(&s->skipped), atomic_load(&s->retries),
+			atomic_load(&s->gave_up));
 	tpcc_db_close(s->db);
 	free(s);
 	ctx->wl = NULL;
@@ -190,6 +290,7 @@ const ruma_vmcache_workload ruma_vmcache_tpcc_workload = {
 	.check_datasize = tw_check_datasize,
 	.setup = tw_setup,
 	.load = tw_load,
+	.load_done = tw_load_done,
 	.thread_init = tw_thread_init,
 	.run_one = tw_run_one,
 	.thread_fini = tw_thread_fini,
