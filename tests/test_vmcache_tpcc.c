@@ -466,6 +466,42 @@ static int t_new_order(void)
 	return TEST_PASS;
 }
 
+/* In a transaction the unused item is met in its order line, after the
+ * district, the order and the earlier lines were written: the rollback is a
+ * real abort, and after it every tree is as before. */
+static int t_new_order_rollback_txn(void)
+{
+	fixture f = { 0 };
+	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	struct fp before[TPCC_NTABLES], after[TPCC_NTABLES];
+	CHECK_OK(fingerprint(f.db, before));
+	for (int rep = 0; rep < 20; rep++) {
+		tpcc_new_order_in in;
+		tpcc_gen_new_order(&f.wk, 1, &in);
+		in.i_id[in.ol_cnt - 1] = f.db->sz.items + 1; /* the unused item */
+		tpcc_district d0, d1;
+		tpcc_key dk = tk_district(in.w, (uint8_t)in.d);
+		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
+		CHECK_OK(ruma_txn_begin(f.db->bm, 0, &f.wk.x));
+		CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
+		/* written before the abort: the order id was taken */
+		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d1, sizeof(d1)));
+		CHECK_EQ(d1.d_next_o_id, d0.d_next_o_id + 1);
+		ruma_txn *x = f.wk.x;
+		f.wk.x = NULL;
+		CHECK_OK(ruma_txn_abort(x));
+	}
+	CHECK_EQ(f.wk.rolled_back, 20);
+	CHECK_OK(fingerprint(f.db, after));
+	for (int t = 0; t < TPCC_NTABLES; t++) {
+		CHECK_EQ(after[t].n, before[t].n);
+		CHECK(after[t].h == before[t].h);
+	}
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	fx_close(&f, true);
+	return TEST_PASS;
+}
+
 static int t_new_order_rollback(void)
 {
 	fixture f = { 0 };
@@ -990,6 +1026,7 @@ static const struct test_case cases[] = {
 	{ "interrupted_load", t_interrupted_load },
 	{ "new_order", t_new_order },
 	{ "new_order_rollback", t_new_order_rollback },
+	{ "new_order_rollback_txn", t_new_order_rollback_txn },
 	{ "payment", t_payment },
 	{ "order_status", t_order_status },
 	{ "delivery", t_delivery },

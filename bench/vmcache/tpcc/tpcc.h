@@ -183,7 +183,9 @@ typedef struct tpcc_new_order_out {
 	char brand[TPCC_MAX_OL]; /* 'B' or 'G' */
 } tpcc_new_order_out;
 
-/* 0 committed, TPCC_ROLLED_BACK (nothing was written), or an error. */
+/* 0 committed, TPCC_ROLLED_BACK, or an error.  On the rollback nothing was
+ * written without a transaction; in one (wk->x) the caller's abort undoes
+ * what the lines before the unused item wrote. */
 int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_order_out *out);
 
 typedef struct tpcc_payment_in {

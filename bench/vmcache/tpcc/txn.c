@@ -177,6 +177,19 @@ static void new_order_ready(void *val, size_t vlen, void *arg)
 	}
 }
 
+/* Item i_id of a New-Order line: 0, TPCC_ROLLED_BACK for the unused id
+ * (counted), or the lookup's error. */
+static int new_order_item(tpcc_worker *wk, uint32_t i_id, tpcc_item *item)
+{
+	tpcc_key k = tk_item(i_id);
+	int rc = get_fixed_columns(wk, TPCC_ITEM, &k, item, sizeof(*item));
+	if (rc == RUMA_ENOTFOUND) {
+		wk->rolled_back++;
+		return TPCC_ROLLED_BACK;
+	}
+	return rc;
+}
+
 int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_order_out *out)
 {
 	tpcc_warehouse wh;
@@ -193,17 +206,16 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 	k = tk_customer(in->w, (uint8_t)in->d, in->c);
 	if ((rc = get_fixed_columns(wk, TPCC_CUSTOMER, &k, &cu, sizeof(cu))))
 		return rc;
-	/* Items first: ITEM is never written, so finding the unused id here
-	 * and rolling back before any write has the spec's outcome. */
-	for (uint32_t i = 0; i < in->ol_cnt; i++) {
-		k = tk_item(in->i_id[i]);
-		rc = get_fixed_columns(wk, TPCC_ITEM, &k, &items[i], sizeof(items[i]));
-		if (rc == RUMA_ENOTFOUND) {
-			wk->rolled_back++;
-			return TPCC_ROLLED_BACK;
-		}
-		if (rc)
-			return rc;
+	/* Without transactions the items come first: ITEM is never written, so
+	 * finding the unused id here and rolling back before any write has the
+	 * spec's outcome.  In a transaction each item is read where the
+	 * specification reads it, in its order line (clause 2.4.2.2), so the
+	 * unused one is met after the district, the order and the earlier lines
+	 * were written and the rollback is an abort that undoes them. */
+	if (!wk->x) {
+		for (uint32_t i = 0; i < in->ol_cnt; i++)
+			if ((rc = new_order_item(wk, in->i_id[i], &items[i])))
+				return rc;
 	}
 
 	struct district_no_ctx dx = { wk->x ? NULL : wk, 0, 0, RUMA_ECORRUPT };
@@ -232,6 +244,8 @@ int tpcc_tx_new_order(tpcc_worker *wk, const tpcc_new_order_in *in, tpcc_new_ord
 
 	int64_t sum = 0;
 	for (uint32_t i = 0; i < in->ol_cnt; i++) {
+		if (wk->x && (rc = new_order_item(wk, in->i_id[i], &items[i])))
+			return rc;
 		struct stock_ctx sx = { in->quantity[i], in->supply_w[i] != in->w, (uint8_t)in->d,
 					0, false, { 0 }, RUMA_ECORRUPT };
 		k = tk_stock(in->supply_w[i], in->i_id[i]);
