@@ -466,6 +466,25 @@ static int t_new_order(void)
 	return TEST_PASS;
 }
 
+/* A New-Order of warehouse 1 whose last line names the unused item. */
+static void gen_rolled_back_order(fixture *f, tpcc_new_order_in *in)
+{
+	tpcc_gen_new_order(&f->wk, 1, in);
+	in->i_id[in->ol_cnt - 1] = f->db->sz.items + 1;
+}
+
+/* TEST_PASS when every tree has the rows and hash of `before`. */
+static int fingerprint_unchanged(tpcc_db *db, const struct fp before[TPCC_NTABLES])
+{
+	struct fp after[TPCC_NTABLES];
+	CHECK_OK(fingerprint(db, after));
+	for (int t = 0; t < TPCC_NTABLES; t++) {
+		CHECK_EQ(after[t].n, before[t].n);
+		CHECK(after[t].h == before[t].h);
+	}
+	return TEST_PASS;
+}
+
 /* In a transaction the unused item is met in its order line, after the
  * district, the order and the earlier lines were written: the rollback is a
  * real abort, and after it every tree is as before. */
@@ -473,12 +492,11 @@ static int t_new_order_rollback_txn(void)
 {
 	fixture f = { 0 };
 	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
-	struct fp before[TPCC_NTABLES], after[TPCC_NTABLES];
+	struct fp before[TPCC_NTABLES];
 	CHECK_OK(fingerprint(f.db, before));
 	for (int rep = 0; rep < 20; rep++) {
 		tpcc_new_order_in in;
-		tpcc_gen_new_order(&f.wk, 1, &in);
-		in.i_id[in.ol_cnt - 1] = f.db->sz.items + 1; /* the unused item */
+		gen_rolled_back_order(&f, &in);
 		tpcc_district d0, d1;
 		tpcc_key dk = tk_district(in.w, (uint8_t)in.d);
 		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
@@ -492,11 +510,7 @@ static int t_new_order_rollback_txn(void)
 		CHECK_OK(ruma_txn_abort(x));
 	}
 	CHECK_EQ(f.wk.rolled_back, 20);
-	CHECK_OK(fingerprint(f.db, after));
-	for (int t = 0; t < TPCC_NTABLES; t++) {
-		CHECK_EQ(after[t].n, before[t].n);
-		CHECK(after[t].h == before[t].h);
-	}
+	CHECK(fingerprint_unchanged(f.db, before) == TEST_PASS);
 	CHECK_OK(tpcc_check(f.db, true, stderr));
 	fx_close(&f, true);
 	return TEST_PASS;
@@ -506,20 +520,15 @@ static int t_new_order_rollback(void)
 {
 	fixture f = { 0 };
 	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
-	struct fp before[TPCC_NTABLES], after[TPCC_NTABLES];
+	struct fp before[TPCC_NTABLES];
 	CHECK_OK(fingerprint(f.db, before));
 	for (int rep = 0; rep < 20; rep++) {
 		tpcc_new_order_in in;
-		tpcc_gen_new_order(&f.wk, 1, &in);
-		in.i_id[in.ol_cnt - 1] = f.db->sz.items + 1; /* the unused item */
+		gen_rolled_back_order(&f, &in);
 		CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
 	}
 	CHECK_EQ(f.wk.rolled_back, 20);
-	CHECK_OK(fingerprint(f.db, after));
-	for (int t = 0; t < TPCC_NTABLES; t++) {
-		CHECK_EQ(after[t].n, before[t].n);
-		CHECK(after[t].h == before[t].h);
-	}
+	CHECK(fingerprint_unchanged(f.db, before) == TEST_PASS);
 	/* The generator makes about 1% of new-orders use the unused item. */
 	unsigned rb = 0;
 	for (int i = 0; i < 20000; i++) {
