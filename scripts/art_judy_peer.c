@@ -118,5 +118,5 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "art_judy_peer: n=%" PRIu64 " mode=%d reps=%u seed=%" PRIu64 "\n", cfg.n,
 		cfg.mode, cfg.reps, cfg.seed);
-	return artbench_run(&cfg, &judy_index, stdout, stderr) == 0 ? 0 : 1;
+	return artbench_measure(&cfg, &judy_index, stdout, stderr, NULL) == 0 ? 0 : 1;
 }

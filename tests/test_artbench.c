@@ -104,7 +104,7 @@ static char *run_to_string(const artbench_config *cfg, const artbench_index *idx
 	char *buf = NULL;
 	if (!out || !err)
 		return NULL;
-	*rc = artbench_run(cfg, idx, out, err);
+	*rc = artbench_measure(cfg, idx, out, err, NULL);
 	long len = ftell(out);
 	rewind(out);
 	buf = calloc(1, (size_t)len + 1);

@@ -17,6 +17,7 @@
  * reading smaps_rollup) and the allocator backends.
  */
 #include "art/artbench.h"
+#include "common/result.h"
 
 #include <ruma/art.h>
 #include <ruma/perf.h>
@@ -283,7 +284,17 @@ struct run {
 	const ruma_alloc *alloc; /* NULL for peers */
 	FILE *out, *err;
 	uint64_t wrong;
+	ruma_result *res; /* rows for --result, NULL = none */
 };
+
+/* One --result row "<op>_<what>" (what NULL: the op's Mops). */
+static void add_row(struct run *r, int op, const char *what, const char *unit, double v)
+{
+	char metric[64];
+
+	snprintf(metric, sizeof(metric), "%s%s%s", op_names[op], what ? "_" : "", what ? what : "");
+	ruma_result_add(r->res, metric, unit, v);
+}
 
 /* The extra lines after the counter table: faults and memory. */
 static void print_extras(struct run *r, int op, uint64_t ops, void *self)
@@ -295,6 +306,9 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 	fprintf(r->out, "faults,%s,minor=%" PRId64 ",major=%" PRId64 ",per_op=%.6f\n", op_names[op],
 		s.rusage.minor_faults, s.rusage.major_faults,
 		(double)(s.rusage.minor_faults + s.rusage.major_faults) / (double)(ops ? ops : 1));
+	if (r->res)
+		add_row(r, op, "faults", "faults",
+			(double)(s.rusage.minor_faults + s.rusage.major_faults));
 	int rc = ruma_perf_memory_read(&mem);
 	if (rc) {
 		fprintf(r->out, "memory,%s,n/a (%s)\n", op_names[op], ruma_strerror(rc));
@@ -307,6 +321,10 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 		",footprint=%" PRIu64 ",index_bytes=%" PRIu64 ",bytes_per_key=%.2f",
 		op_names[op], mem.rss, mem.anon_huge, mem.private_hugetlb, mem.rss + mem.private_hugetlb,
 		index_bytes, (double)index_bytes / n);
+	if (r->res) {
+		add_row(r, op, "footprint", "bytes", (double)(mem.rss + mem.private_hugetlb));
+		add_row(r, op, "index_bytes", "bytes", (double)index_bytes);
+	}
 	if (r->alloc) {
 		ruma_alloc_stats as;
 		ruma_alloc_get_stats(r->alloc, &as);
@@ -322,6 +340,8 @@ static double report(struct run *r, int op, uint64_t ops, double sec, void *self
 {
 	double mops = (double)ops / 1e6 / (sec > 0 ? sec : 1e-9);
 	fprintf(r->out, "%s,%" PRIu64 ",%f\n", op_names[op], (uint64_t)r->keys->n, mops);
+	if (r->res)
+		add_row(r, op, NULL, "Mops", mops);
 	ruma_perf_print(r->perf, r->out, ops);
 	print_extras(r, op, ops, self);
 	fflush(r->out);
@@ -490,10 +510,11 @@ static void report_missing_counters(const ruma_perf *p, FILE *err)
 		fputc('\n', err);
 }
 
-int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *out, FILE *err)
+int artbench_measure(const artbench_config *cfg, const artbench_index *idx, FILE *out, FILE *err,
+		     ruma_result *res)
 {
 	artbench_keys keys;
-	struct run r = { cfg, idx, &keys, NULL, NULL, out, err, 0 };
+	struct run r = { cfg, idx, &keys, NULL, NULL, out, err, 0, res };
 	double *mops;
 	int rc;
 
@@ -522,8 +543,11 @@ int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *ou
 		fprintf(err, "ruma art: lookups not batched (the %s index of this key mode has no "
 			"batched lookup)\n", r.idx->name);
 	report_missing_counters(r.perf, err);
-	for (unsigned rep = 0; rep < cfg->reps && !rc; rep++)
+	for (unsigned rep = 0; rep < cfg->reps && !rc; rep++) {
+		if (res)
+			(void)ruma_result_setu(res, "rep", rep + 1);
 		rc = one_rep(&r, &mops[rep * OP_COUNT]);
+	}
 	if (!rc && cfg->reps > 1)
 		print_summary(&r, mops, cfg->reps);
 	ruma_perf_destroy(r.perf);

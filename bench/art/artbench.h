@@ -8,6 +8,8 @@
 #ifndef RUMA_ARTBENCH_H
 #define RUMA_ARTBENCH_H
 
+#include "common/result.h"
+
 #include <ruma/alloc.h>
 #include <ruma/core.h>
 
@@ -112,12 +114,41 @@ typedef struct artbench_config {
 #define ARTBENCH_BATCH_CHUNK 1024
 
 /*
- * artbench_run — the whole benchmark: node sizes, then per repetition insert,
- * lookup and erase lines with the counter table, faults and memory, then a
- * summary for reps > 1.  Results to out, notes to err.  Returns 0, 1 when a
- * lookup or erase gave a wrong result (counted and printed), or a negative
- * error (allocator or memory failure; printed to err).
+ * artbench_measure — the whole benchmark: per repetition insert, lookup and
+ * erase lines with the counter table, faults and memory, then a summary for
+ * reps > 1.  Results to out, notes to err; with res (NULL = none) also the
+ * rows <op> (Mops), <op>_faults, <op>_footprint and <op>_index_bytes per
+ * repetition (parameter rep).  Returns 0, 1 when a lookup or erase gave a
+ * wrong result (counted and printed), or a negative error (allocator or
+ * memory failure; printed to err).
  */
-int artbench_run(const artbench_config *cfg, const artbench_index *idx, FILE *out, FILE *err);
+int artbench_measure(const artbench_config *cfg, const artbench_index *idx, FILE *out, FILE *err,
+		     ruma_result *res);
+
+/* ---- the `ruma art` command ------------------------------------------------------ */
+
+typedef struct artbench_opts {
+	artbench_config cfg;
+	const char *result; /* --result FILE, NULL = none */
+	bool help;          /* --help: print the usage to stdout, exit 0 */
+	bool usage_after;   /* after a parse error, the usage follows on stderr */
+} artbench_opts;
+
+/*
+ * artbench_parse — `ruma art <n> <mode> [options]` (argv[0] is the command)
+ * into *o; envp (NULL = none) is the environment, unused by this driver.
+ * Returns 0 (run it, or print the help when o->help), or RUMA_EPARSE with
+ * the message for stderr in err ("ruma art: ...\n"); exit status 2.
+ */
+int artbench_parse(int argc, char **argv, char *const *envp, artbench_opts *o, char *err,
+		   size_t errlen);
+
+/*
+ * artbench_run — run parsed options: refuse a run that cannot fit into the
+ * available memory (2), print the node sizes, measure the ART, write the
+ * --result rows.  Returns the exit status: 0, 1 (a failure, wrong results or
+ * lost output), 2 (refused).
+ */
+int artbench_run(const artbench_opts *o);
 
 #endif

@@ -1,0 +1,125 @@
+/*
+ * opt.c — the table-driven command-line parser of the benchmark drivers
+ * (opt.h).  One pass over argv: an argument naming a table entry consumes
+ * its value (the next argument, or the text after '='), converts it by the
+ * entry's kind, checks the range and stores it at the entry's offset; other
+ * arguments starting with "--" are unknown options; the rest are
+ * positional.  The first problem ends the pass and is described in the
+ * ruma_opt_error, never printed: the driver words the message.
+ *
+ * Invariants: nothing is stored for an argument that fails; a target is
+ * written only with the width its kind names.  Syscalls: none.
+ */
+#include "common/opt.h"
+
+#include <ruma/core.h>
+
+#include <errno.h>
+#include <string.h>
+
+const ruma_opt *ruma_opt_find(const ruma_opt *table, size_t n, const char *name)
+{
+	size_t len = strcspn(name, "=");
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(table[i].name) == len && !strncmp(table[i].name, name, len))
+			return &table[i];
+	return NULL;
+}
+
+static int fail(ruma_opt_error *e, ruma_opt_status st, int rc)
+{
+	e->status = st;
+	e->rc = rc;
+	return RUMA_EPARSE;
+}
+
+/* Convert value by the kind of o and store it into opts. */
+static int store(const ruma_opt *o, const char *value, void *opts, ruma_opt_error *e)
+{
+	char *target = (char *)opts + o->off;
+	uint64_t x = 0;
+	int rc;
+
+	switch (o->kind) {
+	case RUMA_OPT_STR:
+		if ((o->flags & RUMA_OPT_NONEMPTY) && !*value)
+			return fail(e, RUMA_OPT_BADVALUE, -EINVAL);
+		memcpy(target, &value, sizeof(value));
+		return 0;
+	case RUMA_OPT_FUNC:
+		rc = o->parse(value, opts);
+		return rc ? fail(e, RUMA_OPT_BADVALUE, rc) : 0;
+	case RUMA_OPT_BYTES:
+		rc = ruma_parse_u64(value, &x);
+		if (rc && ruma_parse_size(value, &x) == 0)
+			rc = 0;
+		break;
+	default:
+		rc = ruma_parse_u64(value, &x);
+		break;
+	}
+	if (rc)
+		return fail(e, RUMA_OPT_BADVALUE, rc);
+	if (x < o->min || x > o->max)
+		return fail(e, RUMA_OPT_RANGE, 0);
+	if (o->kind == RUMA_OPT_UINT) {
+		unsigned u = (unsigned)x;
+		memcpy(target, &u, sizeof(u));
+	} else if (o->kind == RUMA_OPT_SIZET) {
+		size_t z = (size_t)x;
+		memcpy(target, &z, sizeof(z));
+	} else {
+		memcpy(target, &x, sizeof(x));
+	}
+	return 0;
+}
+
+/* One table option at argv[*i]; advances *i past its value. */
+static int take_option(const ruma_opt *o, int argc, char **argv, int *i, void *opts,
+		       ruma_opt_error *e)
+{
+	const char *a = argv[*i], *eq = strchr(a, '=');
+
+	e->opt = o;
+	if (o->kind == RUMA_OPT_FLAG) {
+		bool t = true;
+		memcpy((char *)opts + o->off, &t, sizeof(t));
+		return (o->flags & RUMA_OPT_STOP) ? fail(e, RUMA_OPT_STOPPED, 0) : 0;
+	}
+	if (eq) {
+		e->value = eq + 1;
+	} else if (*i + 1 < argc) {
+		e->value = argv[++*i];
+	} else {
+		return fail(e, RUMA_OPT_MISSING, 0);
+	}
+	return store(o, e->value, opts, e);
+}
+
+int ruma_opt_parse(const ruma_opt *table, size_t n, int argc, char **argv, int first,
+		   void *opts, const char **pos, int maxpos, int *npos, ruma_opt_error *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (npos)
+		*npos = 0;
+	for (int i = first; i < argc; i++) {
+		const char *a = argv[i];
+		const ruma_opt *o = ruma_opt_find(table, n, a);
+
+		e->arg = a;
+		e->index = i;
+		if (o && (o->kind != RUMA_OPT_FLAG || !strchr(a, '='))) {
+			if (take_option(o, argc, argv, &i, opts, e))
+				return RUMA_EPARSE;
+			continue;
+		}
+		if (a[0] == '-' && a[1] == '-')
+			return fail(e, RUMA_OPT_UNKNOWN, 0);
+		if (!npos || *npos >= maxpos)
+			return fail(e, RUMA_OPT_TOOMANY, 0);
+		pos[(*npos)++] = a;
+	}
+	memset(e, 0, sizeof(*e));
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * opt.h — the command-line parser shared by the benchmark drivers: a table
+ * of options (name, kind, target, range, help) replaces per-driver strcmp
+ * chains.  A driver describes its options once, calls ruma_opt_parse, and
+ * turns a failure (ruma_opt_error: what went wrong, with which option and
+ * value) into its own message, so every driver keeps its wording.
+ *
+ * Syntax: "--name VALUE" and "--name=VALUE" for options with a value, "--name"
+ * for flags; an argument that does not start with "--" (and is no table
+ * entry such as "-h") is positional.  A tooling API, not part of libruma.
+ */
+#ifndef RUMA_BENCH_OPT_H
+#define RUMA_BENCH_OPT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ruma_opt_kind {
+	RUMA_OPT_FLAG,  /* bool target set to true */
+	RUMA_OPT_U64,   /* uint64_t target, ruma_parse_u64 ("1e6" accepted) */
+	RUMA_OPT_UINT,  /* unsigned target, ruma_parse_u64, max <= UINT_MAX */
+	RUMA_OPT_SIZET, /* size_t target, ruma_parse_u64 */
+	RUMA_OPT_BYTES, /* uint64_t target, a count or a size with K/M/G suffix */
+	RUMA_OPT_STR,   /* const char * target (points into argv) */
+	RUMA_OPT_FUNC,  /* parse(value, opts) stores what it parsed */
+} ruma_opt_kind;
+
+/* Option flags. */
+enum {
+	RUMA_OPT_STOP = 1,     /* parsing ends when this option is seen (--help) */
+	RUMA_OPT_NONEMPTY = 2, /* RUMA_OPT_STR: the value must not be empty */
+};
+
+typedef struct ruma_opt {
+	const char *name;   /* "--reps" (or "-h") */
+	ruma_opt_kind kind;
+	size_t off;         /* offsetof the target in the options struct */
+	uint64_t min, max;  /* accepted range of the numeric kinds (inclusive) */
+	const char *help;   /* what a valid value is, for the driver's messages */
+	/* RUMA_OPT_FUNC: parse value into opts; 0 or a negative error */
+	int (*parse)(const char *value, void *opts);
+	unsigned flags;
+} ruma_opt;
+
+typedef enum ruma_opt_status {
+	RUMA_OPT_OK,
+	RUMA_OPT_UNKNOWN,    /* an argument starting with "--" that is no option */
+	RUMA_OPT_MISSING,    /* option without its value */
+	RUMA_OPT_BADVALUE,   /* value is no number of the kind (rc: -EINVAL, -ERANGE, parse's) */
+	RUMA_OPT_RANGE,      /* number outside [min, max] */
+	RUMA_OPT_TOOMANY,    /* more positional arguments than the driver takes */
+	RUMA_OPT_STOPPED,    /* a RUMA_OPT_STOP option was seen (parsing ended there) */
+} ruma_opt_status;
+
+/* What ruma_opt_parse found wrong (or where it stopped). */
+typedef struct ruma_opt_error {
+	ruma_opt_status status;
+	const ruma_opt *opt; /* the option concerned, NULL for UNKNOWN and TOOMANY */
+	const char *arg;     /* the argument as given ("--reps" or "--reps=x") */
+	const char *value;   /* its value, NULL when missing */
+	int rc;              /* BADVALUE: the parser's code (-ERANGE for overflow) */
+	int index;           /* argv index of arg */
+} ruma_opt_error;
+
+/*
+ * ruma_opt_parse — parse argv[first..argc) against table[0..n) into the
+ * struct opts.  Positional arguments go to pos[0..maxpos) in order (*npos
+ * gets their count; pos may be NULL when maxpos is 0).  Returns 0 when
+ * everything parsed, else RUMA_EPARSE with *e saying what and where (also
+ * for a RUMA_OPT_STOP option: e->status RUMA_OPT_STOPPED).
+ */
+int ruma_opt_parse(const ruma_opt *table, size_t n, int argc, char **argv, int first,
+		   void *opts, const char **pos, int maxpos, int *npos, ruma_opt_error *e);
+
+/* ruma_opt_find — the table entry named name (without "=value"), or NULL. */
+const ruma_opt *ruma_opt_find(const ruma_opt *table, size_t n, const char *name);
+
+#endif
