@@ -123,3 +123,23 @@ int ruma_opt_parse(const ruma_opt *table, size_t n, int argc, char **argv, int f
 	memset(e, 0, sizeof(*e));
 	return 0;
 }
+
+const char *ruma_opt_getenv(char *const *envp, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, name, l) && (*envp)[l] == '=')
+			return *envp + l + 1;
+	return NULL;
+}
+
+uint64_t ruma_opt_env_seed(char *const *envp)
+{
+	const char *v = ruma_opt_getenv(envp, "RUMA_SEED");
+	uint64_t seed;
+
+	if (v && ruma_parse_u64(v, &seed) == 0)
+		return seed;
+	return ruma_seed_default();
+}

@@ -76,4 +76,12 @@ int ruma_opt_parse(const ruma_opt *table, size_t n, int argc, char **argv, int f
 /* ruma_opt_find — the table entry named name (without "=value"), or NULL. */
 const ruma_opt *ruma_opt_find(const ruma_opt *table, size_t n, const char *name);
 
+/* ruma_opt_getenv — value of name in envp ("K=V" strings, NULL-terminated;
+ * envp NULL = empty), or NULL. */
+const char *ruma_opt_getenv(char *const *envp, const char *name);
+
+/* ruma_opt_env_seed — RUMA_SEED of envp when set and valid, else a seed from
+ * the clock (ruma_seed_default). */
+uint64_t ruma_opt_env_seed(char *const *envp);
+
 #endif

@@ -13,6 +13,7 @@
 #include <ruma/core.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,24 @@ int ruma_result_close(ruma_result *r)
 		rc = errno ? -errno : -EIO;
 	r->f = NULL;
 	return rc;
+}
+
+int ruma_output_close(FILE *f, const char *cmd, const char *what)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(f) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(f))
+		err = EIO; /* an earlier flush failed; its errno is gone */
+	if (f != stdout && fclose(f) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (!err)
+		return 0;
+	fprintf(stderr, "ruma %s: cannot write %s: %s\n", cmd, what,
+		err == EIO ? "a write failed (disk full or I/O error)" : strerror(err));
+	return -err;
 }
 
 /* ---- reading ----------------------------------------------------------- */

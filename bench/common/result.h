@@ -59,6 +59,16 @@ void ruma_result_add(ruma_result *r, const char *metric, const char *unit, doubl
  */
 int ruma_result_close(ruma_result *r);
 
+/*
+ * ruma_output_close — finish a results stream of a driver: flush it, and
+ * close it unless it is stdout.  Any write error seen on the stream,
+ * including one an earlier fflush met and stdio then forgot (glibc's fclose
+ * succeeds after a failed fflush emptied the buffer), is reported on stderr
+ * as "ruma <cmd>: cannot write <what>: <reason>" and returns -EIO (or
+ * -errno).  Returns 0 when everything written reached the file.
+ */
+int ruma_output_close(FILE *f, const char *cmd, const char *what);
+
 /* ---- reading ----------------------------------------------------------- */
 
 typedef struct ruma_result_row {

@@ -53,6 +53,7 @@ struct results {
 	struct row *rows;
 	size_t n, cap;
 	ruma_csv csv;
+	ruma_result *res; /* --result rows, NULL = none */
 };
 
 typedef int (*variant_fn)(struct set *s, struct meas *m, size_t *nm);
@@ -369,6 +370,15 @@ static int record(struct results *r, const struct set *s, const struct meas *m, 
 	ruma_csv_u64(&r->csv, rep);
 	ruma_csv_dbl(&r->csv, m->sec);
 	ruma_csv_dbl(&r->csv, ns);
+	if (r->res) {
+		char metric[64];
+		(void)ruma_result_setu(r->res, "page_size", s->ps);
+		(void)ruma_result_setu(r->res, "pages", s->pages);
+		(void)ruma_result_setu(r->res, "rep", rep);
+		ruma_result_add(r->res, m->variant, "s", m->sec);
+		snprintf(metric, sizeof(metric), "%s_ns_per_page", m->variant);
+		ruma_result_add(r->res, metric, "ns/page", ns);
+	}
 	return ruma_csv_end(&r->csv);
 }
 
@@ -544,9 +554,9 @@ static int run_sets(const ruma_rewirebench_opts *o, ruma_rng *rng, struct result
 	return rc;
 }
 
-int ruma_rewirebench_run(const ruma_rewirebench_opts *o)
+int ruma_rewirebench_measure(const ruma_rewirebench_opts *o)
 {
-	struct results r = { 0 };
+	struct results r = { .res = o->res };
 	ruma_rng rng;
 	uint64_t prev_nr = 0;
 	bool reserved = false;

@@ -25,6 +25,8 @@
 #ifndef RUMA_BENCH_REWIREBENCH_H
 #define RUMA_BENCH_REWIREBENCH_H
 
+#include "common/result.h"
+
 #include <ruma/core.h>
 
 #include <stdio.h>
@@ -32,17 +34,42 @@
 typedef struct ruma_rewirebench_opts {
 	uint64_t pages;        /* 4 KiB pages per measurement */
 	unsigned reps;         /* measured repetitions (a warm-up runs before them) */
-	FILE *csv;             /* CSV rows go here */
 	uint64_t reserve_huge; /* raise nr_hugepages by this much for the run (0: never) */
 	bool no_huge;          /* skip the 2 MiB set */
 	uint64_t seed;
+	/* command line */
+	const char *csv_path;  /* --csv FILE, NULL = stdout */
+	const char *result;    /* --result FILE, NULL = none */
+	bool help;             /* --help: usage to stdout, exit 0 */
+	bool usage_after;      /* after a parse error, the usage follows on stderr */
+	/* set by ruma_rewirebench_run for the measurement */
+	FILE *csv;             /* CSV rows go here */
+	ruma_result *res;      /* result rows go here (NULL = none) */
 } ruma_rewirebench_opts;
 
 /*
- * ruma_rewirebench_run — run the benchmark: CSV rows (variant, page_size,
- * pages, rep, seconds, ns_per_page) to o->csv, the summary and notes to
- * stderr.  Returns 0, RUMA_EMAPLIMIT when pages does not fit under
- * vm.max_map_count, or another error of the rewiring library.
+ * ruma_rewirebench_measure — run the benchmark: CSV rows (variant, page_size,
+ * pages, rep, seconds, ns_per_page) to o->csv, with o->res the result rows
+ * <variant> (s) and <variant>_ns_per_page (ns/page) with parameters
+ * page_size, pages, rep; the summary and notes to stderr.  Returns 0,
+ * RUMA_EMAPLIMIT when pages does not fit under vm.max_map_count, or another
+ * error of the rewiring library.
+ */
+int ruma_rewirebench_measure(const ruma_rewirebench_opts *o);
+
+/*
+ * ruma_rewirebench_parse — `ruma rewire [options]` (argv[0] is the command)
+ * into *o; envp (NULL = none) supplies RUMA_SEED, the default seed (else the
+ * clock).  Returns 0 (run it, or print the help when o->help) or RUMA_EPARSE
+ * with the message for stderr in err; exit status 2.
+ */
+int ruma_rewirebench_parse(int argc, char **argv, char *const *envp, ruma_rewirebench_opts *o,
+			   char *err, size_t errlen);
+
+/*
+ * ruma_rewirebench_run — run parsed options: open --csv and --result, measure,
+ * close them.  Returns the exit status: 0, 1 (failure, lost output), 2
+ * (an output cannot be created, or pages above the mapping limit).
  */
 int ruma_rewirebench_run(const ruma_rewirebench_opts *o);
 
