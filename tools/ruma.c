@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tool.h"
 
 #define RUMA_CMD(n)                               \
 	int ruma_cmd_##n(int argc, char **argv);  \
@@ -41,24 +40,6 @@ static void usage(FILE *f)
 	fprintf(f, "commands:\n");
 	for (size_t i = 0; commands[i].name; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-}
-
-int ruma_tool_close_output(FILE *f, const char *cmd, const char *what)
-{
-	int err = 0;
-
-	errno = 0;
-	if (fflush(f) != 0)
-		err = errno ? errno : EIO;
-	else if (ferror(f))
-		err = EIO; /* an earlier flush failed; its errno is gone */
-	if (f != stdout && fclose(f) != 0 && !err)
-		err = errno ? errno : EIO;
-	if (!err)
-		return 0;
-	fprintf(stderr, "ruma %s: cannot write %s: %s\n", cmd, what,
-		err == EIO ? "a write failed (disk full or I/O error)" : strerror(err));
-	return -err;
 }
 
 /* Results that could not be written are a failure, whatever the command said. */

@@ -42,6 +42,8 @@ int ruma_result_set(ruma_result *r, const char *key, const char *value)
 {
 	size_t i;
 
+	if (!r)
+		return 0;
 	if (!is_key(key) || strchr(value, ';') || strlen(value) >= RUMA_RESULT_VALUE)
 		return -EINVAL;
 	for (i = 0; i < r->nparams && strcmp(r->key[i], key); i++)
@@ -85,7 +87,7 @@ void ruma_result_add(ruma_result *r, const char *metric, const char *unit, doubl
 	char params[sizeof(((ruma_result_row *)0)->params)];
 	size_t o = 0;
 
-	if (!r->f || !isfinite(value))
+	if (!r || !r->f || !isfinite(value))
 		return;
 	params[0] = '\0';
 	for (size_t i = 0; i < r->nparams && o < sizeof(params); i++)
@@ -103,7 +105,7 @@ int ruma_result_close(ruma_result *r)
 {
 	int rc = 0;
 
-	if (!r->f)
+	if (!r || !r->f)
 		return 0;
 	if (fflush(r->f) != 0 || ferror(r->f))
 		rc = errno ? -errno : -EIO;

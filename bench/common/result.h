@@ -24,7 +24,8 @@
 #define RUMA_RESULT_VALUE 96
 #define RUMA_RESULT_HEADER "metric,unit,value,params"
 
-/* A result file being written; all calls are no-ops when it is not open. */
+/* A result file being written; all calls are no-ops when it is not open
+ * (or r is NULL). */
 typedef struct ruma_result {
 	FILE *f;
 	size_t nparams;

@@ -26,6 +26,8 @@
 #ifndef RUMA_BENCH_RWBENCH_H
 #define RUMA_BENCH_RWBENCH_H
 
+#include "common/result.h"
+
 #include <ruma/core.h>
 
 #include <stdio.h>
@@ -44,8 +46,35 @@ typedef struct ruma_rwbench_opts {
 	size_t pages_per_block;   /* partition: block size of the mapped methods */
 	size_t extent_pages;      /* partition: extent size of the -ext variants */
 	const char *only;         /* comma-separated variant names to run; NULL = all */
+	/* command line */
+	const char *which;        /* vector, access, partition, pool or snapshot */
+	uint64_t reserve_huge;    /* raise vm.nr_hugepages by this much for the run */
+	const char *csv_path;     /* --csv FILE, NULL = stdout */
+	const char *result;       /* --result FILE, NULL = none */
+	bool help;                /* --help: usage to stdout, exit 0 */
+	bool usage_after;         /* after a parse error (or none given): usage on stderr */
+	/* set by ruma_rwbench_run for the measurement */
 	FILE *csv;
+	ruma_result *res;         /* result rows: metric = variant, unit s (NULL = none) */
 } ruma_rwbench_opts;
+
+/*
+ * ruma_rwbench_parse — `ruma rwbench <bench> [options]` (argv[0] is the
+ * command) into *o, with the defaults of the bench filled in; envp (NULL =
+ * none) supplies RUMA_SEED, the default seed (else the clock).  Returns 0
+ * (run it, or print the help when o->help), or RUMA_EPARSE with the message
+ * for stderr in err (may be empty: only the usage); exit status 2.
+ */
+int ruma_rwbench_parse(int argc, char **argv, char *const *envp, ruma_rwbench_opts *o, char *err,
+		       size_t errlen);
+
+/*
+ * ruma_rwbench_run — run parsed options: reserve huge pages when asked (and
+ * restore them), open --csv and --result, run the bench.  Returns the exit
+ * status: 0 ok (variants a machine limit ruled out are reported on stderr),
+ * 1 a measurement failed or output was lost, 2 bad usage.
+ */
+int ruma_rwbench_run(const ruma_rwbench_opts *o);
 
 /* Each returns 0, or a negative error when a variant failed (printed on stderr). */
 int ruma_rwbench_vector(const ruma_rwbench_opts *o);

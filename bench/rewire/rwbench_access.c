@@ -225,6 +225,10 @@ int ruma_rwbench_access(const ruma_rwbench_opts *o)
 				fprintf(o->csv, "access,%s,%s,%llu,%llu,%u,%.9f,%.4f\n",
 					variants[sel[j]].name, tests[te], (unsigned long long)n,
 					(unsigned long long)nops, r, sec, sec * 1e9 / nops);
+				(void)ruma_result_set(o->res, "test", tests[te]);
+				(void)ruma_result_setu(o->res, "n", n);
+				(void)ruma_result_setu(o->res, "rep", r);
+				ruma_result_add(o->res, variants[sel[j]].name, "s", sec);
 				fflush(o->csv);
 			}
 	ruma_rwb_table_print(&t, "access penalty (ratio = time / time of the first variant)", ops);

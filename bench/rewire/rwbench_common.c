@@ -172,6 +172,10 @@ static void phased_csv_row(const ruma_rwbench_opts *o, const ruma_rwb_phased *b,
 	if (b->per_count_column)
 		fprintf(o->csv, ",%.3f", count ? sec * 1e6 / (double)count : 0.0);
 	fputc('\n', o->csv);
+	(void)ruma_result_setu(o->res, "bytes", o->n);
+	(void)ruma_result_set(o->res, "phase", b->phases[ph]);
+	(void)ruma_result_setu(o->res, "rep", rep);
+	ruma_result_add(o->res, vname(b, v), "s", sec);
 }
 
 int ruma_rwb_run_phased(const ruma_rwbench_opts *o, const ruma_rwb_phased *b)

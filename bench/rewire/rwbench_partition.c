@@ -135,6 +135,11 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 						v->name, P, o->pages_per_block, (unsigned long long)n, r, sec,
 						n / sec / 1e6, (unsigned long long)res->rewires,
 						(unsigned long long)res->bytes_copied, res->data != NULL);
+					(void)ruma_result_setu(o->res, "partitions", P);
+					(void)ruma_result_setu(o->res, "pages_per_block", o->pages_per_block);
+					(void)ruma_result_setu(o->res, "n", n);
+					(void)ruma_result_setu(o->res, "rep", r);
+					ruma_result_add(o->res, v->name, "s", sec);
 					fflush(o->csv);
 				}
 				ruma_part_result_free(res);

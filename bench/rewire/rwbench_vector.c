@@ -176,6 +176,21 @@ static int measure(const vec_variant *v, uint64_t n, child_report *out, uint64_t
 	return 0;
 }
 
+/* The --result rows of one measurement: push seconds, all costs, peak bytes. */
+static void result_rows(const ruma_rwbench_opts *o, const char *name, uint64_t n, unsigned rep,
+			double sec, double all_sec, uint64_t peak)
+{
+	char metric[80];
+
+	(void)ruma_result_setu(o->res, "n", n);
+	(void)ruma_result_setu(o->res, "rep", rep);
+	ruma_result_add(o->res, name, "s", sec);
+	snprintf(metric, sizeof(metric), "%s_all", name);
+	ruma_result_add(o->res, metric, "s", all_sec);
+	snprintf(metric, sizeof(metric), "%s_peak", name);
+	ruma_result_add(o->res, metric, "bytes", (double)peak);
+}
+
 int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 {
 	size_t nsizes = o->max_log - o->min_log + 1, sel[NVAR], nsel = 0;
@@ -255,6 +270,7 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 					(unsigned long long)n, r, rep.sec, n / rep.sec / 1e6,
 					(unsigned long long)pk, (unsigned long long)rep.held_bytes,
 					(unsigned long long)rep.hugetlb_bytes, rep.all_sec);
+				result_rows(o, v->name, n, r, rep.sec, rep.all_sec, pk);
 				fflush(o->csv);
 			}
 	ruma_rwb_table_print(&t, "vector push (ns/op = per push; ratio to the first variant)", ops);
