@@ -2,23 +2,21 @@
  * fuzz_micro_args.c — libFuzzer harness for the argument handling of
  * `ruma micro` (bench/micro).
  *
- * The command-line parser of micro_cli.c (parse_cli, parse_spec) is static,
- * so the harness reaches it through micro_main itself, without ever running
- * a benchmark: every argument that ruma_parse_bool would accept gets a '?'
- * appended, so the fifth positional argument (detailed true|false) can never
- * be valid and micro_main must stop with exit status 2 after parsing the
- * options, the method and test specifications ("6(512)", "12(64,1,0)"),
- * their parameters and the two counts — or print the help and return 0 for
- * --help/-h.  Any other status (1 = it tried to run) or a crash is a bug.
+ * The harness calls the command-line parser of micro_cli.c (micro_parse)
+ * directly: it never runs a benchmark.  micro_parse must return 0 or
+ * RUMA_EPARSE; on RUMA_EPARSE its message must be terminated inside the
+ * buffer and be empty only when the usage text is due (fewer than five
+ * arguments); on 0 the parsed method, test and counts must be set (or help
+ * asked for).  Any other outcome or a crash is a bug.
  *
  * Input byte 0, bit 0 chooses the mode:
  *   0  the rest, split at NUL bytes (at most 16 pieces), is argv[1..] of
- *      micro_main, as above;
+ *      micro_parse, as above;
  *   1  the exported pieces directly: micro_method_find / micro_test_find of
  *      any int id, micro_method_set_params / micro_test_set_params with up
  *      to 9 finite parameter values (the CLI passes only finite ones), then
  *      micro_combo_check, micro_method_wants_huge and micro_method_huge_pages
- *      for entry counts 0 .. UINT64_MAX / 64 (micro_main passes 1 and up).  Error texts go into heap buffers of exactly the
+ *      for entry counts 0 .. UINT64_MAX / 64 (micro_run passes 1 and up).  Error texts go into heap buffers of exactly the
  *      input-chosen length (ASan sees any overflow) and must be terminated.
  *      Return codes must be 0 or RUMA_EPARSE.
  * stdout/stderr carry the driver's messages; run.sh runs this harness with
@@ -50,41 +48,28 @@ static void fail(const char *what)
 
 static void run_main(const uint8_t *data, size_t size)
 {
-	char *buf = malloc(size + 1), *argv[MAX_ARGS + 2], *owned[MAX_ARGS];
-	int argc = 1, nowned = 0;
-	bool help = false;
+	char *buf = malloc(size + 1), *argv[MAX_ARGS + 2], err[1024];
+	int argc = 1;
+	micro_opts o;
 
 	if (!buf)
 		return;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	argv[0] = (char *)"micro";
-	for (char *p = buf; p <= buf + size && argc <= MAX_ARGS; p += strlen(p) + 1) {
-		bool b;
-		char *a = p;
-		if (ruma_parse_bool(a, &b) == 0) { /* never a valid `detailed` */
-			a = malloc(strlen(p) + 2);
-			if (!a)
-				break;
-			strcpy(a, p);
-			strcat(a, "?");
-			owned[nowned++] = a;
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-			help = true;
-		argv[argc++] = a;
-	}
+	for (char *p = buf; p <= buf + size && argc <= MAX_ARGS; p += strlen(p) + 1)
+		argv[argc++] = p;
 	argv[argc] = NULL;
-	int rc = micro_main(argc, argv);
-	if (rc != 2 && !(rc == 0 && help)) {
-		fprintf(report, "%s: micro_main returned %d for:", H, rc);
-		for (int i = 1; i < argc; i++)
-			fprintf(report, " '%s'", argv[i]);
-		fprintf(report, "\n");
-		abort();
-	}
-	for (int i = 0; i < nowned; i++)
-		free(owned[i]);
+	memset(err, 'E', sizeof(err));
+	int rc = micro_parse(argc, argv, NULL, &o, err, sizeof(err));
+	if (rc != 0 && rc != RUMA_EPARSE)
+		fail("micro_parse: return code");
+	if (!memchr(err, '\0', sizeof(err)))
+		fail("micro_parse: error text not terminated");
+	if (rc && !err[0] && !o.usage_stdout)
+		fail("micro_parse: failed without a message");
+	if (!rc && !o.help && (!o.m || !o.t || o.n == 0 || o.runs == 0))
+		fail("micro_parse: accepted without a method, test or counts");
 	free(buf);
 }
 
@@ -170,7 +155,7 @@ static void run_api(const uint8_t *data, size_t size)
 	if (c)
 		check_text(why, wl, "micro_combo_check: text not terminated");
 	free(why);
-	/* micro_main passes 1 .. UINT64_MAX / 64; 0 is tried too (it divided by
+	/* micro_run passes 1 .. UINT64_MAX / 64; 0 is tried too (it divided by
 	 * zero for methods 14, 19, 44 before 167fe84) */
 	n %= UINT64_MAX / 64 + 1;
 	if (micro_method_wants_huge(m, &p))

@@ -274,7 +274,47 @@ int micro_fail(const char *what, int rc);
 /* micro_free_data — release the segment / histogram arrays of d (not the memory they point to). */
 void micro_free_data_arrays(micro_data *d);
 
-/* micro_main — the whole `ruma micro` command. */
+/* ---- the command line ------------------------------------------------------------------ */
+
+typedef struct micro_opts {
+	bool verify, fallback, help, corrupt;
+	uint64_t seed;
+	const char *result;      /* --result FILE, NULL = none */
+	const char *pos[6];      /* the positional arguments */
+	int npos;
+	/* parsed from pos */
+	int mid, tid;
+	const micro_method *m;
+	const micro_test *t;
+	micro_params prm;
+	uint64_t n, runs;
+	bool detailed;
+	const char *out_path;    /* <output_file>, NULL = stdout */
+	/* after a parse error */
+	int progress;            /* "Parsing copy method." / "Parsing test type." lines to print */
+	bool usage_stdout;       /* fewer than five arguments: the usage text to stdout */
+} micro_opts;
+
+/*
+ * micro_parse — `ruma micro [options] <method> <test> <n> <runs> <detailed>
+ * [<output_file>]` (argv[0] is the command) into *o: options, method and
+ * test specifications with their parameters, counts, the method/test
+ * combination.  envp is unused.  Returns 0 (run it, or print the help when
+ * o->help) or RUMA_EPARSE with the message for stderr in err (empty when
+ * o->usage_stdout); exit status 2.
+ */
+int micro_parse(int argc, char **argv, char *const *envp, micro_opts *o, char *err, size_t len);
+
+/*
+ * micro_run — run parsed options: memory and huge page checks, the runs, the
+ * summary table; with o->result also every run's phase times as rows
+ * (metric = field name, unit s, parameters method, test, n, runs, seed,
+ * rep).  Returns the exit status: 0, 1 (resources, verification, lost
+ * output) or 2 (too little memory, output file).
+ */
+int micro_run(const micro_opts *o);
+
+/* micro_main — the whole `ruma micro` command: micro_parse, messages, micro_run. */
 int micro_main(int argc, char **argv);
 
 #endif

@@ -16,6 +16,8 @@
  *
  * Syscalls: none directly; /proc/meminfo is read with stdio.
  */
+#include "common/opt.h"
+#include "common/result.h"
 #include "micro/micro.h"
 
 #include <ruma/sysinfo.h>
@@ -23,8 +25,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+extern char **environ;
 
 static const char usage_text[] =
 	"Usage: ruma micro <method> <test_type>[(test_parameter)] <number_of_entries> "
@@ -96,6 +101,7 @@ static const char options_text[] =
 	"  --fallback   huge-page methods use 4 KiB pages when too few huge pages are free\n"
 	"  --seed N     seed of shuffles and random tests (default 42; run r uses N + r - 1)\n"
 	"  --corrupt    testing aid: change one entry after the test, so --verify must fail\n"
+	"  --result FILE  also write every run's phase times as rows metric,unit,value,params\n"
 	"Methods take their parameters in parentheses, e.g. \"6(512)\", \"12(64,1,0)\";\n"
 	"without them documented defaults apply (docs/micro.md).\n";
 
@@ -161,14 +167,6 @@ static int parse_spec(const char *arg, const char *what, int *id, double *v, uns
 	return 0;
 }
 
-static int bad(const char *fmt, const char *a, const char *b)
-{
-	fprintf(stderr, "ruma micro: ");
-	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\n(run `ruma micro` without arguments for the list of methods and tests)\n");
-	return 2;
-}
-
 /* Bytes a run needs at most (arrays of n entries): method + test + verification. */
 static uint64_t bytes_needed(const micro_method *m, int test, bool verify, uint64_t n)
 {
@@ -191,44 +189,105 @@ static uint64_t free_huge_pages(void)
 	return pool.all.free > pool.all.reserved ? pool.all.free - pool.all.reserved : 0;
 }
 
-typedef struct cli {
-	bool verify, fallback, help, corrupt;
-	uint64_t seed;
-	const char *pos[7];
-	int npos;
-} cli;
+#define OPT(f) offsetof(micro_opts, f)
 
-static int parse_cli(int argc, char **argv, cli *o)
+static const ruma_opt micro_options[] = {
+	{ "--verify", RUMA_OPT_FLAG, OPT(verify), 0, 0, NULL, NULL, 0 },
+	{ "--corrupt", RUMA_OPT_FLAG, OPT(corrupt), 0, 0, NULL, NULL, 0 },
+	{ "--fallback", RUMA_OPT_FLAG, OPT(fallback), 0, 0, NULL, NULL, 0 },
+	{ "--help", RUMA_OPT_FLAG, OPT(help), 0, 0, NULL, NULL, 0 },
+	{ "-h", RUMA_OPT_FLAG, OPT(help), 0, 0, NULL, NULL, 0 },
+	{ "--seed", RUMA_OPT_U64, OPT(seed), 0, UINT64_MAX, "--seed needs a non-negative integer",
+	  NULL, 0 },
+	{ "--result", RUMA_OPT_STR, OPT(result), 0, 0, "--result needs a file name", NULL,
+	  RUMA_OPT_NONEMPTY },
+};
+
+/* "ruma micro: <why>" and the hint into err. */
+static int bad(char *err, size_t len, const char *fmt, const char *a, const char *b)
 {
+	char why[640];
+
+	snprintf(why, sizeof(why), fmt, a, b);
+	snprintf(err, len,
+		 "ruma micro: %s\n(run `ruma micro` without arguments for the list of methods and "
+		 "tests)\n", why);
+	return RUMA_EPARSE;
+}
+
+static int option_error(const ruma_opt_error *e, char *err, size_t len)
+{
+	if (e->status == RUMA_OPT_UNKNOWN)
+		return bad(err, len, "unknown option '%s'%s", e->arg, "");
+	if (e->status == RUMA_OPT_TOOMANY)
+		return bad(err, len, "too many arguments ('%s' is the 7th)%s", e->arg, "");
+	return bad(err, len, "%s%s", e->opt->help, "");
+}
+
+/* The method and test specifications (o->progress counts the stages begun). */
+static int parse_specs(micro_opts *o, char *err, size_t len)
+{
+	char why[512];
+	double mv[MAX_PARAMS], tv[MAX_PARAMS];
+	unsigned mk, tk;
+
+	o->progress = 1;
+	if (parse_spec(o->pos[0], "method", &o->mid, mv, &mk, why, sizeof(why)))
+		return bad(err, len, "%s%s", why, "");
+	o->m = micro_method_find(o->mid);
+	if (!o->m)
+		return bad(err, len, "unknown method %s%s (methods are 1-24, 30-32, 36, 37, 40-44)",
+			   o->pos[0], "");
+	if (micro_method_set_params(o->m, mv, mk, &o->prm, why, sizeof(why)))
+		return bad(err, len, "%s%s", why, "");
+	o->progress = 2;
+	if (parse_spec(o->pos[1], "test type", &o->tid, tv, &tk, why, sizeof(why)))
+		return bad(err, len, "%s%s", why, "");
+	o->t = micro_test_find(o->tid);
+	if (!o->t)
+		return bad(err, len, "unknown test type %s%s (test types are 1-15, 18-23)", o->pos[1],
+			   "");
+	if (micro_test_set_params(o->t, tv, tk, &o->prm, why, sizeof(why)))
+		return bad(err, len, "%s%s", why, "");
+	return 0;
+}
+
+int micro_parse(int argc, char **argv, char *const *envp, micro_opts *o, char *err, size_t len)
+{
+	char combo[512];
+	ruma_opt_error e;
+
+	(void)envp;
 	memset(o, 0, sizeof(*o));
 	o->seed = 42;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--verify")) {
-			o->verify = true;
-		} else if (!strcmp(a, "--corrupt")) {
-			o->corrupt = true;
-		} else if (!strcmp(a, "--fallback")) {
-			o->fallback = true;
-		} else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			o->help = true;
-		} else if (!strcmp(a, "--seed") || !strncmp(a, "--seed=", 7)) {
-			const char *v = a[6] == '=' ? a + 7 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || ruma_parse_u64(v, &o->seed) != 0)
-				return bad("--seed needs a non-negative integer%s%s", "", "");
-		} else if (a[0] == '-' && a[1] == '-') {
-			return bad("unknown option '%s'%s", a, "");
-		} else {
-			if (o->npos >= 6)
-				return bad("too many arguments ('%s' is the 7th)%s", a, "");
-			o->pos[o->npos++] = a;
-		}
+	err[0] = '\0';
+	if (ruma_opt_parse(micro_options, RUMA_ARRAY_SIZE(micro_options), argc, argv, 1, o, o->pos,
+			   6, &o->npos, &e))
+		return option_error(&e, err, len);
+	if (o->help)
+		return 0;
+	if (o->npos < 5) {
+		o->usage_stdout = true;
+		return RUMA_EPARSE;
 	}
+	if (parse_specs(o, err, len))
+		return RUMA_EPARSE;
+	if (ruma_parse_u64(o->pos[2], &o->n) != 0 || o->n == 0)
+		return bad(err, len, "number_of_entries '%s' must be a positive integer%s", o->pos[2],
+			   "");
+	if (ruma_parse_u64(o->pos[3], &o->runs) != 0 || o->runs == 0 || o->runs > 100000)
+		return bad(err, len, "number_of_repetitions '%s' must be an integer in [1, 100000]%s",
+			   o->pos[3], "");
+	if (ruma_parse_bool(o->pos[4], &o->detailed) != 0)
+		return bad(err, len, "detailed must be true or false, got '%s'%s", o->pos[4], "");
+	if (micro_combo_check(o->m, o->t, &o->prm, combo, sizeof(combo)))
+		return bad(err, len, "invalid combination: %s%s", combo, "");
+	o->out_path = o->npos == 6 ? o->pos[5] : NULL;
 	return 0;
 }
 
 /* Decide huge pages vs --fallback; returns 0, 1 (refused) or sets p->use_huge. */
-static int check_huge(const micro_method *m, micro_params *p, const cli *o, uint64_t n)
+static int check_huge(const micro_method *m, micro_params *p, const micro_opts *o, uint64_t n)
 {
 	p->use_huge = micro_method_wants_huge(m, p);
 	if (!p->use_huge)
@@ -266,144 +325,145 @@ static void release(micro_data *d)
 	micro_free_data_arrays(d);
 }
 
-int micro_main(int argc, char **argv)
+/* Refuse (2) a run whose arrays do not fit into the available memory. */
+static int check_memory(const micro_opts *o)
 {
-	char why[512], combo[512];
-	double mv[MAX_PARAMS], tv[MAX_PARAMS];
-	unsigned mk, tk;
-	int mid, tid, rc;
-	micro_params prm;
-	cli o;
-
-	rc = parse_cli(argc, argv, &o);
-	if (rc)
-		return rc;
-	if (o.help) {
-		fputs(usage_text, stdout);
-		fputs(options_text, stdout);
-		return 0;
-	}
-	if (o.npos < 5) {
-		fputs(usage_text, stdout);
-		return 2;
-	}
-	memset(&prm, 0, sizeof(prm));
-
-	printf("Parsing copy method.\n");
-	if (parse_spec(o.pos[0], "method", &mid, mv, &mk, why, sizeof(why)))
-		return bad("%s%s", why, "");
-	const micro_method *m = micro_method_find(mid);
-	if (!m)
-		return bad("unknown method %s%s (methods are 1-24, 30-32, 36, 37, 40-44)", o.pos[0], "");
-	if (micro_method_set_params(m, mv, mk, &prm, why, sizeof(why)))
-		return bad("%s%s", why, "");
-
-	printf("Parsing test type.\n");
-	if (parse_spec(o.pos[1], "test type", &tid, tv, &tk, why, sizeof(why)))
-		return bad("%s%s", why, "");
-	const micro_test *t = micro_test_find(tid);
-	if (!t)
-		return bad("unknown test type %s%s (test types are 1-15, 18-23)", o.pos[1], "");
-	if (micro_test_set_params(t, tv, tk, &prm, why, sizeof(why)))
-		return bad("%s%s", why, "");
-
-	uint64_t n, runs;
-	bool detailed;
-	if (ruma_parse_u64(o.pos[2], &n) != 0 || n == 0)
-		return bad("number_of_entries '%s' must be a positive integer%s", o.pos[2], "");
-	if (ruma_parse_u64(o.pos[3], &runs) != 0 || runs == 0 || runs > 100000)
-		return bad("number_of_repetitions '%s' must be an integer in [1, 100000]%s", o.pos[3],
-			   "");
-	if (ruma_parse_bool(o.pos[4], &detailed) != 0)
-		return bad("detailed must be true or false, got '%s'%s", o.pos[4], "");
-	if (micro_combo_check(m, t, &prm, combo, sizeof(combo)))
-		return bad("invalid combination: %s%s", combo, "");
-
-	/* memory: the arrays of this run must fit into what the machine has available */
 	ruma_mem_avail mem;
 	(void)ruma_sysinfo_mem_available(&mem);
-	uint64_t avail = mem.bytes;
-	if (n > (UINT64_MAX / 64) || (avail && bytes_needed(m, tid, o.verify, n) > avail)) {
-		char need_s[32], have_s[32];
-		ruma_format_size(n > UINT64_MAX / 64 ? UINT64_MAX : bytes_needed(m, tid, o.verify, n),
-				 need_s, sizeof(need_s));
-		ruma_format_size(avail, have_s, sizeof(have_s));
+	uint64_t avail = mem.bytes, n = o->n;
+
+	if (n <= (UINT64_MAX / 64) && (!avail || bytes_needed(o->m, o->tid, o->verify, n) <= avail))
+		return 0;
+	char need_s[32], have_s[32];
+	ruma_format_size(n > UINT64_MAX / 64 ? UINT64_MAX : bytes_needed(o->m, o->tid, o->verify, n),
+			 need_s, sizeof(need_s));
+	ruma_format_size(avail, have_s, sizeof(have_s));
+	fprintf(stderr,
+		"ruma micro: %" PRIu64 " entries need about %s of memory for method %d with "
+		"test %d, but only %s is available (%s); use fewer entries\n",
+		n, need_s, o->mid, o->tid, have_s, mem.limited_by);
+	return 2;
+}
+
+/* The --result rows of one run: every phase field that took time. */
+static void result_rows(ruma_result *res, const double *fields, uint64_t run)
+{
+	(void)ruma_result_setu(res, "rep", run);
+	for (int f = 0; f < MF_COUNT_; f++)
+		if (fields[f] != 0)
+			ruma_result_add(res, micro_field_name((micro_field)f), "s", fields[f]);
+}
+
+static void result_params(ruma_result *res, const micro_opts *o)
+{
+	(void)ruma_result_set(res, "method", o->pos[0]);
+	(void)ruma_result_set(res, "test", o->pos[1]);
+	(void)ruma_result_setu(res, "n", o->n);
+	(void)ruma_result_setu(res, "runs", o->runs);
+	(void)ruma_result_setu(res, "seed", o->seed);
+}
+
+static void report_build_error(const micro_opts *o, int rc)
+{
+	if (rc == RUMA_ENOHUGE)
 		fprintf(stderr,
-			"ruma micro: %" PRIu64 " entries need about %s of memory for method %d with "
-			"test %d, but only %s is available (%s); use fewer entries\n",
-			n, need_s, mid, tid, have_s, mem.limited_by);
-		return 2;
-	}
-	if (check_huge(m, &prm, &o, n))
-		return 1;
+			"ruma micro: method %d ran out of 2 MiB huge pages during the run: "
+			"raise /proc/sys/vm/nr_hugepages%s\n",
+			o->mid, o->fallback ? "" : " or pass --fallback");
+	else if (rc == RUMA_EMAPLIMIT)
+		fprintf(stderr,
+			"ruma micro: method %d needs more mappings than vm.max_map_count "
+			"allows: raise /proc/sys/vm/max_map_count or use more pages per "
+			"chunk/block\n", o->mid);
+}
 
-	FILE *out = NULL;
-	if (o.npos == 6) {
-		out = fopen(o.pos[5], "w");
-		if (!out) {
-			fprintf(stderr, "ruma micro: cannot open output file '%s': %s\n", o.pos[5],
-				strerror(errno));
-			return 2;
-		}
-	}
-
-	double (*rows)[MF_COUNT_] = calloc(runs, sizeof(*rows));
-	micro_ctx ctx = { .detailed = detailed, .verify = o.verify, .fallback = o.fallback,
-			  .corrupt = o.corrupt, .seed = o.seed };
-	if (!rows) {
-		if (out)
-			fclose(out);
-		micro_fail("allocating the result table", -ENOMEM);
-		return 1;
-	}
-	if (detailed && micro_detail_open(&ctx) != 0)
-		fprintf(stderr, "ruma micro: performance counters unavailable; detailed lines print n/a\n");
-
-	printf("Number of elements = %" PRIu64 "\n", n);
-	printf("Number of runs = %" PRIu64 "\n", runs);
-	int status = 0;
-	for (uint64_t r = 0; r < runs && status == 0; r++) {
+/* The runs; rows[r] gets run r's fields.  Returns 0 or 1 (a run failed). */
+static int run_all(const micro_opts *o, const micro_params *prm, micro_ctx *ctx,
+		   double (*rows)[MF_COUNT_], ruma_result *res)
+{
+	for (uint64_t r = 0; r < o->runs; r++) {
 		micro_data d;
+		int rc, status = 0;
 
 		memset(&d, 0, sizeof(d));
-		memset(ctx.fields, 0, sizeof(ctx.fields));
-		ctx.seed = o.seed + r;
+		memset(ctx->fields, 0, sizeof(ctx->fields));
+		ctx->seed = o->seed + r;
 		printf("\n=============== Run %" PRIu64 " ===============\n", r + 1);
-		printf("%s:\n", m->name);
+		printf("%s:\n", o->m->name);
 		fflush(stdout);
-		rc = m->build(&ctx, &prm, (size_t)n, &d);
+		rc = o->m->build(ctx, prm, (size_t)o->n, &d);
 		if (rc) {
-			if (rc == RUMA_ENOHUGE)
-				fprintf(stderr,
-					"ruma micro: method %d ran out of 2 MiB huge pages during the run: "
-					"raise /proc/sys/vm/nr_hugepages%s\n",
-					mid, o.fallback ? "" : " or pass --fallback");
-			else if (rc == RUMA_EMAPLIMIT)
-				fprintf(stderr,
-					"ruma micro: method %d needs more mappings than vm.max_map_count "
-					"allows: raise /proc/sys/vm/max_map_count or use more pages per "
-					"chunk/block\n", mid);
-			status = 1;
-			break;
+			report_build_error(o, rc);
+			return 1;
 		}
 		if (!d.no_blank_line)
 			printf("\n");
-		rc = micro_test_run(&ctx, t, &prm, &d);
-		if (rc)
+		if (micro_test_run(ctx, o->t, prm, &d))
 			status = 1;
 		release(&d);
-		memcpy(rows[r], ctx.fields, sizeof(ctx.fields));
+		memcpy(rows[r], ctx->fields, sizeof(ctx->fields));
+		result_rows(res, ctx->fields, r + 1);
 		fflush(stdout);
+		if (status)
+			return status;
 	}
+	return 0;
+}
+
+int micro_run(const micro_opts *o)
+{
+	micro_params prm = o->prm;
+	ruma_result res;
+	FILE *out = NULL;
+	int rc;
+
+	printf("Parsing copy method.\nParsing test type.\n");
+	if ((rc = check_memory(o)) != 0)
+		return rc;
+	if (check_huge(o->m, &prm, o, o->n))
+		return 1;
+	if (o->out_path && !(out = fopen(o->out_path, "w"))) {
+		fprintf(stderr, "ruma micro: cannot open output file '%s': %s\n", o->out_path,
+			strerror(errno));
+		return 2;
+	}
+	if ((rc = ruma_result_open(&res, o->result)) != 0) {
+		fprintf(stderr, "ruma micro: cannot write %s: %s\n", o->result, ruma_strerror(rc));
+		if (out)
+			fclose(out);
+		return 2;
+	}
+	result_params(&res, o);
+
+	double (*rows)[MF_COUNT_] = calloc(o->runs, sizeof(*rows));
+	micro_ctx ctx = { .detailed = o->detailed, .verify = o->verify, .fallback = o->fallback,
+			  .corrupt = o->corrupt, .seed = o->seed };
+	if (!rows) {
+		if (out)
+			fclose(out);
+		(void)ruma_result_close(&res);
+		micro_fail("allocating the result table", -ENOMEM);
+		return 1;
+	}
+	if (o->detailed && micro_detail_open(&ctx) != 0)
+		fprintf(stderr, "ruma micro: performance counters unavailable; detailed lines print n/a\n");
+
+	printf("Number of elements = %" PRIu64 "\n", o->n);
+	printf("Number of runs = %" PRIu64 "\n", o->runs);
+	int status = run_all(o, &prm, &ctx, rows, &res);
 	micro_detail_close(&ctx);
 	if (status == 0) {
 		printf("\n");
-		micro_summary_print(out ? out : stdout, m->name, (const double(*)[MF_COUNT_])rows,
-				    (size_t)runs);
+		micro_summary_print(out ? out : stdout, o->m->name, (const double(*)[MF_COUNT_])rows,
+				    (size_t)o->runs);
 		printf("\n");
 	}
 	if (out && fclose(out) != 0) {
-		fprintf(stderr, "ruma micro: writing '%s' failed: %s\n", o.pos[5], strerror(errno));
+		fprintf(stderr, "ruma micro: writing '%s' failed: %s\n", o->out_path, strerror(errno));
+		status = 1;
+	}
+	if ((rc = ruma_result_close(&res)) != 0) {
+		fprintf(stderr, "ruma micro: cannot write %s: %s\n", o->result, ruma_strerror(rc));
 		status = 1;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -412,4 +472,25 @@ int micro_main(int argc, char **argv)
 	}
 	free(rows);
 	return status;
+}
+
+int micro_main(int argc, char **argv)
+{
+	char err[1024];
+	micro_opts o;
+
+	if (micro_parse(argc, argv, environ, &o, err, sizeof(err))) {
+		for (int i = 0; i < o.progress; i++)
+			fputs(i ? "Parsing test type.\n" : "Parsing copy method.\n", stdout);
+		if (o.usage_stdout)
+			fputs(usage_text, stdout);
+		fputs(err, stderr);
+		return 2;
+	}
+	if (o.help) {
+		fputs(usage_text, stdout);
+		fputs(options_text, stdout);
+		return 0;
+	}
+	return micro_run(&o);
 }
