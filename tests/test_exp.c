@@ -146,10 +146,21 @@ static int t_parse(void)
 			 "0,100,1.0,0.5,ruma,1,10,rndread,64\n"
 			 "1,200,2.0,0.0,ruma,1,10,rndread,64\n"
 			 "2,400,4.0,1.0,ruma,1,10,rndread,64\n";
-	const char *art = "Node4 Size: 56\ninsert,1000,21.5\ncycles, x\n n/a, 1\n"
-			  "lookup,1000,12.25\nerase,1000,27.0\n";
-	const char *micro = "junk\nRewired vector\nmalloc-src, vector-insert, shm-dst\n"
-			    "0.000000, 0.5, 0.25\n0.000000, 0.7, 0.25\n0.000000, 0.6, 0.25\n\n";
+	/* result rows as `ruma art --result` and `ruma micro --result` write them */
+	const ruma_result_row art[] = {
+		{ "insert", "Mops", 21.5, "n=1000;mode=1;rep=1" },
+		{ "insert_faults", "faults", 3, "n=1000;mode=1;rep=1" },
+		{ "lookup", "Mops", 12.25, "n=1000;mode=1;rep=1" },
+		{ "erase", "Mops", 27.0, "n=1000;mode=1;rep=1" },
+	};
+	const ruma_result_row micro[] = {
+		{ "vector-insert", "s", 0.5, "method=22;runs=3;rep=1" },
+		{ "shm-dst", "s", 0.25, "method=22;runs=3;rep=1" },
+		{ "vector-insert", "s", 0.7, "method=22;runs=3;rep=2" },
+		{ "shm-dst", "s", 0.25, "method=22;runs=3;rep=2" },
+		{ "vector-insert", "s", 0.6, "method=22;runs=3;rep=3" },
+		{ "shm-dst", "s", 0.25, "method=22;runs=3;rep=3" },
+	};
 
 	memset(&r, 0, sizeof(r));
 	ruma_exp_parse_output(RUMA_EXP_VMCACHE, vm, "", &r);
@@ -160,19 +171,19 @@ static int t_parse(void)
 	ruma_exp_parse_output(RUMA_EXP_VMCACHE, "ts,tx,rmb,wmb\n0,50,0,0\n", "", &r);
 	CHECK(r.ok && fabs(r.m[0].value - 50) < 1e-9); /* one-second run keeps its row */
 	memset(&r, 0, sizeof(r));
-	ruma_exp_parse_output(RUMA_EXP_ART, art,
-			      "ruma: huge allocator: pages from 4 KiB pages (no huge pages)\n", &r);
+	ruma_exp_read_rows(RUMA_EXP_ART, art, TEST_N(art),
+			   "ruma: huge allocator: pages from 4 KiB pages (no huge pages)\n", &r);
 	CHECK(r.ok && r.nm == 3);
 	CHECK(!strcmp(r.m[1].name, "lookup") && fabs(r.m[1].value - 12.25) < 1e-9);
 	CHECK(!strncmp(r.note, "huge allocator: pages from 4 KiB", 32));
 	memset(&r, 0, sizeof(r));
-	ruma_exp_parse_output(RUMA_EXP_MICRO, micro, "", &r);
+	ruma_exp_read_rows(RUMA_EXP_MICRO, micro, TEST_N(micro), "", &r);
 	CHECK(r.ok);
-	CHECK_EQ(r.nm, 3); /* vector-insert, shm-dst, total (malloc-src is 0) */
+	CHECK_EQ(r.nm, 3); /* vector-insert, shm-dst, total (malloc-src took no time) */
 	CHECK(!strcmp(r.m[0].name, "vector-insert") && fabs(r.m[0].value - 0.6) < 1e-9);
 	CHECK(!strcmp(r.m[2].name, "total") && fabs(r.m[2].value - 0.85) < 1e-9);
 	memset(&r, 0, sizeof(r));
-	ruma_exp_parse_output(RUMA_EXP_ART, "garbage\n", "", &r);
+	ruma_exp_read_rows(RUMA_EXP_ART, NULL, 0, "", &r);
 	CHECK(!r.ok && !strcmp(r.status, "no-output"));
 	return TEST_PASS;
 }

@@ -1,8 +1,10 @@
 /*
  * child.c — one measurement as a child process: the own binary
- * (/proc/self/exe) runs the system's subcommand with the run's parameters,
- * or, when the run's impl names a peer, the peer's program with <n> <mode>;
- * its stdout and stderr come back through pipes and are parsed.
+ * (/proc/self/exe) runs the system's subcommand with the run's parameters
+ * (built by the driver's sweep adapter, plus --result into a temporary file
+ * whose rows become the metrics), or, when the run's impl names a peer, the
+ * peer's program with <n> <mode>; its stdout and stderr come back through
+ * pipes (vmcache's stdout and peers' lines are parsed, stderr gives notes).
  *
  * Invariants: at most one child runs at a time; it leads its own process group
  * so an interrupt (SIGINT/SIGTERM to the sweep) or the per-run timeout kills it
@@ -12,7 +14,8 @@
  * parsable is a failed measurement carrying its status and stderr tail.
  *
  * Syscalls: pipe2, fork, setpgid, dup2, execv (run the child), poll and read
- * (collect its output), kill, waitpid, sigaction.
+ * (collect its output), kill, waitpid, sigaction; mkstemp and unlink for the
+ * result file.
  */
 #include "exp/exp.h"
 
@@ -132,47 +135,65 @@ static void build_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 	push(a, mode ? mode : "1");
 }
 
-static void build_art(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-		      struct argv_buf *a)
-{
-	const char *mode = run_param(g, run, "mode"), *alloc = run_param(g, run, "alloc");
-	const char *lookups = run_param(g, run, "lookups"), *seed = run_param(g, run, "seed");
-	const char *batch = run_param(g, run, "batch");
+/* the adapter's view of one run (common/sweep.h) */
+struct adapter_ctx {
+	const ruma_exp_grid *g;
+	const struct ruma_exp_run *run;
+	struct argv_buf *a;
+};
 
-	push(a, "art");
-	push(a, run_param(g, run, "n"));
-	push(a, mode ? mode : "1");
-	if (alloc) {
-		push(a, "--alloc");
-		push(a, alloc);
-	}
-	if (lookups) {
-		push(a, "--lookups");
-		push(a, lookups);
-	}
-	if (batch) {
-		push(a, "--batch");
-		push(a, batch);
-	}
-	push(a, "--seed");
-	push(a, seed ? seed : a->seed); /* seed=1: the keys of Leis's ART.cpp */
+static const char *adapter_param(const ruma_sweep_run *r, const char *name)
+{
+	const struct adapter_ctx *c = r->ctx;
+
+	return run_param(c->g, c->run, name);
 }
 
-static void build_micro(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-			struct argv_buf *a)
+static void adapter_push(const ruma_sweep_run *r, const char *arg)
 {
-	const char *runs = run_param(g, run, "runs");
+	const struct adapter_ctx *c = r->ctx;
 
-	push(a, "micro");
-	push(a, run_param(g, run, "method"));
-	push(a, run_param(g, run, "test"));
-	push(a, run_param(g, run, "n"));
-	push(a, runs ? runs : "1");
-	push(a, "false");
-	push(a, "--seed");
-	push(a, a->seed);
-	if (truthy(run_param(g, run, "fallback")))
-		push(a, "--fallback");
+	push(c->a, arg);
+}
+
+/* ruma <subcommand> <args> --result FILE, through the system's adapter */
+static void build_driver(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			 const ruma_sweep_adapter *ad, const char *result, struct argv_buf *a)
+{
+	struct adapter_ctx c = { g, run, a };
+	ruma_sweep_run r = { .param = adapter_param, .push = adapter_push, .seed = a->seed,
+			     .ctx = &c };
+
+	ad->argv(&r);
+	push(a, "--result");
+	push(a, result);
+}
+
+/* A fresh, empty file for the child's result rows: 0 or -errno. */
+static int result_file(char *path, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	int fd;
+
+	snprintf(path, len, "%s/ruma-result-XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+/* The metrics of the rows the child wrote (none when it wrote no file). */
+static void read_result(const ruma_exp_grid *g, const char *path, const char *err,
+			struct ruma_exp_result *res)
+{
+	ruma_result_row *rows = NULL;
+	size_t n = 0;
+
+	if (ruma_result_read(path, &rows, &n) != 0)
+		n = 0;
+	ruma_exp_read_rows(g->system, rows, n, err, res);
+	free(rows);
 }
 
 /* growing output buffer of at most limit bytes; keep_tail: keep the last ones */
@@ -370,34 +391,42 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 {
 	struct argv_buf a = { .n = 0 };
 	struct ruma_exp_exec x;
-	char status[48];
+	char status[48], result[RUMA_EXP_PATH] = "";
 	int rc;
 
 	const struct ruma_exp_peer *peer = ruma_exp_grid_peer(g, run->variant);
+	const ruma_sweep_adapter *ad = peer ? NULL : ruma_exp_system_adapter(g->system);
 
 	memset(res, 0, sizeof(*res));
 	snprintf(a.seed, sizeof(a.seed), "%llu", (unsigned long long)run->seed);
+	if (ad && (rc = result_file(result, sizeof(result))) != 0)
+		return rc;
 	if (peer) {
 		build_peer(g, run, peer, &a);
 	} else {
 		push(&a, "ruma");
-		if (g->system == RUMA_EXP_VMCACHE)
-			build_vmcache(g, run, store, &a);
-		else if (g->system == RUMA_EXP_ART)
-			build_art(g, run, &a);
+		if (ad)
+			build_driver(g, run, ad, result, &a);
 		else
-			build_micro(g, run, &a);
+			build_vmcache(g, run, store, &a);
 	}
 	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL,
 			   g->system == RUMA_EXP_ART ? run_param(g, run, "preload") : NULL,
 			   g->timeout, &x);
-	if (rc)
+	if (rc) {
+		if (ad)
+			unlink(result);
 		return rc;
+	}
 	res->seconds = x.seconds;
 	if (peer)
 		ruma_exp_parse_metric_lines(x.out, "Mops", res);
+	else if (ad)
+		read_result(g, result, x.err, res);
 	else
 		ruma_exp_parse_output(g->system, x.out, x.err, res);
+	if (ad)
+		unlink(result);
 	ruma_exp_exec_status(&x, status, sizeof(status));
 	if (strcmp(status, "ok")) {
 		snprintf(res->status, sizeof(res->status), "%s", status);

@@ -12,6 +12,8 @@
 #ifndef RUMA_BENCH_EXP_H
 #define RUMA_BENCH_EXP_H
 
+#include "common/sweep.h"
+
 #include <ruma/core.h>
 
 #include <signal.h>
@@ -41,6 +43,13 @@ int ruma_exp_system_find(const char *name);
 
 /* ruma_exp_system_keys — the parameter names a system accepts, comma separated. */
 const char *ruma_exp_system_keys(int system);
+
+/* ruma_exp_system_required — the keys a grid of the system must give (NULL-terminated). */
+const char *const *ruma_exp_system_required(int system);
+
+/* ruma_exp_system_adapter — the driver's sweep adapter (its children write
+ * --result rows), or NULL for a system whose stdout is parsed (vmcache). */
+const ruma_sweep_adapter *ruma_exp_system_adapter(int system);
 
 /* ---- grid --------------------------------------------------------------- */
 
@@ -165,11 +174,27 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 		     struct ruma_exp_result *res);
 
 /*
- * ruma_exp_parse_output — parse a child's stdout (and stderr for notes) of the
- * given system into res (metrics, note); sets res->ok.  Exposed for tests.
+ * ruma_exp_parse_output — parse a child's stdout of a system without an
+ * adapter (vmcache) into res; sets res->ok.  Exposed for tests.
  */
 void ruma_exp_parse_output(int system, const char *out, const char *err,
 			   struct ruma_exp_result *res);
+
+/*
+ * ruma_exp_read_rows — the metrics of a child's result rows, through its
+ * system's adapter, into res; the huge-page allocator's reports on err
+ * (art) become the note.  Sets res->ok as ruma_exp_parse_output.  Exposed
+ * for tests.
+ */
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
+			struct ruma_exp_result *res);
+
+/* ruma_exp_add_metric — append a metric to res (ignored when not finite or full). */
+void ruma_exp_add_metric(struct ruma_exp_result *res, const char *name, const char *unit,
+			 double value);
+
+/* ruma_exp_alloc_note — append the "huge allocator: ..." lines of err to res->note. */
+void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *res);
 
 /*
  * ruma_exp_parse_metric_lines — the generic output of a peer: every stdout

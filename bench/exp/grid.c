@@ -432,15 +432,12 @@ static const char *param_value(const ruma_exp_grid *g, const char *name)
 int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t len)
 {
 	const char *keys;
-	static const char *const required[RUMA_EXP_NSYSTEMS][4] = {
-		[RUMA_EXP_VMCACHE] = { NULL },
-		[RUMA_EXP_ART] = { "n", NULL },
-		[RUMA_EXP_MICRO] = { "method", "test", "n", NULL },
-	};
+	const char *const *required;
 
 	if (g->system < 0)
 		return fail(err, len, -EINVAL, "no system given (vmcache, art or micro)");
 	keys = ruma_exp_system_keys(g->system);
+	required = ruma_exp_system_required(g->system);
 	for (size_t i = 0; i < g->nvars; i++) {
 		if (!key_known(keys, g->vars[i].name))
 			return fail(err, len, -EINVAL, "%s has no variable '%s' (known: %s)",
@@ -462,10 +459,10 @@ int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t len)
 	if (!key_known(keys, g->size_name))
 		return fail(err, len, -EINVAL, "%s has no size parameter '%s' (known: %s)",
 			    ruma_exp_system_name(g->system), g->size_name, keys);
-	for (size_t i = 0; required[g->system][i]; i++)
-		if (!param_value(g, required[g->system][i]))
+	for (size_t i = 0; required[i]; i++)
+		if (!param_value(g, required[i]))
 			return fail(err, len, -EINVAL, "%s needs '%s' (as --set, --var or --size)",
-				    ruma_exp_system_name(g->system), required[g->system][i]);
+				    ruma_exp_system_name(g->system), required[i]);
 	if (g->reps < 1)
 		return fail(err, len, -EINVAL, "--reps must be >= 1");
 	if (check_impl(g, err, len))

@@ -1,23 +1,23 @@
 /*
- * system.c — the three benchmark systems a sweep can drive, as the ruma
- * subcommands that measure them: how a run's parameters become the child's
- * arguments, and how the child's output becomes metrics.
+ * system.c — the benchmark systems a sweep can drive: the table of the
+ * drivers' sweep adapters (common/sweep.h; each lives next to its driver)
+ * and what the experiment layer does with a child's output.
  *
  *   vmcache  `ruma vmcache` per-second CSV (ts,tx,rmb,wmb,...).  Metric = mean
  *            of the per-second rows after dropping the first second (load,
- *            cold cache); a run of one second keeps its only row.
- *   art      `ruma art <n> <mode>` lines insert,n,Mops / lookup / erase.  The
+ *            cold cache); a run of one second keeps its only row.  (This
+ *            system has no adapter yet: its stdout is parsed here.)
+ *   art      bench/art/sweep_art.c: the child's --result rows.  The
  *            huge-page allocator's reports of where its pages came from
  *            (stderr, one per source used) become the row's note.  A run
  *            whose impl names a peer runs `PATH <n> <mode>` instead and every
  *            line NAME,N,VALUE of its stdout is a metric (in Mops), which is
  *            what Leis's ART.cpp prints.
- *   micro    `ruma micro <method> <test> <n> <runs> false`: the last row of the
- *            summary table (the average over <runs>), every phase that took
- *            time, in seconds, plus their sum "total".
+ *   micro    bench/micro/sweep_micro.c: the child's --result rows.
  *
- * Invariants: a metric is only ever a number read from the child's output;
- * output that cannot be parsed makes the measurement fail ("no-output").
+ * Invariants: a metric is only ever a number read from the child's output
+ * or result file; output that cannot be read makes the measurement fail
+ * ("no-output").
  * Syscalls: none.
  */
 #include "exp/exp.h"
@@ -27,32 +27,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const sys_names[RUMA_EXP_NSYSTEMS] = { "vmcache", "art", "micro" };
-static const char *const sys_keys[RUMA_EXP_NSYSTEMS] = {
-	"block,virtgb,physgb,batch,runfor,threads,datasize,workload,wait,evict,write,reuse,check",
-	"n,mode,alloc,lookups,batch,preload,impl,seed",
-	"method,test,n,runs,fallback",
+static const ruma_sweep_adapter vmcache_system = {
+	.system = "vmcache",
+	.keys = "block,virtgb,physgb,batch,runfor,threads,datasize,workload,wait,evict,write,"
+		"reuse,check",
+	.required = { NULL },
 };
+
+static const ruma_sweep_adapter *const systems[RUMA_EXP_NSYSTEMS] = {
+	[RUMA_EXP_VMCACHE] = &vmcache_system,
+	[RUMA_EXP_ART] = &ruma_sweep_art,
+	[RUMA_EXP_MICRO] = &ruma_sweep_micro,
+};
+
+const ruma_sweep_adapter *ruma_exp_system_adapter(int system)
+{
+	return system >= 0 && system < RUMA_EXP_NSYSTEMS && systems[system]->rows ?
+		       systems[system] : NULL;
+}
 
 const char *ruma_exp_system_name(int system)
 {
-	return system >= 0 && system < RUMA_EXP_NSYSTEMS ? sys_names[system] : "?";
+	return system >= 0 && system < RUMA_EXP_NSYSTEMS ? systems[system]->system : "?";
 }
 
 int ruma_exp_system_find(const char *name)
 {
 	for (int i = 0; i < RUMA_EXP_NSYSTEMS; i++)
-		if (!strcmp(name, sys_names[i]))
+		if (!strcmp(name, systems[i]->system))
 			return i;
 	return -1;
 }
 
 const char *ruma_exp_system_keys(int system)
 {
-	return system >= 0 && system < RUMA_EXP_NSYSTEMS ? sys_keys[system] : "";
+	return system >= 0 && system < RUMA_EXP_NSYSTEMS ? systems[system]->keys : "";
 }
 
-static void add_metric(struct ruma_exp_result *r, const char *name, const char *unit, double v)
+const char *const *ruma_exp_system_required(int system)
+{
+	static const char *const none[1] = { NULL };
+
+	return system >= 0 && system < RUMA_EXP_NSYSTEMS ? systems[system]->required : none;
+}
+
+void ruma_exp_add_metric(struct ruma_exp_result *r, const char *name, const char *unit, double v)
 {
 	struct ruma_exp_metric *m;
 
@@ -110,9 +129,9 @@ static void parse_vmcache(const char *out, struct ruma_exp_result *r)
 	if (rows == 1) /* a one-second run keeps its only row */
 		for (int i = 0; i < 3; i++)
 			sum[i] = first[i];
-	add_metric(r, "tx", "tx/s", sum[0] / (double)(rows > 1 ? rows - 1 : 1));
-	add_metric(r, "rmb", "MiB/s", sum[1] / (double)(rows > 1 ? rows - 1 : 1));
-	add_metric(r, "wmb", "MiB/s", sum[2] / (double)(rows > 1 ? rows - 1 : 1));
+	ruma_exp_add_metric(r, "tx", "tx/s", sum[0] / (double)(rows > 1 ? rows - 1 : 1));
+	ruma_exp_add_metric(r, "rmb", "MiB/s", sum[1] / (double)(rows > 1 ? rows - 1 : 1));
+	ruma_exp_add_metric(r, "wmb", "MiB/s", sum[2] / (double)(rows > 1 ? rows - 1 : 1));
 }
 
 /* a word of letters, digits, '_' and '-' of length l at the start of s? */
@@ -136,27 +155,16 @@ void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_
 		*c1 = *c2 = '\0';
 		if (ruma_parse_double(c1 + 1, &n) || ruma_parse_double(c2 + 1, &v))
 			continue;
-		add_metric(r, line, unit, v);
+		ruma_exp_add_metric(r, line, unit, v);
 	}
 	r->ok = r->nm > 0;
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
 
-static void parse_art(const char *out, const char *err, struct ruma_exp_result *r)
+void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *r)
 {
-	static const char *const ops[] = { "insert", "lookup", "erase" };
 	char line[512];
 
-	for (const char *p = out; (p = next_line(p, line, sizeof(line)));) {
-		for (size_t i = 0; i < 3; i++) {
-			size_t l = strlen(ops[i]);
-			double n, mops;
-
-			if (!strncmp(line, ops[i], l) && line[l] == ',' &&
-			    sscanf(line + l + 1, "%lf,%lf", &n, &mops) == 2)
-				add_metric(r, ops[i], "Mops", mops);
-		}
-	}
 	for (const char *p = err; (p = next_line(p, line, sizeof(line)));) {
 		const char *h = strstr(line, "huge allocator:");
 
@@ -168,76 +176,32 @@ static void parse_art(const char *out, const char *err, struct ruma_exp_result *
 	}
 }
 
-/* split "a, b, c" into tokens (in place); returns the count */
-static size_t split_commas(char *s, char **tok, size_t max)
+static void add_row_metric(const ruma_sweep_run *run, const char *name, const char *unit,
+			   double value)
 {
-	size_t n = 0;
-
-	while (n < max) {
-		char *c = strchr(s, ',');
-
-		while (*s == ' ')
-			s++;
-		tok[n++] = s;
-		if (!c)
-			break;
-		*c = '\0';
-		s = c + 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char *e = tok[i] + strlen(tok[i]);
-		while (e > tok[i] && (e[-1] == ' ' || e[-1] == '\r'))
-			*--e = '\0';
-	}
-	return n;
+	ruma_exp_add_metric(run->ctx, name, unit, value);
 }
 
-static void parse_micro(const char *out, struct ruma_exp_result *r)
+static const char *no_param(const ruma_sweep_run *run, const char *name)
 {
-	enum { MAXCOL = 64 };
-	char header[2048], line[2048], last[2048] = "";
-	char *names[MAXCOL], *vals[MAXCOL];
-	size_t nn = 0, nv;
-	int in_table = 0;
-	double total = 0;
+	(void)run;
+	(void)name;
+	return NULL;
+}
 
-	header[0] = '\0';
-	for (const char *p = out; (p = next_line(p, line, sizeof(line)));) {
-		if (!strncmp(line, "malloc-src,", 11)) {
-			snprintf(header, sizeof(header), "%s", line);
-			in_table = 1;
-			last[0] = '\0';
-			continue;
-		}
-		if (in_table) {
-			if (!line[0] || !(line[0] == '-' || (line[0] >= '0' && line[0] <= '9'))) {
-				in_table = 0;
-				continue;
-			}
-			snprintf(last, sizeof(last), "%s", line);
-		}
-	}
-	if (!header[0] || !last[0])
-		return;
-	nn = split_commas(header, names, MAXCOL);
-	nv = split_commas(last, vals, MAXCOL);
-	if (nn != nv)
-		return;
-	for (size_t i = 0; i < nn; i++) {
-		double v;
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
+			struct ruma_exp_result *r)
+{
+	const ruma_sweep_adapter *a = ruma_exp_system_adapter(system);
+	ruma_sweep_run run = { .param = no_param, .metric = add_row_metric, .ctx = r };
 
-		if (ruma_parse_double(vals[i], &v))
-			return;
-		total += v;
-	}
-	for (size_t i = 0; i < nn; i++) {
-		double v;
-
-		ruma_parse_double(vals[i], &v);
-		if (v > 0)
-			add_metric(r, names[i], "s", v);
-	}
-	add_metric(r, "total", "s", total);
+	r->nm = 0;
+	if (a)
+		a->rows(&run, rows, n);
+	if (system == RUMA_EXP_ART)
+		ruma_exp_alloc_note(err ? err : "", r);
+	r->ok = r->nm > 0;
+	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
 
 void ruma_exp_parse_output(int system, const char *out, const char *err,
@@ -248,19 +212,8 @@ void ruma_exp_parse_output(int system, const char *out, const char *err,
 		out = "";
 	if (!err)
 		err = "";
-	switch (system) {
-	case RUMA_EXP_VMCACHE:
+	if (system == RUMA_EXP_VMCACHE)
 		parse_vmcache(out, r);
-		break;
-	case RUMA_EXP_ART:
-		parse_art(out, err, r);
-		break;
-	case RUMA_EXP_MICRO:
-		parse_micro(out, r);
-		break;
-	default:
-		break;
-	}
 	r->ok = r->nm > 0;
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }

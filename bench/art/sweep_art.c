@@ -1,0 +1,55 @@
+/*
+ * sweep_art.c — `ruma art` as a system of `ruma sweep` (common/sweep.h):
+ * parameters n, mode, alloc, lookups, batch, seed (preload and impl are the
+ * sweep's own: LD_PRELOAD of the child, a peer program instead of ruma);
+ * the metrics are the rows in Mops of the result file — insert, lookup and
+ * erase — the first repetition's when several were run.
+ *
+ * Syscalls: none.
+ */
+#include "common/sweep.h"
+
+#include <string.h>
+
+static void push_opt(const ruma_sweep_run *run, const char *flag, const char *key)
+{
+	const char *v = run->param(run, key);
+
+	if (!v)
+		return;
+	run->push(run, flag);
+	run->push(run, v);
+}
+
+static void art_argv(const ruma_sweep_run *run)
+{
+	const char *mode = run->param(run, "mode"), *seed = run->param(run, "seed");
+
+	run->push(run, "art");
+	run->push(run, run->param(run, "n"));
+	run->push(run, mode ? mode : "1");
+	push_opt(run, "--alloc", "alloc");
+	push_opt(run, "--lookups", "lookups");
+	push_opt(run, "--batch", "batch");
+	run->push(run, "--seed");
+	run->push(run, seed ? seed : run->seed); /* seed=1: the keys of Leis's ART.cpp */
+}
+
+static void art_rows(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n)
+{
+	char rep[32];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *r = ruma_result_param(&rows[i], "rep", rep, sizeof(rep));
+		if (!strcmp(rows[i].unit, "Mops") && r && !strcmp(r, "1"))
+			run->metric(run, rows[i].metric, rows[i].unit, rows[i].value);
+	}
+}
+
+const ruma_sweep_adapter ruma_sweep_art = {
+	.system = "art",
+	.keys = "n,mode,alloc,lookups,batch,preload,impl,seed",
+	.required = { "n", NULL },
+	.argv = art_argv,
+	.rows = art_rows,
+};

@@ -1,0 +1,44 @@
+/*
+ * sweep.h — what `ruma sweep` needs to know about a driver, kept next to the
+ * driver (bench/<x>/sweep_<x>.c): the system's name, the parameter keys a
+ * grid may use, the keys it requires, how one run's parameters become the
+ * driver's arguments (the sweep adds "--result FILE"), and how the driver's
+ * result rows (common/result.h) become the run's metrics.  The experiment
+ * layer (bench/exp) holds the table of adapters; it runs the child, reads
+ * the rows and stores the metrics.  A tooling API, not part of libruma.
+ */
+#ifndef RUMA_BENCH_SWEEP_H
+#define RUMA_BENCH_SWEEP_H
+
+#include "common/result.h"
+
+#include <stddef.h>
+
+/* One run as an adapter sees it. */
+typedef struct ruma_sweep_run {
+	/* the value of a run parameter (variable, size or fixed setting), NULL if absent */
+	const char *(*param)(const struct ruma_sweep_run *run, const char *name);
+	/* append one argument to the child's argv */
+	void (*push)(const struct ruma_sweep_run *run, const char *arg);
+	/* record one metric of the run */
+	void (*metric)(const struct ruma_sweep_run *run, const char *name, const char *unit,
+		       double value);
+	const char *seed; /* the run's seed, as text */
+	void *ctx;        /* the experiment layer's state */
+} ruma_sweep_run;
+
+typedef struct ruma_sweep_adapter {
+	const char *system;      /* "art": the grid's system=, and the subcommand */
+	const char *keys;        /* the parameter names the system accepts, comma separated */
+	const char *required[4]; /* keys a grid must give (NULL-terminated) */
+	/* push the subcommand and its arguments (without --result) */
+	void (*argv)(const ruma_sweep_run *run);
+	/* turn the child's result rows into metrics (run->metric) */
+	void (*rows)(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n);
+} ruma_sweep_adapter;
+
+/* The adapters of the drivers (bench/art/sweep_art.c, bench/micro/sweep_micro.c). */
+extern const ruma_sweep_adapter ruma_sweep_art;
+extern const ruma_sweep_adapter ruma_sweep_micro;
+
+#endif
