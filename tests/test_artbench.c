@@ -1,11 +1,15 @@
 /*
  * test_artbench.c — the `ruma art` driver: key generation per mode (sorted,
  * a seeded permutation, distinct sparse keys), the output lines, and that a
- * wrong lookup result or a non-empty index after erase makes the run fail.
+ * wrong lookup result or a non-empty index after erase makes the run fail;
+ * the command line (artbench_parse: values, ranges, the messages) and the
+ * --result rows (one per operation and repetition).
  */
 #include "art/artbench.h"
 
 #include "test.h"
+
+#include <stdarg.h>
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -158,10 +162,102 @@ static int t_run(void)
 	return TEST_PASS;
 }
 
+/* artbench_parse of the NULL-terminated arguments after "art"; err gets the message. */
+static int art_parse(artbench_opts *o, char *err, size_t len, ...)
+{
+	char *argv[16] = { (char *)"art" };
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, len);
+	for (char *a; argc < 15 && (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	return artbench_parse(argc, argv, NULL, o, err, len);
+}
+
+static int t_parse(void)
+{
+	artbench_opts o;
+	char err[512];
+
+	CHECK_OK(art_parse(&o, err, sizeof(err), "1e3", "2", "--alloc", "pool", "--reps", "3",
+			   "--seed=9", "--lookups", "500", "--batch", "8", "--result", "r.csv", NULL));
+	CHECK(o.cfg.n == 1000 && o.cfg.mode == 2 && !strcmp(o.cfg.alloc_name, "pool"));
+	CHECK(o.cfg.reps == 3 && o.cfg.seed == 9 && o.cfg.lookups == 500 && o.cfg.batch == 8);
+	CHECK(!strcmp(o.result, "r.csv") && !o.help);
+	CHECK_OK(art_parse(&o, err, sizeof(err), "10", "1", NULL)); /* the defaults */
+	CHECK(!strcmp(o.cfg.alloc_name, "libc") && o.cfg.reps == 1 && o.cfg.seed == 1);
+	CHECK(o.cfg.lookups == 10000000 && o.cfg.batch == 0 && o.result == NULL);
+	CHECK_OK(art_parse(&o, err, sizeof(err), "--help", "--bogus", NULL));
+	CHECK(o.help);
+	static const struct {
+		const char *a[4], *msg;
+	} bad[] = {
+		{ { "10", NULL }, "ruma art: need <n> and <mode>\n" },
+		{ { "10", "1", "--reps", NULL }, "ruma art: missing value for option: '--reps'\n" },
+		{ { "10", "1", "--reps", "0" }, "ruma art: --reps must be 1..1000: '0'\n" },
+		{ { "10", "1", "--batch", "33" }, "ruma art: --batch must be 0..32: '33'\n" },
+		{ { "10", "1", "--lookups", "0" }, "ruma art: --lookups must be > 0: '0'\n" },
+		{ { "10", "1", "--seed", "x" }, "ruma art: not a non-negative integer: 'x'\n" },
+		{ { "10", "1", "--seed", "1e30" }, "ruma art: number larger than 2^64 - 1: '1e30'\n" },
+		{ { "10", "1", "--bogus", NULL }, "ruma art: unknown option: '--bogus'\n" },
+		{ { "10", "1", "2", NULL }, "ruma art: too many arguments: '2'\n" },
+		{ { "0", "1", NULL }, "ruma art: n must be a positive integer: '0'\n" },
+		{ { "10", "4", NULL }, "ruma art: mode must be 0, 1, 2 or 3: '4'\n" },
+		{ { "10", "1", "--result", "" }, "ruma art: a file name: ''\n" },
+	};
+	for (size_t i = 0; i < TEST_N(bad); i++) {
+		int rc = art_parse(&o, err, sizeof(err), bad[i].a[0], bad[i].a[1], bad[i].a[2],
+				   bad[i].a[3], NULL);
+		if (rc != RUMA_EPARSE || strcmp(err, bad[i].msg) || !o.usage_after) {
+			fprintf(stderr, "  case %zu: rc %d, message '%s'\n", i, rc, err);
+			return TEST_FAIL;
+		}
+	}
+	CHECK(art_parse(&o, err, sizeof(err), "10", "1", "--alloc", "nope", NULL) == RUMA_EPARSE);
+	CHECK(!strncmp(err, "ruma art: unknown allocator (libc", 33));
+	return TEST_PASS;
+}
+
+static int t_result_rows(void)
+{
+	artbench_config cfg = { 500, ARTBENCH_DENSE_SORTED, "libc", 2, 1, 1000, 0 };
+	char path[] = "/tmp/test_artbench_XXXXXX", rep[8];
+	int fd = mkstemp(path), insert = 0, lookup = 0, erase = 0;
+	FILE *out = fopen("/dev/null", "w");
+	ruma_result_row *rows;
+	ruma_result res;
+	size_t n;
+
+	CHECK(fd >= 0 && out);
+	close(fd);
+	CHECK_OK(ruma_result_open(&res, path));
+	CHECK_OK(artbench_measure(&cfg, &artbench_art_index, out, out, &res));
+	CHECK_OK(ruma_result_close(&res));
+	fclose(out);
+	CHECK_OK(ruma_result_read(path, &rows, &n));
+	unlink(path);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(rows[i].unit, "Mops"))
+			continue;
+		CHECK(rows[i].value > 0);
+		CHECK(ruma_result_param(&rows[i], "rep", rep, sizeof(rep)));
+		insert += !strcmp(rows[i].metric, "insert");
+		lookup += !strcmp(rows[i].metric, "lookup");
+		erase += !strcmp(rows[i].metric, "erase");
+	}
+	free(rows);
+	CHECK(insert == 2 && lookup == 2 && erase == 2); /* one per repetition */
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "keys", t_keys },
 	{ "leis_shuffle", t_leis_shuffle },
 	{ "run", t_run },
+	{ "parse", t_parse },
+	{ "result_rows", t_result_rows },
 };
 
 int main(int argc, char **argv)

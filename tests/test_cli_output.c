@@ -2,6 +2,9 @@
  * test_cli_output.c — results that cannot be written are a failure: a
  * benchmark whose --csv file meets a full disk (/dev/full) exits non-zero
  * with a message naming the file, instead of exiting 0 with an empty file.
+ * Results as data: with --result FILE every driver writes its measurements
+ * as rows metric,unit,value,params, while its stdout keeps the same lines
+ * (the same lines with the numbers taken out) as without --result.
  */
 #include "test.h"
 
@@ -36,9 +39,98 @@ static int t_rewire_csv_full_disk(void)
 	return expect_write_failure(argv, "rewire");
 }
 
+/* out with every number replaced by '#' and every run of blanks by one:
+ * the shape of a driver's output (columns are padded to the numbers) */
+static void mask_numbers(char *out)
+{
+	char *w = out;
+
+	for (const char *p = out; *p;) {
+		if (*p >= '0' && *p <= '9') {
+			while ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == '-')
+				p++;
+			*w++ = '#';
+		} else if (*p == ' ') {
+			while (*p == ' ')
+				p++;
+			*w++ = ' ';
+		} else {
+			*w++ = *p++;
+		}
+	}
+	*w = '\0';
+}
+
+/* Run argv (NULL-terminated, argv[0] ignored) without and with --result;
+ * the rows must exist with first_metric among them, stdout of the same shape. */
+static int check_result(char **argv, const char *first_metric)
+{
+	char path[] = "/tmp/test_cli_result_XXXXXX", *plain = NULL, *with = NULL, *rows;
+	char *argr[32];
+	int fd = mkstemp(path), n = 0, st1, st2;
+
+	CHECK(fd >= 0);
+	close(fd);
+	for (; argv[n]; n++)
+		argr[n] = argv[n];
+	argr[n] = (char *)"--result";
+	argr[n + 1] = path;
+	argr[n + 2] = NULL;
+	st1 = test_run_cli(argv, &plain, NULL);
+	st2 = test_run_cli(argr, &with, NULL);
+	rows = test_slurp(path);
+	unlink(path);
+	CHECK(plain && with);
+	CHECK_EQ(st1, 0);
+	CHECK_EQ(st2, 0);
+	CHECK(rows && !strncmp(rows, "metric,unit,value,params\n", 25));
+	char want[80];
+	snprintf(want, sizeof(want), "\n%s,", first_metric);
+	CHECK(strstr(rows, want) != NULL);
+	mask_numbers(plain);
+	mask_numbers(with);
+	if (strcmp(plain, with)) {
+		fprintf(stderr, "  stdout differs with --result:\n%s\n----\n%s\n", plain, with);
+		return TEST_FAIL;
+	}
+	free(plain);
+	free(with);
+	free(rows);
+	return TEST_PASS;
+}
+
+static int t_art_result(void)
+{
+	char *argv[] = { "", "art", "2000", "1", "--reps", "2", "--lookups", "4000", NULL };
+	return check_result(argv, "insert");
+}
+
+static int t_micro_result(void)
+{
+	char *argv[] = { "", "micro", "1", "2(50)", "10000", "2", "false", NULL };
+	return check_result(argv, "memcpy");
+}
+
+static int t_rewire_result(void)
+{
+	char *argv[] = { "", "rewire", "--pages", "64", "--reps", "1", "--no-huge", "--seed", "3",
+			 NULL };
+	return check_result(argv, "page_random");
+}
+
+static int t_rwbench_result(void)
+{
+	char *argv[] = { "", "rwbench", "pool", "--n", "1M", "--reps", "1", "--seed", "3", NULL };
+	return check_result(argv, "rewired");
+}
+
 static const struct test_case cases[] = {
 	{ "rwbench_csv_full_disk", t_rwbench_csv_full_disk },
 	{ "rewire_csv_full_disk", t_rewire_csv_full_disk },
+	{ "art_result", t_art_result },
+	{ "micro_result", t_micro_result },
+	{ "rewire_result", t_rewire_result },
+	{ "rwbench_result", t_rwbench_result },
 };
 
 int main(int argc, char **argv)

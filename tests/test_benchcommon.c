@@ -1,0 +1,201 @@
+/*
+ * test_benchcommon.c — the pieces the benchmark drivers share: the option
+ * table parser (kinds, ranges, "--x=v", missing values, unknown options,
+ * positionals, stop options, the environment's seed) and the result rows
+ * (header, parameter order, quoting, round trip through the reader, rows
+ * that are not written, a full disk).
+ */
+#include "common/opt.h"
+#include "common/result.h"
+#include "test.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef struct topts {
+	bool flag, help;
+	uint64_t u64, bytes;
+	unsigned uint;
+	size_t sz;
+	const char *str, *name;
+} topts;
+
+static int parse_name(const char *v, void *opts)
+{
+	if (strcmp(v, "good"))
+		return -EINVAL;
+	((topts *)opts)->name = v;
+	return 0;
+}
+
+#define O(f) offsetof(topts, f)
+static const ruma_opt table[] = {
+	{ "--flag", RUMA_OPT_FLAG, O(flag), 0, 0, NULL, NULL, 0 },
+	{ "--help", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
+	{ "--u64", RUMA_OPT_U64, O(u64), 0, UINT64_MAX, NULL, NULL, 0 },
+	{ "--uint", RUMA_OPT_UINT, O(uint), 1, 10, "1..10", NULL, 0 },
+	{ "--sz", RUMA_OPT_SIZET, O(sz), 0, 100, NULL, NULL, 0 },
+	{ "--bytes", RUMA_OPT_BYTES, O(bytes), 1, (uint64_t)1 << 40, NULL, NULL, 0 },
+	{ "--str", RUMA_OPT_STR, O(str), 0, 0, NULL, NULL, RUMA_OPT_NONEMPTY },
+	{ "--name", RUMA_OPT_FUNC, 0, 0, 0, NULL, parse_name, 0 },
+};
+
+/* Parse the NULL-terminated list of arguments after argv[0]. */
+static int parse(topts *o, ruma_opt_error *e, const char **pos, int *npos, ...)
+{
+	char *argv[32] = { (char *)"cmd" };
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, npos);
+	for (char *a; argc < 31 && (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	memset(o, 0, sizeof(*o));
+	return ruma_opt_parse(table, TEST_N(table), argc, argv, 1, o, pos, 2, npos, e);
+}
+
+static int t_opt_kinds(void)
+{
+	const char *pos[2];
+	ruma_opt_error e;
+	int npos;
+	topts o;
+
+	CHECK_OK(parse(&o, &e, pos, &npos, "--flag", "a", "--u64", "1e6", "--uint=7", "--sz", "3",
+		       "--bytes", "2M", "--str", "x", "--name", "good", "b", NULL));
+	CHECK(o.flag && o.u64 == 1000000 && o.uint == 7 && o.sz == 3);
+	CHECK(o.bytes == (2u << 20) && !strcmp(o.str, "x") && !strcmp(o.name, "good"));
+	CHECK_EQ(npos, 2);
+	CHECK(!strcmp(pos[0], "a") && !strcmp(pos[1], "b"));
+	CHECK_OK(parse(&o, &e, pos, &npos, "--bytes", "4096", NULL));
+	CHECK_EQ(o.bytes, 4096);
+	return TEST_PASS;
+}
+
+static int t_opt_errors(void)
+{
+	const char *pos[2];
+	ruma_opt_error e;
+	int npos;
+	topts o;
+
+	CHECK(parse(&o, &e, pos, &npos, "--uint", "11", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_RANGE && !strcmp(e.opt->name, "--uint") &&
+	      !strcmp(e.value, "11") && !strcmp(e.opt->help, "1..10"));
+	CHECK_EQ(o.uint, 0); /* nothing stored for a failing argument */
+	CHECK(parse(&o, &e, pos, &npos, "--uint", "0", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_RANGE);
+	CHECK(parse(&o, &e, pos, &npos, "--u64", "x", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_BADVALUE && e.rc != 0);
+	CHECK(parse(&o, &e, pos, &npos, "--u64", "99999999999999999999999", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_BADVALUE && e.rc == -ERANGE);
+	CHECK(parse(&o, &e, pos, &npos, "--sz", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_MISSING && e.value == NULL && !strcmp(e.arg, "--sz"));
+	CHECK(parse(&o, &e, pos, &npos, "--nope", "1", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_UNKNOWN && !strcmp(e.arg, "--nope") && e.index == 1);
+	CHECK(parse(&o, &e, pos, &npos, "--flag=1", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_UNKNOWN);
+	CHECK(parse(&o, &e, pos, &npos, "a", "b", "c", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_TOOMANY && !strcmp(e.arg, "c"));
+	CHECK(parse(&o, &e, pos, &npos, "--str", "", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_BADVALUE);
+	CHECK(parse(&o, &e, pos, &npos, "--name", "bad", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_BADVALUE && e.rc == -EINVAL);
+	/* a stop option ends the pass before a later error */
+	CHECK(parse(&o, &e, pos, &npos, "--help", "--nope", NULL) == RUMA_EPARSE);
+	CHECK(e.status == RUMA_OPT_STOPPED && o.help);
+	CHECK(ruma_opt_find(table, TEST_N(table), "--uint=3") == &table[3]);
+	CHECK(ruma_opt_find(table, TEST_N(table), "--ui") == NULL);
+	return TEST_PASS;
+}
+
+static int t_opt_env(void)
+{
+	char *env[] = { (char *)"A=1", (char *)"RUMA_SEED=77", NULL };
+	char *bad[] = { (char *)"RUMA_SEEDX=5", (char *)"RUMA_SEED=x", NULL };
+
+	CHECK(!strcmp(ruma_opt_getenv(env, "A"), "1"));
+	CHECK(ruma_opt_getenv(env, "RUMA") == NULL);
+	CHECK(ruma_opt_getenv(NULL, "A") == NULL);
+	CHECK_EQ(ruma_opt_env_seed(env), 77);
+	(void)ruma_opt_env_seed(bad); /* invalid: falls back to the default, no crash */
+	return TEST_PASS;
+}
+
+static int t_result_round_trip(void)
+{
+	char path[] = "/tmp/test_benchcommon_XXXXXX", buf[64];
+	int fd = mkstemp(path);
+	ruma_result_row *rows;
+	ruma_result r;
+	size_t n;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_OK(ruma_result_open(&r, path));
+	CHECK_OK(ruma_result_set(&r, "n", "1000"));
+	CHECK_OK(ruma_result_setu(&r, "rep", 1));
+	CHECK(ruma_result_set(&r, "bad key", "1") == -EINVAL);
+	CHECK(ruma_result_set(&r, "k", "a;b") == -EINVAL);
+	ruma_result_add(&r, "insert", "Mops", 21.5);
+	ruma_result_add(&r, "skipped", "s", NAN); /* not measured: no row */
+	CHECK_OK(ruma_result_setu(&r, "rep", 2)); /* keeps its place after n */
+	CHECK_OK(ruma_result_set(&r, "label", "x,\"y\""));
+	ruma_result_add(&r, "a,b", "s", 0.1);
+	CHECK_OK(ruma_result_close(&r));
+	CHECK_OK(ruma_result_read(path, &rows, &n));
+	CHECK_EQ(n, 2);
+	CHECK(!strcmp(rows[0].metric, "insert") && !strcmp(rows[0].unit, "Mops"));
+	CHECK(rows[0].value == 21.5 && !strcmp(rows[0].params, "n=1000;rep=1"));
+	CHECK(!strcmp(rows[1].metric, "a,b") && rows[1].value == 0.1);
+	CHECK(!strcmp(rows[1].params, "n=1000;rep=2;label=x,\"y\""));
+	CHECK(!strcmp(ruma_result_param(&rows[1], "label", buf, sizeof(buf)), "x,\"y\""));
+	CHECK(!strcmp(ruma_result_param(&rows[1], "rep", buf, sizeof(buf)), "2"));
+	CHECK(ruma_result_param(&rows[1], "re", buf, sizeof(buf)) == NULL);
+	free(rows);
+	/* not a result file */
+	FILE *f = fopen(path, "w");
+	CHECK(f != NULL);
+	fputs("metric,unit,value,params\nx,s,notanumber,\n", f);
+	fclose(f);
+	CHECK(ruma_result_read(path, &rows, &n) == RUMA_EPARSE && rows == NULL && n == 0);
+	unlink(path);
+	CHECK(ruma_result_read(path, &rows, &n) == -ENOENT);
+	return TEST_PASS;
+}
+
+static int t_result_closed_and_full(void)
+{
+	ruma_result r;
+
+	/* no path: every call is a no-op; NULL too */
+	CHECK_OK(ruma_result_open(&r, NULL));
+	CHECK_OK(ruma_result_set(&r, "k", "v"));
+	ruma_result_add(&r, "m", "s", 1);
+	CHECK_OK(ruma_result_close(&r));
+	CHECK_OK(ruma_result_set(NULL, "k", "v"));
+	ruma_result_add(NULL, "m", "s", 1);
+	CHECK(ruma_result_open(&r, "/nonexistent-dir/x.csv") == -ENOENT);
+	/* a full disk is an error at close, not a silent loss */
+	CHECK_OK(ruma_result_open(&r, "/dev/full"));
+	for (int i = 0; i < 1000; i++)
+		ruma_result_add(&r, "m", "s", i);
+	CHECK(ruma_result_close(&r) < 0);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "opt_kinds", t_opt_kinds },
+	{ "opt_errors", t_opt_errors },
+	{ "opt_env", t_opt_env },
+	{ "result_round_trip", t_result_round_trip },
+	{ "result_closed_and_full", t_result_closed_and_full },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("benchcommon", cases, TEST_N(cases), argc, argv);
+}
