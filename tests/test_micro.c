@@ -900,8 +900,52 @@ static int t_page_fault_test_huge_stride(void)
 	return TEST_PASS;
 }
 
+/* micro_parse of the NULL-terminated arguments after "micro". */
+static int parse_micro(micro_opts *o, char *err, size_t len, ...)
+{
+	char *argv[16] = { (char *)"micro" };
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, len);
+	for (char *a; argc < 15 && (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	return micro_parse(argc, argv, NULL, o, err, len);
+}
+
+/* micro_parse is callable without running anything: values and messages. */
+static int t_parse_direct(void)
+{
+	micro_opts o;
+	char err[1024];
+
+	CHECK_OK(parse_micro(&o, err, sizeof(err), "--seed=7", "6(512)", "--verify", "2(100)",
+			     "1000", "3", "true", "out.txt", "--result", "r.csv", NULL));
+	CHECK(o.seed == 7 && o.verify && !o.fallback && o.m && o.m->id == 6 && o.t->id == 2);
+	CHECK(o.n == 1000 && o.runs == 3 && o.detailed && !strcmp(o.out_path, "out.txt"));
+	CHECK(!strcmp(o.result, "r.csv") && o.prm.pages_per_chunk == 512);
+	CHECK(parse_micro(&o, err, sizeof(err), "1", "1", NULL) == RUMA_EPARSE);
+	CHECK(o.usage_stdout && !err[0]);
+	CHECK(parse_micro(&o, err, sizeof(err), "1", "99", "10", "1", "false", NULL) == RUMA_EPARSE);
+	CHECK_EQ(o.progress, 2); /* both "Parsing ..." lines were due */
+	CHECK(!strcmp(err, "ruma micro: unknown test type 99 (test types are 1-15, 18-23)\n(run "
+			   "`ruma micro` without arguments for the list of methods and tests)\n"));
+	CHECK(parse_micro(&o, err, sizeof(err), "--seed", NULL) == RUMA_EPARSE);
+	CHECK(starts_with(err, "ruma micro: --seed needs a non-negative integer\n"));
+	CHECK(parse_micro(&o, err, sizeof(err), "--x", NULL) == RUMA_EPARSE);
+	CHECK(starts_with(err, "ruma micro: unknown option '--x'\n"));
+	CHECK(parse_micro(&o, err, sizeof(err), "1", "2", "3", "4", "5", "6", "7", NULL) ==
+	      RUMA_EPARSE);
+	CHECK(starts_with(err, "ruma micro: too many arguments ('7' is the 7th)\n"));
+	CHECK_OK(parse_micro(&o, err, sizeof(err), "--help", NULL));
+	CHECK(o.help);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "usage", t_usage },
+	{ "parse_direct", t_parse_direct },
 	{ "seed_example", t_seed_example },
 	{ "output_file", t_output_file },
 	{ "detailed", t_detailed },

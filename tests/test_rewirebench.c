@@ -1,0 +1,116 @@
+/*
+ * test_rewirebench.c — the command lines of `ruma rewire` and `ruma rwbench`
+ * through their parsers (ruma_rewirebench_parse, ruma_rwbench_parse), called
+ * directly: defaults, the seed from the given environment, ranges, and the
+ * messages of bad usage.
+ */
+#include "rewire/rewirebench.h"
+#include "rewire/rwbench.h"
+#include "test.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static char *env_seed[] = { (char *)"RUMA_SEED=123", NULL };
+
+/* Collect the NULL-terminated arguments after argv[0] = cmd into argv. */
+static int collect(char **argv, const char *cmd, va_list ap)
+{
+	int argc = 1;
+
+	argv[0] = (char *)cmd;
+	for (char *a; argc < 23 && (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	argv[argc] = NULL;
+	return argc;
+}
+
+static int rewire(ruma_rewirebench_opts *o, char *err, ...)
+{
+	char *argv[24];
+	va_list ap;
+
+	va_start(ap, err);
+	int argc = collect(argv, "rewire", ap);
+	va_end(ap);
+	return ruma_rewirebench_parse(argc, argv, env_seed, o, err, 512);
+}
+
+static int rwbench(ruma_rwbench_opts *o, char *err, ...)
+{
+	char *argv[24];
+	va_list ap;
+
+	va_start(ap, err);
+	int argc = collect(argv, "rwbench", ap);
+	va_end(ap);
+	return ruma_rwbench_parse(argc, argv, env_seed, o, err, 512);
+}
+
+static int t_rewire_parse(void)
+{
+	ruma_rewirebench_opts o;
+	char err[512];
+
+	CHECK_OK(rewire(&o, err, NULL));
+	CHECK(o.pages == 16384 && o.reps == 7 && o.seed == 123 && !o.no_huge && !o.csv_path);
+	CHECK_OK(rewire(&o, err, "--pages", "64", "--reps=2", "--no-huge", "--csv", "a.csv",
+			"--result", "r.csv", "--reserve-huge", "8", "--seed", "5", NULL));
+	CHECK(o.pages == 64 && o.reps == 2 && o.no_huge && o.reserve_huge == 8 && o.seed == 5);
+	CHECK(!strcmp(o.csv_path, "a.csv") && !strcmp(o.result, "r.csv"));
+	CHECK(rewire(&o, err, "--pages", "0", NULL) == RUMA_EPARSE && !o.usage_after);
+	CHECK(!strcmp(err, "ruma rewire: invalid value for --pages: '0' (expected an integer in "
+			   "1..4194304 (16 GiB of 4 KiB pages))\n"));
+	CHECK(rewire(&o, err, "--csv", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rewire: invalid value for --csv: '(missing)' (expected a file "
+			   "name)\n"));
+	CHECK(rewire(&o, err, "--nope", NULL) == RUMA_EPARSE && o.usage_after);
+	CHECK(!strcmp(err, "ruma rewire: unknown option '--nope'\n"));
+	CHECK(rewire(&o, err, "stray", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rewire: unknown option 'stray'\n"));
+	CHECK_OK(rewire(&o, err, "-h", "--nope", NULL));
+	CHECK(o.help);
+	return TEST_PASS;
+}
+
+static int t_rwbench_parse(void)
+{
+	ruma_rwbench_opts o;
+	char err[512];
+
+	CHECK(rwbench(&o, err, NULL) == RUMA_EPARSE && o.usage_after && !err[0]);
+	CHECK_OK(rwbench(&o, err, "--help", NULL));
+	CHECK(o.help);
+	CHECK_OK(rwbench(&o, err, "vector", NULL));
+	CHECK(o.reps == 5 && o.min_log == 20 && o.max_log == 24 && o.n == (uint64_t)1 << 24);
+	CHECK(o.seed == 123 && o.nparts == 4 && o.parts[3] == 1024 && !strcmp(o.which, "vector"));
+	CHECK_OK(rwbench(&o, err, "pool", NULL));
+	CHECK_EQ(o.n, (uint64_t)128 << 20);
+	CHECK_OK(rwbench(&o, err, "partition", "--partitions", "2,8", "--n", "1M", "--huge",
+			 "--only", "a,b", "--pages-per-block", "4", "--extent-pages", "16", NULL));
+	CHECK(o.nparts == 2 && o.parts[1] == 8 && o.n == (1u << 20) && o.huge);
+	CHECK(!strcmp(o.only, "a,b") && o.pages_per_block == 4 && o.extent_pages == 16);
+	CHECK(rwbench(&o, err, "bogus", NULL) == RUMA_EPARSE && o.usage_after);
+	CHECK(!strcmp(err, "ruma rwbench: unknown benchmark 'bogus'\n"));
+	CHECK(rwbench(&o, err, "vector", "--reps", "65", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rwbench: invalid value for --reps: '65'\n"));
+	CHECK(rwbench(&o, err, "vector", "--partitions", "3", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rwbench: invalid value for --partitions: '3'\n"));
+	CHECK(rwbench(&o, err, "vector", "--n", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rwbench: invalid value for --n: '(missing)'\n"));
+	CHECK(rwbench(&o, err, "vector", "--min-log", "25", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rwbench: --min-log 25 > --max-log 24\n"));
+	CHECK(rwbench(&o, err, "vector", "--what", "1", NULL) == RUMA_EPARSE && o.usage_after);
+	CHECK(!strcmp(err, "ruma rwbench: unknown option '--what'\n"));
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "rewire_parse", t_rewire_parse },
+	{ "rwbench_parse", t_rwbench_parse },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("rewirebench", cases, TEST_N(cases), argc, argv);
+}
