@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,5 +253,21 @@ static inline int test_run_cli(char **argv, char **out, char **err)
 	return status;
 }
 #endif
+
+/*
+ * test_argv — argv[0] = cmd, then the arguments of ap up to a NULL (at most
+ * max - 2 of them), NULL-terminated; returns argc.  For tests that call a
+ * driver's parser with a NULL-terminated argument list.
+ */
+static inline int test_argv(char **argv, int max, const char *cmd, va_list ap)
+{
+	int argc = 1;
+
+	argv[0] = (char *)cmd;
+	for (char *a; argc < max - 1 && (a = va_arg(ap, char *));)
+		argv[argc++] = a;
+	argv[argc] = NULL;
+	return argc;
+}
 
 #endif

@@ -165,13 +165,11 @@ static int t_run(void)
 /* artbench_parse of the NULL-terminated arguments after "art"; err gets the message. */
 static int art_parse(artbench_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16] = { (char *)"art" };
-	int argc = 1;
+	char *argv[16];
 	va_list ap;
 
 	va_start(ap, len);
-	for (char *a; argc < 15 && (a = va_arg(ap, char *));)
-		argv[argc++] = a;
+	int argc = test_argv(argv, 16, "art", ap);
 	va_end(ap);
 	return artbench_parse(argc, argv, NULL, o, err, len);
 }

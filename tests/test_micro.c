@@ -903,13 +903,11 @@ static int t_page_fault_test_huge_stride(void)
 /* micro_parse of the NULL-terminated arguments after "micro". */
 static int parse_micro(micro_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16] = { (char *)"micro" };
-	int argc = 1;
+	char *argv[16];
 	va_list ap;
 
 	va_start(ap, len);
-	for (char *a; argc < 15 && (a = va_arg(ap, char *));)
-		argv[argc++] = a;
+	int argc = test_argv(argv, 16, "micro", ap);
 	va_end(ap);
 	return micro_parse(argc, argv, NULL, o, err, len);
 }

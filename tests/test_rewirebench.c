@@ -13,25 +13,13 @@
 
 static char *env_seed[] = { (char *)"RUMA_SEED=123", NULL };
 
-/* Collect the NULL-terminated arguments after argv[0] = cmd into argv. */
-static int collect(char **argv, const char *cmd, va_list ap)
-{
-	int argc = 1;
-
-	argv[0] = (char *)cmd;
-	for (char *a; argc < 23 && (a = va_arg(ap, char *));)
-		argv[argc++] = a;
-	argv[argc] = NULL;
-	return argc;
-}
-
 static int rewire(ruma_rewirebench_opts *o, char *err, ...)
 {
 	char *argv[24];
 	va_list ap;
 
 	va_start(ap, err);
-	int argc = collect(argv, "rewire", ap);
+	int argc = test_argv(argv, 24, "rewire", ap);
 	va_end(ap);
 	return ruma_rewirebench_parse(argc, argv, env_seed, o, err, 512);
 }
@@ -42,7 +30,7 @@ static int rwbench(ruma_rwbench_opts *o, char *err, ...)
 	va_list ap;
 
 	va_start(ap, err);
-	int argc = collect(argv, "rwbench", ap);
+	int argc = test_argv(argv, 24, "rwbench", ap);
 	va_end(ap);
 	return ruma_rwbench_parse(argc, argv, env_seed, o, err, 512);
 }
