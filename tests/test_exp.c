@@ -188,6 +188,41 @@ static int t_parse(void)
 	return TEST_PASS;
 }
 
+/* The rewire and rwbench adapters: means per metric name over the child's reps. */
+static int t_read_rows_rewiring(void)
+{
+	const ruma_result_row rewire[] = {
+		{ "page_random", "s", 0.25, "page_size=4096;pages=64;rep=1" },
+		{ "page_random_ns_per_page", "ns/page", 9, "page_size=4096;pages=64;rep=1" },
+		{ "page_random", "s", 0.75, "page_size=4096;pages=64;rep=2" },
+		{ "page_random", "s", 2.0, "page_size=2097152;pages=2;rep=1" },
+	};
+	const ruma_result_row rwbench[] = {
+		{ "rewired", "s", 1.0, "bytes=1048576;phase=alloc;rep=1" },
+		{ "rewired", "s", 3.0, "bytes=1048576;phase=alloc;rep=2" },
+		{ "mapped", "s", 0.5, "partitions=16;pages_per_block=1;n=100;rep=1" },
+		{ "copy", "s", 0.125, "n=1024;rep=1" },
+		{ "copy_peak", "bytes", 4096, "n=1024;rep=1" },
+	};
+	struct ruma_exp_result r;
+
+	memset(&r, 0, sizeof(r));
+	ruma_exp_read_rows(RUMA_EXP_REWIRE, rewire, TEST_N(rewire), "", &r);
+	CHECK(r.ok);
+	CHECK_EQ(r.nm, 2); /* seconds only: page_random (4 KiB), page_random_2m */
+	CHECK(!strcmp(r.m[0].name, "page_random") && fabs(r.m[0].value - 0.5) < 1e-12);
+	CHECK(!strcmp(r.m[1].name, "page_random_2m") && !strcmp(r.m[1].unit, "s"));
+	memset(&r, 0, sizeof(r));
+	ruma_exp_read_rows(RUMA_EXP_RWBENCH, rwbench, TEST_N(rwbench), "", &r);
+	CHECK(r.ok);
+	CHECK_EQ(r.nm, 3);
+	CHECK(!strcmp(r.m[0].name, "rewired_alloc") && fabs(r.m[0].value - 2.0) < 1e-12);
+	CHECK(!strcmp(r.m[1].name, "mapped_p16") && !strcmp(r.m[2].name, "copy_n1024"));
+	CHECK_EQ(ruma_exp_system_find("rwbench"), RUMA_EXP_RWBENCH);
+	CHECK(!strcmp(ruma_exp_system_required(RUMA_EXP_RWBENCH)[0], "bench"));
+	return TEST_PASS;
+}
+
 static int t_csv_split(void)
 {
 	char line[] = "a,\"b,c\",\"say \"\"hi\"\"\",,end";
@@ -496,6 +531,28 @@ static int truncate_csv(const char *path, int k, int partial)
 	return fclose(f);
 }
 
+/* A sweep of rwbench: the children's result rows become the CSV's metrics. */
+static int t_cli_rwbench_rows(void)
+{
+	char *err = NULL, *csv;
+	int rc = test_run_cli((char *[]){ NULL, "sweep", "rwbench", "--set", "bench=pool", "--var",
+					  "only=rewired,mmap", "--size", "n=1M", "--reps", "1",
+					  "--warmup", "0", "--quiet", "--force", "--out",
+					  (char *)tpath("rwb.csv"), NULL },
+			      NULL, &err);
+
+	if (rc)
+		fprintf(stderr, "%s", err ? err : "");
+	free(err);
+	CHECK_EQ(rc, 0);
+	csv = test_slurp(tpath("rwb.csv"));
+	CHECK(csv);
+	CHECK(strstr(csv, ",rewired_alloc,s,") && strstr(csv, ",mmap_free,s,"));
+	CHECK(!strstr(csv, "no-output"));
+	free(csv);
+	return TEST_PASS;
+}
+
 static int t_cli_resume_truncated(void)
 {
 	long warm;
@@ -784,6 +841,8 @@ static const struct test_case cases[] = {
 	{ "grid", t_grid },
 	{ "grid_file", t_grid_file },
 	{ "parse_outputs", t_parse },
+	{ "read_rows_rewiring", t_read_rows_rewiring },
+	{ "cli_rwbench_rows", t_cli_rwbench_rows },
 	{ "csv_split", t_csv_split },
 	{ "compare_synthetic", t_compare_synthetic },
 	{ "compare_duplicate_rows", t_compare_duplicate_rows },

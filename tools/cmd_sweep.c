@@ -23,7 +23,8 @@ const char ruma_cmd_sweep_summary[] =
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ruma sweep <vmcache|art|micro> [grid options] --out FILE [--resume|--force]\n"
+		"usage: ruma sweep <vmcache|art|micro|rewire|rwbench> [grid options] --out FILE\n"
+		"                  [--resume|--force]\n"
 		"       ruma sweep --grid FILE [grid options] --out FILE\n"
 		"grid options (repeatable where it makes sense):\n"
 		"  --var NAME=V1,V2,...   a variable: every combination of values is a variant\n"
@@ -45,7 +46,7 @@ static void usage(FILE *f)
 		"  --force                overwrite an existing FILE\n"
 		"  --quiet                no progress on stderr\n"
 		"parameters per system:\n"
-		"  vmcache: %s\n  art: %s\n  micro: %s\n"
+		"  vmcache: %s\n  art: %s\n  micro: %s\n  rewire: %s\n  rwbench: %s\n"
 		"examples:\n"
 		"  ruma sweep art --var alloc=libc,huge --size n=1e5,1e6 --set mode=1 --out art.csv\n"
 		"  ruma sweep art --peer leis=/path/to/ART --var impl=ruma,leis --var mode=0,1,2 \\\n"
@@ -53,11 +54,14 @@ static void usage(FILE *f)
 		"  ruma sweep vmcache --var wait=spin,futex --size datasize=1e5,1e6 --set runfor=3 \\\n"
 		"      --set physgb=0.25 --set workload=rndread --reps 5 --out vm.csv\n"
 		"  ruma sweep micro --var method=22,24 --set test=15 --size n=1e6,1e7 --out micro.csv\n"
+		"  ruma sweep rwbench --set bench=partition --var pages_per_block=1,4 \\\n"
+		"      --size n=1M,4M --out part.csv\n"
 		"CSV columns: system,variant,<vars>,<sets>,size_param,size,rep,warmup,seed,metric,\n"
 		"unit,value,status,note (one row per metric; see docs/experiments.md).\n"
 		"Exit: 0 all measured, 1 some measurements failed or interrupted, 2 bad grid.\n",
 		ruma_exp_system_keys(RUMA_EXP_VMCACHE), ruma_exp_system_keys(RUMA_EXP_ART),
-		ruma_exp_system_keys(RUMA_EXP_MICRO));
+		ruma_exp_system_keys(RUMA_EXP_MICRO), ruma_exp_system_keys(RUMA_EXP_REWIRE),
+		ruma_exp_system_keys(RUMA_EXP_RWBENCH));
 }
 
 /* the command line, shell-quoted, with --resume added (and --force dropped) */

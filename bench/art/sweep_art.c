@@ -11,16 +11,6 @@
 
 #include <string.h>
 
-static void push_opt(const ruma_sweep_run *run, const char *flag, const char *key)
-{
-	const char *v = run->param(run, key);
-
-	if (!v)
-		return;
-	run->push(run, flag);
-	run->push(run, v);
-}
-
 static void art_argv(const ruma_sweep_run *run)
 {
 	const char *mode = run->param(run, "mode"), *seed = run->param(run, "seed");
@@ -28,9 +18,9 @@ static void art_argv(const ruma_sweep_run *run)
 	run->push(run, "art");
 	run->push(run, run->param(run, "n"));
 	run->push(run, mode ? mode : "1");
-	push_opt(run, "--alloc", "alloc");
-	push_opt(run, "--lookups", "lookups");
-	push_opt(run, "--batch", "batch");
+	ruma_sweep_push_opt(run, "--alloc", "alloc");
+	ruma_sweep_push_opt(run, "--lookups", "lookups");
+	ruma_sweep_push_opt(run, "--batch", "batch");
 	run->push(run, "--seed");
 	run->push(run, seed ? seed : run->seed); /* seed=1: the keys of Leis's ART.cpp */
 }

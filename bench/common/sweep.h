@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* One run as an adapter sees it. */
@@ -37,8 +38,30 @@ typedef struct ruma_sweep_adapter {
 	void (*rows)(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n);
 } ruma_sweep_adapter;
 
-/* The adapters of the drivers (bench/art/sweep_art.c, bench/micro/sweep_micro.c). */
+/* The adapters of the drivers (bench/<x>/sweep_<x>.c). */
 extern const ruma_sweep_adapter ruma_sweep_art;
 extern const ruma_sweep_adapter ruma_sweep_micro;
+extern const ruma_sweep_adapter ruma_sweep_rewire;
+extern const ruma_sweep_adapter ruma_sweep_rwbench;
+
+/* Name the metric a row counts towards (into buf); false = the row is skipped. */
+typedef bool (*ruma_sweep_name_fn)(const ruma_result_row *row, char *buf, size_t len);
+
+/*
+ * ruma_sweep_means — the rows grouped by name_of, in the order the names
+ * first appear: per name the sum of its values divided by divisor (0: by
+ * the number of its rows), reported with the unit of its first row when
+ * positive, or always when keep_zero.  total (not NULL) gets the sum of all
+ * these means.  Returns the number of names, 0 when no row counted.
+ */
+size_t ruma_sweep_means(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n,
+			ruma_sweep_name_fn name_of, double divisor, bool keep_zero, double *total);
+
+/*
+ * ruma_sweep_push_opt — when the run has parameter key, push flag and its value.
+ * ruma_sweep_push_flag — when parameter key is true (ruma_parse_bool), push flag.
+ */
+void ruma_sweep_push_opt(const ruma_sweep_run *run, const char *flag, const char *key);
+void ruma_sweep_push_flag(const ruma_sweep_run *run, const char *flag, const char *key);
 
 #endif

@@ -33,9 +33,16 @@
 
 /* ---- systems ------------------------------------------------------------ */
 
-enum ruma_exp_system { RUMA_EXP_VMCACHE, RUMA_EXP_ART, RUMA_EXP_MICRO, RUMA_EXP_NSYSTEMS };
+enum ruma_exp_system {
+	RUMA_EXP_VMCACHE,
+	RUMA_EXP_ART,
+	RUMA_EXP_MICRO,
+	RUMA_EXP_REWIRE,
+	RUMA_EXP_RWBENCH,
+	RUMA_EXP_NSYSTEMS
+};
 
-/* ruma_exp_system_name — "vmcache", "art" or "micro". */
+/* ruma_exp_system_name — "vmcache", "art", "micro", "rewire" or "rwbench". */
 const char *ruma_exp_system_name(int system);
 
 /* ruma_exp_system_find — system index for a name, or -1. */

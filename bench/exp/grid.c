@@ -287,7 +287,7 @@ int ruma_exp_grid_add(ruma_exp_grid *g, const char *what, const char *arg, char 
 
 		if (s < 0)
 			return fail(err, len, RUMA_EPARSE,
-				    "unknown system '%s' (vmcache, art or micro)", arg);
+				    "unknown system '%s' (vmcache, art, micro, rewire or rwbench)", arg);
 		g->system = s;
 		return 0;
 	}
@@ -435,7 +435,7 @@ int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t len)
 	const char *const *required;
 
 	if (g->system < 0)
-		return fail(err, len, -EINVAL, "no system given (vmcache, art or micro)");
+		return fail(err, len, -EINVAL, "no system given (vmcache, art, micro, rewire or rwbench)");
 	keys = ruma_exp_system_keys(g->system);
 	required = ruma_exp_system_required(g->system);
 	for (size_t i = 0; i < g->nvars; i++) {

@@ -14,6 +14,7 @@
  *            line NAME,N,VALUE of its stdout is a metric (in Mops), which is
  *            what Leis's ART.cpp prints.
  *   micro    bench/micro/sweep_micro.c: the child's --result rows.
+ *   rewire, rwbench   bench/rewire/sweep_rewire.c: the child's --result rows.
  *
  * Invariants: a metric is only ever a number read from the child's output
  * or result file; output that cannot be read makes the measurement fail
@@ -38,6 +39,8 @@ static const ruma_sweep_adapter *const systems[RUMA_EXP_NSYSTEMS] = {
 	[RUMA_EXP_VMCACHE] = &vmcache_system,
 	[RUMA_EXP_ART] = &ruma_sweep_art,
 	[RUMA_EXP_MICRO] = &ruma_sweep_micro,
+	[RUMA_EXP_REWIRE] = &ruma_sweep_rewire,
+	[RUMA_EXP_RWBENCH] = &ruma_sweep_rwbench,
 };
 
 const ruma_sweep_adapter *ruma_exp_system_adapter(int system)

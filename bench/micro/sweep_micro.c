@@ -12,15 +12,11 @@
 
 #include <ruma/core.h>
 
-#include <stdbool.h>
-#include <string.h>
-
-#define MAX_FIELDS 40
+#include <stdio.h>
 
 static void micro_argv(const ruma_sweep_run *run)
 {
-	const char *runs = run->param(run, "runs"), *fb = run->param(run, "fallback");
-	bool fallback = false;
+	const char *runs = run->param(run, "runs");
 
 	run->push(run, "micro");
 	run->push(run, run->param(run, "method"));
@@ -30,44 +26,25 @@ static void micro_argv(const ruma_sweep_run *run)
 	run->push(run, "false");
 	run->push(run, "--seed");
 	run->push(run, run->seed);
-	if (fb && ruma_parse_bool(fb, &fallback) == 0 && fallback)
-		run->push(run, "--fallback");
+	ruma_sweep_push_flag(run, "--fallback", "fallback");
+}
+
+static bool field_name(const ruma_result_row *row, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", row->metric);
+	return true;
 }
 
 static void micro_rows(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n)
 {
-	const char *name[MAX_FIELDS];
-	double sum[MAX_FIELDS], total = 0, runs = 1;
-	size_t nf = 0;
+	double runs = 1, total;
 	char buf[32];
 
-	for (size_t i = 0; i < n; i++) {
-		const char *r = ruma_result_param(&rows[i], "runs", buf, sizeof(buf));
-		size_t f = 0;
-
-		if (r)
-			(void)ruma_parse_double(r, &runs);
-		while (f < nf && strcmp(name[f], rows[i].metric))
-			f++;
-		if (f == nf) {
-			if (nf == MAX_FIELDS)
-				continue;
-			name[nf] = rows[i].metric;
-			sum[nf++] = 0;
-		}
-		sum[f] += rows[i].value;
-	}
-	if (!nf)
-		return;
-	for (size_t f = 0; f < nf; f++) {
-		double avg = sum[f] / (runs > 0 ? runs : 1);
-		total += avg;
-		if (avg > 0)
-			run->metric(run, name[f], "s", avg);
-	}
-	run->metric(run, "total", "s", total);
+	if (n && ruma_result_param(&rows[0], "runs", buf, sizeof(buf)))
+		(void)ruma_parse_double(buf, &runs);
+	if (ruma_sweep_means(run, rows, n, field_name, runs, false, &total))
+		run->metric(run, "total", "s", total);
 }
-
 const ruma_sweep_adapter ruma_sweep_micro = {
 	.system = "micro",
 	.keys = "method,test,n,runs,fallback",
