@@ -1,17 +1,19 @@
 /*
  * fuzz_micro_args.c — libFuzzer harness for the argument handling of
- * `ruma micro` (bench/micro).
+ * `ruma micro` (bench/micro) and of the other drivers' parsers that share
+ * the option table of bench/common (`ruma art`, `ruma rewire`, `ruma
+ * rwbench`).
  *
- * The harness calls the command-line parser of micro_cli.c (micro_parse)
- * directly: it never runs a benchmark.  micro_parse must return 0 or
- * RUMA_EPARSE; on RUMA_EPARSE its message must be terminated inside the
- * buffer and be empty only when the usage text is due (fewer than five
- * arguments); on 0 the parsed method, test and counts must be set (or help
- * asked for).  Any other outcome or a crash is a bug.
+ * The harness calls the parsers directly: it never runs a benchmark.  A
+ * parser must return 0 or RUMA_EPARSE; on RUMA_EPARSE its message must be
+ * terminated inside the buffer and be empty only when the usage text is due;
+ * on 0 the parsed values must be set and in range (or help asked for).  Any
+ * other outcome or a crash is a bug.
  *
  * Input byte 0, bit 0 chooses the mode:
  *   0  the rest, split at NUL bytes (at most 16 pieces), is argv[1..] of
- *      micro_parse, as above;
+ *      the parser that bits 1-2 choose: 0 micro_parse, 1 artbench_parse,
+ *      2 ruma_rewirebench_parse, 3 ruma_rwbench_parse;
  *   1  the exported pieces directly: micro_method_find / micro_test_find of
  *      any int id, micro_method_set_params / micro_test_set_params with up
  *      to 9 finite parameter values (the CLI passes only finite ones), then
@@ -22,7 +24,12 @@
  * stdout/stderr carry the driver's messages; run.sh runs this harness with
  * -close_fd_mask=3.  No syscalls of its own; deterministic.
  */
+#include "art/artbench.h"
 #include "micro/micro.h"
+#include "rewire/rewirebench.h"
+#include "rewire/rwbench.h"
+
+#include <ruma/art.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,30 +53,87 @@ static void fail(const char *what)
 	abort();
 }
 
-static void run_main(const uint8_t *data, size_t size)
+/* Check the outcome common to every parser: return code and message. */
+static void check_outcome(const char *who, int rc, const char *err, size_t len, bool silent_ok)
 {
+	char what[96];
+
+	snprintf(what, sizeof(what), "%s: return code %d", who, rc);
+	if (rc != 0 && rc != RUMA_EPARSE)
+		fail(what);
+	snprintf(what, sizeof(what), "%s: error text not terminated", who);
+	if (!memchr(err, '\0', len))
+		fail(what);
+	snprintf(what, sizeof(what), "%s: failed without a message", who);
+	if (rc && !err[0] && !silent_ok)
+		fail(what);
+}
+
+static void parse_micro(int argc, char **argv, char *err, size_t len)
+{
+	micro_opts o;
+	int rc = micro_parse(argc, argv, NULL, &o, err, len);
+
+	check_outcome("micro_parse", rc, err, len, o.usage_stdout);
+	if (!rc && !o.help && (!o.m || !o.t || o.n == 0 || o.runs == 0 || o.runs > 100000))
+		fail("micro_parse: accepted without a method, test or counts");
+}
+
+static void parse_art(int argc, char **argv, char *err, size_t len)
+{
+	artbench_opts o;
+	int rc = artbench_parse(argc, argv, NULL, &o, err, len);
+
+	check_outcome("artbench_parse", rc, err, len, false);
+	if (!rc && !o.help &&
+	    (o.cfg.n == 0 || o.cfg.n > (UINT64_C(1) << 32) || o.cfg.mode < 0 ||
+	     o.cfg.mode >= ARTBENCH_NMODES || o.cfg.reps == 0 || o.cfg.reps > 1000 ||
+	     o.cfg.lookups == 0 || o.cfg.batch > RUMA_ART_BATCH_MAX || !o.cfg.alloc_name))
+		fail("artbench_parse: accepted a value out of range");
+}
+
+static void parse_rewire(int argc, char **argv, char *err, size_t len)
+{
+	ruma_rewirebench_opts o;
+	int rc = ruma_rewirebench_parse(argc, argv, NULL, &o, err, len);
+
+	check_outcome("ruma_rewirebench_parse", rc, err, len, false);
+	if (!rc && !o.help && (o.pages == 0 || o.pages > ((uint64_t)1 << 22) || o.reps == 0 ||
+			       o.reps > 10000 || o.reserve_huge > 65536))
+		fail("ruma_rewirebench_parse: accepted a value out of range");
+}
+
+static void parse_rwbench(int argc, char **argv, char *err, size_t len)
+{
+	ruma_rwbench_opts o;
+	int rc = ruma_rwbench_parse(argc, argv, NULL, &o, err, len);
+
+	check_outcome("ruma_rwbench_parse", rc, err, len, o.usage_after);
+	if (!rc && !o.help &&
+	    (!o.which || o.reps == 0 || o.reps > 64 || o.min_log > o.max_log || o.max_log > 30 ||
+	     o.n == 0 || o.nparts == 0 || o.nparts > RUMA_RWB_MAX_LIST || o.pages_per_block == 0))
+		fail("ruma_rwbench_parse: accepted a value out of range");
+}
+
+static void run_main(const uint8_t *data, size_t size, unsigned which)
+{
+	static void (*const parsers[4])(int, char **, char *, size_t) = {
+		parse_micro, parse_art, parse_rewire, parse_rwbench,
+	};
+	static const char *const names[4] = { "micro", "art", "rewire", "rwbench" };
 	char *buf = malloc(size + 1), *argv[MAX_ARGS + 2], err[1024];
 	int argc = 1;
-	micro_opts o;
 
 	if (!buf)
 		return;
 	memcpy(buf, data, size);
 	buf[size] = '\0';
-	argv[0] = (char *)"micro";
+	argv[0] = (char *)names[which];
 	for (char *p = buf; p <= buf + size && argc <= MAX_ARGS; p += strlen(p) + 1)
 		argv[argc++] = p;
 	argv[argc] = NULL;
 	memset(err, 'E', sizeof(err));
-	int rc = micro_parse(argc, argv, NULL, &o, err, sizeof(err));
-	if (rc != 0 && rc != RUMA_EPARSE)
-		fail("micro_parse: return code");
-	if (!memchr(err, '\0', sizeof(err)))
-		fail("micro_parse: error text not terminated");
-	if (rc && !err[0] && !o.usage_stdout)
-		fail("micro_parse: failed without a message");
-	if (!rc && !o.help && (!o.m || !o.t || o.n == 0 || o.runs == 0))
-		fail("micro_parse: accepted without a method, test or counts");
+	parsers[which](argc, argv, err, sizeof(err));
 	free(buf);
 }
 
@@ -175,6 +239,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 1)
 		run_api(data + 1, size - 1);
 	else
-		run_main(data + 1, size - 1);
+		run_main(data + 1, size - 1, (data[0] >> 1) & 3);
 	return 0;
 }

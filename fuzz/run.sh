@@ -43,7 +43,7 @@ modules_of() {
 	fuzz_parse) echo "src/core src/os" ;;
 	fuzz_art) echo "src/art src/alloc src/core src/os" ;;
 	fuzz_btree) echo "src/btree src/bm src/wal src/core src/os" ;;
-	fuzz_micro_args) echo "bench/micro bench/common src/rewire src/alloc src/core src/os" ;;
+	fuzz_micro_args) echo "bench/micro bench/art bench/rewire bench/common src/art src/rewire src/alloc src/core src/os" ;;
 	fuzz_vmcache_config) echo "bench/vmcache src/btree src/bm src/wal src/core src/os tools/cmd_vmcache.c" ;;
 	*) echo "fuzz/run.sh: unknown target '$1' (known: $all_targets)" >&2; return 1 ;;
 	esac
