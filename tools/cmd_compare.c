@@ -2,7 +2,7 @@
  * cmd_compare.c — `ruma compare <sweep.csv> --baseline VAR=VALUE`: every
  * variant of a sweep against its baseline, per size and overall, with ratio of
  * medians, bootstrap 95% interval, per-rep ratio range and a plain verdict
- * (bench/exp/stats.c; docs/experiments.md).  Never sums across sizes.
+ * (tools/exp/stats.c; docs/experiments.md).  Never sums across sizes.
  *
  * Invariants: warm-up and failed rows are ignored; the same seed gives the same
  * intervals.  Syscalls: none beyond stdio.

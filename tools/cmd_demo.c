@@ -17,7 +17,7 @@
  *
  * Invariants: every number shown comes from the sweeps; the demo says when the
  * huge-page allocator did not get explicit huge pages (its own report, kept in
- * the CSV's note column).  Syscalls: via bench/exp (fork/exec, mkdir).
+ * the CSV's note column).  Syscalls: via tools/exp (fork/exec, mkdir).
  */
 #include "exp/exp.h"
 

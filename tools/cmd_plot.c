@@ -1,10 +1,10 @@
 /*
  * cmd_plot.c — `ruma plot <sweep.csv> --out DIR`: PNG charts of a sweep with
  * gnuplot: DIR/all/<metric>.png (all variants vs size, median with min-max
- * bars) and DIR/vs_baseline/<metric>__<variant>.png (bench/exp/plot.c).
+ * bars) and DIR/vs_baseline/<metric>__<variant>.png (tools/exp/plot.c).
  *
  * Invariants: the CSV is only read; without gnuplot the command says so and
- * exits 1.  Syscalls: via bench/exp (mkdir, fork/exec of gnuplot).
+ * exits 1.  Syscalls: via tools/exp (mkdir, fork/exec of gnuplot).
  */
 #include "exp/exp.h"
 

@@ -2,11 +2,11 @@
  * cmd_sweep.c — `ruma sweep`: run a grid of measurements (variants x sizes x
  * repetitions, warm-ups first, variants interleaved) of `ruma vmcache`,
  * `ruma art` or `ruma micro` as child processes and write one tidy CSV
- * (bench/exp/sweep.c; docs/experiments.md).
+ * (tools/exp/sweep.c; docs/experiments.md).
  *
  * Invariants: bad grids are rejected before anything runs (exit 2); rows are
  * flushed after every run; Ctrl-C kills the running child, keeps the rows and
- * prints the command that resumes.  Syscalls: via bench/exp (fork/exec, pipes).
+ * prints the command that resumes.  Syscalls: via tools/exp (fork/exec, pipes).
  */
 #include "exp/exp.h"
 

@@ -4,7 +4,7 @@
  * grid may use, the keys it requires, how one run's parameters become the
  * driver's arguments (the sweep adds "--result FILE"), and how the driver's
  * result rows (common/result.h) become the run's metrics.  The experiment
- * layer (bench/exp) holds the table of adapters; it runs the child, reads
+ * layer (tools/exp) holds the table of adapters; it runs the child, reads
  * the rows and stores the metrics.  A tooling API, not part of libruma.
  */
 #ifndef RUMA_BENCH_SWEEP_H

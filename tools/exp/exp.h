@@ -9,8 +9,8 @@
  * Functions return 0 or a negative errno / RUMA_E* code; those that take an
  * `err` buffer write a one-line reason there for the user.
  */
-#ifndef RUMA_BENCH_EXP_H
-#define RUMA_BENCH_EXP_H
+#ifndef RUMA_TOOLS_EXP_H
+#define RUMA_TOOLS_EXP_H
 
 #include "common/sweep.h"
 
