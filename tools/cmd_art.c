@@ -11,8 +11,10 @@
  * artbench.c).  No system calls.
  */
 #include "art/artbench.h"
+#include "common/opt.h"
 
 #include <ruma/art.h>
+
 
 #include <stdio.h>
 
@@ -55,15 +57,8 @@ int ruma_cmd_art(int argc, char **argv)
 	artbench_opts o;
 	char err[512];
 
-	if (artbench_parse(argc, argv, environ, &o, err, sizeof(err))) {
-		fputs(err, stderr);
-		if (o.usage_after)
-			usage(stderr);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		return 0;
-	}
-	return artbench_run(&o);
+	int rc = artbench_parse(argc, argv, environ, &o, err, sizeof(err));
+	int st = ruma_opt_outcome(rc, err, o.usage_after, o.help, usage);
+
+	return st >= 0 ? st : artbench_run(&o);
 }

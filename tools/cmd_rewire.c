@@ -7,7 +7,9 @@
  *
  * Syscalls: none.
  */
+#include "common/opt.h"
 #include "rewire/rewirebench.h"
+
 
 #include <stdio.h>
 
@@ -40,15 +42,8 @@ int ruma_cmd_rewire(int argc, char **argv)
 	ruma_rewirebench_opts o;
 	char err[512];
 
-	if (ruma_rewirebench_parse(argc, argv, environ, &o, err, sizeof(err))) {
-		fputs(err, stderr);
-		if (o.usage_after)
-			usage(stderr);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		return 0;
-	}
-	return ruma_rewirebench_run(&o);
+	int rc = ruma_rewirebench_parse(argc, argv, environ, &o, err, sizeof(err));
+	int st = ruma_opt_outcome(rc, err, o.usage_after, o.help, usage);
+
+	return st >= 0 ? st : ruma_rewirebench_run(&o);
 }

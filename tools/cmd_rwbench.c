@@ -8,7 +8,9 @@
  *
  * Syscalls: none.
  */
+#include "common/opt.h"
 #include "rewire/rwbench.h"
+
 
 #include <stdio.h>
 
@@ -55,15 +57,8 @@ int ruma_cmd_rwbench(int argc, char **argv)
 	ruma_rwbench_opts o;
 	char err[512];
 
-	if (ruma_rwbench_parse(argc, argv, environ, &o, err, sizeof(err))) {
-		fputs(err, stderr);
-		if (o.usage_after)
-			usage(stderr);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		return 0;
-	}
-	return ruma_rwbench_run(&o);
+	int rc = ruma_rwbench_parse(argc, argv, environ, &o, err, sizeof(err));
+	int st = ruma_opt_outcome(rc, err, o.usage_after, o.help, usage);
+
+	return st >= 0 ? st : ruma_rwbench_run(&o);
 }

@@ -7,8 +7,11 @@
  * positional.  The first problem ends the pass and is described in the
  * ruma_opt_error, never printed: the driver words the message.
  *
+ * ruma_opt_outcome turns a parser's result into what a `ruma <cmd>` does:
+ * the message, the usage, the exit status.
+ *
  * Invariants: nothing is stored for an argument that fails; a target is
- * written only with the width its kind names.  Syscalls: none.
+ * written only with the width its kind names.  Syscalls: none (stdio).
  */
 #include "common/opt.h"
 
@@ -142,4 +145,20 @@ uint64_t ruma_opt_env_seed(char *const *envp)
 	if (v && ruma_parse_u64(v, &seed) == 0)
 		return seed;
 	return ruma_seed_default();
+}
+
+int ruma_opt_outcome(int rc, const char *err, bool usage_after, bool help,
+		     void (*usage)(FILE *f))
+{
+	if (rc) {
+		fputs(err, stderr);
+		if (usage_after)
+			usage(stderr);
+		return 2;
+	}
+	if (help) {
+		usage(stdout);
+		return 0;
+	}
+	return -1;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum ruma_opt_kind {
 	RUMA_OPT_FLAG,  /* bool target set to true */
@@ -75,6 +76,15 @@ int ruma_opt_parse(const ruma_opt *table, size_t n, int argc, char **argv, int f
 
 /* ruma_opt_find — the table entry named name (without "=value"), or NULL. */
 const ruma_opt *ruma_opt_find(const ruma_opt *table, size_t n, const char *name);
+
+/*
+ * ruma_opt_outcome — what a command does after its driver's parser: on a
+ * parse error (rc != 0) print err and, when usage_after, the usage to stderr:
+ * exit status 2; for help, the usage to stdout: status 0; else -1 (run the
+ * driver).  usage(f) prints the command's usage text to f.
+ */
+int ruma_opt_outcome(int rc, const char *err, bool usage_after, bool help,
+		     void (*usage)(FILE *f));
 
 /* ruma_opt_getenv — value of name in envp ("K=V" strings, NULL-terminated;
  * envp NULL = empty), or NULL. */

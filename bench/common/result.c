@@ -133,6 +133,48 @@ int ruma_output_close(FILE *f, const char *cmd, const char *what)
 	return -err;
 }
 
+int ruma_outputs_open(ruma_outputs *o, const char *cmd, const char *csv_path,
+		      const char *result_path)
+{
+	int rc;
+
+	o->cmd = cmd;
+	o->csv_path = csv_path;
+	o->result_path = result_path;
+	o->csv = csv_path ? fopen(csv_path, "w") : stdout;
+	if (!o->csv) {
+		rc = -errno;
+		fprintf(stderr, "ruma %s: cannot write %s: %s\n", cmd, csv_path, strerror(-rc));
+		return rc;
+	}
+	rc = ruma_result_open(&o->res, result_path);
+	if (rc) {
+		fprintf(stderr, "ruma %s: cannot write %s: %s\n", cmd, result_path, strerror(-rc));
+		if (csv_path)
+			fclose(o->csv);
+		o->csv = NULL;
+	}
+	return rc;
+}
+
+ruma_result *ruma_outputs_result(ruma_outputs *o)
+{
+	return o->result_path ? &o->res : NULL;
+}
+
+int ruma_outputs_close(ruma_outputs *o)
+{
+	int rc = o->csv_path ? ruma_output_close(o->csv, o->cmd, o->csv_path) : 0;
+	int wrc = ruma_result_close(&o->res);
+
+	if (wrc) {
+		fprintf(stderr, "ruma %s: cannot write %s: %s\n", o->cmd, o->result_path,
+			strerror(-wrc));
+		rc = rc ? rc : wrc;
+	}
+	return rc;
+}
+
 /* ---- reading ----------------------------------------------------------- */
 
 /* Split a line into at most max fields in place (RFC 4180 quotes). */

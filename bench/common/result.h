@@ -70,6 +70,32 @@ int ruma_result_close(ruma_result *r);
  */
 int ruma_output_close(FILE *f, const char *cmd, const char *what);
 
+/* The outputs of a driver with a CSV: the CSV (a file or stdout) and the result rows. */
+typedef struct ruma_outputs {
+	const char *cmd, *csv_path, *result_path;
+	FILE *csv;
+	ruma_result res;
+} ruma_outputs;
+
+/*
+ * ruma_outputs_open — open csv_path (NULL = stdout) and result_path (NULL =
+ * none) for driver cmd ("rewire").  A file that cannot be created is
+ * reported as "ruma <cmd>: cannot write <path>: <reason>" and returns -errno
+ * with nothing left open.
+ */
+int ruma_outputs_open(ruma_outputs *o, const char *cmd, const char *csv_path,
+		      const char *result_path);
+
+/* ruma_outputs_result — the result writer, NULL when no result file was asked for. */
+ruma_result *ruma_outputs_result(ruma_outputs *o);
+
+/*
+ * ruma_outputs_close — finish both outputs (stdout is flushed, not closed);
+ * every loss is reported on stderr.  Returns 0, or a negative error when
+ * something written did not reach its file.
+ */
+int ruma_outputs_close(ruma_outputs *o);
+
 /* ---- reading ----------------------------------------------------------- */
 
 typedef struct ruma_result_row {

@@ -60,32 +60,17 @@ int ruma_rewirebench_parse(int argc, char **argv, char *const *envp, ruma_rewire
 int ruma_rewirebench_run(const ruma_rewirebench_opts *opts)
 {
 	ruma_rewirebench_opts o = *opts;
-	ruma_result res;
+	ruma_outputs out;
 	int rc;
 
 	if (o.reps < 5)
 		fprintf(stderr, "# note: fewer than 5 measured reps; medians are fragile\n");
-	o.csv = o.csv_path ? fopen(o.csv_path, "w") : stdout;
-	if (!o.csv) {
-		fprintf(stderr, "ruma rewire: cannot write %s: %s\n", o.csv_path, strerror(errno));
+	if (ruma_outputs_open(&out, "rewire", o.csv_path, o.result))
 		return 2;
-	}
-	rc = ruma_result_open(&res, o.result);
-	if (rc) {
-		fprintf(stderr, "ruma rewire: cannot write %s: %s\n", o.result, ruma_strerror(rc));
-		if (o.csv_path)
-			fclose(o.csv);
-		return 2;
-	}
-	o.res = o.result ? &res : NULL;
+	o.csv = out.csv;
+	o.res = ruma_outputs_result(&out);
 	rc = ruma_rewirebench_measure(&o);
-	int lost = o.csv_path && ruma_output_close(o.csv, "rewire", o.csv_path);
-	int wrc = ruma_result_close(&res);
-	if (wrc) {
-		fprintf(stderr, "ruma rewire: cannot write %s: %s\n", o.result, ruma_strerror(wrc));
-		lost = 1;
-	}
-	if (lost)
+	if (ruma_outputs_close(&out))
 		return 1; /* results lost: never exit 0 */
 	if (rc) {
 		fprintf(stderr, "ruma rewire: %s\n", ruma_strerror(rc));

@@ -153,35 +153,20 @@ int ruma_rwbench_run(const ruma_rwbench_opts *opts)
 {
 	ruma_rwbench_opts o = *opts;
 	uint64_t prev_huge = 0;
-	ruma_result res;
+	ruma_outputs out;
 	int rc;
 
-	o.csv = o.csv_path ? fopen(o.csv_path, "w") : stdout;
-	if (!o.csv) {
-		fprintf(stderr, "ruma rwbench: cannot write %s: %s\n", o.csv_path, strerror(errno));
+	if (ruma_outputs_open(&out, "rwbench", o.csv_path, o.result))
 		return 2;
-	}
-	rc = ruma_result_open(&res, o.result);
-	if (rc) {
-		fprintf(stderr, "ruma rwbench: cannot write %s: %s\n", o.result, ruma_strerror(rc));
-		if (o.csv_path)
-			fclose(o.csv);
-		return 2;
-	}
-	o.res = o.result ? &res : NULL;
+	o.csv = out.csv;
+	o.res = ruma_outputs_result(&out);
 	bool reserved = reserve_huge(&o, &prev_huge);
 	fprintf(stderr, "ruma rwbench %s: seed %llu, %u repetitions + 1 warm-up\n", o.which,
 		(unsigned long long)o.seed, o.reps);
 	rc = bench_fn[bench_index(o.which)](&o);
 	if (reserved)
 		(void)ruma_sysinfo_set_nr_hugepages_ex(2048, prev_huge, NULL, NULL);
-	bool lost = o.csv_path && ruma_output_close(o.csv, "rwbench", o.csv_path);
-	int wrc = ruma_result_close(&res);
-	if (wrc) {
-		fprintf(stderr, "ruma rwbench: cannot write %s: %s\n", o.result, ruma_strerror(wrc));
-		lost = true;
-	}
-	if (lost)
+	if (ruma_outputs_close(&out))
 		return 1; /* results lost: never exit 0 (stdout is checked by main) */
 	if (rc == RUMA_ENOHUGE || rc == RUMA_EMAPLIMIT) {
 		fprintf(stderr, "ruma rwbench: some variants did not run: %s\n", ruma_strerror(rc));
