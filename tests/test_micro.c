@@ -643,6 +643,8 @@ static int t_chains_block_pool(void)
 	char *argv[] = { (char *)"micro", (char *)"17(64,1)", (char *)"1", (char *)"100000",
 			 (char *)"1", (char *)"false", NULL };
 	int saved, devnull, st;
+	char err[512];
+	micro_opts o;
 
 	fflush(stdout);
 	saved = dup(1);
@@ -650,7 +652,9 @@ static int t_chains_block_pool(void)
 	CHECK(saved >= 0 && devnull >= 0);
 	CHECK(dup2(devnull, 1) == 1);
 	ruma_os_count_reset();
-	st = micro_main(6, argv);
+	st = micro_parse(6, argv, NULL, &o, err, sizeof(err));
+	if (st == 0)
+		st = micro_run(&o);
 	fflush(stdout);
 	CHECK(dup2(saved, 1) == 1);
 	close(saved);

@@ -314,7 +314,4 @@ int micro_parse(int argc, char **argv, char *const *envp, micro_opts *o, char *e
  */
 int micro_run(const micro_opts *o);
 
-/* micro_main — the whole `ruma micro` command: micro_parse, messages, micro_run. */
-int micro_main(int argc, char **argv);
-
 #endif
