@@ -407,6 +407,24 @@ int ruma_bm_log_flush(ruma_bm *bm, uint64_t end)
 	return r ? r : atomic_load(&bm->wal_err);
 }
 
+int ruma_bm_log_request(ruma_bm *bm, uint64_t end)
+{
+	if (!bm->wal)
+		return -EINVAL;
+	int r = atomic_load(&bm->wal_err);
+	return r ? r : ruma_wal_request(bm->wal, end);
+}
+
+uint64_t ruma_bm_log_durable(ruma_bm *bm)
+{
+	return bm->wal ? ruma_wal_durable(bm->wal) : 0;
+}
+
+uint64_t ruma_bm_log_end(ruma_bm *bm)
+{
+	return bm->wal ? ruma_wal_end(bm->wal) : 0;
+}
+
 /* Carry the losers' undo records into this session's log (oldest first, so
  * the next recovery lists them newest first again), durably. */
 int bm_undo_relog(ruma_bm *bm)

@@ -12,6 +12,10 @@
  * change also holds how to undo it.  Commit logs COMMIT {id} and waits for
  * it (on a SYNC store, unless RUMA_TXN_ASYNC; an ASYNC store's background
  * flusher makes it durable a few milliseconds later); abort restores the before-images newest first and logs END {id}.
+ * ruma_txn_commit_nowait logs COMMIT and releases the locks at once (early
+ * lock release): a transaction that then sees these changes commits later
+ * in the same log, so it is never durable without them; a read-only one is
+ * given the log's end as the point it must wait for.
  * Restoring is idempotent (upsert the old value / remove), so undoing again
  * after a crash in the middle of an abort or of a recovery undo is right.
  *
@@ -327,6 +331,24 @@ int ruma_txn_commit(ruma_txn *x)
 		    ruma_bm_durability_of(x->bm) == RUMA_BM_DURABLE_SYNC)
 			r = ruma_bm_log_flush(x->bm, end);
 	}
+	unlock_all(x);
+	txn_free(x);
+	return r;
+}
+
+int ruma_txn_commit_nowait(ruma_txn *x, uint64_t *durable_at)
+{
+	if (!x || !durable_at)
+		return -EINVAL;
+	int r = 0;
+	uint64_t end = 0;
+	if (x->id)
+		r = log_id(x->bm, RUMA_BM_LOG_COMMIT, x->id, &end);
+	else
+		end = ruma_bm_log_end(x->bm); /* what it read may not be durable yet */
+	if (!r && end && ruma_bm_logging(x->bm))
+		r = ruma_bm_log_request(x->bm, end);
+	*durable_at = end;
 	unlock_all(x);
 	txn_free(x);
 	return r;

@@ -22,6 +22,14 @@
  * every waiter.  Waiters whose LSN is not covered start the next round,
  * which then carries all of them: group commit.
  *
+ * The background flusher (started with the log when flush_ms is set, or at
+ * the first ruma_wal_request) runs a round whenever [durable, want) is not
+ * empty — ruma_wal_request raises want without waiting, so a thread can go on
+ * while its commit is written (flush pipelining) — and, with flush_ms, every
+ * flush_ms for whatever was appended.  A round that ends with want still
+ * ahead wakes it again, so requests made during a round are carried by the
+ * next one.
+ *
  * Invariants: base <= written = durable <= end; end - written <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
  *
@@ -78,6 +86,7 @@ struct ruma_wal {
 	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
 	uint64_t durable;        /* == written */
+	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
 	bool flushing;
 	int err;
 	bool stop;
@@ -272,6 +281,8 @@ static void flush_round(ruma_wal *w)
 	w->st.flushes++;
 	w->flushing = false;
 	pthread_cond_broadcast(&w->cv);
+	if (w->has_flusher && w->want > w->durable && !w->err)
+		pthread_cond_signal(&w->kick);
 }
 
 int ruma_wal_flush(ruma_wal *w, uint64_t upto)
@@ -296,24 +307,65 @@ int ruma_wal_flush(ruma_wal *w, uint64_t upto)
 	return r;
 }
 
+/* Wait for a kick, or (with flush_ms) until the period is over: then every
+ * record appended so far is wanted durable.  mu held. */
+static void flusher_wait(ruma_wal *w)
+{
+	if (!w->cfg.flush_ms) {
+		pthread_cond_wait(&w->kick, &w->mu);
+		return;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)w->cfg.flush_ms * 1000000u;
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
+	if (pthread_cond_timedwait(&w->kick, &w->mu, &ts) == ETIMEDOUT)
+		w->want = RUMA_MAX(w->want, w->end);
+}
+
 static void *flusher_main(void *arg)
 {
 	ruma_wal *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)w->cfg.flush_ms * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
-		(void)pthread_cond_timedwait(&w->kick, &w->mu, &ts);
-		if (!w->stop && !w->flushing && !w->err && w->durable < w->end) {
+		if (!w->flushing && !w->err && w->durable < RUMA_MIN(w->want, w->end)) {
 			w->flushing = true;
 			flush_round(w);
+			continue;
 		}
+		flusher_wait(w);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
+}
+
+/* Start the background flusher (mu held). */
+static int flusher_start(ruma_wal *w)
+{
+	if (w->has_flusher)
+		return 0;
+	int r = -pthread_create(&w->flusher, NULL, flusher_main, w);
+	w->has_flusher = r == 0;
+	return r;
+}
+
+int ruma_wal_request(ruma_wal *w, uint64_t upto)
+{
+	pthread_mutex_lock(&w->mu);
+	int r = w->err;
+	if (upto > w->end)
+		upto = w->end;
+	if (!r && w->durable < upto) {
+		r = flusher_start(w);
+		if (!r && upto > w->want) {
+			w->want = upto;
+			if (!w->flushing)
+				pthread_cond_signal(&w->kick);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return r;
 }
 
 /* ---- appending -------------------------------------------------------------------- */
@@ -485,11 +537,9 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (!r)
 		r = find_end(w);
 	if (!r) {
-		w->durable = w->end;
-		if (c->flush_ms) {
-			r = -pthread_create(&w->flusher, NULL, flusher_main, w);
-			w->has_flusher = r == 0;
-		}
+		w->durable = w->want = w->end;
+		if (c->flush_ms)
+			r = flusher_start(w);
 	}
 	if (r) {
 		w->cfg.path = NULL;
