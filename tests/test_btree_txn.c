@@ -18,8 +18,9 @@
  *                     reopening, every committed transaction is there and
  *                     the one in flight is entirely present or entirely
  *                     absent; three rounds
- *   powerloss_open_txn  a large open transaction (its pages evicted, so
- *                     its uncommitted changes reached the store) when the
+ *   powerloss_open_txn  a large open transaction (in-place updates, then
+ *                     upserts of every key; its pages evicted, so its
+ *                     uncommitted changes reached the store) when the
  *                     power fails: recovery undoes all of it; the committed
  *                     ones stay
  *   checkpoint_open_txn  the same with checkpoints (ruma_bm_flush) while the
@@ -420,6 +421,12 @@ static int t_powerloss_open_txn(void)
 	}
 	ruma_txn *open_txn;
 	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	for (uint32_t k = 0; k < KEYS; k++) /* in-place updates: patch undo */
+		if (model[k]) {
+			uint8_t key[4];
+			key_of(k, key);
+			CHECK_OK(ruma_txn_update(open_txn, t, key, 4, add_one, NULL));
+		}
 	for (uint32_t k = 0; k < KEYS; k++) /* far more pages than the pool */
 		CHECK_OK(txn_op(open_txn, t, k, 999));
 	ruma_bm_stats st;
