@@ -3,7 +3,9 @@
 
 Two series on one store (a small TPC-C database, 2 threads, a buffer pool
 smaller than the data so that eviction writes pages all the time, a fuzzy
-checkpoint every --checkpoint seconds):
+checkpoint every --checkpoint seconds; commits wait for the log, or with
+--durable=pipeline are acknowledged once the log is durable while the
+thread goes on):
 
   * K rounds killed with SIGKILL at a random instant: most rounds reopen the
     kept store and run, some start with a fresh load, so the instants fall
@@ -17,7 +19,8 @@ checkpoint every --checkpoint seconds):
 After each round the store is reopened with --keep --runfor 0 --check
 --commit-log: recovery must succeed, TPC-C consistency conditions 1-4 and
 every B-tree check must hold, and every New-Order whose commit returned
-(the commit log, accumulated since the last fresh load) must be present.
+(pipelined: was acknowledged; the commit log, accumulated since the last
+fresh load) must be present.
 A round killed during a fresh load may find the load incomplete or the
 database only partly created (the store says so, exit 2); that is the
 expected outcome; the store is then loaded again without a crash.
@@ -58,6 +61,8 @@ def parse_args():
                    help="longest time before the kill / power loss (s)")
     p.add_argument("--fresh-every", type=int, default=8,
                    help="about one round in this many starts with a fresh load")
+    p.add_argument("--durable", choices=["sync", "pipeline", "both"], default="both",
+                   help="commit mode of the runs (both: each round picks one at random)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--timeout", type=float, default=300.0, help="per command (s)")
     p.add_argument("-v", "--verbose", action="store_true")
@@ -82,7 +87,7 @@ class Crash:
         a = self.a
         cmd = [a.ruma, "vmcache", "--workload", "tpcc", "--block", self.store,
                "--virtgb", "1", "--physgb", a.physgb, "--datasize", str(a.warehouses),
-               "--threads", str(a.threads), "--runfor", str(runfor), "--durable",
+               "--threads", str(a.threads), "--runfor", str(runfor), "--durable=" + self.mode(),
                "--checkpoint", a.checkpoint, "--commit-log", self.commits,
                "--seed", str(self.rng.randrange(1 << 62))]
         if keep:
@@ -90,6 +95,11 @@ class Crash:
         else:
             cmd.append("--force")
         return cmd
+
+    def mode(self):
+        if self.a.durable != "both":
+            return self.a.durable
+        return self.rng.choice(["sync", "pipeline"])
 
     def env(self, powerloss_ms=None, torn=False):
         e = dict(os.environ)

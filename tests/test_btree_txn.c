@@ -7,14 +7,20 @@
  *                     and value by value, and the checker is clean
  *   conflict          a row held by one transaction gives RUMA_ECONFLICT to
  *                     another, which succeeds after the first commits
+ *   commit_nowait     ruma_txn_commit_nowait releases the row locks at once,
+ *                     gives increasing durable-at LSNs (a read-only
+ *                     transaction the log's end), and a power loss after the
+ *                     log was durable up to the k-th one keeps the first k
+ *                     transactions whole
  *   sigkill           a forked child runs transactions of 1..30 (some 1..400)
  *                     changes
  *                     (SYNC) and is killed at a random instant: after
  *                     reopening, every committed transaction is there and
  *                     the one in flight is entirely present or entirely
  *                     absent; three rounds
- *   powerloss_open_txn  a large open transaction (its pages evicted, so
- *                     its uncommitted changes reached the store) when the
+ *   powerloss_open_txn  a large open transaction (in-place updates, then
+ *                     upserts of every key; its pages evicted, so its
+ *                     uncommitted changes reached the store) when the
  *                     power fails: recovery undoes all of it; the committed
  *                     ones stay
  *   checkpoint_open_txn  the same with checkpoints (ruma_bm_flush) while the
@@ -65,6 +71,20 @@ static int make_tree(ruma_bm_durability d, ruma_bm **bm, ruma_btree **t)
 	if (!r)
 		r = ruma_btree_create(*bm, "t", t);
 	return r;
+}
+
+/* A fresh SYNC store with tree "t", closed and reopened with the power-loss
+ * simulation armed (its files tracked from the open on). */
+static int open_armed(ruma_bm **bm, ruma_btree **t)
+{
+	int r = make_tree(RUMA_BM_DURABLE_SYNC, bm, t);
+	if (r)
+		return r;
+	ruma_btree_release(*t);
+	if ((r = ruma_bm_close(*bm)) || (r = ruma_os_powerloss_arm()) ||
+	    (r = open_store(false, RUMA_BM_DURABLE_SYNC, bm)))
+		return r;
+	return ruma_btree_open(*bm, "t", t);
 }
 
 static void add_one(void *val, size_t vlen, void *ctx)
@@ -193,6 +213,63 @@ static int t_async_commit_does_not_wait(void)
 	CHECK_EQ(commit_syncs(RUMA_BM_DURABLE_ASYNC, &async_n), TEST_PASS);
 	CHECK(sync_n >= 20);
 	CHECK_EQ(async_n, 0);
+	return TEST_PASS;
+}
+
+/* Pipelined commits (txn.h): early lock release, durable-at points, and
+ * what a power loss keeps. */
+static int t_commit_nowait(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(open_armed(&bm, &t));
+	CHECK_EQ(ruma_txn_commit_nowait(NULL, NULL), -EINVAL);
+	uint64_t at[60], prev = 0;
+	for (uint32_t n = 1; n <= 60; n++) {
+		ruma_txn *x, *y;
+		CHECK_OK(ruma_txn_begin(bm, 0, &x));
+		for (uint32_t k = n * 50; k < n * 50 + 20; k++)
+			CHECK_OK(txn_op(x, t, k, n));
+		CHECK_OK(ruma_txn_commit_nowait(x, &at[n - 1]));
+		CHECK(at[n - 1] > prev);
+		prev = at[n - 1];
+		/* the locks are gone at once: another transaction takes the rows */
+		CHECK_OK(ruma_txn_begin(bm, 0, &y));
+		uint8_t key[4], val[256];
+		key_of(n * 50, key);
+		CHECK_OK(ruma_txn_lookup(y, t, key, 4, val, sizeof(val), NULL));
+		uint64_t ro;
+		CHECK_OK(ruma_txn_commit_nowait(y, &ro)); /* read-only: the log's end */
+		CHECK(ro >= at[n - 1]);
+	}
+	const uint32_t keep = 40;
+	CHECK_OK(ruma_bm_log_flush(bm, at[keep - 1]));
+	CHECK(ruma_bm_log_durable(bm) >= at[keep - 1]);
+	for (uint32_t n = 1; n <= keep; n++)
+		for (uint32_t k = n * 50; k < n * 50 + 20; k++)
+			model[k] = n;
+	CHECK_OK(ruma_os_powerloss());
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	/* the first `keep` are there; each later one entirely or not at all */
+	for (uint32_t n = keep + 1; n <= 60; n++) {
+		uint8_t key[4];
+		key_of(n * 50, key);
+		uint8_t val[256];
+		bool there = ruma_btree_lookup(t, key, 4, val, sizeof(val), NULL) == 0;
+		for (uint32_t k = n * 50; k < n * 50 + 20; k++)
+			model[k] = there ? n : 0;
+	}
+	CHECK_EQ(matches(t, model), 0);
+	CHECK_OK(ruma_btree_check(t, stdout));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
 
@@ -331,13 +408,7 @@ static int t_powerloss_open_txn(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	memset(model, 0, sizeof(model));
-	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_armed(&bm, &t));
 	for (uint32_t n = 1; n <= 40; n++) { /* committed */
 		ruma_txn *x;
 		CHECK_OK(ruma_txn_begin(bm, 0, &x));
@@ -350,6 +421,12 @@ static int t_powerloss_open_txn(void)
 	}
 	ruma_txn *open_txn;
 	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	for (uint32_t k = 0; k < KEYS; k++) /* in-place updates: patch undo */
+		if (model[k]) {
+			uint8_t key[4];
+			key_of(k, key);
+			CHECK_OK(ruma_txn_update(open_txn, t, key, 4, add_one, NULL));
+		}
 	for (uint32_t k = 0; k < KEYS; k++) /* far more pages than the pool */
 		CHECK_OK(txn_op(open_txn, t, k, 999));
 	ruma_bm_stats st;
@@ -377,12 +454,7 @@ static int t_checkpoint_open_txn(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	memset(model, 0, sizeof(model));
-	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_armed(&bm, &t));
 	ruma_txn *open_txn, *x;
 	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
 	for (uint32_t k = 0; k < KEYS; k += 2)
@@ -407,6 +479,7 @@ static const struct test_case cases[] = {
 	{ "abort_log", t_abort_log },
 	{ "conflict", t_conflict },
 	{ "async_commit_does_not_wait", t_async_commit_does_not_wait },
+	{ "commit_nowait", t_commit_nowait },
 	{ "sigkill", t_sigkill },
 	{ "powerloss_open_txn", t_powerloss_open_txn },
 	{ "checkpoint_open_txn", t_checkpoint_open_txn },

@@ -5,7 +5,7 @@
  * DATASIZE and EXMAP, or by command-line flags (flags win).  Prints
  * ts,tx,rmb,wmb,system,threads,datasize,workload,batch and one row per
  * second on stdout; configuration and space on stderr.
- * --durable[=sync|async] opens the store with a write-ahead log (docs/wal.md,
+ * --durable[=sync|pipeline|async] opens the store with a write-ahead log (docs/wal.md,
  * docs/tpcc.md "Durable runs").
  * Exit status: 0 ok, 1 failure, 2 bad configuration or unusable store,
  * 130/143 stopped by SIGINT/SIGTERM (store closed cleanly), 86 after a
@@ -43,7 +43,7 @@ static void usage(FILE *f)
 		"                 scandesc: leaves read ahead (1 = default, 32)\n"
 		"  EXMAP=0        exmap is not supported (1 is refused)\n"
 		"  FORCE=0|1      as --force                                      [0]\n"
-		"  DURABLE=0|1|sync|async  as --durable (1 = sync)                [0]\n"
+		"  DURABLE=0|1|sync|pipeline|async  as --durable (1 = sync)       [0]\n"
 		"  CHECKPOINT=s   as --checkpoint                                 [10]\n"
 		"  TPCC_SCALE=n   tests only (not TPC-C): divide items, customers and [1]\n"
 		"                 orders per warehouse by n (1..100)\n"
@@ -66,9 +66,11 @@ static void usage(FILE *f)
 		"                 not a ruma store (refused otherwise)\n"
 		"  --check        verify the whole data set after the load (or reopen) and\n"
 		"                 after the run\n"
-		"  --durable[=sync|async]  keep a write-ahead log BLOCK.wal: every TPC-C\n"
-		"                 transaction is one atomic transaction; sync (default):\n"
-		"                 commit returns once durable (group commit); async: commit\n"
+		"  --durable[=sync|pipeline|async]  keep a write-ahead log BLOCK.wal: every\n"
+		"                 TPC-C transaction is one atomic transaction; sync (default):\n"
+		"                 commit returns once durable (group commit); pipeline: as\n"
+		"                 durable, but a thread goes on while up to 64 of its commits\n"
+		"                 are written, each counted once durable; async: commit\n"
 		"                 returns at once, a crash loses the last few ms of commits\n"
 		"  --checkpoint S with a log: fuzzy checkpoint every S seconds, keeps the log\n"
 		"                 short (0 = none; fractions allowed)                [10]\n"
@@ -228,13 +230,17 @@ static int parse_durability(const struct raw *w, ruma_vmcache_opts *o)
 	bool b;
 	if (!strcmp(d, "sync"))
 		o->durability = RUMA_BM_DURABLE_SYNC;
+	else if (!strcmp(d, "pipeline")) {
+		o->durability = RUMA_BM_DURABLE_SYNC;
+		o->commit_pipeline = RUMA_VMCACHE_COMMIT_PIPELINE;
+	}
 	else if (!strcmp(d, "async"))
 		o->durability = RUMA_BM_DURABLE_ASYNC;
 	else if (!ruma_parse_bool(d, &b))
 		o->durability = b ? RUMA_BM_DURABLE_SYNC : RUMA_BM_DURABLE_OFF;
 	else
 		return bad(w->durable ? "--durable" : "DURABLE", d,
-			   "expected sync or async (DURABLE: 0, 1, sync or async)");
+			   "expected sync, pipeline or async (DURABLE: 0, 1, sync, pipeline or async)");
 	const char *ck = envor(w->checkpoint, "CHECKPOINT", "10");
 	if (ruma_parse_double(ck, &o->checkpoint_secs) || !(o->checkpoint_secs >= 0) ||
 	    o->checkpoint_secs > 86400)

@@ -174,8 +174,9 @@ static void *run_main(void *p)
 		done += (uint64_t)n;
 		atomic_store_explicit(&r->slots[a->tid].tx, done, memory_order_relaxed);
 	}
-	if (wl->thread_fini)
-		wl->thread_fini(&r->ctx, ts);
+	e = wl->thread_fini ? wl->thread_fini(&r->ctx, ts) : 0;
+	if (e)
+		set_err(r, e);
 	return NULL;
 }
 
@@ -509,9 +510,16 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	return atomic_load(&run->err);
 }
 
-static const char *durability_name(ruma_bm_durability d)
+static const char *durability_name(const ruma_vmcache_opts *o)
 {
-	return d == RUMA_BM_DURABLE_SYNC ? "sync" : d == RUMA_BM_DURABLE_ASYNC ? "async" : "off";
+	switch (o->durability) {
+	case RUMA_BM_DURABLE_SYNC:
+		return o->commit_pipeline ? "pipeline" : "sync";
+	case RUMA_BM_DURABLE_ASYNC:
+		return "async";
+	default:
+		return "off";
+	}
 }
 
 int ruma_vmcache_run(const ruma_vmcache_opts *o)
@@ -531,7 +539,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		o->block, o->virtgb, o->physgb, o->batch, o->threads, o->datasize, o->wl->name,
 		o->runfor, ruma_bm_wait_name(o->wait), ruma_bm_evict_name(o->evict),
 		ruma_bm_write_name(o->write), o->inflight ? o->inflight : 1, o->reuse, o->keep,
-		o->seed, durability_name(o->durability));
+		o->seed, durability_name(o));
 	if ((status = preflight(o, need)))
 		return status;
 	if ((status = open_commit_log(o, &run.ctx)))
@@ -580,6 +588,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	run.ctx.inflight = o->inflight ? o->inflight : 1;
 	run.ctx.seed = o->seed;
 	run.ctx.keep = o->keep;
+	run.ctx.commit_pipeline = o->commit_pipeline;
 	run.slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);
 	if (!run.slots) {
 		status = 1;

@@ -10,6 +10,9 @@
 
 #define RUMA_VMCACHE_MAX_THREADS 128u
 
+/* --durable=pipeline: commits a thread keeps in flight before it waits. */
+#define RUMA_VMCACHE_COMMIT_PIPELINE 64u
+
 typedef struct ruma_vmcache_opts {
 	const char *block;   /* BLOCK */
 	double virtgb;       /* VIRTGB (GiB, fractional allowed) */
@@ -29,6 +32,8 @@ typedef struct ruma_vmcache_opts {
 	bool check;          /* verify the data set after the run */
 	uint64_t seed;
 	ruma_bm_durability durability; /* --durable: the store keeps a log */
+	unsigned commit_pipeline; /* --durable=pipeline (RUMA_VMCACHE_COMMIT_PIPELINE): commits in flight per thread
+				     before one must be durable (0 = each commit waits) */
 	double checkpoint_secs; /* with a log: seconds between fuzzy checkpoints
 				   during load and run (0 = none) */
 	const char *commit_log; /* --commit-log FILE: committed New-Orders */

@@ -174,12 +174,12 @@ int ruma_vmcache_rnd_load_done(ruma_vmcache_ctx *ctx)
 	return ruma_btree_upsert(s->tree, marker_key, sizeof(marker_key), &cnt, sizeof(cnt), NULL);
 }
 
-static void rnd_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
+static int rnd_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
 {
 	struct rnd_thread *t = ts;
 	(void)ctx;
 	if (!t)
-		return;
+		return 0;
 	free(t->k);
 	free(t->key);
 	free(t->kp);
@@ -187,6 +187,7 @@ static void rnd_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
 	free(t->res);
 	free(t->seen);
 	free(t);
+	return 0;
 }
 
 static int rnd_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
@@ -205,7 +206,7 @@ static int rnd_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 		t->res = calloc(t->n, sizeof(*t->res));
 		t->seen = calloc(t->n, sizeof(*t->seen));
 		if (!t->k || !t->key || !t->kp || !t->klen || !t->res || !t->seen) {
-			rnd_thread_fini(ctx, t);
+			(void)rnd_thread_fini(ctx, t);
 			return -ENOMEM;
 		}
 	}

@@ -118,10 +118,11 @@ static int scandesc_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 	return scan_thread_init_dir(ctx, tid, ts, true);
 }
 
-static void scan_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
+static int scan_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
 {
 	(void)ctx;
 	free(ts);
+	return 0;
 }
 
 /* One scan of up to SCAN_TUPLES tuples from a random key. */

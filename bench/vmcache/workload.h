@@ -33,6 +33,8 @@ typedef struct ruma_vmcache_ctx {
 			       scan, scandesc: read-ahead depth in leaves */
 	uint64_t seed;      /* base seed of the run (printed on stderr) */
 	bool keep;          /* --keep: the store was opened with its contents */
+	unsigned commit_pipeline; /* --durable=pipeline: a thread's commits in flight
+				     (a workload acknowledges each once durable) */
 	bool loaded;        /* set by setup when the data is already there (--keep) */
 	void *wl;           /* the workload's private state (set by setup) */
 	_Atomic uint64_t failures; /* wrong or missing results seen by run_one */
@@ -76,7 +78,9 @@ typedef struct ruma_vmcache_workload {
 	 * lookups) completed, >= 0, or a negative error that stops the run.
 	 * Wrong results are counted in ctx->failures and reported on stderr. */
 	int64_t (*run_one)(ruma_vmcache_ctx *ctx, void *ts);
-	void (*thread_fini)(ruma_vmcache_ctx *ctx, void *ts);
+	/* End of the measured phase: finish what is in flight (e.g. wait for
+	 * pipelined commits) and free ts.  0 or a negative error.  May be NULL. */
+	int (*thread_fini)(ruma_vmcache_ctx *ctx, void *ts);
 	/* --check: verify the whole data set after the run; describe problems
 	 * on stderr; 0, RUMA_ECORRUPT or another error.  May be NULL. */
 	int (*check)(ruma_vmcache_ctx *ctx);

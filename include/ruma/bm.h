@@ -339,6 +339,20 @@ RUMA_API int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t
 			 uint64_t *lsn, uint64_t *end);
 RUMA_API int ruma_bm_log_flush(ruma_bm *bm, uint64_t end);
 
+/*
+ * Flush pipelining.  ruma_bm_log_request asks for the log before `end` to
+ * become durable without waiting (the log's background flusher writes it,
+ * grouped with every other request meanwhile); ruma_bm_log_durable is the
+ * LSN up to which the log is durable now (0 without a log); ruma_bm_log_end
+ * the LSN just after the last record appended.  A caller that acknowledges
+ * its work only once ruma_bm_log_durable() >= its end never acknowledges
+ * anything a crash can lose.  ruma_bm_log_request returns 0, -EINVAL (no
+ * log) or the log's error.
+ */
+RUMA_API int ruma_bm_log_request(ruma_bm *bm, uint64_t end);
+RUMA_API uint64_t ruma_bm_log_durable(ruma_bm *bm);
+RUMA_API uint64_t ruma_bm_log_end(ruma_bm *bm);
+
 /* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
  * for durability (a transaction waits once, at commit); off: back to normal. */
 RUMA_API void ruma_bm_op_defer(ruma_bm *bm, bool on);

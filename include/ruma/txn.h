@@ -61,6 +61,21 @@ RUMA_API int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out);
  */
 RUMA_API int ruma_txn_commit(ruma_txn *x);
 
+/*
+ * ruma_txn_commit_nowait — commit without waiting for durability, for
+ * callers that keep several commits in flight per thread (flush pipelining,
+ * as in Aether, Johnson et al., PVLDB 2010): logs the commit, asks the log's
+ * background flusher to make it durable, releases the row locks at once and
+ * frees the transaction.  *durable_at gets the LSN the transaction is
+ * durable at: acknowledge it once ruma_bm_log_durable(bm) >= *durable_at,
+ * or wait with ruma_bm_log_flush(bm, *durable_at).  A read-only transaction
+ * gets the log's current end (what it read may not be durable yet); 0 on a
+ * store without a log.  Releasing the locks before the commit is durable is
+ * safe: a transaction that sees these changes logs its own commit after this
+ * one.  Errors as ruma_txn_commit (-EINVAL for NULL arguments).
+ */
+RUMA_API int ruma_txn_commit_nowait(ruma_txn *x, uint64_t *durable_at);
+
 /* ruma_txn_abort — undo every change of the transaction (newest first),
  * release its locks and free it.  Returns 0 or the first error met while
  * undoing (the log or the store failing); the transaction is freed anyway. */

@@ -41,7 +41,8 @@ typedef struct ruma_wal ruma_wal;
 typedef struct ruma_wal_config {
 	const char *path;      /* the log file (created if missing) */
 	size_t buffer_bytes;   /* in-memory ring (0 = 8 MiB; at least 2 records of the largest size) */
-	unsigned flush_ms;     /* background flusher period in ms (0 = no flusher thread) */
+	unsigned flush_ms;     /* background flusher period in ms (0 = no periodic flush;
+				  a flusher is still started by ruma_wal_request) */
 	void (*message)(void *ctx, const char *line); /* as ruma_bm_config.message (NULL = stderr) */
 	void *message_ctx;
 } ruma_wal_config;
@@ -79,6 +80,15 @@ RUMA_API int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, si
  * is clamped to the end.  Returns 0 or the log's first I/O error.
  */
 RUMA_API int ruma_wal_flush(ruma_wal *w, uint64_t upto);
+
+/*
+ * ruma_wal_request — ask for every record before `upto` to become durable
+ * without waiting: the background flusher (started now if the log has
+ * none) writes and syncs it, grouped with every other request made
+ * meanwhile.  Poll ruma_wal_durable, or wait with ruma_wal_flush.  Returns 0,
+ * the log's first I/O error, or an error starting the flusher thread.
+ */
+RUMA_API int ruma_wal_request(ruma_wal *w, uint64_t upto);
 
 /* LSN of the first record kept / just after the last one appended /
  * up to which the log is durable. */

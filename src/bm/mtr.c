@@ -40,6 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define D RUMA_BM_PAGE_DATA
 
@@ -109,6 +112,47 @@ static char *put_head(char *o, unsigned kind, ruma_pid pid)
 	return o + sizeof(pid);
 }
 
+#define SKIP_BLOCK 64u
+#define SKIP_CHUNK 512u /* equal chunks are skipped by libc's memcmp (wide vectors) */
+
+/* The first offset >= i, rounded down to SKIP_BLOCK, whose block of
+ * SKIP_BLOCK bytes differs, or the start of the last partial block (the
+ * caller compares it word by word), or D: most of a page is unchanged, and
+ * this passes over it 64 bytes per step (SSE2 on x86-64, words elsewhere). */
+static size_t next_changed_block(const char *a, const char *b, size_t i)
+{
+	for (i -= i % SKIP_BLOCK; i + SKIP_BLOCK <= D; i += SKIP_BLOCK) {
+		if (i % SKIP_CHUNK == 0 && i + SKIP_CHUNK <= D && !memcmp(a + i, b + i, SKIP_CHUNK)) {
+			i += SKIP_CHUNK - SKIP_BLOCK;
+			continue;
+		}
+#ifdef __SSE2__
+		__m128i e0 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + i)),
+					    _mm_loadu_si128((const __m128i *)(b + i)));
+		__m128i e1 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + i + 16)),
+					    _mm_loadu_si128((const __m128i *)(b + i + 16)));
+		__m128i e2 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + i + 32)),
+					    _mm_loadu_si128((const __m128i *)(b + i + 32)));
+		__m128i e3 = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(a + i + 48)),
+					    _mm_loadu_si128((const __m128i *)(b + i + 48)));
+		__m128i all = _mm_and_si128(_mm_and_si128(e0, e1), _mm_and_si128(e2, e3));
+		if (_mm_movemask_epi8(all) != 0xffff)
+			return i;
+#else
+		uint64_t x = 0;
+		for (size_t k = 0; k < SKIP_BLOCK; k += 8) {
+			uint64_t u, v;
+			memcpy(&u, a + i + k, 8);
+			memcpy(&v, b + i + k, 8);
+			x |= u ^ v;
+		}
+		if (x)
+			return i;
+#endif
+	}
+	return i;
+}
+
 /* Encode the changed ranges of now vs before at o as a DIFF entry body
  * (after the head); returns the end, or NULL when nothing changed, or o
  * itself when the diff would be larger than half a page (use a full image). */
@@ -118,9 +162,11 @@ static char *put_diff(char *o, const char *before, const char *now)
 	uint16_t n = 0;
 	size_t bytes = 0;
 	o += sizeof(uint16_t);
-	for (size_t i = 0; i < D;) {
+	for (size_t i = next_changed_block(before, now, 0); i < D;) {
 		if (!memcmp(before + i, now + i, 8)) {
 			i += 8;
+			if (i % SKIP_BLOCK == 0)
+				i = next_changed_block(before, now, i);
 			continue;
 		}
 		size_t start = i, last = i + 8;
@@ -155,12 +201,28 @@ static void note_error(ruma_bm *bm, struct bm_mtr *m, int r)
 	(void)atomic_compare_exchange_strong(&bm->wal_err, &none, r);
 }
 
+/* After a DIFF entry body was logged: make the before-image equal to the
+ * page again by copying just the ranges it names. */
+static void refresh_ranges(char *before, const char *body)
+{
+	uint16_t n;
+	memcpy(&n, body, 2);
+	body += 2;
+	for (uint16_t k = 0; k < n; k++) {
+		uint16_t off, len;
+		memcpy(&off, body, 2);
+		memcpy(&len, body + 2, 2);
+		memcpy(before + off, body + 4, len);
+		body += 4u + len;
+	}
+}
+
 /* Log the changes of every page in m as one record; `freed` (or UINT64_MAX)
  * is the page being freed. */
 static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 {
 	char *o = m->rec;
-	bool logged[BM_MTR_MAX];
+	const char *logged[BM_MTR_MAX]; /* per page: its DIFF body, the page (full image), NULL */
 	/* held across the full-image decision and the append: a checkpoint
 	 * cannot move the redo start in between (bm_wal_checkpoint) */
 	pthread_rwlock_rdlock(&bm->ckpt_lock);
@@ -168,7 +230,7 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 	for (unsigned i = 0; i < m->n; i++) {
 		struct mtr_page *e = &m->p[i];
 		const char *page = bm_page(bm, e->pid);
-		logged[i] = false;
+		logged[i] = NULL;
 		if (e->fresh)
 			o = put_head(o, BM_MTR_ALLOC, e->pid);
 		if (e->pid == freed) {
@@ -185,11 +247,12 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			o = put_head(o, BM_MTR_FPI, e->pid);
 			memcpy(o, page, D);
 			o += D;
+			logged[i] = page;
 		} else {
 			(void)put_head(o, BM_MTR_DIFF, e->pid);
 			o = end;
+			logged[i] = body;
 		}
-		logged[i] = true;
 	}
 	if (o == m->rec) {
 		pthread_rwlock_unlock(&bm->ckpt_lock);
@@ -211,7 +274,11 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue;
 		char *page = bm_page(bm, e->pid);
 		bm_page_set_lsn(page, end);
-		memcpy(e->before, page, D);
+		if (logged[i] == page)
+			memcpy(e->before, page, D);
+		else
+			refresh_ranges(e->before, logged[i]);
+		RUMA_ASSERT(memcmp(e->before, page, D) == 0);
 	}
 }
 
@@ -383,6 +450,16 @@ int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len, uin
 		return e;
 	uint64_t id, at;
 	memcpy(&id, payload, sizeof(id));
+	if (type == RUMA_BM_LOG_UNDO && id != 0) {
+		/* a later change of a transaction: the set of unfinished ones
+		 * stays as it is */
+		int r = ruma_wal_append(bm->wal, type, payload, len, lsn, end);
+		if (r) {
+			int none = 0;
+			(void)atomic_compare_exchange_strong(&bm->wal_err, &none, r);
+		}
+		return r;
+	}
 	pthread_mutex_lock(&bm->active_mu); /* the set changes in log order */
 	int r = ruma_wal_append(bm->wal, type, payload, len, &at, end);
 	if (r) {
@@ -405,6 +482,24 @@ int ruma_bm_log_flush(ruma_bm *bm, uint64_t end)
 		return -EINVAL;
 	int r = ruma_wal_flush(bm->wal, end);
 	return r ? r : atomic_load(&bm->wal_err);
+}
+
+int ruma_bm_log_request(ruma_bm *bm, uint64_t end)
+{
+	if (!bm->wal)
+		return -EINVAL;
+	int r = atomic_load(&bm->wal_err);
+	return r ? r : ruma_wal_request(bm->wal, end);
+}
+
+uint64_t ruma_bm_log_durable(ruma_bm *bm)
+{
+	return bm->wal ? ruma_wal_durable(bm->wal) : 0;
+}
+
+uint64_t ruma_bm_log_end(ruma_bm *bm)
+{
+	return bm->wal ? ruma_wal_end(bm->wal) : 0;
 }
 
 /* Carry the losers' undo records into this session's log (oldest first, so

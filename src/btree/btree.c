@@ -514,8 +514,13 @@ static int merge_up(ruma_btree *t, const uint8_t *key, size_t klen, unsigned lev
 
 enum put_mode { PUT_INSERT, PUT_UPSERT };
 
+struct put_hook {
+	bt_before_put fn; /* NULL: none */
+	void *ctx;
+};
+
 static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const void *val,
-		       size_t vlen, enum put_mode mode, bool *replaced)
+		       size_t vlen, enum put_mode mode, bool *replaced, const struct put_hook *h)
 {
 	path p;
 	olc_enter();
@@ -552,6 +557,15 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 		ruma_bm_unfix_x(t->bm, p.pid);
 		return bt_corrupt(t, p.pid, BT_DMG_NODE);
 	}
+	if (h->fn) {
+		unsigned vl = 0;
+		const void *old = found ? node_value(n, pos, &vl, &bad) : NULL;
+		rc = bad ? bt_corrupt(t, p.pid, BT_DMG_NODE) : h->fn(h->ctx, found, old, vl);
+		if (rc) {
+			ruma_bm_unfix_x(t->bm, p.pid);
+			return rc;
+		}
+	}
 	if (found)
 		node_remove_at(n, pos);
 	node_insert_at(n, pos, key, klen, val, vlen);
@@ -562,7 +576,7 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 }
 
 static int put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
-	       enum put_mode mode, bool *replaced)
+	       enum put_mode mode, bool *replaced, const struct put_hook *h)
 {
 	int rc = check_entry(klen, vlen);
 	if (rc)
@@ -571,7 +585,7 @@ static int put(ruma_btree *t, const void *key, size_t klen, const void *val, siz
 		return -EINVAL;
 	unsigned tries = 0;
 	for (;;) {
-		rc = put_attempt(t, key, klen, val, vlen, mode, replaced);
+		rc = put_attempt(t, key, klen, val, vlen, mode, replaced, h);
 		if (rc == SPLIT_DONE)
 			continue;
 		if (rc != RUMA_RESTART)
@@ -580,15 +594,25 @@ static int put(ruma_btree *t, const void *key, size_t klen, const void *val, siz
 	}
 }
 
+static const struct put_hook no_hook = { NULL, NULL };
+
 int ruma_btree_insert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen)
 {
-	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_INSERT, NULL));
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_INSERT, NULL, &no_hook));
 }
 
 int ruma_btree_upsert(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
 		      bool *replaced)
 {
-	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_UPSERT, replaced));
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen, PUT_UPSERT, replaced, &no_hook));
+}
+
+int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
+	   bool insert_only, bt_before_put hook, void *ctx)
+{
+	struct put_hook h = { hook, ctx };
+	return ruma_bm_op_end(t->bm, put(t, key, klen, val, vlen,
+					 insert_only ? PUT_INSERT : PUT_UPSERT, NULL, &h));
 }
 
 /* Optimistic point read: copy the value of key into buf (if it fits cap). */

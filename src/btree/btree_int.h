@@ -73,6 +73,17 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 unsigned bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
 		       int from, bool desc, unsigned depth);
 
+/* A hook of bt_put: called once, with the leaf latched exclusively, right
+ * before the entry is written — found: the key is there (an upsert
+ * replaces old, old_len bytes).  A non-zero return cancels the put (nothing
+ * changed) and is returned. */
+typedef int (*bt_before_put)(void *ctx, bool found, const void *old, size_t old_len);
+
+/* btree.c: ruma_btree_insert (insert_only) or ruma_btree_upsert with a hook
+ * (the transactions' undo, taken from the leaf without a second lookup). */
+int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
+	   bool insert_only, bt_before_put hook, void *ctx);
+
 /* txn.c: undo the transactions a crash cut off, once per store (the first
  * ruma_btree_open / ruma_btree_create calls it; cheap when none). */
 int bt_txn_recover(ruma_bm *bm);

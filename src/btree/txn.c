@@ -3,17 +3,27 @@
  * (in memory for abort, in the log for crash recovery), commit.  See txn.h
  * and docs/wal.md.
  *
- * Per change: lock the row, read its current value (the before-image), log
- * an UNDO record {tree root, key, before-image or absent} (first record of
- * the transaction: its LSN becomes the transaction id), keep the same in
- * memory, then make the change with the normal B-tree operation while the
- * thread's ruma_bm_op_end does not wait (ruma_bm_op_defer).  The UNDO record
- * precedes the change's redo in the log, so any durable prefix holding the
- * change also holds how to undo it.  Commit logs COMMIT {id} and waits for
- * it (on a SYNC store, unless RUMA_TXN_ASYNC; an ASYNC store's background
- * flusher makes it durable a few milliseconds later); abort restores the before-images newest first and logs END {id}.
- * Restoring is idempotent (upsert the old value / remove), so undoing again
- * after a crash in the middle of an abort or of a recovery undo is right.
+ * Per change: lock the row, then log an UNDO record {tree root, key, kind,
+ * bytes} (first record of the transaction: its LSN becomes the transaction
+ * id) and keep the same in memory, then make the change with the normal
+ * B-tree operation while the thread's ruma_bm_op_end does not wait
+ * (ruma_bm_op_defer).  Inserts and upserts take the undo from the leaf
+ * itself, latched, right before the entry is written (bt_put's hook:
+ * "absent" or the value replaced); in-place updates take it inside the
+ * update callback as a patch of the bytes the caller's function changed;
+ * removals look the row up first.  Either way the UNDO record is appended
+ * before the leaf's change is logged (when its latch is released), so any
+ * durable prefix holding the change also holds how to undo it.  Commit logs
+ * COMMIT {id} and waits for it (on a SYNC store, unless RUMA_TXN_ASYNC; an
+ * ASYNC store's background flusher makes it durable a few milliseconds
+ * later); abort restores newest first and logs END {id}.
+ * ruma_txn_commit_nowait logs COMMIT and releases the locks at once (early
+ * lock release): a transaction that then sees these changes commits later
+ * in the same log, so it is never durable without them; a read-only one is
+ * given the log's end as the point it must wait for.
+ * Restoring is idempotent (upsert the old value / write the patch's old
+ * bytes / remove), so undoing again after a crash in the middle of an abort
+ * or of a recovery undo is right.
  *
  * Row locks: a process-wide table of LOCK_STRIPES stripes, each a mutex and
  * a small array of (hash, owner); a row held by another owner is
@@ -48,13 +58,20 @@ static struct lock_stripe stripes[LOCK_STRIPES];
 static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t recover_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* One undo entry in memory: the row and its before-image. */
+/* What an undo entry restores (undo_hdr.kind). */
+enum undo_kind {
+	UNDO_ABSENT = 0, /* the row did not exist: remove it */
+	UNDO_VALUE = 1,  /* put the old value back */
+	UNDO_PATCH = 2,  /* an in-place update: write old bytes back at offsets */
+};
+
+/* One undo entry in memory: the row and what restores it. */
 struct undo {
 	ruma_pid root;
 	uint16_t klen;
-	bool present;
-	uint32_t vlen;
-	uint8_t *bytes; /* key, then the old value */
+	uint8_t kind;
+	uint32_t vlen;  /* bytes after the key */
+	uint8_t *bytes; /* key, then the old value or the patch */
 };
 
 struct ruma_txn {
@@ -67,11 +84,13 @@ struct ruma_txn {
 	size_t nundo, capundo;
 };
 
-/* Undo record payload after the id: this header, key, old value. */
+/* Undo record payload after the id: this header, key, then the old value
+ * (UNDO_VALUE) or the patch (UNDO_PATCH): a sequence of
+ * { u16 off, u16 len, len old bytes }. */
 struct undo_hdr {
 	uint64_t root;
 	uint16_t klen;
-	uint8_t present;
+	uint8_t kind;
 	uint8_t rsv;
 	uint32_t vlen;
 };
@@ -82,12 +101,14 @@ static void stripes_init(void)
 		pthread_mutex_init(&stripes[i].mu, NULL);
 }
 
+/* 64 bits of (store, tree, key): the CRC-32C of the key, and the CRC-32C of
+ * the store and tree ids continued from it. */
 static uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
 {
 	uint64_t ids[2] = { (uint64_t)(uintptr_t)t->bm, t->root };
-	uint32_t a = ruma_crc32c(ruma_crc32c(0x9e3779b9u, ids, sizeof(ids)), key, klen);
-	uint32_t b = ruma_crc32c(ruma_crc32c(0x85ebca6bu, key, klen), ids, sizeof(ids));
-	return ((uint64_t)a << 32) | b;
+	uint32_t a = ruma_crc32c(0x9e3779b9u, key, klen);
+	uint32_t b = ruma_crc32c(a, ids, sizeof(ids));
+	return ((uint64_t)(a ^ (uint32_t)(ids[1] * 0x9e3779b97f4a7c15ull >> 32)) << 32) | b;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -170,14 +191,88 @@ int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 	return 0;
 }
 
-/* Restore one row to its before-image (abort and recovery). */
-static int restore(ruma_btree *t, const uint8_t *key, size_t klen, bool present,
+struct patch {
+	const uint8_t *p;
+	size_t len;
+	int err;
+};
+
+/* Write a patch's old bytes back into the value (ruma_btree_update callback). */
+static void patch_apply(void *val, size_t vlen, void *ctx)
+{
+	struct patch *pt = ctx;
+	const uint8_t *p = pt->p, *end = pt->p + pt->len;
+	while (p < end) {
+		uint16_t off, len;
+		if (end - p < 4) {
+			pt->err = RUMA_ECORRUPT;
+			return;
+		}
+		memcpy(&off, p, 2);
+		memcpy(&len, p + 2, 2);
+		p += 4;
+		if ((size_t)(end - p) < len || (size_t)off + len > vlen) {
+			pt->err = RUMA_ECORRUPT;
+			return;
+		}
+		memcpy((uint8_t *)val + off, p, len);
+		p += len;
+	}
+}
+
+/* Restore one row (abort and recovery).  Idempotent: a patch writes the old
+ * bytes whether or not the update had reached the row. */
+static int restore(ruma_btree *t, const uint8_t *key, size_t klen, unsigned kind,
 		   const uint8_t *val, size_t vlen)
 {
-	if (present)
+	if (kind == UNDO_VALUE)
 		return ruma_btree_upsert(t, key, klen, val, vlen, NULL);
+	if (kind == UNDO_PATCH) {
+		struct patch pt = { val, vlen, 0 };
+		int r = ruma_btree_update(t, key, klen, patch_apply, &pt);
+		return r ? r : pt.err;
+	}
 	int r = ruma_btree_remove(t, key, klen);
 	return r == RUMA_ENOTFOUND ? 0 : r;
+}
+
+/* Log (with a log) and keep one undo entry: kind, then `len` bytes of old
+ * value or patch. */
+static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+		       unsigned kind, const uint8_t *data, size_t len)
+{
+	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)))
+		return -ENOMEM;
+	uint8_t *bytes = malloc(klen + len + 1);
+	if (!bytes)
+		return -ENOMEM;
+	memcpy(bytes, key, klen);
+	memcpy(bytes + klen, data, len);
+	if (ruma_bm_logging(x->bm)) {
+		uint8_t rec[8 + sizeof(struct undo_hdr) + RUMA_BTREE_MAX_KEY + RUMA_BTREE_MAX_VALUE];
+		struct undo_hdr h = { t->root, (uint16_t)klen, (uint8_t)kind, 0, (uint32_t)len };
+		memcpy(rec, &x->id, 8);
+		memcpy(rec + 8, &h, sizeof(h));
+		memcpy(rec + 8 + sizeof(h), bytes, klen + len);
+		uint64_t lsn;
+		int r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, 8 + sizeof(h) + klen + len, &lsn, NULL);
+		if (r) {
+			free(bytes);
+			return r;
+		}
+		if (!x->id)
+			x->id = lsn;
+	}
+	x->undo[x->nundo++] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
+					     bytes };
+	return 0;
+}
+
+static int lock_key(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen)
+{
+	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
+		return klen ? RUMA_ETOOBIG : -EINVAL;
+	return row_lock(x, t, key, klen);
 }
 
 /* Lock the row, take its before-image, log and keep the undo entry. */
@@ -186,76 +281,120 @@ static int prepare_change(ruma_txn *x, ruma_btree *t, const void *key, size_t kl
 {
 	uint8_t old[RUMA_BTREE_MAX_VALUE];
 	size_t vlen = 0;
-	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
-		return klen ? RUMA_ETOOBIG : -EINVAL;
-	int r = row_lock(x, t, key, klen);
+	int r = lock_key(x, t, key, klen);
 	if (r)
 		return r;
 	r = ruma_btree_lookup(t, key, klen, old, sizeof(old), &vlen);
 	if (r && r != RUMA_ENOTFOUND)
 		return r;
 	*present = r == 0;
-	if (!*present)
-		vlen = 0;
-	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)))
-		return -ENOMEM;
-	uint8_t *bytes = malloc(klen + vlen + 1);
-	if (!bytes)
-		return -ENOMEM;
-	memcpy(bytes, key, klen);
-	memcpy(bytes + klen, old, vlen);
-	if (ruma_bm_logging(x->bm)) {
-		uint8_t rec[8 + sizeof(struct undo_hdr) + RUMA_BTREE_MAX_KEY + RUMA_BTREE_MAX_VALUE];
-		struct undo_hdr h = { t->root, (uint16_t)klen, *present, 0, (uint32_t)vlen };
-		memcpy(rec, &x->id, 8);
-		memcpy(rec + 8, &h, sizeof(h));
-		memcpy(rec + 8 + sizeof(h), bytes, klen + vlen);
-		uint64_t lsn;
-		r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, 8 + sizeof(h) + klen + vlen, &lsn, NULL);
-		if (r) {
-			free(bytes);
-			return r;
-		}
-		if (!x->id)
-			x->id = lsn;
-	}
-	x->undo[x->nundo++] = (struct undo){ t->root, (uint16_t)klen, *present, (uint32_t)vlen, bytes };
-	return 0;
+	return record_undo(x, t, key, klen, *present ? UNDO_VALUE : UNDO_ABSENT, old,
+			   *present ? vlen : 0);
 }
 
-enum op { OP_INSERT, OP_UPSERT, OP_UPDATE, OP_REMOVE };
-
-struct op_args {
-	enum op op;
-	const void *val;
-	size_t vlen;
+/* An in-place update inside a transaction: the B-tree calls this with the
+ * row latched; it runs the caller's function on the value and logs, before
+ * the page change can be logged, a patch of the bytes it changed (no
+ * separate lookup for the before-image). */
+struct capture {
+	ruma_txn *x;
+	const ruma_btree *t;
+	const void *key;
+	size_t klen;
 	void (*fn)(void *val, size_t vlen, void *ctx);
 	void *ctx;
+	int err;
 };
 
-static int txn_op(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, const struct op_args *a)
+/* Whether the 8-byte words (the last one possibly shorter) at i differ. */
+static bool word_differs(const uint8_t *a, const uint8_t *b, size_t i, size_t n)
 {
-	bool present = false;
-	int r = prepare_change(x, t, key, klen, &present);
+	if (n - i >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		return x != y;
+	}
+	return memcmp(a + i, b + i, n - i) != 0;
+}
+
+/* The changed ranges of now against old, in 8-byte words (ranges closer
+ * than 16 bytes merged), as a patch of old bytes; returns its length. */
+static size_t make_patch(const uint8_t *old, const uint8_t *now, size_t n, uint8_t *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		if (!word_differs(old, now, i, n)) {
+			i += 8;
+			continue;
+		}
+		size_t start = i, last = RUMA_MIN(i + 8, n);
+		for (i += 8; i < n && i - last < 16; i += 8)
+			if (word_differs(old, now, i, n))
+				last = RUMA_MIN(i + 8, n);
+		uint16_t off = (uint16_t)start, len = (uint16_t)(last - start);
+		memcpy(out + o, &off, 2);
+		memcpy(out + o + 2, &len, 2);
+		memcpy(out + o + 4, old + start, len);
+		o += 4u + len;
+		i = last;
+	}
+	return o;
+}
+
+static void capture_update(void *val, size_t vlen, void *ctx)
+{
+	struct capture *c = ctx;
+	uint8_t old[RUMA_BTREE_MAX_VALUE], patch[RUMA_BTREE_MAX_VALUE * 2 + 4];
+	memcpy(old, val, vlen);
+	c->fn(val, vlen, c->ctx);
+	size_t n = make_patch(old, val, vlen, patch);
+	bool small = n < vlen;
+	c->err = record_undo(c->x, c->t, c->key, c->klen, small ? UNDO_PATCH : UNDO_VALUE,
+			     small ? patch : old, small ? n : vlen);
+	if (c->err)
+		memcpy(val, old, vlen); /* no undo: no change */
+}
+
+static int txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+		      void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+{
+	int r = lock_key(x, t, key, klen);
 	if (r)
 		return r;
-	if ((a->op == OP_INSERT && present) || ((a->op == OP_UPDATE || a->op == OP_REMOVE) && !present))
-		return present ? RUMA_EEXISTS : RUMA_ENOTFOUND; /* unchanged; the undo is a no-op */
+	struct capture c = { x, t, key, klen, fn, ctx, 0 };
 	ruma_bm_op_defer(x->bm, true);
-	switch (a->op) {
-	case OP_INSERT:
-		r = ruma_btree_insert(t, key, klen, a->val, a->vlen);
-		break;
-	case OP_UPSERT:
-		r = ruma_btree_upsert(t, key, klen, a->val, a->vlen, NULL);
-		break;
-	case OP_UPDATE:
-		r = ruma_btree_update(t, key, klen, a->fn, a->ctx);
-		break;
-	case OP_REMOVE:
-		r = ruma_btree_remove(t, key, klen);
-		break;
-	}
+	r = ruma_btree_update(t, key, klen, capture_update, &c);
+	ruma_bm_op_defer(x->bm, false);
+	return r ? r : c.err;
+}
+
+/* An insert or upsert inside a transaction: the B-tree calls this with the
+ * leaf latched, right before it writes the entry, so the undo (absent, or
+ * the value replaced) comes from the leaf itself, with no lookup first. */
+struct put_capture {
+	ruma_txn *x;
+	const ruma_btree *t;
+	const void *key;
+	size_t klen;
+};
+
+static int capture_put(void *ctx, bool found, const void *old, size_t old_len)
+{
+	struct put_capture *c = ctx;
+	return record_undo(c->x, c->t, c->key, c->klen, found ? UNDO_VALUE : UNDO_ABSENT, old,
+			   found ? old_len : 0);
+}
+
+static int txn_put(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, const void *val,
+		   size_t vlen, bool insert_only)
+{
+	int r = lock_key(x, t, key, klen);
+	if (r)
+		return r;
+	struct put_capture c = { x, t, key, klen };
+	ruma_bm_op_defer(x->bm, true);
+	r = bt_put(t, key, klen, val, vlen, insert_only, capture_put, &c);
 	ruma_bm_op_defer(x->bm, false);
 	return r;
 }
@@ -265,8 +404,7 @@ int ruma_txn_insert(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, co
 {
 	if (!x)
 		return ruma_btree_insert(t, key, klen, val, vlen);
-	struct op_args a = { .op = OP_INSERT, .val = val, .vlen = vlen };
-	return txn_op(x, t, key, klen, &a);
+	return txn_put(x, t, key, klen, val, vlen, true);
 }
 
 int ruma_txn_upsert(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, const void *val,
@@ -274,8 +412,7 @@ int ruma_txn_upsert(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, co
 {
 	if (!x)
 		return ruma_btree_upsert(t, key, klen, val, vlen, NULL);
-	struct op_args a = { .op = OP_UPSERT, .val = val, .vlen = vlen };
-	return txn_op(x, t, key, klen, &a);
+	return txn_put(x, t, key, klen, val, vlen, false);
 }
 
 int ruma_txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
@@ -285,16 +422,21 @@ int ruma_txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 		return ruma_btree_update(t, key, klen, fn, ctx);
 	if (!fn)
 		return -EINVAL;
-	struct op_args a = { .op = OP_UPDATE, .fn = fn, .ctx = ctx };
-	return txn_op(x, t, key, klen, &a);
+	return txn_update(x, t, key, klen, fn, ctx);
 }
 
 int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
 {
 	if (!x)
 		return ruma_btree_remove(t, key, klen);
-	struct op_args a = { .op = OP_REMOVE };
-	return txn_op(x, t, key, klen, &a);
+	bool present = false;
+	int r = prepare_change(x, t, key, klen, &present);
+	if (r || !present)
+		return r ? r : RUMA_ENOTFOUND; /* unchanged; the undo is a no-op */
+	ruma_bm_op_defer(x->bm, true);
+	r = ruma_btree_remove(t, key, klen);
+	ruma_bm_op_defer(x->bm, false);
+	return r;
 }
 
 int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, void *buf,
@@ -332,6 +474,24 @@ int ruma_txn_commit(ruma_txn *x)
 	return r;
 }
 
+int ruma_txn_commit_nowait(ruma_txn *x, uint64_t *durable_at)
+{
+	if (!x || !durable_at)
+		return -EINVAL;
+	int r = 0;
+	uint64_t end = 0;
+	if (x->id)
+		r = log_id(x->bm, RUMA_BM_LOG_COMMIT, x->id, &end);
+	else
+		end = ruma_bm_log_end(x->bm); /* what it read may not be durable yet */
+	if (!r && end && ruma_bm_logging(x->bm))
+		r = ruma_bm_log_request(x->bm, end);
+	*durable_at = end;
+	unlock_all(x);
+	txn_free(x);
+	return r;
+}
+
 int ruma_txn_abort(ruma_txn *x)
 {
 	if (!x)
@@ -342,7 +502,7 @@ int ruma_txn_abort(ruma_txn *x)
 	for (size_t i = x->nundo; i-- > 0;) {
 		struct undo *u = &x->undo[i];
 		t.root = u->root;
-		int r = restore(&t, u->bytes, u->klen, u->present, u->bytes + u->klen, u->vlen);
+		int r = restore(&t, u->bytes, u->klen, u->kind, u->bytes + u->klen, u->vlen);
 		err = err ? err : r;
 	}
 	ruma_bm_op_defer(x->bm, false);
@@ -372,12 +532,12 @@ int bt_txn_recover(ruma_bm *bm)
 			break;
 		}
 		memcpy(&h, p, sizeof(h));
-		if (list[i].len != sizeof(h) + h.klen + h.vlen || h.klen == 0) {
+		if (list[i].len != sizeof(h) + h.klen + h.vlen || h.klen == 0 || h.kind > UNDO_PATCH) {
 			err = RUMA_ECORRUPT;
 			break;
 		}
 		t.root = h.root;
-		err = restore(&t, p + sizeof(h), h.klen, h.present, p + sizeof(h) + h.klen, h.vlen);
+		err = restore(&t, p + sizeof(h), h.klen, h.kind, p + sizeof(h) + h.klen, h.vlen);
 	}
 	uint64_t end = 0;
 	for (size_t i = 0; i < n && !err; i++) {

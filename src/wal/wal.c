@@ -22,7 +22,26 @@
  * every waiter.  Waiters whose LSN is not covered start the next round,
  * which then carries all of them: group commit.
  *
- * Invariants: base <= written = durable <= end; end - written <= cap;
+ * The background flusher (started with the log when flush_ms is set, or at
+ * the first ruma_wal_request) runs a round whenever [durable, want) is not
+ * empty — ruma_wal_request raises want without waiting, so a thread can go on
+ * while its commit is written (flush pipelining) — and, with flush_ms, every
+ * flush_ms for whatever was appended.  A round that ends with want still
+ * ahead wakes it again, so requests made during a round are carried by the
+ * next one.
+ *
+ * Direct I/O: the file is opened with O_DIRECT where the file system allows
+ * it (else buffered, same code): a round writes the whole 4 KiB blocks that
+ * hold [written, end) straight from the ring, so the log's bytes are not
+ * copied into the page cache.  The first block is rewritten with the bytes
+ * it already holds (the ring keeps the block of `written`: appenders count
+ * the ring's tail from the start of that block); the bytes of the last block
+ * past `end` are zeros, a record still being copied in, or an older lap's
+ * bytes — the next round rewrites them, and none of them can pass as the
+ * record at `end` (incomplete, or its header names another LSN).  Reads go
+ * through a second, read-only buffered descriptor.
+ *
+ * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
  *
  * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate; close and
@@ -46,6 +65,7 @@
 #define WAL_MAGIC 0x314c4157414d5552ull /* "RUMAWAL1" */
 #define WAL_VERSION 1u
 #define WAL_HDR_BYTES 4096u
+#define WAL_BLOCK 4096u /* direct I/O unit: file offsets, lengths, ring alignment */
 #define WAL_DEFAULT_RING (8u << 20)
 
 struct file_hdr {
@@ -68,7 +88,10 @@ _Static_assert(sizeof(struct rec_hdr) == RUMA_WAL_HEADER, "record header size");
 
 struct ruma_wal {
 	ruma_wal_config cfg;
-	int fd;
+	int fd;                  /* writes (O_DIRECT where possible) */
+	int rfd;                 /* reads: buffered, read-only */
+	bool direct;             /* fd has O_DIRECT */
+	char *hdr;               /* a block-aligned page for the header */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;       /* a flush round ended */
 	pthread_cond_t kick;     /* wakes the background flusher */
@@ -78,6 +101,7 @@ struct ruma_wal {
 	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
 	uint64_t durable;        /* == written */
+	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
 	bool flushing;
 	int err;
 	bool stop;
@@ -111,17 +135,29 @@ static off_t file_off(const ruma_wal *w, uint64_t lsn)
 	return (off_t)(WAL_HDR_BYTES + (lsn - w->base));
 }
 
+/* The start of the file block that holds lsn (as an LSN). */
+static uint64_t block_start(const ruma_wal *w, uint64_t lsn)
+{
+	return lsn - (lsn - w->base) % WAL_BLOCK;
+}
+
+/* The oldest ring byte still needed: the block of `written` (rewritten by
+ * the next round). */
+static uint64_t ring_tail(const ruma_wal *w)
+{
+	return block_start(w, w->durable);
+}
+
 /* ---- header ---------------------------------------------------------------- */
 
 static int write_header(ruma_wal *w, uint64_t base, uint64_t start)
 {
-	char page[WAL_HDR_BYTES];
 	struct file_hdr h = { .magic = WAL_MAGIC, .version = WAL_VERSION, .crc = 0, .base = base,
 			      .start = start };
 	h.crc = ruma_crc32c(0, &h, sizeof(h));
-	memset(page, 0, sizeof(page));
-	memcpy(page, &h, sizeof(h));
-	return ruma_os_pwrite_full(w->fd, page, sizeof(page), 0);
+	memset(w->hdr, 0, WAL_HDR_BYTES);
+	memcpy(w->hdr, &h, sizeof(h));
+	return ruma_os_pwrite_full(w->fd, w->hdr, WAL_HDR_BYTES, 0);
 }
 
 static int read_header(ruma_wal *w, bool *empty)
@@ -135,7 +171,7 @@ static int read_header(ruma_wal *w, bool *empty)
 		*empty = true;
 		return 0;
 	}
-	int r = ruma_os_pread_full(w->fd, &h, sizeof(h), 0);
+	int r = ruma_os_pread_full(w->rfd, &h, sizeof(h), 0);
 	if (r == RUMA_ESHORTIO)
 		r = RUMA_ECORRUPT;
 	if (r)
@@ -186,14 +222,14 @@ int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
 {
 	ruma_wal *w = it->w;
 	struct rec_hdr h;
-	int r = ruma_os_pread_full(w->fd, &h, sizeof(h), file_off(w, it->lsn));
+	int r = ruma_os_pread_full(w->rfd, &h, sizeof(h), file_off(w, it->lsn));
 	if (r == RUMA_ESHORTIO)
 		return 0;
 	if (r)
 		return r;
 	if (h.lsn != it->lsn || h.plen > RUMA_WAL_MAX_PAYLOAD || h.len != pad8(sizeof(h) + h.plen))
 		return 0;
-	r = ruma_os_pread_full(w->fd, it->buf, h.plen, file_off(w, it->lsn) + (off_t)sizeof(h));
+	r = ruma_os_pread_full(w->rfd, it->buf, h.plen, file_off(w, it->lsn) + (off_t)sizeof(h));
 	if (r == RUMA_ESHORTIO)
 		return 0;
 	if (r)
@@ -238,9 +274,14 @@ static int find_end(ruma_wal *w)
 
 /* ---- flushing ------------------------------------------------------------------ */
 
-/* Write ring bytes for LSNs [from, to) to the file (mu not held). */
+/* Write ring bytes for LSNs [from, to) to the file (mu not held): the whole
+ * blocks around them with direct I/O. */
 static int write_range(ruma_wal *w, uint64_t from, uint64_t to)
 {
+	if (w->direct) {
+		from = block_start(w, from);
+		to = block_start(w, to + WAL_BLOCK - 1);
+	}
 	while (from < to) {
 		size_t at = (size_t)((from - w->base) % w->cap);
 		size_t n = (size_t)RUMA_MIN(to - from, (uint64_t)(w->cap - at));
@@ -272,6 +313,8 @@ static void flush_round(ruma_wal *w)
 	w->st.flushes++;
 	w->flushing = false;
 	pthread_cond_broadcast(&w->cv);
+	if (w->has_flusher && w->want > w->durable && !w->err)
+		pthread_cond_signal(&w->kick);
 }
 
 int ruma_wal_flush(ruma_wal *w, uint64_t upto)
@@ -296,24 +339,65 @@ int ruma_wal_flush(ruma_wal *w, uint64_t upto)
 	return r;
 }
 
+/* Wait for a kick, or (with flush_ms) until the period is over: then every
+ * record appended so far is wanted durable.  mu held. */
+static void flusher_wait(ruma_wal *w)
+{
+	if (!w->cfg.flush_ms) {
+		pthread_cond_wait(&w->kick, &w->mu);
+		return;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)w->cfg.flush_ms * 1000000u;
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
+	if (pthread_cond_timedwait(&w->kick, &w->mu, &ts) == ETIMEDOUT)
+		w->want = RUMA_MAX(w->want, w->end);
+}
+
 static void *flusher_main(void *arg)
 {
 	ruma_wal *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)w->cfg.flush_ms * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
-		(void)pthread_cond_timedwait(&w->kick, &w->mu, &ts);
-		if (!w->stop && !w->flushing && !w->err && w->durable < w->end) {
+		if (!w->flushing && !w->err && w->durable < RUMA_MIN(w->want, w->end)) {
 			w->flushing = true;
 			flush_round(w);
+			continue;
 		}
+		flusher_wait(w);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
+}
+
+/* Start the background flusher (mu held). */
+static int flusher_start(ruma_wal *w)
+{
+	if (w->has_flusher)
+		return 0;
+	int r = -pthread_create(&w->flusher, NULL, flusher_main, w);
+	w->has_flusher = r == 0;
+	return r;
+}
+
+int ruma_wal_request(ruma_wal *w, uint64_t upto)
+{
+	pthread_mutex_lock(&w->mu);
+	int r = w->err;
+	if (upto > w->end)
+		upto = w->end;
+	if (!r && w->durable < upto) {
+		r = flusher_start(w);
+		if (!r && upto > w->want) {
+			w->want = upto;
+			if (!w->flushing)
+				pthread_cond_signal(&w->kick);
+		}
+	}
+	pthread_mutex_unlock(&w->mu);
+	return r;
 }
 
 /* ---- appending -------------------------------------------------------------------- */
@@ -340,7 +424,7 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 	struct rec_hdr h = { .len = (uint32_t)pad8(sizeof(h) + len), .type = type,
 			     .plen = (uint32_t)len };
 	pthread_mutex_lock(&w->mu);
-	while (!w->err && w->end + h.len - w->durable > w->cap) {
+	while (!w->err && w->end + h.len - ring_tail(w) > w->cap) {
 		if (w->flushing) {
 			pthread_cond_wait(&w->cv, &w->mu);
 			continue;
@@ -441,11 +525,52 @@ static void wal_free(ruma_wal *w)
 {
 	if (w->fd >= 0)
 		close(w->fd);
+	if (w->rfd >= 0)
+		close(w->rfd);
 	free(w->ring);
+	free(w->hdr);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->kick);
 	free(w);
+}
+
+/* Put the bytes of the file's last block before the end into the ring: the
+ * first round rewrites that block whole. */
+static int load_tail(ruma_wal *w)
+{
+	uint64_t from = block_start(w, w->end);
+	if (from == w->end)
+		return 0;
+	int r = ruma_os_pread_full(w->rfd, w->ring + (from - w->base) % w->cap, w->end - from,
+				   file_off(w, from));
+	return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
+}
+
+/* The ring and header page (block-aligned, zeroed: the bytes written past
+ * the end are defined) and both descriptors. */
+static int open_files(ruma_wal *w)
+{
+	void *ring = NULL, *hdr = NULL;
+	if (posix_memalign(&ring, WAL_BLOCK, w->cap) || posix_memalign(&hdr, WAL_BLOCK, WAL_HDR_BYTES)) {
+		free(ring);
+		return -ENOMEM;
+	}
+	memset(ring, 0, w->cap);
+	w->ring = ring;
+	w->hdr = hdr;
+	const char *path = w->cfg.path;
+	int r = ruma_os_open(path, O_RDWR | O_CREAT | O_DIRECT, 0644, &w->fd);
+	w->direct = r == 0;
+	if (r == -EINVAL) /* no direct I/O on this file system */
+		r = ruma_os_open(path, O_RDWR | O_CREAT, 0644, &w->fd);
+	if (!r)
+		r = ruma_os_open(path, O_RDONLY, 0, &w->rfd);
+	if (r) {
+		say(&w->cfg, "cannot open the log %s: %s", path, ruma_strerror(r));
+		return r;
+	}
+	return 0;
 }
 
 int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
@@ -453,26 +578,19 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (!c || !c->path || !*c->path)
 		return -EINVAL;
 	size_t cap = c->buffer_bytes ? c->buffer_bytes : WAL_DEFAULT_RING;
-	if (cap < 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8))
-		cap = 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8);
+	if (cap < 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK)
+		cap = 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK;
+	cap = (cap + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK;
 	ruma_wal *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->cfg = *c;
-	w->fd = -1;
+	w->fd = w->rfd = -1;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	pthread_cond_init(&w->kick, NULL);
 	w->cap = cap;
-	w->ring = malloc(cap);
-	int r = w->ring ? 0 : -ENOMEM;
-	if (!r) {
-		r = ruma_os_open(c->path, O_RDWR | O_CREAT, 0644, &w->fd);
-		if (r) {
-			say(&w->cfg, "cannot open the log %s: %s", c->path, ruma_strerror(r));
-			w->fd = -1;
-		}
-	}
+	int r = open_files(w);
 	bool empty = false;
 	if (!r)
 		r = read_header(w, &empty);
@@ -484,12 +602,12 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	}
 	if (!r)
 		r = find_end(w);
+	if (!r)
+		r = load_tail(w);
 	if (!r) {
-		w->durable = w->end;
-		if (c->flush_ms) {
-			r = -pthread_create(&w->flusher, NULL, flusher_main, w);
-			w->has_flusher = r == 0;
-		}
+		w->durable = w->want = w->end;
+		if (c->flush_ms)
+			r = flusher_start(w);
 	}
 	if (r) {
 		w->cfg.path = NULL;

@@ -160,6 +160,8 @@ typedef struct tpcc_worker {
 	uint64_t retries;     /* attempts aborted on RUMA_ECONFLICT and run again */
 	uint64_t gave_up;     /* transactions abandoned after TPCC_MAX_ATTEMPTS */
 	uint32_t no_w, no_d, no_o_id; /* the last new-order tpcc_run_one committed */
+	bool pipelined;       /* commit with ruma_txn_commit_nowait ... */
+	uint64_t commit_at;   /* ... and the last commit is durable at this LSN */
 } tpcc_worker;
 
 enum tpcc_tx { TPCC_TX_NEW_ORDER, TPCC_TX_PAYMENT, TPCC_TX_ORDER_STATUS, TPCC_TX_DELIVERY,

@@ -837,7 +837,8 @@ static int exec_mix(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_status_o
 }
 
 /* exec_mix as one ruma_txn when the database runs transactions: commit on
- * success, abort on the rollback (TPCC_ROLLED_BACK is returned after the
+ * success (without waiting when wk->pipelined: wk->commit_at says when it
+ * is durable), abort on the rollback (TPCC_ROLLED_BACK is returned after the
  * abort), on a row conflict and on any error. */
 static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_status_out *os_out)
 {
@@ -850,7 +851,7 @@ static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_statu
 	ruma_txn *x = wk->x;
 	wk->x = NULL;
 	if (rc == 0)
-		return ruma_txn_commit(x);
+		return wk->pipelined ? ruma_txn_commit_nowait(x, &wk->commit_at) : ruma_txn_commit(x);
 	int ar = ruma_txn_abort(x);
 	return ar ? ar : rc;
 }

@@ -15,7 +15,16 @@
  * defers it) and becomes durable at once with the "loaded" mark.  With --commit-log, each
  * committed New-Order is appended to the driver's commit log after its
  * commit returned (one pwrite of a fixed-size text record "w d o_id"), and
- * --check verifies every recorded order (tpcc_check_orders).  TPCC_SCALE=n
+ * --check verifies every recorded order (tpcc_check_orders).
+ *
+ * --durable=pipeline (ctx->commit_pipeline = depth): a thread commits with
+ * ruma_txn_commit_nowait and goes on with its next transaction; each commit
+ * waits in the thread's ring of pending commits until the log is durable up
+ * to its LSN, and only then is it counted in tx and recorded in the commit
+ * log.  A full ring waits for its oldest entry; the end of the run waits for
+ * all of them.  So tx and the commit log count exactly what --durable (each
+ * commit waiting) would, while one fdatasync carries every commit of every
+ * thread made meanwhile.  TPCC_SCALE=n
  * (tests only, not TPC-C) divides the per-warehouse cardinalities by n.
  *
  * Syscalls: pwrite/pread of the commit log through src/os.
@@ -129,16 +138,29 @@ static int tw_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads)
 	return tpcc_load_share(s->db, tid, nthreads, ctx->seed);
 }
 
-/* Append the committed new-order of wk to the commit log.  After a
- * simulated power loss nothing is recorded: a commit that returned after it
- * was not durable on the simulated machine. */
-static int record_commit(ruma_vmcache_ctx *ctx, const tpcc_worker *wk)
+/* A committed transaction waiting for the log (--durable=pipeline). */
+struct pending {
+	uint64_t at;           /* durable once the log is durable up to here */
+	bool new_order;        /* record w d o_id in the commit log */
+	uint32_t w, d, o_id;
+};
+
+/* A measured-phase thread: the terminal and its pending commits (a ring). */
+struct tw_thread {
+	tpcc_worker wk;
+	struct pending *q;
+	unsigned head, n, cap;
+};
+
+/* Append a committed new-order to the commit log.  After a simulated power
+ * loss nothing is recorded: a commit that returned after it was not durable
+ * on the simulated machine. */
+static int record_commit(ruma_vmcache_ctx *ctx, uint32_t w, uint32_t d, uint32_t o_id)
 {
 	char rec[RUMA_VMCACHE_COMMIT_REC + 1];
 	if (ruma_os_powerloss_dead())
 		return 0;
-	snprintf(rec, sizeof(rec), "%10" PRIu32 " %3" PRIu32 " %10" PRIu32 "\n", wk->no_w, wk->no_d,
-		 wk->no_o_id);
+	snprintf(rec, sizeof(rec), "%10" PRIu32 " %3" PRIu32 " %10" PRIu32 "\n", w, d, o_id);
 	uint64_t off = atomic_fetch_add(&ctx->commit_off, RUMA_VMCACHE_COMMIT_REC);
 	return ruma_os_pwrite_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, (off_t)off);
 }
@@ -154,18 +176,70 @@ static int tw_load_done(ruma_vmcache_ctx *ctx)
 static int tw_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 {
 	struct tpcc_wl *s = ctx->wl;
-	tpcc_worker *wk = malloc(sizeof(*wk));
-	if (!wk)
+	struct tw_thread *t = calloc(1, sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	tpcc_worker_init(wk, s->db, tid, ctx->seed + 0x51ed27ull * (tid + 1) + s->db->run);
-	*ts = wk;
+	tpcc_worker_init(&t->wk, s->db, tid, ctx->seed + 0x51ed27ull * (tid + 1) + s->db->run);
+	if (ctx->commit_pipeline && s->db->txn) {
+		t->cap = ctx->commit_pipeline;
+		t->q = calloc(t->cap, sizeof(*t->q));
+		if (!t->q) {
+			free(t);
+			return -ENOMEM;
+		}
+		t->wk.pipelined = true;
+	}
+	*ts = t;
 	return 0;
+}
+
+/* Acknowledge the pending commits the log has made durable, oldest first;
+ * with `wait`, first wait for the oldest one.  Returns how many were
+ * acknowledged, or a negative error. */
+static int64_t ack_durable(ruma_vmcache_ctx *ctx, struct tw_thread *t, bool wait)
+{
+	if (!t->n)
+		return 0;
+	if (wait) {
+		int r = ruma_bm_log_flush(ctx->bm, t->q[t->head].at);
+		if (r)
+			return r;
+	}
+	uint64_t durable = ruma_bm_log_durable(ctx->bm);
+	int64_t acked = 0;
+	while (t->n && t->q[t->head].at <= durable) {
+		const struct pending *p = &t->q[t->head];
+		int r = p->new_order && ctx->commit_fd >= 0 ? record_commit(ctx, p->w, p->d, p->o_id)
+							    : 0;
+		if (r)
+			return r;
+		t->head = (t->head + 1) % t->cap;
+		t->n--;
+		acked++;
+	}
+	return acked;
+}
+
+/* A pipelined commit just returned: queue it (waiting for room), then
+ * acknowledge what is durable. */
+static int64_t pipeline_commit(ruma_vmcache_ctx *ctx, struct tw_thread *t, bool new_order)
+{
+	int64_t acked = 0;
+	if (t->n == t->cap && (acked = ack_durable(ctx, t, true)) < 0)
+		return acked;
+	t->q[(t->head + t->n) % t->cap] = (struct pending){
+		.at = t->wk.commit_at, .new_order = new_order,
+		.w = t->wk.no_w, .d = t->wk.no_d, .o_id = t->wk.no_o_id };
+	t->n++;
+	int64_t more = ack_durable(ctx, t, false);
+	return more < 0 ? more : acked + more;
 }
 
 static int64_t tw_run_one(ruma_vmcache_ctx *ctx, void *ts)
 {
 	struct tpcc_wl *s = ctx->wl;
-	tpcc_worker *wk = ts;
+	struct tw_thread *t = ts;
+	tpcc_worker *wk = &t->wk;
 	enum tpcc_tx kind;
 	bool rolled_back;
 	uint64_t gave_up = wk->gave_up;
@@ -182,23 +256,32 @@ static int64_t tw_run_one(ruma_vmcache_ctx *ctx, void *ts)
 	if (r)
 		return r;
 	if (rolled_back || wk->gave_up != gave_up)
-		return 0;
-	if (kind == TPCC_TX_NEW_ORDER && ctx->commit_fd >= 0 && (r = record_commit(ctx, wk)))
+		return t->q ? ack_durable(ctx, t, false) : 0;
+	if (t->q)
+		return pipeline_commit(ctx, t, kind == TPCC_TX_NEW_ORDER);
+	if (kind == TPCC_TX_NEW_ORDER && ctx->commit_fd >= 0 &&
+	    (r = record_commit(ctx, wk->no_w, wk->no_d, wk->no_o_id)))
 		return r;
 	return 1;
 }
 
-static void tw_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
+static int tw_thread_fini(ruma_vmcache_ctx *ctx, void *ts)
 {
 	struct tpcc_wl *s = ctx->wl;
-	tpcc_worker *wk = ts;
+	struct tw_thread *t = ts;
+	tpcc_worker *wk = &t->wk;
+	int64_t r = 0;
+	while (t->n && (r = ack_durable(ctx, t, true)) >= 0)
+		;
 	for (int i = 0; i < 5; i++)
 		atomic_fetch_add(&s->committed[i], wk->committed[i]);
 	atomic_fetch_add(&s->rolled_back, wk->rolled_back);
 	atomic_fetch_add(&s->skipped, wk->skipped_districts);
 	atomic_fetch_add(&s->retries, wk->retries);
 	atomic_fetch_add(&s->gave_up, wk->gave_up);
-	free(wk);
+	free(t->q);
+	free(t);
+	return r < 0 ? (int)r : 0;
 }
 
 /* Read the commit log's records ("w d o_id" lines; zero-byte holes
