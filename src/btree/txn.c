@@ -247,7 +247,8 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 	if (!bytes)
 		return -ENOMEM;
 	memcpy(bytes, key, klen);
-	memcpy(bytes + klen, data, len);
+	if (len) /* "absent" has no data (NULL) */
+		memcpy(bytes + klen, data, len);
 	if (ruma_bm_logging(x->bm)) {
 		uint8_t rec[8 + sizeof(struct undo_hdr) + RUMA_BTREE_MAX_KEY + RUMA_BTREE_MAX_VALUE];
 		struct undo_hdr h = { t->root, (uint16_t)klen, (uint8_t)kind, 0, (uint32_t)len };
