@@ -24,7 +24,7 @@
  * stdout/stderr carry the driver's messages; run.sh runs this harness with
  * -close_fd_mask=3.  No syscalls of its own; deterministic.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  *       $B/libruma_m_core.a $B/libruma_m_os.a -lJudy -luring -lpthread -lm -o art_judy_peer
  * usage: art_judy_peer <n> <mode> [--reps R] [--seed S]   (output as `ruma art`)
  */
-#include "art/artbench.h"
+#include "bench/art/artbench.h"
 
 #include <Judy.h>
 #include <errno.h>

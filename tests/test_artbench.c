@@ -3,7 +3,7 @@
  * a seeded permutation, distinct sparse keys), the output lines, and that a
  * wrong lookup result or a non-empty index after erase makes the run fail.
  */
-#include "art/artbench.h"
+#include "bench/art/artbench.h"
 
 #include "test.h"
 

@@ -9,7 +9,7 @@
  */
 #include "test.h"
 
-#include "exp/exp.h"
+#include "bench/exp/exp.h"
 
 #include <ftw.h>
 #include <math.h>

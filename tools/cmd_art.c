@@ -10,7 +10,7 @@
  * Argument parsing only; the driver is bench/art/artbench.c.  No system
  * calls (available memory is read from /proc and /sys by the core module).
  */
-#include "art/artbench.h"
+#include "bench/art/artbench.h"
 
 #include <ruma/art.h>
 #include <ruma/sysinfo.h>

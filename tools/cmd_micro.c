@@ -5,7 +5,7 @@
  * docs/micro.md describes methods, tests, parameters and output.
  * Syscalls: none here; bench/micro/ makes them through the rewire module.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 const char ruma_cmd_micro_summary[] =
 	"RUMA micro-benchmark: rewiring methods x test types (Rewiring_Microbench)";

@@ -6,7 +6,7 @@
  *
  * Syscalls: none directly (fopen of the --csv file through stdio).
  */
-#include "rewire/rewirebench.h"
+#include "bench/rewire/rewirebench.h"
 #include "tool.h"
 
 #include <ruma/core.h>

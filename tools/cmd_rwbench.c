@@ -8,7 +8,7 @@
  *
  * Syscalls: none directly (stdio for --csv; sysinfo writes nr_hugepages).
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 #include "tool.h"
 
 #include <ruma/core.h>

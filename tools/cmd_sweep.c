@@ -8,7 +8,7 @@
  * flushed after every run; Ctrl-C kills the running child, keeps the rows and
  * prints the command that resumes.  Syscalls: via bench/exp (fork/exec, pipes).
  */
-#include "exp/exp.h"
+#include "bench/exp/exp.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  * System calls: only through the perf module (perf_event_open, getrusage,
  * reading smaps_rollup) and the allocator backends.
  */
-#include "art/artbench.h"
+#include "bench/art/artbench.h"
 
 #include <ruma/art.h>
 #include <ruma/perf.h>

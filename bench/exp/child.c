@@ -14,7 +14,7 @@
  * Syscalls: pipe2, fork, setpgid, dup2, execv (run the child), poll and read
  * (collect its output), kill, waitpid, sigaction.
  */
-#include "exp/exp.h"
+#include "bench/exp/exp.h"
 
 #include <errno.h>
 #include <fcntl.h>

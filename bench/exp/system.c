@@ -20,7 +20,7 @@
  * output that cannot be parsed makes the measurement fail ("no-output").
  * Syscalls: none.
  */
-#include "exp/exp.h"
+#include "bench/exp/exp.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  *
  * Syscalls: none directly; /proc/meminfo is read with stdio.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/sysinfo.h>
 
