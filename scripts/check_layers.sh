@@ -283,10 +283,10 @@ run_awk diagram >"$tmp/diagram"
 begin='<!-- layers:begin (scripts/check_layers.sh --fix-doc writes this block) -->'
 end='<!-- layers:end -->'
 if [ "$mode" = fixdoc ]; then
-	grep -qxF "$begin" "$doc" && grep -qxF "$end" "$doc" || {
+	if ! grep -qxF "$begin" "$doc" || ! grep -qxF "$end" "$doc"; then
 		echo "check_layers: $doc has no line '$begin' and '$end' to write between" >&2
 		exit 1
-	}
+	fi
 	awk -v b="$begin" -v e="$end" -v d="$tmp/diagram" '
 		$0 == b { print; print "```"; while ((getline l < d) > 0) print l; print "```"; skip = 1; next }
 		$0 == e { skip = 0 }
