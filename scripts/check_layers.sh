@@ -165,7 +165,7 @@ function module_of_path(path,   i, m, best, bl) {
 
 # The module whose header an include names, "" if it names no module's header,
 # "-" if it is not checked (a system header or a local file outside modules).
-function module_of_include(file, inc, angle,   here, rel, parts, n, p, i) {
+function module_of_include(file, inc, angle,   here, rel, p, best) {
 	if (angle) {
 		if (inc !~ /^ruma\//)
 			return "-"
@@ -180,12 +180,12 @@ function module_of_include(file, inc, angle,   here, rel, parts, n, p, i) {
 		p = module_of_path(rel)
 		return p != "" ? p : "-"
 	}
-	n = split(inc, parts, "/")
-	if (n >= 3 && parts[1] == "bench" && (("bench/" parts[2]) in prefix_owner))
-		return prefix_owner["bench/" parts[2]]
-	if (n >= 2 && parts[1] != "bench" && (parts[1] in prefix_owner))
-		return prefix_owner[parts[1]]
-	return ""
+	# the longest module prefix ("bm", "bench/rewire") the include starts with
+	best = ""
+	for (p in prefix_owner)
+		if (index(inc, p "/") == 1 && length(p) > length(best))
+			best = p
+	return best != "" ? prefix_owner[best] : ""
 }
 
 function check_line(file, lineno, text,   inc, angle, target, m) {
