@@ -6,16 +6,23 @@
 #   ./dev.sh test        build (asserts on) and run the whole test suite
 #   ./dev.sh test-asan   the whole suite under AddressSanitizer + UBSan
 #   ./dev.sh test-tsan   the concurrent tests under ThreadSanitizer
+#                        (test*: extra arguments go to ctest, e.g. -R art;
+#                        a filter that matches no test fails)
 #   ./dev.sh fuzz [SEC]  build the libFuzzer harnesses, run each SEC seconds
 #   ./dev.sh build       Release build only (build/ruma)
+#   ./dev.sh lib         libruma alone (build-lib/, -DRUMA_LIBRARY_ONLY=ON)
 #   ./dev.sh deps        install the packages only
 #   ./dev.sh bench-deps  also the packages benchmarks compare against
-#                        (jemalloc, mimalloc, fio)
+#                        (jemalloc, mimalloc, fio, the LMDB and Judy peers)
 set -eu
 cd "$(dirname "$0")"
 
-PKGS="build-essential cmake pkg-config liburing-dev gnuplot-nox libjudy-dev liblmdb-dev"
-BENCH_PKGS="libjemalloc2 libmimalloc2.0 fio"
+# The library needs LIB_PKGS; the tool, its tests and `ruma plot` also gnuplot.
+# The peer programs of the benchmarks (scripts/art_judy_peer.c,
+# scripts/vmcache_peer_lmdb.c) need Judy and LMDB: only bench-deps installs them.
+LIB_PKGS="build-essential cmake pkg-config liburing-dev"
+PKGS="$LIB_PKGS gnuplot-nox"
+BENCH_PKGS="libjemalloc2 libmimalloc2.0 fio libjudy-dev liblmdb-dev"
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {
@@ -57,6 +64,10 @@ build)
 	install_missing $PKGS
 	configure_build build -DCMAKE_BUILD_TYPE=Release
 	;;
+lib)
+	install_missing $LIB_PKGS
+	configure_build build-lib -DCMAKE_BUILD_TYPE=Release -DRUMA_LIBRARY_ONLY=ON
+	;;
 demo)
 	install_missing $PKGS
 	configure_build build -DCMAKE_BUILD_TYPE=Release
@@ -66,26 +77,29 @@ demo)
 test)
 	install_missing $PKGS
 	configure_build build-test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_WERROR=ON
-	run_ctest build-test
+	shift
+	run_ctest build-test "$@"
 	;;
 test-asan)
 	install_missing $PKGS
+	shift
 	configure_build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_WERROR=ON -DRUMA_SANITIZE=address,undefined
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-		RUMA_TEST_SANITIZED=1 run_ctest build-asan
+		RUMA_TEST_SANITIZED=1 run_ctest build-asan "$@"
 	;;
 test-tsan)
 	install_missing $PKGS clang libclang-rt-14-dev
+	shift
 	configure_build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRUMA_WERROR=ON -DRUMA_SANITIZE=thread \
 		-DCMAKE_C_COMPILER=clang
-	TSAN_OPTIONS=halt_on_error=1 RUMA_TEST_SANITIZED=1 run_ctest build-tsan -L concurrent
+	TSAN_OPTIONS=halt_on_error=1 RUMA_TEST_SANITIZED=1 run_ctest build-tsan -L concurrent "$@"
 	;;
 fuzz)
 	install_missing $PKGS clang libclang-rt-14-dev
 	fuzz/run.sh "${2:-30}"
 	;;
 *)
-	sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 	[ -z "$cmd" ] && exit 2
 	echo "dev.sh: unknown command '$cmd'" >&2
 	exit 2

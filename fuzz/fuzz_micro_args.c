@@ -24,10 +24,10 @@
  * stdout/stderr carry the driver's messages; run.sh runs this harness with
  * -close_fd_mask=3.  No syscalls of its own; deterministic.
  */
-#include "art/artbench.h"
-#include "micro/micro.h"
-#include "rewire/rewirebench.h"
-#include "rewire/rwbench.h"
+#include "bench/art/artbench.h"
+#include "bench/micro/micro.h"
+#include "bench/rewire/rewirebench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/art.h>
 

@@ -27,7 +27,7 @@
  * let the space check before a run pass for a data set that cannot fit).
  * stdout/stderr carry the command's messages; run.sh uses -close_fd_mask=3.
  */
-#include "vmcache/driver.h"
+#include "bench/vmcache/driver.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

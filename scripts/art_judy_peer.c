@@ -5,14 +5,13 @@
  * mapping each 64-bit key to its TID.  JudyL allocates with malloc (it has no
  * allocator hook), so LD_PRELOAD picks its allocator, as for `--alloc libc`.
  *
- * Not part of the ruma binary (that would add -lJudy to every build); build
- * it by hand against a ruma build directory B:
- *   gcc -O2 -std=c11 -D_GNU_SOURCE -Iinclude -Isrc -Ibench scripts/art_judy_peer.c \
- *       $B/libruma_m_artbench.a $B/libruma_m_art.a $B/libruma_m_alloc.a \
- *       $B/libruma_m_core.a $B/libruma_m_os.a -lJudy -luring -lpthread -lm -o art_judy_peer
+ * Not part of the ruma binary (that would add -lJudy to every build); the
+ * CMake option RUMA_PEERS builds it as <build>/art_judy_peer:
+ *   cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DRUMA_PEERS=ON
+ *   cmake --build build-rel --target art_judy_peer
  * usage: art_judy_peer <n> <mode> [--reps R] [--seed S]   (output as `ruma art`)
  */
-#include "art/artbench.h"
+#include "bench/art/artbench.h"
 
 #include <Judy.h>
 #include <errno.h>

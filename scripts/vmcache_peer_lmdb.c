@@ -9,7 +9,8 @@
  * not counted).  LMDB runs through the page cache and is not limited to a
  * buffer-pool size.
  *
- * Not part of the ruma build (it needs -llmdb).  Build by hand:
+ * Not part of the ruma binary (it needs -llmdb); the CMake option RUMA_PEERS
+ * builds it as <build>/vmcache_peer_lmdb, or by hand:
  *     cc -O2 -std=c11 -D_GNU_SOURCE scripts/vmcache_peer_lmdb.c -o peer_lmdb -llmdb -lpthread
  * Run:
  *     ./peer_lmdb DIR DATASIZE RUNFOR THREADS [MAPGB]     (DIR is created/emptied)

@@ -5,7 +5,7 @@
  * the command line (artbench_parse: values, ranges, the messages) and the
  * --result rows (one per operation and repetition).
  */
-#include "art/artbench.h"
+#include "bench/art/artbench.h"
 
 #include "test.h"
 

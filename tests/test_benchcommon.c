@@ -5,8 +5,8 @@
  * (header, parameter order, quoting, round trip through the reader, rows
  * that are not written, a full disk).
  */
-#include "common/opt.h"
-#include "common/result.h"
+#include "bench/common/opt.h"
+#include "bench/common/result.h"
 #include "test.h"
 
 #include <math.h>

@@ -8,7 +8,7 @@
  */
 #include "test.h"
 #include "os/os.h"
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/sysinfo.h>
 

@@ -4,8 +4,8 @@
  * directly: defaults, the seed from the given environment, ranges, and the
  * messages of bad usage.
  */
-#include "rewire/rewirebench.h"
-#include "rewire/rwbench.h"
+#include "bench/rewire/rewirebench.h"
+#include "bench/rewire/rwbench.h"
 #include "test.h"
 
 #include <stdarg.h>

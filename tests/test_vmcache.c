@@ -12,7 +12,7 @@
 #include "test.h"
 
 #include "os/os.h"
-#include "vmcache/workload.h"
+#include "bench/vmcache/workload.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -13,7 +13,7 @@
  */
 #include "test.h"
 
-#include "vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/tpcc/tpcc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

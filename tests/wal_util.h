@@ -65,31 +65,60 @@ static inline size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
 	return n;
 }
 
+/* The write end of the pipe through which the child of run_and_kill reports
+ * that its store is open (-1 outside such a child). */
+static int child_ready_fd = -1;
+
 /* In a forked child: the side file (append) and the store's tree "t" (SYNC);
- * exits with 3 if they cannot be opened. */
+ * exits with 3 if they cannot be opened.  Then tells run_and_kill that the
+ * work begins (one byte on child_ready_fd). */
 static inline void child_open(int *fd, ruma_bm **bm, ruma_btree **t)
 {
 	*fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
 	if (*fd < 0 || open_store(false, RUMA_BM_DURABLE_SYNC, bm) || ruma_btree_open(*bm, "t", t))
 		_exit(3);
+	char go = 1;
+	if (child_ready_fd >= 0 && (write(child_ready_fd, &go, 1) != 1 || close(child_ready_fd)))
+		_exit(3);
+	child_ready_fd = -1;
 }
 
-/* Fork a child running fn(seed), SIGKILL it after 100..500 ms; true when it
- * died by the signal (and not before). */
+/* Fork a child running fn(seed) (which calls child_open and then works until
+ * killed); once it reports that its store is open, SIGKILL it after another
+ * 100..500 ms (the crash instant, from the test's seed).  True when it died
+ * by the signal (and not before).  The kill never lands before the store is
+ * open, however slowly the child starts. */
 static inline bool run_and_kill(void (*fn)(uint64_t), uint64_t seed)
 {
-	pid_t pid = fork();
-	if (pid < 0)
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC))
 		return false;
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return false;
+	}
 	if (pid == 0) {
+		close(fds[0]);
+		child_ready_fd = fds[1];
 		fn(seed);
 		_exit(0);
 	}
-	struct timespec ts = { 0, (long)(100 + ruma_rng_below(&test_rng, 400)) * 1000000L };
-	nanosleep(&ts, NULL);
+	close(fds[1]);
+	char go;
+	ssize_t got;
+	while ((got = read(fds[0], &go, 1)) < 0 && errno == EINTR)
+		;
+	close(fds[0]);
+	if (got == 1) {
+		struct timespec ts = { 0, (long)(100 + ruma_rng_below(&test_rng, 400)) * 1000000L };
+		nanosleep(&ts, NULL);
+	}
 	kill(pid, SIGKILL);
 	int status;
-	return waitpid(pid, &status, 0) == pid && WIFSIGNALED(status);
+	return waitpid(pid, &status, 0) == pid && got == 1 && WIFSIGNALED(status) &&
+	       WTERMSIG(status) == SIGKILL;
 }
 
 /* Set the paths under a new temporary directory. */

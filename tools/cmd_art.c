@@ -10,8 +10,8 @@
  * Usage text only; the parser and the driver are bench/art/ (art_cli.c,
  * artbench.c).  No system calls.
  */
-#include "art/artbench.h"
-#include "common/opt.h"
+#include "bench/art/artbench.h"
+#include "bench/common/opt.h"
 
 #include <ruma/art.h>
 

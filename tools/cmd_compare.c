@@ -7,7 +7,7 @@
  * Invariants: warm-up and failed rows are ignored; the same seed gives the same
  * intervals.  Syscalls: none beyond stdio.
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <stdio.h>

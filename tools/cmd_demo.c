@@ -19,7 +19,7 @@
  * huge-page allocator did not get explicit huge pages (its own report, kept in
  * the CSV's note column).  Syscalls: via tools/exp (fork/exec, mkdir).
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>

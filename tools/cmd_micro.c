@@ -6,7 +6,7 @@
  * describes methods, tests, parameters and output.
  * Syscalls: none here; bench/micro/ makes them through the rewire module.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
  * Invariants: the CSV is only read; without gnuplot the command says so and
  * exits 1.  Syscalls: via tools/exp (mkdir, fork/exec of gnuplot).
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <stdio.h>

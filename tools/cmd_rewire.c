@@ -7,8 +7,8 @@
  *
  * Syscalls: none.
  */
-#include "common/opt.h"
-#include "rewire/rewirebench.h"
+#include "bench/common/opt.h"
+#include "bench/rewire/rewirebench.h"
 
 
 #include <stdio.h>

@@ -8,8 +8,8 @@
  *
  * Syscalls: none.
  */
-#include "common/opt.h"
-#include "rewire/rwbench.h"
+#include "bench/common/opt.h"
+#include "bench/rewire/rwbench.h"
 
 
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * flushed after every run; Ctrl-C kills the running child, keeps the rows and
  * prints the command that resumes.  Syscalls: via tools/exp (fork/exec, pipes).
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <stdio.h>

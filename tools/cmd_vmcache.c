@@ -11,7 +11,7 @@
  * 130/143 stopped by SIGINT/SIGTERM (store closed cleanly), 86 after a
  * simulated power loss (RUMA_POWER_LOSS_AFTER_MS, tests).
  */
-#include "vmcache/driver.h"
+#include "bench/vmcache/driver.h"
 
 #include <ruma/core.h>
 

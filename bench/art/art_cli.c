@@ -10,8 +10,8 @@
  * Syscalls: none (available memory is read from /proc and /sys by the core
  * module; the result file through stdio).
  */
-#include "art/artbench.h"
-#include "common/opt.h"
+#include "bench/art/artbench.h"
+#include "bench/common/opt.h"
 
 #include <ruma/art.h>
 #include <ruma/sysinfo.h>

@@ -16,8 +16,8 @@
  * System calls: only through the perf module (perf_event_open, getrusage,
  * reading smaps_rollup) and the allocator backends.
  */
-#include "art/artbench.h"
-#include "common/result.h"
+#include "bench/art/artbench.h"
+#include "bench/common/result.h"
 
 #include <ruma/art.h>
 #include <ruma/perf.h>

@@ -8,7 +8,7 @@
 #ifndef RUMA_ARTBENCH_H
 #define RUMA_ARTBENCH_H
 
-#include "common/result.h"
+#include "bench/common/result.h"
 
 #include <ruma/alloc.h>
 #include <ruma/core.h>

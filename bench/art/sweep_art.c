@@ -7,7 +7,7 @@
  *
  * Syscalls: none.
  */
-#include "common/sweep.h"
+#include "bench/common/sweep.h"
 
 #include <string.h>
 

@@ -13,7 +13,7 @@
  * Invariants: nothing is stored for an argument that fails; a target is
  * written only with the width its kind names.  Syscalls: none (stdio).
  */
-#include "common/opt.h"
+#include "bench/common/opt.h"
 
 #include <ruma/core.h>
 

@@ -8,7 +8,7 @@
  * writes (header, four fields, a number as value).
  * Syscalls: none (stdio on the result file).
  */
-#include "common/result.h"
+#include "bench/common/result.h"
 
 #include <ruma/core.h>
 

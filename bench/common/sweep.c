@@ -7,7 +7,7 @@
  * order, and never more than RUMA_SWEEP_MAX_NAMES names (later ones are
  * ignored).  Syscalls: none.
  */
-#include "common/sweep.h"
+#include "bench/common/sweep.h"
 
 #include <ruma/core.h>
 

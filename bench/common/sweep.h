@@ -10,7 +10,7 @@
 #ifndef RUMA_BENCH_SWEEP_H
 #define RUMA_BENCH_SWEEP_H
 
-#include "common/result.h"
+#include "bench/common/result.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,7 +21,7 @@
  * page too many when the size was already page aligned).
  * Syscalls: none here (phys.h, area.h and pool.h map).
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/area.h>
 #include <ruma/phys.h>

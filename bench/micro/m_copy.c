@@ -20,7 +20,7 @@
  * Syscalls: through phys.h/area.h/snapshot.h, and the os layer's mmap,
  * munmap and remap_file_pages for the raw views of methods 15/16, 20 and 32.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 #include "os/os.h"
 
 #include <ruma/area.h>

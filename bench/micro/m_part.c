@@ -32,7 +32,7 @@
  * of the next one).
  * Syscalls: none here (malloc for the keys; partition.h does the mapping).
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/partition.h>
 

@@ -24,7 +24,7 @@
  * no "Freeing" line.
  * Syscalls: none here (vector.h maps and grows).
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/vector.h>
 

@@ -17,9 +17,9 @@
  *
  * Syscalls: none directly; /proc/meminfo is read with stdio.
  */
-#include "common/opt.h"
-#include "common/result.h"
-#include "micro/micro.h"
+#include "bench/common/opt.h"
+#include "bench/common/result.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/sysinfo.h>
 

@@ -11,7 +11,7 @@
  *
  * Syscalls: none.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <stdlib.h>
 

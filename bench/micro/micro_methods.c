@@ -15,7 +15,7 @@
  *   42            (huge)                               (0)
  * No syscalls.
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/partition.h>
 

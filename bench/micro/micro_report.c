@@ -16,7 +16,7 @@
  * Syscalls: none directly (getrusage, perf_event_open and /proc reads happen
  * in the core perf module).
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/perf.h>
 

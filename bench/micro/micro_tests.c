@@ -21,7 +21,7 @@
  *
  * Syscalls: none (memory comes from malloc; methods own the mappings).
  */
-#include "micro/micro.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/partition.h>
 #include <ruma/vector.h>

@@ -8,7 +8,7 @@
  *
  * Syscalls: none.
  */
-#include "common/sweep.h"
+#include "bench/common/sweep.h"
 
 #include <ruma/core.h>
 

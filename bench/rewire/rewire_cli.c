@@ -9,8 +9,8 @@
  *
  * Syscalls: none (the outputs through stdio).
  */
-#include "common/opt.h"
-#include "rewire/rewirebench.h"
+#include "bench/common/opt.h"
+#include "bench/rewire/rewirebench.h"
 
 #include <errno.h>
 #include <stddef.h>

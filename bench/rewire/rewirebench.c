@@ -15,7 +15,7 @@
  * Syscalls: none directly — the rewiring library (mmap, mremap, madvise,
  * fallocate, memfd_create) and core/sysinfo (huge page counts, nr_hugepages).
  */
-#include "rewire/rewirebench.h"
+#include "bench/rewire/rewirebench.h"
 
 #include <ruma/area.h>
 #include <ruma/sysinfo.h>

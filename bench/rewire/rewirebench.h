@@ -25,7 +25,7 @@
 #ifndef RUMA_BENCH_REWIREBENCH_H
 #define RUMA_BENCH_REWIREBENCH_H
 
-#include "common/result.h"
+#include "bench/common/result.h"
 
 #include <ruma/core.h>
 

@@ -26,7 +26,7 @@
 #ifndef RUMA_BENCH_RWBENCH_H
 #define RUMA_BENCH_RWBENCH_H
 
-#include "common/result.h"
+#include "bench/common/result.h"
 
 #include <ruma/core.h>
 

@@ -14,7 +14,7 @@
  *
  * Syscalls: none directly (the pools make theirs through the library).
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/pool.h>
 

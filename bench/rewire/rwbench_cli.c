@@ -9,8 +9,8 @@
  * Syscalls: none directly (stdio for the outputs; sysinfo writes
  * nr_hugepages).
  */
-#include "common/opt.h"
-#include "rewire/rwbench.h"
+#include "bench/common/opt.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/partition.h>
 #include <ruma/sysinfo.h>

@@ -6,7 +6,7 @@
  *
  * Syscalls: none (stdio reads of /proc/meminfo).
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <errno.h>
 #include <math.h>

@@ -12,7 +12,7 @@
  *
  * Syscalls: none directly.
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/partition.h>
 

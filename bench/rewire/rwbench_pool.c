@@ -9,7 +9,7 @@
  *
  * Syscalls: none directly.
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/pool.h>
 

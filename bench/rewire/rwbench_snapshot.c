@@ -21,7 +21,7 @@
  *
  * Syscalls: none directly.
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/snapshot.h>
 

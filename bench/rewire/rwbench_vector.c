@@ -18,7 +18,7 @@
  * Syscalls: fork, pipe, read/write, wait4 (process control, not memory
  * management; the vectors make their own calls through the library).
  */
-#include "rewire/rwbench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/perf.h>
 #include <ruma/vector.h>

@@ -16,7 +16,7 @@
  *
  * Syscalls: none.
  */
-#include "common/sweep.h"
+#include "bench/common/sweep.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -41,7 +41,7 @@
  * Syscalls: stat/statvfs/access/fstat, clock_nanosleep, sigaction,
  * pthread_sigmask; the device size through ruma_os_open + ioctl(BLKGETSIZE64).
  */
-#include "vmcache/driver.h"
+#include "bench/vmcache/driver.h"
 
 #include "os/os.h"
 

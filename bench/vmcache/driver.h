@@ -6,7 +6,7 @@
 #ifndef RUMA_BENCH_VMCACHE_DRIVER_H
 #define RUMA_BENCH_VMCACHE_DRIVER_H
 
-#include "vmcache/workload.h"
+#include "bench/vmcache/workload.h"
 
 #define RUMA_VMCACHE_MAX_THREADS 128u
 

@@ -19,7 +19,7 @@
  * without error: a load that failed in any thread (full disk, I/O error,
  * interrupt) leaves no marker, and the next --keep run refuses the store.
  */
-#include "vmcache/rndread.h"
+#include "bench/vmcache/rndread.h"
 
 #include <ruma/btree.h>
 

@@ -8,7 +8,7 @@
 #ifndef RUMA_BENCH_VMCACHE_RNDREAD_H
 #define RUMA_BENCH_VMCACHE_RNDREAD_H
 
-#include "vmcache/workload.h"
+#include "bench/vmcache/workload.h"
 
 #include <ruma/btree.h>
 

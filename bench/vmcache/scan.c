@@ -16,7 +16,7 @@
  *
  * No system calls of its own.
  */
-#include "vmcache/rndread.h"
+#include "bench/vmcache/rndread.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -5,7 +5,7 @@
  * NULL below (TPC-C: ruma_vmcache_tpcc_workload, bench/vmcache/tpcc/).  A
  * name missing from this table is refused at start with exit status 2.
  */
-#include "vmcache/workload.h"
+#include "bench/vmcache/workload.h"
 
 #include <string.h>
 

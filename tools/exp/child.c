@@ -17,7 +17,7 @@
  * (collect its output), kill, waitpid, sigaction; mkstemp and unlink for the
  * result file.
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #ifndef RUMA_TOOLS_EXP_H
 #define RUMA_TOOLS_EXP_H
 
-#include "common/sweep.h"
+#include "bench/common/sweep.h"
 
 #include <ruma/core.h>
 

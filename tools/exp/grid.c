@@ -14,7 +14,7 @@
  * Syscalls: access(X_OK) on each peer's program when the grid is checked
  * (the grid file is read with stdio).
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>

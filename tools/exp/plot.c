@@ -14,7 +14,7 @@
  * Syscalls: mkdir (output folders); gnuplot runs as a child via child.c
  * (fork/exec with DIR as working directory); stat of the charts.
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>

@@ -18,7 +18,7 @@
  *
  * Syscalls: none.
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>

@@ -19,7 +19,7 @@
  * Syscalls: through child.c (fork/exec per run); isatty, unlink of the
  * private vmcache store, rename of the rewritten CSV.
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>

@@ -21,7 +21,7 @@
  * ("no-output").
  * Syscalls: none.
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * (system, variant, size_param, size, rep, warmup, metric) — a duplicate is
  * refused, not counted as a further repetition.  Syscalls: none (stdio).
  */
-#include "exp/exp.h"
+#include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,7 +13,7 @@
  * commit log, the oracle of the crash tests) by point lookups.
  * No syscalls of its own.
  */
-#include "vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/tpcc/tpcc.h"
 
 #include <errno.h>
 #include <inttypes.h>

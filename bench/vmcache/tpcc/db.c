@@ -10,7 +10,7 @@
  * interrupted load is recognised (tpcc_db_open: RUMA_EBADCOMBO).  No syscalls (the
  * buffer manager does the I/O).
  */
-#include "vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/tpcc/tpcc.h"
 
 #include <errno.h>
 #include <stdlib.h>

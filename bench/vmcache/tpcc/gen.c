@@ -7,7 +7,7 @@
  * All randomness comes from the caller's ruma_rng, so a seed replays a run.
  * No syscalls.
  */
-#include "vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/tpcc/tpcc.h"
 
 uint32_t tpcc_urand(ruma_rng *r, uint32_t lo, uint32_t hi)
 {

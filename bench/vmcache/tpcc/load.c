@@ -9,8 +9,8 @@
  * A SIGINT/SIGTERM seen by the driver stops a share between warehouses (-EINTR).
  * No syscalls besides what the buffer manager does for the trees.
  */
-#include "vmcache/tpcc/tpcc.h"
-#include "vmcache/workload.h"
+#include "bench/vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/workload.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #ifndef RUMA_BENCH_TPCC_H
 #define RUMA_BENCH_TPCC_H
 
-#include "vmcache/tpcc/schema.h"
+#include "bench/vmcache/tpcc/schema.h"
 
 #include <ruma/bm.h>
 #include <ruma/btree.h>

@@ -36,7 +36,7 @@
  * No syscalls (time(2) via the vDSO for dates) but nanosleep in the conflict
  * backoff.
  */
-#include "vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/tpcc/tpcc.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -29,8 +29,8 @@
  *
  * Syscalls: pwrite/pread of the commit log through src/os.
  */
-#include "vmcache/tpcc/tpcc.h"
-#include "vmcache/workload.h"
+#include "bench/vmcache/tpcc/tpcc.h"
+#include "bench/vmcache/workload.h"
 
 #include "os/os.h"
 
