@@ -1,22 +1,21 @@
 /*
  * fuzz_vmcache_config.c — libFuzzer harness for the configuration of
- * `ruma vmcache`: environment variables and flags (tools/cmd_vmcache.c),
- * the workload table and DATASIZE checks (bench/vmcache), and the buffer
- * manager's option names (bm.h).
+ * `ruma vmcache`: environment variables and flags (ruma_vmcache_parse,
+ * bench/vmcache/vmcache_cli.c), the workload table and DATASIZE checks
+ * (bench/vmcache), and the buffer manager's option names (bm.h).
  *
- * The parser of cmd_vmcache.c is static, so the harness calls
- * ruma_cmd_vmcache itself and makes sure it never starts a run: the last two
- * arguments are always "--seed=!" (flags win over earlier ones; a value
- * flag ending the input, such as "--block", takes the first one as its
- * value, and the second still counts), and the seed is the last thing
- * checked before ruma_vmcache_run — so every input must end with exit
- * status 2 (bad configuration, message on stderr) or 0 for --help/-h.
+ * The harness calls ruma_vmcache_parse (it never runs anything) with the
+ * arguments and an environment made from the input: it must return 0 or
+ * RUMA_EPARSE with a message "ruma vmcache: ...\n"; a configuration it
+ * accepts must be one the driver can run as given (a workload, PHYSGB <=
+ * VIRTGB, THREADS, BATCH and INFLIGHT in range, DATASIZE accepted by the
+ * workload).
  *
  * Input: byte 0 is a mask of the variables BLOCK VIRTGB PHYSGB BATCH RUNFOR
  * RNDREAD THREADS DATASIZE (bit 0..7), byte 1 bit 0 adds EXMAP; the rest,
  * split at NUL bytes, gives first the values of the selected variables (in
- * that order), then up to 16 arguments.  Variables not selected are unset,
- * so each run is independent of the environment and of earlier runs.
+ * that order), then up to 16 arguments.  The environment holds only the
+ * selected variables, so each run is independent of the process's.
  *
  * Also checked on the same strings: ruma_vmcache_find_workload returns NULL
  * or the workload of that name; ruma_bm_{wait,evict,write}_parse give 0 or
@@ -38,7 +37,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-int ruma_cmd_vmcache(int argc, char **argv); /* tools/cmd_vmcache.c */
 
 #define H "fuzz_vmcache_config"
 #define MAX_ARGS 16
@@ -106,21 +104,43 @@ static void check_estimates(uint64_t d)
 	}
 }
 
+/* A configuration the parser accepted must be runnable as given. */
+static void check_accepted(const ruma_vmcache_opts *o, char **argv, int argc)
+{
+	const char *why = NULL;
+	if (!o->wl)
+		why = "no workload";
+	else if (!(o->physgb > 0) || o->physgb > o->virtgb)
+		why = "PHYSGB not in (0, VIRTGB]";
+	else if (o->threads < 1 || o->threads > RUMA_VMCACHE_MAX_THREADS)
+		why = "THREADS out of range";
+	else if (o->batch < 1 || o->batch > 1024)
+		why = "BATCH out of range";
+	else if (o->inflight < 1 || o->inflight > RUMA_BM_AIO_MAX)
+		why = "INFLIGHT out of range";
+	else if (o->wl->check_datasize && o->wl->check_datasize(o->datasize))
+		why = "DATASIZE the workload refuses";
+	else if (!o->block || !*o->block)
+		why = "empty BLOCK";
+	if (!why)
+		return;
+	fprintf(report, "%s: accepted, but %s:", H, why);
+	for (int i = 1; i < argc; i++)
+		fprintf(report, " '%s'", argv[i]);
+	fprintf(report, "\n");
+	abort();
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	report = fz_open_report();
-	unsetenv("EXMAP");
-	unsetenv("RUMA_SEED");
-	for (size_t i = 0; i < 8; i++)
-		unsetenv(vars[i]);
 	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *argv[MAX_ARGS + 4];
-	int argc = 1;
-	bool help = false;
+	char *argv[MAX_ARGS + 2], *envp[10], env[10][96];
+	int argc = 1, nenv = 0;
 
 	if (size < 2)
 		return 0;
@@ -134,37 +154,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (size_t i = 0; i < 8; i++) {
 		if ((mask >> i & 1) && p <= end) {
-			setenv(vars[i], p, 1);
+			snprintf(env[nenv], sizeof(env[nenv]), "%s=%s", vars[i], p);
+			envp[nenv] = env[nenv];
+			nenv++;
 			check_names(p);
 			p += strlen(p) + 1;
-		} else {
-			unsetenv(vars[i]);
 		}
 	}
-	if (more & 1)
-		setenv("EXMAP", (more & 2) ? "1" : "0", 1);
-	else
-		unsetenv("EXMAP");
+	if (more & 1) {
+		snprintf(env[nenv], sizeof(env[nenv]), "EXMAP=%s", (more & 2) ? "1" : "0");
+		envp[nenv] = env[nenv];
+		nenv++;
+	}
+	envp[nenv] = NULL;
 	argv[0] = (char *)"vmcache";
 	for (; p <= end && argc <= MAX_ARGS; p += strlen(p) + 1) {
-		if (!strcmp(p, "--help") || !strcmp(p, "-h"))
-			help = true;
 		check_names(p);
 		argv[argc++] = p;
 	}
-	/* twice: a value flag at the end of the input (--block, --seed, ...) takes
-	 * the first one as its value, and the second still stops the command */
-	argv[argc++] = (char *)"--seed=!";
-	argv[argc++] = (char *)"--seed=!";
 	argv[argc] = NULL;
 
-	int rc = ruma_cmd_vmcache(argc, argv);
-	if (rc != 2 && !(rc == 0 && help)) {
-		fprintf(report, "%s: ruma vmcache returned %d for:", H, rc);
-		for (int i = 1; i < argc; i++)
-			fprintf(report, " '%s'", argv[i]);
-		fprintf(report, "\n");
+	ruma_vmcache_opts o;
+	char err[512];
+	int rc = ruma_vmcache_parse(argc, argv, envp, &o, err, sizeof(err));
+	if (rc == RUMA_EPARSE) {
+		if (strncmp(err, "ruma vmcache: ", 14) || !strchr(err, '\n'))
+			fail("a refusal without its message", err);
+	} else if (rc != 0) {
+		fprintf(report, "%s: ruma_vmcache_parse returned %d\n", H, rc);
 		abort();
+	} else if (!o.help) {
+		check_accepted(&o, argv, argc);
 	}
 
 	uint64_t d = 0;

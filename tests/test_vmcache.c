@@ -7,11 +7,14 @@
  * refused on reopen; SIGTERM closing cleanly with exit 143; a second run on
  * a store in use refused; a non-store file not overwritten without --force;
  * no "loaded" marker when one loader thread failed);
- * bad configurations are refused with exit status 2 and a message.
+ * bad configurations are refused with exit status 2 and a message;
+ * ruma_vmcache_parse called directly (environment, flags winning, the
+ * durability modes, refusals with their message).
  */
 #include "test.h"
 
 #include "os/os.h"
+#include "bench/vmcache/driver.h"
 #include "bench/vmcache/workload.h"
 
 #include <fcntl.h>
@@ -558,7 +561,52 @@ static int t_inflight_depth(void)
 	return TEST_PASS;
 }
 
+/* The parser on its own: no process, no store. */
+static int t_parse(void)
+{
+	ruma_vmcache_opts o;
+	char err[512];
+	char *env[] = { "BLOCK=/x/s", "PHYSGB=0.5", "VIRTGB=2", "THREADS=3", "RNDREAD=1",
+			"DATASIZE=1e6", "RUMA_SEED=42", NULL };
+	char *a0[] = { "vmcache", NULL };
+	CHECK_OK(ruma_vmcache_parse(1, a0, env, &o, err, sizeof(err)));
+	CHECK(!strcmp(o.block, "/x/s") && o.physgb == 0.5 && o.virtgb == 2 && o.threads == 3);
+	CHECK(!strcmp(o.wl->name, "rndread") && o.datasize == 1000000 && o.seed == 42);
+	CHECK(o.durability == RUMA_BM_DURABLE_OFF && o.commit_pipeline == 0 && !o.help);
+
+	char *a1[] = { "vmcache", "--threads", "2", "--workload=tpcc", "--datasize", "1",
+		       "--durable", "--keep", NULL };
+	CHECK_OK(ruma_vmcache_parse(8, a1, env, &o, err, sizeof(err)));
+	CHECK(o.threads == 2 && !strcmp(o.wl->name, "tpcc") && o.keep);
+	CHECK(o.durability == RUMA_BM_DURABLE_SYNC && o.commit_pipeline == 0);
+	char *a2[] = { "vmcache", "--datasize", "1", "--workload", "tpcc", "--durable=pipeline", NULL };
+	CHECK_OK(ruma_vmcache_parse(6, a2, env, &o, err, sizeof(err)));
+	CHECK(o.durability == RUMA_BM_DURABLE_SYNC && o.commit_pipeline == RUMA_VMCACHE_COMMIT_PIPELINE);
+
+	static const struct {
+		char *arg, *want;
+	} bad[] = {
+		{ "--durable=maybe", "ruma vmcache: --durable=maybe: expected sync, pipeline or async" },
+		{ "--physgb=3", "ruma vmcache: PHYSGB=3 exceeds VIRTGB=2" },
+		{ "--threads=0", "ruma vmcache: THREADS=0: must be in 1.." },
+		{ "--nope", "ruma vmcache: unknown argument '--nope' (see --help)" },
+		{ "--seed", "ruma vmcache: --seed needs a value" },
+	};
+	for (size_t i = 0; i < TEST_N(bad); i++) {
+		char *a[] = { "vmcache", bad[i].arg, NULL };
+		CHECK_EQ(ruma_vmcache_parse(2, a, env, &o, err, sizeof(err)), RUMA_EPARSE);
+		if (strncmp(err, bad[i].want, strlen(bad[i].want)))
+			printf("  %s: got %s", bad[i].arg, err);
+		CHECK(!strncmp(err, bad[i].want, strlen(bad[i].want)));
+	}
+	char *ah[] = { "vmcache", "--help", "--nope", NULL };
+	CHECK_OK(ruma_vmcache_parse(3, ah, env, &o, err, sizeof(err)));
+	CHECK(o.help);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "parse", t_parse },
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "flags_win", t_flags_win },
 	{ "wrong_data", t_wrong_data }, { "inflight", t_inflight },

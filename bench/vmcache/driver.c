@@ -532,6 +532,10 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	struct bg_thread ckpt = { 0 }, ploss = { 0 };
 	ruma_bm_write write = o->write;
 
+	if (o->inflight > 1 && strcmp(o->wl->name, "rndread") && strncmp(o->wl->name, "scan", 4))
+		fprintf(stderr, "ruma vmcache: note: INFLIGHT applies to rndread lookups and scan "
+				"read-ahead; %s runs its transactions with synchronous reads\n",
+			o->wl->name);
 	fprintf(stderr,
 		"vmcache blk:%s virtgb:%g physgb:%g exmap:0 batch:%u threads:%u datasize:%" PRIu64
 		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s inflight:%u reuse:%d "

@@ -42,7 +42,18 @@ typedef struct ruma_vmcache_opts {
 				   and exit RUMA_VMCACHE_POWERLOSS_STATUS; 0 = off */
 	bool powerloss_torn;    /* RUMA_POWER_LOSS_TORN=1: the power loss tears the
 				   unsynced 4 KiB page writes (ruma_os_powerloss_torn) */
+	bool help;              /* --help / -h: print the usage, run nothing */
 } ruma_vmcache_opts;
+
+/*
+ * ruma_vmcache_parse — `ruma vmcache [options]` (argv[0] is the command)
+ * and the environment envp (NULL-terminated "K=V" strings; NULL = none)
+ * into *o: every value checked, nothing run.  Returns 0 (run it, or print
+ * the usage when o->help), or RUMA_EPARSE with the message for stderr in err
+ * ("ruma vmcache: ...\n"): exit status 2.  bench/vmcache/vmcache_cli.c.
+ */
+int ruma_vmcache_parse(int argc, char **argv, char *const *envp, ruma_vmcache_opts *o, char *err,
+		       size_t errlen);
 
 /* Exit status of a run ended by the simulated power loss. */
 #define RUMA_VMCACHE_POWERLOSS_STATUS 86

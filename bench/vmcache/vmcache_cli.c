@@ -1,0 +1,286 @@
+/*
+ * vmcache_cli.c — the configuration of `ruma vmcache`: vmcache's environment
+ * variables (BLOCK, VIRTGB, PHYSGB, BATCH, RUNFOR, RNDREAD, THREADS, DATASIZE,
+ * EXMAP) and ruma's flags (flags win), parsed into ruma_vmcache_opts with the
+ * drivers' option table (bench/common/opt.h).  Every value is checked here,
+ * before anything runs; a bad one gives the message the command prints
+ * ("ruma vmcache: NAME=value: why") and exit status 2.
+ *
+ * No system calls; the environment comes from the caller (envp).
+ */
+#include "bench/common/opt.h"
+#include "bench/vmcache/driver.h"
+
+#include <ruma/core.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The flags as given (NULL = not given; the environment or default then). */
+struct raw {
+	const char *block, *virtgb, *physgb, *batch, *runfor, *threads, *datasize, *workload,
+		*wait, *evict, *write, *seed, *inflight, *durable, *checkpoint, *commit_log;
+	bool no_reuse, keep, check, force, help;
+};
+
+#define STR(flag, field) { flag, RUMA_OPT_STR, offsetof(struct raw, field), 0, 0, NULL, NULL, 0 }
+#define FLAG(flag, field, fl) { flag, RUMA_OPT_FLAG, offsetof(struct raw, field), 0, 0, NULL, NULL, fl }
+
+static const ruma_opt options[] = {
+	STR("--block", block),       STR("--virtgb", virtgb),     STR("--physgb", physgb),
+	STR("--batch", batch),       STR("--runfor", runfor),     STR("--threads", threads),
+	STR("--datasize", datasize), STR("--workload", workload), STR("--wait", wait),
+	STR("--evict", evict),       STR("--write", write),       STR("--seed", seed),
+	STR("--inflight", inflight), STR("--checkpoint", checkpoint),
+	STR("--commit-log", commit_log), STR("--durable", durable),
+	FLAG("--no-reuse", no_reuse, 0), FLAG("--keep", keep, 0), FLAG("--force", force, 0),
+	FLAG("--check", check, 0),   FLAG("--help", help, RUMA_OPT_STOP),
+	FLAG("-h", help, RUMA_OPT_STOP),
+};
+
+/* Where a parse writes its message. */
+struct msg {
+	char *buf;
+	size_t len;
+};
+
+static int fail(const struct msg *m, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(m->buf, m->len, "ruma vmcache: ");
+	if (n >= 0 && (size_t)n < m->len)
+		vsnprintf(m->buf + n, m->len - (size_t)n, fmt, ap);
+	va_end(ap);
+	return RUMA_EPARSE;
+}
+
+static int bad(const struct msg *m, const char *what, const char *val, const char *why)
+{
+	return fail(m, "%s=%s: %s\n", what, val ? val : "", why);
+}
+
+/* The flag's value, else the variable's (when set and not empty), else def. */
+static const char *envor(char *const *envp, const char *flag_val, const char *name,
+			 const char *def)
+{
+	if (flag_val)
+		return flag_val;
+	const char *e = name ? ruma_opt_getenv(envp, name) : NULL;
+	return e && *e ? e : def;
+}
+
+static int parse_gb(const struct msg *m, const char *name, const char *s, double *out)
+{
+	if (ruma_parse_double(s, out) || !(*out > 0))
+		return bad(m, name, s, "expected a positive number of GiB (fractions allowed)");
+	if (*out > 1 << 20)
+		return bad(m, name, s, "unreasonably large");
+	return 0;
+}
+
+static int parse_count(const struct msg *m, const char *name, const char *s, uint64_t lo,
+		       uint64_t hi, uint64_t *out)
+{
+	char why[96];
+	if (ruma_parse_u64(s, out))
+		return bad(m, name, s, "expected a whole number");
+	if (*out < lo || *out > hi) {
+		snprintf(why, sizeof(why), "must be in %" PRIu64 "..%" PRIu64, lo, hi);
+		return bad(m, name, s, why);
+	}
+	return 0;
+}
+
+static int parse_bool_var(const struct msg *m, char *const *envp, const char *name, bool *out)
+{
+	const char *s = envor(envp, NULL, name, "0");
+	return ruma_parse_bool(s, out) ? bad(m, name, s, "expected 0 or 1") : 0;
+}
+
+/* The flags.  --durable takes its value only as --durable=MODE: a bare
+ * --durable is --durable=sync (the table parser reads it so). */
+static int parse_flags(const struct msg *m, int argc, char **argv, struct raw *w)
+{
+	static char durable_sync[] = "--durable=sync";
+	char **args = malloc(((size_t)argc + 1) * sizeof(*args));
+	if (!args)
+		return fail(m, "%s\n", ruma_strerror(-ENOMEM));
+	for (int i = 0; i < argc; i++)
+		args[i] = i && !strcmp(argv[i], "--durable") ? durable_sync : argv[i];
+	args[argc] = NULL;
+	ruma_opt_error e;
+	int r = ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, args, 1, w, NULL, 0, NULL,
+			       &e);
+	if (r && e.status == RUMA_OPT_MISSING)
+		r = fail(m, "%s needs a value\n", e.arg);
+	else if (r && e.status != RUMA_OPT_STOPPED)
+		r = fail(m, "unknown argument '%s' (see --help)\n", e.arg);
+	else
+		r = 0;
+	free(args);
+	return r;
+}
+
+/* --durable[=sync|pipeline|async] / DURABLE. */
+static int parse_durable(const struct msg *m, char *const *envp, const struct raw *w,
+			 ruma_vmcache_opts *o)
+{
+	const char *d = envor(envp, w->durable, "DURABLE", "0");
+	bool b;
+	if (!strcmp(d, "sync")) {
+		o->durability = RUMA_BM_DURABLE_SYNC;
+	} else if (!strcmp(d, "pipeline")) {
+		o->durability = RUMA_BM_DURABLE_SYNC;
+		o->commit_pipeline = RUMA_VMCACHE_COMMIT_PIPELINE;
+	} else if (!strcmp(d, "async")) {
+		o->durability = RUMA_BM_DURABLE_ASYNC;
+	} else if (!ruma_parse_bool(d, &b)) {
+		o->durability = b ? RUMA_BM_DURABLE_SYNC : RUMA_BM_DURABLE_OFF;
+	} else {
+		return bad(m, w->durable ? "--durable" : "DURABLE", d,
+			   "expected sync, pipeline or async (DURABLE: 0, 1, sync, pipeline or async)");
+	}
+	return 0;
+}
+
+/* --checkpoint / CHECKPOINT, --commit-log, RUMA_POWER_LOSS_* (tests). */
+static int parse_log_options(const struct msg *m, char *const *envp, const struct raw *w,
+			     ruma_vmcache_opts *o)
+{
+	const char *ck = envor(envp, w->checkpoint, "CHECKPOINT", "10");
+	if (ruma_parse_double(ck, &o->checkpoint_secs) || !(o->checkpoint_secs >= 0) ||
+	    o->checkpoint_secs > 86400)
+		return bad(m, "--checkpoint", ck, "expected seconds between checkpoints, 0 .. 86400 "
+						  "(0 = none; fractions allowed)");
+	if (o->checkpoint_secs > 0 && o->checkpoint_secs < 0.001)
+		return bad(m, "--checkpoint", ck, "at least 0.001 s (or 0 = none)");
+	o->commit_log = w->commit_log;
+	if (o->commit_log && !*o->commit_log)
+		return bad(m, "--commit-log", o->commit_log, "empty path");
+	if (o->commit_log && strcmp(o->wl->name, "tpcc"))
+		return bad(m, "--commit-log", o->commit_log, "only the tpcc workload records commits");
+	const char *pl = envor(envp, NULL, "RUMA_POWER_LOSS_AFTER_MS", "0");
+	if (ruma_parse_u64(pl, &o->powerloss_ms) || o->powerloss_ms > 86400000ull)
+		return bad(m, "RUMA_POWER_LOSS_AFTER_MS", pl, "expected milliseconds, 0 = off");
+	return parse_bool_var(m, envp, "RUMA_POWER_LOSS_TORN", &o->powerloss_torn);
+}
+
+/* BLOCK, VIRTGB, PHYSGB, BATCH, RUNFOR, THREADS. */
+static int parse_sizes(const struct msg *m, char *const *envp, const struct raw *w,
+		       ruma_vmcache_opts *o)
+{
+	uint64_t v;
+	int r;
+	o->block = envor(envp, w->block, "BLOCK", "/tmp/bm");
+	if (!*o->block)
+		return bad(m, "BLOCK", o->block, "empty path");
+	if ((r = parse_gb(m, "VIRTGB", envor(envp, w->virtgb, "VIRTGB", "16"), &o->virtgb)) ||
+	    (r = parse_gb(m, "PHYSGB", envor(envp, w->physgb, "PHYSGB", "4"), &o->physgb)))
+		return r;
+	if (o->physgb > o->virtgb)
+		return fail(m, "PHYSGB=%g exceeds VIRTGB=%g; the buffer pool must fit in the "
+			       "virtual reservation\n", o->physgb, o->virtgb);
+	if ((r = parse_count(m, "BATCH", envor(envp, w->batch, "BATCH", "64"), 1, 1024, &v)))
+		return r;
+	o->batch = (unsigned)v;
+	if ((r = parse_count(m, "RUNFOR", envor(envp, w->runfor, "RUNFOR", "30"), 0, 1000000,
+			     &o->runfor)))
+		return r;
+	if ((r = parse_count(m, "THREADS", envor(envp, w->threads, "THREADS", "1"), 1,
+			     RUMA_VMCACHE_MAX_THREADS, &v)))
+		return r;
+	o->threads = (unsigned)v;
+	return 0;
+}
+
+/* The workload (--workload or RNDREAD), DATASIZE and INFLIGHT. */
+static int parse_workload(const struct msg *m, char *const *envp, const struct raw *w,
+			  ruma_vmcache_opts *o)
+{
+	uint64_t v;
+	bool b;
+	int r;
+	const char *ds = envor(envp, w->datasize, "DATASIZE", "10");
+	if ((r = parse_count(m, "DATASIZE", ds, 0, UINT64_MAX / 256, &o->datasize)))
+		return r;
+	const char *wname = w->workload;
+	if (!wname) {
+		if ((r = parse_bool_var(m, envp, "RNDREAD", &b)))
+			return r;
+		wname = b ? "rndread" : "tpcc";
+	}
+	o->wl = ruma_vmcache_find_workload(wname);
+	if (!o->wl)
+		return fail(m, "unknown workload '%s' (known: rndread, tpcc)\n", wname);
+	const char *why = o->wl->check_datasize ? o->wl->check_datasize(o->datasize) : NULL;
+	if (why)
+		return bad(m, "DATASIZE", ds, why);
+	if ((r = parse_count(m, "INFLIGHT", envor(envp, w->inflight, "INFLIGHT", "1"), 1,
+			     RUMA_BM_AIO_MAX, &v)))
+		return r;
+	o->inflight = (unsigned)v;
+	return 0;
+}
+
+/* --wait, --evict, --write, --no-reuse, --keep, --force / FORCE, --check. */
+static int parse_modes(const struct msg *m, char *const *envp, const struct raw *w,
+		       ruma_vmcache_opts *o)
+{
+	bool b;
+	int r;
+	o->wait = RUMA_BM_WAIT_SPIN;
+	o->evict = RUMA_BM_EVICT_PROCESS_MADVISE;
+	o->write = RUMA_BM_WRITE_URING;
+	if (w->wait && ruma_bm_wait_parse(w->wait, &o->wait))
+		return bad(m, "--wait", w->wait, "expected spin, yield, futex or mutex");
+	if (w->evict && ruma_bm_evict_parse(w->evict, &o->evict))
+		return bad(m, "--evict", w->evict, "expected madvise or process_madvise");
+	if (w->write && ruma_bm_write_parse(w->write, &o->write))
+		return bad(m, "--write", w->write, "expected pwrite or uring");
+	o->reuse = !w->no_reuse;
+	o->keep = w->keep;
+	if ((r = parse_bool_var(m, envp, "FORCE", &b)))
+		return r;
+	o->force = w->force || b;
+	o->check = w->check;
+	return 0;
+}
+
+int ruma_vmcache_parse(int argc, char **argv, char *const *envp, ruma_vmcache_opts *o, char *err,
+		       size_t errlen)
+{
+	struct msg m = { err, errlen };
+	struct raw w = { 0 };
+	bool exmap;
+	int r;
+
+	memset(o, 0, sizeof(*o));
+	if (errlen)
+		err[0] = '\0';
+	if ((r = parse_flags(&m, argc, argv, &w)))
+		return r;
+	if (w.help) {
+		o->help = true;
+		return 0;
+	}
+	if ((r = parse_bool_var(&m, envp, "EXMAP", &exmap)))
+		return r;
+	if (exmap)
+		return fail(&m, "EXMAP=1 is not supported: the exmap kernel module cannot be used "
+				"here (it needs a kernel with module support and per-version fixes); "
+				"ruma evicts with madvise or process_madvise (--evict) instead\n");
+	if ((r = parse_sizes(&m, envp, &w, o)) || (r = parse_workload(&m, envp, &w, o)) ||
+	    (r = parse_modes(&m, envp, &w, o)) || (r = parse_durable(&m, envp, &w, o)) ||
+	    (r = parse_log_options(&m, envp, &w, o)))
+		return r;
+	o->seed = ruma_opt_env_seed(envp);
+	if (w.seed && ruma_parse_u64(w.seed, &o->seed))
+		return bad(&m, "--seed", w.seed, "expected a whole number");
+	return 0;
+}
