@@ -142,10 +142,18 @@ static int t_grid_file(void)
 static int t_parse(void)
 {
 	struct ruma_exp_result r;
-	const char *vm = "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n"
-			 "0,100,1.0,0.5,ruma,1,10,rndread,64\n"
-			 "1,200,2.0,0.0,ruma,1,10,rndread,64\n"
-			 "2,400,4.0,1.0,ruma,1,10,rndread,64\n";
+	/* rows as `ruma vmcache --result` writes them, one set per second */
+	const ruma_result_row vm[] = {
+		{ "tx", "tx/s", 100, "workload=rndread;ts=0" },
+		{ "rmb", "MiB/s", 1.0, "workload=rndread;ts=0" },
+		{ "wmb", "MiB/s", 0.5, "workload=rndread;ts=0" },
+		{ "tx", "tx/s", 200, "workload=rndread;ts=1" },
+		{ "rmb", "MiB/s", 2.0, "workload=rndread;ts=1" },
+		{ "wmb", "MiB/s", 0.0, "workload=rndread;ts=1" },
+		{ "tx", "tx/s", 400, "workload=rndread;ts=2" },
+		{ "rmb", "MiB/s", 4.0, "workload=rndread;ts=2" },
+		{ "wmb", "MiB/s", 1.0, "workload=rndread;ts=2" },
+	};
 	/* result rows as `ruma art --result` and `ruma micro --result` write them */
 	const ruma_result_row art[] = {
 		{ "insert", "Mops", 21.5, "n=1000;mode=1;rep=1" },
@@ -163,13 +171,13 @@ static int t_parse(void)
 	};
 
 	memset(&r, 0, sizeof(r));
-	ruma_exp_parse_output(RUMA_EXP_VMCACHE, vm, "", &r);
+	ruma_exp_read_rows(RUMA_EXP_VMCACHE, vm, TEST_N(vm), "", &r);
 	CHECK(r.ok && r.nm == 3);
 	CHECK(!strcmp(r.m[0].name, "tx") && fabs(r.m[0].value - 300) < 1e-9); /* first second dropped */
 	CHECK(fabs(r.m[1].value - 3.0) < 1e-9 && !strcmp(r.m[1].unit, "MiB/s"));
 	memset(&r, 0, sizeof(r));
-	ruma_exp_parse_output(RUMA_EXP_VMCACHE, "ts,tx,rmb,wmb\n0,50,0,0\n", "", &r);
-	CHECK(r.ok && fabs(r.m[0].value - 50) < 1e-9); /* one-second run keeps its row */
+	ruma_exp_read_rows(RUMA_EXP_VMCACHE, vm, 3, "", &r);
+	CHECK(r.ok && fabs(r.m[0].value - 100) < 1e-9); /* one-second run keeps its row */
 	memset(&r, 0, sizeof(r));
 	ruma_exp_read_rows(RUMA_EXP_ART, art, TEST_N(art),
 			   "ruma: huge allocator: pages from 4 KiB pages (no huge pages)\n", &r);

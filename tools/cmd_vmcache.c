@@ -81,6 +81,8 @@ static void usage(FILE *f)
 		"                 returned (truncated unless --keep); --check verifies every\n"
 		"                 recorded order is in the store (crash tests)\n"
 		"  --seed N       random seed (default: $RUMA_SEED or clock)\n"
+		"  --result F     also write each second's tx, rmb, wmb as rows\n"
+		"                 metric,unit,value,params (docs/experiments.md)\n"
 		"  --help\n"
 		"Output: CSV ts,tx,rmb,wmb,system,threads,datasize,workload,batch on stdout,\n"
 		"one row per second (tx = operations that second, rmb/wmb = MiB read/written);\n"

@@ -25,6 +25,7 @@ typedef struct ruma_sweep_run {
 	void (*metric)(const struct ruma_sweep_run *run, const char *name, const char *unit,
 		       double value);
 	const char *seed; /* the run's seed, as text */
+	const char *store; /* a scratch file of the sweep the run may use (vmcache's store) */
 	void *ctx;        /* the experiment layer's state */
 } ruma_sweep_run;
 
@@ -39,6 +40,7 @@ typedef struct ruma_sweep_adapter {
 } ruma_sweep_adapter;
 
 /* The adapters of the drivers (bench/<x>/sweep_<x>.c). */
+extern const ruma_sweep_adapter ruma_sweep_vmcache;
 extern const ruma_sweep_adapter ruma_sweep_art;
 extern const ruma_sweep_adapter ruma_sweep_micro;
 extern const ruma_sweep_adapter ruma_sweep_rewire;

@@ -41,6 +41,7 @@
  * Syscalls: stat/statvfs/access/fstat, clock_nanosleep, sigaction,
  * pthread_sigmask; the device size through ruma_os_open + ioctl(BLKGETSIZE64).
  */
+#include "bench/common/result.h"
 #include "bench/vmcache/driver.h"
 
 #include "os/os.h"
@@ -448,17 +449,53 @@ static bool config_error(int r)
 	       r == RUMA_ENOTSTORE;
 }
 
+/* --result: the rows of the measured phase, with the run's parameters. */
+static int open_result(const ruma_vmcache_opts *o, ruma_result *res)
+{
+	int r = ruma_result_open(res, o->result);
+	if (r) {
+		fprintf(stderr, "vmcache: cannot write %s: %s\n", o->result, ruma_strerror(r));
+		return r;
+	}
+	if ((r = ruma_result_set(res, "system", "ruma")) ||
+	    (r = ruma_result_set(res, "workload", o->wl->name)) ||
+	    (r = ruma_result_setu(res, "threads", o->threads)) ||
+	    (r = ruma_result_setu(res, "datasize", o->datasize)) ||
+	    (r = ruma_result_setu(res, "batch", o->batch)))
+		(void)ruma_result_close(res);
+	return r;
+}
+
+/* One second of the run: the CSV row and (--result) its rows. */
+static void report_second(const ruma_vmcache_opts *o, ruma_result *res, uint64_t s, uint64_t tx,
+			  double rmb, double wmb)
+{
+	printf("%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,ruma,%u,%" PRIu64 ",%s,%u\n", s, tx, rmb, wmb,
+	       o->threads, o->datasize, o->wl->name, o->batch);
+	fflush(stdout);
+	(void)ruma_result_setu(res, "ts", s);
+	ruma_result_add(res, "tx", "tx/s", (double)tx);
+	ruma_result_add(res, "rmb", "MiB/s", rmb);
+	ruma_result_add(res, "wmb", "MiB/s", wmb);
+}
+
 static int timed_run(struct run *run, ruma_bm *bm)
 {
 	const ruma_vmcache_opts *o = run->o;
 	struct timespec next;
 	uint64_t prev_tx = 0;
 	ruma_bm_stats prev, cur;
+	ruma_result res;
+	int r = open_result(o, &res);
+	if (r)
+		return r;
 	struct worker_arg *a = calloc(o->threads, sizeof(*a));
 	unsigned started = 0;
 
-	if (!a)
+	if (!a) {
+		(void)ruma_result_close(&res);
 		return -ENOMEM;
+	}
 	printf("ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n");
 	fflush(stdout);
 	ruma_bm_get_stats(bm, &prev);
@@ -488,9 +525,7 @@ static int timed_run(struct run *run, ruma_bm *bm)
 		ruma_bm_get_stats(bm, &cur);
 		double rmb = (double)(cur.reads - prev.reads) * RUMA_BM_PAGE_SIZE / (1024.0 * 1024.0);
 		double wmb = (double)(cur.writes - prev.writes) * RUMA_BM_PAGE_SIZE / (1024.0 * 1024.0);
-		printf("%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,ruma,%u,%" PRIu64 ",%s,%u\n", s, tx - prev_tx,
-		       rmb, wmb, o->threads, o->datasize, o->wl->name, o->batch);
-		fflush(stdout);
+		report_second(o, &res, s, tx - prev_tx, rmb, wmb);
 		prev_tx = tx;
 		prev = cur;
 	}
@@ -507,7 +542,11 @@ static int timed_run(struct run *run, ruma_bm *bm)
 		total, s, cur.reads, cur.writes, cur.evictions, cur.restarts,
 		atomic_load(&run->ctx.failures));
 	free(a);
-	return atomic_load(&run->err);
+	r = ruma_result_close(&res);
+	if (r)
+		fprintf(stderr, "vmcache: cannot write %s: %s\n", o->result, ruma_strerror(r));
+	int e = atomic_load(&run->err);
+	return e ? e : r;
 }
 
 static const char *durability_name(const ruma_vmcache_opts *o)

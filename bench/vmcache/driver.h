@@ -43,6 +43,9 @@ typedef struct ruma_vmcache_opts {
 	bool powerloss_torn;    /* RUMA_POWER_LOSS_TORN=1: the power loss tears the
 				   unsynced 4 KiB page writes (ruma_os_powerloss_torn) */
 	bool help;              /* --help / -h: print the usage, run nothing */
+	const char *result;     /* --result FILE: the per-second rows as tidy rows
+				   (metric tx, rmb, wmb; params system, workload,
+				   threads, datasize, batch, ts); NULL = none */
 } ruma_vmcache_opts;
 
 /*

@@ -24,7 +24,7 @@
 /* The flags as given (NULL = not given; the environment or default then). */
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *threads, *datasize, *workload,
-		*wait, *evict, *write, *seed, *inflight, *durable, *checkpoint, *commit_log;
+		*wait, *evict, *write, *seed, *inflight, *durable, *checkpoint, *commit_log, *result;
 	bool no_reuse, keep, check, force, help;
 };
 
@@ -37,7 +37,7 @@ static const ruma_opt options[] = {
 	STR("--datasize", datasize), STR("--workload", workload), STR("--wait", wait),
 	STR("--evict", evict),       STR("--write", write),       STR("--seed", seed),
 	STR("--inflight", inflight), STR("--checkpoint", checkpoint),
-	STR("--commit-log", commit_log), STR("--durable", durable),
+	STR("--commit-log", commit_log), STR("--durable", durable), STR("--result", result),
 	FLAG("--no-reuse", no_reuse, 0), FLAG("--keep", keep, 0), FLAG("--force", force, 0),
 	FLAG("--check", check, 0),   FLAG("--help", help, RUMA_OPT_STOP),
 	FLAG("-h", help, RUMA_OPT_STOP),
@@ -249,6 +249,9 @@ static int parse_modes(const struct msg *m, char *const *envp, const struct raw 
 		return r;
 	o->force = w->force || b;
 	o->check = w->check;
+	o->result = w->result;
+	if (o->result && !*o->result)
+		return bad(m, "--result", o->result, "empty path");
 	return 0;
 }
 

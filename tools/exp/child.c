@@ -4,7 +4,8 @@
  * (built by the driver's sweep adapter, plus --result into a temporary file
  * whose rows become the metrics), or, when the run's impl names a peer, the
  * peer's program with <n> <mode>; its stdout and stderr come back through
- * pipes (vmcache's stdout and peers' lines are parsed, stderr gives notes).
+ * pipes (peers' lines are parsed, stderr gives notes; ruma's drivers write
+ * result rows).
  *
  * Invariants: at most one child runs at a time; it leads its own process group
  * so an interrupt (SIGINT/SIGTERM to the sweep) or the per-run timeout kills it
@@ -72,13 +73,6 @@ static const char *run_param(const ruma_exp_grid *g, const struct ruma_exp_run *
 	return NULL;
 }
 
-static int truthy(const char *v)
-{
-	bool b = false;
-
-	return v && ruma_parse_bool(v, &b) == 0 && b;
-}
-
 #define MAX_ARGS 48
 
 struct argv_buf {
@@ -92,36 +86,6 @@ static void push(struct argv_buf *a, const char *s)
 	if (a->n < MAX_ARGS)
 		a->v[a->n++] = (char *)s;
 	a->v[a->n] = NULL;
-}
-
-static void build_vmcache(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-			  const char *store, struct argv_buf *a)
-{
-	static const char *const flags[][2] = {
-		{ "virtgb", "--virtgb" },     { "physgb", "--physgb" }, { "batch", "--batch" },
-		{ "runfor", "--runfor" },     { "threads", "--threads" },
-		{ "datasize", "--datasize" }, { "workload", "--workload" },
-		{ "wait", "--wait" },         { "evict", "--evict" },   { "write", "--write" },
-	};
-	const char *block = run_param(g, run, "block");
-
-	push(a, "vmcache");
-	push(a, "--block");
-	push(a, block ? block : store);
-	for (size_t i = 0; i < RUMA_ARRAY_SIZE(flags); i++) {
-		const char *v = run_param(g, run, flags[i][0]);
-
-		if (!v)
-			continue;
-		push(a, flags[i][1]);
-		push(a, v);
-	}
-	if (run_param(g, run, "reuse") && !truthy(run_param(g, run, "reuse")))
-		push(a, "--no-reuse");
-	if (truthy(run_param(g, run, "check")))
-		push(a, "--check");
-	push(a, "--seed");
-	push(a, a->seed);
 }
 
 /* a peer's child: PATH <n> <mode>, as Leis's ART.cpp takes them */
@@ -158,11 +122,12 @@ static void adapter_push(const ruma_sweep_run *r, const char *arg)
 
 /* ruma <subcommand> <args> --result FILE, through the system's adapter */
 static void build_driver(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-			 const ruma_sweep_adapter *ad, const char *result, struct argv_buf *a)
+			 const ruma_sweep_adapter *ad, const char *store, const char *result,
+			 struct argv_buf *a)
 {
 	struct adapter_ctx c = { g, run, a };
 	ruma_sweep_run r = { .param = adapter_param, .push = adapter_push, .seed = a->seed,
-			     .ctx = &c };
+			     .store = store, .ctx = &c };
 
 	ad->argv(&r);
 	push(a, "--result");
@@ -405,10 +370,7 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 		build_peer(g, run, peer, &a);
 	} else {
 		push(&a, "ruma");
-		if (ad)
-			build_driver(g, run, ad, result, &a);
-		else
-			build_vmcache(g, run, store, &a);
+		build_driver(g, run, ad, store, result, &a);
 	}
 	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL,
 			   g->system == RUMA_EXP_ART ? run_param(g, run, "preload") : NULL,
@@ -421,10 +383,8 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	res->seconds = x.seconds;
 	if (peer)
 		ruma_exp_parse_metric_lines(x.out, "Mops", res);
-	else if (ad)
-		read_result(g, result, x.err, res);
 	else
-		ruma_exp_parse_output(g->system, x.out, x.err, res);
+		read_result(g, result, x.err, res);
 	if (ad)
 		unlink(result);
 	ruma_exp_exec_status(&x, status, sizeof(status));

@@ -181,17 +181,10 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 		     struct ruma_exp_result *res);
 
 /*
- * ruma_exp_parse_output — parse a child's stdout of a system without an
- * adapter (vmcache) into res; sets res->ok.  Exposed for tests.
- */
-void ruma_exp_parse_output(int system, const char *out, const char *err,
-			   struct ruma_exp_result *res);
-
-/*
  * ruma_exp_read_rows — the metrics of a child's result rows, through its
  * system's adapter, into res; the huge-page allocator's reports on err
- * (art) become the note.  Sets res->ok as ruma_exp_parse_output.  Exposed
- * for tests.
+ * (art) become the note.  Sets res->ok (some metric read) and res->status
+ * ("ok" or "no-output").  Exposed for tests.
  */
 void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
 			struct ruma_exp_result *res);
@@ -207,7 +200,7 @@ void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *res);
  * ruma_exp_parse_metric_lines — the generic output of a peer: every stdout
  * line "NAME,N,VALUE" (NAME a word of letters, digits, '_' or '-'; N and
  * VALUE numbers) becomes metric NAME with the given unit; other lines are
- * ignored.  Sets res->ok as ruma_exp_parse_output.  Exposed for tests.
+ * ignored.  Sets res->ok as ruma_exp_read_rows.  Exposed for tests.
  */
 void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_exp_result *res);
 

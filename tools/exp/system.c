@@ -3,10 +3,8 @@
  * drivers' sweep adapters (common/sweep.h; each lives next to its driver)
  * and what the experiment layer does with a child's output.
  *
- *   vmcache  `ruma vmcache` per-second CSV (ts,tx,rmb,wmb,...).  Metric = mean
- *            of the per-second rows after dropping the first second (load,
- *            cold cache); a run of one second keeps its only row.  (This
- *            system has no adapter yet: its stdout is parsed here.)
+ *   vmcache  bench/vmcache/sweep_vmcache.c: the child's --result rows, one per
+ *            second; metric = mean after the first second.
  *   art      bench/art/sweep_art.c: the child's --result rows.  The
  *            huge-page allocator's reports of where its pages came from
  *            (stderr, one per source used) become the row's note.  A run
@@ -28,15 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const ruma_sweep_adapter vmcache_system = {
-	.system = "vmcache",
-	.keys = "block,virtgb,physgb,batch,runfor,threads,datasize,workload,wait,evict,write,"
-		"reuse,check",
-	.required = { NULL },
-};
-
 static const ruma_sweep_adapter *const systems[RUMA_EXP_NSYSTEMS] = {
-	[RUMA_EXP_VMCACHE] = &vmcache_system,
+	[RUMA_EXP_VMCACHE] = &ruma_sweep_vmcache,
 	[RUMA_EXP_ART] = &ruma_sweep_art,
 	[RUMA_EXP_MICRO] = &ruma_sweep_micro,
 	[RUMA_EXP_REWIRE] = &ruma_sweep_rewire,
@@ -101,40 +92,6 @@ static const char *next_line(const char *p, char *buf, size_t len)
 	memcpy(buf, p, l);
 	buf[l] = '\0';
 	return nl ? nl + 1 : p + strlen(p);
-}
-
-static void parse_vmcache(const char *out, struct ruma_exp_result *r)
-{
-	char line[512];
-	double sum[3] = { 0, 0, 0 }, first[3] = { 0, 0, 0 };
-	long rows = 0, header = 0;
-
-	for (const char *p = out; (p = next_line(p, line, sizeof(line)));) {
-		long ts;
-		double v[3];
-
-		if (!strncmp(line, "ts,tx,rmb,wmb", 13)) {
-			header = 1;
-			continue;
-		}
-		if (!header || sscanf(line, "%ld,%lf,%lf,%lf", &ts, &v[0], &v[1], &v[2]) != 4)
-			continue;
-		for (int i = 0; i < 3; i++) {
-			if (rows == 0)
-				first[i] = v[i];
-			else
-				sum[i] += v[i];
-		}
-		rows++;
-	}
-	if (rows == 0)
-		return;
-	if (rows == 1) /* a one-second run keeps its only row */
-		for (int i = 0; i < 3; i++)
-			sum[i] = first[i];
-	ruma_exp_add_metric(r, "tx", "tx/s", sum[0] / (double)(rows > 1 ? rows - 1 : 1));
-	ruma_exp_add_metric(r, "rmb", "MiB/s", sum[1] / (double)(rows > 1 ? rows - 1 : 1));
-	ruma_exp_add_metric(r, "wmb", "MiB/s", sum[2] / (double)(rows > 1 ? rows - 1 : 1));
 }
 
 /* a word of letters, digits, '_' and '-' of length l at the start of s? */
@@ -203,20 +160,6 @@ void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const
 		a->rows(&run, rows, n);
 	if (system == RUMA_EXP_ART)
 		ruma_exp_alloc_note(err ? err : "", r);
-	r->ok = r->nm > 0;
-	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
-}
-
-void ruma_exp_parse_output(int system, const char *out, const char *err,
-			   struct ruma_exp_result *r)
-{
-	r->nm = 0;
-	if (!out)
-		out = "";
-	if (!err)
-		err = "";
-	if (system == RUMA_EXP_VMCACHE)
-		parse_vmcache(out, r);
 	r->ok = r->nm > 0;
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
