@@ -424,26 +424,37 @@ static int meta_read(ruma_bm *bm, bool *found)
 /*
  * A lock can outlive its holder for a moment: a killed process's io_uring
  * keeps a reference to the file until the kernel has torn the ring down,
- * after the process is gone.  So while the holder is not a live process
- * (dead, or not listed in /proc/locks), retry for up to LOCK_GRACE_MS.
+ * after the process is gone, and a killed process holds its files until
+ * it has torn down its memory (a large pool takes a while).  So while the
+ * holder is not a live process (dead, not listed in /proc/locks), retry for
+ * up to LOCK_GRACE_MS, and while it is exiting for up to LOCK_EXIT_MS.
  */
 #define LOCK_GRACE_MS 2000
+#define LOCK_EXIT_MS 60000
 
-static bool holder_alive(ruma_bm *bm, int *holder)
+/* The lock's holder is a live process that is not exiting; *exiting says
+ * whether it is on its way out. */
+static bool holder_alive(ruma_bm *bm, int *holder, bool *exiting)
 {
 	*holder = 0;
+	*exiting = false;
 	if (ruma_sysinfo_flock_holder(bm->st_dev, bm->st_ino, holder) || *holder <= 0)
 		return false;
-	return kill(*holder, 0) == 0 || errno == EPERM;
+	if (kill(*holder, 0) != 0 && errno != EPERM)
+		return false;
+	*exiting = ruma_sysinfo_pid_exiting(*holder);
+	return !*exiting;
 }
 
 static int lock_store(ruma_bm *bm)
 {
 	int r = ruma_os_lock_exclusive(bm->fd);
 	int holder = 0;
+	bool exiting = false;
 
-	for (int waited = 0; r == RUMA_ELOCKED && waited < LOCK_GRACE_MS; waited += 10) {
-		if (holder_alive(bm, &holder))
+	for (int waited = 0; r == RUMA_ELOCKED && waited < (exiting ? LOCK_EXIT_MS : LOCK_GRACE_MS);
+	     waited += 10) {
+		if (holder_alive(bm, &holder, &exiting))
 			break;
 		struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ten_ms, NULL);

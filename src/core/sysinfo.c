@@ -638,3 +638,23 @@ int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid)
 	fclose(f);
 	return rc;
 }
+
+#define PF_EXITING_FLAG 0x00000004u /* task->flags: in do_exit (include/linux/sched.h) */
+
+bool ruma_sysinfo_pid_exiting(int pid)
+{
+	char path[48], line[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT;
+	bool ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."; comm may hold ')' */
+	const char *p = ok ? strrchr(line, ')') : NULL;
+	char state;
+	unsigned flags;
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+		return false;
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG);
+}
