@@ -39,7 +39,7 @@
  * checkpoint, eviction or close.
  *
  * Syscalls: stat/statvfs/access/fstat, clock_nanosleep, sigaction,
- * pthread_sigmask; the device size through ruma_os_open + ioctl(BLKGETSIZE64).
+ * pthread_sigmask; the device size through ruma_os_open + ruma_os_file_probe.
  */
 #include "vmcache/driver.h"
 
@@ -51,12 +51,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -378,20 +376,21 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 		return status_mem;
 	if (exists && S_ISBLK(st.st_mode)) {
 		int fd;
-		uint64_t size = 0;
+		ruma_os_file_info info;
 		int r = ruma_os_open(o->block, O_RDWR, 0, &fd);
 		if (r) {
 			fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n", o->block,
 				ruma_strerror(r));
 			return 2;
 		}
-		r = ioctl(fd, BLKGETSIZE64, &size) ? -errno : 0;
+		r = ruma_os_file_probe(fd, &info);
 		close(fd);
 		if (r) {
 			fprintf(stderr, "vmcache: BLOCK=%s: cannot get the device size: %s\n",
 				o->block, ruma_strerror(r));
 			return 2;
 		}
+		uint64_t size = info.bytes;
 		if (size < need) {
 			fprintf(stderr,
 				"vmcache: BLOCK=%s has %s but DATASIZE=%" PRIu64 " of %s needs about "

@@ -28,9 +28,10 @@
  * so a full disk shows up as -ENOSPC from ruma_bm_alloc, not as a failed
  * write later; a block device refuses allocation past its size.
  *
- * Syscalls (through src/os): open, flock (store lock), pread/pwrite
- * (metadata), ftruncate, fallocate, fsync, fdatasync (state changes), mmap/munmap/mprotect/madvise (page memory, state array,
- * resident set); fstat, ioctl(BLKGETSIZE64) and close directly.
+ * Syscalls (through src/os): open, fstat + ioctl(BLKGETSIZE64) (the store's
+ * kind and size), flock (store lock), pread/pwrite (metadata), ftruncate,
+ * fallocate, fsync, fdatasync (state changes), mmap/munmap/mprotect/madvise
+ * (page memory, state array, resident set); close directly.
  */
 #include "bm/bm_int.h"
 
@@ -41,15 +42,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -509,7 +507,7 @@ static int check_overwritable(ruma_bm *bm)
 static int open_storage(ruma_bm *bm)
 {
 	int flags = O_RDWR | O_CREAT;
-	struct stat st;
+	ruma_os_file_info st;
 	int r;
 
 	r = ruma_os_open(bm->path, flags | (bm->cfg.direct_io ? O_DIRECT : 0), 0644, &bm->fd);
@@ -524,23 +522,21 @@ static int open_storage(ruma_bm *bm)
 		bm->fd = -1;
 		return r;
 	}
-	if (fstat(bm->fd, &st))
-		return -errno;
-	bm->st_dev = (uint64_t)st.st_dev;
-	bm->st_ino = (uint64_t)st.st_ino;
-	if (S_ISBLK(st.st_mode) || S_ISREG(st.st_mode)) {
+	r = ruma_os_file_probe(bm->fd, &st);
+	if (r)
+		return r;
+	bm->st_dev = st.dev;
+	bm->st_ino = st.ino;
+	if (st.is_blockdev || st.is_regular) {
 		r = lock_store(bm);
 		if (r)
 			return r;
 	}
-	if (S_ISBLK(st.st_mode)) {
-		uint64_t size = 0;
-		if (ioctl(bm->fd, BLKGETSIZE64, &size))
-			return -errno;
+	if (st.is_blockdev) {
 		bm->is_blockdev = true;
-		bm->dev_bytes = size;
-	} else if (S_ISREG(st.st_mode)) {
-		bm->file_reserved = (uint64_t)st.st_size;
+		bm->dev_bytes = st.bytes;
+	} else if (st.is_regular) {
+		bm->file_reserved = st.bytes;
 	} else {
 		bm_say(&bm->cfg, "%s is neither a regular file nor a block device",
 			bm->path);
