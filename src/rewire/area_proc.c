@@ -134,7 +134,7 @@ static bool page_matches(struct check_ctx *c, const struct vma_line *m, uint64_t
 {
 	const ruma_area *a = c->a;
 	uint64_t e = a->tab[v];
-	uintptr_t addr = (uintptr_t)ruma_area_addr(a, v);
+	uintptr_t addr = (uintptr_t)area_addr(a, v);
 
 	if (!e) {
 		if (strncmp(m->perms, "---p", 4) || m->inode)
