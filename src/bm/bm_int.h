@@ -197,7 +197,39 @@ int bm_wal_checkpoint(ruma_bm *bm);
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);
 
-/* bm.c — allocation state changes replayed by recovery (alloc_mu taken). */
+/* The store's page 0 (store.c writes and reads it, bm.c decides on it). */
+#define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
+#define BM_FORMAT 2u   /* 2: data page trailer (CRC-32C) + clean-shutdown state */
+#define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
+#define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
+#define BM_GROW_MIN (1ull << 20)
+#define BM_GROW_MAX (256ull << 20)
+
+struct bm_meta_hdr {
+	uint64_t magic;
+	uint32_t format;
+	uint32_t page_size;
+	uint64_t meta_pages;
+	uint64_t capacity;
+	uint64_t alloc_hw;
+	uint64_t free_count;
+	uint64_t checksum;
+	uint64_t slots[RUMA_BM_META_SLOTS];
+	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
+	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
+	uint32_t wal;        /* 1: opened with a log (<path>.wal recovers it) */
+	uint32_t rsv;
+	uint64_t next_lsn;   /* every LSN used so far is below this */
+	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */
+	uint64_t undo_lsn;   /* with a log: unfinished transactions' records start here */
+};
+_Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
+
+/* store.c — the metadata pages, the store's capacity, checkpoints, and
+ * the allocation state changes replayed by recovery (alloc_mu taken). */
+int bm_meta_write(ruma_bm *bm, uint32_t state, bool sync); /* header + bitmap; sync: fdatasync */
+int bm_meta_read(ruma_bm *bm, bool *found); /* read + verify page 0 and the bitmap */
+int bm_ensure_capacity(ruma_bm *bm, uint64_t pages); /* store holds [0, pages); alloc_mu held */
 int bm_recover_alloc(ruma_bm *bm, ruma_pid pid);
 void bm_recover_free(ruma_bm *bm, ruma_pid pid);
 int bm_checkpoint(ruma_bm *bm);
