@@ -507,6 +507,11 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	strcpy(bm->path, c->path);
 	bm->cfg.path = bm->path;
 	bm->fd = -1;
+	bm->ops = (struct bm_ops){ .aio_step_self = bm_aio_step_self,
+				   .aio_poll = bm_aio_poll,
+				   .aio_settle = bm_aio_settle,
+				   .aio_free = bm_aio_free,
+				   .before_write = bm_mtr_before_write };
 	pthread_mutex_init(&bm->alloc_mu, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
