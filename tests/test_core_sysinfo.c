@@ -7,11 +7,13 @@
  */
 #include "test.h"
 
+#include <ruma/core.h>
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
@@ -368,6 +370,37 @@ static int t_write_file_through_os(void)
 	return TEST_PASS;
 }
 
+/* The drivers' file calls go through the OS layer: counted, injectable. */
+static int t_file_open_and_size(void)
+{
+	char path[] = "/tmp/ruma-test-fileXXXXXX";
+	int fd = mkstemp(path), fd2;
+	uint64_t bytes = 0;
+	bool blk = true;
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, "0123456789", 10) == 10);
+	close(fd);
+	uint64_t o0 = ruma_os_count(RUMA_SYS_OPEN);
+	CHECK_OK(ruma_file_open(path, O_RDWR, 0, &fd2));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	CHECK_OK(ruma_file_size(fd2, &bytes, &blk));
+	CHECK_EQ(bytes, 10);
+	CHECK(!blk);
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_file_size(fd2, &bytes, NULL), -EIO);
+	close(fd2);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_file_open(path, O_RDONLY, 0, &fd2), -EACCES);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_file_open("/dev/null", O_RDONLY, 0, &fd2));
+	CHECK_EQ(ruma_file_size(fd2, &bytes, NULL), -EINVAL); /* a character device */
+	close(fd2);
+	CHECK(!ruma_powerloss_dead());
+	unlink(path);
+	return TEST_PASS;
+}
+
 static int t_probe_odirect(void)
 {
 	const char *step = "?";
@@ -615,6 +648,7 @@ static const struct test_case cases[] = {
 	{ "probe_perf", t_probe_perf },
 	{ "probe_odirect", t_probe_odirect },
 	{ "write_file_through_os", t_write_file_through_os },
+	{ "file_open_and_size", t_file_open_and_size },
 	{ "json_validator", t_json_validator },
 	{ "doctor_text", t_doctor_text },
 	{ "doctor_json", t_doctor_json },
