@@ -150,6 +150,17 @@ RUMA_API int ruma_file_open(const char *path, int flags, unsigned mode, int *fd)
  */
 RUMA_API int ruma_file_size(int fd, uint64_t *bytes, bool *is_blockdev);
 
+/*
+ * ruma_mmap / ruma_munmap / ruma_remap_file_pages — mmap(2), munmap(2) and
+ * remap_file_pages(2) through the OS layer (counted, fault-injectable), for
+ * drivers that build raw views themselves.  0 (the mapping in *out) or a
+ * negative errno.
+ */
+RUMA_API int ruma_mmap(void *addr, size_t len, int prot, int flags, int fd, uint64_t off,
+		       void **out);
+RUMA_API int ruma_munmap(void *addr, size_t len);
+RUMA_API int ruma_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags);
+
 /* ---- simulated power loss (tests and crash drivers) ------------------------ */
 
 /*

@@ -1,11 +1,13 @@
 /*
- * file.c — the OS layer's file calls and its power-loss simulation for the
- * drivers above the library (bench/, tools/), which do not reach src/os
- * directly: opening a file, its size, arming and triggering the simulation.
+ * file.c — the OS layer's file and mapping calls and its power-loss
+ * simulation for the drivers above the library (bench/, tools/), which do
+ * not reach src/os directly: opening a file, its size, raw mappings,
+ * arming and triggering the simulation.
  *
  * Invariants: every call is the OS layer's, so it is counted and can be
  * failed by injection exactly like the library's own.
- * Syscalls: open, fstat, ioctl(BLKGETSIZE64) through src/os.
+ * Syscalls: open, fstat, ioctl(BLKGETSIZE64), mmap, munmap,
+ * remap_file_pages through src/os.
  */
 #include <ruma/core.h>
 
@@ -31,6 +33,21 @@ int ruma_file_size(int fd, uint64_t *bytes, bool *is_blockdev)
 	if (is_blockdev)
 		*is_blockdev = fi.is_blockdev;
 	return 0;
+}
+
+int ruma_mmap(void *addr, size_t len, int prot, int flags, int fd, uint64_t off, void **out)
+{
+	return ruma_os_mmap(addr, len, prot, flags, fd, (off_t)off, out);
+}
+
+int ruma_munmap(void *addr, size_t len)
+{
+	return ruma_os_munmap(addr, len);
+}
+
+int ruma_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags)
+{
+	return ruma_os_remap_file_pages(addr, size, pgoff, flags);
 }
 
 int ruma_powerloss_arm(void)
