@@ -387,8 +387,16 @@ static int t_file_open_and_size(void)
 	CHECK_OK(ruma_file_size(fd2, &bytes, &blk));
 	CHECK_EQ(bytes, 10);
 	CHECK(!blk);
+	char buf[4] = { 0 };
+	CHECK_OK(ruma_file_pwrite_full(fd2, "ab", 2, 10));
+	CHECK_OK(ruma_file_pread_full(fd2, buf, 3, 9));
+	CHECK(memcmp(buf, "9ab", 3) == 0);
+	CHECK_EQ(ruma_file_pread_full(fd2, buf, 4, 10), RUMA_ESHORTIO);
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, false);
+	CHECK_EQ(ruma_file_pwrite_full(fd2, "x", 1, 0), -ENOSPC);
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
 	CHECK_EQ(ruma_file_size(fd2, &bytes, NULL), -EIO);
+	ruma_os_inject_clear();
 	close(fd2);
 	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
 	CHECK_EQ(ruma_file_open(path, O_RDONLY, 0, &fd2), -EACCES);

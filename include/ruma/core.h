@@ -151,6 +151,15 @@ RUMA_API int ruma_file_open(const char *path, int flags, unsigned mode, int *fd)
 RUMA_API int ruma_file_size(int fd, uint64_t *bytes, bool *is_blockdev);
 
 /*
+ * ruma_file_pread_full / ruma_file_pwrite_full — transfer exactly len bytes
+ * at off through the OS layer (EINTR and partial transfers retried; writes
+ * tracked by the simulated power loss).  0, a negative errno, or
+ * RUMA_ESHORTIO when the file ends first.
+ */
+RUMA_API int ruma_file_pread_full(int fd, void *buf, size_t len, uint64_t off);
+RUMA_API int ruma_file_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+
+/*
  * ruma_mmap / ruma_munmap / ruma_remap_file_pages — mmap(2), munmap(2) and
  * remap_file_pages(2) through the OS layer (counted, fault-injectable), for
  * drivers that build raw views themselves.  0 (the mapping in *out) or a

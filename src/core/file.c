@@ -6,7 +6,7 @@
  *
  * Invariants: every call is the OS layer's, so it is counted and can be
  * failed by injection exactly like the library's own.
- * Syscalls: open, fstat, ioctl(BLKGETSIZE64), mmap, munmap,
+ * Syscalls: open, pread, pwrite, fstat, ioctl(BLKGETSIZE64), mmap, munmap,
  * remap_file_pages through src/os.
  */
 #include <ruma/core.h>
@@ -33,6 +33,16 @@ int ruma_file_size(int fd, uint64_t *bytes, bool *is_blockdev)
 	if (is_blockdev)
 		*is_blockdev = fi.is_blockdev;
 	return 0;
+}
+
+int ruma_file_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	return ruma_os_pread_full(fd, buf, len, (off_t)off);
+}
+
+int ruma_file_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return ruma_os_pwrite_full(fd, buf, len, (off_t)off);
 }
 
 int ruma_mmap(void *addr, size_t len, int prot, int flags, int fd, uint64_t off, void **out)
