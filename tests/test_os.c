@@ -310,6 +310,7 @@ static int t_read_write_probe(void)
 	CHECK_OK(ruma_os_file_probe(fd, &fi));
 	CHECK(fi.is_regular && !fi.is_blockdev);
 	CHECK_EQ(fi.bytes, 8);
+	CHECK(fi.allocated >= fi.bytes); /* one page of shmem */
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
 	CHECK_EQ(ruma_os_file_probe(fd, &fi), -EIO);
 	CHECK(lseek(fd, 0, SEEK_SET) == 0);

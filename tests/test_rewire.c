@@ -371,6 +371,15 @@ static int t_area_check_reports(void)
 	CHECK_EQ(ruma_area_check(a, NULL, NULL), RUMA_ECORRUPT);
 	CHECK_EQ(ruma_area_check(a, keep_line, said), RUMA_ECORRUPT);
 	CHECK(strstr(said, "virtual page 5: ") == said);
+	/* the pools' inode numbers and sizes come from the OS layer's probe */
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_area_check(a, NULL, NULL), -EIO);
+	ruma_phys_stat ps;
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_phys_stats(p, &ps), -EIO);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_phys_stats(p, &ps));
+	CHECK(ps.file_size >= 8 * PS && ps.bytes_resident > 0);
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;

@@ -547,6 +547,7 @@ int ruma_os_file_probe(int fd, ruma_os_file_info *out)
 		return -errno;
 	*out = (ruma_os_file_info){ .is_regular = S_ISREG(st.st_mode),
 				    .is_blockdev = S_ISBLK(st.st_mode),
+				    .allocated = (uint64_t)st.st_blocks * 512u,
 				    .dev = (uint64_t)st.st_dev,
 				    .ino = (uint64_t)st.st_ino };
 	if (out->is_regular)

@@ -146,6 +146,7 @@ typedef struct ruma_os_file_info {
 	bool is_regular;  /* a regular file: bytes is its size */
 	bool is_blockdev; /* a block device: bytes is the device size */
 	uint64_t bytes;   /* 0 for anything else */
+	uint64_t allocated; /* bytes of storage behind it (st_blocks * 512) */
 	uint64_t dev, ino;
 } ruma_os_file_info;
 /*
