@@ -30,7 +30,6 @@
 #include <errno.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define H "fuzz_art"
 #define MODEL_CAP 6000 /* bounds the quadratic model */
@@ -302,12 +301,6 @@ static void delete_all(run *r, uint8_t order)
 	if (ruma_art_size(r->t) != 0 || st.keys || st.node4 || st.node16 || st.node48 ||
 	    st.node256 || st.node_bytes || st.leaf_bytes)
 		fz_fail(H, "statistics not zero after deleting every key", NULL, 0);
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	ruma_alloc_huge_notes(false);
-	return 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

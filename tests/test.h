@@ -130,6 +130,13 @@ static inline bool test_sanitized(void)
 /* ---- /proc and /sys helpers (huge-page tests) ----------------------------- */
 
 /* test_read_long — the first number in a /proc or /sys file, or -1. */
+/* A message callback (ruma_message_fn) printing "<ctx>: <line>" on stderr,
+ * ctx being the prefix string. */
+static inline void test_say(void *ctx, const char *line)
+{
+	fprintf(stderr, "%s: %s\n", (const char *)ctx, line);
+}
+
 static inline long test_read_long(const char *path)
 {
 	FILE *f = fopen(path, "r");

@@ -621,6 +621,51 @@ static int t_inject_huge_fallback(void)
 	return TEST_PASS;
 }
 
+struct said {
+	char line[4][512];
+	int n;
+};
+
+static void keep_lines(void *ctx, const char *line)
+{
+	struct said *m = ctx;
+	if (m->n < 4)
+		snprintf(m->line[m->n], sizeof(m->line[0]), "%s", line);
+	m->n++;
+}
+
+/* The huge backend reports its page source through the instance's
+ * callback, once per source and instance; without one it is silent. */
+static int t_huge_messages(void)
+{
+	struct said m = { .n = 0 };
+	ruma_alloc_opts o = { .message = keep_lines, .message_ctx = &m };
+	ruma_alloc a, b;
+
+	CHECK_OK(ruma_alloc_create_by_name_opts("huge-4k", &o, &a));
+	void *p = ruma_alloc_alloc(&a, 100, 0), *q = ruma_alloc_alloc(&a, 3 * RUMA_MIB, 0);
+	CHECK(p && q);
+	CHECK_EQ(m.n, 1); /* two mappings from one source: one line */
+	CHECK(strcmp(m.line[0], "huge allocator: pages from 4 KiB pages (requested)") == 0);
+	ruma_alloc_free(&a, q, 3 * RUMA_MIB);
+	ruma_alloc_free(&a, p, 100);
+	ruma_alloc_destroy(&a);
+
+	CHECK_OK(ruma_alloc_create_huge_opts(RUMA_HUGE_SRC_4K, &o, &b));
+	CHECK((p = ruma_alloc_alloc(&b, 100, 0)) != NULL);
+	CHECK_EQ(m.n, 2); /* a new instance says it again */
+	ruma_alloc_free(&b, p, 100);
+	ruma_alloc_destroy(&b);
+
+	CHECK_OK(ruma_alloc_create_by_name("huge-4k", &a)); /* no callback: silent */
+	CHECK((p = ruma_alloc_alloc(&a, 100, 0)) != NULL);
+	CHECK_EQ(m.n, 2);
+	ruma_alloc_free(&a, p, 100);
+	ruma_alloc_destroy(&a);
+	CHECK_EQ(ruma_alloc_create_by_name_opts("nope", &o, &a), RUMA_EPARSE);
+	return TEST_PASS;
+}
+
 static int t_inject_sticky(void)
 {
 	static const size_t sizes[] = { 100, 2064, 40000, 3 << 20 };
@@ -772,6 +817,7 @@ static const struct test_case cases[] = {
 	{ "huge_reserved", t_huge_reserved },
 	{ "inject_huge_fallback", t_inject_huge_fallback },
 	{ "inject_sticky", t_inject_sticky },
+	{ "huge_messages", t_huge_messages },
 	{ "asan_poison", t_asan_poison },
 	{ "fast_kind", t_fast_kind },
 };

@@ -462,6 +462,27 @@ static void capture_line(void *ctx, const char *line)
 	snprintf(ctx, 256, "%s", line);
 }
 
+/* The store's kind and size come from the OS layer's file probe: an
+ * injected fstat failure reaches ruma_bm_open's caller. */
+static int t_open_probe_error(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+
+	cfg_small(&c, 1024, 64);
+	uint64_t n0 = ruma_os_count(RUMA_SYS_FSTAT);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK(ruma_os_count(RUMA_SYS_FSTAT) > n0);
+	CHECK_OK(ruma_bm_close(bm));
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	int rc = ruma_bm_open(&c, &bm);
+	ruma_os_inject_clear();
+	CHECK_EQ(rc, -EIO);
+	CHECK_OK(ruma_bm_open(&c, &bm)); /* nothing was left behind */
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 static int t_bad_config(void)
 {
 	ruma_bm_config c;
@@ -1059,6 +1080,7 @@ static const struct test_case cases[] = {
 	{ "short_file", t_short_file },
 	{ "corrupt_meta", t_corrupt_meta },
 	{ "bad_config", t_bad_config },
+	{ "open_probe_error", t_open_probe_error },
 	{ "matrix", t_matrix },
 	{ "process_madvise", t_process_madvise_used },
 	{ "blockdev", t_blockdev },

@@ -309,6 +309,20 @@ static int probe_copy_right(void)
 	return TEST_PASS;
 }
 
+/* The checker's lines, through its message callback. */
+struct lines {
+	char first[256], last[256];
+	int n;
+};
+
+static void keep_line(void *ctx, const char *line)
+{
+	struct lines *l = ctx;
+	snprintf(l->n++ ? l->last : l->first, sizeof(l->first), "%s", line);
+	if (l->n == 1)
+		snprintf(l->last, sizeof(l->last), "%s", line);
+}
+
 /* Leaf B copied over its left neighbour A: A's page claims B's range. */
 static int probe_copy_left(void)
 {
@@ -325,6 +339,11 @@ static int probe_copy_left(void)
 	CHECK_EQ(lookup_rc(al, aln), RUMA_ECORRUPT);
 	CHECK_OK(lookup_rc(bl, bln));
 	CHECK_EQ(ruma_btree_check(fx.t, NULL), RUMA_ECORRUPT);
+	struct lines got = { .n = 0 };
+	CHECK_EQ(ruma_btree_check_msg(fx.t, keep_line, &got), RUMA_ECORRUPT);
+	CHECK(got.n >= 2);
+	CHECK(strncmp(got.first, "page ", 5) == 0);
+	CHECK(strstr(got.last, " problem(s)") != NULL);
 	return TEST_PASS;
 }
 

@@ -374,6 +374,35 @@ static int t_smaps_memory(void)
 	return TEST_PASS;
 }
 
+/* The counter ioctls and reads go through the OS layer: an injected
+ * failure of each reaches the caller of start/stop and marks that event. */
+static int t_inject_ioctl_and_read(void)
+{
+	ruma_perf *p;
+
+	CHECK_OK(ruma_perf_create(&p));
+	if (!ruma_perf_available(p, RUMA_PERF_TASK_CLOCK)) {
+		ruma_perf_destroy(p);
+		SKIP("software counters unavailable here");
+	}
+	uint64_t n0 = ruma_os_count(RUMA_SYS_PERF_IOCTL), r0 = ruma_os_count(RUMA_SYS_READ);
+	CHECK_OK(ruma_perf_start(p));
+	CHECK_OK(ruma_perf_stop(p));
+	CHECK(ruma_os_count(RUMA_SYS_PERF_IOCTL) - n0 >= 3); /* reset, enable, disable */
+	CHECK(ruma_os_count(RUMA_SYS_READ) - r0 >= 2);        /* baseline and end */
+	ruma_os_inject(RUMA_SYS_PERF_IOCTL, 1, EBADF, true);
+	CHECK_EQ(ruma_perf_start(p), -EBADF);
+	ruma_os_inject_clear();
+	CHECK_EQ(ruma_perf_error(p, RUMA_PERF_TASK_CLOCK), -EBADF);
+	CHECK_OK(ruma_perf_start(p));
+	ruma_os_inject(RUMA_SYS_READ, 1, 0, true); /* empty reads: a short counter read */
+	CHECK_EQ(ruma_perf_stop(p), RUMA_ESHORTIO);
+	ruma_os_inject_clear();
+	CHECK_EQ(ruma_perf_error(p, RUMA_PERF_TASK_CLOCK), RUMA_ESHORTIO);
+	ruma_perf_destroy(p);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "names", t_names },
 	{ "software_events", t_software_events },
@@ -386,6 +415,7 @@ static const struct test_case cases[] = {
 	{ "inject_first_event", t_inject_first_event },
 	{ "inject_all", t_inject_all },
 	{ "smaps_memory", t_smaps_memory },
+	{ "inject_ioctl_and_read", t_inject_ioctl_and_read },
 };
 
 int main(int argc, char **argv)

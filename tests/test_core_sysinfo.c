@@ -7,11 +7,13 @@
  */
 #include "test.h"
 
+#include <ruma/core.h>
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
 
@@ -335,6 +337,78 @@ static int leftover_probe_files(const char *dir)
 	return n;
 }
 
+/* Writes to /proc and /sys files go through the OS layer: counted, and an
+ * injected failure of the open or the write reaches the caller (a regular
+ * file stands in for the sysctl). */
+static int t_write_file_through_os(void)
+{
+	char path[] = "/tmp/ruma-test-sysctlXXXXXX";
+	int fd = mkstemp(path);
+	uint64_t v = 0;
+
+	CHECK(fd >= 0);
+	close(fd);
+	uint64_t w0 = ruma_os_count(RUMA_SYS_WRITE), o0 = ruma_os_count(RUMA_SYS_OPEN);
+	CHECK_OK(ruma_sysinfo_write_u64_file(path, 12345));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_WRITE) - w0, 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	CHECK_OK(ruma_sysinfo_read_u64_file(path, &v));
+	CHECK_EQ(v, 12345);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_write_u64_file(path, 7), -EACCES);
+	ruma_os_inject(RUMA_SYS_WRITE, 1, EINVAL, false);
+	CHECK_EQ(ruma_sysinfo_write_file(path, "madvise"), -EINVAL);
+	ruma_os_inject(RUMA_SYS_WRITE, 1, 0, false); /* the kernel takes half */
+	CHECK_EQ(ruma_sysinfo_write_file(path, "madvise"), RUMA_ESHORTIO);
+	ruma_os_inject(RUMA_SYS_READ, 1, EIO, false);
+	CHECK_EQ(ruma_sysinfo_read_u64_file(path, &v), -EIO);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_sysinfo_write_u64_file(path, 54321));
+	CHECK_OK(ruma_sysinfo_read_u64_file(path, &v));
+	CHECK_EQ(v, 54321);
+	unlink(path);
+	return TEST_PASS;
+}
+
+/* The drivers' file calls go through the OS layer: counted, injectable. */
+static int t_file_open_and_size(void)
+{
+	char path[] = "/tmp/ruma-test-fileXXXXXX";
+	int fd = mkstemp(path), fd2;
+	uint64_t bytes = 0;
+	bool blk = true;
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, "0123456789", 10) == 10);
+	close(fd);
+	uint64_t o0 = ruma_os_count(RUMA_SYS_OPEN);
+	CHECK_OK(ruma_file_open(path, O_RDWR, 0, &fd2));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	CHECK_OK(ruma_file_size(fd2, &bytes, &blk));
+	CHECK_EQ(bytes, 10);
+	CHECK(!blk);
+	char buf[4] = { 0 };
+	CHECK_OK(ruma_file_pwrite_full(fd2, "ab", 2, 10));
+	CHECK_OK(ruma_file_pread_full(fd2, buf, 3, 9));
+	CHECK(memcmp(buf, "9ab", 3) == 0);
+	CHECK_EQ(ruma_file_pread_full(fd2, buf, 4, 10), RUMA_ESHORTIO);
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, false);
+	CHECK_EQ(ruma_file_pwrite_full(fd2, "x", 1, 0), -ENOSPC);
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_file_size(fd2, &bytes, NULL), -EIO);
+	ruma_os_inject_clear();
+	close(fd2);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_file_open(path, O_RDONLY, 0, &fd2), -EACCES);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_file_open("/dev/null", O_RDONLY, 0, &fd2));
+	CHECK_EQ(ruma_file_size(fd2, &bytes, NULL), -EINVAL); /* a character device */
+	close(fd2);
+	CHECK(!ruma_powerloss_dead());
+	unlink(path);
+	return TEST_PASS;
+}
+
 static int t_probe_odirect(void)
 {
 	const char *step = "?";
@@ -581,6 +655,8 @@ static const struct test_case cases[] = {
 	{ "probe_uring", t_probe_uring },
 	{ "probe_perf", t_probe_perf },
 	{ "probe_odirect", t_probe_odirect },
+	{ "write_file_through_os", t_write_file_through_os },
+	{ "file_open_and_size", t_file_open_and_size },
 	{ "json_validator", t_json_validator },
 	{ "doctor_text", t_doctor_text },
 	{ "doctor_json", t_doctor_json },

@@ -292,6 +292,51 @@ static int t_lock_and_fdatasync(void)
 	return TEST_PASS;
 }
 
+/* read/write at the file position and the file probe: counted, injectable. */
+static int t_read_write_probe(void)
+{
+	int fd;
+	char buf[16] = { 0 };
+	ruma_os_file_info fi;
+
+	CHECK_OK(ruma_os_memfd_create("rw", MFD_CLOEXEC, &fd));
+	uint64_t w0 = ruma_os_count(RUMA_SYS_WRITE), r0 = ruma_os_count(RUMA_SYS_READ);
+	CHECK_EQ(ruma_os_write(fd, "abcdef", 6), 6);
+	ruma_os_inject(RUMA_SYS_WRITE, 1, 0, false); /* half of it */
+	CHECK_EQ(ruma_os_write(fd, "ghij", 4), 2);
+	ruma_os_inject(RUMA_SYS_WRITE, 1, ENOSPC, false);
+	CHECK_EQ(ruma_os_write(fd, "x", 1), -ENOSPC);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_WRITE) - w0, 3);
+	CHECK_OK(ruma_os_file_probe(fd, &fi));
+	CHECK(fi.is_regular && !fi.is_blockdev);
+	CHECK_EQ(fi.bytes, 8);
+	CHECK(fi.allocated >= fi.bytes); /* one page of shmem */
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_os_file_probe(fd, &fi), -EIO);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK_EQ(ruma_os_read(fd, buf, sizeof(buf)), 8);
+	CHECK(memcmp(buf, "abcdefgh", 8) == 0);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	ruma_os_inject(RUMA_SYS_READ, 1, 0, false); /* injected end of file */
+	CHECK_EQ(ruma_os_read(fd, buf, sizeof(buf)), 0);
+	ruma_os_inject(RUMA_SYS_READ, 1, EIO, false);
+	CHECK_EQ(ruma_os_read(fd, buf, sizeof(buf)), -EIO);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_READ) - r0, 3);
+	ruma_os_inject_clear();
+	close(fd);
+	/* a block device where one is visible: its size through BLKGETSIZE64 */
+	if (ruma_os_open("/dev/loop0", O_RDONLY, 0, &fd) == 0) {
+		if (ruma_os_file_probe(fd, &fi) == 0)
+			CHECK(fi.is_blockdev && !fi.is_regular);
+		ruma_os_inject(RUMA_SYS_BLKGETSIZE64, 1, ENOTTY, false);
+		if (fi.is_blockdev)
+			CHECK_EQ(ruma_os_file_probe(fd, &fi), -ENOTTY);
+		ruma_os_inject_clear();
+		close(fd);
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "count_mmap", t_count_mmap },
 	{ "inject_nth", t_inject_nth },
@@ -305,6 +350,7 @@ static const struct test_case cases[] = {
 	{ "process_madvise_after_fork", t_process_madvise_after_fork },
 	{ "sys_names", t_sys_names },
 	{ "lock_and_fdatasync", t_lock_and_fdatasync },
+	{ "read_write_probe", t_read_write_probe },
 };
 
 int main(int argc, char **argv)

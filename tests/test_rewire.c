@@ -315,7 +315,7 @@ static int t_area_basic(void)
 	CHECK_EQ(ruma_area_pages(a), 64);
 	CHECK_EQ(ruma_area_page_size(a), PS);
 	CHECK_EQ(ruma_area_map_estimate(a), 1);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	CHECK_OK(pool_with_pages(&p, 16));
 	CHECK_EQ(ruma_area_map_run(a, 60, p, 0, 8, 0, NULL), -EINVAL);  /* beyond the area */
 	CHECK_EQ(ruma_area_map_run(a, 0, p, 10, 100, 0, NULL), -EINVAL); /* beyond the file */
@@ -334,13 +334,52 @@ static int t_area_basic(void)
 	CHECK_OK(ruma_area_translate(a, 9, NULL, &pp, NULL));
 	CHECK_EQ(pp, RUMA_AREA_NONE);
 	CHECK_EQ(ruma_area_map_estimate(a), 5);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	uint64_t km;
 	CHECK_OK(ruma_area_kernel_maps(a, &km));
 	CHECK_EQ(km, ruma_area_map_estimate(a));
 	CHECK_OK(ruma_area_unmap(a, 0, 64));
 	CHECK_EQ(ruma_area_map_estimate(a), 1);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
+static void keep_line(void *ctx, const char *line)
+{
+	snprintf(ctx, 160, "%s", line);
+}
+
+/* A mapping changed behind the area's back: the check finds it and says
+ * which page through the caller's callback; without one it is silent. */
+static int t_area_check_reports(void)
+{
+	ruma_area *a;
+	ruma_phys *p;
+	char said[160] = "";
+	void *q;
+
+	CHECK_OK(ruma_area_create(&a, PS, 16));
+	CHECK_OK(pool_with_pages(&p, 8));
+	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 8, 0, NULL));
+	CHECK_OK(ruma_area_check(a, keep_line, said));
+	CHECK_EQ(said[0], 0);
+	q = mmap(ruma_area_addr(a, 5), PS, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	CHECK(q == ruma_area_addr(a, 5));
+	CHECK_EQ(ruma_area_check(a, NULL, NULL), RUMA_ECORRUPT);
+	CHECK_EQ(ruma_area_check(a, keep_line, said), RUMA_ECORRUPT);
+	CHECK(strstr(said, "virtual page 5: ") == said);
+	/* the pools' inode numbers and sizes come from the OS layer's probe */
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_area_check(a, NULL, NULL), -EIO);
+	ruma_phys_stat ps;
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(ruma_phys_stats(p, &ps), -EIO);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_phys_stats(p, &ps));
+	CHECK(ps.file_size >= 8 * PS && ps.bytes_resident > 0);
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;
@@ -363,7 +402,7 @@ static int t_refused_map_takes_no_slot(void)
 	}
 	if (rc == TEST_PASS && ruma_area_map_run(a, 0, pools[N - 1], 0, 1, 0, NULL) != 0)
 		rc = TEST_FAIL; /* -ENOSPC when the refused calls took the slots */
-	if (rc == TEST_PASS && ruma_area_check(a, true) != 0)
+	if (rc == TEST_PASS && ruma_area_check(a, test_say, "ruma_area_check") != 0)
 		rc = TEST_FAIL;
 	ruma_area_destroy(a);
 	for (unsigned i = 0; i < N; i++)
@@ -397,7 +436,7 @@ static int t_area_alias(void)
 	CHECK_EQ(pp, RUMA_AREA_NONE);
 	*(volatile uint64_t *)ruma_area_addr(a, 22) = 42;
 	CHECK_EQ(read_word(a, 11), 42);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;
@@ -446,7 +485,7 @@ static int batch_case(ruma_area *a, ruma_phys *p, const uint64_t *perm, const bo
 			CHECK_EQ(pp, perm[v]);
 	}
 	CHECK_EQ(check_contents(a), TEST_PASS);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	uint64_t km;
 	CHECK_OK(ruma_area_kernel_maps(a, &km));
 	CHECK_EQ(km, ruma_area_map_estimate(a));
@@ -557,7 +596,7 @@ static int populate_case(ruma_populate_method want, unsigned flags, bool inject_
 		CHECK_EQ(how, want);
 		CHECK_EQ(madv, want == RUMA_POPULATE_MADVISE ? 2 : 0);
 	}
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;
@@ -629,7 +668,7 @@ static int t_populate_vectored(void)
 			CHECK(minor_faults() - f0 < N / 16);
 		CHECK_OK(ruma_area_unmap(a, 0, N));
 	}
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	if (prc != 0)
@@ -661,14 +700,14 @@ static int t_move(void)
 	CHECK_EQ(pp, RUMA_AREA_NONE);
 	CHECK_OK(ruma_area_translate(a, 2 * N + 5, NULL, &pp, NULL));
 	CHECK_EQ(pp, 5);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	/* overlapping moves in both directions, over a split run */
 	CHECK_OK(ruma_area_map_run(a, 2 * N + 10, p, 40, 3, 0, NULL));
 	CHECK_OK(ruma_area_move(a, 2 * N, 2 * N + 5, N, &r));
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	CHECK_EQ(check_contents(a), TEST_PASS);
 	CHECK_OK(ruma_area_move(a, 2 * N + 5, 2 * N - 7, N, &r));
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	CHECK_EQ(check_contents(a), TEST_PASS);
 	CHECK_OK(ruma_area_translate(a, 2 * N - 7 + 12, NULL, &pp, NULL));
 	CHECK_EQ(pp, 42);
@@ -698,7 +737,7 @@ static int t_private_view(void)
 	*(volatile uint64_t *)ruma_area_addr(a, 2) = 9; /* a shared write before the COW */
 	CHECK_EQ(read_word(a, 10), 9);
 	CHECK_OK(ruma_area_map_run(a, 12, p, 0, 1, RUMA_AREA_RDONLY, NULL));
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;
@@ -735,7 +774,7 @@ static int t_inject_batch(void)
 		else
 			CHECK_EQ(pp, v);
 	}
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	CHECK_EQ(check_contents(a), TEST_PASS);
 	/* a failing move: nothing claimed that is not mapped */
 	ruma_os_inject(RUMA_SYS_MREMAP, 1, ENOMEM, false);
@@ -743,7 +782,7 @@ static int t_inject_batch(void)
 	rc = ruma_area_move(a, tail_hit ? 8 : N - 8, tail_hit ? 32 : 0, 8, NULL);
 	ruma_os_inject_clear();
 	CHECK_EQ(rc, -ENOMEM);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	CHECK_EQ(check_contents(a), TEST_PASS);
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
@@ -769,7 +808,7 @@ static int t_budget(void)
 	CHECK_EQ(rc, RUMA_EMAPLIMIT);
 	CHECK(ruma_area_map_estimate(a) <= 10);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP) - before, r.runs); /* refused before the kernel */
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	/* merging calls stay allowed at the limit */
 	CHECK_OK(ruma_area_unmap(a, 0, N));
 	CHECK_EQ(ruma_area_map_estimate(a), 1);
@@ -812,7 +851,7 @@ static int t_kernel_map_limit(void)
 		rc = ruma_area_map_run(a, v, p, 63 - v, 1, 0, NULL);
 	ruma_os_munmap(filler, len);
 	CHECK_EQ(rc, RUMA_EMAPLIMIT);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	CHECK_EQ(check_contents(a), TEST_PASS);
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
@@ -884,6 +923,7 @@ static const struct test_case cases[] = {
 	{ "phys_punch", t_phys_punch },
 	{ "phys_enohuge", t_phys_enohuge },
 	{ "area_basic", t_area_basic },
+	{ "area_check_reports", t_area_check_reports },
 	{ "refused_map_takes_no_slot", t_refused_map_takes_no_slot },
 	{ "area_alias", t_area_alias },
 	{ "batch_runs", t_batch_runs },

@@ -207,7 +207,7 @@ static int t_huge_area(void)
 		CHECK(minor_faults() - f0 < 4);
 	CHECK_OK(ruma_area_translate(a, 13, NULL, &pp, NULL));
 	CHECK_EQ(pp, 1);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;
@@ -246,7 +246,7 @@ static int t_huge_exhausted(void)
 	if (rc == 0 && test_read_long("/proc/sys/vm/nr_overcommit_hugepages") > 0)
 		SKIP("surplus huge pages (nr_overcommit_hugepages) let the mapping succeed");
 	CHECK_EQ(rc, RUMA_ENOHUGE);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	/* and the prepopulate path: fallocate says ENOSPC */
 	CHECK_EQ(ruma_phys_prepopulate(p, 0, n), RUMA_ENOHUGE);
 	/* an injected ENOMEM from mmap on a hugetlb pool reads the same */
@@ -254,7 +254,7 @@ static int t_huge_exhausted(void)
 	rc = ruma_area_map_run(a, 0, p, 0, 1, 0, NULL);
 	ruma_os_inject_clear();
 	CHECK_EQ(rc, RUMA_ENOHUGE);
-	CHECK_OK(ruma_area_check(a, true));
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
 	return TEST_PASS;

@@ -13,7 +13,8 @@
  *
  * Syscalls: through src/core/sysinfo.c and perf.c (reads of /proc and /sys,
  * probes via the OS layer); with --apply, writes to files under /proc/sys/vm
- * and to /sys/kernel/mm/transparent_hugepage/enabled.
+ * and to /sys/kernel/mm/transparent_hugepage/enabled, through
+ * ruma_sysinfo_write_u64_file / ruma_sysinfo_write_file.
  */
 #include <ruma/bm.h>
 #include <ruma/core.h>
@@ -427,19 +428,6 @@ struct applied {
 	int rc;
 };
 
-static int write_string_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	ssize_t w = write(fd, s, strlen(s));
-	int e = w < 0 ? -errno : 0;
-	if (close(fd) != 0 && e == 0)
-		e = -errno;
-	return e;
-}
-
 static size_t apply_huge(struct applied *a)
 {
 	uint64_t def, total, prev = 0, now = 0;
@@ -490,7 +478,7 @@ static size_t apply_thp(struct applied *a)
 	if (ruma_sysinfo_thp(&t) != 0 || !strcmp(t.enabled, REC_THP))
 		return 0;
 	snprintf(a->setting, sizeof(a->setting), "THP enabled");
-	a->rc = write_string_file(THP_ENABLED_PATH, REC_THP);
+	a->rc = ruma_sysinfo_write_file(THP_ENABLED_PATH, REC_THP);
 	if (a->rc == 0)
 		a->rc = ruma_sysinfo_thp(&after);
 	snprintf(a->previous, sizeof(a->previous), "%s", t.enabled);

@@ -285,7 +285,23 @@ struct run {
 	FILE *out, *err;
 	uint64_t wrong;
 	ruma_result *res; /* rows for --result, NULL = none */
+	char said[4][512]; /* the allocator's lines printed so far (one per source) */
+	unsigned nsaid;
 };
+
+/* The allocator's message callback: each distinct line once per run on err,
+ * as "ruma: <line>", however many instances the repetitions create. */
+static void alloc_message(void *ctx, const char *line)
+{
+	struct run *r = ctx;
+
+	for (unsigned i = 0; i < r->nsaid; i++)
+		if (strcmp(r->said[i], line) == 0)
+			return;
+	if (r->nsaid < sizeof(r->said) / sizeof(r->said[0]))
+		snprintf(r->said[r->nsaid++], sizeof(r->said[0]), "%s", line);
+	fprintf(r->err, "ruma: %s\n", line);
+}
 
 /* One --result row "<op>_<what>" (what NULL: the op's Mops). */
 static void add_row(struct run *r, int op, const char *what, const char *unit, double v)
@@ -454,7 +470,8 @@ static int one_rep(struct run *r, double mops[OP_COUNT])
 
 	r->alloc = NULL;
 	if (r->cfg->alloc_name) {
-		rc = ruma_alloc_create_by_name(r->cfg->alloc_name, &a);
+		ruma_alloc_opts ao = { .message = alloc_message, .message_ctx = r };
+		rc = ruma_alloc_create_by_name_opts(r->cfg->alloc_name, &ao, &a);
 		if (rc) {
 			fprintf(r->err, "ruma art: allocator '%s': %s\n", r->cfg->alloc_name,
 				ruma_strerror(rc));
@@ -514,7 +531,7 @@ int artbench_measure(const artbench_config *cfg, const artbench_index *idx, FILE
 		     ruma_result *res)
 {
 	artbench_keys keys;
-	struct run r = { cfg, idx, &keys, NULL, NULL, out, err, 0, res };
+	struct run r = { .cfg = cfg, .idx = idx, .keys = &keys, .out = out, .err = err, .res = res };
 	double *mops;
 	int rc;
 

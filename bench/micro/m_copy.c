@@ -17,11 +17,13 @@
  *           or page by page in shuffled order
  * Invariants: each builder either returns 0 with d->cleanup set, or frees
  * everything it made and returns the error.  src[i] == i after init.
- * Syscalls: through phys.h/area.h/snapshot.h, and the os layer's mmap,
- * munmap and remap_file_pages for the raw views of methods 15/16, 20 and 32.
+ * Syscalls: through phys.h/area.h/snapshot.h, and the OS layer's mmap,
+ * munmap and remap_file_pages (ruma_mmap, ruma_munmap,
+ * ruma_remap_file_pages) for the raw views of methods 15/16, 20 and 32.
  */
 #include "bench/micro/micro.h"
-#include "os/os.h"
+
+#include <ruma/core.h>
 
 #include <ruma/area.h>
 #include <ruma/phys.h>
@@ -178,9 +180,9 @@ typedef struct raw_priv {
 static void raw_free(raw_priv *r)
 {
 	if (r->dst_map)
-		ruma_os_munmap(r->dst_map, r->dst_len);
+		ruma_munmap(r->dst_map, r->dst_len);
 	if (r->src_map)
-		ruma_os_munmap(r->src_map, r->src_len);
+		ruma_munmap(r->src_map, r->src_len);
 	ruma_area_destroy(r->area);
 	ruma_phys_destroy(r->phys);
 	ruma_phys_destroy(r->phys2);
@@ -233,7 +235,7 @@ int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, m
 	off_t off = (off_t)ruma_phys_offset(r->phys, first);
 	micro_phase_begin(c);
 	r->src_len = bytes;
-	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &r->src_map);
+	rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &r->src_map);
 	micro_phase_end(c, MF_MMAP_SRC);
 	if (rc) {
 		r->src_map = NULL;
@@ -250,7 +252,7 @@ int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, m
 	}
 	micro_phase_begin(c);
 	r->dst_len = bytes;
-	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &r->dst_map);
+	rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &r->dst_map);
 	micro_phase_end(c, MF_MMAP_DST);
 	if (rc) {
 		r->dst_map = NULL;
@@ -260,7 +262,7 @@ int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, m
 	for (size_t k = 0; k < pages / ppc && rc == 0; k++) {
 		/* pgoff counts 4 KiB units of the file */
 		size_t pgoff = (size_t)((uint64_t)off / 4096 + r->perm[k] * ppc * (page / 4096));
-		rc = ruma_os_remap_file_pages((char *)r->dst_map + k * ppc * page, ppc * page, pgoff, 0);
+		rc = ruma_remap_file_pages((char *)r->dst_map + k * ppc * page, ppc * page, pgoff, 0);
 	}
 	micro_phase_end(c, MF_REMAP_DST);
 	if (rc) {
@@ -331,11 +333,11 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 	/* the sources: shared views of both pools */
 	micro_phase_begin(c);
 	if (hbytes)
-		rc = ruma_os_mmap(NULL, hbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		rc = ruma_mmap(NULL, hbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 				  ruma_phys_fd(r->phys2), (off_t)ruma_phys_offset(r->phys2, hfirst),
 				  &hview);
 	if (!rc && tbytes)
-		rc = ruma_os_mmap(NULL, tbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+		rc = ruma_mmap(NULL, tbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 				  ruma_phys_fd(r->phys), (off_t)ruma_phys_offset(r->phys, sfirst),
 				  &sview);
 	micro_phase_end(c, MF_MMAP_SRC);
@@ -348,15 +350,15 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 		init_values(sview, hn, n);
 	micro_phase_end(c, MF_INIT_SHM_SRC);
 	if (hview)
-		ruma_os_munmap(hview, hbytes);
+		ruma_munmap(hview, hbytes);
 	if (sview)
-		ruma_os_munmap(sview, tbytes);
+		ruma_munmap(sview, tbytes);
 	hview = sview = NULL;
 
 	/* dst: one reservation, 2 MiB aligned; huge part and tail as private (COW) views */
 	micro_phase_begin(c);
 	r->dst_len = hbytes + tbytes + RUMA_PAGE_2M;
-	rc = ruma_os_mmap(NULL, r->dst_len, PROT_NONE,
+	rc = ruma_mmap(NULL, r->dst_len, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &r->dst_map);
 	if (rc) {
 		r->dst_map = NULL;
@@ -364,11 +366,11 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 	}
 	char *base = (char *)micro_round_up((size_t)r->dst_map, RUMA_PAGE_2M);
 	if (hbytes)
-		rc = ruma_os_mmap(base, hbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+		rc = ruma_mmap(base, hbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
 				  ruma_phys_fd(r->phys2), (off_t)ruma_phys_offset(r->phys2, hfirst),
 				  &at);
 	if (!rc && tbytes)
-		rc = ruma_os_mmap(base + hbytes, tbytes, PROT_READ | PROT_WRITE,
+		rc = ruma_mmap(base + hbytes, tbytes, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_FIXED, ruma_phys_fd(r->phys),
 				  (off_t)ruma_phys_offset(r->phys, sfirst), &at);
 	micro_phase_end(c, MF_MMAP_DST);
@@ -380,9 +382,9 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 	return 0;
 fail_views:
 	if (hview)
-		ruma_os_munmap(hview, hbytes);
+		ruma_munmap(hview, hbytes);
 	if (sview)
-		ruma_os_munmap(sview, tbytes);
+		ruma_munmap(sview, tbytes);
 fail:
 	raw_free(r);
 	return micro_fail("method 20 setup", rc);
@@ -444,12 +446,12 @@ int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micr
 		if (p->init_file) {
 			void *tmp;
 			micro_phase_begin(c);
-			rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+			rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 					  ruma_phys_fd(r->phys), (off_t)ruma_phys_offset(r->phys, first),
 					  &tmp);
 			if (!rc) {
 				init_values(tmp, 0, n);
-				ruma_os_munmap(tmp, bytes);
+				ruma_munmap(tmp, bytes);
 			}
 			micro_phase_end(c, MF_INIT_SHM_SRC);
 			if (rc)
@@ -480,14 +482,14 @@ int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micr
 		micro_phase_begin(c);
 		if (p->shuffle) {
 			r->dst_len = bytes + page;
-			rc = ruma_os_mmap(NULL, r->dst_len, PROT_NONE,
+			rc = ruma_mmap(NULL, r->dst_len, PROT_NONE,
 					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &r->dst_map);
 			if (rc)
 				r->dst_map = NULL;
 			char *base = r->dst_map ? (char *)micro_round_up((size_t)r->dst_map, page) : NULL;
 			for (size_t i = 0; i < pages && rc == 0; i++) {
 				void *at;
-				rc = ruma_os_mmap(base + order[i] * page, page, PROT_READ | PROT_WRITE,
+				rc = ruma_mmap(base + order[i] * page, page, PROT_READ | PROT_WRITE,
 						  flags | MAP_FIXED |
 							  (p->populate && p->by_option ? MAP_POPULATE : 0),
 						  -1, 0, &at);
@@ -495,7 +497,7 @@ int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micr
 			d->dst = (uint64_t *)base;
 		} else {
 			r->dst_len = bytes;
-			rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 					  flags | (p->populate && p->by_option ? MAP_POPULATE : 0), -1, 0,
 					  &r->dst_map);
 			if (rc)

@@ -34,17 +34,16 @@
  * that it is never rolled back.  RUMA_POWER_LOSS_AFTER_MS (tests): the
  * simulation of src/os is armed before the store opens (write-back forced to
  * pwrite: io_uring writes are not tracked), and a thread calls
- * ruma_os_powerloss at that instant and _exit()s with
+ * ruma_powerloss_now at that instant and _exit()s with
  * RUMA_VMCACHE_POWERLOSS_STATUS — whatever was running, load, run,
  * checkpoint, eviction or close.
  *
  * Syscalls: stat/statvfs/access/fstat, clock_nanosleep, sigaction,
- * pthread_sigmask; the device size through ruma_os_open + ioctl(BLKGETSIZE64).
+ * pthread_sigmask; the device and commit log through ruma_file_open and
+ * ruma_file_size (the library's OS layer).
  */
 #include "bench/common/result.h"
 #include "bench/vmcache/driver.h"
-
-#include "os/os.h"
 
 #include <ruma/sysinfo.h>
 
@@ -52,12 +51,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <linux/fs.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -283,7 +280,7 @@ static void *powerloss_main(void *p)
 	if (!nap_unless(&b->stop, b->run->o->powerloss_ms))
 		return NULL;
 	uint64_t torn = 0;
-	int e = b->run->o->powerloss_torn ? ruma_os_powerloss_torn(&torn) : ruma_os_powerloss();
+	int e = ruma_powerloss_now(b->run->o->powerloss_torn, &torn);
 	fprintf(stderr, "vmcache: simulated power loss after %" PRIu64 " ms (%" PRIu64
 			" torn pages)%s%s\n",
 		b->run->o->powerloss_ms, torn, e ? ": restoring the files failed: " : "",
@@ -318,23 +315,20 @@ static void bg_stop(struct bg_thread *b)
  * clients were told. */
 static int open_commit_log(const ruma_vmcache_opts *o, ruma_vmcache_ctx *ctx)
 {
-	struct stat st;
+	uint64_t size = 0;
 	ctx->commit_fd = -1;
 	if (!o->commit_log)
 		return 0;
-	int fd, r = ruma_os_open(o->commit_log, O_RDWR | O_CREAT | O_CLOEXEC | (o->keep ? 0 : O_TRUNC),
-				 0644, &fd);
+	int fd, r = ruma_file_open(o->commit_log,
+				   O_RDWR | O_CREAT | O_CLOEXEC | (o->keep ? 0 : O_TRUNC), 0644, &fd);
+	if (!r && (r = ruma_file_size(fd, &size, NULL)))
+		close(fd);
 	if (r) {
 		fprintf(stderr, "vmcache: --commit-log %s: %s\n", o->commit_log, ruma_strerror(r));
 		return 2;
 	}
-	if (fstat(fd, &st)) {
-		fprintf(stderr, "vmcache: --commit-log %s: %s\n", o->commit_log, strerror(errno));
-		close(fd);
-		return 2;
-	}
 	ctx->commit_fd = fd;
-	atomic_store(&ctx->commit_off, (uint64_t)st.st_size);
+	atomic_store(&ctx->commit_off, size);
 	return 0;
 }
 
@@ -381,13 +375,13 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 	if (exists && S_ISBLK(st.st_mode)) {
 		int fd;
 		uint64_t size = 0;
-		int r = ruma_os_open(o->block, O_RDWR, 0, &fd);
+		int r = ruma_file_open(o->block, O_RDWR, 0, &fd);
 		if (r) {
 			fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n", o->block,
 				ruma_strerror(r));
 			return 2;
 		}
-		r = ioctl(fd, BLKGETSIZE64, &size) ? -errno : 0;
+		r = ruma_file_size(fd, &size, NULL);
 		close(fd);
 		if (r) {
 			fprintf(stderr, "vmcache: BLOCK=%s: cannot get the device size: %s\n",
@@ -593,7 +587,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 			fprintf(stderr, "vmcache: simulated power loss armed: write-back uses "
 					"pwrite (the simulation does not track io_uring writes)\n");
 		write = RUMA_BM_WRITE_PWRITE;
-		ruma_os_powerloss_arm();
+		ruma_powerloss_arm();
 	}
 
 	ruma_bm_config_default(&c);

@@ -41,7 +41,7 @@ typedef struct ruma_vmcache_opts {
 				   power loss that many ms after the store opened
 				   and exit RUMA_VMCACHE_POWERLOSS_STATUS; 0 = off */
 	bool powerloss_torn;    /* RUMA_POWER_LOSS_TORN=1: the power loss tears the
-				   unsynced 4 KiB page writes (ruma_os_powerloss_torn) */
+				   unsynced 4 KiB page writes (ruma_powerloss_now) */
 	bool help;              /* --help / -h: print the usage, run nothing */
 	const char *result;     /* --result FILE: the per-second rows as tidy rows
 				   (metric tx, rmb, wmb; params system, workload,

@@ -135,13 +135,31 @@ RUMA_API ruma_huge_source ruma_alloc_huge_source(const ruma_alloc *a);
 /* ruma_alloc_huge_source_name — "none", "hugetlb", "thp", "4k". */
 RUMA_API const char *ruma_alloc_huge_source_name(ruma_huge_source s);
 
+/* Options of an instance, for ruma_alloc_create_by_name_opts (zeroed = defaults). */
+typedef struct ruma_alloc_opts {
+	/*
+	 * Diagnostics (huge kinds): the first time the instance gets pages from
+	 * a source, one line naming it and, when it is not the source asked
+	 * for, why ("huge allocator: pages from transparent huge pages (madvise
+	 * MADV_HUGEPAGE) (no explicit huge pages: ...)").  NULL: silent.
+	 */
+	ruma_message_fn message;
+	void *message_ctx;
+} ruma_alloc_opts;
+
 /*
- * ruma_alloc_huge_notes — process-wide switch (default on) for the note the
- * huge backend prints to stderr the first time the process gets pages from
- * each source (e.g. "no explicit huge pages reserved ... using THP").  Each
- * note is printed at most once per process.
+ * ruma_alloc_create_by_name_opts — as ruma_alloc_create_by_name, with
+ * options (opts may be NULL: the defaults, as ruma_alloc_create_by_name).
  */
-RUMA_API void ruma_alloc_huge_notes(bool enabled);
+RUMA_API int ruma_alloc_create_by_name_opts(const char *name, const ruma_alloc_opts *opts,
+					    ruma_alloc *out);
+
+/*
+ * ruma_alloc_create_huge_opts — as ruma_alloc_create_huge, with options
+ * (opts may be NULL).
+ */
+RUMA_API int ruma_alloc_create_huge_opts(ruma_huge_source first, const ruma_alloc_opts *opts,
+					 ruma_alloc *out);
 
 #ifdef __cplusplus
 }

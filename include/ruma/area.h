@@ -244,10 +244,13 @@ RUMA_API void ruma_area_stats(const ruma_area *a, ruma_area_stat *out);
  * /proc/self/maps: every mapped page must lie in a mapping of its pool's
  * memfd at the right offset and mode, every unmapped page in a PROT_NONE
  * anonymous mapping.  Costs a read of /proc/self/maps (tests, debugging).
- * Returns 0, RUMA_ECORRUPT on a mismatch (first one printed to stderr when
- * verbose), or a negative errno reading the file.
+ * Returns 0, RUMA_ECORRUPT on a mismatch, or a negative errno reading the
+ * file.  With a message callback (ruma_message_fn) the first mismatch is
+ * described in one line ("virtual page 12: wrong file offset (physical
+ * page)") and every page is examined; with NULL the check stops silently
+ * at the first mismatch.
  */
-RUMA_API int ruma_area_check(const ruma_area *a, bool verbose);
+RUMA_API int ruma_area_check(const ruma_area *a, ruma_message_fn message, void *message_ctx);
 
 /*
  * ruma_area_kernel_maps — the number of kernel mappings (lines of

@@ -237,10 +237,29 @@ RUMA_API const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *p
  * match the keys, each child's fences equal the parent's separators around
  * it, every leaf is at level 0 and reachable at the same depth, and the
  * leaves' fence intervals tile the key space.  Takes shared latches; run it while
- * no writer is active for a meaningful answer.  Problems are described on
- * `report` (may be NULL); returns RUMA_ECORRUPT if any, else 0, or a bm error.
+ * no writer is active for a meaningful answer.  Returns RUMA_ECORRUPT if
+ * any invariant is broken, else 0, or a bm error.  Problems are described
+ * through message(message_ctx, line) (ruma_message_fn; NULL: silent): one
+ * line per problem, "page <pid>: <what>", at most 50, then
+ * "<n> problem(s)".
  */
-RUMA_API int ruma_btree_check(ruma_btree *t, FILE *report);
+RUMA_API int ruma_btree_check_msg(ruma_btree *t, ruma_message_fn message, void *message_ctx);
+
+/* The callback of ruma_btree_check: "btree check: <line>\n" on the FILE ctx. */
+static inline void ruma_btree_check_to_file(void *ctx, const char *line)
+{
+	fprintf((FILE *)ctx, "btree check: %s\n", line);
+}
+
+/*
+ * ruma_btree_check — ruma_btree_check_msg writing each line as
+ * "btree check: <line>\n" to report (may be NULL: silent).  Inline: the
+ * library itself never writes to a stream.
+ */
+static inline int ruma_btree_check(ruma_btree *t, FILE *report)
+{
+	return ruma_btree_check_msg(t, report ? ruma_btree_check_to_file : NULL, report);
+}
 
 typedef struct ruma_btree_stats {
 	/* shape, from a walk over the tree (ruma_btree_get_stats) */

@@ -133,6 +133,64 @@ RUMA_API int ruma_csv_end(ruma_csv *c);
 RUMA_API void ruma_say(void (*fn)(void *ctx, const char *line), void *ctx, const char *prefix,
 		       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* ---- files through the OS layer (drivers and tools) ---------------------- */
+
+/*
+ * ruma_file_open — open(2) through the OS layer: counted, fault-injectable,
+ * O_CLOEXEC added, and tracked by the simulated power loss while it is
+ * armed (writable files only).  Returns 0 with the descriptor in *fd, or a
+ * negative errno.  Close it with close(2).
+ */
+RUMA_API int ruma_file_open(const char *path, int flags, unsigned mode, int *fd);
+
+/*
+ * ruma_file_size — the size in bytes of the regular file or block device
+ * (ioctl BLKGETSIZE64) open as fd; *is_blockdev (may be NULL) says which.
+ * Returns 0, -EINVAL for any other kind of file, or a negative errno.
+ */
+RUMA_API int ruma_file_size(int fd, uint64_t *bytes, bool *is_blockdev);
+
+/*
+ * ruma_file_pread_full / ruma_file_pwrite_full — transfer exactly len bytes
+ * at off through the OS layer (EINTR and partial transfers retried; writes
+ * tracked by the simulated power loss).  0, a negative errno, or
+ * RUMA_ESHORTIO when the file ends first.
+ */
+RUMA_API int ruma_file_pread_full(int fd, void *buf, size_t len, uint64_t off);
+RUMA_API int ruma_file_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+
+/*
+ * ruma_mmap / ruma_munmap / ruma_remap_file_pages — mmap(2), munmap(2) and
+ * remap_file_pages(2) through the OS layer (counted, fault-injectable), for
+ * drivers that build raw views themselves.  0 (the mapping in *out) or a
+ * negative errno.
+ */
+RUMA_API int ruma_mmap(void *addr, size_t len, int prot, int flags, int fd, uint64_t off,
+		       void **out);
+RUMA_API int ruma_munmap(void *addr, size_t len);
+RUMA_API int ruma_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags);
+
+/* ---- simulated power loss (tests and crash drivers) ------------------------ */
+
+/*
+ * ruma_powerloss_arm — from now on, files opened writable through the OS
+ * layer keep what each unsynced write overwrote (see src/os/os.h).
+ * Returns 0 or -ENOMEM.
+ */
+RUMA_API int ruma_powerloss_arm(void);
+
+/*
+ * ruma_powerloss_now — put every tracked file back to what its completed
+ * syncs covered, as a machine that lost power would find it; with torn,
+ * the first half of each unsynced 4 KiB block write reaches the file and
+ * *torn_blocks (may be NULL) counts them.  From then on writes to those
+ * files are dropped and reads fail.  Returns 0 or the first I/O error met.
+ */
+RUMA_API int ruma_powerloss_now(bool torn, uint64_t *torn_blocks);
+
+/* ruma_powerloss_dead — true once ruma_powerloss_now ran. */
+RUMA_API bool ruma_powerloss_dead(void);
+
 /* ---- checksums ----------------------------------------------------------- */
 
 /*

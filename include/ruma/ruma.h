@@ -60,6 +60,16 @@ RUMA_API const char *ruma_strerror(int err);
 /* ruma_version — the library version string, e.g. "0.1.0". */
 RUMA_API const char *ruma_version(void);
 
+/*
+ * ruma_message_fn — the diagnostics channel of a ruma object: a callback
+ * and a ctx pointer given at creation (or to a checker's call) that
+ * receive one line of text at a time, without a newline, valid only during
+ * the call.  A NULL callback means silent (the buffer manager and the log
+ * print to stderr instead, see ruma_bm_config).  The library never prints
+ * diagnostics by itself: whoever wants them on stderr installs a callback.
+ */
+typedef void (*ruma_message_fn)(void *ctx, const char *line);
+
 /* Called by RUMA_ASSERT on a broken invariant: prints file:line and aborts. */
 RUMA_API void ruma_assert_fail(const char *expr, const char *file, int line);
 

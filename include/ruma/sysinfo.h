@@ -159,6 +159,13 @@ RUMA_API int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v);
 RUMA_API int ruma_sysinfo_write_u64_file(const char *path, uint64_t v);
 
 /*
+ * ruma_sysinfo_write_file — write text (e.g. "madvise") to a /proc or /sys
+ * file with one write(2) (root).  Returns 0, a negative errno (also one the
+ * kernel reports at close), or RUMA_ESHORTIO.
+ */
+RUMA_API int ruma_sysinfo_write_file(const char *path, const char *text);
+
+/*
  * ruma_sysinfo_map_count — the number of mappings this process has now
  * (lines of /proc/self/maps), to compare with vm.max_map_count.
  * Returns 0 or a negative errno.

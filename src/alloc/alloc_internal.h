@@ -106,9 +106,15 @@ typedef struct ruma_hugesrc {
 	ruma_huge_source last;  /* source of the most recent mapping, NONE before */
 	unsigned hugetlb_skip;  /* hugetlb attempts still to skip after a failure */
 	int hugetlb_err;        /* errno of the last failed hugetlb mmap (0: none) */
+	unsigned announced;     /* bit per ruma_huge_source already announced */
+	ruma_message_fn message; /* diagnostics channel (NULL: silent) */
+	void *message_ctx;
 } ruma_hugesrc;
 
-void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first);
+/* Start a page source at `first`; message/ctx get the one line per source
+ * used (see ruma_alloc_opts). */
+void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first, ruma_message_fn message,
+		       void *message_ctx);
 
 /*
  * Map len bytes (a multiple of 2 MiB), 2 MiB aligned, from the best source
@@ -209,7 +215,8 @@ int ruma_large_free_plain(ruma_bigmap *m, void *p, ruma_counts *c);
 int ruma_alloc_libc_create(ruma_alloc *out);
 int ruma_alloc_pool_create(ruma_alloc *out);
 int ruma_alloc_mempool_create(ruma_alloc *out);
-int ruma_alloc_huge_create_src(ruma_huge_source first, ruma_alloc *out);
+int ruma_alloc_huge_create_src(ruma_huge_source first, const ruma_alloc_opts *opts,
+			       ruma_alloc *out);
 ruma_huge_source ruma_alloc_huge_last_source(void *ctx);
 
 #endif

@@ -326,13 +326,15 @@ ruma_huge_source ruma_alloc_huge_last_source(void *ctx)
 	return c ? c->src.last : RUMA_HUGE_SRC_NONE;
 }
 
-int ruma_alloc_huge_create_src(ruma_huge_source first, ruma_alloc *out)
+int ruma_alloc_huge_create_src(ruma_huge_source first, const ruma_alloc_opts *opts,
+			       ruma_alloc *out)
 {
 	huge_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
-	ruma_hugesrc_init(&c->src, first);
+	ruma_hugesrc_init(&c->src, first, opts ? opts->message : NULL,
+			  opts ? opts->message_ctx : NULL);
 	*out = (ruma_alloc){ .alloc = ruma_alloc_huge_alloc, .free = ruma_alloc_huge_free,
 			     .stats = huge_stats,
 			     .destroy = huge_destroy, .ctx = c,

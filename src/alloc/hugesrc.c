@@ -15,14 +15,17 @@
  * a plain anonymous mmap of the size (plus 2 MiB of address space for the
  * alignment) would fail too.
  *
- * Each source is announced once per process on stderr when first used,
- * unless ruma_alloc_huge_notes(false).
+ * Each source is announced once per instance through the instance's
+ * message callback (ruma_alloc_opts) when first used; without a callback
+ * nothing is said.
  *
  * Syscalls (via src/os): mmap (hugetlb, anonymous), munmap (trimming),
- * madvise(MADV_HUGEPAGE), open/pread of the THP sysfs file once per process.
+ * madvise(MADV_HUGEPAGE); the THP sysfs switch is read once per process
+ * through sysfile (src/core).
  */
 #include "alloc/alloc_internal.h"
 
+#include "core/sysfile.h"
 #include "os/os.h"
 
 #include <errno.h>
@@ -39,14 +42,7 @@
 
 #define HUGETLB_BACKOFF 8
 
-static _Atomic bool notes_enabled = true;
-static _Atomic unsigned notes_done; /* bit per ruma_huge_source already announced */
-static _Atomic int thp_mode = -1;   /* -1 unknown, 0 unavailable, 1 available */
-
-void ruma_alloc_huge_notes(bool enabled)
-{
-	atomic_store(&notes_enabled, enabled);
-}
+static _Atomic int thp_mode = -1; /* -1 unknown, 0 unavailable, 1 available */
 
 /* THP usable with madvise? Reads the sysfs switch once per process. */
 static bool thp_available(void)
@@ -55,25 +51,20 @@ static bool thp_available(void)
 	if (mode >= 0)
 		return mode == 1;
 
-	char buf[128] = { 0 };
-	int fd;
-	mode = 0;
-	if (ruma_os_open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY, 0, &fd) == 0) {
-		ssize_t n = ruma_os_pread(fd, buf, sizeof(buf) - 1, 0);
-		close(fd);
-		if (n > 0 && !strstr(buf, "[never]"))
-			mode = 1;
-	}
+	char buf[128];
+	mode = ruma_sysfile_read("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+				 sizeof(buf)) == 0 && buf[0] && !strstr(buf, "[never]");
 	atomic_store(&thp_mode, mode);
 	return mode == 1;
 }
 
-static void announce(const ruma_hugesrc *hs, ruma_huge_source src, const char *thp_note)
+static void announce(ruma_hugesrc *hs, ruma_huge_source src, const char *thp_note)
 {
 	unsigned bit = 1u << src;
 
-	if (!atomic_load(&notes_enabled) || (atomic_fetch_or(&notes_done, bit) & bit))
+	if (!hs->message || (hs->announced & bit))
 		return;
+	hs->announced |= bit;
 	char why[256] = "";
 	if (hs->first == RUMA_HUGE_SRC_HUGETLB && src != RUMA_HUGE_SRC_HUGETLB)
 		snprintf(why, sizeof(why),
@@ -82,28 +73,34 @@ static void announce(const ruma_hugesrc *hs, ruma_huge_source src, const char *t
 			 hs->hugetlb_err ? ruma_strerror(-hs->hugetlb_err) : "skipped");
 	else if (hs->first == src)
 		snprintf(why, sizeof(why), " (requested)");
+	char line[512];
 	switch (src) {
 	case RUMA_HUGE_SRC_HUGETLB:
-		fprintf(stderr, "ruma: huge allocator: pages from explicit 2 MiB huge pages "
-				"(MAP_HUGETLB)\n");
+		snprintf(line, sizeof(line), "huge allocator: pages from explicit 2 MiB huge pages "
+					     "(MAP_HUGETLB)");
 		break;
 	case RUMA_HUGE_SRC_THP:
-		fprintf(stderr, "ruma: huge allocator: pages from transparent huge pages "
-				"(madvise MADV_HUGEPAGE)%s\n", why);
+		snprintf(line, sizeof(line), "huge allocator: pages from transparent huge pages "
+					     "(madvise MADV_HUGEPAGE)%s", why);
 		break;
 	case RUMA_HUGE_SRC_4K:
-		fprintf(stderr, "ruma: huge allocator: pages from 4 KiB pages%s%s\n", why, thp_note);
+		snprintf(line, sizeof(line), "huge allocator: pages from 4 KiB pages%s%s", why,
+			 thp_note);
 		break;
 	case RUMA_HUGE_SRC_NONE:
-		break;
+		return;
 	}
+	hs->message(hs->message_ctx, line);
 }
 
-void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first)
+void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first, ruma_message_fn message,
+		       void *message_ctx)
 {
 	memset(hs, 0, sizeof(*hs));
 	hs->first = first;
 	hs->last = RUMA_HUGE_SRC_NONE;
+	hs->message = message;
+	hs->message_ctx = message_ctx;
 }
 
 static int try_hugetlb(ruma_hugesrc *hs, size_t len, void **out)

@@ -2,7 +2,7 @@
  * aio.c — asynchronous page reads: a thread keeps up to RUMA_BM_AIO_MAX
  * reads queued or in flight on its own io_uring instead of waiting for each.
  *
- * A read is claimed exactly like a synchronous fault (latch.c): the caller
+ * A read is claimed exactly like a synchronous fault (fix.c): the caller
  * wins the CAS Evicted -> Locked, makes room without blocking
  * (bm_ensure_free_try), counts the page resident (phys_used), and queues
  * an io_uring read of the page image into the page's place in the

@@ -1,6 +1,7 @@
 /*
- * bm.c — opening, closing and checkpointing the buffer manager; page
- * allocation with the persistent free-space bitmap; metadata; statistics.
+ * bm.c — opening and closing the buffer manager; page allocation with the
+ * persistent free-space bitmap; metadata slots; statistics.  The top of
+ * src/bm: the metadata pages and checkpoints themselves are store.c's.
  *
  * Store layout (file or block device, page i at offset i * 4096):
  *   page 0              header: magic, format, page size, meta pages,
@@ -17,7 +18,8 @@
  * opened (written and fdatasync'ed before open returns, so before any data
  * page can be written) until a clean close has written and synced every
  * page and the metadata; only then is state CLEAN written and synced.  A
- * store found OPEN was not closed cleanly and goes to bm_store_unclean.
+ * store found OPEN was not closed cleanly and goes to bm_store_unclean
+ * (store.c).
  * The store file is locked (flock, exclusive) from open to close.
  *
  * Invariants: pids below meta_pages are never handed out; pids in
@@ -28,9 +30,11 @@
  * so a full disk shows up as -ENOSPC from ruma_bm_alloc, not as a failed
  * write later; a block device refuses allocation past its size.
  *
- * Syscalls (through src/os): open, flock (store lock), pread/pwrite
- * (metadata), ftruncate, fallocate, fsync, fdatasync (state changes), mmap/munmap/mprotect/madvise (page memory, state array,
- * resident set); fstat, ioctl(BLKGETSIZE64) and close directly.
+ * Syscalls (through src/os): open, fstat + ioctl(BLKGETSIZE64) (the store's
+ * kind and size), flock (store lock), pread (the first page, to tell a
+ * store from other files), ftruncate (a forced fresh store),
+ * mmap/munmap/mprotect/madvise (page memory, state array, resident set);
+ * close directly.  Metadata writes and syncs are store.c's.
  */
 #include "bm/bm_int.h"
 
@@ -41,44 +45,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/fs.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
-#define BM_FORMAT 2u   /* 2: data page trailer (CRC-32C) + clean-shutdown state */
-#define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
-#define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
-#define BM_GROW_MIN (1ull << 20)
-#define BM_GROW_MAX (256ull << 20)
-
-struct bm_meta_hdr {
-	uint64_t magic;
-	uint32_t format;
-	uint32_t page_size;
-	uint64_t meta_pages;
-	uint64_t capacity;
-	uint64_t alloc_hw;
-	uint64_t free_count;
-	uint64_t checksum;
-	uint64_t slots[RUMA_BM_META_SLOTS];
-	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
-	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
-	uint32_t wal;        /* 1: opened with a log (<path>.wal recovers it) */
-	uint32_t rsv;
-	uint64_t next_lsn;   /* every LSN used so far is below this */
-	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */
-	uint64_t undo_lsn;   /* with a log: unfinished transactions' records start here */
-};
-_Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
 
 /* ---- names ---------------------------------------------------------------- */
 
@@ -155,16 +130,6 @@ void ruma_bm_config_default(ruma_bm_config *c)
 
 /* ---- helpers -------------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 static uint64_t next_pow2(uint64_t v)
 {
 	uint64_t p = 1;
@@ -222,195 +187,6 @@ static int check_config(const ruma_bm_config *c)
 void ruma_bm_report(ruma_bm *bm, const char *line)
 {
 	bm_say(&bm->cfg, "%s", line);
-}
-
-/* ---- metadata ------------------------------------------------------------- */
-
-static uint64_t bitmap_bytes_written(uint64_t hw)
-{
-	return div_up(hw, 64) * 8;
-}
-
-/* Serialize header + bitmap into buf (meta_pages pages); returns bytes to write. */
-static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
-{
-	struct bm_meta_hdr h;
-	uint64_t hw = atomic_load(&bm->alloc_hw);
-	size_t bm_bytes = bitmap_bytes_written(hw);
-
-	memset(&h, 0, sizeof(h));
-	h.magic = BM_MAGIC;
-	h.format = BM_FORMAT;
-	h.page_size = RUMA_BM_PAGE_SIZE;
-	h.meta_pages = bm->meta_pages;
-	h.capacity = bm->free_words * 64;
-	h.alloc_hw = hw;
-	h.free_count = bm->free_count;
-	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
-		h.slots[i] = atomic_load(&bm->meta_slots[i]);
-	h.state = state;
-	h.page_data = RUMA_BM_PAGE_DATA;
-	h.wal = bm->wal != NULL || bm->needs_recovery;
-	h.next_lsn = bm->wal ? ruma_wal_end(bm->wal) : bm->meta_next_lsn;
-	h.redo_lsn = bm->ckpt_redo;
-	h.undo_lsn = bm->ckpt_undo;
-	memset(buf, 0, RUMA_BM_PAGE_SIZE);
-	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
-	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
-	h.checksum = fnv1a(sum, buf + RUMA_BM_PAGE_SIZE, bm_bytes);
-	memcpy(buf, &h, sizeof(h));
-	size_t total = RUMA_BM_PAGE_SIZE + div_up(bm_bytes, RUMA_BM_PAGE_SIZE) * RUMA_BM_PAGE_SIZE;
-	memset(buf + RUMA_BM_PAGE_SIZE + bm_bytes, 0, total - RUMA_BM_PAGE_SIZE - bm_bytes);
-	return total;
-}
-
-/* Write header + bitmap with the given state; with sync, fdatasync after. */
-static int meta_write(ruma_bm *bm, uint32_t state, bool sync)
-{
-	size_t len = bm->meta_pages * (size_t)RUMA_BM_PAGE_SIZE;
-	unsigned char *buf = aligned_alloc(RUMA_BM_PAGE_SIZE, len);
-
-	if (!buf)
-		return -ENOMEM;
-	pthread_mutex_lock(&bm->alloc_mu);
-	size_t n = meta_build(bm, buf, state);
-	pthread_mutex_unlock(&bm->alloc_mu);
-	/* a free bit set in buf was logged before it was set: make that durable
-	 * before the bitmap reaches the store (mtr.c) */
-	int r = bm->wal ? ruma_wal_flush(bm->wal, UINT64_MAX) : 0;
-	if (!r)
-		r = ruma_os_pwrite_full(bm->fd, buf, n, 0);
-	free(buf);
-	if (!r && sync)
-		r = ruma_os_fdatasync(bm->fd);
-	return r;
-}
-
-/*
- * bm_store_unclean — the store's page 0 says it was not closed cleanly: a
- * process had it open and stopped (crash, kill -9, power loss) without the
- * final write of pages + metadata.  Evicted pages may have been written
- * after the last metadata, so the metadata cannot be trusted.
- *
- * This is the one place that decides what happens to such a store.  A store
- * that was open with a log is recovered (recover.c, run by ruma_bm_open once
- * the memory is mapped); one without is refused.
- */
-static int bm_store_unclean(ruma_bm *bm)
-{
-	if (bm->meta_wal) {
-		bm->needs_recovery = true;
-		return 0;
-	}
-	bm_say(&bm->cfg,
-		"%s was not closed cleanly (the process using it stopped without closing "
-		"it): its pages may be newer than its metadata, so it cannot be trusted; "
-		"recreate it (run without --keep / open it fresh).  A store used with a "
-		"write-ahead log (durability sync or async) is recovered instead",
-		bm->path);
-	return RUMA_EUNCLEAN;
-}
-
-/*
- * Read an existing store's metadata.  Returns 0 with *found = false when the
- * store is empty (short or all-zero page 0), RUMA_ECORRUPT, or I/O errors.
- */
-static int meta_read(ruma_bm *bm, bool *found)
-{
-	unsigned char *p0 = aligned_alloc(RUMA_BM_PAGE_SIZE, RUMA_BM_PAGE_SIZE);
-	struct bm_meta_hdr h;
-	int r;
-
-	*found = false;
-	if (!p0)
-		return -ENOMEM;
-	r = ruma_os_pread_full(bm->fd, p0, RUMA_BM_PAGE_SIZE, 0);
-	if (r == RUMA_ESHORTIO && !bm->is_blockdev && bm->file_reserved == 0) {
-		free(p0);
-		return 0; /* a new, empty file */
-	}
-	if (r == RUMA_ESHORTIO) {
-		free(p0);
-		bm_say(&bm->cfg,
-			"%s is not a ruma buffer-manager store (shorter than a page); "
-			"open it fresh to overwrite it",
-			bm->path);
-		return RUMA_ECORRUPT;
-	}
-	if (r) {
-		free(p0);
-		return r;
-	}
-	bool zero = true;
-	for (size_t i = 0; i < RUMA_BM_PAGE_SIZE && zero; i++)
-		zero = p0[i] == 0;
-	memcpy(&h, p0, sizeof(h));
-	free(p0);
-	if (zero)
-		return 0;
-	if (h.magic == BM_MAGIC && h.format != BM_FORMAT) {
-		bm_say(&bm->cfg,
-			"%s is a ruma store of format %" PRIu32 "; this version reads format %u "
-			"(page checksums and a clean-shutdown state were added); recreate it "
-			"(run without --keep / open it fresh)",
-			bm->path, h.format, BM_FORMAT);
-		return RUMA_ENOTSTORE;
-	}
-	if (h.magic != BM_MAGIC || h.page_size != RUMA_BM_PAGE_SIZE ||
-	    h.page_data != RUMA_BM_PAGE_DATA ||
-	    (h.state != BM_STATE_CLEAN && h.state != BM_STATE_OPEN) ||
-	    h.meta_pages < 1 || h.capacity == 0 || h.capacity % 64 ||
-	    h.meta_pages != 1 + div_up(h.capacity / 8, RUMA_BM_PAGE_SIZE) ||
-	    h.alloc_hw < h.meta_pages || h.alloc_hw > h.capacity || h.free_count > h.alloc_hw) {
-		bm_say(&bm->cfg,
-			"%s is not a ruma buffer-manager store (bad header); "
-			"open it fresh to overwrite it",
-			bm->path);
-		return RUMA_ECORRUPT;
-	}
-	size_t bm_bytes = bitmap_bytes_written(h.alloc_hw);
-	size_t len = div_up(bm_bytes, RUMA_BM_PAGE_SIZE) * RUMA_BM_PAGE_SIZE;
-	unsigned char *bits = len ? aligned_alloc(RUMA_BM_PAGE_SIZE, len) : NULL;
-	if (len && !bits)
-		return -ENOMEM;
-	if (len) {
-		r = ruma_os_pread_full(bm->fd, bits, len, RUMA_BM_PAGE_SIZE);
-		if (r) {
-			free(bits);
-			return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
-		}
-	}
-	uint64_t want = h.checksum;
-	h.checksum = 0;
-	uint64_t sum = fnv1a(fnv1a(0xcbf29ce484222325ull, &h, sizeof(h)), bits, bm_bytes);
-	if (sum != want) {
-		free(bits);
-		bm_say(&bm->cfg, "%s: metadata checksum mismatch (corrupt store)",
-			bm->path);
-		return RUMA_ECORRUPT;
-	}
-	bm->meta_pages = h.meta_pages;
-	bm->free_words = h.capacity / 64;
-	bm->free_bits = calloc(bm->free_words, sizeof(uint64_t));
-	if (!bm->free_bits) {
-		free(bits);
-		return -ENOMEM;
-	}
-	if (bm_bytes)
-		memcpy(bm->free_bits, bits, bm_bytes);
-	free(bits);
-	atomic_store(&bm->alloc_hw, h.alloc_hw);
-	bm->free_count = h.free_count;
-	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
-		atomic_store(&bm->meta_slots[i], h.slots[i]);
-	bm->meta_wal = h.wal == 1;
-	bm->meta_next_lsn = h.next_lsn;
-	bm->meta_redo_lsn = h.redo_lsn;
-	bm->meta_undo_lsn = h.undo_lsn;
-	bm->ckpt_redo = h.redo_lsn;
-	bm->ckpt_undo = h.undo_lsn;
-	*found = true;
-	return h.state == BM_STATE_CLEAN ? 0 : bm_store_unclean(bm);
 }
 
 /* ---- storage ---------------------------------------------------------------- */
@@ -520,7 +296,7 @@ static int check_overwritable(ruma_bm *bm)
 static int open_storage(ruma_bm *bm)
 {
 	int flags = O_RDWR | O_CREAT;
-	struct stat st;
+	ruma_os_file_info st;
 	int r;
 
 	r = ruma_os_open(bm->path, flags | (bm->cfg.direct_io ? O_DIRECT : 0), 0644, &bm->fd);
@@ -535,66 +311,26 @@ static int open_storage(ruma_bm *bm)
 		bm->fd = -1;
 		return r;
 	}
-	if (fstat(bm->fd, &st))
-		return -errno;
-	bm->st_dev = (uint64_t)st.st_dev;
-	bm->st_ino = (uint64_t)st.st_ino;
-	if (S_ISBLK(st.st_mode) || S_ISREG(st.st_mode)) {
+	r = ruma_os_file_probe(bm->fd, &st);
+	if (r)
+		return r;
+	bm->st_dev = st.dev;
+	bm->st_ino = st.ino;
+	if (st.is_blockdev || st.is_regular) {
 		r = lock_store(bm);
 		if (r)
 			return r;
 	}
-	if (S_ISBLK(st.st_mode)) {
-		uint64_t size = 0;
-		if (ioctl(bm->fd, BLKGETSIZE64, &size))
-			return -errno;
+	if (st.is_blockdev) {
 		bm->is_blockdev = true;
-		bm->dev_bytes = size;
-	} else if (S_ISREG(st.st_mode)) {
-		bm->file_reserved = (uint64_t)st.st_size;
+		bm->dev_bytes = st.bytes;
+	} else if (st.is_regular) {
+		bm->file_reserved = st.bytes;
 	} else {
 		bm_say(&bm->cfg, "%s is neither a regular file nor a block device",
 			bm->path);
 		return -EINVAL;
 	}
-	return 0;
-}
-
-/* Make sure the store can hold pages [0, pages).  Called with alloc_mu held. */
-static int ensure_capacity(ruma_bm *bm, uint64_t pages)
-{
-	uint64_t need = pages * RUMA_BM_PAGE_SIZE;
-
-	if (bm->is_blockdev) {
-		if (need <= bm->dev_bytes)
-			return 0;
-		bm_say(&bm->cfg,
-			"%s: block device of %" PRIu64 " bytes is full "
-			"(the store needs %" PRIu64 "); use a larger device",
-			bm->path, bm->dev_bytes, need);
-		return -ENOSPC;
-	}
-	if (need <= bm->file_reserved)
-		return 0;
-	uint64_t step = RUMA_MIN(RUMA_MAX(bm->file_reserved / 4, BM_GROW_MIN), BM_GROW_MAX);
-	uint64_t target = RUMA_MAX(need, bm->file_reserved + step);
-	uint64_t cap = bm->virt_pages * (uint64_t)RUMA_BM_PAGE_SIZE;
-	if (target > cap)
-		target = RUMA_MAX(cap, need);
-	int r = ruma_os_fallocate(bm->fd, 0, (off_t)bm->file_reserved,
-				  (off_t)(target - bm->file_reserved));
-	if (r == -EOPNOTSUPP || r == -ENOSYS)
-		r = ruma_os_ftruncate(bm->fd, (off_t)target);
-	if (r == -ENOSPC || r == -EFBIG || r == -EDQUOT) {
-		bm_say(&bm->cfg,
-			"%s: cannot grow the file to %" PRIu64 " bytes: %s "
-			"(free space on its file system, or use a smaller data set)",
-			bm->path, target, ruma_strerror(r));
-		return r == -EFBIG ? -EFBIG : -ENOSPC;
-	}
-	if (r)
-		return r;
-	bm->file_reserved = target;
 	return 0;
 }
 
@@ -620,22 +356,22 @@ static int new_store(ruma_bm *bm)
 		bm->file_reserved = 0;
 	}
 	pthread_mutex_lock(&bm->alloc_mu);
-	int r = ensure_capacity(bm, bm->meta_pages);
+	int r = bm_ensure_capacity(bm, bm->meta_pages);
 	pthread_mutex_unlock(&bm->alloc_mu);
 	if (r)
 		return r;
-	return meta_write(bm, BM_STATE_CLEAN, false); /* empty: consistent */
+	return bm_meta_write(bm, BM_STATE_CLEAN, false); /* empty: consistent */
 }
 
 /* Record durably that the store is open, before any data page is written. */
 static int mark_open(ruma_bm *bm)
 {
-	int r = meta_write(bm, BM_STATE_OPEN, true);
+	int r = bm_meta_write(bm, BM_STATE_OPEN, true);
 	if (r) {
 		bm_say(&bm->cfg, "%s: cannot record that the store is open: %s", bm->path,
 			ruma_strerror(r));
 		/* no data page was written: put the clean state back if we can */
-		(void)meta_write(bm, BM_STATE_CLEAN, true);
+		(void)bm_meta_write(bm, BM_STATE_CLEAN, true);
 	}
 	bm->marked_open = r == 0;
 	return r;
@@ -782,6 +518,11 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	strcpy(bm->path, c->path);
 	bm->cfg.path = bm->path;
 	bm->fd = -1;
+	bm->ops = (struct bm_ops){ .aio_step_self = bm_aio_step_self,
+				   .aio_poll = bm_aio_poll,
+				   .aio_settle = bm_aio_settle,
+				   .aio_free = bm_aio_free,
+				   .before_write = bm_mtr_before_write };
 	pthread_mutex_init(&bm->alloc_mu, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
@@ -804,7 +545,7 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 
 	r = open_storage(bm);
 	if (!r && !c->fresh)
-		r = meta_read(bm, &found);
+		r = bm_meta_read(bm, &found);
 	if (!r && c->fresh)
 		r = check_overwritable(bm);
 	if (!r && found) {
@@ -863,28 +604,6 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	return 0;
 }
 
-/* Write every dirty page and the metadata (state OPEN), fsync. */
-int bm_checkpoint(ruma_bm *bm)
-{
-	int err = bm_flush_pages(bm);
-	int r = meta_write(bm, BM_STATE_OPEN, false);
-	err = err ? err : r;
-	r = ruma_os_fdatasync(bm->fd);
-	return err ? err : r;
-}
-
-int bm_flush_and_sync(ruma_bm *bm)
-{
-	int err = bm_flush_pages(bm);
-	int r = ruma_os_fsync(bm->fd);
-	return err ? err : r;
-}
-
-int bm_checkpoint_meta(ruma_bm *bm)
-{
-	return meta_write(bm, BM_STATE_OPEN, true);
-}
-
 int ruma_bm_flush(ruma_bm *bm)
 {
 	pthread_mutex_lock(&bm->flush_mu);
@@ -911,7 +630,7 @@ int ruma_bm_close(ruma_bm *bm)
 			"tree was opened): the store stays marked open, the next open "
 			"recovers them", bm->path);
 	if (!err && bm->marked_open && !losers)
-		err = meta_write(bm, BM_STATE_CLEAN, true);
+		err = bm_meta_write(bm, BM_STATE_CLEAN, true);
 	if (!err && bm->wal && !losers)
 		err = ruma_wal_reset(bm->wal, 0); /* clean: the log is not needed */
 	pthread_mutex_unlock(&bm->flush_mu);
@@ -972,7 +691,7 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 			pthread_mutex_unlock(&bm->alloc_mu);
 			return RUMA_EVIRTFULL;
 		}
-		r = ensure_capacity(bm, hw + 1);
+		r = bm_ensure_capacity(bm, hw + 1);
 		if (r) {
 			pthread_mutex_unlock(&bm->alloc_mu);
 			return r;
@@ -1058,45 +777,6 @@ int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value)
 		return -EINVAL;
 	atomic_store(&bm->meta_slots[slot], value);
 	return RUMA_UNLIKELY(bm->wal != NULL) ? bm_mtr_meta(bm, slot, value) : 0;
-}
-
-/* ---- recovery of the allocation state (recover.c) ------------------------------------ */
-
-int bm_recover_alloc(ruma_bm *bm, ruma_pid pid)
-{
-	int r = 0;
-	uint64_t bit = 1ull << (pid & 63);
-	pthread_mutex_lock(&bm->alloc_mu);
-	uint64_t hw = atomic_load(&bm->alloc_hw);
-	if (pid >= hw) {
-		r = ensure_capacity(bm, pid + 1);
-		for (uint64_t p = hw; !r && p <= pid; p++) {
-			atomic_store(&bm->state[p], bm_word(BM_EVICTED, 0, false));
-			if (p < pid) { /* not (yet) seen allocated: free */
-				bm->free_bits[p >> 6] |= 1ull << (p & 63);
-				bm->free_count++;
-			}
-		}
-		if (!r)
-			atomic_store(&bm->alloc_hw, pid + 1);
-	} else if (bm->free_bits[pid >> 6] & bit) {
-		bm->free_bits[pid >> 6] &= ~bit;
-		bm->free_count--;
-	}
-	pthread_mutex_unlock(&bm->alloc_mu);
-	return r;
-}
-
-void bm_recover_free(ruma_bm *bm, ruma_pid pid)
-{
-	uint64_t bit = 1ull << (pid & 63);
-	pthread_mutex_lock(&bm->alloc_mu);
-	if (pid < atomic_load(&bm->alloc_hw) && !(bm->free_bits[pid >> 6] & bit)) {
-		bm->free_bits[pid >> 6] |= bit;
-		bm->free_count++;
-	}
-	bm_written_set(bm, pid, false);
-	pthread_mutex_unlock(&bm->alloc_mu);
 }
 
 void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)

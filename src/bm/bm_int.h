@@ -19,6 +19,9 @@
 #include <ruma/core.h>
 #include <ruma/wal.h>
 
+#include "os/os.h"
+
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/uio.h>
@@ -63,6 +66,32 @@ struct bm_pagemutex {
 
 struct io_uring;
 struct bm_aio;
+struct bm_thread;
+
+/*
+ * The files of src/bm, bottom-up (a file calls only files before it;
+ * scripts/check_calls.py checks it):
+ *   page.c    page trailers (CRC-32C)
+ *   io.c      probing io_uring / process_madvise
+ *   latch.c   waiting for a latch (the latch word itself: inline below)
+ *   evict.c   resident set, per-thread state, write-back, eviction, faults
+ *   store.c   metadata pages, capacity, checkpoints
+ *   mtr.c     mini-transactions (the write-ahead log's hooks)
+ *   fix.c     the latching API (fix, unfix, optimistic, upgrade)
+ *   aio.c     asynchronous reads
+ *   recover.c redo / undo of a store not closed cleanly
+ *   bm.c      open, close, allocation, statistics
+ * Where a lower file must reach an upper one (a wait finishing the
+ * thread's own reads, eviction polling them, write-back applying the WAL
+ * rule) it calls through bm->ops, which bm.c fills at open.
+ */
+struct bm_ops {
+	bool (*aio_step_self)(ruma_bm *bm);                  /* bm_wait -> aio.c */
+	void (*aio_poll)(ruma_bm *bm, struct bm_thread *t);   /* eviction -> aio.c */
+	void (*aio_settle)(ruma_bm *bm, struct bm_thread *t); /* thread exit -> aio.c */
+	void (*aio_free)(struct bm_thread *t);                /* thread free -> aio.c */
+	int (*before_write)(ruma_bm *bm, const ruma_pid *pids, size_t n); /* -> mtr.c */
+};
 
 /* Per-thread state: eviction scratch lists, the lazy write ring, the lazy
  * asynchronous-read state (aio.c) and counters. */
@@ -132,6 +161,8 @@ struct ruma_bm {
 	_Atomic bool thread_limit_said;
 	pthread_mutex_t flush_mu;
 
+	struct bm_ops ops;         /* calls up the file order, set at open (bm.c) */
+
 	/* write-ahead log (mtr.c, recover.c); wal == NULL: no log, no hooks */
 	struct ruma_wal *wal;
 	struct bm_mtr **mtrs;      /* per thread slot (bm_thread.idx), lazily made */
@@ -197,20 +228,126 @@ int bm_wal_checkpoint(ruma_bm *bm);
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);
 
-/* bm.c — allocation state changes replayed by recovery (alloc_mu taken). */
+/* The store's page 0 (store.c writes and reads it, bm.c decides on it). */
+#define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
+#define BM_FORMAT 2u   /* 2: data page trailer (CRC-32C) + clean-shutdown state */
+#define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
+#define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
+#define BM_GROW_MIN (1ull << 20)
+#define BM_GROW_MAX (256ull << 20)
+
+struct bm_meta_hdr {
+	uint64_t magic;
+	uint32_t format;
+	uint32_t page_size;
+	uint64_t meta_pages;
+	uint64_t capacity;
+	uint64_t alloc_hw;
+	uint64_t free_count;
+	uint64_t checksum;
+	uint64_t slots[RUMA_BM_META_SLOTS];
+	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
+	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
+	uint32_t wal;        /* 1: opened with a log (<path>.wal recovers it) */
+	uint32_t rsv;
+	uint64_t next_lsn;   /* every LSN used so far is below this */
+	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */
+	uint64_t undo_lsn;   /* with a log: unfinished transactions' records start here */
+};
+_Static_assert(sizeof(struct bm_meta_hdr) <= RUMA_BM_PAGE_SIZE, "header fits page 0");
+
+/* store.c — the metadata pages, the store's capacity, checkpoints, and
+ * the allocation state changes replayed by recovery (alloc_mu taken). */
+int bm_meta_write(ruma_bm *bm, uint32_t state, bool sync); /* header + bitmap; sync: fdatasync */
+int bm_meta_read(ruma_bm *bm, bool *found); /* read + verify page 0 and the bitmap */
+int bm_ensure_capacity(ruma_bm *bm, uint64_t pages); /* store holds [0, pages); alloc_mu held */
 int bm_recover_alloc(ruma_bm *bm, ruma_pid pid);
 void bm_recover_free(ruma_bm *bm, ruma_pid pid);
 int bm_checkpoint(ruma_bm *bm);
 int bm_flush_and_sync(ruma_bm *bm);
 int bm_checkpoint_meta(ruma_bm *bm);
 
-/* latch.c */
+/* latch.c — wait for a change of pid's word from seen, by the configured
+ * strategy (first finishing one of the calling thread's own reads, if any,
+ * through bm->ops.aio_step_self); *n counts the caller's waits. */
 void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n);
-void bm_wake(ruma_bm *bm, ruma_pid pid);
-bool bm_try_lock_x(ruma_bm *bm, ruma_pid pid, uint64_t w);
-bool bm_try_lock_s(ruma_bm *bm, ruma_pid pid, uint64_t w);
-void bm_unlock_x_evicted(ruma_bm *bm, ruma_pid pid);
-void bm_unlock_x(ruma_bm *bm, ruma_pid pid);
+
+/* ---- the latch word (inline: every latching path uses these) ---- */
+
+static inline uint32_t *bm_upper_half(ruma_bm *bm, ruma_pid pid)
+{
+	return (uint32_t *)((char *)&bm->state[pid] + 4);
+}
+
+static inline _Atomic uint32_t *bm_waiter_stripe(ruma_bm *bm, ruma_pid pid)
+{
+	return &bm->waiters[pid % BM_WAITER_STRIPES];
+}
+
+/* Wake the waiters of pid after a release (futex or condvar strategy). */
+static inline void bm_wake(ruma_bm *bm, ruma_pid pid)
+{
+	if (bm->cfg.wait == RUMA_BM_WAIT_FUTEX) {
+		if (atomic_load(bm_waiter_stripe(bm, pid)))
+			(void)ruma_os_futex_wake(bm_upper_half(bm, pid), INT_MAX, NULL);
+	} else if (bm->cfg.wait == RUMA_BM_WAIT_MUTEX) {
+		struct bm_pagemutex *pm = &bm->pmx[pid];
+		pthread_mutex_lock(&pm->m);
+		pthread_cond_broadcast(&pm->c);
+		pthread_mutex_unlock(&pm->m);
+	}
+}
+
+static inline bool bm_try_lock_x(ruma_bm *bm, ruma_pid pid, uint64_t w)
+{
+	return atomic_compare_exchange_strong(&bm->state[pid], &w,
+					      bm_word(BM_LOCKED, bm_ver(w), w & BM_DIRTY));
+}
+
+static inline bool bm_try_lock_s(ruma_bm *bm, ruma_pid pid, uint64_t w)
+{
+	unsigned s = bm_st(w);
+	unsigned ns;
+
+	if (s == BM_UNLOCKED || s == BM_MARKED)
+		ns = 1;
+	else if (s < BM_MAX_SHARED)
+		ns = s + 1;
+	else
+		return false;
+	return atomic_compare_exchange_strong(&bm->state[pid], &w,
+					      bm_word(ns, bm_ver(w), w & BM_DIRTY));
+}
+
+/* Release an exclusive latch as Evicted (new version, clean). */
+static inline void bm_unlock_x_evicted(ruma_bm *bm, ruma_pid pid)
+{
+	uint64_t w = atomic_load(&bm->state[pid]);
+
+	RUMA_ASSERT(bm_st(w) == BM_LOCKED);
+	atomic_store(&bm->state[pid], bm_word(BM_EVICTED, bm_ver(w) + 1, false));
+	bm_wake(bm, pid);
+}
+
+/* Release an exclusive latch, keeping the dirty bit as it is. */
+static inline void bm_unlock_x(ruma_bm *bm, ruma_pid pid)
+{
+	uint64_t w = atomic_load(&bm->state[pid]);
+
+	RUMA_ASSERT(bm_st(w) == BM_LOCKED);
+	atomic_store(&bm->state[pid], bm_word(BM_UNLOCKED, bm_ver(w) + 1, w & BM_DIRTY));
+	bm_wake(bm, pid);
+}
+
+/* Release a shared latch. */
+static inline void bm_unlock_s(ruma_bm *bm, ruma_pid pid)
+{
+	RUMA_ASSERT(pid < bm->virt_pages);
+	uint64_t prev = atomic_fetch_sub(&bm->state[pid], 1ull << 56);
+	RUMA_ASSERT(bm_st(prev) >= 1 && bm_st(prev) <= BM_MAX_SHARED);
+	(void)prev;
+	bm_wake(bm, pid);
+}
 
 /* evict.c */
 void bm_rs_insert(ruma_bm *bm, ruma_pid pid);

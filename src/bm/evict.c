@@ -26,6 +26,10 @@
  * is sealed (trailer with CRC-32C, page.c: bm_page_seal) just before it is
  * handed to the kernel, and every image read is verified (bm_page_verify).
  *
+ * Calls page.c, io.c and latch.c only; the thread's asynchronous reads
+ * (aio.c) and the WAL rule before a write (mtr.c) are reached through
+ * bm->ops.
+ *
  * Syscalls (through src/os): pread (fault), io_uring / pwritev / pwrite
  * (write-back), madvise / process_madvise (drop pages), sched_yield while
  * the pool is full of latched pages.
@@ -90,7 +94,8 @@ void bm_thread_exit(void *p)
 {
 	struct bm_thread *t = p;
 
-	bm_aio_settle(t->bm, t); /* no latch of an unfinished read outlives the thread */
+	if (t->aio) /* no latch of an unfinished read outlives the thread */
+		t->bm->ops.aio_settle(t->bm, t);
 	pthread_mutex_lock(&t->bm->thr_mu);
 	t->in_use = false;
 	pthread_mutex_unlock(&t->bm->thr_mu);
@@ -100,7 +105,8 @@ void bm_thread_free(struct bm_thread *t)
 {
 	if (!t)
 		return;
-	bm_aio_free(t);
+	if (t->aio)
+		t->bm->ops.aio_free(t);
 	ruma_os_uring_free(t->ring);
 	free(t->clean);
 	free(t->dirty);
@@ -275,7 +281,7 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 {
 	int first = 0;
 
-	if (RUMA_UNLIKELY(bm->wal != NULL) && (first = bm_mtr_before_write(bm, pids, n))) {
+	if (RUMA_UNLIKELY(bm->wal != NULL) && (first = bm->ops.before_write(bm, pids, n))) {
 		for (size_t i = 0; i < n; i++)
 			res[i] = first; /* WAL rule: log first (mtr.c) */
 		return first;
@@ -430,7 +436,7 @@ static int evict_round(ruma_bm *bm, struct bm_thread *t, size_t *freed)
 						   bm_word(BM_LOCKED, bm_ver(w), false))) {
 			victims[nv++] = pid;
 		} else {
-			ruma_bm_unfix_s(bm, pid);
+			bm_unlock_s(bm, pid);
 		}
 	}
 	if (!nv)
@@ -481,7 +487,8 @@ int bm_ensure_free(ruma_bm *bm, struct bm_thread *t)
 				used);
 			return -EAGAIN;
 		}
-		bm_aio_poll(bm, t); /* this thread's own reads may hold the pool */
+		if (t->aio) /* this thread's own reads may hold the pool */
+			bm->ops.aio_poll(bm, t);
 		sched_yield();
 	}
 }
@@ -590,7 +597,7 @@ static int flush_batch(ruma_bm *bm, struct bm_thread *t, ruma_pid *pids, int *re
 	for (size_t i = 0; i < n; i++) {
 		if (res[i])
 			atomic_fetch_or(&bm->state[pids[i]], BM_DIRTY);
-		ruma_bm_unfix_s(bm, pids[i]);
+		bm_unlock_s(bm, pids[i]);
 	}
 	return err;
 }

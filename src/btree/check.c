@@ -21,12 +21,15 @@
  * set of the pids seen; a second slot leading to a page, a shared child or
  * a cycle, is reported and not followed), and a child must be one level
  * below its parent, so the recursion is at most 256 deep.
- * No system calls except writing the report.
+ * Problems are described through the caller's message callback (at most
+ * 50 lines and a count); no system calls.
  */
 #include "btree/btree_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct key_ref {
@@ -86,7 +89,8 @@ static int pid_set_add(pid_set *s, ruma_pid pid, bool *fresh)
 
 typedef struct walk {
 	ruma_btree *t;
-	FILE *report;
+	ruma_message_fn message; /* NULL: count problems silently */
+	void *message_ctx;
 	bool check;
 	uint64_t errors;
 	ruma_pid first_bad; /* page of the first problem */
@@ -98,15 +102,26 @@ typedef struct walk {
 	bool seen_leaf;
 } walk;
 
-#define REPORT(w, pid, ...)                                                                   \
-	do {                                                                                  \
-		if ((w)->errors++ == 0)                                                       \
-			(w)->first_bad = (pid);                                               \
-		if ((w)->report && (w)->errors <= 50) {                                       \
-			fprintf((w)->report, "btree check: page %" PRIu64 ": ", (uint64_t)(pid)); \
-			fprintf((w)->report, __VA_ARGS__);                                    \
-			fputc('\n', (w)->report);                                             \
-		}                                                                             \
+/* Hand "page <pid>: <what>" to the walk's message callback. */
+static void __attribute__((format(printf, 3, 4))) say(walk *w, ruma_pid pid, const char *fmt,
+						      ...)
+{
+	char what[400], line[448];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(line, sizeof(line), "page %" PRIu64 ": %s", (uint64_t)pid, what);
+	w->message(w->message_ctx, line);
+}
+
+#define REPORT(w, pid, ...)                                         \
+	do {                                                        \
+		if ((w)->errors++ == 0)                             \
+			(w)->first_bad = (pid);                     \
+		if ((w)->message && (w)->errors <= 50)              \
+			say((w), (pid), __VA_ARGS__);               \
 	} while (0)
 
 static bool key_eq(key_ref a, const uint8_t *k, unsigned len, bool inf)
@@ -294,14 +309,15 @@ static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo,
 	return rc;
 }
 
-static int walk_tree(ruma_btree *t, FILE *report, bool check, ruma_btree_stats *st,
-		     uint64_t *errors)
+static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, bool check,
+		     ruma_btree_stats *st, uint64_t *errors)
 {
 	walk *w = calloc(1, sizeof *w);
 	if (!w)
 		return -ENOMEM;
 	w->t = t;
-	w->report = report;
+	w->message = message;
+	w->message_ctx = message_ctx;
 	w->check = check;
 	w->st = st;
 	key_ref lo = { (const uint8_t *)"", 0, false }, hi = { (const uint8_t *)"", 0, true };
@@ -316,19 +332,22 @@ static int walk_tree(ruma_btree *t, FILE *report, bool check, ruma_btree_stats *
 	return rc;
 }
 
-int ruma_btree_check(ruma_btree *t, FILE *report)
+int ruma_btree_check_msg(ruma_btree *t, ruma_message_fn message, void *message_ctx)
 {
 	uint64_t errors = 0;
-	int rc = walk_tree(t, report, true, NULL, &errors);
+	int rc = walk_tree(t, message, message_ctx, true, NULL, &errors);
 	if (rc)
 		return rc;
-	if (errors && report)
-		fprintf(report, "btree check: %" PRIu64 " problem(s)\n", errors);
+	if (errors && message) {
+		char line[64];
+		snprintf(line, sizeof(line), "%" PRIu64 " problem(s)", errors);
+		message(message_ctx, line);
+	}
 	return errors ? RUMA_ECORRUPT : 0;
 }
 
 int bt_walk_stats(ruma_btree *t, ruma_btree_stats *out)
 {
 	uint64_t errors = 0;
-	return walk_tree(t, NULL, false, out, &errors);
+	return walk_tree(t, NULL, NULL, false, out, &errors);
 }

@@ -1,6 +1,6 @@
 /*
  * perf.c — per-event perf counters (Leis's PerfEvent model, each event on its
- * own), getrusage deltas, smaps_rollup memory and the seed-001 table printer.
+ * own), getrusage deltas, smaps_rollup memory and the counter table printer.
  *
  * Invariants: fd[i] >= 0 exactly when open_err[i] == 0; an unavailable event
  * never stops the others.  A measurement is (start, stop): start resets and
@@ -8,10 +8,9 @@
  * time_running}; stop reads again and disables; the delta is scaled by
  * enabled/running to correct for multiplexing.
  *
- * Syscalls: perf_event_open through the OS layer (counted, injectable);
- * ioctl(PERF_EVENT_IOC_RESET/ENABLE/DISABLE), read and close on the counter
- * descriptors directly (not in the OS layer's list); getrusage; open/read of
- * /proc/self/smaps_rollup.
+ * Syscalls: perf_event_open, ioctl(PERF_EVENT_IOC_RESET/ENABLE/DISABLE) and
+ * read of the counters through the OS layer (counted, injectable); close
+ * directly; getrusage; /proc/self/smaps_rollup through sysfile.
  */
 #include <ruma/core.h>
 #include <ruma/perf.h>
@@ -25,7 +24,6 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -144,13 +142,10 @@ void ruma_perf_destroy(ruma_perf *p)
 
 static int read_counter(int fd, struct reading *r)
 {
-	ssize_t n;
+	ssize_t n = ruma_os_read(fd, r, sizeof(*r));
 
-	do
-		n = read(fd, r, sizeof(*r));
-	while (n < 0 && errno == EINTR);
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	return n == (ssize_t)sizeof(*r) ? 0 : RUMA_ESHORTIO;
 }
 
@@ -170,9 +165,9 @@ int ruma_perf_start(ruma_perf *p)
 		p->cur.err[i] = p->open_err[i];
 		if (p->fd[i] < 0)
 			continue;
-		if (ioctl(p->fd[i], PERF_EVENT_IOC_RESET, 0) != 0 ||
-		    ioctl(p->fd[i], PERF_EVENT_IOC_ENABLE, 0) != 0)
-			rc = -errno;
+		rc = ruma_os_perf_ioctl(p->fd[i], PERF_EVENT_IOC_RESET);
+		if (rc == 0)
+			rc = ruma_os_perf_ioctl(p->fd[i], PERF_EVENT_IOC_ENABLE);
 		if (rc == 0)
 			rc = read_counter(p->fd[i], &p->base[i]);
 		if (rc) {
@@ -217,8 +212,9 @@ int ruma_perf_stop(ruma_perf *p)
 		if (p->fd[i] < 0 || p->cur.err[i])
 			continue;
 		rc = read_counter(p->fd[i], &now);
-		if (ioctl(p->fd[i], PERF_EVENT_IOC_DISABLE, 0) != 0 && rc == 0)
-			rc = -errno;
+		int off = ruma_os_perf_ioctl(p->fd[i], PERF_EVENT_IOC_DISABLE);
+		if (rc == 0)
+			rc = off;
 		if (rc) {
 			p->cur.err[i] = rc;
 			first_err = first_err ? first_err : rc;

@@ -1,36 +1,33 @@
 /*
- * sysfile.c — small readers for /proc and /sys files.
+ * sysfile.c — small readers and one writer for /proc and /sys files: every
+ * sysctl, sysfs switch or procfs table ruma reads or sets goes through here.
  *
- * Invariants: the descriptor is closed on every path; EINTR is retried.
- * Syscalls: open, read, close (procfs/sysfs only; data files go through the
- * OS layer).
+ * Invariants: the descriptor is closed on every path; EINTR is retried (in
+ * the OS layer); a write is one write(2) of the whole value, as the kernel's
+ * sysctl and sysfs handlers expect, and an error reported only at close(2)
+ * (sysfs may do that) is returned too.
+ * Syscalls: open, read, write through the OS layer (counted, injectable);
+ * close directly.
  */
 #include "core/sysfile.h"
 
+#include "os/os.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
-
-/* One read(2), retried on EINTR: bytes read or a negative errno. */
-static ssize_t read_once(int fd, char *buf, size_t len)
-{
-	ssize_t r;
-
-	do
-		r = read(fd, buf, len);
-	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : r;
-}
 
 int ruma_sysfile_read(const char *path, char *buf, size_t cap)
 {
 	size_t len = 0;
 	ssize_t r = 1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
+	int rc = ruma_os_open(path, O_RDONLY | O_CLOEXEC, 0, &fd);
 
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < cap && (r = read_once(fd, buf + len, cap - 1 - len)) > 0)
+	if (rc)
+		return rc;
+	while (len + 1 < cap && (r = ruma_os_read(fd, buf + len, cap - 1 - len)) > 0)
 		len += (size_t)r;
 	close(fd);
 	buf[len] = '\0';
@@ -42,11 +39,12 @@ int ruma_sysfile_count_lines(const char *path, uint64_t *n)
 	char buf[16384];
 	uint64_t lines = 0;
 	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
+	int rc = ruma_os_open(path, O_RDONLY | O_CLOEXEC, 0, &fd);
 
-	if (fd < 0)
-		return -errno;
-	while ((r = read_once(fd, buf, sizeof(buf))) > 0)
+	if (rc)
+		return rc;
+	while ((r = ruma_os_read(fd, buf, sizeof(buf))) > 0)
 		for (ssize_t i = 0; i < r; i++)
 			lines += buf[i] == '\n';
 	close(fd);
@@ -54,4 +52,19 @@ int ruma_sysfile_count_lines(const char *path, uint64_t *n)
 		return (int)r;
 	*n = lines;
 	return 0;
+}
+
+int ruma_sysfile_write(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	int fd;
+	int rc = ruma_os_open(path, O_WRONLY | O_CLOEXEC, 0, &fd);
+
+	if (rc)
+		return rc;
+	ssize_t w = ruma_os_write(fd, text, len);
+	rc = w < 0 ? (int)w : (size_t)w != len ? RUMA_ESHORTIO : 0;
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno; /* sysfs may report the error at close */
+	return rc;
 }

@@ -1,7 +1,8 @@
 /*
- * sysfile.h — internal: reading /proc and /sys files (plain open/read; these
- * files are not part of the OS layer's syscall list).  Shared by sysinfo.c
- * and perf.c.
+ * sysfile.h — internal: reading and writing /proc and /sys files (sysctls,
+ * sysfs switches, procfs tables) through the OS layer.  Shared by
+ * sysinfo.c and perf.c; tools reach the writer through
+ * ruma_sysinfo_write_u64_file / ruma_sysinfo_write_file.
  */
 #ifndef RUMA_CORE_SYSFILE_H
 #define RUMA_CORE_SYSFILE_H
@@ -19,5 +20,12 @@ int ruma_sysfile_read(const char *path, char *buf, size_t cap);
  * (for files of any size such as /proc/self/maps).  Returns 0 or a negative errno.
  */
 int ruma_sysfile_count_lines(const char *path, uint64_t *n);
+
+/*
+ * ruma_sysfile_write — write text (NUL-terminated) to path with one
+ * write(2).  Returns 0, a negative errno (also one reported at close), or
+ * RUMA_ESHORTIO when the kernel took only part of it.
+ */
+int ruma_sysfile_write(const char *path, const char *text);
 
 #endif

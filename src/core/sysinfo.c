@@ -8,9 +8,9 @@
  * read from /proc or /sys at call time.  Probes undo what they create (ring,
  * counter descriptor, temporary file) on every path.
  *
- * Syscalls: plain open/read/write/close on /proc and /sys files (reads via
- * sysfile.c) and
- * opendir/readdir on sysfs directories (not part of the OS layer's list);
+ * Syscalls: open/read/write of /proc and /sys files through sysfile.c (and
+ * so through the OS layer), fopen of /proc/locks; opendir/readdir on sysfs
+ * directories (not part of the OS layer's list);
  * uname and sysconf; io_uring setup, perf_event_open, open(O_DIRECT),
  * pread and pwrite go through the OS layer (src/os) so they are counted and
  * can be failed by injection; close and unlink of the probe file directly.
@@ -62,19 +62,14 @@ int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v)
 int ruma_sysinfo_write_u64_file(const char *path, uint64_t v)
 {
 	char buf[32];
-	int len = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return -errno;
-	ssize_t r;
-	do
-		r = write(fd, buf, (size_t)len);
-	while (r < 0 && errno == EINTR);
-	int e = r < 0 ? -errno : r != len ? RUMA_ESHORTIO : 0;
-	if (close(fd) != 0 && e == 0)
-		e = -errno; /* sysfs may report the error at close */
-	return e;
+	snprintf(buf, sizeof(buf), "%" PRIu64 "\n", v);
+	return ruma_sysfile_write(path, buf);
+}
+
+int ruma_sysinfo_write_file(const char *path, const char *text)
+{
+	return ruma_sysfile_write(path, text);
 }
 
 /* ---- kernel and page size ------------------------------------------------------ */

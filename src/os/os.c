@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/futex.h>
 #include <linux/perf_event.h>
 #include <linux/userfaultfd.h>
@@ -45,7 +46,6 @@
 #include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -90,6 +90,11 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_UFFDIO_REGISTER] = "uffdio_register",
 	[RUMA_SYS_UFFDIO_UNREGISTER] = "uffdio_unregister",
 	[RUMA_SYS_UFFDIO_MOVE] = "uffdio_move",
+	[RUMA_SYS_READ] = "read",
+	[RUMA_SYS_WRITE] = "write",
+	[RUMA_SYS_FSTAT] = "fstat",
+	[RUMA_SYS_BLKGETSIZE64] = "blkgetsize64",
+	[RUMA_SYS_PERF_IOCTL] = "perf_ioctl",
 };
 
 const char *ruma_os_sys_name(ruma_sys s)
@@ -505,6 +510,56 @@ int ruma_os_open(const char *path, int flags, mode_t mode, int *fd)
 	return 0;
 }
 
+ssize_t ruma_os_read(int fd, void *buf, size_t len)
+{
+	int inj = enter(RUMA_SYS_READ);
+	if (inj)
+		return inj == 1 ? 0 : inj; /* injected end of file */
+	ssize_t r;
+	do
+		r = read(fd, buf, len);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+ssize_t ruma_os_write(int fd, const void *buf, size_t len)
+{
+	int inj = enter(RUMA_SYS_WRITE);
+	if (inj == 1)
+		len /= 2; /* injected partial write */
+	else if (inj)
+		return inj;
+	ssize_t r;
+	do
+		r = write(fd, buf, len);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+int ruma_os_file_probe(int fd, ruma_os_file_info *out)
+{
+	struct stat st;
+	int inj = enter(RUMA_SYS_FSTAT);
+
+	if (inj)
+		return fail_code(inj);
+	if (fstat(fd, &st))
+		return -errno;
+	*out = (ruma_os_file_info){ .is_regular = S_ISREG(st.st_mode),
+				    .is_blockdev = S_ISBLK(st.st_mode),
+				    .allocated = (uint64_t)st.st_blocks * 512u,
+				    .dev = (uint64_t)st.st_dev,
+				    .ino = (uint64_t)st.st_ino };
+	if (out->is_regular)
+		out->bytes = (uint64_t)st.st_size;
+	if (!out->is_blockdev)
+		return 0;
+	inj = enter(RUMA_SYS_BLKGETSIZE64);
+	if (inj)
+		return fail_code(inj);
+	return ioctl(fd, BLKGETSIZE64, &out->bytes) ? -errno : 0;
+}
+
 int ruma_os_fsync(int fd)
 {
 	int inj = enter(RUMA_SYS_FSYNC);
@@ -699,6 +754,14 @@ int ruma_os_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, in
 	return 0;
 }
 
+int ruma_os_perf_ioctl(int fd, unsigned long request)
+{
+	int inj = enter(RUMA_SYS_PERF_IOCTL);
+	if (inj)
+		return fail_code(inj);
+	return ioctl(fd, request, 0) ? -errno : 0;
+}
+
 int ruma_os_uring_init(struct io_uring *ring, unsigned entries)
 {
 	int inj = enter(RUMA_SYS_IO_URING_SETUP);
@@ -854,21 +917,32 @@ int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, uns
 	return 0;
 }
 
+/* The result of one reaped completion, after its (counted) injection point. */
+static int cqe_result(int res)
+{
+	int inj = enter(RUMA_SYS_IO_URING_CQE);
+
+	if (RUMA_LIKELY(inj == 0))
+		return res;
+	if (inj == 1)
+		return res > 0 ? res / 2 : res; /* a short transfer */
+	return inj;
+}
+
 unsigned ruma_os_uring_reap(struct io_uring *ring, uint64_t *data, int *res, unsigned max)
 {
-	unsigned n = 0;
 	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
 
-	while (n < max && io_uring_peek_cqe(ring, &cqe) == 0) {
+	/* the ring only: io_uring_peek_cqe would enter the kernel (uncounted)
+	 * to flush an overflowed completion queue */
+	io_uring_for_each_cqe(ring, head, cqe) {
+		if (n == max)
+			break;
 		data[n] = io_uring_cqe_get_data64(cqe);
-		int r = cqe->res;
-		io_uring_cqe_seen(ring, cqe);
-		int inj = enter(RUMA_SYS_IO_URING_CQE);
-		if (inj == 1)
-			r = r > 0 ? r / 2 : r; /* a short transfer */
-		else if (inj)
-			r = inj;
-		res[n++] = r;
+		res[n] = cqe_result(cqe->res);
+		n++;
 	}
+	io_uring_cq_advance(ring, n);
 	return n;
 }

@@ -1,8 +1,9 @@
 /*
  * os.h — the operating-system layer.  This is the ONLY code in ruma that issues
  * mmap, munmap, mremap, mprotect, madvise, process_madvise, memfd_create,
- * ftruncate, fallocate, open, pread, pwrite, pwritev, fsync, fdatasync, flock,
- * io_uring, futex, perf_event_open, remap_file_pages, userfaultfd and its ioctls.
+ * ftruncate, fallocate, open, read, write, pread, pwrite, pwritev, fsync,
+ * fdatasync, flock, fstat, ioctl(BLKGETSIZE64), io_uring, futex,
+ * perf_event_open and its ioctls, remap_file_pages, userfaultfd and its ioctls.
  *
  * Every wrapper
  *   - returns 0 (or a byte count for pread/pwrite) or a negative errno,
@@ -54,6 +55,11 @@ typedef enum ruma_sys {
 	RUMA_SYS_UFFDIO_UNREGISTER,
 	RUMA_SYS_UFFDIO_MOVE,
 	/* end of the userfaultfd block */
+	RUMA_SYS_READ,         /* read(2) of a /proc, /sys or counter descriptor */
+	RUMA_SYS_WRITE,        /* write(2) to a /proc or /sys file */
+	RUMA_SYS_FSTAT,        /* fstat(2) of a store or file (ruma_os_file_probe) */
+	RUMA_SYS_BLKGETSIZE64, /* ioctl(BLKGETSIZE64) of a block device */
+	RUMA_SYS_PERF_IOCTL,   /* ioctl(PERF_EVENT_IOC_*) of a perf counter */
 	RUMA_SYS_COUNT_
 } ruma_sys;
 
@@ -127,6 +133,29 @@ int ruma_os_fdatasync(int fd);
 int ruma_os_lock_exclusive(int fd);
 /* One pwritev(2): bytes written (>= 0) or a negative errno. */
 ssize_t ruma_os_pwritev(int fd, const struct iovec *iov, int n, off_t off);
+/*
+ * One read(2) / write(2) at the file position (for /proc and /sys files and
+ * perf counters, whose contents are not addressed by offset), retried after
+ * EINTR: bytes transferred (>= 0) or a negative errno.  An injected err of
+ * 0 is an empty read (end of file) / a write of half the bytes.
+ */
+ssize_t ruma_os_read(int fd, void *buf, size_t len);
+ssize_t ruma_os_write(int fd, const void *buf, size_t len);
+/* What ruma_os_file_probe learns about a descriptor. */
+typedef struct ruma_os_file_info {
+	bool is_regular;  /* a regular file: bytes is its size */
+	bool is_blockdev; /* a block device: bytes is the device size */
+	uint64_t bytes;   /* 0 for anything else */
+	uint64_t allocated; /* bytes of storage behind it (st_blocks * 512) */
+	uint64_t dev, ino;
+} ruma_os_file_info;
+/*
+ * ruma_os_file_probe — fstat(2) of fd and, for a block device,
+ * ioctl(BLKGETSIZE64): the kind, size, device and inode into *out.
+ * Returns 0 or the negative errno of the call that failed (counted as
+ * RUMA_SYS_FSTAT and RUMA_SYS_BLKGETSIZE64, each injectable).
+ */
+int ruma_os_file_probe(int fd, ruma_os_file_info *out);
 /* pwritev until every byte of the n buffers is written (EINTR and partial
  * writes retried); 0, a negative errno, or RUMA_ESHORTIO. */
 int ruma_os_pwritev_full(int fd, const struct iovec *iov, int n, off_t off);
@@ -157,6 +186,10 @@ struct perf_event_attr;
 int ruma_os_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
 			    unsigned long flags, int *fd);
 
+/* ioctl(fd, PERF_EVENT_IOC_RESET / _ENABLE / _DISABLE, 0) of a counter
+ * opened with ruma_os_perf_event_open; 0 or a negative errno. */
+int ruma_os_perf_ioctl(int fd, unsigned long request);
+
 /* ---- io_uring (liburing) ------------------------------------------------------- */
 
 /*
@@ -166,7 +199,11 @@ int ruma_os_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, in
  * and reap completions (ruma_os_uring_reap: each reaped completion counts as
  * RUMA_SYS_IO_URING_CQE, and an injection there rewrites that completion's
  * result: a positive err makes it -err, err 0 halves the byte count — a
- * short transfer).
+ * short transfer).  Only ruma_os_uring_new and ruma_os_uring_submit_and_wait
+ * may enter the kernel; reaping reads the shared completion ring and never
+ * does (a completion the kernel could not post because the ring was full —
+ * not possible while no more than the ring's entries are in flight — is
+ * posted by the next submit_and_wait, which then enters with GETEVENTS).
  */
 struct io_uring;
 /* io_uring_queue_init with entries slots. */
@@ -222,8 +259,9 @@ int ruma_os_uring_prep_read(struct io_uring *ring, int fd, void *buf, unsigned l
 			    uint64_t data);
 int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, unsigned len,
 			     uint64_t off, uint64_t data);
-/* Reap up to max completions already posted (no syscall): tags into
- * data[], results (bytes or negative errno) into res[]; returns how many. */
+/* Reap up to max completions already posted in the ring (never a
+ * syscall): tags into data[], results (bytes or negative errno) into
+ * res[]; returns how many. */
 unsigned ruma_os_uring_reap(struct io_uring *ring, uint64_t *data, int *res, unsigned max);
 
 /* ---- simulated power loss (tests) ------------------------------------------------ */

@@ -19,7 +19,13 @@
  *            the pool file offset, plus MAP_POPULATE for
  *            RUMA_AREA_MAP_POPULATE) and each un-mapping (the reservation
  *            again, MAP_FIXED, so the range stays reserved);
- *   munmap — trimming the over-reservation and releasing the area.
+ *   munmap — trimming the over-reservation and releasing the area;
+ *   madvise — MADV_POPULATE_WRITE (shared, writable runs) or
+ *            MADV_POPULATE_READ (private or read-only runs) to prefault a
+ *            run (area_populate_mapped); when the kernel answers EINVAL
+ *            (before 5.14) each page is touched.
+ *
+ * Calls only area_proc.c (mapping counts) in this module.
  */
 #include "rewire/area_internal.h"
 
@@ -378,4 +384,45 @@ int ruma_area_unmap(ruma_area *a, uint64_t vpage, uint64_t n)
 	if (!area_range_ok(a, vpage, n))
 		return -EINVAL;
 	return area_set_run(a, vpage, n, 0);
+}
+
+/* ---- populating one run --------------------------------------------------------- */
+
+static void touch_pages(ruma_area *a, uint64_t v, uint64_t n, bool write)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t *p = (uint64_t *)ruma_area_addr(a, v + i);
+		if (write)
+			__atomic_fetch_or(p, 0, __ATOMIC_RELAXED); /* a write that keeps the value */
+		else
+			(void)*(volatile uint64_t *)p;
+	}
+}
+
+int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,
+			 ruma_populate_method *how)
+{
+	uint64_t e = a->tab[v];
+	bool write = !(e & (ENT_PRIVATE | ENT_RDONLY));
+
+	a->populated += n;
+	if (!(flags & RUMA_AREA_POP_TOUCH) && !a->no_populate_madvise) {
+		int rc = ruma_os_madvise(ruma_area_addr(a, v), area_bytes(a, n),
+					 write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+		if (rc == 0) {
+			if (how)
+				*how = RUMA_POPULATE_MADVISE;
+			return 0;
+		}
+		if (rc == -EINVAL) {
+			a->no_populate_madvise = true; /* remembered: touch from now on */
+		} else {
+			bool huge = ruma_phys_is_huge(area_pool_of(a, e));
+			return huge && (rc == -ENOMEM || rc == -EFAULT) ? RUMA_ENOHUGE : rc;
+		}
+	}
+	touch_pages(a, v, n, write);
+	if (how)
+		*how = RUMA_POPULATE_TOUCH;
+	return 0;
 }

@@ -13,10 +13,10 @@
  *             of mapped virtual pages per call, when there are several and the
  *             kernel accepts it for the own process (6.13+; a refusal is
  *             remembered per area);
- *   madvise — MADV_POPULATE_WRITE (shared, writable runs) or
- *             MADV_POPULATE_READ (private or read-only runs) to prefault,
- *             one call per maximal stretch of mapped virtual pages; when the
- *             kernel answers EINVAL (before 5.14) each page is touched.
+ *   madvise — one per maximal stretch of mapped virtual pages, through
+ *             area_populate_mapped (area.c).
+ *
+ * Calls area.c and phys.c only (see area_internal.h for the order).
  */
 #include "rewire/area_internal.h"
 
@@ -29,45 +29,6 @@
 #include <sys/uio.h>
 
 /* ---- populate ----------------------------------------------------------------- */
-
-static void touch_pages(ruma_area *a, uint64_t v, uint64_t n, bool write)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t *p = (uint64_t *)ruma_area_addr(a, v + i);
-		if (write)
-			__atomic_fetch_or(p, 0, __ATOMIC_RELAXED); /* a write that keeps the value */
-		else
-			(void)*(volatile uint64_t *)p;
-	}
-}
-
-int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,
-			 ruma_populate_method *how)
-{
-	uint64_t e = a->tab[v];
-	bool write = !(e & (ENT_PRIVATE | ENT_RDONLY));
-
-	a->populated += n;
-	if (!(flags & RUMA_AREA_POP_TOUCH) && !a->no_populate_madvise) {
-		int rc = ruma_os_madvise(ruma_area_addr(a, v), area_bytes(a, n),
-					 write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
-		if (rc == 0) {
-			if (how)
-				*how = RUMA_POPULATE_MADVISE;
-			return 0;
-		}
-		if (rc == -EINVAL) {
-			a->no_populate_madvise = true; /* remembered: touch from now on */
-		} else {
-			bool huge = ruma_phys_is_huge(area_pool_of(a, e));
-			return huge && (rc == -ENOMEM || rc == -EFAULT) ? RUMA_ENOHUGE : rc;
-		}
-	}
-	touch_pages(a, v, n, write);
-	if (how)
-		*how = RUMA_POPULATE_TOUCH;
-	return 0;
-}
 
 /* Length of the stretch of mapped pages from v (same mode bits), at most n. */
 static uint64_t mapped_stretch(const ruma_area *a, uint64_t v, uint64_t n)

@@ -1,8 +1,10 @@
 /*
  * area_internal.h — the layout of ruma_area and the helpers shared by
- * area.c (table, budget, single runs), area_batch.c (batches, alias,
- * populate), area_move.c (mremap moves), area_proc.c (/proc readers) and
- * area_anon.c (anonymous areas and page moves, which share the budget).
+ * area_proc.c (/proc readers and the check), area.c (table, budget, single
+ * runs and populating them), area_batch.c (batches, alias, populating many
+ * runs), area_move.c (mremap moves) and area_anon.c (anonymous areas and
+ * page moves, which share the budget).  Bottom-up in that order: a file
+ * calls only files before it (scripts/check_calls.py checks it).
  *
  * Table entries (uint64_t per virtual page):
  *   0                          unmapped (PROT_NONE reservation)
@@ -66,6 +68,12 @@ static inline bool ent_continues(uint64_t x, uint64_t y)
 static inline size_t area_bytes(const ruma_area *a, uint64_t npages)
 {
 	return (size_t)(npages << a->shift);
+}
+
+/* The address of virtual page v (ruma_area_addr, for the files below area.c). */
+static inline void *area_addr(const ruma_area *a, uint64_t v)
+{
+	return a->base + area_bytes(a, v);
 }
 
 static inline bool area_range_ok(const ruma_area *a, uint64_t v, uint64_t n)

@@ -7,7 +7,8 @@
  * table as the claim and /proc/self/maps as the truth.
  *
  * Syscalls: open + pread (through the OS layer) on /proc/self/maps for the
- * check, close, and fstat on the pool memfds (inode numbers); the mapping
+ * check, close, and fstat (ruma_os_file_probe) on the pool memfds (inode
+ * numbers); the check reports through the caller's message callback; the mapping
  * count and vm.max_map_count are read by the core module (src/core/sysinfo.c).
  */
 #include "rewire/area_internal.h"
@@ -110,7 +111,8 @@ static bool parse_line(const char *line, struct vma_line *v)
 struct check_ctx {
 	const ruma_area *a;
 	uint64_t inodes[RUMA_AREA_MAX_POOLS];
-	bool verbose;
+	ruma_message_fn message; /* NULL: stop at the first mismatch, silently */
+	void *message_ctx;
 	uint64_t covered; /* pages seen in some line */
 	uint64_t vmas;
 	int bad;
@@ -118,8 +120,11 @@ struct check_ctx {
 
 static bool report(struct check_ctx *c, uint64_t v, const char *why)
 {
-	if (c->verbose && !c->bad)
-		fprintf(stderr, "ruma_area_check: virtual page %" PRIu64 ": %s\n", v, why);
+	if (c->message && !c->bad) {
+		char line[160];
+		snprintf(line, sizeof(line), "virtual page %" PRIu64 ": %s", v, why);
+		c->message(c->message_ctx, line);
+	}
 	c->bad = RUMA_ECORRUPT;
 	return false;
 }
@@ -129,7 +134,7 @@ static bool page_matches(struct check_ctx *c, const struct vma_line *m, uint64_t
 {
 	const ruma_area *a = c->a;
 	uint64_t e = a->tab[v];
-	uintptr_t addr = (uintptr_t)ruma_area_addr(a, v);
+	uintptr_t addr = (uintptr_t)area_addr(a, v);
 
 	if (!e) {
 		if (strncmp(m->perms, "---p", 4) || m->inode)
@@ -157,7 +162,7 @@ static void check_line(struct check_ctx *c, const struct vma_line *m)
 	c->vmas++;
 	for (uintptr_t p = s; p < e; p += (uintptr_t)1 << a->shift) {
 		c->covered++;
-		if (!page_matches(c, m, (p - lo) >> a->shift) && !c->verbose)
+		if (!page_matches(c, m, (p - lo) >> a->shift) && !c->message)
 			return;
 	}
 }
@@ -165,17 +170,19 @@ static void check_line(struct check_ctx *c, const struct vma_line *m)
 static int pool_inodes(struct check_ctx *c)
 {
 	for (unsigned i = 0; i < c->a->npools; i++) {
-		struct stat st;
-		if (fstat(ruma_phys_fd(c->a->pools[i]), &st))
-			return -errno;
-		c->inodes[i] = st.st_ino;
+		ruma_os_file_info fi;
+		int rc = ruma_os_file_probe(ruma_phys_fd(c->a->pools[i]), &fi);
+		if (rc)
+			return rc;
+		c->inodes[i] = fi.ino;
 	}
 	return 0;
 }
 
-static int check_maps(const ruma_area *a, bool verbose, uint64_t *vmas)
+static int check_maps(const ruma_area *a, ruma_message_fn message, void *message_ctx,
+		      uint64_t *vmas)
 {
-	struct check_ctx c = { .a = a, .verbose = verbose };
+	struct check_ctx c = { .a = a, .message = message, .message_ctx = message_ctx };
 	char *buf;
 	size_t len;
 	int rc = pool_inodes(&c);
@@ -193,10 +200,13 @@ static int check_maps(const ruma_area *a, bool verbose, uint64_t *vmas)
 	}
 	free(buf);
 	if (c.covered != a->pages && !c.bad) {
-		if (verbose)
-			fprintf(stderr, "ruma_area_check: %" PRIu64 " of %" PRIu64
-					" pages are not mapped at all (reservation lost)\n",
-				a->pages - c.covered, a->pages);
+		if (message) {
+			char line[160];
+			snprintf(line, sizeof(line),
+				 "%" PRIu64 " of %" PRIu64 " pages are not mapped at all "
+				 "(reservation lost)", a->pages - c.covered, a->pages);
+			message(message_ctx, line);
+		}
 		c.bad = RUMA_ECORRUPT;
 	}
 	if (vmas)
@@ -204,13 +214,13 @@ static int check_maps(const ruma_area *a, bool verbose, uint64_t *vmas)
 	return c.bad;
 }
 
-int ruma_area_check(const ruma_area *a, bool verbose)
+int ruma_area_check(const ruma_area *a, ruma_message_fn message, void *message_ctx)
 {
-	return check_maps(a, verbose, NULL);
+	return check_maps(a, message, message_ctx, NULL);
 }
 
 int ruma_area_kernel_maps(const ruma_area *a, uint64_t *out)
 {
-	int rc = check_maps(a, false, out);
+	int rc = check_maps(a, NULL, NULL, out);
 	return rc == RUMA_ECORRUPT ? 0 : rc;
 }

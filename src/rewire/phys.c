@@ -462,18 +462,19 @@ int ruma_phys_prepopulate(ruma_phys *p, uint64_t first, uint64_t n)
 
 int ruma_phys_stats(const ruma_phys *p, ruma_phys_stat *out)
 {
-	struct stat st;
+	ruma_os_file_info st;
+	int rc = ruma_os_file_probe(p->fd, &st);
 
-	if (fstat(p->fd, &st))
-		return -errno;
+	if (rc)
+		return rc;
 	*out = (ruma_phys_stat){
 		.page_size = page_bytes(p),
 		.pages_in_use = p->in_use,
 		.pages_allocated = p->allocated,
 		.pages_freed = p->freed,
 		.high_water = p->high_water,
-		.file_size = (uint64_t)st.st_size,
-		.bytes_resident = (uint64_t)st.st_blocks * 512u,
+		.file_size = st.bytes,
+		.bytes_resident = st.allocated,
 		.free_extents = p->next,
 		.punches = p->punches,
 	};
