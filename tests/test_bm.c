@@ -982,6 +982,59 @@ static int t_kill(void)
 	return TEST_PASS;
 }
 
+/*
+ * The holder of the store is killed and the parent opens the store at once,
+ * without waiting for the child: the child still holds the lock while it
+ * tears down its 256 MiB of touched memory, so the open must wait for it to
+ * be gone, not refuse the store as in use (then it finds it not closed
+ * cleanly).
+ */
+static int t_reopen_while_holder_exits(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pids[8];
+	int fds[2];
+	const size_t big = 256u << 20;
+
+	if (clean_store(&c, pids, 8, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK(pipe(fds) == 0);
+	fflush(NULL);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(fds[0]);
+		char *mem = malloc(big);
+		if (!mem || ruma_bm_open(&c, &bm))
+			_exit(1);
+		memset(mem, 1, big);
+		char go = 'g';
+		if (write(fds[1], &go, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	char got;
+	CHECK(read(fds[0], &got, 1) == 1);
+	close(fds[0]);
+	struct msgs m = { 0 };
+	c.message = collect;
+	c.message_ctx = &m;
+	CHECK(kill(child, SIGKILL) == 0);
+	int r = ruma_bm_open(&c, &bm); /* no waitpid first */
+	int status;
+	CHECK(waitpid(child, &status, 0) == child);
+	if (r != RUMA_EUNCLEAN)
+		printf("  open returned %d: %s\n", r, m.last);
+	CHECK_EQ(r, RUMA_EUNCLEAN);
+	c.fresh = true;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 /* Injected failures of the new calls: flock and the fdatasync of the state. */
 static int t_lock_sync_faults(void)
 {
@@ -1089,6 +1142,7 @@ static const struct test_case cases[] = {
 	{ "old_format", t_old_format },
 	{ "lock", t_lock },
 	{ "kill", t_kill },
+	{ "reopen_while_holder_exits", t_reopen_while_holder_exits },
 	{ "lock_sync_faults", t_lock_sync_faults },
 	{ "thread_limit_once", t_thread_limit_once },
 };

@@ -201,8 +201,9 @@ RUMA_API int ruma_sysinfo_mem_available(ruma_mem_avail *out);
 RUMA_API int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid);
 
 /*
- * ruma_sysinfo_pid_exiting — whether process pid is on its way out: the
- * kernel's PF_EXITING flag in /proc/<pid>/stat, or a zombie.  A killed
+ * ruma_sysinfo_pid_exiting — whether process pid is on its way out: a
+ * SIGKILL pending (/proc/<pid>/status), the kernel's PF_EXITING flag
+ * (/proc/<pid>/stat), or a zombie.  A killed
  * process keeps its files (and their locks) until it has torn its memory
  * down, which takes a while for a large one.  Returns true when exiting or
  * gone (no /proc entry), false when running or when it cannot be told.

@@ -207,6 +207,9 @@ void ruma_bm_report(ruma_bm *bm, const char *line)
  */
 #define LOCK_GRACE_MS 2000
 #define LOCK_EXIT_MS 60000
+/* A holder counts as alive once seen alive and not exiting this long (the
+ * moment between a kill and the first sign of it in /proc is covered). */
+#define LOCK_CONFIRM_MS 50
 
 /* The lock's holder is a live process that is not exiting; *exiting says
  * whether it is on its way out. */
@@ -225,12 +228,13 @@ static bool holder_alive(ruma_bm *bm, int *holder, bool *exiting)
 static int lock_store(ruma_bm *bm)
 {
 	int r = ruma_os_lock_exclusive(bm->fd);
-	int holder = 0;
+	int holder = 0, alive_ms = 0;
 	bool exiting = false;
 
 	for (int waited = 0; r == RUMA_ELOCKED && waited < (exiting ? LOCK_EXIT_MS : LOCK_GRACE_MS);
 	     waited += 10) {
-		if (holder_alive(bm, &holder, &exiting))
+		alive_ms = holder_alive(bm, &holder, &exiting) ? alive_ms + 10 : 0;
+		if (alive_ms > LOCK_CONFIRM_MS)
 			break;
 		struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ten_ms, NULL);

@@ -23,6 +23,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -636,6 +637,26 @@ int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid)
 
 #define PF_EXITING_FLAG 0x00000004u /* task->flags: in do_exit (include/linux/sched.h) */
 
+/* SIGKILL pending for the process (SigPnd of its main thread, or ShdPnd):
+ * it is killed but has not begun to exit yet. */
+static bool sigkill_pending(int pid)
+{
+	char path[48], line[256];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool pending = false;
+	while (!pending && fgets(line, sizeof(line), f)) {
+		unsigned long long mask;
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    (mask & (1ull << (SIGKILL - 1))))
+			pending = true;
+	}
+	fclose(f);
+	return pending;
+}
+
 bool ruma_sysinfo_pid_exiting(int pid)
 {
 	char path[48], line[512];
@@ -651,5 +672,5 @@ bool ruma_sysinfo_pid_exiting(int pid)
 	unsigned flags;
 	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
 		return false;
-	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG);
+	return state == 'Z' || state == 'X' || (flags & PF_EXITING_FLAG) || sigkill_pending(pid);
 }
