@@ -35,11 +35,10 @@
  * hold [written, end) straight from the ring, so the log's bytes are not
  * copied into the page cache.  The first block is rewritten with the bytes
  * it already holds (the ring keeps the block of `written`: appenders count
- * the ring's tail from the start of that block); the bytes of the last block
- * past `end` are zeros, a record still being copied in, or an older lap's
- * bytes — the next round rewrites them, and none of them can pass as the
- * record at `end` (incomplete, or its header names another LSN).  Reads go
- * through a second, read-only buffered descriptor.
+ * the ring's tail from the start of that block).  The last block is copied
+ * under mu into a buffer of its own, with zeros after `end`, so the write
+ * never reads ring bytes an appender is filling; the next round rewrites
+ * that block.  Reads go through a second, read-only, buffered descriptor.
  *
  * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
@@ -92,6 +91,7 @@ struct ruma_wal {
 	int rfd;                 /* reads: buffered, read-only */
 	bool direct;             /* fd has O_DIRECT */
 	char *hdr;               /* a block-aligned page for the header */
+	char *tail;              /* direct I/O: the last block of a flush round */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;       /* a flush round ended */
 	pthread_cond_t kick;     /* wakes the background flusher */
@@ -278,10 +278,6 @@ static int find_end(ruma_wal *w)
  * blocks around them with direct I/O. */
 static int write_range(ruma_wal *w, uint64_t from, uint64_t to)
 {
-	if (w->direct) {
-		from = block_start(w, from);
-		to = block_start(w, to + WAL_BLOCK - 1);
-	}
 	while (from < to) {
 		size_t at = (size_t)((from - w->base) % w->cap);
 		size_t n = (size_t)RUMA_MIN(to - from, (uint64_t)(w->cap - at));
@@ -293,13 +289,30 @@ static int write_range(ruma_wal *w, uint64_t from, uint64_t to)
 	return 0;
 }
 
+/* Direct I/O: [from, to) as whole blocks — those before the block of `to`
+ * straight from the ring (appenders write only at `to` and beyond), that
+ * one from w->tail, copied under mu with zeros after `to`.  mu not held. */
+static int write_blocks(ruma_wal *w, uint64_t from, uint64_t to)
+{
+	uint64_t last = block_start(w, to);
+	int r = write_range(w, block_start(w, from), last);
+	if (!r && last < to)
+		r = ruma_os_pwrite_full(w->fd, w->tail, WAL_BLOCK, file_off(w, last));
+	return r;
+}
+
 /* One flush round for everything appended so far.  Called and returns with
  * mu held and flushing set by the caller. */
 static void flush_round(ruma_wal *w)
 {
 	uint64_t from = w->durable, to = w->end;
+	if (w->direct) {
+		uint64_t last = block_start(w, to);
+		memcpy(w->tail, w->ring + (last - w->base) % w->cap, to - last);
+		memset(w->tail + (to - last), 0, WAL_BLOCK - (to - last));
+	}
 	pthread_mutex_unlock(&w->mu);
-	int r = write_range(w, from, to);
+	int r = w->direct ? write_blocks(w, from, to) : write_range(w, from, to);
 	if (!r)
 		r = ruma_os_fdatasync(w->fd);
 	pthread_mutex_lock(&w->mu);
@@ -529,6 +542,7 @@ static void wal_free(ruma_wal *w)
 		close(w->rfd);
 	free(w->ring);
 	free(w->hdr);
+	free(w->tail);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->kick);
@@ -547,18 +561,20 @@ static int load_tail(ruma_wal *w)
 	return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
 }
 
-/* The ring and header page (block-aligned, zeroed: the bytes written past
- * the end are defined) and both descriptors. */
+/* The ring, the header page and the tail block (block-aligned) and both
+ * descriptors. */
 static int open_files(ruma_wal *w)
 {
-	void *ring = NULL, *hdr = NULL;
-	if (posix_memalign(&ring, WAL_BLOCK, w->cap) || posix_memalign(&hdr, WAL_BLOCK, WAL_HDR_BYTES)) {
+	void *ring = NULL, *hdr = NULL, *tail = NULL;
+	if (posix_memalign(&ring, WAL_BLOCK, w->cap) || posix_memalign(&hdr, WAL_BLOCK, WAL_HDR_BYTES) ||
+	    posix_memalign(&tail, WAL_BLOCK, WAL_BLOCK)) {
 		free(ring);
+		free(hdr);
 		return -ENOMEM;
 	}
-	memset(ring, 0, w->cap);
 	w->ring = ring;
 	w->hdr = hdr;
+	w->tail = tail;
 	const char *path = w->cfg.path;
 	int r = ruma_os_open(path, O_RDWR | O_CREAT | O_DIRECT, 0644, &w->fd);
 	w->direct = r == 0;
