@@ -28,7 +28,8 @@
  * while its commit is written (flush pipelining) — and, with flush_ms, every
  * flush_ms for whatever was appended.  A round that ends with want still
  * ahead wakes it again, so requests made during a round are carried by the
- * next one.
+ * next one; its rounds start at most once per WAL_ROUND_GAP_NS, since
+ * nobody waits for them (a thread that waits flushes itself).
  *
  * Direct I/O: the file is opened with O_DIRECT where the file system allows
  * it (else buffered, same code): a round writes the whole 4 KiB blocks that
@@ -65,6 +66,7 @@
 #define WAL_VERSION 1u
 #define WAL_HDR_BYTES 4096u
 #define WAL_BLOCK 4096u /* direct I/O unit: file offsets, lengths, ring alignment */
+#define WAL_ROUND_GAP_NS 1000000u /* the flusher's rounds for requests: at most one per ms */
 #define WAL_DEFAULT_RING (8u << 20)
 
 struct file_hdr {
@@ -102,6 +104,7 @@ struct ruma_wal {
 	uint64_t end;            /* next LSN */
 	uint64_t durable;        /* == written */
 	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
+	uint64_t round_ns;       /* when the flusher's last round started (ruma_now_ns) */
 	bool flushing;
 	int err;
 	bool stop;
@@ -369,13 +372,34 @@ static void flusher_wait(ruma_wal *w)
 		w->want = RUMA_MAX(w->want, w->end);
 }
 
+/* Rounds for requests start at most every WAL_ROUND_GAP_NS: a request does
+ * not wait, so a short delay costs nothing and lets one write + fdatasync
+ * carry more commits.  Returns true after waiting (mu released meanwhile).
+ * A thread that waits (ruma_wal_flush) never goes through this. */
+static bool wait_round_gap(ruma_wal *w)
+{
+	uint64_t now = ruma_now_ns(), at = w->round_ns + WAL_ROUND_GAP_NS;
+	if (now >= at)
+		return false;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t ns = (uint64_t)ts.tv_nsec + (at - now);
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
+	(void)pthread_cond_timedwait(&w->kick, &w->mu, &ts);
+	return true;
+}
+
 static void *flusher_main(void *arg)
 {
 	ruma_wal *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
 		if (!w->flushing && !w->err && w->durable < RUMA_MIN(w->want, w->end)) {
+			if (wait_round_gap(w))
+				continue;
 			w->flushing = true;
+			w->round_ns = ruma_now_ns();
 			flush_round(w);
 			continue;
 		}
@@ -404,8 +428,9 @@ int ruma_wal_request(ruma_wal *w, uint64_t upto)
 	if (!r && w->durable < upto) {
 		r = flusher_start(w);
 		if (!r && upto > w->want) {
+			bool idle = w->want <= w->durable && !w->flushing;
 			w->want = upto;
-			if (!w->flushing)
+			if (idle) /* else the flusher comes back for it by itself */
 				pthread_cond_signal(&w->kick);
 		}
 	}
