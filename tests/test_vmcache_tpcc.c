@@ -516,6 +516,43 @@ static int t_new_order_rollback_txn(void)
 	return TEST_PASS;
 }
 
+/* Two deliveries of one warehouse in concurrent transactions: the second
+ * must not claim the orders after the ones the first took (its scan sees
+ * the first's uncommitted removals), or an abort of the first would leave
+ * delivered orders behind undelivered ones (condition 3).  It conflicts
+ * instead, and runs once the first has ended. */
+static int t_delivery_serial_txn(void)
+{
+	fixture f = { 0 };
+	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	tpcc_worker other;
+	tpcc_worker_init(&other, f.db, 1, test_seed + 1);
+	tpcc_delivery_out a_out, b_out;
+	ruma_txn *a, *b;
+	CHECK_OK(ruma_txn_begin(f.db->bm, 0, &a));
+	f.wk.x = a;
+	CHECK_OK(tpcc_tx_delivery(&f.wk, 1, 3, &a_out));
+	CHECK(a_out.o_id[0] != 0);
+	CHECK_OK(ruma_txn_begin(f.db->bm, 0, &b));
+	other.x = b;
+	int rc = tpcc_tx_delivery(&other, 1, 4, &b_out);
+	other.x = f.wk.x = NULL;
+	CHECK_OK(ruma_txn_abort(b));
+	CHECK_OK(ruma_txn_abort(a)); /* its orders are undelivered again */
+	CHECK_EQ(rc, RUMA_ECONFLICT);
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	/* after the first ended, the second claims the oldest orders */
+	CHECK_OK(ruma_txn_begin(f.db->bm, 0, &b));
+	other.x = b;
+	CHECK_OK(tpcc_tx_delivery(&other, 1, 4, &b_out));
+	other.x = NULL;
+	CHECK_OK(ruma_txn_commit(b));
+	CHECK_EQ(b_out.o_id[0], a_out.o_id[0]);
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	fx_close(&f, true);
+	return TEST_PASS;
+}
+
 static int t_new_order_rollback(void)
 {
 	fixture f = { 0 };
@@ -1036,6 +1073,7 @@ static const struct test_case cases[] = {
 	{ "new_order", t_new_order },
 	{ "new_order_rollback", t_new_order_rollback },
 	{ "new_order_rollback_txn", t_new_order_rollback_txn },
+	{ "delivery_serial_txn", t_delivery_serial_txn },
 	{ "payment", t_payment },
 	{ "order_status", t_order_status },
 	{ "delivery", t_delivery },

@@ -582,10 +582,26 @@ static void customer_deliver(void *val, size_t vlen, void *arg)
 	x->rc = 0;
 }
 
-/* Claim the oldest ready NEW-ORDER row of (w, d): *o_id = 0 if none. */
+/*
+ * Claim the oldest ready NEW-ORDER row of (w, d): *o_id = 0 if none.
+ *
+ * In a transaction, the district's delivery is locked first: the row lock
+ * of key (w, d, 0) in NEW-ORDER, which no order has.  The scan for the
+ * oldest row takes no locks and sees another delivery's uncommitted
+ * removal; without the lock a second delivery would claim the next order,
+ * and if the first one then aborted (a conflict, a crash) its order would
+ * come back behind a delivered one — a hole that breaks consistency
+ * condition 3.  With it, deliveries of one district are serial.
+ */
 static int claim_oldest(tpcc_worker *wk, uint32_t w, uint8_t d, uint32_t *o_id)
 {
 	tpcc_db *db = wk->db;
+	if (wk->x) {
+		tpcc_key lk = tk_order(w, d, 0);
+		int rc = ruma_txn_lookup(wk->x, db->t[TPCC_NEW_ORDER], lk.b, lk.n, NULL, 0, NULL);
+		if (rc != RUMA_ENOTFOUND)
+			return rc ? rc : RUMA_ECORRUPT; /* RUMA_ECONFLICT: retried; a row 0: corrupt */
+	}
 	for (;;) {
 		struct oldest_scan x = { tk_district(w, d), 0, false };
 		tpcc_key k = tk_order(w, d, 0);
