@@ -49,13 +49,18 @@ struct msg {
 	size_t len;
 };
 
+/* The message for stderr: "ruma vmcache: ...\n"; one that does not fit
+ * (a very long argument) is cut and ends in "...\n". */
 static int fail(const struct msg *m, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	int n = snprintf(m->buf, m->len, "ruma vmcache: ");
-	if (n >= 0 && (size_t)n < m->len)
-		vsnprintf(m->buf + n, m->len - (size_t)n, fmt, ap);
+	if (n >= 0 && (size_t)n < m->len) {
+		int k = vsnprintf(m->buf + n, m->len - (size_t)n, fmt, ap);
+		if (k >= 0 && (size_t)n + (size_t)k >= m->len && m->len >= 5)
+			memcpy(m->buf + m->len - 5, "...\n", 5);
+	}
 	va_end(ap);
 	return RUMA_EPARSE;
 }
