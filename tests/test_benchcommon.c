@@ -19,7 +19,7 @@ typedef struct topts {
 	uint64_t u64, bytes;
 	unsigned uint;
 	size_t sz;
-	const char *str, *name;
+	const char *str, *name, *mode;
 } topts;
 
 static int parse_name(const char *v, void *opts)
@@ -40,6 +40,7 @@ static const ruma_opt table[] = {
 	{ "--bytes", RUMA_OPT_BYTES, O(bytes), 1, (uint64_t)1 << 40, NULL, NULL, 0 },
 	{ "--str", RUMA_OPT_STR, O(str), 0, 0, NULL, NULL, RUMA_OPT_NONEMPTY },
 	{ "--name", RUMA_OPT_FUNC, 0, 0, 0, NULL, parse_name, 0 },
+	{ "--mode", RUMA_OPT_STR, O(mode), 0, 0, NULL, NULL, RUMA_OPT_BARE },
 };
 
 /* Parse the NULL-terminated list of arguments after argv[0]. */
@@ -70,6 +71,11 @@ static int t_opt_kinds(void)
 	CHECK(!strcmp(pos[0], "a") && !strcmp(pos[1], "b"));
 	CHECK_OK(parse(&o, &e, pos, &npos, "--bytes", "4096", NULL));
 	CHECK_EQ(o.bytes, 4096);
+	/* RUMA_OPT_BARE: a bare --mode stores ruma_opt_bare, the next argument is its own */
+	CHECK_OK(parse(&o, &e, pos, &npos, "--mode", "--flag", NULL));
+	CHECK(o.mode == ruma_opt_bare && o.flag);
+	CHECK_OK(parse(&o, &e, pos, &npos, "--mode", "a", "--mode=fast", NULL));
+	CHECK(!strcmp(o.mode, "fast") && npos == 1 && !strcmp(pos[0], "a"));
 	return TEST_PASS;
 }
 

@@ -78,6 +78,8 @@ static int store(const ruma_opt *o, const char *value, void *opts, ruma_opt_erro
 	return 0;
 }
 
+const char ruma_opt_bare[] = "";
+
 /* One table option at argv[*i]; advances *i past its value. */
 static int take_option(const ruma_opt *o, int argc, char **argv, int *i, void *opts,
 		       ruma_opt_error *e)
@@ -92,6 +94,8 @@ static int take_option(const ruma_opt *o, int argc, char **argv, int *i, void *o
 	}
 	if (eq) {
 		e->value = eq + 1;
+	} else if (o->flags & RUMA_OPT_BARE) {
+		e->value = ruma_opt_bare;
 	} else if (*i + 1 < argc) {
 		e->value = argv[++*i];
 	} else {

@@ -31,7 +31,13 @@ typedef enum ruma_opt_kind {
 enum {
 	RUMA_OPT_STOP = 1,     /* parsing ends when this option is seen (--help) */
 	RUMA_OPT_NONEMPTY = 2, /* RUMA_OPT_STR: the value must not be empty */
+	RUMA_OPT_BARE = 4,     /* RUMA_OPT_STR: the value only as --name=VALUE; a bare
+				  --name stores ruma_opt_bare (it never takes the next
+				  argument) */
 };
+
+/* What a bare RUMA_OPT_BARE option stores: compare the pointer. */
+extern const char ruma_opt_bare[];
 
 typedef struct ruma_opt {
 	const char *name;   /* "--reps" (or "-h") */

@@ -13,12 +13,10 @@
 
 #include <ruma/core.h>
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The flags as given (NULL = not given; the environment or default then). */
@@ -37,7 +35,8 @@ static const ruma_opt options[] = {
 	STR("--datasize", datasize), STR("--workload", workload), STR("--wait", wait),
 	STR("--evict", evict),       STR("--write", write),       STR("--seed", seed),
 	STR("--inflight", inflight), STR("--checkpoint", checkpoint),
-	STR("--commit-log", commit_log), STR("--durable", durable), STR("--result", result),
+	STR("--commit-log", commit_log), STR("--result", result),
+	{ "--durable", RUMA_OPT_STR, offsetof(struct raw, durable), 0, 0, NULL, NULL, RUMA_OPT_BARE },
 	FLAG("--no-reuse", no_reuse, 0), FLAG("--keep", keep, 0), FLAG("--force", force, 0),
 	FLAG("--check", check, 0),   FLAG("--help", help, RUMA_OPT_STOP),
 	FLAG("-h", help, RUMA_OPT_STOP),
@@ -108,35 +107,24 @@ static int parse_bool_var(const struct msg *m, char *const *envp, const char *na
 	return ruma_parse_bool(s, out) ? bad(m, name, s, "expected 0 or 1") : 0;
 }
 
-/* The flags.  --durable takes its value only as --durable=MODE: a bare
- * --durable is --durable=sync (the table parser reads it so). */
+/* The flags (--durable takes its mode only as --durable=MODE; bare, it is sync). */
 static int parse_flags(const struct msg *m, int argc, char **argv, struct raw *w)
 {
-	static char durable_sync[] = "--durable=sync";
-	char **args = malloc(((size_t)argc + 1) * sizeof(*args));
-	if (!args)
-		return fail(m, "%s\n", ruma_strerror(-ENOMEM));
-	for (int i = 0; i < argc; i++)
-		args[i] = i && !strcmp(argv[i], "--durable") ? durable_sync : argv[i];
-	args[argc] = NULL;
 	ruma_opt_error e;
-	int r = ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, args, 1, w, NULL, 0, NULL,
+	int r = ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, w, NULL, 0, NULL,
 			       &e);
-	if (r && e.status == RUMA_OPT_MISSING)
-		r = fail(m, "%s needs a value\n", e.arg);
-	else if (r && e.status != RUMA_OPT_STOPPED)
-		r = fail(m, "unknown argument '%s' (see --help)\n", e.arg);
-	else
-		r = 0;
-	free(args);
-	return r;
+	if (!r || e.status == RUMA_OPT_STOPPED)
+		return 0;
+	if (e.status == RUMA_OPT_MISSING)
+		return fail(m, "%s needs a value\n", e.arg);
+	return fail(m, "unknown argument '%s' (see --help)\n", e.arg);
 }
 
 /* --durable[=sync|pipeline|async] / DURABLE. */
 static int parse_durable(const struct msg *m, char *const *envp, const struct raw *w,
 			 ruma_vmcache_opts *o)
 {
-	const char *d = envor(envp, w->durable, "DURABLE", "0");
+	const char *d = w->durable == ruma_opt_bare ? "sync" : envor(envp, w->durable, "DURABLE", "0");
 	bool b;
 	if (!strcmp(d, "sync")) {
 		o->durability = RUMA_BM_DURABLE_SYNC;
