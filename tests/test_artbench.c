@@ -102,6 +102,18 @@ static int forgetful_erase(void *self, uint64_t key)
 	return key == 5 ? 0 : artbench_art_index.erase(self, key);
 }
 
+/* The ART index's whole-phase loops, one of them miscounting: each phase
+ * must catch a wrong answer on the direct-call path too. */
+static uint64_t lookup_keys_missing_one(void *self, const uint64_t *keys, size_t n)
+{
+	return artbench_art_index.lookup_keys(self, keys, n) + 1;
+}
+
+static uint64_t erase_keys_keeping_last(void *self, const uint64_t *keys, size_t n)
+{
+	return artbench_art_index.erase_keys(self, keys, n - 1);
+}
+
 static char *run_to_string(const artbench_config *cfg, const artbench_index *idx, int *rc)
 {
 	FILE *out = tmpfile(), *err = fopen("/dev/null", "w");
@@ -147,15 +159,38 @@ static int t_run(void)
 		free(out);
 	}
 
+	/* the per-key path (the whole-phase loops off) */
 	artbench_index bad = artbench_art_index;
+	bad.insert_keys = NULL;
+	bad.lookup_keys = NULL;
+	bad.erase_keys = NULL;
 	bad.lookup = lying_lookup;
 	cfg.reps = 1;
 	out = run_to_string(&cfg, &bad, &rc);
 	CHECK_EQ(rc, 1);
 	free(out);
 
-	bad = artbench_art_index;
+	bad.lookup = artbench_art_index.lookup;
 	bad.erase = forgetful_erase;
+	out = run_to_string(&cfg, &bad, &rc);
+	CHECK_EQ(rc, 1);
+	free(out);
+
+	/* the per-key path gives the same results as the loops */
+	bad.erase = artbench_art_index.erase;
+	out = run_to_string(&cfg, &bad, &rc);
+	CHECK_EQ(rc, 0);
+	free(out);
+
+	/* the whole-phase loops */
+	bad = artbench_art_index;
+	bad.lookup_keys = lookup_keys_missing_one;
+	out = run_to_string(&cfg, &bad, &rc);
+	CHECK_EQ(rc, 1);
+	free(out);
+
+	bad = artbench_art_index;
+	bad.erase_keys = erase_keys_keeping_last;
 	out = run_to_string(&cfg, &bad, &rc);
 	CHECK_EQ(rc, 1);
 	free(out);

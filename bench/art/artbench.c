@@ -244,6 +244,34 @@ static int art_erase(void *self, uint64_t key)
 	return ruma_art_u64_delete(self, key);
 }
 
+static int art_insert_keys(void *self, const uint64_t *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int rc = ruma_art_u64_insert(self, keys[i]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static uint64_t art_lookup_keys(void *self, const uint64_t *keys, size_t n)
+{
+	uint64_t missing = 0;
+
+	for (size_t i = 0; i < n; i++)
+		missing += ruma_art_u64_lookup(self, keys[i]) != 0;
+	return missing;
+}
+
+static uint64_t art_erase_keys(void *self, const uint64_t *keys, size_t n)
+{
+	uint64_t missing = 0;
+
+	for (size_t i = 0; i < n; i++)
+		missing += ruma_art_u64_delete(self, keys[i]) != 0;
+	return missing;
+}
+
 static uint64_t art_count(void *self)
 {
 	return ruma_art_size(self);
@@ -262,13 +290,16 @@ static void art_close(void *self)
 }
 
 const artbench_index artbench_art_tid_index = {
-	"art", art_tid_open, art_tid_insert, art_tid_lookup, art_tid_erase, art_count, art_bytes,
-	art_close, NULL, NULL,
+	.name = "art", .open = art_tid_open, .insert = art_tid_insert, .lookup = art_tid_lookup,
+	.erase = art_tid_erase, .count = art_count, .bytes = art_bytes, .close = art_close,
 };
 
 const artbench_index artbench_art_index = {
-	"art", art_open, art_insert, art_lookup, art_erase, art_count, art_bytes, art_close,
-	&artbench_art_tid_index, art_lookup_batch,
+	.name = "art", .open = art_open, .insert = art_insert, .lookup = art_lookup,
+	.erase = art_erase, .count = art_count, .bytes = art_bytes, .close = art_close,
+	.row_tids = &artbench_art_tid_index, .lookup_batch = art_lookup_batch,
+	.insert_keys = art_insert_keys, .lookup_keys = art_lookup_keys,
+	.erase_keys = art_erase_keys,
 };
 
 /* ---- one run ------------------------------------------------------------------------- */
@@ -371,8 +402,11 @@ static int phase_insert(struct run *r, void *self, double *mops)
 
 	ruma_perf_start(r->perf);
 	double t0 = ruma_now_sec();
-	for (size_t i = 0; i < k->n && !rc; i++)
-		rc = r->idx->insert(self, k->keys[i], artbench_tid(k, i));
+	if (r->idx->insert_keys)
+		rc = r->idx->insert_keys(self, k->keys, k->n);
+	else
+		for (size_t i = 0; i < k->n && !rc; i++)
+			rc = r->idx->insert(self, k->keys[i], artbench_tid(k, i));
 	double t1 = ruma_now_sec();
 	ruma_perf_stop(r->perf);
 	if (rc) {
@@ -411,6 +445,8 @@ static uint64_t lookup_single(struct run *r, void *self)
 	const artbench_keys *k = r->keys;
 	uint64_t wrong = 0;
 
+	if (r->idx->lookup_keys)
+		return r->idx->lookup_keys(self, k->keys, k->n);
 	for (size_t i = 0; i < k->n; i++) {
 		uint64_t tid;
 		if (r->idx->lookup(self, k->keys[i], &tid) != 0 || tid != artbench_tid(k, i))
@@ -446,8 +482,11 @@ static void phase_erase(struct run *r, void *self, double *mops)
 
 	ruma_perf_start(r->perf);
 	double t0 = ruma_now_sec();
-	for (size_t i = 0; i < k->n; i++)
-		wrong += r->idx->erase(self, k->keys[i]) != 0;
+	if (r->idx->erase_keys)
+		wrong = r->idx->erase_keys(self, k->keys, k->n);
+	else
+		for (size_t i = 0; i < k->n; i++)
+			wrong += r->idx->erase(self, k->keys[i]) != 0;
 	double t1 = ruma_now_sec();
 	ruma_perf_stop(r->perf);
 	if (wrong)

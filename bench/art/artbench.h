@@ -92,6 +92,13 @@ typedef struct artbench_index {
 	 * the index has none (lookups then stay single). */
 	size_t (*lookup_batch)(void *self, const uint64_t *keys, size_t n, unsigned width,
 			       uint8_t *found);
+	/* Whole phases over keys that are their own TIDs, each a loop of direct
+	 * calls (the way a user's code calls the index; NULL = one call per key
+	 * through the pointers above).  insert_keys: 0 or the first error;
+	 * lookup_keys/erase_keys: the number of keys not found. */
+	int (*insert_keys)(void *self, const uint64_t *keys, size_t n);
+	uint64_t (*lookup_keys)(void *self, const uint64_t *keys, size_t n);
+	uint64_t (*erase_keys)(void *self, const uint64_t *keys, size_t n);
 } artbench_index;
 
 /* The ART: u64 mode and its fast path for keys that are their own TIDs
