@@ -353,6 +353,26 @@ RUMA_API int ruma_bm_log_request(ruma_bm *bm, uint64_t end);
 RUMA_API uint64_t ruma_bm_log_durable(ruma_bm *bm);
 RUMA_API uint64_t ruma_bm_log_end(ruma_bm *bm);
 
+/*
+ * ruma_bm_op_declare — the calling thread's operation declares its writes:
+ * until its ruma_bm_op_end, every page it latches exclusively is logged from
+ * the byte ranges passed to ruma_bm_wrote instead of a comparison with a
+ * copy taken at the latch (which this skips).  The caller must then declare
+ * every byte it writes into such a page before it releases the page's latch;
+ * builds with RUMA_ASSERT on check that, still taking the copy.  Without a
+ * log: nothing.  The B-tree uses it for all its modifying operations.
+ */
+RUMA_API void ruma_bm_op_declare(ruma_bm *bm);
+
+/*
+ * ruma_bm_wrote — [p, p + len) of a page the calling thread holds
+ * exclusively in a declaring operation was (or is about to be) written.
+ * Anywhere else (no declaring operation, a page latched before it, memory
+ * that is not such a page) it does nothing, so functions that also write
+ * private copies of pages may call it unconditionally.
+ */
+RUMA_API void ruma_bm_wrote(const void *p, size_t len);
+
 /* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
  * for durability (a transaction waits once, at commit); off: back to normal. */
 RUMA_API void ruma_bm_op_defer(ruma_bm *bm, bool on);

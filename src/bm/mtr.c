@@ -21,6 +21,14 @@
  * instead of a diff at its first change (PostgreSQL's full_page_writes):
  * recovery can rebuild a page torn by a crash mid-write from it.
  *
+ * Declared writes: inside ruma_bm_op_declare ... ruma_bm_op_end, the pages
+ * the thread latches exclusively are not copied; their writer names every
+ * byte range it writes (ruma_bm_wrote) and the record logs those ranges'
+ * current bytes — the same DIFF entries, without the copy at the latch and
+ * the comparison at the release.  A missed range would be a change the log
+ * does not know, so builds with RUMA_ASSERT on still take the copy and check
+ * that every changed byte lies inside a declared range.
+ *
  * WAL rule: bm_mtr_before_write, on every page write path, makes the log
  * durable up to the largest page LSN of the batch first; after a log error
  * no page is written any more (the store on disk stays at its last
@@ -46,10 +54,21 @@
 
 #define D RUMA_BM_PAGE_DATA
 
+/* Declared ranges kept per page; more than this (or a range of half a page)
+ * logs the whole page. */
+#define MTR_RANGES 16u
+/* Declared ranges this close are merged into one. */
+#define MTR_RANGE_GAP 16u
+
 struct mtr_page {
 	ruma_pid pid;
-	bool fresh; /* allocated in this mtr: log ALLOC */
-	char *before;
+	bool fresh;    /* allocated in this mtr: log ALLOC */
+	bool declared; /* the writer declares its writes: ranges, no diff */
+	bool whole;    /* declared: the whole page was (or may have been) written */
+	uint8_t nr;    /* declared ranges, sorted and disjoint */
+	uint16_t r_off[MTR_RANGES], r_end[MTR_RANGES];
+	char *page;    /* bm_page(pid) */
+	char *before;  /* the copy (not taken for declared pages without RUMA_ASSERT) */
 };
 
 struct bm_mtr {
@@ -60,7 +79,19 @@ struct bm_mtr {
 	uint64_t last_end; /* end LSN of this thread's last record (0: none pending) */
 	int err;          /* first log error of the current operation */
 	bool defer;       /* inside a transaction: op_end does not wait */
+	bool declaring;   /* between ruma_bm_op_declare and ruma_bm_op_end */
 };
+
+/* The calling thread's mini-transaction while it declares its writes
+ * (ruma_bm_op_declare .. ruma_bm_op_end), else NULL: ruma_bm_wrote needs
+ * no store argument, so the B-tree's node functions can call it. */
+static __thread struct bm_mtr *declaring_mtr;
+
+#ifdef NDEBUG
+#define MTR_CHECK_DECLARED 0
+#else
+#define MTR_CHECK_DECLARED 1
+#endif
 
 static struct bm_mtr *mtr_get(ruma_bm *bm)
 {
@@ -98,11 +129,89 @@ int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
 		return -E2BIG;
 	}
 	struct mtr_page *e = &m->p[m->n++];
-	const char *page = bm_page(bm, pid);
 	e->pid = pid;
 	e->fresh = fresh;
-	memcpy(e->before, page, D);
+	e->page = bm_page(bm, pid);
+	e->declared = m->declaring;
+	e->whole = false;
+	e->nr = 0;
+	if (!e->declared || MTR_CHECK_DECLARED)
+		memcpy(e->before, e->page, D);
 	return 0;
+}
+
+/* ---- declared writes ------------------------------------------------------------ */
+
+void ruma_bm_op_declare(ruma_bm *bm)
+{
+	struct bm_mtr *m = bm->wal ? mtr_get(bm) : NULL;
+	if (m) {
+		m->declaring = true;
+		declaring_mtr = m;
+	}
+}
+
+/* Add [off, end) to e's sorted, disjoint ranges, merging neighbours closer
+ * than MTR_RANGE_GAP; too many ranges make the page whole.  Writers mostly
+ * name bytes next to or after the last range, so that case comes first. */
+static void add_range(struct mtr_page *e, unsigned off, unsigned end)
+{
+	unsigned n = e->nr, i, j;
+
+	if (n && off <= e->r_end[n - 1] + MTR_RANGE_GAP && end + MTR_RANGE_GAP >= e->r_off[n - 1] &&
+	    (n == 1 || off > e->r_end[n - 2] + MTR_RANGE_GAP)) {
+		e->r_off[n - 1] = (uint16_t)RUMA_MIN(off, e->r_off[n - 1]);
+		e->r_end[n - 1] = (uint16_t)RUMA_MAX(end, e->r_end[n - 1]);
+		return;
+	}
+	for (i = 0; i < n && e->r_end[i] + MTR_RANGE_GAP < off; i++)
+		;
+	for (j = i; j < n && e->r_off[j] <= end + MTR_RANGE_GAP; j++) {
+		off = RUMA_MIN(off, e->r_off[j]);
+		end = RUMA_MAX(end, e->r_end[j]);
+	}
+	if (j == i) { /* a new range at i */
+		if (n == MTR_RANGES) {
+			e->whole = true;
+			return;
+		}
+		for (unsigned k = n; k > i; k--) {
+			e->r_off[k] = e->r_off[k - 1];
+			e->r_end[k] = e->r_end[k - 1];
+		}
+		e->nr = (uint8_t)(n + 1);
+	} else { /* ranges i..j-1 become one at i */
+		for (unsigned k = j; k < n; k++) {
+			e->r_off[i + 1 + k - j] = e->r_off[k];
+			e->r_end[i + 1 + k - j] = e->r_end[k];
+		}
+		e->nr = (uint8_t)(n - (j - i - 1));
+	}
+	e->r_off[i] = (uint16_t)off;
+	e->r_end[i] = (uint16_t)end;
+}
+
+void ruma_bm_wrote(const void *p, size_t len)
+{
+	struct bm_mtr *m = declaring_mtr;
+	if (RUMA_LIKELY(!m) || !len)
+		return;
+	const char *c = p;
+	for (unsigned i = 0; i < m->n; i++) {
+		struct mtr_page *e = &m->p[i];
+		if (c < e->page || c >= e->page + D)
+			continue;
+		if (!e->declared || e->whole)
+			return;
+		size_t off = (size_t)(c - e->page);
+		size_t end = off + len > D ? D : off + len;
+		if (end - off >= D / 2)
+			e->whole = true;
+		else
+			add_range(e, (unsigned)off, (unsigned)end);
+		return;
+	}
+	/* not a page of this mini-transaction (a private copy): nothing to log */
 }
 
 static char *put_head(char *o, unsigned kind, ruma_pid pid)
@@ -193,6 +302,52 @@ static char *put_diff(char *o, const char *before, const char *now)
 	return o;
 }
 
+/* A DIFF entry body of e's declared ranges with the page's current bytes;
+ * NULL when nothing was declared, o itself when the ranges come to more
+ * than half a page (use a full image). */
+static char *put_declared(char *o, const struct mtr_page *e)
+{
+	if (e->whole)
+		return o;
+	if (!e->nr)
+		return NULL;
+	char *cnt = o;
+	uint16_t n = e->nr;
+	size_t bytes = 0;
+	o += sizeof(uint16_t);
+	for (unsigned k = 0; k < e->nr; k++) {
+		uint16_t off = e->r_off[k], len = (uint16_t)(e->r_end[k] - e->r_off[k]);
+		bytes += len + 4u;
+		if (bytes > D / 2)
+			return cnt;
+		memcpy(o, &off, 2);
+		memcpy(o + 2, &len, 2);
+		memcpy(o + 4, e->page + off, len);
+		o += 4 + len;
+	}
+	memcpy(cnt, &n, sizeof(n));
+	return o;
+}
+
+/* With RUMA_ASSERT on: every byte of a declared page that changed since the
+ * copy lies inside a declared range. */
+static void check_declared(ruma_bm *bm, const struct mtr_page *e)
+{
+	if (!MTR_CHECK_DECLARED || e->whole)
+		return;
+	unsigned k = 0;
+	for (unsigned i = 0; i < D; i++) {
+		while (k < e->nr && e->r_end[k] <= i)
+			k++;
+		bool inside = k < e->nr && e->r_off[k] <= i;
+		if (!inside && e->before[i] != e->page[i]) {
+			bm_say(&bm->cfg, "page %llu: byte %u written but not declared",
+			       (unsigned long long)e->pid, i);
+			RUMA_ASSERT(!"a declared page was written outside its declared ranges");
+		}
+	}
+}
+
 static void note_error(ruma_bm *bm, struct bm_mtr *m, int r)
 {
 	int none = 0;
@@ -238,7 +393,13 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue;
 		}
 		char *body = o + 1 + sizeof(ruma_pid);
-		char *end = put_diff(body, e->before, page);
+		char *end;
+		if (e->declared) {
+			check_declared(bm, e);
+			end = put_declared(body, e);
+		} else {
+			end = put_diff(body, e->before, page);
+		}
 		if (!end)
 			continue; /* unchanged */
 		/* a page LSN is the END of its last record: <= epoch means its
@@ -274,6 +435,12 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue;
 		char *page = bm_page(bm, e->pid);
 		bm_page_set_lsn(page, end);
+		if (e->declared) {
+			e->whole = false;
+			e->nr = 0;
+			if (!MTR_CHECK_DECLARED)
+				continue;
+		}
 		if (logged[i] == page)
 			memcpy(e->before, page, D);
 		else
@@ -340,6 +507,8 @@ int ruma_bm_op_end(ruma_bm *bm, int rc)
 	if (!m)
 		return rc ? rc : -ENOMEM;
 	RUMA_ASSERT(m->n == 0);
+	m->declaring = false;
+	declaring_mtr = NULL;
 	int err = m->err;
 	m->err = 0;
 	if (m->defer)

@@ -253,6 +253,7 @@ static int split_root(ruma_btree *t, node *root, unsigned ipos)
 	node_init(root, level, NULL, 0, NULL, 0);
 	node_insert_at(root, 0, sep, slen, &lpid, sizeof lpid);
 	root->upper = rpid;
+	ruma_bm_wrote(root, NODE_PAGE);
 	ruma_bm_unfix_x(t->bm, lpid);
 	ruma_bm_unfix_x(t->bm, rpid);
 	bt_count(&t->root_splits);
@@ -312,6 +313,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	node_split_into(n, left_count, sep, slen, lpage, (node *)right);
 	bool leaf = node_is_leaf(n);
 	memcpy(n, right, NODE_PAGE);
+	ruma_bm_wrote(n, NODE_PAGE);
 	bool found, bad = false;
 	unsigned pos = node_lower_bound(parent, sep, slen, &found, &bad);
 	RUMA_ASSERT(!found && !bad);
@@ -362,6 +364,7 @@ static int split_level(ruma_btree *t, const uint8_t *key, size_t klen, unsigned 
 static int collapse_root(ruma_btree *t, node *root, ruma_pid cpid, node *child)
 {
 	memcpy(root, child, NODE_PAGE);
+	ruma_bm_wrote(root, NODE_PAGE);
 	bt_count(&t->root_collapses);
 	bt_count(&t->pages_freed);
 	return ruma_bm_free(t->bm, cpid);
@@ -477,6 +480,7 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 		return bad ? bt_corrupt(t, p.ppid, BT_DMG_NODE) : 0;
 	}
 	memcpy(right, merged, NODE_PAGE);
+	ruma_bm_wrote(right, NODE_PAGE);
 	node_remove_at(parent, lpos);
 	bt_count(level == 0 ? &t->leaf_merges : &t->inner_merges);
 	bt_count(&t->pages_freed);
@@ -584,6 +588,7 @@ static int put(ruma_btree *t, const void *key, size_t klen, const void *val, siz
 	if (vlen && !val)
 		return -EINVAL;
 	unsigned tries = 0;
+	ruma_bm_op_declare(t->bm);
 	for (;;) {
 		rc = put_attempt(t, key, klen, val, vlen, mode, replaced, h);
 		if (rc == SPLIT_DONE)
@@ -712,8 +717,35 @@ static int leaf_entry_x(ruma_btree *t, const uint8_t *key, size_t klen, path *p,
 	return ruma_bm_upgrade_x(t->bm, p->pid, p->ver);
 }
 
+/* fn's change of the value v (vl bytes) in a logged store, named for the
+ * log as the one range from its first to its last changed 8-byte word. */
+static void update_declared(uint8_t *v, unsigned vl, void (*fn)(void *val, size_t vlen, void *ctx),
+			    void *ctx)
+{
+	uint8_t old[RUMA_BTREE_MAX_VALUE];
+	unsigned lo = 0, hi = vl;
+	uint64_t a, b;
+
+	memcpy(old, v, vl);
+	fn(v, vl, ctx);
+	for (; lo + 8 <= vl; lo += 8) {
+		memcpy(&a, old + lo, 8);
+		memcpy(&b, v + lo, 8);
+		if (a != b)
+			break;
+	}
+	for (; hi >= lo + 8; hi -= 8) {
+		memcpy(&a, old + hi - 8, 8);
+		memcpy(&b, v + hi - 8, 8);
+		if (a != b)
+			break;
+	}
+	if (hi > lo && memcmp(old + lo, v + lo, hi - lo))
+		ruma_bm_wrote(v + lo, hi - lo);
+}
+
 static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
-			  void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
+			  void (*fn)(void *val, size_t vlen, void *ctx), void *ctx, bool fn_names)
 {
 	path p;
 	unsigned pos, vl;
@@ -722,7 +754,9 @@ static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
 		return rc;
 	bool bad = false;
 	uint8_t *v = (uint8_t *)node_value(p.n, pos, &vl, &bad);
-	if (!bad)
+	if (!bad && !fn_names && vl <= RUMA_BTREE_MAX_VALUE && ruma_bm_logging(t->bm))
+		update_declared(v, vl, fn, ctx);
+	else if (!bad)
 		fn(v, vl, ctx);
 	ruma_bm_unfix_x(t->bm, p.pid);
 	return bad ? bt_corrupt(t, p.pid, BT_DMG_NODE) : 0;
@@ -731,14 +765,21 @@ static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
 int ruma_btree_update(ruma_btree *t, const void *key, size_t klen,
 		      void (*fn)(void *val, size_t vlen, void *ctx), void *ctx)
 {
+	return bt_update(t, key, klen, fn, ctx, false);
+}
+
+int bt_update(ruma_btree *t, const void *key, size_t klen,
+	      void (*fn)(void *val, size_t vlen, void *ctx), void *ctx, bool fn_names)
+{
 	int rc = check_key(klen);
 	if (rc)
 		return rc;
 	if (!fn)
 		return -EINVAL;
 	unsigned tries = 0;
+	ruma_bm_op_declare(t->bm);
 	for (;;) {
-		rc = update_attempt(t, key, klen, fn, ctx);
+		rc = update_attempt(t, key, klen, fn, ctx, fn_names);
 		if (rc != RUMA_RESTART)
 			return ruma_bm_op_end(t->bm, rc);
 		restart_pause(t, &tries);
@@ -765,6 +806,7 @@ int ruma_btree_remove(ruma_btree *t, const void *key, size_t klen)
 		return rc;
 	unsigned tries = 0;
 	bool underfull = false;
+	ruma_bm_op_declare(t->bm);
 	for (;;) {
 		rc = remove_attempt(t, key, klen, &underfull);
 		if (rc != RUMA_RESTART)

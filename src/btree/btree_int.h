@@ -84,6 +84,12 @@ typedef int (*bt_before_put)(void *ctx, bool found, const void *old, size_t old_
 int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
 	   bool insert_only, bt_before_put hook, void *ctx);
 
+/* btree.c: ruma_btree_update; fn_names: fn names the bytes it changes with
+ * ruma_bm_wrote itself (else, in a logged store, the change is found by
+ * comparing the value with a copy). */
+int bt_update(ruma_btree *t, const void *key, size_t klen,
+	      void (*fn)(void *val, size_t vlen, void *ctx), void *ctx, bool fn_names);
+
 /* txn.c: undo the transactions a crash cut off, once per store (the first
  * ruma_btree_open / ruma_btree_create calls it; cheap when none). */
 int bt_txn_recover(ruma_bm *bm);

@@ -320,8 +320,9 @@ static bool word_differs(const uint8_t *a, const uint8_t *b, size_t i, size_t n)
 }
 
 /* The changed ranges of now against old, in 8-byte words (ranges closer
- * than 16 bytes merged), as a patch of old bytes; returns its length. */
-static size_t make_patch(const uint8_t *old, const uint8_t *now, size_t n, uint8_t *out)
+ * than 16 bytes merged), as a patch of old bytes; returns its length.  Each
+ * range is also named for the page's redo record (ruma_bm_wrote). */
+static size_t make_patch(const uint8_t *old, uint8_t *now, size_t n, uint8_t *out)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < n;) {
@@ -334,6 +335,7 @@ static size_t make_patch(const uint8_t *old, const uint8_t *now, size_t n, uint8
 			if (word_differs(old, now, i, n))
 				last = RUMA_MIN(i + 8, n);
 		uint16_t off = (uint16_t)start, len = (uint16_t)(last - start);
+		ruma_bm_wrote(now + start, len);
 		memcpy(out + o, &off, 2);
 		memcpy(out + o + 2, &len, 2);
 		memcpy(out + o + 4, old + start, len);
@@ -365,7 +367,7 @@ static int txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 		return r;
 	struct capture c = { x, t, key, klen, fn, ctx, 0 };
 	ruma_bm_op_defer(x->bm, true);
-	r = ruma_btree_update(t, key, klen, capture_update, &c);
+	r = bt_update(t, key, klen, capture_update, &c, true);
 	ruma_bm_op_defer(x->bm, false);
 	return r ? r : c.err;
 }
