@@ -23,6 +23,14 @@ static void quiet(void *ctx, const char *line)
 	(void)line;
 }
 
+static char said[256];
+
+static void keep(void *ctx, const char *line)
+{
+	(void)ctx;
+	snprintf(said, sizeof(said), "%s", line);
+}
+
 static int open_log(ruma_wal **w, size_t ring)
 {
 	ruma_wal_config c = { .path = path, .buffer_bytes = ring, .message = quiet };
@@ -105,6 +113,31 @@ static int t_roundtrip(void)
 	CHECK_OK(read_back(w, &got));
 	CHECK_EQ(got, 41u);
 	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
+/* A log whose header names another format (a valid header otherwise) is
+ * refused with both format numbers, not read as records. */
+static int t_other_format(void)
+{
+	struct { uint64_t magic; uint32_t version, crc; uint64_t base, start; } h;
+	ruma_wal *w;
+	unlink(path);
+	CHECK_OK(open_log(&w, 0));
+	CHECK_OK(ruma_wal_close(w));
+	int fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h));
+	h.version = 1;
+	h.crc = 0;
+	h.crc = ruma_crc32c(0, &h, sizeof(h));
+	CHECK(pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h));
+	close(fd);
+	ruma_wal_config c = { .path = path, .message = keep };
+	said[0] = 0;
+	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT);
+	CHECK(strstr(said, "log format 1") && strstr(said, "format 2"));
+	unlink(path);
 	return TEST_PASS;
 }
 
@@ -208,6 +241,7 @@ static int t_io_errors(void)
 
 static const struct test_case cases[] = {
 	{ "roundtrip_checksum", t_roundtrip },
+	{ "other_format", t_other_format },
 	{ "reset_and_wrap", t_reset_and_wrap },
 	{ "powerloss", t_powerloss },
 	{ "io_errors", t_io_errors },
