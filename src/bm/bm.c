@@ -546,6 +546,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		release_all(bm);
 		return -r;
 	}
+	static _Atomic uint64_t instances;
+	bm->instance = atomic_fetch_add(&instances, 1) + 1;
 
 	r = open_storage(bm);
 	if (!r && !c->fresh)

@@ -152,6 +152,7 @@ struct ruma_bm {
 
 	/* threads */
 	pthread_key_t key;
+	uint64_t instance;        /* unique per store opened in this process (mtr.c's cache) */
 	pthread_mutex_t thr_mu;
 	struct bm_thread **threads; /* max_threads entries */
 

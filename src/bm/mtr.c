@@ -85,7 +85,7 @@ struct bm_mtr {
 /* The calling thread's mini-transaction while it declares its writes
  * (ruma_bm_op_declare .. ruma_bm_op_end), else NULL: ruma_bm_wrote needs
  * no store argument, so the B-tree's node functions can call it. */
-static __thread struct bm_mtr *declaring_mtr;
+static __thread __attribute__((tls_model("initial-exec"))) struct bm_mtr *declaring_mtr;
 
 #ifdef NDEBUG
 #define MTR_CHECK_DECLARED 0
@@ -93,14 +93,27 @@ static __thread struct bm_mtr *declaring_mtr;
 #define MTR_CHECK_DECLARED 1
 #endif
 
+/* The calling thread's mini-transaction of the store it used last: a
+ * thread keeps its slot (and so its bm_mtr) until it exits, and instance
+ * numbers are never reused, so a hit is always right. */
+static __thread __attribute__((tls_model("initial-exec"))) struct {
+	uint64_t instance;
+	struct bm_mtr *m;
+} mtr_cached;
+
 static struct bm_mtr *mtr_get(ruma_bm *bm)
 {
+	if (RUMA_LIKELY(mtr_cached.instance == bm->instance))
+		return mtr_cached.m;
 	struct bm_thread *t;
 	if (bm_thread_get(bm, &t))
 		return NULL;
 	struct bm_mtr *m = bm->mtrs[t->idx];
-	if (RUMA_LIKELY(m != NULL))
+	if (RUMA_LIKELY(m != NULL)) {
+		mtr_cached.instance = bm->instance;
+		mtr_cached.m = m;
 		return m;
+	}
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;

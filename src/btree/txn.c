@@ -74,7 +74,7 @@ struct undo {
 	uint16_t klen;
 	uint8_t kind;
 	uint32_t vlen;  /* bytes after the key */
-	uint8_t *bytes; /* key, then the old value or the patch */
+	size_t at;      /* in the transaction's undo bytes: key, then the old value or the patch */
 };
 
 struct ruma_txn {
@@ -85,6 +85,8 @@ struct ruma_txn {
 	size_t nlocks, caplocks;
 	struct undo *undo;
 	size_t nundo, capundo;
+	uint8_t *bytes; /* the undo entries' keys and data, back to back */
+	size_t nbytes, capbytes;
 };
 
 /* Undo record payload after the id: this header, key, then the old value
@@ -119,6 +121,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	if (need <= *cap)
 		return 0;
 	size_t c = *cap ? *cap * 2 : 16;
+	while (c < need)
+		c *= 2;
 	void *q = realloc(*p, c * elem);
 	if (!q)
 		return -ENOMEM;
@@ -173,8 +177,7 @@ static void unlock_all(ruma_txn *x)
 
 static void txn_free(ruma_txn *x)
 {
-	for (size_t i = 0; i < x->nundo; i++)
-		free(x->undo[i].bytes);
+	free(x->bytes);
 	free(x->undo);
 	free(x->locks);
 	free(x);
@@ -244,11 +247,10 @@ static int restore(ruma_btree *t, const uint8_t *key, size_t klen, unsigned kind
 static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
 		       unsigned kind, const uint8_t *data, size_t len)
 {
-	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)))
+	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)) ||
+	    grow((void **)&x->bytes, &x->capbytes, x->nbytes + klen + len, 1))
 		return -ENOMEM;
-	uint8_t *bytes = malloc(klen + len + 1);
-	if (!bytes)
-		return -ENOMEM;
+	uint8_t *bytes = x->bytes + x->nbytes;
 	memcpy(bytes, key, klen);
 	if (len) /* "absent" has no data (NULL) */
 		memcpy(bytes + klen, data, len);
@@ -260,15 +262,14 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 		memcpy(rec + 8 + sizeof(h), bytes, klen + len);
 		uint64_t lsn;
 		int r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, 8 + sizeof(h) + klen + len, &lsn, NULL);
-		if (r) {
-			free(bytes);
+		if (r)
 			return r;
-		}
 		if (!x->id)
 			x->id = lsn;
 	}
 	x->undo[x->nundo++] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
-					     bytes };
+					     x->nbytes };
+	x->nbytes += klen + len;
 	return 0;
 }
 
@@ -524,7 +525,8 @@ int ruma_txn_abort(ruma_txn *x)
 	for (size_t i = x->nundo; i-- > 0;) {
 		struct undo *u = &x->undo[i];
 		t.root = u->root;
-		int r = restore(&t, u->bytes, u->klen, u->kind, u->bytes + u->klen, u->vlen);
+		const uint8_t *b = x->bytes + u->at;
+		int r = restore(&t, b, u->klen, u->kind, b + u->klen, u->vlen);
 		err = err ? err : r;
 	}
 	ruma_bm_op_defer(x->bm, false);
