@@ -490,9 +490,17 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 	}
 	h.lsn = w->end;
 	h.crc = rec_crc_from(&h, payload_crc);
-	ring_copy(w, h.lsn, &h, sizeof(h));
-	ring_copy(w, h.lsn + sizeof(h), payload, len);
-	ring_copy(w, h.lsn + sizeof(h) + len, zeros, h.len - sizeof(h) - len);
+	size_t at = (size_t)((h.lsn - w->base) % w->cap);
+	if (RUMA_LIKELY(at + h.len <= w->cap)) { /* no wrap: the common case */
+		char *o = w->ring + at;
+		memcpy(o, &h, sizeof(h));
+		memcpy(o + sizeof(h), payload, len);
+		memset(o + sizeof(h) + len, 0, h.len - sizeof(h) - len);
+	} else {
+		ring_copy(w, h.lsn, &h, sizeof(h));
+		ring_copy(w, h.lsn + sizeof(h), payload, len);
+		ring_copy(w, h.lsn + sizeof(h) + len, zeros, h.len - sizeof(h) - len);
+	}
 	w->end += h.len;
 	w->st.records++;
 	w->st.bytes += h.len;
