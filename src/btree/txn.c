@@ -243,33 +243,34 @@ static int restore(ruma_btree *t, const uint8_t *key, size_t klen, unsigned kind
 }
 
 /* Log (with a log) and keep one undo entry: kind, then `len` bytes of old
- * value or patch. */
+ * value or patch.  The entry is built once in the transaction's undo bytes
+ * as the whole record payload (id, header, key, data); the undo entry
+ * points at its key. */
 static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
 		       unsigned kind, const uint8_t *data, size_t len)
 {
+	const size_t head = 8 + sizeof(struct undo_hdr);
 	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)) ||
-	    grow((void **)&x->bytes, &x->capbytes, x->nbytes + klen + len, 1))
+	    grow((void **)&x->bytes, &x->capbytes, x->nbytes + head + klen + len, 1))
 		return -ENOMEM;
-	uint8_t *bytes = x->bytes + x->nbytes;
-	memcpy(bytes, key, klen);
+	uint8_t *rec = x->bytes + x->nbytes;
+	struct undo_hdr h = { t->root, (uint16_t)klen, (uint8_t)kind, 0, (uint32_t)len };
+	memcpy(rec, &x->id, 8);
+	memcpy(rec + 8, &h, sizeof(h));
+	memcpy(rec + head, key, klen);
 	if (len) /* "absent" has no data (NULL) */
-		memcpy(bytes + klen, data, len);
+		memcpy(rec + head + klen, data, len);
 	if (ruma_bm_logging(x->bm)) {
-		uint8_t rec[8 + sizeof(struct undo_hdr) + RUMA_BTREE_MAX_KEY + RUMA_BTREE_MAX_VALUE];
-		struct undo_hdr h = { t->root, (uint16_t)klen, (uint8_t)kind, 0, (uint32_t)len };
-		memcpy(rec, &x->id, 8);
-		memcpy(rec + 8, &h, sizeof(h));
-		memcpy(rec + 8 + sizeof(h), bytes, klen + len);
 		uint64_t lsn;
-		int r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, 8 + sizeof(h) + klen + len, &lsn, NULL);
+		int r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, head + klen + len, &lsn, NULL);
 		if (r)
 			return r;
 		if (!x->id)
 			x->id = lsn;
 	}
 	x->undo[x->nundo++] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
-					     x->nbytes };
-	x->nbytes += klen + len;
+					     x->nbytes + head };
+	x->nbytes += head + klen + len;
 	return 0;
 }
 
