@@ -456,7 +456,9 @@ static const struct mspec specs[] = {
 	  "1,2,4,6,8,9,10,11,12,13,14,19,20" },
 	{ 19, "19(4,1)", "Mapped partitioning with block-chains (hugepages)", true, 4, "2,13" },
 	{ 20, "20", "Mix huge and small pages", false, 0, "2,4,6,8,9,18,19,20,21,22,23" },
-	{ 21, "21(8)", "Mapped partitioning with block-chains (adaptive block sizes)", false, 8,
+	{ 21, "21(8)", "Mapped partitioning with block-chains (adaptive block sizes)", true, 8,
+	  "1,10,11,12,13,14,19" },
+	{ 21, "21(8,1)", "Mapped partitioning with block-chains (adaptive block sizes)", false, 8,
 	  "1,2,4,9,10,11,12,13,14,19" },
 	{ 22, "22", "Rewired vector", false, 0, "15" },
 	{ 23, "23", "Rewired vector (hugepages)", true, 0, "15" },
@@ -599,7 +601,7 @@ static int t_methods_vector_alloc(void) { return run_specs(22, 44); }
 static int t_partition_unaligned(void)
 {
 	const char *const ms[] = { "12(4,1,0)", "13(4,1)", "17(4,2)", "18(4,2)", "21(4)", "44(4,1)",
-				   "13(16,3)", "18(64,1)", "21(32)" };
+				   "13(16,3)", "18(64,1)", "21(32)", "21(4,1)", "21(32,1)" };
 	const char *const ts[] = { "2(100)", "9", "10", "11", "12", "13", "14", "19(50)", "20" };
 	const uint64_t all = urand64_sum(5000, SEED); /* the partitioned keys */
 

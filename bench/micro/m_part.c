@@ -6,7 +6,9 @@
  *           pool pages, rewired into one contiguous output (14: 2 MiB pages)
  *   17      traditional with block-chains (chunks, no contiguous output)
  *   18, 19  mapped with block-chains (window per partition), contiguous output
- *   21      mapped with adaptive block sizes (2 MiB down to 4 KiB), contiguous
+ *   21      mapped with adaptive block sizes (2 MiB down to 4 KiB): 2 MiB
+ *           blocks from huge pages and chains as the original; 21(P,1): all
+ *           from 4 KiB pages and one contiguous output
  *   44      mremap partitioning with 2 MiB pages (chunks per partition)
  * Input and phases as in the original (BigDataAnalyticsGroup/rewiring,
  * methods/traditional_partitioning.c, blocked_partitioning.c,
@@ -153,6 +155,8 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	pp->c = c;
 	o.pages_per_block = p->pages_per_block;
 	o.huge = huge;
+	if (method == RUMA_PART_MAPPED_ADAPTIVE)
+		o.contiguous = p->contiguous;
 	micro_phase_begin(c);
 	rc = ruma_part_run(d->src, n, &o, &pp->res);
 	micro_phase_end(c, pp->after_pass ? MF_SQUEEZE_AREA_MMAP : MF_MEMCPY);
@@ -201,9 +205,11 @@ int micro_build_part_mapped_chains(micro_ctx *c, const micro_params *p, size_t n
 
 int micro_build_part_adaptive(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	/* 4 KiB pool pages (huge = false), so the output is one contiguous range;
-	 * block sizes still go from 2 MiB (512 pages) down to one page */
-	return part_build(c, p, n, d, RUMA_PART_MAPPED_ADAPTIVE, false);
+	/* As the original: 2 MiB blocks from huge pages (4 KiB pages after
+	 * --fallback), the smaller ones from a 4 KiB pool, partitions left as
+	 * chains.  21(P,1): every block from 4 KiB pool pages, so the output can be
+	 * one contiguous range (block sizes still go from 2 MiB down to a page). */
+	return part_build(c, p, n, d, RUMA_PART_MAPPED_ADAPTIVE, p->use_huge && !p->contiguous);
 }
 
 int micro_build_part_mremap(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)

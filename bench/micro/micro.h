@@ -133,6 +133,9 @@ typedef struct micro_params {
 	/* derived */
 	bool populate_cow; /* methods 3, 5, 7, 9: populate the COW views */
 	bool vec_prepopulate; /* methods 30, 31 */
+	bool contiguous;      /* method 21's second parameter: build one contiguous output
+			       * from 4 KiB pages (0, the default: the original's 2 MiB blocks
+			       * from huge pages, left as chains) */
 	bool use_huge; /* this run maps 2 MiB pages (false after --fallback) */
 	bool fell_back;
 } micro_params;

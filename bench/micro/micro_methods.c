@@ -8,7 +8,7 @@
  *   10, 11        (pagesPerChunk, initDst)             (1, 0)
  *   12            (numPartitions, pagesPerBlock, prefaultDst)  (64, 1, 0)
  *   13, 14, 17, 18, 19, 44  (numPartitions, pagesPerBlock)     (64, 1)
- *   21            (numPartitions)                      (64)
+ *   21            (numPartitions[, contiguous])        (64, 0)
  *   32            (huge, file, shared, populate, byOption, initFile, shuffle)
  *                                                      (0, 1, 1, 1, 1, 1, 0)
  *   40, 41        (huge, random)                       (0, 0)
@@ -103,6 +103,7 @@ void micro_method_defaults(const micro_method *m, micro_params *p)
 	p->shuffle = false;
 	p->random = false;
 	p->vec_prepopulate = m->id == 30 || m->id == 31;
+	p->contiguous = false;
 	p->populate_cow = m->id == 3 || m->id == 5 || m->id == 7 || m->id == 9;
 }
 
@@ -152,7 +153,7 @@ int micro_method_set_params(const micro_method *m, const double *v, unsigned k, 
 	micro_method_defaults(m, p);
 	if (k == 0)
 		return 0;
-	if (k != m->nparams) {
+	if (k != m->nparams && !(m->id == 21 && k == 2)) {
 		if (m->nparams == 0)
 			snprintf(why, len, "method %d takes no parameters", m->id);
 		else
@@ -183,6 +184,8 @@ int micro_method_set_params(const micro_method *m, const double *v, unsigned k, 
 		break;
 	case 21:
 		rc = need_partitions(v[0], &p->num_partitions, why, len);
+		if (!rc && k == 2)
+			rc = need_flag("contiguous", v[1], &p->contiguous, why, len);
 		break;
 	case 32: {
 		static const char *const names[7] = { "huge", "file", "shared", "populate",
@@ -215,6 +218,8 @@ bool micro_method_wants_huge(const micro_method *m, const micro_params *p)
 		return true;
 	case 32: case 40: case 41: case 42:
 		return p->huge;
+	case 21:
+		return !p->contiguous;
 	default:
 		return false;
 	}
@@ -246,6 +251,8 @@ uint64_t micro_method_huge_pages(const micro_method *m, const micro_params *p, s
 		return partition_block_pages(p, n);
 	case 20:
 		return n * 8 / MICRO_HUGE_PAGE; /* whole 2 MiB pages only; 0: all 4 KiB */
+	case 21:
+		return pages + p->num_partitions; /* the 2 MiB blocks, one partly filled each */
 	case 23: case 31: case 37: case 43:
 		return 2 * pages; /* doubling growth: at most twice the data */
 	default:

@@ -119,15 +119,20 @@ int micro_test_set_params(const micro_test *t, const double *v, unsigned k, micr
 #define PART_TESTS (T(10) | T(11) | T(12) | T(13) | T(14) | T(19))
 #define ALLOC_TESTS (T(2) | T(4) | T(6) | T(9) | T(20) | T(21))
 
-static uint32_t allowed_tests(const micro_method *m)
+/* Method 21 as the original: its partitions stay chains of blocks. */
+static bool chained(const micro_method *m, const micro_params *p)
 {
+	return m->id == 17 || m->id == 44 || (m->id == 21 && !p->contiguous);
+}
+
+static uint32_t allowed_tests(const micro_method *m, const micro_params *p)
+{
+	if (chained(m, p))
+		return SRC_TESTS | PART_TESTS; /* no contiguous destination */
 	switch (m->id) {
 	case 12: case 13: case 14: case 18: case 19: case 21:
 		/* partitions laid out in one contiguous destination */
 		return SRC_TESTS | PART_TESTS | T(2) | T(4) | T(6) | T(8) | T(9) | T(20);
-	case 17: case 44:
-		/* partitions as chains of blocks (no contiguous destination) */
-		return SRC_TESTS | PART_TESTS;
 	case 22: case 23: case 24: case 30: case 31: case 36: case 37: case 43:
 		return T(15);
 	case 20: case 32:
@@ -141,11 +146,11 @@ static uint32_t allowed_tests(const micro_method *m)
 	}
 }
 
-static const char *kind_desc(const micro_method *m)
+static const char *kind_desc(const micro_method *m, const micro_params *p)
 {
-	switch (m->id) {
-	case 17: case 44:
+	if (chained(m, p))
 		return "partitions as chains of blocks (no contiguous destination array)";
+	switch (m->id) {
 	case 20:
 		return "a contiguous destination array built from two pools (no single source array)";
 	case 32:
@@ -183,23 +188,22 @@ static const char *test_need(int id)
 const char *micro_combo_check(const micro_method *m, const micro_test *t, const micro_params *p,
 			      char *buf, size_t len)
 {
-	(void)p;
-	if (allowed_tests(m) & T(t->id))
+	if (allowed_tests(m, p) & T(t->id))
 		return NULL;
 	if (m->id >= 40 && m->id <= 42 && m->kind != MICRO_VECTOR)
 		snprintf(buf, len,
 			 "method %d (%s) produces %s; test %d (%s) is not part of the allocation "
 			 "comparison (methods 40 and 42 support tests 2, 4, 6, 9, 20, 21; method 41 "
 			 "tests 2, 4, 20, 21)",
-			 m->id, m->name, kind_desc(m), t->id, t->desc);
+			 m->id, m->name, kind_desc(m, p), t->id, t->desc);
 	else if (t->id == 10 && m->kind == MICRO_CONTIG)
 		snprintf(buf, len,
 			 "method %d (%s) produces %s; test 10 (%s) needs %s — use test 2 to read the "
 			 "single array",
-			 m->id, m->name, kind_desc(m), t->desc, test_need(10));
+			 m->id, m->name, kind_desc(m, p), t->desc, test_need(10));
 	else
 		snprintf(buf, len, "method %d (%s) produces %s; test %d (%s) needs %s", m->id,
-			 m->name, kind_desc(m), t->id, t->desc, test_need(t->id));
+			 m->name, kind_desc(m, p), t->id, t->desc, test_need(t->id));
 	return buf;
 }
 
