@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -370,6 +371,47 @@ static int t_write_file_through_os(void)
 	return TEST_PASS;
 }
 
+/*
+ * /proc/locks and /proc/<pid>/stat, status are read through the OS layer:
+ * the lock this process holds is found with one counted open, and an
+ * injected failure of the open or a read gives the caller that errno (the
+ * flock holder) or the documented answer (a process whose /proc entry is
+ * gone is exiting; one that cannot be read is not known to be).
+ */
+static int t_proc_reads_through_os(void)
+{
+	char path[] = "/tmp/ruma-test-flockXXXXXX", other[] = "/tmp/ruma-test-flockXXXXXX";
+	int fd = mkstemp(path), fd2 = mkstemp(other), holder = 0;
+	struct stat st, st2;
+
+	CHECK(fd >= 0 && fd2 >= 0);
+	CHECK(fstat(fd, &st) == 0 && fstat(fd2, &st2) == 0);
+	CHECK_OK(ruma_os_lock_exclusive(fd));
+	uint64_t o0 = ruma_os_count(RUMA_SYS_OPEN);
+	CHECK_OK(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	CHECK_EQ(holder, (int)getpid());
+	CHECK_EQ(ruma_sysinfo_flock_holder(st2.st_dev, st2.st_ino, &holder), RUMA_ENOTFOUND);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder), -EACCES);
+	ruma_os_inject(RUMA_SYS_READ, 1, EIO, false);
+	CHECK_EQ(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder), -EIO);
+	CHECK(!ruma_sysinfo_pid_exiting((int)getpid()));
+	ruma_os_inject(RUMA_SYS_OPEN, 1, ENOENT, false);
+	CHECK(ruma_sysinfo_pid_exiting((int)getpid())); /* no /proc entry: gone */
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK(!ruma_sysinfo_pid_exiting((int)getpid())); /* cannot be told */
+	ruma_os_inject(RUMA_SYS_OPEN, 2, ENOENT, false); /* stat read, status gone */
+	CHECK(!ruma_sysinfo_pid_exiting((int)getpid()));
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder));
+	close(fd);
+	close(fd2);
+	unlink(path);
+	unlink(other);
+	return TEST_PASS;
+}
+
 /* The drivers' file calls go through the OS layer: counted, injectable. */
 static int t_file_open_and_size(void)
 {
@@ -656,6 +698,7 @@ static const struct test_case cases[] = {
 	{ "probe_perf", t_probe_perf },
 	{ "probe_odirect", t_probe_odirect },
 	{ "write_file_through_os", t_write_file_through_os },
+	{ "proc_reads_through_os", t_proc_reads_through_os },
 	{ "file_open_and_size", t_file_open_and_size },
 	{ "json_validator", t_json_validator },
 	{ "doctor_text", t_doctor_text },

@@ -54,6 +54,54 @@ int ruma_sysfile_count_lines(const char *path, uint64_t *n)
 	return 0;
 }
 
+/* Line splitting for ruma_sysfile_each_line: the current line so far. */
+typedef struct line_buf {
+	char text[RUMA_SYSFILE_LINE];
+	size_t len;
+} line_buf;
+
+/* Hand the complete lines of chunk to fn; keep the unfinished tail in lb. */
+static int feed_lines(line_buf *lb, const char *chunk, size_t n,
+		      int (*fn)(void *ctx, const char *line), void *ctx)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (chunk[i] != '\n') {
+			if (lb->len + 1 < sizeof(lb->text))
+				lb->text[lb->len++] = chunk[i];
+			continue;
+		}
+		lb->text[lb->len] = '\0';
+		lb->len = 0;
+		int stop = fn(ctx, lb->text);
+		if (stop)
+			return stop;
+	}
+	return 0;
+}
+
+int ruma_sysfile_each_line(const char *path, int (*fn)(void *ctx, const char *line), void *ctx)
+{
+	char chunk[4096];
+	line_buf lb = { .len = 0 };
+	ssize_t r = 0;
+	int fd, stop = 0;
+	int rc = ruma_os_open(path, O_RDONLY | O_CLOEXEC, 0, &fd);
+
+	if (rc)
+		return rc;
+	while (!stop && (r = ruma_os_read(fd, chunk, sizeof(chunk))) > 0)
+		stop = feed_lines(&lb, chunk, (size_t)r, fn, ctx);
+	close(fd);
+	if (stop)
+		return stop;
+	if (r < 0)
+		return (int)r;
+	if (lb.len == 0)
+		return 0;
+	lb.text[lb.len] = '\0'; /* a last line without '\n' */
+	return fn(ctx, lb.text);
+}
+
 int ruma_sysfile_write(const char *path, const char *text)
 {
 	size_t len = strlen(text);
