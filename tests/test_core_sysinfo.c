@@ -187,6 +187,33 @@ static int t_numa_nodes(void)
 	return TEST_PASS;
 }
 
+/* The sysfs listings are opened through the OS layer: one counted open, and
+ * an injected failure gives the errno, or the documented answer for a
+ * directory that is not there (no huge page sizes; node 0 alone). */
+static int t_sysfs_dirs_through_os(void)
+{
+	uint64_t sizes[RUMA_SYSINFO_MAX_HUGE_SIZES];
+	int nodes[RUMA_SYSINFO_MAX_NODES];
+	size_t n = 99;
+
+	uint64_t o0 = ruma_os_count(RUMA_SYS_OPEN);
+	(void)ruma_sysinfo_huge_sizes(sizes, RUMA_ARRAY_SIZE(sizes), &n);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_huge_sizes(sizes, RUMA_ARRAY_SIZE(sizes), &n), -EACCES);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, ENOENT, false);
+	CHECK_OK(ruma_sysinfo_huge_sizes(sizes, RUMA_ARRAY_SIZE(sizes), &n));
+	CHECK_EQ(n, 0);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_numa_nodes(nodes, RUMA_ARRAY_SIZE(nodes), &n), -EACCES);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, ENOENT, false);
+	CHECK_OK(ruma_sysinfo_numa_nodes(nodes, RUMA_ARRAY_SIZE(nodes), &n));
+	CHECK_EQ(n, 1);
+	CHECK_EQ(nodes[0], 0);
+	ruma_os_inject_clear();
+	return TEST_PASS;
+}
+
 /*
  * Pool counts are consistent with each other and with /proc/meminfo.  Other
  * tests may change the pool concurrently, so a mismatch is retried a few times.
@@ -692,6 +719,7 @@ static const struct test_case cases[] = {
 	{ "map_count", t_map_count },
 	{ "huge_sizes", t_huge_sizes },
 	{ "numa_nodes", t_numa_nodes },
+	{ "sysfs_dirs_through_os", t_sysfs_dirs_through_os },
 	{ "huge_pool", t_huge_pool },
 	{ "huge_set_restore", t_huge_set_restore },
 	{ "probe_uring", t_probe_uring },

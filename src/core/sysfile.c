@@ -7,12 +7,14 @@
  * sysctl and sysfs handlers expect, and an error reported only at close(2)
  * (sysfs may do that) is returned too.
  * Syscalls: open, read, write through the OS layer (counted, injectable);
- * close directly.
+ * close, and getdents through readdir on a directory the OS layer opened,
+ * directly.
  */
 #include "core/sysfile.h"
 
 #include "os/os.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -100,6 +102,25 @@ int ruma_sysfile_each_line(const char *path, int (*fn)(void *ctx, const char *li
 		return 0;
 	lb.text[lb.len] = '\0'; /* a last line without '\n' */
 	return fn(ctx, lb.text);
+}
+
+int ruma_sysfile_each_entry(const char *path, void (*fn)(void *ctx, const char *name), void *ctx)
+{
+	int fd;
+	int rc = ruma_os_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &fd);
+
+	if (rc)
+		return rc;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		fn(ctx, e->d_name);
+	closedir(d); /* closes fd */
+	return 0;
 }
 
 int ruma_sysfile_write(const char *path, const char *text)

@@ -33,6 +33,14 @@ int ruma_sysfile_count_lines(const char *path, uint64_t *n);
 int ruma_sysfile_each_line(const char *path, int (*fn)(void *ctx, const char *line), void *ctx);
 
 /*
+ * ruma_sysfile_each_entry — call fn(ctx, name) for every entry of the
+ * directory path (sysfs listings such as /sys/kernel/mm/hugepages), "." and
+ * ".." included.  The directory is opened through the OS layer, the entries
+ * read with readdir.  Returns 0 or a negative errno of the open.
+ */
+int ruma_sysfile_each_entry(const char *path, void (*fn)(void *ctx, const char *name), void *ctx);
+
+/*
  * ruma_sysfile_write — write text (NUL-terminated) to path with one
  * write(2).  Returns 0, a negative errno (also one reported at close), or
  * RUMA_ESHORTIO when the kernel took only part of it.

@@ -10,8 +10,8 @@
  *
  * Syscalls: open/read/write of /proc and /sys files (/proc/locks and
  * /proc/<pid>/stat and status too) through sysfile.c, and so through the
- * OS layer (counted, injectable); opendir/readdir on sysfs
- * directories (not part of the OS layer's list);
+ * OS layer (counted, injectable), sysfs directories too (their entries read
+ * with readdir);
  * uname and sysconf; io_uring setup, perf_event_open, open(O_DIRECT),
  * pread and pwrite go through the OS layer (src/os) so they are counted and
  * can be failed by injection; close and unlink of the probe file directly.
@@ -22,7 +22,6 @@
 #include "core/sysfile.h"
 #include "os/os.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -146,23 +145,30 @@ static bool parse_huge_dir_name(const char *name, uint64_t *kb)
 	return strcmp(end, "kB") == 0 && *kb > 0;
 }
 
+/* What a directory listing collects: up to cap values, k so far. */
+typedef struct entry_list {
+	void *v;
+	size_t cap, k;
+} entry_list;
+
+static void add_huge_size(void *ctx, const char *name)
+{
+	entry_list *l = ctx;
+	uint64_t kb;
+	if (l->k < l->cap && parse_huge_dir_name(name, &kb))
+		((uint64_t *)l->v)[l->k++] = kb;
+}
+
 int ruma_sysinfo_huge_sizes(uint64_t *sizes_kb, size_t cap, size_t *n)
 {
-	DIR *d = opendir(HUGE_SYS_DIR);
-	struct dirent *e;
-	size_t k = 0;
+	entry_list l = { .v = sizes_kb, .cap = cap, .k = 0 };
+	int rc = ruma_sysfile_each_entry(HUGE_SYS_DIR, add_huge_size, &l);
 
 	*n = 0;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((e = readdir(d)) != NULL) {
-		uint64_t kb;
-		if (k < cap && parse_huge_dir_name(e->d_name, &kb))
-			sizes_kb[k++] = kb;
-	}
-	closedir(d);
-	qsort(sizes_kb, k, sizeof(*sizes_kb), cmp_u64);
-	*n = k;
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	qsort(sizes_kb, l.k, sizeof(*sizes_kb), cmp_u64);
+	*n = l.k;
 	return 0;
 }
 
@@ -198,30 +204,31 @@ static bool parse_node_name(const char *name, int *id)
 	return true;
 }
 
+static void add_node(void *ctx, const char *name)
+{
+	entry_list *l = ctx;
+	int id;
+	if (l->k < l->cap && parse_node_name(name, &id))
+		((int *)l->v)[l->k++] = id;
+}
+
 int ruma_sysinfo_numa_nodes(int *nodes, size_t cap, size_t *n)
 {
-	DIR *d = opendir(NODE_SYS_DIR);
-	struct dirent *e;
-	size_t k = 0;
+	entry_list l = { .v = nodes, .cap = cap, .k = 0 };
+	int rc = ruma_sysfile_each_entry(NODE_SYS_DIR, add_node, &l);
 
 	*n = 0;
-	if (!d) {
-		if (errno != ENOENT)
-			return -errno;
+	if (rc) {
+		if (rc != -ENOENT)
+			return rc;
 		if (cap > 0) {
 			nodes[0] = 0;
 			*n = 1;
 		}
 		return 0;
 	}
-	while ((e = readdir(d)) != NULL) {
-		int id;
-		if (k < cap && parse_node_name(e->d_name, &id))
-			nodes[k++] = id;
-	}
-	closedir(d);
-	qsort(nodes, k, sizeof(*nodes), cmp_int);
-	*n = k;
+	qsort(nodes, l.k, sizeof(*nodes), cmp_int);
+	*n = l.k;
 	return 0;
 }
 
