@@ -30,9 +30,9 @@ static int rewiring(void)
 	uint64_t page;
 	int rc;
 
-	if ((rc = ruma_phys_create(&pool, 4096, 0)))
+	if ((rc = ruma_phys_create(4096, 0, &pool)))
 		return fail("phys_create", rc);
-	if ((rc = ruma_area_create(&area, 4096, 16)))
+	if ((rc = ruma_area_create(4096, 16, &area)))
 		return fail("area_create", rc);
 	if ((rc = ruma_phys_alloc(pool, 1, &page)))
 		return fail("phys_alloc", rc);

@@ -9,8 +9,9 @@
  *
  * A case returns TEST_PASS, TEST_FAIL or TEST_SKIP (CHECK returns TEST_FAIL
  * for it, after printing file:line and the expression).  test_main prints the
- * seed (take it from RUMA_SEED to replay), runs the cases (or only those named
- * on the command line), ends with "<module>: N passed, N failed, N skipped"
+ * seed (RUMA_SEED from the environment replays one), runs the cases (or only
+ * those named on the command line: a name that is no case fails the run
+ * before anything runs), ends with "<module>: N passed, N failed, N skipped"
  * and exits 1 if any failed, 77 if all were skipped, else 0.
  * Random data in tests must come from test_rng, which test_main seeds.
  */
@@ -78,12 +79,41 @@ static uint64_t test_seed;
 		return TEST_SKIP;                         \
 	} while (0)
 
+/* The seed of this run: RUMA_SEED when set and valid, else from the clock. */
+static inline uint64_t test_seed_of_env(void)
+{
+	const char *env = getenv("RUMA_SEED");
+	uint64_t seed;
+
+	return env && ruma_parse_u64(env, &seed) == 0 ? seed : ruma_seed_default();
+}
+
+/* Every name on the command line names a case; else say which does not. */
+static inline bool test_names_known(const char *module, const struct test_case *cases, size_t n,
+				    int argc, char **argv)
+{
+	bool known = true;
+
+	for (int a = 1; a < argc; a++) {
+		size_t i = 0;
+		while (i < n && strcmp(argv[a], cases[i].name) != 0)
+			i++;
+		if (i == n) {
+			fprintf(stderr, "%s: no test case named '%s'\n", module, argv[a]);
+			known = false;
+		}
+	}
+	return known;
+}
+
 static inline int test_main(const char *module, const struct test_case *cases, size_t n,
 			    int argc, char **argv)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
-	test_seed = ruma_seed_default();
+	if (!test_names_known(module, cases, n, argc, argv))
+		return 1;
+	test_seed = test_seed_of_env();
 	ruma_rng_seed(&test_rng, test_seed);
 	printf("%s: seed %" PRIu64 " (replay with RUMA_SEED=%" PRIu64 ")\n", module, test_seed,
 	       test_seed);

@@ -1,6 +1,6 @@
 /*
  * test_core_perf.c — perf counters, rusage deltas, smaps_rollup memory and
- * the seed-001 counter table.
+ * the counter table in the layout of PerfEvent's report.
  *
  * The machine may lack a PMU (hardware events fail with ENOENT in a VM):
  * every check accepts "available and counting" or "unavailable with an

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 /* ---- helpers ------------------------------------------------------------------ */
@@ -183,6 +184,33 @@ static int t_numa_nodes(void)
 	CHECK(n >= 1);
 	for (size_t i = 1; i < n; i++)
 		CHECK(nodes[i - 1] < nodes[i]);
+	return TEST_PASS;
+}
+
+/* The sysfs listings are opened through the OS layer: one counted open, and
+ * an injected failure gives the errno, or the documented answer for a
+ * directory that is not there (no huge page sizes; node 0 alone). */
+static int t_sysfs_dirs_through_os(void)
+{
+	uint64_t sizes[RUMA_SYSINFO_MAX_HUGE_SIZES];
+	int nodes[RUMA_SYSINFO_MAX_NODES];
+	size_t n = 99;
+
+	uint64_t o0 = ruma_os_count(RUMA_SYS_OPEN);
+	(void)ruma_sysinfo_huge_sizes(sizes, RUMA_ARRAY_SIZE(sizes), &n);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_huge_sizes(sizes, RUMA_ARRAY_SIZE(sizes), &n), -EACCES);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, ENOENT, false);
+	CHECK_OK(ruma_sysinfo_huge_sizes(sizes, RUMA_ARRAY_SIZE(sizes), &n));
+	CHECK_EQ(n, 0);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_numa_nodes(nodes, RUMA_ARRAY_SIZE(nodes), &n), -EACCES);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, ENOENT, false);
+	CHECK_OK(ruma_sysinfo_numa_nodes(nodes, RUMA_ARRAY_SIZE(nodes), &n));
+	CHECK_EQ(n, 1);
+	CHECK_EQ(nodes[0], 0);
+	ruma_os_inject_clear();
 	return TEST_PASS;
 }
 
@@ -367,6 +395,47 @@ static int t_write_file_through_os(void)
 	CHECK_OK(ruma_sysinfo_read_u64_file(path, &v));
 	CHECK_EQ(v, 54321);
 	unlink(path);
+	return TEST_PASS;
+}
+
+/*
+ * /proc/locks and /proc/<pid>/stat, status are read through the OS layer:
+ * the lock this process holds is found with one counted open, and an
+ * injected failure of the open or a read gives the caller that errno (the
+ * flock holder) or the documented answer (a process whose /proc entry is
+ * gone is exiting; one that cannot be read is not known to be).
+ */
+static int t_proc_reads_through_os(void)
+{
+	char path[] = "/tmp/ruma-test-flockXXXXXX", other[] = "/tmp/ruma-test-flockXXXXXX";
+	int fd = mkstemp(path), fd2 = mkstemp(other), holder = 0;
+	struct stat st, st2;
+
+	CHECK(fd >= 0 && fd2 >= 0);
+	CHECK(fstat(fd, &st) == 0 && fstat(fd2, &st2) == 0);
+	CHECK_OK(ruma_os_lock_exclusive(fd));
+	uint64_t o0 = ruma_os_count(RUMA_SYS_OPEN);
+	CHECK_OK(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) - o0, 1);
+	CHECK_EQ(holder, (int)getpid());
+	CHECK_EQ(ruma_sysinfo_flock_holder(st2.st_dev, st2.st_ino, &holder), RUMA_ENOTFOUND);
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK_EQ(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder), -EACCES);
+	ruma_os_inject(RUMA_SYS_READ, 1, EIO, false);
+	CHECK_EQ(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder), -EIO);
+	CHECK(!ruma_sysinfo_pid_exiting((int)getpid()));
+	ruma_os_inject(RUMA_SYS_OPEN, 1, ENOENT, false);
+	CHECK(ruma_sysinfo_pid_exiting((int)getpid())); /* no /proc entry: gone */
+	ruma_os_inject(RUMA_SYS_OPEN, 1, EACCES, false);
+	CHECK(!ruma_sysinfo_pid_exiting((int)getpid())); /* cannot be told */
+	ruma_os_inject(RUMA_SYS_OPEN, 2, ENOENT, false); /* stat read, status gone */
+	CHECK(!ruma_sysinfo_pid_exiting((int)getpid()));
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_sysinfo_flock_holder(st.st_dev, st.st_ino, &holder));
+	close(fd);
+	close(fd2);
+	unlink(path);
+	unlink(other);
 	return TEST_PASS;
 }
 
@@ -650,12 +719,14 @@ static const struct test_case cases[] = {
 	{ "map_count", t_map_count },
 	{ "huge_sizes", t_huge_sizes },
 	{ "numa_nodes", t_numa_nodes },
+	{ "sysfs_dirs_through_os", t_sysfs_dirs_through_os },
 	{ "huge_pool", t_huge_pool },
 	{ "huge_set_restore", t_huge_set_restore },
 	{ "probe_uring", t_probe_uring },
 	{ "probe_perf", t_probe_perf },
 	{ "probe_odirect", t_probe_odirect },
 	{ "write_file_through_os", t_write_file_through_os },
+	{ "proc_reads_through_os", t_proc_reads_through_os },
 	{ "file_open_and_size", t_file_open_and_size },
 	{ "json_validator", t_json_validator },
 	{ "doctor_text", t_doctor_text },

@@ -309,7 +309,7 @@ static int expect(int test, double pct, size_t n, const uint64_t *L, const uint6
 	return 0;
 }
 
-/* ---- the seed example and output format ------------------------------------------------------- */
+/* ---- the original program's example and output format ------------------------------------ */
 
 static bool starts_with(const char *s, const char *prefix)
 {

@@ -67,7 +67,7 @@ static long minor_faults(void)
 static int pool_with_pages(ruma_phys **p, uint64_t n)
 {
 	uint64_t first;
-	int rc = ruma_phys_create(p, PS, 0);
+	int rc = ruma_phys_create(PS, 0, p);
 	if (!rc)
 		rc = ruma_phys_alloc(*p, n, &first);
 	if (!rc && first != 0)
@@ -85,8 +85,8 @@ static int t_phys_basic(void)
 	ruma_phys_stat st;
 	uint64_t a, b;
 
-	CHECK_EQ(ruma_phys_create(&p, 12345, 0), -EINVAL);
-	CHECK_OK(ruma_phys_create(&p, PS, 0));
+	CHECK_EQ(ruma_phys_create(12345, 0, &p), -EINVAL);
+	CHECK_OK(ruma_phys_create(PS, 0, &p));
 	CHECK(ruma_phys_fd(p) >= 0);
 	CHECK_EQ(ruma_phys_page_size(p), PS);
 	CHECK(!ruma_phys_is_huge(p));
@@ -96,7 +96,7 @@ static int t_phys_basic(void)
 	CHECK_EQ(a, 0);
 	CHECK_EQ(b, 10);
 	CHECK(ruma_phys_file_pages(p) >= 15);
-	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.pages_in_use, 15);
 	CHECK_EQ(st.high_water, 15);
 	CHECK_EQ(st.file_size, ruma_phys_file_pages(p) * PS);
@@ -107,7 +107,7 @@ static int t_phys_basic(void)
 	CHECK_EQ(a, 3);
 	CHECK_OK(ruma_phys_alloc(p, 3, &a)); /* 5,6 left free: too small, from the end */
 	CHECK_EQ(a, 15);
-	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.pages_in_use, 15 - 4 + 2 + 3);
 	CHECK_EQ(st.free_extents, 1);
 	ruma_phys_destroy(p);
@@ -117,10 +117,10 @@ static int t_phys_basic(void)
 static int t_phys_max_pages(void)
 {
 	ruma_phys *p;
-	ruma_phys_opts o = { .page_size = PS, .max_pages = 8 };
+	ruma_phys_options o = { .page_size = PS, .max_pages = 8 };
 	uint64_t a;
 
-	CHECK_OK(ruma_phys_create_opts(&p, &o));
+	CHECK_OK(ruma_phys_create_opts(&o, &p));
 	CHECK_OK(ruma_phys_alloc(p, 6, &a));
 	CHECK_EQ(ruma_phys_alloc(p, 3, &a), -ENOSPC);
 	CHECK_OK(ruma_phys_alloc(p, 2, &a));
@@ -165,7 +165,7 @@ static bool model_pick(struct model *m, uint64_t hw, uint64_t *first, uint64_t *
 static int model_check(ruma_phys *p, struct model *m, uint64_t hw)
 {
 	ruma_phys_stat st;
-	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.pages_in_use, m->in_use);
 	for (uint64_t i = 0; i < hw + 4 && i < 4096; i++)
 		CHECK_EQ(ruma_phys_is_allocated(p, i), m->used[i]);
@@ -176,11 +176,11 @@ static int t_phys_model(void)
 {
 	static struct model m;
 	ruma_phys *p;
-	ruma_phys_opts o = { .page_size = PS, .flags = RUMA_PHYS_NO_PUNCH };
+	ruma_phys_options o = { .page_size = PS, .flags = RUMA_PHYS_NO_PUNCH };
 	uint64_t hw = 1;
 
 	memset(&m, 0, sizeof(m));
-	CHECK_OK(ruma_phys_create_opts(&p, &o));
+	CHECK_OK(ruma_phys_create_opts(&o, &p));
 	for (int op = 0; op < 3000; op++) {
 		uint64_t r = ruma_rng_below(&test_rng, 10), first, n = 1 + ruma_rng_below(&test_rng, 12);
 		if (r < 4 && m.in_use < 3000) {
@@ -221,7 +221,7 @@ static int t_phys_alloc_runs(void)
 	size_t nr;
 	uint64_t a;
 
-	CHECK_OK(ruma_phys_create(&p, PS, 0));
+	CHECK_OK(ruma_phys_create(PS, 0, &p));
 	CHECK_OK(ruma_phys_alloc(p, 20, &a));
 	CHECK_OK(ruma_phys_free(p, 2, 2));   /* free: 2-3, 6-8, 12 */
 	CHECK_OK(ruma_phys_free(p, 6, 3));
@@ -247,16 +247,16 @@ static int t_phys_punch(void)
 	uint64_t first;
 	struct stat fs0, fs1;
 
-	CHECK_OK(ruma_phys_create(&p, PS, RUMA_PHYS_PREPOPULATE));
+	CHECK_OK(ruma_phys_create(PS, RUMA_PHYS_PREPOPULATE, &p));
 	CHECK_OK(ruma_phys_alloc(p, 256, &first));
 	CHECK_OK(write_markers(p, 256));
-	CHECK_OK(ruma_phys_stats(p, &st0));
+	CHECK_OK(ruma_phys_get_stats(p, &st0));
 	CHECK(fstat(ruma_phys_fd(p), &fs0) == 0);
 	CHECK(st0.bytes_resident >= 256 * PS);
 	uint64_t falloc = ruma_os_count(RUMA_SYS_FALLOCATE);
 	CHECK_OK(ruma_phys_free(p, 0, 200));
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE) - falloc, 1);
-	CHECK_OK(ruma_phys_stats(p, &st1));
+	CHECK_OK(ruma_phys_get_stats(p, &st1));
 	CHECK(fstat(ruma_phys_fd(p), &fs1) == 0);
 	CHECK_EQ(st1.punches, 1);
 	CHECK(fs1.st_blocks < fs0.st_blocks);
@@ -277,14 +277,14 @@ static int t_phys_enohuge(void)
 
 	CHECK(strstr(ruma_strerror(RUMA_ENOHUGE), "nr_hugepages") != NULL);
 	ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, false);
-	int rc = ruma_phys_create(&p, RUMA_PAGE_2M, 0);
+	int rc = ruma_phys_create(RUMA_PAGE_2M, 0, &p);
 	ruma_os_inject_clear();
 	if (rc == RUMA_EUNSUPP)
 		SKIP("kernel without hugetlb memfd");
 	CHECK_EQ(rc, RUMA_ENOHUGE);
 	CHECK(p == NULL);
 	/* an allocation with prepopulate that meets ENOMEM: nothing stays allocated */
-	rc = ruma_phys_create(&p, RUMA_PAGE_2M, RUMA_PHYS_PREPOPULATE);
+	rc = ruma_phys_create(RUMA_PAGE_2M, RUMA_PHYS_PREPOPULATE, &p);
 	if (rc == RUMA_ENOHUGE)
 		return TEST_PASS; /* no free huge page on this machine: the real thing */
 	CHECK_OK(rc);
@@ -308,9 +308,9 @@ static int t_area_basic(void)
 	unsigned fl;
 	ruma_phys *who;
 
-	CHECK_EQ(ruma_area_create(&a, 8192, 4), -EINVAL);
-	CHECK_EQ(ruma_area_create(&a, PS, 0), -EINVAL);
-	CHECK_OK(ruma_area_create(&a, PS, 64));
+	CHECK_EQ(ruma_area_create(8192, 4, &a), -EINVAL);
+	CHECK_EQ(ruma_area_create(PS, 0, &a), -EINVAL);
+	CHECK_OK(ruma_area_create(PS, 64, &a));
 	CHECK(((uintptr_t)ruma_area_base(a) & (PS - 1)) == 0);
 	CHECK_EQ(ruma_area_pages(a), 64);
 	CHECK_EQ(ruma_area_page_size(a), PS);
@@ -360,7 +360,7 @@ static int t_area_check_reports(void)
 	char said[160] = "";
 	void *q;
 
-	CHECK_OK(ruma_area_create(&a, PS, 16));
+	CHECK_OK(ruma_area_create(PS, 16, &a));
 	CHECK_OK(pool_with_pages(&p, 8));
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 8, 0, NULL));
 	CHECK_OK(ruma_area_check(a, keep_line, said));
@@ -376,9 +376,9 @@ static int t_area_check_reports(void)
 	CHECK_EQ(ruma_area_check(a, NULL, NULL), -EIO);
 	ruma_phys_stat ps;
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
-	CHECK_EQ(ruma_phys_stats(p, &ps), -EIO);
+	CHECK_EQ(ruma_phys_get_stats(p, &ps), -EIO);
 	ruma_os_inject_clear();
-	CHECK_OK(ruma_phys_stats(p, &ps));
+	CHECK_OK(ruma_phys_get_stats(p, &ps));
 	CHECK(ps.file_size >= 8 * PS && ps.bytes_resident > 0);
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
@@ -393,7 +393,7 @@ static int t_refused_map_takes_no_slot(void)
 	ruma_area *a;
 	int rc = TEST_PASS;
 
-	CHECK_OK(ruma_area_create(&a, PS, 1024)); /* larger than the pools' files */
+	CHECK_OK(ruma_area_create(PS, 1024, &a)); /* larger than the pools' files */
 	for (unsigned i = 0; i < N && rc == TEST_PASS; i++) {
 		if (pool_with_pages(&pools[i], 1) ||
 		    ruma_area_map_run(a, 0, pools[i], 0, ruma_phys_file_pages(pools[i]) + 1, 0,
@@ -417,7 +417,7 @@ static int t_area_alias(void)
 	ruma_phys *p;
 	ruma_area_result r;
 
-	CHECK_OK(ruma_area_create(&a, PS, 32));
+	CHECK_OK(ruma_area_create(PS, 32, &a));
 	CHECK_OK(pool_with_pages(&p, 8));
 	CHECK_OK(ruma_area_map_run(a, 0, p, 3, 1, 0, NULL));
 	CHECK_OK(ruma_area_map_run(a, 7, p, 3, 1, 0, NULL));
@@ -500,7 +500,7 @@ static int t_batch_runs(void)
 	ruma_area *a;
 	ruma_phys *p;
 
-	CHECK_OK(ruma_area_create(&a, PS, N));
+	CHECK_OK(ruma_area_create(PS, N, &a));
 	CHECK_OK(pool_with_pages(&p, N));
 	for (size_t v = 0; v < N; v++) { /* sorted: one run */
 		perm[v] = v;
@@ -539,7 +539,7 @@ static int t_batch_invalid(void)
 	ruma_rewire_pair dup[3] = { { 1, 1 }, { 0, 0 }, { 1, 2 } };
 	ruma_rewire_pair out[2] = { { 0, 0 }, { 99, 1 } };
 
-	CHECK_OK(ruma_area_create(&a, PS, 16));
+	CHECK_OK(ruma_area_create(PS, 16, &a));
 	CHECK_OK(pool_with_pages(&p, 4));
 	uint64_t before = ruma_os_count(RUMA_SYS_MMAP);
 	CHECK_EQ(ruma_area_rewire_batch(a, p, dup, 3, 0, NULL), -EINVAL);
@@ -559,7 +559,7 @@ static int populate_case(ruma_populate_method want, unsigned flags, bool inject_
 	ruma_phys *p;
 	ruma_populate_method how;
 
-	CHECK_OK(ruma_area_create(&a, PS, N));
+	CHECK_OK(ruma_area_create(PS, N, &a));
 	CHECK_OK(pool_with_pages(&p, N));
 	if (inject_einval)
 		ruma_os_inject(RUMA_SYS_MADVISE, 1, EINVAL, true);
@@ -606,7 +606,7 @@ static int t_populate_madvise(void)
 {
 	ruma_area *a;
 	ruma_phys *p;
-	CHECK_OK(ruma_area_create(&a, PS, 1));
+	CHECK_OK(ruma_area_create(PS, 1, &a));
 	CHECK_OK(pool_with_pages(&p, 1));
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 1, 0, NULL));
 	int rc = ruma_os_madvise(ruma_area_base(a), PS, MADV_POPULATE_WRITE);
@@ -633,7 +633,7 @@ static int t_populate_vectored(void)
 	ruma_phys *p;
 	ruma_area_result r;
 
-	CHECK_OK(ruma_area_create(&a, PS, N));
+	CHECK_OK(ruma_area_create(PS, N, &a));
 	CHECK_OK(pool_with_pages(&p, N / 2));
 	struct iovec probe = { ruma_area_base(a), PS };
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 1, 0, NULL));
@@ -685,7 +685,7 @@ static int t_move(void)
 	ruma_area_result r;
 	uint64_t pp;
 
-	CHECK_OK(ruma_area_create(&a, PS, 4 * N));
+	CHECK_OK(ruma_area_create(PS, 4 * N, &a));
 	CHECK_OK(pool_with_pages(&p, N));
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, N, RUMA_AREA_POPULATE, NULL));
 	uint64_t mremaps = ruma_os_count(RUMA_SYS_MREMAP);
@@ -724,7 +724,7 @@ static int t_private_view(void)
 	unsigned fl;
 	uint64_t pp;
 
-	CHECK_OK(ruma_area_create(&a, PS, 16));
+	CHECK_OK(ruma_area_create(PS, 16, &a));
 	CHECK_OK(pool_with_pages(&p, 4));
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 4, 0, NULL));
 	CHECK_OK(ruma_area_map_run(a, 8, p, 0, 4, RUMA_AREA_PRIVATE | RUMA_AREA_POPULATE, NULL));
@@ -753,7 +753,7 @@ static int t_inject_batch(void)
 	ruma_area_result r;
 	uint64_t pp;
 
-	CHECK_OK(ruma_area_create(&a, PS, N));
+	CHECK_OK(ruma_area_create(PS, N, &a));
 	CHECK_OK(pool_with_pages(&p, N));
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, N, 0, NULL)); /* previous state: identity */
 	for (size_t v = 0; v < N; v++)                      /* new: reversed, one run per page */
@@ -798,7 +798,7 @@ static int t_budget(void)
 	ruma_area_result r;
 
 	CHECK(strstr(ruma_strerror(RUMA_EMAPLIMIT), "max_map_count") != NULL);
-	CHECK_OK(ruma_area_create(&a, PS, N));
+	CHECK_OK(ruma_area_create(PS, N, &a));
 	CHECK_OK(pool_with_pages(&p, N));
 	ruma_area_set_map_budget(a, 10);
 	for (size_t v = 0; v < N; v++)
@@ -837,7 +837,7 @@ static int t_kernel_map_limit(void)
 	CHECK_OK(ruma_map_count(&now));
 	if (max > 300000)
 		SKIP("vm.max_map_count %" PRIu64 " is too large to reach quickly", max);
-	CHECK_OK(ruma_area_create(&a, PS, 64));
+	CHECK_OK(ruma_area_create(PS, 64, &a));
 	CHECK_OK(pool_with_pages(&p, 64));
 	size_t pieces = (size_t)(max - now) / 2 + 8, len = 2 * pieces * PS;
 	void *filler;
@@ -865,8 +865,8 @@ static int t_process_budget(void)
 	uint64_t max;
 
 	CHECK_OK(ruma_max_map_count(&max));
-	CHECK_OK(ruma_area_create(&a, PS, 4));
-	ruma_area_stats(a, &st);
+	CHECK_OK(ruma_area_create(PS, 4, &a));
+	ruma_area_get_stats(a, &st);
 	CHECK_EQ(st.max_map_count, max);
 	CHECK_EQ(st.map_budget, UINT64_MAX);
 	CHECK_EQ(st.pages_mapped, 0);

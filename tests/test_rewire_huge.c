@@ -119,7 +119,7 @@ static int t_enohuge_without_reservation(void)
 		SKIP("RUMA_TEST_NO_RESERVE: the huge-page path is not exercised");
 	if (test_meminfo("HugePages_Free") != 0 || test_read_long("/proc/sys/vm/nr_overcommit_hugepages") != 0)
 		SKIP("huge pages are available before reserving; the injected case covers ENOHUGE");
-	int rc = ruma_phys_create(&p, HP, 0);
+	int rc = ruma_phys_create(HP, 0, &p);
 	if (rc == RUMA_EUNSUPP)
 		SKIP("kernel without hugetlb memfd");
 	CHECK_EQ(rc, RUMA_ENOHUGE);
@@ -141,7 +141,7 @@ static int t_huge_pool(void)
 	uint64_t first;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_phys_create(&p, HP, RUMA_PHYS_PREPOPULATE));
+	CHECK_OK(ruma_phys_create(HP, RUMA_PHYS_PREPOPULATE, &p));
 	CHECK(ruma_phys_is_huge(p));
 	CHECK_EQ(ruma_phys_page_size(p), HP);
 	/*
@@ -152,11 +152,11 @@ static int t_huge_pool(void)
 	CHECK_OK(ruma_phys_alloc(p, 4, &first));
 	CHECK_EQ(first, 0);
 	long free1 = test_meminfo("HugePages_Free");
-	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.bytes_resident, 4 * HP); /* prepopulate took them now */
 	CHECK_EQ(st.file_size % HP, 0);
 	CHECK_OK(ruma_phys_free(p, 1, 2));
-	CHECK_OK(ruma_phys_stats(p, &st));
+	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.bytes_resident, 2 * HP); /* the punch gave them back */
 	CHECK_EQ(st.punches, 1);
 	long free2 = test_meminfo("HugePages_Free");
@@ -177,9 +177,9 @@ static int t_huge_area(void)
 	ruma_populate_method how;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_phys_create(&p, HP, 0));
+	CHECK_OK(ruma_phys_create(HP, 0, &p));
 	CHECK_OK(ruma_phys_alloc(p, 4, &first));
-	CHECK_OK(ruma_area_create(&a, HP, 16));
+	CHECK_OK(ruma_area_create(HP, 16, &a));
 	CHECK(((uintptr_t)ruma_area_base(a) & (HP - 1)) == 0);
 	CHECK_OK(ruma_area_map_run(a, 0, p, 0, 4, RUMA_AREA_POPULATE, &how));
 	CHECK(how != RUMA_POPULATE_NONE);
@@ -220,9 +220,9 @@ static int t_huge_mixed_sizes(void)
 	uint64_t first;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_phys_create(&p, HP, 0));
+	CHECK_OK(ruma_phys_create(HP, 0, &p));
 	CHECK_OK(ruma_phys_alloc(p, 1, &first));
-	CHECK_OK(ruma_area_create(&a, RUMA_PAGE_4K, 1024));
+	CHECK_OK(ruma_area_create(RUMA_PAGE_4K, 1024, &a));
 	CHECK_EQ(ruma_area_map_run(a, 0, p, 0, 1, 0, NULL), -EINVAL); /* page sizes differ */
 	ruma_area_destroy(a);
 	ruma_phys_destroy(p);
@@ -239,9 +239,9 @@ static int t_huge_exhausted(void)
 	NEED_HUGE();
 	/* well above what is free, so pages freed by other processes meanwhile do not matter */
 	uint64_t n = (uint64_t)(test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd")) + 64;
-	CHECK_OK(ruma_phys_create(&p, HP, 0));
+	CHECK_OK(ruma_phys_create(HP, 0, &p));
 	CHECK_OK(ruma_phys_alloc(p, n, &first));
-	CHECK_OK(ruma_area_create(&a, HP, n));
+	CHECK_OK(ruma_area_create(HP, n, &a));
 	int rc = ruma_area_map_run(a, 0, p, 0, n, 0, NULL);
 	if (rc == 0 && test_read_long("/proc/sys/vm/nr_overcommit_hugepages") > 0)
 		SKIP("surplus huge pages (nr_overcommit_hugepages) let the mapping succeed");

@@ -84,8 +84,8 @@ static int content_case(ruma_rewire_path path)
 	ruma_anon *s, *d;
 	ruma_anon_result r;
 
-	CHECK_OK(ruma_anon_create(&s, 64, path));
-	CHECK_OK(ruma_anon_create(&d, 64, path));
+	CHECK_OK(ruma_anon_create(64, path, &s));
+	CHECK_OK(ruma_anon_create(64, path, &d));
 	CHECK_EQ(ruma_anon_path(s), path);
 	for (uint64_t p = 0; p < 64; p++) {
 		fill_page(s, p, 1000 + p);
@@ -132,7 +132,7 @@ static int t_overlap(void)
 	ruma_anon *a;
 	ruma_anon_result r;
 
-	CHECK_OK(ruma_anon_create(&a, 64, RUMA_REWIRE_AUTO));
+	CHECK_OK(ruma_anon_create(64, RUMA_REWIRE_AUTO, &a));
 	for (uint64_t p = 0; p < 32; p++)
 		fill_page(a, p, 500 + p);
 	CHECK_OK(ruma_anon_move(a, 8, a, 0, 32, &r)); /* up by 8 */
@@ -161,8 +161,8 @@ static int t_batch_random(void)
 
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	CHECK_OK(ruma_anon_create(&s, N, RUMA_REWIRE_UFFD));
-	CHECK_OK(ruma_anon_create(&d, N, RUMA_REWIRE_UFFD));
+	CHECK_OK(ruma_anon_create(N, RUMA_REWIRE_UFFD, &s));
+	CHECK_OK(ruma_anon_create(N, RUMA_REWIRE_UFFD, &d));
 	for (uint64_t p = 0; p < N; p++) {
 		fill_page(s, p, p + 1);
 		perm[p] = p;
@@ -192,8 +192,8 @@ static int t_inject_partial(void)
 
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	CHECK_OK(ruma_anon_create(&s, 16, RUMA_REWIRE_UFFD));
-	CHECK_OK(ruma_anon_create(&d, 16, RUMA_REWIRE_UFFD));
+	CHECK_OK(ruma_anon_create(16, RUMA_REWIRE_UFFD, &s));
+	CHECK_OK(ruma_anon_create(16, RUMA_REWIRE_UFFD, &d));
 	for (uint64_t p = 0; p < 16; p++)
 		fill_page(s, p, 40 + p);
 	ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, 1, 0, false); /* partial: first half only */
@@ -217,8 +217,8 @@ static int fail_case(ruma_rewire_path path, ruma_sys sys)
 	ruma_anon *s, *d;
 	ruma_anon_result r;
 
-	CHECK_OK(ruma_anon_create(&s, 32, path));
-	CHECK_OK(ruma_anon_create(&d, 32, path));
+	CHECK_OK(ruma_anon_create(32, path, &s));
+	CHECK_OK(ruma_anon_create(32, path, &d));
 	for (uint64_t p = 0; p < 32; p++)
 		fill_page(s, p, 90 + p);
 	for (uint64_t i = 0; i < 12; i++) /* runs: [0,4) [4,8) [8,12), reversed sources */
@@ -262,8 +262,8 @@ static int t_busy_after_fork(void)
 
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	CHECK_OK(ruma_anon_create(&s, 8, RUMA_REWIRE_UFFD));
-	CHECK_OK(ruma_anon_create(&d, 8, RUMA_REWIRE_UFFD));
+	CHECK_OK(ruma_anon_create(8, RUMA_REWIRE_UFFD, &s));
+	CHECK_OK(ruma_anon_create(8, RUMA_REWIRE_UFFD, &d));
 	for (uint64_t p = 0; p < 8; p++)
 		fill_page(s, p, 300 + p);
 	CHECK(pipe(pipefd) == 0);
@@ -302,8 +302,8 @@ static int fallback_case(int err, const char *expect)
 	CHECK_OK(ruma_move_probe(&p, &why));
 	CHECK_EQ(p, RUMA_REWIRE_MREMAP);
 	CHECK(strstr(why, expect) != NULL);
-	CHECK_EQ(ruma_anon_create(&a, 8, RUMA_REWIRE_UFFD), RUMA_EUNSUPP);
-	CHECK_OK(ruma_anon_create(&a, 8, RUMA_REWIRE_AUTO));
+	CHECK_EQ(ruma_anon_create(8, RUMA_REWIRE_UFFD, &a), RUMA_EUNSUPP);
+	CHECK_OK(ruma_anon_create(8, RUMA_REWIRE_AUTO, &a));
 	CHECK_EQ(ruma_anon_path(a), RUMA_REWIRE_MREMAP);
 	fill_page(a, 0, 3);
 	CHECK_OK(ruma_anon_move(a, 5, a, 0, 1, NULL));
@@ -332,8 +332,8 @@ static int t_mremap_budget(void)
 	ruma_anon *s, *d;
 	ruma_anon_result r;
 
-	CHECK_OK(ruma_anon_create(&s, 16, RUMA_REWIRE_MREMAP));
-	CHECK_OK(ruma_anon_create(&d, 16, RUMA_REWIRE_MREMAP));
+	CHECK_OK(ruma_anon_create(16, RUMA_REWIRE_MREMAP, &s));
+	CHECK_OK(ruma_anon_create(16, RUMA_REWIRE_MREMAP, &d));
 	for (uint64_t i = 0; i < 8; i++) {
 		fill_page(s, i, 60 + i);
 		pairs[i] = (ruma_move_pair){ 2 * i, i }; /* 8 runs of one page */
@@ -358,12 +358,12 @@ static int t_invalid(void)
 {
 	ruma_anon *a, *b;
 
-	CHECK_EQ(ruma_anon_create(&a, 0, RUMA_REWIRE_AUTO), -EINVAL);
-	CHECK_EQ(ruma_anon_create(&a, 4, RUMA_REWIRE_MMAP), -EINVAL);
-	CHECK_OK(ruma_anon_create(&a, 4, RUMA_REWIRE_MREMAP));
+	CHECK_EQ(ruma_anon_create(0, RUMA_REWIRE_AUTO, &a), -EINVAL);
+	CHECK_EQ(ruma_anon_create(4, RUMA_REWIRE_MMAP, &a), -EINVAL);
+	CHECK_OK(ruma_anon_create(4, RUMA_REWIRE_MREMAP, &a));
 	CHECK_EQ(ruma_anon_discard(a, 3, 2), -EINVAL);
 	if (have_uffd()) {
-		CHECK_OK(ruma_anon_create(&b, 4, RUMA_REWIRE_UFFD));
+		CHECK_OK(ruma_anon_create(4, RUMA_REWIRE_UFFD, &b));
 		CHECK_EQ(ruma_anon_move(b, 0, a, 0, 1, NULL), -EINVAL); /* paths differ */
 		ruma_anon_destroy(b);
 	}
@@ -383,7 +383,7 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /* Every key where its partition says, and the output a permutation of the input. */
-static int verify_partition(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int verify_partition(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			    const ruma_part_result *r)
 {
 	uint64_t *a = malloc(n * 8), *b = malloc(n * 8);
@@ -428,10 +428,10 @@ static ruma_part_method part_method = RUMA_PART_MAPPED;
 static int part_case(const uint64_t *keys, ruma_rewire_path path, bool swwc, bool contiguous,
 		     ruma_rewire_path expect, int expect_rc)
 {
-	ruma_part_opts o;
+	ruma_part_options o;
 	ruma_part_result *r = NULL;
 
-	ruma_part_opts_default(&o);
+	ruma_part_options_default(&o);
 	o.method = part_method;
 	o.partitions = 64;
 	o.pages_per_block = 1;
@@ -507,14 +507,14 @@ static int t_partition_fallback(void)
 static int t_partition_inject(void)
 {
 	uint64_t *keys = random_keys(PART_N);
-	ruma_part_opts o;
+	ruma_part_options o;
 	ruma_part_result *r = NULL;
 	uint64_t before, after;
 
 	CHECK(keys);
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	ruma_part_opts_default(&o);
+	ruma_part_options_default(&o);
 	o.method = RUMA_PART_MAPPED;
 	CHECK_OK(ruma_map_count(&before));
 	for (uint64_t nth = 1; nth <= 3; nth++) {
@@ -539,17 +539,17 @@ static int t_partition_inject(void)
 
 static int t_pool_random(void)
 {
-	ruma_pool_opts o;
+	ruma_pool_options o;
 	ruma_pool *p;
 	uint64_t before, after;
 
-	ruma_pool_opts_default(&o);
+	ruma_pool_options_default(&o);
 	o.random = true;
 	o.map_budget = 100; /* 2000 pages in random order: over budget for the memfd way */
 	o.seed = ruma_rng_next(&test_rng);
 	CHECK_OK(ruma_map_count(&before));
 	if (have_uffd()) {
-		CHECK_OK(ruma_pool_create(&p, 2000 * PG, &o));
+		CHECK_OK(ruma_pool_create(&o, 2000 * PG, &p));
 		CHECK_EQ(ruma_pool_path(p), RUMA_REWIRE_UFFD);
 		CHECK_EQ(ruma_pool_mappings(p), 1);
 		CHECK_EQ(kernel_maps(ruma_pool_base(p), 2000 * PG), 1);
@@ -562,9 +562,9 @@ static int t_pool_random(void)
 	/* without userfaultfd: the memfd way, refused with a clear error */
 	ruma_move_probe_reset();
 	ruma_os_inject(RUMA_SYS_USERFAULTFD, 1, EPERM, true);
-	CHECK_EQ(ruma_pool_create(&p, 2000 * PG, &o), RUMA_EMAPLIMIT);
+	CHECK_EQ(ruma_pool_create(&o, 2000 * PG, &p), RUMA_EMAPLIMIT);
 	o.map_budget = 0;
-	CHECK_OK(ruma_pool_create(&p, 2000 * PG, &o));
+	CHECK_OK(ruma_pool_create(&o, 2000 * PG, &p));
 	CHECK_EQ(ruma_pool_path(p), RUMA_REWIRE_MMAP);
 	CHECK(ruma_pool_mappings(p) > 1000);
 	ruma_pool_destroy(p);

@@ -26,7 +26,7 @@ static long minor_faults(void)
 /* A 4 KiB source whose page p holds p + 1 in every word. */
 static int make_src(ruma_snap_src **src)
 {
-	int rc = ruma_snap_src_create(src, PAGES * PG, false, true);
+	int rc = ruma_snap_src_create(PAGES * PG, false, true, src);
 	if (rc)
 		return rc;
 	uint64_t *w = ruma_snap_src_data(*src);
@@ -46,10 +46,10 @@ static bool page_reads(const void *base, size_t p, uint64_t v)
 
 static int rewired(ruma_snap_src *src, ruma_snap **s)
 {
-	ruma_snap_opts o;
-	ruma_snap_opts_default(&o);
+	ruma_snap_options o;
+	ruma_snap_options_default(&o);
 	o.method = RUMA_SNAP_REWIRED_COW;
-	return ruma_snap_create(s, src, &o);
+	return ruma_snap_create(&o, src, s);
 }
 
 static int t_runs(void)
@@ -124,18 +124,18 @@ static int t_shuffle_shared_default(void)
 {
 	ruma_snap_src *src;
 	ruma_snap *s;
-	ruma_snap_opts o;
+	ruma_snap_options o;
 	size_t nchunks, cb;
 
 	CHECK_OK(make_src(&src));
 	for (int priv = 0; priv < 2; priv++) {
-		ruma_snap_opts_default(&o);
+		ruma_snap_options_default(&o);
 		CHECK(!o.private_view);
 		o.method = RUMA_SNAP_SHUFFLE;
 		o.pages_per_chunk = 4;
 		o.private_view = priv;
 		o.seed = ruma_rng_next(&test_rng);
-		CHECK_OK(ruma_snap_create(&s, src, &o));
+		CHECK_OK(ruma_snap_create(&o, src, &s));
 		const uint64_t *order = ruma_snap_chunk_order(s, &nchunks, &cb);
 		CHECK_EQ(cb, 4 * PG);
 		uint64_t *d = ruma_snap_data(s);

@@ -67,20 +67,20 @@ static uint64_t memfd_maps(void)
 /* Random push / insert / set / shrink against a plain array model. */
 static int vec_model_run(ruma_vec_kind kind, bool huge, bool prepop, size_t ops)
 {
-	ruma_vec_opts o;
+	ruma_vec_options o;
 	ruma_vec *v;
 	size_t cap = 1024, n = 0;
 	uint64_t *model = malloc(cap * sizeof(*model));
 	int rc;
 
 	CHECK(model);
-	ruma_vec_opts_default(&o);
+	ruma_vec_options_default(&o);
 	o.kind = kind;
 	o.huge = huge;
 	o.prepopulate = prepop;
 	o.max_bytes = (size_t)1 << 30;
 	o.initial_capacity = huge ? 1 : 0; /* a lack of huge pages shows at creation */
-	rc = ruma_vec_create(&v, &o);
+	rc = ruma_vec_create(&o, &v);
 	if (rc == RUMA_ENOHUGE) {
 		free(model);
 		SKIP("%s huge: no free 2 MiB pages", ruma_vec_kind_name(kind));
@@ -191,13 +191,13 @@ static int t_vec_generic_elem(void)
 {
 	struct e24 { uint64_t a, b, c; };
 	for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
-		ruma_vec_opts o;
+		ruma_vec_options o;
 		ruma_vec *v;
-		ruma_vec_opts_default(&o);
+		ruma_vec_options_default(&o);
 		o.kind = (ruma_vec_kind)k;
 		o.elem_size = sizeof(struct e24);
 		o.max_bytes = 64 << 20;
-		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_OK(ruma_vec_create(&o, &v));
 		CHECK_EQ(ruma_vec_push_u64(v, 1), -EINVAL);
 		for (uint64_t i = 0; i < 3000; i++) {
 			struct e24 e = { i, i * 3, ~i };
@@ -228,14 +228,14 @@ static int t_vec_generic_elem(void)
 /* A failing mmap during growth of the rewired vector: error, old state kept. */
 static int t_vec_inject_growth(void)
 {
-	ruma_vec_opts o;
+	ruma_vec_options o;
 	ruma_vec *v;
 	size_t n = 0;
 	int rc = 0;
 
-	ruma_vec_opts_default(&o);
+	ruma_vec_options_default(&o);
 	o.max_bytes = 256 << 20;
-	CHECK_OK(ruma_vec_create(&v, &o));
+	CHECK_OK(ruma_vec_create(&o, &v));
 	for (uint64_t i = 0; i < 5000; i++)
 		CHECK_OK(ruma_vec_push_u64(v, i * 7));
 	n = ruma_vec_size(v);
@@ -265,7 +265,7 @@ static int t_vec_inject_growth(void)
 
 	/* the mremap vector too */
 	o.kind = RUMA_VEC_MREMAP;
-	CHECK_OK(ruma_vec_create(&v, &o));
+	CHECK_OK(ruma_vec_create(&o, &v));
 	for (uint64_t i = 0; i < 512; i++)
 		CHECK_OK(ruma_vec_push_u64(v, i));
 	ruma_os_inject(RUMA_SYS_MREMAP, 1, ENOMEM, false);
@@ -309,19 +309,19 @@ static bool head_consistent(ruma_vec *v)
  */
 static int vec_inline_run(ruma_vec_kind kind, bool huge)
 {
-	ruma_vec_opts o;
+	ruma_vec_options o;
 	ruma_vec *a, *b;
 	int rc;
 
-	ruma_vec_opts_default(&o);
+	ruma_vec_options_default(&o);
 	o.kind = kind;
 	o.huge = huge;
 	o.max_bytes = (size_t)1 << 30;
-	rc = ruma_vec_create(&a, &o);
+	rc = ruma_vec_create(&o, &a);
 	if (rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	CHECK_OK(rc);
-	CHECK_OK(ruma_vec_create(&b, &o));
+	CHECK_OK(ruma_vec_create(&o, &b));
 	for (int round = 0; round < 40; round++) {
 		uint64_t r = ruma_rng_below(&test_rng, 100), x = ruma_rng_next(&test_rng);
 		size_t n = ruma_vec_size(a);
@@ -395,11 +395,11 @@ static int t_vec_inline_paths(void)
 			return rc;
 	}
 	/* 8-byte pushes into a 16-byte element vector take the out-of-line path and fail */
-	ruma_vec_opts o;
+	ruma_vec_options o;
 	ruma_vec *v;
-	ruma_vec_opts_default(&o);
+	ruma_vec_options_default(&o);
 	o.elem_size = 16;
-	CHECK_OK(ruma_vec_create(&v, &o));
+	CHECK_OK(ruma_vec_create(&o, &v));
 	CHECK_EQ(ruma_vec_push_u64(v, 1), -EINVAL);
 	CHECK_EQ(ool_push_u64(v, 1), -EINVAL);
 	ruma_vec_cursor c = ruma_vec_cursor_begin(v);
@@ -419,15 +419,15 @@ static int t_vec_inline_paths(void)
 static int t_vec_cursor_growth_failure(void)
 {
 	for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
-		ruma_vec_opts o;
+		ruma_vec_options o;
 		ruma_vec *v;
 		size_t pushed = 0;
 		int rc = 0;
 
-		ruma_vec_opts_default(&o);
+		ruma_vec_options_default(&o);
 		o.kind = (ruma_vec_kind)k;
 		o.max_bytes = (size_t)64 << 10;
-		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_OK(ruma_vec_create(&o, &v));
 		ruma_vec_cursor c = ruma_vec_cursor_begin(v);
 		while (pushed < 100000 && (rc = ruma_vec_cursor_push(v, &c, pushed * 3)) == 0)
 			pushed++;
@@ -470,11 +470,11 @@ static int t_vec_size_limits(void)
 	uint64_t e[4] = { 1, 2, 3, 4 };
 
 	for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
-		ruma_vec_opts o;
+		ruma_vec_options o;
 		ruma_vec *v;
-		ruma_vec_opts_default(&o);
+		ruma_vec_options_default(&o);
 		o.kind = (ruma_vec_kind)k;
-		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_OK(ruma_vec_create(&o, &v));
 		CHECK_OK(ruma_vec_push_many(v, e, 4));
 		size_t cap = ruma_vec_capacity(v);
 		int rc = ruma_vec_push_many(v, e, SIZE_MAX / 8);
@@ -500,14 +500,14 @@ static int t_vec_size_limits(void)
 
 		/* an explicit limit, and creation with a capacity beyond it */
 		o.max_bytes = 1 << 20;
-		CHECK_OK(ruma_vec_create(&v, &o));
+		CHECK_OK(ruma_vec_create(&o, &v));
 		CHECK_OK(ruma_vec_reserve(v, (1 << 20) / 8));
 		CHECK_EQ(ruma_vec_reserve(v, (1 << 20) / 8 + 1),
 			 o.kind == RUMA_VEC_REWIRED ? RUMA_EVIRTFULL : -ENOMEM);
 		ruma_vec_destroy(v);
 		o.initial_capacity = SIZE_MAX / 4;
 		v = (ruma_vec *)&o;
-		CHECK_EQ(ruma_vec_create(&v, &o), -EOVERFLOW);
+		CHECK_EQ(ruma_vec_create(&o, &v), -EOVERFLOW);
 		CHECK(v == NULL);
 	}
 	return TEST_PASS;
@@ -521,15 +521,15 @@ static int t_vec_size_limits(void)
 static int t_vec_rewired_pool(void)
 {
 	uint64_t before = maps_now();
-	ruma_vec_opts o;
+	ruma_vec_options o;
 	ruma_vec *v;
 	ruma_vec_stats st;
 
-	ruma_vec_opts_default(&o);
+	ruma_vec_options_default(&o);
 	o.pool_bytes = 1 << 20;
 	o.max_bytes = 64 << 20;
 	uint64_t memfd_before = memfd_maps();
-	CHECK_OK(ruma_vec_create(&v, &o));
+	CHECK_OK(ruma_vec_create(&o, &v));
 	CHECK_EQ(ruma_vec_capacity(v), 0);
 	CHECK_EQ(memfd_maps(), memfd_before); /* the pool is filled, then unwired */
 	for (uint64_t i = 0; i < 100000; i++) /* 800 KB: inside the pool */
@@ -548,7 +548,7 @@ static int t_vec_rewired_pool(void)
 	ruma_vec_destroy(v);
 	CHECK_EQ(maps_now(), before);
 	o.pool_bytes = 128 << 20; /* larger than the reservation */
-	CHECK_EQ(ruma_vec_create(&v, &o), RUMA_EVIRTFULL);
+	CHECK_EQ(ruma_vec_create(&o, &v), RUMA_EVIRTFULL);
 	return TEST_PASS;
 }
 
@@ -559,7 +559,7 @@ static int t_vec_rewired_properties(void)
 	ruma_vec *v;
 	ruma_vec_stats st;
 
-	CHECK_OK(ruma_vec_create(&v, NULL));
+	CHECK_OK(ruma_vec_create(NULL, &v));
 	CHECK_OK(ruma_vec_push_u64(v, 0));
 	void *d0 = ruma_vec_data(v);
 	for (uint64_t i = 1; i < 200000; i++)
@@ -583,11 +583,11 @@ static int t_vec_rewired_properties(void)
 	CHECK_OK(ruma_vec_kind_parse("indirect", &k));
 	CHECK_EQ(k, RUMA_VEC_INDIRECT);
 	CHECK_EQ(ruma_vec_kind_parse("nope", &k), RUMA_EPARSE);
-	ruma_vec_opts o;
-	ruma_vec_opts_default(&o);
+	ruma_vec_options o;
+	ruma_vec_options_default(&o);
 	o.kind = RUMA_VEC_COPY;
 	o.huge = true;
-	CHECK_EQ(ruma_vec_create(&v, &o), -EINVAL);
+	CHECK_EQ(ruma_vec_create(&o, &v), -EINVAL);
 	return TEST_PASS;
 }
 
@@ -638,7 +638,7 @@ static int t_part_histogram(void)
 }
 
 /* Verify a result against the input: permutation, partition membership, sizes. */
-static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int check_partition(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			   const ruma_part_result *r)
 {
 	uint32_t P = o->partitions;
@@ -692,7 +692,7 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_opts 
 static size_t part_extent_pages; /* extent_pages for part_one */
 static bool part_prefault; /* part_one: prefault_dst also without swwc */
 
-/* The phases a run reported, in order (ruma_part_opts.phase). */
+/* The phases a run reported, in order (ruma_part_options.phase). */
 static int part_phases[8], part_nphases;
 
 static void record_phase(void *ctx, ruma_part_phase ended)
@@ -705,11 +705,11 @@ static void record_phase(void *ctx, ruma_part_phase ended)
 static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t P,
 		    unsigned shift, size_t ppb, bool swwc, bool huge, bool contiguous)
 {
-	ruma_part_opts o;
+	ruma_part_options o;
 	ruma_part_result *r;
 	int rc;
 
-	ruma_part_opts_default(&o);
+	ruma_part_options_default(&o);
 	o.method = m;
 	o.partitions = P;
 	o.shift = shift;
@@ -833,9 +833,9 @@ static int t_partition_edge_cases(void)
 			}
 		}
 	/* invalid options */
-	ruma_part_opts o;
+	ruma_part_options o;
 	ruma_part_result *r;
-	ruma_part_opts_default(&o);
+	ruma_part_options_default(&o);
 	o.partitions = 12;
 	CHECK_EQ(ruma_part_run(keys, n, &o, &r), -EINVAL);
 	o.partitions = 16;
@@ -854,13 +854,13 @@ static int t_partition_adaptive_large(void)
 {
 	size_t n = test_sanitized() ? ((size_t)1 << 18) : ((size_t)1 << 20);
 	uint64_t *keys = malloc(n * 8);
-	ruma_part_opts o;
+	ruma_part_options o;
 	ruma_part_result *r;
 
 	CHECK(keys);
 	for (size_t i = 0; i < n; i++)
 		keys[i] = ruma_rng_next(&test_rng);
-	ruma_part_opts_default(&o);
+	ruma_part_options_default(&o);
 	o.method = RUMA_PART_MAPPED_ADAPTIVE;
 	o.partitions = 2;
 	CHECK_OK(ruma_part_run(keys, n, &o, &r));
@@ -919,10 +919,10 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 	size_t bytes = huge ? 2 * page : 37 * page + 1000;
 	ruma_snap_src *src;
 	ruma_snap *s;
-	ruma_snap_opts o;
+	ruma_snap_options o;
 	int rc;
 
-	rc = ruma_snap_src_create(&src, bytes, huge, populate);
+	rc = ruma_snap_src_create(bytes, huge, populate, &src);
 	if (rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	CHECK_OK(rc);
@@ -932,14 +932,14 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 	uint8_t *ref = malloc(bytes);
 	CHECK(ref);
 	memcpy(ref, sd, bytes);
-	ruma_snap_opts_default(&o);
+	ruma_snap_options_default(&o);
 	o.method = m;
 	o.pages_per_chunk = ppc;
 	o.populate = populate;
 	o.init_dst = populate;
 	o.seed = ruma_rng_next(&test_rng);
 	o.private_view = snap_private_view;
-	rc = ruma_snap_create(&s, src, &o);
+	rc = ruma_snap_create(&o, src, &s);
 	if (rc == RUMA_ENOHUGE) {
 		ruma_snap_src_destroy(src);
 		free(ref);
@@ -1047,17 +1047,17 @@ static int t_snapshot_2m(void)
 
 static int pool_case(ruma_pool_kind k, bool huge, bool random, bool populate, size_t bytes)
 {
-	ruma_pool_opts o;
+	ruma_pool_options o;
 	ruma_pool *p;
 	int rc;
 
-	ruma_pool_opts_default(&o);
+	ruma_pool_options_default(&o);
 	o.kind = k;
 	o.huge = huge;
 	o.random = random;
 	o.populate = populate;
 	o.seed = ruma_rng_next(&test_rng);
-	rc = ruma_pool_create(&p, bytes, &o);
+	rc = ruma_pool_create(&o, bytes, &p);
 	if (huge && rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	CHECK_OK(rc);
@@ -1118,24 +1118,24 @@ static int t_pools(void)
 
 static int t_pool_map_budget(void)
 {
-	ruma_pool_opts o;
+	ruma_pool_options o;
 	ruma_pool *p;
 	uint64_t before = maps_now();
 
-	ruma_pool_opts_default(&o);
+	ruma_pool_options_default(&o);
 	o.random = true;
 	o.path = RUMA_REWIRE_MMAP; /* the memfd rewiring: one mapping per page */
 	o.map_budget = 100;
-	CHECK_EQ(ruma_pool_create(&p, 2000 * 4096, &o), RUMA_EMAPLIMIT);
+	CHECK_EQ(ruma_pool_create(&o, 2000 * 4096, &p), RUMA_EMAPLIMIT);
 	CHECK_EQ(maps_now(), before);
 	o.map_budget = 5000;
-	CHECK_OK(ruma_pool_create(&p, 2000 * 4096, &o));
+	CHECK_OK(ruma_pool_create(&o, 2000 * 4096, &p));
 	CHECK(ruma_pool_mappings(p) > 1000);
 	ruma_pool_destroy(p);
 	/* sequential placement fits any budget: one mapping */
 	o.random = false;
 	o.map_budget = 1;
-	CHECK_OK(ruma_pool_create(&p, 2000 * 4096, &o));
+	CHECK_OK(ruma_pool_create(&o, 2000 * 4096, &p));
 	CHECK_EQ(ruma_pool_mappings(p), 1);
 	ruma_pool_destroy(p);
 	CHECK_EQ(maps_now(), before);
@@ -1166,9 +1166,9 @@ static int t_inject_everywhere(void)
 			int failures = 0;
 			/* partitioning, every method */
 			for (int m = 0; m < RUMA_PART_METHOD_COUNT_; m++) {
-				ruma_part_opts o;
+				ruma_part_options o;
 				ruma_part_result *r = NULL;
-				ruma_part_opts_default(&o);
+				ruma_part_options_default(&o);
 				o.method = (ruma_part_method)m;
 				o.partitions = 8;
 				o.extent_pages = m == RUMA_PART_MAPPED ? 2 : 0;
@@ -1187,14 +1187,14 @@ static int t_inject_everywhere(void)
 			for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++) {
 				ruma_snap_src *src = NULL;
 				ruma_snap *s = NULL;
-				ruma_snap_opts o;
-				ruma_snap_opts_default(&o);
+				ruma_snap_options o;
+				ruma_snap_options_default(&o);
 				o.method = (ruma_snap_method)m;
 				o.pages_per_chunk = 2;
 				ruma_os_inject(sys[si], nth, ENOMEM, false);
-				int rc = ruma_snap_src_create(&src, 40 * 4096, false, false);
+				int rc = ruma_snap_src_create(40 * 4096, false, false, &src);
 				if (!rc)
-					rc = ruma_snap_create(&s, src, &o);
+					rc = ruma_snap_create(&o, src, &s);
 				if (!rc)
 					rc = ruma_snap_write(s, 5 * 4096 + 7, "xyz", 3);
 				ruma_os_inject_clear();
@@ -1207,13 +1207,13 @@ static int t_inject_everywhere(void)
 			}
 			/* pools */
 			for (int k = 0; k < RUMA_POOL_KIND_COUNT_; k++) {
-				ruma_pool_opts o;
+				ruma_pool_options o;
 				ruma_pool *p = NULL;
-				ruma_pool_opts_default(&o);
+				ruma_pool_options_default(&o);
 				o.kind = (ruma_pool_kind)k;
 				o.random = true;
 				ruma_os_inject(sys[si], nth, ENOMEM, false);
-				int rc = ruma_pool_create(&p, 64 * 4096, &o);
+				int rc = ruma_pool_create(&o, 64 * 4096, &p);
 				ruma_os_inject_clear();
 				if (rc) {
 					CHECK(p == NULL);
@@ -1227,11 +1227,11 @@ static int t_inject_everywhere(void)
 			/* vectors: failure during growth keeps the contents */
 			for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
 				ruma_vec *v = NULL;
-				ruma_vec_opts o;
-				ruma_vec_opts_default(&o);
+				ruma_vec_options o;
+				ruma_vec_options_default(&o);
 				o.kind = (ruma_vec_kind)k;
 				o.max_bytes = 64 << 20;
-				if (ruma_vec_create(&v, &o)) /* created before the injection */
+				if (ruma_vec_create(&o, &v)) /* created before the injection */
 					return TEST_FAIL;
 				ruma_os_inject(sys[si], nth, ENOMEM, false);
 				size_t got = 0;

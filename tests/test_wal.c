@@ -236,6 +236,13 @@ static int t_io_errors(void)
 	CHECK_EQ(ruma_wal_flush(w, end), -ENOSPC);
 	ruma_os_inject_clear();
 	(void)ruma_wal_close(w);
+
+	/* the size of the file is probed through the OS layer at open */
+	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
+	CHECK_EQ(open_log(&w, 0), -EIO);
+	ruma_os_inject_clear();
+	CHECK_OK(open_log(&w, 0));
+	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 

@@ -71,7 +71,7 @@ static int fill_pool(ruma_phys *phys, size_t page, uint64_t npages, uint64_t *fi
 	int rc = ruma_phys_alloc(phys, npages, first);
 
 	if (!rc)
-		rc = ruma_area_create(&tmp, page, npages);
+		rc = ruma_area_create(page, npages, &tmp);
 	if (!rc)
 		rc = ruma_area_map_run(tmp, 0, phys, *first, npages, RUMA_AREA_POPULATE, NULL);
 	ruma_area_destroy(tmp);
@@ -88,7 +88,7 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 	uint64_t *ids = NULL, first = 0;
 	int rc;
 
-	rc = ruma_phys_create(&ap->phys, page, p->use_huge ? RUMA_PHYS_PREPOPULATE : 0);
+	rc = ruma_phys_create(page, p->use_huge ? RUMA_PHYS_PREPOPULATE : 0, &ap->phys);
 	if (!rc)
 		rc = fill_pool(ap->phys, page, npages, &first);
 	if (!rc && p->random) {
@@ -101,7 +101,7 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 	}
 	if (!rc) {
 		micro_phase_begin(c);
-		rc = ruma_area_create(&ap->area, page, npages);
+		rc = ruma_area_create(page, npages, &ap->area);
 		if (!rc && p->random)
 			rc = ruma_area_rewire_batch(ap->area, ap->phys, pairs, npages, 0, NULL);
 		else if (!rc)
@@ -121,15 +121,15 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
 			  micro_data *d)
 {
-	ruma_pool_opts o;
+	ruma_pool_options o;
 	uint64_t *ids;
 	size_t npages;
 	int rc;
 
-	ruma_pool_opts_default(&o);
+	ruma_pool_options_default(&o);
 	o.kind = RUMA_POOL_INDIRECT;
 	o.huge = p->use_huge;
-	rc = ruma_pool_create(&ap->pool, n * sizeof(uint64_t), &o);
+	rc = ruma_pool_create(&o, n * sizeof(uint64_t), &ap->pool);
 	if (rc)
 		return rc;
 	npages = ruma_pool_pages(ap->pool);
@@ -160,14 +160,14 @@ static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_p
 static int build_mmap(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
 		      micro_data *d)
 {
-	ruma_pool_opts o;
+	ruma_pool_options o;
 	int rc;
 
-	ruma_pool_opts_default(&o);
+	ruma_pool_options_default(&o);
 	o.kind = RUMA_POOL_MMAP;
 	o.huge = p->use_huge;
 	micro_phase_begin(c);
-	rc = ruma_pool_create(&ap->pool, n * sizeof(uint64_t), &o);
+	rc = ruma_pool_create(&o, n * sizeof(uint64_t), &ap->pool);
 	micro_phase_end(c, MF_MMAP_DST);
 	if (!rc)
 		d->dst = ruma_pool_base(ap->pool);

@@ -101,7 +101,7 @@ static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool pop
 		      ruma_snap_method method, size_t ppc, bool init_dst, micro_field dst_field)
 {
 	snap_priv *s = calloc(1, sizeof(*s));
-	ruma_snap_opts o;
+	ruma_snap_options o;
 	int rc;
 
 	if (!s)
@@ -110,7 +110,7 @@ static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool pop
 	d->kind = MICRO_CONTIG;
 	d->n = n;
 	micro_phase_begin(c);
-	rc = ruma_snap_src_create(&s->src, n * sizeof(uint64_t), huge, populate);
+	rc = ruma_snap_src_create(n * sizeof(uint64_t), huge, populate, &s->src);
 	micro_phase_end(c, huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
 	if (rc) {
 		free(s);
@@ -121,14 +121,14 @@ static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool pop
 	init_values(d->src, 0, n);
 	micro_phase_end(c, MF_INIT_SHM_SRC);
 
-	ruma_snap_opts_default(&o);
+	ruma_snap_options_default(&o);
 	o.method = method;
 	o.pages_per_chunk = ppc;
 	o.populate = populate;
 	o.init_dst = init_dst;
 	o.seed = c->seed;
 	micro_phase_begin(c);
-	rc = ruma_snap_create(&s->snap, s->src, &o);
+	rc = ruma_snap_create(&o, s->src, &s->snap);
 	micro_phase_end(c, dst_field);
 	if (rc) {
 		ruma_snap_src_destroy(s->src);
@@ -225,7 +225,7 @@ int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, m
 	d->kind = MICRO_CONTIG;
 	d->n = n;
 	micro_phase_begin(c);
-	rc = ruma_phys_create(&r->phys, page, 0);
+	rc = ruma_phys_create(page, 0, &r->phys);
 	if (!rc)
 		rc = ruma_phys_alloc(r->phys, pages, &first);
 	micro_phase_end(c, r->huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
@@ -314,7 +314,7 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 	d->n = n;
 	micro_phase_begin(c);
 	if (hbytes) {
-		rc = ruma_phys_create(&r->phys2, RUMA_PAGE_2M, 0);
+		rc = ruma_phys_create(RUMA_PAGE_2M, 0, &r->phys2);
 		if (!rc)
 			rc = ruma_phys_alloc(r->phys2, hbytes / RUMA_PAGE_2M, &hfirst);
 	}
@@ -323,7 +323,7 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 		goto fail;
 	micro_phase_begin(c);
 	if (tbytes) {
-		rc = ruma_phys_create(&r->phys, RUMA_PAGE_4K, 0);
+		rc = ruma_phys_create(RUMA_PAGE_4K, 0, &r->phys);
 		if (!rc)
 			rc = ruma_phys_alloc(r->phys, tbytes / RUMA_PAGE_4K, &sfirst);
 	}
@@ -437,7 +437,7 @@ int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micr
 	}
 	if (p->file) {
 		micro_phase_begin(c);
-		rc = ruma_phys_create(&r->phys, page, 0);
+		rc = ruma_phys_create(page, 0, &r->phys);
 		if (!rc)
 			rc = ruma_phys_alloc(r->phys, pages, &first);
 		micro_phase_end(c, p->use_huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
@@ -457,7 +457,7 @@ int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micr
 			if (rc)
 				goto fail;
 		}
-		rc = ruma_area_create(&r->area, page, pages);
+		rc = ruma_area_create(page, pages, &r->area);
 		if (rc)
 			goto fail;
 		unsigned flags = (p->shared ? 0 : RUMA_AREA_PRIVATE) |

@@ -120,7 +120,7 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 		      ruma_part_method method, bool huge)
 {
 	part_priv *pp = calloc(1, sizeof(*pp));
-	ruma_part_opts o;
+	ruma_part_options o;
 	int rc;
 
 	if (!pp)
@@ -141,7 +141,7 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	d->key_seed = c->seed;
 	d->part_shift = top_bits_shift(p->num_partitions);
 
-	ruma_part_opts_default(&o);
+	ruma_part_options_default(&o);
 	o.method = method;
 	o.partitions = (uint32_t)p->num_partitions;
 	o.shift = d->part_shift;

@@ -46,10 +46,10 @@ static int vec_fail(ruma_vec *v, int rc)
  * Create the vector (opts o) under phase `create` (MF_COUNT_: untimed), then
  * reserve `initial` entries under phase `reserve` (MF_COUNT_: inside create).
  */
-static int vec_build(micro_ctx *c, size_t n, micro_data *d, const ruma_vec_opts *o,
+static int vec_build(micro_ctx *c, size_t n, micro_data *d, const ruma_vec_options *o,
 		     micro_field create, size_t initial, micro_field reserve)
 {
-	ruma_vec_opts co = *o;
+	ruma_vec_options co = *o;
 	ruma_vec *v = NULL;
 	int rc;
 
@@ -59,7 +59,7 @@ static int vec_build(micro_ctx *c, size_t n, micro_data *d, const ruma_vec_opts 
 		co.initial_capacity = initial;
 	if (create != MF_COUNT_)
 		micro_phase_begin(c);
-	rc = ruma_vec_create(&v, &co);
+	rc = ruma_vec_create(&co, &v);
 	if (create != MF_COUNT_)
 		micro_phase_end(c, create);
 	if (rc)
@@ -77,9 +77,9 @@ static int vec_build(micro_ctx *c, size_t n, micro_data *d, const ruma_vec_opts 
 	return 0;
 }
 
-static void opts_for(ruma_vec_opts *o, ruma_vec_kind kind, bool huge, bool prepopulate)
+static void opts_for(ruma_vec_options *o, ruma_vec_kind kind, bool huge, bool prepopulate)
 {
-	ruma_vec_opts_default(o);
+	ruma_vec_options_default(o);
 	o->kind = kind;
 	o->huge = huge;
 	o->prepopulate = prepopulate;
@@ -88,7 +88,7 @@ static void opts_for(ruma_vec_opts *o, ruma_vec_kind kind, bool huge, bool prepo
 int micro_build_vec_rewired(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
 	size_t page = p->use_huge ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE;
-	ruma_vec_opts o;
+	ruma_vec_options o;
 
 	opts_for(&o, RUMA_VEC_REWIRED, p->use_huge, p->vec_prepopulate);
 	o.pool_bytes = micro_round_up(n * sizeof(uint64_t), page);
@@ -98,7 +98,7 @@ int micro_build_vec_rewired(micro_ctx *c, const micro_params *p, size_t n, micro
 
 int micro_build_vec_copying(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	ruma_vec_opts o;
+	ruma_vec_options o;
 
 	(void)p;
 	opts_for(&o, RUMA_VEC_COPY, false, false);
@@ -108,7 +108,7 @@ int micro_build_vec_copying(micro_ctx *c, const micro_params *p, size_t n, micro
 int micro_build_vec_mremap(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
 	size_t page = p->use_huge ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE;
-	ruma_vec_opts o;
+	ruma_vec_options o;
 
 	opts_for(&o, RUMA_VEC_MREMAP, p->use_huge, false);
 	return vec_build(c, n, d, &o, MF_MMAP_SRC, page / sizeof(uint64_t), MF_COUNT_);
@@ -116,7 +116,7 @@ int micro_build_vec_mremap(micro_ctx *c, const micro_params *p, size_t n, micro_
 
 int micro_build_vec_indirect(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	ruma_vec_opts o;
+	ruma_vec_options o;
 
 	opts_for(&o, RUMA_VEC_INDIRECT, p->use_huge, true);
 	return vec_build(c, n, d, &o, MF_SHM_SRC, RUMA_MAX(n, (size_t)1), MF_COUNT_);

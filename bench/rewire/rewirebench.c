@@ -90,7 +90,7 @@ static void fill_pairs(struct set *s, bool random, bool shuffle_input)
 /* An area of `factor` times the set's pages, randomly wired when asked. */
 static int area_for(struct set *s, uint64_t factor, bool wire_random, ruma_area **a)
 {
-	int rc = ruma_area_create(a, s->ps, s->pages * factor);
+	int rc = ruma_area_create(s->ps, s->pages * factor, a);
 	if (rc || !wire_random)
 		return rc;
 	fill_pairs(s, true, false);
@@ -268,9 +268,9 @@ static int anon_move(struct set *s, bool random, double *sec)
 	int rc = pairs ? 0 : -ENOMEM;
 
 	if (!rc)
-		rc = ruma_anon_create(&src, s->pages, RUMA_REWIRE_AUTO);
+		rc = ruma_anon_create(s->pages, RUMA_REWIRE_AUTO, &src);
 	if (!rc)
-		rc = ruma_anon_create(&dst, s->pages, ruma_anon_path(src));
+		rc = ruma_anon_create(s->pages, ruma_anon_path(src), &dst);
 	if (!rc)
 		rc = ruma_anon_populate(src, 0, s->pages);
 	for (uint64_t v = 0; !rc && v < s->pages; v++)
@@ -337,7 +337,7 @@ static int set_open(struct set *s, size_t ps, uint64_t pages, ruma_rng *rng)
 	for (uint64_t i = 0; i < pages; i++)
 		s->perm[i] = i;
 	ruma_rng_shuffle_u64(rng, s->perm, pages);
-	int rc = ruma_phys_create(&s->pool, ps, RUMA_PHYS_PREPOPULATE);
+	int rc = ruma_phys_create(ps, RUMA_PHYS_PREPOPULATE, &s->pool);
 	if (!rc)
 		rc = ruma_phys_alloc(s->pool, pages, &first);
 	return rc;

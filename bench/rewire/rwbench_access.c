@@ -129,7 +129,7 @@ static double run_dir(uint64_t *const *dir, uint64_t n, int test, uint64_t seed)
 
 static int mem_create(const acc_variant *v, uint64_t n, acc_mem *m)
 {
-	ruma_pool_opts po;
+	ruma_pool_options po;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
@@ -141,12 +141,12 @@ static int mem_create(const acc_variant *v, uint64_t n, acc_mem *m)
 		memset(m->base, 1, n * 8);
 		return 0;
 	}
-	ruma_pool_opts_default(&po);
+	ruma_pool_options_default(&po);
 	po.kind = (ruma_pool_kind)v->pool_kind;
 	po.huge = v->huge;
 	po.random = v->random;
 	po.populate = true;
-	rc = ruma_pool_create(&m->pool, n * 8, &po);
+	rc = ruma_pool_create(&po, n * 8, &m->pool);
 	if (rc)
 		return rc;
 	m->base = ruma_pool_base(m->pool);

@@ -99,9 +99,9 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 			for (size_t jj = 0; jj < nsel; jj++) {
 				size_t j = ruma_rwb_rotate(jj, r, nsel);
 				const part_variant *v = &variants[sel[j]];
-				ruma_part_opts po;
+				ruma_part_options po;
 				ruma_part_result *res;
-				ruma_part_opts_default(&po);
+				ruma_part_options_default(&po);
 				po.method = v->method;
 				po.partitions = P;
 				po.swwc = v->swwc;

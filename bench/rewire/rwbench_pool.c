@@ -44,18 +44,18 @@ static volatile uint64_t sink;
 static int run_one(const pool_variant *v, uint64_t bytes, uint64_t seed, double *sec,
 		   uint64_t *mappings)
 {
-	ruma_pool_opts po;
+	ruma_pool_options po;
 	ruma_pool *p;
 	double t0;
 	int rc;
 
-	ruma_pool_opts_default(&po);
+	ruma_pool_options_default(&po);
 	po.kind = v->kind;
 	po.huge = v->huge;
 	po.random = v->random;
 	po.seed = seed;
 	t0 = ruma_now_sec();
-	rc = ruma_pool_create(&p, bytes, &po);
+	rc = ruma_pool_create(&po, bytes, &p);
 	sec[0] = ruma_now_sec() - t0;
 	if (rc)
 		return rc;

@@ -62,23 +62,23 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 {
 	ruma_snap_src *src = NULL;
 	ruma_snap *s = NULL;
-	ruma_snap_opts so;
+	ruma_snap_options so;
 	double t0;
 	int rc;
 
-	rc = ruma_snap_src_create(&src, bytes, v->huge, true);
+	rc = ruma_snap_src_create(bytes, v->huge, true, &src);
 	if (rc)
 		return rc;
 	uint64_t *sd = ruma_snap_src_data(src), words = bytes / 8;
 	for (uint64_t i = 0; i < words; i++)
 		sd[i] = i;
-	ruma_snap_opts_default(&so);
+	ruma_snap_options_default(&so);
 	so.method = v->method;
 	so.pages_per_chunk = v->ppc;
 	so.seed = seed;
 	so.private_view = v->private_view;
 	t0 = ruma_now_sec();
-	rc = ruma_snap_create(&s, src, &so);
+	rc = ruma_snap_create(&so, src, &s);
 	sec[0] = ruma_now_sec() - t0;
 	if (rc) {
 		ruma_snap_src_destroy(src);

@@ -94,7 +94,7 @@ static int array_run(uint64_t n, child_report *rep)
 static void child_run(const vec_variant *v, uint64_t n, int fd)
 {
 	child_report rep = { 0 };
-	ruma_vec_opts o;
+	ruma_vec_options o;
 	ruma_vec *vec = NULL;
 	ruma_perf_memory mem;
 
@@ -104,7 +104,7 @@ static void child_run(const vec_variant *v, uint64_t n, int fd)
 			_exit(3);
 		_exit(0);
 	}
-	ruma_vec_opts_default(&o);
+	ruma_vec_options_default(&o);
 	o.kind = v->kind;
 	o.huge = v->huge;
 	o.prepopulate = v->prepopulate;
@@ -112,7 +112,7 @@ static void child_run(const vec_variant *v, uint64_t n, int fd)
 	if (v->pool)
 		o.pool_bytes = (size_t)(n * 8);
 	double t_all = ruma_now_sec(), t_check = 0;
-	rep.rc = ruma_vec_create(&vec, &o);
+	rep.rc = ruma_vec_create(&o, &vec);
 	if (!rep.rc) {
 		double t0 = ruma_now_sec();
 		for (uint64_t i = 0; i < n; i++)

@@ -89,7 +89,8 @@ RUMA_API int ruma_alloc_create(ruma_alloc_kind kind, ruma_alloc *out);
  */
 RUMA_API int ruma_alloc_create_by_name(const char *name, ruma_alloc *out);
 
-/* ruma_alloc_destroy — release everything the instance holds. */
+/* ruma_alloc_destroy — release everything the instance holds (NULL, or a
+ * zeroed ruma_alloc that was never created, is accepted). */
 RUMA_API void ruma_alloc_destroy(ruma_alloc *a);
 
 /* ruma_alloc_get_stats — fill *out with the instance's statistics. */

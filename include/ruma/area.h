@@ -119,7 +119,7 @@ typedef struct ruma_area_stat {
  * Returns 0, -EINVAL (bad page size, pages == 0 or too large), -ENOMEM
  * (address space or memory), or an mmap errno.
  */
-RUMA_API int ruma_area_create(ruma_area **out, size_t page_size, uint64_t pages);
+RUMA_API int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out);
 
 /* ruma_area_destroy — unmap the whole range and free the area (NULL allowed). */
 RUMA_API void ruma_area_destroy(ruma_area *a);
@@ -236,8 +236,15 @@ RUMA_API void ruma_area_set_map_budget(ruma_area *a, uint64_t budget);
 /* ruma_area_map_estimate — current VMA estimate of the area. */
 RUMA_API uint64_t ruma_area_map_estimate(const ruma_area *a);
 
-/* ruma_area_stats — fill *out. */
-RUMA_API void ruma_area_stats(const ruma_area *a, ruma_area_stat *out);
+/* ruma_area_get_stats — fill *out. */
+RUMA_API void ruma_area_get_stats(const ruma_area *a, ruma_area_stat *out);
+
+/* Deprecated: the old name of ruma_area_get_stats (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_area_get_stats")
+static inline void ruma_area_stats(const ruma_area *a, ruma_area_stat *out)
+{
+	ruma_area_get_stats(a, out);
+}
 
 /*
  * ruma_area_check — compare the translation table with the kernel's view in
@@ -330,7 +337,7 @@ typedef struct ruma_move_pair {
  * pages while they move (such an access may see a zero page, and a write
  * to the destination may be discarded).
  */
-RUMA_API int ruma_anon_create(ruma_anon **out, uint64_t pages, ruma_rewire_path path);
+RUMA_API int ruma_anon_create(uint64_t pages, ruma_rewire_path path, ruma_anon **out);
 
 /* ruma_anon_destroy — unmap the area (NULL allowed). */
 RUMA_API void ruma_anon_destroy(ruma_anon *a);

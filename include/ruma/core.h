@@ -76,9 +76,10 @@ RUMA_API double ruma_rng_double(ruma_rng *r);
 RUMA_API void ruma_rng_shuffle_u64(ruma_rng *r, uint64_t *v, size_t n);
 
 /*
- * ruma_seed_default — the seed for a run: $RUMA_SEED when set and valid,
- * otherwise derived from the clock and pid.  Callers print it so a run can
- * be repeated.
+ * ruma_seed_default — a seed for a run, derived from the clock and pid.
+ * The library reads no environment: a driver that honours $RUMA_SEED looks
+ * it up in the environment it was given and calls this only without one.
+ * Callers print the seed so a run can be repeated.
  */
 RUMA_API uint64_t ruma_seed_default(void);
 

@@ -97,7 +97,7 @@ typedef enum ruma_part_method {
 #define RUMA_PART_MAX_PARTITIONS 65536u
 
 /*
- * Phases of a run, reported to ruma_part_opts.phase as each one ends (for
+ * Phases of a run, reported to ruma_part_options.phase as each one ends (for
  * benchmarks that time them; the phases follow the original RUMA code's
  * accounting).  What comes after the last report until ruma_part_run
  * returns is the partitioning pass itself.
@@ -118,7 +118,7 @@ typedef enum ruma_part_phase {
 	RUMA_PART_PHASE_PASS,
 } ruma_part_phase;
 
-typedef struct ruma_part_opts {
+typedef struct ruma_part_options {
 	ruma_part_method method;
 	uint32_t partitions;     /* P: power of two in [1, 65536]; default 64 */
 	unsigned shift;          /* partition = (key >> shift) & (P-1); < 64 */
@@ -155,7 +155,10 @@ typedef struct ruma_part_opts {
 	 * RUMA_AREA_MAP_MARGIN).  Lets a test impose a low limit without the sysctl.
 	 */
 	uint64_t map_budget;
-} ruma_part_opts;
+} ruma_part_options;
+
+/* Deprecated: the old name of ruma_part_options (removed in the next release). */
+typedef ruma_part_options ruma_part_opts RUMA_DEPRECATED("renamed ruma_part_options");
 
 /* One run of consecutive output keys of one partition. */
 typedef struct ruma_part_chunk {
@@ -195,8 +198,18 @@ static inline uint32_t ruma_part_of(uint64_t key, unsigned shift, uint32_t parti
 	return (uint32_t)((key >> shift) & (uint64_t)(partitions - 1));
 }
 
-/* ruma_part_opts_default — TRADITIONAL, 64 partitions, shift 0, 1 page per block, contiguous. */
-RUMA_API void ruma_part_opts_default(ruma_part_opts *o);
+/*
+ * ruma_part_options_default — TRADITIONAL, 64 partitions, shift 0, 1 page
+ * per block, contiguous.
+ */
+RUMA_API void ruma_part_options_default(ruma_part_options *o);
+
+/* Deprecated: the old name of ruma_part_options_default (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_part_options_default")
+static inline void ruma_part_opts_default(ruma_part_options *o)
+{
+	ruma_part_options_default(o);
+}
 
 /*
  * ruma_part_run — partition n keys (not modified) as o describes.  *out
@@ -206,7 +219,7 @@ RUMA_API void ruma_part_opts_default(ruma_part_opts *o);
  * mappings than vm.max_map_count allows: use more pages per block or huge
  * pages), RUMA_EVIRTFULL.  Nothing is leaked on error.
  */
-RUMA_API int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+RUMA_API int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			   ruma_part_result **out);
 
 /* ruma_part_result_free — release the result and everything it maps (NULL ignored). */

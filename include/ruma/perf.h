@@ -124,7 +124,8 @@ RUMA_API void ruma_perf_print(const ruma_perf *p, FILE *f, uint64_t scale);
 
 /* Flags of ruma_perf_print_sample. */
 enum {
-	/* Leave out the page-faults column: exactly the seed-001 columns. */
+	/* Leave out the page-faults column: exactly the columns of PerfEvent's
+	 * report (github.com/viktorleis/perfevent) that the ART benchmark prints. */
 	RUMA_PERF_PRINT_NO_PAGE_FAULTS = 1,
 };
 

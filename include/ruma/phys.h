@@ -34,7 +34,7 @@ extern "C" {
 
 typedef struct ruma_phys ruma_phys;
 
-/* Creation flags (ruma_phys_opts.flags). */
+/* Creation flags (ruma_phys_options.flags). */
 enum {
 	/*
 	 * Every allocation is backed at once: fallocate on the allocated range.
@@ -50,12 +50,15 @@ enum {
 };
 
 /* Options for ruma_phys_create_opts; zero-initialise and set what you need. */
-typedef struct ruma_phys_opts {
+typedef struct ruma_phys_options {
 	size_t page_size;   /* RUMA_PAGE_4K (default when 0) or RUMA_PAGE_2M */
 	unsigned flags;     /* RUMA_PHYS_* */
 	uint64_t max_pages; /* refuse to grow beyond this many pages; 0 = no limit */
 	const char *name;   /* memfd name (shown in /proc/self/maps); NULL = "ruma-phys" */
-} ruma_phys_opts;
+} ruma_phys_options;
+
+/* Deprecated: the old name of ruma_phys_options (removed in the next release). */
+typedef ruma_phys_options ruma_phys_opts RUMA_DEPRECATED("renamed ruma_phys_options");
 
 /* A run of contiguous physical pages [first, first + n). */
 typedef struct ruma_phys_run {
@@ -63,7 +66,7 @@ typedef struct ruma_phys_run {
 	uint64_t n;
 } ruma_phys_run;
 
-/* Pool statistics (ruma_phys_stats). */
+/* Pool statistics (ruma_phys_get_stats). */
 typedef struct ruma_phys_stat {
 	size_t page_size;
 	uint64_t pages_in_use;     /* allocated and not freed */
@@ -85,10 +88,10 @@ typedef struct ruma_phys_stat {
  * 2 MiB huge page: raise vm.nr_hugepages), RUMA_EUNSUPP (kernel without
  * hugetlb memfd), or the negative errno of memfd_create/ftruncate/fallocate.
  */
-RUMA_API int ruma_phys_create(ruma_phys **out, size_t page_size, unsigned flags);
+RUMA_API int ruma_phys_create(size_t page_size, unsigned flags, ruma_phys **out);
 
 /* ruma_phys_create_opts — as ruma_phys_create, with all options. opts may be NULL. */
-RUMA_API int ruma_phys_create_opts(ruma_phys **out, const ruma_phys_opts *opts);
+RUMA_API int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out);
 
 /*
  * ruma_phys_destroy — close the memfd and free the pool (NULL is allowed).
@@ -160,10 +163,17 @@ RUMA_API uint64_t ruma_phys_file_pages(const ruma_phys *p);
 RUMA_API bool ruma_phys_is_allocated(const ruma_phys *p, uint64_t page);
 
 /*
- * ruma_phys_stats — fill *out.  Calls fstat for file_size / bytes_resident.
+ * ruma_phys_get_stats — fill *out.  Calls fstat for file_size / bytes_resident.
  * Returns 0 or the negative errno of fstat.
  */
-RUMA_API int ruma_phys_stats(const ruma_phys *p, ruma_phys_stat *out);
+RUMA_API int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stat *out);
+
+/* Deprecated: the old name of ruma_phys_get_stats (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_phys_get_stats")
+static inline int ruma_phys_stats(const ruma_phys *p, ruma_phys_stat *out)
+{
+	return ruma_phys_get_stats(p, out);
+}
 
 #ifdef __cplusplus
 }

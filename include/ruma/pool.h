@@ -54,7 +54,7 @@ typedef enum ruma_pool_kind {
 	RUMA_POOL_KIND_COUNT_
 } ruma_pool_kind;
 
-typedef struct ruma_pool_opts {
+typedef struct ruma_pool_options {
 	ruma_pool_kind kind;
 	bool huge;          /* 2 MiB pages */
 	bool random;        /* REWIRED/INDIRECT: shuffled physical placement */
@@ -63,12 +63,25 @@ typedef struct ruma_pool_opts {
 			       0 = vm.max_map_count minus the mappings the process already has, minus 1000 */
 	uint64_t seed;      /* placement permutation (random) */
 	ruma_rewire_path path; /* REWIRED random: how pages are placed (default AUTO, see above) */
-} ruma_pool_opts;
+} ruma_pool_options;
+
+/* Deprecated: the old name of ruma_pool_options (removed in the next release). */
+typedef ruma_pool_options ruma_pool_opts RUMA_DEPRECATED("renamed ruma_pool_options");
 
 typedef struct ruma_pool ruma_pool;
 
-/* ruma_pool_opts_default — REWIRED, 4 KiB, sequential, no populate, budget 0 (automatic), seed 1. */
-RUMA_API void ruma_pool_opts_default(ruma_pool_opts *o);
+/*
+ * ruma_pool_options_default — REWIRED, 4 KiB, sequential, no populate,
+ * budget 0 (automatic), seed 1.
+ */
+RUMA_API void ruma_pool_options_default(ruma_pool_options *o);
+
+/* Deprecated: the old name of ruma_pool_options_default (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_pool_options_default")
+static inline void ruma_pool_opts_default(ruma_pool_options *o)
+{
+	ruma_pool_options_default(o);
+}
 
 /*
  * ruma_pool_create — allocate `bytes` bytes (rounded up to whole pages) as o
@@ -79,7 +92,7 @@ RUMA_API void ruma_pool_opts_default(ruma_pool_opts *o);
  * vm.max_map_count or use huge pages), or the negative errno of the
  * failing call.  Nothing is leaked on error.
  */
-RUMA_API int ruma_pool_create(ruma_pool **out, size_t bytes, const ruma_pool_opts *o);
+RUMA_API int ruma_pool_create(const ruma_pool_options *o, size_t bytes, ruma_pool **out);
 
 /* ruma_pool_destroy — unmap / free everything (NULL ignored). */
 RUMA_API void ruma_pool_destroy(ruma_pool *p);

@@ -74,7 +74,7 @@ typedef enum ruma_snap_method {
  * populate: back and map it with page tables filled.  The caller owns *out.
  * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_ENOHUGE, or an errno.
  */
-RUMA_API int ruma_snap_src_create(ruma_snap_src **out, size_t bytes, bool huge, bool populate);
+RUMA_API int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out);
 
 /* ruma_snap_src_destroy — unmap and release the source (NULL ignored). */
 RUMA_API void ruma_snap_src_destroy(ruma_snap_src *s);
@@ -85,23 +85,36 @@ RUMA_API void *ruma_snap_src_data(ruma_snap_src *s);
 RUMA_API size_t ruma_snap_src_bytes(const ruma_snap_src *s);
 RUMA_API size_t ruma_snap_src_page_size(const ruma_snap_src *s);
 
-typedef struct ruma_snap_opts {
+typedef struct ruma_snap_options {
 	ruma_snap_method method;
 	size_t pages_per_chunk; /* SHUFFLE / MEMCPY_SHUFFLE: chunk size in pages (default 1) */
 	bool populate;          /* fill page tables of the snapshot at creation */
 	bool init_dst;          /* MEMCPY / MEMCPY_SHUFFLE: touch the destination before copying */
 	uint64_t seed;          /* permutation seed for the shuffled methods */
 	bool private_view;      /* SHUFFLE: MAP_PRIVATE chunks (kernel COW) instead of MAP_SHARED */
-} ruma_snap_opts;
+} ruma_snap_options;
 
-/* ruma_snap_opts_default — COW, 1 page per chunk, no populate, seed 1, shared shuffled views. */
-RUMA_API void ruma_snap_opts_default(ruma_snap_opts *o);
+/* Deprecated: the old name of ruma_snap_options (removed in the next release). */
+typedef ruma_snap_options ruma_snap_opts RUMA_DEPRECATED("renamed ruma_snap_options");
+
+/*
+ * ruma_snap_options_default — COW, 1 page per chunk, no populate, seed 1,
+ * shared shuffled views.
+ */
+RUMA_API void ruma_snap_options_default(ruma_snap_options *o);
+
+/* Deprecated: the old name of ruma_snap_options_default (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_snap_options_default")
+static inline void ruma_snap_opts_default(ruma_snap_options *o)
+{
+	ruma_snap_options_default(o);
+}
 
 /*
  * ruma_snap_create — a snapshot of src as o describes; the caller owns *out.
  * Returns as described at the top of this file.
  */
-RUMA_API int ruma_snap_create(ruma_snap **out, ruma_snap_src *src, const ruma_snap_opts *o);
+RUMA_API int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out);
 
 /* ruma_snap_destroy — unmap and release the snapshot and its private pages (NULL ignored). */
 RUMA_API void ruma_snap_destroy(ruma_snap *s);

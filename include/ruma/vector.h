@@ -68,7 +68,7 @@ typedef enum ruma_vec_kind {
 	RUMA_VEC_KIND_COUNT_
 } ruma_vec_kind;
 
-typedef struct ruma_vec_opts {
+typedef struct ruma_vec_options {
 	ruma_vec_kind kind;
 	size_t elem_size;        /* bytes per element; 0 means 8 */
 	bool huge;               /* 2 MiB pages (REWIRED, MREMAP, INDIRECT); -EINVAL for COPY/REALLOC */
@@ -90,7 +90,10 @@ typedef struct ruma_vec_opts {
 	 * the original RUMA rewired vector, which fills its pool file first.
 	 */
 	size_t pool_bytes;
-} ruma_vec_opts;
+} ruma_vec_options;
+
+/* Deprecated: the old name of ruma_vec_options (removed in the next release). */
+typedef ruma_vec_options ruma_vec_opts RUMA_DEPRECATED("renamed ruma_vec_options");
 
 typedef struct ruma_vec ruma_vec;
 
@@ -133,15 +136,22 @@ static inline size_t ruma_vec_head_size(const ruma_vec_head *h)
 	return h->run_first + (size_t)((uintptr_t)h->push_pos - (uintptr_t)h->run_start) / sizeof(uint64_t);
 }
 
-/* ruma_vec_opts_default — kind REWIRED, 8-byte elements, 4 KiB pages, no prepopulation. */
-RUMA_API void ruma_vec_opts_default(ruma_vec_opts *o);
+/* ruma_vec_options_default — kind REWIRED, 8-byte elements, 4 KiB pages, no prepopulation. */
+RUMA_API void ruma_vec_options_default(ruma_vec_options *o);
+
+/* Deprecated: the old name of ruma_vec_options_default (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_vec_options_default")
+static inline void ruma_vec_opts_default(ruma_vec_options *o)
+{
+	ruma_vec_options_default(o);
+}
 
 /*
  * ruma_vec_create — a new, empty vector as o describes (o NULL: defaults).
  * The caller owns *out and releases it with ruma_vec_destroy.
  * Returns 0, -EINVAL, -ENOMEM, RUMA_ENOHUGE, RUMA_EMAPLIMIT.
  */
-RUMA_API int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o);
+RUMA_API int ruma_vec_create(const ruma_vec_options *o, ruma_vec **out);
 
 /* ruma_vec_destroy — release all memory and mappings (NULL is ignored). */
 RUMA_API void ruma_vec_destroy(ruma_vec *v);

@@ -125,11 +125,13 @@ typedef struct ruma_wal_record {
 typedef struct ruma_wal_iter ruma_wal_iter;
 
 /* ruma_wal_iter_open — read the records in the file from its start, in
- * order (the file as written so far: flush first to see recent appends). */
+ * order (the file as written so far: flush first to see recent appends).
+ * Returns 0 or -ENOMEM; release *out with ruma_wal_iter_close. */
 RUMA_API int ruma_wal_iter_open(ruma_wal *w, ruma_wal_iter **out);
 /* ruma_wal_iter_next — 1 with the next record in *rec, 0 at the end of the
  * log, or an I/O error. */
 RUMA_API int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec);
+/* ruma_wal_iter_close — free the iterator (NULL accepted). */
 RUMA_API void ruma_wal_iter_close(ruma_wal_iter *it);
 
 typedef struct ruma_wal_stats {

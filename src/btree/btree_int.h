@@ -18,7 +18,7 @@ struct ruma_btree {
 	_Atomic unsigned read_ahead; /* scan read-ahead limit in leaves (0: none) */
 	/* the last RUMA_ECORRUPT: reason << 56 | page id (0: none yet) */
 	_Atomic uint64_t damage;
-	atomic_flag damage_said; /* the first one was written to stderr */
+	atomic_flag damage_said; /* the first one was reported (ruma_bm_report) */
 };
 
 /* Why a page was found corrupt (ruma_btree_last_corruption names it). */
@@ -33,8 +33,9 @@ enum bt_damage {
 	BT_DMG_CHECK,     /* the checker found problems */
 };
 
-/* Record that page pid is corrupt (the first report of a handle also goes
- * to stderr); returns RUMA_ECORRUPT. */
+/* Record that page pid is corrupt (the first of a handle is also reported
+ * through the manager's message channel, ruma_bm_report); returns
+ * RUMA_ECORRUPT. */
 int bt_corrupt(ruma_btree *t, ruma_pid pid, enum bt_damage why);
 
 static inline void bt_count(_Atomic uint64_t *c)

@@ -77,11 +77,6 @@ void ruma_rng_shuffle_u64(ruma_rng *r, uint64_t *v, size_t n)
 
 uint64_t ruma_seed_default(void)
 {
-	const char *env = getenv("RUMA_SEED");
-	uint64_t seed;
-
-	if (env && ruma_parse_u64(env, &seed) == 0)
-		return seed;
-	seed = ruma_now_ns() ^ ((uint64_t)getpid() << 32);
+	uint64_t seed = ruma_now_ns() ^ ((uint64_t)getpid() << 32);
 	return splitmix64(&seed);
 }

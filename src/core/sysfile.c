@@ -7,12 +7,14 @@
  * sysctl and sysfs handlers expect, and an error reported only at close(2)
  * (sysfs may do that) is returned too.
  * Syscalls: open, read, write through the OS layer (counted, injectable);
- * close directly.
+ * close, and getdents through readdir on a directory the OS layer opened,
+ * directly.
  */
 #include "core/sysfile.h"
 
 #include "os/os.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -51,6 +53,73 @@ int ruma_sysfile_count_lines(const char *path, uint64_t *n)
 	if (r < 0)
 		return (int)r;
 	*n = lines;
+	return 0;
+}
+
+/* Line splitting for ruma_sysfile_each_line: the current line so far. */
+typedef struct line_buf {
+	char text[RUMA_SYSFILE_LINE];
+	size_t len;
+} line_buf;
+
+/* Hand the complete lines of chunk to fn; keep the unfinished tail in lb. */
+static int feed_lines(line_buf *lb, const char *chunk, size_t n,
+		      int (*fn)(void *ctx, const char *line), void *ctx)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (chunk[i] != '\n') {
+			if (lb->len + 1 < sizeof(lb->text))
+				lb->text[lb->len++] = chunk[i];
+			continue;
+		}
+		lb->text[lb->len] = '\0';
+		lb->len = 0;
+		int stop = fn(ctx, lb->text);
+		if (stop)
+			return stop;
+	}
+	return 0;
+}
+
+int ruma_sysfile_each_line(const char *path, int (*fn)(void *ctx, const char *line), void *ctx)
+{
+	char chunk[4096];
+	line_buf lb = { .len = 0 };
+	ssize_t r = 0;
+	int fd, stop = 0;
+	int rc = ruma_os_open(path, O_RDONLY | O_CLOEXEC, 0, &fd);
+
+	if (rc)
+		return rc;
+	while (!stop && (r = ruma_os_read(fd, chunk, sizeof(chunk))) > 0)
+		stop = feed_lines(&lb, chunk, (size_t)r, fn, ctx);
+	close(fd);
+	if (stop)
+		return stop;
+	if (r < 0)
+		return (int)r;
+	if (lb.len == 0)
+		return 0;
+	lb.text[lb.len] = '\0'; /* a last line without '\n' */
+	return fn(ctx, lb.text);
+}
+
+int ruma_sysfile_each_entry(const char *path, void (*fn)(void *ctx, const char *name), void *ctx)
+{
+	int fd;
+	int rc = ruma_os_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &fd);
+
+	if (rc)
+		return rc;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		fn(ctx, e->d_name);
+	closedir(d); /* closes fd */
 	return 0;
 }
 

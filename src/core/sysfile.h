@@ -22,6 +22,25 @@ int ruma_sysfile_read(const char *path, char *buf, size_t cap);
 int ruma_sysfile_count_lines(const char *path, uint64_t *n);
 
 /*
+ * ruma_sysfile_each_line — call fn(ctx, line) for every line of path (read
+ * in chunks, so for files of any size such as /proc/locks), without its
+ * '\n' and NUL-terminated; a line longer than RUMA_SYSFILE_LINE - 1 bytes
+ * is cut to that.  fn returns 0 to go on or anything else to stop.
+ * Returns fn's non-zero value, 0 after the last line, or a negative errno
+ * of the open or a read (lines before the failing read were handed on).
+ */
+#define RUMA_SYSFILE_LINE 512
+int ruma_sysfile_each_line(const char *path, int (*fn)(void *ctx, const char *line), void *ctx);
+
+/*
+ * ruma_sysfile_each_entry — call fn(ctx, name) for every entry of the
+ * directory path (sysfs listings such as /sys/kernel/mm/hugepages), "." and
+ * ".." included.  The directory is opened through the OS layer, the entries
+ * read with readdir.  Returns 0 or a negative errno of the open.
+ */
+int ruma_sysfile_each_entry(const char *path, void (*fn)(void *ctx, const char *name), void *ctx);
+
+/*
  * ruma_sysfile_write — write text (NUL-terminated) to path with one
  * write(2).  Returns 0, a negative errno (also one reported at close), or
  * RUMA_ESHORTIO when the kernel took only part of it.

@@ -8,9 +8,10 @@
  * read from /proc or /sys at call time.  Probes undo what they create (ring,
  * counter descriptor, temporary file) on every path.
  *
- * Syscalls: open/read/write of /proc and /sys files through sysfile.c (and
- * so through the OS layer), fopen of /proc/locks; opendir/readdir on sysfs
- * directories (not part of the OS layer's list);
+ * Syscalls: open/read/write of /proc and /sys files (/proc/locks and
+ * /proc/<pid>/stat and status too) through sysfile.c, and so through the
+ * OS layer (counted, injectable), sysfs directories too (their entries read
+ * with readdir);
  * uname and sysconf; io_uring setup, perf_event_open, open(O_DIRECT),
  * pread and pwrite go through the OS layer (src/os) so they are counted and
  * can be failed by injection; close and unlink of the probe file directly.
@@ -21,7 +22,6 @@
 #include "core/sysfile.h"
 #include "os/os.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -145,23 +145,30 @@ static bool parse_huge_dir_name(const char *name, uint64_t *kb)
 	return strcmp(end, "kB") == 0 && *kb > 0;
 }
 
+/* What a directory listing collects: up to cap values, k so far. */
+typedef struct entry_list {
+	void *v;
+	size_t cap, k;
+} entry_list;
+
+static void add_huge_size(void *ctx, const char *name)
+{
+	entry_list *l = ctx;
+	uint64_t kb;
+	if (l->k < l->cap && parse_huge_dir_name(name, &kb))
+		((uint64_t *)l->v)[l->k++] = kb;
+}
+
 int ruma_sysinfo_huge_sizes(uint64_t *sizes_kb, size_t cap, size_t *n)
 {
-	DIR *d = opendir(HUGE_SYS_DIR);
-	struct dirent *e;
-	size_t k = 0;
+	entry_list l = { .v = sizes_kb, .cap = cap, .k = 0 };
+	int rc = ruma_sysfile_each_entry(HUGE_SYS_DIR, add_huge_size, &l);
 
 	*n = 0;
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((e = readdir(d)) != NULL) {
-		uint64_t kb;
-		if (k < cap && parse_huge_dir_name(e->d_name, &kb))
-			sizes_kb[k++] = kb;
-	}
-	closedir(d);
-	qsort(sizes_kb, k, sizeof(*sizes_kb), cmp_u64);
-	*n = k;
+	if (rc)
+		return rc == -ENOENT ? 0 : rc;
+	qsort(sizes_kb, l.k, sizeof(*sizes_kb), cmp_u64);
+	*n = l.k;
 	return 0;
 }
 
@@ -197,30 +204,31 @@ static bool parse_node_name(const char *name, int *id)
 	return true;
 }
 
+static void add_node(void *ctx, const char *name)
+{
+	entry_list *l = ctx;
+	int id;
+	if (l->k < l->cap && parse_node_name(name, &id))
+		((int *)l->v)[l->k++] = id;
+}
+
 int ruma_sysinfo_numa_nodes(int *nodes, size_t cap, size_t *n)
 {
-	DIR *d = opendir(NODE_SYS_DIR);
-	struct dirent *e;
-	size_t k = 0;
+	entry_list l = { .v = nodes, .cap = cap, .k = 0 };
+	int rc = ruma_sysfile_each_entry(NODE_SYS_DIR, add_node, &l);
 
 	*n = 0;
-	if (!d) {
-		if (errno != ENOENT)
-			return -errno;
+	if (rc) {
+		if (rc != -ENOENT)
+			return rc;
 		if (cap > 0) {
 			nodes[0] = 0;
 			*n = 1;
 		}
 		return 0;
 	}
-	while ((e = readdir(d)) != NULL) {
-		int id;
-		if (k < cap && parse_node_name(e->d_name, &id))
-			nodes[k++] = id;
-	}
-	closedir(d);
-	qsort(nodes, k, sizeof(*nodes), cmp_int);
-	*n = k;
+	qsort(nodes, l.k, sizeof(*nodes), cmp_int);
+	*n = l.k;
 	return 0;
 }
 
@@ -606,68 +614,73 @@ int ruma_sysinfo_mem_available(ruma_mem_avail *out)
 
 /* ---- lock holders ---------------------------------------------------------- */
 
+/* The file a flock holder is looked for, and the holder once found. */
+typedef struct flock_query {
+	uint64_t dev, ino;
+	int pid;
+} flock_query;
+
+/* One line of /proc/locks: 1 (stop) when it is a FLOCK on q's file. */
+static int flock_line(void *ctx, const char *line)
+{
+	flock_query *q = ctx;
+	char kind[16], mode[16];
+	unsigned maj, min;
+	unsigned long long in;
+	int p;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10953114 0 EOF" */
+	const char *s = strchr(line, ':');
+	if (!s || sscanf(s + 1, "%15s %*s %15s %d %x:%x:%llu", kind, mode, &p, &maj, &min, &in) != 6)
+		return 0;
+	if (strcmp(kind, "FLOCK") || p <= 0 || in != q->ino || maj != major((dev_t)q->dev) ||
+	    min != minor((dev_t)q->dev))
+		return 0;
+	q->pid = p;
+	return 1;
+}
+
 int ruma_sysinfo_flock_holder(uint64_t dev, uint64_t ino, int *pid)
 {
-	FILE *f = fopen("/proc/locks", "r");
-	char line[256];
-	int rc = RUMA_ENOTFOUND;
+	flock_query q = { .dev = dev, .ino = ino, .pid = 0 };
+	int rc = ruma_sysfile_each_line("/proc/locks", flock_line, &q);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char kind[16], mode[16];
-		unsigned maj, min;
-		unsigned long long in;
-		int p;
-		/* "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10953114 0 EOF" */
-		const char *s = strchr(line, ':');
-		if (!s || sscanf(s + 1, "%15s %*s %15s %d %x:%x:%llu", kind, mode, &p, &maj, &min,
-				 &in) != 6)
-			continue;
-		if (strcmp(kind, "FLOCK") || p <= 0 || in != ino || maj != major((dev_t)dev) ||
-		    min != minor((dev_t)dev))
-			continue;
-		*pid = p;
-		rc = 0;
-		break;
-	}
-	fclose(f);
-	return rc;
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return RUMA_ENOTFOUND;
+	*pid = q.pid;
+	return 0;
 }
 
 #define PF_EXITING_FLAG 0x00000004u /* task->flags: in do_exit (include/linux/sched.h) */
 
 /* SIGKILL pending for the process (SigPnd of its main thread, or ShdPnd):
  * it is killed but has not begun to exit yet. */
+/* One line of /proc/<pid>/status: 1 (stop) when it shows SIGKILL pending. */
+static int sigkill_line(void *ctx, const char *line)
+{
+	unsigned long long mask;
+	(void)ctx;
+	return (sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+	       (mask & (1ull << (SIGKILL - 1)));
+}
+
 static bool sigkill_pending(int pid)
 {
-	char path[48], line[256];
+	char path[48];
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	bool pending = false;
-	while (!pending && fgets(line, sizeof(line), f)) {
-		unsigned long long mask;
-		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
-		    (mask & (1ull << (SIGKILL - 1))))
-			pending = true;
-	}
-	fclose(f);
-	return pending;
+	return ruma_sysfile_each_line(path, sigkill_line, NULL) == 1;
 }
 
 bool ruma_sysinfo_pid_exiting(int pid)
 {
 	char path[48], line[512];
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT;
-	bool ok = fgets(line, sizeof(line), f) != NULL;
-	fclose(f);
+	int rc = ruma_sysfile_read(path, line, sizeof(line));
+	if (rc)
+		return rc == -ENOENT;
 	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags ..."; comm may hold ')' */
-	const char *p = ok ? strrchr(line, ')') : NULL;
+	const char *p = strrchr(line, ')');
 	char state;
 	unsigned flags;
 	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)

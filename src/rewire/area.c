@@ -67,7 +67,7 @@ static int reserve_aligned(size_t len, size_t align, uint8_t **out)
 	return 0;
 }
 
-int ruma_area_create(ruma_area **out, size_t page_size, uint64_t pages)
+int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
 {
 	*out = NULL;
 	if ((page_size != RUMA_PAGE_4K && page_size != RUMA_PAGE_2M) || pages == 0 ||
@@ -139,7 +139,7 @@ void ruma_area_set_map_budget(ruma_area *a, uint64_t budget)
 	a->budget = budget;
 }
 
-void ruma_area_stats(const ruma_area *a, ruma_area_stat *out)
+void ruma_area_get_stats(const ruma_area *a, ruma_area_stat *out)
 {
 	*out = (ruma_area_stat){
 		.pages = a->pages,

@@ -176,7 +176,7 @@ void ruma_move_probe_reset(void)
 
 /* ---- areas -------------------------------------------------------------------------- */
 
-int ruma_anon_create(ruma_anon **out, uint64_t pages, ruma_rewire_path path)
+int ruma_anon_create(uint64_t pages, ruma_rewire_path path, ruma_anon **out)
 {
 	ruma_rewire_path avail;
 	void *m;

@@ -50,7 +50,7 @@ int ruma_part_method_parse(const char *s, ruma_part_method *out)
 	return RUMA_EPARSE;
 }
 
-void ruma_part_opts_default(ruma_part_opts *o)
+void ruma_part_options_default(ruma_part_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->method = RUMA_PART_TRADITIONAL;
@@ -177,7 +177,7 @@ static void scatter_swwc(const uint64_t *keys, size_t n, unsigned shift, uint32_
 	part_store_fence();
 }
 
-static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			   ruma_part_result *r, part_impl *impl)
 {
 	uint32_t P = o->partitions;
@@ -335,7 +335,7 @@ static int chains_new_block(part_impl *impl, chains_ctx *cx, uint32_t p, chain_s
 }
 
 /* The pool of prefault_dst: room for n keys plus one partly filled block per partition, touched. */
-static int chains_pool(size_t n, const ruma_part_opts *o, part_impl *impl, chains_ctx *cx)
+static int chains_pool(size_t n, const ruma_part_options *o, part_impl *impl, chains_ctx *cx)
 {
 	size_t page = o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
 	size_t blocks = (n * 8 + cx->bbytes - 1) / cx->bbytes + o->partitions;
@@ -374,7 +374,7 @@ static inline int chains_put(part_impl *impl, chains_ctx *cx, chain_state *st, u
  * stores (blocks are page aligned and a multiple of 64 bytes, so a line
  * never straddles two blocks); the partial lines are written at the end.
  */
-static int chains_scatter_swwc(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int chains_scatter_swwc(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			       part_impl *impl, chains_ctx *cx, chain_state *st)
 {
 	uint32_t P = o->partitions;
@@ -400,7 +400,7 @@ static int chains_scatter_swwc(const uint64_t *keys, size_t n, const ruma_part_o
 	return rc;
 }
 
-static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_part_options *o,
 				  ruma_part_result *r, part_impl *impl)
 {
 	uint32_t P = o->partitions;
@@ -483,7 +483,7 @@ out:
 /* ---- MREMAP ------------------------------------------------------------------------- */
 
 /* Make room for one more key in partition p's region: map it, or grow it by step. */
-static int mremap_room(part_impl *impl, const ruma_part_opts *o, uint32_t p, size_t step)
+static int mremap_room(part_impl *impl, const ruma_part_options *o, uint32_t p, size_t step)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
 	size_t nb = impl->region_bytes[p] + step;
@@ -509,7 +509,7 @@ static int mremap_room(part_impl *impl, const ruma_part_opts *o, uint32_t p, siz
  * flushed before the end, so a line is aligned and never straddles the
  * region's end); the partial lines are appended at the end.
  */
-static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			  part_impl *impl, size_t *fill, size_t step)
 {
 	uint32_t P = o->partitions;
@@ -543,7 +543,7 @@ static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_opts *
 	return rc;
 }
 
-static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_options *o,
 		      ruma_part_result *r, part_impl *impl)
 {
 	uint32_t P = o->partitions;
@@ -577,7 +577,8 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_opts *o,
 
 /* ---- entry ------------------------------------------------------------------------ */
 
-int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_opts *o, ruma_part_result **out)
+int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
+		  ruma_part_result **out)
 {
 	ruma_part_result *r;
 	part_impl *impl;

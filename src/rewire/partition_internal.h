@@ -64,14 +64,14 @@ static inline void part_store_fence(void)
 }
 
 /* Report the end of a phase to the caller's hook, if any (see ruma_part_phase). */
-static inline void ruma_part_phase_end(const ruma_part_opts *o, ruma_part_phase ph)
+static inline void ruma_part_phase_end(const ruma_part_options *o, ruma_part_phase ph)
 {
 	if (o->phase)
 		o->phase(o->phase_ctx, ph);
 }
 
 /* Mapped methods (partition_mapped.c): fill r (data/start/chunks) and impl. */
-int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			 ruma_part_result *r, part_impl *impl);
 
 /* Release what impl holds (partition.c). */

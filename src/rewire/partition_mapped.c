@@ -67,7 +67,7 @@ typedef struct mpart {
 } mpart;
 
 typedef struct mctx {
-	const ruma_part_opts *o;
+	const ruma_part_options *o;
 	uint32_t P;
 	size_t n;
 	part_impl *impl;       /* owns the pools */
@@ -121,7 +121,7 @@ static void free_extents(mctx *c)
 /* Open a new block for partition p; `done` keys of the input are consumed. */
 static int new_block(mctx *c, uint32_t p, size_t done)
 {
-	const ruma_part_opts *o = c->o;
+	const ruma_part_options *o = c->o;
 	mpart *mp = &c->parts[p];
 	uint32_t npages = c->block_pages;
 	int q = 0;
@@ -314,7 +314,7 @@ static int wire_output(mctx *c, int q, const uint64_t *ppages, const uint64_t *i
 		return -ENOMEM;
 	for (uint64_t j = 0; j < n; j++)
 		pairs[j] = (ruma_rewire_pair){ j, ppages[idx ? idx[j] : j] };
-	rc = ruma_area_create(&c->impl->area[q], c->page[q], n);
+	rc = ruma_area_create(c->page[q], n, &c->impl->area[q]);
 	if (!rc && c->o->map_budget)
 		ruma_area_set_map_budget(c->impl->area[q], c->o->map_budget);
 	if (!rc)
@@ -463,7 +463,7 @@ static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t
 	if (!rc && !sc.wired)
 		rc = -ENOMEM;
 	if (!rc)
-		rc = ruma_area_create(&sc.a, c->page[0], total);
+		rc = ruma_area_create(c->page[0], total, &sc.a);
 	if (!rc && c->o->map_budget)
 		ruma_area_set_map_budget(sc.a, c->o->map_budget);
 	if (!rc)
@@ -484,15 +484,15 @@ static int squeeze(mctx *c, const uint64_t *gp, const uint64_t *kp, const size_t
 
 static int create_pools_and_work(mctx *c)
 {
-	const ruma_part_opts *o = c->o;
+	const ruma_part_options *o = c->o;
 	bool adaptive = o->method == RUMA_PART_MAPPED_ADAPTIVE;
 	int rc;
 
 	c->page[0] = o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
 	c->page[1] = RUMA_PAGE_4K;
-	rc = ruma_phys_create(&c->impl->phys[0], c->page[0], 0);
+	rc = ruma_phys_create(c->page[0], 0, &c->impl->phys[0]);
 	if (!rc && adaptive && o->huge)
-		rc = ruma_phys_create(&c->impl->phys[1], c->page[1], 0);
+		rc = ruma_phys_create(c->page[1], 0, &c->impl->phys[1]);
 	if (rc)
 		return rc;
 	c->block_pages = (uint32_t)o->pages_per_block;
@@ -516,7 +516,7 @@ static int create_pools_and_work(mctx *c)
 	}
 	for (int q = 0; q < 2 && !rc; q++)
 		if (c->impl->phys[q]) {
-			rc = ruma_area_create(&c->work[q], c->page[q], c->slot[q] * c->P);
+			rc = ruma_area_create(c->page[q], c->slot[q] * c->P, &c->work[q]);
 			if (!rc && o->map_budget)
 				ruma_area_set_map_budget(c->work[q], o->map_budget);
 		}
@@ -553,7 +553,7 @@ typedef struct anon_mpart {
 } anon_mpart;
 
 typedef struct anon_part {
-	const ruma_part_opts *o;
+	const ruma_part_options *o;
 	uint32_t P;
 	size_t n;
 	ruma_anon *stage;
@@ -716,7 +716,7 @@ static int anon_layout(anon_part *ap, ruma_part_result *r, part_impl *impl, ruma
 	}
 	if (!rc && so.ne) {
 		pairs = malloc(so.ne * sizeof(*pairs));
-		rc = pairs ? ruma_anon_create(&impl->anon, so.ne, path) : -ENOMEM;
+		rc = pairs ? ruma_anon_create(so.ne, path, &impl->anon) : -ENOMEM;
 	}
 	if (!rc && so.ne) {
 		if (ap->o->map_budget)
@@ -764,7 +764,7 @@ static uint64_t anon_stage_pages(anon_part *ap)
 	return data + (uint64_t)ap->P * (bp + ap->ext_pages) + 1;
 }
 
-static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			   ruma_part_result *r, part_impl *impl, ruma_rewire_path path)
 {
 	anon_part ap = { .o = o, .P = o->partitions, .n = n };
@@ -774,7 +774,7 @@ static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts 
 	r->chunks = malloc((ap.P ? ap.P : 1) * sizeof(*r->chunks));
 	rc = ap.parts && r->chunks ? 0 : -ENOMEM;
 	if (!rc)
-		rc = ruma_anon_create(&ap.stage, anon_stage_pages(&ap), path);
+		rc = ruma_anon_create(anon_stage_pages(&ap), path, &ap.stage);
 	if (!rc) {
 		ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 		rc = o->swwc ? anon_scatter_swwc(&ap, keys) : anon_scatter_plain(&ap, keys);
@@ -798,7 +798,7 @@ static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_opts 
 }
 
 /* The mappings the mremap path may need: two per run (about one per partition or extent). */
-static bool mremap_fits(const ruma_part_opts *o, size_t n)
+static bool mremap_fits(const ruma_part_options *o, size_t n)
 {
 	uint64_t runs = (uint64_t)o->partitions + 1, max, now;
 
@@ -815,7 +815,7 @@ static bool mremap_fits(const ruma_part_opts *o, size_t n)
 }
 
 /* The rewire path MAPPED / MAPPED_CHAINS take (see partition.h). */
-static ruma_rewire_path choose_path(const ruma_part_opts *o, size_t n)
+static ruma_rewire_path choose_path(const ruma_part_options *o, size_t n)
 {
 	ruma_rewire_path avail;
 
@@ -832,7 +832,7 @@ static ruma_rewire_path choose_path(const ruma_part_opts *o, size_t n)
 	return avail;
 }
 
-int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_opts *o,
+int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			 ruma_part_result *r, part_impl *impl)
 {
 	mctx c = { .o = o, .P = o->partitions, .n = n, .impl = impl };

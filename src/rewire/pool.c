@@ -66,7 +66,7 @@ int ruma_pool_kind_parse(const char *s, ruma_pool_kind *out)
 	return RUMA_EPARSE;
 }
 
-void ruma_pool_opts_default(ruma_pool_opts *o)
+void ruma_pool_options_default(ruma_pool_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->kind = RUMA_POOL_REWIRED;
@@ -88,7 +88,7 @@ static uint64_t *permutation(size_t n, uint64_t seed)
 	return perm;
 }
 
-static int create_wired(ruma_pool *p, const ruma_pool_opts *o);
+static int create_wired(ruma_pool *p, const ruma_pool_options *o);
 
 /* Mappings this pool may still create when the caller gave no budget. */
 static int default_budget(uint64_t *out)
@@ -109,7 +109,7 @@ static int default_budget(uint64_t *out)
  * area, then move staging page perm[i] to pool page i (one UFFDIO_MOVE per
  * page; the pool stays one mapping).
  */
-static int create_moved(ruma_pool *p, const ruma_pool_opts *o, ruma_rewire_path path)
+static int create_moved(ruma_pool *p, const ruma_pool_options *o, ruma_rewire_path path)
 {
 	ruma_anon *stage = NULL;
 	ruma_anon_result res = { 0 };
@@ -118,9 +118,9 @@ static int create_moved(ruma_pool *p, const ruma_pool_opts *o, ruma_rewire_path 
 	int rc = perm && pairs ? 0 : -ENOMEM;
 
 	if (!rc)
-		rc = ruma_anon_create(&p->anon, p->pages, path);
+		rc = ruma_anon_create(p->pages, path, &p->anon);
 	if (!rc)
-		rc = ruma_anon_create(&stage, p->pages, path);
+		rc = ruma_anon_create(p->pages, path, &stage);
 	if (!rc)
 		rc = ruma_anon_populate(stage, 0, p->pages);
 	if (!rc) {
@@ -142,7 +142,7 @@ static int create_moved(ruma_pool *p, const ruma_pool_opts *o, ruma_rewire_path 
 }
 
 /* The placement path of a REWIRED pool (see pool.h). */
-static ruma_rewire_path choose_path(const ruma_pool_opts *o)
+static ruma_rewire_path choose_path(const ruma_pool_options *o)
 {
 	ruma_rewire_path avail;
 
@@ -154,7 +154,7 @@ static ruma_rewire_path choose_path(const ruma_pool_opts *o)
 	return avail == RUMA_REWIRE_UFFD ? avail : RUMA_REWIRE_MMAP;
 }
 
-static int create_rewired(ruma_pool *p, const ruma_pool_opts *o)
+static int create_rewired(ruma_pool *p, const ruma_pool_options *o)
 {
 	ruma_rewire_path path = choose_path(o);
 
@@ -166,16 +166,16 @@ static int create_rewired(ruma_pool *p, const ruma_pool_opts *o)
 	return create_wired(p, o);
 }
 
-static int create_wired(ruma_pool *p, const ruma_pool_opts *o)
+static int create_wired(ruma_pool *p, const ruma_pool_options *o)
 {
 	unsigned flags = o->populate ? RUMA_AREA_POPULATE : 0;
 	uint64_t first, budget = o->map_budget;
 	ruma_area_result res = { 0 };
 	int rc;
 
-	rc = ruma_phys_create(&p->phys, p->page, o->huge ? RUMA_PHYS_PREPOPULATE : 0);
+	rc = ruma_phys_create(p->page, o->huge ? RUMA_PHYS_PREPOPULATE : 0, &p->phys);
 	if (!rc)
-		rc = ruma_area_create(&p->area, p->page, p->pages);
+		rc = ruma_area_create(p->page, p->pages, &p->area);
 	if (!rc)
 		rc = ruma_phys_alloc(p->phys, p->pages, &first);
 	if (rc)
@@ -216,7 +216,7 @@ static int create_wired(ruma_pool *p, const ruma_pool_opts *o)
 	return rc;
 }
 
-static int create_indirect(ruma_pool *p, const ruma_pool_opts *o)
+static int create_indirect(ruma_pool *p, const ruma_pool_options *o)
 {
 	void *chunk = NULL;
 	uint64_t *perm = NULL;
@@ -242,7 +242,7 @@ static int create_indirect(ruma_pool *p, const ruma_pool_opts *o)
 	return 0;
 }
 
-static int create_mmap(ruma_pool *p, const ruma_pool_opts *o)
+static int create_mmap(ruma_pool *p, const ruma_pool_options *o)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	void *m;
@@ -259,9 +259,9 @@ static int create_mmap(ruma_pool *p, const ruma_pool_opts *o)
 	return 0;
 }
 
-int ruma_pool_create(ruma_pool **out, size_t bytes, const ruma_pool_opts *o)
+int ruma_pool_create(const ruma_pool_options *o, size_t bytes, ruma_pool **out)
 {
-	ruma_pool_opts def;
+	ruma_pool_options def;
 	ruma_pool *p;
 	int rc;
 
@@ -269,7 +269,7 @@ int ruma_pool_create(ruma_pool **out, size_t bytes, const ruma_pool_opts *o)
 		return -EINVAL;
 	*out = NULL;
 	if (!o) {
-		ruma_pool_opts_default(&def);
+		ruma_pool_options_default(&def);
 		o = &def;
 	}
 	if (!bytes || (unsigned)o->kind >= RUMA_POOL_KIND_COUNT_)

@@ -84,7 +84,7 @@ int ruma_snap_method_parse(const char *s, ruma_snap_method *out)
 	return RUMA_EPARSE;
 }
 
-void ruma_snap_opts_default(ruma_snap_opts *o)
+void ruma_snap_options_default(ruma_snap_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->method = RUMA_SNAP_COW;
@@ -94,7 +94,7 @@ void ruma_snap_opts_default(ruma_snap_opts *o)
 
 /* ---- source ------------------------------------------------------------------ */
 
-int ruma_snap_src_create(ruma_snap_src **out, size_t bytes, bool huge, bool populate)
+int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out)
 {
 	ruma_snap_src *s;
 	int rc;
@@ -108,9 +108,9 @@ int ruma_snap_src_create(ruma_snap_src **out, size_t bytes, bool huge, bool popu
 	s->bytes = bytes;
 	s->page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
 	s->pages = (bytes + s->page - 1) / s->page;
-	rc = ruma_phys_create(&s->phys, s->page, huge ? RUMA_PHYS_PREPOPULATE : 0);
+	rc = ruma_phys_create(s->page, huge ? RUMA_PHYS_PREPOPULATE : 0, &s->phys);
 	if (!rc)
-		rc = ruma_area_create(&s->area, s->page, s->pages);
+		rc = ruma_area_create(s->page, s->pages, &s->area);
 	if (!rc)
 		rc = ruma_phys_alloc(s->phys, s->pages, &s->first);
 	if (!rc)
@@ -177,7 +177,7 @@ static size_t chunk_pages(const ruma_snap *s, uint64_t k)
 	return RUMA_MIN(s->ppc, s->src->pages - first);
 }
 
-static int create_copy(ruma_snap *s, const ruma_snap_opts *o)
+static int create_copy(ruma_snap *s, const ruma_snap_options *o)
 {
 	ruma_snap_src *src = s->src;
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
@@ -205,13 +205,13 @@ static int create_copy(ruma_snap *s, const ruma_snap_opts *o)
 	return 0;
 }
 
-static int create_view(ruma_snap *s, const ruma_snap_opts *o)
+static int create_view(ruma_snap *s, const ruma_snap_options *o)
 {
 	ruma_snap_src *src = s->src;
 	unsigned flags = o->populate ? RUMA_AREA_POPULATE : 0;
 	int rc;
 
-	rc = ruma_area_create(&s->area, src->page, src->pages + 1);
+	rc = ruma_area_create(src->page, src->pages + 1, &s->area);
 	if (rc)
 		return rc;
 	s->data = ruma_area_base(s->area);
@@ -242,9 +242,9 @@ static int create_view(ruma_snap *s, const ruma_snap_opts *o)
 	}
 }
 
-int ruma_snap_create(ruma_snap **out, ruma_snap_src *src, const ruma_snap_opts *o)
+int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out)
 {
-	ruma_snap_opts def;
+	ruma_snap_options def;
 	ruma_snap *s;
 	int rc;
 
@@ -252,7 +252,7 @@ int ruma_snap_create(ruma_snap **out, ruma_snap_src *src, const ruma_snap_opts *
 		return -EINVAL;
 	*out = NULL;
 	if (!o) {
-		ruma_snap_opts_default(&def);
+		ruma_snap_options_default(&def);
 		o = &def;
 	}
 	if ((unsigned)o->method >= RUMA_SNAP_METHOD_COUNT_)

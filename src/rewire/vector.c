@@ -97,7 +97,7 @@ int ruma_vec_kind_parse(const char *s, ruma_vec_kind *out)
 	return RUMA_EPARSE;
 }
 
-void ruma_vec_opts_default(ruma_vec_opts *o)
+void ruma_vec_options_default(ruma_vec_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->kind = RUMA_VEC_REWIRED;
@@ -494,9 +494,9 @@ static int rewired_fill_pool(ruma_vec *v, size_t bytes)
 	return 0;
 }
 
-int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
+int ruma_vec_create(const ruma_vec_options *o, ruma_vec **out)
 {
-	ruma_vec_opts def;
+	ruma_vec_options def;
 	ruma_vec *v;
 	int rc = 0;
 
@@ -504,7 +504,7 @@ int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 		return -EINVAL;
 	*out = NULL;
 	if (!o) {
-		ruma_vec_opts_default(&def);
+		ruma_vec_options_default(&def);
 		o = &def;
 	}
 	if ((unsigned)o->kind >= RUMA_VEC_KIND_COUNT_)
@@ -531,9 +531,9 @@ int ruma_vec_create(ruma_vec **out, const ruma_vec_opts *o)
 									 : default_heap_limit(),
 				  v->page);
 	if (v->kind == RUMA_VEC_REWIRED) {
-		rc = ruma_phys_create(&v->phys, v->page, v->huge ? RUMA_PHYS_PREPOPULATE : 0);
+		rc = ruma_phys_create(v->page, v->huge ? RUMA_PHYS_PREPOPULATE : 0, &v->phys);
 		if (!rc)
-			rc = ruma_area_create(&v->area, v->page, v->max_bytes / v->page);
+			rc = ruma_area_create(v->page, v->max_bytes / v->page, &v->area);
 		if (!rc)
 			v->h.data = ruma_area_base(v->area);
 		if (!rc && o->pool_bytes)

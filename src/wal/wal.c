@@ -46,8 +46,8 @@
  * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
  *
- * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate; close and
- * fstat directly.  Thread: the optional background flusher (pthread).
+ * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate, fstat
+ * (the file's size); close directly.  Thread: the optional background flusher (pthread).
  */
 #include <ruma/wal.h>
 #include <ruma/core.h>
@@ -60,7 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -170,18 +169,30 @@ static int write_header(ruma_wal *w, uint64_t base, uint64_t start)
 	return ruma_os_pwrite_full(w->fd, w->hdr, WAL_HDR_BYTES, 0);
 }
 
+/* The size of the log file (0 for what is not a regular file, as st_size). */
+static int file_bytes(int fd, uint64_t *bytes)
+{
+	ruma_os_file_info info;
+	int r = ruma_os_file_probe(fd, &info);
+	if (r)
+		return r;
+	*bytes = info.is_regular ? info.bytes : 0;
+	return 0;
+}
+
 static int read_header(ruma_wal *w, bool *empty)
 {
-	struct stat st;
 	struct file_hdr h;
+	uint64_t bytes;
 	*empty = false;
-	if (fstat(w->fd, &st))
-		return -errno;
-	if (st.st_size == 0) {
+	int r = file_bytes(w->fd, &bytes);
+	if (r)
+		return r;
+	if (bytes == 0) {
 		*empty = true;
 		return 0;
 	}
-	int r = ruma_os_pread_full(w->rfd, &h, sizeof(h), 0);
+	r = ruma_os_pread_full(w->rfd, &h, sizeof(h), 0);
 	if (r == RUMA_ESHORTIO)
 		r = RUMA_ECORRUPT;
 	if (r)
@@ -276,10 +287,11 @@ static int find_end(ruma_wal *w)
 	/* Cut what follows the end (a torn record and anything after it), so
 	 * that records appended from here can never make stale bytes behind
 	 * them look like a continuation of the log. */
-	struct stat st;
-	if (fstat(w->fd, &st))
-		return -errno;
-	if ((uint64_t)st.st_size > (uint64_t)file_off(w, w->end)) {
+	uint64_t bytes;
+	r = file_bytes(w->fd, &bytes);
+	if (r)
+		return r;
+	if (bytes > (uint64_t)file_off(w, w->end)) {
 		r = ruma_os_ftruncate(w->fd, file_off(w, w->end));
 		if (!r)
 			r = ruma_os_fdatasync(w->fd);
