@@ -24,6 +24,8 @@ typedef struct ruma_sweep_run {
 	/* record one metric of the run */
 	void (*metric)(const struct ruma_sweep_run *run, const char *name, const char *unit,
 		       double value);
+	/* append a text to the run's note (a result file's note rows; NULL = none kept) */
+	void (*note)(const struct ruma_sweep_run *run, const char *text);
 	const char *seed; /* the run's seed, as text */
 	const char *store; /* a scratch file of the sweep the run may use (vmcache's store) */
 	void *ctx;        /* the experiment layer's state */

@@ -4,8 +4,8 @@
  * (built by the driver's sweep adapter, plus --result into a temporary file
  * whose rows become the metrics), or, when the run's impl names a peer, the
  * peer's program with <n> <mode>; its stdout and stderr come back through
- * pipes (peers' lines are parsed, stderr gives notes; ruma's drivers write
- * result rows).
+ * pipes (peers' lines are parsed; ruma's drivers write result rows, notes
+ * included; stderr only gives a failed run's tail).
  *
  * Invariants: at most one child runs at a time; it leads its own process group
  * so an interrupt (SIGINT/SIGTERM to the sweep) or the per-run timeout kills it
@@ -149,15 +149,14 @@ static int result_file(char *path, size_t len)
 }
 
 /* The metrics of the rows the child wrote (none when it wrote no file). */
-static void read_result(const ruma_exp_grid *g, const char *path, const char *err,
-			struct ruma_exp_result *res)
+static void read_result(const ruma_exp_grid *g, const char *path, struct ruma_exp_result *res)
 {
 	ruma_result_row *rows = NULL;
 	size_t n = 0;
 
 	if (ruma_result_read(path, &rows, &n) != 0)
 		n = 0;
-	ruma_exp_read_rows(g->system, rows, n, err, res);
+	ruma_exp_read_rows(g->system, rows, n, res);
 	free(rows);
 }
 
@@ -384,7 +383,7 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	if (peer)
 		ruma_exp_parse_metric_lines(x.out, "Mops", res);
 	else
-		read_result(g, result, x.err, res);
+		read_result(g, result, res);
 	if (ad)
 		unlink(result);
 	ruma_exp_exec_status(&x, status, sizeof(status));

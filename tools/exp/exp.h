@@ -182,19 +182,17 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 
 /*
  * ruma_exp_read_rows — the metrics of a child's result rows, through its
- * system's adapter, into res; the huge-page allocator's reports on err
- * (art) become the note.  Sets res->ok (some metric read) and res->status
- * ("ok" or "no-output").  Exposed for tests.
+ * system's adapter, into res; the note rows the adapter keeps (art: where
+ * the huge-page allocator got its pages) become res->note, "; "-joined.
+ * Sets res->ok (some metric read) and res->status ("ok" or "no-output").
+ * Exposed for tests.
  */
-void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
 			struct ruma_exp_result *res);
 
 /* ruma_exp_add_metric — append a metric to res (ignored when not finite or full). */
 void ruma_exp_add_metric(struct ruma_exp_result *res, const char *name, const char *unit,
 			 double value);
-
-/* ruma_exp_alloc_note — append the "huge allocator: ..." lines of err to res->note. */
-void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *res);
 
 /*
  * ruma_exp_parse_metric_lines — the generic output of a peer: every stdout

@@ -16,6 +16,8 @@
  */
 #include "tools/exp/exp.h"
 
+#include "bench/common/rep.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -525,23 +527,22 @@ int ruma_exp_plan(const ruma_exp_grid *g, struct ruma_exp_run **runs, size_t *n)
 	size_t nv = ruma_exp_grid_variants(g), rounds = (size_t)(g->warmup + g->reps), k = 0;
 	struct ruma_exp_run *r = calloc(rounds * g->nsizes * nv, sizeof(*r));
 	uint64_t *order = calloc(nv, sizeof(*order));
-	ruma_rng rng;
+	ruma_rep order_gen;
 
 	if (!r || !order) {
 		free(r);
 		free(order);
 		return -ENOMEM;
 	}
-	ruma_rng_seed(&rng, g->seed ^ 0x5eed5eedull);
+	/* the order generator of the in-process benchmarks (common/rep.h) */
+	ruma_rep_init(&order_gen, nv, g->nsizes, (unsigned)g->warmup, (unsigned)g->reps,
+		      g->roundrobin ? RUMA_REP_ROTATE : RUMA_REP_SHUFFLE, g->seed ^ 0x5eed5eedull);
 	for (size_t round = 0; round < rounds; round++) {
 		int warm = round < (size_t)g->warmup;
 		long rep = warm ? (long)round + 1 : (long)round - g->warmup + 1;
 
 		for (size_t s = 0; s < g->nsizes; s++) {
-			for (size_t v = 0; v < nv; v++)
-				order[v] = g->roundrobin ? (v + round + s) % nv : v;
-			if (!g->roundrobin)
-				ruma_rng_shuffle_u64(&rng, order, nv);
+			ruma_rep_next_order(&order_gen, round + s, order);
 			for (size_t v = 0; v < nv; v++) {
 				r[k].variant = (size_t)order[v];
 				r[k].size = s;

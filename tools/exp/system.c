@@ -7,7 +7,8 @@
  *            second; metric = mean after the first second.
  *   art      bench/art/sweep_art.c: the child's --result rows.  The
  *            huge-page allocator's reports of where its pages came from
- *            (stderr, one per source used) become the row's note.  A run
+ *            (note rows of the result file, one per source used) become
+ *            the row's note.  A run
  *            whose impl names a peer runs `PATH <n> <mode>` instead and every
  *            line NAME,N,VALUE of its stdout is a metric (in Mops), which is
  *            what Leis's ART.cpp prints.
@@ -121,25 +122,20 @@ void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
 
-void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *r)
-{
-	char line[512];
-
-	for (const char *p = err; (p = next_line(p, line, sizeof(line)));) {
-		const char *h = strstr(line, "huge allocator:");
-
-		size_t used = strlen(r->note);
-
-		/* one line per page source the allocator used (it can fall back mid-run) */
-		if (h && used + 3 < sizeof(r->note))
-			snprintf(r->note + used, sizeof(r->note) - used, "%s%s", used ? "; " : "", h);
-	}
-}
-
 static void add_row_metric(const ruma_sweep_run *run, const char *name, const char *unit,
 			   double value)
 {
 	ruma_exp_add_metric(run->ctx, name, unit, value);
+}
+
+/* "; "-joined notes, as many as fit */
+static void add_row_note(const ruma_sweep_run *run, const char *text)
+{
+	struct ruma_exp_result *r = run->ctx;
+	size_t used = strlen(r->note);
+
+	if (used + 3 < sizeof(r->note))
+		snprintf(r->note + used, sizeof(r->note) - used, "%s%s", used ? "; " : "", text);
 }
 
 static const char *no_param(const ruma_sweep_run *run, const char *name)
@@ -149,17 +145,16 @@ static const char *no_param(const ruma_sweep_run *run, const char *name)
 	return NULL;
 }
 
-void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
 			struct ruma_exp_result *r)
 {
 	const ruma_sweep_adapter *a = ruma_exp_system_adapter(system);
-	ruma_sweep_run run = { .param = no_param, .metric = add_row_metric, .ctx = r };
+	ruma_sweep_run run = { .param = no_param, .metric = add_row_metric, .note = add_row_note,
+			       .ctx = r };
 
 	r->nm = 0;
 	if (a)
 		a->rows(&run, rows, n);
-	if (system == RUMA_EXP_ART)
-		ruma_exp_alloc_note(err ? err : "", r);
 	r->ok = r->nm > 0;
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
