@@ -59,20 +59,6 @@ int ruma_exp_interrupted(void)
 }
 
 /* value of parameter name in this run: var value, size, or set; NULL if absent */
-static const char *run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-			     const char *name)
-{
-	for (size_t k = 0; k < g->nvars; k++)
-		if (!strcmp(g->vars[k].name, name))
-			return ruma_exp_variant_value(g, run->variant, k);
-	if (!strcmp(g->size_name, name))
-		return g->sizes[run->size];
-	for (size_t i = 0; i < g->nsets; i++)
-		if (!strcmp(g->sets[i].key, name))
-			return g->sets[i].value;
-	return NULL;
-}
-
 #define MAX_ARGS 48
 
 struct argv_buf {
@@ -92,10 +78,10 @@ static void push(struct argv_buf *a, const char *s)
 static void build_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 		       const struct ruma_exp_peer *peer, struct argv_buf *a)
 {
-	const char *mode = run_param(g, run, "mode");
+	const char *mode = ruma_exp_run_param(g, run, "mode");
 
 	push(a, peer->path);
-	push(a, run_param(g, run, "n"));
+	push(a, ruma_exp_run_param(g, run, "n"));
 	push(a, mode ? mode : "1");
 }
 
@@ -110,7 +96,7 @@ static const char *adapter_param(const ruma_sweep_run *r, const char *name)
 {
 	const struct adapter_ctx *c = r->ctx;
 
-	return run_param(c->g, c->run, name);
+	return ruma_exp_run_param(c->g, c->run, name);
 }
 
 static void adapter_push(const ruma_sweep_run *r, const char *arg)
@@ -149,14 +135,15 @@ static int result_file(char *path, size_t len)
 }
 
 /* The metrics of the rows the child wrote (none when it wrote no file). */
-static void read_result(const ruma_exp_grid *g, const char *path, struct ruma_exp_result *res)
+static void read_result(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *path,
+			struct ruma_exp_result *res)
 {
 	ruma_result_row *rows = NULL;
 	size_t n = 0;
 
 	if (ruma_result_read(path, &rows, &n) != 0)
 		n = 0;
-	ruma_exp_read_rows(g->system, rows, n, res);
+	ruma_exp_read_rows_of(g, run, rows, n, res);
 	free(rows);
 }
 
@@ -372,7 +359,7 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 		build_driver(g, run, ad, store, result, &a);
 	}
 	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL,
-			   g->system == RUMA_EXP_ART ? run_param(g, run, "preload") : NULL,
+			   g->system == RUMA_EXP_ART ? ruma_exp_run_param(g, run, "preload") : NULL,
 			   g->timeout, &x);
 	if (rc) {
 		if (ad)
@@ -383,7 +370,7 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	if (peer)
 		ruma_exp_parse_metric_lines(x.out, "Mops", res);
 	else
-		read_result(g, result, res);
+		read_result(g, run, result, res);
 	if (ad)
 		unlink(result);
 	ruma_exp_exec_status(&x, status, sizeof(status));

@@ -153,11 +153,19 @@ struct ruma_exp_run {
  */
 int ruma_exp_plan(const ruma_exp_grid *g, struct ruma_exp_run **runs, size_t *n);
 
+/*
+ * ruma_exp_run_param — the value of parameter name in a run: its variable's
+ * value in the run's variant, the run's size, or a fixed setting; NULL when
+ * the grid does not give it.
+ */
+const char *ruma_exp_run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			       const char *name);
+
 /* ---- one measurement ---------------------------------------------------- */
 
 struct ruma_exp_metric {
 	char name[48];
-	char unit[8]; /* "tx/s", "MiB/s", "Mops" or "s" */
+	char unit[8]; /* "tx/s", "MiB/s", "Mops", "s", "ns/op" or "B/B" */
 	double value;
 };
 
@@ -189,6 +197,11 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
  */
 void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
 			struct ruma_exp_result *res);
+
+/* ruma_exp_read_rows_of — the same for a run of grid g: the adapter sees the
+ * run's parameters (ruma_exp_read_rows: none). */
+void ruma_exp_read_rows_of(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			   const ruma_result_row *rows, size_t n, struct ruma_exp_result *res);
 
 /* ruma_exp_add_metric — append a metric to res (ignored when not finite or full). */
 void ruma_exp_add_metric(struct ruma_exp_result *res, const char *name, const char *unit,
@@ -292,7 +305,8 @@ size_t ruma_exp_csv_split(char *line, char **fields, size_t max);
 
 enum ruma_exp_better { RUMA_EXP_HIGHER, RUMA_EXP_LOWER, RUMA_EXP_NEUTRAL };
 
-/* ruma_exp_unit_better — tx/s and Mops: higher; s: lower; MiB/s: neutral (volume). */
+/* ruma_exp_unit_better — tx/s and Mops: higher; s, ns/op and B/B (bytes per data
+ * byte): lower; MiB/s: neutral (volume). */
 int ruma_exp_unit_better(const char *unit);
 
 struct ruma_exp_cmp {

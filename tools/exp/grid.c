@@ -244,6 +244,20 @@ static const struct ruma_exp_peer *peer_named(const ruma_exp_grid *g, const char
 	return NULL;
 }
 
+const char *ruma_exp_run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			       const char *name)
+{
+	for (size_t k = 0; k < g->nvars; k++)
+		if (!strcmp(g->vars[k].name, name))
+			return ruma_exp_variant_value(g, run->variant, k);
+	if (!strcmp(g->size_name, name))
+		return g->sizes[run->size];
+	for (size_t i = 0; i < g->nsets; i++)
+		if (!strcmp(g->sets[i].key, name))
+			return g->sets[i].value;
+	return NULL;
+}
+
 const struct ruma_exp_peer *ruma_exp_grid_peer(const ruma_exp_grid *g, size_t variant)
 {
 	for (size_t k = 0; k < g->nvars; k++)

@@ -29,7 +29,7 @@
 
 int ruma_exp_unit_better(const char *unit)
 {
-	if (!strcmp(unit, "s"))
+	if (!strcmp(unit, "s") || !strcmp(unit, "ns/op") || !strcmp(unit, "B/B"))
 		return RUMA_EXP_LOWER;
 	if (!strcmp(unit, "MiB/s"))
 		return RUMA_EXP_NEUTRAL;

@@ -122,39 +122,66 @@ void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
 
+/* what the row callbacks of one read see */
+struct read_ctx {
+	struct ruma_exp_result *res;
+	const ruma_exp_grid *g;        /* NULL: the run's parameters are unknown */
+	const struct ruma_exp_run *run;
+};
+
 static void add_row_metric(const ruma_sweep_run *run, const char *name, const char *unit,
 			   double value)
 {
-	ruma_exp_add_metric(run->ctx, name, unit, value);
+	const struct read_ctx *c = run->ctx;
+
+	ruma_exp_add_metric(c->res, name, unit, value);
 }
 
 /* "; "-joined notes, as many as fit */
 static void add_row_note(const ruma_sweep_run *run, const char *text)
 {
-	struct ruma_exp_result *r = run->ctx;
+	const struct read_ctx *c = run->ctx;
+	struct ruma_exp_result *r = c->res;
 	size_t used = strlen(r->note);
 
 	if (used + 3 < sizeof(r->note))
 		snprintf(r->note + used, sizeof(r->note) - used, "%s%s", used ? "; " : "", text);
 }
 
-static const char *no_param(const ruma_sweep_run *run, const char *name)
+static const char *row_param(const ruma_sweep_run *run, const char *name)
 {
-	(void)run;
-	(void)name;
-	return NULL;
+	const struct read_ctx *c = run->ctx;
+
+	return c->g ? ruma_exp_run_param(c->g, c->run, name) : NULL;
 }
 
-void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
-			struct ruma_exp_result *r)
+static void read_rows(int system, const struct read_ctx *c, const ruma_result_row *rows,
+		      size_t n)
 {
 	const ruma_sweep_adapter *a = ruma_exp_system_adapter(system);
-	ruma_sweep_run run = { .param = no_param, .metric = add_row_metric, .note = add_row_note,
-			       .ctx = r };
+	ruma_sweep_run run = { .param = row_param, .metric = add_row_metric, .note = add_row_note,
+			       .ctx = (void *)c };
+	struct ruma_exp_result *r = c->res;
 
 	r->nm = 0;
 	if (a)
 		a->rows(&run, rows, n);
 	r->ok = r->nm > 0;
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
+}
+
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
+			struct ruma_exp_result *r)
+{
+	struct read_ctx c = { r, NULL, NULL };
+
+	read_rows(system, &c, rows, n);
+}
+
+void ruma_exp_read_rows_of(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			   const ruma_result_row *rows, size_t n, struct ruma_exp_result *r)
+{
+	struct read_ctx c = { r, g, run };
+
+	read_rows(g->system, &c, rows, n);
 }
