@@ -272,12 +272,25 @@ static int check_memory(const micro_opts *o)
 }
 
 /* The --result rows of one run: every phase field that took time. */
-static void result_rows(ruma_result *res, const double *fields, uint64_t run)
+/* The rows of one run: every phase field that took time, then "build", the
+ * seconds the method's build spent before the test ran (its fields then). */
+static void result_rows(ruma_result *res, const double *fields, double build, uint64_t run)
 {
 	(void)ruma_result_setu(res, "rep", run);
 	for (int f = 0; f < MF_COUNT_; f++)
 		if (fields[f] != 0)
 			ruma_result_add(res, micro_field_name((micro_field)f), "s", fields[f]);
+	if (build > 0)
+		ruma_result_add(res, "build", "s", build);
+}
+
+static double fields_sum(const double *fields)
+{
+	double sum = 0;
+
+	for (int f = 0; f < MF_COUNT_; f++)
+		sum += fields[f];
+	return sum;
 }
 
 static void result_params(ruma_result *res, const micro_opts *o)
@@ -333,13 +346,14 @@ static int run_one(void *arg, const ruma_rep_turn *turn)
 		report_build_error(o, rc);
 		return 1;
 	}
+	double build = fields_sum(ctx->fields);
 	if (!d.no_blank_line)
 		printf("\n");
 	if (micro_test_run(ctx, o->t, p->prm, &d))
 		status = 1;
 	release(&d);
 	memcpy(p->rows[turn->round], ctx->fields, sizeof(ctx->fields));
-	result_rows(p->res, ctx->fields, turn->round + 1);
+	result_rows(p->res, ctx->fields, build, turn->round + 1);
 	fflush(stdout);
 	return status;
 }

@@ -122,6 +122,13 @@ int ruma_exp_grid_load(ruma_exp_grid *g, const char *path, char *err, size_t err
  */
 int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t errlen);
 
+/*
+ * ruma_exp_next_comma — the first ',' of p outside parentheses, or NULL: lists
+ * and "k=v,k=v" variant names are split there, so a value such as the micro
+ * method "10(64,0)" stays whole.
+ */
+const char *ruma_exp_next_comma(const char *p);
+
 /* ruma_exp_grid_variants — number of variants (product of the var list lengths). */
 size_t ruma_exp_grid_variants(const ruma_exp_grid *g);
 

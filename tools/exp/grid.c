@@ -94,7 +94,22 @@ static int parse_number(const char *s, double *out)
 	return RUMA_EPARSE;
 }
 
-/* "name=a,b,c" -> name and the list; lists are split on ',' */
+const char *ruma_exp_next_comma(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth > 0)
+			depth--;
+		else if (*p == ',' && depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* "name=a,b,c" -> name and the list; lists are split on ',' outside parentheses */
 static int split_list(const char *arg, char *name, char values[][RUMA_EXP_STR], size_t *n,
 		      const char *what, char *err, size_t len)
 {
@@ -108,7 +123,7 @@ static int split_list(const char *arg, char *name, char values[][RUMA_EXP_STR], 
 	*n = 0;
 	p = eq + 1;
 	for (;;) {
-		const char *c = strchr(p, ',');
+		const char *c = ruma_exp_next_comma(p);
 		size_t l = c ? (size_t)(c - p) : strlen(p);
 
 		if (l == 0)
