@@ -39,6 +39,12 @@ typedef struct ruma_sweep_adapter {
 	void (*argv)(const ruma_sweep_run *run);
 	/* turn the child's result rows into metrics (run->metric) */
 	void (*rows)(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n);
+	/* peers (external programs, the grid's impl=NAME): push a peer's arguments
+	 * after its path; NULL = the system takes no peers */
+	void (*peer_argv)(const ruma_sweep_run *run);
+	/* a peer's stdout into metrics; NULL = every line NAME,N,VALUE is metric
+	 * NAME in Mops (what Leis's ART.cpp prints) */
+	void (*peer_out)(const ruma_sweep_run *run, const char *out);
 } ruma_sweep_adapter;
 
 /* The adapters of the drivers (bench/<x>/sweep_<x>.c). */
@@ -60,6 +66,14 @@ typedef bool (*ruma_sweep_name_fn)(const ruma_result_row *row, char *buf, size_t
  */
 size_t ruma_sweep_means(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n,
 			ruma_sweep_name_fn name_of, double divisor, bool keep_zero, double *total);
+
+/*
+ * ruma_sweep_mean_of — metric `metric`: the sum of the rows of that name
+ * divided by divisor (0: by their number), with the first one's unit.
+ * Returns false (nothing reported) when no row has that name.
+ */
+bool ruma_sweep_mean_of(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n,
+			const char *metric, double divisor);
 
 /*
  * ruma_sweep_push_opt — when the run has parameter key, push flag and its value.

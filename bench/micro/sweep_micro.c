@@ -38,13 +38,6 @@ static bool field_name(const ruma_result_row *row, char *buf, size_t len)
 	return true;
 }
 
-static bool build_name(const ruma_result_row *row, char *buf, size_t len)
-{
-	if (strcmp(row->metric, "build"))
-		return false;
-	snprintf(buf, len, "%s", row->metric);
-	return true;
-}
 
 static void micro_rows(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n)
 {
@@ -58,7 +51,7 @@ static void micro_rows(const ruma_sweep_run *run, const ruma_result_row *rows, s
 	const char *build = run->param(run, "build");
 	bool on = false;
 	if (build && ruma_parse_bool(build, &on) == 0 && on)
-		(void)ruma_sweep_means(run, rows, n, build_name, runs, false, NULL);
+		(void)ruma_sweep_mean_of(run, rows, n, "build", runs);
 }
 const ruma_sweep_adapter ruma_sweep_micro = {
 	.system = "micro",

@@ -71,7 +71,8 @@ struct ruma_exp_set {
 	char value[RUMA_EXP_STR];
 };
 
-/* An external program measured beside ruma: `impl=NAME` runs `PATH <n> <mode>`. */
+/* An external program measured beside ruma: `impl=NAME` runs PATH with the
+ * arguments the system's adapter gives peers (art: `PATH <n> <mode>`). */
 struct ruma_exp_peer {
 	char name[RUMA_EXP_STR];
 	char path[RUMA_EXP_PATH];
@@ -210,6 +211,11 @@ void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
 void ruma_exp_read_rows_of(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 			   const ruma_result_row *rows, size_t n, struct ruma_exp_result *res);
 
+/* ruma_exp_read_peer_out — a peer's stdout into res through its system's
+ * adapter (peer_out); sets res->ok and res->status as ruma_exp_read_rows. */
+void ruma_exp_read_peer_out(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			    const char *out, struct ruma_exp_result *res);
+
 /* ruma_exp_add_metric — append a metric to res (ignored when not finite or full). */
 void ruma_exp_add_metric(struct ruma_exp_result *res, const char *name, const char *unit,
 			 double value);
@@ -233,11 +239,12 @@ struct ruma_exp_exec {
 
 /*
  * ruma_exp_exec — run file with argv in its own process group (in cwd when not
- * NULL, with LD_PRELOAD=preload when not NULL), collect stdout and stderr, kill
+ * NULL, with the "NAME=VALUE" settings of env, a NULL-terminated list, added
+ * to its environment when env is not NULL), collect stdout and stderr, kill
  * it after timeout seconds or on an interrupt.  Returns 0 (x filled; free
  * x->out and x->err) or -errno when it could not be started.
  */
-int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *preload,
+int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *const *env,
 		  double timeout, struct ruma_exp_exec *x);
 
 /* ruma_exp_exec_status — "ok", "exit=N", "signal=N", "timeout" or "interrupted". */

@@ -178,6 +178,21 @@ void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
 	read_rows(system, &c, rows, n);
 }
 
+void ruma_exp_read_peer_out(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			    const char *out, struct ruma_exp_result *r)
+{
+	const ruma_sweep_adapter *a = ruma_exp_system_adapter(g->system);
+	struct read_ctx c = { r, g, run };
+	ruma_sweep_run sr = { .param = row_param, .metric = add_row_metric, .note = add_row_note,
+			      .ctx = &c };
+
+	r->nm = 0;
+	if (a && a->peer_out)
+		a->peer_out(&sr, out);
+	r->ok = r->nm > 0;
+	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
+}
+
 void ruma_exp_read_rows_of(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 			   const ruma_result_row *rows, size_t n, struct ruma_exp_result *r)
 {
