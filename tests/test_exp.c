@@ -7,7 +7,7 @@
  * rejected with exit 2, an external peer program measured beside ruma,
  * `ruma demo --quick`.
  */
-#include "test.h"
+#include "exp_util.h"
 
 #include "tools/exp/exp.h"
 
@@ -16,31 +16,6 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-static char tmpdir[64];
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void cleanup(void)
-{
-	if (tmpdir[0])
-		nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static const char *tpath(const char *name)
-{
-	static char buf[8][512];
-	static int k;
-	char *p = buf[k++ % 8];
-
-	snprintf(p, 512, "%s/%s", tmpdir, name);
-	return p;
-}
 
 
 /* ---- library-level ------------------------------------------------------ */
