@@ -343,6 +343,8 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 	if (r->res) {
 		add_row(r, op, "footprint", "bytes", (double)(mem.rss + mem.private_hugetlb));
 		add_row(r, op, "index_bytes", "bytes", (double)index_bytes);
+		add_row(r, op, "anon_huge", "bytes", (double)mem.anon_huge);
+		add_row(r, op, "private_hugetlb", "bytes", (double)mem.private_hugetlb);
 	}
 	if (r->alloc) {
 		ruma_alloc_stats as;
@@ -351,6 +353,8 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 			",alloc_mapped=%" PRIu64 ",mapped_per_key=%.2f,pages_2m=%" PRIu64
 			",pages_thp=%" PRIu64,
 			as.bytes_mapped, (double)as.bytes_mapped / n, as.pages_2m, as.pages_thp);
+		if (r->res)
+			add_row(r, op, "alloc_mapped", "bytes", (double)as.bytes_mapped);
 	}
 	fputc('\n', r->out);
 }

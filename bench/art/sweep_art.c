@@ -4,8 +4,8 @@
  * sweep's own: LD_PRELOAD of the child, a peer program instead of ruma);
  * the metrics are the rows in Mops of the result file — insert, lookup and
  * erase — the first repetition's when several were run; with memory=1 also
- * <op>_faults (faults) and <op>_footprint, <op>_index_bytes (bytes) of that
- * repetition.  The note rows (where the huge-page allocator got its pages,
+ * <op>_faults (faults) and <op>_footprint, _index_bytes, _anon_huge,
+ * _private_hugetlb, _alloc_mapped (bytes) of that repetition.  The note rows (where the huge-page allocator got its pages,
  * one per source it used) become the run's note.  A peer (impl=NAME) runs as
  * PATH <n> <mode>, the arguments of Leis's ART.cpp, with RUMA_SEED set to the
  * key seed (for peers built on ruma's ART driver, such as
@@ -33,12 +33,18 @@ static void art_argv(const ruma_sweep_run *run)
 	run->push(run, seed ? seed : run->seed); /* seed=1: the keys of Leis's ART.cpp */
 }
 
-/* a memory metric of the result file: <op>_faults, <op>_footprint, <op>_index_bytes */
+/* a memory metric of the result file: <op>_faults, _footprint, _index_bytes,
+ * _anon_huge, _private_hugetlb, _alloc_mapped */
 static bool memory_row(const ruma_result_row *row)
 {
+	static const char *const what[] = { "_faults",	  "_footprint",	      "_index_bytes",
+					    "_anon_huge", "_private_hugetlb", "_alloc_mapped" };
 	const char *u = strchr(row->metric, '_');
 
-	return u && (!strcmp(u, "_faults") || !strcmp(u, "_footprint") || !strcmp(u, "_index_bytes"));
+	for (size_t i = 0; u && i < sizeof(what) / sizeof(what[0]); i++)
+		if (!strcmp(u, what[i]))
+			return true;
+	return false;
 }
 
 static void art_rows(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n)

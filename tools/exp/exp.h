@@ -173,7 +173,7 @@ const char *ruma_exp_run_param(const ruma_exp_grid *g, const struct ruma_exp_run
 
 struct ruma_exp_metric {
 	char name[48];
-	char unit[8]; /* "tx/s", "MiB/s", "Mops", "s", "ns/op" or "B/B" */
+	char unit[8]; /* "tx/s", "MiB/s", "Mops", "s", "ns/op", "B/B", "bytes", "faults" */
 	double value;
 };
 
@@ -319,8 +319,8 @@ size_t ruma_exp_csv_split(char *line, char **fields, size_t max);
 
 enum ruma_exp_better { RUMA_EXP_HIGHER, RUMA_EXP_LOWER, RUMA_EXP_NEUTRAL };
 
-/* ruma_exp_unit_better — tx/s and Mops: higher; s, ns/op and B/B (bytes per data
- * byte): lower; MiB/s: neutral (volume). */
+/* ruma_exp_unit_better — tx/s and Mops: higher; s, ns/op, B/B (bytes per data
+ * byte), bytes and faults: lower; MiB/s: neutral (volume). */
 int ruma_exp_unit_better(const char *unit);
 
 struct ruma_exp_cmp {

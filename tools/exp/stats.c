@@ -29,8 +29,11 @@
 
 int ruma_exp_unit_better(const char *unit)
 {
-	if (!strcmp(unit, "s") || !strcmp(unit, "ns/op") || !strcmp(unit, "B/B"))
-		return RUMA_EXP_LOWER;
+	static const char *const lower[] = { "s", "ns/op", "B/B", "bytes", "faults" };
+
+	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
+		if (!strcmp(unit, lower[i]))
+			return RUMA_EXP_LOWER;
 	if (!strcmp(unit, "MiB/s"))
 		return RUMA_EXP_NEUTRAL;
 	return RUMA_EXP_HIGHER;
