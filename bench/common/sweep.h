@@ -2,8 +2,11 @@
  * sweep.h — what `ruma sweep` needs to know about a driver, kept next to the
  * driver (bench/<x>/sweep_<x>.c): the system's name, the parameter keys a
  * grid may use, the keys it requires, how one run's parameters become the
- * driver's arguments (the sweep adds "--result FILE"), and how the driver's
- * result rows (common/result.h) become the run's metrics.  The experiment
+ * driver's arguments (the sweep adds "--result FILE"), how the driver's
+ * result rows (common/result.h) become the run's metrics and notes, and how
+ * a peer program (an external system measured in the same rounds) is run
+ * and read.  The adapters see the run's parameters when they read, so a
+ * metric's name can leave out what the grid already varies.  The experiment
  * layer (tools/exp) holds the table of adapters; it runs the child, reads
  * the rows and stores the metrics.  A tooling API, not part of libruma.
  */

@@ -59,7 +59,6 @@ int ruma_exp_interrupted(void)
 	return interrupted != 0;
 }
 
-/* value of parameter name in this run: var value, size, or set; NULL if absent */
 #define MAX_ARGS 48
 
 struct argv_buf {

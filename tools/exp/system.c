@@ -4,14 +4,14 @@
  * and what the experiment layer does with a child's output.
  *
  *   vmcache  bench/vmcache/sweep_vmcache.c: the child's --result rows, one per
- *            second; metric = mean after the first second.
+ *            second; metric = mean after the first second.  A peer (LMDB)
+ *            prints the same per-second CSV, read by the adapter.
  *   art      bench/art/sweep_art.c: the child's --result rows.  The
  *            huge-page allocator's reports of where its pages came from
  *            (note rows of the result file, one per source used) become
- *            the row's note.  A run
- *            whose impl names a peer runs `PATH <n> <mode>` instead and every
- *            line NAME,N,VALUE of its stdout is a metric (in Mops), which is
- *            what Leis's ART.cpp prints.
+ *            the row's note.  A run whose impl names a peer runs `PATH <n>
+ *            <mode>` instead and every line NAME,N,VALUE of its stdout is a
+ *            metric (in Mops), which is what Leis's ART.cpp prints.
  *   micro    bench/micro/sweep_micro.c: the child's --result rows.
  *   rewire, rwbench   bench/rewire/sweep_rewire.c: the child's --result rows.
  *
