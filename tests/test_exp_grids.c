@@ -3,6 +3,7 @@
  * sizes, through the ruma binary: each produces the rows it is documented
  * to produce.
  *
+ *   lists     values and variant names split at commas outside parentheses;
  *   micro     a grid over methods (one with commas in its parameters) gives
  *             a median [min-max] per phase, plus total and build;
  *   rwbench   one-size children (log=L, one partition count, one variant per
@@ -67,6 +68,26 @@ static int script(const char *name, const char *text)
 	fputs(text, f);
 	CHECK_EQ(fclose(f), 0);
 	CHECK_EQ(chmod(tpath(name), 0755), 0);
+	return TEST_PASS;
+}
+
+/* lists and variant names split at commas outside parentheses only */
+static int t_commas_in_parentheses(void)
+{
+	ruma_exp_grid g;
+	char err[RUMA_EXP_ERR], buf[128];
+
+	ruma_exp_grid_init(&g);
+	CHECK_OK(ruma_exp_grid_add(&g, "system", "micro", err, sizeof(err)));
+	CHECK_OK(ruma_exp_grid_add(&g, "var", "method=1,10(64,0),12(64,1,0)", err, sizeof(err)));
+	CHECK_EQ(g.vars[0].n, 3);
+	CHECK(!strcmp(g.vars[0].values[1], "10(64,0)") && !strcmp(g.vars[0].values[2], "12(64,1,0)"));
+	CHECK(ruma_exp_grid_add(&g, "var", "x=1,(2,", err, sizeof(err)) == 0); /* unbalanced: one value */
+	CHECK_EQ(g.vars[1].n, 2);
+	ruma_exp_partner("method=10(64,0),test=9", "method=12(64,1,0)", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "method=12(64,1,0),test=9"));
+	CHECK(!strcmp(ruma_exp_next_comma("a(b,c),d") ? ruma_exp_next_comma("a(b,c),d") : "",
+		      ",d"));
 	return TEST_PASS;
 }
 
@@ -193,6 +214,7 @@ static int t_vmcache_peer(void)
 }
 
 static const struct test_case cases[] = {
+	{ "commas_in_parentheses", t_commas_in_parentheses },
 	{ "micro_methods", t_micro_methods },
 	{ "rwbench_plot", t_rwbench_plot },
 	{ "art_peer", t_art_peer },
