@@ -10,6 +10,8 @@
  *   cmake -S . -B build-rel -DCMAKE_BUILD_TYPE=Release -DRUMA_PEERS=ON
  *   cmake --build build-rel --target art_judy_peer
  * usage: art_judy_peer <n> <mode> [--reps R] [--seed S]   (output as `ruma art`)
+ * Without --seed the key seed is RUMA_SEED, which `ruma sweep art --peer
+ * judyl=build/art_judy_peer --var impl=ruma,judyl ...` sets to ruma's key seed.
  */
 #include "bench/art/artbench.h"
 

@@ -14,6 +14,8 @@
  *     cc -O2 -std=c11 -D_GNU_SOURCE scripts/vmcache_peer_lmdb.c -o peer_lmdb -llmdb -lpthread
  * Run:
  *     ./peer_lmdb DIR DATASIZE RUNFOR THREADS [MAPGB]     (DIR is created/emptied)
+ * or as a peer of a sweep, which passes exactly DIR DATASIZE RUNFOR THREADS:
+ *     ruma sweep vmcache --peer lmdb=build/vmcache_peer_lmdb --var impl=ruma,lmdb ...
  * Exit: 0 ok, 1 failure (wrong lookups, LMDB error), 2 bad arguments.
  */
 #include <errno.h>

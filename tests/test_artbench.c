@@ -253,24 +253,34 @@ static int t_parse(void)
 	return TEST_PASS;
 }
 
-static int t_result_rows(void)
+/* artbench_measure of cfg over the ART with --result rows, read back into *rows */
+static int measure_rows(const artbench_config *cfg, ruma_result_row **rows, size_t *n)
 {
-	artbench_config cfg = { 500, ARTBENCH_DENSE_SORTED, "libc", 2, 1, 1000, 0 };
-	char path[] = "/tmp/test_artbench_XXXXXX", rep[8];
-	int fd = mkstemp(path), insert = 0, lookup = 0, erase = 0;
+	char path[] = "/tmp/test_artbench_XXXXXX";
+	int fd = mkstemp(path);
 	FILE *out = fopen("/dev/null", "w");
-	ruma_result_row *rows;
 	ruma_result res;
-	size_t n;
 
 	CHECK(fd >= 0 && out);
 	close(fd);
 	CHECK_OK(ruma_result_open(&res, path));
-	CHECK_OK(artbench_measure(&cfg, &artbench_art_index, out, out, &res));
+	CHECK_OK(artbench_measure(cfg, &artbench_art_index, out, out, &res));
 	CHECK_OK(ruma_result_close(&res));
 	fclose(out);
-	CHECK_OK(ruma_result_read(path, &rows, &n));
+	CHECK_OK(ruma_result_read(path, rows, n));
 	unlink(path);
+	return TEST_PASS;
+}
+
+static int t_result_rows(void)
+{
+	artbench_config cfg = { 500, ARTBENCH_DENSE_SORTED, "libc", 2, 1, 1000, 0 };
+	char rep[8];
+	int insert = 0, lookup = 0, erase = 0;
+	ruma_result_row *rows;
+	size_t n;
+
+	CHECK_EQ(measure_rows(&cfg, &rows, &n), TEST_PASS);
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(rows[i].unit, "Mops"))
 			continue;
@@ -285,12 +295,37 @@ static int t_result_rows(void)
 	return TEST_PASS;
 }
 
+/* Where the huge-page allocator got its pages is a note row of the result
+ * file (what `ruma sweep` keeps as the note), once per source. */
+static int t_alloc_note_row(void)
+{
+	artbench_config cfg = { 500, ARTBENCH_DENSE_SORTED, "huge", 3, 1, 1000, 0 };
+	char note[512];
+	int notes = 0;
+	ruma_result_row *rows;
+	size_t n;
+
+	CHECK_EQ(measure_rows(&cfg, &rows, &n), TEST_PASS);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(rows[i].unit, "note"))
+			continue;
+		CHECK(!strcmp(rows[i].metric, "alloc_source"));
+		CHECK(ruma_result_param(&rows[i], "note", note, sizeof(note)));
+		CHECK(!strncmp(note, "huge allocator: pages from ", 27));
+		notes++;
+	}
+	free(rows);
+	CHECK(notes >= 1 && notes <= 3); /* one per source, not one per repetition */
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "keys", t_keys },
 	{ "leis_shuffle", t_leis_shuffle },
 	{ "run", t_run },
 	{ "parse", t_parse },
 	{ "result_rows", t_result_rows },
+	{ "alloc_note_row", t_alloc_note_row },
 };
 
 int main(int argc, char **argv)

@@ -1,11 +1,14 @@
 /*
  * test_benchcommon.c — the pieces the benchmark drivers share: the option
  * table parser (kinds, ranges, "--x=v", missing values, unknown options,
- * positionals, stop options, the environment's seed) and the result rows
- * (header, parameter order, quoting, round trip through the reader, rows
- * that are not written, a full disk).
+ * positionals, stop options, the environment's seed), the result rows
+ * (header, parameter order, quoting, note rows, round trip through the
+ * reader, rows that are not written, a full disk) and the repetition engine
+ * (every round a permutation, warm-up turns flagged, the same seed giving
+ * the same orders, median/min/max and per-round ratios on known samples).
  */
 #include "bench/common/opt.h"
+#include "bench/common/rep.h"
 #include "bench/common/result.h"
 #include "test.h"
 
@@ -129,17 +132,25 @@ static int t_opt_env(void)
 	return TEST_PASS;
 }
 
+/* a result file under a fresh temporary name (path: "...XXXXXX", filled in) */
+static int open_tmp_result(ruma_result *r, char *path)
+{
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_OK(ruma_result_open(r, path));
+	return TEST_PASS;
+}
+
 static int t_result_round_trip(void)
 {
 	char path[] = "/tmp/test_benchcommon_XXXXXX", buf[64];
-	int fd = mkstemp(path);
 	ruma_result_row *rows;
 	ruma_result r;
 	size_t n;
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK_OK(ruma_result_open(&r, path));
+	CHECK_EQ(open_tmp_result(&r, path), TEST_PASS);
 	CHECK_OK(ruma_result_set(&r, "n", "1000"));
 	CHECK_OK(ruma_result_setu(&r, "rep", 1));
 	CHECK(ruma_result_set(&r, "bad key", "1") == -EINVAL);
@@ -191,12 +202,178 @@ static int t_result_closed_and_full(void)
 	return TEST_PASS;
 }
 
+/* A note row carries text with ';' and '%' through the params column. */
+static int t_result_note(void)
+{
+	char path[] = "/tmp/test_benchcommon_XXXXXX", buf[256];
+	ruma_result_row *rows;
+	ruma_result r;
+	size_t n;
+
+	CHECK_EQ(open_tmp_result(&r, path), TEST_PASS);
+	CHECK_OK(ruma_result_setu(&r, "rep", 1));
+	CHECK_OK(ruma_result_set(&r, "pct", "50%"));
+	ruma_result_note(&r, "alloc_source", "pages from THP (failed: ENOMEM; 100% sure)\n");
+	ruma_result_add(&r, "insert", "Mops", 2.5);
+	CHECK_OK(ruma_result_close(&r));
+	CHECK_OK(ruma_result_read(path, &rows, &n));
+	unlink(path);
+	CHECK_EQ(n, 2);
+	CHECK(!strcmp(rows[0].metric, "alloc_source") && !strcmp(rows[0].unit, "note"));
+	CHECK(rows[0].value == 1);
+	CHECK(!strcmp(ruma_result_param(&rows[0], "note", buf, sizeof(buf)),
+		      "pages from THP (failed: ENOMEM; 100% sure)"));
+	CHECK(!strcmp(ruma_result_param(&rows[0], "rep", buf, sizeof(buf)), "1"));
+	CHECK(!strcmp(ruma_result_param(&rows[1], "pct", buf, sizeof(buf)), "50%"));
+	CHECK(ruma_result_param(&rows[1], "note", buf, sizeof(buf)) == NULL);
+	free(rows);
+	ruma_result_note(NULL, "m", "x"); /* no file: nothing */
+	return TEST_PASS;
+}
+
+/* every round of a plan is a permutation of the variants */
+static bool is_permutation(const uint64_t *order, size_t n)
+{
+	bool seen[16] = { false };
+
+	for (size_t j = 0; j < n; j++) {
+		if (order[j] >= n || seen[order[j]])
+			return false;
+		seen[order[j]] = true;
+	}
+	return true;
+}
+
+static int t_rep_orders(void)
+{
+	uint64_t a[7], b[7], first[7];
+	ruma_rep x, y;
+	bool differs = false;
+
+	ruma_rep_init(&x, 7, 1, 1, 20, RUMA_REP_SHUFFLE, 99);
+	ruma_rep_init(&y, 7, 1, 1, 20, RUMA_REP_SHUFFLE, 99);
+	for (unsigned round = 0; round < 21; round++) {
+		ruma_rep_next_order(&x, round, a);
+		ruma_rep_next_order(&y, round, b);
+		CHECK(is_permutation(a, 7));
+		CHECK(!memcmp(a, b, sizeof(a))); /* same seed, same order */
+		if (round == 0)
+			memcpy(first, a, sizeof(a));
+		else
+			differs |= memcmp(a, first, sizeof(a)) != 0;
+	}
+	CHECK(differs); /* drawn anew per round */
+	ruma_rep_init(&y, 7, 1, 1, 20, RUMA_REP_SHUFFLE, 100);
+	ruma_rep_init(&x, 7, 1, 1, 20, RUMA_REP_SHUFFLE, 99);
+	differs = false;
+	for (unsigned round = 0; round < 5; round++) {
+		ruma_rep_next_order(&x, round, a);
+		ruma_rep_next_order(&y, round, b);
+		differs |= memcmp(a, b, sizeof(a)) != 0;
+	}
+	CHECK(differs); /* another seed, other orders */
+	ruma_rep_init(&x, 4, 1, 0, 3, RUMA_REP_ROTATE, 1);
+	ruma_rep_next_order(&x, 2, a);
+	CHECK(a[0] == 2 && a[1] == 3 && a[2] == 0 && a[3] == 1);
+	return TEST_PASS;
+}
+
+/* what a run saw: the turns in order */
+struct turns {
+	ruma_rep_turn t[64];
+	size_t n;
+	ruma_rep_samples *s;
+	int stop_at; /* fail the turn with this index (-1: never) */
+};
+
+static int record_turn(void *ctx, const ruma_rep_turn *turn)
+{
+	struct turns *r = ctx;
+
+	if ((int)r->n == r->stop_at)
+		return -EIO;
+	r->t[r->n++] = *turn;
+	if (!turn->warmup) /* the variant's value: 10 * variant + rep, a warm-up would be 1000 */
+		ruma_rep_put(r->s, turn->group * 3 + turn->variant, turn->rep,
+			     10.0 * (double)turn->variant + turn->rep);
+	else
+		ruma_rep_put(r->s, turn->group * 3 + turn->variant, 0, 1000);
+	return 0;
+}
+
+static int t_rep_run(void)
+{
+	ruma_rep_samples s;
+	struct turns r = { .n = 0, .s = &s, .stop_at = -1 };
+	ruma_rep plan;
+	ruma_summary sum;
+	unsigned per_round[2 + 4][2] = { { 0 } };
+
+	CHECK_OK(ruma_rep_samples_init(&s, 3 * 2, 4));
+	ruma_rep_init(&plan, 3, 2, 2, 4, RUMA_REP_SHUFFLE, 5);
+	CHECK_OK(ruma_rep_run(&plan, record_turn, &r));
+	CHECK_EQ(r.n, (2 + 4) * 2 * 3);
+	for (size_t i = 0; i < r.n; i++) {
+		const ruma_rep_turn *t = &r.t[i];
+		CHECK(t->round == i / 6 && t->group == (i / 3) % 2); /* rounds, then groups */
+		CHECK(t->warmup == (t->round < 2));
+		if (!t->warmup)
+			CHECK_EQ(t->rep, t->round - 2);
+		per_round[t->round][t->group] |= 1u << t->variant;
+	}
+	for (size_t k = 0; k < 6; k++)
+		CHECK(per_round[k][0] == 7 && per_round[k][1] == 7); /* each variant once per group */
+	/* warm-up values were overwritten by measured round 0: none is left */
+	CHECK_OK(ruma_rep_summary(&s, 2, &sum));
+	CHECK(sum.n == 4 && sum.min == 20 && sum.max == 23 && sum.median == 21.5);
+	/* cell 1 against cell 2, per round: (10 + r) / (20 + r) */
+	CHECK_OK(ruma_rep_ratio_summary(&s, 1, 2, &sum));
+	CHECK(sum.n == 4 && fabs(sum.min - 0.5) < 1e-12 && fabs(sum.max - 13.0 / 23) < 1e-12);
+	CHECK(fabs(sum.median - (11.0 / 21 + 12.0 / 22) / 2) < 1e-12);
+	ruma_rep_samples_free(&s);
+	/* a failing turn stops the run and is returned */
+	CHECK_OK(ruma_rep_samples_init(&s, 6, 4));
+	r.n = 0;
+	r.stop_at = 5;
+	ruma_rep_init(&plan, 3, 2, 2, 4, RUMA_REP_SHUFFLE, 5);
+	CHECK(ruma_rep_run(&plan, record_turn, &r) == -EIO && r.n == 5);
+	ruma_rep_samples_free(&s);
+	return TEST_PASS;
+}
+
+/* Summaries on known samples; missing values and empty cells. */
+static int t_rep_summary(void)
+{
+	ruma_rep_samples s;
+	ruma_summary sum;
+
+	CHECK_OK(ruma_rep_samples_init(&s, 2, 5));
+	CHECK(ruma_rep_summary(&s, 0, &sum) == -ENOENT);
+	const double v[5] = { 3, 1, 4, 1, 5 };
+	for (size_t r = 0; r < 5; r++)
+		ruma_rep_put(&s, 0, r, v[r]);
+	ruma_rep_put(&s, 1, 1, 2);
+	ruma_rep_put(&s, 1, 4, 10);
+	ruma_rep_put(&s, 7, 0, 1); /* out of range: ignored */
+	CHECK(isnan(ruma_rep_get(&s, 7, 0)) && isnan(ruma_rep_get(&s, 1, 0)));
+	CHECK_OK(ruma_rep_summary(&s, 0, &sum));
+	CHECK(sum.n == 5 && sum.median == 3 && sum.min == 1 && sum.max == 5);
+	CHECK_OK(ruma_rep_ratio_summary(&s, 1, 0, &sum)); /* rounds 1 and 4 only */
+	CHECK(sum.n == 2 && sum.min == 2 && sum.max == 2);
+	ruma_rep_samples_free(&s);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "opt_kinds", t_opt_kinds },
 	{ "opt_errors", t_opt_errors },
 	{ "opt_env", t_opt_env },
 	{ "result_round_trip", t_result_round_trip },
 	{ "result_closed_and_full", t_result_closed_and_full },
+	{ "result_note", t_result_note },
+	{ "rep_orders", t_rep_orders },
+	{ "rep_run", t_rep_run },
+	{ "rep_summary", t_rep_summary },
 };
 
 int main(int argc, char **argv)

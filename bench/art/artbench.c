@@ -17,6 +17,7 @@
  * reading smaps_rollup) and the allocator backends.
  */
 #include "bench/art/artbench.h"
+#include "bench/common/rep.h"
 #include "bench/common/result.h"
 
 #include <ruma/art.h>
@@ -321,7 +322,8 @@ struct run {
 };
 
 /* The allocator's message callback: each distinct line once per run on err,
- * as "ruma: <line>", however many instances the repetitions create. */
+ * as "ruma: <line>", however many instances the repetitions create, and as
+ * a note row "alloc_source" of the result file (what `ruma sweep` keeps). */
 static void alloc_message(void *ctx, const char *line)
 {
 	struct run *r = ctx;
@@ -332,6 +334,7 @@ static void alloc_message(void *ctx, const char *line)
 	if (r->nsaid < sizeof(r->said) / sizeof(r->said[0]))
 		snprintf(r->said[r->nsaid++], sizeof(r->said[0]), "%s", line);
 	fprintf(r->err, "ruma: %s\n", line);
+	ruma_result_note(r->res, "alloc_source", line);
 }
 
 /* One --result row "<op>_<what>" (what NULL: the op's Mops). */
@@ -371,6 +374,8 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 	if (r->res) {
 		add_row(r, op, "footprint", "bytes", (double)(mem.rss + mem.private_hugetlb));
 		add_row(r, op, "index_bytes", "bytes", (double)index_bytes);
+		add_row(r, op, "anon_huge", "bytes", (double)mem.anon_huge);
+		add_row(r, op, "private_hugetlb", "bytes", (double)mem.private_hugetlb);
 	}
 	if (r->alloc) {
 		ruma_alloc_stats as;
@@ -379,6 +384,8 @@ static void print_extras(struct run *r, int op, uint64_t ops, void *self)
 			",alloc_mapped=%" PRIu64 ",mapped_per_key=%.2f,pages_2m=%" PRIu64
 			",pages_thp=%" PRIu64,
 			as.bytes_mapped, (double)as.bytes_mapped / n, as.pages_2m, as.pages_thp);
+		if (r->res)
+			add_row(r, op, "alloc_mapped", "bytes", (double)as.bytes_mapped);
 	}
 	fputc('\n', r->out);
 }
@@ -535,21 +542,37 @@ static int one_rep(struct run *r, double mops[OP_COUNT])
 	return rc;
 }
 
-static void print_summary(struct run *r, double *mops, unsigned reps)
+/* One summary line per operation: median, min, max over the measured repetitions. */
+static void print_summary(struct run *r, const ruma_rep_samples *mops)
 {
-	double v[reps];
-	unsigned first = reps > 1 ? 1 : 0;
-
 	for (int op = 0; op < OP_COUNT; op++) {
 		ruma_summary s;
-		unsigned m = 0;
-		for (unsigned i = first; i < reps; i++)
-			v[m++] = mops[i * OP_COUNT + (unsigned)op];
-		if (ruma_summarize(v, m, &s))
+		if (ruma_rep_summary(mops, (size_t)op, &s))
 			continue;
-		fprintf(r->out, "summary,%s,%" PRIu64 ",reps=%u,median=%f,min=%f,max=%f\n", op_names[op],
-			(uint64_t)r->keys->n, m, s.median, s.min, s.max);
+		fprintf(r->out, "summary,%s,%" PRIu64 ",reps=%zu,median=%f,min=%f,max=%f\n", op_names[op],
+			(uint64_t)r->keys->n, s.n, s.median, s.min, s.max);
 	}
+}
+
+/* the repetitions: the first is a warm-up of the summary (its lines and rows stay) */
+struct rep_run {
+	struct run *r;
+	ruma_rep_samples *mops;
+	unsigned first; /* repetitions before this one are left out of the summary */
+};
+
+static int rep_turn(void *ctx, const ruma_rep_turn *turn)
+{
+	struct rep_run *p = ctx;
+	double mops[OP_COUNT];
+	int rc;
+
+	if (p->r->res)
+		(void)ruma_result_setu(p->r->res, "rep", turn->round + 1);
+	rc = one_rep(p->r, mops);
+	for (int op = 0; !rc && turn->round >= p->first && op < OP_COUNT; op++)
+		ruma_rep_put(p->mops, (size_t)op, turn->round - p->first, mops[op]);
+	return rc;
 }
 
 /* One stderr line naming the counters this machine lacks (printed as n/a). */
@@ -571,7 +594,9 @@ int artbench_measure(const artbench_config *cfg, const artbench_index *idx, FILE
 {
 	artbench_keys keys;
 	struct run r = { .cfg = cfg, .idx = idx, .keys = &keys, .out = out, .err = err, .res = res };
-	double *mops;
+	ruma_rep_samples mops;
+	ruma_rep plan;
+	unsigned first = cfg->reps > 1 ? 1 : 0;
 	int rc;
 
 	rc = artbench_make_keys(cfg->mode, cfg->n, cfg->seed, &keys);
@@ -582,11 +607,11 @@ int artbench_measure(const artbench_config *cfg, const artbench_index *idx, FILE
 	if (keys.duplicates_replaced)
 		fprintf(err, "ruma art: %zu duplicate random keys replaced by further random keys\n",
 			keys.duplicates_replaced);
-	mops = calloc((size_t)cfg->reps * OP_COUNT, sizeof(double));
-	rc = mops ? ruma_perf_create(&r.perf) : -ENOMEM;
+	rc = ruma_rep_samples_init(&mops, OP_COUNT, cfg->reps - first);
+	if (!rc && (rc = ruma_perf_create(&r.perf)) != 0)
+		ruma_rep_samples_free(&mops);
 	if (rc) {
 		fprintf(err, "ruma art: %s\n", ruma_strerror(rc));
-		free(mops);
 		artbench_free_keys(&keys);
 		return rc;
 	}
@@ -599,15 +624,12 @@ int artbench_measure(const artbench_config *cfg, const artbench_index *idx, FILE
 		fprintf(err, "ruma art: lookups not batched (the %s index of this key mode has no "
 			"batched lookup)\n", r.idx->name);
 	report_missing_counters(r.perf, err);
-	for (unsigned rep = 0; rep < cfg->reps && !rc; rep++) {
-		if (res)
-			(void)ruma_result_setu(res, "rep", rep + 1);
-		rc = one_rep(&r, &mops[rep * OP_COUNT]);
-	}
+	ruma_rep_init(&plan, 1, 1, 0, cfg->reps, RUMA_REP_ROTATE, cfg->seed);
+	rc = ruma_rep_run(&plan, rep_turn, &(struct rep_run){ &r, &mops, first });
 	if (!rc && cfg->reps > 1)
-		print_summary(&r, mops, cfg->reps);
+		print_summary(&r, &mops);
 	ruma_perf_destroy(r.perf);
-	free(mops);
+	ruma_rep_samples_free(&mops);
 	artbench_free_keys(&keys);
 	if (rc)
 		return rc;

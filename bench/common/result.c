@@ -38,6 +38,24 @@ static bool is_key(const char *k)
 	       strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == l;
 }
 
+/* value into buf with ';' and '%' written as %3B and %25 (cut at len) */
+static size_t escape_value(const char *value, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *t = value; *t; t++) {
+		bool esc = *t == ';' || *t == '%';
+		if (o + (esc ? 3 : 1) >= len)
+			break;
+		if (esc)
+			o += (size_t)snprintf(buf + o, len - o, "%%%02X", (unsigned)*t);
+		else if (*t != '\n' && *t != '\r')
+			buf[o++] = *t;
+	}
+	buf[o] = '\0';
+	return o;
+}
+
 int ruma_result_set(ruma_result *r, const char *key, const char *value)
 {
 	size_t i;
@@ -54,7 +72,7 @@ int ruma_result_set(ruma_result *r, const char *key, const char *value)
 		snprintf(r->key[i], RUMA_RESULT_KEY, "%s", key);
 		r->nparams++;
 	}
-	snprintf(r->value[i], RUMA_RESULT_VALUE, "%s", value);
+	escape_value(value, r->value[i], RUMA_RESULT_VALUE);
 	return 0;
 }
 
@@ -82,23 +100,51 @@ static void put_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void ruma_result_add(ruma_result *r, const char *metric, const char *unit, double value)
+/* the parameters set now, "k=v;k=v", into params; returns the length written */
+static size_t format_params(const ruma_result *r, char *params, size_t len)
 {
-	char params[sizeof(((ruma_result_row *)0)->params)];
 	size_t o = 0;
 
-	if (!r || !r->f || !isfinite(value))
-		return;
 	params[0] = '\0';
-	for (size_t i = 0; i < r->nparams && o < sizeof(params); i++)
-		o += (size_t)snprintf(params + o, sizeof(params) - o, "%s%s=%s", i ? ";" : "",
-				      r->key[i], r->value[i]);
+	for (size_t i = 0; i < r->nparams && o < len; i++)
+		o += (size_t)snprintf(params + o, len - o, "%s%s=%s", i ? ";" : "", r->key[i],
+				      r->value[i]);
+	return o < len ? o : len - 1;
+}
+
+static void put_row(ruma_result *r, const char *metric, const char *unit, double value,
+		    const char *params)
+{
 	put_field(r->f, metric);
 	fputc(',', r->f);
 	put_field(r->f, unit);
 	fprintf(r->f, ",%.17g,", value);
 	put_field(r->f, params);
 	fputc('\n', r->f);
+}
+
+void ruma_result_add(ruma_result *r, const char *metric, const char *unit, double value)
+{
+	char params[sizeof(((ruma_result_row *)0)->params)];
+
+	if (!r || !r->f || !isfinite(value))
+		return;
+	format_params(r, params, sizeof(params));
+	put_row(r, metric, unit, value, params);
+}
+
+void ruma_result_note(ruma_result *r, const char *metric, const char *text)
+{
+	char params[sizeof(((ruma_result_row *)0)->params)];
+	size_t o, len = sizeof(params);
+
+	if (!r || !r->f)
+		return;
+	o = format_params(r, params, len);
+	o += (size_t)snprintf(params + o, len - o, "%snote=", o ? ";" : "");
+	if (o < len)
+		escape_value(text, params + o, len - o);
+	put_row(r, metric, "note", 1, params);
 }
 
 int ruma_result_close(ruma_result *r)
@@ -262,6 +308,24 @@ int ruma_result_read(const char *path, ruma_result_row **rows, size_t *n)
 	return rc;
 }
 
+/* copy the l bytes of a value at v into buf, decoding %3B (';') and %25 ('%') */
+static void copy_value(const char *v, size_t l, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < l && o + 1 < len; i++) {
+		if (v[i] == '%' && i + 2 < l &&
+		    (!strncmp(v + i, "%3B", 3) || !strncmp(v + i, "%25", 3))) {
+			buf[o++] = v[i + 2] == 'B' ? ';' : '%';
+			i += 2;
+		} else {
+			buf[o++] = v[i];
+		}
+	}
+	if (len)
+		buf[o] = '\0';
+}
+
 const char *ruma_result_param(const ruma_result_row *row, const char *key, char *buf,
 			      size_t len)
 {
@@ -270,7 +334,7 @@ const char *ruma_result_param(const ruma_result_row *row, const char *key, char 
 	for (const char *p = row->params; *p;) {
 		size_t l = strcspn(p, ";");
 		if (l > kl && p[kl] == '=' && !strncmp(p, key, kl)) {
-			snprintf(buf, len, "%.*s", (int)(l - kl - 1), p + kl + 1);
+			copy_value(p + kl + 1, l - kl - 1, buf, len);
 			return buf;
 		}
 		p += l;

@@ -10,8 +10,11 @@
  * then one row per measured value: metric name, unit ("s", "Mops", "ns/page",
  * ...), the value (%.17g, finite) and the parameters of that measurement as
  * "k=v;k=v" pairs in a fixed order (fields are quoted as RFC 4180 says when
- * they contain a comma or a quote).  Keys are words; values must not contain
- * ';'.  A tooling API, not part of libruma.
+ * they contain a comma or a quote).  Keys are words; in values ';' and '%'
+ * are written %3B and %25 (ruma_result_param decodes them).  A fact that is
+ * text, not a number (where the huge-page allocator got its pages), is a
+ * note row: unit "note", value 1, the text in the parameter "note".  A
+ * tooling API, not part of libruma.
  */
 #ifndef RUMA_BENCH_RESULT_H
 #define RUMA_BENCH_RESULT_H
@@ -43,8 +46,9 @@ int ruma_result_open(ruma_result *r, const char *path);
 /*
  * ruma_result_set — set parameter key of the rows that follow (a new key is
  * appended, an existing one keeps its place and gets the new value).  Returns
- * 0, -EINVAL for a key that is no word or a value with ';', -ENOSPC when
- * RUMA_RESULT_MAX_PARAMS keys are set.
+ * 0, -EINVAL for a key that is no word or a value with ';' or of
+ * RUMA_RESULT_VALUE bytes or more, -ENOSPC when RUMA_RESULT_MAX_PARAMS keys
+ * are set.
  */
 int ruma_result_set(ruma_result *r, const char *key, const char *value);
 /* ruma_result_setu — ruma_result_set with an unsigned integer value. */
@@ -53,6 +57,13 @@ int ruma_result_setu(ruma_result *r, const char *key, unsigned long long value);
 /* ruma_result_add — one row: metric, unit, value and the parameters set now.
  * A value that is not finite (not measured) writes no row. */
 void ruma_result_add(ruma_result *r, const char *metric, const char *unit, double value);
+
+/*
+ * ruma_result_note — one note row: metric, unit "note", value 1, the
+ * parameters set now and note=<text> (line breaks dropped; cut to fit a
+ * row's params).  Read it back with ruma_result_param(row, "note", ...).
+ */
+void ruma_result_note(ruma_result *r, const char *metric, const char *text);
 
 /*
  * ruma_result_close — finish the file.  Returns 0 when every row reached the

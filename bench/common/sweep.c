@@ -77,3 +77,21 @@ size_t ruma_sweep_means(const ruma_sweep_run *run, const ruma_result_row *rows, 
 	}
 	return ng;
 }
+
+bool ruma_sweep_mean_of(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n,
+			const char *metric, double divisor)
+{
+	const char *unit = NULL;
+	double sum = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(rows[i].metric, metric)) {
+			unit = unit ? unit : rows[i].unit;
+			sum += rows[i].value;
+			k++;
+		}
+	if (k)
+		run->metric(run, metric, unit, sum / (divisor > 0 ? divisor : (double)k));
+	return k > 0;
+}

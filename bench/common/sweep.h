@@ -2,8 +2,11 @@
  * sweep.h — what `ruma sweep` needs to know about a driver, kept next to the
  * driver (bench/<x>/sweep_<x>.c): the system's name, the parameter keys a
  * grid may use, the keys it requires, how one run's parameters become the
- * driver's arguments (the sweep adds "--result FILE"), and how the driver's
- * result rows (common/result.h) become the run's metrics.  The experiment
+ * driver's arguments (the sweep adds "--result FILE"), how the driver's
+ * result rows (common/result.h) become the run's metrics and notes, and how
+ * a peer program (an external system measured in the same rounds) is run
+ * and read.  The adapters see the run's parameters when they read, so a
+ * metric's name can leave out what the grid already varies.  The experiment
  * layer (tools/exp) holds the table of adapters; it runs the child, reads
  * the rows and stores the metrics.  A tooling API, not part of libruma.
  */
@@ -24,6 +27,8 @@ typedef struct ruma_sweep_run {
 	/* record one metric of the run */
 	void (*metric)(const struct ruma_sweep_run *run, const char *name, const char *unit,
 		       double value);
+	/* append a text to the run's note (a result file's note rows; NULL = none kept) */
+	void (*note)(const struct ruma_sweep_run *run, const char *text);
 	const char *seed; /* the run's seed, as text */
 	const char *store; /* a scratch file of the sweep the run may use (vmcache's store) */
 	void *ctx;        /* the experiment layer's state */
@@ -37,6 +42,12 @@ typedef struct ruma_sweep_adapter {
 	void (*argv)(const ruma_sweep_run *run);
 	/* turn the child's result rows into metrics (run->metric) */
 	void (*rows)(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n);
+	/* peers (external programs, the grid's impl=NAME): push a peer's arguments
+	 * after its path; NULL = the system takes no peers */
+	void (*peer_argv)(const ruma_sweep_run *run);
+	/* a peer's stdout into metrics; NULL = every line NAME,N,VALUE is metric
+	 * NAME in Mops (what Leis's ART.cpp prints) */
+	void (*peer_out)(const ruma_sweep_run *run, const char *out);
 } ruma_sweep_adapter;
 
 /* The adapters of the drivers (bench/<x>/sweep_<x>.c). */
@@ -58,6 +69,14 @@ typedef bool (*ruma_sweep_name_fn)(const ruma_result_row *row, char *buf, size_t
  */
 size_t ruma_sweep_means(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n,
 			ruma_sweep_name_fn name_of, double divisor, bool keep_zero, double *total);
+
+/*
+ * ruma_sweep_mean_of — metric `metric`: the sum of the rows of that name
+ * divided by divisor (0: by their number), with the first one's unit.
+ * Returns false (nothing reported) when no row has that name.
+ */
+bool ruma_sweep_mean_of(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n,
+			const char *metric, double divisor);
 
 /*
  * ruma_sweep_push_opt — when the run has parameter key, push flag and its value.

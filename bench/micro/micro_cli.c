@@ -18,6 +18,7 @@
  * Syscalls: none directly; /proc/meminfo is read with stdio.
  */
 #include "bench/common/opt.h"
+#include "bench/common/rep.h"
 #include "bench/common/result.h"
 #include "bench/micro/micro.h"
 
@@ -271,12 +272,25 @@ static int check_memory(const micro_opts *o)
 }
 
 /* The --result rows of one run: every phase field that took time. */
-static void result_rows(ruma_result *res, const double *fields, uint64_t run)
+/* The rows of one run: every phase field that took time, then "build", the
+ * seconds the method's build spent before the test ran (its fields then). */
+static void result_rows(ruma_result *res, const double *fields, double build, uint64_t run)
 {
 	(void)ruma_result_setu(res, "rep", run);
 	for (int f = 0; f < MF_COUNT_; f++)
 		if (fields[f] != 0)
 			ruma_result_add(res, micro_field_name((micro_field)f), "s", fields[f]);
+	if (build > 0)
+		ruma_result_add(res, "build", "s", build);
+}
+
+static double fields_sum(const double *fields)
+{
+	double sum = 0;
+
+	for (int f = 0; f < MF_COUNT_; f++)
+		sum += fields[f];
+	return sum;
 }
 
 static void result_params(ruma_result *res, const micro_opts *o)
@@ -302,37 +316,59 @@ static void report_build_error(const micro_opts *o, int rc)
 			"chunk/block\n", o->mid);
 }
 
-/* The runs; rows[r] gets run r's fields.  Returns 0 or 1 (a run failed). */
+/* the state of the runs, for their turns */
+struct runs {
+	const micro_opts *o;
+	const micro_params *prm;
+	micro_ctx *ctx;
+	double (*rows)[MF_COUNT_];
+	ruma_result *res;
+};
+
+/* Run `round` (0-based): build, test, keep its fields in rows[round].
+ * Returns 0 or 1 (the run failed: the runs stop). */
+static int run_one(void *arg, const ruma_rep_turn *turn)
+{
+	const struct runs *p = arg;
+	const micro_opts *o = p->o;
+	micro_ctx *ctx = p->ctx;
+	micro_data d;
+	int rc, status = 0;
+
+	memset(&d, 0, sizeof(d));
+	memset(ctx->fields, 0, sizeof(ctx->fields));
+	ctx->seed = o->seed + turn->round;
+	printf("\n=============== Run %u ===============\n", turn->round + 1);
+	printf("%s:\n", o->m->name);
+	fflush(stdout);
+	rc = o->m->build(ctx, p->prm, (size_t)o->n, &d);
+	if (rc) {
+		report_build_error(o, rc);
+		return 1;
+	}
+	double build = fields_sum(ctx->fields);
+	if (!d.no_blank_line)
+		printf("\n");
+	if (micro_test_run(ctx, o->t, p->prm, &d))
+		status = 1;
+	release(&d);
+	memcpy(p->rows[turn->round], ctx->fields, sizeof(ctx->fields));
+	result_rows(p->res, ctx->fields, build, turn->round + 1);
+	fflush(stdout);
+	return status;
+}
+
+/* The runs, one after the other (the original's number_of_repetitions, no
+ * warm-up: every run is printed and averaged); rows[r] gets run r's fields.
+ * Returns 0 or 1 (a run failed). */
 static int run_all(const micro_opts *o, const micro_params *prm, micro_ctx *ctx,
 		   double (*rows)[MF_COUNT_], ruma_result *res)
 {
-	for (uint64_t r = 0; r < o->runs; r++) {
-		micro_data d;
-		int rc, status = 0;
+	struct runs p = { o, prm, ctx, rows, res };
+	ruma_rep plan;
 
-		memset(&d, 0, sizeof(d));
-		memset(ctx->fields, 0, sizeof(ctx->fields));
-		ctx->seed = o->seed + r;
-		printf("\n=============== Run %" PRIu64 " ===============\n", r + 1);
-		printf("%s:\n", o->m->name);
-		fflush(stdout);
-		rc = o->m->build(ctx, prm, (size_t)o->n, &d);
-		if (rc) {
-			report_build_error(o, rc);
-			return 1;
-		}
-		if (!d.no_blank_line)
-			printf("\n");
-		if (micro_test_run(ctx, o->t, prm, &d))
-			status = 1;
-		release(&d);
-		memcpy(rows[r], ctx->fields, sizeof(ctx->fields));
-		result_rows(res, ctx->fields, r + 1);
-		fflush(stdout);
-		if (status)
-			return status;
-	}
-	return 0;
+	ruma_rep_init(&plan, 1, 1, 0, (unsigned)o->runs, RUMA_REP_ROTATE, o->seed);
+	return ruma_rep_run(&plan, run_one, &p) ? 1 : 0;
 }
 
 int micro_run(const micro_opts *o)

@@ -13,6 +13,7 @@
 #include <ruma/core.h>
 
 #include <stdio.h>
+#include <string.h>
 
 static void micro_argv(const ruma_sweep_run *run)
 {
@@ -31,9 +32,12 @@ static void micro_argv(const ruma_sweep_run *run)
 
 static bool field_name(const ruma_result_row *row, char *buf, size_t len)
 {
+	if (!strcmp(row->metric, "build"))
+		return false;
 	snprintf(buf, len, "%s", row->metric);
 	return true;
 }
+
 
 static void micro_rows(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n)
 {
@@ -44,10 +48,14 @@ static void micro_rows(const ruma_sweep_run *run, const ruma_result_row *rows, s
 		(void)ruma_parse_double(buf, &runs);
 	if (ruma_sweep_means(run, rows, n, field_name, runs, false, &total))
 		run->metric(run, "total", "s", total);
+	const char *build = run->param(run, "build");
+	bool on = false;
+	if (build && ruma_parse_bool(build, &on) == 0 && on)
+		(void)ruma_sweep_mean_of(run, rows, n, "build", runs);
 }
 const ruma_sweep_adapter ruma_sweep_micro = {
 	.system = "micro",
-	.keys = "method,test,n,runs,fallback",
+	.keys = "method,test,n,runs,fallback,build",
 	.required = { "method", "test", "n", NULL },
 	.argv = micro_argv,
 	.rows = micro_rows,

@@ -6,9 +6,10 @@
  *
  * Invariants: every number printed is a measured wall-clock time
  * (CLOCK_MONOTONIC around the operation only; area creation and teardown are
- * outside the timed region).  Repetition 0 is a warm-up and is discarded.
- * Within a repetition all variants of all page sizes run once, in a random
- * order drawn per repetition (so no variant always follows the same one).  nr_hugepages is changed only with
+ * outside the timed region).  The repetitions run on the repetition engine
+ * (common/rep.h): repetition 0 is a warm-up and is discarded; within a
+ * repetition all variants of all page sizes run once, in a random order
+ * drawn per repetition (so no variant always follows the same one).  nr_hugepages is changed only with
  * --reserve-huge and is restored before returning (also after SIGINT/SIGTERM,
  * which end the run early).
  *
@@ -16,6 +17,8 @@
  * fallocate, memfd_create) and core/sysinfo (huge page counts, nr_hugepages).
  */
 #include "bench/rewire/rewirebench.h"
+
+#include "bench/common/rep.h"
 
 #include <ruma/area.h>
 #include <ruma/sysinfo.h>
@@ -493,30 +496,27 @@ static uint64_t huge_pages_for(const ruma_rewirebench_opts *o)
 
 /* ---- the run ---------------------------------------------------------------------- */
 
-/* One repetition: every (set, variant) job once, in a fresh random order. */
-static int run_rep(struct set *sets, size_t nsets, unsigned rep, ruma_rng *rng, struct results *r)
-{
-	uint64_t order[2 * NVARIANTS];
-	size_t jobs = nsets * NVARIANTS;
+/* the state of a run, for its turns */
+struct bench_run {
+	struct set *sets;
+	struct results *r;
+};
 
-	for (size_t j = 0; j < jobs; j++)
-		order[j] = j;
-	ruma_rng_shuffle_u64(rng, order, jobs);
-	for (size_t j = 0; j < jobs && !stop_requested; j++) {
-		size_t job = (size_t)order[j];
-		struct set *s = &sets[job / NVARIANTS];
-		struct meas m[MAX_VARIANT_ROWS];
-		size_t nm = 0;
-		int rc = variants[job % NVARIANTS](s, m, &nm);
-		if (rc)
-			return rc;
-		for (size_t i = 0; rep > 0 && i < nm; i++) {
-			rc = record(r, s, &m[i], rep);
-			if (rc)
-				return rc;
-		}
-	}
-	return stop_requested ? -EINTR : 0;
+/* One turn: (set, variant) job `variant` once; its rows kept when measured. */
+static int run_job(void *ctx, const ruma_rep_turn *turn)
+{
+	struct bench_run *b = ctx;
+	struct set *s = &b->sets[turn->variant / NVARIANTS];
+	struct meas m[MAX_VARIANT_ROWS];
+	size_t nm = 0;
+	int rc;
+
+	if (stop_requested)
+		return -EINTR;
+	rc = variants[turn->variant % NVARIANTS](s, m, &nm);
+	for (size_t i = 0; !rc && !turn->warmup && i < nm; i++)
+		rc = record(b->r, s, &m[i], turn->rep + 1);
+	return rc;
 }
 
 static int check_map_budget(uint64_t pages)
@@ -547,8 +547,15 @@ static int run_sets(const ruma_rewirebench_opts *o, ruma_rng *rng, struct result
 			rc = 0;
 		}
 	}
-	for (unsigned rep = 0; !rc && rep <= o->reps; rep++)
-		rc = run_rep(sets, nsets, rep, rng, r);
+	if (!rc) { /* every (set, variant) job once per repetition, in a fresh random order */
+		struct bench_run b = { sets, r };
+		ruma_rep plan;
+		ruma_rep_init(&plan, nsets * NVARIANTS, 1, 1, o->reps, RUMA_REP_SHUFFLE,
+			      ruma_rng_next(rng));
+		rc = ruma_rep_run(&plan, run_job, &b);
+		if (!rc && stop_requested)
+			rc = -EINTR;
+	}
 	for (size_t i = 0; i < nsets; i++)
 		set_close(&sets[i]);
 	return rc;

@@ -17,15 +17,17 @@
  *              n-byte memfd array: create, write one word per page, read,
  *              destroy.
  *
- * Method: reps measured repetitions after one warm-up repetition that is
- * discarded; within a repetition every variant runs once per parameter, in
- * an order rotated from repetition to repetition.  CSV (one row per
+ * Method (the repetition engine, common/rep.h): reps measured repetitions
+ * after one warm-up repetition that is discarded; within a repetition every
+ * variant runs once per parameter, in an order rotated from repetition to
+ * repetition.  CSV (one row per
  * measurement) goes to `csv`, the summary (median, min, max; ratio to the
  * baseline variant as the median of per-repetition ratios) to stderr.
  */
 #ifndef RUMA_BENCH_RWBENCH_H
 #define RUMA_BENCH_RWBENCH_H
 
+#include "bench/common/rep.h"
 #include "bench/common/result.h"
 
 #include <ruma/core.h>
@@ -91,7 +93,7 @@ bool ruma_rwb_selected(const ruma_rwbench_opts *o, const char *name);
 /* Results of one benchmark: cells (variant x parameter) x reps seconds. */
 typedef struct ruma_rwb_table {
 	size_t ncells, reps;
-	double *sec;        /* [cell * reps + rep], NAN = not measured */
+	ruma_rep_samples s; /* seconds per cell and measured repetition */
 	char (*label)[64];  /* per cell */
 	int *baseline;      /* per cell: cell index of its baseline, -1 = none */
 } ruma_rwb_table;
@@ -102,11 +104,12 @@ void ruma_rwb_table_free(ruma_rwb_table *t);
  * scale (ops per cell, 0 = none), ratio to the baseline. */
 void ruma_rwb_table_print(const ruma_rwb_table *t, const char *title, const double *ops_per_cell);
 
-/* The order of variant k at repetition rep: rotation for interleaving. */
-static inline size_t ruma_rwb_rotate(size_t k, size_t rep, size_t n)
-{
-	return (k + rep) % n;
-}
+/*
+ * ruma_rwb_rep_init — the repetition plan of a bench: nsel variants per
+ * group (parameter value), one warm-up and o->reps measured rounds, the
+ * order rotated per round.
+ */
+void ruma_rwb_rep_init(ruma_rep *rep, const ruma_rwbench_opts *o, size_t nsel, size_t groups);
 
 /*
  * A benchmark of variants that each run a fixed list of timed phases over

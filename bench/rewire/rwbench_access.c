@@ -165,6 +165,46 @@ static void mem_destroy(acc_mem *m)
 	free(m->heap);
 }
 
+/* the state of one access bench run, for its turns */
+struct access_run {
+	const ruma_rwbench_opts *o;
+	const size_t *sel;
+	size_t nsel;
+	acc_mem *mem;
+	ruma_rwb_table *t;
+};
+
+/* one turn: test `group` over variant sel[variant]'s memory */
+static int access_turn(void *ctx, const ruma_rep_turn *turn)
+{
+	struct access_run *a = ctx;
+	const ruma_rwbench_opts *o = a->o;
+	size_t te = turn->group, j = turn->variant;
+	acc_mem *m = &a->mem[j];
+	uint64_t n = o->n, nops = te < 2 ? n : n / 4;
+	unsigned r = turn->rep + 1;
+	double sec;
+
+	if (!m->base && !m->dir)
+		return 0;
+	if (m->dir)
+		sec = run_dir(m->dir, n, (int)te, o->seed + turn->round);
+	else
+		sec = run_flat(m->base, n, (int)te, o->seed + turn->round);
+	if (turn->warmup)
+		return 0;
+	ruma_rep_put(&a->t->s, te * a->nsel + j, turn->rep, sec);
+	fprintf(o->csv, "access,%s,%s,%llu,%llu,%u,%.9f,%.4f\n", variants[a->sel[j]].name,
+		tests[te], (unsigned long long)n, (unsigned long long)nops, r, sec,
+		sec * 1e9 / nops);
+	(void)ruma_result_set(o->res, "test", tests[te]);
+	(void)ruma_result_setu(o->res, "n", n);
+	(void)ruma_result_setu(o->res, "rep", r);
+	ruma_result_add(o->res, variants[a->sel[j]].name, "s", sec);
+	fflush(o->csv);
+	return 0;
+}
+
 int ruma_rwbench_access(const ruma_rwbench_opts *o)
 {
 	size_t sel[NVAR], nsel = 0;
@@ -206,31 +246,10 @@ int ruma_rwbench_access(const ruma_rwbench_opts *o)
 				ops[c] = te < 2 ? (double)n : (double)(n / 4);
 		}
 	fprintf(o->csv, "bench,variant,test,n,ops,rep,seconds,ns_per_op\n");
-	for (unsigned r = 0; r <= o->reps; r++)
-		for (size_t te = 0; te < NTEST; te++)
-			for (size_t jj = 0; jj < nsel; jj++) {
-				size_t j = ruma_rwb_rotate(jj, r, nsel);
-				acc_mem *m = &mem[j];
-				double sec;
-				uint64_t nops = te < 2 ? n : n / 4;
-				if (!m->base && !m->dir)
-					continue;
-				if (m->dir)
-					sec = run_dir(m->dir, n, (int)te, o->seed + r);
-				else
-					sec = run_flat(m->base, n, (int)te, o->seed + r);
-				if (r == 0)
-					continue;
-				t.sec[(te * nsel + j) * o->reps + (r - 1)] = sec;
-				fprintf(o->csv, "access,%s,%s,%llu,%llu,%u,%.9f,%.4f\n",
-					variants[sel[j]].name, tests[te], (unsigned long long)n,
-					(unsigned long long)nops, r, sec, sec * 1e9 / nops);
-				(void)ruma_result_set(o->res, "test", tests[te]);
-				(void)ruma_result_setu(o->res, "n", n);
-				(void)ruma_result_setu(o->res, "rep", r);
-				ruma_result_add(o->res, variants[sel[j]].name, "s", sec);
-				fflush(o->csv);
-			}
+	struct access_run ar = { .o = o, .sel = sel, .nsel = nsel, .mem = mem, .t = &t };
+	ruma_rep rep;
+	ruma_rwb_rep_init(&rep, o, nsel, NTEST);
+	(void)ruma_rep_run(&rep, access_turn, &ar);
 	ruma_rwb_table_print(&t, "access penalty (ratio = time / time of the first variant)", ops);
 	fprintf(stderr, "(checksum %llu)\n", (unsigned long long)sink);
 	free(ops);

@@ -1,15 +1,15 @@
 /*
  * rwbench_common.c — shared pieces of the structure benchmarks: variant
- * selection, the results table (cells x repetitions) and its summary
- * (median, min, max; ratios to a baseline cell computed per repetition),
- * and the free huge page count.
+ * selection, their repetition plan, the results table (labelled cells over
+ * the repetition engine's samples, common/rep.h) and its summary (median,
+ * min, max; ratios to a baseline cell computed per repetition), the
+ * phased benchmarks' loop, and the free huge page count.
  *
  * Syscalls: none (stdio reads of /proc/meminfo).
  */
 #include "bench/rewire/rwbench.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,20 +32,22 @@ bool ruma_rwb_selected(const ruma_rwbench_opts *o, const char *name)
 	return false;
 }
 
+void ruma_rwb_rep_init(ruma_rep *rep, const ruma_rwbench_opts *o, size_t nsel, size_t groups)
+{
+	ruma_rep_init(rep, nsel, groups, 1, o->reps, RUMA_REP_ROTATE, o->seed);
+}
+
 int ruma_rwb_table_init(ruma_rwb_table *t, size_t ncells, size_t reps)
 {
 	memset(t, 0, sizeof(*t));
 	t->ncells = ncells;
 	t->reps = reps;
-	t->sec = malloc((ncells * reps + 1) * sizeof(*t->sec));
 	t->label = calloc(ncells ? ncells : 1, sizeof(*t->label));
 	t->baseline = malloc((ncells ? ncells : 1) * sizeof(*t->baseline));
-	if (!t->sec || !t->label || !t->baseline) {
+	if (ruma_rep_samples_init(&t->s, ncells, reps) || !t->label || !t->baseline) {
 		ruma_rwb_table_free(t);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < ncells * reps; i++)
-		t->sec[i] = NAN;
 	for (size_t c = 0; c < ncells; c++)
 		t->baseline[c] = -1;
 	return 0;
@@ -53,41 +55,24 @@ int ruma_rwb_table_init(ruma_rwb_table *t, size_t ncells, size_t reps)
 
 void ruma_rwb_table_free(ruma_rwb_table *t)
 {
-	free(t->sec);
+	ruma_rep_samples_free(&t->s);
 	free(t->label);
 	free(t->baseline);
 	memset(t, 0, sizeof(*t));
 }
 
-/* Collect the measured values of a cell (NAN skipped). */
-static size_t cell_values(const ruma_rwb_table *t, size_t c, double *out)
-{
-	size_t k = 0;
-	for (size_t r = 0; r < t->reps; r++) {
-		double v = t->sec[c * t->reps + r];
-		if (!isnan(v))
-			out[k++] = v;
-	}
-	return k;
-}
-
 void ruma_rwb_table_print(const ruma_rwb_table *t, const char *title, const double *ops_per_cell)
 {
-	double *v = malloc((t->reps ? t->reps : 1) * sizeof(*v));
 	ruma_summary s, rs;
 
-	if (!v)
-		return;
 	fprintf(stderr, "\n== %s (%zu measured repetitions, warm-up discarded) ==\n", title, t->reps);
 	fprintf(stderr, "%-44s %12s %12s %12s %12s  %s\n", "variant", "median s", "min s",
 		"max s", "ns/op", "ratio to baseline: median (min..max)");
 	for (size_t c = 0; c < t->ncells; c++) {
-		size_t k = cell_values(t, c, v);
-		if (!k) {
+		if (ruma_rep_summary(&t->s, c, &s)) {
 			fprintf(stderr, "%-44s %12s\n", t->label[c], "not run");
 			continue;
 		}
-		ruma_summarize(v, k, &s);
 		fprintf(stderr, "%-44s %12.6f %12.6f %12.6f", t->label[c], s.median, s.min, s.max);
 		if (ops_per_cell && ops_per_cell[c] > 0)
 			fprintf(stderr, " %12.3f", s.median * 1e9 / ops_per_cell[c]);
@@ -95,23 +80,14 @@ void ruma_rwb_table_print(const ruma_rwb_table *t, const char *title, const doub
 			fprintf(stderr, " %12s", "-");
 		int b = t->baseline[c];
 		if (b >= 0 && (size_t)b != c) {
-			size_t m = 0;
-			for (size_t r = 0; r < t->reps; r++) {
-				double x = t->sec[c * t->reps + r], y = t->sec[(size_t)b * t->reps + r];
-				if (!isnan(x) && !isnan(y) && y > 0)
-					v[m++] = x / y;
-			}
-			if (m) {
-				ruma_summarize(v, m, &rs);
+			if (!ruma_rep_ratio_summary(&t->s, c, (size_t)b, &rs))
 				fprintf(stderr, "  %.3f (%.3f..%.3f) vs %s", rs.median, rs.min, rs.max,
 					t->label[b]);
-			}
 		} else if (b >= 0) {
 			fprintf(stderr, "  baseline");
 		}
 		fputc('\n', stderr);
 	}
-	free(v);
 }
 
 uint64_t ruma_rwb_free_huge_pages(void)
@@ -178,11 +154,49 @@ static void phased_csv_row(const ruma_rwbench_opts *o, const ruma_rwb_phased *b,
 	ruma_result_add(o->res, vname(b, v), "s", sec);
 }
 
+struct phased_run {
+	const ruma_rwbench_opts *o;
+	const ruma_rwb_phased *b;
+	const size_t *sel;
+	size_t nsel;
+	ruma_rwb_table *t;
+	int rc;
+};
+
+/* one turn: run variant sel[j] once; keep its phases when measured */
+static int phased_turn(void *ctx, const ruma_rep_turn *turn)
+{
+	struct phased_run *p = ctx;
+	const ruma_rwb_phased *b = p->b;
+	size_t j = turn->variant;
+	double sec[RUMA_RWB_MAX_PHASES];
+	uint64_t count = 0;
+	int prc = b->run(p->sel[j], p->o->n, p->o->seed + turn->round, sec, &count);
+
+	if (prc) {
+		if (turn->round == 0)
+			fprintf(stderr, "rwbench %s: %s: %s\n", b->bench, vname(b, p->sel[j]),
+				ruma_strerror(prc));
+		p->rc = p->rc ? p->rc : prc;
+		return 0;
+	}
+	if (turn->warmup)
+		return 0;
+	for (size_t ph = 0; ph < b->nphases; ph++) {
+		ruma_rep_put(&p->t->s, ph * p->nsel + j, turn->rep, sec[ph]);
+		phased_csv_row(p->o, b, p->sel[j], turn->rep + 1, ph, sec[ph], count);
+	}
+	fflush(p->o->csv);
+	return 0;
+}
+
 int ruma_rwb_run_phased(const ruma_rwbench_opts *o, const ruma_rwb_phased *b)
 {
 	size_t sel[RUMA_RWB_MAX_LIST], nsel = phased_select(o, b, sel);
 	ruma_rwb_table t;
-	int rc = 0;
+	ruma_rep rep;
+	struct phased_run p = { .o = o, .b = b, .sel = sel, .nsel = nsel, .t = &t };
+	int rc;
 
 	if (!nsel || o->n < 4096 || b->nphases > RUMA_RWB_MAX_PHASES) {
 		fprintf(stderr, "rwbench %s: no variant selected or n < 4096 bytes\n", b->bench);
@@ -194,29 +208,10 @@ int ruma_rwb_run_phased(const ruma_rwbench_opts *o, const ruma_rwb_phased *b)
 	phased_label(o, b, sel, nsel, &t, ops);
 	fprintf(o->csv, "bench,variant,bytes,rep,phase,seconds,%s%s%s\n", b->count_name,
 		b->per_count_column ? "," : "", b->per_count_column ? b->per_count_column : "");
-	for (unsigned r = 0; r <= o->reps; r++)
-		for (size_t jj = 0; jj < nsel; jj++) {
-			size_t j = ruma_rwb_rotate(jj, r, nsel);
-			double sec[RUMA_RWB_MAX_PHASES];
-			uint64_t count = 0;
-			int prc = b->run(sel[j], o->n, o->seed + r, sec, &count);
-			if (prc) {
-				if (r == 0)
-					fprintf(stderr, "rwbench %s: %s: %s\n", b->bench,
-						vname(b, sel[j]), ruma_strerror(prc));
-				rc = rc ? rc : prc;
-				continue;
-			}
-			if (r == 0)
-				continue; /* warm-up */
-			for (size_t ph = 0; ph < b->nphases; ph++) {
-				t.sec[(ph * nsel + j) * o->reps + (r - 1)] = sec[ph];
-				phased_csv_row(o, b, sel[j], r, ph, sec[ph], count);
-			}
-			fflush(o->csv);
-		}
+	ruma_rwb_rep_init(&rep, o, nsel, 1);
+	rc = ruma_rep_run(&rep, phased_turn, &p);
 	ruma_rwb_table_print(&t, b->title, ops);
 	free(ops);
 	ruma_rwb_table_free(&t);
-	return rc;
+	return rc ? rc : p.rc;
 }

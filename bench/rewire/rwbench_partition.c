@@ -17,6 +17,7 @@
 #include <ruma/partition.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,86 @@ static bool sizes_match(const ruma_part_result *r, const size_t *hist, uint32_t 
 		if (r->start[p + 1] - r->start[p] != hist[p])
 			return false;
 	return true;
+}
+
+/* the state of one partition bench run, for its turns */
+struct part_run {
+	const ruma_rwbench_opts *o;
+	const size_t *sel;
+	size_t nsel;
+	const uint64_t *keys;
+	size_t *hist, hist_group; /* the histogram of partition count group hist_group */
+	ruma_rwb_table *t;
+	int rc;
+};
+
+static void part_record(struct part_run *p, const ruma_rep_turn *turn, const part_variant *v,
+			double sec, const ruma_part_result *res)
+{
+	const ruma_rwbench_opts *o = p->o;
+	uint32_t P = o->parts[turn->group];
+	uint64_t n = o->n;
+	unsigned r = turn->rep + 1;
+
+	ruma_rep_put(&p->t->s, turn->group * p->nsel + turn->variant, turn->rep, sec);
+	fprintf(o->csv, "partition,%s,%u,%zu,%llu,%u,%.9f,%.3f,%llu,%llu,%d\n", v->name, P,
+		o->pages_per_block, (unsigned long long)n, r, sec, n / sec / 1e6,
+		(unsigned long long)res->rewires, (unsigned long long)res->bytes_copied,
+		res->data != NULL);
+	(void)ruma_result_setu(o->res, "partitions", P);
+	(void)ruma_result_setu(o->res, "pages_per_block", o->pages_per_block);
+	(void)ruma_result_setu(o->res, "n", n);
+	(void)ruma_result_setu(o->res, "rep", r);
+	ruma_result_add(o->res, v->name, "s", sec);
+	fflush(o->csv);
+}
+
+/* one turn: variant sel[variant] partitions the keys into parts[group] partitions */
+static int part_turn(void *ctx, const ruma_rep_turn *turn)
+{
+	struct part_run *p = ctx;
+	const ruma_rwbench_opts *o = p->o;
+	const part_variant *v = &variants[p->sel[turn->variant]];
+	uint32_t P = o->parts[turn->group];
+	ruma_part_options po;
+	ruma_part_result *res;
+
+	if (p->hist_group != turn->group) { /* once per (round, P), as the check needs it */
+		ruma_part_histogram(p->keys, o->n, 0, P, p->hist);
+		p->hist_group = turn->group;
+	}
+	ruma_part_options_default(&po);
+	po.method = v->method;
+	po.partitions = P;
+	po.swwc = v->swwc;
+	po.huge = v->huge;
+	po.pages_per_block = o->pages_per_block;
+	po.extent_pages = v->extents ? o->extent_pages : 0;
+	po.path = v->path;
+	double t0 = ruma_now_sec();
+	int prc = ruma_part_run(p->keys, o->n, &po, &res);
+	double sec = ruma_now_sec() - t0;
+	if (prc) {
+		if (turn->round == 0)
+			fprintf(stderr, "rwbench partition: %s P=%u: %s\n", v->name, P,
+				ruma_strerror(prc));
+		p->rc = p->rc ? p->rc : prc;
+		return 0;
+	}
+	if (!sizes_match(res, p->hist, P)) {
+		fprintf(stderr, "rwbench partition: %s P=%u: wrong partition sizes\n", v->name, P);
+		ruma_part_result_free(res);
+		p->rc = RUMA_ECORRUPT;
+		return 0;
+	}
+	if (turn->round == 0 &&
+	    (v->method == RUMA_PART_MAPPED || v->method == RUMA_PART_MAPPED_CHAINS))
+		fprintf(stderr, "rwbench partition: %s P=%u: rewire path %s\n", v->name, P,
+			ruma_rewire_path_name(res->path));
+	if (!turn->warmup)
+		part_record(p, turn, v, sec, res);
+	ruma_part_result_free(res);
+	return 0;
 }
 
 int ruma_rwbench_partition(const ruma_rwbench_opts *o)
@@ -92,59 +173,12 @@ int ruma_rwbench_partition(const ruma_rwbench_opts *o)
 		}
 	fprintf(o->csv, "bench,variant,partitions,pages_per_block,n,rep,seconds,mkeys_per_s,"
 			"rewires,bytes_copied,contiguous\n");
-	for (unsigned r = 0; r <= o->reps; r++)
-		for (size_t pi = 0; pi < np; pi++) {
-			uint32_t P = o->parts[pi];
-			ruma_part_histogram(keys, n, 0, P, hist);
-			for (size_t jj = 0; jj < nsel; jj++) {
-				size_t j = ruma_rwb_rotate(jj, r, nsel);
-				const part_variant *v = &variants[sel[j]];
-				ruma_part_options po;
-				ruma_part_result *res;
-				ruma_part_options_default(&po);
-				po.method = v->method;
-				po.partitions = P;
-				po.swwc = v->swwc;
-				po.huge = v->huge;
-				po.pages_per_block = o->pages_per_block;
-				po.extent_pages = v->extents ? o->extent_pages : 0;
-				po.path = v->path;
-				double t0 = ruma_now_sec();
-				int prc = ruma_part_run(keys, n, &po, &res);
-				double sec = ruma_now_sec() - t0;
-				if (prc) {
-					if (r == 0)
-						fprintf(stderr, "rwbench partition: %s P=%u: %s\n", v->name, P,
-							ruma_strerror(prc));
-					rc = rc ? rc : prc;
-					continue;
-				}
-				if (!sizes_match(res, hist, P)) {
-					fprintf(stderr, "rwbench partition: %s P=%u: wrong partition sizes\n",
-						v->name, P);
-					ruma_part_result_free(res);
-					rc = RUMA_ECORRUPT;
-					continue;
-				}
-				if (r == 0 && (v->method == RUMA_PART_MAPPED || v->method == RUMA_PART_MAPPED_CHAINS))
-					fprintf(stderr, "rwbench partition: %s P=%u: rewire path %s\n",
-						v->name, P, ruma_rewire_path_name(res->path));
-				if (r > 0) {
-					t.sec[(pi * nsel + j) * o->reps + (r - 1)] = sec;
-					fprintf(o->csv, "partition,%s,%u,%zu,%llu,%u,%.9f,%.3f,%llu,%llu,%d\n",
-						v->name, P, o->pages_per_block, (unsigned long long)n, r, sec,
-						n / sec / 1e6, (unsigned long long)res->rewires,
-						(unsigned long long)res->bytes_copied, res->data != NULL);
-					(void)ruma_result_setu(o->res, "partitions", P);
-					(void)ruma_result_setu(o->res, "pages_per_block", o->pages_per_block);
-					(void)ruma_result_setu(o->res, "n", n);
-					(void)ruma_result_setu(o->res, "rep", r);
-					ruma_result_add(o->res, v->name, "s", sec);
-					fflush(o->csv);
-				}
-				ruma_part_result_free(res);
-			}
-		}
+	struct part_run pr = { .o = o, .sel = sel, .nsel = nsel, .keys = keys, .hist = hist,
+			       .hist_group = SIZE_MAX, .t = &t };
+	ruma_rep rep;
+	ruma_rwb_rep_init(&rep, o, nsel, np);
+	(void)ruma_rep_run(&rep, part_turn, &pr);
+	rc = pr.rc;
 	ruma_rwb_table_print(&t, "partitioning (ns/op = per key; ratio to traditional)", ops);
 	free(keys);
 	free(hist);

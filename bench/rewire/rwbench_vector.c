@@ -24,7 +24,6 @@
 #include <ruma/vector.h>
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -191,13 +190,60 @@ static void result_rows(const ruma_rwbench_opts *o, const char *name, uint64_t n
 	ruma_result_add(o->res, metric, "bytes", (double)peak);
 }
 
+/* the state of one vector bench run, for its turns */
+struct vec_run {
+	const ruma_rwbench_opts *o;
+	const size_t *sel;
+	size_t nsel;
+	uint64_t idle_peak;
+	ruma_rwb_table *t, *ta; /* push seconds, all seconds */
+	ruma_rep_samples *peaks; /* peak bytes */
+	int rc;
+};
+
+/* one turn: variant sel[variant] pushes 2^(min_log + group) (+1) elements in a child */
+static int vec_turn(void *ctx, const ruma_rep_turn *turn)
+{
+	struct vec_run *p = ctx;
+	const ruma_rwbench_opts *o = p->o;
+	const vec_variant *v = &variants[p->sel[turn->variant]];
+	uint64_t n = ((uint64_t)1 << (o->min_log + turn->group)) + o->plus_one, peak;
+	size_t c = turn->group * p->nsel + turn->variant;
+	unsigned r = turn->rep + 1;
+	child_report rep;
+	int mrc = measure(v, n, &rep, &peak);
+
+	if (!mrc)
+		mrc = rep.rc;
+	if (mrc) {
+		fprintf(stderr, "rwbench vector: %s n=%llu: %s\n", v->name, (unsigned long long)n,
+			ruma_strerror(mrc));
+		p->rc = p->rc ? p->rc : mrc;
+		return 0;
+	}
+	if (turn->warmup)
+		return 0;
+	uint64_t pk = (peak > p->idle_peak ? peak - p->idle_peak : 0) + rep.hugetlb_bytes;
+	ruma_rep_put(&p->t->s, c, turn->rep, rep.sec);
+	ruma_rep_put(&p->ta->s, c, turn->rep, rep.all_sec);
+	ruma_rep_put(p->peaks, c, turn->rep, (double)pk);
+	fprintf(o->csv, "vector,%s,%llu,%u,%.9f,%.3f,%llu,%llu,%llu,%.9f\n", v->name,
+		(unsigned long long)n, r, rep.sec, n / rep.sec / 1e6, (unsigned long long)pk,
+		(unsigned long long)rep.held_bytes, (unsigned long long)rep.hugetlb_bytes,
+		rep.all_sec);
+	result_rows(o, v->name, n, r, rep.sec, rep.all_sec, pk);
+	fflush(o->csv);
+	return 0;
+}
+
 int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 {
 	size_t nsizes = o->max_log - o->min_log + 1, sel[NVAR], nsel = 0;
 	ruma_rwb_table t, ta;
 	child_report rep;
-	uint64_t idle_peak = 0, peak;
-	double *ops, *peaks = NULL;
+	uint64_t idle_peak = 0;
+	ruma_rep_samples peaks;
+	double *ops;
 	int rc = 0;
 
 	for (size_t k = 0; k < NVAR; k++) {
@@ -225,10 +271,8 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 		return -ENOMEM;
 	}
 	ops = calloc(nsel * nsizes, sizeof(*ops));
-	peaks = malloc(nsel * nsizes * o->reps * sizeof(*peaks));
-	if (!ops || !peaks) {
+	if (!ops || ruma_rep_samples_init(&peaks, nsel * nsizes, o->reps)) {
 		free(ops);
-		free(peaks);
 		ruma_rwb_table_free(&t);
 		ruma_rwb_table_free(&ta);
 		return -ENOMEM;
@@ -245,53 +289,26 @@ int ruma_rwbench_vector(const ruma_rwbench_opts *o)
 		}
 	fprintf(o->csv, "bench,variant,n,rep,seconds,mpush_per_s,peak_rss_bytes,held_bytes,hugetlb_bytes,"
 		"all_seconds\n");
-	for (unsigned r = 0; r <= o->reps; r++)
-		for (size_t s = 0; s < nsizes; s++)
-			for (size_t j = 0; j < nsel; j++) {
-				size_t k = ruma_rwb_rotate(j, r, nsel);
-				const vec_variant *v = &variants[sel[k]];
-				uint64_t n = ((uint64_t)1 << (o->min_log + s)) + o->plus_one;
-				int mrc = measure(v, n, &rep, &peak);
-				if (!mrc)
-					mrc = rep.rc;
-				if (mrc) {
-					fprintf(stderr, "rwbench vector: %s n=%llu: %s\n", v->name,
-						(unsigned long long)n, ruma_strerror(mrc));
-					rc = rc ? rc : mrc;
-					continue;
-				}
-				if (r == 0)
-					continue; /* warm-up */
-				uint64_t pk = (peak > idle_peak ? peak - idle_peak : 0) + rep.hugetlb_bytes;
-				t.sec[(s * nsel + k) * o->reps + (r - 1)] = rep.sec;
-				ta.sec[(s * nsel + k) * o->reps + (r - 1)] = rep.all_sec;
-				peaks[(s * nsel + k) * o->reps + (r - 1)] = (double)pk;
-				fprintf(o->csv, "vector,%s,%llu,%u,%.9f,%.3f,%llu,%llu,%llu,%.9f\n", v->name,
-					(unsigned long long)n, r, rep.sec, n / rep.sec / 1e6,
-					(unsigned long long)pk, (unsigned long long)rep.held_bytes,
-					(unsigned long long)rep.hugetlb_bytes, rep.all_sec);
-				result_rows(o, v->name, n, r, rep.sec, rep.all_sec, pk);
-				fflush(o->csv);
-			}
+	struct vec_run vr = { .o = o, .sel = sel, .nsel = nsel, .idle_peak = idle_peak, .t = &t,
+			      .ta = &ta, .peaks = &peaks };
+	ruma_rep plan;
+	ruma_rwb_rep_init(&plan, o, nsel, nsizes);
+	(void)ruma_rep_run(&plan, vec_turn, &vr);
+	rc = vr.rc;
 	ruma_rwb_table_print(&t, "vector push (ns/op = per push; ratio to the first variant)", ops);
 	ruma_rwb_table_print(&ta, "vector, all costs: create + push + destroy (ns/op = per push; "
 			     "ratio to the first variant)", ops);
 	fprintf(stderr, "\npeak memory (child ru_maxrss minus an idle child's, plus hugetlb held), MiB:\n");
 	for (size_t c = 0; c < t.ncells; c++) {
-		double v[64];
-		size_t m = 0;
 		ruma_summary sm;
-		for (size_t r = 0; r < o->reps && m < 64; r++)
-			if (!isnan(t.sec[c * o->reps + r]))
-				v[m++] = peaks[c * o->reps + r] / 1048576.0;
-		if (!m)
+		if (ruma_rep_summary(&peaks, c, &sm))
 			continue;
-		ruma_summarize(v, m, &sm);
+		sm.median /= 1048576.0;
 		fprintf(stderr, "%-44s %10.1f (%.1f..%.1f)  = %.2f x the data\n", t.label[c], sm.median,
-			sm.min, sm.max, sm.median * 1048576.0 / (ops[c] * 8));
+			sm.min / 1048576.0, sm.max / 1048576.0, sm.median * 1048576.0 / (ops[c] * 8));
 	}
 	free(ops);
-	free(peaks);
+	ruma_rep_samples_free(&peaks);
 	ruma_rwb_table_free(&t);
 	ruma_rwb_table_free(&ta);
 	return rc;

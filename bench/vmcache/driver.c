@@ -48,6 +48,7 @@
 #include <ruma/sysinfo.h>
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
@@ -73,6 +74,7 @@ struct run {
 	struct tx_slot *slots;
 	_Atomic bool stop;
 	_Atomic int err;
+	double load_sec; /* seconds the load took, NAN when the store held the data */
 };
 
 struct worker_arg {
@@ -483,6 +485,7 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	int r = open_result(o, &res);
 	if (r)
 		return r;
+	ruma_result_add(&res, "load", "s", run->load_sec); /* no row when not loaded */
 	struct worker_arg *a = calloc(o->threads, sizeof(*a));
 	unsigned started = 0;
 
@@ -561,7 +564,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	ruma_bm *bm = NULL;
 	uint64_t need = o->wl->space_estimate(o->datasize);
 	int status = 0, r;
-	struct run run = { .o = o };
+	struct run run = { .o = o, .load_sec = NAN };
 	struct bg_thread ckpt = { 0 }, ploss = { 0 };
 	ruma_bm_write write = o->write;
 
@@ -662,8 +665,9 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 			status = 1;
 			goto out;
 		}
+		run.load_sec = ruma_now_sec() - t0;
 		fprintf(stderr, "load: DATASIZE=%" PRIu64 " of %s in %.2f s on %u threads\n",
-			o->datasize, o->wl->name, ruma_now_sec() - t0, o->threads);
+			o->datasize, o->wl->name, run.load_sec, o->threads);
 	} else {
 		fprintf(stderr, "load: skipped, the kept store already holds the data\n");
 	}

@@ -3,9 +3,10 @@
  * (/proc/self/exe) runs the system's subcommand with the run's parameters
  * (built by the driver's sweep adapter, plus --result into a temporary file
  * whose rows become the metrics), or, when the run's impl names a peer, the
- * peer's program with <n> <mode>; its stdout and stderr come back through
- * pipes (peers' lines are parsed, stderr gives notes; ruma's drivers write
- * result rows).
+ * peer's program with the arguments the adapter gives peers (art: <n>
+ * <mode>; RUMA_SEED in its environment); its stdout and stderr come back through
+ * pipes (peers' lines are parsed; ruma's drivers write result rows, notes
+ * included; stderr only gives a failed run's tail).
  *
  * Invariants: at most one child runs at a time; it leads its own process group
  * so an interrupt (SIGINT/SIGTERM to the sweep) or the per-run timeout kills it
@@ -58,21 +59,6 @@ int ruma_exp_interrupted(void)
 	return interrupted != 0;
 }
 
-/* value of parameter name in this run: var value, size, or set; NULL if absent */
-static const char *run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-			     const char *name)
-{
-	for (size_t k = 0; k < g->nvars; k++)
-		if (!strcmp(g->vars[k].name, name))
-			return ruma_exp_variant_value(g, run->variant, k);
-	if (!strcmp(g->size_name, name))
-		return g->sizes[run->size];
-	for (size_t i = 0; i < g->nsets; i++)
-		if (!strcmp(g->sets[i].key, name))
-			return g->sets[i].value;
-	return NULL;
-}
-
 #define MAX_ARGS 48
 
 struct argv_buf {
@@ -88,17 +74,6 @@ static void push(struct argv_buf *a, const char *s)
 	a->v[a->n] = NULL;
 }
 
-/* a peer's child: PATH <n> <mode>, as Leis's ART.cpp takes them */
-static void build_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-		       const struct ruma_exp_peer *peer, struct argv_buf *a)
-{
-	const char *mode = run_param(g, run, "mode");
-
-	push(a, peer->path);
-	push(a, run_param(g, run, "n"));
-	push(a, mode ? mode : "1");
-}
-
 /* the adapter's view of one run (common/sweep.h) */
 struct adapter_ctx {
 	const ruma_exp_grid *g;
@@ -110,7 +85,7 @@ static const char *adapter_param(const ruma_sweep_run *r, const char *name)
 {
 	const struct adapter_ctx *c = r->ctx;
 
-	return run_param(c->g, c->run, name);
+	return ruma_exp_run_param(c->g, c->run, name);
 }
 
 static void adapter_push(const ruma_sweep_run *r, const char *arg)
@@ -118,6 +93,54 @@ static void adapter_push(const ruma_sweep_run *r, const char *arg)
 	const struct adapter_ctx *c = r->ctx;
 
 	push(c->a, arg);
+}
+
+/* a peer's child: PATH and the arguments the system's adapter gives peers */
+static void build_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+		       const struct ruma_exp_peer *peer, const char *store, struct argv_buf *a)
+{
+	const ruma_sweep_adapter *ad = ruma_exp_system_adapter(g->system);
+	struct adapter_ctx c = { g, run, a };
+	ruma_sweep_run r = { .param = adapter_param, .push = adapter_push, .seed = a->seed,
+			     .store = store, .ctx = &c };
+
+	push(a, peer->path);
+	if (ad && ad->peer_argv)
+		ad->peer_argv(&r);
+}
+
+/* a peer's stdout into metrics: the adapter's reader, else NAME,N,VALUE lines in Mops */
+static void read_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *out,
+		      struct ruma_exp_result *res)
+{
+	const ruma_sweep_adapter *ad = ruma_exp_system_adapter(g->system);
+
+	if (ad && ad->peer_out)
+		ruma_exp_read_peer_out(g, run, out ? out : "", res);
+	else
+		ruma_exp_parse_metric_lines(out, "Mops", res);
+}
+
+/* the child's extra environment: LD_PRELOAD (preload, unless "none") and,
+ * for a peer, RUMA_SEED (the key seed: the seed parameter or the run's) */
+static void child_env(const ruma_exp_grid *g, const struct ruma_exp_run *run, int is_peer,
+		      const char *run_seed, char bufs[2][RUMA_EXP_PATH + 16], const char *env[3])
+{
+	const char *preload = ruma_exp_run_param(g, run, "preload");
+	const char *seed = ruma_exp_run_param(g, run, "seed");
+	size_t k = 0;
+
+	if (g->system == RUMA_EXP_ART && preload && strcmp(preload, "none")) {
+		snprintf(bufs[k], sizeof(bufs[k]), "LD_PRELOAD=%s", preload);
+		env[k] = bufs[k];
+		k++;
+	}
+	if (is_peer) {
+		snprintf(bufs[k], sizeof(bufs[k]), "RUMA_SEED=%s", seed ? seed : run_seed);
+		env[k] = bufs[k];
+		k++;
+	}
+	env[k] = NULL;
 }
 
 /* ruma <subcommand> <args> --result FILE, through the system's adapter */
@@ -149,7 +172,7 @@ static int result_file(char *path, size_t len)
 }
 
 /* The metrics of the rows the child wrote (none when it wrote no file). */
-static void read_result(const ruma_exp_grid *g, const char *path, const char *err,
+static void read_result(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *path,
 			struct ruma_exp_result *res)
 {
 	ruma_result_row *rows = NULL;
@@ -157,7 +180,7 @@ static void read_result(const ruma_exp_grid *g, const char *path, const char *er
 
 	if (ruma_result_read(path, &rows, &n) != 0)
 		n = 0;
-	ruma_exp_read_rows(g->system, rows, n, err, res);
+	ruma_exp_read_rows_of(g, run, rows, n, res);
 	free(rows);
 }
 
@@ -261,8 +284,8 @@ static void tail_note(const char *err, char *note, size_t len)
 	note[o] = '\0';
 }
 
-static pid_t spawn(const char *file, char *const *argv, const char *cwd, const char *preload,
-		   int ofd[2], int efd[2])
+static pid_t spawn(const char *file, char *const *argv, const char *cwd,
+		   const char *const *env, int ofd[2], int efd[2])
 {
 	pid_t pid = fork();
 
@@ -279,14 +302,20 @@ static pid_t spawn(const char *file, char *const *argv, const char *cwd, const c
 		fprintf(stderr, "cannot enter %s: %s\n", cwd, strerror(errno));
 		_exit(127);
 	}
-	if (preload)
-		setenv("LD_PRELOAD", preload, 1);
+	for (size_t i = 0; env && env[i]; i++) {
+		const char *eq = strchr(env[i], '=');
+		char name[64];
+		if (!eq || (size_t)(eq - env[i]) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]), env[i]);
+		setenv(name, eq + 1, 1);
+	}
 	execv(file, argv);
 	fprintf(stderr, "cannot execute %s: %s\n", file, strerror(errno));
 	_exit(127);
 }
 
-int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *preload,
+int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *const *env,
 		  double timeout, struct ruma_exp_exec *x)
 {
 	struct obuf out = { .limit = 64u << 20 }, err = { .limit = 1u << 20, .keep_tail = 1 };
@@ -304,7 +333,7 @@ int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const c
 		return rc;
 	}
 	fflush(NULL);
-	pid = spawn(file, argv, cwd, preload, ofd, efd);
+	pid = spawn(file, argv, cwd, env, ofd, efd);
 	rc = pid < 0 ? -errno : 0;
 	close(ofd[1]);
 	close(efd[1]);
@@ -356,7 +385,8 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 {
 	struct argv_buf a = { .n = 0 };
 	struct ruma_exp_exec x;
-	char status[48], result[RUMA_EXP_PATH] = "";
+	char status[48], result[RUMA_EXP_PATH] = "", envbuf[2][RUMA_EXP_PATH + 16];
+	const char *env[3];
 	int rc;
 
 	const struct ruma_exp_peer *peer = ruma_exp_grid_peer(g, run->variant);
@@ -366,15 +396,14 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	snprintf(a.seed, sizeof(a.seed), "%llu", (unsigned long long)run->seed);
 	if (ad && (rc = result_file(result, sizeof(result))) != 0)
 		return rc;
+	child_env(g, run, peer != NULL, a.seed, envbuf, env);
 	if (peer) {
-		build_peer(g, run, peer, &a);
+		build_peer(g, run, peer, store, &a);
 	} else {
 		push(&a, "ruma");
 		build_driver(g, run, ad, store, result, &a);
 	}
-	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL,
-			   g->system == RUMA_EXP_ART ? run_param(g, run, "preload") : NULL,
-			   g->timeout, &x);
+	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL, env, g->timeout, &x);
 	if (rc) {
 		if (ad)
 			unlink(result);
@@ -382,9 +411,9 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	}
 	res->seconds = x.seconds;
 	if (peer)
-		ruma_exp_parse_metric_lines(x.out, "Mops", res);
+		read_peer(g, run, x.out, res);
 	else
-		read_result(g, result, x.err, res);
+		read_result(g, run, result, res);
 	if (ad)
 		unlink(result);
 	ruma_exp_exec_status(&x, status, sizeof(status));

@@ -71,7 +71,8 @@ struct ruma_exp_set {
 	char value[RUMA_EXP_STR];
 };
 
-/* An external program measured beside ruma: `impl=NAME` runs `PATH <n> <mode>`. */
+/* An external program measured beside ruma: `impl=NAME` runs PATH with the
+ * arguments the system's adapter gives peers (art: `PATH <n> <mode>`). */
 struct ruma_exp_peer {
 	char name[RUMA_EXP_STR];
 	char path[RUMA_EXP_PATH];
@@ -122,6 +123,13 @@ int ruma_exp_grid_load(ruma_exp_grid *g, const char *path, char *err, size_t err
  */
 int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t errlen);
 
+/*
+ * ruma_exp_next_comma — the first ',' of p outside parentheses, or NULL: lists
+ * and "k=v,k=v" variant names are split there, so a value such as the micro
+ * method "10(64,0)" stays whole.
+ */
+const char *ruma_exp_next_comma(const char *p);
+
 /* ruma_exp_grid_variants — number of variants (product of the var list lengths). */
 size_t ruma_exp_grid_variants(const ruma_exp_grid *g);
 
@@ -153,11 +161,19 @@ struct ruma_exp_run {
  */
 int ruma_exp_plan(const ruma_exp_grid *g, struct ruma_exp_run **runs, size_t *n);
 
+/*
+ * ruma_exp_run_param — the value of parameter name in a run: its variable's
+ * value in the run's variant, the run's size, or a fixed setting; NULL when
+ * the grid does not give it.
+ */
+const char *ruma_exp_run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			       const char *name);
+
 /* ---- one measurement ---------------------------------------------------- */
 
 struct ruma_exp_metric {
 	char name[48];
-	char unit[8]; /* "tx/s", "MiB/s", "Mops" or "s" */
+	char unit[8]; /* "tx/s", "MiB/s", "Mops", "s", "ns/op", "B/B", "bytes", "faults" */
 	double value;
 };
 
@@ -182,19 +198,27 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 
 /*
  * ruma_exp_read_rows — the metrics of a child's result rows, through its
- * system's adapter, into res; the huge-page allocator's reports on err
- * (art) become the note.  Sets res->ok (some metric read) and res->status
- * ("ok" or "no-output").  Exposed for tests.
+ * system's adapter, into res; the note rows the adapter keeps (art: where
+ * the huge-page allocator got its pages) become res->note, "; "-joined.
+ * Sets res->ok (some metric read) and res->status ("ok" or "no-output").
+ * Exposed for tests.
  */
-void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
 			struct ruma_exp_result *res);
+
+/* ruma_exp_read_rows_of — the same for a run of grid g: the adapter sees the
+ * run's parameters (ruma_exp_read_rows: none). */
+void ruma_exp_read_rows_of(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			   const ruma_result_row *rows, size_t n, struct ruma_exp_result *res);
+
+/* ruma_exp_read_peer_out — a peer's stdout into res through its system's
+ * adapter (peer_out); sets res->ok and res->status as ruma_exp_read_rows. */
+void ruma_exp_read_peer_out(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			    const char *out, struct ruma_exp_result *res);
 
 /* ruma_exp_add_metric — append a metric to res (ignored when not finite or full). */
 void ruma_exp_add_metric(struct ruma_exp_result *res, const char *name, const char *unit,
 			 double value);
-
-/* ruma_exp_alloc_note — append the "huge allocator: ..." lines of err to res->note. */
-void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *res);
 
 /*
  * ruma_exp_parse_metric_lines — the generic output of a peer: every stdout
@@ -215,11 +239,12 @@ struct ruma_exp_exec {
 
 /*
  * ruma_exp_exec — run file with argv in its own process group (in cwd when not
- * NULL, with LD_PRELOAD=preload when not NULL), collect stdout and stderr, kill
+ * NULL, with the "NAME=VALUE" settings of env, a NULL-terminated list, added
+ * to its environment when env is not NULL), collect stdout and stderr, kill
  * it after timeout seconds or on an interrupt.  Returns 0 (x filled; free
  * x->out and x->err) or -errno when it could not be started.
  */
-int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *preload,
+int ruma_exp_exec(const char *file, char *const argv[], const char *cwd, const char *const *env,
 		  double timeout, struct ruma_exp_exec *x);
 
 /* ruma_exp_exec_status — "ok", "exit=N", "signal=N", "timeout" or "interrupted". */
@@ -294,7 +319,8 @@ size_t ruma_exp_csv_split(char *line, char **fields, size_t max);
 
 enum ruma_exp_better { RUMA_EXP_HIGHER, RUMA_EXP_LOWER, RUMA_EXP_NEUTRAL };
 
-/* ruma_exp_unit_better — tx/s and Mops: higher; s: lower; MiB/s: neutral (volume). */
+/* ruma_exp_unit_better — tx/s and Mops: higher; s, ns/op, B/B (bytes per data
+ * byte), bytes and faults: lower; MiB/s: neutral (volume). */
 int ruma_exp_unit_better(const char *unit);
 
 struct ruma_exp_cmp {

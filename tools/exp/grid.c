@@ -16,6 +16,8 @@
  */
 #include "tools/exp/exp.h"
 
+#include "bench/common/rep.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -92,7 +94,22 @@ static int parse_number(const char *s, double *out)
 	return RUMA_EPARSE;
 }
 
-/* "name=a,b,c" -> name and the list; lists are split on ',' */
+const char *ruma_exp_next_comma(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth > 0)
+			depth--;
+		else if (*p == ',' && depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* "name=a,b,c" -> name and the list; lists are split on ',' outside parentheses */
 static int split_list(const char *arg, char *name, char values[][RUMA_EXP_STR], size_t *n,
 		      const char *what, char *err, size_t len)
 {
@@ -106,7 +123,7 @@ static int split_list(const char *arg, char *name, char values[][RUMA_EXP_STR], 
 	*n = 0;
 	p = eq + 1;
 	for (;;) {
-		const char *c = strchr(p, ',');
+		const char *c = ruma_exp_next_comma(p);
 		size_t l = c ? (size_t)(c - p) : strlen(p);
 
 		if (l == 0)
@@ -239,6 +256,20 @@ static const struct ruma_exp_peer *peer_named(const ruma_exp_grid *g, const char
 	for (size_t i = 0; name && i < g->npeers; i++)
 		if (!strcmp(g->peers[i].name, name))
 			return &g->peers[i];
+	return NULL;
+}
+
+const char *ruma_exp_run_param(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			       const char *name)
+{
+	for (size_t k = 0; k < g->nvars; k++)
+		if (!strcmp(g->vars[k].name, name))
+			return ruma_exp_variant_value(g, run->variant, k);
+	if (!strcmp(g->size_name, name))
+		return g->sizes[run->size];
+	for (size_t i = 0; i < g->nsets; i++)
+		if (!strcmp(g->sets[i].key, name))
+			return g->sets[i].value;
 	return NULL;
 }
 
@@ -525,23 +556,22 @@ int ruma_exp_plan(const ruma_exp_grid *g, struct ruma_exp_run **runs, size_t *n)
 	size_t nv = ruma_exp_grid_variants(g), rounds = (size_t)(g->warmup + g->reps), k = 0;
 	struct ruma_exp_run *r = calloc(rounds * g->nsizes * nv, sizeof(*r));
 	uint64_t *order = calloc(nv, sizeof(*order));
-	ruma_rng rng;
+	ruma_rep order_gen;
 
 	if (!r || !order) {
 		free(r);
 		free(order);
 		return -ENOMEM;
 	}
-	ruma_rng_seed(&rng, g->seed ^ 0x5eed5eedull);
+	/* the order generator of the in-process benchmarks (common/rep.h) */
+	ruma_rep_init(&order_gen, nv, g->nsizes, (unsigned)g->warmup, (unsigned)g->reps,
+		      g->roundrobin ? RUMA_REP_ROTATE : RUMA_REP_SHUFFLE, g->seed ^ 0x5eed5eedull);
 	for (size_t round = 0; round < rounds; round++) {
 		int warm = round < (size_t)g->warmup;
 		long rep = warm ? (long)round + 1 : (long)round - g->warmup + 1;
 
 		for (size_t s = 0; s < g->nsizes; s++) {
-			for (size_t v = 0; v < nv; v++)
-				order[v] = g->roundrobin ? (v + round + s) % nv : v;
-			if (!g->roundrobin)
-				ruma_rng_shuffle_u64(&rng, order, nv);
+			ruma_rep_next_order(&order_gen, round + s, order);
 			for (size_t v = 0; v < nv; v++) {
 				r[k].variant = (size_t)order[v];
 				r[k].size = s;

@@ -29,8 +29,11 @@
 
 int ruma_exp_unit_better(const char *unit)
 {
-	if (!strcmp(unit, "s"))
-		return RUMA_EXP_LOWER;
+	static const char *const lower[] = { "s", "ns/op", "B/B", "bytes", "faults" };
+
+	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
+		if (!strcmp(unit, lower[i]))
+			return RUMA_EXP_LOWER;
 	if (!strcmp(unit, "MiB/s"))
 		return RUMA_EXP_NEUTRAL;
 	return RUMA_EXP_HIGHER;
@@ -154,7 +157,7 @@ static int variant_get(const char *variant, const char *k, char *buf, size_t len
 	size_t kl = strlen(k);
 
 	for (const char *p = variant; *p;) {
-		const char *c = strchr(p, ',');
+		const char *c = ruma_exp_next_comma(p);
 		size_t l = c ? (size_t)(c - p) : strlen(p);
 
 		if (l > kl && !strncmp(p, k, kl) && p[kl] == '=') {
@@ -175,7 +178,7 @@ void ruma_exp_partner(const char *variant, const char *baseline, char *out, size
 
 	out[0] = '\0';
 	for (const char *p = variant; *p && off < len;) {
-		const char *c = strchr(p, ','), *eq;
+		const char *c = ruma_exp_next_comma(p), *eq;
 		size_t l = c ? (size_t)(c - p) : strlen(p);
 		char key[RUMA_EXP_STR], val[RUMA_EXP_STR];
 		int w;
@@ -322,7 +325,7 @@ static int check_baseline(const struct strlist *variants, const char *baseline, 
 	char val[RUMA_EXP_STR];
 
 	for (const char *p = baseline; *p;) {
-		const char *c = strchr(p, ','), *eq = strchr(p, '=');
+		const char *c = ruma_exp_next_comma(p), *eq = strchr(p, '=');
 		size_t l = c ? (size_t)(c - p) : strlen(p);
 		char key[RUMA_EXP_STR], want[RUMA_EXP_STR];
 		int key_seen = 0, val_seen = 0;

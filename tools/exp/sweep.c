@@ -17,11 +17,13 @@
  * never overwritten silently: an existing file needs --resume or force.
  *
  * Syscalls: through child.c (fork/exec per run); isatty, unlink of the
- * private vmcache store, rename of the rewritten CSV.
+ * private vmcache store and of the files of its peers' scratch directory
+ * "<store>.peer" (nftw, rmdir), rename of the rewritten CSV.
  */
 #include "tools/exp/exp.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -362,6 +364,24 @@ static void progress(const ruma_exp_grid *g, const struct ruma_exp_run *r, size_
 	fflush(stderr);
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* the scratch directory a vmcache peer filled ("<store>.peer"), if any */
+static void remove_peer_dir(const char *store)
+{
+	char dir[300];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s.peer", store);
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		(void)nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opts,
 		   size_t *failed, char *err, size_t errlen)
 {
@@ -449,8 +469,10 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 		if (!opts->quiet)
 			progress(g, &runs[i], count, pending, ruma_now_sec() - t0, measured, tty, res);
 	}
-	if (g->system == RUMA_EXP_VMCACHE)
+	if (g->system == RUMA_EXP_VMCACHE) {
 		unlink(store);
+		remove_peer_dir(store);
+	}
 	rc = ruma_exp_interrupted() ? -EINTR : 0;
 	if (rc && !opts->quiet)
 		fprintf(stderr, "%ssweep: interrupted after %zu of %zu runs; rows so far are in %s\n",

@@ -4,13 +4,14 @@
  * and what the experiment layer does with a child's output.
  *
  *   vmcache  bench/vmcache/sweep_vmcache.c: the child's --result rows, one per
- *            second; metric = mean after the first second.
+ *            second; metric = mean after the first second.  A peer (LMDB)
+ *            prints the same per-second CSV, read by the adapter.
  *   art      bench/art/sweep_art.c: the child's --result rows.  The
  *            huge-page allocator's reports of where its pages came from
- *            (stderr, one per source used) become the row's note.  A run
- *            whose impl names a peer runs `PATH <n> <mode>` instead and every
- *            line NAME,N,VALUE of its stdout is a metric (in Mops), which is
- *            what Leis's ART.cpp prints.
+ *            (note rows of the result file, one per source used) become
+ *            the row's note.  A run whose impl names a peer runs `PATH <n>
+ *            <mode>` instead and every line NAME,N,VALUE of its stdout is a
+ *            metric (in Mops), which is what Leis's ART.cpp prints.
  *   micro    bench/micro/sweep_micro.c: the child's --result rows.
  *   rewire, rwbench   bench/rewire/sweep_rewire.c: the child's --result rows.
  *
@@ -121,45 +122,81 @@ void ruma_exp_parse_metric_lines(const char *out, const char *unit, struct ruma_
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
 }
 
-void ruma_exp_alloc_note(const char *err, struct ruma_exp_result *r)
-{
-	char line[512];
-
-	for (const char *p = err; (p = next_line(p, line, sizeof(line)));) {
-		const char *h = strstr(line, "huge allocator:");
-
-		size_t used = strlen(r->note);
-
-		/* one line per page source the allocator used (it can fall back mid-run) */
-		if (h && used + 3 < sizeof(r->note))
-			snprintf(r->note + used, sizeof(r->note) - used, "%s%s", used ? "; " : "", h);
-	}
-}
+/* what the row callbacks of one read see */
+struct read_ctx {
+	struct ruma_exp_result *res;
+	const ruma_exp_grid *g;        /* NULL: the run's parameters are unknown */
+	const struct ruma_exp_run *run;
+};
 
 static void add_row_metric(const ruma_sweep_run *run, const char *name, const char *unit,
 			   double value)
 {
-	ruma_exp_add_metric(run->ctx, name, unit, value);
+	const struct read_ctx *c = run->ctx;
+
+	ruma_exp_add_metric(c->res, name, unit, value);
 }
 
-static const char *no_param(const ruma_sweep_run *run, const char *name)
+/* "; "-joined notes, as many as fit */
+static void add_row_note(const ruma_sweep_run *run, const char *text)
 {
-	(void)run;
-	(void)name;
-	return NULL;
+	const struct read_ctx *c = run->ctx;
+	struct ruma_exp_result *r = c->res;
+	size_t used = strlen(r->note);
+
+	if (used + 3 < sizeof(r->note))
+		snprintf(r->note + used, sizeof(r->note) - used, "%s%s", used ? "; " : "", text);
 }
 
-void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n, const char *err,
-			struct ruma_exp_result *r)
+static const char *row_param(const ruma_sweep_run *run, const char *name)
+{
+	const struct read_ctx *c = run->ctx;
+
+	return c->g ? ruma_exp_run_param(c->g, c->run, name) : NULL;
+}
+
+static void read_rows(int system, const struct read_ctx *c, const ruma_result_row *rows,
+		      size_t n)
 {
 	const ruma_sweep_adapter *a = ruma_exp_system_adapter(system);
-	ruma_sweep_run run = { .param = no_param, .metric = add_row_metric, .ctx = r };
+	ruma_sweep_run run = { .param = row_param, .metric = add_row_metric, .note = add_row_note,
+			       .ctx = (void *)c };
+	struct ruma_exp_result *r = c->res;
 
 	r->nm = 0;
 	if (a)
 		a->rows(&run, rows, n);
-	if (system == RUMA_EXP_ART)
-		ruma_exp_alloc_note(err ? err : "", r);
 	r->ok = r->nm > 0;
 	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
+}
+
+void ruma_exp_read_rows(int system, const ruma_result_row *rows, size_t n,
+			struct ruma_exp_result *r)
+{
+	struct read_ctx c = { r, NULL, NULL };
+
+	read_rows(system, &c, rows, n);
+}
+
+void ruma_exp_read_peer_out(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			    const char *out, struct ruma_exp_result *r)
+{
+	const ruma_sweep_adapter *a = ruma_exp_system_adapter(g->system);
+	struct read_ctx c = { r, g, run };
+	ruma_sweep_run sr = { .param = row_param, .metric = add_row_metric, .note = add_row_note,
+			      .ctx = &c };
+
+	r->nm = 0;
+	if (a && a->peer_out)
+		a->peer_out(&sr, out);
+	r->ok = r->nm > 0;
+	snprintf(r->status, sizeof(r->status), "%s", r->ok ? "ok" : "no-output");
+}
+
+void ruma_exp_read_rows_of(const ruma_exp_grid *g, const struct ruma_exp_run *run,
+			   const ruma_result_row *rows, size_t n, struct ruma_exp_result *r)
+{
+	struct read_ctx c = { r, g, run };
+
+	read_rows(g->system, &c, rows, n);
 }
