@@ -59,6 +59,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,7 +104,7 @@ struct ruma_wal {
 	uint64_t base;           /* LSN at file offset WAL_HDR_BYTES */
 	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
-	uint64_t durable;        /* == written */
+	_Atomic uint64_t durable; /* == written; written under mu, read without it by ruma_wal_durable */
 	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
 	uint64_t round_ns;       /* when the flusher's last round started (ruma_now_ns) */
 	bool flushing;
@@ -544,10 +545,7 @@ uint64_t ruma_wal_end(ruma_wal *w)
 
 uint64_t ruma_wal_durable(ruma_wal *w)
 {
-	pthread_mutex_lock(&w->mu);
-	uint64_t v = w->durable;
-	pthread_mutex_unlock(&w->mu);
-	return v;
+	return atomic_load_explicit(&w->durable, memory_order_acquire);
 }
 
 int ruma_wal_reset(ruma_wal *w, uint64_t base)
