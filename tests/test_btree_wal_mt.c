@@ -1,8 +1,9 @@
 /*
  * test_btree_wal_mt.c — several threads change one tree of a SYNC store
  * while another thread takes checkpoints (ruma_bm_flush) in a loop; then the
- * power fails.  Group commit: fewer fdatasync calls of the log than
- * operations, though each operation is durable when it returns.  After
+ * power fails.  Each operation is durable when it returns (the count of
+ * fdatasync calls is printed, not asserted: the checkpointer's syncs make it
+ * depend on scheduling; test_wal_mt asserts group commit's count).  After
  * recovery every acknowledged operation is there (each thread's one
  * operation in flight at the power loss is whole or absent) and the tree
  * checker is clean.
@@ -87,7 +88,6 @@ static int t_concurrent_powerloss(void)
 	CHECK_EQ(atomic_load(&failures), 0);
 	printf("  %u operations, %llu fdatasync calls (log and checkpoints)\n", THREADS * OPS,
 	       (unsigned long long)syncs);
-	CHECK(syncs < (uint64_t)THREADS * OPS);
 	CHECK_OK(ruma_os_powerloss());
 	ruma_btree_release(tree);
 	(void)ruma_bm_close(store);
