@@ -330,6 +330,29 @@ static int t_log_io_error(void)
 	return TEST_PASS;
 }
 
+/* A log that cannot be opened (its header overwritten) makes opening the
+ * store fail with the reason, not crash; without the broken log the store
+ * (closed cleanly) opens with its tree intact. */
+static int t_log_unreadable(void)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	CHECK_OK(create_tree());
+	int fd = open(logpath, O_WRONLY);
+	CHECK(fd >= 0);
+	static const char junk[64] = "not a log header, not a log header, not a log header";
+	CHECK(pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
+	close(fd);
+	CHECK_EQ(open_store(false, RUMA_BM_DURABLE_SYNC, &bm), RUMA_ECORRUPT);
+	CHECK_OK(unlink(logpath));
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(check_tree(t), TEST_PASS);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 static int t_async(void)
 {
 	static uint32_t model[KEYS];
@@ -385,6 +408,7 @@ static const struct test_case cases[] = {
 	{ "powerloss", t_powerloss },
 	{ "torn_page", t_torn_page },
 	{ "log_io_error", t_log_io_error },
+	{ "log_unreadable", t_log_unreadable },
 	{ "async", t_async },
 	{ "checkpoint_truncates", t_checkpoint_truncates },
 };

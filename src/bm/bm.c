@@ -462,7 +462,7 @@ static int map_memory(ruma_bm *bm)
  * the store has seen; the session's epoch starts there. */
 static int wal_start(ruma_bm *bm)
 {
-	ruma_wal *w;
+	ruma_wal *w = NULL; /* stays NULL when the open fails */
 	int r = bm_wal_open(bm, &w);
 	if (!r)
 		r = ruma_wal_reset(w, bm->meta_next_lsn);
