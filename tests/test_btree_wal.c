@@ -332,7 +332,8 @@ static int t_log_io_error(void)
 
 /* A log that cannot be opened (its header overwritten) makes opening the
  * store fail with the reason, not crash; without the broken log the store
- * (closed cleanly) opens with its tree intact. */
+ * (closed cleanly) opens with its tree intact; a store created anew over a
+ * broken log opens. */
 static int t_log_unreadable(void)
 {
 	ruma_bm *bm;
@@ -349,6 +350,13 @@ static int t_log_unreadable(void)
 	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(check_tree(t), TEST_PASS);
 	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	/* a store created anew ignores whatever an old log file holds */
+	fd = open(logpath, O_WRONLY);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
+	close(fd);
+	CHECK_OK(open_store(true, RUMA_BM_DURABLE_SYNC, &bm));
 	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }

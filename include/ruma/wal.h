@@ -45,6 +45,8 @@ typedef struct ruma_wal_config {
 				  a flusher is still started by ruma_wal_request) */
 	void (*message)(void *ctx, const char *line); /* as ruma_bm_config.message (NULL = stderr) */
 	void *message_ctx;
+	bool fresh;            /* discard what an existing file holds (the log of a store
+				  being created anew): it is emptied before it is read */
 } ruma_wal_config;
 
 /*
@@ -53,8 +55,8 @@ typedef struct ruma_wal_config {
  * checksum.  Whatever follows that end in the file is cut off (truncate +
  * fdatasync): those bytes were never durable as a whole, and appends
  * continue at that end.
- * Errors: -EINVAL (bad config), RUMA_ECORRUPT (not a log: bad header),
- * I/O errors, -ENOMEM.  Release with ruma_wal_close.
+ * Errors: -EINVAL (bad config), RUMA_ECORRUPT (not a log: bad header, or a
+ * log of another format), I/O errors, -ENOMEM.  Release with ruma_wal_close.
  */
 RUMA_API int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out);
 

@@ -743,6 +743,7 @@ int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)
 				    : 0u,
 		.message = bm->cfg.message,
 		.message_ctx = bm->cfg.message_ctx,
+		.fresh = bm->cfg.fresh, /* a store created anew: its old log means nothing */
 	};
 	return ruma_wal_open(&c, out);
 }

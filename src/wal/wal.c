@@ -664,6 +664,8 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	w->cap = cap;
 	int r = open_files(w);
 	bool empty = false;
+	if (!r && c->fresh)
+		r = ruma_os_ftruncate(w->fd, 0);
 	if (!r)
 		r = read_header(w, &empty);
 	if (!r && empty) {
