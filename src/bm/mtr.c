@@ -42,6 +42,7 @@
  * No syscalls of its own (the log does its I/O in src/wal).
  */
 #include "bm/bm_int.h"
+#include "bm/declare.h"
 #include "bm/mtr.h"
 
 #include <errno.h>
@@ -85,7 +86,7 @@ struct bm_mtr {
 /* The calling thread's mini-transaction while it declares its writes
  * (ruma_bm_op_declare .. ruma_bm_op_end), else NULL: ruma_bm_wrote needs
  * no store argument, so the B-tree's node functions can call it. */
-static __thread __attribute__((tls_model("initial-exec"))) struct bm_mtr *declaring_mtr;
+__thread __attribute__((tls_model("initial-exec"))) struct bm_mtr *bm_declaring_mtr;
 
 #ifdef NDEBUG
 #define MTR_CHECK_DECLARED 0
@@ -160,7 +161,7 @@ void ruma_bm_op_declare(ruma_bm *bm)
 	struct bm_mtr *m = bm->wal ? mtr_get(bm) : NULL;
 	if (m) {
 		m->declaring = true;
-		declaring_mtr = m;
+		bm_declaring_mtr = m;
 	}
 }
 
@@ -206,7 +207,7 @@ static void add_range(struct mtr_page *e, unsigned off, unsigned end)
 
 void ruma_bm_wrote(const void *p, size_t len)
 {
-	struct bm_mtr *m = declaring_mtr;
+	struct bm_mtr *m = bm_declaring_mtr;
 	if (RUMA_LIKELY(!m) || !len)
 		return;
 	const char *c = p;
@@ -521,7 +522,7 @@ int ruma_bm_op_end(ruma_bm *bm, int rc)
 		return rc ? rc : -ENOMEM;
 	RUMA_ASSERT(m->n == 0);
 	m->declaring = false;
-	declaring_mtr = NULL;
+	bm_declaring_mtr = NULL;
 	int err = m->err;
 	m->err = 0;
 	if (m->defer)

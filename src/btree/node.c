@@ -12,14 +12,16 @@
  * step outside the page, whatever its bytes say.  No system calls.
  *
  * Every function that writes a node names the bytes it writes with
- * ruma_bm_wrote (the redo log of a declaring operation logs exactly those,
+ * ruma_bm_wrote (through bm_wrote, bm/declare.h) (the redo log of a declaring operation logs exactly those,
  * src/bm/mtr.c); on a private copy of a page the call does nothing.  The
  * header's first 32 bytes (counts, offsets, fences, run, upper) are named
- * as one range, the hint heads only where they changed.  The bulk builders
+ * as one range, the hint heads from the first one an insert or removal moves.  The bulk builders
  * (node_append, node_append_range) name nothing: they fill a page that is
  * named whole when it is done (split, merge, compaction).
  */
 #include "btree/node.h"
+
+#include "bm/declare.h"
 
 static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
@@ -186,7 +188,7 @@ unsigned node_full_key(const node *n, unsigned pos, uint8_t *buf, bool *bad)
 
 static inline void wrote_fields(node *n)
 {
-	ruma_bm_wrote(n, NODE_FIELDS);
+	bm_wrote(n, NODE_FIELDS);
 }
 
 static uint16_t heap_alloc(node *n, unsigned len)
@@ -209,7 +211,7 @@ void node_init(node *n, unsigned level, const uint8_t *lower, size_t llen, const
 	       size_t ulen)
 {
 	memset(n, 0, NODE_HDR);
-	ruma_bm_wrote(n, NODE_HDR);
+	bm_wrote(n, NODE_HDR);
 	n->magic = NODE_MAGIC;
 	n->level = (uint8_t)level;
 	n->data_offset = NODE_PAGE;
@@ -218,7 +220,7 @@ void node_init(node *n, unsigned level, const uint8_t *lower, size_t llen, const
 		n->upper_len = (uint16_t)ulen;
 		if (ulen)
 			memcpy(node_wbytes(n) + n->upper_off, upper, ulen);
-		ruma_bm_wrote(node_wbytes(n) + n->upper_off, ulen);
+		bm_wrote(node_wbytes(n) + n->upper_off, ulen);
 	} else {
 		n->flags |= NODE_UPPER_INF;
 		n->upper_off = NODE_PAGE;
@@ -227,23 +229,36 @@ void node_init(node *n, unsigned level, const uint8_t *lower, size_t llen, const
 	n->lower_len = (uint16_t)llen;
 	if (llen)
 		memcpy(node_wbytes(n) + n->lower_off, lower, llen);
-	ruma_bm_wrote(node_wbytes(n) + n->lower_off, llen);
+	bm_wrote(node_wbytes(n) + n->lower_off, llen);
 	n->prefix_len = upper ? (uint16_t)common_prefix(lower, llen, upper, ulen) : 0;
 }
 
 void node_update_hints(node *n)
 {
-	unsigned dist = n->count / (NODE_HINTS + 1), lo = NODE_HINTS, hi = 0;
-	for (unsigned i = 0; i < NODE_HINTS; i++) {
-		uint32_t h = dist ? n->slot[dist * (i + 1)].head : 0;
-		if (n->hint[i] != h) {
-			n->hint[i] = h;
-			lo = i < lo ? i : lo;
-			hi = i + 1;
-		}
+	unsigned dist = n->count / (NODE_HINTS + 1);
+	for (unsigned i = 0; i < NODE_HINTS; i++)
+		n->hint[i] = dist ? n->slot[dist * (i + 1)].head : 0;
+}
+
+/* The hints after one slot was inserted or removed at pos (old_count slots
+ * before): when the spacing stays, only the hints at or past pos move, so
+ * only those are rewritten and named for the log. */
+static void hints_after_change(node *n, unsigned pos, unsigned old_count)
+{
+	unsigned dist = n->count / (NODE_HINTS + 1);
+	if (dist != old_count / (NODE_HINTS + 1)) {
+		node_update_hints(n);
+		bm_wrote(n->hint, sizeof(n->hint));
+		return;
 	}
-	if (lo < hi)
-		ruma_bm_wrote(&n->hint[lo], (hi - lo) * sizeof(n->hint[0]));
+	if (!dist)
+		return; /* all zero, and they stay so */
+	unsigned first = pos / dist; /* dist * (i + 1) >= pos for i >= first - 1 */
+	first = first ? first - 1 : 0;
+	for (unsigned i = first; i < NODE_HINTS; i++)
+		n->hint[i] = n->slot[dist * (i + 1)].head;
+	if (first < NODE_HINTS)
+		bm_wrote(&n->hint[first], (NODE_HINTS - first) * sizeof(n->hint[0]));
 }
 
 /* Write entry pos (its slot and heap bytes); `name`: name the heap bytes for
@@ -259,7 +274,7 @@ static void store_entry(node *n, unsigned pos, const uint8_t *key, size_t klen, 
 		memcpy(node_wbytes(n) + off + slen, val, vlen);
 	node_slot *s = &n->slot[pos];
 	if (name)
-		ruma_bm_wrote(node_wbytes(n) + off, slen + vlen);
+		bm_wrote(node_wbytes(n) + off, slen + vlen);
 	s->off = off;
 	s->klen = (uint16_t)slen;
 	s->vlen = (uint16_t)vlen;
@@ -285,10 +300,10 @@ void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, cons
 	if (node_free_contig(n) < need)
 		node_compact(n);
 	memmove(&n->slot[pos + 1], &n->slot[pos], (n->count - pos) * NODE_SLOT);
-	ruma_bm_wrote(&n->slot[pos], (n->count + 1u - pos) * NODE_SLOT); /* moved + new */
+	bm_wrote(&n->slot[pos], (n->count + 1u - pos) * NODE_SLOT); /* moved + new */
 	n->count++;
 	store_entry(n, pos, key, klen, val, vlen, true);
-	node_update_hints(n);
+	hints_after_change(n, pos, n->count - 1u);
 	note_insert(n, pos);
 	wrote_fields(n);
 }
@@ -297,10 +312,10 @@ void node_remove_at(node *n, unsigned pos)
 {
 	n->space_used = (uint16_t)(n->space_used - n->slot[pos].klen - n->slot[pos].vlen);
 	memmove(&n->slot[pos], &n->slot[pos + 1], (n->count - pos - 1) * NODE_SLOT);
-	ruma_bm_wrote(&n->slot[pos], (n->count - pos - 1) * NODE_SLOT);
+	bm_wrote(&n->slot[pos], (n->count - pos - 1) * NODE_SLOT);
 	wrote_fields(n);
 	n->count--;
-	node_update_hints(n);
+	hints_after_change(n, pos, n->count + 1u);
 	n->run = 0; /* slots moved: the history no longer names a slot */
 }
 
@@ -313,7 +328,7 @@ void node_set_child(node *n, unsigned pos, uint64_t pid)
 	}
 	node_slot *s = &n->slot[pos];
 	memcpy(node_wbytes(n) + s->off + s->klen, &pid, sizeof pid);
-	ruma_bm_wrote(node_wbytes(n) + s->off + s->klen, sizeof pid);
+	bm_wrote(node_wbytes(n) + s->off + s->klen, sizeof pid);
 }
 
 void node_append(node *dst, const uint8_t *key, size_t klen, const void *val, size_t vlen)
@@ -351,7 +366,7 @@ void node_compact(node *n)
 	node_update_hints(t);
 	t->run = n->run; /* same slots */
 	memcpy(n, t, NODE_PAGE);
-	ruma_bm_wrote(n, NODE_PAGE);
+	bm_wrote(n, NODE_PAGE);
 }
 
 /* ---- split ----------------------------------------------------------------------------- */
@@ -475,8 +490,8 @@ void node_split_into(const node *n, unsigned left_count, const uint8_t *sep, uns
 	}
 	node_update_hints(left);
 	node_update_hints(right);
-	ruma_bm_wrote(left, NODE_PAGE);
-	ruma_bm_wrote(right, NODE_PAGE);
+	bm_wrote(left, NODE_PAGE);
+	bm_wrote(right, NODE_PAGE);
 }
 
 /* ---- merge ------------------------------------------------------------------------------ */
@@ -512,6 +527,6 @@ bool node_merge_into(const node *left, const node *right, const uint8_t *sep, un
 	node_append_range(out, right, 0, right->count);
 	out->upper = right->upper;
 	node_update_hints(out);
-	ruma_bm_wrote(out, NODE_PAGE);
+	bm_wrote(out, NODE_PAGE);
 	return true;
 }
