@@ -108,12 +108,30 @@ static void stripes_init(void)
 
 /* 64 bits of (store, tree, key): the CRC-32C of the key, and the CRC-32C of
  * the store and tree ids continued from it. */
+/* One 64-bit mixing step (multiply, fold the high half down). */
+static inline uint64_t mix64(uint64_t h, uint64_t w)
+{
+	__uint128_t m = (__uint128_t)(h ^ w) * 0x9e3779b97f4a7c15ull;
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+
+/* The row's lock identity: store, tree and key mixed 8 bytes at a time (a
+ * collision only makes two rows share a lock: a needless conflict). */
 static uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
 {
-	uint64_t ids[2] = { (uint64_t)(uintptr_t)t->bm, t->root };
-	uint32_t a = ruma_crc32c(0x9e3779b9u, key, klen);
-	uint32_t b = ruma_crc32c(a, ids, sizeof(ids));
-	return ((uint64_t)(a ^ (uint32_t)(ids[1] * 0x9e3779b97f4a7c15ull >> 32)) << 32) | b;
+	const uint8_t *p = key;
+	uint64_t h = mix64((uint64_t)(uintptr_t)t->bm, t->root ^ ((uint64_t)klen << 56));
+	for (; klen >= 8; klen -= 8, p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = mix64(h, w);
+	}
+	if (klen) {
+		uint64_t w = 0;
+		memcpy(&w, p, klen);
+		h = mix64(h, w); /* the length is in h already */
+	}
+	return mix64(h, 0x2545f4914f6cdd1dull);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
