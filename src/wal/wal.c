@@ -557,10 +557,12 @@ int ruma_wal_reset(ruma_wal *w, uint64_t base)
 		r = write_header(w, b, b);
 	if (!r)
 		r = ruma_os_fdatasync(w->fd);
-	if (!r)
-		w->base = w->start = w->end = w->durable = b;
-	else if (!w->err)
+	if (!r) {
+		w->base = w->start = w->end = b;
+		w->durable = b;
+	} else if (!w->err) {
 		w->err = r;
+	}
 	pthread_mutex_unlock(&w->mu);
 	return r;
 }
@@ -679,7 +681,8 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (!r)
 		r = load_tail(w);
 	if (!r) {
-		w->durable = w->want = w->end;
+		w->want = w->end;
+		w->durable = w->end;
 		if (c->flush_ms)
 			r = flusher_start(w);
 	}
