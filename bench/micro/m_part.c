@@ -21,7 +21,7 @@
  *   build-histogram   12: the histogram pass and prefix sums
  *   malloc-dst        12: the output allocation; 17, 44: the per-partition
  *                     state (blocks are allocated during the pass)
- *   memcpy            the partitioning pass (12, 17, 44: through software
+ *   memcpy            the partitioning pass (12, 17, 21, 44: through software
  *                     write-combining lines, as the original; the mapped
  *                     methods 13, 14, 18, 19, 21 book their setup of pools
  *                     and work areas under malloc-dst, as the original's 21)
@@ -145,10 +145,11 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	o.method = method;
 	o.partitions = (uint32_t)p->num_partitions;
 	o.shift = d->part_shift;
-	/* 12, 17 and 44 scatter through write-combining lines, as the original; 17's
-	 * blocks come from a pool touched before the pass (the original prefaults it) */
+	/* 12, 17, 21 and 44 scatter through write-combining lines, as the original;
+	 * 17's blocks come from a pool touched before the pass (the original
+	 * prefaults it) */
 	o.swwc = method == RUMA_PART_TRADITIONAL || method == RUMA_PART_TRADITIONAL_CHAINS ||
-		 method == RUMA_PART_MREMAP;
+		 method == RUMA_PART_MREMAP || method == RUMA_PART_MAPPED_ADAPTIVE;
 	o.prefault_dst = p->prefault_dst || method == RUMA_PART_TRADITIONAL_CHAINS;
 	o.phase = part_phase;
 	o.phase_ctx = pp;

@@ -130,7 +130,10 @@ static int new_block(mctx *c, uint32_t p, size_t done)
 	int rc;
 
 	if (o->method == RUMA_PART_MAPPED_ADAPTIVE) {
-		uint64_t rest = (c->n - done) / c->P; /* expected keys still to come per partition */
+		/* expected keys still to come per partition; a partition's first
+		 * block is sized for the whole input (as if opened before the
+		 * pass), so n = P x 2 MiB of keys starts with 2 MiB blocks */
+		uint64_t rest = (c->n - (mp->nb ? done : 0)) / c->P;
 		uint32_t b = ADAPTIVE_MAX_PAGES;
 		while (b > 1 && (uint64_t)b * (RUMA_PAGE_4K / 8) > rest)
 			b /= 2;
