@@ -2,8 +2,9 @@
  * artbench.c — Leis's ART benchmark over an index operations table:
  * key generation (modes 0-2 as Leis's ART.cpp, with glibc's rand(); mode 3
  * full 64-bit keys from ruma's generator), the timed insert / lookup / erase phases
- * with the seed-001 counter table per operation, page faults and process
- * memory after each phase, repetitions and their summary.
+ * with the counter table per operation of Leis's PerfEvent
+ * (github.com/viktorleis/perfevent), page faults and process memory after
+ * each phase, repetitions and their summary.
  *
  * With cfg->batch = W > 0 the lookup phase goes through the index's
  * lookup_batch (W lookups in flight, ARTBENCH_BATCH_CHUNK keys per call),

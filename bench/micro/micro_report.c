@@ -11,7 +11,8 @@
  *     # perf cycles=V instructions=V ... page-faults=V   (n/a: event missing)
  *     # memory rss=B private_hugetlb=B shared_hugetlb=B anon_huge=B
  * The summary is the method name, the 33 field names, one row per run and an
- * average row, values "%f" separated by ", ", exactly as in the seed.
+ * average row, values "%f" separated by ", ", exactly as the original
+ * Rewiring_Microbench prints it (BigDataAnalyticsGroup/rewiring).
  *
  * Syscalls: none directly (getrusage, perf_event_open and /proc reads happen
  * in the core perf module).
