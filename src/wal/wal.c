@@ -104,6 +104,7 @@ struct ruma_wal {
 	uint64_t base;           /* LSN at file offset WAL_HDR_BYTES */
 	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
+	uint64_t verified;       /* records below this LSN passed their CRC when open read the log */
 	_Atomic uint64_t durable; /* == written; written under mu, read without it by ruma_wal_durable */
 	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
 	uint64_t round_ns;       /* when the flusher's last round started (ruma_now_ns) */
@@ -115,11 +116,19 @@ struct ruma_wal {
 	ruma_wal_stats st;
 };
 
+/* The iterator reads the log through a window of WAL_READ_WINDOW bytes (at
+ * least one largest record): one pread per window instead of two per record. */
+#define WAL_READ_WINDOW ((size_t)8 << 20)
+_Static_assert(WAL_READ_WINDOW >= RUMA_WAL_HEADER + RUMA_WAL_MAX_PAYLOAD + 8,
+	       "a window holds the largest record");
+
 struct ruma_wal_iter {
 	ruma_wal *w;
 	uint64_t lsn;
-	char *buf;
-	size_t cap;
+	char *buf;      /* the window: log bytes [at, at + have) */
+	uint64_t at;
+	size_t have;
+	uint64_t verified; /* w->verified when the iterator was opened */
 };
 
 #define say(c, ...) ruma_say((c)->message, (c)->message_ctx, "ruma wal", __VA_ARGS__)
@@ -226,9 +235,9 @@ int ruma_wal_iter_open(ruma_wal *w, ruma_wal_iter **out)
 	if (!it)
 		return -ENOMEM;
 	it->w = w;
-	it->lsn = w->start;
-	it->cap = RUMA_WAL_HEADER + RUMA_WAL_MAX_PAYLOAD;
-	it->buf = malloc(it->cap);
+	it->lsn = it->at = w->start;
+	it->verified = w->verified;
+	it->buf = malloc(WAL_READ_WINDOW);
 	if (!it->buf) {
 		free(it);
 		return -ENOMEM;
@@ -245,29 +254,52 @@ void ruma_wal_iter_close(ruma_wal_iter *it)
 	}
 }
 
+/* Make log bytes [lsn, lsn + n) readable in the window: *p points at them,
+ * or NULL when the file ends first.  Returns 0 or an I/O error. */
+static int window_get(ruma_wal_iter *it, uint64_t lsn, size_t n, const char **p)
+{
+	*p = NULL;
+	if (lsn < it->at || lsn + n > it->at + it->have) {
+		it->at = lsn;
+		it->have = 0;
+		while (it->have < WAL_READ_WINDOW) {
+			ssize_t k = ruma_os_pread(it->w->rfd, it->buf + it->have,
+						  WAL_READ_WINDOW - it->have,
+						  file_off(it->w, lsn) + (off_t)it->have);
+			if (k < 0)
+				return (int)k;
+			if (k == 0)
+				break; /* end of file */
+			it->have += (size_t)k;
+		}
+	}
+	if (lsn + n <= it->at + it->have)
+		*p = it->buf + (lsn - it->at);
+	return 0;
+}
+
 int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
 {
-	ruma_wal *w = it->w;
 	struct rec_hdr h;
-	int r = ruma_os_pread_full(w->rfd, &h, sizeof(h), file_off(w, it->lsn));
-	if (r == RUMA_ESHORTIO)
-		return 0;
-	if (r)
+	const char *p;
+	int r = window_get(it, it->lsn, sizeof(h), &p);
+	if (r || !p)
 		return r;
+	memcpy(&h, p, sizeof(h));
 	if (h.lsn != it->lsn || h.plen > RUMA_WAL_MAX_PAYLOAD || h.len != pad8(sizeof(h) + h.plen))
 		return 0;
-	r = ruma_os_pread_full(w->rfd, it->buf, h.plen, file_off(w, it->lsn) + (off_t)sizeof(h));
-	if (r == RUMA_ESHORTIO)
-		return 0;
-	if (r)
+	r = window_get(it, it->lsn, sizeof(h) + h.plen, &p);
+	if (r || !p)
 		return r;
-	if (rec_crc(&h, it->buf) != h.crc)
+	const char *payload = p + sizeof(h);
+	/* what open's scan checked is not checked again (recovery reads the log twice) */
+	if (h.lsn + h.len > it->verified && rec_crc(&h, payload) != h.crc)
 		return 0;
 	rec->lsn = h.lsn;
 	rec->end = h.lsn + h.len;
 	rec->type = h.type;
 	rec->len = h.plen;
-	rec->payload = it->buf;
+	rec->payload = payload;
 	it->lsn = rec->end;
 	return 1;
 }
@@ -281,7 +313,7 @@ static int find_end(ruma_wal *w)
 		return r;
 	while ((r = ruma_wal_iter_next(it, &rec)) == 1)
 		;
-	w->end = it->lsn;
+	w->end = w->verified = it->lsn;
 	ruma_wal_iter_close(it);
 	if (r)
 		return r;
