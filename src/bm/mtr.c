@@ -85,7 +85,10 @@ struct bm_mtr {
 
 /* The calling thread's mini-transaction while it declares its writes
  * (ruma_bm_op_declare .. ruma_bm_op_end), else NULL: ruma_bm_wrote needs
- * no store argument, so the B-tree's node functions can call it. */
+ * no store argument, so the B-tree's node functions can call it.  Both
+ * thread-locals of this file use the initial-exec model (a plain %fs load,
+ * no __tls_get_addr call); together they take 24 bytes of the static TLS
+ * space glibc keeps for libraries loaded later with dlopen. */
 __thread __attribute__((tls_model("initial-exec"))) struct bm_mtr *bm_declaring_mtr;
 
 #ifdef NDEBUG
