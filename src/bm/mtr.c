@@ -80,7 +80,6 @@ struct bm_mtr {
 	uint64_t last_end; /* end LSN of this thread's last record (0: none pending) */
 	int err;          /* first log error of the current operation */
 	bool defer;       /* inside a transaction: op_end does not wait */
-	bool declaring;   /* between ruma_bm_op_declare and ruma_bm_op_end */
 };
 
 /* The calling thread's mini-transaction while it declares its writes
@@ -149,7 +148,7 @@ int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
 	e->pid = pid;
 	e->fresh = fresh;
 	e->page = bm_page(bm, pid);
-	e->declared = m->declaring;
+	e->declared = bm_declaring_mtr == m;
 	e->whole = false;
 	e->nr = 0;
 	if (!e->declared || MTR_CHECK_DECLARED)
@@ -162,10 +161,8 @@ int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
 void ruma_bm_op_declare(ruma_bm *bm)
 {
 	struct bm_mtr *m = bm->wal ? mtr_get(bm) : NULL;
-	if (m) {
-		m->declaring = true;
+	if (m)
 		bm_declaring_mtr = m;
-	}
 }
 
 /* Add [off, end) to e's sorted, disjoint ranges, merging neighbours closer
@@ -279,6 +276,15 @@ static size_t next_changed_block(const char *a, const char *b, size_t i)
 	return i;
 }
 
+/* One range of a DIFF entry body: u16 off, u16 len, then the page's bytes. */
+static char *put_range(char *o, uint16_t off, uint16_t len, const char *page)
+{
+	memcpy(o, &off, 2);
+	memcpy(o + 2, &len, 2);
+	memcpy(o + 4, page + off, len);
+	return o + 4 + len;
+}
+
 /* Encode the changed ranges of now vs before at o as a DIFF entry body
  * (after the head); returns the end, or NULL when nothing changed, or o
  * itself when the diff would be larger than half a page (use a full image). */
@@ -306,10 +312,7 @@ static char *put_diff(char *o, const char *before, const char *now)
 		bytes += len + 4u;
 		if (bytes > D / 2)
 			return cnt;
-		memcpy(o, &off, 2);
-		memcpy(o + 2, &len, 2);
-		memcpy(o + 4, now + start, len);
-		o += 4 + len;
+		o = put_range(o, off, len, now);
 		n++;
 		i = last;
 	}
@@ -337,10 +340,7 @@ static char *put_declared(char *o, const struct mtr_page *e)
 		bytes += len + 4u;
 		if (bytes > D / 2)
 			return cnt;
-		memcpy(o, &off, 2);
-		memcpy(o + 2, &len, 2);
-		memcpy(o + 4, e->page + off, len);
-		o += 4 + len;
+		o = put_range(o, off, len, e->page);
 	}
 	memcpy(cnt, &n, sizeof(n));
 	return o;
@@ -524,7 +524,6 @@ int ruma_bm_op_end(ruma_bm *bm, int rc)
 	if (!m)
 		return rc ? rc : -ENOMEM;
 	RUMA_ASSERT(m->n == 0);
-	m->declaring = false;
 	bm_declaring_mtr = NULL;
 	int err = m->err;
 	m->err = 0;
