@@ -49,7 +49,7 @@ enum {
 	RUMA_PHYS_NO_PUNCH = 1u << 1,
 };
 
-/* Options for ruma_phys_create_opts; zero-initialise and set what you need. */
+/* Options for ruma_phys_create; zero-initialise and set what you need. */
 typedef struct ruma_phys_options {
 	size_t page_size;   /* RUMA_PAGE_4K (default when 0) or RUMA_PAGE_2M */
 	unsigned flags;     /* RUMA_PHYS_* */
@@ -80,18 +80,26 @@ typedef struct ruma_phys_stat {
 } ruma_phys_stat;
 
 /*
- * ruma_phys_create — a pool of page_size pages (RUMA_PAGE_4K or RUMA_PAGE_2M)
- * with the given RUMA_PHYS_* flags; *out receives it (owned by the caller,
- * release with ruma_phys_destroy).  For 2 MiB pages, creation probes the
- * huge-page supply by backing one page and punching it out again.
- * Returns 0, -EINVAL (bad page size or flags), -ENOMEM, RUMA_ENOHUGE (no free
- * 2 MiB huge page: raise vm.nr_hugepages), RUMA_EUNSUPP (kernel without
- * hugetlb memfd), or the negative errno of memfd_create/ftruncate/fallocate.
+ * ruma_phys_create — a pool with the options o (NULL: 4 KiB pages, no
+ * flags, no limit, memfd name "ruma-phys"); *out receives it (owned by the
+ * caller, release with ruma_phys_destroy).  For 2 MiB pages, creation probes
+ * the huge-page supply by backing one page and punching it out again.
+ * Returns 0, -EINVAL (page size other than 0, RUMA_PAGE_4K and RUMA_PAGE_2M,
+ * or unknown flags), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
+ * vm.nr_hugepages), RUMA_EUNSUPP (kernel without hugetlb memfd), or the
+ * negative errno of memfd_create/ftruncate/fallocate.  Before 1.0 this name
+ * took (page_size, flags, out); that form does not compile any more (a
+ * number where the options pointer is expected): pass
+ * &(ruma_phys_options){ .page_size = ..., .flags = ... }.
  */
-RUMA_API int ruma_phys_create(size_t page_size, unsigned flags, ruma_phys **out);
+RUMA_API int ruma_phys_create(const ruma_phys_options *o, ruma_phys **out);
 
-/* ruma_phys_create_opts — as ruma_phys_create, with all options. opts may be NULL. */
-RUMA_API int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out);
+/* Deprecated: the old name of ruma_phys_create with options (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_phys_create")
+static inline int ruma_phys_create_opts(const ruma_phys_options *o, ruma_phys **out)
+{
+	return ruma_phys_create(o, out);
+}
 
 /*
  * ruma_phys_destroy — close the memfd and free the pool (NULL is allowed).

@@ -264,7 +264,7 @@ static int probe_huge(ruma_phys *p)
 	return rc;
 }
 
-int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out)
+int ruma_phys_create(const ruma_phys_options *opts, ruma_phys **out)
 {
 	ruma_phys_options o = opts ? *opts : (ruma_phys_options){ 0 };
 	size_t ps = o.page_size ? o.page_size : RUMA_PAGE_4K;
@@ -292,12 +292,6 @@ int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out)
 	}
 	*out = p;
 	return 0;
-}
-
-int ruma_phys_create(size_t page_size, unsigned flags, ruma_phys **out)
-{
-	ruma_phys_options o = { .page_size = page_size, .flags = flags };
-	return ruma_phys_create_opts(&o, out);
 }
 
 void ruma_phys_destroy(ruma_phys *p)
