@@ -82,7 +82,7 @@ static int pool_with_pages(ruma_phys **p, uint64_t n)
 static int t_phys_basic(void)
 {
 	ruma_phys *p;
-	ruma_phys_stat st;
+	ruma_phys_stats st;
 	uint64_t a, b;
 
 	CHECK_EQ(ruma_phys_create(&(ruma_phys_options){ .page_size = 12345 }, &p), -EINVAL);
@@ -169,7 +169,7 @@ static bool model_pick(struct model *m, uint64_t hw, uint64_t *first, uint64_t *
 
 static int model_check(ruma_phys *p, struct model *m, uint64_t hw)
 {
-	ruma_phys_stat st;
+	ruma_phys_stats st;
 	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.pages_in_use, m->in_use);
 	for (uint64_t i = 0; i < hw + 4 && i < 4096; i++)
@@ -248,7 +248,7 @@ static int t_phys_alloc_runs(void)
 static int t_phys_punch(void)
 {
 	ruma_phys *p;
-	ruma_phys_stat st0, st1;
+	ruma_phys_stats st0, st1;
 	uint64_t first;
 	struct stat fs0, fs1;
 
@@ -383,7 +383,7 @@ static int t_area_check_reports(void)
 	/* the pools' inode numbers and sizes come from the OS layer's probe */
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
 	CHECK_EQ(ruma_area_check(a, NULL, NULL), -EIO);
-	ruma_phys_stat ps;
+	ruma_phys_stats ps;
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
 	CHECK_EQ(ruma_phys_get_stats(p, &ps), -EIO);
 	ruma_os_inject_clear();
@@ -870,7 +870,7 @@ static int t_kernel_map_limit(void)
 static int t_process_budget(void)
 {
 	ruma_area *a;
-	ruma_area_stat st;
+	ruma_area_stats st;
 	uint64_t max;
 
 	CHECK_OK(ruma_max_map_count(&max));

@@ -137,7 +137,7 @@ static int t_reserve(void)
 static int t_huge_pool(void)
 {
 	ruma_phys *p;
-	ruma_phys_stat st;
+	ruma_phys_stats st;
 	uint64_t first;
 
 	NEED_HUGE();

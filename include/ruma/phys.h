@@ -67,7 +67,7 @@ typedef struct ruma_phys_run {
 } ruma_phys_run;
 
 /* Pool statistics (ruma_phys_get_stats). */
-typedef struct ruma_phys_stat {
+typedef struct ruma_phys_stats {
 	size_t page_size;
 	uint64_t pages_in_use;     /* allocated and not freed */
 	uint64_t pages_allocated;  /* pages handed out since creation (cumulative) */
@@ -77,7 +77,14 @@ typedef struct ruma_phys_stat {
 	uint64_t bytes_resident;   /* bytes the file really holds (fstat st_blocks * 512) */
 	uint64_t free_extents;     /* entries in the free-extent list */
 	uint64_t punches;          /* fallocate(PUNCH_HOLE) calls made */
-} ruma_phys_stat;
+} ruma_phys_stats;
+
+/*
+ * Deprecated: the old name of ruma_phys_stats (removed in the next release).
+ * The name ruma_phys_stats was the function ruma_phys_get_stats before 1.0;
+ * that spelling is gone (it names this type now).
+ */
+typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats");
 
 /*
  * ruma_phys_create — a pool with the options o (NULL: 4 KiB pages, no
@@ -174,14 +181,7 @@ RUMA_API bool ruma_phys_is_allocated(const ruma_phys *p, uint64_t page);
  * ruma_phys_get_stats — fill *out.  Calls fstat for file_size / bytes_resident.
  * Returns 0 or the negative errno of fstat.
  */
-RUMA_API int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stat *out);
-
-/* Deprecated: the old name of ruma_phys_get_stats (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_phys_get_stats")
-static inline int ruma_phys_stats(const ruma_phys *p, ruma_phys_stat *out)
-{
-	return ruma_phys_get_stats(p, out);
-}
+RUMA_API int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stats *out);
 
 #ifdef __cplusplus
 }

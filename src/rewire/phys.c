@@ -454,14 +454,14 @@ int ruma_phys_prepopulate(ruma_phys *p, uint64_t first, uint64_t n)
 	return back_range(p, first, n);
 }
 
-int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stat *out)
+int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stats *out)
 {
 	ruma_os_file_info st;
 	int rc = ruma_os_file_probe(p->fd, &st);
 
 	if (rc)
 		return rc;
-	*out = (ruma_phys_stat){
+	*out = (ruma_phys_stats){
 		.page_size = page_bytes(p),
 		.pages_in_use = p->in_use,
 		.pages_allocated = p->allocated,
