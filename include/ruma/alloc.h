@@ -145,8 +145,8 @@ RUMA_API void ruma_alloc_options_default(ruma_alloc_options *o);
  * "pool", "mempool", "huge", and the huge kinds "huge-thp", "huge-4k" that
  * start at a later page source, see ruma_alloc_create_huge), with options
  * o (NULL: the defaults).  Returns 0, RUMA_EPARSE for an unknown name (or
- * NULL), -ENOMEM.  The options pointer was added before 1.0 without a new
- * name, so a call in the older two-argument form does not compile.
+ * NULL), -ENOMEM.  Before 1.0 this name took (name, out); a call in that
+ * form does not compile (two arguments for three).
  */
 RUMA_API int ruma_alloc_create_by_name(const char *name, const ruma_alloc_options *o,
 				       ruma_alloc *out);
@@ -157,8 +157,8 @@ RUMA_API int ruma_alloc_create_by_name(const char *name, const ruma_alloc_option
  * ruma_alloc_create(RUMA_ALLOC_HUGE); THP: skip hugetlb; 4K: plain pages
  * only, for comparisons), with options o (NULL: the defaults).  By name:
  * "huge", "huge-thp", "huge-4k".  Returns 0, -EINVAL for a bad source,
- * -ENOMEM.  As for ruma_alloc_create_by_name, the older form without o
- * does not compile.
+ * -ENOMEM.  Before 1.0 this name took (first, out); a call in that form
+ * does not compile (two arguments for three).
  */
 RUMA_API int ruma_alloc_create_huge(ruma_huge_source first, const ruma_alloc_options *o,
 				    ruma_alloc *out);

@@ -95,9 +95,8 @@ typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats"
  * or unknown flags), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
  * vm.nr_hugepages), RUMA_EUNSUPP (kernel without hugetlb memfd), or the
  * negative errno of memfd_create/ftruncate/fallocate.  Before 1.0 this name
- * took (page_size, flags, out); that form does not compile any more (a
- * number where the options pointer is expected): pass
- * &(ruma_phys_options){ .page_size = ..., .flags = ... }.
+ * took (page_size, flags, out); a call in that form does not compile (three
+ * arguments for two): pass &(ruma_phys_options){ .page_size = ps, .flags = f }.
  */
 RUMA_API int ruma_phys_create(const ruma_phys_options *o, ruma_phys **out);
 
