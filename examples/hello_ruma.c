@@ -30,7 +30,7 @@ static int rewiring(void)
 	uint64_t page;
 	int rc;
 
-	if ((rc = ruma_phys_create(4096, 0, &pool)))
+	if ((rc = ruma_phys_create(NULL, &pool)))
 		return fail("phys_create", rc);
 	if ((rc = ruma_area_create(4096, 16, &area)))
 		return fail("area_create", rc);

@@ -317,7 +317,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.tid = setup & 2;
 	r.u64 = r.tid && (setup & 0x80);
 	ruma_huge_source src = (setup & 8) ? RUMA_HUGE_SRC_4K : RUMA_HUGE_SRC_THP;
-	int rc = (setup & 1) ? ruma_alloc_create_huge(src, &a) : ruma_alloc_create(RUMA_ALLOC_POOL, &a);
+	int rc = (setup & 1) ? ruma_alloc_create_huge(src, NULL, &a)
+			     : ruma_alloc_create(RUMA_ALLOC_POOL, &a);
 	if (rc)
 		fz_fail(H, "allocator create failed", NULL, 0);
 	ruma_art_options opt = { .keys = r.u64 ? RUMA_ART_U64 : r.tid ? RUMA_ART_TID : RUMA_ART_BYTES,

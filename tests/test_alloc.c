@@ -51,14 +51,14 @@ static int t_by_name(void)
 	ruma_alloc a;
 	ruma_alloc_kind k;
 
-	CHECK_EQ(ruma_alloc_create_by_name("jemalloc", &a), RUMA_EPARSE);
-	CHECK_EQ(ruma_alloc_create_by_name("", &a), RUMA_EPARSE);
-	CHECK_EQ(ruma_alloc_create_by_name(NULL, &a), RUMA_EPARSE);
+	CHECK_EQ(ruma_alloc_create_by_name("jemalloc", NULL, &a), RUMA_EPARSE);
+	CHECK_EQ(ruma_alloc_create_by_name("", NULL, &a), RUMA_EPARSE);
+	CHECK_EQ(ruma_alloc_create_by_name(NULL, NULL, &a), RUMA_EPARSE);
 	CHECK_EQ(ruma_alloc_kind_by_name("Huge", &k), RUMA_EPARSE);
 	CHECK_EQ(ruma_alloc_create((ruma_alloc_kind)42, &a), -EINVAL);
-	CHECK_EQ(ruma_alloc_create_huge(RUMA_HUGE_SRC_NONE, &a), -EINVAL);
+	CHECK_EQ(ruma_alloc_create_huge(RUMA_HUGE_SRC_NONE, NULL, &a), -EINVAL);
 	for (size_t i = 0; i < NBACKENDS; i++) {
-		CHECK_OK(ruma_alloc_create_by_name(backends[i], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[i], NULL, &a));
 		CHECK(strcmp(a.name, backends[i]) == 0);
 		CHECK_OK(ruma_alloc_kind_by_name(backends[i], &k));
 		CHECK(strncmp(ruma_alloc_kind_name(k), backends[i], strlen(ruma_alloc_kind_name(k))) ==
@@ -78,7 +78,7 @@ static int t_edge_cases(void)
 {
 	for (size_t i = 0; i < NBACKENDS; i++) {
 		ruma_alloc a;
-		CHECK_OK(ruma_alloc_create_by_name(backends[i], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[i], NULL, &a));
 		CHECK(ruma_alloc_alloc(&a, 16, 3) == NULL);
 		CHECK(ruma_alloc_alloc(&a, 16, 24) == NULL);
 		CHECK(ruma_alloc_alloc(&a, 16, RUMA_ALLOC_MAX_ALIGN * 2) == NULL);
@@ -116,7 +116,7 @@ static int t_alignment(void)
 	CHECK(ptr);
 	for (size_t i = 0; i < NBACKENDS; i++) {
 		ruma_alloc a;
-		CHECK_OK(ruma_alloc_create_by_name(backends[i], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[i], NULL, &a));
 		for (size_t align = 8; align <= RUMA_ALLOC_MAX_ALIGN; align *= 2) {
 			for (size_t s = 1; s <= MAXSIZE; s++) {
 				unsigned char *p = ruma_alloc_alloc(&a, s, align);
@@ -269,7 +269,7 @@ static int model_run(const char *name, size_t ops, size_t slots)
 	uint64_t model_bytes = 0, model_count = 0, tag = 1;
 
 	CHECK(live);
-	CHECK_OK(ruma_alloc_create_by_name(name, &a));
+	CHECK_OK(ruma_alloc_create_by_name(name, NULL, &a));
 	for (size_t op = 0; op < ops; op++) {
 		obj *o = &live[ruma_rng_below(&test_rng, slots)];
 		if (o->p) {
@@ -357,7 +357,7 @@ static int t_reuse(void)
 
 	for (size_t b = 1; b < NBACKENDS; b++) { /* every backend but libc */
 		ruma_alloc a;
-		CHECK_OK(ruma_alloc_create_by_name(backends[b], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[b], NULL, &a));
 		for (size_t k = 0; k < TEST_N(sizes); k++) {
 			size_t s = sizes[k];
 			if (s > 16384 && strcmp(backends[b], "pool") == 0)
@@ -606,7 +606,7 @@ static int t_inject_huge_fallback(void)
 
 	/* a failure of the THP mapping falls through to 4 KiB pages */
 	ruma_alloc b;
-	CHECK_OK(ruma_alloc_create_huge(RUMA_HUGE_SRC_THP, &b));
+	CHECK_OK(ruma_alloc_create_huge(RUMA_HUGE_SRC_THP, NULL, &b));
 	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
 	void *q = ruma_alloc_alloc(&b, 100, 0);
 	ruma_os_inject_clear();
@@ -639,10 +639,10 @@ static void keep_lines(void *ctx, const char *line)
 static int t_huge_messages(void)
 {
 	struct said m = { .n = 0 };
-	ruma_alloc_opts o = { .message = keep_lines, .message_ctx = &m };
+	ruma_alloc_options o = { .message = keep_lines, .message_ctx = &m };
 	ruma_alloc a, b;
 
-	CHECK_OK(ruma_alloc_create_by_name_opts("huge-4k", &o, &a));
+	CHECK_OK(ruma_alloc_create_by_name("huge-4k", &o, &a));
 	void *p = ruma_alloc_alloc(&a, 100, 0), *q = ruma_alloc_alloc(&a, 3 * RUMA_MIB, 0);
 	CHECK(p && q);
 	CHECK_EQ(m.n, 1); /* two mappings from one source: one line */
@@ -651,18 +651,25 @@ static int t_huge_messages(void)
 	ruma_alloc_free(&a, p, 100);
 	ruma_alloc_destroy(&a);
 
-	CHECK_OK(ruma_alloc_create_huge_opts(RUMA_HUGE_SRC_4K, &o, &b));
+	CHECK_OK(ruma_alloc_create_huge(RUMA_HUGE_SRC_4K, &o, &b));
 	CHECK((p = ruma_alloc_alloc(&b, 100, 0)) != NULL);
 	CHECK_EQ(m.n, 2); /* a new instance says it again */
 	ruma_alloc_free(&b, p, 100);
 	ruma_alloc_destroy(&b);
 
-	CHECK_OK(ruma_alloc_create_by_name("huge-4k", &a)); /* no callback: silent */
+	CHECK_OK(ruma_alloc_create_by_name("huge-4k", NULL, &a)); /* no callback: silent */
 	CHECK((p = ruma_alloc_alloc(&a, 100, 0)) != NULL);
 	CHECK_EQ(m.n, 2);
 	ruma_alloc_free(&a, p, 100);
 	ruma_alloc_destroy(&a);
-	CHECK_EQ(ruma_alloc_create_by_name_opts("nope", &o, &a), RUMA_EPARSE);
+	ruma_alloc_options quiet;
+	ruma_alloc_options_default(&quiet); /* the defaults: no callback either */
+	CHECK_OK(ruma_alloc_create_huge(RUMA_HUGE_SRC_4K, &quiet, &b));
+	CHECK((p = ruma_alloc_alloc(&b, 100, 0)) != NULL);
+	CHECK_EQ(m.n, 2);
+	ruma_alloc_free(&b, p, 100);
+	ruma_alloc_destroy(&b);
+	CHECK_EQ(ruma_alloc_create_by_name("nope", &o, &a), RUMA_EPARSE);
 	return TEST_PASS;
 }
 
@@ -673,7 +680,7 @@ static int t_inject_sticky(void)
 	for (size_t b = 1; b < NBACKENDS; b++) { /* libc does not map through src/os */
 		ruma_alloc a;
 		ruma_alloc_stats st;
-		CHECK_OK(ruma_alloc_create_by_name(backends[b], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[b], NULL, &a));
 		void *keep = ruma_alloc_alloc(&a, 300, 0);
 		CHECK(keep);
 		memset(keep, 9, 300);
@@ -708,7 +715,7 @@ static int t_inject_sticky(void)
 		ruma_alloc_destroy(&a);
 
 		/* a fresh instance: the very first alloc fails cleanly */
-		CHECK_OK(ruma_alloc_create_by_name(backends[b], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[b], NULL, &a));
 		ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, true);
 		CHECK(ruma_alloc_alloc(&a, 64, 0) == NULL);
 		ruma_os_inject_clear();
@@ -729,7 +736,7 @@ static int t_asan_poison(void)
 #ifdef RUMA_ALLOC_ASAN
 	for (size_t b = 1; b < NBACKENDS; b++) {
 		ruma_alloc a;
-		CHECK_OK(ruma_alloc_create_by_name(backends[b], &a));
+		CHECK_OK(ruma_alloc_create_by_name(backends[b], NULL, &a));
 		char *keep = ruma_alloc_alloc(&a, 656, 0);
 		char *p = ruma_alloc_alloc(&a, 656, 0);
 		CHECK(keep && p);
@@ -778,7 +785,7 @@ static int t_fast_kind(void)
 	for (size_t i = 0; i < TEST_N(k); i++) {
 		ruma_alloc a;
 		ruma_alloc_stats st;
-		CHECK_OK(ruma_alloc_create_by_name(k[i].name, &a));
+		CHECK_OK(ruma_alloc_create_by_name(k[i].name, NULL, &a));
 		CHECK_EQ(ruma_alloc_fast_kind(&a), k[i].kind);
 		void *p = ruma_alloc_fast_alloc(k[i].kind, &a, 656, 8);
 		void *q = ruma_alloc_alloc(&a, 56, 8);

@@ -27,7 +27,7 @@ static int run_one(const char *name, ruma_rng *rng, size_t ops)
 	unsigned char *p[SLOTS] = { 0 };
 	size_t sz[SLOTS] = { 0 };
 
-	if (ruma_alloc_create_by_name(name, &a))
+	if (ruma_alloc_create_by_name(name, NULL, &a))
 		return 1;
 	for (size_t op = 0; op < ops; op++) {
 		size_t i = (size_t)ruma_rng_below(rng, SLOTS);

@@ -673,7 +673,7 @@ static int for_each_backend(backend_fn fn)
 	}
 	for (size_t i = 0; i < TEST_N(backend_names); i++) {
 		ruma_alloc a;
-		int rc = ruma_alloc_create_by_name(backend_names[i], &a);
+		int rc = ruma_alloc_create_by_name(backend_names[i], NULL, &a);
 		if (rc != 0) {
 			fprintf(stderr, "  backend %s unavailable: %s\n", backend_names[i], ruma_strerror(rc));
 			continue;
@@ -997,7 +997,7 @@ static int t_u64_small(void)
 	ruma_art_options o = { RUMA_ART_U64, &a, NULL, NULL };
 	ruma_art *t;
 
-	CHECK_OK(ruma_alloc_create_by_name("libc", &a));
+	CHECK_OK(ruma_alloc_create_by_name("libc", NULL, &a));
 	CHECK_OK(ruma_art_create(&o, &t));
 	CHECK_EQ(ruma_art_u64_lookup(t, 0), RUMA_ENOTFOUND);
 	CHECK_EQ(ruma_art_u64_delete(t, 0), RUMA_ENOTFOUND);

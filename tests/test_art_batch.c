@@ -247,7 +247,7 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (ruma_alloc_create_by_name("libc", &libc_backend) != 0)
+	if (ruma_alloc_create_by_name("libc", NULL, &libc_backend) != 0)
 		return 1;
 	int rc = test_main("art_batch", cases, TEST_N(cases), argc, argv);
 	ruma_alloc_destroy(&libc_backend);

@@ -56,7 +56,7 @@ static int t_portable_search(void)
 	int r = TEST_PASS;
 
 	CHECK(keys);
-	CHECK_OK(ruma_alloc_create_by_name("libc", &a));
+	CHECK_OK(ruma_alloc_create_by_name("libc", NULL, &a));
 	static const char *const dist_names[] = { "dense", "sparse", "16 x 16" };
 	for (int d = 0; d < 3 && r == TEST_PASS; d++) {
 		size_t in = 0;

@@ -257,7 +257,7 @@ static int one_node_up_and_down(bool fast, ruma_alloc *a)
 static int t_shrink_boundaries(void)
 {
 	ruma_alloc a;
-	CHECK_OK(ruma_alloc_create_by_name("libc", &a));
+	CHECK_OK(ruma_alloc_create_by_name("libc", NULL, &a));
 	for (int round = 0; round < 4; round++) {
 		CHECK_EQ(one_node_up_and_down(true, &a), TEST_PASS);
 		CHECK_EQ(one_node_up_and_down(false, &a), TEST_PASS);
@@ -289,7 +289,7 @@ static int erase_all(int mode, const char *alloc_name, size_t n)
 
 	CHECK(keys);
 	leis_keys(mode, keys, n);
-	if (ruma_alloc_create_by_name(alloc_name, &a) != 0) {
+	if (ruma_alloc_create_by_name(alloc_name, NULL, &a) != 0) {
 		free(keys);
 		return TEST_PASS; /* backend unavailable here (no huge pages): nothing to check */
 	}

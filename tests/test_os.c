@@ -1,7 +1,7 @@
 /*
  * test_os.c — the OS layer: call counting, fault injection (nth call, sticky,
- * the injected call never reaching the kernel), short transfers, futex, memfd,
- * the store lock (flock) and fdatasync.
+ * the injected call never reaching the kernel, a hook run at the nth call),
+ * short transfers, futex, memfd, the store lock (flock) and fdatasync.
  */
 #include "test.h"
 #include "os/os.h"
@@ -292,6 +292,43 @@ static int t_lock_and_fdatasync(void)
 	return TEST_PASS;
 }
 
+static void count_hook(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* A hook armed at the nth call runs once, at that call, which then goes to
+ * the kernel and succeeds; arming a failure replaces the hook. */
+static int t_inject_hook(void)
+{
+	char path[] = "/tmp/ruma-test-hookXXXXXX";
+	int fd = mkstemp(path), ran = 0;
+
+	CHECK(fd >= 0);
+	uint64_t before = ruma_os_count(RUMA_SYS_FDATASYNC);
+	uint64_t injected = ruma_os_injected(RUMA_SYS_FDATASYNC);
+	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 2, count_hook, &ran);
+	CHECK_OK(ruma_os_fdatasync(fd));
+	CHECK_EQ(ran, 0);
+	CHECK_OK(ruma_os_fdatasync(fd));
+	CHECK_EQ(ran, 1);
+	CHECK_OK(ruma_os_fdatasync(fd)); /* once only */
+	CHECK_EQ(ran, 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FDATASYNC), before + 3);
+	CHECK_EQ(ruma_os_injected(RUMA_SYS_FDATASYNC), injected);
+	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 1, count_hook, &ran);
+	ruma_os_inject(RUMA_SYS_FDATASYNC, 1, EIO, false);
+	CHECK_EQ(ruma_os_fdatasync(fd), -EIO);
+	CHECK_EQ(ran, 1);
+	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 1, count_hook, &ran);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_os_fdatasync(fd));
+	CHECK_EQ(ran, 1);
+	close(fd);
+	unlink(path);
+	return TEST_PASS;
+}
+
 /* read/write at the file position and the file probe: counted, injectable. */
 static int t_read_write_probe(void)
 {
@@ -350,6 +387,7 @@ static const struct test_case cases[] = {
 	{ "process_madvise_after_fork", t_process_madvise_after_fork },
 	{ "sys_names", t_sys_names },
 	{ "lock_and_fdatasync", t_lock_and_fdatasync },
+	{ "inject_hook", t_inject_hook },
 	{ "read_write_probe", t_read_write_probe },
 };
 

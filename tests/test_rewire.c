@@ -67,7 +67,7 @@ static long minor_faults(void)
 static int pool_with_pages(ruma_phys **p, uint64_t n)
 {
 	uint64_t first;
-	int rc = ruma_phys_create(PS, 0, p);
+	int rc = ruma_phys_create(&(ruma_phys_options){ .page_size = PS }, p);
 	if (!rc)
 		rc = ruma_phys_alloc(*p, n, &first);
 	if (!rc && first != 0)
@@ -82,11 +82,16 @@ static int pool_with_pages(ruma_phys **p, uint64_t n)
 static int t_phys_basic(void)
 {
 	ruma_phys *p;
-	ruma_phys_stat st;
+	ruma_phys_stats st;
 	uint64_t a, b;
 
-	CHECK_EQ(ruma_phys_create(12345, 0, &p), -EINVAL);
-	CHECK_OK(ruma_phys_create(PS, 0, &p));
+	CHECK_EQ(ruma_phys_create(&(ruma_phys_options){ .page_size = 12345 }, &p), -EINVAL);
+	CHECK_EQ(ruma_phys_create(&(ruma_phys_options){ .flags = 1u << 7 }, &p), -EINVAL);
+	CHECK_OK(ruma_phys_create(NULL, &p)); /* the defaults: 4 KiB pages */
+	CHECK_EQ(ruma_phys_page_size(p), RUMA_PAGE_4K);
+	CHECK(!ruma_phys_is_huge(p));
+	ruma_phys_destroy(p);
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = PS }, &p));
 	CHECK(ruma_phys_fd(p) >= 0);
 	CHECK_EQ(ruma_phys_page_size(p), PS);
 	CHECK(!ruma_phys_is_huge(p));
@@ -120,7 +125,7 @@ static int t_phys_max_pages(void)
 	ruma_phys_options o = { .page_size = PS, .max_pages = 8 };
 	uint64_t a;
 
-	CHECK_OK(ruma_phys_create_opts(&o, &p));
+	CHECK_OK(ruma_phys_create(&o, &p));
 	CHECK_OK(ruma_phys_alloc(p, 6, &a));
 	CHECK_EQ(ruma_phys_alloc(p, 3, &a), -ENOSPC);
 	CHECK_OK(ruma_phys_alloc(p, 2, &a));
@@ -164,7 +169,7 @@ static bool model_pick(struct model *m, uint64_t hw, uint64_t *first, uint64_t *
 
 static int model_check(ruma_phys *p, struct model *m, uint64_t hw)
 {
-	ruma_phys_stat st;
+	ruma_phys_stats st;
 	CHECK_OK(ruma_phys_get_stats(p, &st));
 	CHECK_EQ(st.pages_in_use, m->in_use);
 	for (uint64_t i = 0; i < hw + 4 && i < 4096; i++)
@@ -180,7 +185,7 @@ static int t_phys_model(void)
 	uint64_t hw = 1;
 
 	memset(&m, 0, sizeof(m));
-	CHECK_OK(ruma_phys_create_opts(&o, &p));
+	CHECK_OK(ruma_phys_create(&o, &p));
 	for (int op = 0; op < 3000; op++) {
 		uint64_t r = ruma_rng_below(&test_rng, 10), first, n = 1 + ruma_rng_below(&test_rng, 12);
 		if (r < 4 && m.in_use < 3000) {
@@ -221,7 +226,7 @@ static int t_phys_alloc_runs(void)
 	size_t nr;
 	uint64_t a;
 
-	CHECK_OK(ruma_phys_create(PS, 0, &p));
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = PS }, &p));
 	CHECK_OK(ruma_phys_alloc(p, 20, &a));
 	CHECK_OK(ruma_phys_free(p, 2, 2));   /* free: 2-3, 6-8, 12 */
 	CHECK_OK(ruma_phys_free(p, 6, 3));
@@ -243,11 +248,13 @@ static int t_phys_alloc_runs(void)
 static int t_phys_punch(void)
 {
 	ruma_phys *p;
-	ruma_phys_stat st0, st1;
+	ruma_phys_stats st0, st1;
 	uint64_t first;
 	struct stat fs0, fs1;
 
-	CHECK_OK(ruma_phys_create(PS, RUMA_PHYS_PREPOPULATE, &p));
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = PS,
+							 .flags = RUMA_PHYS_PREPOPULATE },
+				  &p));
 	CHECK_OK(ruma_phys_alloc(p, 256, &first));
 	CHECK_OK(write_markers(p, 256));
 	CHECK_OK(ruma_phys_get_stats(p, &st0));
@@ -277,14 +284,16 @@ static int t_phys_enohuge(void)
 
 	CHECK(strstr(ruma_strerror(RUMA_ENOHUGE), "nr_hugepages") != NULL);
 	ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, false);
-	int rc = ruma_phys_create(RUMA_PAGE_2M, 0, &p);
+	int rc = ruma_phys_create(&(ruma_phys_options){ .page_size = RUMA_PAGE_2M }, &p);
 	ruma_os_inject_clear();
 	if (rc == RUMA_EUNSUPP)
 		SKIP("kernel without hugetlb memfd");
 	CHECK_EQ(rc, RUMA_ENOHUGE);
 	CHECK(p == NULL);
 	/* an allocation with prepopulate that meets ENOMEM: nothing stays allocated */
-	rc = ruma_phys_create(RUMA_PAGE_2M, RUMA_PHYS_PREPOPULATE, &p);
+	rc = ruma_phys_create(&(ruma_phys_options){ .page_size = RUMA_PAGE_2M,
+						    .flags = RUMA_PHYS_PREPOPULATE },
+			      &p);
 	if (rc == RUMA_ENOHUGE)
 		return TEST_PASS; /* no free huge page on this machine: the real thing */
 	CHECK_OK(rc);
@@ -374,7 +383,7 @@ static int t_area_check_reports(void)
 	/* the pools' inode numbers and sizes come from the OS layer's probe */
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
 	CHECK_EQ(ruma_area_check(a, NULL, NULL), -EIO);
-	ruma_phys_stat ps;
+	ruma_phys_stats ps;
 	ruma_os_inject(RUMA_SYS_FSTAT, 1, EIO, false);
 	CHECK_EQ(ruma_phys_get_stats(p, &ps), -EIO);
 	ruma_os_inject_clear();
@@ -861,7 +870,7 @@ static int t_kernel_map_limit(void)
 static int t_process_budget(void)
 {
 	ruma_area *a;
-	ruma_area_stat st;
+	ruma_area_stats st;
 	uint64_t max;
 
 	CHECK_OK(ruma_max_map_count(&max));

@@ -119,7 +119,7 @@ static int t_enohuge_without_reservation(void)
 		SKIP("RUMA_TEST_NO_RESERVE: the huge-page path is not exercised");
 	if (test_meminfo("HugePages_Free") != 0 || test_read_long("/proc/sys/vm/nr_overcommit_hugepages") != 0)
 		SKIP("huge pages are available before reserving; the injected case covers ENOHUGE");
-	int rc = ruma_phys_create(HP, 0, &p);
+	int rc = ruma_phys_create(&(ruma_phys_options){ .page_size = HP }, &p);
 	if (rc == RUMA_EUNSUPP)
 		SKIP("kernel without hugetlb memfd");
 	CHECK_EQ(rc, RUMA_ENOHUGE);
@@ -137,11 +137,13 @@ static int t_reserve(void)
 static int t_huge_pool(void)
 {
 	ruma_phys *p;
-	ruma_phys_stat st;
+	ruma_phys_stats st;
 	uint64_t first;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_phys_create(HP, RUMA_PHYS_PREPOPULATE, &p));
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = HP,
+							 .flags = RUMA_PHYS_PREPOPULATE },
+				  &p));
 	CHECK(ruma_phys_is_huge(p));
 	CHECK_EQ(ruma_phys_page_size(p), HP);
 	/*
@@ -177,7 +179,7 @@ static int t_huge_area(void)
 	ruma_populate_method how;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_phys_create(HP, 0, &p));
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = HP }, &p));
 	CHECK_OK(ruma_phys_alloc(p, 4, &first));
 	CHECK_OK(ruma_area_create(HP, 16, &a));
 	CHECK(((uintptr_t)ruma_area_base(a) & (HP - 1)) == 0);
@@ -220,7 +222,7 @@ static int t_huge_mixed_sizes(void)
 	uint64_t first;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_phys_create(HP, 0, &p));
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = HP }, &p));
 	CHECK_OK(ruma_phys_alloc(p, 1, &first));
 	CHECK_OK(ruma_area_create(RUMA_PAGE_4K, 1024, &a));
 	CHECK_EQ(ruma_area_map_run(a, 0, p, 0, 1, 0, NULL), -EINVAL); /* page sizes differ */
@@ -239,7 +241,7 @@ static int t_huge_exhausted(void)
 	NEED_HUGE();
 	/* well above what is free, so pages freed by other processes meanwhile do not matter */
 	uint64_t n = (uint64_t)(test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd")) + 64;
-	CHECK_OK(ruma_phys_create(HP, 0, &p));
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = HP }, &p));
 	CHECK_OK(ruma_phys_alloc(p, n, &first));
 	CHECK_OK(ruma_area_create(HP, n, &a));
 	int rc = ruma_area_map_run(a, 0, p, 0, n, 0, NULL);

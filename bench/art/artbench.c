@@ -517,8 +517,8 @@ static int one_rep(struct run *r, double mops[OP_COUNT])
 
 	r->alloc = NULL;
 	if (r->cfg->alloc_name) {
-		ruma_alloc_opts ao = { .message = alloc_message, .message_ctx = r };
-		rc = ruma_alloc_create_by_name_opts(r->cfg->alloc_name, &ao, &a);
+		ruma_alloc_options ao = { .message = alloc_message, .message_ctx = r };
+		rc = ruma_alloc_create_by_name(r->cfg->alloc_name, &ao, &a);
 		if (rc) {
 			fprintf(r->err, "ruma art: allocator '%s': %s\n", r->cfg->alloc_name,
 				ruma_strerror(rc));

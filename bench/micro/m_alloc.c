@@ -86,9 +86,11 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 	uint64_t npages = micro_round_up(n * sizeof(uint64_t), page) / page;
 	ruma_rewire_pair *pairs = NULL;
 	uint64_t *ids = NULL, first = 0;
+	ruma_phys_options po = { .page_size = page,
+				 .flags = p->use_huge ? RUMA_PHYS_PREPOPULATE : 0 };
 	int rc;
 
-	rc = ruma_phys_create(page, p->use_huge ? RUMA_PHYS_PREPOPULATE : 0, &ap->phys);
+	rc = ruma_phys_create(&po, &ap->phys);
 	if (!rc)
 		rc = fill_pool(ap->phys, page, npages, &first);
 	if (!rc && p->random) {

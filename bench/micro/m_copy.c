@@ -225,7 +225,7 @@ int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, m
 	d->kind = MICRO_CONTIG;
 	d->n = n;
 	micro_phase_begin(c);
-	rc = ruma_phys_create(page, 0, &r->phys);
+	rc = ruma_phys_create(&(ruma_phys_options){ .page_size = page }, &r->phys);
 	if (!rc)
 		rc = ruma_phys_alloc(r->phys, pages, &first);
 	micro_phase_end(c, r->huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
@@ -314,7 +314,7 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 	d->n = n;
 	micro_phase_begin(c);
 	if (hbytes) {
-		rc = ruma_phys_create(RUMA_PAGE_2M, 0, &r->phys2);
+		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = RUMA_PAGE_2M }, &r->phys2);
 		if (!rc)
 			rc = ruma_phys_alloc(r->phys2, hbytes / RUMA_PAGE_2M, &hfirst);
 	}
@@ -323,7 +323,7 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 		goto fail;
 	micro_phase_begin(c);
 	if (tbytes) {
-		rc = ruma_phys_create(RUMA_PAGE_4K, 0, &r->phys);
+		rc = ruma_phys_create(NULL, &r->phys);
 		if (!rc)
 			rc = ruma_phys_alloc(r->phys, tbytes / RUMA_PAGE_4K, &sfirst);
 	}
@@ -437,7 +437,7 @@ int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micr
 	}
 	if (p->file) {
 		micro_phase_begin(c);
-		rc = ruma_phys_create(page, 0, &r->phys);
+		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = page }, &r->phys);
 		if (!rc)
 			rc = ruma_phys_alloc(r->phys, pages, &first);
 		micro_phase_end(c, p->use_huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);

@@ -340,7 +340,8 @@ static int set_open(struct set *s, size_t ps, uint64_t pages, ruma_rng *rng)
 	for (uint64_t i = 0; i < pages; i++)
 		s->perm[i] = i;
 	ruma_rng_shuffle_u64(rng, s->perm, pages);
-	int rc = ruma_phys_create(ps, RUMA_PHYS_PREPOPULATE, &s->pool);
+	ruma_phys_options po = { .page_size = ps, .flags = RUMA_PHYS_PREPOPULATE };
+	int rc = ruma_phys_create(&po, &s->pool);
 	if (!rc)
 		rc = ruma_phys_alloc(s->pool, pages, &first);
 	return rc;

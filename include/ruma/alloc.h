@@ -83,11 +83,6 @@ typedef enum ruma_alloc_kind {
  */
 RUMA_API int ruma_alloc_create(ruma_alloc_kind kind, ruma_alloc *out);
 
-/*
- * ruma_alloc_create_by_name — as ruma_alloc_create, kind by name ("libc",
- * "pool", "mempool", "huge").  Returns RUMA_EPARSE for an unknown name.
- */
-RUMA_API int ruma_alloc_create_by_name(const char *name, ruma_alloc *out);
 
 /* ruma_alloc_destroy — release everything the instance holds (NULL, or a
  * zeroed ruma_alloc that was never created, is accepted). */
@@ -117,15 +112,6 @@ typedef enum ruma_huge_source {
 } ruma_huge_source;
 
 /*
- * ruma_alloc_create_huge — a huge-backend instance whose page source starts
- * at `first` (HUGETLB: the full chain hugetlb -> THP -> 4 KiB, as
- * ruma_alloc_create(RUMA_ALLOC_HUGE); THP: skip hugetlb; 4K: plain pages
- * only, for comparisons).  By name: "huge", "huge-thp", "huge-4k".
- * Returns 0, -EINVAL for a bad source, -ENOMEM.
- */
-RUMA_API int ruma_alloc_create_huge(ruma_huge_source first, ruma_alloc *out);
-
-/*
  * ruma_alloc_huge_source — the source of the most recent mapping the huge
  * instance got from its page source (a 2 MiB page, or an object of 2 MiB or
  * more); RUMA_HUGE_SRC_NONE before the first one, and for instances of other
@@ -136,8 +122,8 @@ RUMA_API ruma_huge_source ruma_alloc_huge_source(const ruma_alloc *a);
 /* ruma_alloc_huge_source_name — "none", "hugetlb", "thp", "4k". */
 RUMA_API const char *ruma_alloc_huge_source_name(ruma_huge_source s);
 
-/* Options of an instance, for ruma_alloc_create_by_name_opts (zeroed = defaults). */
-typedef struct ruma_alloc_opts {
+/* Options of an instance (ruma_alloc_create_by_name, ruma_alloc_create_huge). */
+typedef struct ruma_alloc_options {
 	/*
 	 * Diagnostics (huge kinds): the first time the instance gets pages from
 	 * a source, one line naming it and, when it is not the source asked
@@ -146,21 +132,52 @@ typedef struct ruma_alloc_opts {
 	 */
 	ruma_message_fn message;
 	void *message_ctx;
-} ruma_alloc_opts;
+} ruma_alloc_options;
+
+/* Deprecated: the old name of ruma_alloc_options (removed in the next release). */
+typedef ruma_alloc_options ruma_alloc_opts RUMA_DEPRECATED("renamed ruma_alloc_options");
+
+/* ruma_alloc_options_default — the defaults: no message callback (silent). */
+RUMA_API void ruma_alloc_options_default(ruma_alloc_options *o);
 
 /*
- * ruma_alloc_create_by_name_opts — as ruma_alloc_create_by_name, with
- * options (opts may be NULL: the defaults, as ruma_alloc_create_by_name).
+ * ruma_alloc_create_by_name — as ruma_alloc_create, kind by name ("libc",
+ * "pool", "mempool", "huge", and the huge kinds "huge-thp", "huge-4k" that
+ * start at a later page source, see ruma_alloc_create_huge), with options
+ * o (NULL: the defaults).  Returns 0, RUMA_EPARSE for an unknown name (or
+ * NULL), -ENOMEM.  Before 1.0 this name took (name, out); a call in that
+ * form does not compile (two arguments for three).
  */
-RUMA_API int ruma_alloc_create_by_name_opts(const char *name, const ruma_alloc_opts *opts,
-					    ruma_alloc *out);
+RUMA_API int ruma_alloc_create_by_name(const char *name, const ruma_alloc_options *o,
+				       ruma_alloc *out);
 
 /*
- * ruma_alloc_create_huge_opts — as ruma_alloc_create_huge, with options
- * (opts may be NULL).
+ * ruma_alloc_create_huge — a huge-backend instance whose page source starts
+ * at `first` (HUGETLB: the full chain hugetlb -> THP -> 4 KiB, as
+ * ruma_alloc_create(RUMA_ALLOC_HUGE); THP: skip hugetlb; 4K: plain pages
+ * only, for comparisons), with options o (NULL: the defaults).  By name:
+ * "huge", "huge-thp", "huge-4k".  Returns 0, -EINVAL for a bad source,
+ * -ENOMEM.  Before 1.0 this name took (first, out); a call in that form
+ * does not compile (two arguments for three).
  */
-RUMA_API int ruma_alloc_create_huge_opts(ruma_huge_source first, const ruma_alloc_opts *opts,
-					 ruma_alloc *out);
+RUMA_API int ruma_alloc_create_huge(ruma_huge_source first, const ruma_alloc_options *o,
+				    ruma_alloc *out);
+
+/* Deprecated: the old name of ruma_alloc_create_by_name (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_alloc_create_by_name")
+static inline int ruma_alloc_create_by_name_opts(const char *name, const ruma_alloc_options *o,
+						 ruma_alloc *out)
+{
+	return ruma_alloc_create_by_name(name, o, out);
+}
+
+/* Deprecated: the old name of ruma_alloc_create_huge (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_alloc_create_huge")
+static inline int ruma_alloc_create_huge_opts(ruma_huge_source first, const ruma_alloc_options *o,
+					      ruma_alloc *out)
+{
+	return ruma_alloc_create_huge(first, o, out);
+}
 
 #ifdef __cplusplus
 }

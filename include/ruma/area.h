@@ -100,8 +100,8 @@ typedef struct ruma_area_result {
 	ruma_populate_method populate; /* how populate ran, when asked */
 } ruma_area_result;
 
-/* Area statistics. */
-typedef struct ruma_area_stat {
+/* Area statistics (ruma_area_get_stats). */
+typedef struct ruma_area_stats {
 	uint64_t pages;          /* virtual pages reserved */
 	uint64_t pages_mapped;   /* pages with a physical page */
 	uint64_t map_estimate;   /* estimated kernel mappings (VMAs) of the area */
@@ -109,7 +109,14 @@ typedef struct ruma_area_stat {
 	uint64_t max_map_count;  /* vm.max_map_count read at creation */
 	uint64_t mmaps, mremaps; /* calls issued by this area */
 	uint64_t populated_pages;
-} ruma_area_stat;
+} ruma_area_stats;
+
+/*
+ * Deprecated: the old name of ruma_area_stats (removed in the next release).
+ * The name ruma_area_stats was the function ruma_area_get_stats before 1.0;
+ * that spelling is gone (it names this type now).
+ */
+typedef ruma_area_stats ruma_area_stat RUMA_DEPRECATED("renamed ruma_area_stats");
 
 /*
  * ruma_area_create — reserve pages virtual pages of page_size (RUMA_PAGE_4K
@@ -237,14 +244,7 @@ RUMA_API void ruma_area_set_map_budget(ruma_area *a, uint64_t budget);
 RUMA_API uint64_t ruma_area_map_estimate(const ruma_area *a);
 
 /* ruma_area_get_stats — fill *out. */
-RUMA_API void ruma_area_get_stats(const ruma_area *a, ruma_area_stat *out);
-
-/* Deprecated: the old name of ruma_area_get_stats (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_area_get_stats")
-static inline void ruma_area_stats(const ruma_area *a, ruma_area_stat *out)
-{
-	ruma_area_get_stats(a, out);
-}
+RUMA_API void ruma_area_get_stats(const ruma_area *a, ruma_area_stats *out);
 
 /*
  * ruma_area_check — compare the translation table with the kernel's view in

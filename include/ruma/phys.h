@@ -49,7 +49,7 @@ enum {
 	RUMA_PHYS_NO_PUNCH = 1u << 1,
 };
 
-/* Options for ruma_phys_create_opts; zero-initialise and set what you need. */
+/* Options for ruma_phys_create; zero-initialise and set what you need. */
 typedef struct ruma_phys_options {
 	size_t page_size;   /* RUMA_PAGE_4K (default when 0) or RUMA_PAGE_2M */
 	unsigned flags;     /* RUMA_PHYS_* */
@@ -67,7 +67,7 @@ typedef struct ruma_phys_run {
 } ruma_phys_run;
 
 /* Pool statistics (ruma_phys_get_stats). */
-typedef struct ruma_phys_stat {
+typedef struct ruma_phys_stats {
 	size_t page_size;
 	uint64_t pages_in_use;     /* allocated and not freed */
 	uint64_t pages_allocated;  /* pages handed out since creation (cumulative) */
@@ -77,21 +77,35 @@ typedef struct ruma_phys_stat {
 	uint64_t bytes_resident;   /* bytes the file really holds (fstat st_blocks * 512) */
 	uint64_t free_extents;     /* entries in the free-extent list */
 	uint64_t punches;          /* fallocate(PUNCH_HOLE) calls made */
-} ruma_phys_stat;
+} ruma_phys_stats;
 
 /*
- * ruma_phys_create — a pool of page_size pages (RUMA_PAGE_4K or RUMA_PAGE_2M)
- * with the given RUMA_PHYS_* flags; *out receives it (owned by the caller,
- * release with ruma_phys_destroy).  For 2 MiB pages, creation probes the
- * huge-page supply by backing one page and punching it out again.
- * Returns 0, -EINVAL (bad page size or flags), -ENOMEM, RUMA_ENOHUGE (no free
- * 2 MiB huge page: raise vm.nr_hugepages), RUMA_EUNSUPP (kernel without
- * hugetlb memfd), or the negative errno of memfd_create/ftruncate/fallocate.
+ * Deprecated: the old name of ruma_phys_stats (removed in the next release).
+ * The name ruma_phys_stats was the function ruma_phys_get_stats before 1.0;
+ * that spelling is gone (it names this type now).
  */
-RUMA_API int ruma_phys_create(size_t page_size, unsigned flags, ruma_phys **out);
+typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats");
 
-/* ruma_phys_create_opts — as ruma_phys_create, with all options. opts may be NULL. */
-RUMA_API int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out);
+/*
+ * ruma_phys_create — a pool with the options o (NULL: 4 KiB pages, no
+ * flags, no limit, memfd name "ruma-phys"); *out receives it (owned by the
+ * caller, release with ruma_phys_destroy).  For 2 MiB pages, creation probes
+ * the huge-page supply by backing one page and punching it out again.
+ * Returns 0, -EINVAL (page size other than 0, RUMA_PAGE_4K and RUMA_PAGE_2M,
+ * or unknown flags), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
+ * vm.nr_hugepages), RUMA_EUNSUPP (kernel without hugetlb memfd), or the
+ * negative errno of memfd_create/ftruncate/fallocate.  Before 1.0 this name
+ * took (page_size, flags, out); a call in that form does not compile (three
+ * arguments for two): pass &(ruma_phys_options){ .page_size = ps, .flags = f }.
+ */
+RUMA_API int ruma_phys_create(const ruma_phys_options *o, ruma_phys **out);
+
+/* Deprecated: the old name of ruma_phys_create with options (removed in the next release). */
+RUMA_DEPRECATED("renamed ruma_phys_create")
+static inline int ruma_phys_create_opts(const ruma_phys_options *o, ruma_phys **out)
+{
+	return ruma_phys_create(o, out);
+}
 
 /*
  * ruma_phys_destroy — close the memfd and free the pool (NULL is allowed).
@@ -166,14 +180,7 @@ RUMA_API bool ruma_phys_is_allocated(const ruma_phys *p, uint64_t page);
  * ruma_phys_get_stats — fill *out.  Calls fstat for file_size / bytes_resident.
  * Returns 0 or the negative errno of fstat.
  */
-RUMA_API int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stat *out);
-
-/* Deprecated: the old name of ruma_phys_get_stats (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_phys_get_stats")
-static inline int ruma_phys_stats(const ruma_phys *p, ruma_phys_stat *out)
-{
-	return ruma_phys_get_stats(p, out);
-}
+RUMA_API int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stats *out);
 
 #ifdef __cplusplus
 }

@@ -35,18 +35,12 @@ int ruma_alloc_create(ruma_alloc_kind kind, ruma_alloc *out)
 	return -EINVAL;
 }
 
-int ruma_alloc_create_huge_opts(ruma_huge_source first, const ruma_alloc_opts *opts,
-				ruma_alloc *out)
+int ruma_alloc_create_huge(ruma_huge_source first, const ruma_alloc_options *o, ruma_alloc *out)
 {
 	if (first != RUMA_HUGE_SRC_HUGETLB && first != RUMA_HUGE_SRC_THP &&
 	    first != RUMA_HUGE_SRC_4K)
 		return -EINVAL;
-	return ruma_alloc_huge_create_src(first, opts, out);
-}
-
-int ruma_alloc_create_huge(ruma_huge_source first, ruma_alloc *out)
-{
-	return ruma_alloc_create_huge_opts(first, NULL, out);
+	return ruma_alloc_huge_create_src(first, o, out);
 }
 
 int ruma_alloc_fast_kind(const ruma_alloc *a)
@@ -95,8 +89,12 @@ int ruma_alloc_kind_by_name(const char *name, ruma_alloc_kind *out)
 	return RUMA_EPARSE;
 }
 
-int ruma_alloc_create_by_name_opts(const char *name, const ruma_alloc_opts *opts,
-				   ruma_alloc *out)
+void ruma_alloc_options_default(ruma_alloc_options *o)
+{
+	*o = (ruma_alloc_options){ 0 };
+}
+
+int ruma_alloc_create_by_name(const char *name, const ruma_alloc_options *o, ruma_alloc *out)
 {
 	ruma_alloc_kind kind;
 	int rc = ruma_alloc_kind_by_name(name, &kind);
@@ -104,17 +102,12 @@ int ruma_alloc_create_by_name_opts(const char *name, const ruma_alloc_opts *opts
 	if (rc)
 		return rc;
 	if (strcmp(name, "huge-thp") == 0)
-		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_THP, opts, out);
+		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_THP, o, out);
 	if (strcmp(name, "huge-4k") == 0)
-		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_4K, opts, out);
+		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_4K, o, out);
 	if (kind == RUMA_ALLOC_HUGE)
-		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_HUGETLB, opts, out);
+		return ruma_alloc_huge_create_src(RUMA_HUGE_SRC_HUGETLB, o, out);
 	return ruma_alloc_create(kind, out);
-}
-
-int ruma_alloc_create_by_name(const char *name, ruma_alloc *out)
-{
-	return ruma_alloc_create_by_name_opts(name, NULL, out);
 }
 
 void ruma_alloc_destroy(ruma_alloc *a)

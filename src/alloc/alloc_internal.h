@@ -112,7 +112,7 @@ typedef struct ruma_hugesrc {
 } ruma_hugesrc;
 
 /* Start a page source at `first`; message/ctx get the one line per source
- * used (see ruma_alloc_opts). */
+ * used (see ruma_alloc_options). */
 void ruma_hugesrc_init(ruma_hugesrc *hs, ruma_huge_source first, ruma_message_fn message,
 		       void *message_ctx);
 
@@ -215,7 +215,7 @@ int ruma_large_free_plain(ruma_bigmap *m, void *p, ruma_counts *c);
 int ruma_alloc_libc_create(ruma_alloc *out);
 int ruma_alloc_pool_create(ruma_alloc *out);
 int ruma_alloc_mempool_create(ruma_alloc *out);
-int ruma_alloc_huge_create_src(ruma_huge_source first, const ruma_alloc_opts *opts,
+int ruma_alloc_huge_create_src(ruma_huge_source first, const ruma_alloc_options *opts,
 			       ruma_alloc *out);
 ruma_huge_source ruma_alloc_huge_last_source(void *ctx);
 

@@ -326,7 +326,7 @@ ruma_huge_source ruma_alloc_huge_last_source(void *ctx)
 	return c ? c->src.last : RUMA_HUGE_SRC_NONE;
 }
 
-int ruma_alloc_huge_create_src(ruma_huge_source first, const ruma_alloc_opts *opts,
+int ruma_alloc_huge_create_src(ruma_huge_source first, const ruma_alloc_options *opts,
 			       ruma_alloc *out)
 {
 	huge_ctx *c = calloc(1, sizeof(*c));

@@ -16,7 +16,7 @@
  * alignment) would fail too.
  *
  * Each source is announced once per instance through the instance's
- * message callback (ruma_alloc_opts) when first used; without a callback
+ * message callback (ruma_alloc_options) when first used; without a callback
  * nothing is said.
  *
  * Syscalls (via src/os): mmap (hugetlb, anonymous), munmap (trimming),

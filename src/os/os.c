@@ -4,8 +4,10 @@
  * Invariants: a wrapper never leaves errno as its only report — it returns the
  * negative errno; an injected failure is decided before the kernel is entered,
  * so the caller sees exactly what a real failure would look like and no side
- * effect happened.  Counters and injection state are relaxed atomics on their
- * own cache lines: counting costs one uncontended add per syscall.
+ * effect happened.  A hook armed in place of a failure (ruma_os_inject_hook)
+ * runs at the same point, in the calling thread, and the call then
+ * proceeds.  Counters and injection state are relaxed atomics on their own
+ * cache lines: counting costs one uncontended add per syscall.
  *
  * Syscalls: all of those named in os.h, each exactly where its wrapper says.
  * mremap goes through syscall(2): glibc's variadic wrapper reads new_addr
@@ -56,10 +58,13 @@ struct sys_slot {
 	_Atomic uint64_t fire_at; /* call number (1-based) that fails; 0 = off */
 	_Atomic int err;
 	_Atomic bool sticky;
-	char pad[64 - 3 * sizeof(uint64_t) - sizeof(int) - sizeof(bool)];
-};
+	_Atomic(ruma_os_hook_fn) hook; /* set: fire_at calls it instead of failing */
+	void *_Atomic hook_ctx;
+} __attribute__((aligned(64)));
 
-static struct sys_slot slots[RUMA_SYS_COUNT_] __attribute__((aligned(64)));
+_Static_assert(sizeof(struct sys_slot) == 64, "one cache line per syscall");
+
+static struct sys_slot slots[RUMA_SYS_COUNT_];
 
 static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_MMAP] = "mmap",
@@ -122,9 +127,20 @@ void ruma_os_inject(ruma_sys s, uint64_t nth, int err, bool sticky)
 {
 	uint64_t now = atomic_load(&slots[s].calls);
 
+	atomic_store(&slots[s].hook, NULL);
 	atomic_store(&slots[s].err, err);
 	atomic_store(&slots[s].sticky, sticky);
 	atomic_store(&slots[s].fire_at, nth ? now + nth : 0);
+}
+
+void ruma_os_inject_hook(ruma_sys s, uint64_t nth, ruma_os_hook_fn fn, void *ctx)
+{
+	uint64_t now = atomic_load(&slots[s].calls);
+
+	atomic_store(&slots[s].hook_ctx, ctx);
+	atomic_store(&slots[s].hook, fn);
+	atomic_store(&slots[s].sticky, false);
+	atomic_store(&slots[s].fire_at, nth && fn ? now + nth : 0);
 }
 
 void ruma_os_inject_clear(void)
@@ -140,7 +156,8 @@ uint64_t ruma_os_injected(ruma_sys s)
 
 /*
  * Count one call of s; returns the injected negative errno (or, for an
- * injected err of 0, the special value 1 = "short transfer"), else 0.
+ * injected err of 0, the special value 1 = "short transfer"), else 0.  An
+ * armed hook runs here, in the caller's thread, and the call goes on (0).
  */
 static int enter(ruma_sys s)
 {
@@ -151,6 +168,11 @@ static int enter(ruma_sys s)
 	if (RUMA_LIKELY(at == 0))
 		return 0;
 	if (n == at || (n > at && atomic_load(&sl->sticky))) {
+		ruma_os_hook_fn hook = atomic_load(&sl->hook);
+		if (hook) {
+			hook(atomic_load(&sl->hook_ctx));
+			return 0;
+		}
 		atomic_fetch_add(&sl->injected, 1);
 		int e = atomic_load(&sl->err);
 		return e ? -e : 1;

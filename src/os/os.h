@@ -11,7 +11,8 @@
  *     that a batch rewire issued exactly one mmap per contiguous run,
  *   - honours fault injection (ruma_os_inject): a test can make the Nth
  *     call of a given syscall fail with a chosen errno, without the kernel
- *     ever seeing it.
+ *     ever seeing it, or run a hook of its own just before that call
+ *     (ruma_os_inject_hook) to hold it back.
  * Counters and injection points are process-wide atomics, safe from any thread.
  */
 #ifndef RUMA_OS_OS_H
@@ -86,7 +87,21 @@ void ruma_os_count_reset(void);
  */
 void ruma_os_inject(ruma_sys s, uint64_t nth, int err, bool sticky);
 
-/* ruma_os_inject_clear — disarm every injection. */
+/* A hook run at a chosen call (ruma_os_inject_hook). */
+typedef void (*ruma_os_hook_fn)(void *ctx);
+
+/*
+ * ruma_os_inject_hook — at the nth call of s from now on (nth = 1: the next
+ * one), call fn(ctx) in the calling thread before that call goes on to the
+ * kernel as usual: it does not fail and is not counted by ruma_os_injected.
+ * A test holds a call back this way until other threads have reached a
+ * point, which makes an interleaving deterministic.  Fires once.  Shares the
+ * one injection of s with ruma_os_inject (arming either replaces the other);
+ * ruma_os_inject_clear disarms it.
+ */
+void ruma_os_inject_hook(ruma_sys s, uint64_t nth, ruma_os_hook_fn fn, void *ctx);
+
+/* ruma_os_inject_clear — disarm every injection (hooks included). */
 void ruma_os_inject_clear(void);
 
 /* ruma_os_injected — how many calls of s failed by injection so far. */

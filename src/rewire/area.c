@@ -139,9 +139,9 @@ void ruma_area_set_map_budget(ruma_area *a, uint64_t budget)
 	a->budget = budget;
 }
 
-void ruma_area_get_stats(const ruma_area *a, ruma_area_stat *out)
+void ruma_area_get_stats(const ruma_area *a, ruma_area_stats *out)
 {
-	*out = (ruma_area_stat){
+	*out = (ruma_area_stats){
 		.pages = a->pages,
 		.pages_mapped = a->mapped,
 		.map_estimate = a->maps,

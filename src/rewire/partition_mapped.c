@@ -493,9 +493,9 @@ static int create_pools_and_work(mctx *c)
 
 	c->page[0] = o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
 	c->page[1] = RUMA_PAGE_4K;
-	rc = ruma_phys_create(c->page[0], 0, &c->impl->phys[0]);
+	rc = ruma_phys_create(&(ruma_phys_options){ .page_size = c->page[0] }, &c->impl->phys[0]);
 	if (!rc && adaptive && o->huge)
-		rc = ruma_phys_create(c->page[1], 0, &c->impl->phys[1]);
+		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = c->page[1] }, &c->impl->phys[1]);
 	if (rc)
 		return rc;
 	c->block_pages = (uint32_t)o->pages_per_block;

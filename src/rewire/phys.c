@@ -264,7 +264,7 @@ static int probe_huge(ruma_phys *p)
 	return rc;
 }
 
-int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out)
+int ruma_phys_create(const ruma_phys_options *opts, ruma_phys **out)
 {
 	ruma_phys_options o = opts ? *opts : (ruma_phys_options){ 0 };
 	size_t ps = o.page_size ? o.page_size : RUMA_PAGE_4K;
@@ -292,12 +292,6 @@ int ruma_phys_create_opts(const ruma_phys_options *opts, ruma_phys **out)
 	}
 	*out = p;
 	return 0;
-}
-
-int ruma_phys_create(size_t page_size, unsigned flags, ruma_phys **out)
-{
-	ruma_phys_options o = { .page_size = page_size, .flags = flags };
-	return ruma_phys_create_opts(&o, out);
 }
 
 void ruma_phys_destroy(ruma_phys *p)
@@ -460,14 +454,14 @@ int ruma_phys_prepopulate(ruma_phys *p, uint64_t first, uint64_t n)
 	return back_range(p, first, n);
 }
 
-int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stat *out)
+int ruma_phys_get_stats(const ruma_phys *p, ruma_phys_stats *out)
 {
 	ruma_os_file_info st;
 	int rc = ruma_os_file_probe(p->fd, &st);
 
 	if (rc)
 		return rc;
-	*out = (ruma_phys_stat){
+	*out = (ruma_phys_stats){
 		.page_size = page_bytes(p),
 		.pages_in_use = p->in_use,
 		.pages_allocated = p->allocated,

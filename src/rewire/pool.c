@@ -171,9 +171,11 @@ static int create_wired(ruma_pool *p, const ruma_pool_options *o)
 	unsigned flags = o->populate ? RUMA_AREA_POPULATE : 0;
 	uint64_t first, budget = o->map_budget;
 	ruma_area_result res = { 0 };
+	ruma_phys_options po = { .page_size = p->page,
+				 .flags = o->huge ? RUMA_PHYS_PREPOPULATE : 0 };
 	int rc;
 
-	rc = ruma_phys_create(p->page, o->huge ? RUMA_PHYS_PREPOPULATE : 0, &p->phys);
+	rc = ruma_phys_create(&po, &p->phys);
 	if (!rc)
 		rc = ruma_area_create(p->page, p->pages, &p->area);
 	if (!rc)

@@ -108,7 +108,8 @@ int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src *
 	s->bytes = bytes;
 	s->page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
 	s->pages = (bytes + s->page - 1) / s->page;
-	rc = ruma_phys_create(s->page, huge ? RUMA_PHYS_PREPOPULATE : 0, &s->phys);
+	ruma_phys_options po = { .page_size = s->page, .flags = huge ? RUMA_PHYS_PREPOPULATE : 0 };
+	rc = ruma_phys_create(&po, &s->phys);
 	if (!rc)
 		rc = ruma_area_create(s->page, s->pages, &s->area);
 	if (!rc)

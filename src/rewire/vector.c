@@ -531,7 +531,9 @@ int ruma_vec_create(const ruma_vec_options *o, ruma_vec **out)
 									 : default_heap_limit(),
 				  v->page);
 	if (v->kind == RUMA_VEC_REWIRED) {
-		rc = ruma_phys_create(v->page, v->huge ? RUMA_PHYS_PREPOPULATE : 0, &v->phys);
+		ruma_phys_options po = { .page_size = v->page,
+					 .flags = v->huge ? RUMA_PHYS_PREPOPULATE : 0 };
+		rc = ruma_phys_create(&po, &v->phys);
 		if (!rc)
 			rc = ruma_area_create(v->page, v->max_bytes / v->page, &v->area);
 		if (!rc)
