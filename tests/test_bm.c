@@ -239,6 +239,144 @@ static int t_evict_tiny_pool(void)
 	return TEST_PASS;
 }
 
+/* Rewrite random pages (generation gen) until the page cleaner has written
+ * some, at most `rounds` rewrites; returns the pages it wrote. */
+static uint64_t rewrite_until_cleaned(ruma_bm *bm, const ruma_pid *pids, size_t n, uint64_t gen,
+				      unsigned rounds)
+{
+	ruma_bm_stats st;
+	for (unsigned r = 0; r < rounds; r++) {
+		void *p;
+		size_t i = ruma_rng_below(&test_rng, n);
+		if (ruma_bm_fix_x(bm, pids[i], &p) == 0) {
+			fill(p, pids[i], gen);
+			ruma_bm_unfix_x(bm, pids[i]);
+		}
+		if (r % 64 == 0) {
+			ruma_bm_get_stats(bm, &st);
+			if (st.cleaned > 0 && r >= 2 * n)
+				return st.cleaned;
+			usleep(100); /* let the cleaner run on a loaded machine */
+		}
+	}
+	ruma_bm_get_stats(bm, &st);
+	return st.cleaned;
+}
+
+/* The page cleaner writes dirty pages ahead of the clock (stats.cleaned);
+ * off, it writes none; either way every page keeps its last contents. */
+static int cleaner_case(bool on)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 600 };
+	static ruma_pid pids[N];
+
+	cfg_small(&c, 4096, 64);
+	c.cleaner = on;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 1) != TEST_PASS)
+		return TEST_FAIL;
+	for (size_t i = 0; i < N; i++) { /* every page at generation 2 */
+		void *p;
+		CHECK_OK(ruma_bm_fix_x(bm, pids[i], &p));
+		fill(p, pids[i], 2);
+		ruma_bm_unfix_x(bm, pids[i]);
+	}
+	uint64_t cleaned = rewrite_until_cleaned(bm, pids, N, 2, on ? 200000 : 4 * N);
+	ruma_bm_stats st;
+	ruma_bm_get_stats(bm, &st);
+	printf("  cleaner %s: %" PRIu64 " of %" PRIu64 " writes by the cleaner\n", on ? "on" : "off",
+	       cleaned, st.writes);
+	if (on)
+		CHECK(cleaned > 0);
+	else
+		CHECK_EQ(cleaned, 0);
+	CHECK(st.writes >= cleaned);
+	if (verify_all(bm, pids, N, 2) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (verify_all(bm, pids, N, 2) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_cleaner_on(void)
+{
+	return cleaner_case(true);
+}
+
+static int t_cleaner_off(void)
+{
+	return cleaner_case(false);
+}
+
+/* Every page pids[i] holds generation gen[i]. */
+static int verify_gens(ruma_bm *bm, const ruma_pid *pids, const uint64_t *gen, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p;
+		CHECK_OK(ruma_bm_fix_s(bm, pids[i], &p));
+		bool ok = matches(p, pids[i], gen[i]);
+		ruma_bm_unfix_s(bm, pids[i]);
+		CHECK(ok);
+	}
+	return TEST_PASS;
+}
+
+/* Writes fail for a while, the cleaner's among them: a page whose write
+ * failed stays dirty, so after the failures end every page still has the
+ * contents of its last successful rewrite — after close and reopen too. */
+static int t_cleaner_write_error(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 600 };
+	static ruma_pid pids[N];
+	static uint64_t gen[N];
+
+	cfg_small(&c, 4096, 64);
+	c.write = RUMA_BM_WRITE_PWRITE;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, N, 1) != TEST_PASS)
+		return TEST_FAIL;
+	for (size_t i = 0; i < N; i++)
+		gen[i] = 1;
+	CHECK(rewrite_until_cleaned(bm, pids, N, 1, 200000) > 0);
+	ruma_bm_stats before;
+	ruma_bm_get_stats(bm, &before);
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, true);
+	ruma_os_inject(RUMA_SYS_PWRITEV, 1, EIO, true);
+	for (unsigned r = 0; r < 20000; r++) {
+		void *p;
+		size_t i = ruma_rng_below(&test_rng, N);
+		if (ruma_bm_fix_x(bm, pids[i], &p) == 0) {
+			gen[i] = 2 + r;
+			fill(p, pids[i], gen[i]);
+			ruma_bm_unfix_x(bm, pids[i]);
+		}
+	}
+	uint64_t failed = ruma_os_injected(RUMA_SYS_PWRITE) + ruma_os_injected(RUMA_SYS_PWRITEV);
+	ruma_os_inject_clear();
+	ruma_bm_stats after;
+	ruma_bm_get_stats(bm, &after);
+	printf("  %" PRIu64 " writes failed; the cleaner wrote %" PRIu64 " pages before, %" PRIu64
+	       " after\n", failed, before.cleaned, after.cleaned);
+	CHECK(failed > 0);
+	if (verify_gens(bm, pids, gen, N) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (verify_gens(bm, pids, gen, N) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 static int t_persist(void)
 {
 	ruma_bm_config c;
@@ -1126,6 +1264,9 @@ static const struct test_case cases[] = {
 	{ "reuse", t_reuse },
 	{ "no_reuse", t_no_reuse },
 	{ "evict_tiny_pool", t_evict_tiny_pool },
+	{ "cleaner_on", t_cleaner_on },
+	{ "cleaner_off", t_cleaner_off },
+	{ "cleaner_write_error", t_cleaner_write_error },
 	{ "persist", t_persist },
 	{ "read_error", t_read_error },
 	{ "write_error_pwrite", t_write_error_pwrite },

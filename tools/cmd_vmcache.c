@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"  --evict E      process_madvise | madvise         page drop [process_madvise]\n"
 		"  --write W      uring | pwrite                    write-back [uring]\n"
 		"  --no-reuse     never reuse freed page ids\n"
+		"  --no-cleaner   no page cleaner thread: evicting threads write every dirty\n"
+		"                 victim themselves and wait for it (as the original vmcache)\n"
 		"  --keep         open the store with its contents (default: start fresh)\n"
 		"  --force        without --keep: overwrite BLOCK even if it is a file that is\n"
 		"                 not a ruma store (refused otherwise)\n"

@@ -535,8 +535,9 @@ static int timed_run(struct run *run, ruma_bm *bm)
 	ruma_bm_get_stats(bm, &cur);
 	fprintf(stderr,
 		"run: %" PRIu64 " tx in %" PRIu64 " s, %" PRIu64 " pages read, %" PRIu64
-		" written, %" PRIu64 " evicted, %" PRIu64 " restarts, %" PRIu64 " failures\n",
-		total, s, cur.reads, cur.writes, cur.evictions, cur.restarts,
+		" written (%" PRIu64 " by the cleaner), %" PRIu64 " evicted, %" PRIu64
+		" restarts, %" PRIu64 " failures\n",
+		total, s, cur.reads, cur.writes, cur.cleaned, cur.evictions, cur.restarts,
 		atomic_load(&run->ctx.failures));
 	free(a);
 	r = ruma_result_close(&res);
@@ -575,10 +576,11 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	fprintf(stderr,
 		"vmcache blk:%s virtgb:%g physgb:%g exmap:0 batch:%u threads:%u datasize:%" PRIu64
 		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s inflight:%u reuse:%d "
-		"keep:%d seed:%" PRIu64 " durable:%s\n",
+		"cleaner:%d keep:%d seed:%" PRIu64 " durable:%s\n",
 		o->block, o->virtgb, o->physgb, o->batch, o->threads, o->datasize, o->wl->name,
 		o->runfor, ruma_bm_wait_name(o->wait), ruma_bm_evict_name(o->evict),
-		ruma_bm_write_name(o->write), o->inflight ? o->inflight : 1, o->reuse, o->keep,
+		ruma_bm_write_name(o->write), o->inflight ? o->inflight : 1, o->reuse, o->cleaner,
+		o->keep,
 		o->seed, durability_name(o));
 	if ((status = preflight(o, need)))
 		return status;
@@ -603,6 +605,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	c.evict = o->evict;
 	c.write = write;
 	c.reuse_pages = o->reuse;
+	c.cleaner = o->cleaner;
 	c.fresh = !o->keep;
 	c.force = o->force;
 	c.durability = o->durability;

@@ -27,6 +27,7 @@ typedef struct ruma_vmcache_opts {
 	ruma_bm_evict evict;
 	ruma_bm_write write;
 	bool reuse;          /* reuse freed page ids (default on) */
+	bool cleaner;        /* page cleaner thread (default on; --no-cleaner) */
 	bool keep;           /* open the store with its contents */
 	bool force;          /* without keep: overwrite a file that is not a ruma store */
 	bool check;          /* verify the data set after the run */

@@ -23,7 +23,7 @@
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *threads, *datasize, *workload,
 		*wait, *evict, *write, *seed, *inflight, *durable, *checkpoint, *commit_log, *result;
-	bool no_reuse, keep, check, force, help;
+	bool no_reuse, no_cleaner, keep, check, force, help;
 };
 
 #define STR(flag, field) { flag, RUMA_OPT_STR, offsetof(struct raw, field), 0, 0, NULL, NULL, 0 }
@@ -37,7 +37,8 @@ static const ruma_opt options[] = {
 	STR("--inflight", inflight), STR("--checkpoint", checkpoint),
 	STR("--commit-log", commit_log), STR("--result", result),
 	{ "--durable", RUMA_OPT_STR, offsetof(struct raw, durable), 0, 0, NULL, NULL, RUMA_OPT_BARE },
-	FLAG("--no-reuse", no_reuse, 0), FLAG("--keep", keep, 0), FLAG("--force", force, 0),
+	FLAG("--no-reuse", no_reuse, 0), FLAG("--no-cleaner", no_cleaner, 0),
+	FLAG("--keep", keep, 0),     FLAG("--force", force, 0),
 	FLAG("--check", check, 0),   FLAG("--help", help, RUMA_OPT_STOP),
 	FLAG("-h", help, RUMA_OPT_STOP),
 };
@@ -221,7 +222,7 @@ static int parse_workload(const struct msg *m, char *const *envp, const struct r
 	return 0;
 }
 
-/* --wait, --evict, --write, --no-reuse, --keep, --force / FORCE, --check. */
+/* --wait, --evict, --write, --no-reuse, --no-cleaner, --keep, --force / FORCE, --check. */
 static int parse_modes(const struct msg *m, char *const *envp, const struct raw *w,
 		       ruma_vmcache_opts *o)
 {
@@ -237,6 +238,7 @@ static int parse_modes(const struct msg *m, char *const *envp, const struct raw 
 	if (w->write && ruma_bm_write_parse(w->write, &o->write))
 		return bad(m, "--write", w->write, "expected pwrite or uring");
 	o->reuse = !w->no_reuse;
+	o->cleaner = !w->no_cleaner;
 	o->keep = w->keep;
 	if ((r = parse_bool_var(m, envp, "FORCE", &b)))
 		return r;

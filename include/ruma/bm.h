@@ -115,13 +115,17 @@ typedef struct ruma_bm_config {
 	 * "ruma bm: ".  May be called from any thread using the manager. */
 	void (*message)(void *ctx, const char *line);
 	void *message_ctx;
+	bool cleaner;           /* page cleaner: a background thread writes the
+				   dirty pages the clock evicts next, so that
+				   evicting threads rarely wait for write-back
+				   (default true; CLEANER=0 in ruma vmcache) */
 	ruma_bm_durability durability; /* default OFF */
 	unsigned wal_flush_ms;  /* ASYNC: background log flush period (0 = 5 ms) */
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
  * batch 64, 128 threads, spin, process_madvise, uring, reuse on, fresh off,
- * O_DIRECT.  The batched paths fall back at open, with one message, where
+ * O_DIRECT, page cleaner on.  The batched paths fall back at open, with one message, where
  * the kernel refuses them: uring → pwrite (pwritev per run of neighbouring
  * pages), process_madvise → madvise per page. */
 RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
@@ -424,6 +428,7 @@ RUMA_API int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
 
 typedef struct ruma_bm_stats {
 	uint64_t reads, writes;       /* pages read / written since open */
+	uint64_t cleaned;             /* of the writes, those of the page cleaner */
 	uint64_t evictions;           /* pages evicted since open */
 	uint64_t pages_allocated;     /* page ids in use incl. the metadata pages
 					 (space used / page size) */

@@ -126,9 +126,21 @@ void ruma_bm_config_default(ruma_bm_config *c)
 	c->reuse_pages = true;
 	c->fresh = false;
 	c->direct_io = true;
+	c->cleaner = true;
 }
 
 /* ---- helpers -------------------------------------------------------------- */
+
+static void init_writer_preferring(pthread_rwlock_t *l)
+{
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+#ifdef __GLIBC__
+	(void)pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+	pthread_rwlock_init(l, &a);
+	pthread_rwlockattr_destroy(&a);
+}
 
 static uint64_t next_pow2(uint64_t v)
 {
@@ -483,6 +495,7 @@ static int wal_start(ruma_bm *bm)
 
 static void release_all(ruma_bm *bm)
 {
+	bm_cleaner_stop(bm);
 	(void)ruma_wal_close(bm->wal);
 	bm_mtr_release_all(bm);
 	ruma_bm_undo_free(bm->pending, bm->npending);
@@ -504,8 +517,19 @@ static void release_all(ruma_bm *bm)
 	pthread_mutex_destroy(&bm->flush_mu);
 	pthread_mutex_destroy(&bm->active_mu);
 	pthread_rwlock_destroy(&bm->ckpt_lock);
+	pthread_rwlock_destroy(&bm->writeback_lock);
 	free(bm->active);
 	free(bm);
+}
+
+/* Without a cleaner the manager still works (the evicting threads write
+ * every dirty victim themselves): say so and go on. */
+static void start_cleaner(ruma_bm *bm)
+{
+	int r = bm_cleaner_start(bm);
+	if (r)
+		bm_say(&bm->cfg, "note: no page cleaner thread (%s): evicting threads write "
+			"dirty pages themselves", ruma_strerror(r));
 }
 
 int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
@@ -532,6 +556,7 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	pthread_mutex_init(&bm->flush_mu, NULL);
 	pthread_mutex_init(&bm->active_mu, NULL);
 	pthread_rwlock_init(&bm->ckpt_lock, NULL);
+	init_writer_preferring(&bm->writeback_lock);
 	bm->virt_pages = c->virt_bytes / RUMA_BM_PAGE_SIZE;
 	bm->phys_pages = c->phys_bytes / RUMA_BM_PAGE_SIZE;
 	bm->hard_limit = bm->phys_pages;
@@ -601,6 +626,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		r = mark_open(bm);
 	if (!r)
 		bm_io_open(bm);
+	if (!r && bm->cfg.cleaner)
+		start_cleaner(bm);
 	if (r) {
 		pthread_key_delete(bm->key);
 		release_all(bm);
@@ -628,6 +655,7 @@ int ruma_bm_close(ruma_bm *bm)
 {
 	if (!bm)
 		return 0;
+	bm_cleaner_stop(bm);
 	pthread_mutex_lock(&bm->flush_mu);
 	int err = bm_checkpoint(bm);
 	bool losers = atomic_load(&bm->undo_outstanding);
@@ -807,5 +835,7 @@ void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)
 	pthread_mutex_unlock(&bm->alloc_mu);
 	out->pages_resident = atomic_load(&bm->phys_used);
 	out->restarts = atomic_load(&bm->restarts);
+	out->cleaned = bm_cleaner_writes(bm);
+	out->writes += out->cleaned;
 	out->state_bytes = bm->state_len + bm->pmx_len;
 }

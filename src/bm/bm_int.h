@@ -67,6 +67,7 @@ struct bm_pagemutex {
 struct io_uring;
 struct bm_aio;
 struct bm_thread;
+struct bm_cleaner;
 
 /*
  * The files of src/bm, bottom-up (a file calls only files before it;
@@ -75,6 +76,7 @@ struct bm_thread;
  *   io.c      probing io_uring / process_madvise
  *   latch.c   waiting for a latch (the latch word itself: inline below)
  *   evict.c   resident set, per-thread state, write-back, eviction, faults
+ *   clean.c   the page cleaner (write-back ahead of the clock hand)
  *   store.c   metadata pages, capacity, checkpoints
  *   mtr.c     mini-transactions (the write-ahead log's hooks)
  *   fix.c     the latching API (fix, unfix, optimistic, upgrade)
@@ -160,7 +162,16 @@ struct ruma_bm {
 	_Atomic bool pmadv_refused;
 	_Atomic bool uring_refused;
 	_Atomic bool thread_limit_said;
-	pthread_mutex_t flush_mu;
+	pthread_mutex_t flush_mu;  /* one flush or checkpoint at a time; the cleaner
+				      skips its batches while it is held */
+	/* Shared by a thread from claiming dirty pages for write-back
+	 * (bm_claim_dirty) until their writes completed; a flush takes it
+	 * exclusively once at its end, so that the sync after it covers the
+	 * pages other threads were writing when it found them clean.
+	 * Writer-preferring. */
+	pthread_rwlock_t writeback_lock;
+	struct bm_cleaner *cleaner;     /* clean.c, NULL when off */
+	_Atomic uint64_t cleaner_writes; /* pages written by cleaners already stopped */
 
 	struct bm_ops ops;         /* calls up the file order, set at open (bm.c) */
 
@@ -359,9 +370,20 @@ int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read);
  * Evicted (new version). */
 void bm_fault_abort(ruma_bm *bm, ruma_pid pid);
 int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res);
+size_t bm_claim_dirty(ruma_bm *bm, ruma_pid *pids, size_t n);
 int bm_flush_pages(ruma_bm *bm);
 void bm_sort_pids(ruma_pid *pids, size_t n);
 int bm_thread_get(ruma_bm *bm, struct bm_thread **out);
+/* Per-thread state for a thread of the manager's own (not in the table,
+ * never bound to the calling thread); free with bm_thread_free. */
+struct bm_thread *bm_thread_new_private(ruma_bm *bm);
+
+/* clean.c — the page cleaner.  bm_cleaner_start at the end of open (the
+ * pool is in use from then on); bm_cleaner_stop before the final flush of
+ * close (NULL-safe, idempotent); bm_cleaner_writes = pages it wrote. */
+int bm_cleaner_start(ruma_bm *bm);
+void bm_cleaner_stop(ruma_bm *bm);
+uint64_t bm_cleaner_writes(ruma_bm *bm);
 void bm_thread_free(struct bm_thread *t);
 void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
 

@@ -135,6 +135,11 @@ static struct bm_thread *thread_new(ruma_bm *bm, unsigned idx)
 	return t;
 }
 
+struct bm_thread *bm_thread_new_private(ruma_bm *bm)
+{
+	return thread_new(bm, bm->cfg.max_threads);
+}
+
 int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
 {
 	struct bm_thread *t = pthread_getspecific(bm->key);
@@ -211,21 +216,49 @@ static void ring_broken(struct bm_thread *t)
 	t->ring = NULL;
 }
 
-/* Write pids[0, n) (n <= the ring's free slots) with one submission; res[] per page. */
+/* The end of the run of consecutive pids that starts at pids[i]. */
+static size_t run_end(const ruma_pid *pids, size_t n, size_t i)
+{
+	size_t j = i + 1;
+	while (j < n && j - i < IOV_MAX && pids[j] == pids[j - 1] + 1)
+		j++;
+	return j;
+}
+
+/* Queue the run pids[i, j): one write, or one vectored write of its pages. */
+static void queue_run(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t i, size_t j)
+{
+	uint64_t off = (uint64_t)pids[i] * RUMA_BM_PAGE_SIZE;
+	int r;
+	if (j - i == 1) {
+		r = ruma_os_uring_prep_write(t->ring, bm->fd, bm_page(bm, pids[i]), RUMA_BM_PAGE_SIZE,
+					     off, i);
+	} else {
+		for (size_t k = i; k < j; k++) {
+			t->iov[k].iov_base = bm_page(bm, pids[k]);
+			t->iov[k].iov_len = RUMA_BM_PAGE_SIZE;
+		}
+		r = ruma_os_uring_prep_writev(t->ring, bm->fd, &t->iov[i], (unsigned)(j - i), off, i);
+	}
+	RUMA_ASSERT(r == 0);
+	(void)r;
+}
+
+/* Write the sorted pids[0, n) (n <= the ring's free slots) with one
+ * submission, one write per run of neighbouring pids; res[] per page. */
 static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n,
 		       int *res)
 {
-	for (size_t i = 0; i < n; i++) {
-		int r = ruma_os_uring_prep_write(t->ring, bm->fd, bm_page(bm, pids[i]),
-						 RUMA_BM_PAGE_SIZE,
-						 (uint64_t)pids[i] * RUMA_BM_PAGE_SIZE, i);
-		RUMA_ASSERT(r == 0);
-		(void)r;
-		res[i] = 1; /* pending */
+	unsigned runs = 0;
+	for (size_t i = 0, j; i < n; i = j, runs++) {
+		j = run_end(pids, n, i);
+		queue_run(bm, t, pids, i, j);
+		for (size_t k = i; k < j; k++)
+			res[k] = 1; /* pending */
 	}
-	int r = ruma_os_uring_submit_and_wait(t->ring, (unsigned)n);
-	size_t got = 0;
-	while (r == 0 && got < n) {
+	int r = ruma_os_uring_submit_and_wait(t->ring, runs);
+	unsigned got = 0;
+	while (r == 0 && got < runs) {
 		uint64_t tag[64];
 		int cres[64];
 		unsigned k = ruma_os_uring_reap(t->ring, tag, cres, 64);
@@ -233,13 +266,15 @@ static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, s
 			r = ruma_os_uring_submit_and_wait(t->ring, 1);
 			continue;
 		}
-		for (unsigned j = 0; j < k; j++) {
-			uint64_t i = tag[j];
+		for (unsigned c = 0; c < k; c++) {
+			size_t i = (size_t)tag[c];
 			if (i >= n || res[i] != 1)
 				continue;
-			res[i] = cres[j] == (int)RUMA_BM_PAGE_SIZE ? 0
-				 : cres[j] < 0			   ? cres[j]
-								   : RUMA_ESHORTIO;
+			size_t j = run_end(pids, n, i);
+			int64_t want = (int64_t)(j - i) * RUMA_BM_PAGE_SIZE;
+			int v = cres[c] == want ? 0 : cres[c] < 0 ? cres[c] : RUMA_ESHORTIO;
+			for (size_t p = i; p < j; p++)
+				res[p] = v;
 			got++;
 		}
 	}
@@ -257,9 +292,7 @@ static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, s
 static void write_runs(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
 {
 	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		while (j < n && j - i < IOV_MAX && pids[j] == pids[j - 1] + 1)
-			j++;
+		size_t j = run_end(pids, n, i);
 		int r;
 		if (j - i == 1) {
 			r = write_one(bm, pids[i]);
@@ -326,6 +359,23 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 	}
 	atomic_fetch_add_explicit(&t->writes, ok, memory_order_relaxed);
 	return first;
+}
+
+/* Claim the shared-latched pids[0, n) for writing by clearing their dirty
+ * bits: a page whose bit another writer cleared first (it writes that
+ * image) is released and left out, so one thread at a time writes a page.
+ * Returns the pages kept, in order. */
+size_t bm_claim_dirty(ruma_bm *bm, ruma_pid *pids, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (atomic_fetch_and(&bm->state[pids[i]], ~BM_DIRTY) & BM_DIRTY)
+			pids[kept++] = pids[i];
+		else
+			bm_unlock_s(bm, pids[i]);
+	}
+	return kept;
 }
 
 /* ---- dropping pages ------------------------------------------------------ */
@@ -406,14 +456,15 @@ static int evict_round(ruma_bm *bm, struct bm_thread *t, size_t *freed)
 
 	/* Write the dirty candidates (latched shared: nobody can modify them),
 	 * sorted so that neighbouring pages form runs. */
-	bm_sort_pids(t->dirty, ndirty);
-	for (size_t i = 0; i < ndirty; i++)
-		atomic_fetch_and(&bm->state[t->dirty[i]], ~BM_DIRTY);
 	if (ndirty) {
+		bm_sort_pids(t->dirty, ndirty);
+		pthread_rwlock_rdlock(&bm->writeback_lock);
+		ndirty = bm_claim_dirty(bm, t->dirty, ndirty);
 		err = bm_write_pages(bm, t, t->dirty, ndirty, t->res);
 		for (size_t i = 0; i < ndirty; i++)
 			if (t->res[i])
 				atomic_fetch_or(&bm->state[t->dirty[i]], BM_DIRTY);
+		pthread_rwlock_unlock(&bm->writeback_lock);
 	}
 
 	/* Latch the victims exclusively: the clean ones still marked, the
@@ -670,5 +721,9 @@ int bm_flush_pages(ruma_bm *bm)
 		err = err ? err : r;
 	}
 	free(cand);
+	/* pages found clean because another thread was writing them: wait
+	 * until those writes completed */
+	pthread_rwlock_wrlock(&bm->writeback_lock);
+	pthread_rwlock_unlock(&bm->writeback_lock);
 	return err;
 }

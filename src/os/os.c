@@ -939,6 +939,17 @@ int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, uns
 	return 0;
 }
 
+int ruma_os_uring_prep_writev(struct io_uring *ring, int fd, const struct iovec *iov, unsigned n,
+			      uint64_t off, uint64_t data)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_writev(sqe, fd, iov, n, off);
+	io_uring_sqe_set_data64(sqe, data);
+	return 0;
+}
+
 /* The result of one reaped completion, after its (counted) injection point. */
 static int cqe_result(int res)
 {

@@ -274,6 +274,10 @@ int ruma_os_uring_prep_read(struct io_uring *ring, int fd, void *buf, unsigned l
 			    uint64_t data);
 int ruma_os_uring_prep_write(struct io_uring *ring, int fd, const void *buf, unsigned len,
 			     uint64_t off, uint64_t data);
+/* Queue one vectored write of iov[0, n) at off (the iovecs must stay valid
+ * until its completion is reaped); -EBUSY as above.  No syscall. */
+int ruma_os_uring_prep_writev(struct io_uring *ring, int fd, const struct iovec *iov, unsigned n,
+			      uint64_t off, uint64_t data);
 /* Reap up to max completions already posted in the ring (never a
  * syscall): tags into data[], results (bytes or negative errno) into
  * res[]; returns how many. */
