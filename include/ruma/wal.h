@@ -47,6 +47,12 @@ typedef struct ruma_wal_config {
 	void *message_ctx;
 	bool fresh;            /* discard what an existing file holds (the log of a store
 				  being created anew): it is emptied before it is read */
+	bool replay;           /* opened to be read once and then emptied (crash
+				  recovery): open does not read the log to find its
+				  end; an iterator finds it (ruma_wal_end is the end
+				  of the records an iterator read to the end), and
+				  ruma_wal_append fails with -EBUSY until
+				  ruma_wal_reset */
 } ruma_wal_config;
 
 /*
@@ -54,7 +60,9 @@ typedef struct ruma_wal_config {
  * records from its start up to the first one that is incomplete or fails its
  * checksum.  Whatever follows that end in the file is cut off (truncate +
  * fdatasync): those bytes were never durable as a whole, and appends
- * continue at that end.
+ * continue at that end.  With c->replay none of this happens at open: the
+ * first iterator read to the end finds the end, and ruma_wal_reset starts
+ * the log anew after it (crash recovery reads the log once instead of twice).
  * Errors: -EINVAL (bad config), RUMA_ECORRUPT (not a log: bad header, or a
  * log of another format), I/O errors, -ENOMEM.  Release with ruma_wal_close.
  */

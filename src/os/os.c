@@ -100,6 +100,7 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_FSTAT] = "fstat",
 	[RUMA_SYS_BLKGETSIZE64] = "blkgetsize64",
 	[RUMA_SYS_PERF_IOCTL] = "perf_ioctl",
+	[RUMA_SYS_FADVISE] = "fadvise",
 };
 
 const char *ruma_os_sys_name(ruma_sys s)
@@ -506,6 +507,14 @@ int ruma_os_ftruncate(int fd, off_t len)
 	if (pl_armed() && pl_is_dead(fd))
 		return 0;
 	return ftruncate(fd, len) ? -errno : 0;
+}
+
+int ruma_os_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	int inj = enter(RUMA_SYS_FADVISE);
+	if (inj)
+		return fail_code(inj);
+	return -posix_fadvise(fd, off, len, advice);
 }
 
 int ruma_os_fallocate(int fd, int mode, off_t off, off_t len)

@@ -1,7 +1,7 @@
 /*
  * os.h — the operating-system layer.  This is the ONLY code in ruma that issues
  * mmap, munmap, mremap, mprotect, madvise, process_madvise, memfd_create,
- * ftruncate, fallocate, open, read, write, pread, pwrite, pwritev, fsync,
+ * ftruncate, fallocate, fadvise, open, read, write, pread, pwrite, pwritev, fsync,
  * fdatasync, flock, fstat, ioctl(BLKGETSIZE64), io_uring, futex,
  * perf_event_open and its ioctls, remap_file_pages, userfaultfd and its ioctls.
  *
@@ -61,6 +61,7 @@ typedef enum ruma_sys {
 	RUMA_SYS_FSTAT,        /* fstat(2) of a store or file (ruma_os_file_probe) */
 	RUMA_SYS_BLKGETSIZE64, /* ioctl(BLKGETSIZE64) of a block device */
 	RUMA_SYS_PERF_IOCTL,   /* ioctl(PERF_EVENT_IOC_*) of a perf counter */
+	RUMA_SYS_FADVISE,      /* posix_fadvise(2): read-ahead hints */
 	RUMA_SYS_COUNT_
 } ruma_sys;
 
@@ -132,6 +133,9 @@ int ruma_os_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags);
 int ruma_os_memfd_create(const char *name, unsigned flags, int *fd);
 int ruma_os_ftruncate(int fd, off_t len);
 int ruma_os_fallocate(int fd, int mode, off_t off, off_t len);
+/* posix_fadvise(fd, off, len, advice): 0 or the negative error (it returns
+ * the error, not errno). */
+int ruma_os_fadvise(int fd, off_t off, off_t len, int advice);
 /* open(2); the descriptor comes back in *fd. */
 int ruma_os_open(const char *path, int flags, mode_t mode, int *fd);
 int ruma_os_fsync(int fd);

@@ -43,10 +43,16 @@
  * never reads ring bytes an appender is filling; the next round rewrites
  * that block.  Reads go through a second, read-only, buffered descriptor.
  *
+ * Replay (cfg.replay, crash recovery): open does not scan the log; the
+ * recovery's iterator, which checks every CRC itself, finds the end, the
+ * iterator hints the kernel to read its next window ahead
+ * (POSIX_FADV_WILLNEED) while records are applied, and ruma_wal_reset
+ * empties the log after it.  Nothing can be appended before that reset.
+ *
  * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
  *
- * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate, fstat
+ * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate, fadvise, fstat
  * (the file's size); close directly.  Thread: the optional background flusher (pthread).
  */
 #include <ruma/wal.h>
@@ -105,6 +111,8 @@ struct ruma_wal {
 	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
 	uint64_t verified;       /* records below this LSN passed their CRC when open read the log */
+	bool replaying;          /* opened with cfg.replay and not reset yet: end unknown */
+	uint64_t replay_end;     /* replaying: the end an iterator found */
 	_Atomic uint64_t durable; /* == written; written under mu, read without it by ruma_wal_durable */
 	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
 	uint64_t round_ns;       /* when the flusher's last round started (ruma_now_ns) */
@@ -272,13 +280,17 @@ static int window_get(ruma_wal_iter *it, uint64_t lsn, size_t n, const char **p)
 				break; /* end of file */
 			it->have += (size_t)k;
 		}
+		/* the kernel reads the next window while this one is used (a
+		 * hint: its failure changes nothing) */
+		(void)ruma_os_fadvise(it->w->rfd, file_off(it->w, lsn) + (off_t)it->have,
+				      (off_t)WAL_READ_WINDOW, POSIX_FADV_WILLNEED);
 	}
 	if (lsn + n <= it->at + it->have)
 		*p = it->buf + (lsn - it->at);
 	return 0;
 }
 
-int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
+static int iter_step(ruma_wal_iter *it, ruma_wal_record *rec)
 {
 	struct rec_hdr h;
 	const char *p;
@@ -302,6 +314,14 @@ int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
 	rec->payload = payload;
 	it->lsn = rec->end;
 	return 1;
+}
+
+int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
+{
+	int r = iter_step(it, rec);
+	if (r == 0 && it->w->replaying && it->lsn > it->w->replay_end)
+		it->w->replay_end = it->lsn; /* the end of the log, found by reading it */
+	return r;
 }
 
 static int find_end(ruma_wal *w)
@@ -528,8 +548,8 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 		w->flushing = true;
 		flush_round(w);
 	}
-	if (w->err) {
-		int r = w->err;
+	if (w->err || w->replaying) {
+		int r = w->err ? w->err : -EBUSY;
 		pthread_mutex_unlock(&w->mu);
 		return r;
 	}
@@ -570,7 +590,7 @@ uint64_t ruma_wal_start(ruma_wal *w)
 uint64_t ruma_wal_end(ruma_wal *w)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t v = w->end;
+	uint64_t v = w->replaying ? w->replay_end : w->end;
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
@@ -583,7 +603,7 @@ uint64_t ruma_wal_durable(ruma_wal *w)
 int ruma_wal_reset(ruma_wal *w, uint64_t base)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t b = pad8(RUMA_MAX(base, w->end));
+	uint64_t b = pad8(RUMA_MAX(base, w->replaying ? w->replay_end : w->end));
 	int r = w->err ? w->err : ruma_os_ftruncate(w->fd, WAL_HDR_BYTES);
 	if (!r)
 		r = write_header(w, b, b);
@@ -592,6 +612,7 @@ int ruma_wal_reset(ruma_wal *w, uint64_t base)
 	if (!r) {
 		w->base = w->start = w->end = b;
 		w->durable = b;
+		w->replaying = false;
 	} else if (!w->err) {
 		w->err = r;
 	}
@@ -708,10 +729,15 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 		if (!r)
 			r = ruma_os_fdatasync(w->fd);
 	}
-	if (!r)
-		r = find_end(w);
-	if (!r)
-		r = load_tail(w);
+	if (!r && c->replay) {
+		w->end = w->replay_end = w->start; /* the iterator finds the end */
+		w->replaying = true;
+	} else {
+		if (!r)
+			r = find_end(w);
+		if (!r)
+			r = load_tail(w);
+	}
 	if (!r) {
 		w->want = w->end;
 		w->durable = w->end;
