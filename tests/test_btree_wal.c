@@ -16,6 +16,9 @@
  *   torn_page        the power fails while pages are being written: half of
  *                    each page write reaches the file (torn pages);
  *                    recovery rebuilds them from their full images
+ *   crash_after_recovery  the power fails again in the session that
+ *                    recovery kept its log for, before any checkpoint:
+ *                    both sessions' operations survive
  *   log_io_error     an injected fdatasync failure of the log: the operation
  *                    fails, later ones fail, close fails; reopening recovers
  *                    a consistent tree with every operation acknowledged
@@ -292,6 +295,43 @@ static int t_torn_page(void)
 	return TEST_PASS;
 }
 
+/* Recovery keeps the log when the store goes on with one: the pages it
+ * redid stay dirty in the pool and the log is not emptied.  The power fails
+ * again in that session, before any checkpoint, with torn page writes:
+ * the next recovery redoes both sessions from the first one's checkpoint
+ * and every acknowledged operation of both is there. */
+static int t_crash_after_recovery(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_bm_recovery first, second;
+	uint64_t torn = 0;
+	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500, NULL), TEST_PASS);
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	ruma_bm_get_recovery(bm, &first);
+	CHECK(first.ran);
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
+	for (uint32_t i = 1; i <= 3000; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		uint32_t ver = ruma_rng_below(&test_rng, 3) == 0 ? 0 : 1000000u + i;
+		CHECK_OK(do_op(t, k, ver));
+		model[k] = ver;
+	}
+	CHECK_OK(ruma_os_powerloss_torn(&torn));
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm); /* nothing of it reaches the files */
+	ruma_os_powerloss_disarm();
+	printf("  second session: %llu page writes torn\n", (unsigned long long)torn);
+	CHECK_EQ(reopen_and_match(model, &second), TEST_PASS);
+	printf("  recoveries: %llu then %llu records\n", (unsigned long long)first.records,
+	       (unsigned long long)second.records);
+	CHECK(second.records > first.records); /* from the first checkpoint on */
+	return TEST_PASS;
+}
+
 static int t_log_io_error(void)
 {
 	static uint32_t model[KEYS];
@@ -415,6 +455,7 @@ static const struct test_case cases[] = {
 	{ "sigkill", t_sigkill },
 	{ "powerloss", t_powerloss },
 	{ "torn_page", t_torn_page },
+	{ "crash_after_recovery", t_crash_after_recovery },
 	{ "log_io_error", t_log_io_error },
 	{ "log_unreadable", t_log_unreadable },
 	{ "async", t_async },

@@ -146,7 +146,10 @@ RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
  * Exception: a store that was open with a log (durability SYNC or ASYNC) is
  * recovered from <path>.wal instead, whatever c->durability says now: the
  * logged changes are redone on the pages, the allocation state is rebuilt,
- * everything is written and synced, and open goes on; the message callback
+ * log is kept for this session when it goes on with one (c->durability SYNC
+ * or ASYNC, or transactions still to be undone: the redone pages are
+ * written later, by eviction and checkpoints), else everything is written
+ * and synced and the log emptied; open goes on; the message callback
  * says what recovery did, and ruma_bm_get_recovery gives the numbers.  A
  * log that cannot be read or does not match the pages is RUMA_ECORRUPT.
  *
@@ -409,7 +412,7 @@ typedef struct ruma_bm_recovery {
 	uint64_t full_images;  /* full page images installed */
 	uint64_t allocs, frees;
 	uint64_t losers;       /* transactions without commit: undone by the layer above */
-	uint64_t usec;         /* wall time of recovery incl. its final checkpoint */
+	uint64_t usec;         /* wall time of recovery (incl. the final checkpoint when the log is not kept) */
 } ruma_bm_recovery;
 
 RUMA_API void ruma_bm_get_recovery(ruma_bm *bm, ruma_bm_recovery *out);

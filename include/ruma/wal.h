@@ -60,9 +60,11 @@ typedef struct ruma_wal_config {
  * records from its start up to the first one that is incomplete or fails its
  * checksum.  Whatever follows that end in the file is cut off (truncate +
  * fdatasync): those bytes were never durable as a whole, and appends
- * continue at that end.  With c->replay none of this happens at open: the
- * first iterator read to the end finds the end, and ruma_wal_reset starts
- * the log anew after it (crash recovery reads the log once instead of twice).
+ * continue at that end.  With c->replay none of this happens at open (the
+ * file is only synced, so that what is replayed is durable): the first
+ * iterator read to the end finds the end, and ruma_wal_reset starts the log
+ * anew after it or ruma_wal_resume continues it (crash recovery reads the
+ * log once instead of twice).
  * Errors: -EINVAL (bad config), RUMA_ECORRUPT (not a log: bad header, or a
  * log of another format), I/O errors, -ENOMEM.  Release with ruma_wal_close.
  */
@@ -113,6 +115,17 @@ RUMA_API uint64_t ruma_wal_durable(ruma_wal *w);
  * concurrently.  Returns 0 or an I/O error.
  */
 RUMA_API int ruma_wal_reset(ruma_wal *w, uint64_t base);
+
+/*
+ * ruma_wal_resume — end the replay of a log opened with c->replay without
+ * emptying it: appends continue after the end that an iterator found
+ * (what follows that end in the file is cut; everything up to it was made
+ * durable when the log was opened), and the background flusher runs every flush_ms
+ * (0 = none).  Crash recovery uses it to keep the log it has redone, so the
+ * pages need not be written back before the store is used again.
+ * Errors: -EINVAL (not replaying), I/O errors (the log is then dead).
+ */
+RUMA_API int ruma_wal_resume(ruma_wal *w, unsigned flush_ms);
 
 /*
  * ruma_wal_discard_before — the records before lsn (a record boundary at or

@@ -620,8 +620,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 			bm->path);
 		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
 	}
-	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF)
-		r = wal_start(bm);
+	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF && !bm->wal)
+		r = wal_start(bm); /* (recovery may have kept its log going) */
 	if (!r)
 		r = mark_open(bm);
 	if (!r)

@@ -235,6 +235,7 @@ int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value);
 void bm_mtr_release_all(ruma_bm *bm);
 int bm_wal_open(ruma_bm *bm, struct ruma_wal **out);
 int bm_undo_relog(ruma_bm *bm);
+int bm_wal_continue(ruma_bm *bm, struct ruma_wal *w);
 int bm_wal_checkpoint(ruma_bm *bm);
 
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */

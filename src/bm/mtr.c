@@ -687,6 +687,32 @@ uint64_t ruma_bm_log_end(ruma_bm *bm)
 	return bm->wal ? ruma_wal_end(bm->wal) : 0;
 }
 
+/* Go on with the log recovery has just redone (ruma_wal_resume'd): this
+ * session appends to it, the last checkpoint's redo and undo LSNs stay as
+ * page 0 has them (a crash before the next checkpoint redoes from there
+ * again), pages older than that redo LSN get a full image on their next
+ * change, and the losers count as unfinished transactions (a loser's id is
+ * the LSN of its first record) until their undo ends them, so that no
+ * checkpoint discards their records. */
+int bm_wal_continue(ruma_bm *bm, struct ruma_wal *w)
+{
+	bm->mtrs = calloc(bm->cfg.max_threads, sizeof(*bm->mtrs));
+	if (!bm->mtrs)
+		return -ENOMEM;
+	atomic_store(&bm->wal_epoch, bm->meta_redo_lsn);
+	int r = 0;
+	pthread_mutex_lock(&bm->active_mu);
+	for (size_t i = bm->npending; i-- > 0 && !r;)
+		r = active_add(bm, bm->pending[i].txn, bm->pending[i].txn);
+	pthread_mutex_unlock(&bm->active_mu);
+	if (r)
+		return r;
+	bm->wal = w;
+	if (bm->npending)
+		atomic_store(&bm->undo_outstanding, true);
+	return 0;
+}
+
 /* Carry the losers' undo records into this session's log (oldest first, so
  * the next recovery lists them newest first again), durably. */
 int bm_undo_relog(ruma_bm *bm)

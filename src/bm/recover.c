@@ -25,13 +25,20 @@
  *          logically (ruma_bm_undo_take) once redo is complete.
  * An applied DIFF sets the page LSN to the record's end; ALLOC and FPI set
  * it to the record's start, so that a DIFF of the same page later in the
- * same record still applies.  Then every page
- * and the metadata are written and synced (a checkpoint), the log is emptied
- * with LSNs continuing, and open goes on.  A crash during recovery leaves the
- * log and page 0 as they were, so recovery simply runs again.
+ * same record still applies.  Then, when the session goes on with a log
+ * (SYNC or ASYNC, or losers to undo), the log is kept (ruma_wal_resume,
+ * bm_wal_continue): page 0 keeps the last checkpoint as the redo start and
+ * the redone pages stay dirty, to be written by eviction and checkpoints;
+ * otherwise every page and the metadata are written and synced (a
+ * checkpoint) and the log is emptied with LSNs continuing.  A crash during
+ * recovery leaves the log and page 0 as they were, so recovery simply runs
+ * again; the log was synced before the redo, so no page written meanwhile
+ * is ahead of it.
  *
- * The log is opened without its background flusher and is not written;
- * bm->wal stays NULL throughout, so the pages fixed here are not logged.
+ * The log is opened for replay (no scan for its end at open: the redo pass
+ * finds it) without its background flusher and is not written during the
+ * redo; bm->wal stays NULL until it is kept, so the pages fixed here are not
+ * logged.
  *
  * Syscalls: none of its own (the log's reads through src/wal; the pages'
  * I/O through the normal fault and flush paths); clock_gettime for timing.
@@ -274,6 +281,34 @@ static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
 	return 0;
 }
 
+/* The session goes on with a log: keep the redone log (its records stay
+ * until the session's first checkpoint writes the pages), so open need not
+ * write the pool back first.  On failure the log is closed. */
+static int finish_keeping_log(ruma_bm *bm, ruma_wal *w)
+{
+	unsigned flush_ms = bm->cfg.durability == RUMA_BM_DURABLE_ASYNC
+				    ? (bm->cfg.wal_flush_ms ? bm->cfg.wal_flush_ms : 5u)
+				    : 0u;
+	int r = ruma_wal_resume(w, flush_ms);
+	if (!r)
+		r = bm_wal_continue(bm, w);
+	if (r)
+		(void)ruma_wal_close(w);
+	return r;
+}
+
+/* The session goes on without a log: write and sync every page and the
+ * metadata (a checkpoint), then empty the log, its LSNs continuing. */
+static int finish_writing_back(ruma_bm *bm, ruma_wal *w, uint64_t end)
+{
+	int r = bm_checkpoint(bm);
+	if (!r)
+		r = ruma_wal_reset(w, RUMA_MAX(RUMA_MAX(end, bm->meta_next_lsn), ruma_wal_end(w)));
+	if (!r)
+		bm->meta_next_lsn = ruma_wal_start(w);
+	return r;
+}
+
 int bm_recover(ruma_bm *bm)
 {
 	uint64_t t0 = now_usec();
@@ -308,14 +343,15 @@ int bm_recover(ruma_bm *bm)
 		free((void *)x.undo[i].payload);
 	free(x.undo);
 	free(x.done);
-	if (!r)
-		r = bm_checkpoint(bm);
-	if (!r)
-		r = ruma_wal_reset(w, RUMA_MAX(RUMA_MAX(end, bm->meta_next_lsn), ruma_wal_end(w)));
-	if (!r)
-		bm->meta_next_lsn = ruma_wal_start(w);
-	int r2 = ruma_wal_close(w);
-	r = r ? r : r2;
+	bool keep = !r && (bm->cfg.durability != RUMA_BM_DURABLE_OFF || bm->npending);
+	if (keep) {
+		r = finish_keeping_log(bm, w);
+	} else {
+		if (!r)
+			r = finish_writing_back(bm, w, end);
+		int r2 = ruma_wal_close(w);
+		r = r ? r : r2;
+	}
 	bm->recovery.usec = now_usec() - t0;
 	if (r) {
 		bm_say(&bm->cfg, "%s: recovery failed: %s", bm->path, ruma_strerror(r));
@@ -326,10 +362,12 @@ int bm_recover(ruma_bm *bm)
 		"%s was not closed cleanly: recovered from its log in %.1f ms: %" PRIu64
 		" records (%" PRIu64 " bytes), %" PRIu64 " page changes redone, %" PRIu64
 		" already on disk, %" PRIu64 " full page images, %" PRIu64 " allocations, %" PRIu64
-		" frees; %zu undo records of unfinished transactions left to undo",
+		" frees; %zu undo records of unfinished transactions left to undo; %s",
 		bm->path, (double)bm->recovery.usec / 1000.0, bm->recovery.records,
 		bm->recovery.log_bytes, bm->recovery.pages_redone, bm->recovery.pages_skipped,
-		bm->recovery.full_images, bm->recovery.allocs, bm->recovery.frees, bm->npending);
+		bm->recovery.full_images, bm->recovery.allocs, bm->recovery.frees, bm->npending,
+		bm->wal ? "the log is kept until the first checkpoint writes the pages"
+			: "every page written back, the log emptied");
 	return 0;
 }
 

@@ -324,6 +324,23 @@ int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
 	return r;
 }
 
+/* Cut what follows the end (a torn record and anything after it), so that
+ * records appended from here can never make stale bytes behind them look
+ * like a continuation of the log. */
+static int cut_after_end(ruma_wal *w)
+{
+	uint64_t bytes;
+	int r = file_bytes(w->fd, &bytes);
+	if (r)
+		return r;
+	if (bytes > (uint64_t)file_off(w, w->end)) {
+		r = ruma_os_ftruncate(w->fd, file_off(w, w->end));
+		if (!r)
+			r = ruma_os_fdatasync(w->fd);
+	}
+	return r;
+}
+
 static int find_end(ruma_wal *w)
 {
 	ruma_wal_iter *it;
@@ -335,21 +352,7 @@ static int find_end(ruma_wal *w)
 		;
 	w->end = w->verified = it->lsn;
 	ruma_wal_iter_close(it);
-	if (r)
-		return r;
-	/* Cut what follows the end (a torn record and anything after it), so
-	 * that records appended from here can never make stale bytes behind
-	 * them look like a continuation of the log. */
-	uint64_t bytes;
-	r = file_bytes(w->fd, &bytes);
-	if (r)
-		return r;
-	if (bytes > (uint64_t)file_off(w, w->end)) {
-		r = ruma_os_ftruncate(w->fd, file_off(w, w->end));
-		if (!r)
-			r = ruma_os_fdatasync(w->fd);
-	}
-	return r;
+	return r ? r : cut_after_end(w);
 }
 
 /* ---- flushing ------------------------------------------------------------------ */
@@ -672,6 +675,30 @@ static int load_tail(ruma_wal *w)
 	return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
 }
 
+int ruma_wal_resume(ruma_wal *w, unsigned flush_ms)
+{
+	pthread_mutex_lock(&w->mu);
+	int r = w->err ? w->err : w->replaying ? 0 : -EINVAL;
+	if (!r) {
+		w->end = w->verified = w->replay_end;
+		r = cut_after_end(w);
+	}
+	if (!r)
+		r = load_tail(w);
+	if (!r) {
+		w->replaying = false;
+		w->want = w->end;
+		atomic_store(&w->durable, w->end);
+		w->cfg.flush_ms = flush_ms;
+		if (flush_ms)
+			r = flusher_start(w);
+	}
+	if (r && r != -EINVAL && !w->err)
+		w->err = r;
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
 /* The ring, the header page and the tail block (block-aligned) and both
  * descriptors. */
 static int open_files(ruma_wal *w)
@@ -732,6 +759,9 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (!r && c->replay) {
 		w->end = w->replay_end = w->start; /* the iterator finds the end */
 		w->replaying = true;
+		/* what the file holds is durable before it is replayed, so that
+		 * no page written during recovery gets ahead of the log */
+		r = ruma_os_fdatasync(w->fd);
 	} else {
 		if (!r)
 			r = find_end(w);
