@@ -447,8 +447,9 @@ typedef struct ruma_bm_stats {
 					 the queue depth per thread while it waited */
 } ruma_bm_stats;
 
-/* ruma_bm_get_stats — counters (approximate while threads run). */
-RUMA_API void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out);
+/* ruma_bm_get_stats — counters (approximate while threads run: each is read
+ * on its own, without a lock, so a call never waits for the manager). */
+RUMA_API void ruma_bm_get_stats(const ruma_bm *bm, ruma_bm_stats *out);
 
 /* ruma_bm_report — hand one line (no newline) to the manager's message
  * callback (stderr with a "ruma bm: " prefix when none is set), so that the

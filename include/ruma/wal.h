@@ -164,7 +164,9 @@ typedef struct ruma_wal_stats {
 	uint64_t waits;     /* ruma_wal_flush calls that had to wait for a sync */
 } ruma_wal_stats;
 
-RUMA_API void ruma_wal_get_stats(ruma_wal *w, ruma_wal_stats *out);
+/* ruma_wal_get_stats — the counters, each read on its own without the log's
+ * mutex (approximate while records are appended). */
+RUMA_API void ruma_wal_get_stats(const ruma_wal *w, ruma_wal_stats *out);
 
 #ifdef __cplusplus
 }

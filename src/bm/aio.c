@@ -293,6 +293,14 @@ int ruma_bm_optimistic_async(ruma_bm *bm, ruma_pid pid, uint64_t tag, uint64_t *
 
 	if (RUMA_UNLIKELY(pid < bm->meta_pages || pid >= bm->virt_pages || tag == NO_TAG))
 		return -EINVAL;
+	/* resident and not latched exclusively: as ruma_bm_optimistic, without
+	 * looking up the thread's read state (the common case in memory) */
+	uint64_t w0 = atomic_load_explicit(&bm->state[pid], memory_order_acquire);
+	if (RUMA_LIKELY(bm_st(w0) <= BM_MAX_SHARED)) {
+		*version = bm_ver(w0);
+		*page = bm_page(bm, pid);
+		return 0;
+	}
 	if ((r = bm_thread_get(bm, &t)))
 		return r;
 	struct bm_aio *a = aio_get(bm, t);

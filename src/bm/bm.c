@@ -813,12 +813,11 @@ int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value)
 	return RUMA_UNLIKELY(bm->wal != NULL) ? bm_mtr_meta(bm, slot, value) : 0;
 }
 
-void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)
+void ruma_bm_get_stats(const ruma_bm *bm, ruma_bm_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&bm->thr_mu);
 	for (unsigned i = 0; i < bm->cfg.max_threads; i++) {
-		struct bm_thread *t = bm->threads[i];
+		const struct bm_thread *t = atomic_load_explicit(&bm->threads[i], memory_order_acquire);
 		if (!t)
 			continue;
 		out->reads += atomic_load_explicit(&t->reads, memory_order_relaxed);
@@ -827,12 +826,11 @@ void ruma_bm_get_stats(ruma_bm *bm, ruma_bm_stats *out)
 		out->aio_waits += atomic_load_explicit(&t->aio_waits, memory_order_relaxed);
 		out->aio_wait_depth += atomic_load_explicit(&t->aio_wait_depth, memory_order_relaxed);
 	}
-	pthread_mutex_unlock(&bm->thr_mu);
-	pthread_mutex_lock(&bm->alloc_mu);
+	/* the free count first: it never exceeds the high-water mark read after it */
+	uint64_t free_ids = atomic_load_explicit(&bm->free_count, memory_order_relaxed);
 	uint64_t hw = atomic_load(&bm->alloc_hw);
-	out->pages_allocated = hw - bm->free_count;
-	out->pages_free = bm->free_count;
-	pthread_mutex_unlock(&bm->alloc_mu);
+	out->pages_allocated = hw - free_ids;
+	out->pages_free = free_ids;
 	out->pages_resident = atomic_load(&bm->phys_used);
 	out->restarts = atomic_load(&bm->restarts);
 	out->cleaned = bm_cleaner_writes(bm);

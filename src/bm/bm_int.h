@@ -148,7 +148,7 @@ struct ruma_bm {
 	_Atomic uint64_t alloc_hw;
 	uint64_t *free_bits;     /* bit per pid: freed, reusable */
 	uint64_t free_words;
-	uint64_t free_count;
+	_Atomic uint64_t free_count; /* changed under alloc_mu, read without it (stats) */
 	uint64_t free_hint;      /* word index to start the next search */
 	_Atomic uint64_t meta_slots[RUMA_BM_META_SLOTS];
 
@@ -156,7 +156,8 @@ struct ruma_bm {
 	pthread_key_t key;
 	uint64_t instance;        /* unique per store opened in this process (mtr.c's cache) */
 	pthread_mutex_t thr_mu;
-	struct bm_thread **threads; /* max_threads entries */
+	/* max_threads entries, each set once under thr_mu and read without it */
+	_Atomic(struct bm_thread *) *threads;
 
 	_Atomic uint64_t restarts;
 	_Atomic bool pmadv_refused;
@@ -384,7 +385,7 @@ struct bm_thread *bm_thread_new_private(ruma_bm *bm);
  * close (NULL-safe, idempotent); bm_cleaner_writes = pages it wrote. */
 int bm_cleaner_start(ruma_bm *bm);
 void bm_cleaner_stop(ruma_bm *bm);
-uint64_t bm_cleaner_writes(ruma_bm *bm);
+uint64_t bm_cleaner_writes(const ruma_bm *bm);
 void bm_thread_free(struct bm_thread *t);
 void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
 

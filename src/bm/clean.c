@@ -273,7 +273,7 @@ void bm_cleaner_stop(ruma_bm *bm)
 	bm->cleaner = NULL;
 }
 
-uint64_t bm_cleaner_writes(ruma_bm *bm)
+uint64_t bm_cleaner_writes(const ruma_bm *bm)
 {
 	uint64_t n = atomic_load(&bm->cleaner_writes);
 	return bm->cleaner ? n + atomic_load(&bm->cleaner->t->writes) : n;
