@@ -66,6 +66,22 @@ static int read_back(ruma_wal *w, uint32_t *n)
 	return r < 0 ? r : 0;
 }
 
+/* XOR the log file's byte at off with mask; 0 or -1. */
+static int flip_byte(off_t off, unsigned char mask)
+{
+	int fd = open(path, O_RDWR);
+	unsigned char b;
+	if (fd < 0)
+		return -1;
+	int r = -1;
+	if (pread(fd, &b, 1, off) == 1) {
+		b ^= mask;
+		r = pwrite(fd, &b, 1, off) == 1 ? 0 : -1;
+	}
+	close(fd);
+	return r;
+}
+
 static int t_roundtrip(void)
 {
 	ruma_wal *w;
@@ -91,14 +107,7 @@ static int t_roundtrip(void)
 	CHECK_OK(ruma_wal_close(w));
 
 	/* flip one payload byte of record 40: the log ends before it */
-	int fd = open(path, O_RDWR);
-	CHECK(fd >= 0);
-	unsigned char b;
-	off_t off = (off_t)(4096 + (lsn[40] - start) + RUMA_WAL_HEADER);
-	CHECK(pread(fd, &b, 1, off) == 1);
-	b ^= 0x10;
-	CHECK(pwrite(fd, &b, 1, off) == 1);
-	close(fd);
+	CHECK_OK(flip_byte((off_t)(4096 + (lsn[40] - start) + RUMA_WAL_HEADER), 0x10));
 	CHECK_OK(open_log(&w, 0));
 	CHECK_EQ(ruma_wal_end(w), lsn[40]);
 	CHECK_OK(read_back(w, &got));
@@ -130,14 +139,8 @@ static int t_replay(void)
 	for (uint32_t i = 0; i < 60; i++)
 		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end));
 	CHECK_OK(ruma_wal_close(w));
-	int fd = open(path, O_RDWR); /* damage record 50 */
-	CHECK(fd >= 0);
-	unsigned char b;
-	off_t off = (off_t)(4096 + (lsn[50] - lsn[0]) + RUMA_WAL_HEADER + 1);
-	CHECK(pread(fd, &b, 1, off) == 1);
-	b ^= 0x01;
-	CHECK(pwrite(fd, &b, 1, off) == 1);
-	close(fd);
+	/* damage record 50 */
+	CHECK_OK(flip_byte((off_t)(4096 + (lsn[50] - lsn[0]) + RUMA_WAL_HEADER + 1), 0x01));
 
 	ruma_wal_config c = { .path = path, .message = quiet, .replay = true };
 	uint64_t preads = ruma_os_count(RUMA_SYS_PREAD);

@@ -54,6 +54,11 @@ RUMA_API uint64_t ruma_now_ns(void);
 /* ruma_now_sec — CLOCK_MONOTONIC in seconds, as a double. */
 RUMA_API double ruma_now_sec(void);
 
+struct timespec;
+/* ruma_deadline_after_ns — *out = CLOCK_REALTIME now plus ns: the absolute
+ * time pthread_cond_timedwait takes for a wait of at most ns. */
+RUMA_API void ruma_deadline_after_ns(uint64_t ns, struct timespec *out);
+
 /* ---- random numbers (xoshiro256**, seeded by splitmix64) --------------- */
 
 typedef struct ruma_rng {

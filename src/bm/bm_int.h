@@ -171,8 +171,8 @@ struct ruma_bm {
 	 * pages other threads were writing when it found them clean.
 	 * Writer-preferring. */
 	pthread_rwlock_t writeback_lock;
-	struct bm_cleaner *cleaner;     /* clean.c, NULL when off */
-	_Atomic uint64_t cleaner_writes; /* pages written by cleaners already stopped */
+	_Atomic uint64_t write_failures; /* page writes that failed, by any writer */
+	struct bm_cleaner *cleaner;     /* clean.c, NULL when off or stopped */
 
 	struct bm_ops ops;         /* calls up the file order, set at open (bm.c) */
 
@@ -363,6 +363,17 @@ static inline void bm_unlock_s(ruma_bm *bm, ruma_pid pid)
 	bm_wake(bm, pid);
 }
 
+/* Claim the shared-latched pid for writing: clear its dirty bit.  Another
+ * writer that cleared it first writes that image, so this one releases the
+ * latch and answers false: one thread at a time writes a page. */
+static inline bool bm_claim_latched(ruma_bm *bm, ruma_pid pid)
+{
+	if (atomic_fetch_and(&bm->state[pid], ~BM_DIRTY) & BM_DIRTY)
+		return true;
+	bm_unlock_s(bm, pid);
+	return false;
+}
+
 /* evict.c */
 void bm_rs_insert(ruma_bm *bm, ruma_pid pid);
 bool bm_rs_remove(ruma_bm *bm, ruma_pid pid);
@@ -382,7 +393,8 @@ struct bm_thread *bm_thread_new_private(ruma_bm *bm);
 
 /* clean.c — the page cleaner.  bm_cleaner_start at the end of open (the
  * pool is in use from then on); bm_cleaner_stop before the final flush of
- * close (NULL-safe, idempotent); bm_cleaner_writes = pages it wrote. */
+ * close (NULL-safe, idempotent); bm_cleaner_writes = pages the running
+ * cleaner wrote (0 once stopped). */
 int bm_cleaner_start(ruma_bm *bm);
 void bm_cleaner_stop(ruma_bm *bm);
 uint64_t bm_cleaner_writes(const ruma_bm *bm);

@@ -42,6 +42,8 @@
  */
 #include "bm/bm_int.h"
 
+#include <ruma/core.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,12 +99,8 @@ static bool claim(ruma_bm *bm, ruma_pid pid, bool any_use, bool *marked)
 	uint64_t w = atomic_load(&bm->state[pid]);
 	unsigned s = bm_st(w);
 	if (!(w & BM_DIRTY) || !(s == BM_MARKED || (any_use && s == BM_UNLOCKED)) ||
-	    !bm_try_lock_s(bm, pid, w))
+	    !bm_try_lock_s(bm, pid, w) || !bm_claim_latched(bm, pid))
 		return false;
-	if (!(atomic_fetch_and(&bm->state[pid], ~BM_DIRTY) & BM_DIRTY)) {
-		bm_unlock_s(bm, pid); /* another thread is writing it */
-		return false;
-	}
 	*marked = s == BM_MARKED;
 	return true;
 }
@@ -140,10 +138,13 @@ static size_t collect(struct bm_cleaner *c, uint64_t end)
 		uint64_t slot = atomic_load_explicit(&bm->rs[c->pos & bm->rs_mask],
 						     memory_order_relaxed);
 		bool marked;
-		if (slot == 0 || slot == UINT64_MAX || !claim(bm, slot - 1, false, &marked))
+		if (slot == 0 || slot == UINT64_MAX)
 			continue;
-		c->pages[n++] = (struct clean_page){ slot - 1, true };
-		for (ruma_pid q = slot; q < slot - 1 + CLEAN_RUN && q < bm->virt_pages; q++) {
+		ruma_pid pid = slot - 1;
+		if (!claim(bm, pid, false, &marked))
+			continue;
+		c->pages[n++] = (struct clean_page){ pid, true };
+		for (ruma_pid q = pid + 1; q < pid + CLEAN_RUN && q < bm->virt_pages; q++) {
 			if (!claim(bm, q, true, &marked))
 				break;
 			c->pages[n++] = (struct clean_page){ q, marked };
@@ -201,10 +202,7 @@ static bool clean_step(struct bm_cleaner *c)
 static void idle(struct bm_cleaner *c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t ns = (uint64_t)ts.tv_nsec + CLEAN_IDLE_US * 1000ull;
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
+	ruma_deadline_after_ns(CLEAN_IDLE_US * 1000ull, &ts);
 	pthread_mutex_lock(&c->mu);
 	if (!c->stop)
 		(void)pthread_cond_timedwait(&c->kick, &c->mu, &ts);
@@ -268,13 +266,11 @@ void bm_cleaner_stop(ruma_bm *bm)
 	pthread_cond_signal(&c->kick);
 	pthread_mutex_unlock(&c->mu);
 	pthread_join(c->th, NULL);
-	atomic_fetch_add(&bm->cleaner_writes, atomic_load(&c->t->writes));
 	cleaner_free(c);
 	bm->cleaner = NULL;
 }
 
 uint64_t bm_cleaner_writes(const ruma_bm *bm)
 {
-	uint64_t n = atomic_load(&bm->cleaner_writes);
-	return bm->cleaner ? n + atomic_load(&bm->cleaner->t->writes) : n;
+	return bm->cleaner ? atomic_load(&bm->cleaner->t->writes) : 0;
 }

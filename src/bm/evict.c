@@ -12,8 +12,9 @@
  * Eviction (any faulting thread, several at once): a clock pass over `batch`
  * slots at a time marks unlocked pages and collects marked ones — clean ones
  * to evict directly, dirty ones latched shared to be written first.  Dirty
- * pages have their dirty bit cleared, are sorted and written (one io_uring
- * submission for the batch, or one pwritev per run of neighbouring pids),
+ * pages are sorted, claimed (below) and written (one io_uring submission
+ * for the batch, one write per run of neighbouring pids; or one pwritev per
+ * run),
  * then upgraded to exclusive if this thread is the only sharer; clean
  * candidates are latched exclusively only if still marked.
  * The latched pages are dropped (madvise per page or one process_madvise),
@@ -21,8 +22,16 @@
  * A failed write restores the dirty bit and keeps the page; a failed
  * madvise keeps the page resident.  Errors reach the faulting caller.
  *
- * Flush: the dirty resident pages are collected, sorted, latched shared and
- * written 256 at a time through the same write path.  Every page image
+ * Claims: every writer (eviction, the page cleaner, a flush) latches a page
+ * shared and clears its dirty bit before writing it; a page whose bit
+ * another writer cleared first is left to that writer, so one thread at a
+ * time writes a page.  Eviction and the cleaner hold writeback_lock shared
+ * from the claim until their writes completed.
+ *
+ * Flush: the dirty resident pages are collected, sorted, latched shared,
+ * claimed and written 256 at a time through the same write path; then it
+ * waits (writeback_lock exclusively) for the writes other threads had
+ * claimed, and fails if any page write failed meanwhile.  Every page image
  * is sealed (trailer with CRC-32C, page.c: bm_page_seal) just before it is
  * handed to the kernel, and every image read is verified (bm_page_verify).
  *
@@ -317,6 +326,7 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 	if (RUMA_UNLIKELY(bm->wal != NULL) && (first = bm->ops.before_write(bm, pids, n))) {
 		for (size_t i = 0; i < n; i++)
 			res[i] = first; /* WAL rule: log first (mtr.c) */
+		atomic_fetch_add(&bm->write_failures, n);
 		return first;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -358,23 +368,20 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 		}
 	}
 	atomic_fetch_add_explicit(&t->writes, ok, memory_order_relaxed);
+	if (ok < n)
+		atomic_fetch_add(&bm->write_failures, n - ok);
 	return first;
 }
 
-/* Claim the shared-latched pids[0, n) for writing by clearing their dirty
- * bits: a page whose bit another writer cleared first (it writes that
- * image) is released and left out, so one thread at a time writes a page.
- * Returns the pages kept, in order. */
+/* bm_claim_latched for each of the shared-latched pids[0, n); returns the
+ * pages kept (claimed), in order. */
 size_t bm_claim_dirty(ruma_bm *bm, ruma_pid *pids, size_t n)
 {
 	size_t kept = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		if (atomic_fetch_and(&bm->state[pids[i]], ~BM_DIRTY) & BM_DIRTY)
+	for (size_t i = 0; i < n; i++)
+		if (bm_claim_latched(bm, pids[i]))
 			pids[kept++] = pids[i];
-		else
-			bm_unlock_s(bm, pids[i]);
-	}
 	return kept;
 }
 
@@ -642,8 +649,7 @@ void bm_sort_pids(ruma_pid *pids, size_t n)
 static int flush_batch(ruma_bm *bm, struct bm_thread *t, ruma_pid *pids, int *res, size_t n)
 {
 	bm_sort_pids(pids, n);
-	for (size_t i = 0; i < n; i++)
-		atomic_fetch_and(&bm->state[pids[i]], ~BM_DIRTY);
+	n = bm_claim_dirty(bm, pids, n); /* another thread's write: waited for at the end */
 	int err = bm_write_pages(bm, t, pids, n, res);
 	for (size_t i = 0; i < n; i++) {
 		if (res[i])
@@ -699,6 +705,7 @@ int bm_flush_pages(ruma_bm *bm)
 	ruma_pid *cand = NULL;
 	size_t ncand = 0, n = 0;
 	int err = bm_thread_get(bm, &t);
+	uint64_t failures = atomic_load(&bm->write_failures);
 
 	if (!err)
 		err = dirty_candidates(bm, &cand, &ncand);
@@ -721,9 +728,12 @@ int bm_flush_pages(ruma_bm *bm)
 		err = err ? err : r;
 	}
 	free(cand);
-	/* pages found clean because another thread was writing them: wait
-	 * until those writes completed */
+	/* pages found clean (or claimed) because another thread was writing
+	 * them: wait until those writes completed; if any write failed
+	 * meanwhile, a page may be missing on disk, so the flush fails */
 	pthread_rwlock_wrlock(&bm->writeback_lock);
 	pthread_rwlock_unlock(&bm->writeback_lock);
+	if (!err && atomic_load(&bm->write_failures) != failures)
+		err = -EIO;
 	return err;
 }

@@ -773,7 +773,7 @@ int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)
 		.message = bm->cfg.message,
 		.message_ctx = bm->cfg.message_ctx,
 		.fresh = bm->cfg.fresh, /* a store created anew: its old log means nothing */
-		.replay = bm->needs_recovery, /* read once by recovery, then emptied */
+		.replay = bm->needs_recovery, /* read once by recovery, then emptied or resumed */
 	};
 	return ruma_wal_open(&c, out);
 }

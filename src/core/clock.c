@@ -1,6 +1,7 @@
 /*
- * clock.c — monotonic time.  clock_gettime(CLOCK_MONOTONIC) is served by the
- * vDSO, so it is cheap enough for per-operation timing.
+ * clock.c — monotonic time, and deadlines for timed waits.
+ * clock_gettime(CLOCK_MONOTONIC) is served by the vDSO, so it is cheap
+ * enough for per-operation timing.
  */
 #include <ruma/core.h>
 
@@ -12,6 +13,14 @@ uint64_t ruma_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ruma_deadline_after_ns(uint64_t ns, struct timespec *out)
+{
+	clock_gettime(CLOCK_REALTIME, out);
+	uint64_t sum = (uint64_t)out->tv_nsec + ns;
+	out->tv_sec += (time_t)(sum / 1000000000u);
+	out->tv_nsec = (long)(sum % 1000000000u);
 }
 
 double ruma_now_sec(void)

@@ -46,8 +46,9 @@
  * Replay (cfg.replay, crash recovery): open does not scan the log; the
  * recovery's iterator, which checks every CRC itself, finds the end, the
  * iterator hints the kernel to read its next window ahead
- * (POSIX_FADV_WILLNEED) while records are applied, and ruma_wal_reset
- * empties the log after it.  Nothing can be appended before that reset.
+ * (POSIX_FADV_WILLNEED) while records are applied; then ruma_wal_reset
+ * empties the log after that end, or ruma_wal_resume lets appends continue
+ * there.  Nothing can be appended before either.
  *
  * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
@@ -126,6 +127,14 @@ struct ruma_wal {
 		_Atomic uint64_t records, bytes, flushes, waits;
 	} st;
 };
+
+/* The end of the log as far as it is known (mu held): while replaying, what
+ * an iterator found (w->end stays at the start, so that close writes
+ * nothing). */
+static uint64_t known_end(const ruma_wal *w)
+{
+	return w->replaying ? w->replay_end : w->end;
+}
 
 /* st.x += n by the holder of mu. */
 #define STAT_ADD(w, x, n)                                                                        \
@@ -453,10 +462,7 @@ static void flusher_wait(ruma_wal *w)
 		return;
 	}
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)w->cfg.flush_ms * 1000000u;
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
+	ruma_deadline_after_ns((uint64_t)w->cfg.flush_ms * 1000000u, &ts);
 	if (pthread_cond_timedwait(&w->kick, &w->mu, &ts) == ETIMEDOUT)
 		w->want = RUMA_MAX(w->want, w->end);
 }
@@ -471,10 +477,7 @@ static bool wait_round_gap(ruma_wal *w)
 	if (now >= at)
 		return false;
 	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t ns = (uint64_t)ts.tv_nsec + (at - now);
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec = (long)(ns % 1000000000u);
+	ruma_deadline_after_ns(at - now, &ts);
 	(void)pthread_cond_timedwait(&w->kick, &w->mu, &ts);
 	return true;
 }
@@ -602,7 +605,7 @@ uint64_t ruma_wal_start(ruma_wal *w)
 uint64_t ruma_wal_end(ruma_wal *w)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t v = w->replaying ? w->replay_end : w->end;
+	uint64_t v = known_end(w);
 	pthread_mutex_unlock(&w->mu);
 	return v;
 }
@@ -615,7 +618,7 @@ uint64_t ruma_wal_durable(ruma_wal *w)
 int ruma_wal_reset(ruma_wal *w, uint64_t base)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t b = pad8(RUMA_MAX(base, w->replaying ? w->replay_end : w->end));
+	uint64_t b = pad8(RUMA_MAX(base, known_end(w)));
 	int r = w->err ? w->err : ruma_os_ftruncate(w->fd, WAL_HDR_BYTES);
 	if (!r)
 		r = write_header(w, b, b);
