@@ -286,8 +286,12 @@ extern int ool_push_u64(ruma_vec *v, uint64_t x) __asm__("ruma_vec_push_u64");
 extern uint64_t ool_get_u64(const ruma_vec *v, size_t i) __asm__("ruma_vec_get_u64");
 extern void ool_set_u64(ruma_vec *v, size_t i, uint64_t x) __asm__("ruma_vec_set_u64");
 
-/* The head agrees with the accessor functions. */
-static bool head_consistent(ruma_vec *v)
+/*
+ * The head agrees with the accessor functions.  An empty push run before
+ * the capacity is reached is allowed only with populate-ahead (`windowed`):
+ * the run then ends at the end of a populated window.
+ */
+static bool head_consistent_run(ruma_vec *v, bool windowed)
 {
 	const ruma_vec_head *h = ruma_vec_head_of(v);
 	size_t size = ruma_vec_head_size(h);
@@ -297,7 +301,12 @@ static bool head_consistent(ruma_vec *v)
 	       h->run_start <= h->push_pos && size <= h->cap &&
 	       (h->push_pos == h->push_limit || (void *)h->push_pos == ruma_vec_at(v, size)) &&
 	       (h->push_pos != h->push_limit || size == h->cap || ruma_vec_elem_size(v) != 8 ||
-		ruma_vec_kind_of(v) == RUMA_VEC_INDIRECT);
+		ruma_vec_kind_of(v) == RUMA_VEC_INDIRECT || windowed);
+}
+
+static bool head_consistent(ruma_vec *v)
+{
+	return head_consistent_run(v, false);
 }
 
 /*
@@ -307,8 +316,9 @@ static bool head_consistent(ruma_vec *v)
  * with the calls that move
  * the push run (push_many, insert, shrink, clear, reserve).
  */
-static int vec_inline_run(ruma_vec_kind kind, bool huge)
+static int vec_inline_run(ruma_vec_kind kind, bool huge, size_t populate_ahead)
 {
+	bool windowed = populate_ahead != RUMA_VEC_POPULATE_AHEAD_OFF;
 	ruma_vec_options o;
 	ruma_vec *a, *b;
 	int rc;
@@ -316,6 +326,7 @@ static int vec_inline_run(ruma_vec_kind kind, bool huge)
 	ruma_vec_options_default(&o);
 	o.kind = kind;
 	o.huge = huge;
+	o.populate_ahead = populate_ahead;
 	o.max_bytes = (size_t)1 << 30;
 	rc = ruma_vec_create(&o, &a);
 	if (rc == RUMA_ENOHUGE)
@@ -368,7 +379,7 @@ static int vec_inline_run(ruma_vec_kind kind, bool huge)
 			CHECK_OK(ruma_vec_reserve(a, want));
 			CHECK_OK(ruma_vec_reserve(b, want));
 		}
-		CHECK(head_consistent(a) && head_consistent(b));
+		CHECK(head_consistent_run(a, windowed) && head_consistent_run(b, windowed));
 		CHECK_EQ(ruma_vec_size(a), ruma_vec_size(b));
 		for (size_t i = 0; i < ruma_vec_size(a); i++) {
 			uint64_t ea, eb;
@@ -389,11 +400,14 @@ static int vec_inline_run(ruma_vec_kind kind, bool huge)
 
 static int t_vec_inline_paths(void)
 {
-	for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
-		int rc = vec_inline_run((ruma_vec_kind)k, false);
-		if (rc != TEST_PASS)
-			return rc;
-	}
+	/* without populate-ahead, and with 32 KiB windows, so that runs end often */
+	static const size_t windows[] = { RUMA_VEC_POPULATE_AHEAD_OFF, (size_t)32 << 10 };
+	for (unsigned w = 0; w < 2; w++)
+		for (unsigned k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+			int rc = vec_inline_run((ruma_vec_kind)k, false, windows[w]);
+			if (rc != TEST_PASS)
+				return rc;
+		}
 	/* 8-byte pushes into a 16-byte element vector take the out-of-line path and fail */
 	ruma_vec_options o;
 	ruma_vec *v;
@@ -450,9 +464,62 @@ static int t_vec_cursor_growth_failure(void)
 	return TEST_PASS;
 }
 
+/* Push n elements i * 5 through a cursor; 0 or the first push's error. */
+static int push_seq(ruma_vec *v, size_t n)
+{
+	ruma_vec_cursor c = ruma_vec_cursor_begin(v);
+	int rc = 0;
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = ruma_vec_cursor_push(v, &c, i * 5);
+	ruma_vec_cursor_end(v, c);
+	return rc;
+}
+
+/*
+ * Populate-ahead: the contiguous kinds fill the page tables ahead of the
+ * push end with one madvise per window (3 MiB of pushes: at least two
+ * windows of 2 MiB), none when it is off; a failed populate (injected, as
+ * a kernel without MADV_POPULATE_WRITE would answer) turns it off for good
+ * and the pushes go on, every element in place.
+ */
+static int t_vec_populate_ahead(void)
+{
+	static const ruma_vec_kind kinds[] = { RUMA_VEC_REWIRED, RUMA_VEC_COPY, RUMA_VEC_REALLOC,
+					       RUMA_VEC_MREMAP };
+	const size_t n = ((size_t)3 << 20) / 8 + 1;
+
+	for (unsigned k = 0; k < 4; k++)
+		for (int mode = 0; mode < 3; mode++) {
+			ruma_vec_options o;
+			ruma_vec *v;
+
+			ruma_vec_options_default(&o);
+			o.kind = kinds[k];
+			o.populate_ahead = mode == 1 ? RUMA_VEC_POPULATE_AHEAD_OFF : 0;
+			CHECK_OK(ruma_vec_create(&o, &v));
+			ruma_os_count_reset();
+			if (mode == 2)
+				ruma_os_inject(RUMA_SYS_MADVISE, 1, EINVAL, false);
+			CHECK_OK(push_seq(v, n));
+			ruma_os_inject_clear();
+			uint64_t calls = ruma_os_count(RUMA_SYS_MADVISE);
+			if (mode == 0)
+				CHECK(calls >= 2);
+			else
+				CHECK_EQ(calls, mode == 1 ? 0 : 1);
+			CHECK_EQ(ruma_vec_size(v), n);
+			CHECK(head_consistent_run(v, true));
+			for (size_t i = 0; i < n; i++)
+				CHECK_EQ(ruma_vec_get_u64(v, i), i * 5);
+			ruma_vec_destroy(v);
+		}
+	return TEST_PASS;
+}
+
 static int t_vec_inline_paths_2m(void)
 {
-	int rc = vec_inline_run(RUMA_VEC_REWIRED, true);
+	int rc = vec_inline_run(RUMA_VEC_REWIRED, true, 0);
 
 	if (rc == TEST_SKIP)
 		SKIP("no free 2 MiB pages");
@@ -1336,6 +1403,7 @@ static const struct test_case cases[] = {
 	{ "vec_inline_paths", t_vec_inline_paths },
 	{ "vec_inline_paths_2m", t_vec_inline_paths_2m_h },
 	{ "vec_cursor_growth_failure", t_vec_cursor_growth_failure },
+	{ "vec_populate_ahead", t_vec_populate_ahead },
 	{ "part_histogram", t_part_histogram },
 	{ "vec_size_limits", t_vec_size_limits },
 	{ "vec_rewired_pool", t_vec_rewired_pool },

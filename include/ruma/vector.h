@@ -90,7 +90,23 @@ typedef struct ruma_vec_options {
 	 * the original RUMA rewired vector, which fills its pool file first.
 	 */
 	size_t pool_bytes;
+	/*
+	 * Contiguous kinds on 4 KiB pages (REWIRED, COPY, REALLOC, MREMAP):
+	 * bytes of page tables filled ahead of the end by the push path, with
+	 * one MADV_POPULATE_WRITE per window, instead of one page fault per
+	 * 4 KiB page on the first store; a copying growth also fills the page
+	 * tables of the part it copies before the copy.  At most one window
+	 * beyond the size is populated.  0: RUMA_VEC_POPULATE_AHEAD_DEFAULT;
+	 * RUMA_VEC_POPULATE_AHEAD_OFF: fault pages in on first touch.  Ignored
+	 * with prepopulate (everything is populated when added), for 2 MiB
+	 * pages and for INDIRECT.  A kernel without MADV_POPULATE_WRITE (before
+	 * 5.14) turns it off at the first window.
+	 */
+	size_t populate_ahead;
 } ruma_vec_options;
+
+#define RUMA_VEC_POPULATE_AHEAD_DEFAULT ((size_t)2 << 20)
+#define RUMA_VEC_POPULATE_AHEAD_OFF ((size_t)-1)
 
 /* Deprecated: the old name of ruma_vec_options (removed in the next release). */
 typedef ruma_vec_options ruma_vec_opts RUMA_DEPRECATED("renamed ruma_vec_options");

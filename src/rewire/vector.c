@@ -26,11 +26,16 @@
  *             of the page size); growth doubles with mremap(MREMAP_MAYMOVE).
  *   INDIRECT  dir[0 .. npages) point at pages of `page` bytes holding
  *             per_page elements each; cap = npages * per_page; the pages
- *             come from slabs of 1, 2, 4, ... pages (at most 2 MiB), and
- *             slabs[k].first_page is the first directory index of slab k.
+ *             come from slabs (4 KiB: of 1, 2, 4, ... pages, at most 2 MiB;
+ *             2 MiB: one mapping per growth step), and slabs[k].first_page
+ *             is the first directory index of slab k.
+ * Populate-ahead (contiguous kinds, 4 KiB pages): elements [size, pop_end)
+ * lie in pages whose page tables were filled; the push run ends at pop_end
+ * so that the slow path fills the next window (sync_push_run).
  *
- * Syscalls: through the os layer only — mmap/mremap/munmap/madvise for the
- * MREMAP kind and 2 MiB indirect pages (MADV_HUGEPAGE); the REWIRED kind uses
+ * Syscalls: through the os layer only — mmap/mremap/munmap for the MREMAP
+ * kind and the 2 MiB indirect pages (MAP_HUGETLB, else MADV_HUGEPAGE);
+ * madvise(MADV_POPULATE_WRITE) for populate-ahead; the REWIRED kind uses
  * phys.h (memfd, ftruncate, fallocate) and area.h (mmap MAP_FIXED).
  */
 #define RUMA_VEC_NO_INLINE /* this file defines the exported out-of-line forms */
@@ -58,6 +63,8 @@ struct ruma_vec {
 	size_t page;       /* growth unit in bytes: 4 KiB or 2 MiB */
 	size_t max_bytes;  /* growth limit (checked before allocating) */
 	bool huge, prepopulate;
+	size_t pop_window; /* populate-ahead window in elements (0: off) */
+	size_t pop_end;    /* the next window is due when the push end reaches it */
 	ruma_vec_stats st;
 	/* REWIRED */
 	ruma_phys *phys;
@@ -72,6 +79,7 @@ struct ruma_vec {
 	struct vec_slab {
 		void *mem;
 		size_t first_page;
+		size_t map_bytes; /* 2 MiB pages: the mapping's length (0: posix_memalign'ed) */
 	} *slabs;
 	size_t nslabs, slabs_cap;
 };
@@ -125,6 +133,53 @@ static void set_size(ruma_vec *v, size_t n)
 }
 
 /*
+ * Fill the page tables of [p, p + len) from the page holding p up to the
+ * last whole 4 KiB page (a partial last page may be shared with other
+ * memory of the heap); -errno on failure.
+ */
+static int populate_bytes(unsigned char *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(RUMA_PAGE_4K - 1);
+	uintptr_t b = ((uintptr_t)p + len) & ~(uintptr_t)(RUMA_PAGE_4K - 1);
+
+	if (b <= a)
+		return 0;
+	return ruma_os_madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+}
+
+/* populate_bytes over elements [from, to). */
+static int populate_elems(ruma_vec *v, size_t from, size_t to)
+{
+	return populate_bytes(v->h.data + from * v->es, (to - from) * v->es);
+}
+
+/*
+ * The end of the push run that starts at element n < cap: cap, or with
+ * populate-ahead the end of the window [n, n + pop_window) once its page
+ * tables are filled.  The window starts at the page holding element n, so
+ * the run's stores take no faults; a store into a page the window did not
+ * cover still faults it in as usual.  A failed populate turns the feature
+ * off (an older kernel's EINVAL; under memory pressure the faults report
+ * what the populate would).
+ */
+static size_t populate_ahead(ruma_vec *v, size_t n)
+{
+	size_t end;
+
+	if (!v->pop_window)
+		return v->h.cap;
+	if (n < v->pop_end)
+		return RUMA_MIN(v->pop_end, v->h.cap);
+	end = v->h.cap - n > v->pop_window ? n + v->pop_window : v->h.cap;
+	if (populate_elems(v, n, end)) {
+		v->pop_window = 0;
+		return v->h.cap;
+	}
+	v->pop_end = end;
+	return end;
+}
+
+/*
  * Re-derive the push run of the head from the size, cap and the storage;
  * called by every function that changes one of them.  The run is empty
  * (push_pos == push_limit == NULL) for elem_size != 8 and for a full
@@ -146,7 +201,7 @@ static void sync_push_run(ruma_vec *v)
 		h->push_limit = (uint64_t *)(void *)v->dir[page] + v->per_page;
 	} else {
 		h->push_pos = (uint64_t *)(void *)h->data + n;
-		h->push_limit = (uint64_t *)(void *)h->data + h->cap;
+		h->push_limit = (uint64_t *)(void *)h->data + populate_ahead(v, n);
 	}
 	h->run_start = h->push_pos;
 }
@@ -254,12 +309,15 @@ static int heap_grow(ruma_vec *v, size_t want)
 		if (!n)
 			return -ENOMEM;
 		if (vsize(v)) {
+			if (v->pop_window) /* the copy's target pages without a fault each */
+				(void)populate_bytes(n, vsize(v) * v->es);
 			memcpy(n, v->h.data, vsize(v) * v->es);
 			v->st.bytes_copied += vsize(v) * v->es;
 		}
 		free(v->h.data);
 	}
 	v->h.data = n;
+	v->pop_end = vsize(v); /* a new buffer: nothing beyond the copied part is populated */
 	v->h.cap = want;
 	v->st.bytes_mapped = bytes;
 	return 0;
@@ -312,19 +370,52 @@ static int mremap_grow(ruma_vec *v, size_t want_bytes)
 }
 
 /*
- * INDIRECT pages come from slabs (one posix_memalign each) of 1, 2, 4, ...
- * pages, at most 2 MiB: a page-aligned allocation per 4 KiB page would cost
- * glibc about a second page.  A slab's pages enter the directory together.
+ * INDIRECT 4 KiB pages come from slabs (one posix_memalign each) of 1, 2,
+ * 4, ... pages, at most 2 MiB: a page-aligned allocation per 4 KiB page
+ * would cost glibc about a second page.  2 MiB pages come from one mapping
+ * per growth step of all the pages it needs (at least as many as the vector
+ * has: doubling).  A slab's pages enter the directory together.
  */
-static size_t indirect_slab_pages(const ruma_vec *v)
+static size_t indirect_slab_pages(const ruma_vec *v, size_t want_pages)
 {
-	size_t max = v->page >= RUMA_PAGE_2M ? 1 : RUMA_PAGE_2M / v->page, n = v->npages;
-	return n < 1 ? 1 : n > max ? max : n;
+	size_t n = v->npages < 1 ? 1 : v->npages;
+
+	if (v->page >= RUMA_PAGE_2M)
+		return RUMA_MAX(n, want_pages - v->npages);
+	return RUMA_MIN(n, RUMA_PAGE_2M / v->page);
 }
 
-static int indirect_add_slab(ruma_vec *v)
+/*
+ * A slab of n 2 MiB pages: from the hugetlb pool (MAP_HUGETLB without
+ * MAP_NORESERVE, so the kernel reserves the pages now and a lack of them
+ * fails here), or when the pool has too few, transparent huge pages
+ * (MADV_HUGEPAGE: 2 MiB pages where THP is enabled, 4 KiB pages otherwise).
+ */
+static int indirect_map_huge(size_t bytes, void **out)
 {
-	size_t n = indirect_slab_pages(v);
+	int rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0, out);
+
+	if (rc != -ENOMEM)
+		return rc;
+	rc = ruma_os_mmap(NULL, bytes + RUMA_PAGE_2M, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, out);
+	if (rc)
+		return rc;
+	/* keep the 2 MiB-aligned part: THP needs aligned 2 MiB ranges */
+	uintptr_t base = (uintptr_t)*out, aligned = (base + RUMA_PAGE_2M - 1) & ~(uintptr_t)(RUMA_PAGE_2M - 1);
+	if (aligned > base)
+		(void)ruma_os_munmap(*out, aligned - base);
+	if (RUMA_PAGE_2M - (aligned - base))
+		(void)ruma_os_munmap((void *)(aligned + bytes), RUMA_PAGE_2M - (aligned - base));
+	*out = (void *)aligned;
+	(void)ruma_os_madvise(*out, bytes, MADV_HUGEPAGE);
+	return 0;
+}
+
+static int indirect_add_slab(ruma_vec *v, size_t want_pages)
+{
+	size_t n = indirect_slab_pages(v, want_pages), map_bytes = 0;
 	void *p = NULL;
 
 	if (v->nslabs == v->slabs_cap) {
@@ -350,14 +441,18 @@ static int indirect_add_slab(ruma_vec *v)
 		v->dir = nd;
 		v->dir_cap = nc;
 	}
-	if (posix_memalign(&p, v->page, n * v->page))
+	if (v->page >= RUMA_PAGE_2M) {
+		int rc = indirect_map_huge(n * v->page, &p);
+		if (rc)
+			return rc;
+		map_bytes = n * v->page;
+	} else if (posix_memalign(&p, v->page, n * v->page)) {
 		return -ENOMEM;
-	if (v->page >= RUMA_PAGE_2M)
-		(void)ruma_os_madvise(p, n * v->page, MADV_HUGEPAGE); /* THP where enabled */
+	}
 	if (v->prepopulate) /* fault the slab in now: one write per 4 KiB page */
 		for (size_t off = 0; off < n * v->page; off += RUMA_PAGE_4K)
 			((volatile unsigned char *)p)[off] = 0;
-	v->slabs[v->nslabs++] = (struct vec_slab){ p, v->npages };
+	v->slabs[v->nslabs++] = (struct vec_slab){ p, v->npages, map_bytes };
 	for (size_t i = 0; i < n; i++)
 		v->dir[v->npages++] = (unsigned char *)p + i * v->page;
 	return 0;
@@ -369,7 +464,10 @@ static void indirect_free_from(ruma_vec *v, size_t keep)
 	while (v->nslabs && v->slabs[v->nslabs - 1].first_page >= keep) {
 		v->nslabs--;
 		v->npages = v->slabs[v->nslabs].first_page;
-		free(v->slabs[v->nslabs].mem);
+		if (v->slabs[v->nslabs].map_bytes)
+			(void)ruma_os_munmap(v->slabs[v->nslabs].mem, v->slabs[v->nslabs].map_bytes);
+		else
+			free(v->slabs[v->nslabs].mem);
 	}
 }
 
@@ -379,7 +477,7 @@ static int indirect_grow(ruma_vec *v, size_t want)
 	int rc = 0;
 
 	while (v->npages < want_pages && !rc)
-		rc = indirect_add_slab(v);
+		rc = indirect_add_slab(v, want_pages);
 	if (rc) {
 		indirect_free_from(v, first_new);
 		return rc;
@@ -454,6 +552,17 @@ static size_t default_heap_limit(void)
 
 /* ---- creation ---------------------------------------------------------------- */
 
+/* The populate-ahead window of a new vector in elements (0: off); see ruma_vec_options. */
+static size_t populate_window(const ruma_vec_options *o, size_t es)
+{
+	size_t bytes = o->populate_ahead ? o->populate_ahead : RUMA_VEC_POPULATE_AHEAD_DEFAULT;
+
+	if (o->huge || o->prepopulate || o->kind == RUMA_VEC_INDIRECT ||
+	    o->populate_ahead == RUMA_VEC_POPULATE_AHEAD_OFF)
+		return 0;
+	return RUMA_MAX(bytes / es, (size_t)1);
+}
+
 /* x rounded up to a multiple of page (down when rounding up would overflow); at least one page. */
 static size_t page_limit(size_t x, size_t page)
 {
@@ -519,6 +628,7 @@ int ruma_vec_create(const ruma_vec_options *o, ruma_vec **out)
 	v->huge = o->huge;
 	v->prepopulate = o->prepopulate;
 	v->page = o->huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	v->pop_window = populate_window(o, v->es);
 	if (v->kind == RUMA_VEC_INDIRECT) {
 		if (v->es > v->page) {
 			free(v);
