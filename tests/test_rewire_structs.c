@@ -507,7 +507,7 @@ static int t_vec_populate_ahead(void)
 			if (mode == 0)
 				CHECK(calls >= 2);
 			else
-				CHECK_EQ(calls, mode == 1 ? 0 : 1);
+				CHECK_EQ(calls, (uint64_t)(mode == 1 ? 0 : 1));
 			CHECK_EQ(ruma_vec_size(v), n);
 			CHECK(head_consistent_run(v, true));
 			for (size_t i = 0; i < n; i++)

@@ -47,6 +47,7 @@
 #include "os/os.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -55,13 +56,15 @@
 
 #define VEC_DEFAULT_MAX_BYTES ((size_t)64 << 30)
 #define VEC_MAX_GROW_RUNS 16
+/* populate-ahead fills no window (and no copy target) smaller than this */
+#define VEC_POPULATE_MIN_BYTES ((size_t)64 << 10)
 
 struct ruma_vec {
 	ruma_vec_head h;   /* data, cap, push run: first, read by the inline paths */
 	ruma_vec_kind kind;
 	size_t es;         /* element size */
 	size_t page;       /* growth unit in bytes: 4 KiB or 2 MiB */
-	size_t max_bytes;  /* growth limit (checked before allocating) */
+	size_t max_bytes;  /* growth limit (checked before allocating; 0: not yet computed) */
 	bool huge, prepopulate;
 	size_t pop_window; /* populate-ahead window in elements (0: off) */
 	size_t pop_end;    /* the next window is due when the push end reaches it */
@@ -171,11 +174,13 @@ static size_t populate_ahead(ruma_vec *v, size_t n)
 	if (n < v->pop_end)
 		return RUMA_MIN(v->pop_end, v->h.cap);
 	end = v->h.cap - n > v->pop_window ? n + v->pop_window : v->h.cap;
+	v->pop_end = end;
+	if (n == 0 || (end - n) * v->es < VEC_POPULATE_MIN_BYTES)
+		return end; /* an empty vector or a short window: faults cost less than the call */
 	if (populate_elems(v, n, end)) {
 		v->pop_window = 0;
 		return v->h.cap;
 	}
-	v->pop_end = end;
 	return end;
 }
 
@@ -309,8 +314,10 @@ static int heap_grow(ruma_vec *v, size_t want)
 		if (!n)
 			return -ENOMEM;
 		if (vsize(v)) {
-			if (v->pop_window) /* the copy's target pages without a fault each */
-				(void)populate_bytes(n, vsize(v) * v->es);
+			/* the copy's target without a fault per page; a failure turns populate-ahead off */
+			if (v->pop_window && vsize(v) * v->es >= VEC_POPULATE_MIN_BYTES &&
+			    populate_bytes(n, vsize(v) * v->es))
+				v->pop_window = 0;
 			memcpy(n, v->h.data, vsize(v) * v->es);
 			v->st.bytes_copied += vsize(v) * v->es;
 		}
@@ -495,6 +502,43 @@ static size_t doubled(size_t cap, size_t first, size_t limit)
 	return cap > limit / 2 ? limit : cap * 2;
 }
 
+/* x rounded up to a multiple of page (down when rounding up would overflow); at least one page. */
+static size_t page_limit(size_t x, size_t page)
+{
+	if (x > SIZE_MAX - page)
+		return SIZE_MAX / page * page;
+	return x < page ? page : round_up(x, page);
+}
+
+/*
+ * The default growth limit of the non-rewired kinds: RAM + swap (all of it,
+ * 1 TiB if unknown), asked once per process — a vector's creation then makes
+ * no syscall beyond its first mapping.
+ */
+static size_t default_heap_limit(void)
+{
+	static _Atomic size_t cached;
+	size_t limit = atomic_load_explicit(&cached, memory_order_relaxed);
+	struct sysinfo si;
+
+	if (limit)
+		return limit;
+	if (sysinfo(&si) != 0 || si.mem_unit == 0)
+		limit = (size_t)1 << 40;
+	else
+		limit = (size_t)(((uint64_t)si.totalram + si.totalswap) * si.mem_unit);
+	atomic_store_explicit(&cached, limit, memory_order_relaxed);
+	return limit;
+}
+
+/* The growth limit in bytes (the heap kinds' default is computed when first needed). */
+static size_t vec_max_bytes(ruma_vec *v)
+{
+	if (!v->max_bytes)
+		v->max_bytes = page_limit(default_heap_limit(), v->page);
+	return v->max_bytes;
+}
+
 /*
  * Grow to hold at least want elements.  The byte size is checked first —
  * against size_t overflow (-EOVERFLOW) and the vector's max_bytes
@@ -510,7 +554,7 @@ static int grow_to(ruma_vec *v, size_t want)
 		return 0;
 	if (want > SIZE_MAX / v->es)
 		return -EOVERFLOW;
-	if (want * v->es > v->max_bytes)
+	if (want * v->es > vec_max_bytes(v))
 		return v->kind == RUMA_VEC_REWIRED ? RUMA_EVIRTFULL : -ENOMEM;
 	size_t bytes = want * v->es, max_elems = v->max_bytes / v->es;
 	switch (v->kind) {
@@ -540,15 +584,6 @@ static int grow_to(ruma_vec *v, size_t want)
 	return rc;
 }
 
-/* The default growth limit of the non-rewired kinds: RAM + swap (all of it, 1 TiB if unknown). */
-static size_t default_heap_limit(void)
-{
-	struct sysinfo si;
-
-	if (sysinfo(&si) != 0 || si.mem_unit == 0)
-		return (size_t)1 << 40;
-	return (size_t)(((uint64_t)si.totalram + si.totalswap) * si.mem_unit);
-}
 
 /* ---- creation ---------------------------------------------------------------- */
 
@@ -563,13 +598,6 @@ static size_t populate_window(const ruma_vec_options *o, size_t es)
 	return RUMA_MAX(bytes / es, (size_t)1);
 }
 
-/* x rounded up to a multiple of page (down when rounding up would overflow); at least one page. */
-static size_t page_limit(size_t x, size_t page)
-{
-	if (x > SIZE_MAX - page)
-		return SIZE_MAX / page * page;
-	return x < page ? page : round_up(x, page);
-}
 
 /*
  * Allocate the pool of a REWIRED vector and fill it: the pages are wired at
@@ -636,10 +664,9 @@ int ruma_vec_create(const ruma_vec_options *o, ruma_vec **out)
 		}
 		v->per_page = v->page / v->es;
 	}
-	v->max_bytes = page_limit(o->max_bytes ? o->max_bytes
-					       : v->kind == RUMA_VEC_REWIRED ? VEC_DEFAULT_MAX_BYTES
-									 : default_heap_limit(),
-				  v->page);
+	/* 0 for the heap kinds' default: vec_max_bytes asks the machine at the first growth */
+	if (o->max_bytes || v->kind == RUMA_VEC_REWIRED)
+		v->max_bytes = page_limit(o->max_bytes ? o->max_bytes : VEC_DEFAULT_MAX_BYTES, v->page);
 	if (v->kind == RUMA_VEC_REWIRED) {
 		ruma_phys_options po = { .page_size = v->page,
 					 .flags = v->huge ? RUMA_PHYS_PREPOPULATE : 0 };
