@@ -232,7 +232,9 @@ static int rewired_grow(ruma_vec *v, uint64_t want_pages)
 	if (vp < v->pool_pages) {
 		/* the next pages of the pool first: vpage p is pool page pool_first + p */
 		uint64_t take = RUMA_MIN(add, v->pool_pages - vp);
-		rc = ruma_area_map_run(v->area, vp, v->phys, v->pool_first + vp, take, flags, NULL);
+		/* the pool's pages have memory: the mmap itself fills their page tables */
+		unsigned pool_flags = v->prepopulate ? RUMA_AREA_MAP_POPULATE : 0;
+		rc = ruma_area_map_run(v->area, vp, v->phys, v->pool_first + vp, take, pool_flags, NULL);
 		if (rc)
 			return rc;
 		vp += take;
