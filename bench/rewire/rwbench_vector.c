@@ -5,11 +5,14 @@
  * (std::vector-like), mremap, glibc realloc and software indirection —
  * against the baseline `array`: the same n stores into a malloc'ed array of
  * n entries (allocated before the clock starts, its pages faulted by the
- * stores), the least any push loop can cost.
+ * stores).  The vectors fill their page tables ahead of the pushes
+ * (populate-ahead, vector.h); `rewired-fault` and `copy-fault` turn that
+ * off, so every 4 KiB page faults in at its first store as in the array.
  *
  * Each measurement runs in a forked child: it creates the vector (untimed),
  * pushes 0..n-1 (timed; inline ruma_vec_push_u64; a second time covers
- * creation + pushes + destruction, every cost of the vector), checks a sample of the elements, reads the memory it holds
+ * creation + pushes + destruction, every cost of the vector), checks a
+ * sample of the elements, reads the memory it holds
  * (/proc/self/smaps_rollup: Rss + hugetlb) and reports through a pipe.  The
  * parent takes the child's peak RSS from wait4's rusage (ru_maxrss), minus
  * the peak of an idle child.  Hugetlb pages are not part of RSS: for 2 MiB
@@ -36,22 +39,25 @@ typedef struct vec_variant {
 	bool huge, prepopulate;
 	bool pool;  /* REWIRED: pool of n entries filled at creation (pool_bytes) */
 	bool array; /* the baseline: stores into a preallocated array, no vector */
+	bool fault; /* populate-ahead off: every 4 KiB page faults in at its first store */
 } vec_variant;
 
 static const vec_variant variants[] = {
-	{ "array", RUMA_VEC_COPY, false, false, false, true },
-	{ "rewired", RUMA_VEC_REWIRED, false, false, false, false },
-	{ "rewired-prepop", RUMA_VEC_REWIRED, false, true, false, false },
-	{ "rewired-pool", RUMA_VEC_REWIRED, false, false, true, false },
-	{ "copy", RUMA_VEC_COPY, false, false, false, false },
-	{ "mremap", RUMA_VEC_MREMAP, false, false, false, false },
-	{ "realloc", RUMA_VEC_REALLOC, false, false, false, false },
-	{ "indirect-4k", RUMA_VEC_INDIRECT, false, false, false, false },
-	{ "indirect-2m", RUMA_VEC_INDIRECT, true, false, false, false },
-	{ "rewired-2m", RUMA_VEC_REWIRED, true, false, false, false },
-	{ "rewired-2m-prepop", RUMA_VEC_REWIRED, true, true, false, false },
-	{ "rewired-2m-pool", RUMA_VEC_REWIRED, true, false, true, false },
-	{ "mremap-2m", RUMA_VEC_MREMAP, true, false, false, false },
+	{ "array", RUMA_VEC_COPY, false, false, false, true, false },
+	{ "rewired", RUMA_VEC_REWIRED, false, false, false, false, false },
+	{ "rewired-prepop", RUMA_VEC_REWIRED, false, true, false, false, false },
+	{ "rewired-pool", RUMA_VEC_REWIRED, false, false, true, false, false },
+	{ "rewired-fault", RUMA_VEC_REWIRED, false, false, false, false, true },
+	{ "copy", RUMA_VEC_COPY, false, false, false, false, false },
+	{ "copy-fault", RUMA_VEC_COPY, false, false, false, false, true },
+	{ "mremap", RUMA_VEC_MREMAP, false, false, false, false, false },
+	{ "realloc", RUMA_VEC_REALLOC, false, false, false, false, false },
+	{ "indirect-4k", RUMA_VEC_INDIRECT, false, false, false, false, false },
+	{ "indirect-2m", RUMA_VEC_INDIRECT, true, false, false, false, false },
+	{ "rewired-2m", RUMA_VEC_REWIRED, true, false, false, false, false },
+	{ "rewired-2m-prepop", RUMA_VEC_REWIRED, true, true, false, false, false },
+	{ "rewired-2m-pool", RUMA_VEC_REWIRED, true, false, true, false, false },
+	{ "mremap-2m", RUMA_VEC_MREMAP, true, false, false, false, false },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -107,6 +113,8 @@ static void child_run(const vec_variant *v, uint64_t n, int fd)
 	o.kind = v->kind;
 	o.huge = v->huge;
 	o.prepopulate = v->prepopulate;
+	if (v->fault)
+		o.populate_ahead = RUMA_VEC_POPULATE_AHEAD_OFF;
 	o.max_bytes = (size_t)(n * 8 * 2 + ((size_t)64 << 20));
 	if (v->pool)
 		o.pool_bytes = (size_t)(n * 8);
