@@ -16,6 +16,7 @@
 #include <ruma/sysinfo.h>
 #include <ruma/vector.h>
 
+#include <linux/memfd.h>
 #include <sys/mman.h>
 
 
@@ -897,6 +898,94 @@ static int t_partition_huge(void)
 	return TEST_PASS;
 }
 
+/*
+ * Hold all free 2 MiB huge pages but `left`: a shared hugetlb mapping
+ * without MAP_NORESERVE reserves its pages when made (nothing is faulted or
+ * zeroed), so the pages stay free but can no longer be reserved by anyone
+ * else.  Returns the memfd (-1: not possible here); *map and *bytes for
+ * hog_release.
+ */
+static int hog_huge(long left, void **map, size_t *bytes)
+{
+	long avail = test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd");
+	int fd;
+
+	*map = NULL;
+	*bytes = 0;
+	if (avail < left)
+		return -1;
+	fd = memfd_create("ruma-test-hog", MFD_CLOEXEC | MFD_HUGETLB | MFD_HUGE_2MB);
+	if (fd < 0)
+		return -1;
+	*bytes = (size_t)(avail - left) * RUMA_PAGE_2M;
+	if (*bytes && (ftruncate(fd, (off_t)*bytes) ||
+		       (*map = mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void hog_release(int fd, void *map, size_t bytes)
+{
+	if (map)
+		munmap(map, bytes);
+	close(fd);
+}
+
+/*
+ * Too few free huge pages: every huge-page method fails cleanly with
+ * RUMA_ENOHUGE (at creation with none left, during the pass with one left),
+ * never by SIGBUS on a page fault.
+ */
+static int t_partition_huge_shortage(void)
+{
+	size_t n = (size_t)1 << 21; /* 16 MiB of keys: 8 huge pages and more per method */
+	uint64_t *keys = malloc(n * 8);
+	ruma_part_method ms[] = { RUMA_PART_TRADITIONAL, RUMA_PART_MAPPED, RUMA_PART_MAPPED_CHAINS,
+				  RUMA_PART_MAPPED_ADAPTIVE, RUMA_PART_MREMAP };
+	int checked = 0;
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	for (long left = 0; left <= 1; left++)
+		for (size_t i = 0; i < TEST_N(ms); i++) {
+			ruma_part_options o;
+			ruma_part_result *r = NULL;
+			void *map;
+			size_t bytes;
+			ruma_part_options_default(&o);
+			o.method = ms[i];
+			o.partitions = 4;
+			o.huge = true;
+			o.contiguous = ms[i] != RUMA_PART_MAPPED_ADAPTIVE;
+			int fd = hog_huge(left, &map, &bytes);
+			if (fd < 0)
+				continue;
+			long before = test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd");
+			int rc = ruma_part_run(keys, n, &o, &r);
+			long after = test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd");
+			hog_release(fd, map, bytes);
+			if (rc == 0) {
+				ruma_part_result_free(r);
+				if (after > before || before > left)
+					continue; /* another process freed huge pages meanwhile */
+			}
+			if (rc == RUMA_EUNSUPP)
+				continue;
+			if (rc != RUMA_ENOHUGE)
+				fprintf(stderr, "  %s with %ld huge page(s) left: %s\n",
+					ruma_part_method_name(ms[i]), left, ruma_strerror(rc));
+			CHECK_EQ(rc, RUMA_ENOHUGE);
+			checked++;
+		}
+	free(keys);
+	if (!checked)
+		SKIP("could not hold the free huge pages");
+	return TEST_PASS;
+}
+
 /* ---- snapshots -------------------------------------------------------------------- */
 
 /* SHUFFLE with MAP_PRIVATE chunks (false: the shared default). */
@@ -1343,6 +1432,7 @@ static const struct test_case cases[] = {
 	{ "partition_edge_cases", t_partition_edge_cases },
 	{ "partition_adaptive_large", t_partition_adaptive_large },
 	{ "partition_huge", t_partition_huge_h },
+	{ "partition_huge_shortage", t_partition_huge_shortage },
 	{ "snapshot_4k", t_snapshot_4k },
 	{ "snapshot_2m", t_snapshot_2m_h },
 	{ "pools", t_pools_h },
