@@ -905,6 +905,28 @@ static int t_partition_huge(void)
 	return TEST_PASS;
 }
 
+/*
+ * MREMAP with huge grows its regions in 2 MiB steps of ordinary memory: a
+ * partition of 4 MiB needs its region grown twice (Linux refuses to expand
+ * a hugetlb mapping, so MAP_HUGETLB regions failed here with EINVAL), and
+ * no huge page is needed.
+ */
+static int t_partition_mremap_huge_growth(void)
+{
+	size_t n = (size_t)1 << 20; /* 8 MiB of keys: 4 MiB per partition */
+	uint64_t *keys = malloc(n * 8);
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	for (int swwc = 0; swwc <= 1; swwc++) {
+		int r = part_one(keys, n, RUMA_PART_MREMAP, 2, 0, 1, swwc, true, false);
+		CHECK_EQ(r, TEST_PASS);
+	}
+	free(keys);
+	return TEST_PASS;
+}
+
 /* The os layer's mmap count when each phase ended (ctx: uint64_t[4]). */
 static void count_maps_at_phase(void *ctx, ruma_part_phase ended)
 {
@@ -989,8 +1011,9 @@ static int t_partition_huge_shortage(void)
 {
 	size_t n = (size_t)1 << 21; /* 16 MiB of keys: 8 huge pages and more per method */
 	uint64_t *keys = malloc(n * 8);
+	/* not MREMAP: its regions are ordinary memory (2 MiB steps) */
 	ruma_part_method ms[] = { RUMA_PART_TRADITIONAL, RUMA_PART_MAPPED, RUMA_PART_MAPPED_CHAINS,
-				  RUMA_PART_MAPPED_ADAPTIVE, RUMA_PART_MREMAP };
+				  RUMA_PART_MAPPED_ADAPTIVE };
 	int checked = 0;
 
 	CHECK(keys);
@@ -1477,6 +1500,7 @@ static const struct test_case cases[] = {
 	{ "partition_huge", t_partition_huge_h },
 	{ "partition_huge_shortage", t_partition_huge_shortage },
 	{ "partition_adaptive_first_blocks", t_partition_adaptive_first_blocks },
+	{ "partition_mremap_huge_growth", t_partition_mremap_huge_growth },
 	{ "snapshot_4k", t_snapshot_4k },
 	{ "snapshot_2m", t_snapshot_2m_h },
 	{ "pools", t_pools_h },

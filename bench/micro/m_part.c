@@ -9,7 +9,8 @@
  *   21      mapped with adaptive block sizes (2 MiB down to 4 KiB): 2 MiB
  *           blocks from huge pages and chains as the original; 21(P,1): all
  *           from 4 KiB pages and one contiguous output
- *   44      mremap partitioning with 2 MiB pages (chunks per partition)
+ *   44      mremap partitioning in 2 MiB steps of ordinary memory (chunks per
+ *           partition), as the original
  * Input and phases as in the original (BigDataAnalyticsGroup/rewiring,
  * methods/traditional_partitioning.c, blocked_partitioning.c,
  * mapped_blocked_partitioning_adaptive.c, mremaped_partitioning.c): n random
@@ -19,8 +20,9 @@
  *   malloc-src        the key array
  *   init-malloc-src   drawing the keys
  *   build-histogram   12: the histogram pass and prefix sums
- *   malloc-dst        12: the output allocation; 17, 44: the per-partition
- *                     state (blocks are allocated during the pass)
+ *   malloc-dst        12: the output allocation; 17: the per-partition
+ *                     state (blocks are allocated during the pass); 44: the
+ *                     first region of every partition (grown in the pass)
  *   memcpy            the partitioning pass (12, 17, 21, 44: through software
  *                     write-combining lines, as the original; the mapped
  *                     methods 13, 14, 18, 19, 21 book their setup of pools
@@ -225,5 +227,7 @@ int micro_build_part_adaptive(micro_ctx *c, const micro_params *p, size_t n, mic
 
 int micro_build_part_mremap(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return part_build(c, p, n, d, RUMA_PART_MREMAP, p->use_huge);
+	/* the original's "huge pages": regions of ordinary memory grown by 2 MiB
+	 * (partition.h: hugetlb mappings cannot grow with mremap) */
+	return part_build(c, p, n, d, RUMA_PART_MREMAP, true);
 }
