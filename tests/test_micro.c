@@ -634,6 +634,50 @@ static int t_partition_unaligned(void)
 }
 
 /*
+ * The partitioning methods the original times report the original's phases,
+ * in its order, and nothing else: 21 books no squeeze-area-mmap (wiring its
+ * chains into readable chunks after the pass is untimed, as the original
+ * maps its blocks after the timed pass).  21(P,1), which the original does
+ * not have, books its squeeze into one contiguous output.
+ */
+static int t_partition_phases(void)
+{
+	static const struct {
+		const char *method, *phases;
+	} cs[] = {
+		{ "12(8,1,0)", "malloc-src,init-malloc-src,build-histogram,malloc-dst,memcpy," },
+		{ "17(8,1)", "malloc-src,init-malloc-src,malloc-dst,memcpy," },
+		{ "21(8)", "malloc-src,init-malloc-src,malloc-dst,memcpy," },
+		{ "44(8,1)", "malloc-src,init-malloc-src,malloc-dst,memcpy," },
+		{ "21(8,1)", "malloc-src,init-malloc-src,malloc-dst,memcpy,squeeze-area-mmap," },
+	};
+
+	for (size_t i = 0; i < TEST_N(cs); i++) {
+		char *out = NULL, *err = NULL, got[256] = "";
+		int st = micro(&out, &err, "--fallback", (char *)cs[i].method, "10", "100000", "1",
+			       "false", NULL);
+		CHECK_EQ(st, 0);
+		/* the phase lines "%f,name" between the method's title and the tests */
+		const char *p = strchr(out, ':');
+		const char *end = strstr(out, "\nStarting tests:");
+		CHECK(p && end);
+		for (p = strchr(p, '\n') + 1; p < end; p = strchr(p, '\n') + 1) {
+			const char *comma = strchr(p, ',');
+			const char *nl = strchr(p, '\n');
+			if (comma && comma < nl && strlen(got) + (size_t)(nl - comma) < sizeof(got))
+				strncat(got, comma + 1, (size_t)(nl - comma - 1)), strcat(got, ",");
+		}
+		if (strcmp(got, cs[i].phases)) {
+			fprintf(stderr, "  %s: phases %s, expected %s\n", cs[i].method, got, cs[i].phases);
+			return TEST_FAIL;
+		}
+		free(out);
+		free(err);
+	}
+	return TEST_PASS;
+}
+
+/*
  * Block-chain partitioning (17) carves its blocks from one block pool that
  * is mapped and touched before the timed pass, as the original prefaults
  * its pool: the run maps the pool through the os layer (one mmap) instead
@@ -957,6 +1001,7 @@ static const struct test_case cases[] = {
 	{ "methods_partition", t_methods_partition },
 	{ "methods_vector_alloc", t_methods_vector_alloc },
 	{ "partition_unaligned", t_partition_unaligned },
+	{ "partition_phases", t_partition_phases },
 	{ "chains_block_pool", t_chains_block_pool },
 	{ "remap_file_pages", t_remap_file_pages },
 	{ "original_keys", t_original_keys },

@@ -283,7 +283,8 @@ static int t_phys_enohuge(void)
 	ruma_phys *p = NULL;
 
 	CHECK(strstr(ruma_strerror(RUMA_ENOHUGE), "nr_hugepages") != NULL);
-	ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, false);
+	/* the creation probe's reserving mmap finds no huge page */
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
 	int rc = ruma_phys_create(&(ruma_phys_options){ .page_size = RUMA_PAGE_2M }, &p);
 	ruma_os_inject_clear();
 	if (rc == RUMA_EUNSUPP)

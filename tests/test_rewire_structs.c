@@ -16,6 +16,7 @@
 #include <ruma/sysinfo.h>
 #include <ruma/vector.h>
 
+#include <linux/memfd.h>
 #include <sys/mman.h>
 
 
@@ -769,6 +770,18 @@ static void record_phase(void *ctx, ruma_part_phase ended)
 		part_phases[part_nphases++] = (int)ended;
 }
 
+/* Default options with the method, partitions and the three switches the tests vary. */
+static void part_options(ruma_part_options *o, ruma_part_method m, uint32_t P, bool swwc, bool huge,
+			 bool contiguous)
+{
+	ruma_part_options_default(o);
+	o->method = m;
+	o->partitions = P;
+	o->swwc = swwc;
+	o->huge = huge;
+	o->contiguous = contiguous;
+}
+
 static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t P,
 		    unsigned shift, size_t ppb, bool swwc, bool huge, bool contiguous)
 {
@@ -776,16 +789,11 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 	ruma_part_result *r;
 	int rc;
 
-	ruma_part_options_default(&o);
-	o.method = m;
-	o.partitions = P;
+	part_options(&o, m, P, swwc, huge, contiguous);
 	o.shift = shift;
 	o.pages_per_block = ppb;
-	o.swwc = swwc;
 	o.phase = record_phase;
 	part_nphases = 0;
-	o.huge = huge;
-	o.contiguous = contiguous;
 	o.prefault_dst = swwc || part_prefault;
 	o.populate = !swwc;
 	o.extent_pages = part_extent_pages;
@@ -961,6 +969,153 @@ static int t_partition_huge(void)
 	free(keys);
 	if (!ran)
 		SKIP("no free 2 MiB huge pages (%d variants skipped)", skipped);
+	return TEST_PASS;
+}
+
+/*
+ * MREMAP with huge grows its regions in 2 MiB steps of ordinary memory: a
+ * partition of 4 MiB needs its region grown twice (Linux refuses to expand
+ * a hugetlb mapping, so MAP_HUGETLB regions failed here with EINVAL), and
+ * no huge page is needed.
+ */
+static int t_partition_mremap_huge_growth(void)
+{
+	size_t n = (size_t)1 << 20; /* 8 MiB of keys: 4 MiB per partition */
+	uint64_t *keys = malloc(n * 8);
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	for (int swwc = 0; swwc <= 1; swwc++) {
+		int r = part_one(keys, n, RUMA_PART_MREMAP, 2, 0, 1, swwc, true, false);
+		CHECK_EQ(r, TEST_PASS);
+	}
+	free(keys);
+	return TEST_PASS;
+}
+
+/* The os layer's mmap count when each phase ended (ctx: uint64_t[4]). */
+static void count_maps_at_phase(void *ctx, ruma_part_phase ended)
+{
+	if ((unsigned)ended < 4)
+		((uint64_t *)ctx)[ended] = ruma_os_count(RUMA_SYS_MMAP);
+}
+
+/*
+ * ADAPTIVE opens every partition's first block before the pass, as the
+ * original: with P x 2 MiB of keys spread evenly, the first blocks (2 MiB,
+ * side by side in the work area) are wired with one mmap during setup and
+ * the pass, which fills them exactly, maps nothing.
+ */
+static int t_partition_adaptive_first_blocks(void)
+{
+	const uint32_t P = 4;
+	size_t n = (size_t)P * (RUMA_PAGE_2M / 8);
+	uint64_t *keys = malloc(n * 8), at[4] = { 0 };
+	ruma_part_options o;
+	ruma_part_result *r;
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = (i % P) | (i << 8);
+	part_options(&o, RUMA_PART_MAPPED_ADAPTIVE, P, true, false, false);
+	o.phase = count_maps_at_phase;
+	o.phase_ctx = at;
+	CHECK_OK(ruma_part_run(keys, n, &o, &r));
+	CHECK_EQ(at[RUMA_PART_PHASE_PASS], at[RUMA_PART_PHASE_ALLOC]);
+	CHECK_EQ(r->nchunks, (size_t)P);
+	for (size_t k = 0; k < r->nchunks; k++) {
+		CHECK_EQ(r->chunks[k].n, n / P);
+		for (size_t j = 0; j < r->chunks[k].n; j++)
+			CHECK_EQ(r->chunks[k].keys[j], keys[j * P + r->chunks[k].part]);
+	}
+	ruma_part_result_free(r);
+	free(keys);
+	return TEST_PASS;
+}
+
+/*
+ * Hold all free 2 MiB huge pages but `left`: a shared hugetlb mapping
+ * without MAP_NORESERVE reserves its pages when made (nothing is faulted or
+ * zeroed), so the pages stay free but can no longer be reserved by anyone
+ * else.  Returns the memfd (-1: not possible here); *map and *bytes for
+ * hog_release.
+ */
+static int hog_huge(long left, void **map, size_t *bytes)
+{
+	long avail = test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd");
+	int fd;
+
+	*map = NULL;
+	*bytes = 0;
+	if (avail < left)
+		return -1;
+	fd = memfd_create("ruma-test-hog", MFD_CLOEXEC | MFD_HUGETLB | MFD_HUGE_2MB);
+	if (fd < 0)
+		return -1;
+	*bytes = (size_t)(avail - left) * RUMA_PAGE_2M;
+	if (*bytes && (ftruncate(fd, (off_t)*bytes) ||
+		       (*map = mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void hog_release(int fd, void *map, size_t bytes)
+{
+	if (map)
+		munmap(map, bytes);
+	close(fd);
+}
+
+/*
+ * Too few free huge pages: every huge-page method fails cleanly with
+ * RUMA_ENOHUGE (at creation with none left, during the pass with one left),
+ * never by SIGBUS on a page fault.
+ */
+static int t_partition_huge_shortage(void)
+{
+	size_t n = (size_t)1 << 21; /* 16 MiB of keys: 8 huge pages and more per method */
+	uint64_t *keys = malloc(n * 8);
+	/* not MREMAP: its regions are ordinary memory (2 MiB steps) */
+	ruma_part_method ms[] = { RUMA_PART_TRADITIONAL, RUMA_PART_MAPPED, RUMA_PART_MAPPED_CHAINS,
+				  RUMA_PART_MAPPED_ADAPTIVE };
+	int checked = 0;
+
+	CHECK(keys);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = ruma_rng_next(&test_rng);
+	for (long left = 0; left <= 1; left++)
+		for (size_t i = 0; i < TEST_N(ms); i++) {
+			ruma_part_options o;
+			ruma_part_result *r = NULL;
+			void *map;
+			size_t bytes;
+			part_options(&o, ms[i], 4, false, true, ms[i] != RUMA_PART_MAPPED_ADAPTIVE);
+			int fd = hog_huge(left, &map, &bytes);
+			if (fd < 0)
+				continue;
+			long before = test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd");
+			int rc = ruma_part_run(keys, n, &o, &r);
+			long after = test_meminfo("HugePages_Free") - test_meminfo("HugePages_Rsvd");
+			hog_release(fd, map, bytes);
+			if (rc == 0) {
+				ruma_part_result_free(r);
+				if (after > before || before > left)
+					continue; /* another process freed huge pages meanwhile */
+			}
+			if (rc == RUMA_EUNSUPP)
+				continue;
+			if (rc != RUMA_ENOHUGE)
+				fprintf(stderr, "  %s with %ld huge page(s) left: %s\n",
+					ruma_part_method_name(ms[i]), left, ruma_strerror(rc));
+			CHECK_EQ(rc, RUMA_ENOHUGE);
+			checked++;
+		}
+	free(keys);
+	if (!checked)
+		SKIP("could not hold the free huge pages");
 	return TEST_PASS;
 }
 
@@ -1411,6 +1566,9 @@ static const struct test_case cases[] = {
 	{ "partition_edge_cases", t_partition_edge_cases },
 	{ "partition_adaptive_large", t_partition_adaptive_large },
 	{ "partition_huge", t_partition_huge_h },
+	{ "partition_huge_shortage", t_partition_huge_shortage },
+	{ "partition_adaptive_first_blocks", t_partition_adaptive_first_blocks },
+	{ "partition_mremap_huge_growth", t_partition_mremap_huge_growth },
 	{ "snapshot_4k", t_snapshot_4k },
 	{ "snapshot_2m", t_snapshot_2m_h },
 	{ "pools", t_pools_h },

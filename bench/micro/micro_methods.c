@@ -214,7 +214,7 @@ bool micro_method_wants_huge(const micro_method *m, const micro_params *p)
 {
 	switch (m->id) {
 	case 4: case 5: case 8: case 9: case 11: case 14: case 16: case 19: case 20:
-	case 23: case 31: case 37: case 43: case 44:
+	case 23: case 31: case 37: case 43:
 		return true;
 	case 32: case 40: case 41: case 42:
 		return p->huge;
@@ -247,7 +247,7 @@ uint64_t micro_method_huge_pages(const micro_method *m, const micro_params *p, s
 	switch (m->id) {
 	case 4: case 5: case 8: case 9:
 		return 2 * pages; /* the source, and private copies when a test writes dst */
-	case 14: case 19: case 44:
+	case 14: case 19:
 		return partition_block_pages(p, n);
 	case 20:
 		return n * 8 / MICRO_HUGE_PAGE; /* whole 2 MiB pages only; 0: all 4 KiB */

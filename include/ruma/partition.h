@@ -33,9 +33,11 @@
  *                      blocks come from a hugetlb pool and smaller ones from
  *                      a 4 KiB pool, and the result is chunks (one range
  *                      cannot mix both page sizes at arbitrary offsets).
- *   MREMAP             (44) every partition is an anonymous region grown with
- *                      mremap(MREMAP_MAYMOVE) by pages_per_block pages at a
- *                      time.  Result: chunks only (data == NULL).
+ *   MREMAP             (44) every partition is an anonymous region, mapped
+ *                      before the pass and grown with mremap(MREMAP_MAYMOVE)
+ *                      by pages_per_block pages at a time (with huge: 2 MiB
+ *                      pages of ordinary memory, as Linux refuses to expand
+ *                      a hugetlb mapping).  Result: chunks only (data == NULL).
  *
  * The partly filled last page of every partition (mapped methods): the
  * output must be contiguous without holes.  Walking the partitions in order,
@@ -124,8 +126,8 @@ typedef struct ruma_part_options {
 	unsigned shift;          /* partition = (key >> shift) & (P-1); < 64 */
 	size_t pages_per_block;  /* block size in pages (not ADAPTIVE); default 1 */
 	bool huge;               /* 2 MiB pages: pool pages (mapped methods), MAP_HUGETLB
-				    (TRADITIONAL output, MREMAP regions), THP-advised
-				    2 MiB blocks (TRADITIONAL_CHAINS) */
+				    (TRADITIONAL output), THP-advised 2 MiB blocks
+				    (TRADITIONAL_CHAINS), 2 MiB growth steps (MREMAP) */
 	bool swwc;               /* software write-combining buffers (TRADITIONAL, TRADITIONAL_CHAINS,
 				    MREMAP) */
 	bool prefault_dst;       /* TRADITIONAL: touch the output before scattering;

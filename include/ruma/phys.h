@@ -90,13 +90,16 @@ typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats"
  * ruma_phys_create — a pool with the options o (NULL: 4 KiB pages, no
  * flags, no limit, memfd name "ruma-phys"); *out receives it (owned by the
  * caller, release with ruma_phys_destroy).  For 2 MiB pages, creation probes
- * the huge-page supply by backing one page and punching it out again.
+ * the huge-page supply by reserving one page with a shared mapping (no page
+ * is taken or zeroed) and dropping the reservation again (the pool holds no
+ * huge page until pages are allocated and mapped).
  * Returns 0, -EINVAL (page size other than 0, RUMA_PAGE_4K and RUMA_PAGE_2M,
  * or unknown flags), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
  * vm.nr_hugepages), RUMA_EUNSUPP (kernel without hugetlb memfd), or the
- * negative errno of memfd_create/ftruncate/fallocate.  Before 1.0 this name
- * took (page_size, flags, out); a call in that form does not compile (three
- * arguments for two): pass &(ruma_phys_options){ .page_size = ps, .flags = f }.
+ * negative errno of memfd_create/ftruncate/mmap/munmap/fallocate.  Before
+ * 1.0 this name took (page_size, flags, out); a call in that form does not
+ * compile (three arguments for two): pass
+ * &(ruma_phys_options){ .page_size = ps, .flags = f }.
  */
 RUMA_API int ruma_phys_create(const ruma_phys_options *o, ruma_phys **out);
 

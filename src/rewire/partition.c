@@ -12,7 +12,8 @@
  *
  * Syscalls (os layer): mmap/munmap for the TRADITIONAL output and the
  * TRADITIONAL_CHAINS block pool (MAP_HUGETLB with huge) and the MREMAP
- * regions, mremap to grow them, madvise (MADV_HUGEPAGE) on 2 MiB malloc'ed
+ * regions (ordinary anonymous memory: hugetlb mappings cannot grow with
+ * mremap), mremap to grow them, madvise (MADV_HUGEPAGE) on 2 MiB malloc'ed
  * chain blocks.
  */
 #include "rewire/partition_internal.h"
@@ -482,21 +483,26 @@ out:
 
 /* ---- MREMAP ------------------------------------------------------------------------- */
 
-/* Make room for one more key in partition p's region: map it, or grow it by step. */
-static int mremap_room(part_impl *impl, const ruma_part_options *o, uint32_t p, size_t step)
+/*
+ * Make room for one more key in partition p's region: map it, or grow it by
+ * step.  The regions are ordinary anonymous memory also with huge (which
+ * only makes the step 2 MiB pages, as the original's 44): Linux refuses to
+ * expand a hugetlb mapping with mremap (EINVAL).
+ */
+static int mremap_room(part_impl *impl, uint32_t p, size_t step)
 {
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (o->huge ? MAP_HUGETLB : MAP_NORESERVE);
 	size_t nb = impl->region_bytes[p] + step;
 	void *m;
 	int rc;
 
 	if (!impl->regions[p])
-		rc = ruma_os_mmap(NULL, nb, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
+		rc = ruma_os_mmap(NULL, nb, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &m);
 	else
 		rc = ruma_os_mremap(impl->regions[p], impl->region_bytes[p], nb, MREMAP_MAYMOVE, NULL,
 				    &m);
 	if (rc)
-		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
+		return rc;
 	impl->regions[p] = m;
 	impl->region_bytes[p] = nb;
 	return 0;
@@ -522,7 +528,7 @@ static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_option
 		uint32_t p = ruma_part_of(k, shift, P);
 		if (wc.lines && !wc_add(&wc, p, k))
 			continue;
-		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p]) && (rc = mremap_room(impl, o, p, step)))
+		if (RUMA_UNLIKELY(fill[p] * 8 == impl->region_bytes[p]) && (rc = mremap_room(impl, p, step)))
 			break;
 		if (wc.lines) {
 			part_line_flush((uint64_t *)impl->regions[p] + fill[p], wc.lines[p].k);
@@ -533,7 +539,7 @@ static int mremap_scatter(const uint64_t *keys, size_t n, const ruma_part_option
 	}
 	for (uint32_t p = 0; wc.lines && p < P && !rc; p++)
 		for (unsigned j = 0; j < wc.fill[p] && !rc; j++) {
-			if (fill[p] * 8 == impl->region_bytes[p] && (rc = mremap_room(impl, o, p, step)))
+			if (fill[p] * 8 == impl->region_bytes[p] && (rc = mremap_room(impl, p, step)))
 				break;
 			((uint64_t *)impl->regions[p])[fill[p]++] = wc.lines[p].k[j];
 		}
@@ -558,6 +564,13 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_options *o
 	if (!fill || !impl->regions || !impl->region_bytes || !r->chunks) {
 		free(fill);
 		return -ENOMEM;
+	}
+	/* every partition's first region is mapped before the pass, as the original's */
+	for (uint32_t p = 0; p < P && !rc; p++)
+		rc = mremap_room(impl, p, step);
+	if (rc) {
+		free(fill);
+		return rc;
 	}
 	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 	rc = mremap_scatter(keys, n, o, impl, fill, step);

@@ -10,7 +10,9 @@
  * full (the block's pool page numbers are appended to the partition's
  * chain).  ADAPTIVE chooses each new block's size from the expected rest of
  * the partition: 2 MiB while at least 2 MiB per partition remain, halving
- * down to 4 KiB towards the end of the input.
+ * down to 4 KiB towards the end of the input.  ADAPTIVE opens the first
+ * block of every partition before the pass (as the original): P consecutive
+ * blocks of one pool, one mmap when the windows lie side by side.
  *
  * Phase 2: the work area is destroyed (its data stays in the memfd) and the
  * unused pages of every partition's last block are freed.  The pages that
@@ -118,33 +120,35 @@ static void free_extents(mctx *c)
 	}
 }
 
-/* Open a new block for partition p; `done` keys of the input are consumed. */
-static int new_block(mctx *c, uint32_t p, size_t done)
+/*
+ * ADAPTIVE: the size and pool of a block opened with `left` keys of the
+ * input still to come.  The expected rest per partition is left / P; a
+ * partition's first block is sized for the whole input, so n = P x 2 MiB of
+ * keys starts with 2 MiB blocks.
+ */
+static void adaptive_block(const mctx *c, size_t left, uint32_t *npages, int *q)
 {
-	const ruma_part_options *o = c->o;
-	mpart *mp = &c->parts[p];
-	uint32_t npages = c->block_pages;
-	int q = 0;
-	uint64_t first, vpage;
-	ruma_area *a;
-	int rc;
+	uint64_t rest = left / c->P;
+	uint32_t b = ADAPTIVE_MAX_PAGES;
 
-	if (o->method == RUMA_PART_MAPPED_ADAPTIVE) {
-		/* expected keys still to come per partition; a partition's first
-		 * block is sized for the whole input (as if opened before the
-		 * pass), so n = P x 2 MiB of keys starts with 2 MiB blocks */
-		uint64_t rest = (c->n - (mp->nb ? done : 0)) / c->P;
-		uint32_t b = ADAPTIVE_MAX_PAGES;
-		while (b > 1 && (uint64_t)b * (RUMA_PAGE_4K / 8) > rest)
-			b /= 2;
-		npages = b;
-		if (c->impl->phys[1]) { /* huge: 2 MiB blocks from the hugetlb pool */
-			if (b == ADAPTIVE_MAX_PAGES)
-				npages = 1;
-			else
-				q = 1;
-		}
+	while (b > 1 && (uint64_t)b * (RUMA_PAGE_4K / 8) > rest)
+		b /= 2;
+	*npages = b;
+	*q = 0;
+	if (c->impl->phys[1]) { /* huge: 2 MiB blocks from the hugetlb pool */
+		if (b == ADAPTIVE_MAX_PAGES)
+			*npages = 1;
+		else
+			*q = 1;
 	}
+}
+
+/* Append block (first, npages) of pool q to partition p and point its writes there. */
+static int add_block(mctx *c, uint32_t p, int q, uint64_t first, uint32_t npages)
+{
+	mpart *mp = &c->parts[p];
+	uint64_t vpage = p * c->slot[q];
+
 	if (mp->nb == mp->cap) {
 		size_t nc = mp->cap ? mp->cap * 2 : 4;
 		mblock *nbk = realloc(mp->b, nc * sizeof(*nbk));
@@ -153,14 +157,69 @@ static int new_block(mctx *c, uint32_t p, size_t done)
 		mp->b = nbk;
 		mp->cap = nc;
 	}
+	if (c->o->method == RUMA_PART_MAPPED)
+		vpage += mp->nb * (uint64_t)npages;
+	mp->b[mp->nb++] = (mblock){ first, npages, (uint8_t)q };
+	mp->wp = mp->bstart = ruma_area_addr(c->work[q], vpage);
+	mp->wend = mp->wp + npages * c->page[q] / 8;
+	return 0;
+}
+
+/*
+ * ADAPTIVE: open the first block of every partition before the pass, as the
+ * original does: P consecutive blocks of one pool, wired with one mapping
+ * when the partitions' windows are side by side (2 MiB blocks: one page per
+ * window), else one per partition.
+ */
+static int open_first_blocks(mctx *c)
+{
+	uint32_t npages;
+	uint64_t first;
+	int q, rc;
+
+	adaptive_block(c, c->n, &npages, &q);
+	rc = ruma_phys_alloc(c->impl->phys[q], (uint64_t)c->P * npages, &first);
+	if (rc)
+		return rc;
+	if (c->slot[q] == npages) {
+		rc = ruma_area_map_run(c->work[q], 0, c->impl->phys[q], first,
+				       (uint64_t)c->P * npages, 0, NULL);
+		c->rewires += !rc;
+	}
+	for (uint32_t p = 0; p < c->P && !rc; p++) {
+		uint64_t b = first + (uint64_t)p * npages;
+		if (c->slot[q] != npages) {
+			rc = ruma_area_map_run(c->work[q], p * c->slot[q], c->impl->phys[q], b, npages,
+					       0, NULL);
+			c->rewires += !rc;
+		}
+		if (!rc)
+			rc = add_block(c, p, q, b, npages);
+	}
+	return rc;
+}
+
+/* Open a new block for partition p; `done` keys of the input are consumed. */
+static int new_block(mctx *c, uint32_t p, size_t done)
+{
+	const ruma_part_options *o = c->o;
+	mpart *mp = &c->parts[p];
+	uint32_t npages = c->block_pages;
+	int q = 0;
+	uint64_t first, vpage;
+	int rc;
+
+	if (o->method == RUMA_PART_MAPPED_ADAPTIVE)
+		adaptive_block(c, c->n - (mp->nb ? done : 0), &npages, &q);
 	rc = alloc_block(c, mp, q, npages, &first);
 	if (rc)
 		return rc;
-	a = c->work[q];
 	vpage = p * c->slot[q];
 	if (o->method == RUMA_PART_MAPPED)
 		vpage += mp->nb * (uint64_t)npages;
-	rc = ruma_area_map_run(a, vpage, c->impl->phys[q], first, npages, 0, NULL);
+	rc = ruma_area_map_run(c->work[q], vpage, c->impl->phys[q], first, npages, 0, NULL);
+	if (!rc)
+		rc = add_block(c, p, q, first, npages);
 	if (rc) {
 		if (!c->o->extent_pages || q)
 			(void)ruma_phys_free(c->impl->phys[q], first, npages);
@@ -168,9 +227,6 @@ static int new_block(mctx *c, uint32_t p, size_t done)
 		return rc;
 	}
 	c->rewires++;
-	mp->b[mp->nb++] = (mblock){ first, npages, (uint8_t)q };
-	mp->wp = mp->bstart = ruma_area_addr(a, vpage);
-	mp->wend = mp->wp + npages * c->page[q] / 8;
 	return 0;
 }
 
@@ -278,6 +334,8 @@ static int gappy_plan(mctx *c, int q, uint64_t *gp, uint64_t *kp, size_t *tp, ui
 				continue;
 			uint32_t used = block_used_pages(c, mp, j);
 			size_t keys = block_keys(c, mp, j);
+			if (!used)
+				continue; /* a first block opened before the pass and never written */
 			kp[p] += used;
 			tp[p] = keys - (size_t)(used - 1) * per_page;
 		}
@@ -858,6 +916,8 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_options
 		goto out;
 	}
 	rc = create_pools_and_work(&c);
+	if (!rc && o->method == RUMA_PART_MAPPED_ADAPTIVE && !o->extent_pages)
+		rc = open_first_blocks(&c);
 	if (!rc) {
 		ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
 		rc = o->swwc ? scatter_swwc(&c, keys) : scatter_plain(&c, keys);

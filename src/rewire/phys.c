@@ -19,6 +19,9 @@
  *   fallocate    — mode 0 to back pages now (prepopulate; for hugetlb this
  *                  takes the huge pages and fails early with ENOSPC), and
  *                  PUNCH_HOLE|KEEP_SIZE to return freed pages to the kernel;
+ *   mmap/munmap  — once at creation of a hugetlb pool: a one-page shared
+ *                  mapping reserves a huge page or fails, and a truncation to
+ *                  zero drops the reservation again (see probe_huge);
  *   fstat        — file size and allocated blocks for the statistics.
  */
 #include <ruma/phys.h>
@@ -250,18 +253,29 @@ static int open_memfd(const char *name, bool huge, int *fd)
 	return rc;
 }
 
-/* Back one huge page and drop it again: fails early when none is free. */
+/*
+ * Fail early when no huge page is free, without taking one: a MAP_SHARED
+ * hugetlb mapping without MAP_NORESERVE reserves its pages when it is made
+ * (the kernel's hugetlb_reserve_pages) and fails with ENOMEM when they are
+ * not there.  The probe maps page 0 (reserving it; nothing is faulted or
+ * zeroed) and unmaps it.  The reservation belongs to the file and a punch
+ * does not drop it for a page never faulted, so the file goes back to size
+ * zero (file_pages is still 0; ensure_file grows it later).  Every later mapping of the pool
+ * reserves the same way, so a shortage then fails that mmap (RUMA_ENOHUGE),
+ * never a page fault.
+ */
 static int probe_huge(ruma_phys *p)
 {
-	int rc = ensure_file(p, 1);
+	void *at;
+	int rc = ruma_os_ftruncate(p->fd, (off_t)page_bytes(p));
+
 	if (rc)
 		return rc;
-	rc = back_range(p, 0, 1);
+	rc = ruma_os_mmap(NULL, page_bytes(p), PROT_READ, MAP_SHARED, p->fd, 0, &at);
 	if (rc)
-		return rc;
-	rc = punch_range(p, 0, 1);
-	p->punches = 0;
-	return rc;
+		return backing_error(p, rc);
+	rc = ruma_os_munmap(at, page_bytes(p));
+	return rc ? rc : ruma_os_ftruncate(p->fd, 0);
 }
 
 int ruma_phys_create(const ruma_phys_options *opts, ruma_phys **out)
