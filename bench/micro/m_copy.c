@@ -77,12 +77,22 @@ int micro_build_memcpy(micro_ctx *c, const micro_params *p, size_t n, micro_data
 	return 0;
 }
 
+/* A permutation of the full chunks; a shorter last chunk stays last. */
+static uint64_t *chunk_permutation(size_t pages, size_t ppc, uint64_t seed, size_t *nchunks)
+{
+	size_t nc = (pages + ppc - 1) / ppc;
+
+	*nchunks = nc;
+	return micro_permutation(nc, pages / ppc, seed);
+}
+
 /* ---- 2-11: snapshots ------------------------------------------------------------------- */
 
 typedef struct snap_priv {
 	ruma_snap_src *src;
 	ruma_snap *snap;
-	bool huge;
+	uint64_t *order; /* the chunk order of a shuffled snapshot (borrowed by it) */
+	micro_field src_fields[2], dst_fields[2];
 } snap_priv;
 
 static void snap_cleanup(micro_data *d)
@@ -90,59 +100,146 @@ static void snap_cleanup(micro_data *d)
 	snap_priv *s = d->priv;
 
 	ruma_snap_destroy(s->snap);
-	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
+	free(s->order);
+	for (int i = 0; i < 2; i++)
+		if (s->dst_fields[i])
+			printf("Freeing %s\n", micro_field_name(s->dst_fields[i]));
 	ruma_snap_src_destroy(s->src);
-	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
-	printf("Freeing %s\n", micro_field_name(s->huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC));
+	for (int i = 0; i < 2; i++)
+		if (s->src_fields[i])
+			printf("Freeing %s\n", micro_field_name(s->src_fields[i]));
 	free(s);
 }
 
-static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool populate,
-		      ruma_snap_method method, size_t ppc, bool init_dst, micro_field dst_field)
+static void snap_free(snap_priv *s)
+{
+	ruma_snap_destroy(s->snap);
+	free(s->order);
+	ruma_snap_src_destroy(s->src);
+	free(s);
+}
+
+/*
+ * The source in the original's phases: a memfd pool opened (shm-src or
+ * shm-src-huge, as the original books it), mapped (mmap-src; populate as
+ * the method asks) and written (init-shm-src); or, for the copy methods,
+ * anonymous memory (malloc-src, init-malloc-src).
+ */
+static int snap_source(micro_ctx *c, size_t n, snap_priv *s, bool huge, bool anon,
+		       micro_field open_field, bool populate)
+{
+	size_t bytes = n * sizeof(uint64_t);
+	int rc;
+
+	if (anon) {
+		micro_phase_begin(c);
+		rc = ruma_snap_src_create_anon(bytes, huge, &s->src);
+		micro_phase_end(c, MF_MALLOC_SRC);
+		if (rc)
+			return micro_fail("allocating the source", rc);
+		s->src_fields[0] = MF_MALLOC_SRC;
+	} else {
+		micro_phase_begin(c);
+		rc = ruma_snap_src_open(bytes, huge, &s->src);
+		micro_phase_end(c, open_field);
+		if (rc)
+			return micro_fail("creating the source's memfd page pool", rc);
+		micro_phase_begin(c);
+		rc = ruma_snap_src_map(s->src, populate);
+		micro_phase_end(c, MF_MMAP_SRC);
+		if (rc)
+			return micro_fail("mapping the source", rc);
+		s->src_fields[0] = MF_MMAP_SRC;
+		s->src_fields[1] = open_field;
+	}
+	micro_phase_begin(c);
+	init_values(ruma_snap_src_data(s->src), 0, n);
+	micro_phase_end(c, anon ? MF_INIT_MALLOC_SRC : MF_INIT_SHM_SRC);
+	return 0;
+}
+
+/* The chunk order, drawn untimed as the original does (same draw as ruma_snap_options.seed). */
+static int snap_order(micro_ctx *c, snap_priv *s, size_t ppc, micro_data *d,
+		      ruma_snap_options *o)
+{
+	size_t page = ruma_snap_src_page_size(s->src);
+	size_t pages = (ruma_snap_src_bytes(s->src) + page - 1) / page;
+
+	s->order = chunk_permutation(pages, ppc, c->seed, &d->nchunks_perm);
+	if (!s->order)
+		return micro_fail("allocating the chunk order", -ENOMEM);
+	o->order = s->order;
+	d->chunk_perm = s->order;
+	d->chunk_entries = ppc * page / sizeof(uint64_t);
+	return 0;
+}
+
+static int snap_build(micro_ctx *c, size_t n, micro_data *d, snap_priv *s,
+		      const ruma_snap_options *o, micro_field reserve_field,
+		      micro_field build_field, bool init_dst)
+{
+	int rc;
+
+	micro_phase_begin(c);
+	rc = ruma_snap_reserve(o, s->src, &s->snap);
+	if (!rc && !build_field)
+		rc = ruma_snap_build(s->snap);
+	micro_phase_end(c, reserve_field);
+	if (rc)
+		return micro_fail("creating the destination", rc);
+	s->dst_fields[0] = reserve_field;
+	if (init_dst) /* untimed, as in the original */
+		memset(ruma_snap_data(s->snap), 0, ruma_snap_bytes(s->snap));
+	if (build_field) {
+		micro_phase_begin(c);
+		rc = ruma_snap_build(s->snap);
+		micro_phase_end(c, build_field);
+		if (rc)
+			return micro_fail("building the destination", rc);
+	}
+	d->kind = MICRO_CONTIG;
+	d->n = n;
+	d->src = ruma_snap_src_data(s->src);
+	d->dst = ruma_snap_data(s->snap);
+	return 0;
+}
+
+static int snap_method(micro_ctx *c, const micro_params *p, size_t n, micro_data *d,
+		       ruma_snap_method method)
 {
 	snap_priv *s = calloc(1, sizeof(*s));
+	bool huge = p->use_huge, shuffle = method != RUMA_SNAP_COW;
+	bool copy = method == RUMA_SNAP_MEMCPY_SHUFFLE;
 	ruma_snap_options o;
 	int rc;
 
 	if (!s)
 		return micro_fail("allocating", -ENOMEM);
-	s->huge = huge;
-	d->kind = MICRO_CONTIG;
-	d->n = n;
-	micro_phase_begin(c);
-	rc = ruma_snap_src_create(n * sizeof(uint64_t), huge, populate, &s->src);
-	micro_phase_end(c, huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
-	if (rc) {
-		free(s);
-		return micro_fail("creating the source in a memfd page pool", rc);
-	}
-	d->src = ruma_snap_src_data(s->src);
-	micro_phase_begin(c);
-	init_values(d->src, 0, n);
-	micro_phase_end(c, MF_INIT_SHM_SRC);
-
 	ruma_snap_options_default(&o);
 	o.method = method;
-	o.pages_per_chunk = ppc;
-	o.populate = populate;
-	o.init_dst = init_dst;
-	o.seed = c->seed;
-	micro_phase_begin(c);
-	rc = ruma_snap_create(&o, s->src, &s->snap);
-	micro_phase_end(c, dst_field);
+	o.pages_per_chunk = shuffle ? p->pages_per_chunk : 1;
+	o.populate = !copy && p->populate_cow;
+	/* 2-5 populate the source's mapping too; 6-9 only the snapshot */
+	rc = snap_source(c, n, s, huge, copy,
+			 huge && !shuffle ? MF_SHM_SRC_HUGE : MF_SHM_SRC,
+			 o.populate && !shuffle);
+	if (!rc && shuffle)
+		rc = snap_order(c, s, o.pages_per_chunk, d, &o);
+	if (!rc && method == RUMA_SNAP_COW)
+		rc = snap_build(c, n, d, s, &o, MF_MMAP_DST, 0, false);
+	else if (!rc && method == RUMA_SNAP_SHUFFLE)
+		rc = snap_build(c, n, d, s, &o, MF_MMAP_DST, MF_REMAP_DST, false);
+	else if (!rc)
+		rc = snap_build(c, n, d, s, &o, MF_MALLOC_DST, MF_MEMCPY, p->init_dst);
 	if (rc) {
-		ruma_snap_src_destroy(s->src);
-		free(s);
-		return micro_fail("creating the destination snapshot", rc);
+		snap_free(s);
+		d->chunk_perm = NULL;
+		return rc;
 	}
-	d->dst = ruma_snap_data(s->snap);
+	if (copy)
+		s->dst_fields[0] = MF_MALLOC_DST;
 	/* a shuffled view maps the source's pages shared, as the original does */
-	d->src_aliases_dst = method == RUMA_SNAP_SHUFFLE && !o.private_view;
-	if (method == RUMA_SNAP_SHUFFLE || method == RUMA_SNAP_MEMCPY_SHUFFLE) {
-		size_t chunk_bytes;
-		d->chunk_perm = (uint64_t *)ruma_snap_chunk_order(s->snap, &d->nchunks_perm, &chunk_bytes);
-		d->chunk_entries = chunk_bytes / sizeof(uint64_t);
-	}
+	d->src_aliases_dst = method == RUMA_SNAP_SHUFFLE;
 	d->priv = s;
 	d->cleanup = snap_cleanup;
 	return 0;
@@ -150,20 +247,17 @@ static int snap_build(micro_ctx *c, size_t n, micro_data *d, bool huge, bool pop
 
 int micro_build_cow(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return snap_build(c, n, d, p->use_huge, p->populate_cow, RUMA_SNAP_COW, 1, false,
-			  MF_MMAP_DST);
+	return snap_method(c, p, n, d, RUMA_SNAP_COW);
 }
 
 int micro_build_cow_shuffle(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return snap_build(c, n, d, p->use_huge, p->populate_cow, RUMA_SNAP_SHUFFLE,
-			  p->pages_per_chunk, false, MF_REMAP_DST);
+	return snap_method(c, p, n, d, RUMA_SNAP_SHUFFLE);
 }
 
 int micro_build_memcpy_shuffle(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	return snap_build(c, n, d, p->use_huge, false, RUMA_SNAP_MEMCPY_SHUFFLE,
-			  p->pages_per_chunk, p->init_dst, MF_MEMCPY);
+	return snap_method(c, p, n, d, RUMA_SNAP_MEMCPY_SHUFFLE);
 }
 
 /* ---- 15, 16: remap_file_pages --------------------------------------------------------------- */
@@ -199,15 +293,6 @@ static void rfp_cleanup(micro_data *d)
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
 	printf("Freeing %s\n", micro_field_name(huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC));
-}
-
-/* A permutation of the full chunks; a shorter last chunk stays last. */
-static uint64_t *chunk_permutation(size_t pages, size_t ppc, uint64_t seed, size_t *nchunks)
-{
-	size_t nc = (pages + ppc - 1) / ppc;
-
-	*nchunks = nc;
-	return micro_permutation(nc, pages / ppc, seed);
 }
 
 int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
