@@ -262,6 +262,24 @@ int micro_build_memcpy_shuffle(micro_ctx *c, const micro_params *p, size_t n, mi
 
 /* ---- 15, 16: remap_file_pages --------------------------------------------------------------- */
 
+/*
+ * A pool of `pages` pages of page_size and the run of all of them: memfd_create
+ * and ftruncate.  2 MiB pools skip the creation probe: the MAP_SHARED
+ * mapping made next reserves the huge pages or fails cleanly.
+ */
+static int pool_create(size_t page_size, size_t pages, ruma_phys **phys, uint64_t *first)
+{
+	ruma_phys_options o = { .page_size = page_size };
+	int rc;
+
+	if (page_size == RUMA_PAGE_2M)
+		o.flags = RUMA_PHYS_NO_PROBE;
+	rc = ruma_phys_create(&o, phys);
+	if (!rc)
+		rc = ruma_phys_alloc(*phys, pages, first);
+	return rc;
+}
+
 typedef struct raw_priv {
 	ruma_phys *phys, *phys2;
 	void *src_map, *dst_map;
@@ -286,13 +304,10 @@ static void raw_free(raw_priv *r)
 
 static void rfp_cleanup(micro_data *d)
 {
-	raw_priv *r = d->priv;
-	bool huge = r->huge;
-
-	raw_free(r);
+	raw_free(d->priv);
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
-	printf("Freeing %s\n", micro_field_name(huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC));
+	printf("Freeing %s\n", micro_field_name(MF_SHM_SRC));
 }
 
 int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
@@ -310,10 +325,8 @@ int micro_build_cow_shuffle_rfp(micro_ctx *c, const micro_params *p, size_t n, m
 	d->kind = MICRO_CONTIG;
 	d->n = n;
 	micro_phase_begin(c);
-	rc = ruma_phys_create(&(ruma_phys_options){ .page_size = page }, &r->phys);
-	if (!rc)
-		rc = ruma_phys_alloc(r->phys, pages, &first);
-	micro_phase_end(c, r->huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
+	rc = pool_create(page, pages, &r->phys, &first);
+	micro_phase_end(c, MF_SHM_SRC); /* the original's field for both page sizes */
 	if (rc)
 		goto fail;
 	int fd = ruma_phys_fd(r->phys);
@@ -378,7 +391,6 @@ static void mix_cleanup(micro_data *d)
 	raw_free(d->priv);
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
 	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
-	printf("Freeing %s\n", micro_field_name(MF_SHM_SRC_HUGE));
 	printf("Freeing %s\n", micro_field_name(MF_SHM_SRC));
 }
 
@@ -397,21 +409,12 @@ int micro_build_mix(micro_ctx *c, const micro_params *p, size_t n, micro_data *d
 		return micro_fail("allocating", -ENOMEM);
 	d->kind = MICRO_CONTIG;
 	d->n = n;
+	/* both pools in one phase, as the original books its two files */
 	micro_phase_begin(c);
-	if (hbytes) {
-		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = RUMA_PAGE_2M }, &r->phys2);
-		if (!rc)
-			rc = ruma_phys_alloc(r->phys2, hbytes / RUMA_PAGE_2M, &hfirst);
-	}
-	micro_phase_end(c, MF_SHM_SRC_HUGE);
-	if (rc)
-		goto fail;
-	micro_phase_begin(c);
-	if (tbytes) {
-		rc = ruma_phys_create(NULL, &r->phys);
-		if (!rc)
-			rc = ruma_phys_alloc(r->phys, tbytes / RUMA_PAGE_4K, &sfirst);
-	}
+	if (hbytes)
+		rc = pool_create(RUMA_PAGE_2M, hbytes / RUMA_PAGE_2M, &r->phys2, &hfirst);
+	if (!rc && tbytes)
+		rc = pool_create(RUMA_PAGE_4K, tbytes / RUMA_PAGE_4K, &r->phys, &sfirst);
 	micro_phase_end(c, MF_SHM_SRC);
 	if (rc)
 		goto fail;
