@@ -947,6 +947,63 @@ static int t_parse_direct(void)
 	return TEST_PASS;
 }
 
+
+/*
+ * The copy methods book the phases the original books, in its order and
+ * under its field names (BigDataAnalyticsGroup/rewiring, the methods directory): e.g.
+ * the shuffled views' memfd as shm-src for both page sizes, the source's
+ * mapping as mmap-src, and 10/11's anonymous source as malloc-src.
+ */
+static int t_copy_phase_fields(void)
+{
+	static const struct {
+		const char *method;
+		bool huge;
+		const char *phases;
+	} want[] = {
+		{ "1", false, "malloc-src,init-malloc-src,malloc-dst,memcpy" },
+		{ "2", false, "shm-src,mmap-src,init-shm-src,mmap-dst" },
+		{ "3", false, "shm-src,mmap-src,init-shm-src,mmap-dst" },
+		{ "6(1)", false, "shm-src,mmap-src,init-shm-src,mmap-dst,remap-dst" },
+		{ "7(4)", false, "shm-src,mmap-src,init-shm-src,mmap-dst,remap-dst" },
+		{ "10(4,1)", false, "malloc-src,init-malloc-src,malloc-dst,memcpy" },
+		{ "15(4)", false, "shm-src,mmap-src,init-shm-src,mmap-dst,remap-dst" },
+		{ "4", true, "shm-src-huge,mmap-src,init-shm-src,mmap-dst" },
+		{ "5", true, "shm-src-huge,mmap-src,init-shm-src,mmap-dst" },
+		{ "8(1)", true, "shm-src,mmap-src,init-shm-src,mmap-dst,remap-dst" },
+		{ "9(1)", true, "shm-src,mmap-src,init-shm-src,mmap-dst,remap-dst" },
+		{ "11(1,0)", true, "malloc-src,init-malloc-src,malloc-dst,memcpy" },
+		{ "16(1)", true, "shm-src,mmap-src,init-shm-src,mmap-dst,remap-dst" },
+		{ "20", true, "shm-src,mmap-src,init-shm-src,mmap-dst" },
+	};
+	for (size_t k = 0; k < TEST_N(want); k++) {
+		char *out = NULL, *err = NULL, got[256] = "";
+		if (want[k].huge && free_huge() < 8)
+			continue; /* 4 huge pages of data at most, and their private copies */
+		CHECK_EQ(micro(&out, &err, want[k].method, "2", "300000", "1", "false", NULL), 0);
+		const char *p = strstr(out, "===\n");
+		CHECK(p != NULL);
+		const char *stop = strstr(p, "Starting tests:");
+		for (p = strchr(p + 4, '\n'); p && p < stop; p = strchr(p + 1, '\n')) {
+			const char *comma = strchr(p, ',');
+			const char *eol = strchr(p + 1, '\n');
+			if (!comma || !eol || comma > eol || !isdigit((unsigned char)p[1]))
+				continue;
+			if (got[0])
+				strcat(got, ",");
+			strncat(got, comma + 1, (size_t)(eol - comma - 1));
+		}
+		if (strcmp(got, want[k].phases)) {
+			fprintf(stderr, "  method %s: phases %s, want %s\n", want[k].method, got,
+				want[k].phases);
+			return TEST_FAIL;
+		}
+		free(out);
+		free(err);
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "usage", t_usage },
 	{ "parse_direct", t_parse_direct },
@@ -954,6 +1011,7 @@ static const struct test_case cases[] = {
 	{ "output_file", t_output_file },
 	{ "detailed", t_detailed },
 	{ "methods_copy", t_methods_copy },
+	{ "copy_phase_fields", t_copy_phase_fields },
 	{ "methods_partition", t_methods_partition },
 	{ "methods_vector_alloc", t_methods_vector_alloc },
 	{ "partition_unaligned", t_partition_unaligned },
