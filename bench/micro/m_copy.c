@@ -11,25 +11,28 @@
  *           show in src, as in the original)
  *   20      dst is one contiguous COW view whose whole 2 MiB part comes from
  *           a 2 MiB-page pool and whose tail comes from a 4 KiB-page pool
- *   32      map and populate: file-backed (memfd pool + area) or anonymous,
- *           shared or private, populate by the kernel (MAP_POPULATE / madvise)
- *           or by touching, file initialised first or not, mapped in one call
- *           or page by page in shuffled order
+ *   32      map and populate: the mapping is the source array (as in the
+ *           original), of a memfd pool or anonymous, shared or private,
+ *           populated by MAP_POPULATE or by a prefault thread that reads
+ *           every page while the test runs, the file zeroed first or not,
+ *           mapped in one call or page by page in shuffled order
  * Invariants: each builder either returns 0 with d->cleanup set, or frees
  * everything it made and returns the error.  src[i] == i after init.
- * Syscalls: through phys.h/area.h/snapshot.h, and the OS layer's mmap,
- * munmap and remap_file_pages (ruma_mmap, ruma_munmap,
- * ruma_remap_file_pages) for the raw views of methods 15/16, 20 and 32.
+ * Syscalls: through phys.h/snapshot.h, and the OS layer's mmap, munmap and
+ * remap_file_pages (ruma_mmap, ruma_munmap, ruma_remap_file_pages) for the
+ * raw views of methods 15/16, 20 and 32; pthread_create/join for 32's
+ * prefault thread.
  */
 #include "bench/micro/micro.h"
 
 #include <ruma/core.h>
 
-#include <ruma/area.h>
 #include <ruma/phys.h>
 #include <ruma/snapshot.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -286,7 +289,6 @@ typedef struct raw_priv {
 	size_t src_len, dst_len;
 	uint64_t *perm;
 	bool huge;
-	ruma_area *area;
 } raw_priv;
 
 static void raw_free(raw_priv *r)
@@ -295,7 +297,6 @@ static void raw_free(raw_priv *r)
 		ruma_munmap(r->dst_map, r->dst_len);
 	if (r->src_map)
 		ruma_munmap(r->src_map, r->src_len);
-	ruma_area_destroy(r->area);
 	ruma_phys_destroy(r->phys);
 	ruma_phys_destroy(r->phys2);
 	free(r->perm);
@@ -480,132 +481,158 @@ fail:
 
 /* ---- 32: map and populate --------------------------------------------------------------------- */
 
-static void mp_cleanup(micro_data *d)
-{
-	raw_priv *r = d->priv;
-	bool file = r->phys != NULL;
+/* The prefault thread of 32 without byOption: one read per page, as the original's. */
+typedef struct prefault {
+	pthread_t th;
+	const volatile unsigned char *base;
+	size_t bytes, page;
+} prefault;
 
-	raw_free(r);
-	printf("Freeing %s\n", micro_field_name(MF_MMAP_DST));
-	if (file)
-		printf("Freeing %s\n", micro_field_name(MF_SHM_SRC));
+static void *prefault_main(void *arg)
+{
+	prefault *f = arg;
+	unsigned char x = 0;
+
+	for (size_t o = 0; o < f->bytes; o += f->page)
+		x ^= f->base[o];
+	return (void *)(uintptr_t)x;
 }
 
-static void touch_pages(void *base, size_t bytes, size_t page, bool write)
-{
-	volatile unsigned char *b = base;
+typedef struct mp_priv {
+	raw_priv *raw;
+	prefault *pf; /* running until the cleanup joins it */
+	bool file, huge;
+} mp_priv;
 
-	for (size_t o = 0; o < bytes; o += page) {
-		unsigned char x = b[o];
-		if (write)
-			b[o] = x;
+static void mp_free(mp_priv *m)
+{
+	if (m->pf) {
+		(void)pthread_join(m->pf->th, NULL);
+		free(m->pf);
 	}
+	raw_free(m->raw);
+	free(m);
+}
+
+static void mp_cleanup(micro_data *d)
+{
+	mp_priv *m = d->priv;
+	bool file = m->file, huge = m->huge;
+
+	mp_free(m);
+	printf("Freeing %s\n", micro_field_name(MF_MMAP_SRC));
+	if (file)
+		printf("Freeing %s\n", micro_field_name(huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC));
+}
+
+/* Zero the file through a temporary shared mapping (the original's initializeFile; untimed). */
+static int zero_file(int fd, off_t off, size_t bytes)
+{
+	void *tmp;
+	int rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, &tmp);
+
+	if (rc)
+		return rc;
+	memset(tmp, 0, bytes);
+	return ruma_munmap(tmp, bytes);
+}
+
+static int start_prefault(mp_priv *m, void *base, size_t bytes, size_t page)
+{
+	m->pf = calloc(1, sizeof(*m->pf));
+	if (!m->pf)
+		return -ENOMEM;
+	*m->pf = (prefault){ .base = base, .bytes = bytes, .page = page };
+	int rc = -pthread_create(&m->pf->th, NULL, prefault_main, m->pf);
+	if (rc) {
+		free(m->pf);
+		m->pf = NULL;
+	}
+	return rc;
+}
+
+/*
+ * The mapping as the original makes it: one mmap (MAP_POPULATE with byOption),
+ * or with shuffle one mapping of the whole range and then one MAP_FIXED
+ * mapping per page in the shuffled order (the original's per-page mappings
+ * carry no MAP_POPULATE).  Without byOption a thread prefaults the pages
+ * while the test runs; only its start is timed.
+ */
+static int mp_map(mp_priv *m, const micro_params *p, int fd, off_t off, size_t page,
+		  const uint64_t *order)
+{
+	raw_priv *r = m->raw;
+	size_t bytes = r->src_len, pages = bytes / page;
+	int flags = (p->shared ? MAP_SHARED : MAP_PRIVATE) |
+		    (p->file ? 0 : MAP_ANONYMOUS | (p->use_huge ? MAP_HUGETLB : 0));
+	bool by_option = p->populate && p->by_option;
+	int rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			   flags | (by_option && !order ? MAP_POPULATE : 0), fd, off, &r->src_map);
+
+	if (rc) {
+		r->src_map = NULL;
+		return rc;
+	}
+	for (size_t i = 0; order && i < pages && rc == 0; i++) {
+		void *at;
+		off_t from = p->file ? off + (off_t)(order[i] * page) : 0;
+		rc = ruma_mmap((char *)r->src_map + i * page, page, PROT_READ | PROT_WRITE,
+			       flags | MAP_FIXED, fd, from, &at);
+	}
+	if (!rc && p->populate && !p->by_option)
+		rc = start_prefault(m, r->src_map, bytes, page);
+	return rc;
 }
 
 int micro_build_map_populate(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
 	size_t page = p->use_huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
 	size_t bytes = micro_round_up(n * sizeof(uint64_t), page), pages = bytes / page;
-	raw_priv *r = calloc(1, sizeof(*r));
+	mp_priv *m = calloc(1, sizeof(*m));
 	uint64_t first = 0, *order = NULL;
 	size_t dummy;
-	int rc = 0;
+	int fd = -1, rc = 0;
+	off_t off = 0;
 
-	if (!r)
+	if (!m || !(m->raw = calloc(1, sizeof(*m->raw)))) {
+		free(m);
 		return micro_fail("allocating", -ENOMEM);
+	}
+	m->file = p->file;
+	m->huge = p->use_huge;
 	d->kind = MICRO_CONTIG;
 	d->n = n;
-	d->dst_zero = !(p->file && p->init_file);
-	if (p->shuffle) {
-		order = chunk_permutation(pages, 1, c->seed, &dummy);
-		if (!order) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-	}
+	d->src_zero = true; /* a fresh file, a zeroed one, or anonymous memory */
 	if (p->file) {
 		micro_phase_begin(c);
-		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = page }, &r->phys);
-		if (!rc)
-			rc = ruma_phys_alloc(r->phys, pages, &first);
-		micro_phase_end(c, p->use_huge ? MF_SHM_SRC_HUGE : MF_SHM_SRC);
+		rc = pool_create(page, pages, &m->raw->phys, &first);
+		micro_phase_end(c, MF_SHM_SRC); /* the original's field for both page sizes */
 		if (rc)
 			goto fail;
-		if (p->init_file) {
-			void *tmp;
-			micro_phase_begin(c);
-			rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-					  ruma_phys_fd(r->phys), (off_t)ruma_phys_offset(r->phys, first),
-					  &tmp);
-			if (!rc) {
-				init_values(tmp, 0, n);
-				ruma_munmap(tmp, bytes);
-			}
-			micro_phase_end(c, MF_INIT_SHM_SRC);
-			if (rc)
-				goto fail;
-		}
-		rc = ruma_area_create(page, pages, &r->area);
-		if (rc)
-			goto fail;
-		unsigned flags = (p->shared ? 0 : RUMA_AREA_PRIVATE) |
-				 (p->populate && p->by_option ? RUMA_AREA_POPULATE : 0);
-		micro_phase_begin(c);
-		if (p->shuffle) {
-			for (size_t i = 0; i < pages && rc == 0; i++)
-				rc = ruma_area_map_run(r->area, order[i], r->phys, first + order[i], 1,
-						       flags, NULL);
-		} else {
-			rc = ruma_area_map_run(r->area, 0, r->phys, first, pages, flags, NULL);
-		}
-		if (!rc && p->populate && !p->by_option)
-			touch_pages(ruma_area_base(r->area), bytes, page, p->shared);
-		micro_phase_end(c, MF_MMAP_DST);
-		if (rc)
-			goto fail;
-		d->dst = ruma_area_base(r->area);
-	} else {
-		int flags = (p->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE |
-			    (p->use_huge ? MAP_HUGETLB : 0);
-		micro_phase_begin(c);
-		if (p->shuffle) {
-			r->dst_len = bytes + page;
-			rc = ruma_mmap(NULL, r->dst_len, PROT_NONE,
-					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, &r->dst_map);
-			if (rc)
-				r->dst_map = NULL;
-			char *base = r->dst_map ? (char *)micro_round_up((size_t)r->dst_map, page) : NULL;
-			for (size_t i = 0; i < pages && rc == 0; i++) {
-				void *at;
-				rc = ruma_mmap(base + order[i] * page, page, PROT_READ | PROT_WRITE,
-						  flags | MAP_FIXED |
-							  (p->populate && p->by_option ? MAP_POPULATE : 0),
-						  -1, 0, &at);
-			}
-			d->dst = (uint64_t *)base;
-		} else {
-			r->dst_len = bytes;
-			rc = ruma_mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-					  flags | (p->populate && p->by_option ? MAP_POPULATE : 0), -1, 0,
-					  &r->dst_map);
-			if (rc)
-				r->dst_map = NULL;
-			d->dst = r->dst_map;
-		}
-		if (!rc && p->populate && !p->by_option)
-			touch_pages(d->dst, bytes, page, true);
-		micro_phase_end(c, MF_MMAP_DST);
-		if (rc)
+		fd = ruma_phys_fd(m->raw->phys);
+		off = (off_t)ruma_phys_offset(m->raw->phys, first);
+		if (p->init_file && (rc = zero_file(fd, off, bytes)) != 0)
 			goto fail;
 	}
+	if (p->shuffle && !(order = chunk_permutation(pages, 1, c->seed, &dummy))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	m->raw->src_len = bytes;
+	micro_phase_begin(c);
+	rc = mp_map(m, p, fd, off, page, order);
+	micro_phase_end(c, MF_MMAP_SRC);
+	if (rc)
+		goto fail;
 	free(order);
-	d->priv = r;
+	d->src = m->raw->src_map;
+	d->priv = m;
 	d->cleanup = mp_cleanup;
 	return 0;
 fail:
 	free(order);
-	raw_free(r);
-	if (rc == -ENOMEM && p->use_huge && !p->file)
+	mp_free(m);
+	if (rc == -ENOMEM && p->use_huge)
 		rc = RUMA_ENOHUGE;
 	return micro_fail("method 32 setup", rc);
 }
