@@ -344,7 +344,27 @@ static int reserve_view(ruma_snap *s)
 	return 0;
 }
 
-/* SHUFFLE: snapshot chunk k maps source chunk order[k], one mmap per chunk. */
+/* Chunks from which build_shuffle checks the mapping limit first (cheaper than that many mmaps). */
+#define SHUFFLE_CHECK_CHUNKS 4096u
+
+/*
+ * Would the chunk mappings exceed vm.max_map_count?  Each run of chunks
+ * whose source chunks follow each other becomes one kernel mapping.
+ */
+static bool shuffle_over_map_limit(const ruma_snap *s)
+{
+	uint64_t runs = 1, now, max;
+
+	for (size_t k = 1; k < s->nchunks; k++)
+		runs += s->order[k] != s->order[k - 1] + 1;
+	return ruma_map_count(&now) == 0 && ruma_max_map_count(&max) == 0 && now + runs + 2 > max;
+}
+
+/*
+ * SHUFFLE: snapshot chunk k maps source chunk order[k], one mmap per chunk.
+ * With many chunks the mapping limit is checked first, so a build that
+ * cannot finish fails before it maps anything.
+ */
 static int build_shuffle(ruma_snap *s)
 {
 	ruma_snap_src *src = s->src;
@@ -352,6 +372,8 @@ static int build_shuffle(ruma_snap *s)
 	size_t cb = s->ppc * src->page;
 	int fd = ruma_phys_fd(src->phys);
 
+	if (s->nchunks >= SHUFFLE_CHECK_CHUNKS && shuffle_over_map_limit(s))
+		return RUMA_EMAPLIMIT;
 	for (size_t k = 0; k < s->nchunks; k++) {
 		uint64_t from = src->first + s->order[k] * s->ppc;
 		void *at;
