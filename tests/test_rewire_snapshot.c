@@ -324,6 +324,59 @@ static int t_huge_source_reserves(void)
 	return TEST_PASS;
 }
 
+/*
+ * Every mmap and madvise of a creation checked: the nth one failing makes
+ * ruma_snap_create return its error with nothing made (*out NULL), for each
+ * method, and a failed source mapping leaves an opened source to map again.
+ */
+static int t_create_inject(void)
+{
+	static const ruma_snap_method methods[] = { RUMA_SNAP_MEMCPY, RUMA_SNAP_COW,
+						    RUMA_SNAP_SHUFFLE, RUMA_SNAP_MEMCPY_SHUFFLE,
+						    RUMA_SNAP_REWIRED_COW };
+	static const ruma_sys sys[] = { RUMA_SYS_MMAP, RUMA_SYS_MADVISE };
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_options o;
+
+	CHECK_OK(make_src(&src));
+	for (size_t m = 0; m < TEST_N(methods); m++)
+		for (size_t k = 0; k < TEST_N(sys); k++)
+			for (uint64_t nth = 1; nth <= 3; nth++) {
+				ruma_snap_options_default(&o);
+				o.method = methods[m];
+				o.pages_per_chunk = 8;
+				o.populate = true;
+				uint64_t before = ruma_os_injected(sys[k]);
+				ruma_os_inject(sys[k], nth, ENOMEM, false);
+				int rc = ruma_snap_create(&o, src, &s);
+				bool fired = ruma_os_injected(sys[k]) > before;
+				ruma_os_inject_clear();
+				if (fired) {
+					CHECK(rc != 0);
+					CHECK(s == NULL);
+				} else {
+					CHECK_OK(rc);
+				}
+				if (!rc) {
+					size_t nc, cb;
+					const uint64_t *ord = ruma_snap_chunk_order(s, &nc, &cb);
+					size_t ppc = cb / PG, sp = ord[3 / ppc] * ppc + 3 % ppc;
+					CHECK(page_reads(ruma_snap_data(s), 3, sp + 1));
+					ruma_snap_destroy(s);
+				}
+			}
+	ruma_snap_src_destroy(src);
+	CHECK_OK(ruma_snap_src_open(PAGES * PG, false, &src));
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
+	CHECK_EQ(ruma_snap_src_map(src, false), -ENOMEM);
+	ruma_os_inject_clear();
+	CHECK(ruma_snap_src_data(src) == NULL);
+	CHECK_OK(ruma_snap_src_map(src, true));
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "runs", t_runs },
 	{ "inject", t_inject },
@@ -333,6 +386,7 @@ static const struct test_case cases[] = {
 	{ "shuffle_reserve_build", t_shuffle_reserve_build },
 	{ "anon_source", t_anon_source },
 	{ "huge_source_reserves", t_huge_source_reserves },
+	{ "create_inject", t_create_inject },
 };
 
 int main(int argc, char **argv)
