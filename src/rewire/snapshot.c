@@ -449,8 +449,10 @@ int ruma_snap_build(ruma_snap *s)
 {
 	int rc = 0;
 
-	if (!s || s->built)
-		return s ? 0 : -EINVAL;
+	if (!s)
+		return -EINVAL;
+	if (s->built)
+		return 0;
 	if (is_copy(s->method))
 		build_copy(s);
 	else if (s->method == RUMA_SNAP_SHUFFLE)
