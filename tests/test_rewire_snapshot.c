@@ -3,11 +3,17 @@
  * pwrite and one mmap per run of pages made writable, no fault on the first
  * write after it, the source untouched, failures leave the snapshot reading
  * the source, copies freed in runs; and the shuffled view's default (shared,
- * as in the RUMA code base) against its private option.
+ * as in the RUMA code base) against its private option.  The two-step
+ * source (open: memfd and ftruncate only; map: one mmap) and snapshot
+ * (reserve: one mapping; build: one mmap per chunk), each view one mapping
+ * with no table and no /proc read, populate by read faults, 2 MiB sources
+ * reserving their pages at mmap, anonymous sources for the copy methods,
+ * and a caller-given chunk order.
  */
 #include "test.h"
 
 #include <ruma/snapshot.h>
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
@@ -151,10 +157,236 @@ static int t_shuffle_shared_default(void)
 	return TEST_PASS;
 }
 
+
+/* Source: open makes the memfd and sizes it, map is one mmap; neither backs a page. */
+static int t_source_two_steps(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+
+	ruma_os_count_reset();
+	CHECK_OK(ruma_snap_src_open(PAGES * PG - 100, false, &src));
+	CHECK(ruma_snap_src_data(src) == NULL);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MEMFD_CREATE), 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 0);
+	CHECK_EQ(ruma_snap_reserve(NULL, src, &s), -EINVAL); /* not mapped yet */
+	CHECK_OK(ruma_snap_src_map(src, false));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE) + ruma_os_count(RUMA_SYS_OPEN), 0);
+	CHECK_EQ(ruma_snap_src_map(src, false), -EINVAL);
+	uint64_t *w = ruma_snap_src_data(src);
+	CHECK(w != NULL && w[0] == 0);
+	w[PAGES * PG / 8 - 1] = 5; /* whole pages */
+	ruma_snap_src_destroy(src);
+	CHECK_EQ(ruma_snap_src_open(0, false, &src), -EINVAL);
+	return TEST_PASS;
+}
+
+/* COW: the whole snapshot is one mmap (no area, no table, no /proc read); writes stay private. */
+static int t_cow_one_mapping(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_options o;
+
+	CHECK_OK(make_src(&src));
+	for (int pop = 0; pop < 2; pop++) {
+		ruma_snap_options_default(&o);
+		o.populate = pop;
+		ruma_os_count_reset();
+		CHECK_OK(ruma_snap_create(&o, src, &s));
+		CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
+		CHECK_EQ(ruma_os_count(RUMA_SYS_MADVISE), pop ? 1 : 0);
+		CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN) + ruma_os_count(RUMA_SYS_READ), 0);
+		uint8_t *d = ruma_snap_data(s);
+		long f0 = minor_faults();
+		for (size_t p = 0; p < PAGES; p++)
+			CHECK(page_reads(d, p, p + 1));
+		if (pop) /* populated by read faults: reading takes none */
+			CHECK_EQ(minor_faults() - f0, 0);
+		((uint64_t *)d)[3] = 99;
+		CHECK(page_reads(ruma_snap_src_data(src), 0, 1));
+		size_t nchunks, cb;
+		const uint64_t *order = ruma_snap_chunk_order(s, &nchunks, &cb);
+		CHECK(order != NULL);
+		CHECK_EQ(nchunks, PAGES);
+		CHECK_EQ(cb, PG);
+		CHECK_EQ(order[PAGES - 1], PAGES - 1);
+		ruma_snap_destroy(s);
+	}
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/* SHUFFLE in two steps: reserve is one mapping, build one mmap per chunk (+ one populate). */
+static int t_shuffle_reserve_build(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_options o;
+	uint64_t order[10];
+
+	CHECK_OK(make_src(&src));
+	for (size_t k = 0; k < 10; k++)
+		order[k] = 9 - k;
+	ruma_snap_options_default(&o);
+	o.method = RUMA_SNAP_SHUFFLE;
+	o.pages_per_chunk = 4;
+	o.populate = true;
+	o.order = order;
+	ruma_os_count_reset();
+	CHECK_OK(ruma_snap_reserve(&o, src, &s));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN), 0);
+	CHECK_OK(ruma_snap_build(s));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 11);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MADVISE), 1);
+	CHECK_OK(ruma_snap_build(s)); /* a second call does nothing */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 11);
+	size_t nchunks, cb;
+	CHECK(ruma_snap_chunk_order(s, &nchunks, &cb) == order); /* borrowed */
+	uint8_t *d = ruma_snap_data(s);
+	long f0 = minor_faults();
+	for (size_t p = 0; p < PAGES; p++)
+		CHECK(page_reads(d, p, (9 - p / 4) * 4 + p % 4 + 1));
+	CHECK_EQ(minor_faults() - f0, 0);
+	ruma_snap_destroy(s);
+	/* an order that is not a permutation of the chunks is refused */
+	order[0] = 10;
+	CHECK_EQ(ruma_snap_create(&o, src, &s), -EINVAL);
+	CHECK(s == NULL);
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/* Anonymous sources: the copy methods only; a given order is copied chunk by chunk. */
+static int t_anon_source(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_options o;
+	uint64_t order[PAGES];
+
+	CHECK_OK(ruma_snap_src_create_anon(PAGES * PG, false, &src));
+	uint64_t *w = ruma_snap_src_data(src);
+	for (size_t i = 0; i < PAGES * PG / 8; i++)
+		w[i] = i / (PG / 8) + 1;
+	CHECK_EQ(ruma_snap_src_map(src, false), -EINVAL);
+	ruma_snap_options_default(&o); /* COW needs a file */
+	CHECK_EQ(ruma_snap_create(&o, src, &s), -EINVAL);
+	o.method = RUMA_SNAP_SHUFFLE;
+	CHECK_EQ(ruma_snap_create(&o, src, &s), -EINVAL);
+	for (size_t k = 0; k < PAGES; k++)
+		order[k] = (k * 7) % PAGES;
+	o.method = RUMA_SNAP_MEMCPY_SHUFFLE;
+	o.order = order;
+	o.init_dst = true;
+	CHECK_OK(ruma_snap_reserve(&o, src, &s));
+	uint8_t *d = ruma_snap_data(s);
+	CHECK(page_reads(d, 1, 0)); /* reserved, not copied yet */
+	CHECK_OK(ruma_snap_build(s));
+	for (size_t p = 0; p < PAGES; p++)
+		CHECK(page_reads(d, p, order[p] + 1));
+	ruma_snap_destroy(s);
+	o.method = RUMA_SNAP_MEMCPY;
+	CHECK_OK(ruma_snap_create(&o, src, &s));
+	CHECK(page_reads(ruma_snap_data(s), 7, 8));
+	ruma_snap_destroy(s);
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/*
+ * 2 MiB source: no page is backed before the mapping (no fallocate), and a
+ * source larger than the huge-page pool fails at its mmap, which reserves the
+ * pages, with RUMA_ENOHUGE — not at a later fault.
+ */
+static int t_huge_source_reserves(void)
+{
+	ruma_hugepage_pool pool;
+	ruma_snap_src *src;
+
+	if (ruma_sysinfo_huge_pool(2048, &pool) != 0)
+		return TEST_SKIP;
+	ruma_os_count_reset();
+	int rc = ruma_snap_src_open((size_t)(pool.all.total + 16) * (2u << 20), true, &src);
+	if (rc == RUMA_EUNSUPP)
+		return TEST_SKIP;
+	CHECK_OK(rc);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE), 0);
+	rc = ruma_snap_src_map(src, false);
+	ruma_snap_src_destroy(src);
+	if (rc == 0) /* surplus huge pages (nr_overcommit_hugepages) covered it */
+		return TEST_SKIP;
+	CHECK_EQ(rc, RUMA_ENOHUGE);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE), 0);
+	return TEST_PASS;
+}
+
+/*
+ * Every mmap and madvise of a creation checked: the nth one failing makes
+ * ruma_snap_create return its error with nothing made (*out NULL), for each
+ * method, and a failed source mapping leaves an opened source to map again.
+ */
+static int t_create_inject(void)
+{
+	static const ruma_snap_method methods[] = { RUMA_SNAP_MEMCPY, RUMA_SNAP_COW,
+						    RUMA_SNAP_SHUFFLE, RUMA_SNAP_MEMCPY_SHUFFLE,
+						    RUMA_SNAP_REWIRED_COW };
+	static const ruma_sys sys[] = { RUMA_SYS_MMAP, RUMA_SYS_MADVISE };
+	ruma_snap_src *src;
+	ruma_snap *s;
+	ruma_snap_options o;
+
+	CHECK_OK(make_src(&src));
+	for (size_t m = 0; m < TEST_N(methods); m++)
+		for (size_t k = 0; k < TEST_N(sys); k++)
+			for (uint64_t nth = 1; nth <= 3; nth++) {
+				ruma_snap_options_default(&o);
+				o.method = methods[m];
+				o.pages_per_chunk = 8;
+				o.populate = true;
+				uint64_t before = ruma_os_injected(sys[k]);
+				ruma_os_inject(sys[k], nth, ENOMEM, false);
+				int rc = ruma_snap_create(&o, src, &s);
+				bool fired = ruma_os_injected(sys[k]) > before;
+				ruma_os_inject_clear();
+				if (fired) {
+					CHECK(rc != 0);
+					CHECK(s == NULL);
+				} else {
+					CHECK_OK(rc);
+				}
+				if (!rc) {
+					size_t nc, cb;
+					const uint64_t *ord = ruma_snap_chunk_order(s, &nc, &cb);
+					size_t ppc = cb / PG, sp = ord[3 / ppc] * ppc + 3 % ppc;
+					CHECK(page_reads(ruma_snap_data(s), 3, sp + 1));
+					ruma_snap_destroy(s);
+				}
+			}
+	ruma_snap_src_destroy(src);
+	CHECK_OK(ruma_snap_src_open(PAGES * PG, false, &src));
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
+	CHECK_EQ(ruma_snap_src_map(src, false), -ENOMEM);
+	ruma_os_inject_clear();
+	CHECK(ruma_snap_src_data(src) == NULL);
+	CHECK_OK(ruma_snap_src_map(src, true));
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "runs", t_runs },
 	{ "inject", t_inject },
 	{ "shuffle_shared_default", t_shuffle_shared_default },
+	{ "source_two_steps", t_source_two_steps },
+	{ "cow_one_mapping", t_cow_one_mapping },
+	{ "shuffle_reserve_build", t_shuffle_reserve_build },
+	{ "anon_source", t_anon_source },
+	{ "huge_source_reserves", t_huge_source_reserves },
+	{ "create_inject", t_create_inject },
 };
 
 int main(int argc, char **argv)

@@ -157,7 +157,8 @@ struct micro_data {
 	uint64_t *src;   /* may be NULL (vectors, allocation methods) */
 	uint64_t *dst;   /* contiguous destination, or NULL */
 	bool src_aliases_dst; /* dst is a shared view of src's pages (writes show in both) */
-	bool dst_zero;        /* dst starts zero-filled (method 32 without an initialised file) */
+	bool dst_zero;        /* dst starts zero-filled (the allocation methods) */
+	bool src_zero;        /* src starts zero-filled instead of src[i] = i (method 32) */
 	/* expected order of dst (for --verify): dst[i] == src_value(order[i]) when set */
 	uint64_t *chunk_perm;     /* chunk c of dst holds source chunk chunk_perm[c] */
 	size_t chunk_entries;     /* entries per chunk for chunk_perm */

@@ -175,6 +175,8 @@ RUMA_API int ruma_mmap(void *addr, size_t len, int prot, int flags, int fd, uint
 		       void **out);
 RUMA_API int ruma_munmap(void *addr, size_t len);
 RUMA_API int ruma_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags);
+/* ruma_madvise — madvise(2) through the OS layer (counted, fault-injectable).  0 or -errno. */
+RUMA_API int ruma_madvise(void *addr, size_t len, int advice);
 
 /* ---- simulated power loss (tests and crash drivers) ------------------------ */
 

@@ -47,6 +47,13 @@ enum {
 	 * file and is reused as is; freed pages keep their old contents).
 	 */
 	RUMA_PHYS_NO_PUNCH = 1u << 1,
+	/*
+	 * 2 MiB pools: skip the check at creation that a huge page is free
+	 * (backing one page and punching it again).  A shortage is then found
+	 * by the first mapping that reserves huge pages (a MAP_SHARED mapping
+	 * without MAP_NORESERVE fails with ENOMEM) or by a backing fallocate.
+	 */
+	RUMA_PHYS_NO_PROBE = 1u << 2,
 };
 
 /* Options for ruma_phys_create; zero-initialise and set what you need. */
@@ -90,9 +97,9 @@ typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats"
  * ruma_phys_create — a pool with the options o (NULL: 4 KiB pages, no
  * flags, no limit, memfd name "ruma-phys"); *out receives it (owned by the
  * caller, release with ruma_phys_destroy).  For 2 MiB pages, creation probes
- * the huge-page supply by reserving one page with a shared mapping (no page
- * is taken or zeroed) and dropping the reservation again (the pool holds no
- * huge page until pages are allocated and mapped).
+ * (unless RUMA_PHYS_NO_PROBE) the huge-page supply by reserving one page with
+ * a shared mapping (no page is taken or zeroed) and dropping the reservation
+ * again (the pool holds no huge page until pages are allocated and mapped).
  * Returns 0, -EINVAL (page size other than 0, RUMA_PAGE_4K and RUMA_PAGE_2M,
  * or unknown flags), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
  * vm.nr_hugepages), RUMA_EUNSUPP (kernel without hugetlb memfd), or the

@@ -3,8 +3,9 @@
  *
  * The source (ruma_snap_src) is an array of `bytes` bytes whose memory is a
  * run of pages of a physical page pool (phys.h: a memfd, 4 KiB or 2 MiB
- * pages), mapped MAP_SHARED into a reserved area.  A snapshot (ruma_snap)
- * is a second array of the same size made from the source by one method:
+ * pages), mapped MAP_SHARED with one mmap (or, for the copy methods only,
+ * anonymous memory: ruma_snap_src_create_anon).  A snapshot (ruma_snap) is
+ * a second array of the same size made from the source by one method:
  *
  *   MEMCPY          (1)    a fresh anonymous buffer, memcpy of the source.
  *   COW             (2-5)  a MAP_PRIVATE mapping of the source's memfd range:
@@ -69,17 +70,41 @@ typedef enum ruma_snap_method {
 } ruma_snap_method;
 
 /*
- * ruma_snap_src_create — a zeroed source array of `bytes` bytes (rounded up
- * to whole pages) in a new memfd pool of 4 KiB or (huge) 2 MiB pages.
- * populate: back and map it with page tables filled.  The caller owns *out.
- * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_ENOHUGE, or an errno.
+ * ruma_snap_src_open — a zeroed source of `bytes` bytes (rounded up to whole
+ * pages) in a new memfd pool of 4 KiB or (huge) 2 MiB pages, not mapped yet
+ * (memfd_create and ftruncate; no page is backed).  Map it with
+ * ruma_snap_src_map before use.  The caller owns *out.
+ * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_EUNSUPP, or an errno.
+ */
+RUMA_API int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out);
+
+/*
+ * ruma_snap_src_map — map an opened source MAP_SHARED (one mmap); populate:
+ * with MAP_POPULATE (backs every page and fills the page tables).  A 2 MiB
+ * source reserves its huge pages here, so a shortage fails now with
+ * RUMA_ENOHUGE, not at a later fault.  Returns 0, -EINVAL (mapped already,
+ * or an anonymous source), RUMA_ENOHUGE, RUMA_EMAPLIMIT, or an errno.
+ */
+RUMA_API int ruma_snap_src_map(ruma_snap_src *s, bool populate);
+
+/*
+ * ruma_snap_src_create — ruma_snap_src_open and ruma_snap_src_map in one
+ * call.  Returns as those two; nothing is left on error.
  */
 RUMA_API int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out);
+
+/*
+ * ruma_snap_src_create_anon — a zeroed source in anonymous private memory
+ * (as malloc of a large block gives; MAP_HUGETLB when huge), mapped at once.
+ * It has no file, so only the copy methods (MEMCPY, MEMCPY_SHUFFLE) take it.
+ * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_ENOHUGE, or an errno.
+ */
+RUMA_API int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out);
 
 /* ruma_snap_src_destroy — unmap and release the source (NULL ignored). */
 RUMA_API void ruma_snap_src_destroy(ruma_snap_src *s);
 
-/* ruma_snap_src_data — the source array (writable, contiguous, page aligned). */
+/* ruma_snap_src_data — the source array (writable, contiguous, page aligned; NULL until mapped). */
 RUMA_API void *ruma_snap_src_data(ruma_snap_src *s);
 /* ruma_snap_src_bytes — requested size; ruma_snap_src_page_size — 4 KiB or 2 MiB. */
 RUMA_API size_t ruma_snap_src_bytes(const ruma_snap_src *s);
@@ -92,6 +117,13 @@ typedef struct ruma_snap_options {
 	bool init_dst;          /* MEMCPY / MEMCPY_SHUFFLE: touch the destination before copying */
 	uint64_t seed;          /* permutation seed for the shuffled methods */
 	bool private_view;      /* SHUFFLE: MAP_PRIVATE chunks (kernel COW) instead of MAP_SHARED */
+	/*
+	 * SHUFFLE / MEMCPY_SHUFFLE: the chunk order to use instead of one drawn
+	 * from seed (NULL): order[k] is the source chunk of snapshot chunk k, for
+	 * every chunk; a shorter last chunk must stay last.  Borrowed: it must
+	 * stay valid and unchanged until the snapshot is destroyed.
+	 */
+	const uint64_t *order;
 } ruma_snap_options;
 
 /* Deprecated: the old name of ruma_snap_options (removed in the next release). */
@@ -112,9 +144,34 @@ static inline void ruma_snap_opts_default(ruma_snap_options *o)
 
 /*
  * ruma_snap_create — a snapshot of src as o describes; the caller owns *out.
- * Returns as described at the top of this file.
+ * The same as ruma_snap_reserve followed by ruma_snap_build.
+ * Returns as described at the top of this file (and -EINVAL for a source
+ * not mapped yet, or a view method on an anonymous source).
  */
 RUMA_API int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out);
+
+/*
+ * ruma_snap_reserve — the first half of ruma_snap_create: the snapshot's
+ * memory, not yet filled.  MEMCPY / MEMCPY_SHUFFLE: the destination buffer
+ * (one anonymous mmap; zeroed with init_dst).  COW: the whole snapshot (one
+ * MAP_PRIVATE mmap of the source's file range).  SHUFFLE: one mapping of
+ * the source's range (MAP_SHARED, or MAP_PRIVATE for private_view), in
+ * source order.  REWIRED_COW: the whole snapshot.  *out is usable only
+ * after ruma_snap_build (ruma_snap_destroy at any time).
+ * Returns as ruma_snap_create.
+ */
+RUMA_API int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out);
+
+/*
+ * ruma_snap_build — the second half: MEMCPY / MEMCPY_SHUFFLE copy the
+ * source (chunk by chunk in the snapshot's order), SHUFFLE maps every chunk
+ * over the reserved range (one mmap each), and with populate COW and
+ * SHUFFLE fill the page tables with read faults (MADV_POPULATE_READ: pages
+ * stay shared with the source until written).  A second call does nothing.
+ * Returns 0, -EINVAL (s NULL), RUMA_EMAPLIMIT, RUMA_ENOHUGE, or an errno of
+ * mmap/madvise (destroy the snapshot then).
+ */
+RUMA_API int ruma_snap_build(ruma_snap *s);
 
 /* ruma_snap_destroy — unmap and release the snapshot and its private pages (NULL ignored). */
 RUMA_API void ruma_snap_destroy(ruma_snap *s);
@@ -133,7 +190,9 @@ RUMA_API ruma_snap_method ruma_snap_method_of(const ruma_snap *s);
  * ruma_snap_chunk_order — the permutation of a shuffled snapshot: snapshot
  * chunk i holds source chunk order[i]; *nchunks and *chunk_bytes receive
  * the chunk count and size (the last chunk may be shorter).  For unshuffled
- * methods the identity with one chunk per page.  Owned by the snapshot.
+ * methods the identity with one chunk per page (made on the first call;
+ * NULL when that allocation fails).  Owned by the snapshot (or, when given
+ * in ruma_snap_options.order, by the caller).
  */
 RUMA_API const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchunks,
 					       size_t *chunk_bytes);

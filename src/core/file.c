@@ -7,7 +7,7 @@
  * Invariants: every call is the OS layer's, so it is counted and can be
  * failed by injection exactly like the library's own.
  * Syscalls: open, pread, pwrite, fstat, ioctl(BLKGETSIZE64), mmap, munmap,
- * remap_file_pages through src/os.
+ * remap_file_pages, madvise through src/os.
  */
 #include <ruma/core.h>
 
@@ -58,6 +58,11 @@ int ruma_munmap(void *addr, size_t len)
 int ruma_remap_file_pages(void *addr, size_t size, size_t pgoff, int flags)
 {
 	return ruma_os_remap_file_pages(addr, size, pgoff, flags);
+}
+
+int ruma_madvise(void *addr, size_t len, int advice)
+{
+	return ruma_os_madvise(addr, len, advice);
 }
 
 int ruma_powerloss_arm(void)

@@ -285,7 +285,7 @@ int ruma_phys_create(const ruma_phys_options *opts, ruma_phys **out)
 
 	*out = NULL;
 	if ((ps != RUMA_PAGE_4K && ps != RUMA_PAGE_2M) ||
-	    (o.flags & ~(unsigned)(RUMA_PHYS_PREPOPULATE | RUMA_PHYS_NO_PUNCH)))
+	    (o.flags & ~(unsigned)(RUMA_PHYS_PREPOPULATE | RUMA_PHYS_NO_PUNCH | RUMA_PHYS_NO_PROBE)))
 		return -EINVAL;
 	ruma_phys *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -296,7 +296,7 @@ int ruma_phys_create(const ruma_phys_options *opts, ruma_phys **out)
 	p->huge = ps == RUMA_PAGE_2M;
 	p->max_pages = o.max_pages && o.max_pages < PHYS_PAGE_LIMIT ? o.max_pages : PHYS_PAGE_LIMIT;
 	int rc = open_memfd(o.name ? o.name : "ruma-phys", p->huge, &p->fd);
-	if (rc == 0 && p->huge)
+	if (rc == 0 && p->huge && !(o.flags & RUMA_PHYS_NO_PROBE))
 		rc = probe_huge(p);
 	if (rc) {
 		if (p->fd >= 0)

@@ -4,13 +4,17 @@
  * views, chunk-shuffled memcpy, and the rewired COW.
  *
  * Invariants:
- *   - a source owns a phys pool and the run [first, first + pages) of it,
- *     mapped MAP_SHARED at its area's virtual pages [0, pages);
- *   - a view snapshot (COW, SHUFFLE, REWIRED_COW) owns an area of pages + 1
- *     virtual pages (the last one is never mapped);
- *     snapshot page i maps source page order-derived page, never a page of
- *     another pool except the private copies of REWIRED_COW, which come from
- *     the source's pool and are freed with the snapshot;
+ *   - a file source owns a phys pool and the run [first, first + pages) of
+ *     it, mapped MAP_SHARED with one mmap once ruma_snap_src_map ran (data
+ *     is NULL before); an anonymous source owns one private anonymous
+ *     mapping and no pool;
+ *   - COW and SHUFFLE snapshots own one mapping of map_bytes bytes of the
+ *     source's file (SHUFFLE replaces it chunk by chunk, MAP_FIXED); no
+ *     table: each costs the kernel's work and nothing more;
+ *   - a REWIRED_COW snapshot owns an area of pages + 1 virtual pages (the
+ *     last one is never mapped); snapshot page i maps source page i or its
+ *     private copy, which comes from the source's pool and is freed with
+ *     the snapshot;
  *   - REWIRED_COW: copied[i] is the pool page of snapshot page i's private
  *     copy (wired read-write) or RUMA_AREA_NONE (the source page, read-only);
  *     copies are made per run of uncopied pages: one pwrite (4 KiB) and one
@@ -19,10 +23,13 @@
  *   - chunk k covers pages [k*ppc, min((k+1)*ppc, pages)); only full chunks
  *     are permuted, a shorter last chunk stays last: order[last] == last.
  *
- * Syscalls: phys.h/area.h for the memfd and every file mapping (mmap
- * MAP_FIXED MAP_SHARED/MAP_PRIVATE, MAP_POPULATE for a private copy, madvise
- * populate); the os layer for the anonymous buffers (mmap, munmap) and for
- * pwrite, which fills a run of fresh pool pages with the copy (4 KiB).
+ * Syscalls: phys.h for the memfd (memfd_create, ftruncate; a 2 MiB pool
+ * without the creation probe, since the source's MAP_SHARED mapping
+ * reserves its huge pages or fails with ENOMEM); the os layer for the
+ * source and view mappings (mmap, munmap), MADV_POPULATE_READ (populate by
+ * read faults: fault-around on the file, COW pages stay shared), the
+ * anonymous buffers, and pwrite, which fills a run of fresh pool pages with
+ * a rewired copy (4 KiB); area.h for the REWIRED_COW mappings.
  *
  * Where the rewired COW's time went before this layout: per copied page a
  * pool page was wired at a scratch slot (mmap), faulted in by the memcpy,
@@ -36,6 +43,7 @@
 #include <ruma/phys.h>
 
 #include "os/os.h"
+#include "rewire/area_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -44,21 +52,21 @@
 #include <sys/mman.h>
 
 struct ruma_snap_src {
-	ruma_phys *phys;
-	ruma_area *area;
-	uint64_t first; /* first pool page */
+	ruma_phys *phys;       /* NULL for an anonymous source */
+	uint64_t first;        /* first pool page */
 	size_t bytes, page, pages;
-	unsigned char *data;
+	unsigned char *data;   /* NULL until mapped */
 };
 
 struct ruma_snap {
 	ruma_snap_src *src;
 	ruma_snap_method method;
 	size_t ppc, nchunks;
-	uint64_t *order;
+	uint64_t *order;       /* owned unless order_borrowed; NULL: identity, made on demand */
+	bool order_borrowed, populate, private_view, built;
 	unsigned char *data;
-	size_t map_bytes;      /* copy kinds: anonymous mapping length */
-	ruma_area *area;       /* view kinds */
+	size_t map_bytes;      /* MEMCPY, MEMCPY_SHUFFLE, COW, SHUFFLE: the mapping's length */
+	ruma_area *area;       /* REWIRED_COW */
 	uint64_t *copied;      /* REWIRED_COW: pool page of the private copy, or RUMA_AREA_NONE */
 	uint64_t pages_copied;
 };
@@ -92,9 +100,49 @@ void ruma_snap_options_default(ruma_snap_options *o)
 	o->seed = 1;
 }
 
+static bool is_huge(size_t page)
+{
+	return page == RUMA_PAGE_2M;
+}
+
+/* An mmap's ENOMEM: no huge page left (hugetlb), the mapping limit, or memory. */
+static int map_error(int rc, bool huge)
+{
+	return area_map_error(rc, huge);
+}
+
+/*
+ * Fill the page tables of [p, p + len) without writing: MADV_POPULATE_READ
+ * (read faults, so a file mapping gets fault-around and a private one keeps
+ * sharing the file's pages); before 5.14 (EINVAL) one read per page.
+ */
+static int populate_read(unsigned char *p, size_t len, size_t page)
+{
+	int rc = ruma_os_madvise(p, len, MADV_POPULATE_READ);
+
+	if (rc == -EINVAL) {
+		for (size_t o = 0; o < len; o += page)
+			(void)*(volatile unsigned char *)(p + o);
+		return 0;
+	}
+	return rc && is_huge(page) && (rc == -ENOMEM || rc == -EFAULT) ? RUMA_ENOHUGE : rc;
+}
+
 /* ---- source ------------------------------------------------------------------ */
 
-int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out)
+static ruma_snap_src *src_new(size_t bytes, bool huge)
+{
+	ruma_snap_src *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->bytes = bytes;
+	s->page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	s->pages = (bytes + s->page - 1) / s->page;
+	return s;
+}
+
+int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out)
 {
 	ruma_snap_src *s;
 	int rc;
@@ -102,26 +150,71 @@ int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src *
 	if (!out || !bytes)
 		return -EINVAL;
 	*out = NULL;
-	s = calloc(1, sizeof(*s));
+	s = src_new(bytes, huge);
 	if (!s)
 		return -ENOMEM;
-	s->bytes = bytes;
-	s->page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
-	s->pages = (bytes + s->page - 1) / s->page;
-	ruma_phys_options po = { .page_size = s->page, .flags = huge ? RUMA_PHYS_PREPOPULATE : 0 };
+	/* no probe: the source's mapping reserves the huge pages (ruma_snap_src_map) */
+	ruma_phys_options po = { .page_size = s->page, .flags = huge ? RUMA_PHYS_NO_PROBE : 0 };
 	rc = ruma_phys_create(&po, &s->phys);
 	if (!rc)
-		rc = ruma_area_create(s->page, s->pages, &s->area);
-	if (!rc)
 		rc = ruma_phys_alloc(s->phys, s->pages, &s->first);
-	if (!rc)
-		rc = ruma_area_map_run(s->area, 0, s->phys, s->first, s->pages,
-				       populate ? RUMA_AREA_POPULATE : 0, NULL);
 	if (rc) {
 		ruma_snap_src_destroy(s);
 		return rc;
 	}
-	s->data = ruma_area_base(s->area);
+	*out = s;
+	return 0;
+}
+
+int ruma_snap_src_map(ruma_snap_src *s, bool populate)
+{
+	void *m;
+
+	if (!s || s->data || !s->phys)
+		return -EINVAL;
+	/* hugetlb: MAP_SHARED without MAP_NORESERVE reserves the pages now or fails */
+	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE,
+			      MAP_SHARED | (populate ? MAP_POPULATE : 0), ruma_phys_fd(s->phys),
+			      (off_t)ruma_phys_offset(s->phys, s->first), &m);
+	if (rc)
+		return map_error(rc, is_huge(s->page));
+	s->data = m;
+	return 0;
+}
+
+int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out)
+{
+	int rc = ruma_snap_src_open(bytes, huge, out);
+
+	if (!rc) {
+		rc = ruma_snap_src_map(*out, populate);
+		if (rc) {
+			ruma_snap_src_destroy(*out);
+			*out = NULL;
+		}
+	}
+	return rc;
+}
+
+int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out)
+{
+	ruma_snap_src *s;
+	void *m;
+
+	if (!out || !bytes)
+		return -EINVAL;
+	*out = NULL;
+	s = src_new(bytes, huge);
+	if (!s)
+		return -ENOMEM;
+	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | (huge ? MAP_HUGETLB : MAP_NORESERVE), -1,
+			      0, &m);
+	if (rc) {
+		free(s);
+		return map_error(rc, huge);
+	}
+	s->data = m;
 	*out = s;
 	return 0;
 }
@@ -130,7 +223,8 @@ void ruma_snap_src_destroy(ruma_snap_src *s)
 {
 	if (!s)
 		return;
-	ruma_area_destroy(s->area);
+	if (s->data)
+		(void)ruma_os_munmap(s->data, s->pages * s->page);
 	ruma_phys_destroy(s->phys);
 	free(s);
 }
@@ -152,23 +246,39 @@ size_t ruma_snap_src_page_size(const ruma_snap_src *s)
 
 /* ---- snapshot ------------------------------------------------------------------ */
 
-/* order[k] for nchunks chunks; only full chunks are shuffled. */
-static int make_order(ruma_snap *s, bool shuffle, uint64_t seed)
+static bool shuffled(ruma_snap_method m)
 {
-	size_t pages = s->src->pages, full;
+	return m == RUMA_SNAP_SHUFFLE || m == RUMA_SNAP_MEMCPY_SHUFFLE;
+}
+
+static bool is_copy(ruma_snap_method m)
+{
+	return m == RUMA_SNAP_MEMCPY || m == RUMA_SNAP_MEMCPY_SHUFFLE;
+}
+
+/* order[k] for nchunks chunks: o->order when given, else only full chunks shuffled. */
+static int make_order(ruma_snap *s, const ruma_snap_options *o)
+{
+	size_t pages = s->src->pages, full = pages / s->ppc;
 	ruma_rng rng;
 
-	s->nchunks = (pages + s->ppc - 1) / s->ppc;
-	full = pages / s->ppc;
+	if (!shuffled(s->method))
+		return 0; /* the identity, made by ruma_snap_chunk_order if asked */
+	if (o->order) {
+		for (size_t k = 0; k < s->nchunks; k++)
+			if (o->order[k] >= s->nchunks || (k >= full && o->order[k] != k))
+				return -EINVAL;
+		s->order = (uint64_t *)o->order;
+		s->order_borrowed = true;
+		return 0;
+	}
 	s->order = malloc(s->nchunks * sizeof(*s->order));
 	if (!s->order)
 		return -ENOMEM;
 	for (size_t k = 0; k < s->nchunks; k++)
 		s->order[k] = k;
-	if (shuffle) {
-		ruma_rng_seed(&rng, seed);
-		ruma_rng_shuffle_u64(&rng, s->order, full);
-	}
+	ruma_rng_seed(&rng, o->seed);
+	ruma_rng_shuffle_u64(&rng, s->order, full);
 	return 0;
 }
 
@@ -178,101 +288,154 @@ static size_t chunk_pages(const ruma_snap *s, uint64_t k)
 	return RUMA_MIN(s->ppc, s->src->pages - first);
 }
 
-static int create_copy(ruma_snap *s, const ruma_snap_options *o)
+/* MEMCPY, MEMCPY_SHUFFLE: the destination buffer (anonymous; 2 MiB pages for a huge source). */
+static int reserve_copy(ruma_snap *s, const ruma_snap_options *o)
 {
 	ruma_snap_src *src = s->src;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	size_t cb = s->ppc * src->page;
+	bool huge = is_huge(src->page);
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (huge ? MAP_HUGETLB : MAP_NORESERVE);
 	void *m;
-	int rc;
 
 	s->map_bytes = src->pages * src->page;
-	flags |= src->page == RUMA_PAGE_2M ? MAP_HUGETLB : MAP_NORESERVE;
-	if (o->populate)
-		flags |= MAP_POPULATE;
-	rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
+	int rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE,
+			      flags | (o->populate ? MAP_POPULATE : 0), -1, 0, &m);
 	if (rc)
-		return rc == -ENOMEM && src->page == RUMA_PAGE_2M ? RUMA_ENOHUGE : rc;
+		return map_error(rc, huge);
 	s->data = m;
 	if (o->init_dst)
 		memset(s->data, 0, s->map_bytes);
+	return 0;
+}
+
+static void build_copy(ruma_snap *s)
+{
+	ruma_snap_src *src = s->src;
+	size_t cb = s->ppc * src->page;
+
 	if (s->method == RUMA_SNAP_MEMCPY) {
 		memcpy(s->data, src->data, s->map_bytes);
-		return 0;
+		return;
 	}
 	for (size_t k = 0; k < s->nchunks; k++)
 		memcpy(s->data + k * cb, src->data + s->order[k] * cb,
 		       chunk_pages(s, s->order[k]) * src->page);
+}
+
+/*
+ * COW, SHUFFLE: one mapping of the source's file range (MAP_PRIVATE for
+ * COW and private views, else MAP_SHARED).  For COW this is the snapshot;
+ * SHUFFLE maps its chunks over it.  A private hugetlb view keeps its
+ * reservation (no MAP_NORESERVE), so a copy-on-write fault cannot run out
+ * of huge pages; a shared one is backed by the source's reservation.
+ */
+static int reserve_view(ruma_snap *s)
+{
+	ruma_snap_src *src = s->src;
+	bool priv = s->method == RUMA_SNAP_COW || s->private_view;
+	void *m;
+
+	s->map_bytes = src->pages * src->page;
+	int rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE,
+			      priv ? MAP_PRIVATE : MAP_SHARED | MAP_NORESERVE, ruma_phys_fd(src->phys),
+			      (off_t)ruma_phys_offset(src->phys, src->first), &m);
+	if (rc)
+		return map_error(rc, is_huge(src->page));
+	s->data = m;
 	return 0;
 }
 
-static int create_view(ruma_snap *s, const ruma_snap_options *o)
+/* Chunks from which build_shuffle checks the mapping limit first (cheaper than that many mmaps). */
+#define SHUFFLE_CHECK_CHUNKS 4096u
+
+/*
+ * Would the chunk mappings exceed vm.max_map_count?  Each run of chunks
+ * whose source chunks follow each other becomes one kernel mapping.
+ */
+static bool shuffle_over_map_limit(const ruma_snap *s)
+{
+	uint64_t runs = 1, now, max;
+
+	for (size_t k = 1; k < s->nchunks; k++)
+		runs += s->order[k] != s->order[k - 1] + 1;
+	return ruma_map_count(&now) == 0 && ruma_max_map_count(&max) == 0 && now + runs + 2 > max;
+}
+
+/*
+ * SHUFFLE: snapshot chunk k maps source chunk order[k], one mmap per chunk.
+ * With many chunks the mapping limit is checked first, so a build that
+ * cannot finish fails before it maps anything.
+ */
+static int build_shuffle(ruma_snap *s)
 {
 	ruma_snap_src *src = s->src;
-	unsigned flags = o->populate ? RUMA_AREA_POPULATE : 0;
-	int rc;
+	int flags = MAP_FIXED | (s->private_view ? MAP_PRIVATE : MAP_SHARED | MAP_NORESERVE);
+	size_t cb = s->ppc * src->page;
+	int fd = ruma_phys_fd(src->phys);
 
-	rc = ruma_area_create(src->page, src->pages + 1, &s->area);
+	if (s->nchunks >= SHUFFLE_CHECK_CHUNKS && shuffle_over_map_limit(s))
+		return RUMA_EMAPLIMIT;
+	for (size_t k = 0; k < s->nchunks; k++) {
+		uint64_t from = src->first + s->order[k] * s->ppc;
+		void *at;
+		int rc = ruma_os_mmap(s->data + k * cb, chunk_pages(s, s->order[k]) * src->page,
+				      PROT_READ | PROT_WRITE, flags, fd,
+				      (off_t)ruma_phys_offset(src->phys, from), &at);
+		if (rc)
+			return map_error(rc, is_huge(src->page));
+	}
+	return 0;
+}
+
+/* REWIRED_COW: an area whose pages map the source's pages read-only. */
+static int reserve_rewired(ruma_snap *s)
+{
+	ruma_snap_src *src = s->src;
+	int rc = ruma_area_create(src->page, src->pages + 1, &s->area);
+
 	if (rc)
 		return rc;
 	s->data = ruma_area_base(s->area);
-	switch (s->method) {
-	case RUMA_SNAP_COW:
-		return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
-					 flags | RUMA_AREA_PRIVATE, NULL);
-	case RUMA_SNAP_SHUFFLE:
-		/* one mmap per chunk, in snapshot order; shared unless asked otherwise */
-		if (o->private_view)
-			flags |= RUMA_AREA_PRIVATE;
-		for (size_t k = 0; k < s->nchunks; k++) {
-			rc = ruma_area_map_run(s->area, k * s->ppc, src->phys,
-					       src->first + s->order[k] * s->ppc,
-					       chunk_pages(s, s->order[k]), flags, NULL);
-			if (rc)
-				return rc;
-		}
-		return 0;
-	default: /* REWIRED_COW */
-		s->copied = malloc(src->pages * sizeof(*s->copied));
-		if (!s->copied)
-			return -ENOMEM;
-		for (size_t i = 0; i < src->pages; i++)
-			s->copied[i] = RUMA_AREA_NONE;
-		return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
-					 flags | RUMA_AREA_RDONLY, NULL);
-	}
+	s->copied = malloc(src->pages * sizeof(*s->copied));
+	if (!s->copied)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->pages; i++)
+		s->copied[i] = RUMA_AREA_NONE;
+	return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
+				 (s->populate ? RUMA_AREA_POPULATE : 0) | RUMA_AREA_RDONLY, NULL);
 }
 
-int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out)
+int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out)
 {
 	ruma_snap_options def;
 	ruma_snap *s;
 	int rc;
 
-	if (!out || !src)
+	if (!out || !src || !src->data)
 		return -EINVAL;
 	*out = NULL;
 	if (!o) {
 		ruma_snap_options_default(&def);
 		o = &def;
 	}
-	if ((unsigned)o->method >= RUMA_SNAP_METHOD_COUNT_)
+	if ((unsigned)o->method >= RUMA_SNAP_METHOD_COUNT_ || (!src->phys && !is_copy(o->method)))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->src = src;
 	s->method = o->method;
-	s->ppc = o->pages_per_chunk ? o->pages_per_chunk : 1;
-	if (s->method != RUMA_SNAP_SHUFFLE && s->method != RUMA_SNAP_MEMCPY_SHUFFLE)
-		s->ppc = 1;
-	rc = make_order(s, s->method == RUMA_SNAP_SHUFFLE || s->method == RUMA_SNAP_MEMCPY_SHUFFLE,
-			o->seed);
+	s->populate = o->populate;
+	s->private_view = o->private_view;
+	s->ppc = shuffled(s->method) && o->pages_per_chunk ? o->pages_per_chunk : 1;
+	s->nchunks = (src->pages + s->ppc - 1) / s->ppc;
+	rc = make_order(s, o);
 	if (!rc) {
-		if (s->method == RUMA_SNAP_MEMCPY || s->method == RUMA_SNAP_MEMCPY_SHUFFLE)
-			rc = create_copy(s, o);
+		if (is_copy(s->method))
+			rc = reserve_copy(s, o);
+		else if (s->method == RUMA_SNAP_REWIRED_COW)
+			rc = reserve_rewired(s);
 		else
-			rc = create_view(s, o);
+			rc = reserve_view(s);
 	}
 	if (rc) {
 		ruma_snap_destroy(s);
@@ -280,6 +443,39 @@ int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap *
 	}
 	*out = s;
 	return 0;
+}
+
+int ruma_snap_build(ruma_snap *s)
+{
+	int rc = 0;
+
+	if (!s)
+		return -EINVAL;
+	if (s->built)
+		return 0;
+	if (is_copy(s->method))
+		build_copy(s);
+	else if (s->method == RUMA_SNAP_SHUFFLE)
+		rc = build_shuffle(s);
+	if (!rc && s->populate && !is_copy(s->method) && s->method != RUMA_SNAP_REWIRED_COW)
+		rc = populate_read(s->data, s->map_bytes, s->src->page);
+	if (!rc)
+		s->built = true;
+	return rc;
+}
+
+int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out)
+{
+	int rc = ruma_snap_reserve(o, src, out);
+
+	if (!rc) {
+		rc = ruma_snap_build(*out);
+		if (rc) {
+			ruma_snap_destroy(*out);
+			*out = NULL;
+		}
+	}
+	return rc;
 }
 
 /* Give the private copies back to the pool, one free (one hole punch) per run of pool pages. */
@@ -310,7 +506,8 @@ void ruma_snap_destroy(ruma_snap *s)
 	if (s->copied)
 		free_copies(s);
 	free(s->copied);
-	free(s->order);
+	if (!s->order_borrowed)
+		free(s->order);
 	free(s);
 }
 
@@ -331,6 +528,13 @@ ruma_snap_method ruma_snap_method_of(const ruma_snap *s)
 
 const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchunks, size_t *chunk_bytes)
 {
+	ruma_snap *m = (ruma_snap *)s; /* the identity is made on first use: a cache */
+
+	if (!m->order) {
+		m->order = malloc(s->nchunks * sizeof(*m->order));
+		for (size_t k = 0; m->order && k < s->nchunks; k++)
+			m->order[k] = k;
+	}
 	if (nchunks)
 		*nchunks = s->nchunks;
 	if (chunk_bytes)
