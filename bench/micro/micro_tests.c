@@ -231,22 +231,36 @@ static size_t count_of(size_t n, double percent)
 	return r > n ? n : r;
 }
 
+/*
+ * The sum of a[0..n): four independent sums, so the loop is not bound by
+ * one chain of additions (the compilers pair them into vector adds at -O2;
+ * the original, built with -O3 -mavx, adds two words per step).
+ */
+static uint64_t sum_words(const uint64_t *a, size_t n)
+{
+	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t i = 0;
+
+	for (; i + 4 <= n; i += 4) {
+		s0 += a[i];
+		s1 += a[i + 1];
+		s2 += a[i + 2];
+		s3 += a[i + 3];
+	}
+	for (; i < n; i++)
+		s0 += a[i];
+	return s0 + s1 + s2 + s3;
+}
+
 static uint64_t read_seq(const view *v, size_t m)
 {
 	uint64_t total = 0;
 
-	if (v->a) {
-		for (size_t i = 0; i < m; i++)
-			total += v->a[i];
-	} else {
-		size_t per = (size_t)v->mask + 1;
-		for (size_t pg = 0; pg * per < m; pg++) {
-			const uint64_t *page = v->dir[pg];
-			size_t lim = RUMA_MIN(per, m - pg * per);
-			for (size_t j = 0; j < lim; j++)
-				total += page[j];
-		}
-	}
+	if (v->a)
+		return sum_words(v->a, m);
+	size_t per = (size_t)v->mask + 1;
+	for (size_t pg = 0; pg * per < m; pg++)
+		total += sum_words(v->dir[pg], RUMA_MIN(per, m - pg * per));
 	return total;
 }
 
