@@ -883,6 +883,45 @@ static int t_process_budget(void)
 	return TEST_PASS;
 }
 
+/*
+ * Wiring a fresh area with one run over all its pages writes no table: no
+ * page faults beyond a few for the area itself (a 32768-page table is 64
+ * pages), and the entries read through as before until the first change.
+ */
+static int t_whole_run_unwritten(void)
+{
+	const uint64_t n = 32768;
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t first, pp;
+
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = PS }, &p));
+	CHECK_OK(ruma_phys_alloc(p, n, &first));
+	long before = minor_faults();
+	CHECK_OK(ruma_area_create(PS, n, &a));
+	CHECK_OK(ruma_area_map_run(a, 0, p, first, n, 0, NULL));
+	long faults = minor_faults() - before;
+	CHECK(faults < 16);
+	CHECK_EQ(ruma_area_map_estimate(a), 1);
+	for (uint64_t v = 0; v < n; v += 4097) {
+		CHECK_OK(ruma_area_translate(a, v, NULL, &pp, NULL));
+		CHECK_EQ(pp, first + v);
+	}
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	CHECK_OK(ruma_area_unmap(a, 100, 1)); /* the first change writes the table out */
+	CHECK_EQ(ruma_area_map_estimate(a), 3);
+	CHECK_OK(ruma_area_translate(a, 100, NULL, &pp, NULL));
+	CHECK_EQ(pp, RUMA_AREA_NONE);
+	CHECK_OK(ruma_area_translate(a, 101, NULL, &pp, NULL));
+	CHECK_EQ(pp, first + 101);
+	CHECK_OK(ruma_area_translate(a, n - 1, NULL, &pp, NULL));
+	CHECK_EQ(pp, first + n - 1);
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
 static size_t count_char(const char *s, char c)
 {
 	size_t n = 0;
@@ -946,6 +985,7 @@ static const struct test_case cases[] = {
 	{ "budget", t_budget },
 	{ "kernel_map_limit", t_kernel_map_limit },
 	{ "process_budget", t_process_budget },
+	{ "whole_run_unwritten", t_whole_run_unwritten },
 	{ "cli", t_cli },
 };
 

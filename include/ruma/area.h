@@ -17,7 +17,8 @@
  * and the call fails with RUMA_EMAPLIMIT instead of reaching
  * vm.max_map_count.  The default budget is process-wide: the sum of the
  * estimates of all live areas may not exceed vm.max_map_count (read from
- * /proc/sys/vm/max_map_count at area creation) minus RUMA_AREA_MAP_MARGIN
+ * /proc/sys/vm/max_map_count once per area, at the first call that would add
+ * mappings: creating an area and wiring it with one run read nothing) minus RUMA_AREA_MAP_MARGIN
  * (room for the rest of the process).  A per-area budget can be set lower
  * (ruma_area_set_map_budget).  An mmap that fails with ENOMEM while the
  * process is at the kernel limit is also reported as RUMA_EMAPLIMIT; one that
@@ -106,7 +107,7 @@ typedef struct ruma_area_stats {
 	uint64_t pages_mapped;   /* pages with a physical page */
 	uint64_t map_estimate;   /* estimated kernel mappings (VMAs) of the area */
 	uint64_t map_budget;     /* per-area budget (UINT64_MAX = only the process-wide one) */
-	uint64_t max_map_count;  /* vm.max_map_count read at creation */
+	uint64_t max_map_count;  /* vm.max_map_count the area's budget checks use */
 	uint64_t mmaps, mremaps; /* calls issued by this area */
 	uint64_t populated_pages;
 } ruma_area_stats;
