@@ -886,7 +886,8 @@ static int t_process_budget(void)
 /*
  * Wiring a fresh area with one run over all its pages writes no table: no
  * page faults beyond a few for the area itself (a 32768-page table is 64
- * pages), and the entries read through as before until the first change.
+ * pages), no read of vm.max_map_count (one run adds no mapping), and the
+ * entries read through as before until the first change.
  */
 static int t_whole_run_unwritten(void)
 {
@@ -898,10 +899,14 @@ static int t_whole_run_unwritten(void)
 	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = PS }, &p));
 	CHECK_OK(ruma_phys_alloc(p, n, &first));
 	long before = minor_faults();
+	ruma_os_count_reset();
 	CHECK_OK(ruma_area_create(PS, n, &a));
 	CHECK_OK(ruma_area_map_run(a, 0, p, first, n, 0, NULL));
 	long faults = minor_faults() - before;
 	CHECK(faults < 16);
+	/* the table, the reservation and the run; no /proc read for the budget */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 3);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN), 0);
 	CHECK_EQ(ruma_area_map_estimate(a), 1);
 	for (uint64_t v = 0; v < n; v += 4097) {
 		CHECK_OK(ruma_area_translate(a, v, NULL, &pp, NULL));

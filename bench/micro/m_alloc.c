@@ -1,18 +1,23 @@
 /*
  * m_alloc.c — the allocation comparison of `ruma micro`:
  *   40  rewiring pool: memfd pages (phys.h) wired into a reserved area
- *       (area.h); random = one mapping per page at a shuffled physical page
+ *       (area.h); random = one mapping per page at a shuffled physical page,
+ *       or, with 4 KiB pages where the kernel moves pages (UFFDIO_MOVE,
+ *       area.h ruma_anon), the pages of an anonymous pool moved to shuffled
+ *       places: one ioctl per page instead of one mmap, one kernel mapping,
+ *       no vm.max_map_count limit (the original needs it raised)
  *   41  software-indirection pool (pool.h): 2 MiB-aligned chunks + a page
  *       directory; random = the directory lists the pages in shuffled order
  *   42  plain anonymous mmap (pool.h; MAP_HUGETLB with huge)
  * Timed phases, as the original (BigDataAnalyticsGroup/rewiring,
  * methods/allocation_rewiring.c, allocation_softwaredir.c,
  * allocation_mmap.c) books them — only mmap-dst:
- *   40  the area reservation and the wiring (one mmap, or one per page);
- *       untimed before it: the pool's pages allocated and zeroed through a
- *       temporary mapping (the original memsets its pool file); untimed
- *       after it: the prefault of the wired pages (the original touches
- *       one byte per page)
+ *   40  the area reservation and the wiring (one mmap, or one per page,
+ *       or one move per page); untimed before it: the pool's pages
+ *       allocated and zeroed (through a temporary mapping, or populating
+ *       the anonymous pool; the original memsets its pool file) and the
+ *       shuffle; untimed after it: the prefault of the wired pages (the
+ *       original touches one byte per page; moved pages are present)
  *   41  filling the directory of page pointers; untimed before it: the
  *       pages allocated and zeroed, the shuffle, the directory's allocation
  *   42  the mmap (pages fault in during the test, as in the original)
@@ -35,6 +40,7 @@ typedef struct alloc_priv {
 	ruma_pool *pool;    /* 41, 42 */
 	ruma_phys *phys;    /* 40 */
 	ruma_area *area;    /* 40 */
+	ruma_anon *anon;    /* 40 random with moves */
 	uint64_t **dir;     /* 41: the directory built by the method */
 } alloc_priv;
 
@@ -43,6 +49,7 @@ static void alloc_cleanup(micro_data *d)
 	alloc_priv *ap = d->priv;
 
 	ruma_pool_destroy(ap->pool);
+	ruma_anon_destroy(ap->anon);
 	ruma_area_destroy(ap->area);
 	ruma_phys_destroy(ap->phys);
 	free(ap->dir);
@@ -78,12 +85,59 @@ static int fill_pool(ruma_phys *phys, size_t page, uint64_t npages, uint64_t *fi
 	return rc;
 }
 
+/*
+ * 40 random with 4 KiB pages where the kernel moves pages (UFFDIO_MOVE):
+ * the pool is an anonymous staging area given zeroed memory untimed; the
+ * timed part reserves the area and moves staging page ids[i] to page i —
+ * one ioctl per page instead of one mmap, and one kernel mapping in all.
+ */
+static int build_moved(micro_ctx *c, uint64_t npages, alloc_priv *ap, micro_data *d)
+{
+	ruma_anon *stage = NULL;
+	uint64_t *ids = micro_permutation(npages, npages, c->seed);
+	ruma_move_pair *pairs = malloc(npages * sizeof(*pairs));
+	int rc = ids && pairs ? 0 : -ENOMEM;
+
+	if (!rc)
+		rc = ruma_anon_create(npages, RUMA_REWIRE_UFFD, &stage);
+	if (!rc)
+		rc = ruma_anon_populate(stage, 0, npages);
+	for (uint64_t i = 0; !rc && i < npages; i++)
+		pairs[i] = (ruma_move_pair){ i, ids[i] };
+	if (!rc) {
+		micro_phase_begin(c);
+		rc = ruma_anon_create(npages, RUMA_REWIRE_UFFD, &ap->anon);
+		if (!rc)
+			rc = ruma_anon_move_batch(ap->anon, stage, pairs, npages, NULL);
+		micro_phase_end(c, MF_MMAP_DST);
+	}
+	ruma_anon_destroy(stage);
+	free(ids);
+	free(pairs);
+	if (!rc)
+		d->dst = ruma_anon_base(ap->anon);
+	return rc;
+}
+
+/* Whether 40 random places its pages by moving them (see build_moved). */
+static bool moves_pages(const micro_params *p)
+{
+	ruma_rewire_path path;
+
+	if (!p->random || p->use_huge)
+		return false;
+	ruma_move_probe(&path, NULL);
+	return path == RUMA_REWIRE_UFFD;
+}
+
 /* 40: the original's allocationRewiring. */
 static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
 			 micro_data *d)
 {
 	size_t page = page_of(p);
 	uint64_t npages = micro_round_up(n * sizeof(uint64_t), page) / page;
+	if (moves_pages(p))
+		return build_moved(c, npages, ap, d);
 	ruma_rewire_pair *pairs = NULL;
 	uint64_t *ids = NULL, first = 0;
 	ruma_phys_options po = { .page_size = page,
@@ -194,6 +248,7 @@ static int alloc_build(micro_ctx *c, const micro_params *p, size_t n, micro_data
 	rc = build(c, p, n, ap, d);
 	if (rc) {
 		ruma_pool_destroy(ap->pool);
+		ruma_anon_destroy(ap->anon);
 		ruma_area_destroy(ap->area);
 		ruma_phys_destroy(ap->phys);
 		free(ap->dir);

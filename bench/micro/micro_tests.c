@@ -275,15 +275,32 @@ static uint64_t read_rand(const view *v, size_t m, uint64_t seed)
 	return total;
 }
 
+/* a[i] = top - i for i < m; the sum of the values written (four sums, as sum_words). */
+static uint64_t fill_down(uint64_t *a, size_t m, uint64_t top)
+{
+	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t i = 0;
+
+	for (; i + 4 <= m; i += 4) {
+		s0 += a[i] = top - i;
+		s1 += a[i + 1] = top - i - 1;
+		s2 += a[i + 2] = top - i - 2;
+		s3 += a[i + 3] = top - i - 3;
+	}
+	for (; i < m; i++)
+		s0 += a[i] = top - i;
+	return s0 + s1 + s2 + s3;
+}
+
 static uint64_t write_seq(const view *v, size_t m)
 {
-	uint64_t total = 0, n = v->n;
+	uint64_t total = 0, top = v->n - 1;
 
-	for (size_t i = 0; i < m; i++) {
-		uint64_t x = n - 1 - i;
-		*at(v, i) = x;
-		total += x;
-	}
+	if (v->a)
+		return fill_down(v->a, m, top);
+	size_t per = (size_t)v->mask + 1;
+	for (size_t pg = 0; pg * per < m; pg++)
+		total += fill_down(v->dir[pg], RUMA_MIN(per, m - pg * per), top - pg * per);
 	return total;
 }
 
