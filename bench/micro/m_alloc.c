@@ -18,8 +18,9 @@
  *       the anonymous pool; the original memsets its pool file) and the
  *       shuffle; untimed after it: the prefault of the wired pages (the
  *       original touches one byte per page; moved pages are present)
- *   41  filling the directory of page pointers; untimed before it: the
- *       pages allocated and zeroed, the shuffle, the directory's allocation
+ *   41  filling the directory of page pointers, each computed from the
+ *       chunk's start as the original does; untimed before it: the pages
+ *       allocated and zeroed, the shuffle, the directory's allocation
  *   42  the mmap (pages fault in during the test, as in the original)
  * The memory holds zeros, as the original's (dst_zero).  Exactly n * 8
  * bytes rounded up to whole pages are allocated (the original added one
@@ -200,10 +201,16 @@ static int build_indirect(micro_ctx *c, const micro_params *p, size_t n, alloc_p
 		ap->dir = NULL;
 		return -ENOMEM;
 	}
-	void *const *pages = ruma_pool_directory(ap->pool);
+	/* a sequential INDIRECT pool is one chunk of pages in order (pool.h) */
+	uint8_t *mem = ruma_pool_page(ap->pool, 0);
+	size_t page = ruma_pool_page_size(ap->pool);
 	micro_phase_begin(c);
-	for (size_t i = 0; i < npages; i++)
-		ap->dir[i] = pages[ids[i]];
+	if (p->random)
+		for (size_t i = 0; i < npages; i++)
+			ap->dir[i] = (uint64_t *)(mem + ids[i] * page);
+	else
+		for (size_t i = 0; i < npages; i++)
+			ap->dir[i] = (uint64_t *)(mem + i * page);
 	micro_phase_end(c, MF_MMAP_DST);
 	free(ids);
 	d->kind = MICRO_INDIRECT;
