@@ -927,6 +927,57 @@ static int t_whole_run_unwritten(void)
 	return TEST_PASS;
 }
 
+/*
+ * An area created wired is one mmap of the pool run (no reservation), reads
+ * the pool's pages, and behaves as any area afterwards; failures leave
+ * nothing behind.
+ */
+static int t_create_mapped(void)
+{
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t maps0, maps1, pp;
+
+	CHECK_OK(pool_with_pages(&p, 64));
+	CHECK_OK(ruma_map_count(&maps0));
+	ruma_os_count_reset();
+	CHECK_OK(ruma_area_create_mapped(p, 8, 32, 0, &a, NULL));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
+	CHECK_EQ(ruma_area_pages(a), 32);
+	CHECK_EQ(ruma_area_map_estimate(a), 1);
+	CHECK_OK(ruma_area_translate(a, 31, NULL, &pp, NULL));
+	CHECK_EQ(pp, 8 + 31);
+	CHECK_EQ(check_contents(a), TEST_PASS);
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	CHECK_OK(ruma_area_unmap(a, 3, 1));
+	CHECK_OK(ruma_area_map_run(a, 4, p, 60, 2, 0, NULL));
+	CHECK_EQ(ruma_area_map_estimate(a), 4);
+	CHECK_EQ(check_contents(a), TEST_PASS);
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	ruma_area_destroy(a);
+
+	ruma_populate_method how;
+	CHECK_OK(ruma_area_create_mapped(p, 0, 64, RUMA_AREA_POPULATE, &a, &how));
+	CHECK(how != RUMA_POPULATE_NONE);
+	CHECK_EQ(check_contents(a), TEST_PASS);
+	ruma_area_destroy(a);
+
+	CHECK_EQ(ruma_area_create_mapped(p, 40, 32, 0, &a, NULL), -EINVAL); /* past the pool */
+	CHECK(a == NULL);
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
+	int rc = ruma_area_create_mapped(p, 0, 16, 0, &a, NULL);
+	ruma_os_inject_clear();
+	CHECK(rc != 0 && a == NULL);
+	ruma_os_inject(RUMA_SYS_MADVISE, 1, EIO, false);
+	rc = ruma_area_create_mapped(p, 0, 16, RUMA_AREA_POPULATE, &a, NULL);
+	ruma_os_inject_clear();
+	CHECK(rc == -EIO && a == NULL);
+	CHECK_OK(ruma_map_count(&maps1));
+	CHECK_EQ(maps1, maps0);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
 static size_t count_char(const char *s, char c)
 {
 	size_t n = 0;
@@ -991,6 +1042,7 @@ static const struct test_case cases[] = {
 	{ "kernel_map_limit", t_kernel_map_limit },
 	{ "process_budget", t_process_budget },
 	{ "whole_run_unwritten", t_whole_run_unwritten },
+	{ "create_mapped", t_create_mapped },
 	{ "cli", t_cli },
 };
 

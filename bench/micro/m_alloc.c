@@ -12,8 +12,9 @@
  * Timed phases, as the original (BigDataAnalyticsGroup/rewiring,
  * methods/allocation_rewiring.c, allocation_softwaredir.c,
  * allocation_mmap.c) books them — only mmap-dst:
- *   40  the area reservation and the wiring (one mmap, or one per page,
- *       or one move per page); untimed before it: the pool's pages
+ *   40  the area reservation and the wiring (one mmap of the pool where
+ *       the kernel picks the address, as the original; random: the
+ *       reservation and one mmap or one move per page); untimed before it: the pool's pages
  *       allocated and zeroed (through a temporary mapping, or populating
  *       the anonymous pool; the original memsets its pool file) and the
  *       shuffle; untimed after it: the prefault of the wired pages (the
@@ -73,15 +74,13 @@ static size_t page_of(const micro_params *p)
 }
 
 /* 40's pool: npages memfd pages, allocated and zeroed through a temporary mapping. */
-static int fill_pool(ruma_phys *phys, size_t page, uint64_t npages, uint64_t *first)
+static int fill_pool(ruma_phys *phys, uint64_t npages, uint64_t *first)
 {
 	ruma_area *tmp = NULL;
 	int rc = ruma_phys_alloc(phys, npages, first);
 
 	if (!rc)
-		rc = ruma_area_create(page, npages, &tmp);
-	if (!rc)
-		rc = ruma_area_map_run(tmp, 0, phys, *first, npages, RUMA_AREA_POPULATE, NULL);
+		rc = ruma_area_create_mapped(phys, *first, npages, RUMA_AREA_POPULATE, &tmp, NULL);
 	ruma_area_destroy(tmp);
 	return rc;
 }
@@ -147,7 +146,7 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 
 	rc = ruma_phys_create(&po, &ap->phys);
 	if (!rc)
-		rc = fill_pool(ap->phys, page, npages, &first);
+		rc = fill_pool(ap->phys, npages, &first);
 	if (!rc && p->random) {
 		ids = micro_permutation(npages, npages, c->seed);
 		pairs = malloc(npages * sizeof(*pairs));
@@ -158,11 +157,13 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 	}
 	if (!rc) {
 		micro_phase_begin(c);
-		rc = ruma_area_create(page, npages, &ap->area);
-		if (!rc && p->random)
-			rc = ruma_area_rewire_batch(ap->area, ap->phys, pairs, npages, 0, NULL);
-		else if (!rc)
-			rc = ruma_area_map_run(ap->area, 0, ap->phys, first, npages, 0, NULL);
+		if (p->random) {
+			rc = ruma_area_create(page, npages, &ap->area);
+			if (!rc)
+				rc = ruma_area_rewire_batch(ap->area, ap->phys, pairs, npages, 0, NULL);
+		} else {
+			rc = ruma_area_create_mapped(ap->phys, first, npages, 0, &ap->area, NULL);
+		}
 		micro_phase_end(c, MF_MMAP_DST);
 	}
 	free(ids);

@@ -122,12 +122,26 @@ typedef ruma_area_stats ruma_area_stat RUMA_DEPRECATED("renamed ruma_area_stats"
 /*
  * ruma_area_create — reserve pages virtual pages of page_size (RUMA_PAGE_4K
  * or RUMA_PAGE_2M) aligned to page_size; *out receives the area (owned by the
- * caller, release with ruma_area_destroy).  The table is allocated lazily by
- * the OS (calloc), 8 bytes per virtual page.
+ * caller, release with ruma_area_destroy).  The table, 8 bytes per virtual
+ * page, gets memory from the OS as it is written (calloc, or its own
+ * anonymous mapping from 16384 pages on).
  * Returns 0, -EINVAL (bad page size, pages == 0 or too large), -ENOMEM
  * (address space or memory), or an mmap errno.
  */
 RUMA_API int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out);
+
+/*
+ * ruma_area_create_mapped — an area of `pages` pages of phys's page size,
+ * wired at once to pool pages [ppage, ppage + pages): the same area as
+ * ruma_area_create followed by ruma_area_map_run(area, 0, phys, ppage,
+ * pages, flags, how), made with one mmap of the pool file where the kernel
+ * picks the address (no reservation first), and a table left unwritten
+ * until the first change.  flags and *how as ruma_area_map_run.  Returns as
+ * ruma_area_create and ruma_area_map_run; on error *out is NULL and nothing
+ * is left mapped.
+ */
+RUMA_API int ruma_area_create_mapped(ruma_phys *phys, uint64_t ppage, uint64_t pages,
+				     unsigned flags, ruma_area **out, ruma_populate_method *how);
 
 /* ruma_area_destroy — unmap the whole range and free the area (NULL allowed). */
 RUMA_API void ruma_area_destroy(ruma_area *a);

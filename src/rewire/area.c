@@ -18,7 +18,9 @@
  *     the first change writes it out.
  *
  * Syscalls (through the OS layer):
- *   mmap   — the reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
+ *   mmap   — the pool run of an area created wired (ruma_area_create_mapped:
+ *            one mmap at an address the kernel picks, no reservation), the
+ *            reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
  *            MAP_NORESERVE, over-reserved by one page and trimmed for
  *            alignment), each run (MAP_SHARED or MAP_PRIVATE | MAP_FIXED at
  *            the pool file offset, plus MAP_POPULATE for
@@ -119,7 +121,8 @@ static int reserve_aligned(size_t len, size_t align, uint8_t **out)
 	return 0;
 }
 
-int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
+/* A new area object with its (unwritten) table and no address range yet. */
+static int area_new(size_t page_size, uint64_t pages, ruma_area **out)
 {
 	*out = NULL;
 	if ((page_size != RUMA_PAGE_4K && page_size != RUMA_PAGE_2M) || pages == 0 ||
@@ -133,11 +136,32 @@ int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
 	a->maps = 1;
 	a->budget = UINT64_MAX;
 	int rc = tab_alloc(pages, &a->tab);
+	if (rc) {
+		free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+/* Free an area object whose range was never mapped. */
+static void area_free_new(ruma_area *a)
+{
+	tab_free(a->tab, a->pages);
+	free(a);
+}
+
+int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
+{
+	ruma_area *a;
+	int rc = area_new(page_size, pages, &a);
+
 	if (!rc)
 		rc = reserve_aligned(area_bytes(a, pages), page_size, &a->base);
 	if (rc) {
-		tab_free(a->tab, pages);
-		free(a);
+		if (a)
+			area_free_new(a);
+		*out = NULL;
 		return rc;
 	}
 	a->mmaps = 1;
@@ -441,6 +465,54 @@ int ruma_area_map_run(ruma_area *a, uint64_t vpage, ruma_phys *phys, uint64_t pp
 				     flags & RUMA_AREA_MAP_POPULATE ? MAP_POPULATE : 0);
 	if (!rc && (flags & RUMA_AREA_POPULATE))
 		rc = area_populate_mapped(a, vpage, n, flags, how);
+	return rc;
+}
+
+int ruma_area_create_mapped(ruma_phys *phys, uint64_t ppage, uint64_t pages, unsigned flags,
+			    ruma_area **out, ruma_populate_method *how)
+{
+	size_t page_size = ruma_phys_page_size(phys);
+	ruma_area *a;
+	uint64_t e0;
+	void *got;
+
+	if (how)
+		*how = RUMA_POPULATE_NONE;
+	int rc = area_new(page_size, pages, &a);
+	if (rc) {
+		*out = NULL;
+		return rc;
+	}
+	rc = area_pool_entry(a, phys, ppage, pages, flags, &e0);
+	if (!rc) {
+		int prot = PROT_READ | (e0 & ENT_RDONLY ? 0 : PROT_WRITE);
+		int fl = (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED) |
+			 (flags & RUMA_AREA_MAP_POPULATE ? MAP_POPULATE : 0);
+		rc = ruma_os_mmap(NULL, area_bytes(a, pages), prot, fl, ruma_phys_fd(phys),
+				  (off_t)ruma_phys_offset(phys, ppage), &got);
+		rc = rc ? area_map_error(rc, ruma_phys_is_huge(phys)) : 0;
+	}
+	if (!rc && ((uintptr_t)got & (page_size - 1))) {
+		/* not expected: any address is 4 KiB aligned, hugetlb files map 2 MiB aligned */
+		(void)ruma_os_munmap(got, area_bytes(a, pages));
+		rc = -EINVAL;
+	}
+	if (rc) {
+		area_free_new(a);
+		*out = NULL;
+		return rc;
+	}
+	a->base = got;
+	a->mmaps = 1;
+	atomic_fetch_add(&area_maps_total, a->maps);
+	area_commit(a, 0, pages, e0, 1); /* the whole area is one run: the table stays unwritten */
+	if (flags & RUMA_AREA_POPULATE)
+		rc = area_populate_mapped(a, 0, pages, flags, how);
+	if (rc) {
+		ruma_area_destroy(a);
+		a = NULL;
+	}
+	*out = a;
 	return rc;
 }
 
