@@ -130,14 +130,10 @@ static bool moves_pages(const micro_params *p)
 	return path == RUMA_REWIRE_UFFD;
 }
 
-/* 40: the original's allocationRewiring. */
-static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
-			 micro_data *d)
+/* 40 with a memfd pool: wired with one mmap, or one per page (random). */
+static int build_wired(micro_ctx *c, const micro_params *p, size_t page, uint64_t npages,
+		       alloc_priv *ap, micro_data *d)
 {
-	size_t page = page_of(p);
-	uint64_t npages = micro_round_up(n * sizeof(uint64_t), page) / page;
-	if (moves_pages(p))
-		return build_moved(c, npages, ap, d);
 	ruma_rewire_pair *pairs = NULL;
 	uint64_t *ids = NULL, first = 0;
 	ruma_phys_options po = { .page_size = page,
@@ -173,6 +169,18 @@ static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_pr
 	if (!rc)
 		d->dst = ruma_area_base(ap->area);
 	return rc;
+}
+
+/* 40: the original's allocationRewiring. */
+static int build_rewired(micro_ctx *c, const micro_params *p, size_t n, alloc_priv *ap,
+			 micro_data *d)
+{
+	size_t page = page_of(p);
+	uint64_t npages = micro_round_up(n * sizeof(uint64_t), page) / page;
+
+	if (moves_pages(p))
+		return build_moved(c, npages, ap, d);
+	return build_wired(c, p, page, npages, ap, d);
 }
 
 /* 41: the original's allocationSoftwareIndirection. */
