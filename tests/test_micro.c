@@ -10,6 +10,7 @@
 #include "os/os.h"
 #include "bench/micro/micro.h"
 
+#include <ruma/area.h>
 #include <ruma/sysinfo.h>
 
 #include <ctype.h>
@@ -685,15 +686,12 @@ static int t_partition_phases(void)
 }
 
 /*
- * Block-chain partitioning (17) carves its blocks from one block pool that
- * is mapped and touched before the timed pass, as the original prefaults
- * its pool: the run maps the pool through the os layer (one mmap) instead
- * of allocating every block inside the pass.  Run in this process (stdout
- * to /dev/null) so that the os layer's counters can be read.
+ * Run `ruma micro method test n 1 false` in this process with stdout to
+ * /dev/null, the os layer's counters reset first: TEST_PASS when it ran.
  */
-static int t_chains_block_pool(void)
+static int micro_in_process(const char *method, const char *test, const char *n)
 {
-	char *argv[] = { (char *)"micro", (char *)"17(64,1)", (char *)"1", (char *)"100000",
+	char *argv[] = { (char *)"micro", (char *)method, (char *)test, (char *)n,
 			 (char *)"1", (char *)"false", NULL };
 	int saved, devnull, st;
 	char err[512];
@@ -713,7 +711,40 @@ static int t_chains_block_pool(void)
 	close(saved);
 	close(devnull);
 	CHECK_EQ(st, 0);
+	return TEST_PASS;
+}
+
+/*
+ * Block-chain partitioning (17) carves its blocks from one block pool that
+ * is mapped and touched before the timed pass, as the original prefaults
+ * its pool: the run maps the pool through the os layer (one mmap) instead
+ * of allocating every block inside the pass.  Run in this process (stdout
+ * to /dev/null) so that the os layer's counters can be read.
+ */
+static int t_chains_block_pool(void)
+{
+	CHECK_EQ(micro_in_process("17(64,1)", "1", "100000"), TEST_PASS);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
+	return TEST_PASS;
+}
+
+/*
+ * Random placement of the rewiring pool (40(0,1)) moves the pool's pages
+ * into place (one UFFDIO_MOVE per page, one kernel mapping) where the kernel
+ * can: the run issues no mmap per page.
+ */
+static int t_alloc_random_moves(void)
+{
+	ruma_rewire_path path;
+
+	ruma_move_probe(&path, NULL);
+	if (path != RUMA_REWIRE_UFFD)
+		SKIP("the kernel does not move pages (UFFDIO_MOVE)");
+	CHECK_EQ(micro_in_process("40(0,1)", "2(100)", "65536"), TEST_PASS);
+	/* one move per run of the permutation: about one per page of the 128 */
+	uint64_t moves = ruma_os_count(RUMA_SYS_UFFDIO_MOVE);
+	CHECK(moves > 64 && moves <= 128);
+	CHECK(ruma_os_count(RUMA_SYS_MMAP) < 16);
 	return TEST_PASS;
 }
 
@@ -1074,6 +1105,7 @@ static const struct test_case cases[] = {
 	{ "partition_unaligned", t_partition_unaligned },
 	{ "partition_phases", t_partition_phases },
 	{ "chains_block_pool", t_chains_block_pool },
+	{ "alloc_random_moves", t_alloc_random_moves },
 	{ "remap_file_pages", t_remap_file_pages },
 	{ "original_keys", t_original_keys },
 	{ "two_runs_seeds", t_two_runs_seeds },

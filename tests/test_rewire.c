@@ -884,6 +884,101 @@ static int t_process_budget(void)
 	return TEST_PASS;
 }
 
+/*
+ * Wiring a fresh area with one run over all its pages writes no table: no
+ * page faults beyond a few for the area itself (a 32768-page table is 64
+ * pages), no read of vm.max_map_count (one run adds no mapping), and the
+ * entries read through as before until the first change.
+ */
+static int t_whole_run_unwritten(void)
+{
+	const uint64_t n = 32768;
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t first, pp;
+
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = PS }, &p));
+	CHECK_OK(ruma_phys_alloc(p, n, &first));
+	long before = minor_faults();
+	ruma_os_count_reset();
+	CHECK_OK(ruma_area_create(PS, n, &a));
+	CHECK_OK(ruma_area_map_run(a, 0, p, first, n, 0, NULL));
+	long faults = minor_faults() - before;
+	CHECK(faults < 16);
+	/* the table, the reservation and the run; no /proc read for the budget */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 3);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN), 0);
+	CHECK_EQ(ruma_area_map_estimate(a), 1);
+	for (uint64_t v = 0; v < n; v += 4097) {
+		CHECK_OK(ruma_area_translate(a, v, NULL, &pp, NULL));
+		CHECK_EQ(pp, first + v);
+	}
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	CHECK_OK(ruma_area_unmap(a, 100, 1)); /* the first change writes the table out */
+	CHECK_EQ(ruma_area_map_estimate(a), 3);
+	CHECK_OK(ruma_area_translate(a, 100, NULL, &pp, NULL));
+	CHECK_EQ(pp, RUMA_AREA_NONE);
+	CHECK_OK(ruma_area_translate(a, 101, NULL, &pp, NULL));
+	CHECK_EQ(pp, first + 101);
+	CHECK_OK(ruma_area_translate(a, n - 1, NULL, &pp, NULL));
+	CHECK_EQ(pp, first + n - 1);
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
+/*
+ * An area created wired is one mmap of the pool run (no reservation), reads
+ * the pool's pages, and behaves as any area afterwards; failures leave
+ * nothing behind.
+ */
+static int t_create_mapped(void)
+{
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t maps0, maps1, pp;
+
+	CHECK_OK(pool_with_pages(&p, 64));
+	CHECK_OK(ruma_map_count(&maps0));
+	ruma_os_count_reset();
+	CHECK_OK(ruma_area_create_mapped(p, 8, 32, 0, &a, NULL));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
+	CHECK_EQ(ruma_area_pages(a), 32);
+	CHECK_EQ(ruma_area_map_estimate(a), 1);
+	CHECK_OK(ruma_area_translate(a, 31, NULL, &pp, NULL));
+	CHECK_EQ(pp, 8 + 31);
+	CHECK_EQ(check_contents(a), TEST_PASS);
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	CHECK_OK(ruma_area_unmap(a, 3, 1));
+	CHECK_OK(ruma_area_map_run(a, 4, p, 60, 2, 0, NULL));
+	CHECK_EQ(ruma_area_map_estimate(a), 4);
+	CHECK_EQ(check_contents(a), TEST_PASS);
+	CHECK_OK(ruma_area_check(a, test_say, "ruma_area_check"));
+	ruma_area_destroy(a);
+
+	ruma_populate_method how;
+	CHECK_OK(ruma_area_create_mapped(p, 0, 64, RUMA_AREA_POPULATE, &a, &how));
+	CHECK(how != RUMA_POPULATE_NONE);
+	CHECK_EQ(check_contents(a), TEST_PASS);
+	ruma_area_destroy(a);
+
+	CHECK_EQ(ruma_area_create_mapped(p, 40, 32, 0, &a, NULL), -EINVAL); /* past the pool */
+	CHECK(a == NULL);
+	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
+	int rc = ruma_area_create_mapped(p, 0, 16, 0, &a, NULL);
+	ruma_os_inject_clear();
+	CHECK(rc != 0 && a == NULL);
+	ruma_os_inject(RUMA_SYS_MADVISE, 1, EIO, false);
+	rc = ruma_area_create_mapped(p, 0, 16, RUMA_AREA_POPULATE, &a, NULL);
+	ruma_os_inject_clear();
+	CHECK(rc == -EIO && a == NULL);
+	CHECK_OK(ruma_map_count(&maps1));
+	CHECK_EQ(maps1, maps0);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
 static size_t count_char(const char *s, char c)
 {
 	size_t n = 0;
@@ -947,6 +1042,8 @@ static const struct test_case cases[] = {
 	{ "budget", t_budget },
 	{ "kernel_map_limit", t_kernel_map_limit },
 	{ "process_budget", t_process_budget },
+	{ "whole_run_unwritten", t_whole_run_unwritten },
+	{ "create_mapped", t_create_mapped },
 	{ "cli", t_cli },
 };
 

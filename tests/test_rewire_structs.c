@@ -1303,6 +1303,9 @@ static int pool_case(ruma_pool_kind k, bool huge, bool random, bool populate, si
 	if (k == RUMA_POOL_INDIRECT) {
 		CHECK(base == NULL);
 		CHECK(ruma_pool_directory(p) != NULL);
+		uint8_t *first = ruma_pool_page(p, 0); /* sequential: one chunk, pages in order */
+		for (size_t i = 0; !random && i < n; i++)
+			CHECK(ruma_pool_page(p, i) == first + i * ps);
 	} else {
 		CHECK(base != NULL);
 		for (size_t i = 0; i < n; i++)

@@ -17,7 +17,8 @@
  * and the call fails with RUMA_EMAPLIMIT instead of reaching
  * vm.max_map_count.  The default budget is process-wide: the sum of the
  * estimates of all live areas may not exceed vm.max_map_count (read from
- * /proc/sys/vm/max_map_count at area creation) minus RUMA_AREA_MAP_MARGIN
+ * /proc/sys/vm/max_map_count once per area, at the first call that would add
+ * mappings: creating an area and wiring it with one run read nothing) minus RUMA_AREA_MAP_MARGIN
  * (room for the rest of the process).  A per-area budget can be set lower
  * (ruma_area_set_map_budget).  An mmap that fails with ENOMEM while the
  * process is at the kernel limit is also reported as RUMA_EMAPLIMIT; one that
@@ -106,7 +107,7 @@ typedef struct ruma_area_stats {
 	uint64_t pages_mapped;   /* pages with a physical page */
 	uint64_t map_estimate;   /* estimated kernel mappings (VMAs) of the area */
 	uint64_t map_budget;     /* per-area budget (UINT64_MAX = only the process-wide one) */
-	uint64_t max_map_count;  /* vm.max_map_count read at creation */
+	uint64_t max_map_count;  /* vm.max_map_count the area's budget checks use */
 	uint64_t mmaps, mremaps; /* calls issued by this area */
 	uint64_t populated_pages;
 } ruma_area_stats;
@@ -121,12 +122,26 @@ typedef ruma_area_stats ruma_area_stat RUMA_DEPRECATED("renamed ruma_area_stats"
 /*
  * ruma_area_create — reserve pages virtual pages of page_size (RUMA_PAGE_4K
  * or RUMA_PAGE_2M) aligned to page_size; *out receives the area (owned by the
- * caller, release with ruma_area_destroy).  The table is allocated lazily by
- * the OS (calloc), 8 bytes per virtual page.
+ * caller, release with ruma_area_destroy).  The table, 8 bytes per virtual
+ * page, gets memory from the OS as it is written (calloc, or its own
+ * anonymous mapping from 16384 pages on).
  * Returns 0, -EINVAL (bad page size, pages == 0 or too large), -ENOMEM
  * (address space or memory), or an mmap errno.
  */
 RUMA_API int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out);
+
+/*
+ * ruma_area_create_mapped — an area of `pages` pages of phys's page size,
+ * wired at once to pool pages [ppage, ppage + pages): the same area as
+ * ruma_area_create followed by ruma_area_map_run(area, 0, phys, ppage,
+ * pages, flags, how), made with one mmap of the pool file where the kernel
+ * picks the address (no reservation first), and a table left unwritten
+ * until the first change.  flags and *how as ruma_area_map_run.  Returns as
+ * ruma_area_create and ruma_area_map_run; on error *out is NULL and nothing
+ * is left mapped.
+ */
+RUMA_API int ruma_area_create_mapped(ruma_phys *phys, uint64_t ppage, uint64_t pages,
+				     unsigned flags, ruma_area **out, ruma_populate_method *how);
 
 /* ruma_area_destroy — unmap the whole range and free the area (NULL allowed). */
 RUMA_API void ruma_area_destroy(ruma_area *a);

@@ -24,9 +24,11 @@
  *               RUMA_REWIRE_MREMAP  (only when asked) moves as UFFD with
  *                 mremap(MREMAP_DONTUNMAP): two mappings per page, budgeted
  *                 like MMAP.
- *   INDIRECT  (41) software indirection: 2 MiB-aligned posix_memalign chunk(s)
- *             plus a directory of page pointers (random: the directory
- *             points at the pages in shuffled order).  No contiguous base.
+ *   INDIRECT  (41) software indirection: one 2 MiB-aligned posix_memalign
+ *             chunk plus a directory of page pointers (random: the directory
+ *             points at the pages in shuffled order).  No contiguous base;
+ *             without random, page i is at ruma_pool_page(p, 0) + i * page_size
+ *             (a caller may build its own directory from that).
  *   MMAP      (42) one mmap(MAP_PRIVATE|MAP_ANONYMOUS|MAP_NORESERVE), with
  *             MAP_HUGETLB when huge (RUMA_ENOHUGE when the kernel has no free
  *             huge pages).  random is ignored: anonymous memory has no

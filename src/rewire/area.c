@@ -11,15 +11,25 @@
  *     not continue into tab[b] (see area_internal.h); area_maps_total is the
  *     sum of maps over all live areas of the process.
  *   - mapped == number of non-zero table entries.
+ *   - run_e0 != 0 only while the whole area is the one run that wired it
+ *     fresh (a single run over every page, the common "allocate and wire"
+ *     case): the table is then left unwritten, so wiring costs no table
+ *     stores and no page faults on the table; area_ent reads through it and
+ *     the first change writes it out.
  *
  * Syscalls (through the OS layer):
- *   mmap   — the reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
+ *   mmap   — the pool run of an area created wired (ruma_area_create_mapped:
+ *            one mmap at an address the kernel picks, no reservation), the
+ *            reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
  *            MAP_NORESERVE, over-reserved by one page and trimmed for
  *            alignment), each run (MAP_SHARED or MAP_PRIVATE | MAP_FIXED at
  *            the pool file offset, plus MAP_POPULATE for
  *            RUMA_AREA_MAP_POPULATE) and each un-mapping (the reservation
  *            again, MAP_FIXED, so the range stays reserved);
- *   munmap — trimming the over-reservation and releasing the area;
+ *            and the table of a large area (TAB_MMAP_BYTES or more: private
+ *            anonymous, zero until written);
+ *   munmap — trimming the over-reservation and releasing the area and its
+ *            table;
  *   madvise — MADV_POPULATE_WRITE (shared, writable runs) or
  *            MADV_POPULATE_READ (private or read-only runs) to prefault a
  *            run (area_populate_mapped); when the kernel answers EINVAL
@@ -41,6 +51,50 @@ static _Atomic uint64_t area_maps_total;
 
 /* Largest area: keeps page << shift and table sizes far from overflow. */
 #define AREA_PAGE_LIMIT ((uint64_t)1 << 36)
+
+/* vm.max_map_count, or the kernel default when /proc is unreadable. */
+static uint64_t read_max_map_count(void)
+{
+	uint64_t max;
+
+	return ruma_max_map_count(&max) ? 65530 : max;
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+/*
+ * Tables of TAB_MMAP_BYTES or more get their own anonymous mapping: its
+ * pages are zero until written, so a table that stays unwritten (run_e0)
+ * costs neither a memset nor page faults, whatever malloc's heap holds.
+ */
+#define TAB_MMAP_BYTES ((size_t)128 << 10)
+
+static int tab_alloc(uint64_t pages, uint64_t **out)
+{
+	size_t bytes = pages * sizeof(uint64_t);
+	void *m;
+
+	*out = NULL;
+	if (bytes < TAB_MMAP_BYTES) {
+		*out = calloc(pages, sizeof(uint64_t));
+		return *out ? 0 : -ENOMEM;
+	}
+	int rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			      -1, 0, &m);
+	if (!rc)
+		*out = m;
+	return rc;
+}
+
+static void tab_free(uint64_t *tab, uint64_t pages)
+{
+	size_t bytes = pages * sizeof(uint64_t);
+
+	if (bytes < TAB_MMAP_BYTES)
+		free(tab);
+	else if (tab)
+		(void)ruma_os_munmap(tab, bytes);
+}
 
 /* ---- reservation ------------------------------------------------------------ */
 
@@ -67,7 +121,8 @@ static int reserve_aligned(size_t len, size_t align, uint8_t **out)
 	return 0;
 }
 
-int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
+/* A new area object with its (unwritten) table and no address range yet. */
+static int area_new(size_t page_size, uint64_t pages, ruma_area **out)
 {
 	*out = NULL;
 	if ((page_size != RUMA_PAGE_4K && page_size != RUMA_PAGE_2M) || pages == 0 ||
@@ -80,15 +135,33 @@ int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
 	a->pages = pages;
 	a->maps = 1;
 	a->budget = UINT64_MAX;
-	a->tab = calloc(pages, sizeof(uint64_t));
-	int rc = a->tab ? 0 : -ENOMEM;
+	int rc = tab_alloc(pages, &a->tab);
+	if (rc) {
+		free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+/* Free an area object whose range was never mapped. */
+static void area_free_new(ruma_area *a)
+{
+	tab_free(a->tab, a->pages);
+	free(a);
+}
+
+int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
+{
+	ruma_area *a;
+	int rc = area_new(page_size, pages, &a);
+
 	if (!rc)
 		rc = reserve_aligned(area_bytes(a, pages), page_size, &a->base);
-	if (!rc && ruma_max_map_count(&a->max_map_count))
-		a->max_map_count = 65530; /* the kernel default when /proc is unreadable */
 	if (rc) {
-		free(a->tab);
-		free(a);
+		if (a)
+			area_free_new(a);
+		*out = NULL;
 		return rc;
 	}
 	a->mmaps = 1;
@@ -103,7 +176,7 @@ void ruma_area_destroy(ruma_area *a)
 		return;
 	ruma_os_munmap(a->base, area_bytes(a, a->pages));
 	atomic_fetch_sub(&area_maps_total, a->maps);
-	free(a->tab);
+	tab_free(a->tab, a->pages);
 	free(a);
 }
 
@@ -146,7 +219,7 @@ void ruma_area_get_stats(const ruma_area *a, ruma_area_stats *out)
 		.pages_mapped = a->mapped,
 		.map_estimate = a->maps,
 		.map_budget = a->budget,
-		.max_map_count = a->max_map_count,
+		.max_map_count = a->max_map_count ? a->max_map_count : read_max_map_count(),
 		.mmaps = a->mmaps,
 		.mremaps = a->mremaps,
 		.populated_pages = a->populated,
@@ -158,7 +231,7 @@ int ruma_area_translate(const ruma_area *a, uint64_t vpage, ruma_phys **phys, ui
 {
 	if (vpage >= a->pages)
 		return -EINVAL;
-	uint64_t e = a->tab[vpage];
+	uint64_t e = area_ent(a, vpage);
 	*ppage = e ? ent_page(e) : RUMA_AREA_NONE;
 	if (phys)
 		*phys = area_pool_of(a, e);
@@ -202,7 +275,7 @@ static uint64_t boundary_breaks(const ruma_area *a, uint64_t v, uint64_t n)
 	if (a->mapped == 0)
 		return 0; /* every entry is 0: nothing breaks (the first mapping of a fresh area) */
 	for (uint64_t b = lo; b <= hi; b++)
-		breaks += !ent_continues(a->tab[b - 1], a->tab[b]);
+		breaks += !ent_continues(area_ent(a, b - 1), area_ent(a, b));
 	return breaks;
 }
 
@@ -211,16 +284,18 @@ uint64_t area_predict(const ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
 	uint64_t old = boundary_breaks(a, v, n), now = 0;
 
 	if (v > 0)
-		now += !ent_continues(a->tab[v - 1], e0);
+		now += !ent_continues(area_ent(a, v - 1), e0);
 	if (v + n < a->pages)
-		now += !ent_continues(ent_add(e0, n - 1), a->tab[v + n]);
+		now += !ent_continues(ent_add(e0, n - 1), area_ent(a, v + n));
 	return a->maps - old + now;
 }
 
-int area_budget_check(const ruma_area *a, uint64_t predicted)
+int area_budget_check(ruma_area *a, uint64_t predicted)
 {
 	if (predicted <= a->maps)
 		return 0;
+	if (!a->max_map_count) /* read at the first growth: a single run needs no /proc read */
+		a->max_map_count = read_max_map_count();
 	uint64_t limit = a->max_map_count > RUMA_AREA_MAP_MARGIN
 				 ? a->max_map_count - RUMA_AREA_MAP_MARGIN
 				 : 0;
@@ -246,11 +321,25 @@ void area_maps_release(uint64_t delta)
 	atomic_fetch_sub(&area_maps_total, delta);
 }
 
+/* Write the whole-area run out to the table, before an entry changes. */
+static void write_out_run(ruma_area *a)
+{
+	for (uint64_t i = 0; i < a->pages; i++)
+		a->tab[i] = a->run_e0 + i;
+	a->run_e0 = 0;
+}
+
 void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t predicted)
 {
 	uint64_t *t = a->tab + v;
 
-	if (a->mapped == 0) {
+	if (a->run_e0)
+		write_out_run(a);
+	if (a->mapped == 0 && v == 0 && n == a->pages && e0) {
+		/* the whole fresh area as one run: the table stays unwritten (see area_ent) */
+		a->run_e0 = e0;
+		a->mapped = n;
+	} else if (a->mapped == 0) {
 		/* every old entry is 0: no per-entry accounting, and nothing to do for e0 == 0 */
 		if (e0) {
 			for (uint64_t i = 0; i < n; i++)
@@ -379,6 +468,54 @@ int ruma_area_map_run(ruma_area *a, uint64_t vpage, ruma_phys *phys, uint64_t pp
 	return rc;
 }
 
+int ruma_area_create_mapped(ruma_phys *phys, uint64_t ppage, uint64_t pages, unsigned flags,
+			    ruma_area **out, ruma_populate_method *how)
+{
+	size_t page_size = ruma_phys_page_size(phys);
+	ruma_area *a;
+	uint64_t e0;
+	void *got;
+
+	if (how)
+		*how = RUMA_POPULATE_NONE;
+	int rc = area_new(page_size, pages, &a);
+	if (rc) {
+		*out = NULL;
+		return rc;
+	}
+	rc = area_pool_entry(a, phys, ppage, pages, flags, &e0);
+	if (!rc) {
+		int prot = PROT_READ | (e0 & ENT_RDONLY ? 0 : PROT_WRITE);
+		int fl = (e0 & ENT_PRIVATE ? MAP_PRIVATE : MAP_SHARED) |
+			 (flags & RUMA_AREA_MAP_POPULATE ? MAP_POPULATE : 0);
+		rc = ruma_os_mmap(NULL, area_bytes(a, pages), prot, fl, ruma_phys_fd(phys),
+				  (off_t)ruma_phys_offset(phys, ppage), &got);
+		rc = rc ? area_map_error(rc, ruma_phys_is_huge(phys)) : 0;
+	}
+	if (!rc && ((uintptr_t)got & (page_size - 1))) {
+		/* not expected: any address is 4 KiB aligned, hugetlb files map 2 MiB aligned */
+		(void)ruma_os_munmap(got, area_bytes(a, pages));
+		rc = -EINVAL;
+	}
+	if (rc) {
+		area_free_new(a);
+		*out = NULL;
+		return rc;
+	}
+	a->base = got;
+	a->mmaps = 1;
+	atomic_fetch_add(&area_maps_total, a->maps);
+	area_commit(a, 0, pages, e0, 1); /* the whole area is one run: the table stays unwritten */
+	if (flags & RUMA_AREA_POPULATE)
+		rc = area_populate_mapped(a, 0, pages, flags, how);
+	if (rc) {
+		ruma_area_destroy(a);
+		a = NULL;
+	}
+	*out = a;
+	return rc;
+}
+
 int ruma_area_unmap(ruma_area *a, uint64_t vpage, uint64_t n)
 {
 	if (!area_range_ok(a, vpage, n))
@@ -402,7 +539,7 @@ static void touch_pages(ruma_area *a, uint64_t v, uint64_t n, bool write)
 int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,
 			 ruma_populate_method *how)
 {
-	uint64_t e = a->tab[v];
+	uint64_t e = area_ent(a, v);
 	bool write = !(e & (ENT_PRIVATE | ENT_RDONLY));
 
 	a->populated += n;

@@ -33,9 +33,9 @@
 /* Length of the stretch of mapped pages from v (same mode bits), at most n. */
 static uint64_t mapped_stretch(const ruma_area *a, uint64_t v, uint64_t n)
 {
-	uint64_t mode = a->tab[v] & (ENT_PRIVATE | ENT_RDONLY), k = 0;
+	uint64_t mode = area_ent(a, v) & (ENT_PRIVATE | ENT_RDONLY), k = 0;
 
-	while (k < n && a->tab[v + k] && (a->tab[v + k] & (ENT_PRIVATE | ENT_RDONLY)) == mode)
+	while (k < n && area_ent(a, v + k) && (area_ent(a, v + k) & (ENT_PRIVATE | ENT_RDONLY)) == mode)
 		k++;
 	return k;
 }
@@ -107,7 +107,7 @@ static int populate_list(ruma_area *a, const struct pop_list *l, unsigned flags,
 
 	if (l->n == 0)
 		return 0;
-	bool write = !(a->tab[iov_vpage(a, &l->iov[0])] & (ENT_PRIVATE | ENT_RDONLY));
+	bool write = !(area_ent(a, iov_vpage(a, &l->iov[0])) & (ENT_PRIVATE | ENT_RDONLY));
 	if (l->n > 1 && !(flags & RUMA_AREA_POP_TOUCH) && !a->no_populate_madvise &&
 	    !a->no_process_madvise) {
 		from = populate_vectored(a, l, write);
@@ -128,12 +128,12 @@ static int collect_stretches(ruma_area *a, uint64_t v, uint64_t n, struct pop_li
 			     struct pop_list *rd)
 {
 	for (uint64_t i = 0; i < n;) {
-		if (!a->tab[v + i]) {
+		if (!area_ent(a, v + i)) {
 			i++;
 			continue;
 		}
 		uint64_t k = mapped_stretch(a, v + i, n - i);
-		bool write = !(a->tab[v + i] & (ENT_PRIVATE | ENT_RDONLY));
+		bool write = !(area_ent(a, v + i) & (ENT_PRIVATE | ENT_RDONLY));
 		int rc = pop_add(write ? wr : rd, a, v + i, k);
 		if (rc)
 			return rc;
@@ -303,7 +303,8 @@ int ruma_area_alias(ruma_area *a, uint64_t dst, uint64_t src, uint64_t n, unsign
 	uint64_t *ents = malloc(n * sizeof(*ents)); /* the source may overlap the destination */
 	if (!ents)
 		return -ENOMEM;
-	memcpy(ents, &a->tab[src], n * sizeof(*ents));
+	for (uint64_t i = 0; i < n; i++)
+		ents[i] = area_ent(a, src + i);
 	int rc = alias_runs(a, dst, ents, n, flags, &r);
 	free(ents);
 	if (res)

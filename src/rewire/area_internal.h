@@ -30,12 +30,14 @@ struct ruma_area {
 	uint8_t *base;
 	unsigned shift;           /* log2(page size) */
 	uint64_t pages;
-	uint64_t *tab;            /* translation table, see above */
+	uint64_t *tab;            /* translation table, see above; read through area_ent */
+	uint64_t run_e0;          /* != 0: the whole area is the one run run_e0, run_e0 + 1, ...
+				     and tab is not written yet (area_commit writes it out) */
 	ruma_phys *pools[RUMA_AREA_MAX_POOLS];
 	unsigned npools;
 	uint64_t maps;            /* VMA estimate: 1 + boundaries that do not continue */
 	uint64_t budget;          /* per-area budget, UINT64_MAX = none */
-	uint64_t max_map_count;   /* vm.max_map_count at creation */
+	uint64_t max_map_count;   /* vm.max_map_count, read at the first growth (0 = not yet) */
 	uint64_t mapped;          /* entries != 0 */
 	uint64_t mmaps, mremaps, populated, lost;
 	bool no_populate_madvise; /* the kernel answered EINVAL to MADV_POPULATE_* */
@@ -63,6 +65,12 @@ static inline bool ent_continues(uint64_t x, uint64_t y)
 	if (!x || !y)
 		return !x && !y;
 	return (x & ~ENT_PAGE_MASK) == (y & ~ENT_PAGE_MASK) && ent_page(y) == ent_page(x) + 1;
+}
+
+/* The table entry of virtual page v. */
+static inline uint64_t area_ent(const ruma_area *a, uint64_t v)
+{
+	return a->run_e0 ? a->run_e0 + v : a->tab[v];
 }
 
 static inline size_t area_bytes(const ruma_area *a, uint64_t npages)
@@ -111,7 +119,7 @@ int area_set_run_ex(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int mmap_
 
 /* Budget: the estimate after setting [v, v + n) to e0.., and whether it is allowed. */
 uint64_t area_predict(const ruma_area *a, uint64_t v, uint64_t n, uint64_t e0);
-int area_budget_check(const ruma_area *a, uint64_t predicted);
+int area_budget_check(ruma_area *a, uint64_t predicted);
 
 /*
  * The process-wide mapping estimate shared by ruma_area and ruma_anon:

@@ -40,7 +40,7 @@ static int move_pages(ruma_area *a, uint64_t s, uint64_t d, uint64_t n, ruma_are
 /* Move one physical run [s, s + n) -> [d, d + n); the ranges do not overlap. */
 static int move_run(ruma_area *a, uint64_t s, uint64_t d, uint64_t n, ruma_area_result *r)
 {
-	uint64_t e0 = a->tab[s];
+	uint64_t e0 = area_ent(a, s);
 	uint64_t predicted = area_predict(a, d, n, e0);
 	int rc = area_budget_check(a, predicted);
 	void *got;
@@ -70,7 +70,7 @@ static int move_piece(ruma_area *a, uint64_t s, uint64_t d, uint64_t n, ruma_are
 {
 	for (uint64_t i = 0; i < n;) {
 		uint64_t k = 1;
-		while (i + k < n && ent_continues(a->tab[s + i + k - 1], a->tab[s + i + k]))
+		while (i + k < n && ent_continues(area_ent(a, s + i + k - 1), area_ent(a, s + i + k)))
 			k++;
 		int rc = move_run(a, s + i, d + i, k, r);
 		if (rc)
@@ -83,7 +83,7 @@ static int move_piece(ruma_area *a, uint64_t s, uint64_t d, uint64_t n, ruma_are
 static bool all_mapped(const ruma_area *a, uint64_t v, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		if (!a->tab[v + i])
+		if (!area_ent(a, v + i))
 			return false;
 	return true;
 }

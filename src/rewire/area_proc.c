@@ -133,7 +133,7 @@ static bool report(struct check_ctx *c, uint64_t v, const char *why)
 static bool page_matches(struct check_ctx *c, const struct vma_line *m, uint64_t v)
 {
 	const ruma_area *a = c->a;
-	uint64_t e = a->tab[v];
+	uint64_t e = area_ent(a, v);
 	uintptr_t addr = (uintptr_t)area_addr(a, v);
 
 	if (!e) {

@@ -5,7 +5,7 @@
  * writable, pairwise distinct, addressable by index until destruction.
  *   REWIRED   pool pages [first, first + pages) of a private phys pool, wired
  *             into an area of `pages` virtual pages: sequentially with one
- *             mmap, or (random) virtual page i onto first + perm[i] through a
+ *             mmap (ruma_area_create_mapped: no reservation), or (random) virtual page i onto first + perm[i] through a
  *             batch rewire (one mmap per run, i.e. about one per page).
  *             Random placement by moving instead: an anonymous area whose
  *             page i is staging page perm[i], moved there (area.h,
@@ -177,18 +177,20 @@ static int create_wired(ruma_pool *p, const ruma_pool_options *o)
 
 	rc = ruma_phys_create(&po, &p->phys);
 	if (!rc)
-		rc = ruma_area_create(p->page, p->pages, &p->area);
-	if (!rc)
 		rc = ruma_phys_alloc(p->phys, p->pages, &first);
+	if (!rc && !o->random) { /* one mmap of the pool run, no reservation first */
+		rc = ruma_area_create_mapped(p->phys, first, p->pages, flags, &p->area, NULL);
+		if (!rc) {
+			p->base = ruma_area_base(p->area);
+			p->mappings = 1;
+		}
+		return rc;
+	}
+	if (!rc)
+		rc = ruma_area_create(p->page, p->pages, &p->area);
 	if (rc)
 		return rc;
 	p->base = ruma_area_base(p->area);
-	if (!o->random) {
-		rc = ruma_area_map_run(p->area, 0, p->phys, first, p->pages, flags, NULL);
-		if (!rc)
-			p->mappings = 1;
-		return rc;
-	}
 	uint64_t *perm = permutation(p->pages, o->seed);
 	ruma_rewire_pair *pairs = malloc(p->pages * sizeof(*pairs));
 	uint64_t runs = 0;
