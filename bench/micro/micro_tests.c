@@ -135,8 +135,10 @@ static uint32_t allowed_tests(const micro_method *m, const micro_params *p)
 		return SRC_TESTS | PART_TESTS | T(2) | T(4) | T(6) | T(8) | T(9) | T(20);
 	case 22: case 23: case 24: case 30: case 31: case 36: case 37: case 43:
 		return T(15);
-	case 20: case 32:
+	case 20:
 		return DST_TESTS; /* no single source array */
+	case 32:
+		return SRC_TESTS; /* the mapping is the source, as in the original */
 	case 40: case 42:
 		return ALLOC_TESTS;
 	case 41:
@@ -154,7 +156,7 @@ static const char *kind_desc(const micro_method *m, const micro_params *p)
 	case 20:
 		return "a contiguous destination array built from two pools (no single source array)";
 	case 32:
-		return "one mapping (a destination array but no source array)";
+		return "one mapping (a source array but no destination array)";
 	case 40: case 42:
 		return "a contiguous allocation (no source array)";
 	case 41:
@@ -807,7 +809,7 @@ static int ref_build(const micro_data *d, reference *ref)
 		micro_urand64_fill(ref->src, n, d->key_seed);
 	else
 		for (size_t i = 0; i < n; i++)
-			ref->src[i] = i;
+			ref->src[i] = d->src_zero ? 0 : i;
 	ref->d.random_keys = d->random_keys;
 	ref->d.key_seed = d->key_seed;
 	ref->d.part_shift = d->part_shift;
