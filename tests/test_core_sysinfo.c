@@ -144,6 +144,37 @@ static int t_map_count(void)
 	return TEST_PASS;
 }
 
+/*
+ * vm.max_map_count through the kept reader: the value /proc shows, one
+ * pread and no open after the first call, and a change of the sysctl (as
+ * root; restored) is seen by the next call.
+ */
+static int t_max_map_count_kept(void)
+{
+	uint64_t direct, kept, changed;
+
+	CHECK_OK(ruma_sysinfo_read_u64_file("/proc/sys/vm/max_map_count", &direct));
+	CHECK_OK(ruma_sysinfo_max_map_count(&kept));
+	CHECK_EQ(kept, direct);
+	ruma_os_count_reset();
+	CHECK_OK(ruma_sysinfo_max_map_count(&kept));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_OPEN), 0);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_PREAD), 1);
+	if (geteuid() != 0)
+		return TEST_PASS;
+	CHECK_OK(ruma_sysinfo_write_u64_file("/proc/sys/vm/max_map_count", direct + 7));
+	int rc = ruma_sysinfo_max_map_count(&changed);
+	CHECK_OK(ruma_sysinfo_write_u64_file("/proc/sys/vm/max_map_count", direct));
+	CHECK_OK(rc);
+	CHECK_EQ(changed, direct + 7);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_sysinfo_max_map_count(&kept), -EIO);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_sysinfo_max_map_count(&kept));
+	CHECK_EQ(kept, direct);
+	return TEST_PASS;
+}
+
 /* ---- huge pages -------------------------------------------------------------------- */
 
 static int t_huge_sizes(void)
@@ -717,6 +748,7 @@ static const struct test_case cases[] = {
 	{ "vm_sysctls", t_vm_sysctls },
 	{ "thp", t_thp },
 	{ "map_count", t_map_count },
+	{ "max_map_count_kept", t_max_map_count_kept },
 	{ "huge_sizes", t_huge_sizes },
 	{ "numa_nodes", t_numa_nodes },
 	{ "sysfs_dirs_through_os", t_sysfs_dirs_through_os },

@@ -24,6 +24,7 @@
 #include "bench/micro/micro.h"
 #include "os/os.h"
 
+#include <ruma/area.h>
 #include <ruma/phys.h>
 #include <ruma/sysinfo.h>
 
@@ -383,7 +384,7 @@ extern char __executable_start[], etext[], __data_start[], end[];
  * run, so that the first run's phases do not pay a page fault per code or
  * data page the driver and the library touch for the first time (the
  * original's phases mostly run libc code, which every process finds
- * resident).  Best effort:
+ * resident), and open the library's reader of vm.max_map_count.  Best effort:
  * a kernel without MADV_POPULATE_READ (before 5.14) leaves the faults.
  */
 static void warm_code(void)
@@ -395,6 +396,9 @@ static void warm_code(void)
 	a = (uintptr_t)__data_start & ~(uintptr_t)(RUMA_PAGE_4K - 1);
 	b = ((uintptr_t)end + RUMA_PAGE_4K - 1) & ~(uintptr_t)(RUMA_PAGE_4K - 1);
 	(void)ruma_os_madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	/* the library's kept reader of vm.max_map_count opens here, not in a run's phase */
+	uint64_t max_maps;
+	(void)ruma_max_map_count(&max_maps);
 }
 
 int micro_run(const micro_opts *o)

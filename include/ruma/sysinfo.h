@@ -153,6 +153,14 @@ RUMA_API int ruma_sysinfo_vm(ruma_vm_info *out);
 RUMA_API int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v);
 
 /*
+ * ruma_sysinfo_max_map_count — vm.max_map_count, current at every call,
+ * read through a descriptor the process keeps open after the first call
+ * (one pread per call; the rewiring layer asks before it adds mappings).
+ * Returns 0, a negative errno, or RUMA_EPARSE.
+ */
+RUMA_API int ruma_sysinfo_max_map_count(uint64_t *v);
+
+/*
  * ruma_sysinfo_write_u64_file — write a decimal number to a /proc or /sys
  * file (root).  Returns 0 or a negative errno.
  */

@@ -6,7 +6,10 @@
  * the OS layer); a write is one write(2) of the whole value, as the kernel's
  * sysctl and sysfs handlers expect, and an error reported only at close(2)
  * (sysfs may do that) is returned too.
- * Syscalls: open, read, write through the OS layer (counted, injectable);
+ * A kept reader (ruma_sysfile_read_kept) holds its descriptor for the
+ * process and preads from offset 0 each time: the value is current, and a
+ * reading is one syscall.
+ * Syscalls: open, read, pread, write through the OS layer (counted, injectable);
  * close, and getdents through readdir on a directory the OS layer opened,
  * directly.
  */
@@ -15,6 +18,7 @@
 #include "os/os.h"
 
 #include <dirent.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -32,6 +36,48 @@ int ruma_sysfile_read(const char *path, char *buf, size_t cap)
 	while (len + 1 < cap && (r = ruma_os_read(fd, buf + len, cap - 1 - len)) > 0)
 		len += (size_t)r;
 	close(fd);
+	buf[len] = '\0';
+	return r < 0 ? (int)r : 0;
+}
+
+/* k's descriptor, opened on first use; 0 or a negative errno. */
+static int kept_fd(ruma_sysfile_kept *k, const char *path, int *fd)
+{
+	int cur = atomic_load_explicit(&k->fd_plus_one, memory_order_acquire);
+	int mine, rc;
+
+	if (cur) {
+		*fd = cur - 1;
+		return 0;
+	}
+	if ((rc = ruma_os_open(path, O_RDONLY | O_CLOEXEC, 0, &mine)) != 0)
+		return rc;
+	if (!atomic_compare_exchange_strong(&k->fd_plus_one, &cur, mine + 1)) {
+		close(mine); /* another thread opened it first */
+		mine = cur - 1;
+	}
+	*fd = mine;
+	return 0;
+}
+
+int ruma_sysfile_read_kept(ruma_sysfile_kept *k, const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	ssize_t r = 1;
+	int fd, rc = kept_fd(k, path, &fd);
+
+	if (rc)
+		return rc;
+	/* a short read is the whole value: a sysctl formats it in one go */
+	while (len + 1 < cap) {
+		size_t want = cap - 1 - len;
+		r = ruma_os_pread(fd, buf + len, want, (off_t)len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if ((size_t)r < want)
+			break;
+	}
 	buf[len] = '\0';
 	return r < 0 ? (int)r : 0;
 }

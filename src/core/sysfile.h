@@ -16,6 +16,24 @@
 int ruma_sysfile_read(const char *path, char *buf, size_t cap);
 
 /*
+ * A /proc or /sys file kept open for repeated reads: a sysctl's handler
+ * formats the current value at every read from offset 0, so one pread per
+ * reading replaces open, read and close.  Zero-initialise (static storage);
+ * the descriptor is opened at the first read (O_CLOEXEC) and kept for the
+ * process.
+ */
+typedef struct ruma_sysfile_kept {
+	_Atomic int fd_plus_one; /* 0: not open yet */
+} ruma_sysfile_kept;
+
+/*
+ * ruma_sysfile_read_kept — as ruma_sysfile_read, through k's descriptor
+ * (opened on first use; concurrent first uses keep one).  Returns 0 or a
+ * negative errno.
+ */
+int ruma_sysfile_read_kept(ruma_sysfile_kept *k, const char *path, char *buf, size_t cap);
+
+/*
  * ruma_sysfile_count_lines — the number of '\n' in path, read in chunks
  * (for files of any size such as /proc/self/maps).  Returns 0 or a negative errno.
  */

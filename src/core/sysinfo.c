@@ -43,13 +43,11 @@
 
 /* ---- small file helpers ------------------------------------------------------ */
 
-int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v)
+/* Parse one unsigned decimal number at the start of buf. */
+static int parse_u64_text(const char *buf, uint64_t *v)
 {
-	char buf[64], *end;
-	int rc = ruma_sysfile_read(path, buf, sizeof(buf));
+	char *end;
 
-	if (rc)
-		return rc;
 	if (buf[0] < '0' || buf[0] > '9')
 		return RUMA_EPARSE;
 	errno = 0;
@@ -58,6 +56,23 @@ int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v)
 		return -errno;
 	*v = (uint64_t)x;
 	return 0;
+}
+
+int ruma_sysinfo_read_u64_file(const char *path, uint64_t *v)
+{
+	char buf[64];
+	int rc = ruma_sysfile_read(path, buf, sizeof(buf));
+
+	return rc ? rc : parse_u64_text(buf, v);
+}
+
+int ruma_sysinfo_max_map_count(uint64_t *v)
+{
+	static ruma_sysfile_kept kept;
+	char buf[64];
+	int rc = ruma_sysfile_read_kept(&kept, "/proc/sys/vm/max_map_count", buf, sizeof(buf));
+
+	return rc ? rc : parse_u64_text(buf, v);
 }
 
 int ruma_sysinfo_write_u64_file(const char *path, uint64_t v)

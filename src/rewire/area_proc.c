@@ -75,7 +75,7 @@ int area_read_file(const char *path, char **buf, size_t *len)
 /* Both limits come from the core module's /proc readers (one copy of that code). */
 int ruma_max_map_count(uint64_t *out)
 {
-	return ruma_sysinfo_read_u64_file("/proc/sys/vm/max_map_count", out);
+	return ruma_sysinfo_max_map_count(out); /* one pread of a kept descriptor */
 }
 
 int ruma_map_count(uint64_t *out)
