@@ -58,6 +58,8 @@
 #define VEC_MAX_GROW_RUNS 16
 /* populate-ahead fills no window (and no copy target) smaller than this */
 #define VEC_POPULATE_MIN_BYTES ((size_t)64 << 10)
+/* requests below this size are not checked against RAM + swap (vec_max_bytes_for) */
+#define VEC_HEAP_LIMIT_MIN ((size_t)256 << 20)
 
 struct ruma_vec {
 	ruma_vec_head h;   /* data, cap, push run: first, read by the inline paths */
@@ -533,11 +535,20 @@ static size_t default_heap_limit(void)
 	return limit;
 }
 
-/* The growth limit in bytes (the heap kinds' default is computed when first needed). */
-static size_t vec_max_bytes(ruma_vec *v)
+/*
+ * The growth limit in bytes for a growth to at most `bytes`.  The heap
+ * kinds' default (RAM + swap) is asked for only when that reaches
+ * VEC_HEAP_LIMIT_MIN: a smaller growth is left to the allocator, which
+ * reports a lack of memory itself, so that creating and growing a small
+ * vector makes no sysinfo call.
+ */
+static size_t vec_max_bytes_for(ruma_vec *v, size_t bytes)
 {
-	if (!v->max_bytes)
+	if (!v->max_bytes) {
+		if (bytes < VEC_HEAP_LIMIT_MIN)
+			return VEC_HEAP_LIMIT_MIN;
 		v->max_bytes = page_limit(default_heap_limit(), v->page);
+	}
 	return v->max_bytes;
 }
 
@@ -556,13 +567,16 @@ static int grow_to(ruma_vec *v, size_t want)
 		return 0;
 	if (want > SIZE_MAX / v->es)
 		return -EOVERFLOW;
-	if (want * v->es > vec_max_bytes(v))
+	size_t bytes = want * v->es;
+	/* asked with the doubled size: growth below the floor is never clamped by it */
+	size_t limit = vec_max_bytes_for(v, bytes > SIZE_MAX / 2 ? SIZE_MAX : bytes * 2);
+	if (bytes > limit)
 		return v->kind == RUMA_VEC_REWIRED ? RUMA_EVIRTFULL : -ENOMEM;
-	size_t bytes = want * v->es, max_elems = v->max_bytes / v->es;
+	size_t max_elems = limit / v->es;
 	switch (v->kind) {
 	case RUMA_VEC_REWIRED: {
 		uint64_t need = round_up(bytes, v->page) / v->page;
-		uint64_t target = doubled(v->pages, 1, v->max_bytes / v->page);
+		uint64_t target = doubled(v->pages, 1, limit / v->page);
 		rc = rewired_grow(v, RUMA_MAX(target, need));
 		break;
 	}
@@ -572,7 +586,7 @@ static int grow_to(ruma_vec *v, size_t want)
 		break;
 	case RUMA_VEC_MREMAP: {
 		size_t need = round_up(bytes, v->page);
-		rc = mremap_grow(v, RUMA_MAX(doubled(v->map_bytes, v->page, v->max_bytes), need));
+		rc = mremap_grow(v, RUMA_MAX(doubled(v->map_bytes, v->page, limit), need));
 		break;
 	}
 	case RUMA_VEC_INDIRECT:
