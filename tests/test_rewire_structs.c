@@ -478,9 +478,10 @@ static int push_seq(ruma_vec *v, size_t n)
 }
 
 /*
- * Populate-ahead: the contiguous kinds fill the page tables ahead of the
- * push end with one madvise per window (3 MiB of pushes: at least two
- * windows of 2 MiB), none when it is off; a failed populate (injected, as
+ * Populate-ahead: the contiguous kinds (REWIRED over its pool) fill the
+ * page tables ahead of the push end with one madvise per window (3 MiB of
+ * pushes: at least two windows of 2 MiB), none when it is off or beyond a
+ * rewired vector's pool; a failed populate (injected, as
  * a kernel without MADV_POPULATE_WRITE would answer) turns it off for good
  * and the pushes go on, every element in place.
  */
@@ -498,6 +499,8 @@ static int t_vec_populate_ahead(void)
 			ruma_vec_options_default(&o);
 			o.kind = kinds[k];
 			o.populate_ahead = mode == 1 ? RUMA_VEC_POPULATE_AHEAD_OFF : 0;
+			if (kinds[k] == RUMA_VEC_REWIRED)
+				o.pool_bytes = n * 8; /* REWIRED populates its pool's pages only */
 			CHECK_OK(ruma_vec_create(&o, &v));
 			ruma_os_count_reset();
 			if (mode == 2)
@@ -515,6 +518,15 @@ static int t_vec_populate_ahead(void)
 				CHECK_EQ(ruma_vec_get_u64(v, i), i * 5);
 			ruma_vec_destroy(v);
 		}
+	/* a rewired vector without a pool: fresh memfd pages fault in, no populate */
+	ruma_vec_options o;
+	ruma_vec *v;
+	ruma_vec_options_default(&o);
+	CHECK_OK(ruma_vec_create(&o, &v));
+	ruma_os_count_reset();
+	CHECK_OK(push_seq(v, n));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MADVISE), 0);
+	ruma_vec_destroy(v);
 	return TEST_PASS;
 }
 

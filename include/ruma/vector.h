@@ -96,7 +96,10 @@ typedef struct ruma_vec_options {
 	 * one MADV_POPULATE_WRITE per window, instead of one page fault per
 	 * 4 KiB page on the first store; a copying growth also fills the page
 	 * tables of the part it copies before the copy.  At most one window
-	 * beyond the size is populated.  0: RUMA_VEC_POPULATE_AHEAD_DEFAULT;
+	 * beyond the size is populated.  REWIRED populates only the pages of
+	 * its pool (pool_bytes), which already have memory: for a fresh memfd
+	 * page the populate costs as much as the fault it saves.
+	 * 0: RUMA_VEC_POPULATE_AHEAD_DEFAULT;
 	 * RUMA_VEC_POPULATE_AHEAD_OFF: fault pages in on first touch.  Ignored
 	 * with prepopulate (everything is populated when added), for 2 MiB
 	 * pages and for INDIRECT.  A kernel without MADV_POPULATE_WRITE (before

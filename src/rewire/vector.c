@@ -176,6 +176,16 @@ static size_t populate_ahead(ruma_vec *v, size_t n)
 	if (n < v->pop_end)
 		return RUMA_MIN(v->pop_end, v->h.cap);
 	end = v->h.cap - n > v->pop_window ? n + v->pop_window : v->h.cap;
+	if (v->kind == RUMA_VEC_REWIRED) {
+		/* only pool pages, which have memory: for a fresh memfd page the
+		   populate costs as much as the fault it saves */
+		size_t pool_end = (size_t)(v->pool_pages * v->page / v->es);
+		if (n >= pool_end) {
+			v->pop_window = 0;
+			return v->h.cap;
+		}
+		end = RUMA_MIN(end, pool_end);
+	}
 	v->pop_end = end;
 	if (n == 0 || (end - n) * v->es < VEC_POPULATE_MIN_BYTES)
 		return end; /* an empty vector or a short window: faults cost less than the call */
