@@ -15,16 +15,17 @@
  * the reason and exits 2.  A run that cannot get its resources (no free huge
  * pages without --fallback, mmap failures) or fails verification exits 1.
  *
- * Syscalls: madvise(MADV_POPULATE_READ) over the program's code before the
- * first run (os layer); /proc/meminfo is read with stdio.
+ * Syscalls: madvise(MADV_POPULATE_READ/_WRITE) over the program's code and
+ * data before the first run (ruma_madvise, through the OS layer);
+ * /proc/meminfo is read with stdio.
  */
 #include "bench/common/opt.h"
 #include "bench/common/rep.h"
 #include "bench/common/result.h"
 #include "bench/micro/micro.h"
-#include "os/os.h"
 
 #include <ruma/area.h>
+#include <ruma/core.h>
 #include <ruma/phys.h>
 #include <ruma/sysinfo.h>
 
@@ -392,10 +393,10 @@ static void warm_code(void)
 	uintptr_t a = (uintptr_t)__executable_start & ~(uintptr_t)(RUMA_PAGE_4K - 1);
 	uintptr_t b = ((uintptr_t)etext + RUMA_PAGE_4K - 1) & ~(uintptr_t)(RUMA_PAGE_4K - 1);
 
-	(void)ruma_os_madvise((void *)a, b - a, MADV_POPULATE_READ);
+	(void)ruma_madvise((void *)a, b - a, MADV_POPULATE_READ);
 	a = (uintptr_t)__data_start & ~(uintptr_t)(RUMA_PAGE_4K - 1);
 	b = ((uintptr_t)end + RUMA_PAGE_4K - 1) & ~(uintptr_t)(RUMA_PAGE_4K - 1);
-	(void)ruma_os_madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+	(void)ruma_madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 	/* the library's kept reader of vm.max_map_count opens here, not in a run's phase */
 	uint64_t max_maps;
 	(void)ruma_max_map_count(&max_maps);
