@@ -256,6 +256,10 @@ static int t_shuffle_reserve_build(void)
 	order[0] = 10;
 	CHECK_EQ(ruma_snap_create(&o, src, &s), -EINVAL);
 	CHECK(s == NULL);
+	/* ... by the build: the reservation takes it without reading it */
+	CHECK_OK(ruma_snap_reserve(&o, src, &s));
+	CHECK_EQ(ruma_snap_build(s), -EINVAL);
+	ruma_snap_destroy(s);
 	ruma_snap_src_destroy(src);
 	return TEST_PASS;
 }

@@ -168,8 +168,10 @@ RUMA_API int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, r
  * over the reserved range (one mmap each), and with populate COW and
  * SHUFFLE fill the page tables with read faults (MADV_POPULATE_READ: pages
  * stay shared with the source until written).  A second call does nothing.
- * Returns 0, -EINVAL (s NULL), RUMA_EMAPLIMIT, RUMA_ENOHUGE, or an errno of
- * mmap/madvise (destroy the snapshot then).
+ * Returns 0, -EINVAL (s NULL, or a caller's order with a chunk out of range
+ * or a shorter last chunk moved; checked here, not by ruma_snap_reserve),
+ * RUMA_EMAPLIMIT, RUMA_ENOHUGE, or an errno of mmap/madvise (destroy the
+ * snapshot then).
  */
 RUMA_API int ruma_snap_build(ruma_snap *s);
 

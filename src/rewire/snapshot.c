@@ -264,10 +264,7 @@ static int make_order(ruma_snap *s, const ruma_snap_options *o)
 
 	if (!shuffled(s->method))
 		return 0; /* the identity, made by ruma_snap_chunk_order if asked */
-	if (o->order) {
-		for (size_t k = 0; k < s->nchunks; k++)
-			if (o->order[k] >= s->nchunks || (k >= full && o->order[k] != k))
-				return -EINVAL;
+	if (o->order) { /* checked by ruma_snap_build (order_valid), outside the reservation */
 		s->order = (uint64_t *)o->order;
 		s->order_borrowed = true;
 		return 0;
@@ -445,6 +442,17 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 	return 0;
 }
 
+/* A borrowed order names every chunk within range and keeps a shorter last chunk last. */
+static bool order_valid(const ruma_snap *s)
+{
+	size_t full = s->src->pages / s->ppc;
+
+	for (size_t k = 0; k < s->nchunks; k++)
+		if (s->order[k] >= s->nchunks || (k >= full && s->order[k] != k))
+			return false;
+	return true;
+}
+
 int ruma_snap_build(ruma_snap *s)
 {
 	int rc = 0;
@@ -453,6 +461,8 @@ int ruma_snap_build(ruma_snap *s)
 		return -EINVAL;
 	if (s->built)
 		return 0;
+	if (s->order_borrowed && !order_valid(s))
+		return -EINVAL;
 	if (is_copy(s->method))
 		build_copy(s);
 	else if (s->method == RUMA_SNAP_SHUFFLE)
