@@ -87,15 +87,6 @@ static inline size_t ruma_eff_size(size_t size)
 
 /* ---- mappings ---------------------------------------------------------------- */
 
-/*
- * Map len bytes (a multiple of 4 KiB) of private anonymous read/write memory
- * whose start is a multiple of alignment (a power of two >= 4 KiB): maps
- * len + alignment - 4 KiB and unmaps the unaligned head and the tail.  extra
- * flags are OR-ed into MAP_PRIVATE|MAP_ANONYMOUS.  Returns 0 or a negative
- * errno (nothing stays mapped on failure).
- */
-int ruma_map_aligned(size_t len, size_t alignment, int extra_flags, void **out);
-
 /* Plain private anonymous read/write mapping of len bytes. */
 int ruma_map_plain(size_t len, void **out);
 

@@ -49,31 +49,6 @@ int ruma_map_plain(size_t len, void **out)
 			    out);
 }
 
-int ruma_map_aligned(size_t len, size_t alignment, int extra_flags, void **out)
-{
-	if (len > RUMA_LARGE_MAX || alignment > RUMA_LARGE_MAX)
-		return -ENOMEM; /* span would wrap */
-	size_t span = len + alignment - RUMA_PAGE_4K;
-	void *raw;
-	int rc = ruma_os_mmap(NULL, span, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0, &raw);
-	if (rc)
-		return rc;
-	uintptr_t start = (uintptr_t)raw, aligned = ruma_round_up(start, alignment);
-	size_t head = aligned - start, tail = span - head - len;
-
-	if (head && (rc = ruma_os_munmap(raw, head)) != 0) {
-		ruma_os_munmap(raw, span);
-		return rc;
-	}
-	if (tail && (rc = ruma_os_munmap((void *)(aligned + len), tail)) != 0) {
-		ruma_os_munmap((void *)aligned, len + tail);
-		return rc;
-	}
-	*out = (void *)aligned;
-	return 0;
-}
-
 /* ---- large objects ------------------------------------------------------------------ */
 
 static size_t slot_of(const ruma_bigmap *m, uintptr_t key)
@@ -210,7 +185,7 @@ int ruma_large_free_plain(ruma_bigmap *m, void *p, ruma_counts *c)
 
 int ruma_chunk_map(ruma_chunk **list, size_t len, size_t alignment, void **out)
 {
-	int rc = alignment > RUMA_PAGE_4K ? ruma_map_aligned(len, alignment, 0, out) :
+	int rc = alignment > RUMA_PAGE_4K ? ruma_os_mmap_aligned(len, alignment, 0, out) :
 					    ruma_map_plain(len, out);
 	if (rc)
 		return rc;

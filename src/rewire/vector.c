@@ -47,7 +47,6 @@
 #include "os/os.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -419,17 +418,9 @@ static int indirect_map_huge(size_t bytes, void **out)
 
 	if (rc != -ENOMEM)
 		return rc;
-	rc = ruma_os_mmap(NULL, bytes + RUMA_PAGE_2M, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0, out);
-	if (rc)
+	/* THP needs 2 MiB-aligned ranges */
+	if ((rc = ruma_os_mmap_aligned(bytes, RUMA_PAGE_2M, MAP_NORESERVE, out)) != 0)
 		return rc;
-	/* keep the 2 MiB-aligned part: THP needs aligned 2 MiB ranges */
-	uintptr_t base = (uintptr_t)*out, aligned = (base + RUMA_PAGE_2M - 1) & ~(uintptr_t)(RUMA_PAGE_2M - 1);
-	if (aligned > base)
-		(void)ruma_os_munmap(*out, aligned - base);
-	if (RUMA_PAGE_2M - (aligned - base))
-		(void)ruma_os_munmap((void *)(aligned + bytes), RUMA_PAGE_2M - (aligned - base));
-	*out = (void *)aligned;
 	(void)ruma_os_madvise(*out, bytes, MADV_HUGEPAGE);
 	return 0;
 }
@@ -524,25 +515,14 @@ static size_t page_limit(size_t x, size_t page)
 	return x < page ? page : round_up(x, page);
 }
 
-/*
- * The default growth limit of the non-rewired kinds: RAM + swap (all of it,
- * 1 TiB if unknown), asked once per process — a vector's creation then makes
- * no syscall beyond its first mapping.
- */
+/* The default growth limit of the non-rewired kinds: RAM + swap (all of it, 1 TiB if unknown). */
 static size_t default_heap_limit(void)
 {
-	static _Atomic size_t cached;
-	size_t limit = atomic_load_explicit(&cached, memory_order_relaxed);
 	struct sysinfo si;
 
-	if (limit)
-		return limit;
 	if (sysinfo(&si) != 0 || si.mem_unit == 0)
-		limit = (size_t)1 << 40;
-	else
-		limit = (size_t)(((uint64_t)si.totalram + si.totalswap) * si.mem_unit);
-	atomic_store_explicit(&cached, limit, memory_order_relaxed);
-	return limit;
+		return (size_t)1 << 40;
+	return (size_t)(((uint64_t)si.totalram + si.totalswap) * si.mem_unit);
 }
 
 /*
@@ -609,7 +589,6 @@ static int grow_to(ruma_vec *v, size_t want)
 		v->st.grows++;
 	return rc;
 }
-
 
 /* ---- creation ---------------------------------------------------------------- */
 
