@@ -185,8 +185,9 @@ int ruma_large_free_plain(ruma_bigmap *m, void *p, ruma_counts *c)
 
 int ruma_chunk_map(ruma_chunk **list, size_t len, size_t alignment, void **out)
 {
-	int rc = alignment > RUMA_PAGE_4K ? ruma_os_mmap_aligned(len, alignment, 0, out) :
-					    ruma_map_plain(len, out);
+	int rc = alignment > RUMA_PAGE_4K
+			 ? ruma_os_mmap_aligned(len, alignment, PROT_READ | PROT_WRITE, 0, out)
+			 : ruma_map_plain(len, out);
 	if (rc)
 		return rc;
 	ruma_chunk *ch = *out;

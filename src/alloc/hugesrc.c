@@ -132,7 +132,8 @@ int ruma_hugesrc_map(ruma_hugesrc *hs, size_t len, void **out, ruma_huge_source 
 	} else if (!thp_available()) {
 		thp_note = "; transparent huge pages are off "
 			   "(/sys/kernel/mm/transparent_hugepage/enabled)";
-	} else if ((rc = ruma_os_mmap_aligned(len, RUMA_PAGE_2M, 0, out)) == 0) {
+	} else if ((rc = ruma_os_mmap_aligned(len, RUMA_PAGE_2M, PROT_READ | PROT_WRITE, 0,
+					      out)) == 0) {
 		if (ruma_os_madvise(*out, len, MADV_HUGEPAGE) == 0) {
 			*src = RUMA_HUGE_SRC_THP;
 			goto got;
@@ -143,7 +144,7 @@ int ruma_hugesrc_map(ruma_hugesrc *hs, size_t len, void **out, ruma_huge_source 
 	} else {
 		thp_note = "; the mapping for transparent huge pages failed";
 	}
-	rc = ruma_os_mmap_aligned(len, RUMA_PAGE_2M, 0, out);
+	rc = ruma_os_mmap_aligned(len, RUMA_PAGE_2M, PROT_READ | PROT_WRITE, 0, out);
 	if (rc)
 		return rc;
 	*src = RUMA_HUGE_SRC_4K;

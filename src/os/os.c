@@ -407,14 +407,13 @@ int ruma_os_munmap(void *addr, size_t len)
 	return munmap(addr, len) ? -errno : 0;
 }
 
-int ruma_os_mmap_aligned(size_t len, size_t alignment, int extra_flags, void **out)
+int ruma_os_mmap_aligned(size_t len, size_t alignment, int prot, int extra_flags, void **out)
 {
 	if (alignment < 4096 || len > SIZE_MAX - alignment)
 		return -ENOMEM; /* span would wrap */
 	size_t span = len + alignment - 4096;
 	void *raw = NULL;
-	int rc = ruma_os_mmap(NULL, span, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0, &raw);
+	int rc = ruma_os_mmap(NULL, span, prot, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags, -1, 0, &raw);
 	if (rc)
 		return rc;
 	uintptr_t start = (uintptr_t)raw, aligned = (start + alignment - 1) & ~(uintptr_t)(alignment - 1);

@@ -114,12 +114,13 @@ uint64_t ruma_os_injected(ruma_sys s);
 int ruma_os_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out);
 int ruma_os_munmap(void *addr, size_t len);
 /*
- * A private anonymous read/write mapping of len bytes starting at a multiple
- * of alignment (a power of two, at least 4 KiB): one mmap of the span, the
- * head and tail beyond the aligned part unmapped.  extra_flags are added to
- * MAP_PRIVATE | MAP_ANONYMOUS.  0 or a negative errno (nothing stays mapped).
+ * A private anonymous mapping of len bytes with protection prot, starting at
+ * a multiple of alignment (a power of two, at least 4 KiB): one mmap of the
+ * span, the head and tail beyond the aligned part unmapped.  extra_flags are
+ * added to MAP_PRIVATE | MAP_ANONYMOUS.  0 or a negative errno (nothing
+ * stays mapped).
  */
-int ruma_os_mmap_aligned(size_t len, size_t alignment, int extra_flags, void **out);
+int ruma_os_mmap_aligned(size_t len, size_t alignment, int prot, int extra_flags, void **out);
 /* mremap(2); new_addr is used only with MREMAP_FIXED. */
 int ruma_os_mremap(void *old, size_t old_len, size_t new_len, int flags, void *new_addr,
 		   void **out);

@@ -21,7 +21,7 @@
  *   mmap   — the pool run of an area created wired (ruma_area_create_mapped:
  *            one mmap at an address the kernel picks, no reservation), the
  *            reservation (PROT_NONE, MAP_PRIVATE|MAP_ANONYMOUS|
- *            MAP_NORESERVE, over-reserved by one page and trimmed for
+ *            MAP_NORESERVE, over-reserved and trimmed for
  *            alignment), each run (MAP_SHARED or MAP_PRIVATE | MAP_FIXED at
  *            the pool file offset, plus MAP_POPULATE for
  *            RUMA_AREA_MAP_POPULATE) and each un-mapping (the reservation
@@ -98,27 +98,10 @@ static void tab_free(uint64_t *tab, uint64_t pages)
 
 /* ---- reservation ------------------------------------------------------------ */
 
+/* The area's address range: PROT_NONE, not backed, aligned to its page size. */
 static int reserve_aligned(size_t len, size_t align, uint8_t **out)
 {
-	int fl = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-	size_t extra = align > 4096 ? align : 0;
-	void *raw;
-	int rc = ruma_os_mmap(NULL, len + extra, PROT_NONE, fl, -1, 0, &raw);
-
-	if (rc)
-		return rc;
-	uintptr_t start = ((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1);
-	size_t head = start - (uintptr_t)raw, tail = extra - head;
-	if (head)
-		rc = ruma_os_munmap(raw, head);
-	if (!rc && tail)
-		rc = ruma_os_munmap((uint8_t *)start + len, tail);
-	if (rc) {
-		ruma_os_munmap(raw, len + extra);
-		return rc;
-	}
-	*out = (uint8_t *)start;
-	return 0;
+	return ruma_os_mmap_aligned(len, align, PROT_NONE, MAP_NORESERVE, (void **)out);
 }
 
 /* A new area object with its (unwritten) table and no address range yet. */

@@ -419,7 +419,7 @@ static int indirect_map_huge(size_t bytes, void **out)
 	if (rc != -ENOMEM)
 		return rc;
 	/* THP needs 2 MiB-aligned ranges */
-	if ((rc = ruma_os_mmap_aligned(bytes, RUMA_PAGE_2M, MAP_NORESERVE, out)) != 0)
+	if ((rc = ruma_os_mmap_aligned(bytes, RUMA_PAGE_2M, PROT_READ | PROT_WRITE, MAP_NORESERVE, out)) != 0)
 		return rc;
 	(void)ruma_os_madvise(*out, bytes, MADV_HUGEPAGE);
 	return 0;
