@@ -105,12 +105,6 @@ static bool is_huge(size_t page)
 	return page == RUMA_PAGE_2M;
 }
 
-/* An mmap's ENOMEM: no huge page left (hugetlb), the mapping limit, or memory. */
-static int map_error(int rc, bool huge)
-{
-	return area_map_error(rc, huge);
-}
-
 /*
  * Fill the page tables of [p, p + len) without writing: MADV_POPULATE_READ
  * (read faults, so a file mapping gets fault-around and a private one keeps
@@ -177,7 +171,7 @@ int ruma_snap_src_map(ruma_snap_src *s, bool populate)
 			      MAP_SHARED | (populate ? MAP_POPULATE : 0), ruma_phys_fd(s->phys),
 			      (off_t)ruma_phys_offset(s->phys, s->first), &m);
 	if (rc)
-		return map_error(rc, is_huge(s->page));
+		return area_map_error(rc, is_huge(s->page));
 	s->data = m;
 	return 0;
 }
@@ -212,7 +206,7 @@ int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out)
 			      0, &m);
 	if (rc) {
 		free(s);
-		return map_error(rc, huge);
+		return area_map_error(rc, huge);
 	}
 	s->data = m;
 	*out = s;
@@ -297,7 +291,7 @@ static int reserve_copy(ruma_snap *s, const ruma_snap_options *o)
 	int rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE,
 			      flags | (o->populate ? MAP_POPULATE : 0), -1, 0, &m);
 	if (rc)
-		return map_error(rc, huge);
+		return area_map_error(rc, huge);
 	s->data = m;
 	if (o->init_dst)
 		memset(s->data, 0, s->map_bytes);
@@ -336,7 +330,7 @@ static int reserve_view(ruma_snap *s)
 			      priv ? MAP_PRIVATE : MAP_SHARED | MAP_NORESERVE, ruma_phys_fd(src->phys),
 			      (off_t)ruma_phys_offset(src->phys, src->first), &m);
 	if (rc)
-		return map_error(rc, is_huge(src->page));
+		return area_map_error(rc, is_huge(src->page));
 	s->data = m;
 	return 0;
 }
@@ -378,7 +372,7 @@ static int build_shuffle(ruma_snap *s)
 				      PROT_READ | PROT_WRITE, flags, fd,
 				      (off_t)ruma_phys_offset(src->phys, from), &at);
 		if (rc)
-			return map_error(rc, is_huge(src->page));
+			return area_map_error(rc, is_huge(src->page));
 	}
 	return 0;
 }
