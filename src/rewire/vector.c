@@ -55,7 +55,8 @@
 
 #define VEC_DEFAULT_MAX_BYTES ((size_t)64 << 30)
 #define VEC_MAX_GROW_RUNS 16
-/* populate-ahead fills no window (and no copy target) smaller than this */
+/* populate-ahead fills no window (and no copy target), and prepopulate
+ * populates no run of pool pages, smaller than this */
 #define VEC_POPULATE_MIN_BYTES ((size_t)64 << 10)
 /* requests below this size are not checked against RAM + swap (vec_max_bytes_for) */
 #define VEC_HEAP_LIMIT_MIN ((size_t)256 << 20)
@@ -243,8 +244,11 @@ static int rewired_grow(ruma_vec *v, uint64_t want_pages)
 	if (vp < v->pool_pages) {
 		/* the next pages of the pool first: vpage p is pool page pool_first + p */
 		uint64_t take = RUMA_MIN(add, v->pool_pages - vp);
-		/* the pool's pages have memory: the mmap itself fills their page tables */
-		unsigned pool_flags = v->prepopulate ? RUMA_AREA_MAP_POPULATE : 0;
+		/* the pool's pages have memory: the mmap itself fills their page
+		 * tables, except for a run so short that its faults cost less than
+		 * the populate (nothing can fail at those faults: the pages exist) */
+		bool pop = v->prepopulate && take * v->page >= VEC_POPULATE_MIN_BYTES;
+		unsigned pool_flags = pop ? RUMA_AREA_MAP_POPULATE : 0;
 		rc = ruma_area_map_run(v->area, vp, v->phys, v->pool_first + vp, take, pool_flags, NULL);
 		if (rc)
 			return rc;
