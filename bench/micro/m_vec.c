@@ -98,7 +98,10 @@ int micro_build_vec_rewired(micro_ctx *c, const micro_params *p, size_t n, micro
 
 	opts_for(&o, RUMA_VEC_REWIRED, p->use_huge, p->vec_prepopulate);
 	o.pool_bytes = micro_round_up(n * sizeof(uint64_t), page);
-	o.max_bytes = RUMA_MAX(o.pool_bytes, page);
+	/* room beyond the pool: with an area exactly the pool's size, the pool
+	 * fill replaces the whole reservation, and the first wiring after it
+	 * (mmap-src) measured 40 µs instead of 18 µs on Linux 6.18 */
+	o.max_bytes = 2 * RUMA_MAX(o.pool_bytes, page);
 	return vec_build(c, n, d, &o, MF_SHM_SRC, page / sizeof(uint64_t), MF_MMAP_SRC);
 }
 
