@@ -881,8 +881,15 @@ static int t_partition_all_methods(void)
 	CHECK_EQ(part_one(keys, n, RUMA_PART_MREMAP, 16, 0, 1, false, false, true), TEST_PASS);
 	CHECK(part_nphases == 1 && part_phases[0] == RUMA_PART_PHASE_ALLOC);
 	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED, 16, 0, 1, false, false, true), TEST_PASS);
-	CHECK_EQ(part_nphases, 2);
-	CHECK(part_phases[0] == RUMA_PART_PHASE_ALLOC && part_phases[1] == RUMA_PART_PHASE_PASS);
+	int opened = part_nphases > 0 && part_phases[0] == RUMA_PART_PHASE_OPEN; /* memfd path */
+	CHECK_EQ(part_nphases, 2 + opened);
+	CHECK(part_phases[opened] == RUMA_PART_PHASE_ALLOC &&
+	      part_phases[opened + 1] == RUMA_PART_PHASE_PASS);
+	/* memfd pools: their creation is a phase of its own, before the work areas */
+	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED_ADAPTIVE, 16, 0, 1, false, false, true), TEST_PASS);
+	CHECK_EQ(part_nphases, 3);
+	CHECK(part_phases[0] == RUMA_PART_PHASE_OPEN && part_phases[1] == RUMA_PART_PHASE_ALLOC &&
+	      part_phases[2] == RUMA_PART_PHASE_PASS);
 	/* high radix bits via shift */
 	CHECK_EQ(part_one(keys, n, RUMA_PART_MAPPED_CHAINS, 64, 58, 1, false, false, true), TEST_PASS);
 	CHECK_EQ(part_one(keys, n, RUMA_PART_TRADITIONAL, 64, 58, 1, true, false, true), TEST_PASS);
@@ -1006,10 +1013,10 @@ static int t_partition_mremap_huge_growth(void)
 	return TEST_PASS;
 }
 
-/* The os layer's mmap count when each phase ended (ctx: uint64_t[4]). */
+/* The os layer's mmap count when each phase ended (ctx: uint64_t[5], by phase value). */
 static void count_maps_at_phase(void *ctx, ruma_part_phase ended)
 {
-	if ((unsigned)ended < 4)
+	if ((unsigned)ended <= RUMA_PART_PHASE_OPEN)
 		((uint64_t *)ctx)[ended] = ruma_os_count(RUMA_SYS_MMAP);
 }
 
@@ -1023,7 +1030,7 @@ static int t_partition_adaptive_first_blocks(void)
 {
 	const uint32_t P = 4;
 	size_t n = (size_t)P * (RUMA_PAGE_2M / 8);
-	uint64_t *keys = malloc(n * 8), at[4] = { 0 };
+	uint64_t *keys = malloc(n * 8), at[5] = { 0 };
 	ruma_part_options o;
 	ruma_part_result *r;
 

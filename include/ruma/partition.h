@@ -104,20 +104,24 @@ typedef enum ruma_part_method {
  * accounting).  What comes after the last report until ruma_part_run
  * returns is the partitioning pass itself.
  *   HISTOGRAM  TRADITIONAL: the histogram pass and the prefix sums
- *   ALLOC      the output (TRADITIONAL) or the per-partition state (CHAINS,
- *              MREMAP) is set up
+ *   OPEN       mapped methods rewiring memfd pages (RUMA_REWIRE_MMAP): their
+ *              page pools were created (the original opens its pool files
+ *              here, before its clock)
+ *   ALLOC      the output (TRADITIONAL), the per-partition state (CHAINS,
+ *              MREMAP) or the mapped methods' work areas are set up
  *   PREFAULT   TRADITIONAL / TRADITIONAL_CHAINS with prefault_dst: the
  *              output / the block pool was touched
  *   PASS       the partitioning pass is done; what follows is the layout of
  *              the contiguous output (the mapped methods' squeeze)
- * A method reports the phases it has, in this order; the mapped methods
- * report none yet.
+ * A method reports the phases it has in the order listed here (OPEN's value
+ * is the last so that the older values stay as they were).
  */
 typedef enum ruma_part_phase {
 	RUMA_PART_PHASE_HISTOGRAM = 0,
 	RUMA_PART_PHASE_ALLOC,
 	RUMA_PART_PHASE_PREFAULT,
 	RUMA_PART_PHASE_PASS,
+	RUMA_PART_PHASE_OPEN,
 } ruma_part_phase;
 
 typedef struct ruma_part_options {

@@ -556,6 +556,7 @@ static int create_pools_and_work(mctx *c)
 		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = c->page[1] }, &c->impl->phys[1]);
 	if (rc)
 		return rc;
+	ruma_part_phase_end(o, RUMA_PART_PHASE_OPEN);
 	c->block_pages = (uint32_t)o->pages_per_block;
 	if (o->method == RUMA_PART_MAPPED && o->extent_pages > o->pages_per_block)
 		/*
