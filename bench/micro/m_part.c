@@ -25,8 +25,10 @@
  *                     first region of every partition (grown in the pass)
  *   memcpy            the partitioning pass (12, 17, 21, 44: through software
  *                     write-combining lines, as the original; the mapped
- *                     methods 13, 14, 18, 19, 21 book their setup of pools
- *                     and work areas under malloc-dst, as the original's 21)
+ *                     methods 13, 14, 18, 19, 21 book the setup of their
+ *                     work areas under malloc-dst, as the original's 21; the
+ *                     creation of their memfd pools, where the original opens
+ *                     its pool files, is untimed as there)
  *   squeeze-area-mmap the contiguous layout after the pass, for a method
  *                     that reports RUMA_PART_PHASE_PASS and returns one
  *                     contiguous output (13, 14, 18, 19, 21(P,1))
@@ -103,7 +105,9 @@ static void part_phase(void *ctx, ruma_part_phase ended)
 	part_priv *pp = ctx;
 	micro_ctx *c = pp->c;
 
-	if (ended == RUMA_PART_PHASE_HISTOGRAM)
+	if (ended == RUMA_PART_PHASE_OPEN)
+		; /* the pools' memfds: untimed, as the original opens its files before its clock */
+	else if (ended == RUMA_PART_PHASE_HISTOGRAM)
 		micro_phase_end(c, MF_BUILD_HISTOGRAM);
 	else if (ended == RUMA_PART_PHASE_ALLOC)
 		micro_phase_end(c, MF_MALLOC_DST);
