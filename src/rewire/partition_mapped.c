@@ -41,7 +41,8 @@
  * anonymous staging area written directly (the kernel supplies each page
  * on its first write), the squeeze runs on the staging pages in place, and
  * the output pages are moved into an anonymous output area with one move
- * per run of consecutive staging pages (about one per partition or extent).  One kernel mapping per area on the UFFD path, so one-page
+ * per run of consecutive staging pages (about one per partition or
+ * extent).  One kernel mapping per area on the UFFD path, so one-page
  * granularity has no vm.max_map_count limit.
  *
  * Syscalls: all through phys.h (memfd_create, ftruncate, fallocate punch)
@@ -143,26 +144,39 @@ static void adaptive_block(const mctx *c, size_t left, uint32_t *npages, int *q)
 	}
 }
 
-/* Append block (first, npages) of pool q to partition p and point its writes there. */
-static int add_block(mctx *c, uint32_t p, int q, uint64_t first, uint32_t npages)
+/* Room for one more block in partition p's list (made before a block is wired). */
+static int block_room(mpart *mp)
 {
-	mpart *mp = &c->parts[p];
+	if (mp->nb < mp->cap)
+		return 0;
+	size_t nc = mp->cap ? mp->cap * 2 : 4;
+	mblock *nbk = realloc(mp->b, nc * sizeof(*nbk));
+	if (!nbk)
+		return -ENOMEM;
+	mp->b = nbk;
+	mp->cap = nc;
+	return 0;
+}
+
+/* The work area page where partition p's next block of npages pages of pool q goes. */
+static uint64_t block_vpage(const mctx *c, uint32_t p, int q, uint32_t npages)
+{
 	uint64_t vpage = p * c->slot[q];
 
-	if (mp->nb == mp->cap) {
-		size_t nc = mp->cap ? mp->cap * 2 : 4;
-		mblock *nbk = realloc(mp->b, nc * sizeof(*nbk));
-		if (!nbk)
-			return -ENOMEM;
-		mp->b = nbk;
-		mp->cap = nc;
-	}
 	if (c->o->method == RUMA_PART_MAPPED)
-		vpage += mp->nb * (uint64_t)npages;
+		vpage += c->parts[p].nb * (uint64_t)npages;
+	return vpage;
+}
+
+/* Append the wired block (first, npages) of pool q to partition p (room made) and write there. */
+static void add_block(mctx *c, uint32_t p, int q, uint64_t first, uint32_t npages)
+{
+	mpart *mp = &c->parts[p];
+	uint64_t vpage = block_vpage(c, p, q, npages);
+
 	mp->b[mp->nb++] = (mblock){ first, npages, (uint8_t)q };
 	mp->wp = mp->bstart = ruma_area_addr(c->work[q], vpage);
 	mp->wend = mp->wp + npages * c->page[q] / 8;
-	return 0;
 }
 
 /*
@@ -175,10 +189,13 @@ static int open_first_blocks(mctx *c)
 {
 	uint32_t npages;
 	uint64_t first;
-	int q, rc;
+	int q, rc = 0;
 
 	adaptive_block(c, c->n, &npages, &q);
-	rc = ruma_phys_alloc(c->impl->phys[q], (uint64_t)c->P * npages, &first);
+	for (uint32_t p = 0; p < c->P && !rc; p++)
+		rc = block_room(&c->parts[p]);
+	if (!rc)
+		rc = ruma_phys_alloc(c->impl->phys[q], (uint64_t)c->P * npages, &first);
 	if (rc)
 		return rc;
 	if (c->slot[q] == npages) {
@@ -189,12 +206,12 @@ static int open_first_blocks(mctx *c)
 	for (uint32_t p = 0; p < c->P && !rc; p++) {
 		uint64_t b = first + (uint64_t)p * npages;
 		if (c->slot[q] != npages) {
-			rc = ruma_area_map_run(c->work[q], p * c->slot[q], c->impl->phys[q], b, npages,
-					       0, NULL);
+			rc = ruma_area_map_run(c->work[q], block_vpage(c, p, q, npages),
+					       c->impl->phys[q], b, npages, 0, NULL);
 			c->rewires += !rc;
 		}
 		if (!rc)
-			rc = add_block(c, p, q, b, npages);
+			add_block(c, p, q, b, npages);
 	}
 	return rc;
 }
@@ -202,30 +219,28 @@ static int open_first_blocks(mctx *c)
 /* Open a new block for partition p; `done` keys of the input are consumed. */
 static int new_block(mctx *c, uint32_t p, size_t done)
 {
-	const ruma_part_options *o = c->o;
 	mpart *mp = &c->parts[p];
 	uint32_t npages = c->block_pages;
 	int q = 0;
-	uint64_t first, vpage;
+	uint64_t first;
 	int rc;
 
-	if (o->method == RUMA_PART_MAPPED_ADAPTIVE)
+	if (c->o->method == RUMA_PART_MAPPED_ADAPTIVE)
 		adaptive_block(c, c->n - (mp->nb ? done : 0), &npages, &q);
-	rc = alloc_block(c, mp, q, npages, &first);
+	rc = block_room(mp);
+	if (!rc)
+		rc = alloc_block(c, mp, q, npages, &first);
 	if (rc)
 		return rc;
-	vpage = p * c->slot[q];
-	if (o->method == RUMA_PART_MAPPED)
-		vpage += mp->nb * (uint64_t)npages;
-	rc = ruma_area_map_run(c->work[q], vpage, c->impl->phys[q], first, npages, 0, NULL);
-	if (!rc)
-		rc = add_block(c, p, q, first, npages);
+	rc = ruma_area_map_run(c->work[q], block_vpage(c, p, q, npages), c->impl->phys[q], first,
+			       npages, 0, NULL);
 	if (rc) {
 		if (!c->o->extent_pages || q)
 			(void)ruma_phys_free(c->impl->phys[q], first, npages);
 		/* a block carved from an extent is released with the extent's rest */
 		return rc;
 	}
+	add_block(c, p, q, first, npages);
 	c->rewires++;
 	return 0;
 }
