@@ -96,13 +96,7 @@ static void tab_free(uint64_t *tab, uint64_t pages)
 		(void)ruma_os_munmap(tab, bytes);
 }
 
-/* ---- reservation ------------------------------------------------------------ */
-
-/* The area's address range: PROT_NONE, not backed, aligned to its page size. */
-static int reserve_aligned(size_t len, size_t align, uint8_t **out)
-{
-	return ruma_os_mmap_aligned(len, align, PROT_NONE, MAP_NORESERVE, (void **)out);
-}
+/* ---- creation ------------------------------------------------------------------- */
 
 /* A new area object with its (unwritten) table and no address range yet. */
 static int area_new(size_t page_size, uint64_t pages, ruma_area **out)
@@ -137,16 +131,20 @@ static void area_free_new(ruma_area *a)
 int ruma_area_create(size_t page_size, uint64_t pages, ruma_area **out)
 {
 	ruma_area *a;
+	void *base;
 	int rc = area_new(page_size, pages, &a);
 
+	/* the address range: PROT_NONE, not backed, aligned to the page size */
 	if (!rc)
-		rc = reserve_aligned(area_bytes(a, pages), page_size, &a->base);
+		rc = ruma_os_mmap_aligned(area_bytes(a, pages), page_size, PROT_NONE, MAP_NORESERVE,
+					  &base);
 	if (rc) {
 		if (a)
 			area_free_new(a);
 		*out = NULL;
 		return rc;
 	}
+	a->base = base;
 	a->mmaps = 1;
 	atomic_fetch_add(&area_maps_total, a->maps);
 	*out = a;
