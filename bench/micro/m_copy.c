@@ -98,28 +98,25 @@ typedef struct snap_priv {
 	micro_field src_fields[2], dst_fields[2];
 } snap_priv;
 
-static void snap_cleanup(micro_data *d)
-{
-	snap_priv *s = d->priv;
-
-	ruma_snap_destroy(s->snap);
-	free(s->order);
-	for (int i = 0; i < 2; i++)
-		if (s->dst_fields[i])
-			printf("Freeing %s\n", micro_field_name(s->dst_fields[i]));
-	ruma_snap_src_destroy(s->src);
-	for (int i = 0; i < 2; i++)
-		if (s->src_fields[i])
-			printf("Freeing %s\n", micro_field_name(s->src_fields[i]));
-	free(s);
-}
-
 static void snap_free(snap_priv *s)
 {
 	ruma_snap_destroy(s->snap);
 	free(s->order);
 	ruma_snap_src_destroy(s->src);
 	free(s);
+}
+
+/* Free everything, then name the freed fields: the destination's, then the source's. */
+static void snap_cleanup(micro_data *d)
+{
+	snap_priv *s = d->priv;
+	micro_field fields[4] = { s->dst_fields[0], s->dst_fields[1], s->src_fields[0],
+				  s->src_fields[1] };
+
+	snap_free(s);
+	for (int i = 0; i < 4; i++)
+		if (fields[i])
+			printf("Freeing %s\n", micro_field_name(fields[i]));
 }
 
 /*
