@@ -632,8 +632,9 @@ out:
  * Test 15, as the original's vector push-back test: n random 64-bit keys
  * (micro_urand64_fill, untimed), then the timed region is the push loop
  * alone — a push cursor (ruma_vec_cursor_push: the push position and limit
- * in registers, no call per element unless the vector grows).  The checksum is the sum of the vector's contents, read after the
- * clock stopped; the contents are always compared with the keys.
+ * in registers, no call per element unless the vector grows).  The checksum
+ * is the sum of the vector's contents, read after the clock stopped; the
+ * contents are always compared with the keys.
  */
 static int run_vector_test(runner *r, micro_data *d, outcome *o)
 {

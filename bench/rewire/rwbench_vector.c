@@ -12,8 +12,8 @@
  * Each measurement runs in a forked child: it creates the vector (untimed),
  * pushes 0..n-1 (timed; inline ruma_vec_push_u64; a second time covers
  * creation + pushes + destruction, every cost of the vector), checks a
- * sample of the elements, reads the memory it holds
- * (/proc/self/smaps_rollup: Rss + hugetlb) and reports through a pipe.  The
+ * sample of the elements, reads the memory it holds (/proc/self/smaps_rollup:
+ * Rss + hugetlb) and reports through a pipe.  The
  * parent takes the child's peak RSS from wait4's rusage (ru_maxrss), minus
  * the peak of an idle child.  Hugetlb pages are not part of RSS: for 2 MiB
  * variants the peak column adds the hugetlb bytes held at the end.

@@ -18,8 +18,8 @@
  * vm.max_map_count.  The default budget is process-wide: the sum of the
  * estimates of all live areas may not exceed vm.max_map_count (read from
  * /proc/sys/vm/max_map_count once per area, at the first call that would add
- * mappings: creating an area and wiring it with one run read nothing) minus RUMA_AREA_MAP_MARGIN
- * (room for the rest of the process).  A per-area budget can be set lower
+ * mappings: creating an area and wiring it with one run read nothing) minus
+ * RUMA_AREA_MAP_MARGIN (room for the rest of the process).  A per-area budget can be set lower
  * (ruma_area_set_map_budget).  An mmap that fails with ENOMEM while the
  * process is at the kernel limit is also reported as RUMA_EMAPLIMIT; one that
  * fails with ENOMEM on a hugetlb pool otherwise is reported as RUMA_ENOHUGE.

@@ -260,9 +260,9 @@ static int open_memfd(const char *name, bool huge, int *fd)
  * not there.  The probe maps page 0 (reserving it; nothing is faulted or
  * zeroed) and unmaps it.  The reservation belongs to the file and a punch
  * does not drop it for a page never faulted, so the file goes back to size
- * zero (file_pages is still 0; ensure_file grows it later).  Every later mapping of the pool
- * reserves the same way, so a shortage then fails that mmap (RUMA_ENOHUGE),
- * never a page fault.
+ * zero (file_pages is still 0; ensure_file grows it later).  Every later
+ * mapping of the pool reserves the same way, so a shortage then fails that
+ * mmap (RUMA_ENOHUGE), never a page fault.
  */
 static int probe_huge(ruma_phys *p)
 {

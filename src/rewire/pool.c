@@ -5,8 +5,9 @@
  * writable, pairwise distinct, addressable by index until destruction.
  *   REWIRED   pool pages [first, first + pages) of a private phys pool, wired
  *             into an area of `pages` virtual pages: sequentially with one
- *             mmap (ruma_area_create_mapped: no reservation), or (random) virtual page i onto first + perm[i] through a
- *             batch rewire (one mmap per run, i.e. about one per page).
+ *             mmap (ruma_area_create_mapped: no reservation), or (random)
+ *             virtual page i onto first + perm[i] through a batch rewire
+ *             (one mmap per run, i.e. about one per page).
  *             Random placement by moving instead: an anonymous area whose
  *             page i is staging page perm[i], moved there (area.h,
  *             ruma_anon_move_batch).

@@ -31,11 +31,11 @@
  * anonymous buffers, and pwrite, which fills a run of fresh pool pages with
  * a rewired copy (4 KiB); area.h for the REWIRED_COW mappings.
  *
- * Where the rewired COW's time went before this layout: per copied page a
- * pool page was wired at a scratch slot (mmap), faulted in by the memcpy,
- * moved over the snapshot page (mremap) and the slot re-reserved (mmap):
- * three changes of the mapping tree and a fault per page.  Now a run of
- * pages costs one pwrite and one mmap.
+ * A rewired copy is written before it is wired: the pwrite fills the fresh
+ * pool pages without a mapping or a fault, and one mmap (MAP_POPULATE) then
+ * wires them read-write with their page tables filled.  A run of pages costs
+ * those two calls whatever its length; for a single page the mmap's change
+ * of the mapping tree is most of the cost (docs/bench/structures.md).
  */
 #include <ruma/snapshot.h>
 #include <ruma/area.h>

@@ -423,7 +423,8 @@ static int indirect_map_huge(size_t bytes, void **out)
 	if (rc != -ENOMEM)
 		return rc;
 	/* THP needs 2 MiB-aligned ranges */
-	if ((rc = ruma_os_mmap_aligned(bytes, RUMA_PAGE_2M, PROT_READ | PROT_WRITE, MAP_NORESERVE, out)) != 0)
+	rc = ruma_os_mmap_aligned(bytes, RUMA_PAGE_2M, PROT_READ | PROT_WRITE, MAP_NORESERVE, out);
+	if (rc)
 		return rc;
 	(void)ruma_os_madvise(*out, bytes, MADV_HUGEPAGE);
 	return 0;
@@ -607,7 +608,6 @@ static size_t populate_window(const ruma_vec_options *o, size_t es)
 	return RUMA_MAX(bytes / es, (size_t)1);
 }
 
-
 /*
  * Allocate the pool of a REWIRED vector and fill it: the pages are wired at
  * the start of the area with population (the kernel allocates and zeroes
@@ -673,7 +673,7 @@ int ruma_vec_create(const ruma_vec_options *o, ruma_vec **out)
 		}
 		v->per_page = v->page / v->es;
 	}
-	/* 0 for the heap kinds' default: vec_max_bytes asks the machine at the first growth */
+	/* 0 for the heap kinds' default: vec_max_bytes_for asks the machine when a growth needs it */
 	if (o->max_bytes || v->kind == RUMA_VEC_REWIRED)
 		v->max_bytes = page_limit(o->max_bytes ? o->max_bytes : VEC_DEFAULT_MAX_BYTES, v->page);
 	if (v->kind == RUMA_VEC_REWIRED) {
