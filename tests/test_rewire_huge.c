@@ -10,6 +10,7 @@
  * creation must fail with RUMA_ENOHUGE — that is checked before reserving.
  */
 #include <ruma/area.h>
+#include <ruma/snapshot.h>
 
 #include "os/os.h"
 #include "test.h"
@@ -262,6 +263,77 @@ static int t_huge_exhausted(void)
 	return TEST_PASS;
 }
 
+static off_t file_size(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) ? -1 : st.st_size;
+}
+
+/*
+ * RUMA_PHYS_SIZE_BY_MAP: pages are handed out without ftruncate, the first
+ * writable mapping sizes the file, and a later read-only mapping of those
+ * pages reads them (no SIGBUS).  4 KiB pools refuse the flag.
+ */
+static int t_size_by_map(void)
+{
+	ruma_phys *p;
+	ruma_area *a;
+	uint64_t first;
+	unsigned f = RUMA_PHYS_NO_PROBE | RUMA_PHYS_SIZE_BY_MAP;
+
+	CHECK_EQ(ruma_phys_create(&(ruma_phys_options){ .flags = RUMA_PHYS_SIZE_BY_MAP }, &p), -EINVAL);
+	NEED_HUGE();
+	CHECK_OK(ruma_phys_create(&(ruma_phys_options){ .page_size = HP, .flags = f }, &p));
+	uint64_t ft = ruma_os_count(RUMA_SYS_FTRUNCATE);
+	CHECK_OK(ruma_phys_alloc(p, 3, &first));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), ft);
+	CHECK_EQ(file_size(ruma_phys_fd(p)), 0);
+	CHECK(ruma_phys_file_pages(p) >= 3);
+	CHECK_OK(ruma_area_create(HP, 6, &a));
+	CHECK_OK(ruma_area_map_run(a, 0, p, first, 3, 0, NULL));
+	CHECK_EQ(file_size(ruma_phys_fd(p)), (off_t)(3 * HP));
+	write_markers(a, 3);
+	CHECK_OK(ruma_area_map_run(a, 3, p, first, 3, RUMA_AREA_RDONLY, NULL));
+	for (uint64_t v = 0; v < 3; v++)
+		CHECK_EQ(word(a, 3 + v), marker(v));
+	ruma_area_destroy(a);
+	ruma_phys_destroy(p);
+	return TEST_PASS;
+}
+
+/* A 2 MiB snapshot source is sized by its mapping: no ftruncate, data intact. */
+static int t_huge_snap_src(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *snap;
+	ruma_snap_options o;
+
+	NEED_HUGE();
+	uint64_t ft = ruma_os_count(RUMA_SYS_FTRUNCATE);
+	CHECK_OK(ruma_snap_src_create(2 * HP, true, false, &src));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), ft);
+	uint64_t *d = ruma_snap_src_data(src);
+	for (size_t i = 0; i < 2 * HP / 8; i += 4096)
+		d[i] = i + 1;
+	ruma_snap_options_default(&o);
+	o.method = RUMA_SNAP_REWIRED_COW;
+	CHECK_OK(ruma_snap_reserve(&o, src, &snap));
+	CHECK_OK(ruma_snap_build(snap));
+	uint64_t *v = ruma_snap_data(snap);
+	for (size_t i = 0; i < 2 * HP / 8; i += 4096)
+		CHECK_EQ(v[i], i + 1);
+	/* a copied page lies beyond the source's pages: its writable mapping sizes the file */
+	CHECK_OK(ruma_snap_make_writable(snap, 1, 1));
+	size_t at = HP / 8 + 8;
+	CHECK_EQ(v[at], 0);
+	CHECK_EQ(v[HP / 8], HP / 8 + 1);
+	v[at] = 99;
+	CHECK_EQ(d[at], 0);
+	ruma_snap_destroy(snap);
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "enohuge_without_reservation", t_enohuge_without_reservation },
 	{ "reserve", t_reserve },
@@ -269,6 +341,8 @@ static const struct test_case cases[] = {
 	{ "huge_area", t_huge_area },
 	{ "huge_mixed_sizes", t_huge_mixed_sizes },
 	{ "huge_exhausted", t_huge_exhausted },
+	{ "size_by_map", t_size_by_map },
+	{ "huge_snap_src", t_huge_snap_src },
 };
 
 int main(int argc, char **argv)

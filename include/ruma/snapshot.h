@@ -72,8 +72,9 @@ typedef enum ruma_snap_method {
 /*
  * ruma_snap_src_open — a zeroed source of `bytes` bytes (rounded up to whole
  * pages) in a new memfd pool of 4 KiB or (huge) 2 MiB pages, not mapped yet
- * (memfd_create and ftruncate; no page is backed).  Map it with
- * ruma_snap_src_map before use.  The caller owns *out.
+ * (memfd_create, and ftruncate for 4 KiB pages; a 2 MiB source's file is
+ * sized by its mapping; no page is backed).  Map it with ruma_snap_src_map
+ * before use.  The caller owns *out.
  * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_EUNSUPP, or an errno.
  */
 RUMA_API int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out);

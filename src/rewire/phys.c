@@ -10,12 +10,16 @@
  *     (freeing coalesces) and never touch the frontier (an extent that would
  *     end at the frontier lowers the frontier instead).
  *   - file_pages * page_size is the memfd size; file_pages >= frontier.  The
- *     file never shrinks: its size is the high-water mark of the pool.
+ *     file never shrinks: its size is the high-water mark of the pool.  With
+ *     RUMA_PHYS_SIZE_BY_MAP (hugetlb) it is the size the file reaches once
+ *     the pages handed out are mapped writable: hugetlbfs_file_mmap extends
+ *     i_size to the end of each writable mapping, so no ftruncate is made.
  *
  * Syscalls (all through the OS layer):
  *   memfd_create — the pool file (MFD_CLOEXEC; MFD_HUGETLB|MFD_HUGE_2MB for
  *                  2 MiB pages; MFD_NOEXEC_SEAL when the kernel knows it);
- *   ftruncate    — grow the file on demand (geometrically, sparse);
+ *   ftruncate    — grow the file on demand (geometrically, sparse; not with
+ *                  RUMA_PHYS_SIZE_BY_MAP);
  *   fallocate    — mode 0 to back pages now (prepopulate; for hugetlb this
  *                  takes the huge pages and fails early with ENOSPC), and
  *                  PUNCH_HOLE|KEEP_SIZE to return freed pages to the kernel;
@@ -187,9 +191,11 @@ static int ensure_file(ruma_phys *p, uint64_t pages)
 	uint64_t grow = RUMA_MIN(RUMA_MAX(p->file_pages, 16), RUMA_MAX(step_cap, 1));
 	uint64_t want = RUMA_MAX(pages, p->file_pages + grow);
 	want = RUMA_MIN(want, p->max_pages);
-	int rc = ruma_os_ftruncate(p->fd, (off_t)(want << p->shift));
-	if (rc)
-		return rc;
+	if (!(p->flags & RUMA_PHYS_SIZE_BY_MAP)) {
+		int rc = ruma_os_ftruncate(p->fd, (off_t)(want << p->shift));
+		if (rc)
+			return rc;
+	}
 	p->file_pages = want;
 	return 0;
 }
@@ -284,8 +290,10 @@ int ruma_phys_create(const ruma_phys_options *opts, ruma_phys **out)
 	size_t ps = o.page_size ? o.page_size : RUMA_PAGE_4K;
 
 	*out = NULL;
-	if ((ps != RUMA_PAGE_4K && ps != RUMA_PAGE_2M) ||
-	    (o.flags & ~(unsigned)(RUMA_PHYS_PREPOPULATE | RUMA_PHYS_NO_PUNCH | RUMA_PHYS_NO_PROBE)))
+	unsigned known = RUMA_PHYS_PREPOPULATE | RUMA_PHYS_NO_PUNCH | RUMA_PHYS_NO_PROBE |
+			 RUMA_PHYS_SIZE_BY_MAP;
+	if ((ps != RUMA_PAGE_4K && ps != RUMA_PAGE_2M) || (o.flags & ~known) ||
+	    ((o.flags & RUMA_PHYS_SIZE_BY_MAP) && ps != RUMA_PAGE_2M))
 		return -EINVAL;
 	ruma_phys *p = calloc(1, sizeof(*p));
 	if (!p)

@@ -24,8 +24,9 @@
  *     are permuted, a shorter last chunk stays last: order[last] == last.
  *
  * Syscalls: phys.h for the memfd (memfd_create, ftruncate; a 2 MiB pool
- * without the creation probe, since the source's MAP_SHARED mapping
- * reserves its huge pages or fails with ENOMEM); the os layer for the
+ * without the creation probe and without ftruncate, since the source's
+ * writable MAP_SHARED mapping reserves its huge pages or fails with ENOMEM,
+ * and sizes the file); the os layer for the
  * source and view mappings (mmap, munmap), MADV_POPULATE_READ (populate by
  * read faults: fault-around on the file, COW pages stay shared), the
  * anonymous buffers, and pwrite, which fills a run of fresh pool pages with
@@ -147,8 +148,14 @@ int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out)
 	s = src_new(bytes, huge);
 	if (!s)
 		return -ENOMEM;
-	/* no probe: the source's mapping reserves the huge pages (ruma_snap_src_map) */
-	ruma_phys_options po = { .page_size = s->page, .flags = huge ? RUMA_PHYS_NO_PROBE : 0 };
+	/*
+	 * 2 MiB: no probe and no ftruncate.  The source's one writable mapping
+	 * (ruma_snap_src_map) reserves the huge pages and sizes the file; every
+	 * other mapping of it (snapshots, copied pages) comes after that one or
+	 * is writable itself.
+	 */
+	unsigned flags = huge ? RUMA_PHYS_NO_PROBE | RUMA_PHYS_SIZE_BY_MAP : 0;
+	ruma_phys_options po = { .page_size = s->page, .flags = flags };
 	rc = ruma_phys_create(&po, &s->phys);
 	if (!rc)
 		rc = ruma_phys_alloc(s->phys, s->pages, &s->first);
