@@ -80,6 +80,8 @@ static const char options_text[] =
 	"               (exit 1 on a mismatch; touches the data, so timings of a --verify\n"
 	"               run are not comparable)\n"
 	"  --fallback   huge-page methods use 4 KiB pages when too few huge pages are free\n"
+	"  --hugetlb    11 and 37 map hugetlb 2 MiB pages (default, as the original: 2 MiB\n"
+	"               chunks / first mapping in ordinary memory)\n"
 	"  --seed N     seed of shuffles and random tests (default 42; run r uses N + r - 1)\n"
 	"  --corrupt    testing aid: change one entry after the test, so --verify must fail\n"
 	"  --result FILE  also write every run's phase times as rows metric,unit,value,params\n"

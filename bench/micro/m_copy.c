@@ -5,7 +5,9 @@
  *           the same pages) — snapshot.h RUMA_SNAP_COW; populate; 2 MiB pages
  *   6-9     dst built chunk by chunk from a random permutation of src's
  *           chunks, one mapping per chunk (snapshot.h RUMA_SNAP_SHUFFLE)
- *   10, 11  the same permutation copied with memcpy (RUMA_SNAP_MEMCPY_SHUFFLE)
+ *   10, 11  the same permutation copied with memcpy (RUMA_SNAP_MEMCPY_SHUFFLE;
+ *           11: 2 MiB chunks of ordinary memory, as the original, or of
+ *           hugetlb pages with --hugetlb)
  *   15, 16  the permutation built with remap_file_pages on one MAP_SHARED
  *           mapping of the pool (dst is then a shared view: writes to dst
  *           show in src, as in the original)
@@ -126,9 +128,9 @@ static void snap_cleanup(micro_data *d)
  * anonymous memory (malloc-src, init-malloc-src).
  */
 static int snap_source(micro_ctx *c, size_t n, snap_priv *s, bool huge, bool anon,
-		       micro_field open_field, bool populate)
+		       micro_field open_field, bool populate, size_t unit)
 {
-	size_t bytes = n * sizeof(uint64_t);
+	size_t bytes = micro_round_up(n * sizeof(uint64_t), unit);
 	int rc;
 
 	if (anon) {
@@ -210,6 +212,8 @@ static int snap_method(micro_ctx *c, const micro_params *p, size_t n, micro_data
 	snap_priv *s = calloc(1, sizeof(*s));
 	bool huge = p->use_huge, shuffle = method != RUMA_SNAP_COW;
 	bool copy = method == RUMA_SNAP_MEMCPY_SHUFFLE;
+	/* 11 in ordinary memory: a chunk of 2 MiB is 512 pages of 4 KiB */
+	size_t units = p->huge_units ? MICRO_HUGE_PAGE / MICRO_SMALL_PAGE : 1;
 	ruma_snap_options o;
 	int rc;
 
@@ -217,12 +221,12 @@ static int snap_method(micro_ctx *c, const micro_params *p, size_t n, micro_data
 		return micro_fail("allocating", -ENOMEM);
 	ruma_snap_options_default(&o);
 	o.method = method;
-	o.pages_per_chunk = shuffle ? p->pages_per_chunk : 1;
+	o.pages_per_chunk = shuffle ? p->pages_per_chunk * units : 1;
 	o.populate = !copy && p->populate_cow;
 	/* 2-5 populate the source's mapping too; 6-9 only the snapshot */
 	rc = snap_source(c, n, s, huge, copy,
 			 huge && !shuffle ? MF_SHM_SRC_HUGE : MF_SHM_SRC,
-			 o.populate && !shuffle);
+			 o.populate && !shuffle, units * MICRO_SMALL_PAGE);
 	if (!rc && shuffle)
 		rc = snap_order(c, s, o.pages_per_chunk, d, &o);
 	if (!rc && method == RUMA_SNAP_COW)

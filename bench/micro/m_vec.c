@@ -4,7 +4,8 @@
  *   30, 31  the same with prepopulation (page tables filled when pages are
  *           wired — the original accepted the flag but never passed it down)
  *   24      copying vector (std::vector growth: double, malloc, memcpy)
- *   36, 37  mremap vector (anonymous mapping grown with mremap; 37: MAP_HUGETLB)
+ *   36, 37  mremap vector (anonymous mapping grown with mremap; 37: a first
+ *           mapping of 2 MiB, as the original; MAP_HUGETLB with --hugetlb)
  *   43      software-indirection vector with 2 MiB pages (directory of pages)
  * The method creates the vector with the original's timed phases; test 15
  * pushes the entries.
@@ -116,7 +117,8 @@ int micro_build_vec_copying(micro_ctx *c, const micro_params *p, size_t n, micro
 
 int micro_build_vec_mremap(micro_ctx *c, const micro_params *p, size_t n, micro_data *d)
 {
-	size_t page = p->use_huge ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE;
+	/* 37 in ordinary memory: 2 MiB first, then doubling, as the original */
+	size_t page = p->use_huge || p->huge_units ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE;
 	ruma_vec_options o;
 
 	opts_for(&o, RUMA_VEC_MREMAP, p->use_huge, false);

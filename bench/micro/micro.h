@@ -138,6 +138,10 @@ typedef struct micro_params {
 			       * from huge pages, left as chains) */
 	bool use_huge; /* this run maps 2 MiB pages (false after --fallback) */
 	bool fell_back;
+	bool hugetlb;    /* --hugetlb: 11 and 37 map hugetlb pages */
+	bool huge_units; /* 11 and 37 without hugetlb pages, as the original: 2 MiB
+			  * chunks (11) and a 2 MiB first mapping (37) in ordinary
+			  * memory */
 } micro_params;
 
 /* ---- working data ------------------------------------------------------------------ */
@@ -281,7 +285,7 @@ void micro_free_data_arrays(micro_data *d);
 /* ---- the command line ------------------------------------------------------------------ */
 
 typedef struct micro_opts {
-	bool verify, fallback, help, corrupt;
+	bool verify, fallback, hugetlb, help, corrupt;
 	uint64_t seed;
 	const char *result;      /* --result FILE, NULL = none */
 	const char *pos[6];      /* the positional arguments */

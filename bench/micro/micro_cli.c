@@ -3,7 +3,7 @@
  * positional arguments, micro_parse), checks before running, the run loop
  * and the summary (micro_run).  The usage text is in tools/cmd_micro.c.
  *
- *   ruma micro [--verify] [--fallback] [--seed N] <method>[(params)]
+ *   ruma micro [--verify] [--fallback] [--hugetlb] [--seed N] <method>[(params)]
  *              <test_type>[(test_parameter)] <number_of_entries>
  *              <number_of_repetitions> <detailed (true|false)> [<output_file>]
  *
@@ -127,6 +127,7 @@ static const ruma_opt micro_options[] = {
 	{ "--verify", RUMA_OPT_FLAG, OPT(verify), 0, 0, NULL, NULL, 0 },
 	{ "--corrupt", RUMA_OPT_FLAG, OPT(corrupt), 0, 0, NULL, NULL, 0 },
 	{ "--fallback", RUMA_OPT_FLAG, OPT(fallback), 0, 0, NULL, NULL, 0 },
+	{ "--hugetlb", RUMA_OPT_FLAG, OPT(hugetlb), 0, 0, NULL, NULL, 0 },
 	{ "--help", RUMA_OPT_FLAG, OPT(help), 0, 0, NULL, NULL, 0 },
 	{ "-h", RUMA_OPT_FLAG, OPT(help), 0, 0, NULL, NULL, 0 },
 	{ "--seed", RUMA_OPT_U64, OPT(seed), 0, UINT64_MAX, "--seed needs a non-negative integer",
@@ -218,15 +219,24 @@ int micro_parse(int argc, char **argv, char *const *envp, micro_opts *o, char *e
 	return 0;
 }
 
+/* Without hugetlb pages, 11 and 37 keep the original's 2 MiB units in ordinary memory. */
+static void set_huge_units(const micro_method *m, micro_params *p)
+{
+	p->huge_units = (m->id == 11 || m->id == 37) && !p->use_huge;
+}
+
 /* Decide huge pages vs --fallback; returns 0, 1 (refused) or sets p->use_huge. */
 static int check_huge(const micro_method *m, micro_params *p, const micro_opts *o, uint64_t n)
 {
+	p->hugetlb = o->hugetlb;
 	p->use_huge = micro_method_wants_huge(m, p);
+	set_huge_units(m, p);
 	if (!p->use_huge)
 		return 0;
 	uint64_t need = micro_method_huge_pages(m, p, n), have = free_huge_pages();
 	if (need == 0) {
 		p->use_huge = false;
+		set_huge_units(m, p);
 		return 0;
 	}
 	if (have >= need)
@@ -238,6 +248,7 @@ static int check_huge(const micro_method *m, micro_params *p, const micro_opts *
 			m->id, need, have);
 		p->use_huge = false;
 		p->fell_back = true;
+		set_huge_units(m, p);
 		return 0;
 	}
 	fprintf(stderr,

@@ -213,9 +213,11 @@ int micro_method_set_params(const micro_method *m, const double *v, unsigned k, 
 bool micro_method_wants_huge(const micro_method *m, const micro_params *p)
 {
 	switch (m->id) {
-	case 4: case 5: case 8: case 9: case 11: case 14: case 16: case 19: case 20:
-	case 23: case 31: case 37: case 43:
+	case 4: case 5: case 8: case 9: case 14: case 16: case 19: case 20:
+	case 23: case 31: case 43:
 		return true;
+	case 11: case 37: /* the original's "huge pages" here are 2 MiB units of malloc/mmap memory */
+		return p->hugetlb;
 	case 32: case 40: case 41: case 42:
 		return p->huge;
 	case 21:
