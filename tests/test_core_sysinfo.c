@@ -350,6 +350,62 @@ static int t_huge_set_restore(void)
 	return TEST_PASS;
 }
 
+/*
+ * Surplus pages (allocated beyond vm.nr_hugepages under
+ * vm.nr_overcommit_hugepages) are not persistent: the sysfs nr_hugepages file
+ * counts them, /proc/sys/vm/nr_hugepages (what the setter writes) does not.
+ * Reader, pool counts and setter must agree while surplus pages exist, or a
+ * caller's "read, raise, restore" turns surplus pages into persistent ones.
+ */
+static int t_huge_surplus(void)
+{
+	const char *oc_path = "/proc/sys/vm/nr_overcommit_hugepages";
+	uint64_t def, oc = 0, persistent = 0, n = 0, prev = 0;
+	ruma_hugepage_pool *p = malloc(sizeof(*p));
+
+	CHECK(p != NULL);
+	if (ruma_sysinfo_default_huge_kb(&def) != 0 || geteuid() != 0 ||
+	    ruma_sysinfo_huge_pool(def, p) != 0 || p->all.free > 64 ||
+	    read_file_u64(oc_path, &oc) != 0) {
+		free(p);
+		SKIP("needs root, hugetlb and at most 64 free persistent huge pages");
+	}
+	size_t len = (size_t)(p->all.free + 2) * (size_t)def * 1024;
+	CHECK_OK(ruma_sysinfo_write_u64_file(oc_path, p->all.surplus + 2));
+	/* The reservation at mmap time allocates the surplus pages. */
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
+		       -1, 0);
+	int ok = m != MAP_FAILED && read_file_u64("/proc/sys/vm/nr_hugepages", &persistent) == 0 &&
+		 ruma_sysinfo_huge_pool(def, p) == 0 && p->all.surplus >= 2;
+	uint64_t node_sum = 0;
+	for (size_t i = 0; ok && i < p->nnodes; i++)
+		node_sum += p->per_node[i].total;
+	int read_rc = ruma_sysinfo_read_nr_hugepages(def, -1, &n);
+	/* Writing the persistent count back must not adopt surplus pages. */
+	int set_rc = ok ? ruma_sysinfo_set_nr_hugepages_ex(def, n, &prev, NULL) : 0;
+	uint64_t after = 0;
+	(void)read_file_u64("/proc/sys/vm/nr_hugepages", &after);
+	if (m != MAP_FAILED)
+		munmap(m, len);
+	if (after != persistent)
+		(void)ruma_sysinfo_write_u64_file("/proc/sys/vm/nr_hugepages", persistent);
+	CHECK_OK(ruma_sysinfo_write_u64_file(oc_path, oc));
+	uint64_t surplus = p->all.surplus, total = p->all.total;
+	free(p);
+	if (!ok)
+		SKIP("the kernel gave no surplus huge pages (memory fragmented)");
+	printf("    persistent %llu, surplus %llu\n", (unsigned long long)persistent,
+	       (unsigned long long)surplus);
+	CHECK_OK(read_rc);
+	CHECK_EQ(n, persistent);
+	CHECK_EQ(total, persistent);
+	CHECK_EQ(node_sum, persistent);
+	CHECK_OK(set_rc);
+	CHECK_EQ(prev, persistent);
+	CHECK_EQ(after, persistent);
+	return TEST_PASS;
+}
+
 /* ---- probes --------------------------------------------------------------------------- */
 
 static int t_probe_uring(void)
@@ -754,6 +810,7 @@ static const struct test_case cases[] = {
 	{ "sysfs_dirs_through_os", t_sysfs_dirs_through_os },
 	{ "huge_pool", t_huge_pool },
 	{ "huge_set_restore", t_huge_set_restore },
+	{ "huge_surplus", t_huge_surplus },
 	{ "probe_uring", t_probe_uring },
 	{ "probe_perf", t_probe_perf },
 	{ "probe_odirect", t_probe_odirect },

@@ -48,7 +48,7 @@ RUMA_API size_t ruma_sysinfo_page_size(void);
  * there has_reserved is false and reserved is 0.
  */
 typedef struct ruma_hugepage_counts {
-	uint64_t total;    /* nr_hugepages (persistent pages) */
+	uint64_t total;    /* persistent pages (what vm.nr_hugepages sets; surplus not counted) */
 	uint64_t free;     /* free_hugepages */
 	uint64_t reserved; /* resv_hugepages: promised to mappings, not yet faulted */
 	uint64_t surplus;  /* surplus_hugepages (overcommitted pages) */
@@ -94,7 +94,10 @@ RUMA_API int ruma_sysinfo_huge_pool(uint64_t size_kb, ruma_hugepage_pool *out);
 
 /*
  * ruma_sysinfo_read_nr_hugepages — persistent huge pages of size_kb on node
- * (-1 = all nodes).  Returns 0, -ENOENT for an unknown size or node.
+ * (-1 = all nodes): the value ruma_sysinfo_set_nr_hugepages reads and writes,
+ * without the surplus pages that sysfs nr_hugepages also counts.  So "read,
+ * set to read + k, set back" leaves surplus pages surplus.  Returns 0,
+ * -ENOENT for an unknown size or node.
  */
 RUMA_API int ruma_sysinfo_read_nr_hugepages(uint64_t size_kb, int node, uint64_t *n);
 

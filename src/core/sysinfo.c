@@ -265,6 +265,28 @@ static int pool_value(const char *dir, const char *file, uint64_t *v)
 	return ruma_sysinfo_read_u64_file(path, v);
 }
 
+/*
+ * Persistent pages of a pool directory.  The sysfs nr_hugepages counts the
+ * surplus pages too (the kernel's nr_huge_pages); the persistent count, the
+ * one /proc/sys/vm/nr_hugepages shows and a write sets, is that minus
+ * surplus_hugepages.  The two files are read apart, so a racing change can
+ * leave surplus above the total for an instant: clamp at 0.
+ */
+static int pool_persistent(const char *dir, uint64_t *persistent, uint64_t *surplus)
+{
+	uint64_t nr = 0, sur = 0;
+	int rc = pool_value(dir, "nr_hugepages", &nr);
+
+	if (rc == 0)
+		rc = pool_value(dir, "surplus_hugepages", &sur);
+	if (rc)
+		return rc;
+	*persistent = nr > sur ? nr - sur : 0;
+	if (surplus)
+		*surplus = sur;
+	return 0;
+}
+
 static int read_counts(uint64_t size_kb, int node, ruma_hugepage_counts *c)
 {
 	char dir[256];
@@ -272,11 +294,9 @@ static int read_counts(uint64_t size_kb, int node, ruma_hugepage_counts *c)
 
 	memset(c, 0, sizeof(*c));
 	if (rc == 0)
-		rc = pool_value(dir, "nr_hugepages", &c->total);
+		rc = pool_persistent(dir, &c->total, &c->surplus);
 	if (rc == 0)
 		rc = pool_value(dir, "free_hugepages", &c->free);
-	if (rc == 0)
-		rc = pool_value(dir, "surplus_hugepages", &c->surplus);
 	if (rc == 0 && node < 0) {
 		rc = pool_value(dir, "resv_hugepages", &c->reserved);
 		c->has_reserved = rc == 0;
@@ -311,7 +331,7 @@ int ruma_sysinfo_read_nr_hugepages(uint64_t size_kb, int node, uint64_t *n)
 	char dir[256];
 	int rc = pool_dir(size_kb, node, dir, sizeof(dir));
 
-	return rc ? rc : pool_value(dir, "nr_hugepages", n);
+	return rc ? rc : pool_persistent(dir, n, NULL);
 }
 
 /* The file that sets the persistent pool of size_kb. */
