@@ -50,12 +50,19 @@ static bool page_reads(const void *base, size_t p, uint64_t v)
 	return true;
 }
 
-static int rewired(ruma_snap_src *src, ruma_snap **s)
+/* A REWIRED_COW snapshot; min_run as ruma_snap_options.rewire_min_pages (1: every page). */
+static int rewired_min(ruma_snap_src *src, size_t min_run, ruma_snap **s)
 {
 	ruma_snap_options o;
 	ruma_snap_options_default(&o);
 	o.method = RUMA_SNAP_REWIRED_COW;
+	o.rewire_min_pages = min_run;
 	return ruma_snap_create(&o, src, s);
+}
+
+static int rewired(ruma_snap_src *src, ruma_snap **s)
+{
+	return rewired_min(src, 1, s);
 }
 
 static int t_runs(void)
@@ -119,6 +126,93 @@ static int t_inject(void)
 		CHECK_OK(ruma_snap_write(s, 3 * PG + 8, "abc", 3));
 		CHECK(memcmp(d + 3 * PG + 8, "abc", 3) == 0);
 		CHECK(page_reads(ruma_snap_src_data(src), 3, 4));
+		ruma_snap_destroy(s);
+	}
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/*
+ * The default rewires runs of 16 pages or more and leaves shorter runs,
+ * single pages and direct stores to the kernel's COW of the private view;
+ * a rewired run copies what the view shows, so a store the kernel copied
+ * before is kept.
+ */
+static int t_hybrid(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+	void *a;
+
+	CHECK_OK(make_src(&src));
+	CHECK_OK(rewired_min(src, 0, &s));
+	uint64_t *d = ruma_snap_data(s);
+	uint64_t pw = ruma_os_count(RUMA_SYS_PWRITEV), mm = ruma_os_count(RUMA_SYS_MMAP);
+	CHECK_OK(ruma_snap_page_writable(s, 5, &a));
+	CHECK(a == (uint8_t *)d + 5 * PG);
+	*(uint64_t *)a = 4242;
+	d[20 * PG / 8 + 3] = 555; /* a direct store: no call, the kernel copies */
+	CHECK_OK(ruma_snap_make_writable(s, 0, 4));
+	CHECK_OK(ruma_snap_make_writable(s, 6, 10)); /* 10 < 16 pages: the kernel's */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_PWRITEV) - pw, 0);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP) - mm, 0);
+	CHECK_EQ(ruma_snap_pages_copied(s), 15);
+	/* 24 pages: rewired; page 20 from the view (pagemap: anonymous), the rest from the source */
+	CHECK_OK(ruma_snap_make_writable(s, 16, PAGES - 16));
+	CHECK_EQ(ruma_os_count(RUMA_SYS_PWRITEV) - pw, 1);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP) - mm, 1);
+	CHECK_EQ(ruma_snap_pages_copied(s), PAGES - 1);
+	CHECK_EQ(d[20 * PG / 8 + 3], 555);
+	long f0 = minor_faults();
+	for (size_t p = 16; p < PAGES; p++)
+		d[p * PG / 8 + 7] = 1000 + p;
+	CHECK_EQ(minor_faults() - f0, 0);
+	for (size_t p = 0; p < PAGES; p++) {
+		d[p * PG / 8 + 1] = 7 * p; /* every page writable, page 15 too */
+		CHECK_EQ(d[p * PG / 8 + 2], p + 1);
+	}
+	CHECK_EQ(d[5 * PG / 8], 4242);
+	const uint8_t *sd = ruma_snap_src_data(src);
+	for (size_t p = 0; p < PAGES; p++)
+		CHECK(page_reads(sd, p, p + 1));
+	uint64_t fa = ruma_os_count(RUMA_SYS_FALLOCATE);
+	ruma_snap_destroy(s);
+	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE) - fa, 1); /* one run of pool pages */
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/*
+ * A failed copy or mapping in the private view keeps a direct store made
+ * before it; without /proc/self/pagemap (open or read failing) every page
+ * is copied from the view, and the store is kept too.
+ */
+static int t_hybrid_inject(void)
+{
+	static const ruma_sys sys[] = { RUMA_SYS_PWRITEV, RUMA_SYS_MMAP, RUMA_SYS_OPEN,
+					RUMA_SYS_PREAD };
+	ruma_snap_src *src;
+	ruma_snap *s;
+
+	CHECK_OK(make_src(&src));
+	for (size_t k = 0; k < TEST_N(sys); k++) {
+		CHECK_OK(rewired_min(src, 4, &s));
+		uint64_t *d = ruma_snap_data(s);
+		d[2 * PG / 8 + 9] = 999;
+		ruma_os_inject(sys[k], 1, ENOMEM, false);
+		int rc = ruma_snap_make_writable(s, 0, 8);
+		ruma_os_inject_clear();
+		bool pagemap = sys[k] == RUMA_SYS_OPEN || sys[k] == RUMA_SYS_PREAD;
+		CHECK_EQ(rc, pagemap ? 0 : -ENOMEM);
+		CHECK_EQ(ruma_snap_pages_copied(s), pagemap ? 8 : 0);
+		CHECK_EQ(d[2 * PG / 8 + 9], 999);
+		for (size_t p = 0; p < 8; p++)
+			CHECK_EQ(d[p * PG / 8 + 1], p + 1);
+		if (!pagemap)
+			CHECK_OK(ruma_snap_make_writable(s, 0, 8));
+		CHECK_EQ(ruma_snap_pages_copied(s), 8);
+		CHECK_EQ(d[2 * PG / 8 + 9], 999);
+		CHECK(page_reads(ruma_snap_src_data(src), 2, 3));
 		ruma_snap_destroy(s);
 	}
 	ruma_snap_src_destroy(src);
@@ -384,6 +478,8 @@ static int t_create_inject(void)
 static const struct test_case cases[] = {
 	{ "runs", t_runs },
 	{ "inject", t_inject },
+	{ "hybrid", t_hybrid },
+	{ "hybrid_inject", t_hybrid_inject },
 	{ "shuffle_shared_default", t_shuffle_shared_default },
 	{ "source_two_steps", t_source_two_steps },
 	{ "cow_one_mapping", t_cow_one_mapping },

@@ -1,10 +1,13 @@
 /*
  * rwbench_snapshot.c — `ruma rwbench snapshot`: snapshots of an n-byte
  * memfd array (snapshot.h).  Variants: memcpy (the baseline), cow (kernel
- * copy-on-write through a MAP_PRIVATE view), rewired-cow (a page is copied
- * into a fresh pool page and rewired on its first write, page by page),
- * rewired-cow-run (the same, each run of 64 pages made writable with one
- * ruma_snap_make_writable call before it is written), shuffle (16-page
+ * copy-on-write through a MAP_PRIVATE view), rewired-cow (each page made
+ * writable before its write, page by page, with the default
+ * rewire_min_pages: single pages are left to the kernel's COW),
+ * rewired-cow-each (the same with rewire_min_pages 1: every page copied
+ * into a fresh pool page and rewired), rewired-cow-run (each run of 64
+ * pages made writable with one ruma_snap_make_writable call before it is
+ * written: copied into pool pages and rewired per run), shuffle (16-page
  * chunks in random order, shared view: the writes reach the source, as in
  * the RUMA code base), shuffle-private (the same chunks MAP_PRIVATE: kernel
  * COW), memcpy-shuffle, and with --huge memcpy-2m, cow-2m, rewired-cow-2m.
@@ -36,19 +39,21 @@ typedef struct snap_variant {
 	bool huge;
 	bool private_view; /* shuffle: MAP_PRIVATE chunks */
 	size_t run;        /* rewired: pages made writable per ruma_snap_make_writable (0: page by page) */
+	size_t min_run;    /* rewired: ruma_snap_options.rewire_min_pages */
 } snap_variant;
 
 static const snap_variant variants[] = {
-	{ "memcpy", RUMA_SNAP_MEMCPY, 1, false, false, 0 },
-	{ "cow", RUMA_SNAP_COW, 1, false, false, 0 },
-	{ "rewired-cow", RUMA_SNAP_REWIRED_COW, 1, false, false, 0 },
-	{ "rewired-cow-run", RUMA_SNAP_REWIRED_COW, 1, false, false, 64 },
-	{ "shuffle", RUMA_SNAP_SHUFFLE, 16, false, false, 0 },
-	{ "shuffle-private", RUMA_SNAP_SHUFFLE, 16, false, true, 0 },
-	{ "memcpy-shuffle", RUMA_SNAP_MEMCPY_SHUFFLE, 16, false, false, 0 },
-	{ "memcpy-2m", RUMA_SNAP_MEMCPY, 1, true, false, 0 },
-	{ "cow-2m", RUMA_SNAP_COW, 1, true, false, 0 },
-	{ "rewired-cow-2m", RUMA_SNAP_REWIRED_COW, 1, true, false, 0 },
+	{ "memcpy", RUMA_SNAP_MEMCPY, 1, false, false, 0, 0 },
+	{ "cow", RUMA_SNAP_COW, 1, false, false, 0, 0 },
+	{ "rewired-cow", RUMA_SNAP_REWIRED_COW, 1, false, false, 0, 0 },
+	{ "rewired-cow-each", RUMA_SNAP_REWIRED_COW, 1, false, false, 0, 1 },
+	{ "rewired-cow-run", RUMA_SNAP_REWIRED_COW, 1, false, false, 64, 0 },
+	{ "shuffle", RUMA_SNAP_SHUFFLE, 16, false, false, 0, 0 },
+	{ "shuffle-private", RUMA_SNAP_SHUFFLE, 16, false, true, 0, 0 },
+	{ "memcpy-shuffle", RUMA_SNAP_MEMCPY_SHUFFLE, 16, false, false, 0, 0 },
+	{ "memcpy-2m", RUMA_SNAP_MEMCPY, 1, true, false, 0, 0 },
+	{ "cow-2m", RUMA_SNAP_COW, 1, true, false, 0, 0 },
+	{ "rewired-cow-2m", RUMA_SNAP_REWIRED_COW, 1, true, false, 0, 0 },
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 
@@ -77,6 +82,7 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	so.pages_per_chunk = v->ppc;
 	so.seed = seed;
 	so.private_view = v->private_view;
+	so.rewire_min_pages = v->min_run;
 	t0 = ruma_now_sec();
 	rc = ruma_snap_create(&so, src, &s);
 	sec[0] = ruma_now_sec() - t0;

@@ -125,6 +125,18 @@ typedef struct ruma_snap_options {
 	 * stay valid and unchanged until the snapshot is destroyed.
 	 */
 	const uint64_t *order;
+	/*
+	 * REWIRED_COW with 4 KiB pages: the shortest run of pages, made writable
+	 * in one call, that is copied into fresh pool pages and rewired (one
+	 * pwrite and one mmap per run).  Shorter runs, single pages and direct
+	 * stores into ruma_snap_data are copied by the kernel on their first
+	 * write (the view is MAP_PRIVATE), because one change of the mapping
+	 * costs more than the kernel's copy of a page.  0: the default, 16.
+	 * 1: every page made writable is rewired, and the view is read-only and
+	 * shared (a direct store faults).  2 MiB sources always behave as 1: a
+	 * private hugetlb view would reserve huge pages for a second copy.
+	 */
+	size_t rewire_min_pages;
 } ruma_snap_options;
 
 /* Deprecated: the old name of ruma_snap_options (removed in the next release). */
@@ -181,9 +193,10 @@ RUMA_API void ruma_snap_destroy(ruma_snap *s);
 
 /*
  * ruma_snap_data — the snapshot as one contiguous array of
- * ruma_snap_src_bytes(src) bytes.  For every method but REWIRED_COW it may
- * be written directly; for REWIRED_COW it is read-only until the page was
- * made writable (a direct write to a shared page faults with SIGSEGV).
+ * ruma_snap_src_bytes(src) bytes.  It may be written directly (the source
+ * does not see it), except for REWIRED_COW with rewire_min_pages 1 or 2 MiB
+ * pages: there a page is read-only until it was made writable (a direct
+ * write to a shared page faults with SIGSEGV).
  */
 RUMA_API void *ruma_snap_data(ruma_snap *s);
 RUMA_API size_t ruma_snap_bytes(const ruma_snap *s);
@@ -202,22 +215,28 @@ RUMA_API const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchun
 
 /*
  * ruma_snap_page_writable — make snapshot page `page` writable and return
- * its address in *addr.  REWIRED_COW: on the first call for a page, copy it
- * into a fresh pool page and rewire the snapshot page to it (one pwrite and
- * one mmap, as ruma_snap_make_writable of one page); later calls are free.  Other methods: just the address.  Returns 0, -EINVAL
- * (page out of range), -ENOMEM, RUMA_ENOHUGE, or an errno of the rewire (the
- * snapshot is then unchanged).
+ * its address in *addr.  The same as ruma_snap_make_writable of one page:
+ * REWIRED_COW with rewire_min_pages 1 or 2 MiB pages copies the page into
+ * a fresh pool page on the first call and rewires the snapshot page to it
+ * (one pwrite and one mmap); with a larger rewire_min_pages the kernel
+ * copies it at the first write (no system call here).  Later calls and
+ * other methods: just the address.  Returns 0, -EINVAL (page out of range),
+ * -ENOMEM, RUMA_ENOHUGE, or an errno of the rewire (the snapshot is then
+ * unchanged).
  */
 RUMA_API int ruma_snap_page_writable(ruma_snap *s, size_t page, void **addr);
 
 /*
  * ruma_snap_make_writable — make snapshot pages [first, first + n) writable.
- * REWIRED_COW: every page without a private copy gets one, with one pwrite
- * (4 KiB pools; 2 MiB: memcpy) and one mmap per maximal run of such pages;
- * pages copied before are left alone.  Other methods: nothing to do.
+ * REWIRED_COW: every maximal run of pages not made writable before gets
+ * private copies: a run of at least rewire_min_pages pages in fresh pool
+ * pages, with one pwrite (4 KiB pools; 2 MiB: memcpy) and one mmap, a
+ * shorter run from the kernel at each page's first write.  Pages made
+ * writable before are left alone.  Other methods: nothing to do.
  * Returns 0, -EINVAL (range, n == 0), -ENOMEM, -ENOSPC, RUMA_ENOHUGE,
  * RUMA_EMAPLIMIT, or an errno of pwrite/mmap; runs copied before the
- * failing one stay copied, the failing run reads the source again.
+ * failing one stay copied, the failing run reads what it read before
+ * (direct stores into it included).
  */
 RUMA_API int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n);
 
@@ -229,7 +248,11 @@ RUMA_API int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n);
  */
 RUMA_API int ruma_snap_write(ruma_snap *s, size_t off, const void *buf, size_t len);
 
-/* ruma_snap_pages_copied — pages privately copied so far by REWIRED_COW (0 for others). */
+/*
+ * ruma_snap_pages_copied — pages made writable so far by REWIRED_COW, in
+ * pool pages or left to the kernel's copy (0 for other methods; direct
+ * stores are not counted).
+ */
 RUMA_API uint64_t ruma_snap_pages_copied(const ruma_snap *s);
 
 /* ruma_snap_method_name — "memcpy", "cow", "shuffle", "memcpy-shuffle", "rewired-cow". */

@@ -16,9 +16,13 @@
  *     private copy, which comes from the source's pool and is freed with
  *     the snapshot;
  *   - REWIRED_COW: copied[i] is the pool page of snapshot page i's private
- *     copy (wired read-write) or RUMA_AREA_NONE (the source page, read-only);
- *     copies are made per run of uncopied pages: one pwrite (4 KiB) and one
- *     mmap per run, whatever the number of pages;
+ *     copy (wired read-write), KERNEL_COPY (a short run left to the
+ *     kernel's COW of the private view) or RUMA_AREA_NONE (the source page:
+ *     read-only and shared when rewire_min is 1, else private and writable,
+ *     so a direct store makes a kernel copy that copied[] does not know of);
+ *     copies are made per run of uncopied pages of at least rewire_min
+ *     pages: one pwrite or pwritev (4 KiB) and one mmap per run, whatever
+ *     the number of pages;
  *   - a copy snapshot (MEMCPY, MEMCPY_SHUFFLE) owns an anonymous mapping;
  *   - chunk k covers pages [k*ppc, min((k+1)*ppc, pages)); only full chunks
  *     are permuted, a shorter last chunk stays last: order[last] == last.
@@ -29,14 +33,19 @@
  * and sizes the file); the os layer for the
  * source and view mappings (mmap, munmap), MADV_POPULATE_READ (populate by
  * read faults: fault-around on the file, COW pages stay shared), the
- * anonymous buffers, and pwrite, which fills a run of fresh pool pages with
- * a rewired copy (4 KiB); area.h for the REWIRED_COW mappings.
+ * anonymous buffers, pwrite / pwritev, which fill a run of fresh pool pages
+ * with a rewired copy (4 KiB), and pread of /proc/self/pagemap (which pages
+ * of a private view the kernel copied); area.h for the REWIRED_COW mappings.
  *
  * A rewired copy is written before it is wired: the pwrite fills the fresh
  * pool pages without a mapping or a fault, and one mmap (MAP_POPULATE) then
  * wires them read-write with their page tables filled.  A run of pages costs
  * those two calls whatever its length; for a single page the mmap's change
- * of the mapping tree is most of the cost (docs/bench/structures.md).
+ * of the mapping tree is most of the cost, about twice the kernel's whole
+ * COW fault (docs/bench/structures.md).  So by default single pages and
+ * runs shorter than 16 pages are left to the kernel: the view is mapped
+ * MAP_PRIVATE and writable, and the kernel copies each such page at its
+ * first write.
  */
 #include <ruma/snapshot.h>
 #include <ruma/area.h>
@@ -50,7 +59,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 struct ruma_snap_src {
 	ruma_phys *phys;       /* NULL for an anonymous source */
@@ -68,9 +80,18 @@ struct ruma_snap {
 	unsigned char *data;
 	size_t map_bytes;      /* MEMCPY, MEMCPY_SHUFFLE, COW, SHUFFLE: the mapping's length */
 	ruma_area *area;       /* REWIRED_COW */
-	uint64_t *copied;      /* REWIRED_COW: pool page of the private copy, or RUMA_AREA_NONE */
+	uint64_t *copied;      /* REWIRED_COW: pool page of the private copy, KERNEL_COPY or
+				* RUMA_AREA_NONE */
+	size_t rewire_min;     /* REWIRED_COW: shortest run rewired; 1: a read-only shared view */
+	int pagemap_fd;        /* private view: /proc/self/pagemap; -1 not opened, -2 unusable */
 	uint64_t pages_copied;
 };
+
+/* copied[i] of a page left to the kernel's COW of the private view (hybrid mode). */
+#define KERNEL_COPY (UINT64_MAX - 1)
+
+/* REWIRED_COW 4 KiB: runs shorter than this are left to the kernel (docs/structures.md). */
+#define DEFAULT_REWIRE_MIN 16u
 
 static const char *const method_names[RUMA_SNAP_METHOD_COUNT_] = {
 	[RUMA_SNAP_MEMCPY] = "memcpy", [RUMA_SNAP_COW] = "cow",
@@ -384,11 +405,26 @@ static int build_shuffle(ruma_snap *s)
 	return 0;
 }
 
-/* REWIRED_COW: an area whose pages map the source's pages read-only. */
-static int reserve_rewired(ruma_snap *s)
+/* How REWIRED_COW maps the source's pages into the view. */
+static unsigned view_flags(const ruma_snap *s)
+{
+	return s->rewire_min > 1 ? RUMA_AREA_PRIVATE : RUMA_AREA_RDONLY;
+}
+
+/*
+ * REWIRED_COW: an area whose pages map the source's pages, read-only and
+ * shared when every page is rewired (rewire_min 1, and always for 2 MiB
+ * pages: a private hugetlb view would reserve a second copy of the whole
+ * source), else MAP_PRIVATE and writable so that the kernel copies the pages
+ * of short runs.
+ */
+static int reserve_rewired(ruma_snap *s, const ruma_snap_options *o)
 {
 	ruma_snap_src *src = s->src;
 	int rc = ruma_area_create(src->page, src->pages + 1, &s->area);
+
+	s->rewire_min = is_huge(src->page) ? 1 : o->rewire_min_pages ? o->rewire_min_pages
+								      : DEFAULT_REWIRE_MIN;
 
 	if (rc)
 		return rc;
@@ -399,7 +435,7 @@ static int reserve_rewired(ruma_snap *s)
 	for (size_t i = 0; i < src->pages; i++)
 		s->copied[i] = RUMA_AREA_NONE;
 	return ruma_area_map_run(s->area, 0, src->phys, src->first, src->pages,
-				 (s->populate ? RUMA_AREA_POPULATE : 0) | RUMA_AREA_RDONLY, NULL);
+				 (s->populate ? RUMA_AREA_POPULATE : 0) | view_flags(s), NULL);
 }
 
 int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap **out)
@@ -421,6 +457,7 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 	if (!s)
 		return -ENOMEM;
 	s->src = src;
+	s->pagemap_fd = -1;
 	s->method = o->method;
 	s->populate = o->populate;
 	s->private_view = o->private_view;
@@ -431,7 +468,7 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 		if (is_copy(s->method))
 			rc = reserve_copy(s, o);
 		else if (s->method == RUMA_SNAP_REWIRED_COW)
-			rc = reserve_rewired(s);
+			rc = reserve_rewired(s, o);
 		else
 			rc = reserve_view(s);
 	}
@@ -495,7 +532,7 @@ static void free_copies(ruma_snap *s)
 	for (size_t i = 0; i < s->src->pages;) {
 		uint64_t q = s->copied[i];
 		size_t k = 1;
-		if (q == RUMA_AREA_NONE) {
+		if (q == RUMA_AREA_NONE || q == KERNEL_COPY) {
 			i++;
 			continue;
 		}
@@ -517,6 +554,8 @@ void ruma_snap_destroy(ruma_snap *s)
 	if (s->copied)
 		free_copies(s);
 	free(s->copied);
+	if (s->pagemap_fd >= 0)
+		close(s->pagemap_fd);
 	if (!s->order_borrowed)
 		free(s->order);
 	free(s);
@@ -569,14 +608,102 @@ static size_t uncopied_run(const ruma_snap *s, size_t page, size_t n)
 }
 
 /*
+ * After a failed mmap of the copies over [page, page + k): map the source's
+ * pages there again and, for a private view, put the content the run had
+ * back from the copies (the kernel copies those pages again), so that a
+ * direct store made before the call is not lost.  A MAP_FIXED mmap that
+ * fails may have removed the old mapping, so this runs whatever the cause.
+ */
+static void restore_run(ruma_snap *s, size_t page, size_t k, uint64_t q)
+{
+	ruma_snap_src *src = s->src;
+
+	if (ruma_area_map_run(s->area, page, src->phys, src->first + page, k, view_flags(s),
+			      NULL) != 0 || s->rewire_min == 1)
+		return;
+	(void)ruma_os_pread_full(ruma_phys_fd(src->phys), s->data + page * src->page,
+				 k * src->page, (off_t)ruma_phys_offset(src->phys, q));
+}
+
+/* Pages a pagemap lookup covers at a time (one pread, one pwritev). */
+#define PAGEMAP_BATCH 64u
+#define PM_PRESENT (1ull << 63)
+#define PM_SWAP (1ull << 62)
+#define PM_FILE (1ull << 61)
+
+/*
+ * Whether each of pages [page, page + n) of the private view (n <=
+ * PAGEMAP_BATCH) may hold a private copy made by the kernel: its
+ * /proc/self/pagemap entry is present and anonymous, or swapped out.  A
+ * page never touched or mapping the file's page reads the source.  False
+ * (and the pagemap given up) when /proc cannot be read: the caller then
+ * copies every page from the view, which is always right.
+ */
+static bool private_pages(ruma_snap *s, size_t page, size_t n, bool *priv)
+{
+	uint64_t pm[PAGEMAP_BATCH];
+	uint64_t vpn = (uint64_t)(uintptr_t)(s->data + page * s->src->page) / s->src->page;
+
+	if (s->pagemap_fd == -1 &&
+	    ruma_os_open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0, &s->pagemap_fd) != 0)
+		s->pagemap_fd = -2;
+	if (s->pagemap_fd < 0)
+		return false;
+	if (ruma_os_pread_full(s->pagemap_fd, pm, n * sizeof(pm[0]), (off_t)(vpn * sizeof(pm[0])))) {
+		close(s->pagemap_fd);
+		s->pagemap_fd = -2;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		priv[i] = (pm[i] & PM_SWAP) || ((pm[i] & PM_PRESENT) && !(pm[i] & PM_FILE));
+	return true;
+}
+
+/*
+ * Fill k fresh pool pages at file offset off with the content of snapshot
+ * pages [page, page + k) of a private view: one pwritev per batch, each
+ * page taken from the source's mapping (its page tables are filled) unless
+ * the kernel made a private copy of it after a direct store, which is taken
+ * from the view.  Copying from the view alone would be right too, but its
+ * untouched pages would be faulted in only to be read once.
+ */
+static int fill_from_private_view(ruma_snap *s, size_t page, size_t k, off_t off)
+{
+	size_t ps = s->src->page;
+	int fd = ruma_phys_fd(s->src->phys);
+
+	for (size_t b = 0; b < k; b += PAGEMAP_BATCH) {
+		size_t n = RUMA_MIN(PAGEMAP_BATCH, k - b), niov = 0;
+		struct iovec iov[PAGEMAP_BATCH];
+		bool priv[PAGEMAP_BATCH];
+		bool known = private_pages(s, page + b, n, priv);
+		for (size_t i = 0; i < n; i++) {
+			bool view = !known || priv[i];
+			unsigned char *at = (view ? s->data : s->src->data) + (page + b + i) * ps;
+			if (niov && (unsigned char *)iov[niov - 1].iov_base + iov[niov - 1].iov_len == at)
+				iov[niov - 1].iov_len += ps;
+			else
+				iov[niov++] = (struct iovec){ .iov_base = at, .iov_len = ps };
+		}
+		int rc = ruma_os_pwritev_full(fd, iov, (int)niov, off + (off_t)(b * ps));
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
  * Rewired COW of the run [page, page + k): take k contiguous pool pages,
- * fill them with a copy of the source pages and wire them over the snapshot
- * pages read-write with one mmap.  4 KiB: one pwrite from the source's
- * mapping fills the pool pages (tmpfs allocates them and copies, no zeroing
- * and no fault), and the mmap fills the page tables (MAP_POPULATE), so a
- * write after it takes no fault.  2 MiB (hugetlbfs has no write()): the pool
- * pages are wired and populated first, then copied with memcpy.  On failure
- * the snapshot pages go back to the source's pages and nothing is kept.
+ * fill them with a copy of the snapshot's pages and wire them over the
+ * snapshot pages read-write with one mmap.  4 KiB: one pwrite fills the
+ * pool pages (tmpfs allocates them and copies, no zeroing and no fault),
+ * from the source's mapping when the view is shared (the same bytes, its
+ * page tables are filled), from the view when it is private (a page the
+ * kernel copied after a direct store keeps that store); the mmap fills the
+ * page tables (MAP_POPULATE), so a write after it takes no fault.  2 MiB
+ * (hugetlbfs has no write()): the pool pages are wired and populated first,
+ * then copied with memcpy from the source.  On failure the snapshot reads
+ * what it read before and nothing is kept.
  */
 static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 {
@@ -590,15 +717,19 @@ static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 	rc = ruma_phys_alloc(src->phys, k, &q);
 	if (rc)
 		return rc;
-	if (!huge)
+	if (!huge && s->rewire_min == 1)
 		rc = ruma_os_pwrite_full(ruma_phys_fd(src->phys), from, bytes,
 					 (off_t)ruma_phys_offset(src->phys, q));
-	if (!rc)
-		rc = ruma_area_map_run(s->area, page, src->phys, q, k,
-				       huge ? RUMA_AREA_POPULATE : RUMA_AREA_MAP_POPULATE, NULL);
+	else if (!huge)
+		rc = fill_from_private_view(s, page, k, (off_t)ruma_phys_offset(src->phys, q));
 	if (rc) {
-		(void)ruma_area_map_run(s->area, page, src->phys, src->first + page, k,
-					RUMA_AREA_RDONLY, NULL);
+		(void)ruma_phys_free(src->phys, q, k);
+		return rc;
+	}
+	rc = ruma_area_map_run(s->area, page, src->phys, q, k,
+			       huge ? RUMA_AREA_POPULATE : RUMA_AREA_MAP_POPULATE, NULL);
+	if (rc) {
+		restore_run(s, page, k, q);
 		(void)ruma_phys_free(src->phys, q, k);
 		return rc;
 	}
@@ -608,6 +739,17 @@ static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 		s->copied[page + i] = q + i;
 	s->pages_copied += k;
 	return 0;
+}
+
+/*
+ * A run shorter than rewire_min in a private view: the kernel copies each
+ * page on its first write, cheaper than a change of the mapping.
+ */
+static void leave_to_kernel(ruma_snap *s, size_t page, size_t k)
+{
+	for (size_t i = 0; i < k; i++)
+		s->copied[page + i] = KERNEL_COPY;
+	s->pages_copied += k;
 }
 
 int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n)
@@ -624,9 +766,13 @@ int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n)
 			continue;
 		}
 		size_t k = uncopied_run(s, first + i, n - i);
-		int rc = rewired_copy_run(s, first + i, k);
-		if (rc)
-			return rc;
+		if (k < s->rewire_min) {
+			leave_to_kernel(s, first + i, k);
+		} else {
+			int rc = rewired_copy_run(s, first + i, k);
+			if (rc)
+				return rc;
+		}
 		i += k;
 	}
 	return 0;
