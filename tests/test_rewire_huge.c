@@ -334,6 +334,56 @@ static int t_huge_snap_src(void)
 	return TEST_PASS;
 }
 
+/*
+ * A 2 MiB rewired copy is filled by UFFDIO_COPY (no zeroing of the fresh
+ * page); without userfaultfd, or when a step of it fails, by memcpy.  The
+ * copy reads as the source either way, a write to it stays private, and a
+ * failed unregister leaves no registered range behind (the next copy and
+ * the writes run, they do not block on a fault nobody serves).
+ */
+static int t_huge_snap_uffd_copy(void)
+{
+	static const ruma_sys sys[] = { RUMA_SYS_COUNT_, RUMA_SYS_USERFAULTFD,
+					RUMA_SYS_UFFDIO_API, RUMA_SYS_UFFDIO_REGISTER,
+					RUMA_SYS_UFFDIO_COPY, RUMA_SYS_UFFDIO_UNREGISTER };
+	ruma_snap_src *src;
+	ruma_snap_options o;
+	bool uffd_seen = false;
+
+	NEED_HUGE();
+	CHECK_OK(ruma_snap_src_create(3 * HP, true, true, &src));
+	uint64_t *d = ruma_snap_src_data(src);
+	for (size_t i = 0; i < 3 * HP / 8; i += 512)
+		d[i] = i * 3 + 1;
+	ruma_snap_options_default(&o);
+	o.method = RUMA_SNAP_REWIRED_COW;
+	for (size_t k = 0; k < TEST_N(sys); k++) {
+		ruma_snap *snap;
+		CHECK_OK(ruma_snap_create(&o, src, &snap));
+		uint64_t copies = ruma_os_count(RUMA_SYS_UFFDIO_COPY);
+		if (sys[k] != RUMA_SYS_COUNT_)
+			ruma_os_inject(sys[k], 1, EINVAL, false);
+		int rc = ruma_snap_make_writable(snap, 0, 2);
+		ruma_os_inject_clear();
+		CHECK_OK(rc);
+		CHECK_OK(ruma_snap_make_writable(snap, 2, 1)); /* the next copy works too */
+		if (sys[k] == RUMA_SYS_COUNT_)
+			uffd_seen = ruma_os_count(RUMA_SYS_UFFDIO_COPY) - copies == 2;
+		uint64_t *v = ruma_snap_data(snap);
+		for (size_t i = 0; i < 3 * HP / 8; i += 512) {
+			CHECK_EQ(v[i], i * 3 + 1);
+			v[i] = 5;
+		}
+		for (size_t i = 0; i < 3 * HP / 8; i += 512)
+			CHECK_EQ(d[i], i * 3 + 1);
+		ruma_snap_destroy(snap);
+	}
+	ruma_snap_src_destroy(src);
+	if (!uffd_seen)
+		SKIP("no userfaultfd for hugetlbfs here: the copies were made by memcpy");
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "enohuge_without_reservation", t_enohuge_without_reservation },
 	{ "reserve", t_reserve },
@@ -343,6 +393,7 @@ static const struct test_case cases[] = {
 	{ "huge_exhausted", t_huge_exhausted },
 	{ "size_by_map", t_size_by_map },
 	{ "huge_snap_src", t_huge_snap_src },
+	{ "huge_snap_uffd_copy", t_huge_snap_uffd_copy },
 };
 
 int main(int argc, char **argv)

@@ -95,6 +95,7 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_UFFDIO_REGISTER] = "uffdio_register",
 	[RUMA_SYS_UFFDIO_UNREGISTER] = "uffdio_unregister",
 	[RUMA_SYS_UFFDIO_MOVE] = "uffdio_move",
+	[RUMA_SYS_UFFDIO_COPY] = "uffdio_copy",
 	[RUMA_SYS_READ] = "read",
 	[RUMA_SYS_WRITE] = "write",
 	[RUMA_SYS_FSTAT] = "fstat",
@@ -920,6 +921,20 @@ int ruma_os_uffdio_move(int fd, void *dst, void *src, size_t len, uint64_t mode,
 	*moved = m.move > 0 ? (size_t)m.move : 0;
 	if (!rc && partial)
 		return -EAGAIN;
+	return rc;
+}
+
+int ruma_os_uffdio_copy(int fd, void *dst, const void *src, size_t len, uint64_t mode,
+			size_t *copied)
+{
+	int inj = enter(RUMA_SYS_UFFDIO_COPY);
+
+	*copied = 0;
+	if (inj)
+		return inj;
+	struct uffdio_copy c = { (uintptr_t)dst, (uintptr_t)src, len, mode, 0 };
+	int rc = ioctl(fd, UFFDIO_COPY, &c) ? -errno : 0;
+	*copied = c.copy > 0 ? (size_t)c.copy : 0;
 	return rc;
 }
 

@@ -55,6 +55,7 @@ typedef enum ruma_sys {
 	RUMA_SYS_UFFDIO_REGISTER,
 	RUMA_SYS_UFFDIO_UNREGISTER,
 	RUMA_SYS_UFFDIO_MOVE,
+	RUMA_SYS_UFFDIO_COPY,
 	/* end of the userfaultfd block */
 	RUMA_SYS_READ,         /* read(2) of a /proc, /sys or counter descriptor */
 	RUMA_SYS_WRITE,        /* write(2) to a /proc or /sys file */
@@ -273,6 +274,16 @@ int ruma_os_uffdio_unregister(int fd, void *addr, size_t len);
  * page) reaches the kernel and the call returns -EAGAIN.
  */
 int ruma_os_uffdio_move(int fd, void *dst, void *src, size_t len, uint64_t mode, size_t *moved);
+/*
+ * UFFDIO_COPY of len bytes from src into the missing pages at dst (a range
+ * registered with UFFDIO_REGISTER_MODE_MISSING): the kernel allocates each
+ * page, copies into it and maps it, with no zeroing and no fault.
+ * *copied receives the bytes copied, also on failure (a partial copy comes
+ * back as -EAGAIN or the error that stopped it).  An injected failure
+ * fails before the kernel with *copied = 0.
+ */
+int ruma_os_uffdio_copy(int fd, void *dst, const void *src, size_t len, uint64_t mode,
+			size_t *copied);
 /* A heap-allocated ring of `entries` slots (counted as io_uring_setup);
  * -ENOMEM, or the setup error (-ENOSYS, -EPERM: io_uring refused). */
 int ruma_os_uring_new(unsigned entries, struct io_uring **out);

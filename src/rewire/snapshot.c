@@ -34,8 +34,10 @@
  * source and view mappings (mmap, munmap), MADV_POPULATE_READ (populate by
  * read faults: fault-around on the file, COW pages stay shared), the
  * anonymous buffers, pwrite / pwritev, which fill a run of fresh pool pages
- * with a rewired copy (4 KiB), and pread of /proc/self/pagemap (which pages
- * of a private view the kernel copied); area.h for the REWIRED_COW mappings.
+ * with a rewired copy (4 KiB), pread of /proc/self/pagemap (which pages of a
+ * private view the kernel copied), userfaultfd with UFFDIO_REGISTER,
+ * UFFDIO_COPY and UFFDIO_UNREGISTER, which fill fresh 2 MiB copies without
+ * zeroing them first; area.h for the REWIRED_COW mappings.
  *
  * A rewired copy is written before it is wired: the pwrite fills the fresh
  * pool pages without a mapping or a fault, and one mmap (MAP_POPULATE) then
@@ -60,6 +62,7 @@
 #include <string.h>
 #include <strings.h>
 #include <fcntl.h>
+#include <linux/userfaultfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -84,6 +87,7 @@ struct ruma_snap {
 				* RUMA_AREA_NONE */
 	size_t rewire_min;     /* REWIRED_COW: shortest run rewired; 1: a read-only shared view */
 	int pagemap_fd;        /* private view: /proc/self/pagemap; -1 not opened, -2 unusable */
+	int uffd;              /* 2 MiB copies: a userfaultfd; -1 not opened, -2 unusable */
 	uint64_t pages_copied;
 };
 
@@ -458,6 +462,7 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 		return -ENOMEM;
 	s->src = src;
 	s->pagemap_fd = -1;
+	s->uffd = -1;
 	s->method = o->method;
 	s->populate = o->populate;
 	s->private_view = o->private_view;
@@ -556,6 +561,8 @@ void ruma_snap_destroy(ruma_snap *s)
 	free(s->copied);
 	if (s->pagemap_fd >= 0)
 		close(s->pagemap_fd);
+	if (s->uffd >= 0)
+		close(s->uffd);
 	if (!s->order_borrowed)
 		free(s->order);
 	free(s);
@@ -693,17 +700,60 @@ static int fill_from_private_view(ruma_snap *s, size_t page, size_t k, off_t off
 }
 
 /*
+ * A userfaultfd for UFFDIO_COPY into hugetlbfs pages, opened on first use;
+ * -1 when the kernel or its settings offer none (then memcpy is used).
+ */
+static int huge_uffd(ruma_snap *s)
+{
+	if (s->uffd == -1) {
+		int fd = -1;
+		if (ruma_os_userfaultfd(&fd) == 0 &&
+		    ruma_os_uffdio_api(fd, UFFD_FEATURE_MISSING_HUGETLBFS, NULL) == 0) {
+			s->uffd = fd;
+		} else {
+			if (fd >= 0)
+				close(fd);
+			s->uffd = -2;
+		}
+	}
+	return s->uffd >= 0 ? s->uffd : -1;
+}
+
+/*
+ * Fill the fresh 2 MiB pool pages just wired read-write at dst (their
+ * reservation taken by the mapping, not yet faulted) with len bytes from
+ * from.  UFFDIO_COPY allocates, copies and maps each page without zeroing
+ * it first, where faulting it in and copying (the fallback) clears 2 MiB
+ * before overwriting it.  Whatever the copy left undone is memcpy'd; the
+ * range is never left registered (if unregistering fails, closing the
+ * descriptor drops the registration).
+ */
+static void fill_huge(ruma_snap *s, unsigned char *dst, const unsigned char *from, size_t len)
+{
+	int fd = huge_uffd(s);
+	size_t done = 0;
+
+	if (fd >= 0 && ruma_os_uffdio_register(fd, dst, len, UFFDIO_REGISTER_MODE_MISSING) == 0) {
+		(void)ruma_os_uffdio_copy(fd, dst, from, len, 0, &done);
+		if (ruma_os_uffdio_unregister(fd, dst, len) != 0) {
+			close(fd);
+			s->uffd = -2;
+		}
+	}
+	if (done < len)
+		memcpy(dst + done, from + done, len - done);
+}
+
+/*
  * Rewired COW of the run [page, page + k): take k contiguous pool pages,
  * fill them with a copy of the snapshot's pages and wire them over the
- * snapshot pages read-write with one mmap.  4 KiB: one pwrite fills the
- * pool pages (tmpfs allocates them and copies, no zeroing and no fault),
- * from the source's mapping when the view is shared (the same bytes, its
- * page tables are filled), from the view when it is private (a page the
- * kernel copied after a direct store keeps that store); the mmap fills the
- * page tables (MAP_POPULATE), so a write after it takes no fault.  2 MiB
- * (hugetlbfs has no write()): the pool pages are wired and populated first,
- * then copied with memcpy from the source.  On failure the snapshot reads
- * what it read before and nothing is kept.
+ * snapshot pages read-write with one mmap.  4 KiB: one pwrite (shared
+ * view) or pwritev per 64 pages (private view, fill_from_private_view)
+ * fills the pool pages — tmpfs allocates them and copies, no zeroing and no
+ * fault — and the mmap fills the page tables (MAP_POPULATE), so a write
+ * after it takes no fault.  2 MiB (hugetlbfs has no write()): the pool
+ * pages are wired first and filled from the source by fill_huge.  On
+ * failure the snapshot reads what it read before and nothing is kept.
  */
 static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 {
@@ -726,15 +776,15 @@ static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 		(void)ruma_phys_free(src->phys, q, k);
 		return rc;
 	}
-	rc = ruma_area_map_run(s->area, page, src->phys, q, k,
-			       huge ? RUMA_AREA_POPULATE : RUMA_AREA_MAP_POPULATE, NULL);
+	rc = ruma_area_map_run(s->area, page, src->phys, q, k, huge ? 0 : RUMA_AREA_MAP_POPULATE,
+			       NULL);
 	if (rc) {
 		restore_run(s, page, k, q);
 		(void)ruma_phys_free(src->phys, q, k);
 		return rc;
 	}
 	if (huge)
-		memcpy(s->data + page * src->page, from, bytes);
+		fill_huge(s, s->data + page * src->page, from, bytes);
 	for (size_t i = 0; i < k; i++)
 		s->copied[page + i] = q + i;
 	s->pages_copied += k;
