@@ -27,16 +27,21 @@
  *   MEMCPY_SHUFFLE  (10/11) the same permutation, built with memcpy per chunk
  *                          into a fresh buffer (init_dst: touch it first).
  *   REWIRED_COW     ("rewired CoW" of the paper) the snapshot maps the
- *                          source's physical pages MAP_SHARED, read-only.
- *                          ruma_snap_make_writable / ruma_snap_write /
- *                          ruma_snap_page_writable copy the touched pages
- *                          into fresh pool pages and rewire the snapshot
- *                          pages to them (read-write, page tables filled);
- *                          the source pages are not changed.  The cost is
- *                          one pwrite and one mmap per RUN of pages made
- *                          writable together, so making a range writable at
- *                          once is much cheaper per page than page by page
- *                          (docs/structures.md has numbers).
+ *                          source's physical pages.  ruma_snap_make_writable
+ *                          / ruma_snap_write copy a run of at least
+ *                          rewire_min_pages pages (default 16) into fresh
+ *                          pool pages and rewire the snapshot pages to them
+ *                          (read-write, page tables filled): one pwrite or
+ *                          pwritev and one mmap per run.  Shorter runs,
+ *                          single pages (ruma_snap_page_writable) and direct
+ *                          stores are copied by the kernel at their first
+ *                          write (the view is MAP_PRIVATE), since one
+ *                          mapping change costs more than that copy.
+ *                          rewire_min_pages 1 (and any 2 MiB source):
+ *                          every page made writable is rewired, and the
+ *                          view is MAP_SHARED and read-only.  The source
+ *                          pages are never changed (docs/structures.md has
+ *                          numbers).
  *
  * populate: fill the page tables of the snapshot at creation (MAP_POPULATE
  * or MADV_POPULATE_*), so the first read takes no fault.  huge comes from the
@@ -144,7 +149,8 @@ typedef ruma_snap_options ruma_snap_opts RUMA_DEPRECATED("renamed ruma_snap_opti
 
 /*
  * ruma_snap_options_default — COW, 1 page per chunk, no populate, seed 1,
- * shared shuffled views.
+ * shared shuffled views, rewire_min_pages 0 (REWIRED_COW rewires runs of 16
+ * pages or more).
  */
 RUMA_API void ruma_snap_options_default(ruma_snap_options *o);
 
