@@ -2,14 +2,17 @@
  * test_rewirebench.c — the command lines of `ruma rewire` and `ruma rwbench`
  * through their parsers (ruma_rewirebench_parse, ruma_rwbench_parse), called
  * directly: defaults, the seed from the given environment, ranges, and the
- * messages of bad usage.
+ * messages of bad usage; and one short `rwbench snapshot` run end to end.
  */
 #include "bench/rewire/rewirebench.h"
 #include "bench/rewire/rwbench.h"
 #include "test.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *env_seed[] = { (char *)"RUMA_SEED=123", NULL };
 
@@ -93,9 +96,45 @@ static int t_rwbench_parse(void)
 	return TEST_PASS;
 }
 
+/*
+ * `rwbench snapshot` end to end on 1 MiB: every 4 KiB rewired-COW variant
+ * runs, checks its source afterwards (a changed source fails the run) and
+ * writes its CSV rows.
+ */
+static int t_rwbench_snapshot_run(void)
+{
+	static const char *const names[] = { "cow", "rewired-cow", "rewired-cow-each",
+					     "rewired-cow-run" };
+	char csv[] = "/tmp/ruma-test-rwbench-XXXXXX", err[512], line[256];
+	ruma_rwbench_opts o;
+	int fd = mkstemp(csv);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_OK(rwbench(&o, err, "snapshot", "--n", "1M", "--reps", "1", "--only",
+			 "cow,rewired-cow,rewired-cow-each,rewired-cow-run", "--csv", csv, NULL));
+	int rc = ruma_rwbench_run(&o);
+	size_t rows[4] = { 0 };
+	FILE *f = fopen(csv, "r");
+	while (f && fgets(line, sizeof(line), f))
+		for (size_t k = 0; k < TEST_N(names); k++) {
+			char want[64];
+			snprintf(want, sizeof(want), "snapshot,%s,", names[k]);
+			rows[k] += !strncmp(line, want, strlen(want));
+		}
+	if (f)
+		fclose(f);
+	unlink(csv);
+	CHECK_EQ(rc, 0);
+	for (size_t k = 0; k < TEST_N(names); k++)
+		CHECK_EQ(rows[k], 4); /* one row per phase */
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "rewire_parse", t_rewire_parse },
 	{ "rwbench_parse", t_rwbench_parse },
+	{ "rwbench_snapshot_run", t_rwbench_snapshot_run },
 };
 
 int main(int argc, char **argv)
