@@ -371,7 +371,10 @@ static int t_huge_surplus(void)
 		SKIP("needs root, hugetlb and at most 64 free persistent huge pages");
 	}
 	size_t len = (size_t)(p->all.free + 2) * (size_t)def * 1024;
-	CHECK_OK(ruma_sysinfo_write_u64_file(oc_path, p->all.surplus + 2));
+	int oc_rc = ruma_sysinfo_write_u64_file(oc_path, p->all.surplus + 2);
+	if (oc_rc)
+		free(p);
+	CHECK_OK(oc_rc);
 	/* The reservation at mmap time allocates the surplus pages. */
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB,
 		       -1, 0);

@@ -105,8 +105,9 @@ RUMA_API int ruma_sysinfo_read_nr_hugepages(uint64_t size_kb, int node, uint64_t
  * ruma_sysinfo_set_nr_hugepages — ask the kernel to keep n persistent huge
  * pages of size_kb (system-wide): writes /proc/sys/vm/nr_hugepages for the
  * default size, /sys/kernel/mm/hugepages/hugepages-<size>kB/nr_hugepages for
- * the others.  *previous (may be NULL) gets the value before the write.
- * The value is read back: when the kernel reserved fewer than n pages
+ * the others.  *previous (may be NULL) gets the persistent count before
+ * the write (as ruma_sysinfo_read_nr_hugepages gives it, for every size).
+ * The count is read back: when the kernel reserved fewer than n pages
  * (fragmented memory) the previous value is written again and RUMA_ENOHUGE is
  * returned, so after any non-zero return nothing changed.
  * Typical test use: set(2048, prev + k, &prev) ... set(2048, prev, NULL).
@@ -118,7 +119,7 @@ RUMA_API int ruma_sysinfo_set_nr_hugepages(uint64_t size_kb, uint64_t n, uint64_
 /*
  * ruma_sysinfo_set_nr_hugepages_ex — like ruma_sysinfo_set_nr_hugepages but
  * a shortfall is not an error: the kernel's result stays in place and *actual
- * gets the value read back (may be below n).  previous and actual may be NULL.
+ * gets the persistent count read back (may be below n).  previous and actual may be NULL.
  * Returns 0 or a negative errno (the write itself failed).
  */
 RUMA_API int ruma_sysinfo_set_nr_hugepages_ex(uint64_t size_kb, uint64_t n, uint64_t *previous,

@@ -351,6 +351,12 @@ static int nr_hugepages_path(uint64_t size_kb, char *buf, size_t cap)
 	return rc;
 }
 
+/*
+ * The persistent count before and after the write comes from the pool's
+ * sysfs directory (nr_hugepages - surplus_hugepages) for every size: the
+ * sysfs nr_hugepages file that sets a non-default size counts surplus pages
+ * when read back.
+ */
 int ruma_sysinfo_set_nr_hugepages_ex(uint64_t size_kb, uint64_t n, uint64_t *previous,
 				     uint64_t *actual)
 {
@@ -359,7 +365,7 @@ int ruma_sysinfo_set_nr_hugepages_ex(uint64_t size_kb, uint64_t n, uint64_t *pre
 	int rc = nr_hugepages_path(size_kb, path, sizeof(path));
 
 	if (rc == 0)
-		rc = ruma_sysinfo_read_u64_file(path, &prev);
+		rc = ruma_sysinfo_read_nr_hugepages(size_kb, -1, &prev);
 	if (rc)
 		return rc;
 	if (previous)
@@ -367,7 +373,7 @@ int ruma_sysinfo_set_nr_hugepages_ex(uint64_t size_kb, uint64_t n, uint64_t *pre
 	rc = ruma_sysinfo_write_u64_file(path, n);
 	if (rc)
 		return rc;
-	rc = ruma_sysinfo_read_u64_file(path, &now);
+	rc = ruma_sysinfo_read_nr_hugepages(size_kb, -1, &now);
 	if (rc)
 		return rc;
 	if (actual)
