@@ -18,6 +18,8 @@
 #include "os/os.h"
 
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define PG 4096u
 #define PAGES 40u
@@ -215,6 +217,37 @@ static int t_hybrid_inject(void)
 		CHECK(page_reads(ruma_snap_src_data(src), 2, 3));
 		ruma_snap_destroy(s);
 	}
+	ruma_snap_src_destroy(src);
+	return TEST_PASS;
+}
+
+/*
+ * A child made by fork reads its own page tables: a store it made (a kernel
+ * copy in the child only) survives a rewired run there, although the parent
+ * opened its /proc/self/pagemap before the fork.
+ */
+static int t_hybrid_fork(void)
+{
+	ruma_snap_src *src;
+	ruma_snap *s;
+
+	CHECK_OK(make_src(&src));
+	CHECK_OK(rewired_min(src, 4, &s));
+	CHECK_OK(ruma_snap_make_writable(s, 0, 8)); /* opens the parent's pagemap */
+	uint64_t *d = ruma_snap_data(s);
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		d[20 * PG / 8 + 3] = 555;
+		int rc = ruma_snap_make_writable(s, 16, 8);
+		_exit(rc == 0 && d[20 * PG / 8 + 3] == 555 ? 0 : 1);
+	}
+	int st = 0;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(d[20 * PG / 8 + 3], 21);
+	ruma_snap_destroy(s);
 	ruma_snap_src_destroy(src);
 	return TEST_PASS;
 }
@@ -480,6 +513,7 @@ static const struct test_case cases[] = {
 	{ "inject", t_inject },
 	{ "hybrid", t_hybrid },
 	{ "hybrid_inject", t_hybrid_inject },
+	{ "hybrid_fork", t_hybrid_fork },
 	{ "shuffle_shared_default", t_shuffle_shared_default },
 	{ "source_two_steps", t_source_two_steps },
 	{ "cow_one_mapping", t_cow_one_mapping },

@@ -31,8 +31,10 @@
  *                          / ruma_snap_write copy a run of at least
  *                          rewire_min_pages pages (default 16) into fresh
  *                          pool pages and rewire the snapshot pages to them
- *                          (read-write, page tables filled): one pwrite or
- *                          pwritev and one mmap per run.  Shorter runs,
+ *                          (read-write, page tables filled): one mmap per
+ *                          run and, per 64 pages, one pread of
+ *                          /proc/self/pagemap and one pwritev (a shared
+ *                          view: one pwrite; 2 MiB: UFFDIO_COPY).  Shorter runs,
  *                          single pages (ruma_snap_page_writable) and direct
  *                          stores are copied by the kernel at their first
  *                          write (the view is MAP_PRIVATE), since one
@@ -41,7 +43,9 @@
  *                          every page made writable is rewired, and the
  *                          view is MAP_SHARED and read-only.  The source
  *                          pages are never changed (docs/structures.md has
- *                          numbers).
+ *                          numbers).  The private view is writable, so
+ *                          under vm.overcommit_memory 2 its size counts
+ *                          against the commit limit.
  *
  * populate: fill the page tables of the snapshot at creation (MAP_POPULATE
  * or MADV_POPULATE_*), so the first read takes no fault.  huge comes from the
@@ -133,7 +137,7 @@ typedef struct ruma_snap_options {
 	/*
 	 * REWIRED_COW with 4 KiB pages: the shortest run of pages, made writable
 	 * in one call, that is copied into fresh pool pages and rewired (one
-	 * pwrite and one mmap per run).  Shorter runs, single pages and direct
+	 * mmap per run).  Shorter runs, single pages and direct
 	 * stores into ruma_snap_data are copied by the kernel on their first
 	 * write (the view is MAP_PRIVATE), because one change of the mapping
 	 * costs more than the kernel's copy of a page.  0: the default, 16.
@@ -224,7 +228,8 @@ RUMA_API const uint64_t *ruma_snap_chunk_order(const ruma_snap *s, size_t *nchun
  * its address in *addr.  The same as ruma_snap_make_writable of one page:
  * REWIRED_COW with rewire_min_pages 1 or 2 MiB pages copies the page into
  * a fresh pool page on the first call and rewires the snapshot page to it
- * (one pwrite and one mmap); with a larger rewire_min_pages the kernel
+ * (4 KiB: one pwrite and one mmap; 2 MiB: one mmap and UFFDIO_COPY, or a
+ * memcpy without userfaultfd); with a larger rewire_min_pages the kernel
  * copies it at the first write (no system call here).  Later calls and
  * other methods: just the address.  Returns 0, -EINVAL (page out of range),
  * -ENOMEM, RUMA_ENOHUGE, or an errno of the rewire (the snapshot is then
@@ -236,13 +241,15 @@ RUMA_API int ruma_snap_page_writable(ruma_snap *s, size_t page, void **addr);
  * ruma_snap_make_writable — make snapshot pages [first, first + n) writable.
  * REWIRED_COW: every maximal run of pages not made writable before gets
  * private copies: a run of at least rewire_min_pages pages in fresh pool
- * pages, with one pwrite (4 KiB pools; 2 MiB: memcpy) and one mmap, a
- * shorter run from the kernel at each page's first write.  Pages made
+ * pages, with one mmap (filled as the REWIRED_COW description above says),
+ * a shorter run from the kernel at each page's first write.  Pages made
  * writable before are left alone.  Other methods: nothing to do.
  * Returns 0, -EINVAL (range, n == 0), -ENOMEM, -ENOSPC, RUMA_ENOHUGE,
- * RUMA_EMAPLIMIT, or an errno of pwrite/mmap; runs copied before the
- * failing one stay copied, the failing run reads what it read before
- * (direct stores into it included).
+ * RUMA_EMAPLIMIT, or an errno of pwrite/pwritev/mmap; runs copied before
+ * the failing one stay copied, the failing run reads what it read before
+ * (direct stores into it included) — unless the kernel also refuses to map
+ * those pages back and to wire the copies there, when they may read the
+ * source or not be mapped at all.
  */
 RUMA_API int ruma_snap_make_writable(ruma_snap *s, size_t first, size_t n);
 

@@ -931,7 +931,7 @@ int ruma_os_uffdio_copy(int fd, void *dst, const void *src, size_t len, uint64_t
 
 	*copied = 0;
 	if (inj)
-		return inj;
+		return fail_code(inj);
 	struct uffdio_copy c = { (uintptr_t)dst, (uintptr_t)src, len, mode, 0 };
 	int rc = ioctl(fd, UFFDIO_COPY, &c) ? -errno : 0;
 	*copied = c.copy > 0 ? (size_t)c.copy : 0;

@@ -21,8 +21,11 @@
  *     read-only and shared when rewire_min is 1, else private and writable,
  *     so a direct store makes a kernel copy that copied[] does not know of);
  *     copies are made per run of uncopied pages of at least rewire_min
- *     pages: one pwrite or pwritev (4 KiB) and one mmap per run, whatever
- *     the number of pages;
+ *     pages: one mmap per run, whatever the number of pages, filled by one
+ *     pwrite (shared view), by one pwritev per 64 pages (private view) or
+ *     by UFFDIO_COPY (2 MiB);
+ *   - pagemap_fd and uffd belong to the process fd_owner; another process
+ *     (a forked child) opens its own;
  *   - a copy snapshot (MEMCPY, MEMCPY_SHUFFLE) owns an anonymous mapping;
  *   - chunk k covers pages [k*ppc, min((k+1)*ppc, pages)); only full chunks
  *     are permuted, a shorter last chunk stays last: order[last] == last.
@@ -88,6 +91,7 @@ struct ruma_snap {
 	size_t rewire_min;     /* REWIRED_COW: shortest run rewired; 1: a read-only shared view */
 	int pagemap_fd;        /* private view: /proc/self/pagemap; -1 not opened, -2 unusable */
 	int uffd;              /* 2 MiB copies: a userfaultfd; -1 not opened, -2 unusable */
+	pid_t fd_owner;        /* the process pagemap_fd and uffd belong to */
 	uint64_t pages_copied;
 };
 
@@ -463,6 +467,7 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 	s->src = src;
 	s->pagemap_fd = -1;
 	s->uffd = -1;
+	s->fd_owner = getpid();
 	s->method = o->method;
 	s->populate = o->populate;
 	s->private_view = o->private_view;
@@ -621,15 +626,45 @@ static size_t uncopied_run(const ruma_snap *s, size_t page, size_t n)
  * direct store made before the call is not lost.  A MAP_FIXED mmap that
  * fails may have removed the old mapping, so this runs whatever the cause.
  */
-static void restore_run(ruma_snap *s, size_t page, size_t k, uint64_t q)
+static int restore_run(ruma_snap *s, size_t page, size_t k, uint64_t q)
 {
 	ruma_snap_src *src = s->src;
+	int rc = ruma_area_map_run(s->area, page, src->phys, src->first + page, k, view_flags(s),
+				   NULL);
 
-	if (ruma_area_map_run(s->area, page, src->phys, src->first + page, k, view_flags(s),
-			      NULL) != 0 || s->rewire_min == 1)
+	if (rc || s->rewire_min == 1)
+		return rc;
+	return ruma_os_pread_full(ruma_phys_fd(src->phys), s->data + page * src->page,
+				  k * src->page, (off_t)ruma_phys_offset(src->phys, q));
+}
+
+/* Wire pool pages [q, q + k) read-write over snapshot pages [page, page + k). */
+static int wire_copies(ruma_snap *s, size_t page, size_t k, uint64_t q)
+{
+	bool huge = ruma_phys_is_huge(s->src->phys);
+
+	return ruma_area_map_run(s->area, page, s->src->phys, q, k,
+				 huge ? 0 : RUMA_AREA_MAP_POPULATE, NULL);
+}
+
+/*
+ * /proc/self/pagemap and a userfaultfd describe the memory of the process
+ * that opened them, and a child made by fork inherits both: a child that
+ * used its parent's would read the parent's page tables or register ranges
+ * in the parent.  So a process uses only descriptors it opened itself.
+ */
+static void own_descriptors(ruma_snap *s)
+{
+	pid_t me = getpid();
+
+	if (s->fd_owner == me)
 		return;
-	(void)ruma_os_pread_full(ruma_phys_fd(src->phys), s->data + page * src->page,
-				 k * src->page, (off_t)ruma_phys_offset(src->phys, q));
+	if (s->pagemap_fd >= 0)
+		close(s->pagemap_fd);
+	if (s->uffd >= 0)
+		close(s->uffd);
+	s->pagemap_fd = s->uffd = -1;
+	s->fd_owner = me;
 }
 
 /* Pages a pagemap lookup covers at a time (one pread, one pwritev). */
@@ -703,6 +738,13 @@ static int fill_from_private_view(ruma_snap *s, size_t page, size_t k, off_t off
  * A userfaultfd for UFFDIO_COPY into hugetlbfs pages, opened on first use;
  * -1 when the kernel or its settings offer none (then memcpy is used).
  */
+static void drop_uffd(ruma_snap *s)
+{
+	if (s->uffd >= 0)
+		close(s->uffd);
+	s->uffd = -2;
+}
+
 static int huge_uffd(ruma_snap *s)
 {
 	if (s->uffd == -1) {
@@ -720,28 +762,36 @@ static int huge_uffd(ruma_snap *s)
 }
 
 /*
- * Fill the fresh 2 MiB pool pages just wired read-write at dst (their
- * reservation taken by the mapping, not yet faulted) with len bytes from
- * from.  UFFDIO_COPY allocates, copies and maps each page without zeroing
- * it first, where faulting it in and copying (the fallback) clears 2 MiB
- * before overwriting it.  Whatever the copy left undone is memcpy'd; the
- * range is never left registered (if unregistering fails, closing the
- * descriptor drops the registration).
+ * Fill the fresh 2 MiB pool pages [q, q + k), just wired read-write over
+ * snapshot pages [page, page + k) (their reservation taken by the mapping,
+ * not yet faulted), from the source at from.  UFFDIO_COPY allocates, copies
+ * and maps each page without zeroing it first, where faulting it in and
+ * copying (the fallback) clears 2 MiB before overwriting it.  Whatever the
+ * copy left undone is memcpy'd.  The range never stays registered: if
+ * unregistering fails, the run is wired again (a fresh mapping carries no
+ * registration; closing the descriptor would not drop it while a forked
+ * child holds a copy of it).  Returns 0 or the error of that wiring.
  */
-static void fill_huge(ruma_snap *s, unsigned char *dst, const unsigned char *from, size_t len)
+static int fill_huge(ruma_snap *s, size_t page, size_t k, uint64_t q, const unsigned char *from)
 {
+	unsigned char *dst = s->data + page * s->src->page;
+	size_t len = k * s->src->page, done = 0;
 	int fd = huge_uffd(s);
-	size_t done = 0;
 
-	if (fd >= 0 && ruma_os_uffdio_register(fd, dst, len, UFFDIO_REGISTER_MODE_MISSING) == 0) {
+	if (fd >= 0 && ruma_os_uffdio_register(fd, dst, len, UFFDIO_REGISTER_MODE_MISSING) != 0) {
+		drop_uffd(s);
+	} else if (fd >= 0) {
 		(void)ruma_os_uffdio_copy(fd, dst, from, len, 0, &done);
 		if (ruma_os_uffdio_unregister(fd, dst, len) != 0) {
-			close(fd);
-			s->uffd = -2;
+			drop_uffd(s);
+			int rc = wire_copies(s, page, k, q);
+			if (rc)
+				return rc;
 		}
 	}
 	if (done < len)
 		memcpy(dst + done, from + done, len - done);
+	return 0;
 }
 
 /*
@@ -753,7 +803,9 @@ static void fill_huge(ruma_snap *s, unsigned char *dst, const unsigned char *fro
  * fault — and the mmap fills the page tables (MAP_POPULATE), so a write
  * after it takes no fault.  2 MiB (hugetlbfs has no write()): the pool
  * pages are wired first and filled from the source by fill_huge.  On
- * failure the snapshot reads what it read before and nothing is kept.
+ * failure the snapshot reads what it read before and nothing is kept —
+ * unless the view cannot be put back either (restore_run): then the copies
+ * are wired again, and the run counts as copied if that works.
  */
 static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 {
@@ -764,6 +816,7 @@ static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 	uint64_t q;
 	int rc;
 
+	own_descriptors(s);
 	rc = ruma_phys_alloc(src->phys, k, &q);
 	if (rc)
 		return rc;
@@ -776,15 +829,18 @@ static int rewired_copy_run(ruma_snap *s, size_t page, size_t k)
 		(void)ruma_phys_free(src->phys, q, k);
 		return rc;
 	}
-	rc = ruma_area_map_run(s->area, page, src->phys, q, k, huge ? 0 : RUMA_AREA_MAP_POPULATE,
-			       NULL);
+	rc = wire_copies(s, page, k, q);
+	if (rc && restore_run(s, page, k, q) != 0 && wire_copies(s, page, k, q) == 0)
+		rc = 0; /* the old view could not be put back, the copies could: keep them */
+	if (!rc && huge) {
+		rc = fill_huge(s, page, k, q, from);
+		if (rc)
+			(void)restore_run(s, page, k, q);
+	}
 	if (rc) {
-		restore_run(s, page, k, q);
 		(void)ruma_phys_free(src->phys, q, k);
 		return rc;
 	}
-	if (huge)
-		fill_huge(s, s->data + page * src->page, from, bytes);
 	for (size_t i = 0; i < k; i++)
 		s->copied[page + i] = q + i;
 	s->pages_copied += k;
