@@ -77,6 +77,11 @@ static int t_rwbench_parse(void)
 	CHECK(o.seed == 123 && o.nparts == 4 && o.parts[3] == 1024 && !strcmp(o.which, "vector"));
 	CHECK_OK(rwbench(&o, err, "pool", NULL));
 	CHECK_EQ(o.n, (uint64_t)128 << 20);
+	CHECK_EQ(o.run_pages, 64);
+	CHECK_OK(rwbench(&o, err, "snapshot", "--run-pages", "8", NULL));
+	CHECK_EQ(o.run_pages, 8);
+	CHECK(rwbench(&o, err, "snapshot", "--run-pages", "0", NULL) == RUMA_EPARSE);
+	CHECK(!strcmp(err, "ruma rwbench: invalid value for --run-pages: '0'\n"));
 	CHECK_OK(rwbench(&o, err, "partition", "--partitions", "2,8", "--n", "1M", "--huge",
 			 "--only", "a,b", "--pages-per-block", "4", "--extent-pages", "16", NULL));
 	CHECK(o.nparts == 2 && o.parts[1] == 8 && o.n == (1u << 20) && o.huge);
@@ -112,7 +117,8 @@ static int t_rwbench_snapshot_run(void)
 	CHECK(fd >= 0);
 	close(fd);
 	CHECK_OK(rwbench(&o, err, "snapshot", "--n", "1M", "--reps", "1", "--only",
-			 "cow,rewired-cow,rewired-cow-each,rewired-cow-run", "--csv", csv, NULL));
+			 "cow,rewired-cow,rewired-cow-each,rewired-cow-run", "--run-pages", "8",
+			 "--csv", csv, NULL));
 	int rc = ruma_rwbench_run(&o);
 	size_t rows[4] = { 0 };
 	FILE *f = fopen(csv, "r");

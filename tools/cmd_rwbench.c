@@ -47,6 +47,8 @@ static void usage(FILE *f)
 		"  --pages-per-block K  block size of the mapped partitioning methods (default 1)\n"
 		"  --extent-pages E     pool pages reserved per partition by the -ext variants\n"
 		"                       (default 1024)\n"
+		"  --run-pages R        snapshot: pages per call of rewired-cow-run, rewired\n"
+		"                       whatever R (rewire_min_pages R; default 64)\n"
 		"  --csv FILE           CSV to FILE instead of stdout\n"
 		"  --result FILE        also write the measurements as rows metric,unit,value,params\n"
 		"CSV rows (one per measurement) on stdout, summaries on stderr.\n");

@@ -47,6 +47,7 @@ typedef struct ruma_rwbench_opts {
 	size_t nparts;            /* partition: the P values */
 	size_t pages_per_block;   /* partition: block size of the mapped methods */
 	size_t extent_pages;      /* partition: extent size of the -ext variants */
+	size_t run_pages;         /* snapshot: pages per call of rewired-cow-run */
 	const char *only;         /* comma-separated variant names to run; NULL = all */
 	/* command line */
 	const char *which;        /* vector, access, partition, pool or snapshot */

@@ -62,6 +62,7 @@ static const ruma_opt rwbench_options[] = {
 	{ "--partitions", RUMA_OPT_FUNC, 0, 0, 0, NULL, parse_parts, 0 },
 	{ "--pages-per-block", RUMA_OPT_SIZET, OPT(pages_per_block), 1, 4096, NULL, NULL, 0 },
 	{ "--extent-pages", RUMA_OPT_SIZET, OPT(extent_pages), 1, (uint64_t)1 << 24, NULL, NULL, 0 },
+	{ "--run-pages", RUMA_OPT_SIZET, OPT(run_pages), 1, (uint64_t)1 << 20, NULL, NULL, 0 },
 	{ "--csv", RUMA_OPT_STR, OPT(csv_path), 0, 0, NULL, NULL, 0 },
 	{ "--result", RUMA_OPT_STR, OPT(result), 0, 0, NULL, NULL, RUMA_OPT_NONEMPTY },
 };
@@ -74,6 +75,7 @@ static void defaults(ruma_rwbench_opts *o, char *const *envp)
 	o->max_log = 24;
 	o->pages_per_block = 1;
 	o->extent_pages = 1024;
+	o->run_pages = 64;
 	o->seed = ruma_opt_env_seed(envp);
 	o->parts[0] = 16, o->parts[1] = 64, o->parts[2] = 256, o->parts[3] = 1024;
 	o->nparts = 4;

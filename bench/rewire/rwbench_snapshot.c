@@ -5,9 +5,10 @@
  * writable before its write, page by page, with the default
  * rewire_min_pages: single pages are left to the kernel's COW),
  * rewired-cow-each (the same with rewire_min_pages 1: every page copied
- * into a fresh pool page and rewired), rewired-cow-run (each run of 64
- * pages made writable with one ruma_snap_make_writable call before it is
- * written: copied into pool pages and rewired per run), shuffle (16-page
+ * into a fresh pool page and rewired), rewired-cow-run (each run of
+ * --run-pages pages, 64 by default, made writable with one
+ * ruma_snap_make_writable call before it is written, rewire_min_pages the
+ * same: copied into pool pages and rewired per run), shuffle (16-page
  * chunks in random order, shared view: the writes reach the source, as in
  * the RUMA code base), shuffle-private (the same chunks MAP_PRIVATE: kernel
  * COW), memcpy-shuffle, and with --huge memcpy-2m, cow-2m, rewired-cow-2m.
@@ -29,6 +30,7 @@
 #include <ruma/snapshot.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +40,7 @@ typedef struct snap_variant {
 	size_t ppc;
 	bool huge;
 	bool private_view; /* shuffle: MAP_PRIVATE chunks */
-	size_t run;        /* rewired: pages made writable per ruma_snap_make_writable (0: page by page) */
+	size_t run;        /* rewired: pages made writable per call (0: page by page; SIZE_MAX: --run-pages) */
 	size_t min_run;    /* rewired: ruma_snap_options.rewire_min_pages */
 } snap_variant;
 
@@ -47,7 +49,7 @@ static const snap_variant variants[] = {
 	{ "cow", RUMA_SNAP_COW, 1, false, false, 0, 0 },
 	{ "rewired-cow", RUMA_SNAP_REWIRED_COW, 1, false, false, 0, 0 },
 	{ "rewired-cow-each", RUMA_SNAP_REWIRED_COW, 1, false, false, 0, 1 },
-	{ "rewired-cow-run", RUMA_SNAP_REWIRED_COW, 1, false, false, 64, 0 },
+	{ "rewired-cow-run", RUMA_SNAP_REWIRED_COW, 1, false, false, SIZE_MAX, SIZE_MAX },
 	{ "shuffle", RUMA_SNAP_SHUFFLE, 16, false, false, 0, 0 },
 	{ "shuffle-private", RUMA_SNAP_SHUFFLE, 16, false, true, 0, 0 },
 	{ "memcpy-shuffle", RUMA_SNAP_MEMCPY_SHUFFLE, 16, false, false, 0, 0 },
@@ -61,6 +63,9 @@ static const char *const phases[] = { "create", "write", "read", "destroy" };
 #define NPHASE 4
 
 static volatile uint64_t sink;
+
+/* --run-pages of the current run (the phased driver passes no options to a variant). */
+static size_t run_pages = 64;
 
 static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double *sec,
 		   uint64_t *pages_out)
@@ -82,7 +87,8 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	so.pages_per_chunk = v->ppc;
 	so.seed = seed;
 	so.private_view = v->private_view;
-	so.rewire_min_pages = v->min_run;
+	size_t run = v->run == SIZE_MAX ? run_pages : v->run;
+	so.rewire_min_pages = v->min_run == SIZE_MAX ? run_pages : v->min_run;
 	t0 = ruma_now_sec();
 	rc = ruma_snap_create(&so, src, &s);
 	sec[0] = ruma_now_sec() - t0;
@@ -95,8 +101,8 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	t0 = ruma_now_sec();
 	for (size_t p = 0; p < pages && !rc; p++) {
 		void *a;
-		if (v->run && p % v->run == 0)
-			rc = ruma_snap_make_writable(s, p, RUMA_MIN(v->run, pages - p));
+		if (run && p % run == 0)
+			rc = ruma_snap_make_writable(s, p, RUMA_MIN(run, pages - p));
 		if (!rc)
 			rc = ruma_snap_page_writable(s, p, &a);
 		if (!rc)
@@ -160,6 +166,7 @@ int ruma_rwbench_snapshot(const ruma_rwbench_opts *o)
 		.per_count_column = "us_per_page",
 		.run = run_variant,
 	};
+	run_pages = o->run_pages;
 	int rc = ruma_rwb_run_phased(o, &bench);
 
 	fprintf(stderr, "(checksum %llu)\n", (unsigned long long)sink);
