@@ -429,11 +429,10 @@ static unsigned view_flags(const ruma_snap *s)
 static int reserve_rewired(ruma_snap *s, const ruma_snap_options *o)
 {
 	ruma_snap_src *src = s->src;
-	int rc = ruma_area_create(src->page, src->pages + 1, &s->area);
 
 	s->rewire_min = is_huge(src->page) ? 1 : o->rewire_min_pages ? o->rewire_min_pages
 								      : DEFAULT_REWIRE_MIN;
-
+	int rc = ruma_area_create(src->page, src->pages + 1, &s->area);
 	if (rc)
 		return rc;
 	s->data = ruma_area_base(s->area);
@@ -537,6 +536,16 @@ int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap *
 }
 
 /* Give the private copies back to the pool, one free (one hole punch) per run of pool pages. */
+/* Close the lazily opened pagemap and userfaultfd descriptors; the next use opens them again. */
+static void close_descriptors(ruma_snap *s)
+{
+	if (s->pagemap_fd >= 0)
+		close(s->pagemap_fd);
+	if (s->uffd >= 0)
+		close(s->uffd);
+	s->pagemap_fd = s->uffd = -1;
+}
+
 static void free_copies(ruma_snap *s)
 {
 	for (size_t i = 0; i < s->src->pages;) {
@@ -564,10 +573,7 @@ void ruma_snap_destroy(ruma_snap *s)
 	if (s->copied)
 		free_copies(s);
 	free(s->copied);
-	if (s->pagemap_fd >= 0)
-		close(s->pagemap_fd);
-	if (s->uffd >= 0)
-		close(s->uffd);
+	close_descriptors(s);
 	if (!s->order_borrowed)
 		free(s->order);
 	free(s);
@@ -659,11 +665,7 @@ static void own_descriptors(ruma_snap *s)
 
 	if (s->fd_owner == me)
 		return;
-	if (s->pagemap_fd >= 0)
-		close(s->pagemap_fd);
-	if (s->uffd >= 0)
-		close(s->uffd);
-	s->pagemap_fd = s->uffd = -1;
+	close_descriptors(s);
 	s->fd_owner = me;
 }
 
@@ -734,10 +736,7 @@ static int fill_from_private_view(ruma_snap *s, size_t page, size_t k, off_t off
 	return 0;
 }
 
-/*
- * A userfaultfd for UFFDIO_COPY into hugetlbfs pages, opened on first use;
- * -1 when the kernel or its settings offer none (then memcpy is used).
- */
+/* Give up UFFDIO_COPY for this snapshot (its copies are memcpy'd from now on). */
 static void drop_uffd(ruma_snap *s)
 {
 	if (s->uffd >= 0)
@@ -745,6 +744,10 @@ static void drop_uffd(ruma_snap *s)
 	s->uffd = -2;
 }
 
+/*
+ * A userfaultfd for UFFDIO_COPY into hugetlbfs pages, opened on first use;
+ * -1 when the kernel or its settings offer none (then memcpy is used).
+ */
 static int huge_uffd(ruma_snap *s)
 {
 	if (s->uffd == -1) {
