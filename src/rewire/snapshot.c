@@ -91,7 +91,8 @@ struct ruma_snap {
 	size_t rewire_min;     /* REWIRED_COW: shortest run rewired; 1: a read-only shared view */
 	int pagemap_fd;        /* private view: /proc/self/pagemap; -1 not opened, -2 unusable */
 	int uffd;              /* 2 MiB copies: a userfaultfd; -1 not opened, -2 unusable */
-	pid_t fd_owner;        /* the process pagemap_fd and uffd belong to */
+	pid_t fd_owner;        /* the process pagemap_fd and uffd belong to; 0 until the
+				* first use, so ruma_snap_reserve makes no syscall but mmap */
 	uint64_t pages_copied;
 };
 
@@ -466,7 +467,6 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 	s->src = src;
 	s->pagemap_fd = -1;
 	s->uffd = -1;
-	s->fd_owner = getpid();
 	s->method = o->method;
 	s->populate = o->populate;
 	s->private_view = o->private_view;
@@ -535,7 +535,6 @@ int ruma_snap_create(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap *
 	return rc;
 }
 
-/* Give the private copies back to the pool, one free (one hole punch) per run of pool pages. */
 /* Close the lazily opened pagemap and userfaultfd descriptors; the next use opens them again. */
 static void close_descriptors(ruma_snap *s)
 {
@@ -546,6 +545,7 @@ static void close_descriptors(ruma_snap *s)
 	s->pagemap_fd = s->uffd = -1;
 }
 
+/* Give the private copies back to the pool, one free (one hole punch) per run of pool pages. */
 static void free_copies(ruma_snap *s)
 {
 	for (size_t i = 0; i < s->src->pages;) {
