@@ -1133,6 +1133,47 @@ static int t_hugetlb_option(void)
 	return TEST_PASS;
 }
 
+/* The "//total=" of the first line of field f in out, or -1. */
+static long long field_total(const char *out, const char *f)
+{
+	char key[64];
+	snprintf(key, sizeof(key), ",%s //total=", f);
+	const char *p = strstr(out, key);
+	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+/*
+ * 4 and 5 map their 2 MiB source and view without reservation by default,
+ * as the original, and with it under --reserve: the same data either way,
+ * verified, with a write test that makes private copies of every page.
+ */
+static int t_reserve_option(void)
+{
+	static const char *const methods[] = { "4", "5" };
+
+	if (free_huge() < 8)
+		SKIP("fewer than 8 free 2 MiB huge pages");
+	for (size_t k = 0; k < TEST_N(methods); k++) {
+		long long totals[2];
+		for (int reserve = 0; reserve <= 1; reserve++) {
+			char *out = NULL, *err = NULL;
+			const char *opt = reserve ? "--reserve" : "--verify";
+			CHECK_EQ(micro(&out, &err, opt, (char *)methods[k], "9", "300000", "1",
+				       "false", NULL), 0);
+			totals[reserve] = field_total(out, "read-seq-dst");
+			CHECK(totals[reserve] > 0);
+			free(out);
+			free(err);
+			CHECK_EQ(micro(&out, &err, opt, (char *)methods[k], "6(100)", "300000", "1",
+				       "false", NULL), 0);
+			free(out);
+			free(err);
+		}
+		CHECK_EQ(totals[0], totals[1]);
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "usage", t_usage },
 	{ "parse_direct", t_parse_direct },
@@ -1142,6 +1183,7 @@ static const struct test_case cases[] = {
 	{ "methods_copy", t_methods_copy },
 	{ "copy_phase_fields", t_copy_phase_fields },
 	{ "hugetlb_option", t_hugetlb_option },
+	{ "reserve_option", t_reserve_option },
 	{ "methods_partition", t_methods_partition },
 	{ "methods_vector_alloc", t_methods_vector_alloc },
 	{ "partition_unaligned", t_partition_unaligned },

@@ -411,6 +411,47 @@ static int t_huge_snap_uffd_copy(void)
 	return TEST_PASS;
 }
 
+/*
+ * RUMA_SNAP_MAP_NORESERVE and ruma_snap_options.noreserve: a 2 MiB source
+ * and its COW view reserve no huge pages (HugePages_Rsvd stays), and still
+ * hold the data and copy on write; without them both reserve their pages.
+ */
+static int t_huge_snap_noreserve(void)
+{
+	const size_t pages = 3;
+
+	NEED_HUGE();
+	for (int noreserve = 0; noreserve <= 1; noreserve++) {
+		ruma_snap_src *src;
+		ruma_snap *snap;
+		ruma_snap_options o;
+		long r0 = test_meminfo("HugePages_Rsvd");
+
+		CHECK_OK(ruma_snap_src_open(pages * HP, true, &src));
+		CHECK_OK(ruma_snap_src_map_flags(src, noreserve ? RUMA_SNAP_MAP_NORESERVE : 0));
+		long r1 = test_meminfo("HugePages_Rsvd");
+		CHECK_EQ(r1 - r0, noreserve ? 0 : (long)pages);
+		uint64_t *d = ruma_snap_src_data(src);
+		for (size_t i = 0; i < pages * HP / 8; i += 512)
+			d[i] = i + 7;
+		ruma_snap_options_default(&o);
+		o.noreserve = noreserve;
+		CHECK_OK(ruma_snap_create(&o, src, &snap));
+		long r2 = test_meminfo("HugePages_Rsvd");
+		CHECK_EQ(r2 - r0, noreserve ? 0 : (long)pages); /* the source's reservation is used up */
+		uint64_t *v = ruma_snap_data(snap);
+		for (size_t i = 0; i < pages * HP / 8; i += 512) {
+			CHECK_EQ(v[i], i + 7);
+			v[i] = 1;
+			CHECK_EQ(d[i], i + 7);
+		}
+		ruma_snap_destroy(snap);
+		ruma_snap_src_destroy(src);
+		CHECK_EQ(test_meminfo("HugePages_Rsvd"), r0);
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "enohuge_without_reservation", t_enohuge_without_reservation },
 	{ "reserve", t_reserve },
@@ -421,6 +462,7 @@ static const struct test_case cases[] = {
 	{ "size_by_map", t_size_by_map },
 	{ "huge_snap_src", t_huge_snap_src },
 	{ "huge_snap_uffd_copy", t_huge_snap_uffd_copy },
+	{ "huge_snap_noreserve", t_huge_snap_noreserve },
 };
 
 int main(int argc, char **argv)

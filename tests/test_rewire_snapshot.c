@@ -298,6 +298,8 @@ static int t_source_two_steps(void)
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), 1);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 0);
 	CHECK_EQ(ruma_snap_reserve(NULL, src, &s), -EINVAL); /* not mapped yet */
+	CHECK_EQ(ruma_snap_src_map_flags(src, 4u), -EINVAL); /* no such flag */
+	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 0);
 	CHECK_OK(ruma_snap_src_map(src, false));
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE) + ruma_os_count(RUMA_SYS_OPEN), 0);

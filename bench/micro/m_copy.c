@@ -128,7 +128,7 @@ static void snap_cleanup(micro_data *d)
  * anonymous memory (malloc-src, init-malloc-src).
  */
 static int snap_source(micro_ctx *c, size_t n, snap_priv *s, bool huge, bool anon,
-		       micro_field open_field, bool populate, size_t unit)
+		       micro_field open_field, unsigned map_flags, size_t unit)
 {
 	size_t bytes = micro_round_up(n * sizeof(uint64_t), unit);
 	int rc;
@@ -147,7 +147,7 @@ static int snap_source(micro_ctx *c, size_t n, snap_priv *s, bool huge, bool ano
 		if (rc)
 			return micro_fail("creating the source's memfd page pool", rc);
 		micro_phase_begin(c);
-		rc = ruma_snap_src_map(s->src, populate);
+		rc = ruma_snap_src_map_flags(s->src, map_flags);
 		micro_phase_end(c, MF_MMAP_SRC);
 		if (rc)
 			return micro_fail("mapping the source", rc);
@@ -223,10 +223,16 @@ static int snap_method(micro_ctx *c, const micro_params *p, size_t n, micro_data
 	o.method = method;
 	o.pages_per_chunk = shuffle ? p->pages_per_chunk * units : 1;
 	o.populate = !copy && p->populate_cow;
+	/* 4 and 5 map source and view without reservation, as the original */
+	o.noreserve = huge && !shuffle && !p->reserve;
+	if (o.noreserve)
+		micro_report_sigbus();
 	/* 2-5 populate the source's mapping too; 6-9 only the snapshot */
+	unsigned map_flags = (o.populate && !shuffle ? RUMA_SNAP_MAP_POPULATE : 0) |
+			     (o.noreserve ? RUMA_SNAP_MAP_NORESERVE : 0);
 	rc = snap_source(c, n, s, huge, copy,
-			 huge && !shuffle ? MF_SHM_SRC_HUGE : MF_SHM_SRC,
-			 o.populate && !shuffle, units * MICRO_SMALL_PAGE);
+			 huge && !shuffle ? MF_SHM_SRC_HUGE : MF_SHM_SRC, map_flags,
+			 units * MICRO_SMALL_PAGE);
 	if (!rc && shuffle)
 		rc = snap_order(c, s, o.pages_per_chunk, d, &o);
 	if (!rc && method == RUMA_SNAP_COW)

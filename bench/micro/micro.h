@@ -139,6 +139,8 @@ typedef struct micro_params {
 	bool use_huge; /* this run maps 2 MiB pages (false after --fallback) */
 	bool fell_back;
 	bool hugetlb;    /* --hugetlb: 11 and 37 map hugetlb pages */
+	bool reserve;    /* --reserve: 4 and 5 reserve their 2 MiB pages when they map
+			  * (default: MAP_NORESERVE, as the original) */
 	bool huge_units; /* 11 and 37 without hugetlb pages, as the original: 2 MiB
 			  * chunks (11) and a 2 MiB first mapping (37) in ordinary
 			  * memory */
@@ -276,6 +278,12 @@ static inline size_t micro_round_up(size_t x, size_t a)
 	return (x + a - 1) & ~(a - 1);
 }
 
+/*
+ * micro_report_sigbus — from now on a SIGBUS ends the process with a message
+ * that names a shortage of huge pages and --reserve, and status 1.
+ */
+void micro_report_sigbus(void);
+
 /* micro_fail — print "ruma micro: <what>: <strerror(rc)>" to stderr; returns rc. */
 int micro_fail(const char *what, int rc);
 
@@ -285,7 +293,7 @@ void micro_free_data_arrays(micro_data *d);
 /* ---- the command line ------------------------------------------------------------------ */
 
 typedef struct micro_opts {
-	bool verify, fallback, hugetlb, help, corrupt;
+	bool verify, fallback, hugetlb, reserve, help, corrupt;
 	uint64_t seed;
 	const char *result;      /* --result FILE, NULL = none */
 	const char *pos[6];      /* the positional arguments */

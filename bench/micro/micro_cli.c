@@ -3,7 +3,7 @@
  * positional arguments, micro_parse), checks before running, the run loop
  * and the summary (micro_run).  The usage text is in tools/cmd_micro.c.
  *
- *   ruma micro [--verify] [--fallback] [--hugetlb] [--seed N] <method>[(params)]
+ *   ruma micro [--verify] [--fallback] [--hugetlb] [--reserve] [--seed N] <method>[(params)]
  *              <test_type>[(test_parameter)] <number_of_entries>
  *              <number_of_repetitions> <detailed (true|false)> [<output_file>]
  *
@@ -128,6 +128,7 @@ static const ruma_opt micro_options[] = {
 	{ "--corrupt", RUMA_OPT_FLAG, OPT(corrupt), 0, 0, NULL, NULL, 0 },
 	{ "--fallback", RUMA_OPT_FLAG, OPT(fallback), 0, 0, NULL, NULL, 0 },
 	{ "--hugetlb", RUMA_OPT_FLAG, OPT(hugetlb), 0, 0, NULL, NULL, 0 },
+	{ "--reserve", RUMA_OPT_FLAG, OPT(reserve), 0, 0, NULL, NULL, 0 },
 	{ "--help", RUMA_OPT_FLAG, OPT(help), 0, 0, NULL, NULL, 0 },
 	{ "-h", RUMA_OPT_FLAG, OPT(help), 0, 0, NULL, NULL, 0 },
 	{ "--seed", RUMA_OPT_U64, OPT(seed), 0, UINT64_MAX, "--seed needs a non-negative integer",
@@ -229,6 +230,7 @@ static void set_huge_units(const micro_method *m, micro_params *p)
 static int check_huge(const micro_method *m, micro_params *p, const micro_opts *o, uint64_t n)
 {
 	p->hugetlb = o->hugetlb;
+	p->reserve = o->reserve;
 	p->use_huge = micro_method_wants_huge(m, p);
 	set_huge_units(m, p);
 	if (!p->use_huge)

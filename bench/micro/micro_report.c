@@ -14,8 +14,9 @@
  * average row, values "%f" separated by ", ", exactly as the original
  * Rewiring_Microbench prints it (BigDataAnalyticsGroup/rewiring).
  *
- * Syscalls: none directly (getrusage, perf_event_open and /proc reads happen
- * in the core perf module).
+ * Syscalls: sigaction, and write and _exit in the SIGBUS handler of the
+ * methods that map huge pages without reservation (micro_report_sigbus);
+ * getrusage, perf_event_open and /proc reads happen in the core perf module.
  */
 #include "bench/micro/micro.h"
 
@@ -23,8 +24,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const field_names[MF_COUNT_] = {
 	[MF_MALLOC_SRC] = "malloc-src",
@@ -187,6 +190,34 @@ void micro_summary_print(FILE *f, const char *method_name, const double (*rows)[
 	for (int i = 0; i < MF_COUNT_; i++)
 		avg[i] = runs ? avg[i] / (double)runs : 0.0;
 	print_row(f, avg);
+}
+
+/*
+ * A SIGBUS in a run that mapped 2 MiB pages without reservation is almost
+ * surely a huge page the kernel had no free page for.  The handler says so
+ * with async-signal-safe calls only and ends the process with status 1.
+ */
+static void on_sigbus(int sig)
+{
+	static const char msg[] =
+		"ruma micro: SIGBUS: a 2 MiB page could not be allocated (the method maps its "
+		"huge pages without reservation, as the original does); reserve more huge pages "
+		"or pass --reserve, which makes a shortage fail the mapping instead\n";
+	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+
+	(void)w;
+	(void)sig;
+	_exit(1);
+}
+
+void micro_report_sigbus(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	(void)sigaction(SIGBUS, &sa, NULL);
 }
 
 int micro_fail(const char *what, int rc)

@@ -94,8 +94,27 @@ RUMA_API int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out);
  * source reserves its huge pages here, so a shortage fails now with
  * RUMA_ENOHUGE, not at a later fault.  Returns 0, -EINVAL (mapped already,
  * or an anonymous source), RUMA_ENOHUGE, RUMA_EMAPLIMIT, or an errno.
+ * The same as ruma_snap_src_map_flags(s, populate ? RUMA_SNAP_MAP_POPULATE : 0).
  */
 RUMA_API int ruma_snap_src_map(ruma_snap_src *s, bool populate);
+
+/* Flags of ruma_snap_src_map_flags. */
+#define RUMA_SNAP_MAP_POPULATE 1u  /* MAP_POPULATE: back every page, fill the page tables */
+/*
+ * MAP_NORESERVE: a 2 MiB source reserves no huge pages when it is mapped,
+ * as the RUMA code base maps its hugetlbfs files.  The mapping is a little
+ * cheaper, but a shortage of huge pages no longer fails the mapping: the
+ * first write to a page that finds no free huge page gets SIGBUS.  Use it
+ * only where the huge pages are known to be there.  No effect on 4 KiB
+ * sources (a shared memfd mapping reserves nothing).
+ */
+#define RUMA_SNAP_MAP_NORESERVE 2u
+
+/*
+ * ruma_snap_src_map_flags — ruma_snap_src_map with RUMA_SNAP_MAP_* flags.
+ * Returns as ruma_snap_src_map, and -EINVAL for an unknown flag.
+ */
+RUMA_API int ruma_snap_src_map_flags(ruma_snap_src *s, unsigned flags);
 
 /*
  * ruma_snap_src_create — ruma_snap_src_open and ruma_snap_src_map in one
@@ -146,6 +165,16 @@ typedef struct ruma_snap_options {
 	 * private hugetlb view would reserve huge pages for a second copy.
 	 */
 	size_t rewire_min_pages;
+	/*
+	 * COW, and SHUFFLE with private_view: map the private view
+	 * MAP_NORESERVE, as the RUMA code base maps its 2 MiB view.  Over 2 MiB
+	 * pages the view then reserves no huge pages for its copies, and a
+	 * copy-on-write fault that finds no free huge page gets SIGBUS instead
+	 * of the view failing with RUMA_ENOHUGE when it is made; over 4 KiB
+	 * pages the view is not charged to the commit limit
+	 * (vm.overcommit_memory 2).  Default false: reserved.
+	 */
+	bool noreserve;
 } ruma_snap_options;
 
 /* Deprecated: the old name of ruma_snap_options (removed in the next release). */

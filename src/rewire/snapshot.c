@@ -82,7 +82,7 @@ struct ruma_snap {
 	ruma_snap_method method;
 	size_t ppc, nchunks;
 	uint64_t *order;       /* owned unless order_borrowed; NULL: identity, made on demand */
-	bool order_borrowed, populate, private_view, built;
+	bool order_borrowed, populate, private_view, noreserve, built;
 	unsigned char *data;
 	size_t map_bytes;      /* MEMCPY, MEMCPY_SHUFFLE, COW, SHUFFLE: the mapping's length */
 	ruma_area *area;       /* REWIRED_COW */
@@ -197,20 +197,26 @@ int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out)
 	return 0;
 }
 
-int ruma_snap_src_map(ruma_snap_src *s, bool populate)
+int ruma_snap_src_map_flags(ruma_snap_src *s, unsigned flags)
 {
 	void *m;
 
-	if (!s || s->data || !s->phys)
+	if (!s || s->data || !s->phys || (flags & ~(RUMA_SNAP_MAP_POPULATE | RUMA_SNAP_MAP_NORESERVE)))
 		return -EINVAL;
 	/* hugetlb: MAP_SHARED without MAP_NORESERVE reserves the pages now or fails */
-	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE,
-			      MAP_SHARED | (populate ? MAP_POPULATE : 0), ruma_phys_fd(s->phys),
-			      (off_t)ruma_phys_offset(s->phys, s->first), &m);
+	int mflags = MAP_SHARED | (flags & RUMA_SNAP_MAP_POPULATE ? MAP_POPULATE : 0) |
+		     (flags & RUMA_SNAP_MAP_NORESERVE ? MAP_NORESERVE : 0);
+	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE, mflags,
+			      ruma_phys_fd(s->phys), (off_t)ruma_phys_offset(s->phys, s->first), &m);
 	if (rc)
 		return area_map_error(rc, is_huge(s->page));
 	s->data = m;
 	return 0;
+}
+
+int ruma_snap_src_map(ruma_snap_src *s, bool populate)
+{
+	return ruma_snap_src_map_flags(s, populate ? RUMA_SNAP_MAP_POPULATE : 0);
 }
 
 int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out)
@@ -354,7 +360,8 @@ static void build_copy(ruma_snap *s)
  * COW and private views, else MAP_SHARED).  For COW this is the snapshot;
  * SHUFFLE maps its chunks over it.  A private hugetlb view keeps its
  * reservation (no MAP_NORESERVE), so a copy-on-write fault cannot run out
- * of huge pages; a shared one is backed by the source's reservation.
+ * of huge pages, unless the options ask for noreserve; a shared one is
+ * backed by the source's reservation.
  */
 static int reserve_view(ruma_snap *s)
 {
@@ -364,7 +371,9 @@ static int reserve_view(ruma_snap *s)
 
 	s->map_bytes = src->pages * src->page;
 	int rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE,
-			      priv ? MAP_PRIVATE : MAP_SHARED | MAP_NORESERVE, ruma_phys_fd(src->phys),
+			      priv ? MAP_PRIVATE | (s->noreserve ? MAP_NORESERVE : 0)
+				   : MAP_SHARED | MAP_NORESERVE,
+			      ruma_phys_fd(src->phys),
 			      (off_t)ruma_phys_offset(src->phys, src->first), &m);
 	if (rc)
 		return area_map_error(rc, is_huge(src->page));
@@ -396,7 +405,8 @@ static bool shuffle_over_map_limit(const ruma_snap *s)
 static int build_shuffle(ruma_snap *s)
 {
 	ruma_snap_src *src = s->src;
-	int flags = MAP_FIXED | (s->private_view ? MAP_PRIVATE : MAP_SHARED | MAP_NORESERVE);
+	int flags = MAP_FIXED | (s->private_view ? MAP_PRIVATE | (s->noreserve ? MAP_NORESERVE : 0)
+						 : MAP_SHARED | MAP_NORESERVE);
 	size_t cb = s->ppc * src->page;
 	int fd = ruma_phys_fd(src->phys);
 
@@ -470,6 +480,7 @@ int ruma_snap_reserve(const ruma_snap_options *o, ruma_snap_src *src, ruma_snap 
 	s->method = o->method;
 	s->populate = o->populate;
 	s->private_view = o->private_view;
+	s->noreserve = o->noreserve;
 	s->ppc = shuffled(s->method) && o->pages_per_chunk ? o->pages_per_chunk : 1;
 	s->nchunks = (src->pages + s->ppc - 1) / s->ppc;
 	rc = make_order(s, o);
