@@ -69,6 +69,31 @@ def run_guard(ruma, cases):
         return found
 
 
+def build_info(ruma):
+    """The build type and compiler of ruma's build tree, and valgrind's version."""
+    tree = os.path.dirname(os.path.abspath(ruma))
+    found = {}
+    files = [os.path.join(tree, "CMakeCache.txt")]
+    files += glob.glob(os.path.join(tree, "CMakeFiles", "*", "CMakeCCompiler.cmake"))
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for key in ("CMAKE_BUILD_TYPE", "CMAKE_C_COMPILER_ID", "CMAKE_C_COMPILER_VERSION"):
+            m = re.search(r"^(?:%s:\w+=(.*)|set\(%s \"(.*)\"\))$" % (key, key), text, re.M)
+            if m and key not in found:
+                found[key] = m.group(1) or m.group(2)
+    try:
+        vg = subprocess.run(["valgrind", "--version"], stdout=subprocess.PIPE, text=True).stdout
+    except OSError:
+        vg = "?"
+    return "%s, %s %s, %s" % (found.get("CMAKE_BUILD_TYPE", "?"),
+                              found.get("CMAKE_C_COMPILER_ID", "?"),
+                              found.get("CMAKE_C_COMPILER_VERSION", "?"), vg.strip())
+
+
 def read_baseline(path):
     """{case: instr/op} and the comment lines of a baseline file."""
     base, comments = {}, []
@@ -159,8 +184,6 @@ def main():
     ap.add_argument("--threshold", type=float, default=3.0, help="allowed growth in %%")
     ap.add_argument("--case", help="only these cases (comma separated)")
     ap.add_argument("--update", metavar="REASON", help="rewrite the baseline, with this reason")
-    ap.add_argument("--build", default="Release (./dev.sh guard: build-guard)",
-                    help="the build's description written into an updated baseline")
     ap.add_argument("--self-test", action="store_true")
     a = ap.parse_args()
     if a.self_test:
@@ -172,11 +195,16 @@ def main():
     if a.update is not None:
         if not a.update.strip():
             raise SystemExit("icount_guard: --update needs a reason")
-        write_baseline(a.baseline, now, a.update, a.build)
+        write_baseline(a.baseline, now, a.update, build_info(a.ruma))
         print_table(compare(now, now, a.threshold)[0], a.threshold)
         print("icount_guard: wrote %s; commit it with the reason" % a.baseline)
         return 0
-    base, _ = read_baseline(a.baseline)
+    base, comments = read_baseline(a.baseline)
+    build = "# build: " + build_info(a.ruma)
+    if build not in comments:
+        print("icount_guard: note: the baseline was taken with another build or tool "
+              "(%s; this one: %s): the counts may differ for that reason alone"
+              % ("; ".join(c for c in comments if c.startswith("# build:")) or "unknown", build))
     if a.case:
         wanted = a.case.split(",")
         base = {k: v for k, v in base.items() if k in wanted}
