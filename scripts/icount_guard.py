@@ -143,7 +143,11 @@ def compare(base, now, threshold):
 
 
 def fmt(v, spec):
-    return "-" if v is None else format(v, spec)
+    if v is None:
+        return "-"
+    if spec == ".1f" and abs(v) < 100:
+        spec = ".3f"
+    return format(v, spec)
 
 
 def print_table(rows, threshold):
