@@ -58,9 +58,9 @@ int ruma_guard_parse(int argc, char **argv, ruma_guard_opts *o, char *err, size_
 		} else if (!strcmp(a, "--dir") && has_value) {
 			o->dir = argv[++i];
 		} else {
+			bool takes_value = !strcmp(a, "--case") || !strcmp(a, "--dir");
 			snprintf(err, errlen, "ruma guard: %s '%s' (see --help)\n",
-				 has_value || a[0] != '-' ? "unknown argument" : "missing value after",
-				 a);
+				 takes_value ? "missing value after" : "unknown argument", a);
 			return RUMA_EPARSE;
 		}
 	}
