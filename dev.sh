@@ -10,6 +10,9 @@
 #                        a filter that matches no test fails)
 #   ./dev.sh fuzz [SEC]  build the libFuzzer harnesses, run each SEC seconds
 #   ./dev.sh build       Release build only (build/ruma)
+#   ./dev.sh guard [--update REASON]  instruction counts of the hot paths
+#                        under callgrind vs bench/guard/baseline.txt
+#                        (Release build-guard/; docs/guard.md)
 #   ./dev.sh lib         libruma alone (build-lib/, -DRUMA_LIBRARY_ONLY=ON)
 #   ./dev.sh deps        install the packages only
 #   ./dev.sh bench-deps  also the packages benchmarks compare against
@@ -64,6 +67,13 @@ build)
 	install_missing $PKGS
 	configure_build build -DCMAKE_BUILD_TYPE=Release
 	;;
+guard)
+	install_missing $PKGS valgrind
+	cmake -S . -B build-guard -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build build-guard -j "$JOBS" --target ruma
+	shift
+	scripts/icount_guard.py build-guard/ruma "$@"
+	;;
 lib)
 	install_missing $LIB_PKGS
 	configure_build build-lib -DCMAKE_BUILD_TYPE=Release -DRUMA_LIBRARY_ONLY=ON
@@ -99,7 +109,7 @@ fuzz)
 	fuzz/run.sh "${2:-30}"
 	;;
 *)
-	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 	[ -z "$cmd" ] && exit 2
 	echo "dev.sh: unknown command '$cmd'" >&2
 	exit 2

@@ -14,7 +14,10 @@
  *             memory=1;
  *   vmcache   ruma beside an external peer printing vmcache's per-second CSV
  *             (mean after the first second), load_time=1, the peer's scratch
- *             directory removed at the end.
+ *             directory removed at the end; the thread grid of
+ *             docs/bench/vmcache.md beside a peer that, like the original
+ *             vmcache, reads only its environment (BLOCK an existing file,
+ *             THREADS, RNDREAD, PHYSGB, ...).
  */
 #include "exp_util.h"
 
@@ -213,12 +216,43 @@ static int t_vmcache_peer(void)
 	return TEST_PASS;
 }
 
+/* The original vmcache takes no arguments, only variables: the fake one
+ * fails unless BLOCK is an existing empty file and reports in tx what it got. */
+static int t_vmcache_thread_grid(void)
+{
+	ruma_exp_table t;
+	char peer[600];
+
+	CHECK_EQ(script("orig.sh", "#!/bin/sh\n[ -f \"$BLOCK\" ] && [ ! -s \"$BLOCK\" ] || exit 3\n"
+				   "echo 1 > \"$BLOCK\"\n"
+				   "echo ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n"
+				   "echo 0,1,0,0,vmcache,$THREADS,$DATASIZE,rndread,64\n"
+				   "echo 1,$((THREADS * 1000 + RNDREAD * 100 + PHYSGB * 10 + RUNFOR)),"
+				   "0,0,vmcache,$THREADS,$DATASIZE,rndread,64\n"),
+		 TEST_PASS);
+	snprintf(peer, sizeof(peer), "orig=%s", tpath("orig.sh"));
+	CHECK_EQ(sweep((char *[]){ "vmcache", "--peer", peer, "--var", "impl=ruma,orig", "--size",
+				   "threads=1,2", "--set", "workload=rndread", "--set",
+				   "datasize=2e4", "--set", "physgb=1", "--set", "virtgb=2",
+				   "--set", "runfor=1", "--reps", "2", "--warmup", "0", NULL },
+		       tpath("threads.csv"), &t),
+		 TEST_PASS);
+	CHECK_EQ(count(&t, "impl=ruma", "tx"), 4);
+	CHECK_EQ(count(&t, "impl=orig", "tx"), 4);
+	for (size_t i = 0; i < t.n; i++)
+		if (!strcmp(t.rows[i].variant, "impl=orig") && !strcmp(t.rows[i].metric, "tx"))
+			CHECK(t.rows[i].value == t.rows[i].size * 1000 + 100 + 10 + 1);
+	ruma_exp_table_free(&t);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "commas_in_parentheses", t_commas_in_parentheses },
 	{ "micro_methods", t_micro_methods },
 	{ "rwbench_plot", t_rwbench_plot },
 	{ "art_peer", t_art_peer },
 	{ "vmcache_peer", t_vmcache_peer },
+	{ "vmcache_thread_grid", t_vmcache_thread_grid },
 };
 
 int main(int argc, char **argv)

@@ -24,6 +24,8 @@ typedef struct ruma_sweep_run {
 	const char *(*param)(const struct ruma_sweep_run *run, const char *name);
 	/* append one argument to the child's argv */
 	void (*push)(const struct ruma_sweep_run *run, const char *arg);
+	/* set one variable of a peer's environment (copied; peer_env only) */
+	void (*env)(const struct ruma_sweep_run *run, const char *name, const char *value);
 	/* record one metric of the run */
 	void (*metric)(const struct ruma_sweep_run *run, const char *name, const char *unit,
 		       double value);
@@ -45,6 +47,8 @@ typedef struct ruma_sweep_adapter {
 	/* peers (external programs, the grid's impl=NAME): push a peer's arguments
 	 * after its path; NULL = the system takes no peers */
 	void (*peer_argv)(const ruma_sweep_run *run);
+	/* set a peer's environment variables (run->env) beyond RUMA_SEED; NULL = none */
+	void (*peer_env)(const ruma_sweep_run *run);
 	/* a peer's stdout into metrics; NULL = every line NAME,N,VALUE is metric
 	 * NAME in Mops (what Leis's ART.cpp prints) */
 	void (*peer_out)(const ruma_sweep_run *run, const char *out);

@@ -9,7 +9,11 @@
  * seconds the load took (runs that loaded).  A peer (impl=NAME) runs as
  * PATH DIR DATASIZE RUNFOR THREADS (DIR a scratch directory of the sweep the
  * peer may empty and fill; scripts/vmcache_peer_lmdb.c takes exactly these)
- * and prints vmcache's per-second CSV (ts,tx,rmb,wmb,...), read as the rows.
+ * with the original vmcache's environment variables set from the same
+ * parameters (BLOCK=DIR/block, an empty file the sweep makes before each
+ * peer run; VIRTGB, PHYSGB, BATCH, RUNFOR, THREADS, DATASIZE, and RNDREAD=1
+ * for rndread, 0 for tpcc), so that the original's binary is a peer as it
+ * is, and prints vmcache's per-second CSV (ts,tx,rmb,wmb,...), read as the rows.
  *
  * Syscalls: none.
  */
@@ -88,6 +92,30 @@ static void vmcache_peer_argv(const ruma_sweep_run *run)
 	run->push(run, threads ? threads : "1");
 }
 
+/* The original vmcache's variables: those the run sets, BLOCK in DIR, and
+ * RNDREAD from the workload (rndread when none is given, as for ruma). */
+static void vmcache_peer_env(const ruma_sweep_run *run)
+{
+	static const char *const vars[][2] = {
+		{ "virtgb", "VIRTGB" }, { "physgb", "PHYSGB" },     { "batch", "BATCH" },
+		{ "runfor", "RUNFOR" }, { "threads", "THREADS" }, { "datasize", "DATASIZE" },
+	};
+	const char *workload = run->param(run, "workload");
+	char block[600];
+
+	snprintf(block, sizeof(block), "%s.peer/block", run->store);
+	run->env(run, "BLOCK", block);
+	for (size_t i = 0; i < RUMA_ARRAY_SIZE(vars); i++) {
+		const char *v = run->param(run, vars[i][0]);
+		if (v)
+			run->env(run, vars[i][1], v);
+	}
+	if (!workload || !strcmp(workload, "rndread"))
+		run->env(run, "RNDREAD", "1");
+	else if (!strcmp(workload, "tpcc"))
+		run->env(run, "RNDREAD", "0");
+}
+
 /* One CSV line "ts,tx,rmb,wmb,..." into three rows; false for other lines. */
 static bool csv_second(const char *line, ruma_result_row *r)
 {
@@ -144,5 +172,6 @@ const ruma_sweep_adapter ruma_sweep_vmcache = {
 	.argv = vmcache_argv,
 	.rows = vmcache_rows,
 	.peer_argv = vmcache_peer_argv,
+	.peer_env = vmcache_peer_env,
 	.peer_out = vmcache_peer_out,
 };

@@ -3,8 +3,10 @@
  * (/proc/self/exe) runs the system's subcommand with the run's parameters
  * (built by the driver's sweep adapter, plus --result into a temporary file
  * whose rows become the metrics), or, when the run's impl names a peer, the
- * peer's program with the arguments the adapter gives peers (art: <n>
- * <mode>; RUMA_SEED in its environment); its stdout and stderr come back through
+ * peer's program with the arguments and environment the adapter gives peers
+ * (art: <n> <mode>; RUMA_SEED in its environment; vmcache: also the original
+ * vmcache's variables, BLOCK naming an empty file made afresh before each
+ * run in the scratch directory <store>.peer); its stdout and stderr come back through
  * pipes (peers' lines are parsed; ruma's drivers write result rows, notes
  * included; stderr only gives a failed run's tail).
  *
@@ -17,7 +19,7 @@
  *
  * Syscalls: pipe2, fork, setpgid, dup2, execv (run the child), poll and read
  * (collect its output), kill, waitpid, sigaction; mkstemp and unlink for the
- * result file.
+ * result file; mkdir and open(O_CREAT | O_TRUNC) for a vmcache peer's BLOCK file.
  */
 #include "tools/exp/exp.h"
 
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,11 +77,31 @@ static void push(struct argv_buf *a, const char *s)
 	a->v[a->n] = NULL;
 }
 
+/* the child's extra environment, "NAME=VALUE" strings (NULL-terminated) */
+#define MAX_ENV 16
+
+struct env_buf {
+	const char *v[MAX_ENV + 1];
+	char s[MAX_ENV][RUMA_EXP_PATH + 16];
+	size_t n;
+};
+
+static void env_add(struct env_buf *e, const char *name, const char *value)
+{
+	if (e->n < MAX_ENV) {
+		snprintf(e->s[e->n], sizeof(e->s[e->n]), "%s=%s", name, value);
+		e->v[e->n] = e->s[e->n];
+		e->n++;
+	}
+	e->v[e->n] = NULL;
+}
+
 /* the adapter's view of one run (common/sweep.h) */
 struct adapter_ctx {
 	const ruma_exp_grid *g;
 	const struct ruma_exp_run *run;
 	struct argv_buf *a;
+	struct env_buf *e;
 };
 
 static const char *adapter_param(const ruma_sweep_run *r, const char *name)
@@ -95,18 +118,48 @@ static void adapter_push(const ruma_sweep_run *r, const char *arg)
 	push(c->a, arg);
 }
 
-/* a peer's child: PATH and the arguments the system's adapter gives peers */
+static void adapter_env(const ruma_sweep_run *r, const char *name, const char *value)
+{
+	const struct adapter_ctx *c = r->ctx;
+
+	if (c->e)
+		env_add(c->e, name, value);
+}
+
+/* a peer's child: PATH, the arguments and the environment the system's adapter gives peers */
 static void build_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run,
-		       const struct ruma_exp_peer *peer, const char *store, struct argv_buf *a)
+		       const struct ruma_exp_peer *peer, const char *store, struct argv_buf *a,
+		       struct env_buf *e)
 {
 	const ruma_sweep_adapter *ad = ruma_exp_system_adapter(g->system);
-	struct adapter_ctx c = { g, run, a };
-	ruma_sweep_run r = { .param = adapter_param, .push = adapter_push, .seed = a->seed,
-			     .store = store, .ctx = &c };
+	struct adapter_ctx c = { g, run, a, e };
+	ruma_sweep_run r = { .param = adapter_param, .push = adapter_push, .env = adapter_env,
+			     .seed = a->seed, .store = store, .ctx = &c };
 
 	push(a, peer->path);
 	if (ad && ad->peer_argv)
 		ad->peer_argv(&r);
+	if (ad && ad->peer_env)
+		ad->peer_env(&r);
+}
+
+/* A vmcache peer's scratch directory <store>.peer with an empty file
+ * "block" in it (the original vmcache opens BLOCK without creating it, and
+ * each run starts from an empty store): 0 or -errno. */
+static int vmcache_peer_block(const char *store)
+{
+	char path[RUMA_EXP_PATH + 16];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.peer", store);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(path, sizeof(path), "%s.peer/block", store);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }
 
 /* a peer's stdout into metrics: the adapter's reader, else NAME,N,VALUE lines in Mops */
@@ -124,23 +177,17 @@ static void read_peer(const ruma_exp_grid *g, const struct ruma_exp_run *run, co
 /* the child's extra environment: LD_PRELOAD (preload, unless "none") and,
  * for a peer, RUMA_SEED (the key seed: the seed parameter or the run's) */
 static void child_env(const ruma_exp_grid *g, const struct ruma_exp_run *run, int is_peer,
-		      const char *run_seed, char bufs[2][RUMA_EXP_PATH + 16], const char *env[3])
+		      const char *run_seed, struct env_buf *e)
 {
 	const char *preload = ruma_exp_run_param(g, run, "preload");
 	const char *seed = ruma_exp_run_param(g, run, "seed");
-	size_t k = 0;
 
-	if (g->system == RUMA_EXP_ART && preload && strcmp(preload, "none")) {
-		snprintf(bufs[k], sizeof(bufs[k]), "LD_PRELOAD=%s", preload);
-		env[k] = bufs[k];
-		k++;
-	}
-	if (is_peer) {
-		snprintf(bufs[k], sizeof(bufs[k]), "RUMA_SEED=%s", seed ? seed : run_seed);
-		env[k] = bufs[k];
-		k++;
-	}
-	env[k] = NULL;
+	e->n = 0;
+	e->v[0] = NULL;
+	if (g->system == RUMA_EXP_ART && preload && strcmp(preload, "none"))
+		env_add(e, "LD_PRELOAD", preload);
+	if (is_peer)
+		env_add(e, "RUMA_SEED", seed ? seed : run_seed);
 }
 
 /* ruma <subcommand> <args> --result FILE, through the system's adapter */
@@ -148,7 +195,7 @@ static void build_driver(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 			 const ruma_sweep_adapter *ad, const char *store, const char *result,
 			 struct argv_buf *a)
 {
-	struct adapter_ctx c = { g, run, a };
+	struct adapter_ctx c = { g, run, a, NULL };
 	ruma_sweep_run r = { .param = adapter_param, .push = adapter_push, .seed = a->seed,
 			     .store = store, .ctx = &c };
 
@@ -385,8 +432,8 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 {
 	struct argv_buf a = { .n = 0 };
 	struct ruma_exp_exec x;
-	char status[48], result[RUMA_EXP_PATH] = "", envbuf[2][RUMA_EXP_PATH + 16];
-	const char *env[3];
+	char status[48], result[RUMA_EXP_PATH] = "";
+	struct env_buf env;
 	int rc;
 
 	const struct ruma_exp_peer *peer = ruma_exp_grid_peer(g, run->variant);
@@ -396,14 +443,16 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 	snprintf(a.seed, sizeof(a.seed), "%llu", (unsigned long long)run->seed);
 	if (ad && (rc = result_file(result, sizeof(result))) != 0)
 		return rc;
-	child_env(g, run, peer != NULL, a.seed, envbuf, env);
+	child_env(g, run, peer != NULL, a.seed, &env);
+	if (peer && g->system == RUMA_EXP_VMCACHE && (rc = vmcache_peer_block(store)) != 0)
+		return rc;
 	if (peer) {
-		build_peer(g, run, peer, store, &a);
+		build_peer(g, run, peer, store, &a, &env);
 	} else {
 		push(&a, "ruma");
 		build_driver(g, run, ad, store, result, &a);
 	}
-	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL, env, g->timeout, &x);
+	rc = ruma_exp_exec(peer ? peer->path : "/proc/self/exe", a.v, NULL, env.v, g->timeout, &x);
 	if (rc) {
 		if (ad)
 			unlink(result);
