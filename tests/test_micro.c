@@ -1012,7 +1012,10 @@ static int t_parse_direct(void)
 	CHECK(o.n == 1000 && o.runs == 3 && o.detailed && !strcmp(o.out_path, "out.txt"));
 	CHECK(!strcmp(o.result, "r.csv") && o.prm.pages_per_chunk == 512);
 	CHECK(parse_micro(&o, err, sizeof(err), "1", "1", NULL) == RUMA_EPARSE);
-	CHECK(o.usage_stdout && !err[0]);
+	CHECK(o.usage_stdout && !strcmp(err, "ruma micro: missing <number_of_entries> (2 of the 5 "
+					     "arguments given)\n"));
+	CHECK(parse_micro(&o, err, sizeof(err), "1", "2", "100", "1", NULL) == RUMA_EPARSE);
+	CHECK(o.usage_stdout && strstr(err, "missing <detailed (true|false)>"));
 	CHECK(parse_micro(&o, err, sizeof(err), "1", "99", "10", "1", "false", NULL) == RUMA_EPARSE);
 	CHECK_EQ(o.progress, 2); /* both "Parsing ..." lines were due */
 	CHECK(!strcmp(err, "ruma micro: unknown test type 99 (test types are 1-15, 18-23)\n(run "

@@ -435,6 +435,13 @@ static int t_partial_load(void)
 	CHECK_OK(ruma_bm_close(ctx.bm));
 	CHECK(!ctx.loaded);
 	CHECK_EQ(r, RUMA_EBADCOMBO);
+	/* the command says why, and nothing after it contradicts that */
+	char *out = NULL, *err = NULL;
+	env_reset();
+	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
+	CHECK(strstr(err, "unfinished load") && !strstr(err, "setup failed"));
+	free(out);
+	free(err);
 	return TEST_PASS;
 }
 

@@ -66,6 +66,8 @@ int ruma_cmd_plot(int argc, char **argv)
 		}
 	}
 	if (!path || !out) {
+		fprintf(stderr, "ruma plot: missing %s\n",
+			!path ? "the sweep CSV to plot" : "--out DIR (where the charts go)");
 		usage(stderr);
 		return 2;
 	}

@@ -609,6 +609,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	c.fresh = !o->keep;
 	c.force = o->force;
 	c.durability = o->durability;
+	c.message = ruma_vmcache_say; /* library fields named as this command's options */
 	if (o->powerloss_ms && bg_start(&ploss, &run, powerloss_main)) {
 		fprintf(stderr, "vmcache: cannot start the power-loss thread\n");
 		return 1;
@@ -642,7 +643,9 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	double t_setup = ruma_now_sec();
 	r = o->wl->setup(&run.ctx);
 	if (r) {
-		fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name, ruma_strerror(r));
+		if (r != RUMA_EBADCOMBO) /* a refused store: setup said why */
+			fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name,
+				ruma_strerror(r));
 		status = r == RUMA_EBADCOMBO ? 2 : 1;
 		goto out;
 	}

@@ -62,7 +62,9 @@ typedef struct ruma_vmcache_workload {
 	const char *(*check_datasize)(uint64_t datasize);
 	/* Once, before loading, single-threaded: create or open trees, set
 	 * ctx->wl; with ctx->keep it may find the data already loaded and set
-	 * ctx->loaded (then load is skipped).  0 or a negative error. */
+	 * ctx->loaded (then load is skipped).  0 or a negative error;
+	 * RUMA_EBADCOMBO (the kept store or the settings cannot be used) only
+	 * after printing why on stderr: the driver adds nothing to it. */
 	int (*setup)(ruma_vmcache_ctx *ctx);
 	/* Load share tid of nthreads (called on nthreads threads at once).  On a
 	 * store with a log the load threads run with ruma_bm_op_defer on: their

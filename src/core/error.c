@@ -29,7 +29,7 @@ static const char *const lib_messages[] = {
 	[12] = "invalid combination of options",
 	[13] = "the store is in use: another process (or another open in this one) holds its lock",
 	[14] = "the store was not closed cleanly: pages may be newer than metadata (recreate it)",
-	[15] = "the file exists and is not a ruma store (not overwritten without --force)",
+	[15] = "the file exists and is not a ruma store (not overwritten unless forced)",
 	[16] = "the transaction conflicts with another one on a row (abort it and retry)",
 };
 

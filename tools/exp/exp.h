@@ -197,6 +197,15 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 		     struct ruma_exp_result *res);
 
 /*
+ * ruma_exp_check_run — the arguments ruma_exp_measure would give the run's
+ * child, parsed by the driver's own parser (the adapter's check) with this
+ * process's environment; nothing runs.  A peer's run is not checked.
+ * Returns 0, or RUMA_EPARSE with the driver's message (one line) in err.
+ */
+int ruma_exp_check_run(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *store,
+		       char *err, size_t len);
+
+/*
  * ruma_exp_read_rows — the metrics of a child's result rows, through its
  * system's adapter, into res; the note rows the adapter keeps (art: where
  * the huge-page allocator got its pages) become res->note, "; "-joined.
