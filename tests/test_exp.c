@@ -342,6 +342,41 @@ static int t_compare_duplicate_rows(void)
 
 /* ---- through the binary ------------------------------------------------- */
 
+/* A measured value that is NaN or negative: compare and plot refuse the CSV
+ * (exit 2, the line and the metric named) instead of dropping the metric and
+ * exiting 0, or handing the value to gnuplot. */
+static int t_cli_nan_negative(void)
+{
+	static const char *const bad[] = { "nan", "-3.5", "inf" };
+
+	for (size_t i = 0; i < TEST_N(bad); i++) {
+		char *err = NULL;
+		FILE *f;
+
+		CHECK_OK(write_synthetic(tpath("nanneg.csv")));
+		f = fopen(tpath("nanneg.csv"), "a");
+		CHECK(f != NULL);
+		fprintf(f, "art,x=fast,fast,n,2,1,0,1,lookup,Mops,%s,ok,\n", bad[i]);
+		CHECK_OK(fclose(f));
+		int rc = test_run_cli((char *[]){ NULL, "compare", (char *)tpath("nanneg.csv"),
+						  "--baseline", "x=base", NULL },
+				      NULL, &err);
+		CHECK_EQ(rc, 2);
+		CHECK(err && strstr(err, "nanneg.csv:40: metric lookup of x=fast has the value") &&
+		      strstr(err, bad[i]));
+		free(err);
+		err = NULL;
+		rc = test_run_cli((char *[]){ NULL, "plot", (char *)tpath("nanneg.csv"), "--out",
+					      (char *)tpath("badplot"), NULL },
+				  NULL, &err);
+		CHECK_EQ(rc, 2);
+		CHECK(err && strstr(err, "metric lookup of x=fast"));
+		free(err);
+		CHECK(access(tpath("badplot"), F_OK) != 0); /* nothing drawn */
+	}
+	return TEST_PASS;
+}
+
 /* rows of a sweep CSV: checks each measurement key (variant,size,rep,warmup,metric)
  * is unique; returns the number of data rows or -1 */
 static long csv_rows_unique(const char *path, long *warm)
@@ -884,6 +919,7 @@ static const struct test_case cases[] = {
 	{ "csv_split", t_csv_split },
 	{ "compare_synthetic", t_compare_synthetic },
 	{ "compare_duplicate_rows", t_compare_duplicate_rows },
+	{ "cli_nan_negative", t_cli_nan_negative },
 	{ "cli_sweep_compare_plot", t_cli_end_to_end },
 	{ "cli_resume_truncated", t_cli_resume_truncated },
 	{ "cli_interrupt_resume", t_cli_interrupt_resume },

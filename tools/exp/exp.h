@@ -312,7 +312,9 @@ typedef struct ruma_exp_table {
  * RUMA_EPARSE when two rows measure the same thing — same system, variant,
  * size, repetition, warm-up flag and metric — since counting both would make
  * one repetition look like two (err names both lines; a CSV concatenated from
- * two sweeps with the same repetition numbers is the usual cause).
+ * two sweeps with the same repetition numbers is the usual cause), and
+ * RUMA_EPARSE when a measured row (status ok) holds NaN, an infinity or a
+ * negative value (err names the line and the metric).
  * Free with ruma_exp_table_free.
  */
 int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t errlen);

@@ -5,7 +5,10 @@
  * unit, value, status, note) must be present.
  *
  * Invariants: every row is kept (failed and warm-up rows too, flagged), a
- * row whose value is not a number is a failed row; no two rows share the key
+ * failed row (status != ok) has no value; a measured row (status ok) whose
+ * value is not a finite number >= 0 (NaN, infinite, negative, empty) is
+ * refused with its line (every metric is a time, count, size or rate);
+ * no two rows share the key
  * (system, variant, size_param, size, rep, warmup, metric) — a duplicate is
  * refused, not counted as a further repetition.  Syscalls: none (stdio).
  */
@@ -205,6 +208,14 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 			break;
 		}
 		fill_row(&r, fields, col, lineno);
+		if (!strcmp(r.status, "ok") && (!r.ok || r.value < 0)) {
+			rc = RUMA_EPARSE;
+			snprintf(err, errlen,
+				 "%s:%d: metric %s of %s has the value %s: a measurement must be a "
+				 "finite number >= 0 (a failed run has status != ok)",
+				 path, lineno, r.metric, r.variant, fields[col[C_VALUE]]);
+			break;
+		}
 		if ((rc = push_row(t, &r))) {
 			snprintf(err, errlen, "out of memory reading %s", path);
 			break;
