@@ -18,7 +18,7 @@
 int ruma_cmd_sweep(int argc, char **argv);
 extern const char ruma_cmd_sweep_summary[];
 const char ruma_cmd_sweep_summary[] =
-	"run a grid (variants x sizes x reps, interleaved) of vmcache/art/micro/rewire/rwbench into a tidy CSV";
+	"run a variants x sizes x reps grid of vmcache/art/micro/rewire/rwbench into a CSV";
 
 static void usage(FILE *f)
 {
