@@ -521,9 +521,56 @@ static int t_cli_end_to_end(void)
 
 		snprintf(p, sizeof(p), "plots/all/%s.png", m);
 		CHECK(png_ok(tpath(p)));
-		snprintf(p, sizeof(p), "plots/vs_baseline/%s__alloc_huge.png", m);
+		snprintf(p, sizeof(p), "plots/ratio/%s.png", m);
 		CHECK(png_ok(tpath(p)));
 	}
+	return TEST_PASS;
+}
+
+/* The charts of a comparison: a ratio chart per metric (each variant / its
+ * baseline, with the interval), none for a metric that is all zeros, the
+ * variants by their labels (legend and compare's CSV), values spanning more
+ * than 10x on a log axis. */
+static int t_plot_charts(void)
+{
+	char *out = NULL, *gp;
+	FILE *f;
+
+	CHECK_OK(write_synthetic(tpath("charts.csv")));
+	f = fopen(tpath("charts.csv"), "a");
+	CHECK(f != NULL);
+	for (int rep = 1; rep <= 3; rep++)
+		for (int s = 0; s < 2; s++) {
+			fprintf(f, "art,x=base,base,n,%d,%d,0,1,zero,MiB/s,0,ok,\n", s ? 1000 : 1, rep);
+			fprintf(f, "art,x=fast,fast,n,%d,%d,0,1,zero,MiB/s,0,ok,\n", s ? 1000 : 1, rep);
+		}
+	CHECK_OK(fclose(f));
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "compare", (char *)tpath("charts.csv"), "--baseline",
+					  "x=base", "--csv", NULL },
+			      &out, NULL),
+		 0);
+	CHECK(strstr(out, ",verdict,variant_label,baseline_label\n"));
+	free(out);
+	out = NULL;
+	if (!ruma_exp_gnuplot_path())
+		SKIP("gnuplot is not installed");
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "plot", (char *)tpath("charts.csv"), "--out",
+					  (char *)tpath("charts"), "--baseline", "x=base", NULL },
+			      &out, NULL),
+		 0);
+	CHECK(strstr(out, "no chart of zero: every value is 0"));
+	free(out);
+	CHECK(png_ok(tpath("charts/all/insert.png")) && png_ok(tpath("charts/ratio/insert.png")));
+	CHECK(png_ok(tpath("charts/ratio/t.png")));
+	CHECK(access(tpath("charts/all/zero.png"), F_OK) != 0);
+	CHECK(access(tpath("charts/ratio/zero.png"), F_OK) != 0);
+	CHECK(access(tpath("charts/vs_baseline"), F_OK) != 0);
+	gp = test_slurp(tpath("charts/plot.gp"));
+	CHECK(gp != NULL);
+	/* insert spans 1..3000 Mops: a log y axis; the ratio chart's line at 1 */
+	CHECK(strstr(gp, "set logscale y") && strstr(gp, "first 1 nohead"));
+	CHECK(strstr(gp, "data/ratio_insert__x_fast.dat"));
+	free(gp);
 	return TEST_PASS;
 }
 
@@ -920,6 +967,7 @@ static const struct test_case cases[] = {
 	{ "compare_synthetic", t_compare_synthetic },
 	{ "compare_duplicate_rows", t_compare_duplicate_rows },
 	{ "cli_nan_negative", t_cli_nan_negative },
+	{ "plot_charts", t_plot_charts },
 	{ "cli_sweep_compare_plot", t_cli_end_to_end },
 	{ "cli_resume_truncated", t_cli_resume_truncated },
 	{ "cli_interrupt_resume", t_cli_interrupt_resume },

@@ -546,7 +546,7 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f)
 		"metric",      "unit",     "variant",     "baseline",  "size_param",   "size",
 		"n",           "median",   "min",         "max",       "base_n",       "base_median",
 		"base_min",    "base_max", "ratio",       "ci_lo",     "ci_hi",        "rep_ratio_min",
-		"rep_ratio_max", "verdict", NULL
+		"rep_ratio_max", "verdict", "variant_label", "baseline_label", NULL
 	};
 	ruma_csv c;
 
@@ -554,7 +554,7 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f)
 	ruma_csv_header(&c, head);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ruma_exp_cmp *x = &l->c[i];
-		char num[32];
+		char num[32], label[2 * RUMA_EXP_STR];
 
 		ruma_csv_str(&c, x->metric);
 		ruma_csv_str(&c, x->unit);
@@ -586,6 +586,10 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f)
 		ruma_csv_dbl(&c, x->rep_min);
 		ruma_csv_dbl(&c, x->rep_max);
 		ruma_csv_str(&c, x->verdict);
+		ruma_exp_variant_label(x->variant, label, sizeof(label));
+		ruma_csv_str(&c, label);
+		ruma_exp_variant_label(x->baseline, label, sizeof(label));
+		ruma_csv_str(&c, label);
 		ruma_csv_end(&c);
 	}
 }
