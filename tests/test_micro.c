@@ -894,6 +894,17 @@ static int t_invalid_combos(void)
 	EXPECT2("destination", "32", "2(100)", "1000", "1", "false");
 	EXPECT2("no contiguous destination", "17(4,1)", "2(100)", "1000", "1", "false");
 	EXPECT2("a vector", "22", "12", "1000", "1", "false");
+	/* pairs Rewiring_Microbench runs: the refusal says what it measured there */
+	EXPECT2("reports it as write-seq-src: that is test 5", "32(0,0,0,0,0,0,0)", "18(0)", "1000",
+		"1", "false");
+	EXPECT2("reports it as write-seq-src", "32(1,1,0,0,0,0,0)", "18(0)", "1000", "1", "false");
+	EXPECT2("first merging the block chains", "17(64,1)", "4(50)", "100000", "1", "false");
+	/* and the one ruma runs as the original does: dependent sequential reads of an allocation */
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(micro(&out, &err, "--verify", "40(0,1)", "23(100)", "10000", "1", "false", NULL), 0);
+	CHECK(out && strstr(out, "read-seq-dst"));
+	free(out);
+	free(err);
 	return TEST_PASS;
 }
 
