@@ -558,7 +558,7 @@ static int t_plot_charts(void)
 					  (char *)tpath("charts"), "--baseline", "x=base", NULL },
 			      &out, NULL),
 		 0);
-	CHECK(strstr(out, "no chart of zero: every value is 0"));
+	CHECK(strstr(out, "no chart of zero: every median is 0"));
 	free(out);
 	CHECK(png_ok(tpath("charts/all/insert.png")) && png_ok(tpath("charts/ratio/insert.png")));
 	CHECK(png_ok(tpath("charts/ratio/t.png")));

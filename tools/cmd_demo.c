@@ -419,7 +419,7 @@ static int run_experiment(const struct experiment *e, const struct demo_opts *o,
 		out2(sum, "  charts: none (%s)\n", err);
 	else
 		out2(sum, "  %zu charts in %s/{all,ratio}%s%s%s; %.0f s\n", npng, plots,
-		     zero[0] ? " (none of " : "", zero, zero[0] ? ": all zero)" : "",
+		     zero[0] ? " (none of " : "", zero, zero[0] ? ": every median 0)" : "",
 		     ruma_now_sec() - t0);
 	ruma_exp_table_free(&t);
 	return bad;

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"         DIR/ratio/<metric>.png   each variant / its baseline per size, bars the 95%%\n"
 		"                                  bootstrap interval (as ruma compare), line at 1\n"
 		"         DIR/data/*.dat, DIR/plot.gp  the plotted numbers and the gnuplot script\n"
-		"  a metric whose values are all zero gets no chart (it is named)\n"
+		"  a metric whose medians are all zero gets no chart (it is named)\n"
 		"  --baseline  as in ruma compare (default: the first variant in the CSV)\n"
 		"  --metric M  only this metric (default all)\n"
 		"Needs gnuplot with the pngcairo terminal (Debian: gnuplot-nox).\n"
@@ -100,6 +100,6 @@ int ruma_cmd_plot(int argc, char **argv)
 	}
 	printf("plot: %zu charts in %s/all and %s/ratio (baseline %s)\n", n, out, out, baseline);
 	if (zero[0])
-		printf("plot: no chart of %s: every value is 0\n", zero);
+		printf("plot: no chart of %s: every median is 0\n", zero);
 	return 0;
 }

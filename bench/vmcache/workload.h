@@ -60,6 +60,10 @@ typedef struct ruma_vmcache_workload {
 	/* Reject a DATASIZE the workload cannot use (0 or a bad value): return
 	 * a message, or NULL when fine. */
 	const char *(*check_datasize)(uint64_t datasize);
+	/* Whether the tree called name (len bytes) is one of this workload's.
+	 * With --keep the driver refuses a store holding any other tree (a
+	 * user's data is not written into).  NULL: every tree is accepted. */
+	bool (*owns_tree)(const char *name, size_t len);
 	/* Once, before loading, single-threaded: create or open trees, set
 	 * ctx->wl; with ctx->keep it may find the data already loaded and set
 	 * ctx->loaded (then load is skipped).  0 or a negative error;

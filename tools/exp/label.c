@@ -111,6 +111,9 @@ static const char *const metric_words[][2] = {
 	{ "lookup", "lookup throughput" },
 	{ "erase", "erase throughput" },
 	{ "total", "total of all phases" },
+	{ "vector-insert", "pushing the elements" },
+	{ "shm-src", "creating the shared-memory pool" },
+	{ "mmap-src", "mapping the pool" },
 };
 
 /* units: what one of them is */
@@ -148,6 +151,10 @@ static void fmt_suffixed(double v, char *buf, size_t len)
 	double a = fabs(v);
 	size_t k = 0;
 
+	if (a < 0.995) { /* small values: three significant digits, no suffix */
+		snprintf(buf, len, "%.3g", v);
+		return;
+	}
 	while (a >= 999.5 && k + 1 < RUMA_ARRAY_SIZE(suffix)) {
 		a /= 1000;
 		v /= 1000;

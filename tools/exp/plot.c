@@ -11,7 +11,7 @@
  *   DIR/plot.gp                 the generated gnuplot script
  *
  * Invariants: only measured (non-warm-up), successful rows are plotted; a
- * metric whose values are all zero gets no chart (it is named instead); a
+ * metric whose medians are all zero gets no chart (it is named instead); a
  * chart is listed as written only when gnuplot exited 0 and the file exists
  * and is not empty.  The x axis is logarithmic when the sizes span 10x or
  * more, the y axis when the values span more than 10x (else it starts at 0).
@@ -127,6 +127,7 @@ static int names_add(struct names *l, const char *s, size_t cap)
 /* the range of the values written: smallest positive min and largest max */
 struct span {
 	double lo, hi;
+	double median_hi; /* the largest median */
 };
 
 /* write data/<metric>__<variant>.dat; returns number of sizes written */
@@ -163,6 +164,8 @@ static size_t write_data(const ruma_exp_table *t, const char *dir, const char *m
 			sp->lo = sum.min;
 		if (sum.max > sp->hi)
 			sp->hi = sum.max;
+		if (sum.median > sp->median_hi)
+			sp->median_hi = sum.median;
 		lines++;
 	}
 	if (fclose(f))
@@ -205,6 +208,24 @@ static void chart_head(FILE *gp, const char *out, const char *title, const char 
 		fprintf(gp, "set xrange [%.17g:%.17g]\n", xmin - pad, xmax + pad);
 }
 
+/* "2.00k" -> "2k", "5.50 ms" -> "5.5 ms": a tic's label without trailing zeros */
+static void trim_zeros(char *s)
+{
+	char *dot = strchr(s, '.'), *end;
+
+	if (!dot)
+		return;
+	end = dot + 1;
+	while (*end >= '0' && *end <= '9')
+		end++;
+	char *z = end;
+	while (z > dot + 1 && z[-1] == '0')
+		z--;
+	if (z == dot + 1)
+		z = dot;
+	memmove(z, end, strlen(end) + 1);
+}
+
 /* one labelled y tic at v, in the unit's short form ("500 us", "38.9k") */
 static void y_tic(FILE *gp, double v, const char *unit, int *first)
 {
@@ -214,6 +235,7 @@ static void y_tic(FILE *gp, double v, const char *unit, int *first)
 		ruma_exp_fmt_value(v, unit, label, sizeof(label));
 	else
 		snprintf(label, sizeof(label), "%g", v);
+	trim_zeros(label);
 	fprintf(gp, "%s", *first ? "set ytics (" : ", ");
 	gp_str(gp, label);
 	fprintf(gp, " %.17g", v);
@@ -252,6 +274,22 @@ static void y_axis(FILE *gp, const struct span *sp, const char *unit)
 		y_range(gp, sp->lo / 1.5, sp->hi * 1.5, 1, unit);
 	else
 		y_range(gp, 0, sp->hi * 1.1, 0, unit);
+}
+
+/* a tic at every size, labelled in short form ("100k", "1M", "0.01") */
+static void x_tics(FILE *gp, const double *sizes, size_t n)
+{
+	fprintf(gp, "set xtics (");
+	for (size_t i = 0; i < n; i++) {
+		char label[32];
+
+		ruma_exp_fmt_value(sizes[i], "", label, sizeof(label));
+		trim_zeros(label);
+		fprintf(gp, "%s", i ? ", " : "");
+		gp_str(gp, label);
+		fprintf(gp, " %.17g", sizes[i]);
+	}
+	fprintf(gp, ")\n");
 }
 
 static void plot_line(FILE *gp, const char *metric, const char *variant, int first, int style)
@@ -369,6 +407,7 @@ static void all_chart(struct plot *p, size_t m, const struct span *sp)
 	chart_head(p->gp, p->charts[p->ncharts], title, p->xlabel, ylabel, p->sizes[0],
 		   p->sizes[p->nsizes - 1]);
 	p->ncharts++;
+	x_tics(p->gp, p->sizes, p->nsizes);
 	y_axis(p->gp, sp, unit);
 	for (size_t v = 0, first = 1; v < p->variants.n; v++) {
 		if (!p->has[m * p->variants.n + v])
@@ -427,7 +466,7 @@ static void ratio_chart(struct plot *p, const ruma_exp_cmp_list *l, size_t m)
 {
 	const char *metric = p->metrics.s[m], *unit = unit_of(p->t, metric);
 	char mname[128], title[1024], ylabel[256], config[600], base[2 * RUMA_EXP_STR];
-	struct span sp = { 1, 1 };
+	struct span sp = { 1, 1, 0 };
 	const struct ruma_exp_cmp *ov[MAXN];
 	int lines[MAXN], any = 0;
 
@@ -453,6 +492,7 @@ static void ratio_chart(struct plot *p, const ruma_exp_cmp_list *l, size_t m)
 	chart_head(p->gp, p->charts[p->ncharts], title, p->xlabel, ylabel, p->sizes[0] * 0.9,
 		   p->sizes[p->nsizes - 1] * 1.1);
 	p->ncharts++;
+	x_tics(p->gp, p->sizes, p->nsizes);
 	if (sp.lo > 0 && sp.hi / sp.lo > 10)
 		y_range(p->gp, sp.lo / 1.3, sp.hi * 1.3, 1, NULL);
 	else
@@ -538,13 +578,13 @@ static void write_charts(struct plot *p, const ruma_exp_cmp_list *l, char *zero,
 {
 	zero[0] = '\0';
 	for (size_t m = 0; m < p->metrics.n && p->ncharts + 2 <= MAXCHARTS; m++) {
-		struct span sp = { 0, 0 };
+		struct span sp = { 0, 0, 0 };
 
 		for (size_t v = 0; v < p->variants.n; v++)
 			p->has[m * p->variants.n + v] =
 				write_data(p->t, p->dir, p->metrics.s[m], p->variants.s[v], p->sizes,
 					   p->nsizes, p->vals, &sp) > 0;
-		if (!(sp.hi > 0)) { /* nothing but zeros: no chart */
+		if (!(sp.median_hi > 0)) { /* every median 0: a flat line at 0, no chart */
 			size_t used = strlen(zero);
 			snprintf(zero + used, zlen - used, "%s%s", used ? ", " : "", p->metrics.s[m]);
 			continue;
