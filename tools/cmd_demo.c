@@ -359,6 +359,7 @@ static int run_experiment(const struct experiment *e, const struct demo_opts *o,
 	static ruma_exp_grid g;
 	struct ruma_exp_sweep_opts so = { 0 };
 	char err[RUMA_EXP_ERR] = "", csv[4096], plots[4096], cmpcsv[4096], zero[512];
+	char shown[128] = "";
 	ruma_exp_table t;
 	ruma_exp_cmp_list l;
 	size_t failed = 0, npng = 0;
@@ -413,7 +414,11 @@ static int run_experiment(const struct experiment *e, const struct demo_opts *o,
 		fclose(f);
 	}
 	ruma_exp_cmp_free(&l);
-	rc = ruma_exp_plot(&t, plots, e->baseline, NULL, &npng, zero, sizeof(zero), err,
+	for (size_t m = 0; m < RUMA_ARRAY_SIZE(e->metrics) && e->metrics[m]; m++)
+		snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%s%s", m ? "," : "",
+			 e->metrics[m]);
+	/* the charts of the metrics the tables show: each a table's picture */
+	rc = ruma_exp_plot(&t, plots, e->baseline, shown, &npng, zero, sizeof(zero), err,
 			   sizeof(err));
 	if (rc)
 		out2(sum, "  charts: none (%s)\n", err);

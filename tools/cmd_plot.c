@@ -21,14 +21,14 @@ const char ruma_cmd_plot_summary[] =
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ruma plot <sweep.csv> --out DIR [--baseline VAR=VALUE] [--metric M]\n"
+		"usage: ruma plot <sweep.csv> --out DIR [--baseline VAR=VALUE] [--metric M[,M...]]\n"
 		"  writes DIR/all/<metric>.png     all variants: median per size, bars min-max\n"
 		"         DIR/ratio/<metric>.png   each variant / its baseline per size, bars the 95%%\n"
 		"                                  bootstrap interval (as ruma compare), line at 1\n"
 		"         DIR/data/*.dat, DIR/plot.gp  the plotted numbers and the gnuplot script\n"
 		"  a metric whose medians are all zero gets no chart (it is named)\n"
 		"  --baseline  as in ruma compare (default: the first variant in the CSV)\n"
-		"  --metric M  only this metric (default all)\n"
+		"  --metric M  only these metrics, comma-separated (default all)\n"
 		"Needs gnuplot with the pngcairo terminal (Debian: gnuplot-nox).\n"
 		"Exit: 0 ok, 1 gnuplot missing or failed, 2 bad input.\n");
 }

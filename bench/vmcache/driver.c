@@ -714,7 +714,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		if (!r && o->wl->load_done)
 			r = o->wl->load_done(&run.ctx);
 		if (r) {
-			fprintf(stderr, "vmcache: loading failed: %s\n", ruma_strerror(r));
+			fprintf(stderr, "vmcache: loading failed: %s%s\n", ruma_strerror(r),
+				r == RUMA_EVIRTFULL ? " [ruma vmcache: virt_bytes = VIRTGB]" : "");
 			status = 1;
 			goto out;
 		}

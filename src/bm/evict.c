@@ -541,7 +541,7 @@ int bm_ensure_free(ruma_bm *bm, struct bm_thread *t)
 		if (++idle_rounds > 200000) {
 			bm_say(&bm->cfg,
 				"buffer pool exhausted: all %" PRIu64
-				" resident pages stay latched (raise PHYSGB)",
+				" resident pages stay latched (raise phys_bytes)",
 				used);
 			return -EAGAIN;
 		}

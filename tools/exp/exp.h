@@ -401,7 +401,8 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f);
  * and dir/ratio/<metric>.png (each variant / its baseline partner with the 95%
  * bootstrap interval, as ruma_exp_compare with 2000 resamples and seed 1).
  * A metric whose medians are all zero gets no chart: its name goes into zero
- * (comma-separated; "" when none).  metric NULL = all.  *npng gets the number
+ * (comma-separated; "" when none).  metric: a metric or a comma-separated
+ * list of them, NULL = all.  *npng gets the number
  * of charts written.  Returns 0, RUMA_EUNSUPP when gnuplot is not installed,
  * -EIO when gnuplot failed (err has its message), -errno otherwise.
  */

@@ -14,7 +14,8 @@
  * metric whose medians are all zero gets no chart (it is named instead); a
  * chart is listed as written only when gnuplot exited 0 and the file exists
  * and is not empty.  The x axis is logarithmic when the sizes span 10x or
- * more, the y axis when the values span more than 10x (else it starts at 0).
+ * more, the y axis when the values span more than 10x and none is 0 (else
+ * it starts at 0).
  * Variants are shown by their readable labels (label.c), variant k of the
  * CSV in colour k of Okabe & Ito's palette in every chart; titles name the
  * system and the settings every run shared.
@@ -128,6 +129,7 @@ static int names_add(struct names *l, const char *s, size_t cap)
 struct span {
 	double lo, hi;
 	double median_hi; /* the largest median */
+	bool zero;        /* a value <= 0: no log axis (it would hide the point) */
 };
 
 /* write data/<metric>__<variant>.dat; returns number of sizes written */
@@ -166,6 +168,8 @@ static size_t write_data(const ruma_exp_table *t, const char *dir, const char *m
 			sp->hi = sum.max;
 		if (sum.median > sp->median_hi)
 			sp->median_hi = sum.median;
+		if (sum.min <= 0)
+			sp->zero = true;
 		lines++;
 	}
 	if (fclose(f))
@@ -270,7 +274,7 @@ static void y_range(FILE *gp, double lo, double hi, int logy, const char *unit)
 /* the y axis of values: logarithmic when they span more than 10x, else from 0 */
 static void y_axis(FILE *gp, const struct span *sp, const char *unit)
 {
-	if (sp->lo > 0 && sp->hi / sp->lo > 10)
+	if (!sp->zero && sp->lo > 0 && sp->hi / sp->lo > 10)
 		y_range(gp, sp->lo / 1.5, sp->hi * 1.5, 1, unit);
 	else
 		y_range(gp, 0, sp->hi * 1.1, 0, unit);
@@ -338,7 +342,18 @@ struct plot {
 	char xlabel[160], system[32];
 };
 
-/* the metrics, variants and sizes of the measured rows (metric: only that one) */
+/* whether name is one of the comma-separated list */
+static bool in_list(const char *list, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)); p += l)
+		if ((p == list || p[-1] == ',') && (p[l] == ',' || p[l] == '\0'))
+			return true;
+	return false;
+}
+
+/* the metrics, variants and sizes of the measured rows (metric: only those) */
 static int collect(struct plot *p, const char *metric, char *err, size_t errlen)
 {
 	const ruma_exp_table *t = p->t;
@@ -347,7 +362,7 @@ static int collect(struct plot *p, const char *metric, char *err, size_t errlen)
 		const struct ruma_exp_row *r = &t->rows[i];
 		int seen = 0;
 
-		if (!r->ok || r->warmup || (metric && strcmp(metric, r->metric)))
+		if (!r->ok || r->warmup || (metric && !in_list(metric, r->metric)))
 			continue;
 		ruma_exp_size_label(r->system, r->size_param, p->xlabel, sizeof(p->xlabel));
 		snprintf(p->system, sizeof(p->system), "%s", r->system);
@@ -466,7 +481,7 @@ static void ratio_chart(struct plot *p, const ruma_exp_cmp_list *l, size_t m)
 {
 	const char *metric = p->metrics.s[m], *unit = unit_of(p->t, metric);
 	char mname[128], title[1024], ylabel[256], config[600], base[2 * RUMA_EXP_STR];
-	struct span sp = { 1, 1, 0 };
+	struct span sp = { 1, 1, 0, false };
 	const struct ruma_exp_cmp *ov[MAXN];
 	int lines[MAXN], any = 0;
 
@@ -578,7 +593,7 @@ static void write_charts(struct plot *p, const ruma_exp_cmp_list *l, char *zero,
 {
 	zero[0] = '\0';
 	for (size_t m = 0; m < p->metrics.n && p->ncharts + 2 <= MAXCHARTS; m++) {
-		struct span sp = { 0, 0, 0 };
+		struct span sp = { 0, 0, 0, false };
 
 		for (size_t v = 0; v < p->variants.n; v++)
 			p->has[m * p->variants.n + v] =
@@ -634,7 +649,7 @@ int ruma_exp_plot(const ruma_exp_table *t, const char *dir, const char *baseline
 		rc = -ENOMEM;
 		goto out;
 	}
-	have_cmp = ruma_exp_compare(t, baseline, metric, 2000, 1, &l, cerr, sizeof(cerr)) == 0;
+	have_cmp = ruma_exp_compare(t, baseline, NULL, 2000, 1, &l, cerr, sizeof(cerr)) == 0;
 	snprintf(scriptp, sizeof(scriptp), "%s/plot.gp", dir);
 	p.gp = fopen(scriptp, "w");
 	if (!p.gp) {
