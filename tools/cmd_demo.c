@@ -199,17 +199,6 @@ static void out_wrapped(FILE *sum, const char *head, const char *text)
 	}
 }
 
-/* "38.9k [34.2k-42.5k] n=5" in the unit's short form */
-static void fmt_summary(const ruma_summary *s, const char *unit, char *buf, size_t len)
-{
-	char med[24], lo[24], hi[24];
-
-	ruma_exp_fmt_value(s->median, unit, med, sizeof(med));
-	ruma_exp_fmt_value(s->min, unit, lo, sizeof(lo));
-	ruma_exp_fmt_value(s->max, unit, hi, sizeof(hi));
-	snprintf(buf, len, "%s [%s - %s] n=%zu", med, lo, hi, s->n);
-}
-
 /* one table: what it counts, then per size the baseline and each variant */
 static void summarize_metric(FILE *sum, const ruma_exp_table *t, const ruma_exp_cmp_list *l,
 			     const char *metric, const char *explain)
@@ -245,11 +234,11 @@ static void summarize_metric(FILE *sum, const ruma_exp_table *t, const ruma_exp_
 			char blabel[2 * RUMA_EXP_STR];
 
 			ruma_exp_variant_label(c->baseline, blabel, sizeof(blabel));
-			fmt_summary(&c->b, unit, med, sizeof(med));
+			ruma_exp_fmt_summary(&c->b, unit, med, sizeof(med));
 			out2(sum, "    %-18s %-20s %-36s 1\n", size, blabel, med);
 			last_size = c->size;
 		}
-		fmt_summary(&c->v, unit, med, sizeof(med));
+		ruma_exp_fmt_summary(&c->v, unit, med, sizeof(med));
 		out2(sum, "    %-18s %-20s %-36s %-7.3f %-17s %s\n", "", label, med, c->ratio, ci,
 		     c->verdict);
 	}

@@ -442,4 +442,8 @@ void ruma_exp_metric_label(const char *metric, const char *unit, char *buf, size
  * digits and a k/M/G suffix ("38.9k", "1.23M", "7.41"); "-" if not finite. */
 void ruma_exp_fmt_value(double v, const char *unit, char *buf, size_t len);
 
+/* ruma_exp_fmt_summary — "median [min - max] n=N" in that form:
+ * "38.9k [34.2k - 42.5k] n=5", "2.51 ms [1.94 ms - 10.1 ms] n=5". */
+void ruma_exp_fmt_summary(const ruma_summary *s, const char *unit, char *buf, size_t len);
+
 #endif

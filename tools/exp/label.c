@@ -180,3 +180,13 @@ void ruma_exp_fmt_value(double v, const char *unit, char *buf, size_t len)
 	}
 	fmt_suffixed(v, buf, len);
 }
+
+void ruma_exp_fmt_summary(const ruma_summary *s, const char *unit, char *buf, size_t len)
+{
+	char med[24], lo[24], hi[24];
+
+	ruma_exp_fmt_value(s->median, unit, med, sizeof(med));
+	ruma_exp_fmt_value(s->min, unit, lo, sizeof(lo));
+	ruma_exp_fmt_value(s->max, unit, hi, sizeof(hi));
+	snprintf(buf, len, "%s [%s - %s] n=%zu", med, lo, hi, s->n);
+}

@@ -488,16 +488,6 @@ static const char *better_text(const char *unit)
 	}
 }
 
-/* "38.9k [34.2k - 42.5k] n=5", "2.51 ms [1.94 ms - 10.1 ms] n=5" */
-static void fmt_range(const ruma_summary *s, const char *unit, char *buf, size_t len)
-{
-	char med[24], lo[24], hi[24];
-
-	ruma_exp_fmt_value(s->median, unit, med, sizeof(med));
-	ruma_exp_fmt_value(s->min, unit, lo, sizeof(lo));
-	ruma_exp_fmt_value(s->max, unit, hi, sizeof(hi));
-	snprintf(buf, len, "%s [%s - %s] n=%zu", med, lo, hi, s->n);
-}
 
 /* "method=22 is rewired vector, method=24 is std::vector": the labels of the
  * variants whose raw names say little, once, before the tables */
@@ -559,8 +549,8 @@ void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
 
 			ruma_exp_fmt_num(c->size, num, sizeof(num));
 			snprintf(size, sizeof(size), "%s=%s", c->size_param, num);
-			fmt_range(&c->v, c->unit, vr, sizeof(vr));
-			fmt_range(&c->b, c->unit, br, sizeof(br));
+			ruma_exp_fmt_summary(&c->v, c->unit, vr, sizeof(vr));
+			ruma_exp_fmt_summary(&c->b, c->unit, br, sizeof(br));
 			if (isfinite(c->rep_min))
 				snprintf(reps, sizeof(reps), "%.3f-%.3f", c->rep_min, c->rep_max);
 			else
