@@ -209,6 +209,41 @@ static int t_read_rows_rewiring(void)
 	return TEST_PASS;
 }
 
+/* Labels and number formats of tables, legends and axes (label.c). */
+static int t_labels(void)
+{
+	static const struct {
+		double v;
+		const char *unit, *want;
+	} fmt[] = {
+		{ 38860, "tx/s", "38.9k" }, { 1234567, "tx/s", "1.23M" }, { 512, "Mops", "512" },
+		{ 7.4149, "Mops", "7.41" }, { 0.0025, "MiB/s", "0.0025" }, { 0, "tx/s", "0" },
+		{ 0.00251, "s", "2.51 ms" }, { 1.25, "s", "1.25 s" }, { 0.00084, "s", "840 us" },
+		{ NAN, "s", "-" },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < TEST_N(fmt); i++) {
+		ruma_exp_fmt_value(fmt[i].v, fmt[i].unit, buf, sizeof(buf));
+		if (strcmp(buf, fmt[i].want))
+			fprintf(stderr, "  %g %s: '%s', want '%s'\n", fmt[i].v, fmt[i].unit, buf,
+				fmt[i].want);
+		CHECK(!strcmp(buf, fmt[i].want));
+	}
+	ruma_exp_variant_label("method=22", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "rewired vector"));
+	ruma_exp_variant_label("method=12(64,1,0),alloc=huge", buf, sizeof(buf));
+	/* a micro method by its name, its parameters kept; pairs joined by ", " */
+	CHECK(strstr(buf, "12(64,1,0): ") == buf && strstr(buf, ", huge-page allocator"));
+	ruma_exp_variant_label("colour=red", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "colour=red"));
+	ruma_exp_size_label("vmcache", "physgb", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "buffer pool (PHYSGB), GiB"));
+	ruma_exp_metric_label("tx", "tx/s", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "throughput (tx), transactions per second (tx/s)"));
+	return TEST_PASS;
+}
+
 static int t_csv_split(void)
 {
 	char line[] = "a,\"b,c\",\"say \"\"hi\"\"\",,end";
@@ -967,6 +1002,7 @@ static const struct test_case cases[] = {
 	{ "compare_synthetic", t_compare_synthetic },
 	{ "compare_duplicate_rows", t_compare_duplicate_rows },
 	{ "cli_nan_negative", t_cli_nan_negative },
+	{ "labels", t_labels },
 	{ "plot_charts", t_plot_charts },
 	{ "cli_sweep_compare_plot", t_cli_end_to_end },
 	{ "cli_resume_truncated", t_cli_resume_truncated },
