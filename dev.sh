@@ -2,7 +2,8 @@
 # dev.sh — the quick-start entry point.  Installs the Debian packages it is
 # missing (as root, apt-get), configures, builds and runs.
 #
-#   ./dev.sh demo        build (Release) and run `ruma demo`
+#   ./dev.sh demo        build build/ruma (Release) and run `ruma demo`
+#                        (build output goes to <build folder>/build.log)
 #   ./dev.sh test        build (asserts on) and run the whole test suite
 #   ./dev.sh test-asan   the whole suite under AddressSanitizer + UBSan
 #   ./dev.sh test-tsan   the concurrent tests under ThreadSanitizer
@@ -46,11 +47,21 @@ install_missing() {
 	apt-get install -y -qq $missing >&2
 }
 
+# Configure and build quietly: the output of both goes to <dir>/build.log, and
+# only a failure shows it (its last lines and the log's path, on stderr).
+# BUILD_TARGET, when set, builds that target alone (the demo needs only ruma).
 configure_build() { # dir, cmake args...
 	dir=$1
 	shift
-	cmake -S . -B "$dir" "$@" >/dev/null
-	cmake --build "$dir" -j "$JOBS"
+	mkdir -p "$dir"
+	log="$dir/build.log"
+	echo "dev.sh: building in $dir (log: $log)" >&2
+	if ! { cmake -S . -B "$dir" "$@" &&
+		cmake --build "$dir" -j "$JOBS" ${BUILD_TARGET:+--target "$BUILD_TARGET"}; } >"$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		echo "dev.sh: the build failed; the whole log is $log" >&2
+		exit 1
+	fi
 }
 
 run_ctest() { # dir, ctest args...
@@ -80,7 +91,7 @@ lib)
 	;;
 demo)
 	install_missing $PKGS
-	configure_build build -DCMAKE_BUILD_TYPE=Release
+	BUILD_TARGET=ruma configure_build build -DCMAKE_BUILD_TYPE=Release
 	shift
 	./build/ruma demo "$@"
 	;;
@@ -109,7 +120,7 @@ fuzz)
 	fuzz/run.sh "${2:-30}"
 	;;
 *)
-	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 	[ -z "$cmd" ] && exit 2
 	echo "dev.sh: unknown command '$cmd'" >&2
 	exit 2

@@ -579,7 +579,7 @@ static int t_corrupt_meta(void)
 	CHECK(fd >= 0);
 	CHECK(write(fd, "hello world", 11) == 11);
 	close(fd);
-	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
 	/* fresh does not clobber a file that is not a store, unless forced */
 	c.fresh = true;
 	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
@@ -977,6 +977,32 @@ static int t_misdirected(void)
 	return TEST_PASS;
 }
 
+/* A file that is not a store, opened without fresh: "not a ruma store", and
+ * the advice it gives (fresh and force) opens it. */
+static int t_not_a_store(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	struct msgs m = { 0 };
+
+	cfg_small(&c, 1024, 64);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "hello world", 11) == 11);
+	close(fd);
+	c.fresh = false;
+	c.message = collect;
+	c.message_ctx = &m;
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
+	CHECK(strstr(m.last, "is not a ruma store") && strstr(m.last, "fresh and force"));
+	CHECK(!strstr(m.last, "--"));
+	c.fresh = true;
+	c.force = true;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 /* A store of the previous format (no page trailer) is refused clearly. */
 static int t_old_format(void)
 {
@@ -1281,6 +1307,7 @@ static const struct test_case cases[] = {
 	{ "bitflip", t_bitflip },
 	{ "misdirected", t_misdirected },
 	{ "old_format", t_old_format },
+	{ "not_a_store", t_not_a_store },
 	{ "lock", t_lock },
 	{ "kill", t_kill },
 	{ "reopen_while_holder_exits", t_reopen_while_holder_exits },

@@ -5,10 +5,14 @@
  * Results as data: with --result FILE every driver writes its measurements
  * as rows metric,unit,value,params, while its stdout keeps the same lines
  * (the same lines with the numbers taken out) as without --result.
+ * Bad usage says what is wrong: exit status 2 and a message naming the
+ * missing argument, every known workload, the grid value a driver refuses
+ * (before the sweep's first run).
  */
 #include "test.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static int expect_write_failure(char **argv, const char *cmd)
 {
@@ -22,6 +26,73 @@ static int expect_write_failure(char **argv, const char *cmd)
 		return TEST_FAIL;
 	}
 	free(err);
+	return TEST_PASS;
+}
+
+struct usage_case {
+	char *argv[16];
+	int status;
+	const char *in_out, *in_err; /* expected in stdout / stderr (NULL: anything) */
+};
+
+static int check_usage_case(struct usage_case *c)
+{
+	char *out = NULL, *err = NULL;
+	int st = test_run_cli(c->argv, &out, &err);
+	int ok = st == c->status && out && err && (!c->in_out || strstr(out, c->in_out)) &&
+		 (!c->in_err || strstr(err, c->in_err));
+
+	if (!ok)
+		fprintf(stderr, "  ruma %s: exit %d (want %d), stdout:\n%s\nstderr:\n%s\n",
+			c->argv[1], st, c->status, out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+	return ok ? TEST_PASS : TEST_FAIL;
+}
+
+static int t_usage_messages(void)
+{
+	struct usage_case cases[] = { /* not const: test_run_cli sets argv[0] */
+		{ { "", "plot", "x.csv", NULL }, 2, NULL, "ruma plot: missing --out DIR" },
+		{ { "", "plot", "--out", "d", NULL }, 2, NULL, "missing the sweep CSV" },
+		{ { "", "micro", "1", "2", "100", "1", NULL }, 2, "Usage: ruma micro",
+		  "missing <detailed (true|false)> (4 of the 5" },
+		{ { "", "vmcache", "--workload", "foo", NULL }, 2, NULL,
+		  "(known: rndread, scan, scandesc, tpcc)" },
+		{ { "", "help", NULL }, 0, "(modes 0-3)", NULL },
+		{ { "", "help", NULL }, 0, "vmcache/art/micro/rewire/rwbench", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (check_usage_case(&cases[i]) != TEST_PASS)
+			return TEST_FAIL;
+	return TEST_PASS;
+}
+
+/* A grid value the driver refuses fails the sweep before its first run:
+ * exit 2, the variant and the driver's message, no output file. */
+static int t_sweep_checks_grid(void)
+{
+	char out[] = "/tmp/ruma-test-gridXXXXXX";
+	int fd = mkstemp(out);
+
+	CHECK(fd >= 0);
+	close(fd);
+	unlink(out);
+	struct usage_case c = {
+		{ "", "sweep", "vmcache", "--var", "wait=spin,futx", "--size", "datasize=1000",
+		  "--set", "runfor=1", "--reps", "1", "--warmup", "0", "--out", out, NULL },
+		2, NULL, "variant wait=futx datasize=1000 would be refused, nothing ran: "
+			 "ruma vmcache: --wait=futx"
+	};
+	CHECK(check_usage_case(&c) == TEST_PASS);
+	CHECK(access(out, F_OK) != 0);
+	char *micro[] = { "", "sweep", "micro", "--var", "method=1,99", "--set", "test=1",
+			  "--size", "n=1000", "--out", out, NULL };
+	c = (struct usage_case){ .status = 2, .in_err = "method=99 n=1000 would be refused" };
+	memcpy(c.argv, micro, sizeof(micro));
+	CHECK(check_usage_case(&c) == TEST_PASS);
+	CHECK(access(out, F_OK) != 0);
 	return TEST_PASS;
 }
 
@@ -125,6 +196,8 @@ static int t_rwbench_result(void)
 }
 
 static const struct test_case cases[] = {
+	{ "usage_messages", t_usage_messages },
+	{ "sweep_checks_grid", t_sweep_checks_grid },
 	{ "rwbench_csv_full_disk", t_rwbench_csv_full_disk },
 	{ "rewire_csv_full_disk", t_rewire_csv_full_disk },
 	{ "art_result", t_art_result },

@@ -209,6 +209,41 @@ static int t_read_rows_rewiring(void)
 	return TEST_PASS;
 }
 
+/* Labels and number formats of tables, legends and axes (label.c). */
+static int t_labels(void)
+{
+	static const struct {
+		double v;
+		const char *unit, *want;
+	} fmt[] = {
+		{ 38860, "tx/s", "38.9k" }, { 1234567, "tx/s", "1.23M" }, { 512, "Mops", "512" },
+		{ 7.4149, "Mops", "7.41" }, { 0.0025, "MiB/s", "0.0025" }, { 0, "tx/s", "0" },
+		{ 0.00251, "s", "2.51 ms" }, { 1.25, "s", "1.25 s" }, { 0.00084, "s", "840 us" },
+		{ NAN, "s", "-" },
+	};
+	char buf[128];
+
+	for (size_t i = 0; i < TEST_N(fmt); i++) {
+		ruma_exp_fmt_value(fmt[i].v, fmt[i].unit, buf, sizeof(buf));
+		if (strcmp(buf, fmt[i].want))
+			fprintf(stderr, "  %g %s: '%s', want '%s'\n", fmt[i].v, fmt[i].unit, buf,
+				fmt[i].want);
+		CHECK(!strcmp(buf, fmt[i].want));
+	}
+	ruma_exp_variant_label("method=22", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "rewired vector"));
+	ruma_exp_variant_label("method=12(64,1,0),alloc=huge", buf, sizeof(buf));
+	/* a micro method by its name, its parameters kept; pairs joined by ", " */
+	CHECK(strstr(buf, "12(64,1,0): ") == buf && strstr(buf, ", huge-page allocator"));
+	ruma_exp_variant_label("colour=red", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "colour=red"));
+	ruma_exp_size_label("vmcache", "physgb", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "buffer pool (PHYSGB), GiB"));
+	ruma_exp_metric_label("tx", "tx/s", buf, sizeof(buf));
+	CHECK(!strcmp(buf, "throughput (tx), transactions per second (tx/s)"));
+	return TEST_PASS;
+}
+
 static int t_csv_split(void)
 {
 	char line[] = "a,\"b,c\",\"say \"\"hi\"\"\",,end";
@@ -341,6 +376,41 @@ static int t_compare_duplicate_rows(void)
 }
 
 /* ---- through the binary ------------------------------------------------- */
+
+/* A measured value that is NaN or negative: compare and plot refuse the CSV
+ * (exit 2, the line and the metric named) instead of dropping the metric and
+ * exiting 0, or handing the value to gnuplot. */
+static int t_cli_nan_negative(void)
+{
+	static const char *const bad[] = { "nan", "-3.5", "inf" };
+
+	for (size_t i = 0; i < TEST_N(bad); i++) {
+		char *err = NULL;
+		FILE *f;
+
+		CHECK_OK(write_synthetic(tpath("nanneg.csv")));
+		f = fopen(tpath("nanneg.csv"), "a");
+		CHECK(f != NULL);
+		fprintf(f, "art,x=fast,fast,n,2,1,0,1,lookup,Mops,%s,ok,\n", bad[i]);
+		CHECK_OK(fclose(f));
+		int rc = test_run_cli((char *[]){ NULL, "compare", (char *)tpath("nanneg.csv"),
+						  "--baseline", "x=base", NULL },
+				      NULL, &err);
+		CHECK_EQ(rc, 2);
+		CHECK(err && strstr(err, "nanneg.csv:40: metric lookup of x=fast has the value") &&
+		      strstr(err, bad[i]));
+		free(err);
+		err = NULL;
+		rc = test_run_cli((char *[]){ NULL, "plot", (char *)tpath("nanneg.csv"), "--out",
+					      (char *)tpath("badplot"), NULL },
+				  NULL, &err);
+		CHECK_EQ(rc, 2);
+		CHECK(err && strstr(err, "metric lookup of x=fast"));
+		free(err);
+		CHECK(access(tpath("badplot"), F_OK) != 0); /* nothing drawn */
+	}
+	return TEST_PASS;
+}
 
 /* rows of a sweep CSV: checks each measurement key (variant,size,rep,warmup,metric)
  * is unique; returns the number of data rows or -1 */
@@ -486,9 +556,56 @@ static int t_cli_end_to_end(void)
 
 		snprintf(p, sizeof(p), "plots/all/%s.png", m);
 		CHECK(png_ok(tpath(p)));
-		snprintf(p, sizeof(p), "plots/vs_baseline/%s__alloc_huge.png", m);
+		snprintf(p, sizeof(p), "plots/ratio/%s.png", m);
 		CHECK(png_ok(tpath(p)));
 	}
+	return TEST_PASS;
+}
+
+/* The charts of a comparison: a ratio chart per metric (each variant / its
+ * baseline, with the interval), none for a metric that is all zeros, the
+ * variants by their labels (legend and compare's CSV), values spanning more
+ * than 10x on a log axis. */
+static int t_plot_charts(void)
+{
+	char *out = NULL, *gp;
+	FILE *f;
+
+	CHECK_OK(write_synthetic(tpath("charts.csv")));
+	f = fopen(tpath("charts.csv"), "a");
+	CHECK(f != NULL);
+	for (int rep = 1; rep <= 3; rep++)
+		for (int s = 0; s < 2; s++) {
+			fprintf(f, "art,x=base,base,n,%d,%d,0,1,zero,MiB/s,0,ok,\n", s ? 1000 : 1, rep);
+			fprintf(f, "art,x=fast,fast,n,%d,%d,0,1,zero,MiB/s,0,ok,\n", s ? 1000 : 1, rep);
+		}
+	CHECK_OK(fclose(f));
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "compare", (char *)tpath("charts.csv"), "--baseline",
+					  "x=base", "--csv", NULL },
+			      &out, NULL),
+		 0);
+	CHECK(strstr(out, ",verdict,variant_label,baseline_label\n"));
+	free(out);
+	out = NULL;
+	if (!ruma_exp_gnuplot_path())
+		SKIP("gnuplot is not installed");
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "plot", (char *)tpath("charts.csv"), "--out",
+					  (char *)tpath("charts"), "--baseline", "x=base", NULL },
+			      &out, NULL),
+		 0);
+	CHECK(strstr(out, "no chart of zero: every median is 0"));
+	free(out);
+	CHECK(png_ok(tpath("charts/all/insert.png")) && png_ok(tpath("charts/ratio/insert.png")));
+	CHECK(png_ok(tpath("charts/ratio/t.png")));
+	CHECK(access(tpath("charts/all/zero.png"), F_OK) != 0);
+	CHECK(access(tpath("charts/ratio/zero.png"), F_OK) != 0);
+	CHECK(access(tpath("charts/vs_baseline"), F_OK) != 0);
+	gp = test_slurp(tpath("charts/plot.gp"));
+	CHECK(gp != NULL);
+	/* insert spans 1..3000 Mops: a log y axis; the ratio chart's line at 1 */
+	CHECK(strstr(gp, "set logscale y") && strstr(gp, "first 1 nohead"));
+	CHECK(strstr(gp, "data/ratio_insert__x_fast.dat"));
+	free(gp);
 	return TEST_PASS;
 }
 
@@ -739,20 +856,28 @@ static int t_cli_failed_child(void)
 	char e[RUMA_EXP_ERR];
 	int rc;
 
-	/* alloc=nosuch makes `ruma art` exit 2 */
-	rc = test_run_cli((char *[]){ NULL, "sweep", "art", "--var", "alloc=libc,nosuch",
-				      "--size", "n=500", "--set", "lookups=1e3", "--reps", "1",
-				      "--warmup", "0", "--out", (char *)tpath("fail.csv"), NULL },
+	/* a store in a folder that does not exist: `ruma vmcache` parses the
+	 * arguments (the sweep's check passes) and refuses the run (exit 2) */
+	char ok_store[256], block[300];
+	size_t good = 0, bad = 0;
+	snprintf(ok_store, sizeof(ok_store), "%s", tpath("ok.store"));
+	snprintf(block, sizeof(block), "block=%s,/nonexistent/x/store", ok_store);
+	rc = test_run_cli((char *[]){ NULL, "sweep", "vmcache", "--var", block, "--size",
+				      "datasize=1000", "--set", "runfor=1", "--set", "physgb=0.01",
+				      "--set", "virtgb=0.1", "--reps", "1", "--warmup", "0", "--out",
+				      (char *)tpath("fail.csv"), NULL },
 			  NULL, &err);
 	CHECK_EQ(rc, 1);
 	CHECK(err && strstr(err, "1 measurement(s) failed"));
 	free(err);
 	CHECK_OK(ruma_exp_table_read(tpath("fail.csv"), &t, e, sizeof(e)));
-	CHECK_EQ(t.n, 3 + 1);
-	for (size_t i = 0; i < t.n; i++)
-		if (!strcmp(t.rows[i].variant, "alloc=nosuch"))
-			CHECK(!t.rows[i].ok && t.rows[i].note[0] &&
-			      !strcmp(t.rows[i].status, "exit=2"));
+	for (size_t i = 0; i < t.n; i++) {
+		bool failed = !strcmp(t.rows[i].variant, "block=/nonexistent/x/store");
+		good += !failed && t.rows[i].ok;
+		bad += failed && !t.rows[i].ok && t.rows[i].note[0] &&
+		       !strcmp(t.rows[i].status, "exit=2");
+	}
+	CHECK(good > 0 && bad == 1 && good + bad == t.n);
 	ruma_exp_table_free(&t);
 	/* a run that outlives --timeout is killed and recorded as "timeout" */
 	rc = test_run_cli((char *[]){ NULL, "sweep", "vmcache", "--size", "datasize=1000", "--set",
@@ -876,6 +1001,9 @@ static const struct test_case cases[] = {
 	{ "csv_split", t_csv_split },
 	{ "compare_synthetic", t_compare_synthetic },
 	{ "compare_duplicate_rows", t_compare_duplicate_rows },
+	{ "cli_nan_negative", t_cli_nan_negative },
+	{ "labels", t_labels },
+	{ "plot_charts", t_plot_charts },
 	{ "cli_sweep_compare_plot", t_cli_end_to_end },
 	{ "cli_resume_truncated", t_cli_resume_truncated },
 	{ "cli_interrupt_resume", t_cli_interrupt_resume },

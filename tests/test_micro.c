@@ -894,6 +894,17 @@ static int t_invalid_combos(void)
 	EXPECT2("destination", "32", "2(100)", "1000", "1", "false");
 	EXPECT2("no contiguous destination", "17(4,1)", "2(100)", "1000", "1", "false");
 	EXPECT2("a vector", "22", "12", "1000", "1", "false");
+	/* pairs Rewiring_Microbench runs: the refusal says what it measured there */
+	EXPECT2("reports it as write-seq-src: that is test 5", "32(0,0,0,0,0,0,0)", "18(0)", "1000",
+		"1", "false");
+	EXPECT2("reports it as write-seq-src", "32(1,1,0,0,0,0,0)", "18(0)", "1000", "1", "false");
+	EXPECT2("first merging the block chains", "17(64,1)", "4(50)", "100000", "1", "false");
+	/* and the one ruma runs as the original does: dependent sequential reads of an allocation */
+	char *out = NULL, *err = NULL;
+	CHECK_EQ(micro(&out, &err, "--verify", "40(0,1)", "23(100)", "10000", "1", "false", NULL), 0);
+	CHECK(out && strstr(out, "read-seq-dst"));
+	free(out);
+	free(err);
 	return TEST_PASS;
 }
 
@@ -1012,7 +1023,10 @@ static int t_parse_direct(void)
 	CHECK(o.n == 1000 && o.runs == 3 && o.detailed && !strcmp(o.out_path, "out.txt"));
 	CHECK(!strcmp(o.result, "r.csv") && o.prm.pages_per_chunk == 512);
 	CHECK(parse_micro(&o, err, sizeof(err), "1", "1", NULL) == RUMA_EPARSE);
-	CHECK(o.usage_stdout && !err[0]);
+	CHECK(o.usage_stdout && !strcmp(err, "ruma micro: missing <number_of_entries> (2 of the 5 "
+					     "arguments given)\n"));
+	CHECK(parse_micro(&o, err, sizeof(err), "1", "2", "100", "1", NULL) == RUMA_EPARSE);
+	CHECK(o.usage_stdout && strstr(err, "missing <detailed (true|false)>"));
 	CHECK(parse_micro(&o, err, sizeof(err), "1", "99", "10", "1", "false", NULL) == RUMA_EPARSE);
 	CHECK_EQ(o.progress, 2); /* both "Parsing ..." lines were due */
 	CHECK(!strcmp(err, "ruma micro: unknown test type 99 (test types are 1-15, 18-23)\n(run "

@@ -17,6 +17,8 @@
 #include "bench/vmcache/driver.h"
 #include "bench/vmcache/workload.h"
 
+#include <ruma/btree.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -435,6 +437,58 @@ static int t_partial_load(void)
 	CHECK_OK(ruma_bm_close(ctx.bm));
 	CHECK(!ctx.loaded);
 	CHECK_EQ(r, RUMA_EBADCOMBO);
+	/* the command says why, and nothing after it contradicts that */
+	char *out = NULL, *err = NULL;
+	env_reset();
+	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
+	CHECK(strstr(err, "unfinished load") && !strstr(err, "setup failed"));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+static bool count_tree(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	(void)key;
+	(void)klen;
+	(void)val;
+	(void)vlen;
+	(*(int *)ctx)++;
+	return true;
+}
+
+/* A store holding a user's tree is not a benchmark's: --keep refuses it and
+ * writes nothing into it (no rndread tree appears). */
+static int t_foreign_tree(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_btree *t;
+	char *out = NULL, *err = NULL;
+	int trees = 0;
+
+	ruma_bm_config_default(&c);
+	c.path = store;
+	c.virt_bytes = 64ull << 20;
+	c.phys_bytes = 1ull << 20;
+	c.fresh = true;
+	c.message = quiet;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_btree_create(bm, "users", &t));
+	CHECK_OK(ruma_btree_insert(t, "alice", 5, "1", 1));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	env_reset();
+	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
+	CHECK(strstr(err, "holds the tree 'users', which is not the rndread workload's"));
+	free(out);
+	free(err);
+	c.fresh = false;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_btree_list(bm, count_tree, &trees));
+	CHECK_EQ(trees, 1);
+	CHECK_EQ(ruma_btree_open(bm, "rndread", &t), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
 
@@ -608,7 +662,7 @@ static int t_parse(void)
 static const struct test_case cases[] = {
 	{ "parse", t_parse },
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
-	{ "keep", t_keep },           { "flags_win", t_flags_win },
+	{ "keep", t_keep },           { "foreign_tree", t_foreign_tree },           { "flags_win", t_flags_win },
 	{ "wrong_data", t_wrong_data }, { "inflight", t_inflight },
 	{ "bad_configs", t_bad_configs }, { "help", t_help },
 	{ "kill9", t_kill9 },         { "sigterm_and_lock", t_sigterm_and_lock },

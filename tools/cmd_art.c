@@ -21,7 +21,7 @@
 int ruma_cmd_art(int argc, char **argv);
 extern const char ruma_cmd_art_summary[];
 const char ruma_cmd_art_summary[] =
-	"Leis's ART benchmark: insert/lookup/erase n keys (modes 0-2) over an allocator";
+	"Leis's ART benchmark: insert/lookup/erase n keys (modes 0-3) over an allocator";
 
 extern char **environ;
 

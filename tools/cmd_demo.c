@@ -39,6 +39,7 @@ struct experiment {
 	const char *title;
 	const char *baseline;
 	const char *metrics[3]; /* shown in the summary */
+	const char *explain[3]; /* what each of them counts, for its table's head */
 	/* grid items, as on the sweep command line: {what, arg} */
 	const char *items[12][2];
 	const char *quick[12][2]; /* replacements in --quick mode */
@@ -49,7 +50,12 @@ static const struct experiment experiments[] = {
 	  "vector growth: rewired vector (micro method 22) vs copying std::vector (24), "
 	  "test 15 = vector insertion",
 	  "method=24",
-	  { "vector-insert", "total", NULL }, /* total: with the pool the rewired vector fills first */
+	  { "vector-insert", "total", NULL },
+	  { "time to push the n elements (the vector-insert phase)",
+	    "time of every phase of a run.  The rewired vector first sets up the shared-memory "
+	    "pool it wires pages from (phases shm-src, mmap-src); std::vector has no such "
+	    "phase, so this row counts that setup against the rewired vector",
+	    NULL },
 	  { { "system", "micro" },
 	    { "var", "method=22,24" },
 	    { "set", "test=15" },
@@ -62,6 +68,8 @@ static const struct experiment experiments[] = {
 	  "ART: libc malloc vs the 2 MiB huge-page allocator, mode 1 (dense keys, shuffled)",
 	  "alloc=libc",
 	  { "insert", "lookup", NULL },
+	  { "million keys inserted per second, n keys into an empty tree",
+	    "million lookups per second of the keys inserted", NULL },
 	  { { "system", "art" },
 	    { "var", "alloc=libc,huge" },
 	    { "set", "mode=1" },
@@ -79,6 +87,9 @@ static const struct experiment experiments[] = {
 	  "spin vs futex latch waiting",
 	  "wait=spin",
 	  { "tx", NULL, NULL },
+	  { "random point lookups (transactions) per second, both worker threads together; "
+	    "per size the buffer pool (PHYSGB) out of and in memory",
+	    NULL, NULL },
 	  { { "system", "vmcache" },
 	    { "var", "wait=spin,futex" },
 	    { "set", "workload=rndread" },
@@ -163,8 +174,34 @@ static const char *unit_of(const ruma_exp_table *t, const char *metric)
 	return "";
 }
 
+/* text after head, broken at blanks into lines of at most 100 columns */
+static void out_wrapped(FILE *sum, const char *head, const char *text)
+{
+	size_t indent = strlen(head), width = 100 - indent;
+
+	out2(sum, "%s", head);
+	while (*text) {
+		size_t l = strlen(text), cut = l;
+
+		if (l > width) {
+			cut = width;
+			while (cut > 0 && text[cut] != ' ')
+				cut--;
+			if (!cut)
+				cut = width;
+		}
+		out2(sum, "%.*s\n", (int)cut, text);
+		text += cut;
+		while (*text == ' ')
+			text++;
+		if (*text)
+			out2(sum, "%*s", (int)indent, "");
+	}
+}
+
+/* one table: what it counts, then per size the baseline and each variant */
 static void summarize_metric(FILE *sum, const ruma_exp_table *t, const ruma_exp_cmp_list *l,
-			     const char *metric)
+			     const char *metric, const char *explain)
 {
 	const char *unit = unit_of(t, metric);
 	int better = ruma_exp_unit_better(unit);
@@ -174,31 +211,35 @@ static void summarize_metric(FILE *sum, const ruma_exp_table *t, const ruma_exp_
 	     better == RUMA_EXP_LOWER    ? "lower is better" :
 	     better == RUMA_EXP_HIGHER   ? "higher is better" :
 					   "bytes moved, neither direction is better");
-	out2(sum, "    %-18s %-14s %-38s %-7s %-17s %s\n", "size", "variant", "median [min-max]",
+	if (explain)
+		out_wrapped(sum, "    counts: ", explain);
+	out2(sum, "    %-18s %-20s %-36s %-7s %-17s %s\n", "size", "variant", "median [min - max]",
 	     "ratio", "95% CI", "verdict");
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ruma_exp_cmp *c = &l->c[i];
-		char size[160], num[32], med[96], ci[48];
+		char size[160], num[32], med[128], ci[48], label[2 * RUMA_EXP_STR];
 
 		if (strcmp(c->metric, metric))
 			continue;
 		snprintf(ci, sizeof(ci), "[%.3f, %.3f]", c->lo, c->hi);
+		ruma_exp_variant_label(c->variant, label, sizeof(label));
 		if (c->overall) {
-			out2(sum, "    %-18s %-14s %-38s %-7.3f %-17s %s\n", "overall (geomean)",
-			     c->variant, "", c->ratio, ci, c->verdict);
+			out2(sum, "    %-18s %-20s %-36s %-7.3f %-17s %s\n", "overall (geomean)",
+			     label, "", c->ratio, ci, c->verdict);
 			continue;
 		}
 		ruma_exp_fmt_num(c->size, num, sizeof(num));
 		snprintf(size, sizeof(size), "%s=%s", c->size_param, num);
 		if (c->size != last_size) {
-			snprintf(med, sizeof(med), "%.4g [%.4g-%.4g] n=%zu", c->b.median, c->b.min,
-				 c->b.max, c->b.n);
-			out2(sum, "    %-18s %-14s %-38s 1\n", size, c->baseline, med);
+			char blabel[2 * RUMA_EXP_STR];
+
+			ruma_exp_variant_label(c->baseline, blabel, sizeof(blabel));
+			ruma_exp_fmt_summary(&c->b, unit, med, sizeof(med));
+			out2(sum, "    %-18s %-20s %-36s 1\n", size, blabel, med);
 			last_size = c->size;
 		}
-		snprintf(med, sizeof(med), "%.4g [%.4g-%.4g] n=%zu", c->v.median, c->v.min, c->v.max,
-			 c->v.n);
-		out2(sum, "    %-18s %-14s %-38s %-7.3f %-17s %s\n", "", c->variant, med, c->ratio, ci,
+		ruma_exp_fmt_summary(&c->v, unit, med, sizeof(med));
+		out2(sum, "    %-18s %-20s %-36s %-7.3f %-17s %s\n", "", label, med, c->ratio, ci,
 		     c->verdict);
 	}
 }
@@ -306,7 +347,8 @@ static int run_experiment(const struct experiment *e, const struct demo_opts *o,
 {
 	static ruma_exp_grid g;
 	struct ruma_exp_sweep_opts so = { 0 };
-	char err[RUMA_EXP_ERR] = "", csv[4096], plots[4096], cmpcsv[4096];
+	char err[RUMA_EXP_ERR] = "", csv[4096], plots[4096], cmpcsv[4096], zero[512];
+	char shown[128] = "";
 	ruma_exp_table t;
 	ruma_exp_cmp_list l;
 	size_t failed = 0, npng = 0;
@@ -352,7 +394,7 @@ static int run_experiment(const struct experiment *e, const struct demo_opts *o,
 		return 1;
 	}
 	for (size_t m = 0; m < RUMA_ARRAY_SIZE(e->metrics) && e->metrics[m]; m++)
-		summarize_metric(sum, &t, &l, e->metrics[m]);
+		summarize_metric(sum, &t, &l, e->metrics[m], e->explain[m]);
 	if (!strcmp(e->name, "art"))
 		huge_note(sum, &t);
 	f = fopen(cmpcsv, "w");
@@ -361,11 +403,17 @@ static int run_experiment(const struct experiment *e, const struct demo_opts *o,
 		fclose(f);
 	}
 	ruma_exp_cmp_free(&l);
-	rc = ruma_exp_plot(&t, plots, e->baseline, NULL, &npng, err, sizeof(err));
+	for (size_t m = 0; m < RUMA_ARRAY_SIZE(e->metrics) && e->metrics[m]; m++)
+		snprintf(shown + strlen(shown), sizeof(shown) - strlen(shown), "%s%s", m ? "," : "",
+			 e->metrics[m]);
+	/* the charts of the metrics the tables show: each a table's picture */
+	rc = ruma_exp_plot(&t, plots, e->baseline, shown, &npng, zero, sizeof(zero), err,
+			   sizeof(err));
 	if (rc)
 		out2(sum, "  charts: none (%s)\n", err);
 	else
-		out2(sum, "  %zu charts in %s/{all,vs_baseline}; %.0f s\n", npng, plots,
+		out2(sum, "  %zu charts in %s/{all,ratio}%s%s%s; %.0f s\n", npng, plots,
+		     zero[0] ? " (none of " : "", zero, zero[0] ? ": every median 0)" : "",
 		     ruma_now_sec() - t0);
 	ruma_exp_table_free(&t);
 	return bad;

@@ -1,7 +1,8 @@
 /*
  * cmd_plot.c — `ruma plot <sweep.csv> --out DIR`: PNG charts of a sweep with
  * gnuplot: DIR/all/<metric>.png (all variants vs size, median with min-max
- * bars) and DIR/vs_baseline/<metric>__<variant>.png (tools/exp/plot.c).
+ * bars) and DIR/ratio/<metric>.png (each variant / its baseline with the 95%
+ * bootstrap interval; tools/exp/plot.c).
  *
  * Invariants: the CSV is only read; without gnuplot the command says so and
  * exits 1.  Syscalls: via tools/exp (mkdir, fork/exec of gnuplot).
@@ -15,17 +16,19 @@
 int ruma_cmd_plot(int argc, char **argv);
 extern const char ruma_cmd_plot_summary[];
 const char ruma_cmd_plot_summary[] =
-	"PNG charts of a sweep CSV with gnuplot (all variants, and each vs the baseline)";
+	"PNG charts of a sweep CSV with gnuplot (all variants; ratios to the baseline)";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ruma plot <sweep.csv> --out DIR [--baseline VAR=VALUE] [--metric M]\n"
-		"  writes DIR/all/<metric>.png            all variants: median per size, bars min-max\n"
-		"         DIR/vs_baseline/<metric>__<variant>.png   each variant with its baseline\n"
-		"         DIR/data/*.dat, DIR/plot.gp     the plotted numbers and the gnuplot script\n"
+		"usage: ruma plot <sweep.csv> --out DIR [--baseline VAR=VALUE] [--metric M[,M...]]\n"
+		"  writes DIR/all/<metric>.png     all variants: median per size, bars min-max\n"
+		"         DIR/ratio/<metric>.png   each variant / its baseline per size, bars the 95%%\n"
+		"                                  bootstrap interval (as ruma compare), line at 1\n"
+		"         DIR/data/*.dat, DIR/plot.gp  the plotted numbers and the gnuplot script\n"
+		"  a metric whose medians are all zero gets no chart (it is named)\n"
 		"  --baseline  as in ruma compare (default: the first variant in the CSV)\n"
-		"  --metric M  only this metric (default all)\n"
+		"  --metric M  only these metrics, comma-separated (default all)\n"
 		"Needs gnuplot with the pngcairo terminal (Debian: gnuplot-nox).\n"
 		"Exit: 0 ok, 1 gnuplot missing or failed, 2 bad input.\n");
 }
@@ -33,7 +36,7 @@ static void usage(FILE *f)
 int ruma_cmd_plot(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL, *baseline = NULL, *metric = NULL;
-	char err[RUMA_EXP_ERR] = "", defbase[RUMA_EXP_STR * 2];
+	char err[RUMA_EXP_ERR] = "", defbase[RUMA_EXP_STR * 2], zero[512];
 	ruma_exp_table t;
 	size_t n = 0;
 	int rc;
@@ -66,6 +69,8 @@ int ruma_cmd_plot(int argc, char **argv)
 		}
 	}
 	if (!path || !out) {
+		fprintf(stderr, "ruma plot: missing %s\n",
+			!path ? "the sweep CSV to plot" : "--out DIR (where the charts go)");
 		usage(stderr);
 		return 2;
 	}
@@ -87,13 +92,14 @@ int ruma_cmd_plot(int argc, char **argv)
 		ruma_exp_default_baseline(&t, defbase, sizeof(defbase));
 		baseline = defbase;
 	}
-	rc = ruma_exp_plot(&t, out, baseline, metric, &n, err, sizeof(err));
+	rc = ruma_exp_plot(&t, out, baseline, metric, &n, zero, sizeof(zero), err, sizeof(err));
 	ruma_exp_table_free(&t);
 	if (rc) {
 		fprintf(stderr, "ruma plot: %s\n", err[0] ? err : ruma_strerror(rc));
 		return rc == -EINVAL ? 2 : 1;
 	}
-	printf("plot: %zu charts in %s/all and %s/vs_baseline (baseline %s)\n", n, out, out,
-	       baseline);
+	printf("plot: %zu charts in %s/all and %s/ratio (baseline %s)\n", n, out, out, baseline);
+	if (zero[0])
+		printf("plot: no chart of %s: every median is 0\n", zero);
 	return 0;
 }

@@ -18,7 +18,7 @@
 int ruma_cmd_sweep(int argc, char **argv);
 extern const char ruma_cmd_sweep_summary[];
 const char ruma_cmd_sweep_summary[] =
-	"run a grid (variants x sizes x reps, interleaved) of vmcache/art/micro into a tidy CSV";
+	"run a variants x sizes x reps grid of vmcache/art/micro/rewire/rwbench into a CSV";
 
 static void usage(FILE *f)
 {
@@ -189,7 +189,7 @@ int ruma_cmd_sweep(int argc, char **argv)
 	}
 	if (rc) {
 		fprintf(stderr, "ruma sweep: %s\n", err[0] ? err : strerror(-rc));
-		return rc == -EINVAL || rc == -EEXIST ? 2 : 1;
+		return rc == -EINVAL || rc == -EEXIST || rc == RUMA_EPARSE ? 2 : 1;
 	}
 	if (failed) {
 		fprintf(stderr,

@@ -24,7 +24,7 @@
 #include <string.h>
 
 const char ruma_cmd_vmcache_summary[] =
-	"vmcache buffer manager + B-tree benchmark (rndread, tpcc), vmcache's env vars";
+	"vmcache buffer manager + B-tree benchmark (rndread, scan, scandesc, tpcc), vmcache's env vars";
 
 static void usage(FILE *f)
 {
@@ -66,7 +66,8 @@ static void usage(FILE *f)
 		"  --no-reuse     never reuse freed page ids\n"
 		"  --no-cleaner   no page cleaner thread: evicting threads write every dirty\n"
 		"                 victim themselves and wait for it (as the original vmcache)\n"
-		"  --keep         open the store with its contents (default: start fresh)\n"
+		"  --keep         open the store with its contents (default: start fresh);\n"
+		"                 a store holding trees other than the workload's is refused\n"
 		"  --force        without --keep: overwrite BLOCK even if it is a file that is\n"
 		"                 not a ruma store (refused otherwise)\n"
 		"  --check        verify the whole data set after the load (or reopen) and\n"

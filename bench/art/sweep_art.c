@@ -13,6 +13,7 @@
  *
  * Syscalls: none.
  */
+#include "bench/art/artbench.h"
 #include "bench/common/sweep.h"
 
 #include <ruma/core.h>
@@ -75,11 +76,19 @@ static void art_peer_argv(const ruma_sweep_run *run)
 	run->push(run, mode ? mode : "1");
 }
 
+static int art_check(int argc, char **argv, char *const *envp, char *err, size_t len)
+{
+	artbench_opts o;
+
+	return artbench_parse(argc, argv, envp, &o, err, len);
+}
+
 const ruma_sweep_adapter ruma_sweep_art = {
 	.system = "art",
 	.keys = "n,mode,alloc,lookups,batch,preload,impl,seed,memory",
 	.required = { "n", NULL },
 	.argv = art_argv,
+	.check = art_check,
 	.rows = art_rows,
 	.peer_argv = art_peer_argv,
 };

@@ -42,6 +42,10 @@ typedef struct ruma_sweep_adapter {
 	const char *required[4]; /* keys a grid must give (NULL-terminated) */
 	/* push the subcommand and its arguments (without --result) */
 	void (*argv)(const ruma_sweep_run *run);
+	/* parse the arguments argv pushed (argv[0] is the subcommand) with the
+	 * driver's own parser, running nothing: 0, or nonzero with the driver's
+	 * message in err.  The sweep checks every run of a grid before the first. */
+	int (*check)(int argc, char **argv, char *const *envp, char *err, size_t len);
 	/* turn the child's result rows into metrics (run->metric) */
 	void (*rows)(const ruma_sweep_run *run, const ruma_result_row *rows, size_t n);
 	/* peers (external programs, the grid's impl=NAME): push a peer's arguments

@@ -186,6 +186,12 @@ static int parse_specs(micro_opts *o, char *err, size_t len)
 	return 0;
 }
 
+/* The five positional arguments, as the original's usage names them. */
+static const char *const micro_positional_names[5] = {
+	"<method>", "<test_type>", "<number_of_entries>", "<number_of_repetitions>",
+	"<detailed (true|false)>"
+};
+
 int micro_parse(int argc, char **argv, char *const *envp, micro_opts *o, char *err, size_t len)
 {
 	char combo[512];
@@ -202,6 +208,9 @@ int micro_parse(int argc, char **argv, char *const *envp, micro_opts *o, char *e
 		return 0;
 	if (o->npos < 5) {
 		o->usage_stdout = true;
+		if (o->npos > 0) /* none at all: the original's usage alone */
+			snprintf(err, len, "ruma micro: missing %s (%d of the 5 arguments given)\n",
+				 micro_positional_names[o->npos], o->npos);
 		return RUMA_EPARSE;
 	}
 	if (parse_specs(o, err, len))

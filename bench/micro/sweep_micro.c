@@ -9,6 +9,7 @@
  * Syscalls: none.
  */
 #include "bench/common/sweep.h"
+#include "bench/micro/micro.h"
 
 #include <ruma/core.h>
 
@@ -53,10 +54,18 @@ static void micro_rows(const ruma_sweep_run *run, const ruma_result_row *rows, s
 	if (build && ruma_parse_bool(build, &on) == 0 && on)
 		(void)ruma_sweep_mean_of(run, rows, n, "build", runs);
 }
+static int micro_check(int argc, char **argv, char *const *envp, char *err, size_t len)
+{
+	micro_opts o;
+
+	return micro_parse(argc, argv, envp, &o, err, len);
+}
+
 const ruma_sweep_adapter ruma_sweep_micro = {
 	.system = "micro",
 	.keys = "method,test,n,runs,fallback,build",
 	.required = { "method", "test", "n", NULL },
 	.argv = micro_argv,
+	.check = micro_check,
 	.rows = micro_rows,
 };

@@ -27,6 +27,8 @@
  * Syscalls: none.
  */
 #include "bench/common/sweep.h"
+#include "bench/rewire/rewirebench.h"
+#include "bench/rewire/rwbench.h"
 
 #include <ruma/core.h>
 
@@ -63,11 +65,19 @@ static void rewire_rows(const ruma_sweep_run *run, const ruma_result_row *rows, 
 	(void)ruma_sweep_means(run, rows, n, rewire_name, 0, true, NULL);
 }
 
+static int rewire_check(int argc, char **argv, char *const *envp, char *err, size_t len)
+{
+	ruma_rewirebench_opts o;
+
+	return ruma_rewirebench_parse(argc, argv, envp, &o, err, len);
+}
+
 const ruma_sweep_adapter ruma_sweep_rewire = {
 	.system = "rewire",
 	.keys = "pages,reps,seed,no_huge",
 	.required = { NULL },
 	.argv = rewire_argv,
+	.check = rewire_check,
 	.rows = rewire_rows,
 };
 
@@ -208,11 +218,19 @@ static void rwbench_rows(const ruma_sweep_run *run, const ruma_result_row *rows,
 		(void)ruma_sweep_means(run, rows, n, rwbench_name, 0, true, NULL);
 }
 
+static int rwbench_check(int argc, char **argv, char *const *envp, char *err, size_t len)
+{
+	ruma_rwbench_opts o;
+
+	return ruma_rwbench_parse(argc, argv, envp, &o, err, len);
+}
+
 const ruma_sweep_adapter ruma_sweep_rwbench = {
 	.system = "rwbench",
 	.keys = "bench,n,reps,huge,only,partitions,pages_per_block,extent_pages,min_log,max_log,log,"
 		"plus_one,seed",
 	.required = { "bench", NULL },
 	.argv = rwbench_argv,
+	.check = rwbench_check,
 	.rows = rwbench_rows,
 };

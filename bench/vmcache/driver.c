@@ -45,6 +45,7 @@
 #include "bench/common/result.h"
 #include "bench/vmcache/driver.h"
 
+#include <ruma/btree.h>
 #include <ruma/sysinfo.h>
 
 #include <errno.h>
@@ -559,6 +560,50 @@ static const char *durability_name(const ruma_vmcache_opts *o)
 	}
 }
 
+/* the first tree of the store the workload does not own (ruma_btree_list) */
+struct foreign_tree {
+	const ruma_vmcache_workload *wl;
+	char name[64];
+	bool found;
+};
+
+static bool find_foreign(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	struct foreign_tree *f = ctx;
+
+	(void)val;
+	(void)vlen;
+	if (f->wl->owns_tree(key, klen))
+		return true;
+	snprintf(f->name, sizeof(f->name), "%.*s", (int)(klen < 60 ? klen : 60), (const char *)key);
+	f->found = true;
+	return false;
+}
+
+/* --keep: a store holding a tree that is not the workload's is someone's
+ * data, not a benchmark's: refused (2) before anything is written. */
+static int refuse_foreign_trees(const ruma_vmcache_opts *o, ruma_bm *bm)
+{
+	struct foreign_tree f = { .wl = o->wl };
+	int r;
+
+	if (!o->wl->owns_tree)
+		return 0;
+	if ((r = ruma_btree_list(bm, find_foreign, &f))) {
+		fprintf(stderr, "vmcache: cannot list the trees of %s: %s\n", o->block,
+			ruma_strerror(r));
+		return 1;
+	}
+	if (!f.found)
+		return 0;
+	fprintf(stderr,
+		"vmcache: the kept store %s holds the tree '%s', which is not the %s workload's: "
+		"a benchmark does not write into a store with other data; name another BLOCK "
+		"(a run without --keep would recreate %s and lose that data)\n",
+		o->block, f.name, o->wl->name, o->block);
+	return 2;
+}
+
 int ruma_vmcache_run(const ruma_vmcache_opts *o)
 {
 	ruma_bm_config c;
@@ -609,6 +654,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	c.fresh = !o->keep;
 	c.force = o->force;
 	c.durability = o->durability;
+	c.message = ruma_vmcache_say; /* library fields named as this command's options */
 	if (o->powerloss_ms && bg_start(&ploss, &run, powerloss_main)) {
 		fprintf(stderr, "vmcache: cannot start the power-loss thread\n");
 		return 1;
@@ -639,10 +685,14 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	}
 	memset(run.slots, 0, sizeof(struct tx_slot) * o->threads);
 
+	if (o->keep && (status = refuse_foreign_trees(o, bm)))
+		goto out;
 	double t_setup = ruma_now_sec();
 	r = o->wl->setup(&run.ctx);
 	if (r) {
-		fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name, ruma_strerror(r));
+		if (r != RUMA_EBADCOMBO) /* a refused store: setup said why */
+			fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name,
+				ruma_strerror(r));
 		status = r == RUMA_EBADCOMBO ? 2 : 1;
 		goto out;
 	}
@@ -664,7 +714,8 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		if (!r && o->wl->load_done)
 			r = o->wl->load_done(&run.ctx);
 		if (r) {
-			fprintf(stderr, "vmcache: loading failed: %s\n", ruma_strerror(r));
+			fprintf(stderr, "vmcache: loading failed: %s%s\n", ruma_strerror(r),
+				r == RUMA_EVIRTFULL ? " [ruma vmcache: virt_bytes = VIRTGB]" : "");
 			status = 1;
 			goto out;
 		}

@@ -59,6 +59,14 @@ typedef struct ruma_vmcache_opts {
 int ruma_vmcache_parse(int argc, char **argv, char *const *envp, ruma_vmcache_opts *o, char *err,
 		       size_t errlen);
 
+/*
+ * ruma_vmcache_say — the buffer manager's message callback (ruma_message_fn)
+ * of `ruma vmcache`: the line on stderr after "ruma bm: ", followed by what
+ * the configuration fields it names (fresh, force, virt_bytes, ...) are on
+ * this command line.  ctx is unused.  bench/vmcache/vmcache_cli.c.
+ */
+void ruma_vmcache_say(void *ctx, const char *line);
+
 /* Exit status of a run ended by the simulated power loss. */
 #define RUMA_VMCACHE_POWERLOSS_STATUS 86
 

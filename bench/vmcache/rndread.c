@@ -357,8 +357,14 @@ void ruma_vmcache_rnd_teardown(ruma_vmcache_ctx *ctx)
 	ctx->wl = NULL;
 }
 
+bool ruma_vmcache_rnd_owns_tree(const char *name, size_t len)
+{
+	return len == strlen(RND_TREE) && !memcmp(name, RND_TREE, len);
+}
+
 const ruma_vmcache_workload ruma_vmcache_rndread_workload = {
 	.name = "rndread",
+	.owns_tree = ruma_vmcache_rnd_owns_tree,
 	.summary = "uniform random lookups of DATASIZE tuples (8-byte keys, 120-byte values)",
 	.space_estimate = ruma_vmcache_rnd_space,
 	.check_datasize = ruma_vmcache_rnd_check_datasize,

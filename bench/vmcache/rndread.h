@@ -26,6 +26,8 @@ uint64_t ruma_vmcache_rnd_payload_word(uint64_t k, unsigned i);
 uint64_t ruma_vmcache_rnd_space(uint64_t n);
 const char *ruma_vmcache_rnd_check_datasize(uint64_t n);
 int ruma_vmcache_rnd_setup(ruma_vmcache_ctx *ctx);
+/* The one tree of the rndread data set (also the scans'). */
+bool ruma_vmcache_rnd_owns_tree(const char *name, size_t len);
 int ruma_vmcache_rnd_load(ruma_vmcache_ctx *ctx, unsigned tid, unsigned nthreads);
 int ruma_vmcache_rnd_load_done(ruma_vmcache_ctx *ctx);
 int ruma_vmcache_rnd_check(ruma_vmcache_ctx *ctx);

@@ -150,6 +150,7 @@ static int64_t scan_run_one(ruma_vmcache_ctx *ctx, void *ts)
 		.name = wname, .summary = wsummary,                           \
 		.space_estimate = ruma_vmcache_rnd_space,                     \
 		.check_datasize = ruma_vmcache_rnd_check_datasize,            \
+		.owns_tree = ruma_vmcache_rnd_owns_tree,                      \
 		.setup = scan_setup, .load = ruma_vmcache_rnd_load,           \
 		.load_done = ruma_vmcache_rnd_load_done, .thread_init = init, \
 		.run_one = scan_run_one, .thread_fini = scan_thread_fini,     \

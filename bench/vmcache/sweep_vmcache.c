@@ -18,6 +18,7 @@
  * Syscalls: none.
  */
 #include "bench/common/sweep.h"
+#include "bench/vmcache/driver.h"
 
 #include <ruma/core.h>
 
@@ -164,12 +165,20 @@ static void vmcache_peer_out(const ruma_sweep_run *run, const char *out)
 	free(rows);
 }
 
+static int vmcache_check(int argc, char **argv, char *const *envp, char *err, size_t len)
+{
+	ruma_vmcache_opts o;
+
+	return ruma_vmcache_parse(argc, argv, envp, &o, err, len);
+}
+
 const ruma_sweep_adapter ruma_sweep_vmcache = {
 	.system = "vmcache",
 	.keys = "block,virtgb,physgb,batch,runfor,threads,datasize,workload,wait,evict,write,"
 		"reuse,check,keep,load_time,impl",
 	.required = { NULL },
 	.argv = vmcache_argv,
+	.check = vmcache_check,
 	.rows = vmcache_rows,
 	.peer_argv = vmcache_peer_argv,
 	.peer_env = vmcache_peer_env,

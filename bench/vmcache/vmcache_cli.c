@@ -4,7 +4,9 @@
  * EXMAP) and ruma's flags (flags win), parsed into ruma_vmcache_opts with the
  * drivers' option table (bench/common/opt.h).  Every value is checked here,
  * before anything runs; a bad one gives the message the command prints
- * ("ruma vmcache: NAME=value: why") and exit status 2.
+ * ("ruma vmcache: NAME=value: why") and exit status 2.  The buffer manager's
+ * messages, which name its configuration fields, are printed with what those
+ * fields are on this command line (ruma_vmcache_say).
  *
  * No system calls; the environment comes from the caller (envp).
  */
@@ -13,6 +15,7 @@
 
 #include <ruma/core.h>
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,6 +196,61 @@ static int parse_sizes(const struct msg *m, char *const *envp, const struct raw 
 	return 0;
 }
 
+/* The fields of ruma_bm_config a library message may name, as this command's options. */
+static const char *const bm_fields[][2] = {
+	{ "fresh", "a run without --keep" },
+	{ "force", "--force" },
+	{ "virt_bytes", "VIRTGB" },
+	{ "phys_bytes", "PHYSGB" },
+	{ "batch", "BATCH" },
+	{ "max_threads", "THREADS + 3" },
+	{ "durability", "--durable" },
+};
+
+/* Whether word occurs in line as a whole word (not inside another name). */
+static bool has_word(const char *line, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = strstr(line, word); p; p = strstr(p + 1, word)) {
+		bool start = p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		bool end = !(isalnum((unsigned char)p[n]) || p[n] == '_');
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+void ruma_vmcache_say(void *ctx, const char *line)
+{
+	const char *sep = " [ruma vmcache: ";
+
+	(void)ctx;
+	fprintf(stderr, "ruma bm: %s", line);
+	for (size_t i = 0; i < RUMA_ARRAY_SIZE(bm_fields); i++) {
+		if (!has_word(line, bm_fields[i][0]))
+			continue;
+		fprintf(stderr, "%s%s = %s", sep, bm_fields[i][0], bm_fields[i][1]);
+		sep = "; ";
+	}
+	fputs(sep[0] == ';' ? "]\n" : "\n", stderr);
+}
+
+/* The names of every workload of the table, comma-separated, into buf. */
+static const char *workload_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; ruma_vmcache_workloads[i] && len < size; i++) {
+		int n = snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+				 ruma_vmcache_workloads[i]->name);
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	return buf;
+}
+
 /* The workload (--workload or RNDREAD), DATASIZE and INFLIGHT. */
 static int parse_workload(const struct msg *m, char *const *envp, const struct raw *w,
 			  ruma_vmcache_opts *o)
@@ -210,8 +268,11 @@ static int parse_workload(const struct msg *m, char *const *envp, const struct r
 		wname = b ? "rndread" : "tpcc";
 	}
 	o->wl = ruma_vmcache_find_workload(wname);
-	if (!o->wl)
-		return fail(m, "unknown workload '%s' (known: rndread, tpcc)\n", wname);
+	if (!o->wl) {
+		char known[128];
+		return fail(m, "unknown workload '%s' (known: %s)\n", wname,
+			    workload_names(known, sizeof(known)));
+	}
 	const char *why = o->wl->check_datasize ? o->wl->check_datasize(o->datasize) : NULL;
 	if (why)
 		return bad(m, "DATASIZE", ds, why);

@@ -60,9 +60,15 @@ typedef struct ruma_vmcache_workload {
 	/* Reject a DATASIZE the workload cannot use (0 or a bad value): return
 	 * a message, or NULL when fine. */
 	const char *(*check_datasize)(uint64_t datasize);
+	/* Whether the tree called name (len bytes) is one of this workload's.
+	 * With --keep the driver refuses a store holding any other tree (a
+	 * user's data is not written into).  NULL: every tree is accepted. */
+	bool (*owns_tree)(const char *name, size_t len);
 	/* Once, before loading, single-threaded: create or open trees, set
 	 * ctx->wl; with ctx->keep it may find the data already loaded and set
-	 * ctx->loaded (then load is skipped).  0 or a negative error. */
+	 * ctx->loaded (then load is skipped).  0 or a negative error;
+	 * RUMA_EBADCOMBO (the kept store or the settings cannot be used) only
+	 * after printing why on stderr: the driver adds nothing to it. */
 	int (*setup)(ruma_vmcache_ctx *ctx);
 	/* Load share tid of nthreads (called on nthreads threads at once).  On a
 	 * store with a log the load threads run with ruma_bm_op_defer on: their

@@ -155,9 +155,11 @@ RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
  *
  * Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT (path),
  * -ENOSPC (device smaller than the store), RUMA_ELOCKED (in use),
- * RUMA_EUNCLEAN (not closed cleanly), RUMA_ENOTSTORE (fresh over a file
- * that is not a ruma store, without force; or a store of an older format),
- * RUMA_ECORRUPT (bad metadata), -ENOMEM.  *out owns everything; release
+ * RUMA_EUNCLEAN (not closed cleanly), RUMA_ENOTSTORE (a file with contents
+ * that is not a ruma store: refused without fresh, and with fresh unless
+ * force; or a store of an older format), RUMA_ECORRUPT (a ruma store whose
+ * metadata is damaged), -ENOMEM.  Messages name the fields of c (fresh,
+ * force, virt_bytes, ...), not a program's options.  *out owns everything; release
  * with ruma_bm_close.
  */
 RUMA_API int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out);

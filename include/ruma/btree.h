@@ -203,6 +203,14 @@ RUMA_API int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen,
 				  ruma_btree_scan_fn fn, void *ctx);
 
 /*
+ * ruma_btree_list — every tree of the store, in name order: fn gets the name
+ * (key, klen bytes, not NUL-terminated) and its root page id (val) until it
+ * returns false.  A store without trees calls fn never.  Returns 0, -EINVAL
+ * (bm or fn NULL) or the errors of ruma_btree_scan_asc.
+ */
+RUMA_API int ruma_btree_list(ruma_bm *bm, ruma_btree_scan_fn fn, void *ctx);
+
+/*
  * ruma_btree_set_read_ahead — the most leaves a scan of this handle reads
  * ahead of the leaf it is on (RUMA_BTREE_READ_AHEAD by default; 0: none,
  * every leaf is read when reached).  A scan starts with a window of

@@ -40,7 +40,7 @@ enum {
 	RUMA_EPARSE     = -10004, /* malformed number, size or option */
 	RUMA_ENOTFOUND  = -10005, /* key or object not found */
 	RUMA_ESHORTIO   = -10006, /* short read or write (file too small?) */
-	RUMA_EVIRTFULL  = -10007, /* virtual reservation exhausted: raise VIRTGB */
+	RUMA_EVIRTFULL  = -10007, /* virtual reservation exhausted: raise virt_bytes */
 	RUMA_ECORRUPT   = -10008, /* on-disk data fails a consistency check */
 	RUMA_EUNSUPP    = -10009, /* the kernel or machine does not offer this */
 	RUMA_ETOOBIG    = -10010, /* key or value larger than the documented maximum */

@@ -174,15 +174,15 @@ static int check_config(const ruma_bm_config *c)
 	if (!c || !c->path || !*c->path)
 		why = "no path given";
 	else if (c->virt_bytes / RUMA_BM_PAGE_SIZE < 64)
-		why = "virt_bytes (VIRTGB) is below 64 pages";
+		why = "virt_bytes is below 64 pages";
 	else if (c->phys_bytes > c->virt_bytes)
-		why = "phys_bytes (PHYSGB) exceeds virt_bytes (VIRTGB)";
+		why = "phys_bytes exceeds virt_bytes";
 	else if (c->phys_bytes / RUMA_BM_PAGE_SIZE < BM_MIN_PHYS_PAGES)
-		why = "phys_bytes (PHYSGB) is below 16 pages";
+		why = "phys_bytes is below 16 pages";
 	else if (c->batch == 0)
-		why = "batch (BATCH) is 0";
+		why = "batch is 0";
 	else if (c->batch > BM_MAX_BATCH)
-		why = "batch (BATCH) exceeds 1024";
+		why = "batch exceeds 1024";
 	else if (c->max_threads == 0 || c->max_threads > BM_MAX_THREADS_LIMIT)
 		why = "max_threads must be 1..4096";
 	else if ((unsigned)c->wait > RUMA_BM_WAIT_MUTEX || (unsigned)c->evict > RUMA_BM_EVICT_PROCESS_MADVISE ||
@@ -304,7 +304,7 @@ static int check_overwritable(ruma_bm *bm)
 		return 0;
 	bm_say(&bm->cfg,
 		"%s exists (%" PRIu64 " bytes) and is not a ruma buffer-manager store: "
-		"not overwritten; name another file, remove it, or force it (--force)",
+		"not overwritten; name another file, remove it, or set force to overwrite it",
 		bm->path, bm->file_reserved);
 	return RUMA_ENOTSTORE;
 }
@@ -403,7 +403,7 @@ static int map_memory(ruma_bm *bm)
 	if (r) {
 		bm_say(&bm->cfg,
 			"cannot reserve %zu bytes of virtual memory: %s "
-			"(lower VIRTGB, or check ulimit -v)",
+			"(lower virt_bytes, or check ulimit -v)",
 			bm->map_len, ruma_strerror(r));
 		bm->map_len = 0;
 		return r;
@@ -584,8 +584,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		uint64_t cap = bm->free_words * 64;
 		if (hw > bm->virt_pages) {
 			bm_say(&bm->cfg,
-				"%s holds %" PRIu64 " pages but virt_bytes (VIRTGB) covers "
-				"only %" PRIu64 "; raise VIRTGB",
+				"%s holds %" PRIu64 " pages but virt_bytes covers "
+				"only %" PRIu64 "; raise virt_bytes",
 				bm->path, hw, bm->virt_pages);
 			r = -EINVAL;
 		} else if (bm->virt_pages > cap) {

@@ -177,7 +177,7 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
 		if (!atomic_exchange(&bm->thread_limit_said, true))
 			bm_say(&bm->cfg,
 				"more than max_threads=%u threads use the buffer manager at "
-				"once (raise max_threads / THREADS limit); said once, every "
+				"once (raise max_threads); said once, every "
 				"further call beyond the limit fails the same way",
 				bm->cfg.max_threads);
 		return -EUSERS;
@@ -541,7 +541,7 @@ int bm_ensure_free(ruma_bm *bm, struct bm_thread *t)
 		if (++idle_rounds > 200000) {
 			bm_say(&bm->cfg,
 				"buffer pool exhausted: all %" PRIu64
-				" resident pages stay latched (raise PHYSGB)",
+				" resident pages stay latched (raise phys_bytes)",
 				used);
 			return -EAGAIN;
 		}

@@ -120,11 +120,15 @@ static int bm_store_unclean(ruma_bm *bm)
 	bm_say(&bm->cfg,
 		"%s was not closed cleanly (the process using it stopped without closing "
 		"it): its pages may be newer than its metadata, so it cannot be trusted; "
-		"recreate it (run without --keep / open it fresh).  A store used with a "
+		"recreate it (open it with fresh set).  A store used with a "
 		"write-ahead log (durability sync or async) is recovered instead",
 		bm->path);
 	return RUMA_EUNCLEAN;
 }
+
+/* What to do with a file that is not a store (c->fresh alone refuses it). */
+#define NOT_STORE_ADVICE \
+	": not opened; name another file, or set fresh and force to overwrite it"
 
 /*
  * Read an existing store's metadata.  Returns 0 with *found = false when the
@@ -146,11 +150,9 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 	}
 	if (r == RUMA_ESHORTIO) {
 		free(p0);
-		bm_say(&bm->cfg,
-			"%s is not a ruma buffer-manager store (shorter than a page); "
-			"open it fresh to overwrite it",
-			bm->path);
-		return RUMA_ECORRUPT;
+		bm_say(&bm->cfg, "%s is not a ruma store (shorter than a page)%s", bm->path,
+		       NOT_STORE_ADVICE);
+		return RUMA_ENOTSTORE;
 	}
 	if (r) {
 		free(p0);
@@ -167,19 +169,24 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 		bm_say(&bm->cfg,
 			"%s is a ruma store of format %" PRIu32 "; this version reads format %u "
 			"(page checksums and a clean-shutdown state were added); recreate it "
-			"(run without --keep / open it fresh)",
+			"(open it with fresh set)",
 			bm->path, h.format, BM_FORMAT);
 		return RUMA_ENOTSTORE;
 	}
-	if (h.magic != BM_MAGIC || h.page_size != RUMA_BM_PAGE_SIZE ||
+	if (h.magic != BM_MAGIC) {
+		bm_say(&bm->cfg, "%s is not a ruma store (no ruma magic in its first page)%s",
+		       bm->path, NOT_STORE_ADVICE);
+		return RUMA_ENOTSTORE;
+	}
+	if (h.page_size != RUMA_BM_PAGE_SIZE ||
 	    h.page_data != RUMA_BM_PAGE_DATA ||
 	    (h.state != BM_STATE_CLEAN && h.state != BM_STATE_OPEN) ||
 	    h.meta_pages < 1 || h.capacity == 0 || h.capacity % 64 ||
 	    h.meta_pages != 1 + div_up(h.capacity / 8, RUMA_BM_PAGE_SIZE) ||
 	    h.alloc_hw < h.meta_pages || h.alloc_hw > h.capacity || h.free_count > h.alloc_hw) {
 		bm_say(&bm->cfg,
-			"%s is not a ruma buffer-manager store (bad header); "
-			"open it fresh to overwrite it",
+			"%s is a ruma store whose header (page 0) is damaged: its contents "
+			"cannot be found; open it with fresh set to recreate it empty",
 			bm->path);
 		return RUMA_ECORRUPT;
 	}

@@ -1184,6 +1184,18 @@ int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 	return new_handle(bm, pid, out);
 }
 
+int ruma_btree_list(ruma_bm *bm, ruma_btree_scan_fn fn, void *ctx)
+{
+	int rc = bm && fn ? bt_txn_recover(bm) : -EINVAL;
+	if (rc)
+		return rc;
+	ruma_btree cat = { .bm = bm };
+	rc = catalog_root(bm, false, &cat.root);
+	if (rc == RUMA_ENOTFOUND)
+		return 0; /* no catalog: no trees */
+	return rc ? rc : ruma_btree_scan_asc(&cat, NULL, 0, fn, ctx);
+}
+
 void ruma_btree_release(ruma_btree *t)
 {
 	free(t);

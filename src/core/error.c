@@ -21,7 +21,7 @@ static const char *const lib_messages[] = {
 	[4] = "malformed number, size or option",
 	[5] = "not found",
 	[6] = "short read or write (file or device too small?)",
-	[7] = "virtual reservation exhausted (raise VIRTGB)",
+	[7] = "virtual reservation exhausted (raise virt_bytes)",
 	[8] = "data fails a consistency check (corrupt file?)",
 	[9] = "not supported by this kernel or machine",
 	[10] = "key or value larger than the supported maximum",
@@ -29,7 +29,7 @@ static const char *const lib_messages[] = {
 	[12] = "invalid combination of options",
 	[13] = "the store is in use: another process (or another open in this one) holds its lock",
 	[14] = "the store was not closed cleanly: pages may be newer than metadata (recreate it)",
-	[15] = "the file exists and is not a ruma store (not overwritten without --force)",
+	[15] = "the file exists and is not a ruma store (not overwritten unless forced)",
 	[16] = "the transaction conflicts with another one on a row (abort it and retry)",
 };
 

@@ -204,6 +204,26 @@ static void build_driver(const ruma_exp_grid *g, const struct ruma_exp_run *run,
 	push(a, result);
 }
 
+extern char **environ;
+
+int ruma_exp_check_run(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *store,
+		       char *err, size_t len)
+{
+	struct argv_buf a = { .n = 0 };
+	const ruma_sweep_adapter *ad = ruma_exp_system_adapter(g->system);
+
+	err[0] = '\0';
+	if (ruma_exp_grid_peer(g, run->variant) || !ad || !ad->check)
+		return 0;
+	snprintf(a.seed, sizeof(a.seed), "%llu", (unsigned long long)run->seed);
+	push(&a, "ruma");
+	build_driver(g, run, ad, store, "/dev/null", &a);
+	if (!ad->check(a.n - 1, a.v + 1, environ, err, len))
+		return 0;
+	err[strcspn(err, "\n")] = '\0'; /* the driver's first line */
+	return RUMA_EPARSE;
+}
+
 /* A fresh, empty file for the child's result rows: 0 or -errno. */
 static int result_file(char *path, size_t len)
 {

@@ -197,6 +197,15 @@ int ruma_exp_measure(const ruma_exp_grid *g, const struct ruma_exp_run *run, con
 		     struct ruma_exp_result *res);
 
 /*
+ * ruma_exp_check_run — the arguments ruma_exp_measure would give the run's
+ * child, parsed by the driver's own parser (the adapter's check) with this
+ * process's environment; nothing runs.  A peer's run is not checked.
+ * Returns 0, or RUMA_EPARSE with the driver's message (one line) in err.
+ */
+int ruma_exp_check_run(const ruma_exp_grid *g, const struct ruma_exp_run *run, const char *store,
+		       char *err, size_t len);
+
+/*
  * ruma_exp_read_rows — the metrics of a child's result rows, through its
  * system's adapter, into res; the note rows the adapter keeps (art: where
  * the huge-page allocator got its pages) become res->note, "; "-joined.
@@ -295,6 +304,10 @@ struct ruma_exp_row {
 typedef struct ruma_exp_table {
 	struct ruma_exp_row *rows;
 	size_t n, cap;
+	/* the settings every row shares: each parameter column (not a fixed
+	 * column) whose value is the same in all rows, "name=value" joined by
+	 * " " ("workload=rndread threads=2"), for chart titles */
+	char context[512];
 } ruma_exp_table;
 
 /*
@@ -303,7 +316,9 @@ typedef struct ruma_exp_table {
  * RUMA_EPARSE when two rows measure the same thing — same system, variant,
  * size, repetition, warm-up flag and metric — since counting both would make
  * one repetition look like two (err names both lines; a CSV concatenated from
- * two sweeps with the same repetition numbers is the usual cause).
+ * two sweeps with the same repetition numbers is the usual cause), and
+ * RUMA_EPARSE when a measured row (status ok) holds NaN, an infinity or a
+ * negative value (err names the line and the metric).
  * Free with ruma_exp_table_free.
  */
 int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t errlen);
@@ -383,13 +398,17 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f);
 /*
  * ruma_exp_plot — write gnuplot data and a script into dir and run gnuplot:
  * dir/all/<metric>.png (all variants, median with min-max error bars, vs size)
- * and dir/vs_baseline/<metric>__<variant>.png (each variant and its baseline).
- * metric NULL = all.  *npng gets the number of charts written.  Returns 0,
- * RUMA_EUNSUPP when gnuplot is not installed, -EIO when gnuplot failed (err
- * has its message), -errno otherwise.
+ * and dir/ratio/<metric>.png (each variant / its baseline partner with the 95%
+ * bootstrap interval, as ruma_exp_compare with 2000 resamples and seed 1).
+ * A metric whose medians are all zero gets no chart: its name goes into zero
+ * (comma-separated; "" when none).  metric: a metric or a comma-separated
+ * list of them, NULL = all.  *npng gets the number
+ * of charts written.  Returns 0, RUMA_EUNSUPP when gnuplot is not installed,
+ * -EIO when gnuplot failed (err has its message), -errno otherwise.
  */
 int ruma_exp_plot(const ruma_exp_table *t, const char *dir, const char *baseline,
-		  const char *metric, size_t *npng, char *err, size_t errlen);
+		  const char *metric, size_t *npng, char *zero, size_t zlen, char *err,
+		  size_t errlen);
 
 /* ruma_exp_gnuplot_path — path of gnuplot found in $PATH, or NULL. */
 const char *ruma_exp_gnuplot_path(void);
@@ -399,5 +418,32 @@ int ruma_exp_mkdirs(const char *path);
 
 /* ruma_exp_fmt_num — shortest readable form of a size value ("100000", "0.25"). */
 void ruma_exp_fmt_num(double v, char *buf, size_t len);
+
+/* ---- labels (label.c) ------------------------------------------------------ */
+
+/*
+ * ruma_exp_variant_label — a variant's readable name: each "key=value" of it
+ * through a table of known values ("method=22" -> "rewired vector",
+ * "alloc=huge" -> "huge-page allocator", other micro methods by their
+ * name), unknown pairs as written, joined by ", ".
+ */
+void ruma_exp_variant_label(const char *variant, char *buf, size_t len);
+
+/* ruma_exp_size_label — an x axis label: what size_param counts in system,
+ * with its unit ("buffer pool (PHYSGB), GiB"); the name itself if unknown. */
+void ruma_exp_size_label(const char *system, const char *size_param, char *buf, size_t len);
+
+/* ruma_exp_metric_label — a y axis label: what the metric is and its unit
+ * in words ("throughput (tx), transactions per second (tx/s)"). */
+void ruma_exp_metric_label(const char *metric, const char *unit, char *buf, size_t len);
+
+/* ruma_exp_fmt_value — a measured value in a fixed short form: seconds as
+ * "12.3 ms" / "1.25 s" / "840 us", anything else with three significant
+ * digits and a k/M/G suffix ("38.9k", "1.23M", "7.41"); "-" if not finite. */
+void ruma_exp_fmt_value(double v, const char *unit, char *buf, size_t len);
+
+/* ruma_exp_fmt_summary — "median [min - max] n=N" in that form:
+ * "38.9k [34.2k - 42.5k] n=5", "2.51 ms [1.94 ms - 10.1 ms] n=5". */
+void ruma_exp_fmt_summary(const ruma_summary *s, const char *unit, char *buf, size_t len);
 
 #endif

@@ -488,9 +488,33 @@ static const char *better_text(const char *unit)
 	}
 }
 
-static void fmt_range(const ruma_summary *s, char *buf, size_t len)
+
+/* "method=22 is rewired vector, method=24 is std::vector": the labels of the
+ * variants whose raw names say little, once, before the tables */
+static void print_labels(const ruma_exp_cmp_list *l, FILE *f)
 {
-	snprintf(buf, len, "%.4g [%.4g-%.4g] n=%zu", s->median, s->min, s->max, s->n);
+	const char *sep = "variants: ";
+
+	for (size_t i = 0; i < l->n; i++) {
+		const char *names[2] = { l->c[i].baseline, l->c[i].variant };
+
+		for (int k = 0; k < 2; k++) {
+			char label[2 * RUMA_EXP_STR];
+			bool seen = false;
+
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(l->c[j].baseline, names[k]) ||
+				       !strcmp(l->c[j].variant, names[k]);
+			seen |= k == 1 && !strcmp(names[0], names[1]);
+			ruma_exp_variant_label(names[k], label, sizeof(label));
+			if (seen || !strcmp(label, names[k]))
+				continue;
+			fprintf(f, "%s%s is %s", sep, names[k], label);
+			sep = ", ";
+		}
+	}
+	if (sep[0] == ',')
+		fprintf(f, "\n\n");
 }
 
 void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
@@ -503,6 +527,7 @@ void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
 		wb = RUMA_MAX(wb, (int)strlen(l->c[i].baseline));
 		ws = RUMA_MAX(ws, (int)strlen(l->c[i].size_param) + 12);
 	}
+	print_labels(l, f);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ruma_exp_cmp *c = &l->c[i];
 		char size[160], vr[96], br[96], ci[64], reps[64];
@@ -524,8 +549,8 @@ void ruma_exp_cmp_print(const ruma_exp_cmp_list *l, FILE *f)
 
 			ruma_exp_fmt_num(c->size, num, sizeof(num));
 			snprintf(size, sizeof(size), "%s=%s", c->size_param, num);
-			fmt_range(&c->v, vr, sizeof(vr));
-			fmt_range(&c->b, br, sizeof(br));
+			ruma_exp_fmt_summary(&c->v, c->unit, vr, sizeof(vr));
+			ruma_exp_fmt_summary(&c->b, c->unit, br, sizeof(br));
 			if (isfinite(c->rep_min))
 				snprintf(reps, sizeof(reps), "%.3f-%.3f", c->rep_min, c->rep_max);
 			else
@@ -546,7 +571,7 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f)
 		"metric",      "unit",     "variant",     "baseline",  "size_param",   "size",
 		"n",           "median",   "min",         "max",       "base_n",       "base_median",
 		"base_min",    "base_max", "ratio",       "ci_lo",     "ci_hi",        "rep_ratio_min",
-		"rep_ratio_max", "verdict", NULL
+		"rep_ratio_max", "verdict", "variant_label", "baseline_label", NULL
 	};
 	ruma_csv c;
 
@@ -554,7 +579,7 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f)
 	ruma_csv_header(&c, head);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct ruma_exp_cmp *x = &l->c[i];
-		char num[32];
+		char num[32], label[2 * RUMA_EXP_STR];
 
 		ruma_csv_str(&c, x->metric);
 		ruma_csv_str(&c, x->unit);
@@ -586,6 +611,10 @@ void ruma_exp_cmp_csv(const ruma_exp_cmp_list *l, FILE *f)
 		ruma_csv_dbl(&c, x->rep_min);
 		ruma_csv_dbl(&c, x->rep_max);
 		ruma_csv_str(&c, x->verdict);
+		ruma_exp_variant_label(x->variant, label, sizeof(label));
+		ruma_csv_str(&c, label);
+		ruma_exp_variant_label(x->baseline, label, sizeof(label));
+		ruma_csv_str(&c, label);
 		ruma_csv_end(&c);
 	}
 }

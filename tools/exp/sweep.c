@@ -382,6 +382,24 @@ static void remove_peer_dir(const char *store)
 		(void)nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Every run's arguments through its driver's parser, before the first run:
+ * a value the driver refuses fails the sweep now, naming the variant. */
+static int check_runs(const ruma_exp_grid *g, const struct ruma_exp_run *runs, size_t n,
+		      const char *store, char *err, size_t errlen)
+{
+	char why[RUMA_EXP_ERR], variant[RUMA_EXP_STR * 2];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!ruma_exp_check_run(g, &runs[i], store, why, sizeof(why)))
+			continue;
+		ruma_exp_grid_variant_name(g, runs[i].variant, variant, sizeof(variant));
+		snprintf(err, errlen, "variant %s %s=%s would be refused, nothing ran: %s", variant,
+			 g->size_name, g->sizes[runs[i].size], why);
+		return RUMA_EPARSE;
+	}
+	return 0;
+}
+
 int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opts,
 		   size_t *failed, char *err, size_t errlen)
 {
@@ -417,6 +435,11 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 	rc = ruma_exp_plan(g, &runs, &nruns);
 	if (rc)
 		goto out;
+	snprintf(store, sizeof(store), "%s/ruma-sweep-%ld.store", tmpdir ? tmpdir : "/tmp",
+		 (long)getpid());
+	rc = check_runs(g, runs, nruns, store, err, errlen);
+	if (rc)
+		goto out;
 	res = malloc(sizeof(*res));
 	f = fopen(opts->out, fresh ? "w" : "a");
 	if (!res || !f) {
@@ -441,8 +464,6 @@ int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opt
 	if (!opts->quiet && pending < nruns)
 		fprintf(stderr, "sweep: resuming, %zu of %zu runs already in %s\n", nruns - pending,
 			nruns, opts->out);
-	snprintf(store, sizeof(store), "%s/ruma-sweep-%ld.store", tmpdir ? tmpdir : "/tmp",
-		 (long)getpid());
 	t0 = ruma_now_sec();
 	for (size_t i = 0; i < nruns && !ruma_exp_interrupted(); i++) {
 		run_key(g, &runs[i], key, sizeof(key));

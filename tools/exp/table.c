@@ -5,7 +5,10 @@
  * unit, value, status, note) must be present.
  *
  * Invariants: every row is kept (failed and warm-up rows too, flagged), a
- * row whose value is not a number is a failed row; no two rows share the key
+ * failed row (status != ok) has no value; a measured row (status ok) whose
+ * value is not a finite number >= 0 (NaN, infinite, negative, empty) is
+ * refused with its line (every metric is a time, count, size or rate);
+ * no two rows share the key
  * (system, variant, size_param, size, rep, warmup, metric) — a duplicate is
  * refused, not counted as a further repetition.  Syscalls: none (stdio).
  */
@@ -94,6 +97,50 @@ static void fill_row(struct ruma_exp_row *r, char **f, const int *col, int linen
 	r->line = lineno;
 }
 
+/* The parameter columns (not fixed, not seed) and whether each keeps one value. */
+struct context_cols {
+	size_t n;
+	int col[64];
+	char name[64][48], value[64][64];
+	bool varies[64];
+};
+
+static void context_init(struct context_cols *x, char **hdr, size_t nh, const int *col)
+{
+	x->n = 0;
+	for (size_t i = 0; i < nh && x->n < 64; i++) {
+		bool fixed = !strcmp(hdr[i], "seed");
+		for (int c = 0; c < C_N; c++)
+			fixed |= col[c] == (int)i;
+		if (fixed)
+			continue;
+		x->col[x->n] = (int)i;
+		snprintf(x->name[x->n], sizeof(x->name[0]), "%s", hdr[i]);
+		x->varies[x->n++] = false;
+	}
+}
+
+static void context_row(struct context_cols *x, char **f, bool first)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		if (first)
+			snprintf(x->value[i], sizeof(x->value[0]), "%s", f[x->col[i]]);
+		else if (strcmp(x->value[i], f[x->col[i]]))
+			x->varies[i] = true;
+	}
+}
+
+static void context_text(const struct context_cols *x, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < x->n; i++) {
+		size_t used = strlen(buf);
+		if (!x->varies[i] && x->value[i][0] && used < len)
+			snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", x->name[i],
+				 x->value[i]);
+	}
+}
+
 /* Order of the measurement key; equal means the two rows measure the same thing. */
 static int row_key_cmp(const void *pa, const void *pb)
 {
@@ -157,14 +204,19 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 	char *fields[MAXF];
 	int col[C_N], rc = 0, lineno = 1;
 	size_t nh;
+	struct context_cols *ctx = malloc(sizeof(*ctx));
 
 	memset(t, 0, sizeof(*t));
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+	if (!f || !ctx) {
+		rc = !f ? -errno : -ENOMEM;
+		free(ctx);
+		if (f)
+			fclose(f);
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
 		return rc;
 	}
 	if (!fgets(line, sizeof(line), f)) {
+		free(ctx);
 		rc = ferror(f) ? (errno ? -errno : -EIO) : RUMA_EPARSE;
 		if (rc == RUMA_EPARSE)
 			snprintf(err, errlen, "%s is empty", path);
@@ -182,11 +234,13 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 				col[c] = (int)i;
 		if (col[c] < 0) {
 			fclose(f);
+			free(ctx);
 			snprintf(err, errlen, "%s is not a sweep CSV (no column '%s')", path,
 				 col_names[c]);
 			return RUMA_EPARSE;
 		}
 	}
+	context_init(ctx, fields, nh, col);
 	while (fgets(line, sizeof(line), f)) {
 		struct ruma_exp_row r;
 
@@ -205,6 +259,15 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 			break;
 		}
 		fill_row(&r, fields, col, lineno);
+		context_row(ctx, fields, t->n == 0);
+		if (!strcmp(r.status, "ok") && (!r.ok || r.value < 0)) {
+			rc = RUMA_EPARSE;
+			snprintf(err, errlen,
+				 "%s:%d: metric %s of %s has the value %s: a measurement must be a "
+				 "finite number >= 0 (a failed run has status != ok)",
+				 path, lineno, r.metric, r.variant, fields[col[C_VALUE]]);
+			break;
+		}
 		if ((rc = push_row(t, &r))) {
 			snprintf(err, errlen, "out of memory reading %s", path);
 			break;
@@ -215,6 +278,8 @@ int ruma_exp_table_read(const char *path, ruma_exp_table *t, char *err, size_t e
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 	}
 	fclose(f);
+	context_text(ctx, t->context, sizeof(t->context));
+	free(ctx);
 	if (!rc)
 		rc = check_duplicates(t, path, err, errlen);
 	if (rc)

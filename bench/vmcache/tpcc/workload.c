@@ -366,8 +366,18 @@ static void tw_teardown(ruma_vmcache_ctx *ctx)
 	ctx->wl = NULL;
 }
 
+/* The TPC-C tables are the workload's trees. */
+static bool tw_owns_tree(const char *name, size_t len)
+{
+	for (int i = 0; i < TPCC_NTABLES; i++)
+		if (strlen(tpcc_table_names[i]) == len && !memcmp(tpcc_table_names[i], name, len))
+			return true;
+	return false;
+}
+
 const ruma_vmcache_workload ruma_vmcache_tpcc_workload = {
 	.name = "tpcc",
+	.owns_tree = tw_owns_tree,
 	.summary = "TPC-C (DATASIZE warehouses): the five transactions in the standard mix",
 	.space_estimate = tw_space,
 	.check_datasize = tw_check_datasize,
