@@ -80,8 +80,7 @@ build)
 	;;
 guard)
 	install_missing $PKGS valgrind
-	cmake -S . -B build-guard -DCMAKE_BUILD_TYPE=Release >/dev/null
-	cmake --build build-guard -j "$JOBS" --target ruma
+	BUILD_TARGET=ruma configure_build build-guard -DCMAKE_BUILD_TYPE=Release
 	shift
 	scripts/icount_guard.py build-guard/ruma "$@"
 	;;
