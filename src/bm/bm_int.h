@@ -175,6 +175,7 @@ struct ruma_bm {
 	struct bm_cleaner *cleaner;     /* clean.c, NULL when off or stopped */
 
 	struct bm_ops ops;         /* calls up the file order, set at open (bm.c) */
+	_Atomic(ruma_bm_page_check) page_check; /* the owner's check of each page read (page.c) */
 
 	/* write-ahead log (mtr.c, recover.c); wal == NULL: no log, no hooks */
 	struct ruma_wal *wal;

@@ -31,6 +31,7 @@ enum bt_damage {
 	BT_DMG_SIBLING,   /* merge partners are not distinct pages */
 	BT_DMG_ROOT,      /* the root pid (from the catalog) outside the store */
 	BT_DMG_CHECK,     /* the checker found problems */
+	BT_DMG_READ,      /* refused when read from the store (trailer or node_check) */
 };
 
 /* Record that page pid is corrupt (the first of a handle is also reported

@@ -45,25 +45,118 @@ bool node_plausible(const node *n)
 	if (n->prefix_len > n->lower_len || n->lower_len > RUMA_BTREE_MAX_KEY ||
 	    n->upper_len > RUMA_BTREE_MAX_KEY)
 		return false;
+	/* an insert allocates below data_offset: the fences must lie above it */
+	if ((n->lower_len && n->lower_off < n->data_offset) ||
+	    (!node_upper_inf(n) && (n->prefix_len > n->upper_len || n->upper_off < n->data_offset)))
+		return false;
 	return true;
 }
 
-bool node_sane(const node *n)
+/* ---- full validation (node_check) ------------------------------------------------ */
+
+static unsigned common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+/* Do [a, a + alen) and [b, b + blen) share a byte? */
+static bool ranges_overlap(unsigned a, unsigned alen, unsigned b, unsigned blen)
 {
-	if (!node_plausible(n))
-		return false;
-	unsigned live = n->lower_len + (node_upper_inf(n) ? 0u : n->upper_len);
+	return alen && blen && a < b + blen && b < a + alen;
+}
+
+/* The fences: inside the heap, apart, ordered; prefix_len their common prefix. */
+static const char *check_fences(const node *n)
+{
+	bool inf = node_upper_inf(n);
+	if (n->flags & ~NODE_UPPER_INF)
+		return "unknown flag bits";
+	if (n->lower_len && n->lower_off < n->data_offset)
+		return "lower fence outside the heap";
+	if (inf ? n->upper_len != 0 : n->upper_len == 0 || n->upper_off < n->data_offset)
+		return "upper fence outside the heap or empty";
+	if (!inf && ranges_overlap(n->lower_off, n->lower_len, n->upper_off, n->upper_len))
+		return "fences overlap";
+	if (!inf && n->lower_len &&
+	    node_keycmp(node_lower(n), n->lower_len, node_upper_key(n), n->upper_len) >= 0)
+		return "lower fence not below the upper fence";
+	unsigned want = inf ? 0u
+			    : common_prefix(node_lower(n), n->lower_len, node_upper_key(n),
+					    n->upper_len);
+	if (n->prefix_len != want)
+		return "prefix_len is not the fences' common prefix";
+	return NULL;
+}
+
+/* Slot i's bytes: inside the heap, clear of the fences, sizes within the
+ * limits, head as computed, child pid in [pid_lo, pid_hi). */
+static const char *check_slot(const node *n, unsigned i, uint64_t pid_lo, uint64_t pid_hi)
+{
+	const node_slot *s = &n->slot[i];
+	unsigned len = (unsigned)s->klen + s->vlen, klen = n->prefix_len + s->klen;
+	if (s->off < n->data_offset || s->off + len > NODE_PAGE)
+		return "slot outside the heap";
+	if (ranges_overlap(s->off, len, n->lower_off, n->lower_len) ||
+	    (!node_upper_inf(n) && ranges_overlap(s->off, len, n->upper_off, n->upper_len)))
+		return "slot overlaps a fence";
+	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY || s->vlen > RUMA_BTREE_MAX_VALUE ||
+	    klen + s->vlen > RUMA_BTREE_MAX_ENTRY)
+		return "slot sizes beyond the limits";
+	if (s->head != node_head(node_bytes(n) + s->off, s->klen))
+		return "slot head does not match its key";
+	if (node_is_leaf(n))
+		return NULL;
+	if (s->vlen != sizeof(uint64_t))
+		return "inner slot without a child pid";
+	uint64_t pid;
+	memcpy(&pid, node_bytes(n) + s->off + s->klen, sizeof pid);
+	return pid < pid_lo || pid >= pid_hi ? "child pid outside the store" : NULL;
+}
+
+/* Keys strictly ascending and inside (lower, upper] (compared without the
+ * prefix every key and both fences share). */
+static const char *check_keys(const node *n)
+{
+	unsigned plen = n->prefix_len, prev_len = 0;
+	const uint8_t *prev = NULL;
+	if (n->lower_len) {
+		prev = node_lower(n) + plen;
+		prev_len = n->lower_len - plen;
+	}
 	for (unsigned i = 0; i < n->count; i++) {
 		const node_slot *s = &n->slot[i];
-		if (s->off < NODE_HDR + n->count * NODE_SLOT ||
-		    (unsigned)s->off + s->klen + s->vlen > NODE_PAGE ||
-		    n->prefix_len + s->klen > NODE_KEYBUF ||
-		    (!node_is_leaf(n) && s->vlen != sizeof(uint64_t)))
-			return false;
-		live += s->klen + s->vlen;
+		const uint8_t *k = node_bytes(n) + s->off;
+		if (prev && node_keycmp(prev, prev_len, k, s->klen) >= 0)
+			return i ? "keys out of order" : "first key not above the lower fence";
+		prev = k;
+		prev_len = s->klen;
+	}
+	if (n->count && !node_upper_inf(n) &&
+	    node_keycmp(prev, prev_len, node_upper_key(n) + plen, n->upper_len - plen) > 0)
+		return "last key above the upper fence";
+	return NULL;
+}
+
+const char *node_check(const node *n, uint64_t pid_lo, uint64_t pid_hi)
+{
+	if (!node_plausible(n))
+		return "header out of bounds";
+	const char *why = check_fences(n);
+	if (why)
+		return why;
+	unsigned live = n->lower_len + n->upper_len;
+	for (unsigned i = 0; i < n->count; i++) {
+		if ((why = check_slot(n, i, pid_lo, pid_hi)))
+			return why;
+		live += n->slot[i].klen + n->slot[i].vlen;
 	}
 	/* exact accounting: the free space computed from it is real */
-	return live == n->space_used;
+	if (live != n->space_used || live > NODE_PAGE - n->data_offset)
+		return "space_used differs from the live bytes";
+	if (!node_is_leaf(n) && (n->upper < pid_lo || n->upper >= pid_hi))
+		return "right-most child pid outside the store";
+	unsigned dist = n->count / (NODE_HINTS + 1);
+	for (unsigned i = 0; i < NODE_HINTS; i++)
+		if (n->hint[i] != (dist ? n->slot[dist * (i + 1)].head : 0u))
+			return "hint heads differ from the slots";
+	return check_keys(n);
 }
 
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */
