@@ -22,36 +22,12 @@
 
 #include "../fuzz/store_craft.h"
 
-#include <signal.h>
-#include <sys/wait.h>
-
 #define HANG_SECONDS 20u
 #define DELIVERY_TRIES 1000u
 
 static craft_store cs;
 static char dir[64];
 static unsigned victim; /* index of the damaged leaf in cs.leaf */
-
-static int in_child(int (*fn)(void))
-{
-	fflush(NULL);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		alarm(HANG_SECONDS);
-		_exit(fn() == TEST_PASS ? 0 : 1);
-	}
-	int status;
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "  child killed by signal %d%s\n", WTERMSIG(status),
-			WTERMSIG(status) == SIGALRM ? " (hung)" : "");
-		return TEST_FAIL;
-	}
-	CHECK(WIFEXITED(status));
-	CHECK_EQ(WEXITSTATUS(status), 0);
-	return TEST_PASS;
-}
 
 static int setup(void)
 {
@@ -330,7 +306,7 @@ static int c_duplicate_separator(void)
 	static int t_##name(void)                               \
 	{                                                       \
 		CHECK_EQ(setup(), 0);                           \
-		return in_child(fn);                            \
+		return test_in_child(fn, HANG_SECONDS);                            \
 	}
 CASE(prefix_mismatch, c_prefix)
 CASE(key_shorter_than_prefix, c_short_key)
