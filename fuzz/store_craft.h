@@ -45,6 +45,7 @@ typedef struct craft_store {
 	unsigned nleaf;
 	char last_message[256]; /* the last line of the message callback */
 	unsigned messages;
+	unsigned pool_pages; /* buffer pool of craft_open (0: every page fits) */
 } craft_store;
 
 static inline size_t craft_key(unsigned i, uint8_t *k)
@@ -65,13 +66,14 @@ static inline void craft_config(craft_store *s, ruma_bm_config *c, bool fresh)
 	ruma_bm_config_default(c);
 	c->path = s->path;
 	c->virt_bytes = (uint64_t)1024 * CRAFT_PS;
-	c->phys_bytes = (uint64_t)512 * CRAFT_PS;
+	c->phys_bytes = (uint64_t)(s->pool_pages ? s->pool_pages : 512u) * CRAFT_PS;
 	c->batch = 8;
 	c->max_threads = 4;
 	c->fresh = fresh;
 	c->force = fresh;
 	c->message = craft_message;
 	c->message_ctx = s;
+	c->cleaner = false; /* nothing written behind the caller's back */
 }
 
 /* Open the store and its tree "t". */
