@@ -9,7 +9,10 @@
  * them and opens the store with a pool of CRAFT_FUZZ_POOL pages, so pages
  * are evicted and read back (synchronously and by the scans' read-ahead).
  *
- * Input: byte 0 = number of mutations (low 4 bits); then 6 bytes each:
+ * Input: byte 0 = number of mutations (low 4 bits) and the mode (bit 4:
+ * the tree pages are read into the pool before the tree is opened, so the
+ * tree's check of pages read from the file never sees them and its
+ * rewrites must validate them, as after recovery); then 6 bytes each:
  * page (0 = the root, i = leaf i - 1), kind, and four argument bytes.
  * Kinds, field by field and at random: set or add to a header field
  * (magic, level, flags, count, space_used, data_offset, prefix_len, the
@@ -166,15 +169,15 @@ static void mutate(uint8_t *page, const uint8_t *pages, unsigned kind, const uin
 	}
 }
 
-/* Apply the input's mutations to the tree pages and write the changed
- * ones (resealed) to the file; returns how many pages changed. */
-static unsigned craft_pages(fz_in *in)
+/* Apply m mutations from the input to the tree pages and write the
+ * changed ones (resealed) to the file; returns how many pages changed. */
+static unsigned craft_pages(fz_in *in, unsigned m)
 {
 	static _Alignas(8) uint8_t pages[NPAGES][CRAFT_PS];
 	for (unsigned i = 0; i < ntree; i++)
 		if (craft_page_read(&cs, tree_page[i], pages[i]))
 			abort();
-	unsigned m = fz_u8(in) & 15u, changed = 0;
+	unsigned changed = 0;
 	for (unsigned i = 0; i < m; i++) {
 		unsigned which = fz_u8(in) % ntree, kind = fz_u8(in);
 		uint8_t a[4];
@@ -263,6 +266,24 @@ static void one_op(run *r, uint8_t op, uint8_t arg)
 	}
 }
 
+/* Open the store and the tree; unchecked: read the tree pages first. */
+static int open_store(ruma_bm **bm, ruma_btree **t, bool unchecked)
+{
+	if (!unchecked)
+		return craft_open(&cs, bm, t);
+	int rc = craft_open_bm(&cs, bm);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < ntree; i++) {
+		void *page;
+		if (ruma_bm_fix_s(*bm, tree_page[i], &page) == 0)
+			ruma_bm_unfix_s(*bm, tree_page[i]);
+	}
+	if ((rc = ruma_btree_open(*bm, "t", t)))
+		ruma_bm_close(*bm);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	build_once();
@@ -271,9 +292,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	cs.messages = 0;
 	cs.last_message[0] = 0;
-	run r = { .damaged = craft_pages(&in) > 0 };
+	uint8_t mode = fz_u8(&in);
+	run r = { .damaged = craft_pages(&in, mode & 15u) > 0 };
 	ruma_bm *bm;
-	int rc = craft_open(&cs, &bm, &r.t);
+	int rc = open_store(&bm, &r.t, (mode & 16) != 0);
 	if (rc) {
 		expect(&r, rc, "open"); /* the catalog's pages are not mutated */
 		return 0;

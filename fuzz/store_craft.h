@@ -76,12 +76,18 @@ static inline void craft_config(craft_store *s, ruma_bm_config *c, bool fresh)
 	c->cleaner = false; /* nothing written behind the caller's back */
 }
 
-/* Open the store and its tree "t". */
-static inline int craft_open(craft_store *s, ruma_bm **bm, ruma_btree **t)
+/* Open the store (no tree yet: no page check installed). */
+static inline int craft_open_bm(craft_store *s, ruma_bm **bm)
 {
 	ruma_bm_config c;
 	craft_config(s, &c, false);
-	int rc = ruma_bm_open(&c, bm);
+	return ruma_bm_open(&c, bm);
+}
+
+/* Open the store and its tree "t". */
+static inline int craft_open(craft_store *s, ruma_bm **bm, ruma_btree **t)
+{
+	int rc = craft_open_bm(s, bm);
 	if (rc)
 		return rc;
 	if ((rc = ruma_btree_open(*bm, "t", t)))

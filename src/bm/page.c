@@ -89,10 +89,13 @@ static bool all_zero(const char *p)
 	return true;
 }
 
-/* The page owner's check of the contents (ruma_bm_set_page_check). */
+/* The page owner's check of the contents (ruma_bm_set_page_check); an
+ * image read while none is installed is counted (bm_page_unchecked). */
 static int check_contents(ruma_bm *bm, ruma_pid pid, const void *page)
 {
 	ruma_bm_page_check check = atomic_load_explicit(&bm->page_check, memory_order_acquire);
+	if (!check)
+		bm_page_unchecked(bm);
 	const char *why = check ? check(page, bm->meta_pages,
 					atomic_load_explicit(&bm->alloc_hw, memory_order_relaxed))
 				: NULL;
@@ -144,7 +147,13 @@ int bm_page_verify(ruma_bm *bm, ruma_pid pid, const void *page)
 	return check_contents(bm, pid, page);
 }
 
-void ruma_bm_set_page_check(ruma_bm *bm, ruma_bm_page_check check)
+bool ruma_bm_set_page_check(ruma_bm *bm, ruma_bm_page_check check)
 {
-	atomic_store_explicit(&bm->page_check, check, memory_order_release);
+	atomic_store_explicit(&bm->page_check, check, memory_order_seq_cst);
+	return atomic_load_explicit(&bm->unchecked_in, memory_order_seq_cst) == 0;
+}
+
+void bm_page_unchecked(ruma_bm *bm)
+{
+	atomic_fetch_add_explicit(&bm->unchecked_in, 1, memory_order_seq_cst);
 }

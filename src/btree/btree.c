@@ -305,7 +305,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	if (!p->has_parent) {
 		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
 			return rc;
-		rc = p->n->count >= 2 && node_valid(p->n)
+		rc = p->n->count >= 2 && bt_node_trusted(t, p->n)
 			     ? split_root(t, p->n, insert_pos(p->n, key, klen))
 			     : bt_corrupt(t, p->pid, BT_DMG_NODE);
 		ruma_bm_unfix_x(bm, p->pid);
@@ -318,8 +318,8 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 		return rc;
 	}
 	node *n = p->n, *parent = p->p;
-	bool parent_ok = node_valid(parent);
-	if (n->count < 2 || !parent_ok || !node_valid(n)) {
+	bool parent_ok = bt_node_trusted(t, parent);
+	if (n->count < 2 || !parent_ok || !bt_node_trusted(t, n)) {
 		ruma_bm_unfix_x(bm, p->pid);
 		ruma_bm_unfix_x(bm, p->ppid);
 		return bt_corrupt(t, parent_ok ? p->pid : p->ppid, BT_DMG_NODE);
@@ -513,7 +513,8 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 		unfix3(bm, p.ppid, lpid, rpid);
 		return bt_corrupt(t, left->level != level ? lpid : rpid, BT_DMG_LEVEL);
 	}
-	if (!node_valid(parent) || !node_valid(left) || !node_valid(right)) {
+	if (!bt_node_trusted(t, parent) || !bt_node_trusted(t, left) ||
+	    !bt_node_trusted(t, right)) {
 		unfix3(bm, p.ppid, lpid, rpid);
 		return bt_corrupt(t, !node_valid(parent) ? p.ppid : !node_valid(left) ? lpid : rpid,
 				  BT_DMG_NODE);
@@ -606,8 +607,10 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 	}
 	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
 		return rc;
-	if (node_free_contig(n) < node_entry_size(n, klen, vlen) && !node_valid(n)) {
-		/* the insert would compact a page that is not what it claims */
+	if (!node_heap_ok(n) ||
+	    (node_free_contig(n) < node_entry_size(n, klen, vlen) && !bt_node_trusted(t, n))) {
+		/* the insert would overwrite the fences, or compact a page that
+		 * is not what it claims */
 		ruma_bm_unfix_x(t->bm, p.pid);
 		return bt_corrupt(t, p.pid, BT_DMG_NODE);
 	}
@@ -1156,13 +1159,14 @@ static int catalog_root(ruma_bm *bm, bool create, ruma_pid *root)
 	return rc;
 }
 
-static int new_handle(ruma_bm *bm, ruma_pid root, ruma_btree **out)
+static int new_handle(ruma_bm *bm, ruma_pid root, bool pages_checked, ruma_btree **out)
 {
 	ruma_btree *t = calloc(1, sizeof *t);
 	if (!t)
 		return -ENOMEM;
 	t->bm = bm;
 	t->root = root;
+	t->pages_checked = pages_checked;
 	atomic_init(&t->read_ahead, RUMA_BTREE_READ_AHEAD);
 	*out = t;
 	return 0;
@@ -1189,13 +1193,13 @@ int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 	int rc = check_name(name);
 	if (rc)
 		return rc;
-	ruma_bm_set_page_check(bm, page_check);
+	bool checked = ruma_bm_set_page_check(bm, page_check);
 	if ((rc = bt_txn_recover(bm)))
 		return rc;
-	ruma_btree cat = { .bm = bm }, *t;
+	ruma_btree cat = { .bm = bm, .pages_checked = checked }, *t;
 	if ((rc = catalog_root(bm, true, &cat.root)))
 		return rc;
-	if ((rc = new_handle(bm, 0, &t)))
+	if ((rc = new_handle(bm, 0, checked, &t)))
 		return rc;
 	if ((rc = new_root(bm, &t->root))) {
 		free(t);
@@ -1220,10 +1224,10 @@ int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 	int rc = check_name(name);
 	if (rc)
 		return rc;
-	ruma_bm_set_page_check(bm, page_check);
+	bool checked = ruma_bm_set_page_check(bm, page_check);
 	if ((rc = bt_txn_recover(bm)))
 		return rc;
-	ruma_btree cat = { .bm = bm };
+	ruma_btree cat = { .bm = bm, .pages_checked = checked };
 	if ((rc = catalog_root(bm, false, &cat.root)))
 		return rc;
 	ruma_pid pid;
@@ -1233,7 +1237,7 @@ int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 		return bt_corrupt(&cat, cat.root, BT_DMG_NODE);
 	if (rc)
 		return rc;
-	return new_handle(bm, pid, out);
+	return new_handle(bm, pid, checked, out);
 }
 
 void ruma_btree_release(ruma_btree *t)

@@ -143,11 +143,17 @@ static inline int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, s
 
 /* ---- usable on optimistic (possibly garbage) pages ---------------------------- */
 
-/* Header sanity: counts, offsets and fences inside the page, fences at or
- * above data_offset (an insert's allocation below it cannot reach them),
- * prefix_len within both fences.  Cheap: checked at every node of a
- * descent. */
+/* Header sanity: counts, offsets and fences inside the page.  Cheap:
+ * checked at every node of a descent. */
 bool node_plausible(const node *n);
+
+/* The fences lie at or above data_offset, so an insert's allocation below
+ * it cannot reach them (checked before every insert). */
+static inline bool node_heap_ok(const node *n)
+{
+	return (n->lower_len == 0 || n->lower_off >= n->data_offset) &&
+	       (node_upper_inf(n) || n->upper_off >= n->data_offset);
+}
 
 /*
  * node_check — full structural validation of a node: node_plausible; only
