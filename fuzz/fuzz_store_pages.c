@@ -18,10 +18,12 @@
  * (magic, level, flags, count, space_used, data_offset, prefix_len, the
  * fences' offsets and lengths, run, upper), set or add to a slot field
  * (head, off, klen, vlen), set a fence byte, set any byte, swap two slots,
- * set a hint head, copy another tree page over this one.  The rest of the
- * input is operations, 2 bytes each (at most MAX_OPS): lookup, insert,
- * upsert, remove, update, scans both ways (at most SCAN_LIMIT keys), and
- * the checker, on keys spread over the built ones and the gaps between.
+ * set a hint head, copy another tree page over this one.  Then one byte
+ * picks the leaf whose keys (and the gaps between them) the operations
+ * use, key numbers base + 0..255.  The rest of the input is operations, 2
+ * bytes each (at most MAX_OPS): lookup, insert, upsert, remove, update,
+ * scans both ways (at most SCAN_LIMIT keys), the checker, and a bulk insert
+ * of BULK keys (splits and compactions of the leaf).
  *
  * Checked: no crash, sanitizer report or hang (every operation is bounded;
  * libFuzzer's -timeout catches the rest); every result is one a store can
@@ -44,15 +46,30 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 #define MAX_OPS 64u
 #define SCAN_LIMIT 64u
 #define NPAGES (CRAFT_MAX_LEAVES + 1u)
+#define BULK 24u
 
 static craft_store cs;
 static bool built;
 static ruma_pid tree_page[NPAGES];
 static unsigned ntree;
+static unsigned leaf_first[CRAFT_MAX_LEAVES]; /* number of each leaf's first key, as built */
 
 static void remove_store(void)
 {
 	unlink(cs.path);
+}
+
+/* The number in the first key of leaf pid as built ("key-%06u"). */
+static unsigned first_key_number(ruma_pid pid)
+{
+	_Alignas(8) uint8_t page[CRAFT_PS];
+	uint8_t k[NODE_KEYBUF + 1];
+	bool bad = false;
+	if (craft_page_read(&cs, pid, page) || ((node *)page)->count == 0)
+		return 0;
+	unsigned len = node_full_key((node *)page, 0, k, &bad);
+	k[bad ? 0 : len] = 0;
+	return len > 4 && !bad ? (unsigned)strtoul((char *)k + 4, NULL, 10) : 0;
 }
 
 static void build_once(void)
@@ -70,8 +87,10 @@ static void build_once(void)
 	atexit(remove_store);
 	cs.pool_pages = CRAFT_FUZZ_POOL;
 	tree_page[ntree++] = cs.root;
-	for (unsigned i = 0; i < cs.nleaf; i++)
+	for (unsigned i = 0; i < cs.nleaf; i++) {
 		tree_page[ntree++] = cs.leaf[i];
+		leaf_first[i] = first_key_number(cs.leaf[i]);
+	}
 	built = true;
 }
 
@@ -200,6 +219,7 @@ typedef struct run {
 	ruma_btree *t;
 	bool damaged; /* some page differs from the built store */
 	unsigned seen;
+	unsigned base; /* keys are base + 0..255: inside one leaf's range and its neighbours' */
 } run;
 
 static void expect(const run *r, int rc, const char *op)
@@ -231,11 +251,30 @@ static void bump(void *val, size_t vlen, void *ctx)
 		((uint8_t *)val)[0]++;
 }
 
+/* Insert BULK keys from key number i on (splits and compactions of the
+ * leaf under them). */
+static void bulk_insert(run *r, unsigned i, uint8_t arg)
+{
+	uint8_t k[16], v[CRAFT_VLEN];
+	memset(v, arg, sizeof v);
+	for (unsigned j = 0; j < BULK; j++) {
+		int rc = ruma_btree_insert(r->t, k, craft_key(i + j, k), v, sizeof v);
+		expect(r, rc, "bulk insert");
+		if (rc == RUMA_ECORRUPT)
+			return;
+	}
+}
+
 static void one_op(run *r, uint8_t op, uint8_t arg)
 {
 	uint8_t k[16], v[CRAFT_VLEN];
-	size_t klen = craft_key((arg * 157u + op / 8u) % (CRAFT_NKEYS * 10u), k), vlen = 0;
+	unsigned i = r->base + arg;
+	size_t klen = craft_key(i, k), vlen = 0;
 	memset(v, arg, sizeof v);
+	if (op >= 0xf0) {
+		bulk_insert(r, i, arg);
+		return;
+	}
 	switch (op % 8u) {
 	case 0:
 		expect(r, ruma_btree_lookup(r->t, k, klen, v, sizeof v, &vlen), "lookup");
@@ -294,6 +333,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cs.last_message[0] = 0;
 	uint8_t mode = fz_u8(&in);
 	run r = { .damaged = craft_pages(&in, mode & 15u) > 0 };
+	uint8_t focus = fz_u8(&in);
+	r.base = leaf_first[focus % cs.nleaf] + (focus >= 128 ? 128u : 0u);
 	ruma_bm *bm;
 	int rc = open_store(&bm, &r.t, (mode & 16) != 0);
 	if (rc) {
