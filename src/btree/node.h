@@ -157,10 +157,11 @@ static inline bool node_heap_ok(const node *n)
 
 /*
  * node_check — full structural validation of a node: node_plausible; only
- * known flag bits; both fences inside the heap, apart, lower < upper, and
+ * known flag bits; the fences where node_init puts them (the upper one at
+ * the top of the page, the lower one right below it), lower < upper, and
  * prefix_len their common prefix (0 with an upper fence at +infinity);
- * every slot's key suffix and value inside [data_offset, NODE_PAGE) and
- * clear of the fences, with a full key of 1..RUMA_BTREE_MAX_KEY bytes,
+ * every slot's key suffix and value inside [data_offset, lower_off) (the
+ * heap below the fences), with a full key of 1..RUMA_BTREE_MAX_KEY bytes,
  * sizes within the entry limits and the head computed from its suffix;
  * inner nodes: 8-byte values holding child pids in [pid_lo, pid_hi), and
  * `upper` too; space_used equal to the fences' and entries' bytes (so the
