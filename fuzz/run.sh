@@ -80,6 +80,7 @@ for t in $targets; do
 	fuzz_micro_args | fuzz_vmcache_config) extra="-max_len=512 -close_fd_mask=3" ;;
 	fuzz_art) extra="-max_len=4096 -len_control=20" ;;
 	fuzz_btree) extra="-max_len=2048 -len_control=20" ;;
+	fuzz_store_pages) extra="-max_len=256 -len_control=20" ;;
 	esac
 	echo "== run $t for ${secs}s" >&2
 	start=$(date +%s)

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,30 @@ static uint64_t test_seed;
 		fputc('\n', stderr);                      \
 		return TEST_SKIP;                         \
 	} while (0)
+
+/* Run fn in a forked child under alarm(seconds): a crash (any signal) or a
+ * hang (SIGALRM) fails the case instead of the whole suite, and damage the
+ * child does to shared state stays in the child. */
+static inline int test_in_child(int (*fn)(void), unsigned seconds)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		alarm(seconds);
+		_exit(fn() == TEST_PASS ? 0 : 1);
+	}
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "  child killed by signal %d%s\n", WTERMSIG(status),
+			WTERMSIG(status) == SIGALRM ? " (no result in time: hung)" : "");
+		return TEST_FAIL;
+	}
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+	return TEST_PASS;
+}
 
 /* The seed of this run: RUMA_SEED when set and valid, else from the clock. */
 static inline uint64_t test_seed_of_env(void)

@@ -321,7 +321,7 @@ static int t_node(void)
 			unsigned c2, s2 = node_find_split(m, append ? m->count : NODE_POS_NONE, &c2, sep);
 			node_split_into(m, c2, sep, s2, (node *)l, (node *)r);
 			CHECK_EQ(((node *)l)->count + ((node *)r)->count, m->count);
-			CHECK(node_sane((node *)l) && node_sane((node *)r));
+			CHECK(node_valid((node *)l) && node_valid((node *)r));
 		}
 	}
 	/* remove everything, compaction keeps the fences */

@@ -128,22 +128,7 @@ static void fixture_free(void)
 /* Run fn in a forked child with an alarm: a hang is a failure. */
 static int in_child(int (*fn)(void))
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		alarm(HANG_SECONDS);
-		_exit(fn() == TEST_PASS ? 0 : 1);
-	}
-	int status;
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
-		fprintf(stderr, "  operation hung (no result after %u s)\n", HANG_SECONDS);
-		return TEST_FAIL;
-	}
-	CHECK(WIFEXITED(status));
-	CHECK_EQ(WEXITSTATUS(status), 0);
-	return TEST_PASS;
+	return test_in_child(fn, HANG_SECONDS);
 }
 
 /* ---- damage, done through the page pointer under an exclusive latch ------------------------- */

@@ -204,6 +204,29 @@ RUMA_API int ruma_bm_upgrade_s(ruma_bm *bm, ruma_pid pid, uint64_t version);
 RUMA_API int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page);
 RUMA_API int ruma_bm_fix_s(ruma_bm *bm, ruma_pid pid, void **page);
 
+/*
+ * ruma_bm_page_check — a check of the caller's bytes [0, RUMA_BM_PAGE_DATA)
+ * of a page image just read from the store, after its trailer passed:
+ * NULL if the image is acceptable, else what is wrong (a constant string).
+ * [pid_lo, pid_hi) are the data-page ids of the store (a page id stored in
+ * the image outside them points nowhere).  It must read nothing outside
+ * the page and be safe to call from any thread.
+ *
+ * ruma_bm_set_page_check — install check for every later read of a page
+ * from the file (synchronous faults and asynchronous reads; NULL: none,
+ * the default).  A page that fails is RUMA_ECORRUPT exactly as one whose
+ * checksum fails: a message naming the file, the page and the reason, and
+ * the page stays evicted.  A structure that owns every data page of the
+ * store installs it (the B-tree does, at ruma_btree_open / _create).
+ * Returns true when no page has become resident while no check was
+ * installed (so every page in memory was checked or built by the caller);
+ * false when some were (recovery at open reads and changes pages before
+ * any check can be installed): the caller validates those itself before
+ * relying on them.  Call it before other threads use the manager.
+ */
+typedef const char *(*ruma_bm_page_check)(const void *page, ruma_pid pid_lo, ruma_pid pid_hi);
+RUMA_API bool ruma_bm_set_page_check(ruma_bm *bm, ruma_bm_page_check check);
+
 /* ruma_bm_unfix_x — release an exclusive latch (bumps the version; the page
  * is dirty).  ruma_bm_unfix_s — release a shared latch. */
 RUMA_API void ruma_bm_unfix_x(ruma_bm *bm, ruma_pid pid);

@@ -61,6 +61,14 @@ extern "C" {
 typedef struct ruma_btree ruma_btree;
 
 /*
+ * Pages read from the store: ruma_btree_create and ruma_btree_open install
+ * the tree's structural check of every page the store reads from its file
+ * (ruma_bm_set_page_check; every data page of a store the tree uses is a
+ * node), so a page crafted with a valid checksum is RUMA_ECORRUPT when read,
+ * naming the page and what failed.  Pages that were made resident before
+ * (recovery at ruma_bm_open) are validated before a split, merge or
+ * compaction rewrites them.  docs/btree.md, "Validation".
+ *
  * ruma_btree_create — create an empty tree called `name` (1..MAX_NAME bytes)
  * in the store and return a handle to it in *out.  Creates the catalog on
  * first use.  Errors: RUMA_EEXISTS (a tree of that name exists), -EINVAL

@@ -175,6 +175,8 @@ struct ruma_bm {
 	struct bm_cleaner *cleaner;     /* clean.c, NULL when off or stopped */
 
 	struct bm_ops ops;         /* calls up the file order, set at open (bm.c) */
+	_Atomic(ruma_bm_page_check) page_check; /* the owner's check of each page read (page.c) */
+	_Atomic uint64_t unchecked_in; /* pages made resident while page_check was NULL */
 
 	/* write-ahead log (mtr.c, recover.c); wal == NULL: no log, no hooks */
 	struct ruma_wal *wal;
@@ -206,13 +208,19 @@ struct ruma_bm {
  *   with the page latched (shared or exclusive) so its data cannot change.
  * bm_page_verify — check a page image just read from the file for pid:
  *   0, or RUMA_ECORRUPT after a message through the bm message callback
- *   (file, pid, offset, stored vs computed CRC, or the pid found).  Every
+ *   (file, pid, offset, stored vs computed CRC, or the pid found; then the
+ *   page owner's check, ruma_bm_set_page_check, and its reason).  Every
  *   read path calls it after each completed read of a data page (the
  *   synchronous pread in bm_fault_in; an asynchronous read path calls it on
  *   each completion) and treats a failure like a read error: the page stays
  *   evicted and the caller gets RUMA_ECORRUPT. */
 void bm_page_seal(ruma_bm *bm, ruma_pid pid, void *page);
 int bm_page_verify(ruma_bm *bm, ruma_pid pid, const void *page);
+
+/* page.c — count a page made resident while no page check is installed
+ * (ruma_bm_set_page_check reports whether any was); called by
+ * bm_page_verify and bm_rs_insert. */
+void bm_page_unchecked(ruma_bm *bm);
 
 /* page.c — the page LSN in the trailer (the LSN just after the last log
  * record that changed the page; 0 = never logged).  Set only under an

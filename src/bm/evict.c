@@ -72,6 +72,8 @@ void bm_rs_insert(ruma_bm *bm, ruma_pid pid)
 {
 	uint64_t pos = rs_hash(pid) & bm->rs_mask;
 
+	if (RUMA_UNLIKELY(!atomic_load_explicit(&bm->page_check, memory_order_relaxed)))
+		bm_page_unchecked(bm);
 	for (;;) {
 		uint64_t cur = atomic_load(&bm->rs[pos]);
 		RUMA_ASSERT(cur != pid + 1);

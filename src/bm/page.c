@@ -17,6 +17,9 @@
  * flipped bit gives a CRC mismatch, an image written to (or copied onto) the
  * wrong offset a pid mismatch: both are RUMA_ECORRUPT with a message naming
  * the file, the page and what was expected and found — never a wrong page.
+ * An image that passes is then given to the page owner's check
+ * (ruma_bm_set_page_check: the B-tree validates the node's structure), so
+ * a page crafted with a recomputed CRC is refused the same way.
  *
  * Invariants: the writer holds the page latched (shared), so its data bytes
  * cannot change while the CRC is computed.  Two threads may seal the same
@@ -86,6 +89,23 @@ static bool all_zero(const char *p)
 	return true;
 }
 
+/* The page owner's check of the contents (ruma_bm_set_page_check); an
+ * image read while none is installed is counted (bm_page_unchecked). */
+static int check_contents(ruma_bm *bm, ruma_pid pid, const void *page)
+{
+	ruma_bm_page_check check = atomic_load_explicit(&bm->page_check, memory_order_acquire);
+	if (!check)
+		bm_page_unchecked(bm);
+	const char *why = check ? check(page, bm->meta_pages,
+					atomic_load_explicit(&bm->alloc_hw, memory_order_relaxed))
+				: NULL;
+	if (RUMA_UNLIKELY(why != NULL)) {
+		bm_say(&bm->cfg, "%s: page %" PRIu64 ": %s: corrupt store", bm->path, pid, why);
+		return RUMA_ECORRUPT;
+	}
+	return 0;
+}
+
 int bm_page_verify(ruma_bm *bm, ruma_pid pid, const void *page)
 {
 	const char *p = page;
@@ -124,5 +144,16 @@ int bm_page_verify(ruma_bm *bm, ruma_pid pid, const void *page)
 			bm->path, pid, th.pid);
 		return RUMA_ECORRUPT;
 	}
-	return 0;
+	return check_contents(bm, pid, page);
+}
+
+bool ruma_bm_set_page_check(ruma_bm *bm, ruma_bm_page_check check)
+{
+	atomic_store_explicit(&bm->page_check, check, memory_order_seq_cst);
+	return atomic_load_explicit(&bm->unchecked_in, memory_order_seq_cst) == 0;
+}
+
+void bm_page_unchecked(ruma_bm *bm)
+{
+	atomic_fetch_add_explicit(&bm->unchecked_in, 1, memory_order_seq_cst);
 }

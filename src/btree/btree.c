@@ -77,6 +77,8 @@ static const char *const damage_names[] = {
 	[BT_DMG_SIBLING] = "merge partners are not distinct pages",
 	[BT_DMG_ROOT] = "the tree's root page id (from the catalog) is outside the store",
 	[BT_DMG_CHECK] = "the invariant checker found problems",
+	[BT_DMG_READ] = "page refused when read from the store (checksum, page id or node "
+			"structure; the store's message says which)",
 };
 
 #define DAMAGE_SHIFT 56
@@ -103,6 +105,21 @@ const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *pid)
 	if (pid)
 		*pid = word & ((1ull << DAMAGE_SHIFT) - 1);
 	return damage_names[why];
+}
+
+/* A page read for the tree failed with rc: RUMA_ECORRUPT (its trailer or
+ * node_check refused the image) is recorded as damage of that page. */
+static int read_failed(ruma_btree *t, ruma_pid pid, int rc)
+{
+	return rc == RUMA_ECORRUPT ? bt_corrupt(t, pid, BT_DMG_READ) : rc;
+}
+
+/* node_check as the buffer manager's check of every page read from the
+ * store (ruma_bm_set_page_check): every data page of a store the tree uses
+ * is a node. */
+static const char *page_check(const void *page, ruma_pid pid_lo, ruma_pid pid_hi)
+{
+	return node_check(page, pid_lo, pid_hi);
 }
 
 /* After a failed check on an optimistic page: restart unless the page is
@@ -157,7 +174,7 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 	void *page;
 	int rc = ruma_bm_optimistic(bm, pid, &ver, &page);
 	if (rc)
-		return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_ROOT) : rc;
+		return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_ROOT) : read_failed(t, pid, rc);
 	node *n = page;
 	unsigned plevel = 0; /* the parent's level, read before it was validated */
 	out->has_parent = false;
@@ -189,7 +206,7 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 		uint64_t cver;
 		void *cpage;
 		if ((rc = ruma_bm_optimistic(bm, child, &cver, &cpage))) /* -EINVAL: a stable pid outside the store */
-			return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_CHILD) : rc;
+			return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_CHILD) : read_failed(t, child, rc);
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
 			return rc;
 		out->has_parent = true;
@@ -261,6 +278,19 @@ static int split_root(ruma_btree *t, node *root, unsigned ipos)
 	return 0;
 }
 
+/* Does a new separator sep (from splitting the child at position ppos of the
+ * validated parent) go exactly at ppos, strictly between the parent's
+ * separators around that child and inside its fences?  *pos: where. */
+static bool separator_fits(const node *parent, unsigned ppos, const uint8_t *sep, unsigned slen,
+			   unsigned *pos)
+{
+	bool found, bad = false;
+	if (!node_covers(parent, sep, slen))
+		return false;
+	*pos = node_lower_bound(parent, sep, slen, &found, &bad);
+	return !found && !bad && *pos == ppos;
+}
+
 /*
  * split_node — split p->n (found by an optimistic descent, nothing latched).
  * The node keeps its pid and becomes the right half (its upper fence, and so
@@ -275,7 +305,7 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	if (!p->has_parent) {
 		if ((rc = ruma_bm_upgrade_x(bm, p->pid, p->ver)))
 			return rc;
-		rc = p->n->count >= 2 && node_sane(p->n)
+		rc = p->n->count >= 2 && bt_node_trusted(t, p->n)
 			     ? split_root(t, p->n, insert_pos(p->n, key, klen))
 			     : bt_corrupt(t, p->pid, BT_DMG_NODE);
 		ruma_bm_unfix_x(bm, p->pid);
@@ -288,14 +318,22 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 		return rc;
 	}
 	node *n = p->n, *parent = p->p;
-	if (n->count < 2 || !node_sane(n) || !node_sane(parent)) {
+	bool parent_ok = bt_node_trusted(t, parent);
+	if (n->count < 2 || !parent_ok || !bt_node_trusted(t, n)) {
 		ruma_bm_unfix_x(bm, p->pid);
 		ruma_bm_unfix_x(bm, p->ppid);
-		return bt_corrupt(t, node_sane(parent) ? p->pid : p->ppid, BT_DMG_NODE);
+		return bt_corrupt(t, parent_ok ? p->pid : p->ppid, BT_DMG_NODE);
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned left_count;
 	unsigned slen = node_find_split(n, insert_pos(n, key, klen), &left_count, sep);
+	unsigned pos;
+	if (!separator_fits(parent, p->ppos, sep, slen, &pos)) {
+		/* the node's keys are not where the parent routes it */
+		ruma_bm_unfix_x(bm, p->pid);
+		ruma_bm_unfix_x(bm, p->ppid);
+		return bt_corrupt(t, p->pid, BT_DMG_FENCES);
+	}
 	if (node_free_total(parent) < node_entry_size(parent, slen, sizeof(uint64_t))) {
 		unsigned plevel = parent->level;
 		ruma_bm_unfix_x(bm, p->pid);
@@ -314,9 +352,6 @@ static int split_node(ruma_btree *t, path *p, const uint8_t *key, size_t klen)
 	bool leaf = node_is_leaf(n);
 	memcpy(n, right, NODE_PAGE);
 	ruma_bm_wrote(n, NODE_PAGE);
-	bool found, bad = false;
-	unsigned pos = node_lower_bound(parent, sep, slen, &found, &bad);
-	RUMA_ASSERT(!found && !bad);
 	node_insert_at(parent, pos, sep, slen, &lpid, sizeof lpid);
 	ruma_bm_unfix_x(bm, lpid);
 	ruma_bm_unfix_x(bm, p->pid);
@@ -389,6 +424,17 @@ static int latch_sibling(ruma_btree *t, ruma_pid pid, node **n)
 		return rc;
 	*n = page;
 	return 0;
+}
+
+/* Do the validated siblings meet at the parent's separator between them
+ * (left's upper fence and right's lower fence both equal to it)?  Then the
+ * merged node's keys are ordered and share the prefix of its fences. */
+static bool siblings_meet(const node *left, const node *right, const uint8_t *sep,
+			  unsigned slen)
+{
+	return !node_upper_inf(left) && left->upper_len == slen && right->lower_len == slen &&
+	       memcmp(node_upper_key(left), sep, slen) == 0 &&
+	       memcmp(node_lower(right), sep, slen) == 0;
 }
 
 /*
@@ -467,13 +513,18 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 		unfix3(bm, p.ppid, lpid, rpid);
 		return bt_corrupt(t, left->level != level ? lpid : rpid, BT_DMG_LEVEL);
 	}
-	if (!node_sane(parent) || !node_sane(left) || !node_sane(right)) {
+	if (!bt_node_trusted(t, parent) || !bt_node_trusted(t, left) ||
+	    !bt_node_trusted(t, right)) {
 		unfix3(bm, p.ppid, lpid, rpid);
-		return bt_corrupt(t, !node_sane(parent) ? p.ppid : !node_sane(left) ? lpid : rpid,
+		return bt_corrupt(t, !node_valid(parent) ? p.ppid : !node_valid(left) ? lpid : rpid,
 				  BT_DMG_NODE);
 	}
 	uint8_t sep[NODE_KEYBUF];
 	unsigned slen = node_full_key(parent, lpos, sep, &bad);
+	if (!bad && !siblings_meet(left, right, sep, slen)) {
+		unfix3(bm, p.ppid, lpid, rpid);
+		return bt_corrupt(t, lpid, BT_DMG_FENCES);
+	}
 	_Alignas(8) uint8_t merged[NODE_PAGE];
 	if (bad || !node_merge_into(left, right, sep, slen, (node *)merged)) {
 		unfix3(bm, p.ppid, lpid, rpid);
@@ -556,8 +607,10 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 	}
 	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
 		return rc;
-	if (node_free_contig(n) < node_entry_size(n, klen, vlen) && !node_sane(n)) {
-		/* the insert would compact a page that is not what it claims */
+	if (!node_heap_ok(n) ||
+	    (node_free_contig(n) < node_entry_size(n, klen, vlen) && !bt_node_trusted(t, n))) {
+		/* the insert would overwrite the fences, or compact a page that
+		 * is not what it claims */
 		ruma_bm_unfix_x(t->bm, p.pid);
 		return bt_corrupt(t, p.pid, BT_DMG_NODE);
 	}
@@ -1106,13 +1159,14 @@ static int catalog_root(ruma_bm *bm, bool create, ruma_pid *root)
 	return rc;
 }
 
-static int new_handle(ruma_bm *bm, ruma_pid root, ruma_btree **out)
+static int new_handle(ruma_bm *bm, ruma_pid root, bool pages_checked, ruma_btree **out)
 {
 	ruma_btree *t = calloc(1, sizeof *t);
 	if (!t)
 		return -ENOMEM;
 	t->bm = bm;
 	t->root = root;
+	t->pages_checked = pages_checked;
 	atomic_init(&t->read_ahead, RUMA_BTREE_READ_AHEAD);
 	*out = t;
 	return 0;
@@ -1137,14 +1191,15 @@ static int check_name(const char *name)
 int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 {
 	int rc = check_name(name);
-	if (!rc)
-		rc = bt_txn_recover(bm);
 	if (rc)
 		return rc;
-	ruma_btree cat = { .bm = bm }, *t;
+	bool checked = ruma_bm_set_page_check(bm, page_check);
+	if ((rc = bt_txn_recover(bm)))
+		return rc;
+	ruma_btree cat = { .bm = bm, .pages_checked = checked }, *t;
 	if ((rc = catalog_root(bm, true, &cat.root)))
 		return rc;
-	if ((rc = new_handle(bm, 0, &t)))
+	if ((rc = new_handle(bm, 0, checked, &t)))
 		return rc;
 	if ((rc = new_root(bm, &t->root))) {
 		free(t);
@@ -1167,11 +1222,12 @@ int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 {
 	int rc = check_name(name);
-	if (!rc)
-		rc = bt_txn_recover(bm);
 	if (rc)
 		return rc;
-	ruma_btree cat = { .bm = bm };
+	bool checked = ruma_bm_set_page_check(bm, page_check);
+	if ((rc = bt_txn_recover(bm)))
+		return rc;
+	ruma_btree cat = { .bm = bm, .pages_checked = checked };
 	if ((rc = catalog_root(bm, false, &cat.root)))
 		return rc;
 	ruma_pid pid;
@@ -1181,7 +1237,7 @@ int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 		return bt_corrupt(&cat, cat.root, BT_DMG_NODE);
 	if (rc)
 		return rc;
-	return new_handle(bm, pid, out);
+	return new_handle(bm, pid, checked, out);
 }
 
 int ruma_btree_list(ruma_bm *bm, ruma_btree_scan_fn fn, void *ctx)

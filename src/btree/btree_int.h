@@ -19,7 +19,18 @@ struct ruma_btree {
 	/* the last RUMA_ECORRUPT: reason << 56 | page id (0: none yet) */
 	_Atomic uint64_t damage;
 	atomic_flag damage_said; /* the first one was reported (ruma_bm_report) */
+	/* every page in memory passed node_check when read or was built by the
+	 * tree (ruma_bm_set_page_check said so when the handle was opened): a
+	 * rewrite needs no second validation (bt_node_trusted) */
+	bool pages_checked;
 };
+
+/* May node n (latched exclusively) be rewritten from its own contents
+ * (compaction, split, merge)?  Validated already or validated now. */
+static inline bool bt_node_trusted(const ruma_btree *t, const node *n)
+{
+	return t->pages_checked || node_valid(n);
+}
 
 /* Why a page was found corrupt (ruma_btree_last_corruption names it). */
 enum bt_damage {
@@ -31,6 +42,7 @@ enum bt_damage {
 	BT_DMG_SIBLING,   /* merge partners are not distinct pages */
 	BT_DMG_ROOT,      /* the root pid (from the catalog) outside the store */
 	BT_DMG_CHECK,     /* the checker found problems */
+	BT_DMG_READ,      /* refused when read from the store (trailer or node_check) */
 };
 
 /* Record that page pid is corrupt (the first of a handle is also reported

@@ -10,6 +10,8 @@
  *   - fences equal the separators the parent holds around the child (the
  *     root's are -inf/+inf), prefix_len = their common prefix;
  *   - keys strictly ascending, lower < key <= upper;
+ *   - everything else node_check validates (fences and slots apart, flags,
+ *     entry sizes);
  *   - levels: every child one below its parent, every leaf at level 0 and
  *     so at the same depth (an inner node with a single child and no
  *     separator is valid: it is left when a merge above does not fit);
@@ -189,6 +191,12 @@ static bool check_layout(walk *w, ruma_pid pid, const node *n, key_ref lo, key_r
 	if (n->prefix_len != common_len(lo, hi)) {
 		REPORT(w, pid, "prefix_len %u, fences share %u bytes", n->prefix_len,
 		       common_len(lo, hi));
+		ok = false;
+	}
+	/* the rest of the structure, as a page read from the store is checked */
+	const char *why = ok ? node_check(n, 1, UINT64_MAX) : NULL;
+	if (why) {
+		REPORT(w, pid, "%s", why);
 		ok = false;
 	}
 	return ok;

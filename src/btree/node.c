@@ -27,6 +27,11 @@ static unsigned min_u(unsigned a, unsigned b) { return a < b ? a : b; }
 
 uint32_t node_head(const uint8_t *key, size_t klen)
 {
+	if (klen >= 4) {
+		uint32_t x;
+		memcpy(&x, key, sizeof x);
+		return __builtin_bswap32(x);
+	}
 	uint32_t h = 0;
 	for (unsigned i = 0; i < 4; i++)
 		h = (h << 8) | (i < klen ? key[i] : 0u);
@@ -48,22 +53,108 @@ bool node_plausible(const node *n)
 	return true;
 }
 
-bool node_sane(const node *n)
+/* ---- full validation (node_check) ------------------------------------------------ */
+
+static unsigned common_prefix(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen);
+
+/* The fences: where node_init puts them (every node is built by it), the
+ * upper fence at the top of the page and the lower fence right below it,
+ * above every entry; lower < upper; prefix_len their common prefix. */
+static const char *check_fences(const node *n)
+{
+	bool inf = node_upper_inf(n);
+	if (n->flags & ~NODE_UPPER_INF)
+		return "unknown flag bits";
+	if (inf ? n->upper_len != 0 || n->upper_off != NODE_PAGE
+		: n->upper_len == 0 || n->upper_off + n->upper_len != NODE_PAGE)
+		return "upper fence not at the top of the page";
+	if (n->lower_off + n->lower_len != n->upper_off || n->lower_off < n->data_offset)
+		return "lower fence not right below the upper fence";
+	if (!inf && n->lower_len &&
+	    node_keycmp(node_lower(n), n->lower_len, node_upper_key(n), n->upper_len) >= 0)
+		return "lower fence not below the upper fence";
+	unsigned want = inf ? 0u
+			    : common_prefix(node_lower(n), n->lower_len, node_upper_key(n),
+					    n->upper_len);
+	if (n->prefix_len != want)
+		return "prefix_len is not the fences' common prefix";
+	return NULL;
+}
+
+/* A key suffix (after the node's prefix) and its head, for the order check. */
+typedef struct key_at {
+	const uint8_t *k;
+	unsigned len;
+	uint32_t head;
+} key_at;
+
+/* a < b, by heads first (different heads order the keys, equal ones need
+ * the bytes) */
+static bool key_below(key_at a, key_at b)
+{
+	return a.head != b.head ? a.head < b.head : node_keycmp(a.k, a.len, b.k, b.len) < 0;
+}
+
+/* Slot i: inside the heap below the fences, sizes within the limits, head
+ * as computed, key above prev (set to it), child pid in [pid_lo, pid_hi). */
+static const char *check_slot(const node *n, unsigned i, key_at *prev, uint64_t pid_lo,
+			      uint64_t pid_hi)
+{
+	const node_slot *s = &n->slot[i];
+	unsigned len = (unsigned)s->klen + s->vlen, klen = n->prefix_len + s->klen;
+	if (s->off < n->data_offset || s->off + len > n->lower_off)
+		return "slot outside the heap or over the fences";
+	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY || s->vlen > RUMA_BTREE_MAX_VALUE ||
+	    klen + s->vlen > RUMA_BTREE_MAX_ENTRY)
+		return "slot sizes beyond the limits";
+	key_at k = { node_bytes(n) + s->off, s->klen, node_head(node_bytes(n) + s->off, s->klen) };
+	if (s->head != k.head)
+		return "slot head does not match its key";
+	if (prev->k && !key_below(*prev, k))
+		return i ? "keys out of order" : "first key not above the lower fence";
+	*prev = k;
+	if (node_is_leaf(n))
+		return NULL;
+	if (s->vlen != sizeof(uint64_t))
+		return "inner slot without a child pid";
+	uint64_t pid;
+	memcpy(&pid, k.k + s->klen, sizeof pid);
+	return pid < pid_lo || pid >= pid_hi ? "child pid outside the store" : NULL;
+}
+
+const char *node_check(const node *n, uint64_t pid_lo, uint64_t pid_hi)
 {
 	if (!node_plausible(n))
-		return false;
-	unsigned live = n->lower_len + (node_upper_inf(n) ? 0u : n->upper_len);
-	for (unsigned i = 0; i < n->count; i++) {
-		const node_slot *s = &n->slot[i];
-		if (s->off < NODE_HDR + n->count * NODE_SLOT ||
-		    (unsigned)s->off + s->klen + s->vlen > NODE_PAGE ||
-		    n->prefix_len + s->klen > NODE_KEYBUF ||
-		    (!node_is_leaf(n) && s->vlen != sizeof(uint64_t)))
-			return false;
-		live += s->klen + s->vlen;
+		return "header out of bounds";
+	const char *why = check_fences(n);
+	if (why)
+		return why;
+	/* keys are compared without the prefix every key and both fences share */
+	unsigned plen = n->prefix_len, live = n->lower_len + n->upper_len;
+	key_at prev = { NULL, 0, 0 };
+	if (n->lower_len) {
+		prev.k = node_lower(n) + plen;
+		prev.len = n->lower_len - plen;
+		prev.head = node_head(prev.k, prev.len);
 	}
+	for (unsigned i = 0; i < n->count; i++) {
+		if ((why = check_slot(n, i, &prev, pid_lo, pid_hi)))
+			return why;
+		live += n->slot[i].klen + n->slot[i].vlen;
+	}
+	if (n->count && !node_upper_inf(n) &&
+	    node_keycmp(prev.k, prev.len, node_upper_key(n) + plen, n->upper_len - plen) > 0)
+		return "last key above the upper fence";
 	/* exact accounting: the free space computed from it is real */
-	return live == n->space_used;
+	if (live != n->space_used || live > NODE_PAGE - n->data_offset)
+		return "space_used differs from the live bytes";
+	if (!node_is_leaf(n) && (n->upper < pid_lo || n->upper >= pid_hi))
+		return "right-most child pid outside the store";
+	unsigned dist = n->count / (NODE_HINTS + 1);
+	for (unsigned i = 0; i < NODE_HINTS; i++)
+		if (n->hint[i] != (dist ? n->slot[dist * (i + 1)].head : 0u))
+			return "hint heads differ from the slots";
+	return NULL;
 }
 
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */

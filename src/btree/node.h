@@ -143,15 +143,47 @@ static inline int node_keycmp(const uint8_t *a, size_t alen, const uint8_t *b, s
 
 /* ---- usable on optimistic (possibly garbage) pages ---------------------------- */
 
-/* Header sanity: counts, offsets and fences inside the page. */
+/* Header sanity: counts, offsets and fences inside the page.  Cheap:
+ * checked at every node of a descent. */
 bool node_plausible(const node *n);
 
-/* node_plausible, every slot inside the page with a key that fits a key
- * buffer (inner: 8-byte values), and space_used equal to the live bytes
- * (so the free space computed from it is real).  Checked on latched pages before a
- * change that rewrites the whole node (compaction, split, merge), so a
- * corrupt page gives RUMA_ECORRUPT instead of a broken assertion. */
-bool node_sane(const node *n);
+/* The fences lie at or above data_offset, so an insert's allocation below
+ * it cannot reach them (checked before every insert). */
+static inline bool node_heap_ok(const node *n)
+{
+	return (n->lower_len == 0 || n->lower_off >= n->data_offset) &&
+	       (node_upper_inf(n) || n->upper_off >= n->data_offset);
+}
+
+/*
+ * node_check — full structural validation of a node: node_plausible; only
+ * known flag bits; the fences where node_init puts them (the upper one at
+ * the top of the page, the lower one right below it), lower < upper, and
+ * prefix_len their common prefix (0 with an upper fence at +infinity);
+ * every slot's key suffix and value inside [data_offset, lower_off) (the
+ * heap below the fences), with a full key of 1..RUMA_BTREE_MAX_KEY bytes,
+ * sizes within the entry limits and the head computed from its suffix;
+ * inner nodes: 8-byte values holding child pids in [pid_lo, pid_hi), and
+ * `upper` too; space_used equal to the fences' and entries' bytes (so the
+ * free space computed from it is real); the hint heads as computed from
+ * the slots; keys strictly ascending inside (lower, upper].  Returns NULL
+ * when all hold, else what failed (a constant string).  Reads nothing
+ * outside the page, whatever its bytes; O(count) key comparisons.
+ *
+ * After it passes, no unsigned difference the node code forms (suffix =
+ * key length - prefix_len, free space, entry sizes) can wrap, and a
+ * rewrite from the node's own contents (compaction, split, merge) stays
+ * inside its buffers.
+ */
+const char *node_check(const node *n, uint64_t pid_lo, uint64_t pid_hi);
+
+/* node_check with child pids only checked to be non-zero (the store's
+ * size is checked when a pid is followed): before a change that rewrites
+ * the whole node from its own contents. */
+static inline bool node_valid(const node *n)
+{
+	return node_check(n, 1, UINT64_MAX) == NULL;
+}
 
 /* Does n's key range (lower, upper] hold key?  klen 0 stands for -infinity
  * (the start of a scan from the first key): only a node whose lower fence
