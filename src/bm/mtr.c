@@ -774,6 +774,9 @@ int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)
 		.message_ctx = bm->cfg.message_ctx,
 		.fresh = bm->cfg.fresh, /* a store created anew: its old log means nothing */
 		.replay = bm->needs_recovery, /* read once by recovery, then emptied or resumed */
+		.owner = { bm->store_id[0], bm->store_id[1] }, /* a log of another store is refused */
+		.must_exist = bm->needs_recovery, /* never created empty in place of the needed one */
+		.salvage = bm->cfg.salvage_log,
 	};
 	return ruma_wal_open(&c, out);
 }
