@@ -500,13 +500,7 @@ static void keep_line(void *ctx, const char *line)
 static int open_at(const char *p, bool salvage, ruma_bm **bm)
 {
 	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = p;
-	c.virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
-	c.phys_bytes = 64ull * RUMA_BM_PAGE_SIZE;
-	c.batch = 8;
-	c.max_threads = 8;
-	c.write = RUMA_BM_WRITE_PWRITE;
+	store_config(&c, p);
 	c.salvage_log = salvage;
 	c.message = keep_line;
 	said[0] = 0;
