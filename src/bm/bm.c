@@ -402,7 +402,10 @@ static int new_store(ruma_bm *bm)
 	pthread_mutex_unlock(&bm->alloc_mu);
 	if (r)
 		return r;
-	return bm_meta_write(bm, BM_STATE_CLEAN, false); /* empty: consistent */
+	/* empty: consistent; durable (with the truncation) before the log is
+	 * emptied for the new id, so a crash in between never pairs the old
+	 * page 0 with the new log */
+	return bm_meta_write(bm, BM_STATE_CLEAN, true);
 }
 
 /* Record durably that the store is open, before any data page is written. */
