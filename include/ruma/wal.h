@@ -79,9 +79,10 @@ typedef struct ruma_wal_config {
  * log once instead of twice).
  * A record that fails its checks but is followed in the file by a valid
  * record ending more than one ring (the largest ring a writer of the file
- * had) after it was damaged after it was written: a crash tears at most the
- * last flush round.  That is RUMA_ECORRUPT with a message, unless
- * c->salvage (see ruma_wal_iter_next).
+ * had) after it, or with no all-zero 512-byte sector before the next valid
+ * record, was damaged after it was written: a crash tears at most the last
+ * flush round and leaves zeros where a write did not land.  That is
+ * RUMA_ECORRUPT with a message, unless c->salvage (see ruma_wal_iter_next).
  * Errors: -EINVAL (bad config, a ring above 1 TiB, a path that is not a
  * regular file), -ENOENT (c->must_exist and no file), RUMA_ECORRUPT (not a
  * log: bad header, a log of another format or another owner, empty with
@@ -174,9 +175,9 @@ typedef struct ruma_wal_iter ruma_wal_iter;
 RUMA_API int ruma_wal_iter_open(ruma_wal *w, ruma_wal_iter **out);
 /* ruma_wal_iter_next — 1 with the next record in *rec, 0 at the end of the
  * log, or an I/O error.  At the end, what follows in the file is examined:
- * a failing record followed by a valid one further than one ring away is
- * RUMA_ECORRUPT (message through cfg.message), or with cfg.salvage the end
- * (0) and a message saying how many records and bytes are discarded. */
+ * damage as described at ruma_wal_open is RUMA_ECORRUPT (message through
+ * cfg.message), or with cfg.salvage the end (0) and a message saying how
+ * many records and bytes are discarded. */
 RUMA_API int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec);
 /* ruma_wal_iter_discarded — the valid records and the bytes after the end
  * that a salvaging iterator discarded (0, 0 when the end was a torn tail). */

@@ -20,10 +20,11 @@
  *   u64 lsn   its own LSN (a stale or misplaced record cannot pass)
  *   u16 type, u16 0, u32 payload length
  * followed by the payload.  The log ends at the first record that fails.
- * A failing record followed, further than one ring from it, by a valid one
- * was damaged after it was written (a crash tears at most the last flush
- * round): the iterator reports RUMA_ECORRUPT, or with cfg.salvage ends the
- * log there and counts what it discards.
+ * A failing record followed by a valid one further than one ring from it,
+ * or with no zero sector before the next valid one, was damaged after it
+ * was written (a crash tears at most the last flush round, and leaves
+ * zeros where a write did not land): the iterator reports RUMA_ECORRUPT,
+ * or with cfg.salvage ends the log there and counts what it discards.
  *
  * Ring: records [written, end) live in ring[(lsn - base) % cap]; appenders
  * copy in under mu and wait (or write themselves) when the ring is full.
