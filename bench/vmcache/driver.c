@@ -643,7 +643,9 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	double t_setup = ruma_now_sec();
 	r = o->wl->setup(&run.ctx);
 	if (r) {
-		fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name, ruma_strerror(r));
+		if (r != RUMA_EBADCOMBO) /* (that one the workload has explained) */
+			fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name,
+				ruma_strerror(r));
 		status = r == RUMA_EBADCOMBO ? 2 : 1;
 		goto out;
 	}

@@ -62,7 +62,8 @@ typedef struct ruma_vmcache_workload {
 	const char *(*check_datasize)(uint64_t datasize);
 	/* Once, before loading, single-threaded: create or open trees, set
 	 * ctx->wl; with ctx->keep it may find the data already loaded and set
-	 * ctx->loaded (then load is skipped).  0 or a negative error. */
+	 * ctx->loaded (then load is skipped).  0 or a negative error;
+	 * RUMA_EBADCOMBO only after printing why (the driver adds nothing). */
 	int (*setup)(ruma_vmcache_ctx *ctx);
 	/* Load share tid of nthreads (called on nthreads threads at once).  On a
 	 * store with a log the load threads run with ruma_bm_op_defer on: their
