@@ -197,9 +197,10 @@ struct ruma_bm {
 	ruma_bm_undo *pending;     /* losers' undo records, newest first (recover.c) */
 	size_t npending;
 	_Atomic bool undo_outstanding; /* losers not yet undone by the layer above */
-	_Atomic long txns_open;    /* transactions begun and not ended (ruma_bm_txn_count) */
+	/* transactions begun and not ended (ruma_bm_txn_count): changed by every
+	 * begin and end, so on a line of its own (no false sharing) */
+	_Alignas(64) _Atomic long txns_open;
 	uint64_t store_id[2];      /* page 0: the store's identity (its log carries it too) */
-	bool salvaged;             /* recovery kept a damaged log's prefix (cfg.salvage_log) */
 };
 
 /* page.c — the page trailer (pid, lsn, format tag, CRC-32C; see page.c).
