@@ -6,7 +6,9 @@
  * Store layout (file or block device, page i at offset i * 4096):
  *   page 0              header: magic, format, page size, meta pages,
  *                       capacity (pids the bitmap covers), allocation
- *                       high-water mark, free count, checksum, meta slots
+ *                       high-water mark, free count, checksum, meta slots,
+ *                       durable flag, store id (random, made at creation;
+ *                       the log's header names it), LSNs
  *   pages 1..meta-1     free-space bitmap (bit per pid, 1 = freed), written
  *                       up to the high-water mark
  *   pages meta..hw-1    data pages
@@ -34,7 +36,8 @@
  * kind and size), flock (store lock), pread (the first page, to tell a
  * store from other files), ftruncate (a forced fresh store),
  * mmap/munmap/mprotect/madvise (page memory, state array, resident set);
- * close directly.  Metadata writes and syncs are store.c's.
+ * close and clock_gettime (mixed into a new store's id) directly.
+ * Metadata writes and syncs are store.c's.
  */
 #include "bm/bm_int.h"
 #include "bm/mtr.h"
