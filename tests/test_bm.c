@@ -13,6 +13,7 @@
 #include <ruma/bm.h>
 
 #include "os/os.h"
+#include "bm/bm_int.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -1003,6 +1004,81 @@ static int t_not_a_store(void)
 	return TEST_PASS;
 }
 
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Rewrite page 0 of the store from hdr and the bitmap word 0 (w0), with
+ * its checksum recomputed: damage that the checksum does not catch. */
+static int craft_page0(struct bm_meta_hdr hdr, uint64_t w0)
+{
+	unsigned char page[2 * PS];
+	int fd = open(path, O_RDWR);
+	if (fd < 0 || pread(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page))
+		return -1;
+	memcpy(page + PS, &w0, 8);
+	size_t bits = (hdr.alloc_hw + 63) / 64 * 8;
+	hdr.checksum = 0;
+	hdr.checksum = fnv1a(fnv1a(0xcbf29ce484222325ull, &hdr, sizeof(hdr)), page + PS, bits);
+	memcpy(page, &hdr, sizeof(hdr));
+	int r = pwrite(fd, page, sizeof(page), 0) == (ssize_t)sizeof(page) ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+/* Page 0 is checked beyond its checksum: a free bit for a metadata page or
+ * for a page beyond the high-water mark, a free count that differs from
+ * the bitmap, an LSN near 2^64 are refused; the original opens. */
+static int t_page0_checked(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	ruma_pid pids[4];
+	struct msgs m = { 0 };
+	struct bm_meta_hdr h;
+	uint64_t w0;
+
+	cfg_small(&c, 1024, 64);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	if (alloc_fill(bm, pids, 4, 1) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_close(bm));
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h));
+	CHECK(pread(fd, &w0, 8, PS) == 8);
+	close(fd);
+	CHECK(h.id[0] || h.id[1]);
+	CHECK(h.alloc_hw < 60);
+	c.fresh = false;
+	c.message = collect;
+	c.message_ctx = &m;
+	struct bm_meta_hdr x = h;
+	x.free_count++;
+	CHECK_OK(craft_page0(x, w0 | 1)); /* page 0 itself free */
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	CHECK(strstr(m.last, "page 0 is damaged"));
+	CHECK_OK(craft_page0(x, w0 | (1ull << h.alloc_hw))); /* beyond the high-water mark */
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	CHECK_OK(craft_page0(x, w0)); /* a free count the bitmap does not have */
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	x = h;
+	x.next_lsn = UINT64_MAX - 100;
+	CHECK_OK(craft_page0(x, w0));
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
+	CHECK(strstr(m.last, "LSNs"));
+	CHECK_OK(craft_page0(h, w0));
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 /* A store of the previous format (no page trailer) is refused clearly. */
 static int t_old_format(void)
 {
@@ -1308,6 +1384,7 @@ static const struct test_case cases[] = {
 	{ "misdirected", t_misdirected },
 	{ "old_format", t_old_format },
 	{ "not_a_store", t_not_a_store },
+	{ "page0_checked", t_page0_checked },
 	{ "lock", t_lock },
 	{ "kill", t_kill },
 	{ "reopen_while_holder_exits", t_reopen_while_holder_exits },

@@ -25,6 +25,11 @@
  *                     ones stay
  *   checkpoint_open_txn  the same with checkpoints (ruma_bm_flush) while the
  *                     transaction is open and others commit
+ *   misuse            a tree of another store given to a transaction is
+ *                     -EINVAL and changes neither store; closing a store
+ *                     with a transaction open is -EBUSY (nothing closed,
+ *                     the change not made durable); after the abort the
+ *                     store closes and the change is gone
  */
 #include "wal_util.h"
 
@@ -474,7 +479,44 @@ static int t_checkpoint_open_txn(void)
 	return TEST_PASS;
 }
 
+static int t_misuse(void)
+{
+	ruma_bm *a, *b;
+	ruma_btree *ta, *tb;
+	char other[200];
+	uint8_t key[4] = { 1, 2, 3, 4 }, val[8] = { 0 };
+	snprintf(other, sizeof(other), "%s/other", dir);
+	CHECK_OK(open_store(true, RUMA_BM_DURABLE_SYNC, &a));
+	CHECK_OK(ruma_btree_create(a, "t", &ta));
+	ruma_bm_config c;
+	ruma_bm_config_default(&c);
+	c.path = other;
+	c.virt_bytes = 1024ull * PS;
+	c.phys_bytes = 64ull * PS;
+	c.fresh = true;
+	c.message = quiet;
+	CHECK_OK(ruma_bm_open(&c, &b));
+	CHECK_OK(ruma_btree_create(b, "t", &tb));
+	ruma_txn *x;
+	CHECK_OK(ruma_txn_begin(a, 0, &x));
+	CHECK_EQ(ruma_txn_upsert(x, tb, key, 4, val, 8), -EINVAL);
+	CHECK_EQ(ruma_txn_remove(x, tb, key, 4), -EINVAL);
+	CHECK_EQ(ruma_txn_lookup(x, tb, key, 4, val, 8, NULL), -EINVAL);
+	CHECK_EQ(ruma_btree_lookup(tb, key, 4, val, 8, NULL), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_txn_upsert(x, ta, key, 4, val, 8));
+	CHECK_EQ(ruma_bm_close(a), -EBUSY); /* nothing closed */
+	CHECK_OK(ruma_txn_abort(x));
+	ruma_btree_release(ta);
+	ruma_btree_release(tb);
+	CHECK_OK(ruma_bm_close(a));
+	CHECK_OK(ruma_bm_close(b));
+	unlink(other);
+	unlink(logpath);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "misuse", t_misuse },
 	{ "abort_nolog", t_abort_nolog },
 	{ "abort_log", t_abort_log },
 	{ "conflict", t_conflict },

@@ -28,6 +28,19 @@
  *   checkpoint_truncates  a checkpoint (ruma_bm_flush) gives the log's blocks
  *                    back; recovery after a later power loss reads only the
  *                    records after it
+ *   log_missing      after a crash, a missing, empty, header-only or cut log
+ *                    is refused (RUMA_ECORRUPT, the log named, not created)
+ *                    and the store recovers fully once its log is back
+ *   log_renamed      a store opened under another name (hard link) needs
+ *                    its log under that name: refused with the id named,
+ *                    recovered once the log is linked alongside
+ *   log_foreign      another store's log in place of the store's own is
+ *                    refused ("belongs to another store")
+ *   log_damaged      a damaged record followed by valid ones is refused;
+ *                    with salvage_log the prefix is replayed and the
+ *                    discarded records counted
+ *   durable_keeps_log a durable store opened with durability OFF runs with
+ *                    its log, so a crash of that session is recovered
  */
 #include "wal_util.h"
 
@@ -370,22 +383,29 @@ static int t_log_io_error(void)
 	return TEST_PASS;
 }
 
-/* A log that cannot be opened (its header overwritten) makes opening the
- * store fail with the reason, not crash; without the broken log the store
- * (closed cleanly) opens with its tree intact; a store created anew over a
- * broken log opens. */
+static int crash_with_commits(uint32_t *model, unsigned n);
+
+/* A log that cannot be opened (its header overwritten) makes opening a
+ * store that needs it fail with the reason, not crash; a store closed
+ * cleanly does not need its log: it opens with its tree intact (the log
+ * emptied for it); a store created anew over a broken log opens. */
 static int t_log_unreadable(void)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	CHECK_OK(create_tree());
+	static uint32_t model[KEYS];
+	static const char junk[64] = "not a log header, not a log header, not a log header";
+	CHECK_EQ(crash_with_commits(model, 50), TEST_PASS);
 	int fd = open(logpath, O_WRONLY);
 	CHECK(fd >= 0);
-	static const char junk[64] = "not a log header, not a log header, not a log header";
 	CHECK(pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
 	close(fd);
 	CHECK_EQ(open_store(false, RUMA_BM_DURABLE_SYNC, &bm), RUMA_ECORRUPT);
-	CHECK_OK(unlink(logpath));
+	CHECK_OK(create_tree());
+	fd = open(logpath, O_WRONLY);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
+	close(fd);
 	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
 	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(check_tree(t), TEST_PASS);
@@ -450,6 +470,192 @@ static int t_checkpoint_truncates(void)
 	return TEST_PASS;
 }
 
+/* n random operations (SYNC) on a fresh tree without a checkpoint, then a
+ * power loss: every commit since the session's start is in the log only. */
+static int crash_with_commits(uint32_t *model, unsigned n)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	memset(model, 0, KEYS * sizeof(*model));
+	CHECK_OK(create_tree());
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t i = 1; i <= n; i++) {
+		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
+		CHECK_OK(do_op(t, k, i));
+		model[k] = i;
+	}
+	CHECK_OK(ruma_os_powerloss());
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+	return TEST_PASS;
+}
+
+static char said[4096]; /* the messages of the last open, one per line */
+
+static void keep_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	size_t n = strlen(said);
+	snprintf(said + n, sizeof(said) - n, "%s\n", line);
+	quiet(NULL, line);
+}
+
+/* Open the store at p (durability OFF) keeping the last message in said. */
+static int open_at(const char *p, bool salvage, ruma_bm **bm)
+{
+	ruma_bm_config c;
+	store_config(&c, p);
+	c.salvage_log = salvage;
+	c.message = keep_line;
+	said[0] = 0;
+	return ruma_bm_open(&c, bm);
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", from, to);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Damage the log (saved aside first) in one way, check the refusal, put it back. */
+static int refused_then_restored(const char *how, off_t size)
+{
+	ruma_bm *bm;
+	char saved[200];
+	snprintf(saved, sizeof(saved), "%s/saved.wal", dir);
+	CHECK_OK(copy_file(logpath, saved));
+	if (size < 0)
+		CHECK_OK(unlink(logpath));
+	else
+		CHECK_OK(truncate(logpath, size));
+	CHECK_EQ(open_at(path, false, &bm), RUMA_ECORRUPT);
+	printf("  %s: %s", how, said);
+	CHECK(strstr(said, logpath));
+	if (size < 0)
+		CHECK(access(logpath, F_OK) != 0); /* not created */
+	CHECK_OK(rename(saved, logpath));
+	return TEST_PASS;
+}
+
+static int t_log_missing(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm_recovery rec;
+	CHECK_EQ(crash_with_commits(model, 300), TEST_PASS);
+	CHECK_EQ(refused_then_restored("missing", -1), TEST_PASS);
+	CHECK_EQ(refused_then_restored("empty", 0), TEST_PASS);
+	CHECK_EQ(refused_then_restored("header only", 4096), TEST_PASS);
+	CHECK_EQ(refused_then_restored("cut in its first record", 4096 + 20), TEST_PASS);
+	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	return TEST_PASS;
+}
+
+static int t_log_renamed(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm_recovery rec;
+	char other[200], otherlog[220];
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(otherlog, sizeof(otherlog), "%s.wal", other);
+	CHECK_EQ(crash_with_commits(model, 300), TEST_PASS);
+	CHECK_OK(link(path, other));
+	ruma_bm *bm;
+	CHECK_EQ(open_at(other, false, &bm), RUMA_ECORRUPT);
+	printf("  %s", said);
+	CHECK(strstr(said, otherlog) && strstr(said, "store id") && strstr(said, "renamed"));
+	CHECK(access(otherlog, F_OK) != 0);
+	CHECK_OK(link(logpath, otherlog));
+	CHECK_OK(unlink(logpath));
+	CHECK_OK(unlink(path));
+	CHECK_OK(open_at(other, false, &bm));
+	ruma_btree *t;
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(rename(other, path));
+	CHECK_OK(rename(otherlog, logpath));
+	(void)rec;
+	return TEST_PASS;
+}
+
+static int t_log_foreign(void)
+{
+	static uint32_t model[KEYS];
+	char saved[200];
+	snprintf(saved, sizeof(saved), "%s/foreign.wal", dir);
+	CHECK_EQ(crash_with_commits(model, 100), TEST_PASS);
+	CHECK_OK(copy_file(logpath, saved)); /* the log of a store that is then recreated */
+	CHECK_EQ(crash_with_commits(model, 100), TEST_PASS);
+	CHECK_OK(rename(saved, logpath));
+	ruma_bm *bm;
+	CHECK_EQ(open_at(path, false, &bm), RUMA_ECORRUPT);
+	printf("  %s", said);
+	CHECK(strstr(said, "belongs to another store") || strstr(said, "another store"));
+	return TEST_PASS;
+}
+
+static int flip_log_byte(off_t off)
+{
+	int fd = open(logpath, O_RDWR);
+	unsigned char b;
+	int r = -1;
+	if (fd >= 0 && pread(fd, &b, 1, off) == 1) {
+		b ^= 0x40;
+		r = pwrite(fd, &b, 1, off) == 1 ? 0 : -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static int t_log_damaged(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_bm_recovery rec;
+	CHECK_EQ(crash_with_commits(model, 300), TEST_PASS);
+	CHECK_OK(flip_log_byte(4096 + 30)); /* inside the first record (START) */
+	CHECK_EQ(open_at(path, false, &bm), RUMA_ECORRUPT);
+	printf("  %s", said);
+	CHECK(strstr(said, "salvage"));
+	CHECK_OK(open_at(path, true, &bm)); /* accept the loss */
+	ruma_bm_get_recovery(bm, &rec);
+	printf("  salvage: %llu records (%llu bytes) discarded\n",
+	       (unsigned long long)rec.discarded_records, (unsigned long long)rec.discarded_bytes);
+	CHECK(rec.discarded_records > 0 && rec.discarded_bytes > 0);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+static int t_durable_keeps_log(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_bm_recovery rec;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(create_tree());
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	CHECK(ruma_bm_logging(bm));
+	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	for (uint32_t i = 1; i <= 200; i++) {
+		CHECK_OK(do_op(t, i, i));
+		model[i] = i;
+	}
+	CHECK_OK(ruma_os_powerloss());
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "clean_reopen", t_clean_reopen },
 	{ "sigkill", t_sigkill },
@@ -460,6 +666,11 @@ static const struct test_case cases[] = {
 	{ "log_unreadable", t_log_unreadable },
 	{ "async", t_async },
 	{ "checkpoint_truncates", t_checkpoint_truncates },
+	{ "log_missing", t_log_missing },
+	{ "log_renamed", t_log_renamed },
+	{ "log_foreign", t_log_foreign },
+	{ "log_damaged", t_log_damaged },
+	{ "durable_keeps_log", t_durable_keeps_log },
 };
 
 int main(int argc, char **argv)

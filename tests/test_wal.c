@@ -1,9 +1,12 @@
 /*
  * test_wal.c — the write-ahead log file: records round-trip with their
- * LSNs, a flipped byte ends the log at the damaged record, reset empties the
- * log and LSNs keep growing, the ring wraps, a simulated power loss keeps
- * exactly the synced records, and an injected write / fdatasync failure
- * makes flush fail and the log refuse further records.
+ * LSNs, a flipped byte followed by valid records is refused (salvage ends
+ * the log there and counts what it drops) while a torn tail is cut quietly,
+ * reset empties the log and LSNs keep growing (never back), the ring wraps,
+ * a simulated power loss keeps exactly the synced records, an injected
+ * write / fdatasync failure makes flush fail and the log refuse further
+ * records; a log of another owner, a missing or empty log that must exist,
+ * a FIFO or /dev/null and a ring near SIZE_MAX are refused.
  */
 #include "test.h"
 
@@ -12,6 +15,7 @@
 #include "os/os.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -34,6 +38,14 @@ static void keep(void *ctx, const char *line)
 static int open_log(ruma_wal **w, size_t ring)
 {
 	ruma_wal_config c = { .path = path, .buffer_bytes = ring, .message = quiet };
+	return ruma_wal_open(&c, w);
+}
+
+/* Open keeping the consistent prefix of a damaged log (what is said in `said`). */
+static int open_salvage(ruma_wal **w, bool replay)
+{
+	ruma_wal_config c = { .path = path, .message = keep, .salvage = true, .replay = replay };
+	said[0] = 0;
 	return ruma_wal_open(&c, w);
 }
 
@@ -106,9 +118,12 @@ static int t_roundtrip(void)
 	CHECK_EQ(got, 100u);
 	CHECK_OK(ruma_wal_close(w));
 
-	/* flip one payload byte of record 40: the log ends before it */
+	/* flip one payload byte of record 40: valid records follow it, so the
+	 * log was damaged, not torn: refused, unless the prefix is salvaged */
 	CHECK_OK(flip_byte((off_t)(4096 + (lsn[40] - start) + RUMA_WAL_HEADER), 0x10));
-	CHECK_OK(open_log(&w, 0));
+	CHECK_EQ(open_log(&w, 0), RUMA_ECORRUPT);
+	CHECK_OK(open_salvage(&w, false));
+	CHECK(strstr(said, "discarded 59 valid records"));
 	CHECK_EQ(ruma_wal_end(w), lsn[40]);
 	CHECK_OK(read_back(w, &got));
 	CHECK_EQ(got, 40u);
@@ -150,10 +165,16 @@ static int t_replay(void)
 	uint64_t l;
 	CHECK_EQ(ruma_wal_append(w, 1, buf, 1, &l, &end), -EBUSY);
 	uint32_t got;
+	CHECK_EQ(read_back(w, &got), RUMA_ECORRUPT); /* valid records follow the damage */
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_salvage(&w, true));
 	CHECK_OK(read_back(w, &got));
 	CHECK_EQ(got, 50u);
 	CHECK_EQ(ruma_wal_end(w), lsn[50]);
-	CHECK_OK(ruma_wal_reset(w, 0));
+	CHECK(strstr(said, "discarded 9 valid records"));
+	CHECK_EQ(ruma_wal_reset(w, lsn[50] - 8), -EINVAL); /* LSNs never go back */
+	CHECK_EQ(ruma_wal_reset(w, UINT64_MAX), -EINVAL);
+	CHECK_OK(ruma_wal_reset(w, ruma_wal_end(w)));
 	CHECK_EQ(ruma_wal_start(w), lsn[50]);
 	CHECK_OK(ruma_wal_append(w, 0, buf, fill(0, buf), &l, &end));
 	CHECK_EQ(l, lsn[50]);
@@ -169,7 +190,7 @@ static int t_replay(void)
  * refused with both format numbers, not read as records. */
 static int t_other_format(void)
 {
-	struct { uint64_t magic; uint32_t version, crc; uint64_t base, start; } h;
+	struct { uint64_t magic; uint32_t version, crc; uint64_t base, start, owner[2], ring; } h;
 	ruma_wal *w;
 	unlink(path);
 	CHECK_OK(open_log(&w, 0));
@@ -185,7 +206,7 @@ static int t_other_format(void)
 	ruma_wal_config c = { .path = path, .message = keep };
 	said[0] = 0;
 	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT);
-	CHECK(strstr(said, "log format 1") && strstr(said, "format 2"));
+	CHECK(strstr(said, "log format 1") && strstr(said, "format 3"));
 	unlink(path);
 	return TEST_PASS;
 }
@@ -199,7 +220,7 @@ static int t_reset_and_wrap(void)
 	CHECK_OK(open_log(&w, 1)); /* smallest ring: appends wrap many times */
 	for (uint32_t i = 0; i < 20; i++)
 		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
-	CHECK_OK(ruma_wal_reset(w, 0));
+	CHECK_OK(ruma_wal_reset(w, end));
 	CHECK(ruma_wal_start(w) >= end);
 	uint64_t base = ruma_wal_start(w);
 	CHECK_EQ(ruma_wal_end(w), base);
@@ -295,6 +316,90 @@ static int t_io_errors(void)
 	return TEST_PASS;
 }
 
+/* A torn tail: the last records' sector never reached the disk (zeros)
+ * while a later one of the same flush round did: cut quietly, no error. */
+static int t_torn_tail(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400];
+	uint64_t lsn[60], end = 0;
+	unlink(path);
+	CHECK_OK(open_log(&w, 0));
+	for (uint32_t i = 0; i < 60; i++)
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end));
+	CHECK_OK(ruma_wal_close(w));
+	off_t at = (off_t)(4096 + (lsn[40] - lsn[0]));
+	at = (at + 511) / 512 * 512; /* a whole sector inside the last records */
+	static const char zeros[512];
+	int fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(pwrite(fd, zeros, sizeof(zeros), at) == (ssize_t)sizeof(zeros));
+	close(fd);
+	CHECK_OK(open_log(&w, 0));
+	uint32_t got;
+	CHECK_OK(read_back(w, &got));
+	CHECK(got >= 40 && got < 60);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
+/* The header names its owner: another owner is refused with a message, a
+ * fresh open takes the file over; a log that must exist is not created. */
+static int t_owner_and_must_exist(void)
+{
+	ruma_wal *w;
+	unlink(path);
+	ruma_wal_config c = { .path = path, .message = keep, .owner = { 1, 2 } };
+	CHECK_OK(ruma_wal_open(&c, &w));
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(ruma_wal_open(&c, &w));
+	CHECK_OK(ruma_wal_close(w));
+	c.owner[1] = 3;
+	said[0] = 0;
+	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT);
+	CHECK(strstr(said, "belongs to another store"));
+	c.fresh = true;
+	CHECK_OK(ruma_wal_open(&c, &w));
+	CHECK_OK(ruma_wal_close(w));
+	c.fresh = false;
+	c.must_exist = true;
+	CHECK_OK(ruma_wal_open(&c, &w));
+	CHECK_OK(ruma_wal_close(w));
+	unlink(path);
+	CHECK_EQ(ruma_wal_open(&c, &w), -ENOENT);
+	CHECK(access(path, F_OK) != 0); /* not created */
+	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	said[0] = 0;
+	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT); /* empty */
+	CHECK(strstr(said, "is empty"));
+	unlink(path);
+	return TEST_PASS;
+}
+
+/* Bad configurations: a FIFO or /dev/null as the log, a ring near SIZE_MAX. */
+static int t_bad_config(void)
+{
+	ruma_wal *w;
+	ruma_wal_config c = { .path = "/dev/null", .message = keep };
+	said[0] = 0;
+	CHECK_EQ(ruma_wal_open(&c, &w), -EINVAL);
+	CHECK(strstr(said, "not a regular file"));
+	char fifo[160];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	CHECK_OK(mkfifo(fifo, 0644));
+	c.path = fifo;
+	said[0] = 0;
+	CHECK_EQ(ruma_wal_open(&c, &w), -EINVAL);
+	CHECK(strstr(said, "not a regular file"));
+	unlink(fifo);
+	c.path = path;
+	c.buffer_bytes = SIZE_MAX - 100;
+	CHECK_EQ(ruma_wal_open(&c, &w), -EINVAL);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "roundtrip_checksum", t_roundtrip },
 	{ "other_format", t_other_format },
@@ -302,6 +407,9 @@ static const struct test_case cases[] = {
 	{ "reset_and_wrap", t_reset_and_wrap },
 	{ "powerloss", t_powerloss },
 	{ "io_errors", t_io_errors },
+	{ "torn_tail", t_torn_tail },
+	{ "owner_and_must_exist", t_owner_and_must_exist },
+	{ "bad_config", t_bad_config },
 };
 
 int main(int argc, char **argv)

@@ -30,18 +30,25 @@ static inline void quiet(void *ctx, const char *line)
 		printf("  [bm] %s\n", line);
 }
 
-/* The store at `path`: a 64-page pool, so eviction writes pages all the time. */
+/* The configuration of the store at p: a 64-page pool, so eviction writes
+ * pages all the time. */
+static inline void store_config(ruma_bm_config *c, const char *p)
+{
+	ruma_bm_config_default(c);
+	c->path = p;
+	c->virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
+	c->phys_bytes = 64ull * RUMA_BM_PAGE_SIZE;
+	c->batch = 8;
+	c->max_threads = 8;
+	c->write = RUMA_BM_WRITE_PWRITE; /* the power-loss simulation tracks pwrite/pwritev */
+}
+
+/* The store at `path`. */
 static inline int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
 {
 	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = path;
-	c.virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
-	c.phys_bytes = 64ull * RUMA_BM_PAGE_SIZE;
-	c.batch = 8;
-	c.max_threads = 8;
+	store_config(&c, path);
 	c.fresh = fresh;
-	c.write = RUMA_BM_WRITE_PWRITE; /* the power-loss simulation tracks pwrite/pwritev, not io_uring */
 	c.durability = d;
 	c.wal_flush_ms = 2;
 	c.message = quiet;

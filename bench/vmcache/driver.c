@@ -420,8 +420,8 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
 		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-		if (exists && !o->keep)
-			avail += (uint64_t)st.st_blocks * 512; /* the store is rewritten */
+		if (exists) /* the store's own space: rewritten, or kept and grown from there */
+			avail += (uint64_t)st.st_blocks * 512;
 		if (exists && o->keep && (uint64_t)st.st_size >= need)
 			avail = need;
 		if (avail < need) {
@@ -655,6 +655,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	c.force = o->force;
 	c.durability = o->durability;
 	c.message = ruma_vmcache_say; /* library fields named as this command's options */
+	c.salvage_log = o->salvage_log;
 	if (o->powerloss_ms && bg_start(&ploss, &run, powerloss_main)) {
 		fprintf(stderr, "vmcache: cannot start the power-loss thread\n");
 		return 1;

@@ -31,6 +31,7 @@ typedef struct ruma_vmcache_opts {
 	bool keep;           /* open the store with its contents */
 	bool force;          /* without keep: overwrite a file that is not a ruma store */
 	bool check;          /* verify the data set after the run */
+	bool salvage_log;    /* recovery: replay a damaged log up to the damage (--salvage-log) */
 	uint64_t seed;
 	ruma_bm_durability durability; /* --durable: the store keeps a log */
 	unsigned commit_pipeline; /* --durable=pipeline (RUMA_VMCACHE_COMMIT_PIPELINE): commits in flight per thread

@@ -26,7 +26,7 @@
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *threads, *datasize, *workload,
 		*wait, *evict, *write, *seed, *inflight, *durable, *checkpoint, *commit_log, *result;
-	bool no_reuse, no_cleaner, keep, check, force, help;
+	bool no_reuse, no_cleaner, keep, check, force, salvage_log, help;
 };
 
 #define STR(flag, field) { flag, RUMA_OPT_STR, offsetof(struct raw, field), 0, 0, NULL, NULL, 0 }
@@ -43,6 +43,7 @@ static const ruma_opt options[] = {
 	FLAG("--no-reuse", no_reuse, 0), FLAG("--no-cleaner", no_cleaner, 0),
 	FLAG("--keep", keep, 0),     FLAG("--force", force, 0),
 	FLAG("--check", check, 0),   FLAG("--help", help, RUMA_OPT_STOP),
+	FLAG("--salvage-log", salvage_log, 0),
 	FLAG("-h", help, RUMA_OPT_STOP),
 };
 
@@ -283,7 +284,8 @@ static int parse_workload(const struct msg *m, char *const *envp, const struct r
 	return 0;
 }
 
-/* --wait, --evict, --write, --no-reuse, --no-cleaner, --keep, --force / FORCE, --check. */
+/* --wait, --evict, --write, --no-reuse, --no-cleaner, --keep, --force / FORCE, --check,
+ * --salvage-log. */
 static int parse_modes(const struct msg *m, char *const *envp, const struct raw *w,
 		       ruma_vmcache_opts *o)
 {
@@ -305,6 +307,7 @@ static int parse_modes(const struct msg *m, char *const *envp, const struct raw 
 		return r;
 	o->force = w->force || b;
 	o->check = w->check;
+	o->salvage_log = w->salvage_log;
 	o->result = w->result;
 	if (o->result && !*o->result)
 		return bad(m, "--result", o->result, "empty path");

@@ -121,6 +121,11 @@ typedef struct ruma_bm_config {
 				   (default true; CLEANER=0 in ruma vmcache) */
 	ruma_bm_durability durability; /* default OFF */
 	unsigned wal_flush_ms;  /* ASYNC: background log flush period (0 = 5 ms) */
+	bool salvage_log;       /* recovery: a log damaged in the middle (a bad record
+				   followed by valid ones) is replayed up to the damage
+				   and the rest discarded, with a message saying how
+				   many records and bytes (default false: such a log is
+				   RUMA_ECORRUPT; --salvage-log in ruma vmcache) */
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
@@ -151,7 +156,15 @@ RUMA_API void ruma_bm_config_default(ruma_bm_config *c);
  * written later, by eviction and checkpoints), else everything is written
  * and synced and the log emptied; open goes on; the message callback
  * says what recovery did, and ruma_bm_get_recovery gives the numbers.  A
- * log that cannot be read or does not match the pages is RUMA_ECORRUPT.
+ * log that cannot be read or does not match the pages is RUMA_ECORRUPT, and
+ * so is one that does not hold what page 0 says it must (docs/wal.md): a
+ * missing, empty or too short log (ending before the LSN page 0 recorded,
+ * or starting after its checkpoint), the log of another store (the log's
+ * header and page 0 carry the store's random identity), or a log damaged in
+ * the middle (unless c->salvage_log); the message names the log file
+ * expected and the store's id.
+ * A durable store (page 0 records that it was used with a log) is always
+ * opened with its log: with c->durability OFF it runs with SYNC, and says so.
  *
  * Errors: -EINVAL (phys > virt, batch 0, ...), -EACCES/-ENOENT (path),
  * -ENOSPC (device smaller than the store), RUMA_ELOCKED (in use),
@@ -170,9 +183,16 @@ RUMA_API int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out);
  * in page 0 (fdatasync), release the lock, unmap and free.  No thread may use
  * the manager any more.  Returns the first error met; on an error the store
  * stays marked as not closed cleanly (the next open gets RUMA_EUNCLEAN).
- * Resources are freed in any case.
+ * Resources are freed in any case, except for -EBUSY: with a transaction
+ * (txn.h) still open nothing is done (its uncommitted changes must not
+ * become durable): commit or abort it, then close again.
  */
 RUMA_API int ruma_bm_close(ruma_bm *bm);
+
+/* ruma_bm_txn_count — the transaction layer (txn.h) counts its open
+ * transactions here: +1 at begin, -1 when one ends (ruma_bm_close refuses
+ * to close under an open one). */
+RUMA_API void ruma_bm_txn_count(ruma_bm *bm, int delta);
 
 /* ruma_bm_flush — write all dirty pages and the metadata now (checkpoint),
  * then fsync.  The store stays marked open (only close marks it clean).  Other threads may keep working; the calling thread must hold
@@ -437,6 +457,7 @@ typedef struct ruma_bm_recovery {
 	uint64_t full_images;  /* full page images installed */
 	uint64_t allocs, frees;
 	uint64_t losers;       /* transactions without commit: undone by the layer above */
+	uint64_t discarded_records, discarded_bytes; /* salvage_log: dropped after a damaged record */
 	uint64_t usec;         /* wall time of recovery (incl. the final checkpoint when the log is not kept) */
 } ruma_bm_recovery;
 

@@ -33,7 +33,10 @@
  *
  * A transaction is used by one thread at a time.  Keys and values follow
  * btree.h's limits.  Every function returns 0 or a negative code; an
- * operation that fails leaves the transaction open (abort it).
+ * operation that fails leaves the transaction open (abort it).  A tree of
+ * another store than the transaction's is -EINVAL (nothing changed); the
+ * store cannot be closed while a transaction is open (ruma_bm_close:
+ * -EBUSY).
  */
 #ifndef RUMA_TXN_H
 #define RUMA_TXN_H

@@ -37,10 +37,13 @@ typedef struct ruma_wal ruma_wal;
 #define RUMA_WAL_HEADER 24u
 /* Largest payload of one record. */
 #define RUMA_WAL_MAX_PAYLOAD (1u << 20)
+/* LSNs stay below this (2^62): a reset or a header beyond it is refused. */
+#define RUMA_WAL_LSN_MAX (1ull << 62)
 
 typedef struct ruma_wal_config {
-	const char *path;      /* the log file (created if missing) */
-	size_t buffer_bytes;   /* in-memory ring (0 = 8 MiB; at least 2 records of the largest size) */
+	const char *path;      /* the log file, a regular file (created if missing) */
+	size_t buffer_bytes;   /* in-memory ring (0 = 8 MiB; at least 2 records of the largest
+				  size, at most 1 TiB: more is -EINVAL) */
 	unsigned flush_ms;     /* background flusher period in ms (0 = no periodic flush;
 				  a flusher is still started by ruma_wal_request) */
 	void (*message)(void *ctx, const char *line); /* as ruma_bm_config.message (NULL = stderr) */
@@ -53,6 +56,15 @@ typedef struct ruma_wal_config {
 				  of the records an iterator read to the end), and
 				  ruma_wal_append fails with -EBUSY until
 				  ruma_wal_reset */
+	uint64_t owner[2];     /* identity of the owner (a store's id; 0, 0 = none): written
+				  in the header; an existing log whose header names
+				  another owner is refused (RUMA_ECORRUPT), unless fresh */
+	bool must_exist;       /* the log is needed (recovery): not created when missing
+				  (-ENOENT, no message: the caller names what is
+				  missing), an empty file is RUMA_ECORRUPT */
+	bool salvage;          /* a damaged record followed by valid ones ends the log
+				  there (what is discarded is reported and counted by
+				  ruma_wal_iter_discarded) instead of RUMA_ECORRUPT */
 } ruma_wal_config;
 
 /*
@@ -65,8 +77,17 @@ typedef struct ruma_wal_config {
  * iterator read to the end finds the end, and ruma_wal_reset starts the log
  * anew after it or ruma_wal_resume continues it (crash recovery reads the
  * log once instead of twice).
- * Errors: -EINVAL (bad config), RUMA_ECORRUPT (not a log: bad header, or a
- * log of another format), I/O errors, -ENOMEM.  Release with ruma_wal_close.
+ * A record that fails its checks but is followed in the file by a valid
+ * record ending more than one ring (the largest ring a writer of the file
+ * had) after it, or with no all-zero 512-byte sector before the next valid
+ * record, was damaged after it was written: a crash tears at most the last
+ * flush round and leaves zeros where a write did not land.  That is
+ * RUMA_ECORRUPT with a message, unless c->salvage (see ruma_wal_iter_next).
+ * Errors: -EINVAL (bad config, a ring above 1 TiB, a path that is not a
+ * regular file), -ENOENT (c->must_exist and no file), RUMA_ECORRUPT (not a
+ * log: bad header, a log of another format or another owner, empty with
+ * c->must_exist, damaged), I/O errors, -ENOMEM.  Release with
+ * ruma_wal_close.
  */
 RUMA_API int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out);
 
@@ -110,9 +131,10 @@ RUMA_API uint64_t ruma_wal_durable(ruma_wal *w);
 
 /*
  * ruma_wal_reset — empty the log: the file keeps only its header, and the
- * next record gets LSN max(base, ruma_wal_end) (rounded up to 8).  Durable on
- * return (header written, file truncated, fdatasync).  No append may run
- * concurrently.  Returns 0 or an I/O error.
+ * next record gets LSN base (rounded up to 8): the log continues from base.
+ * Durable on return (header written, file truncated, fdatasync).  No append
+ * may run concurrently.  Returns 0, -EINVAL (base below ruma_wal_end: LSNs
+ * never go back; or above RUMA_WAL_LSN_MAX) or an I/O error.
  */
 RUMA_API int ruma_wal_reset(ruma_wal *w, uint64_t base);
 
@@ -152,8 +174,15 @@ typedef struct ruma_wal_iter ruma_wal_iter;
  * Returns 0 or -ENOMEM; release *out with ruma_wal_iter_close. */
 RUMA_API int ruma_wal_iter_open(ruma_wal *w, ruma_wal_iter **out);
 /* ruma_wal_iter_next — 1 with the next record in *rec, 0 at the end of the
- * log, or an I/O error. */
+ * log, or an I/O error.  At the end, what follows in the file is examined:
+ * damage as described at ruma_wal_open is RUMA_ECORRUPT (message through
+ * cfg.message), or with cfg.salvage the end (0) and a message saying how
+ * many records and bytes are discarded. */
 RUMA_API int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec);
+/* ruma_wal_iter_discarded — the valid records and the bytes after the end
+ * that a salvaging iterator discarded (0, 0 when the end was a torn tail). */
+RUMA_API void ruma_wal_iter_discarded(const ruma_wal_iter *it, uint64_t *records,
+				      uint64_t *bytes);
 /* ruma_wal_iter_close — free the iterator (NULL accepted). */
 RUMA_API void ruma_wal_iter_close(ruma_wal_iter *it);
 

@@ -6,7 +6,9 @@
  * Store layout (file or block device, page i at offset i * 4096):
  *   page 0              header: magic, format, page size, meta pages,
  *                       capacity (pids the bitmap covers), allocation
- *                       high-water mark, free count, checksum, meta slots
+ *                       high-water mark, free count, checksum, meta slots,
+ *                       durable flag, store id (random, made at creation;
+ *                       the log's header names it), LSNs
  *   pages 1..meta-1     free-space bitmap (bit per pid, 1 = freed), written
  *                       up to the high-water mark
  *   pages meta..hw-1    data pages
@@ -34,9 +36,11 @@
  * kind and size), flock (store lock), pread (the first page, to tell a
  * store from other files), ftruncate (a forced fresh store),
  * mmap/munmap/mprotect/madvise (page memory, state array, resident set);
- * close directly.  Metadata writes and syncs are store.c's.
+ * close and clock_gettime (mixed into a new store's id) directly.
+ * Metadata writes and syncs are store.c's.
  */
 #include "bm/bm_int.h"
+#include "bm/mtr.h"
 
 #include "os/os.h"
 
@@ -352,8 +356,33 @@ static int open_storage(ruma_bm *bm)
 
 /* ---- open / close ------------------------------------------------------------ */
 
+static uint64_t mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* A new store's identity: 128 bits mixed from both clocks in nanoseconds,
+ * the file's device and inode, and addresses that address-space layout
+ * randomisation varies per process; never 0. */
+static void make_store_id(ruma_bm *bm)
+{
+	struct timespec rt, mono;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	uint64_t a = mix((uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec);
+	a = mix(a ^ (uint64_t)(uintptr_t)bm ^ ((uint64_t)(uintptr_t)&rt << 17));
+	uint64_t b = mix((uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec);
+	b = mix(b ^ bm->st_ino ^ (bm->st_dev << 32) ^ bm->instance ^ a);
+	bm->store_id[0] = a;
+	bm->store_id[1] = b | 1;
+}
+
 static int new_store(ruma_bm *bm)
 {
+	make_store_id(bm);
 	uint64_t cap = div_up(bm->virt_pages, 64) * 64;
 
 	bm->meta_pages = 1 + div_up(cap / 8, RUMA_BM_PAGE_SIZE);
@@ -376,7 +405,10 @@ static int new_store(ruma_bm *bm)
 	pthread_mutex_unlock(&bm->alloc_mu);
 	if (r)
 		return r;
-	return bm_meta_write(bm, BM_STATE_CLEAN, false); /* empty: consistent */
+	/* empty: consistent; durable (with the truncation) before the log is
+	 * emptied for the new id, so a crash in between never pairs the old
+	 * page 0 with the new log */
+	return bm_meta_write(bm, BM_STATE_CLEAN, true);
 }
 
 /* Record durably that the store is open, before any data page is written. */
@@ -471,13 +503,22 @@ static int map_memory(ruma_bm *bm)
 }
 
 /* Open the log for this session and empty it: LSNs go on above every LSN
- * the store has seen; the session's epoch starts there. */
+ * the store has seen; the session's epoch starts there, with a START record
+ * (the store's id and that LSN) made durable before page 0 records the
+ * log's end: a log cut back to its header is then shorter than page 0 says,
+ * and recovery refuses it instead of finding nothing to redo. */
 static int wal_start(ruma_bm *bm)
 {
 	ruma_wal *w = NULL; /* stays NULL when the open fails */
 	int r = bm_wal_open(bm, &w);
 	if (!r)
-		r = ruma_wal_reset(w, bm->meta_next_lsn);
+		r = ruma_wal_reset(w, RUMA_MAX(bm->meta_next_lsn, ruma_wal_end(w)));
+	if (!r) {
+		uint64_t start[3] = { bm->store_id[0], bm->store_id[1], ruma_wal_start(w) }, end;
+		r = ruma_wal_append(w, BM_WAL_START, start, sizeof(start), NULL, &end);
+		if (!r)
+			r = ruma_wal_flush(w, end);
+	}
 	bm->mtrs = r ? NULL : calloc(bm->cfg.max_threads, sizeof(*bm->mtrs));
 	if (!r && !bm->mtrs)
 		r = -ENOMEM;
@@ -620,6 +661,14 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 			bm->path);
 		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
 	}
+	if (!r && bm->cfg.durability == RUMA_BM_DURABLE_OFF && found && bm->meta_wal) {
+		/* a session without its log would leave a durable store that a
+		 * crash makes unrecoverable */
+		bm_say(&bm->cfg, "note: %s is a durable store: it is always opened with its log "
+			"(durability sync; choose async with wal_path / --durable=async; to use it "
+			"without a log, recreate it)", bm->path);
+		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
+	}
 	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF && !bm->wal)
 		r = wal_start(bm); /* (recovery may have kept its log going) */
 	if (!r)
@@ -655,6 +704,12 @@ int ruma_bm_close(ruma_bm *bm)
 {
 	if (!bm)
 		return 0;
+	long open_txns = atomic_load(&bm->txns_open);
+	if (open_txns > 0) {
+		bm_say(&bm->cfg, "%s: %ld transaction(s) still open: commit or abort them, then "
+			"close (nothing was closed)", bm->path, open_txns);
+		return -EBUSY;
+	}
 	bm_cleaner_stop(bm);
 	pthread_mutex_lock(&bm->flush_mu);
 	int err = bm_checkpoint(bm);
@@ -665,8 +720,8 @@ int ruma_bm_close(ruma_bm *bm)
 			"recovers them", bm->path);
 	if (!err && bm->marked_open && !losers)
 		err = bm_meta_write(bm, BM_STATE_CLEAN, true);
-	if (!err && bm->wal && !losers)
-		err = ruma_wal_reset(bm->wal, 0); /* clean: the log is not needed */
+	if (!err && bm->wal && !losers) /* clean: the log is not needed */
+		err = ruma_wal_reset(bm->wal, ruma_wal_end(bm->wal));
 	pthread_mutex_unlock(&bm->flush_mu);
 	if (err)
 		bm_say(&bm->cfg,
@@ -675,6 +730,11 @@ int ruma_bm_close(ruma_bm *bm)
 	pthread_key_delete(bm->key);
 	release_all(bm);
 	return err;
+}
+
+void ruma_bm_txn_count(ruma_bm *bm, int delta)
+{
+	atomic_fetch_add(&bm->txns_open, delta);
 }
 
 /* ---- allocation ---------------------------------------------------------------- */

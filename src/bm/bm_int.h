@@ -199,6 +199,10 @@ struct ruma_bm {
 	ruma_bm_undo *pending;     /* losers' undo records, newest first (recover.c) */
 	size_t npending;
 	_Atomic bool undo_outstanding; /* losers not yet undone by the layer above */
+	/* transactions begun and not ended (ruma_bm_txn_count): changed by every
+	 * begin and end, so on a line of its own (no false sharing) */
+	_Alignas(64) _Atomic long txns_open;
+	uint64_t store_id[2];      /* page 0: the store's identity (its log carries it too) */
 };
 
 /* page.c — the page trailer (pid, lsn, format tag, CRC-32C; see page.c).
@@ -252,7 +256,7 @@ int bm_recover(ruma_bm *bm);
 
 /* The store's page 0 (store.c writes and reads it, bm.c decides on it). */
 #define BM_MAGIC 0x31304d4241534d55ull /* "UMSABM01" little-endian bytes */
-#define BM_FORMAT 2u   /* 2: data page trailer (CRC-32C) + clean-shutdown state */
+#define BM_FORMAT 3u   /* 2: data page trailer (CRC-32C) + clean-shutdown state; 3: store id */
 #define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
 #define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
 #define BM_GROW_MIN (1ull << 20)
@@ -270,8 +274,9 @@ struct bm_meta_hdr {
 	uint64_t slots[RUMA_BM_META_SLOTS];
 	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
 	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
-	uint32_t wal;        /* 1: opened with a log (<path>.wal recovers it) */
+	uint32_t wal;        /* 1: a durable store: opened with a log (<path>.wal recovers it) */
 	uint32_t rsv;
+	uint64_t id[2];      /* random identity made at creation; the log's header names it */
 	uint64_t next_lsn;   /* every LSN used so far is below this */
 	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */
 	uint64_t undo_lsn;   /* with a log: unfinished transactions' records start here */

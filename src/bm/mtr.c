@@ -772,8 +772,13 @@ int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)
 				    : 0u,
 		.message = bm->cfg.message,
 		.message_ctx = bm->cfg.message_ctx,
-		.fresh = bm->cfg.fresh, /* a store created anew: its old log means nothing */
+		/* a store created anew or closed cleanly: what its log file holds is
+		 * not needed (an older incarnation's log is emptied, not refused) */
+		.fresh = bm->cfg.fresh || !bm->needs_recovery,
 		.replay = bm->needs_recovery, /* read once by recovery, then emptied or resumed */
+		.owner = { bm->store_id[0], bm->store_id[1] }, /* a log of another store is refused */
+		.must_exist = bm->needs_recovery, /* never created empty in place of the needed one */
+		.salvage = bm->cfg.salvage_log,
 	};
 	return ruma_wal_open(&c, out);
 }

@@ -10,6 +10,7 @@
 /* Log record types. */
 #define BM_WAL_MTR 1u  /* one mini-transaction: a sequence of entries */
 #define BM_WAL_META 2u /* ruma_bm_meta_set: u32 slot, u32 0, u64 value */
+#define BM_WAL_START 3u /* a session's first record: u64 store id[2], u64 its start LSN */
 
 /* Entry kinds inside a BM_WAL_MTR record (u8 kind, u64 pid, body). */
 #define BM_MTR_ALLOC 1u /* the page was allocated: it starts as zeros */

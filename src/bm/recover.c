@@ -256,6 +256,13 @@ static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
 		return note_txn(x, rec);
 	if (rec->lsn < bm->meta_redo_lsn)
 		return 0; /* before the last checkpoint: on disk already */
+	if (rec->type == BM_WAL_START) { /* a session's start: nothing to redo */
+		uint64_t id[3];
+		if (rec->len != sizeof(id))
+			return RUMA_ECORRUPT;
+		memcpy(id, b, sizeof(id));
+		return id[0] == bm->store_id[0] && id[1] == bm->store_id[1] ? 0 : RUMA_ECORRUPT;
+	}
 	if (rec->type == BM_WAL_META) {
 		struct { uint32_t slot; uint32_t rsv; uint64_t value; } m;
 		if (rec->len != sizeof(m))
@@ -301,12 +308,62 @@ static int finish_keeping_log(ruma_bm *bm, ruma_wal *w)
  * metadata (a checkpoint), then empty the log, its LSNs continuing. */
 static int finish_writing_back(ruma_bm *bm, ruma_wal *w, uint64_t end)
 {
+	/* page 0 names the LSN the emptied log continues from before the log is
+	 * emptied: a crash in between finds the log holding what page 0 says */
+	uint64_t from = RUMA_MAX(RUMA_MAX(end, bm->meta_next_lsn), ruma_wal_end(w));
+	bm->meta_next_lsn = bm->ckpt_redo = bm->ckpt_undo = from;
 	int r = bm_checkpoint(bm);
 	if (!r)
-		r = ruma_wal_reset(w, RUMA_MAX(RUMA_MAX(end, bm->meta_next_lsn), ruma_wal_end(w)));
-	if (!r)
-		bm->meta_next_lsn = ruma_wal_start(w);
+		r = ruma_wal_reset(w, from);
 	return r;
+}
+
+static void say_id(ruma_bm *bm, char *buf, size_t n)
+{
+	snprintf(buf, n, "%016" PRIx64 "%016" PRIx64, bm->store_id[0], bm->store_id[1]);
+}
+
+/* The log opened for recovery could not be: say which file the store needs. */
+static int log_unreadable(ruma_bm *bm, int r)
+{
+	char id[40];
+	say_id(bm, id, sizeof(id));
+	if (r == -ENOENT) {
+		bm_say(&bm->cfg,
+			"%s was not closed cleanly and needs its log %s.wal (store id %s), which is "
+			"missing: if the store was renamed, copied or linked, put its log next to it "
+			"under that name (the log's header names the same id); without it the "
+			"changes since the last checkpoint cannot be recovered (recreate the store "
+			"to start over)",
+			bm->path, bm->path, id);
+		return RUMA_ECORRUPT;
+	}
+	bm_say(&bm->cfg, "%s was not closed cleanly and its log %s.wal (store id %s) cannot be "
+		"used: %s", bm->path, bm->path, id, ruma_strerror(r));
+	return r;
+}
+
+/* The log must hold what page 0 says was logged: from the last checkpoint's
+ * undo start up to page 0's end LSN (made durable before page 0 was
+ * written).  With salvage a shorter log is replayed with a message. */
+static int log_covers(ruma_bm *bm, ruma_wal *w)
+{
+	uint64_t start = ruma_wal_start(w), end = ruma_wal_end(w);
+	uint64_t need_from = RUMA_MIN(bm->meta_redo_lsn, bm->meta_undo_lsn);
+	if (start <= need_from && end >= bm->meta_next_lsn)
+		return 0;
+	char id[40];
+	say_id(bm, id, sizeof(id));
+	bm_say(&bm->cfg,
+		"%s.wal (store id %s) holds LSNs %" PRIu64 " to %" PRIu64 " but %s needs %" PRIu64
+		" to %" PRIu64 ": the log was cut, emptied or replaced, and committed changes "
+		"would be lost; %s",
+		bm->path, id, start, end, bm->path, need_from, bm->meta_next_lsn,
+		bm->cfg.salvage_log && start <= need_from
+			? "salvage: replaying what it holds (the store may lack those changes)"
+			: "put the store's own log back, or open with salvage (--salvage-log) to "
+			  "accept the loss");
+	return bm->cfg.salvage_log && start <= need_from ? 0 : RUMA_ECORRUPT;
 }
 
 int bm_recover(ruma_bm *bm)
@@ -319,11 +376,8 @@ int bm_recover(ruma_bm *bm)
 	struct txns x = { 0 };
 	int r = bm_wal_open(bm, &w);
 
-	if (r) {
-		bm_say(&bm->cfg, "%s was not closed cleanly and its log %s.wal cannot be read: %s",
-			bm->path, bm->path, ruma_strerror(r));
-		return r == -ENOENT ? RUMA_ECORRUPT : r;
-	}
+	if (r)
+		return log_unreadable(bm, r);
 	memset(&bm->recovery, 0, sizeof(bm->recovery));
 	bm->recovery.ran = true;
 	r = ruma_wal_iter_open(w, &it);
@@ -336,7 +390,12 @@ int bm_recover(ruma_bm *bm)
 			bm_say(&bm->cfg, "%s.wal: record at LSN %" PRIu64 " does not fit the store",
 				bm->path, rec.lsn);
 	}
+	if (it)
+		ruma_wal_iter_discarded(it, &bm->recovery.discarded_records,
+					&bm->recovery.discarded_bytes);
 	ruma_wal_iter_close(it);
+	if (!r)
+		r = log_covers(bm, w);
 	if (!r)
 		pick_losers(bm, &x);
 	for (size_t i = 0; x.undo && i < x.n; i++)

@@ -69,6 +69,8 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.next_lsn = bm->wal ? ruma_wal_end(bm->wal) : bm->meta_next_lsn;
 	h.redo_lsn = bm->ckpt_redo;
 	h.undo_lsn = bm->ckpt_undo;
+	h.id[0] = bm->store_id[0];
+	h.id[1] = bm->store_id[1];
 	memset(buf, 0, RUMA_BM_PAGE_SIZE);
 	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
 	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
@@ -130,6 +132,40 @@ static int bm_store_unclean(ruma_bm *bm)
 #define NOT_STORE_ADVICE \
 	": not opened; name another file, or set fresh and force to overwrite it"
 
+/* The counters and the free-space bitmap of a header whose checksum holds
+ * (a crafted page 0 can hold any values): LSNs ordered and below the limit,
+ * an identity, no free bit for a metadata page or beyond the high-water
+ * mark, the free count equal to the bits set. */
+static int meta_check(ruma_bm *bm, const struct bm_meta_hdr *h, const unsigned char *bits)
+{
+	const char *bad = NULL;
+	uint64_t set = 0, w;
+	for (uint64_t i = 0; i < div_up(h->alloc_hw, 64) && !bad; i++) {
+		memcpy(&w, bits + i * 8, 8);
+		uint64_t first = i * 64;
+		if (first < h->meta_pages) /* the metadata pages are never free */
+			w &= h->meta_pages - first >= 64 ? 0 : ~0ull << (h->meta_pages - first);
+		if (first + 64 > h->alloc_hw) /* nor pages not allocated yet */
+			w &= (1ull << (h->alloc_hw - first)) - 1;
+		uint64_t raw;
+		memcpy(&raw, bits + i * 8, 8);
+		if (w != raw)
+			bad = "a metadata page or a page beyond the high-water mark is marked free";
+		set += (uint64_t)__builtin_popcountll(w);
+	}
+	if (!bad && set != h->free_count)
+		bad = "the free count differs from the free-space bitmap";
+	if (!bad && (h->next_lsn > RUMA_WAL_LSN_MAX || h->redo_lsn > h->next_lsn ||
+		     h->undo_lsn > h->redo_lsn))
+		bad = "its LSNs are out of order or beyond the limit of 2^62";
+	if (!bad && !h->id[0] && !h->id[1])
+		bad = "it has no identity";
+	if (!bad)
+		return 0;
+	bm_say(&bm->cfg, "%s: page 0 is damaged (%s): the store cannot be trusted", bm->path, bad);
+	return RUMA_ECORRUPT;
+}
+
 /*
  * Read an existing store's metadata.  Returns 0 with *found = false when the
  * store is empty (short or all-zero page 0), RUMA_ECORRUPT, or I/O errors.
@@ -168,7 +204,8 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 	if (h.magic == BM_MAGIC && h.format != BM_FORMAT) {
 		bm_say(&bm->cfg,
 			"%s is a ruma store of format %" PRIu32 "; this version reads format %u "
-			"(page checksums and a clean-shutdown state were added); recreate it "
+			"(a store identity that its log must carry was added: an older store "
+			"cannot be matched with its log); recreate it "
 			"(open it with fresh set)",
 			bm->path, h.format, BM_FORMAT);
 		return RUMA_ENOTSTORE;
@@ -211,6 +248,11 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 			bm->path);
 		return RUMA_ECORRUPT;
 	}
+	r = meta_check(bm, &h, bits);
+	if (r) {
+		free(bits);
+		return r;
+	}
 	bm->meta_pages = h.meta_pages;
 	bm->free_words = h.capacity / 64;
 	bm->free_bits = calloc(bm->free_words, sizeof(uint64_t));
@@ -231,6 +273,8 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 	bm->meta_undo_lsn = h.undo_lsn;
 	bm->ckpt_redo = h.redo_lsn;
 	bm->ckpt_undo = h.undo_lsn;
+	bm->store_id[0] = h.id[0];
+	bm->store_id[1] = h.id[1];
 	*found = true;
 	return h.state == BM_STATE_CLEAN ? 0 : bm_store_unclean(bm);
 }

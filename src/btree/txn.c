@@ -149,9 +149,12 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* Lock the row exclusively for x: 0, or RUMA_ECONFLICT, -ENOMEM. */
+/* Lock the row exclusively for x: 0, or RUMA_ECONFLICT, -ENOMEM; -EINVAL for
+ * a tree of another store than the transaction's. */
 static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen)
 {
+	if (!t || t->bm != x->bm)
+		return -EINVAL;
 	uint64_t h = row_hash(t, key, klen);
 	struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
 	int r = 0;
@@ -195,6 +198,7 @@ static void unlock_all(ruma_txn *x)
 
 static void txn_free(ruma_txn *x)
 {
+	ruma_bm_txn_count(x->bm, -1);
 	free(x->bytes);
 	free(x->undo);
 	free(x->locks);
@@ -211,6 +215,7 @@ int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 		return -ENOMEM;
 	x->bm = bm;
 	x->flags = flags;
+	ruma_bm_txn_count(bm, 1);
 	*out = x;
 	return 0;
 }

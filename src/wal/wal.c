@@ -2,8 +2,13 @@
  * wal.c — the write-ahead log file: records, the shared ring, group commit,
  * reading back.
  *
- * File layout: page 0 is a header {magic, version, base LSN, start LSN,
- * CRC-32C}; the record with LSN L sits at file offset 4096 + (L - base).
+ * File layout: page 0 is a header {magic, version, CRC-32C, base LSN, start
+ * LSN, owner id, ring}; the record with LSN L sits at file offset
+ * 4096 + (L - base).  base is the LSN the log continues from (set by
+ * ruma_wal_reset: the owner's checkpoint), owner the 128-bit identity of
+ * the store the log belongs to (cfg.owner; a log of another owner is
+ * refused), ring the largest ring of a session that wrote the log (the most
+ * one flush round can write: what a crash can tear).
  * The log's records begin at start >= base: ruma_wal_discard_before moves
  * start forward (header rewritten and synced first) and punches the blocks
  * before it out of the file (fallocate PUNCH_HOLE), so offsets never move.
@@ -15,6 +20,11 @@
  *   u64 lsn   its own LSN (a stale or misplaced record cannot pass)
  *   u16 type, u16 0, u32 payload length
  * followed by the payload.  The log ends at the first record that fails.
+ * A failing record followed by a valid one further than one ring from it,
+ * or with no zero sector before the next valid one, was damaged after it
+ * was written (a crash tears at most the last flush round, and leaves
+ * zeros where a write did not land): the iterator reports RUMA_ECORRUPT,
+ * or with cfg.salvage ends the log there and counts what it discards.
  *
  * Ring: records [written, end) live in ring[(lsn - base) % cap]; appenders
  * copy in under mu and wait (or write themselves) when the ring is full.
@@ -72,11 +82,12 @@
 #include <unistd.h>
 
 #define WAL_MAGIC 0x314c4157414d5552ull /* "RUMAWAL1" */
-#define WAL_VERSION 2u /* 2: record CRC over payload, then header */
+#define WAL_VERSION 3u /* 2: record CRC over payload, then header; 3: owner id, ring */
 #define WAL_HDR_BYTES 4096u
 #define WAL_BLOCK 4096u /* direct I/O unit: file offsets, lengths, ring alignment */
 #define WAL_ROUND_GAP_NS 1000000u /* the flusher's rounds for requests: at most one per ms */
 #define WAL_DEFAULT_RING (8u << 20)
+#define WAL_MAX_RING ((size_t)1 << 40)
 
 struct file_hdr {
 	uint64_t magic;
@@ -84,6 +95,8 @@ struct file_hdr {
 	uint32_t crc; /* of the struct with crc = 0 */
 	uint64_t base;
 	uint64_t start; /* first record (>= base) */
+	uint64_t owner[2]; /* the store the log belongs to (0, 0: none named) */
+	uint64_t ring;  /* largest ring of a session that wrote the log */
 };
 
 struct rec_hdr {
@@ -112,6 +125,7 @@ struct ruma_wal {
 	uint64_t start;          /* LSN of the first record kept */
 	uint64_t end;            /* next LSN */
 	uint64_t verified;       /* records below this LSN passed their CRC when open read the log */
+	uint64_t hdr_ring;       /* the header's ring: max of the file's and this session's */
 	bool replaying;          /* opened with cfg.replay and not reset yet: end unknown */
 	uint64_t replay_end;     /* replaying: the end an iterator found */
 	_Atomic uint64_t durable; /* == written; written under mu, read without it by ruma_wal_durable */
@@ -155,6 +169,8 @@ struct ruma_wal_iter {
 	uint64_t at;
 	size_t have;
 	uint64_t verified; /* w->verified when the iterator was opened */
+	bool ended;        /* the end was found (and what follows it examined) */
+	uint64_t dropped_records, dropped_bytes; /* salvage: discarded after the end */
 };
 
 #define say(c, ...) ruma_say((c)->message, (c)->message_ctx, "ruma wal", __VA_ARGS__)
@@ -197,8 +213,10 @@ static uint64_t ring_tail(const ruma_wal *w)
 
 static int write_header(ruma_wal *w, uint64_t base, uint64_t start)
 {
+	w->hdr_ring = RUMA_MAX(w->hdr_ring, (uint64_t)w->cap);
 	struct file_hdr h = { .magic = WAL_MAGIC, .version = WAL_VERSION, .crc = 0, .base = base,
-			      .start = start };
+			      .start = start, .owner = { w->cfg.owner[0], w->cfg.owner[1] },
+			      .ring = w->hdr_ring };
 	h.crc = ruma_crc32c(0, &h, sizeof(h));
 	memset(w->hdr, 0, WAL_HDR_BYTES);
 	memcpy(w->hdr, &h, sizeof(h));
@@ -224,6 +242,11 @@ static int read_header(ruma_wal *w, bool *empty)
 	int r = file_bytes(w->fd, &bytes);
 	if (r)
 		return r;
+	if (bytes == 0 && w->cfg.must_exist) {
+		say(&w->cfg, "the log %s is empty: it holds none of the records the store needs",
+		    w->cfg.path);
+		return RUMA_ECORRUPT;
+	}
 	if (bytes == 0) {
 		*empty = true;
 		return 0;
@@ -244,12 +267,22 @@ static int read_header(ruma_wal *w, bool *empty)
 		    "with the ruma that wrote it", w->cfg.path, h.version, WAL_VERSION);
 		return RUMA_ECORRUPT;
 	}
-	if (h.start < h.base || (h.start - h.base) % 8) {
-		say(&w->cfg, "%s: bad log header (start before base)", w->cfg.path);
+	if (h.start < h.base || (h.start - h.base) % 8 || h.start > RUMA_WAL_LSN_MAX) {
+		say(&w->cfg, "%s: bad log header (start before base, or beyond the LSN limit)",
+		    w->cfg.path);
+		return RUMA_ECORRUPT;
+	}
+	bool named = w->cfg.owner[0] || w->cfg.owner[1];
+	if (named && (h.owner[0] != w->cfg.owner[0] || h.owner[1] != w->cfg.owner[1])) {
+		say(&w->cfg, "log %s belongs to another store (its id %016llx%016llx, this store's "
+		    "%016llx%016llx): put this store's own log under that name, or move that one away",
+		    w->cfg.path, (unsigned long long)h.owner[0], (unsigned long long)h.owner[1],
+		    (unsigned long long)w->cfg.owner[0], (unsigned long long)w->cfg.owner[1]);
 		return RUMA_ECORRUPT;
 	}
 	w->base = h.base;
 	w->start = h.start;
+	w->hdr_ring = h.ring;
 	return 0;
 }
 
@@ -334,9 +367,106 @@ static int iter_step(ruma_wal_iter *it, ruma_wal_record *rec)
 	return 1;
 }
 
+/* Is there a whole record with a valid CRC at lsn?  *len gets its length
+ * (0: none).  Returns 0 or an I/O error. */
+static int valid_at(ruma_wal_iter *it, uint64_t lsn, uint32_t *len)
+{
+	struct rec_hdr h;
+	const char *p;
+	*len = 0;
+	int r = window_get(it, lsn, sizeof(h), &p);
+	if (r || !p)
+		return r;
+	memcpy(&h, p, sizeof(h));
+	if (h.lsn != lsn || h.plen > RUMA_WAL_MAX_PAYLOAD || h.len != pad8(sizeof(h) + h.plen))
+		return 0;
+	r = window_get(it, lsn, sizeof(h) + h.plen, &p);
+	if (r || !p)
+		return r;
+	if (rec_crc(&h, p + sizeof(h)) == h.crc)
+		*len = h.len;
+	return 0;
+}
+
+/* Is one of the 512-byte sectors (aligned in the file) that overlap LSNs
+ * [from, to) all zeros?  What a crash leaves of a write that did not reach
+ * the disk reads as zeros (the log grows into holes; the block a round
+ * rewrites first holds the same bytes before the round's start). */
+static int zero_sector(ruma_wal_iter *it, uint64_t from, uint64_t to, bool *zero)
+{
+	static const char zeros[512];
+	uint64_t s = from - (uint64_t)file_off(it->w, from) % 512;
+	*zero = false;
+	for (; s < to && !*zero; s += 512) {
+		const char *p;
+		int r = window_get(it, s, 512, &p);
+		if (r || !p)
+			return r;
+		*zero = !memcmp(p, zeros, 512);
+	}
+	return 0;
+}
+
+/* The log ends at bad: look at what follows in the file.  Valid records
+ * after bad are the rest of a flush round torn by a crash (never
+ * acknowledged: cut quietly) only when they end no further than one ring
+ * past bad and the gap before the first of them holds a zero sector (what
+ * did not reach the disk).  Otherwise the record at bad was damaged after
+ * it was written: RUMA_ECORRUPT, or with cfg.salvage the end stays at bad
+ * and what is discarded is counted and reported. */
+static int examine_rest(ruma_wal_iter *it, uint64_t bad)
+{
+	ruma_wal *w = it->w;
+	uint64_t bytes, records = 0, last = 0, first = 0;
+	int r = file_bytes(w->rfd, &bytes);
+	if (r)
+		return r;
+	uint64_t file_end = w->base + (bytes > WAL_HDR_BYTES ? bytes - WAL_HDR_BYTES : 0);
+	for (uint64_t at = bad + 8; at + RUMA_WAL_HEADER <= file_end;) {
+		uint32_t len;
+		if ((r = valid_at(it, at, &len)))
+			return r;
+		first = len && !records ? at : first;
+		records += len != 0;
+		last = len ? at + len : last;
+		at += len ? len : 8;
+	}
+	uint64_t ring = w->hdr_ring ? w->hdr_ring : w->cap;
+	bool torn = true;
+	if (records && last - bad <= ring && (r = zero_sector(it, bad, first, &torn)))
+		return r;
+	if (!records || (last - bad <= ring && torn))
+		return 0;
+	it->dropped_records = records;
+	it->dropped_bytes = file_end - bad;
+	if (!w->cfg.salvage) {
+		say(&w->cfg, "%s: the record at LSN %llu is damaged, and %llu valid records follow it "
+		    "(up to LSN %llu): the log was damaged after it was written, not cut by a crash; "
+		    "nothing is replayed past it.  To keep the records before it and discard the "
+		    "%llu bytes after it, open with salvage (ruma vmcache --salvage-log)",
+		    w->cfg.path, (unsigned long long)bad, (unsigned long long)records,
+		    (unsigned long long)last, (unsigned long long)it->dropped_bytes);
+		return RUMA_ECORRUPT;
+	}
+	say(&w->cfg, "%s: salvage: the log ends at the damaged record at LSN %llu; discarded %llu "
+	    "valid records after it (%llu bytes)", w->cfg.path, (unsigned long long)bad,
+	    (unsigned long long)records, (unsigned long long)it->dropped_bytes);
+	return 0;
+}
+
+void ruma_wal_iter_discarded(const ruma_wal_iter *it, uint64_t *records, uint64_t *bytes)
+{
+	*records = it->dropped_records;
+	*bytes = it->dropped_bytes;
+}
+
 int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
 {
 	int r = iter_step(it, rec);
+	if (r == 0 && !it->ended) {
+		it->ended = true;
+		r = examine_rest(it, it->lsn);
+	}
 	if (r == 0 && it->w->replaying && it->lsn > it->w->replay_end)
 		it->w->replay_end = it->lsn; /* the end of the log, found by reading it */
 	return r;
@@ -618,7 +748,14 @@ uint64_t ruma_wal_durable(ruma_wal *w)
 int ruma_wal_reset(ruma_wal *w, uint64_t base)
 {
 	pthread_mutex_lock(&w->mu);
-	uint64_t b = pad8(RUMA_MAX(base, known_end(w)));
+	if (base < known_end(w) || base > RUMA_WAL_LSN_MAX) {
+		say(&w->cfg, "%s: reset to LSN %llu refused: LSNs only grow (the log ends at %llu) "
+		    "and stay below 2^62", w->cfg.path, (unsigned long long)base,
+		    (unsigned long long)known_end(w));
+		pthread_mutex_unlock(&w->mu);
+		return -EINVAL;
+	}
+	uint64_t b = pad8(base);
 	int r = w->err ? w->err : ruma_os_ftruncate(w->fd, WAL_HDR_BYTES);
 	if (!r)
 		r = write_header(w, b, b);
@@ -697,6 +834,8 @@ int ruma_wal_resume(ruma_wal *w, unsigned flush_ms)
 	}
 	if (!r)
 		r = load_tail(w);
+	if (!r && w->hdr_ring < w->cap) /* this session's rounds may be longer */
+		r = write_header(w, w->base, w->start);
 	if (!r) {
 		w->replaying = false;
 		w->want = w->end;
@@ -709,6 +848,19 @@ int ruma_wal_resume(ruma_wal *w, unsigned flush_ms)
 		w->err = r;
 	pthread_mutex_unlock(&w->mu);
 	return r;
+}
+
+/* A log is a regular file: a FIFO, a device or /dev/null cannot keep records
+ * to be read back. */
+static int check_regular(ruma_wal *w)
+{
+	ruma_os_file_info info;
+	int r = ruma_os_file_probe(w->fd, &info);
+	if (r || info.is_regular)
+		return r;
+	say(&w->cfg, "the log %s is not a regular file (a FIFO, a device or /dev/null cannot hold "
+	    "a log): name a regular file", w->cfg.path);
+	return -EINVAL;
 }
 
 /* The ring, the header page and the tail block (block-aligned) and both
@@ -726,23 +878,27 @@ static int open_files(ruma_wal *w)
 	w->hdr = hdr;
 	w->tail = tail;
 	const char *path = w->cfg.path;
-	int r = ruma_os_open(path, O_RDWR | O_CREAT | O_DIRECT, 0644, &w->fd);
+	int create = w->cfg.must_exist ? 0 : O_CREAT;
+	int r = ruma_os_open(path, O_RDWR | create | O_DIRECT, 0644, &w->fd);
 	w->direct = r == 0;
-	if (r == -EINVAL) /* no direct I/O on this file system */
-		r = ruma_os_open(path, O_RDWR | O_CREAT, 0644, &w->fd);
+	if (r == -EINVAL) /* no direct I/O on this file system (or not a file) */
+		r = ruma_os_open(path, O_RDWR | create, 0644, &w->fd);
 	if (!r)
 		r = ruma_os_open(path, O_RDONLY, 0, &w->rfd);
-	if (r) {
+	if (r && !(r == -ENOENT && w->cfg.must_exist)) /* (the owner says what is missing) */
 		say(&w->cfg, "cannot open the log %s: %s", path, ruma_strerror(r));
-		return r;
-	}
-	return 0;
+	return r ? r : check_regular(w);
 }
 
 int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 {
 	if (!c || !c->path || !*c->path)
 		return -EINVAL;
+	if (c->buffer_bytes > WAL_MAX_RING) {
+		say(c, "%s: a ring of %zu bytes is beyond the limit of 1 TiB", c->path,
+		    c->buffer_bytes);
+		return -EINVAL;
+	}
 	size_t cap = c->buffer_bytes ? c->buffer_bytes : WAL_DEFAULT_RING;
 	if (cap < 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK)
 		cap = 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK;
