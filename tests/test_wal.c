@@ -3,7 +3,8 @@
  * LSNs, a flipped byte ends the log at the damaged record, reset empties the
  * log and LSNs keep growing, the ring wraps, a simulated power loss keeps
  * exactly the synced records, and an injected write / fdatasync failure
- * makes flush fail and the log refuse further records.
+ * makes flush fail and the log refuse further records; a flush keeps the
+ * file allocated ahead of the log.
  */
 #include "test.h"
 
@@ -12,6 +13,7 @@
 #include "os/os.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[64];
@@ -295,6 +297,48 @@ static int t_io_errors(void)
 	return TEST_PASS;
 }
 
+/* A flush keeps the file allocated past the log (allocation ahead): the file
+ * reaches 2 MiB past the end, the bytes after the end read as zeros, a
+ * reopen finds the same end and appends go on there; a failed fallocate
+ * only turns the allocation ahead off. */
+static int t_alloc_ahead(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400], block[4096], zero[4096] = { 0 };
+	uint64_t end = 0;
+	unlink(path);
+	CHECK_OK(open_log(&w, 0));
+	uint64_t start = ruma_wal_start(w);
+	for (uint32_t i = 0; i < 50; i++)
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
+	CHECK_OK(ruma_wal_flush(w, end));
+	struct stat st;
+	CHECK_EQ(stat(path, &st), 0);
+	off_t log_end = (off_t)(4096 + (end - start));
+	CHECK(st.st_size >= log_end + (2 << 20));
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK_EQ(pread(fd, block, sizeof(block), log_end), (ssize_t)sizeof(block));
+	close(fd);
+	CHECK(memcmp(block, zero, sizeof(block)) == 0);
+	CHECK_OK(ruma_wal_close(w));
+
+	CHECK_OK(open_log(&w, 0));
+	CHECK_EQ(ruma_wal_end(w), end);
+	for (uint32_t i = 50; i < 100; i++)
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
+	ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, true);
+	CHECK_OK(ruma_wal_flush(w, end));
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_log(&w, 0));
+	uint32_t got;
+	CHECK_OK(read_back(w, &got));
+	CHECK_EQ(got, 100u);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "roundtrip_checksum", t_roundtrip },
 	{ "other_format", t_other_format },
@@ -302,6 +346,7 @@ static const struct test_case cases[] = {
 	{ "reset_and_wrap", t_reset_and_wrap },
 	{ "powerloss", t_powerloss },
 	{ "io_errors", t_io_errors },
+	{ "alloc_ahead", t_alloc_ahead },
 };
 
 int main(int argc, char **argv)
