@@ -720,14 +720,18 @@ int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree
 static int leaf_entry_x(ruma_btree *t, const uint8_t *key, size_t klen, path *p, unsigned *pos)
 {
 	olc_enter();
-	int rc = descend(t, key, klen, false, 0, p);
+	int rc = descend_path(t, key, klen, false, 0, p);
 	if (rc) {
 		olc_leave();
 		return rc;
 	}
 	bool found, bad = false;
 	*pos = node_lower_bound(p->n, key, klen, &found, &bad);
+	if (!found && !bad) /* as in read_attempt: a key found lies in the fences */
+		rc = check_fences(t, key, klen, false, p);
 	olc_leave();
+	if (rc)
+		return rc;
 	if (bad)
 		return olc_fail(t, p->pid, p->ver, BT_DMG_NODE);
 	if (!found) {
