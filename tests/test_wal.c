@@ -6,7 +6,8 @@
  * a simulated power loss keeps exactly the synced records, an injected
  * write / fdatasync failure makes flush fail and the log refuse further
  * records; a log of another owner, a missing or empty log that must exist,
- * a FIFO or /dev/null and a ring near SIZE_MAX are refused.
+ * a FIFO or /dev/null and a ring near SIZE_MAX are refused; a flush keeps the
+ * file allocated ahead of the log.
  */
 #include "test.h"
 
@@ -343,6 +344,48 @@ static int t_torn_tail(void)
 	return TEST_PASS;
 }
 
+/* A flush keeps the file allocated past the log (allocation ahead): the file
+ * reaches 2 MiB past the end, the bytes after the end read as zeros, a
+ * reopen finds the same end and appends go on there; a failed fallocate
+ * only turns the allocation ahead off. */
+static int t_alloc_ahead(void)
+{
+	ruma_wal *w;
+	unsigned char buf[400], block[4096], zero[4096] = { 0 };
+	uint64_t end = 0;
+	unlink(path);
+	CHECK_OK(open_log(&w, 0));
+	uint64_t start = ruma_wal_start(w);
+	for (uint32_t i = 0; i < 50; i++)
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
+	CHECK_OK(ruma_wal_flush(w, end));
+	struct stat st;
+	CHECK_EQ(stat(path, &st), 0);
+	off_t log_end = (off_t)(4096 + (end - start));
+	CHECK(st.st_size >= log_end + (2 << 20));
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK_EQ(pread(fd, block, sizeof(block), log_end), (ssize_t)sizeof(block));
+	close(fd);
+	CHECK(memcmp(block, zero, sizeof(block)) == 0);
+	CHECK_OK(ruma_wal_close(w));
+
+	CHECK_OK(open_log(&w, 0));
+	CHECK_EQ(ruma_wal_end(w), end);
+	for (uint32_t i = 50; i < 100; i++)
+		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
+	ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, true);
+	CHECK_OK(ruma_wal_flush(w, end));
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_log(&w, 0));
+	uint32_t got;
+	CHECK_OK(read_back(w, &got));
+	CHECK_EQ(got, 100u);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
 /* The header names its owner: another owner is refused with a message, a
  * fresh open takes the file over; a log that must exist is not created. */
 static int t_owner_and_must_exist(void)
@@ -410,6 +453,7 @@ static const struct test_case cases[] = {
 	{ "torn_tail", t_torn_tail },
 	{ "owner_and_must_exist", t_owner_and_must_exist },
 	{ "bad_config", t_bad_config },
+	{ "alloc_ahead", t_alloc_ahead },
 };
 
 int main(int argc, char **argv)

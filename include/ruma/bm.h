@@ -212,6 +212,16 @@ RUMA_API int ruma_bm_optimistic(ruma_bm *bm, ruma_pid pid, uint64_t *version, vo
 /* ruma_bm_validate — 0 if pid still has `version`, else RUMA_RESTART. */
 RUMA_API int ruma_bm_validate(ruma_bm *bm, ruma_pid pid, uint64_t version);
 
+/* ruma_bm_optimistic_child — ruma_bm_optimistic of `child`, a page id read
+ * optimistically from page `parent` (at `pversion`): when child can be read
+ * at once it is, without touching parent; before anything else (a wait, a
+ * read of the child from the store, the answer -EINVAL for a child outside
+ * the store) parent is validated first, so that an id read from a page that
+ * changed meanwhile is never acted on (RUMA_RESTART then).  The caller
+ * still validates parent afterwards, as with ruma_bm_optimistic. */
+RUMA_API int ruma_bm_optimistic_child(ruma_bm *bm, ruma_pid parent, uint64_t pversion,
+				      ruma_pid child, uint64_t *version, void **page);
+
 /* ruma_bm_upgrade_x / _s — turn an optimistic read into an exclusive /
  * shared latch if the version is unchanged; RUMA_RESTART otherwise. */
 RUMA_API int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version);

@@ -32,7 +32,8 @@
  *
  * When: only while the pool is within 2 lead pages of its eviction limit;
  * otherwise, and when it has caught up with the lead, the thread sleeps
- * (timed wait).  Batches are skipped while a flush or checkpoint runs (it
+ * (timed wait: 1 ms near the limit, up to 100 ms when the pool is far from
+ * it, as long as the pool takes to fill that far at 4 pages per µs).  Batches are skipped while a flush or checkpoint runs (it
  * writes every dirty page itself).  ruma_bm_close stops the thread before
  * the final flush.
  *
@@ -54,6 +55,11 @@
 #define CLEAN_BATCH 256u
 #define CLEAN_RUN 16u
 #define CLEAN_IDLE_US 1000u
+/* Far from the limit the sleep grows with the room left, counted at a
+ * fill rate of 4 pages per microsecond (16 GB/s: more than faults and
+ * allocations reach here), up to CLEAN_IDLE_MAX_US. */
+#define CLEAN_FILL_NS_PER_PAGE 250u
+#define CLEAN_IDLE_MAX_US 100000u
 
 struct clean_page {
 	ruma_pid pid;
@@ -199,10 +205,24 @@ static bool clean_step(struct bm_cleaner *c)
 	return true;
 }
 
+/* How long to sleep with nothing to do: CLEAN_IDLE_US near the limit;
+ * farther away, as long as the pool takes to fill to where the cleaner
+ * starts at the fastest rate assumed (a pool in memory is looked at a few
+ * times a second, not a thousand). */
+static uint64_t idle_ns(const struct bm_cleaner *c)
+{
+	const ruma_bm *bm = c->bm;
+	uint64_t used = atomic_load_explicit(&bm->phys_used, memory_order_relaxed);
+	uint64_t start = bm->soft_limit > 2 * c->lead ? bm->soft_limit - 2 * c->lead : 0;
+	uint64_t room = start > used ? start - used : 0;
+	uint64_t ns = room * CLEAN_FILL_NS_PER_PAGE;
+	return RUMA_MIN(RUMA_MAX(ns, CLEAN_IDLE_US * 1000ull), CLEAN_IDLE_MAX_US * 1000ull);
+}
+
 static void idle(struct bm_cleaner *c)
 {
 	struct timespec ts;
-	ruma_deadline_after_ns(CLEAN_IDLE_US * 1000ull, &ts);
+	ruma_deadline_after_ns(idle_ns(c), &ts);
 	pthread_mutex_lock(&c->mu);
 	if (!c->stop)
 		(void)pthread_cond_timedwait(&c->kick, &c->mu, &ts);

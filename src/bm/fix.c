@@ -44,7 +44,11 @@ static int fault_and_release(ruma_bm *bm, ruma_pid pid, uint64_t w)
 	return r;
 }
 
-int ruma_bm_optimistic(ruma_bm *bm, ruma_pid pid, uint64_t *version, void **page)
+/* ruma_bm_optimistic's loop for a page that is not readable at once
+ * (latched exclusively, marked, evicted) or a pid to check: out of line, so
+ * that the common case below saves and restores no registers. */
+__attribute__((noinline)) static int optimistic_slow(ruma_bm *bm, ruma_pid pid,
+						      uint64_t *version, void **page)
 {
 	unsigned n = 0;
 	int r = check_pid(bm, pid);
@@ -73,6 +77,27 @@ int ruma_bm_optimistic(ruma_bm *bm, ruma_pid pid, uint64_t *version, void **page
 	}
 }
 
+/* The common case of an optimistic read: pid in the store and unlocked or
+ * shared (no wait, no fault): its version and address. */
+static inline bool readable_now(ruma_bm *bm, ruma_pid pid, uint64_t *version, void **page)
+{
+	if (RUMA_UNLIKELY(check_pid(bm, pid) != 0))
+		return false;
+	uint64_t w = atomic_load_explicit(&bm->state[pid], memory_order_acquire);
+	if (RUMA_UNLIKELY(bm_st(w) > BM_MAX_SHARED))
+		return false;
+	*version = bm_ver(w);
+	*page = bm_page(bm, pid);
+	return true;
+}
+
+int ruma_bm_optimistic(ruma_bm *bm, ruma_pid pid, uint64_t *version, void **page)
+{
+	if (RUMA_LIKELY(readable_now(bm, pid, version, page)))
+		return 0;
+	return optimistic_slow(bm, pid, version, page);
+}
+
 int ruma_bm_validate(ruma_bm *bm, ruma_pid pid, uint64_t version)
 {
 	if (RUMA_UNLIKELY(pid >= bm->virt_pages))
@@ -83,6 +108,23 @@ int ruma_bm_validate(ruma_bm *bm, ruma_pid pid, uint64_t version)
 	if (bm_ver(w) == version && (s <= BM_MAX_SHARED || s == BM_MARKED))
 		return 0;
 	return restart(bm);
+}
+
+/* ruma_bm_optimistic_child when child cannot be read at once: the parent
+ * first (out of line, as optimistic_slow). */
+__attribute__((noinline)) static int child_slow(ruma_bm *bm, ruma_pid parent, uint64_t pversion,
+						 ruma_pid child, uint64_t *version, void **page)
+{
+	int r = ruma_bm_validate(bm, parent, pversion);
+	return r ? r : optimistic_slow(bm, child, version, page);
+}
+
+int ruma_bm_optimistic_child(ruma_bm *bm, ruma_pid parent, uint64_t pversion, ruma_pid child,
+			     uint64_t *version, void **page)
+{
+	if (RUMA_LIKELY(readable_now(bm, child, version, page)))
+		return 0;
+	return child_slow(bm, parent, pversion, child, version, page);
 }
 
 /* With a log: enter a newly taken exclusive latch into the thread's

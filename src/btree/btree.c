@@ -150,7 +150,7 @@ static int check_entry(size_t klen, size_t vlen)
 }
 
 /*
- * descend — optimistic descent from the root to the node at `level` on the
+ * descend_path — optimistic descent from the root to the node at `level` on the
  * path of key (or, with `last`, the right-most path).  Call between
  * olc_enter and olc_leave.  Returns 0 with *out filled (nothing latched;
  * out->ver is the node's version), NO_LEVEL if the tree is lower than
@@ -158,15 +158,15 @@ static int check_entry(size_t klen, size_t vlen)
  *
  * Termination on any page contents: each step must go down exactly one
  * level, so a descent takes at most 255 steps and a child pointer leading
- * back up (a cycle) fails the level check.  The node reached must hold the
- * key in its fences (the right-most path: end at +infinity): the parent was
+ * back up (a cycle) fails the level check.  descend adds the check that the
+ * node reached holds the key in its fences (the right-most path: end at +infinity): the parent was
  * validated after the node's version was taken, so parent and node were a
  * consistent pair, and if the node is still at that version a key outside
  * its fences means the page is not where its parent says (one page written
  * over another) — RUMA_ECORRUPT, while a changed node is a restart.
  */
-static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, unsigned level,
-		   path *out)
+static int descend_path(ruma_btree *t, const uint8_t *key, size_t klen, bool last, unsigned level,
+			path *out)
 {
 	ruma_bm *bm = t->bm;
 	ruma_pid pid = t->root;
@@ -191,8 +191,6 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 				rc = ruma_bm_validate(bm, pid, ver);
 				return rc ? rc : NO_LEVEL;
 			}
-			if (last ? !node_upper_inf(n) : !node_covers(n, key, klen))
-				return olc_fail(t, pid, ver, BT_DMG_FENCES);
 			return 0;
 		}
 		bool found, bad = false;
@@ -201,11 +199,11 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 		plevel = n->level;
 		if (bad)
 			return olc_fail(t, pid, ver, BT_DMG_NODE);
-		if ((rc = ruma_bm_validate(bm, pid, ver)))
-			return rc;
 		uint64_t cver;
 		void *cpage;
-		if ((rc = ruma_bm_optimistic(bm, child, &cver, &cpage))) /* -EINVAL: a stable pid outside the store */
+		/* validates the parent before it acts on child (waits, reads) */
+		if ((rc = ruma_bm_optimistic_child(bm, pid, ver, child, &cver, &cpage)))
+			/* -EINVAL: a stable pid outside the store */
 			return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_CHILD) : read_failed(t, child, rc);
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
 			return rc;
@@ -218,6 +216,22 @@ static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, un
 		ver = cver;
 		n = cpage;
 	}
+}
+
+/* The node reached must hold the key in its fences (see above). */
+static int check_fences(ruma_btree *t, const uint8_t *key, size_t klen, bool last, const path *p)
+{
+	if (last ? !node_upper_inf(p->n) : !node_covers(p->n, key, klen))
+		return olc_fail(t, p->pid, p->ver, BT_DMG_FENCES);
+	return 0;
+}
+
+/* descend_path, then the fence check of the node reached. */
+static int descend(ruma_btree *t, const uint8_t *key, size_t klen, bool last, unsigned level,
+		   path *out)
+{
+	int rc = descend_path(t, key, klen, last, level, out);
+	return rc ? rc : check_fences(t, key, klen, last, out);
 }
 
 /* descend + olc bracket, retrying restarts. */
@@ -679,7 +693,7 @@ static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *bu
 {
 	path p;
 	olc_enter();
-	int rc = descend(t, key, klen, false, 0, &p);
+	int rc = descend_path(t, key, klen, false, 0, &p);
 	if (rc) {
 		olc_leave();
 		return rc;
@@ -687,6 +701,12 @@ static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *bu
 	bool found, bad = false;
 	unsigned pos = node_lower_bound(p.n, key, klen, &found, &bad);
 	unsigned vl = 0;
+	/* A key found in the leaf lies in its fences (lower < k <= upper holds
+	 * for every key of a node), so only a miss needs the fence check. */
+	if (!found && !bad && (rc = check_fences(t, key, klen, false, &p))) {
+		olc_leave();
+		return rc;
+	}
 	if (found && !bad) {
 		const uint8_t *v = node_value(p.n, pos, &vl, &bad);
 		if (vl <= cap && vl)
@@ -753,14 +773,18 @@ int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree
 static int leaf_entry_x(ruma_btree *t, const uint8_t *key, size_t klen, path *p, unsigned *pos)
 {
 	olc_enter();
-	int rc = descend(t, key, klen, false, 0, p);
+	int rc = descend_path(t, key, klen, false, 0, p);
 	if (rc) {
 		olc_leave();
 		return rc;
 	}
 	bool found, bad = false;
 	*pos = node_lower_bound(p->n, key, klen, &found, &bad);
+	if (!found && !bad) /* as in read_attempt: a key found lies in the fences */
+		rc = check_fences(t, key, klen, false, p);
 	olc_leave();
+	if (rc)
+		return rc;
 	if (bad)
 		return olc_fail(t, p->pid, p->ver, BT_DMG_NODE);
 	if (!found) {

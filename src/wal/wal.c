@@ -53,6 +53,11 @@
  * never reads ring bytes an appender is filling; the next round rewrites
  * that block.  Reads go through a second, read-only, buffered descriptor.
  *
+ * Allocation ahead: a round first keeps the file allocated up to 4 MiB past
+ * what it writes (alloc_ahead, fallocate), so that its fdatasync finds no
+ * size change and no block to allocate: those change once per refill
+ * (about every 2 MiB of log), not at every sync.
+ *
  * Replay (cfg.replay, crash recovery): open does not scan the log; the
  * recovery's iterator, which checks every CRC itself, finds the end, the
  * iterator hints the kernel to read its next window ahead
@@ -63,7 +68,8 @@
  * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
  * err != 0 is sticky (a dead log accepts nothing).
  *
- * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate, fadvise, fstat
+ * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate (allocation ahead,
+ * hole punching), fadvise, fstat
  * (the file's size); close directly.  Thread: the optional background flusher (pthread).
  */
 #include <ruma/wal.h>
@@ -88,6 +94,9 @@
 #define WAL_ROUND_GAP_NS 1000000u /* the flusher's rounds for requests: at most one per ms */
 #define WAL_DEFAULT_RING (8u << 20)
 #define WAL_MAX_RING ((size_t)1 << 40)
+/* The file is kept allocated this far beyond the end of a flush round
+ * (alloc_ahead). */
+#define WAL_ALLOC_AHEAD (4u << 20)
 
 struct file_hdr {
 	uint64_t magic;
@@ -136,6 +145,8 @@ struct ruma_wal {
 	bool stop;
 	bool has_flusher;
 	pthread_t flusher;
+	uint64_t alloc_to;       /* the file is allocated up to this offset (alloc_ahead) */
+	bool no_alloc_ahead;     /* alloc_ahead failed or the file is not a regular file */
 	/* changed under mu (by a plain add: one writer at a time), read without it */
 	struct {
 		_Atomic uint64_t records, bytes, flushes, waits;
@@ -532,6 +543,35 @@ static int write_blocks(ruma_wal *w, uint64_t from, uint64_t to)
 	return r;
 }
 
+/*
+ * alloc_ahead — before a round writes the file up to offset `upto`, keep
+ * the file allocated (fallocate, mode 0: blocks reserved, size extended)
+ * up to WAL_ALLOC_AHEAD beyond it, refilled when less than half of that is
+ * left, so that the round's fdatasync finds no new file size and no block
+ * to allocate: those metadata changes happen once per refill, not at every
+ * sync.  (ext4 still records the first write into each reserved block:
+ * only writing the blocks ahead would avoid that, at twice the log's
+ * bytes.)  Only past the file's end, where no record lies: reserved blocks
+ * read as zeros, and a reader stops at the first bytes that are not a
+ * record.  Called with mu not held by the flushing thread only.  A failure
+ * (a file system without fallocate, a full disk) only turns it off: rounds
+ * then extend the file as before, and a full disk fails their writes.
+ */
+static void alloc_ahead(ruma_wal *w, uint64_t upto)
+{
+	if (w->no_alloc_ahead || upto + WAL_ALLOC_AHEAD / 2 <= w->alloc_to)
+		return;
+	ruma_os_file_info info;
+	uint64_t goal = upto + WAL_ALLOC_AHEAD;
+	if (ruma_os_file_probe(w->fd, &info) || !info.is_regular ||
+	    (goal > info.bytes && ruma_os_fallocate(w->fd, 0, (off_t)info.bytes,
+						    (off_t)(goal - info.bytes)))) {
+		w->no_alloc_ahead = true;
+		return;
+	}
+	w->alloc_to = RUMA_MAX(goal, info.bytes);
+}
+
 /* One flush round for everything appended so far.  Called and returns with
  * mu held and flushing set by the caller. */
 static void flush_round(ruma_wal *w)
@@ -543,6 +583,7 @@ static void flush_round(ruma_wal *w)
 		memset(w->tail + (to - last), 0, WAL_BLOCK - (to - last));
 	}
 	pthread_mutex_unlock(&w->mu);
+	alloc_ahead(w, (uint64_t)file_off(w, to));
 	int r = w->direct ? write_blocks(w, from, to) : write_range(w, from, to);
 	if (!r)
 		r = ruma_os_fdatasync(w->fd);

@@ -666,6 +666,7 @@ struct recent_lines_scan {
 	uint32_t below;      /* o_id < below */
 	uint32_t n;
 	uint32_t items[20 * TPCC_MAX_OL];
+	uint32_t tmp[20 * TPCC_MAX_OL]; /* sort_items' second buffer */
 };
 
 static bool recent_visit(const void *key, size_t klen, const void *val, size_t vlen, void *arg)
@@ -689,6 +690,36 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Sort the scan's item ids ascending (the stock lookups then go through
+ * the stock tree in key order).  Item ids are below 2^18 (100 000 items):
+ * two passes of a 9-bit radix sort, a few instructions per id, where qsort
+ * costs a call of its comparison per compare; qsort for larger ids. */
+#define ITEM_RADIX_BITS 9u
+static void sort_items(struct recent_lines_scan *x)
+{
+	uint32_t max = 0;
+	for (uint32_t i = 0; i < x->n; i++)
+		max = x->items[i] > max ? x->items[i] : max;
+	if (max >> (2 * ITEM_RADIX_BITS)) {
+		qsort(x->items, x->n, sizeof(uint32_t), cmp_u32);
+		return;
+	}
+	uint32_t *from = x->items, *to = x->tmp;
+	for (unsigned shift = 0; shift < 2 * ITEM_RADIX_BITS; shift += ITEM_RADIX_BITS) {
+		uint32_t at[(1u << ITEM_RADIX_BITS) + 1] = { 0 };
+		for (uint32_t i = 0; i < x->n; i++)
+			at[((from[i] >> shift) & ((1u << ITEM_RADIX_BITS) - 1)) + 1]++;
+		for (unsigned b = 0; b < (1u << ITEM_RADIX_BITS); b++)
+			at[b + 1] += at[b];
+		for (uint32_t i = 0; i < x->n; i++)
+			to[at[(from[i] >> shift) & ((1u << ITEM_RADIX_BITS) - 1)]++] = from[i];
+		uint32_t *t = from;
+		from = to;
+		to = t;
+	}
+	/* an even number of passes: the result is back in x->items */
+}
+
 int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t threshold, uint32_t *low)
 {
 	tpcc_db *db = wk->db;
@@ -708,7 +739,7 @@ int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t thresho
 	rc = ruma_btree_scan_asc(db->t[TPCC_ORDER_LINE], k.b, k.n, recent_visit, x);
 	uint32_t count = 0;
 	if (!rc) {
-		qsort(x->items, x->n, sizeof(uint32_t), cmp_u32);
+		sort_items(x);
 		for (uint32_t i = 0; i < x->n && !rc; i++) {
 			if (i > 0 && x->items[i] == x->items[i - 1])
 				continue;

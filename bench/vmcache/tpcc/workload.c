@@ -47,6 +47,9 @@ struct tpcc_wl {
 	_Atomic bool reported;
 	_Atomic uint64_t retries, gave_up;
 	uint32_t scale; /* TPCC_SCALE */
+	/* with a log: its end LSN when the measured phase began (first thread) */
+	_Atomic uint64_t log_at_run;
+	_Atomic bool run_started;
 };
 
 static uint64_t tw_space(uint64_t datasize)
@@ -180,6 +183,8 @@ static int tw_thread_init(ruma_vmcache_ctx *ctx, unsigned tid, void **ts)
 	if (!t)
 		return -ENOMEM;
 	tpcc_worker_init(&t->wk, s->db, tid, ctx->seed + 0x51ed27ull * (tid + 1) + s->db->run);
+	if (!atomic_exchange(&s->run_started, true))
+		atomic_store(&s->log_at_run, ruma_bm_log_end(ctx->bm));
 	if (ctx->commit_pipeline && s->db->txn) {
 		t->cap = ctx->commit_pipeline;
 		t->q = calloc(t->cap, sizeof(*t->q));
@@ -345,6 +350,17 @@ static int tw_check(ruma_vmcache_ctx *ctx)
 	return r;
 }
 
+/* The log bytes the measured phase appended (records, their headers and
+ * padding, checkpoints' records), in all and per committed transaction. */
+static void report_log_bytes(ruma_vmcache_ctx *ctx, struct tpcc_wl *s)
+{
+	uint64_t bytes = ruma_bm_log_end(ctx->bm) - atomic_load(&s->log_at_run), tx = 0;
+	for (unsigned i = 0; i < 5; i++)
+		tx += atomic_load(&s->committed[i]);
+	fprintf(stderr, "tpcc: log %" PRIu64 " bytes appended in the run, %.0f per committed transaction\n",
+		bytes, tx ? (double)bytes / (double)tx : 0.0);
+}
+
 static void tw_teardown(ruma_vmcache_ctx *ctx)
 {
 	struct tpcc_wl *s = ctx->wl;
@@ -361,6 +377,8 @@ static void tw_teardown(ruma_vmcache_ctx *ctx)
 			atomic_load(&s->committed[4]), atomic_load(&s->rolled_back),
 			atomic_load(&s->skipped), atomic_load(&s->retries),
 			atomic_load(&s->gave_up));
+	if (s->db && atomic_load(&s->run_started) && ruma_bm_logging(ctx->bm))
+		report_log_bytes(ctx, s);
 	tpcc_db_close(s->db);
 	free(s);
 	ctx->wl = NULL;
