@@ -34,7 +34,8 @@
  *
  * Checkpoints run on their own: a background thread checkpoints the store
  * when the log has grown by RUMA_DB_CHECKPOINT_BYTES since the last one, or
- * RUMA_DB_CHECKPOINT_MS after it when anything was logged since.  A
+ * RUMA_DB_CHECKPOINT_MS after it when anything was logged since (both
+ * settable in ruma_db_options; the thread looks every 100 ms).  A
  * checkpoint lets the log restart after the oldest unfinished transaction,
  * so under a steady load of short transactions the log stays near
  * RUMA_DB_CHECKPOINT_BYTES plus what is logged while one checkpoint runs
@@ -103,6 +104,10 @@ typedef struct ruma_db_options {
 	 * stderr with a "ruma: " prefix. */
 	void (*message)(void *ctx, const char *line);
 	void *message_ctx;
+	/* Automatic checkpoint thresholds (0: RUMA_DB_CHECKPOINT_BYTES and
+	 * RUMA_DB_CHECKPOINT_MS). */
+	uint64_t checkpoint_bytes;
+	unsigned checkpoint_ms;
 	/* The buffer manager's research knobs (bm.h), NULL: their defaults.
 	 * path, phys_bytes, durability, message and fresh are set by
 	 * ruma_db_open from the fields above; virt_bytes 0 means
@@ -111,7 +116,7 @@ typedef struct ruma_db_options {
 } ruma_db_options;
 
 /* ruma_db_options_default — flags 0, pool 0 (sized at open), no callback,
- * no advanced settings. */
+ * default checkpoint thresholds, no advanced settings. */
 RUMA_API void ruma_db_options_default(ruma_db_options *o);
 
 /*

@@ -65,8 +65,7 @@ static void ckpt_maybe(ruma_db *db, uint64_t *last_ns)
 {
 	uint64_t end = ruma_bm_log_end(db->bm), now = ruma_now_ns();
 	uint64_t grown = end - db->ckpt_lsn;
-	bool due = grown >= RUMA_DB_CHECKPOINT_BYTES ||
-		   (grown && now - *last_ns >= RUMA_DB_CHECKPOINT_MS * 1000000ull);
+	bool due = grown >= db->ckpt_bytes || (grown && now - *last_ns >= db->ckpt_ns);
 	if (!due)
 		return;
 	*last_ns = now;
@@ -228,6 +227,8 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	pthread_mutex_init(&db->ckpt_mu, NULL);
 	pthread_cond_init(&db->ckpt_cond, NULL);
 	db->flags = opt->flags;
+	db->ckpt_bytes = opt->checkpoint_bytes ? opt->checkpoint_bytes : RUMA_DB_CHECKPOINT_BYTES;
+	db->ckpt_ns = (opt->checkpoint_ms ? opt->checkpoint_ms : RUMA_DB_CHECKPOINT_MS) * 1000000ull;
 	ruma_bm_config c;
 	bm_config_for(path, opt, &c);
 	db->pool_bytes = c.phys_bytes;

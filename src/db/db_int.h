@@ -47,6 +47,8 @@ struct ruma_db {
 	bool ckpt_stop;
 	pthread_mutex_t ckpt_mu;
 	pthread_cond_t ckpt_cond;
+	uint64_t ckpt_bytes;       /* thresholds */
+	uint64_t ckpt_ns;
 	uint64_t ckpt_lsn;         /* log end at the last checkpoint */
 	uint64_t checkpoints;
 };
