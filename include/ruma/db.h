@@ -77,13 +77,16 @@ typedef struct ruma_val {
 #define RUMA_DB_MAX_VALUE RUMA_BTREE_MAX_VALUE
 #define RUMA_DB_MAX_NAME RUMA_BTREE_MAX_NAME
 
-/* Virtual reservation of a store opened with the defaults: 1 TiB.  Only the
- * pages in use take memory or disk; the reservation costs address space
- * (and a latch word per 4 KiB page, touched only where pages are used), so
- * it is sized far beyond any store a single machine's disk would hold.  A
- * store never holds more than this: RUMA_EVIRTFULL, raise
- * ruma_db_options.advanced->virt_bytes. */
-#define RUMA_DB_DEFAULT_VIRT (1ull << 40)
+/* Virtual reservation of a store created with the defaults: 256 GiB, the
+ * most the store can ever hold (RUMA_EVIRTFULL beyond; set
+ * ruma_db_options.advanced->virt_bytes at creation for more).  Only pages
+ * in use take memory; the reservation costs address space, a latch word
+ * per 4 KiB page (touched only where pages are used) and the store's
+ * free-space bitmap, which the buffer manager reserves in the file for the
+ * whole reservation at creation (1 bit per page: 8 MiB of disk for 256
+ * GiB).  So it is sized far above what one small program stores, at a
+ * fixed cost of a few MiB per store. */
+#define RUMA_DB_DEFAULT_VIRT (256ull << 30)
 
 /* Automatic checkpoint thresholds (see the header comment). */
 #define RUMA_DB_CHECKPOINT_BYTES (64ull << 20)
