@@ -60,16 +60,20 @@ void ruma_db_options_default(ruma_db_options *o)
 /* ---- automatic checkpoints -------------------------------------------------- */
 
 /* Checkpoint when the log grew by the size threshold, or the time threshold
- * passed with something logged since the last checkpoint. */
-static void ckpt_maybe(ruma_db *db, uint64_t *last_ns)
+ * passed with something logged since the last checkpoint.  After a failed
+ * checkpoint the next try waits for the time threshold (one message per
+ * try, not one per poll). */
+static void ckpt_maybe(ruma_db *db, uint64_t *last_ns, bool *failed)
 {
 	uint64_t end = ruma_bm_log_end(db->bm), now = ruma_now_ns();
 	uint64_t grown = end - db->ckpt_lsn;
-	bool due = grown >= db->ckpt_bytes || (grown && now - *last_ns >= db->ckpt_ns);
+	bool waited = now - *last_ns >= db->ckpt_ns;
+	bool due = *failed ? waited : grown >= db->ckpt_bytes || (grown && waited);
 	if (!due)
 		return;
 	*last_ns = now;
 	int rc = ruma_bm_flush(db->bm);
+	*failed = rc != 0;
 	if (rc) {
 		db_report(db, "db: automatic checkpoint failed: %s", ruma_strerror(rc));
 		return;
@@ -82,6 +86,7 @@ static void *ckpt_main(void *arg)
 {
 	ruma_db *db = arg;
 	uint64_t last_ns = ruma_now_ns();
+	bool failed = false;
 	pthread_mutex_lock(&db->ckpt_mu);
 	while (!db->ckpt_stop) {
 		struct timespec ts;
@@ -90,7 +95,7 @@ static void *ckpt_main(void *arg)
 		if (db->ckpt_stop)
 			break;
 		pthread_mutex_unlock(&db->ckpt_mu);
-		ckpt_maybe(db, &last_ns);
+		ckpt_maybe(db, &last_ns, &failed);
 		pthread_mutex_lock(&db->ckpt_mu);
 	}
 	pthread_mutex_unlock(&db->ckpt_mu);
