@@ -253,8 +253,9 @@ RUMA_API int ruma_db_cursor_prev(ruma_db_cursor *c);
  * unpositioned. */
 RUMA_API int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val);
 
-/* ruma_db_cursor_del — delete the current entry (the cursor stays at its
- * key: next/prev go on from there). */
+/* ruma_db_cursor_del — delete the current entry.  The cursor stays at its
+ * key: next/prev go on from there, and ruma_db_cursor_get (or a second
+ * del) gives RUMA_ENOTFOUND until then. */
 RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
 
 /* ---- statistics and checking ----------------------------------------------- */
