@@ -7,8 +7,7 @@
  * in the same direction from the batch.  The batch is dropped when the
  * direction changes or the transaction wrote since it was filled (so the
  * cursor sees its transaction's own writes), and refilled from a copy of
- * the current key, skipping that key itself.  The same batch code serves
- * the store's table list (db_next_name) and the last key for appends.
+ * the current key, skipping that key itself (scan.c does the copying).
  */
 #include "db/db_int.h"
 
@@ -17,72 +16,6 @@
 #include <string.h>
 
 #define CURSOR_BATCH 8u
-
-enum { DIR_ASC = 1, DIR_DESC = 2 };
-
-/* One fill: collect up to cap entries beyond `skip` (when given) and below
- * the upper bound (when given). */
-typedef struct fill_ctx {
-	db_entry *out;
-	unsigned n, cap;
-	const void *skip;
-	size_t skiplen;
-	bool has_skip;
-	const void *hi;
-	size_t hilen;
-	bool has_hi;
-	int dir;
-} fill_ctx;
-
-static bool fill_one(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
-{
-	fill_ctx *f = ctx;
-	if (f->has_skip && !db_key_cmp(key, klen, f->skip, f->skiplen))
-		return true;
-	if (f->has_hi && db_key_cmp(key, klen, f->hi, f->hilen) >= 0)
-		return f->dir == DIR_DESC; /* ascending: past the bound, stop */
-	db_entry *e = &f->out[f->n++];
-	e->klen = (uint16_t)klen;
-	e->vlen = (uint16_t)vlen;
-	memcpy(e->key, key, klen);
-	memcpy(e->val, val, vlen);
-	return f->n < f->cap;
-}
-
-/* Fill out[0, cap) scanning in dir from start (slen 0: the tree's end). */
-static int fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen)
-{
-	f->n = 0;
-	int rc = f->dir == DIR_ASC ? ruma_btree_scan_asc(bt, start, slen, fill_one, f)
-				   : ruma_btree_scan_desc(bt, start, slen, fill_one, f);
-	if (rc)
-		return rc;
-	return f->n ? 0 : RUMA_ENOTFOUND;
-}
-
-int db_last_key(ruma_btree *bt, db_entry *e)
-{
-	fill_ctx f = { .out = e, .cap = 1, .dir = DIR_DESC };
-	return fill(bt, &f, NULL, 0);
-}
-
-int db_next_name(ruma_db *db, const char *after, char *name)
-{
-	if (!db->registry)
-		return RUMA_ENOTFOUND;
-	db_entry *e = malloc(sizeof(*e));
-	if (!e)
-		return -ENOMEM;
-	fill_ctx f = { .out = e, .cap = 1, .dir = DIR_ASC, .has_skip = after != NULL,
-		       .skip = after, .skiplen = after ? strlen(after) : 0 };
-	int rc = fill(db->registry, &f, after, f.skiplen);
-	if (!rc) {
-		memcpy(name, e->key, e->klen);
-		name[e->klen] = '\0';
-	}
-	free(e);
-	return rc;
-}
 
 /* ---- cursors ---------------------------------------------------------------- */
 
@@ -164,7 +97,7 @@ static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bo
 	fill_ctx f = { .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
-	int rc = fill(c->table->bt, &f, start, slen);
+	int rc = db_fill(c->table->bt, &f, start, slen);
 	c->dir = dir;
 	c->n = f.n;
 	c->idx = 0;

@@ -46,12 +46,6 @@ static void open_report(const ruma_db_options *o, const char *path, const char *
 		fprintf(stderr, "ruma: %s\n", line);
 }
 
-int db_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
-{
-	int c = memcmp(a, b, alen < blen ? alen : blen);
-	return c ? c : (alen > blen) - (alen < blen);
-}
-
 void ruma_db_options_default(ruma_db_options *o)
 {
 	memset(o, 0, sizeof(*o));

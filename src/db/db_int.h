@@ -1,6 +1,8 @@
 /*
- * db_int.h — the structures behind db.h, shared by db.c (store, transactions,
- * tables, checkpoints) and cursor.c (cursors over one B-tree).
+ * db_int.h — the structures behind db.h, shared by scan.c (copying entries
+ * out of a tree), db.c (store, transactions, tables, checkpoints) and
+ * cursor.c (cursors over one B-tree), which call only downwards in that
+ * order.
  */
 #ifndef RUMA_DB_INT_H
 #define RUMA_DB_INT_H
@@ -60,11 +62,28 @@ typedef struct db_entry {
 	unsigned char val[RUMA_DB_MAX_VALUE];
 } db_entry;
 
-/* db_report — one line through the store's message callback. */
-void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---- scan.c ---- */
 
-/* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
-int db_txn_usable(const ruma_db_txn *txn);
+enum { DIR_ASC = 1, DIR_DESC = 2 };
+
+/* One fill: collect up to cap entries beyond `skip` (when given) and below
+ * the upper bound (when given). */
+typedef struct fill_ctx {
+	db_entry *out;
+	unsigned n, cap;
+	const void *skip;
+	size_t skiplen;
+	bool has_skip;
+	const void *hi;
+	size_t hilen;
+	bool has_hi;
+	int dir;
+} fill_ctx;
+
+/* db_fill — fill f->out[0, f->cap) scanning bt in f->dir from start (slen
+ * 0: from the tree's end); f->n gets the count.  0, RUMA_ENOTFOUND (none),
+ * or the scan's error. */
+int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen);
 
 /* db_next_name — the first registered table name > after (NULL: the first
  * one) into name (RUMA_DB_MAX_NAME + 1 bytes).  0, RUMA_ENOTFOUND, errors. */
@@ -75,5 +94,13 @@ int db_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
 
 /* db_last_key — the largest key of bt into *e (RUMA_ENOTFOUND: empty). */
 int db_last_key(ruma_btree *bt, db_entry *e);
+
+/* ---- db.c ---- */
+
+/* db_report — one line through the store's message callback. */
+void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
+int db_txn_usable(const ruma_db_txn *txn);
 
 #endif
