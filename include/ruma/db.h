@@ -276,7 +276,8 @@ typedef struct ruma_db_stats {
 	uint64_t pages_free;     /* freed ids available for reuse */
 	uint64_t pages_resident;
 	uint64_t pool_bytes;     /* the buffer pool's size */
-	uint64_t log_bytes;      /* logged since the last checkpoint */
+	uint64_t log_bytes;      /* logged since the last automatic checkpoint
+				    (or the open) */
 	uint64_t checkpoints;    /* automatic checkpoints since open */
 } ruma_db_stats;
 

@@ -98,7 +98,6 @@ static void *ckpt_main(void *arg)
 
 static int ckpt_start(ruma_db *db)
 {
-	db->ckpt_lsn = ruma_bm_log_end(db->bm);
 	int rc = pthread_create(&db->ckpt_thread, NULL, ckpt_main, db);
 	if (rc) {
 		db_report(db, "db: cannot start the checkpoint thread: %s", strerror(rc));
@@ -235,6 +234,7 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 		db_free(db);
 		return rc;
 	}
+	db->ckpt_lsn = ruma_bm_log_end(db->bm); /* 0 without a log */
 	rc = open_registry(db);
 	if (!rc && ruma_bm_logging(db->bm) && !(db->flags & RUMA_DB_READONLY))
 		rc = ckpt_start(db);
