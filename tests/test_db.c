@@ -328,6 +328,53 @@ static int t_list_stat_check(void)
 	return TEST_PASS;
 }
 
+/* NOLOG: no log file, still a store across a clean close; advanced: the
+ * buffer manager's settings, a small reservation filling up with a clear
+ * error that leaves the transaction abortable. */
+static int t_options(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_bm_config adv;
+	ruma_bm_config_default(&adv);
+	adv.virt_bytes = 8u << 20;
+	o.flags = RUMA_DB_NOLOG;
+	o.advanced = &adv;
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK(access(logpath, F_OK) != 0);
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "t", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_range(x, t, 0, 100, 1));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	unsigned char big[RUMA_DB_MAX_VALUE - 16];
+	memset(big, 1, sizeof(big));
+	int rc = 0;
+	for (unsigned i = 0; i < 20000 && !rc; i++) {
+		char b[16];
+		key_of(1000 + i, b);
+		ruma_val k = sv(b), v = { sizeof(big), big };
+		rc = ruma_db_put(x, t, &k, &v, 0);
+	}
+	CHECK_EQ(rc, RUMA_EVIRTFULL);
+	CHECK_OK(ruma_db_abort(x));
+	CHECK_OK(ruma_db_close(db));
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "t", 0, &t));
+	ruma_db_table_stats ts;
+	CHECK_OK(ruma_db_table_stat(x, t, &ts));
+	CHECK_EQ(ts.entries, 100);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 /* ---- model-based random test ---------------------------------------------------- */
 
 #define MODEL_KEYS 12000u
@@ -591,6 +638,7 @@ static const struct test_case cases[] = {
 	{ "misuse", t_misuse },
 	{ "cursor", t_cursor },
 	{ "list_stat_check", t_list_stat_check },
+	{ "options", t_options },
 	{ "model", t_model },
 	{ "checkpoint", t_checkpoint },
 	{ "kill9", t_kill9 },

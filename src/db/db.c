@@ -510,10 +510,16 @@ int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const r
 		return rc;
 	txn->writes++;
 	if (flags & RUMA_DB_APPEND)
-		return put_append(txn, t, key, val);
-	if (flags & RUMA_DB_NOOVERWRITE)
-		return ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len);
-	return ruma_txn_upsert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+		rc = put_append(txn, t, key, val);
+	else if (flags & RUMA_DB_NOOVERWRITE)
+		rc = ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+	else
+		rc = ruma_txn_upsert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+	if (rc == RUMA_EVIRTFULL && !__atomic_exchange_n(&txn->db->full_said, true, __ATOMIC_RELAXED))
+		db_report(txn->db, "db: the store is full: its virtual reservation is used up "
+				   "(ruma_db_options.advanced->virt_bytes; best set when the store "
+				   "is created, which sizes its free-space bitmap)");
+	return rc;
 }
 
 int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)

@@ -53,6 +53,7 @@ struct ruma_db {
 	uint64_t ckpt_ns;
 	uint64_t ckpt_lsn;         /* log end at the last checkpoint */
 	uint64_t checkpoints;
+	bool full_said;            /* the store-full message was given */
 };
 
 /* One entry copied out of the tree. */
