@@ -42,7 +42,7 @@
  * (a transaction kept open holds the log back).  A clean ruma_db_close
  * leaves an empty log.
  *
- * Every function returns 0 or a negative code (ruma_strerror): -EINVAL for
+ * Every int function returns 0 or a negative code (ruma_strerror): -EINVAL for
  * NULL or malformed arguments and misuse (a transaction or cursor used
  * after it ended), -EACCES for a write in a read-only transaction or store,
  * RUMA_ENOTFOUND, RUMA_EEXISTS, RUMA_ETOOBIG, RUMA_ECONFLICT, and the
