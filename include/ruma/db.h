@@ -1,0 +1,297 @@
+/*
+ * db.h — ruma as an embedded key/value store: one header to open a store,
+ * read, write, scan and commit (a user's guide: docs/db.md).
+ *
+ * A thin layer over the buffer manager (bm.h), the B-tree (btree.h), the
+ * write-ahead log and transactions (txn.h): a store is one file `path` plus
+ * its log `<path>.wal`; a table is one B-tree of the store; every read and
+ * write goes through a transaction.
+ *
+ * Threads: a ruma_db may be used by any number of threads at once; a
+ * transaction (and its cursors) by one thread at a time.
+ *
+ * Isolation, exactly (what each transaction kind sees today):
+ *   - a point read (ruma_db_get) or write (put, del) in any transaction locks
+ *     its row exclusively until commit or abort (txn.h: strict two-phase
+ *     locking, no waiting).  A row locked by another transaction gives
+ *     RUMA_ECONFLICT at once: abort and retry.  Point reads therefore see
+ *     committed data or the transaction's own writes, and two transactions
+ *     that only read one row also conflict;
+ *   - cursors take no row locks: a cursor sees the rows present when it
+ *     steps, including uncommitted rows of other transactions, and phantoms;
+ *     it sees its own transaction's writes;
+ *   - RUMA_DB_RDONLY transactions follow the same rules today; they only
+ *     refuse writes.  Snapshot isolation (its own work, not built yet) will
+ *     give each read-only transaction one snapshot of committed data, taken
+ *     at begin, for point reads and cursors alike, without locks or
+ *     conflicts; this API does not change for it.
+ *
+ * Durability: with the defaults every commit is durable when
+ * ruma_db_commit returns (group commit: concurrent commits share one
+ * fdatasync); RUMA_DB_ASYNC commits return at once and a crash may lose the
+ * last few milliseconds of them, each whole.  A store killed at any moment
+ * reopens with every committed transaction (recovery from the log).
+ *
+ * Checkpoints run on their own: a background thread checkpoints the store
+ * when the log has grown by RUMA_DB_CHECKPOINT_BYTES since the last one, or
+ * RUMA_DB_CHECKPOINT_MS after it when anything was logged since (both
+ * settable in ruma_db_options; the thread looks every 100 ms).  A
+ * checkpoint lets the log restart after the oldest unfinished transaction,
+ * so under a steady load of short transactions the log stays near
+ * RUMA_DB_CHECKPOINT_BYTES plus what is logged while one checkpoint runs
+ * (a transaction kept open holds the log back).  A clean ruma_db_close
+ * leaves an empty log.
+ *
+ * Every int function returns 0 or a negative code (ruma_strerror): -EINVAL for
+ * NULL or malformed arguments and misuse (a transaction or cursor used
+ * after it ended), -EACCES for a write in a read-only transaction or store,
+ * RUMA_ENOTFOUND, RUMA_EEXISTS, RUMA_ETOOBIG, RUMA_ECONFLICT, and the
+ * errors of the layers below.  What the caller should know is also given
+ * as one line through the message callback (ruma_db_options.message).
+ */
+#ifndef RUMA_DB_H
+#define RUMA_DB_H
+
+#include <ruma/btree.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ruma_db ruma_db;
+typedef struct ruma_db_txn ruma_db_txn;
+typedef struct ruma_db_table ruma_db_table;
+typedef struct ruma_db_cursor ruma_db_cursor;
+
+/* A byte string: a key or a value (the order of LMDB's MDB_val). */
+typedef struct ruma_val {
+	size_t len;
+	void *data;
+} ruma_val;
+
+/* Limits (btree.h): a key has 1..RUMA_DB_MAX_KEY bytes, a value at most
+ * RUMA_DB_MAX_VALUE, both together at most RUMA_BTREE_MAX_ENTRY; larger →
+ * RUMA_ETOOBIG.  Table names: 1..RUMA_DB_MAX_NAME bytes, not starting with
+ * "ruma:" (reserved for the store's own tables). */
+#define RUMA_DB_MAX_KEY RUMA_BTREE_MAX_KEY
+#define RUMA_DB_MAX_VALUE RUMA_BTREE_MAX_VALUE
+#define RUMA_DB_MAX_NAME RUMA_BTREE_MAX_NAME
+
+/* Virtual reservation of a store created with the defaults: 256 GiB, the
+ * most the store can ever hold (RUMA_EVIRTFULL beyond; set
+ * ruma_db_options.advanced->virt_bytes at creation for more).  Only pages
+ * in use take memory; the reservation costs address space, a latch word
+ * per 4 KiB page (touched only where pages are used) and the store's
+ * free-space bitmap, which the buffer manager reserves in the file for the
+ * whole reservation at creation (1 bit per page: 8 MiB of disk for 256
+ * GiB).  So it is sized far above what one small program stores, at a
+ * fixed cost of a few MiB per store. */
+#define RUMA_DB_DEFAULT_VIRT (256ull << 30)
+
+/* Automatic checkpoint thresholds (see the header comment). */
+#define RUMA_DB_CHECKPOINT_BYTES (64ull << 20)
+#define RUMA_DB_CHECKPOINT_MS 30000u
+
+/* ruma_db_options.flags */
+#define RUMA_DB_READONLY 1u /* open for reading: every write gives -EACCES */
+#define RUMA_DB_NOCREATE 2u /* a missing store is -ENOENT instead of created */
+#define RUMA_DB_NOLOG 4u    /* no log: not durable; a store not closed cleanly
+			       is refused (RUMA_EUNCLEAN) */
+
+typedef struct ruma_db_options {
+	unsigned flags;       /* RUMA_DB_READONLY | RUMA_DB_NOCREATE | RUMA_DB_NOLOG */
+	uint64_t pool_bytes;  /* buffer pool (0: a quarter of the memory the
+				 machine and the process's cgroup leave,
+				 at least 16 MiB, at most 64 GiB) */
+	/* One line per call (no newline), as ruma_bm_config.message; NULL:
+	 * stderr with a "ruma: " prefix. */
+	void (*message)(void *ctx, const char *line);
+	void *message_ctx;
+	/* Automatic checkpoint thresholds (0: RUMA_DB_CHECKPOINT_BYTES and
+	 * RUMA_DB_CHECKPOINT_MS). */
+	uint64_t checkpoint_bytes;
+	unsigned checkpoint_ms;
+	/* The buffer manager's research knobs (bm.h), NULL: their defaults.
+	 * path, phys_bytes, durability, message and fresh are set by
+	 * ruma_db_open from the fields above; virt_bytes 0 means
+	 * RUMA_DB_DEFAULT_VIRT. */
+	const ruma_bm_config *advanced;
+} ruma_db_options;
+
+/* ruma_db_options_default — flags 0, pool 0 (sized at open), no callback,
+ * default checkpoint thresholds, no advanced settings. */
+RUMA_API void ruma_db_options_default(ruma_db_options *o);
+
+/*
+ * ruma_db_open — open the store at path (created if missing unless
+ * RUMA_DB_NOCREATE), recovering it from its log if it was not closed
+ * cleanly.  opt NULL: the defaults.  Errors: -EINVAL, -ENOENT (missing with
+ * NOCREATE), RUMA_ELOCKED (in use), RUMA_ENOTSTORE, RUMA_ECORRUPT,
+ * RUMA_EUNCLEAN (a NOLOG store not closed cleanly), -ENOMEM, I/O errors.
+ * A read-only open still recovers a store left unclean (that writes the
+ * store and empties its log) and takes the store's lock.
+ */
+RUMA_API int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out);
+
+/*
+ * ruma_db_close — stop the checkpoint thread, write everything, empty the
+ * log and mark the store closed cleanly; free db and every table handle.
+ * Every transaction must have ended (else -EBUSY and nothing is closed).
+ * NULL is accepted (0).  Returns the first error met; the handle is freed
+ * whenever the result is not -EBUSY.
+ */
+RUMA_API int ruma_db_close(ruma_db *db);
+
+/* ruma_db_bm — the buffer manager under db (for bm.h's statistics). */
+RUMA_API ruma_bm *ruma_db_bm(ruma_db *db);
+
+/* ---- transactions ---------------------------------------------------------- */
+
+#define RUMA_DB_RDONLY 1u /* a read-only transaction: put/del give -EACCES */
+#define RUMA_DB_ASYNC 2u  /* commit does not wait for the log to be durable */
+
+/*
+ * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC).
+ * A store opened RUMA_DB_READONLY gives read-only transactions whatever the
+ * flags.  -EINVAL, -ENOMEM.
+ */
+RUMA_API int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out);
+
+/*
+ * ruma_db_commit / ruma_db_abort — end the transaction: commit makes its
+ * writes durable together (txn.h), abort undoes them.  Either way the
+ * transaction has ended: its handle stays allocated inside db (it is reused
+ * by a later ruma_db_begin), and until then any call with it returns
+ * -EINVAL.  Do not use it after it ended.  Cursors of the transaction stay
+ * allocated but give -EINVAL until closed.  A commit that fails has ended
+ * the transaction too (nothing of it is durable then: txn.h).
+ */
+RUMA_API int ruma_db_commit(ruma_db_txn *txn);
+RUMA_API int ruma_db_abort(ruma_db_txn *txn);
+
+/* ---- tables ------------------------------------------------------------------ */
+
+#define RUMA_DB_CREATE 1u /* ruma_db_table_open: create the table if missing */
+
+/*
+ * ruma_db_table_open — the table `name` (RUMA_ENOTFOUND if missing and not
+ * RUMA_DB_CREATE).  The handle is valid until ruma_db_close, in any
+ * transaction of db; opening a name twice gives the same handle.  Creating
+ * a table is immediate and durable: an abort of txn does not remove it.
+ * -EACCES to create in a read-only transaction.
+ */
+RUMA_API int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned flags,
+				ruma_db_table **out);
+
+/* ruma_db_table_name — the table's name (owned by the handle). */
+RUMA_API const char *ruma_db_table_name(const ruma_db_table *t);
+
+/*
+ * ruma_db_table_list — call fn(name, ctx) for every table of the store, in
+ * name order; fn returns false to stop.  Tables created by the B-tree API
+ * directly are not listed.
+ */
+RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx),
+				void *ctx);
+
+/* ---- point operations ----------------------------------------------------- */
+
+/*
+ * ruma_db_get — the value of key in *val.  val->data points into a buffer
+ * owned by the transaction, valid until the next call on this transaction
+ * (or one of its cursors) or its end.  RUMA_ENOTFOUND if absent.
+ */
+RUMA_API int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_val *val);
+
+#define RUMA_DB_NOOVERWRITE 1u /* put: RUMA_EEXISTS if the key is present */
+#define RUMA_DB_APPEND 2u      /* put: the key must be larger than every key of
+				  the table (else RUMA_EEXISTS): sorted loads */
+
+/* ruma_db_put — store key → val (replacing an existing value unless
+ * RUMA_DB_NOOVERWRITE). */
+RUMA_API int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,
+			 const ruma_val *val, unsigned flags);
+
+/* ruma_db_del — remove key.  RUMA_ENOTFOUND if absent. */
+RUMA_API int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key);
+
+/* ---- cursors --------------------------------------------------------------------- */
+
+/*
+ * A cursor walks one table in key order inside one transaction.  It holds
+ * no latch between calls: it keeps a copy of its current entry and a few
+ * entries ahead, and finds its place again from the current key, so it
+ * sees the transaction's own writes made between its steps.  Every
+ * positioning call returns 0 (positioned), RUMA_ENOTFOUND (past the end:
+ * the cursor is unpositioned) or an error.
+ *
+ * Bounded range [lo, hi): ruma_db_cursor_seek(c, lo); then, while the call
+ * returned 0 and memcmp-order(key, hi) < 0, use the entry and call
+ * ruma_db_cursor_next; or set an upper bound with
+ * ruma_db_cursor_set_upper, after which entries >= hi are past the end.
+ */
+RUMA_API int ruma_db_cursor_open(ruma_db_txn *txn, ruma_db_table *t, ruma_db_cursor **out);
+/* ruma_db_cursor_close — free the cursor (also after its transaction ended).
+ * NULL is accepted. */
+RUMA_API void ruma_db_cursor_close(ruma_db_cursor *c);
+
+/* ruma_db_cursor_set_upper — hi (copied; NULL: none): next/seek/first stop
+ * before the first key >= hi, last/prev start below it. */
+RUMA_API int ruma_db_cursor_set_upper(ruma_db_cursor *c, const ruma_val *hi);
+
+RUMA_API int ruma_db_cursor_first(ruma_db_cursor *c);
+RUMA_API int ruma_db_cursor_last(ruma_db_cursor *c);
+/* ruma_db_cursor_seek — to the first key >= key. */
+RUMA_API int ruma_db_cursor_seek(ruma_db_cursor *c, const ruma_val *key);
+/* ruma_db_cursor_next / _prev — to the next larger / smaller key than the
+ * current one (-EINVAL when unpositioned). */
+RUMA_API int ruma_db_cursor_next(ruma_db_cursor *c);
+RUMA_API int ruma_db_cursor_prev(ruma_db_cursor *c);
+
+/* ruma_db_cursor_get — the current entry (key and/or val may be NULL);
+ * both point into the cursor, valid until its next call.  -EINVAL when
+ * unpositioned. */
+RUMA_API int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val);
+
+/* ruma_db_cursor_del — delete the current entry.  The cursor stays at its
+ * key: next/prev go on from there, and ruma_db_cursor_get (or a second
+ * del) gives RUMA_ENOTFOUND until then. */
+RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
+
+/* ---- statistics and checking ----------------------------------------------- */
+
+typedef struct ruma_db_table_stats {
+	uint64_t entries;
+	uint64_t pages;   /* inner + leaf nodes */
+	unsigned depth;   /* levels, 1 = the root is a leaf */
+	uint64_t bytes;   /* bytes occupied in its nodes */
+} ruma_db_table_stats;
+
+/* ruma_db_table_stat — walk the table (shared latches). */
+RUMA_API int ruma_db_table_stat(ruma_db_txn *txn, ruma_db_table *t, ruma_db_table_stats *out);
+
+typedef struct ruma_db_stats {
+	uint64_t tables;
+	uint64_t pages;          /* page ids in use, metadata included */
+	uint64_t pages_free;     /* freed ids available for reuse */
+	uint64_t pages_resident;
+	uint64_t pool_bytes;     /* the buffer pool's size */
+	uint64_t log_bytes;      /* logged since the last automatic checkpoint
+				    (or the open) */
+	uint64_t checkpoints;    /* automatic checkpoints since open */
+} ruma_db_stats;
+
+/* ruma_db_stat — figures of the whole store. */
+RUMA_API int ruma_db_stat(ruma_db *db, ruma_db_stats *out);
+
+/*
+ * ruma_db_check — run the B-tree checker on every table (and the store's
+ * own table list); problems through the message callback.  0 when healthy,
+ * RUMA_ECORRUPT, or an error.  Run it while no writer is active.
+ */
+RUMA_API int ruma_db_check(ruma_db *db);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,194 @@
+/*
+ * cursor.c — cursors over one B-tree without a latch between calls.
+ *
+ * A step copies a small batch of entries out of the tree with one
+ * ruma_btree_scan_asc / _desc from the current key (the scan callback runs
+ * under a leaf latch, so it only copies), then serves the following steps
+ * in the same direction from the batch.  The batch is dropped when the
+ * direction changes or the transaction wrote since it was filled (so the
+ * cursor sees its transaction's own writes), and refilled from a copy of
+ * the current key, skipping that key itself (scan.c does the copying).
+ */
+#include "db/db_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CURSOR_BATCH 8u
+
+/* ---- cursors ---------------------------------------------------------------- */
+
+struct ruma_db_cursor {
+	ruma_db_txn *txn;
+	ruma_db_table *table;
+	uint64_t gen;           /* txn->gen at open: a change means it ended */
+	bool positioned;
+	bool deleted;           /* the current entry was deleted at the cursor */
+	int dir;                /* direction the batch was filled in */
+	uint64_t writes;        /* txn->writes when the batch was filled */
+	unsigned n, idx;        /* batch entries and the one after cur */
+	bool has_hi;
+	uint16_t hilen;
+	unsigned char hi[RUMA_DB_MAX_KEY];
+	db_entry cur;
+	db_entry batch[CURSOR_BATCH];
+};
+
+static int cursor_usable(const ruma_db_cursor *c)
+{
+	if (!c)
+		return -EINVAL;
+	if (c->gen != c->txn->gen || !c->txn->live) {
+		db_report(c->txn->db, "db: cursor used after its transaction ended");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ruma_db_cursor_open(ruma_db_txn *txn, ruma_db_table *t, ruma_db_cursor **out)
+{
+	int rc = db_txn_usable(txn);
+	if (rc || !t || t->db != txn->db || !out)
+		return rc ? rc : -EINVAL;
+	ruma_db_cursor *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->txn = txn;
+	c->table = t;
+	c->gen = txn->gen;
+	*out = c;
+	return 0;
+}
+
+void ruma_db_cursor_close(ruma_db_cursor *c)
+{
+	free(c);
+}
+
+int ruma_db_cursor_set_upper(ruma_db_cursor *c, const ruma_val *hi)
+{
+	int rc = cursor_usable(c);
+	if (rc)
+		return rc;
+	if (hi && (!hi->data || !hi->len || hi->len > RUMA_DB_MAX_KEY))
+		return hi->len > RUMA_DB_MAX_KEY ? RUMA_ETOOBIG : -EINVAL;
+	c->has_hi = hi != NULL;
+	if (hi) {
+		c->hilen = (uint16_t)hi->len;
+		memcpy(c->hi, hi->data, hi->len);
+	}
+	c->n = c->idx = 0; /* the batch may hold keys past the new bound */
+	return 0;
+}
+
+/* Take the batch's next entry as the current one. */
+static int take(ruma_db_cursor *c)
+{
+	c->cur = c->batch[c->idx++];
+	c->positioned = true;
+	c->deleted = false;
+	return 0;
+}
+
+/* Fill the batch in dir from start (skipping start itself when skip). */
+static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bool skip)
+{
+	fill_ctx f = { .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
+		       .has_skip = skip, .skip = start, .skiplen = slen,
+		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
+	int rc = db_fill(c->table->bt, &f, start, slen);
+	c->dir = dir;
+	c->n = f.n;
+	c->idx = 0;
+	c->writes = c->txn->writes;
+	if (rc) {
+		c->positioned = false;
+		c->n = 0;
+		return rc;
+	}
+	return take(c);
+}
+
+int ruma_db_cursor_first(ruma_db_cursor *c)
+{
+	int rc = cursor_usable(c);
+	return rc ? rc : refill(c, DIR_ASC, NULL, 0, false);
+}
+
+int ruma_db_cursor_last(ruma_db_cursor *c)
+{
+	int rc = cursor_usable(c);
+	if (rc)
+		return rc;
+	if (c->has_hi)
+		return refill(c, DIR_DESC, c->hi, c->hilen, true);
+	return refill(c, DIR_DESC, NULL, 0, false);
+}
+
+int ruma_db_cursor_seek(ruma_db_cursor *c, const ruma_val *key)
+{
+	int rc = cursor_usable(c);
+	if (rc || !key || !key->data || !key->len)
+		return rc ? rc : -EINVAL;
+	if (key->len > RUMA_DB_MAX_KEY)
+		return RUMA_ETOOBIG;
+	db_entry *k = &c->cur; /* refill overwrites cur only on success */
+	if (k->key != key->data)
+		memmove(k->key, key->data, key->len);
+	k->klen = (uint16_t)key->len;
+	return refill(c, DIR_ASC, k->key, k->klen, false);
+}
+
+/* One step in dir from the current key. */
+static int step(ruma_db_cursor *c, int dir)
+{
+	int rc = cursor_usable(c);
+	if (rc)
+		return rc;
+	if (!c->positioned)
+		return -EINVAL;
+	if (c->dir == dir && c->idx < c->n && c->writes == c->txn->writes)
+		return take(c);
+	return refill(c, dir, c->cur.key, c->cur.klen, true);
+}
+
+int ruma_db_cursor_next(ruma_db_cursor *c)
+{
+	return step(c, DIR_ASC);
+}
+
+int ruma_db_cursor_prev(ruma_db_cursor *c)
+{
+	return step(c, DIR_DESC);
+}
+
+int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val)
+{
+	int rc = cursor_usable(c);
+	if (rc)
+		return rc;
+	if (!c->positioned)
+		return -EINVAL;
+	if (c->deleted)
+		return RUMA_ENOTFOUND;
+	if (key)
+		*key = (ruma_val){ c->cur.klen, c->cur.key };
+	if (val)
+		*val = (ruma_val){ c->cur.vlen, c->cur.val };
+	return 0;
+}
+
+int ruma_db_cursor_del(ruma_db_cursor *c)
+{
+	int rc = cursor_usable(c);
+	if (rc)
+		return rc;
+	if (!c->positioned || c->deleted)
+		return !c->positioned ? -EINVAL : RUMA_ENOTFOUND;
+	ruma_val k = { c->cur.klen, c->cur.key };
+	rc = ruma_db_del(c->txn, c->table, &k);
+	if (!rc)
+		c->deleted = true;
+	return rc;
+}

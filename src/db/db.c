@@ -1,0 +1,622 @@
+/*
+ * db.c — the store as a user sees it (include/ruma/db.h): open and close
+ * with sizes chosen for the user, transactions (a pool of handles so that a
+ * handle used after it ended is recognised, not a use after free), tables
+ * (B-trees of the store, listed in the store's own table "ruma:tables"),
+ * point operations on ruma_val, statistics, checking, and the automatic
+ * checkpoint thread.  No engine of its own: everything is a call into
+ * btree.h, txn.h and bm.h.
+ */
+#include "db/db_int.h"
+
+#include <ruma/core.h>
+#include <ruma/sysinfo.h>
+#include <os/os.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DB_POOL_MIN (16ull << 20)
+#define DB_POOL_MAX (64ull << 30)
+#define DB_CKPT_POLL_MS 100u
+
+void db_report(ruma_db *db, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ruma_bm_report(db->bm, line);
+}
+
+/* A message before the store exists: the caller's callback or stderr. */
+static void open_report(const ruma_db_options *o, const char *path, const char *what)
+{
+	char line[512];
+	snprintf(line, sizeof(line), "db %s: %s", path ? path : "(null)", what);
+	if (o->message)
+		o->message(o->message_ctx, line);
+	else
+		fprintf(stderr, "ruma: %s\n", line);
+}
+
+void ruma_db_options_default(ruma_db_options *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+/* ---- automatic checkpoints -------------------------------------------------- */
+
+/* Checkpoint when the log grew by the size threshold, or the time threshold
+ * passed with something logged since the last checkpoint.  After a failed
+ * checkpoint the next try waits for the time threshold (one message per
+ * try, not one per poll). */
+static void ckpt_maybe(ruma_db *db, uint64_t *last_ns, bool *failed)
+{
+	uint64_t end = ruma_bm_log_end(db->bm), now = ruma_now_ns();
+	uint64_t grown = end - db->ckpt_lsn;
+	bool waited = now - *last_ns >= db->ckpt_ns;
+	bool due = *failed ? waited : grown >= db->ckpt_bytes || (grown && waited);
+	if (!due)
+		return;
+	*last_ns = now;
+	int rc = ruma_bm_flush(db->bm);
+	*failed = rc != 0;
+	if (rc) {
+		db_report(db, "db: automatic checkpoint failed: %s", ruma_strerror(rc));
+		return;
+	}
+	__atomic_store_n(&db->ckpt_lsn, end, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&db->checkpoints, 1, __ATOMIC_RELAXED);
+}
+
+static void *ckpt_main(void *arg)
+{
+	ruma_db *db = arg;
+	uint64_t last_ns = ruma_now_ns();
+	bool failed = false;
+	pthread_mutex_lock(&db->ckpt_mu);
+	while (!db->ckpt_stop) {
+		struct timespec ts;
+		ruma_deadline_after_ns(DB_CKPT_POLL_MS * 1000000ull, &ts);
+		pthread_cond_timedwait(&db->ckpt_cond, &db->ckpt_mu, &ts);
+		if (db->ckpt_stop)
+			break;
+		pthread_mutex_unlock(&db->ckpt_mu);
+		ckpt_maybe(db, &last_ns, &failed);
+		pthread_mutex_lock(&db->ckpt_mu);
+	}
+	pthread_mutex_unlock(&db->ckpt_mu);
+	return NULL;
+}
+
+static int ckpt_start(ruma_db *db)
+{
+	int rc = pthread_create(&db->ckpt_thread, NULL, ckpt_main, db);
+	if (rc) {
+		db_report(db, "db: cannot start the checkpoint thread: %s", strerror(rc));
+		return -rc;
+	}
+	db->ckpt_running = true;
+	return 0;
+}
+
+static void ckpt_stop(ruma_db *db)
+{
+	if (!db->ckpt_running)
+		return;
+	pthread_mutex_lock(&db->ckpt_mu);
+	db->ckpt_stop = true;
+	pthread_cond_signal(&db->ckpt_cond);
+	pthread_mutex_unlock(&db->ckpt_mu);
+	pthread_join(db->ckpt_thread, NULL);
+	db->ckpt_running = false;
+}
+
+/* ---- open and close ------------------------------------------------------------ */
+
+static uint64_t default_pool(void)
+{
+	ruma_mem_avail m;
+	uint64_t pool = 0;
+	if (!ruma_sysinfo_mem_available(&m))
+		pool = m.bytes / 4;
+	pool = RUMA_MAX(pool, DB_POOL_MIN);
+	return RUMA_MIN(pool, DB_POOL_MAX);
+}
+
+static bool file_exists(const char *path)
+{
+	int fd;
+	if (ruma_os_open(path, O_RDONLY | O_CLOEXEC, 0, &fd))
+		return false;
+	close(fd);
+	return true;
+}
+
+static int check_options(const char *path, const ruma_db_options *o)
+{
+	const unsigned known = RUMA_DB_READONLY | RUMA_DB_NOCREATE | RUMA_DB_NOLOG;
+	if (!path || !*path) {
+		open_report(o, path, "no path given");
+		return -EINVAL;
+	}
+	if (o->flags & ~known) {
+		open_report(o, path, "unknown bits in ruma_db_options.flags");
+		return -EINVAL;
+	}
+	if ((o->flags & (RUMA_DB_READONLY | RUMA_DB_NOCREATE)) && !file_exists(path)) {
+		open_report(o, path, "no such store (ruma_db_options.flags forbid creating it)");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void bm_config_for(const char *path, const ruma_db_options *o, ruma_bm_config *c)
+{
+	if (o->advanced)
+		*c = *o->advanced;
+	else
+		ruma_bm_config_default(c);
+	c->path = path;
+	if (!o->advanced || !c->virt_bytes)
+		c->virt_bytes = RUMA_DB_DEFAULT_VIRT;
+	c->phys_bytes = o->pool_bytes ? o->pool_bytes : default_pool();
+	c->phys_bytes = RUMA_MIN(c->phys_bytes, c->virt_bytes);
+	c->durability = (o->flags & RUMA_DB_NOLOG) ? RUMA_BM_DURABLE_OFF : RUMA_BM_DURABLE_SYNC;
+	c->fresh = false;
+	c->message = o->message;
+	c->message_ctx = o->message_ctx;
+}
+
+static int open_registry(ruma_db *db)
+{
+	int rc = ruma_btree_open(db->bm, DB_REGISTRY, &db->registry);
+	if (rc == RUMA_ENOTFOUND && !(db->flags & RUMA_DB_READONLY))
+		rc = ruma_btree_create(db->bm, DB_REGISTRY, &db->registry);
+	if (rc == RUMA_ENOTFOUND) {
+		db->registry = NULL;
+		rc = 0;
+	}
+	return rc;
+}
+
+static void db_free(ruma_db *db)
+{
+	for (ruma_db_table *t = db->tables, *n; t; t = n) {
+		n = t->next;
+		ruma_btree_release(t->bt);
+		free(t);
+	}
+	for (ruma_db_txn *x = db->free_txns, *n; x; x = n) {
+		n = x->next_free;
+		free(x);
+	}
+	ruma_btree_release(db->registry);
+	pthread_mutex_destroy(&db->mu);
+	pthread_mutex_destroy(&db->ckpt_mu);
+	pthread_cond_destroy(&db->ckpt_cond);
+	free(db);
+}
+
+int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
+{
+	ruma_db_options defaults;
+	if (!opt) {
+		ruma_db_options_default(&defaults);
+		opt = &defaults;
+	}
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	int rc = check_options(path, opt);
+	if (rc)
+		return rc;
+	ruma_db *db = calloc(1, sizeof(*db));
+	if (!db)
+		return -ENOMEM;
+	pthread_mutex_init(&db->mu, NULL);
+	pthread_mutex_init(&db->ckpt_mu, NULL);
+	pthread_cond_init(&db->ckpt_cond, NULL);
+	db->flags = opt->flags;
+	db->ckpt_bytes = opt->checkpoint_bytes ? opt->checkpoint_bytes : RUMA_DB_CHECKPOINT_BYTES;
+	db->ckpt_ns = (opt->checkpoint_ms ? opt->checkpoint_ms : RUMA_DB_CHECKPOINT_MS) * 1000000ull;
+	ruma_bm_config c;
+	bm_config_for(path, opt, &c);
+	db->pool_bytes = c.phys_bytes;
+	if ((rc = ruma_bm_open(&c, &db->bm))) {
+		db_free(db);
+		return rc;
+	}
+	db->ckpt_lsn = ruma_bm_log_end(db->bm); /* 0 without a log */
+	rc = open_registry(db);
+	if (!rc && ruma_bm_logging(db->bm) && !(db->flags & RUMA_DB_READONLY))
+		rc = ckpt_start(db);
+	if (rc) {
+		ruma_bm *bm = db->bm;
+		ckpt_stop(db);
+		db_free(db);
+		ruma_bm_close(bm);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+int ruma_db_close(ruma_db *db)
+{
+	if (!db)
+		return 0;
+	pthread_mutex_lock(&db->mu);
+	size_t active = db->active;
+	pthread_mutex_unlock(&db->mu);
+	if (active) {
+		db_report(db, "db: close with %zu transaction(s) not ended", active);
+		return -EBUSY;
+	}
+	ckpt_stop(db);
+	ruma_bm *bm = db->bm;
+	db_free(db);
+	return ruma_bm_close(bm);
+}
+
+ruma_bm *ruma_db_bm(ruma_db *db)
+{
+	return db ? db->bm : NULL;
+}
+
+/* ---- transactions -------------------------------------------------------------- */
+
+int db_txn_usable(const ruma_db_txn *txn)
+{
+	if (!txn)
+		return -EINVAL;
+	if (!txn->live) {
+		db_report(txn->db, "db: transaction used after commit or abort");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static ruma_db_txn *txn_take(ruma_db *db)
+{
+	pthread_mutex_lock(&db->mu);
+	ruma_db_txn *x = db->free_txns;
+	if (x)
+		db->free_txns = x->next_free;
+	pthread_mutex_unlock(&db->mu);
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (x)
+			x->db = db;
+	}
+	return x;
+}
+
+/* End txn: back to the pool, its cursors and stale pointers see !live. */
+static void txn_end(ruma_db_txn *txn)
+{
+	ruma_db *db = txn->db;
+	txn->live = false;
+	txn->x = NULL;
+	txn->gen++;
+	pthread_mutex_lock(&db->mu);
+	txn->next_free = db->free_txns;
+	db->free_txns = txn;
+	db->active--;
+	pthread_mutex_unlock(&db->mu);
+}
+
+int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
+{
+	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC)))
+		return -EINVAL;
+	if (db->flags & RUMA_DB_READONLY)
+		flags |= RUMA_DB_RDONLY;
+	ruma_db_txn *txn = txn_take(db);
+	if (!txn)
+		return -ENOMEM;
+	int rc = ruma_txn_begin(db->bm, (flags & RUMA_DB_ASYNC) ? RUMA_TXN_ASYNC : 0, &txn->x);
+	pthread_mutex_lock(&db->mu);
+	if (rc) {
+		txn->next_free = db->free_txns;
+		db->free_txns = txn;
+	} else {
+		db->active++;
+	}
+	pthread_mutex_unlock(&db->mu);
+	if (rc)
+		return rc;
+	txn->flags = flags;
+	txn->writes = 0;
+	txn->live = true;
+	*out = txn;
+	return 0;
+}
+
+int ruma_db_commit(ruma_db_txn *txn)
+{
+	int rc = db_txn_usable(txn);
+	if (rc)
+		return rc;
+	rc = ruma_txn_commit(txn->x);
+	txn_end(txn);
+	return rc;
+}
+
+int ruma_db_abort(ruma_db_txn *txn)
+{
+	int rc = db_txn_usable(txn);
+	if (rc)
+		return rc;
+	rc = ruma_txn_abort(txn->x);
+	txn_end(txn);
+	return rc;
+}
+
+static int txn_writable(ruma_db_txn *txn)
+{
+	if (txn->flags & RUMA_DB_RDONLY) {
+		db_report(txn->db, "db: write in a read-only transaction");
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* ---- tables ------------------------------------------------------------------------ */
+
+static ruma_db_table *table_find(ruma_db *db, const char *name)
+{
+	for (ruma_db_table *t = db->tables; t; t = t->next)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
+}
+
+static int table_check_name(ruma_db *db, const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+	if (!len || len > RUMA_DB_MAX_NAME ||
+	    !strncmp(name, DB_RESERVED_PREFIX, strlen(DB_RESERVED_PREFIX))) {
+		db_report(db, "db: bad table name (1..%u bytes, not starting with \"%s\")",
+			  RUMA_DB_MAX_NAME, DB_RESERVED_PREFIX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The tree of name, created (and registered) when create allows. */
+static int table_tree(ruma_db_txn *txn, const char *name, bool create, ruma_btree **bt)
+{
+	ruma_db *db = txn->db;
+	int rc = ruma_btree_open(db->bm, name, bt);
+	if (rc != RUMA_ENOTFOUND || !create)
+		return rc;
+	if ((rc = txn_writable(txn)))
+		return rc;
+	if (!db->registry)
+		return -EACCES;
+	if ((rc = ruma_btree_create(db->bm, name, bt)))
+		return rc;
+	rc = ruma_btree_upsert(db->registry, name, strlen(name), "", 0, NULL);
+	if (rc) {
+		ruma_btree_release(*bt);
+		*bt = NULL;
+	}
+	return rc;
+}
+
+int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned flags, ruma_db_table **out)
+{
+	int rc = db_txn_usable(txn);
+	if (rc || !out || (flags & ~RUMA_DB_CREATE))
+		return rc ? rc : -EINVAL;
+	ruma_db *db = txn->db;
+	if ((rc = table_check_name(db, name)))
+		return rc;
+	pthread_mutex_lock(&db->mu);
+	ruma_db_table *t = table_find(db, name);
+	if (!t) {
+		ruma_btree *bt = NULL;
+		rc = table_tree(txn, name, flags & RUMA_DB_CREATE, &bt);
+		size_t len = strlen(name) + 1;
+		if (!rc && !(t = malloc(sizeof(*t) + len))) {
+			ruma_btree_release(bt);
+			rc = -ENOMEM;
+		}
+		if (!rc) {
+			*t = (ruma_db_table){ .db = db, .bt = bt, .next = db->tables };
+			memcpy(t->name, name, len);
+			db->tables = t;
+		}
+	}
+	pthread_mutex_unlock(&db->mu);
+	if (!rc)
+		*out = t;
+	return rc;
+}
+
+const char *ruma_db_table_name(const ruma_db_table *t)
+{
+	return t ? t->name : NULL;
+}
+
+int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx), void *ctx)
+{
+	int rc = db_txn_usable(txn);
+	if (rc || !fn)
+		return rc ? rc : -EINVAL;
+	char name[RUMA_DB_MAX_NAME + 1];
+	const char *after = NULL;
+	while (!(rc = db_next_name(txn->db, after, name))) {
+		if (!fn(name, ctx))
+			return 0;
+		after = name;
+	}
+	return rc == RUMA_ENOTFOUND ? 0 : rc;
+}
+
+/* ---- point operations -------------------------------------------------------- */
+
+static int op_usable(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
+{
+	int rc = db_txn_usable(txn);
+	if (rc)
+		return rc;
+	if (!t || t->db != txn->db || !key || (!key->data && key->len))
+		return -EINVAL;
+	return 0;
+}
+
+int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_val *val)
+{
+	int rc = op_usable(txn, t, key);
+	if (rc || !val)
+		return rc ? rc : -EINVAL;
+	size_t len = 0;
+	rc = ruma_txn_lookup(txn->x, t->bt, key->data, key->len, txn->buf, sizeof(txn->buf), &len);
+	if (!rc) {
+		val->data = txn->buf;
+		val->len = len;
+	}
+	return rc;
+}
+
+static int put_append(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val)
+{
+	db_entry last;
+	int rc = db_last_key(t->bt, &last);
+	if (!rc && db_key_cmp(key->data, key->len, last.key, last.klen) <= 0)
+		return RUMA_EEXISTS;
+	if (rc && rc != RUMA_ENOTFOUND)
+		return rc;
+	return ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+}
+
+int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val,
+		unsigned flags)
+{
+	int rc = op_usable(txn, t, key);
+	if (rc || !val || (!val->data && val->len) ||
+	    (flags & ~(RUMA_DB_NOOVERWRITE | RUMA_DB_APPEND)))
+		return rc ? rc : -EINVAL;
+	if ((rc = txn_writable(txn)))
+		return rc;
+	txn->writes++;
+	if (flags & RUMA_DB_APPEND)
+		rc = put_append(txn, t, key, val);
+	else if (flags & RUMA_DB_NOOVERWRITE)
+		rc = ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+	else
+		rc = ruma_txn_upsert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+	if (rc == RUMA_EVIRTFULL && !__atomic_exchange_n(&txn->db->full_said, true, __ATOMIC_RELAXED))
+		db_report(txn->db, "db: the store is full: its virtual reservation is used up "
+				   "(ruma_db_options.advanced->virt_bytes; best set when the store "
+				   "is created, which sizes its free-space bitmap)");
+	return rc;
+}
+
+int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
+{
+	int rc = op_usable(txn, t, key);
+	if (rc)
+		return rc;
+	if ((rc = txn_writable(txn)))
+		return rc;
+	txn->writes++;
+	return ruma_txn_remove(txn->x, t->bt, key->data, key->len);
+}
+
+/* ---- statistics and checking ------------------------------------------------- */
+
+int ruma_db_table_stat(ruma_db_txn *txn, ruma_db_table *t, ruma_db_table_stats *out)
+{
+	int rc = db_txn_usable(txn);
+	if (rc || !t || t->db != txn->db || !out)
+		return rc ? rc : -EINVAL;
+	ruma_btree_stats s;
+	if ((rc = ruma_btree_get_stats(t->bt, &s)))
+		return rc;
+	*out = (ruma_db_table_stats){ .entries = s.entries,
+				     .pages = s.inner_nodes + s.leaf_nodes,
+				     .depth = s.height,
+				     .bytes = s.bytes_used };
+	return 0;
+}
+
+int ruma_db_stat(ruma_db *db, ruma_db_stats *out)
+{
+	if (!db || !out)
+		return -EINVAL;
+	ruma_bm_stats s;
+	ruma_bm_get_stats(db->bm, &s);
+	memset(out, 0, sizeof(*out));
+	char name[RUMA_DB_MAX_NAME + 1];
+	const char *after = NULL;
+	int rc;
+	while (!(rc = db_next_name(db, after, name))) {
+		out->tables++;
+		after = name;
+	}
+	if (rc != RUMA_ENOTFOUND)
+		return rc;
+	out->pages = s.pages_allocated;
+	out->pages_free = s.pages_free;
+	out->pages_resident = s.pages_resident;
+	out->pool_bytes = db->pool_bytes;
+	if (ruma_bm_logging(db->bm))
+		out->log_bytes = ruma_bm_log_end(db->bm) -
+				 __atomic_load_n(&db->ckpt_lsn, __ATOMIC_RELAXED);
+	out->checkpoints = __atomic_load_n(&db->checkpoints, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void check_line(void *ctx, const char *line)
+{
+	ruma_db *db = ctx;
+	db_report(db, "db check: %s", line);
+}
+
+static int check_tree(ruma_db *db, const char *name)
+{
+	ruma_btree *bt;
+	int rc = ruma_btree_open(db->bm, name, &bt);
+	if (rc) {
+		db_report(db, "db check: table %s: %s", name, ruma_strerror(rc));
+		return rc == RUMA_ENOTFOUND ? RUMA_ECORRUPT : rc;
+	}
+	rc = ruma_btree_check_msg(bt, check_line, db);
+	if (rc)
+		db_report(db, "db check: table %s: %s", name, ruma_strerror(rc));
+	ruma_btree_release(bt);
+	return rc;
+}
+
+int ruma_db_check(ruma_db *db)
+{
+	if (!db)
+		return -EINVAL;
+	if (!db->registry)
+		return 0;
+	int first = check_tree(db, DB_REGISTRY);
+	if (first)
+		return first;
+	char name[RUMA_DB_MAX_NAME + 1];
+	const char *after = NULL;
+	int rc;
+	while (!(rc = db_next_name(db, after, name))) {
+		int r = check_tree(db, name);
+		if (r && !first)
+			first = r;
+		after = name;
+	}
+	if (rc != RUMA_ENOTFOUND && !first)
+		first = rc;
+	return first;
+}

@@ -1,0 +1,107 @@
+/*
+ * db_int.h — the structures behind db.h, shared by scan.c (copying entries
+ * out of a tree), db.c (store, transactions, tables, checkpoints) and
+ * cursor.c (cursors over one B-tree), which call only downwards in that
+ * order.
+ */
+#ifndef RUMA_DB_INT_H
+#define RUMA_DB_INT_H
+
+#include <ruma/db.h>
+#include <ruma/txn.h>
+
+#include <pthread.h>
+
+/* The store's own table of table names (keys: names; values: empty). */
+#define DB_REGISTRY "ruma:tables"
+#define DB_RESERVED_PREFIX "ruma:"
+
+struct ruma_db_table {
+	ruma_db *db;
+	ruma_btree *bt;
+	struct ruma_db_table *next;
+	char name[];
+};
+
+struct ruma_db_txn {
+	ruma_db *db;
+	ruma_txn *x;
+	unsigned flags;            /* RUMA_DB_RDONLY | RUMA_DB_ASYNC */
+	bool live;                 /* begun and not yet ended */
+	uint64_t gen;              /* bumped when it ends: cursors check it */
+	uint64_t writes;           /* puts and dels so far: cursors refill on change */
+	struct ruma_db_txn *next_free;
+	unsigned char buf[RUMA_DB_MAX_VALUE]; /* ruma_db_get's value */
+};
+
+struct ruma_db {
+	ruma_bm *bm;
+	unsigned flags;            /* ruma_db_options.flags */
+	uint64_t pool_bytes;
+	pthread_mutex_t mu;        /* tables, txn pool, active count */
+	ruma_db_table *tables;
+	ruma_btree *registry;      /* NULL: none yet (a read-only open of a new store) */
+	ruma_db_txn *free_txns;
+	size_t active;             /* transactions begun and not ended */
+	/* automatic checkpoints */
+	pthread_t ckpt_thread;
+	bool ckpt_running;
+	bool ckpt_stop;
+	pthread_mutex_t ckpt_mu;
+	pthread_cond_t ckpt_cond;
+	uint64_t ckpt_bytes;       /* thresholds */
+	uint64_t ckpt_ns;
+	uint64_t ckpt_lsn;         /* log end at the last checkpoint */
+	uint64_t checkpoints;
+	bool full_said;            /* the store-full message was given */
+};
+
+/* One entry copied out of the tree. */
+typedef struct db_entry {
+	uint16_t klen, vlen;
+	unsigned char key[RUMA_DB_MAX_KEY];
+	unsigned char val[RUMA_DB_MAX_VALUE];
+} db_entry;
+
+/* ---- scan.c ---- */
+
+enum { DIR_ASC = 1, DIR_DESC = 2 };
+
+/* One fill: collect up to cap entries beyond `skip` (when given) and below
+ * the upper bound (when given). */
+typedef struct fill_ctx {
+	db_entry *out;
+	unsigned n, cap;
+	const void *skip;
+	size_t skiplen;
+	bool has_skip;
+	const void *hi;
+	size_t hilen;
+	bool has_hi;
+	int dir;
+} fill_ctx;
+
+/* db_fill — fill f->out[0, f->cap) scanning bt in f->dir from start (slen
+ * 0: from the tree's end); f->n gets the count.  0, RUMA_ENOTFOUND (none),
+ * or the scan's error. */
+int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen);
+
+/* db_next_name — the first registered table name > after (NULL: the first
+ * one) into name (RUMA_DB_MAX_NAME + 1 bytes).  0, RUMA_ENOTFOUND, errors. */
+int db_next_name(ruma_db *db, const char *after, char *name);
+
+/* db_key_cmp — memcmp order with shorter prefixes first (btree.h). */
+int db_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
+
+/* db_last_key — the largest key of bt into *e (RUMA_ENOTFOUND: empty). */
+int db_last_key(ruma_btree *bt, db_entry *e);
+
+/* ---- db.c ---- */
+
+/* db_report — one line through the store's message callback. */
+void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
+int db_txn_usable(const ruma_db_txn *txn);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * scan.c — copying entries out of a B-tree in key order, the bottom of the
+ * db module: one ruma_btree_scan_asc / _desc collects a few entries beyond
+ * a key (the scan callback runs under a leaf latch, so it only copies).
+ * Cursors (cursor.c), the table list and appends (db.c) are built on it.
+ */
+#include "db/db_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int db_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+static bool fill_one(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	fill_ctx *f = ctx;
+	if (f->has_skip && !db_key_cmp(key, klen, f->skip, f->skiplen))
+		return true;
+	if (f->has_hi && db_key_cmp(key, klen, f->hi, f->hilen) >= 0)
+		return f->dir == DIR_DESC; /* ascending: past the bound, stop */
+	db_entry *e = &f->out[f->n++];
+	e->klen = (uint16_t)klen;
+	e->vlen = (uint16_t)vlen;
+	memcpy(e->key, key, klen);
+	memcpy(e->val, val, vlen);
+	return f->n < f->cap;
+}
+
+/* Fill out[0, cap) scanning in dir from start (slen 0: the tree's end). */
+int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen)
+{
+	f->n = 0;
+	int rc = f->dir == DIR_ASC ? ruma_btree_scan_asc(bt, start, slen, fill_one, f)
+				   : ruma_btree_scan_desc(bt, start, slen, fill_one, f);
+	if (rc)
+		return rc;
+	return f->n ? 0 : RUMA_ENOTFOUND;
+}
+
+int db_last_key(ruma_btree *bt, db_entry *e)
+{
+	fill_ctx f = { .out = e, .cap = 1, .dir = DIR_DESC };
+	return db_fill(bt, &f, NULL, 0);
+}
+
+int db_next_name(ruma_db *db, const char *after, char *name)
+{
+	if (!db->registry)
+		return RUMA_ENOTFOUND;
+	db_entry *e = malloc(sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	fill_ctx f = { .out = e, .cap = 1, .dir = DIR_ASC, .has_skip = after != NULL,
+		       .skip = after, .skiplen = after ? strlen(after) : 0 };
+	int rc = db_fill(db->registry, &f, after, f.skiplen);
+	if (!rc) {
+		memcpy(name, e->key, e->klen);
+		name[e->klen] = '\0';
+	}
+	free(e);
+	return rc;
+}
+

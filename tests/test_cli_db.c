@@ -1,0 +1,158 @@
+/*
+ * test_cli_db.c — `ruma db`: sub-commands, exit statuses, a dump/load
+ * round trip that is byte-identical, and bad inputs (a truncated dump, a
+ * dump of another format, a file that is not a store, a store in use, a
+ * missing key, bad options).
+ */
+#include "test.h"
+
+#include <ruma/db.h>
+
+static char dir[128], store[192], copy[192], dump[192], dump2[192];
+
+static int setup(void)
+{
+	strcpy(dir, "/tmp/ruma-test-clidb-XXXXXX");
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(store, sizeof(store), "%s/s", dir);
+	snprintf(copy, sizeof(copy), "%s/c", dir);
+	snprintf(dump, sizeof(dump), "%s/d", dir);
+	snprintf(dump2, sizeof(dump2), "%s/d2", dir);
+	return 0;
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "  (could not remove %s)\n", dir);
+}
+
+/* Run `ruma db` with the NULL-terminated arguments; the exit status. */
+static int db(char **out, ...)
+{
+	char *argv[16] = { NULL, "db" };
+	va_list ap;
+	va_start(ap, out);
+	int n = 2;
+	for (char *a; n < 15 && (a = va_arg(ap, char *)); n++)
+		argv[n] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	char *err = NULL;
+	int st = test_run_cli(argv, out, &err);
+	if (err && *err)
+		fprintf(stderr, "    %s", err);
+	free(err);
+	return st;
+}
+
+/* A shell command line; its exit status. */
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int t_commands(void)
+{
+	CHECK(!setup());
+	char *out = NULL;
+	CHECK_EQ(db(NULL, "put", store, "t", "k1", "v1", NULL), 1); /* no store yet */
+	CHECK_EQ(db(NULL, "put", store, "t", "k1", "v1", "--create", NULL), 0);
+	CHECK_EQ(db(NULL, "put", store, "t", "k\\x00", "\\xff\\\\", NULL), 0);
+	CHECK_EQ(db(NULL, "put", store, "t", "k1", "x", "--no-overwrite", NULL), 1);
+	CHECK_EQ(db(&out, "get", store, "t", "k1", NULL), 0);
+	CHECK(out && !strcmp(out, "v1\n"));
+	free(out);
+	CHECK_EQ(db(&out, "get", store, "t", "6b00", "--hex", NULL), 0);
+	CHECK(out && !strcmp(out, "ff5c\n"));
+	free(out);
+	CHECK_EQ(db(&out, "scan", store, "t", NULL), 0);
+	CHECK(out && !strcmp(out, "k\\x00\t\\xff\\\\\nk1\tv1\n"));
+	free(out);
+	CHECK_EQ(db(&out, "scan", store, "t", "--reverse", "--limit", "1", NULL), 0);
+	CHECK(out && !strcmp(out, "k1\tv1\n"));
+	free(out);
+	CHECK_EQ(db(NULL, "get", store, "t", "nope", NULL), 1);
+	CHECK_EQ(db(NULL, "get", store, "nosuchtable", "k1", NULL), 1);
+	CHECK_EQ(db(NULL, "del", store, "t", "k1", NULL), 0);
+	CHECK_EQ(db(NULL, "del", store, "t", "k1", NULL), 1);
+	CHECK_EQ(db(&out, "stat", store, NULL), 0);
+	CHECK(out && strstr(out, "1 tables"));
+	free(out);
+	CHECK_EQ(db(NULL, "check", store, NULL), 0);
+	/* usage errors: 2; help: 0 */
+	CHECK_EQ(db(NULL, NULL), 2);
+	CHECK_EQ(db(NULL, "frob", NULL), 2);
+	CHECK_EQ(db(NULL, "get", store, "t", NULL), 2);
+	CHECK_EQ(db(NULL, "get", store, "t", "k", "--bogus", NULL), 2);
+	CHECK_EQ(db(NULL, "get", store, "t", "\\q", NULL), 2);
+	CHECK_EQ(db(NULL, "get", store, "t", "abc", "--hex", NULL), 2);
+	CHECK_EQ(db(NULL, "--help", NULL), 0);
+	CHECK_EQ(db(NULL, "scan", "--help", NULL), 0);
+	teardown();
+	return TEST_PASS;
+}
+
+static int t_dump_load(void)
+{
+	CHECK(!setup());
+	/* two tables, a few thousand entries, binary keys and empty values */
+	ruma_db *d;
+	ruma_db_options o;
+	ruma_db_options_default(&o);
+	o.pool_bytes = 8u << 20;
+	CHECK_OK(ruma_db_open(store, &o, &d));
+	ruma_db_txn *x;
+	ruma_db_table *a, *b;
+	CHECK_OK(ruma_db_begin(d, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &a));
+	CHECK_OK(ruma_db_table_open(x, "b b", RUMA_DB_CREATE, &b));
+	for (uint32_t i = 0; i < 5000; i++) {
+		unsigned char kb[4] = { (unsigned char)(i >> 24), (unsigned char)(i >> 16),
+					(unsigned char)(i >> 8), (unsigned char)i };
+		ruma_val k = { sizeof(kb), kb }, v = { i % 7 * 20, kb };
+		unsigned char vb[140];
+		memset(vb, (int)i, sizeof(vb));
+		v.data = vb;
+		CHECK_OK(ruma_db_put(x, i % 3 ? a : b, &k, &v, 0));
+	}
+	CHECK_OK(ruma_db_commit(x));
+	/* a store in use cannot be opened by the tool */
+	CHECK_EQ(db(NULL, "stat", store, NULL), 1);
+	CHECK_OK(ruma_db_close(d));
+	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, store, dump), 0);
+	CHECK_EQ(sh("%s db load %s < %s", RUMA_BIN, copy, dump), 0);
+	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, copy, dump2), 0);
+	CHECK_EQ(sh("cmp -s %s %s", dump, dump2), 0);
+	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
+	/* bad inputs: truncated, another format, empty, not a store */
+	CHECK_EQ(sh("head -n 100 %s | %s db load %s/t 2>/dev/null", dump, RUMA_BIN, dir), 1);
+	CHECK_EQ(sh("sed 1s/1/2/ %s | %s db load %s/f 2>/dev/null", dump, RUMA_BIN, dir), 1);
+	CHECK_EQ(sh("%s db load %s/e < /dev/null 2>/dev/null", RUMA_BIN, dir), 1);
+	CHECK_EQ(sh("echo hello > %s/plain", dir), 0);
+	char plain[200];
+	snprintf(plain, sizeof(plain), "%s/plain", dir);
+	CHECK_EQ(db(NULL, "stat", plain, NULL), 1);
+	CHECK_EQ(db(NULL, "check", plain, NULL), 1);
+	teardown();
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "commands", t_commands },
+	{ "dump_load", t_dump_load },
+};
+
+int main(int argc, char **argv)
+{
+	return test_main("cli_db", cases, TEST_N(cases), argc, argv);
+}
