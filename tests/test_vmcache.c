@@ -591,9 +591,13 @@ static int t_scan_workloads(void)
 	return TEST_PASS;
 }
 
-/* rndread --inflight 32 keeps about 32 reads in flight per thread, not just
- * the misses of one batch of 32 lookups (about 7 of them here: most leaves
- * are resident). */
+/* rndread --inflight 32 keeps several reads in flight per thread while it
+ * waits (the synchronous path has exactly one).  How many depends on how
+ * fast the device completes them: on a slow one the window fills to about
+ * 32, on a fast, host-cached virtual disk completions arrive while the
+ * window is still filling and the average while waiting is 8-12.  The bar
+ * is set well above the synchronous path's 1 and below what any device
+ * gives, so that it tests the mechanism, not the device's latency. */
 static int t_inflight_depth(void)
 {
 	char *out = NULL, *err = NULL;
@@ -608,9 +612,9 @@ static int t_inflight_depth(void)
 	const char *p = strstr(err, "waits for a completion, ");
 	CHECK(p != NULL);
 	double depth = strtod(p + strlen("waits for a completion, "), NULL);
-	if (depth <= 16)
+	if (depth <= 4)
 		fprintf(stderr, "%s\n", err);
-	CHECK(depth > 16);
+	CHECK(depth > 4);
 	free(out);
 	free(err);
 	return TEST_PASS;
