@@ -32,7 +32,7 @@
 int ruma_cmd_demo(int argc, char **argv);
 extern const char ruma_cmd_demo_summary[];
 const char ruma_cmd_demo_summary[] =
-	"about 3 minutes: rewired vs copying vector, ART libc vs huge pages, vmcache spin vs futex";
+	"about 100 s: rewired vs copying vector, ART libc vs huge pages, vmcache spin vs futex";
 
 struct experiment {
 	const char *name;
@@ -112,7 +112,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ruma demo [--out DIR] [--quick] [--only NAME[,NAME]]\n"
-		"Runs three small experiments (about 3 minutes on 2 cores, 24 GiB):\n");
+		"Runs three small experiments (about 100 s on 2 cores, 24 GiB):\n");
 	for (size_t i = 0; i < RUMA_ARRAY_SIZE(experiments); i++)
 		fprintf(f, "  %-8s %s\n", experiments[i].name, experiments[i].title);
 	fprintf(f,
@@ -486,7 +486,7 @@ int ruma_cmd_demo(int argc, char **argv)
 	ruma_exp_signals_install();
 	fprintf(stderr, "demo: %s; results in %s\n",
 		o.quick ? "quick mode (tiny sizes, seconds; too small to conclude anything)" :
-			  "about 3 minutes on 2 cores; numbers vary with machine load",
+			  "about 100 s on 2 cores; numbers vary with machine load",
 		o.dir);
 	out2(sum, "ruma demo%s — median [min-max] over repetitions, ratio = variant / baseline,\n"
 		  "95%% bootstrap interval; 'no difference beyond the noise' when it contains 1.\n",
