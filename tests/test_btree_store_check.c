@@ -2,16 +2,19 @@
  * test_btree_store_check.c — ruma_btree_check_store: the catalog and every
  * tree it names are walked and the pages reached are compared with the
  * allocator's state.  A clean store of several trees (after removals that
- * free pages) passes; a reachable page marked free in page 0's bitmap (page
- * 0 crafted with its checksum recomputed, which the open-time checks of
- * page 0 accept) and a page allocated but linked nowhere are refused.  In
- * both damaged stores every tree on its own still passes
- * ruma_btree_check_msg: only the store-level check sees the damage.
+ * free pages) passes.  Refused: a linked page freed in memory, a linked
+ * page marked free in page 0's bitmap (page 0 crafted with its checksum
+ * recomputed, which the open-time checks of page 0 accept), a page
+ * allocated but linked nowhere, and two catalog entries naming the same
+ * root.  In the first, third and fourth every tree on its own still passes
+ * ruma_btree_check_msg: only the store check sees the damage; in the
+ * second the page reads back zeroed, and only the store check names why.
  */
 #include "test.h"
 
 #include <ruma/btree.h>
 
+#include "btree/btree_int.h"
 #include "page0_util.h"
 
 #include <inttypes.h>
@@ -225,6 +228,31 @@ static int t_leak(void)
 	return TEST_PASS;
 }
 
+/* The catalog entry of tree beta pointed at alpha's root: each tree passes
+ * on its own, the store check finds alpha's pages reached twice. */
+static int t_shared_tree(void)
+{
+	store s;
+	ruma_pid root;
+	uint64_t v;
+	if (store_build(&s) != TEST_PASS || alpha_root(&s, &root) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK_OK(ruma_bm_meta_get(s.bm, RUMA_BTREE_META_SLOT, &v));
+	CHECK(v != 0);
+	ruma_btree cat = { .bm = s.bm, .root = v - 1 };
+	CHECK_OK(ruma_btree_upsert(&cat, tree_names[1], strlen(tree_names[1]), &root, sizeof root,
+				   NULL));
+	CHECK_OK(trees_pass_alone(&s));
+	bool named = false;
+	CHECK_EQ(ruma_btree_check_store(s.bm, find_line,
+					&(struct find){ &named, "reached a second time" }, NULL),
+		 RUMA_ECORRUPT);
+	CHECK(named);
+	CHECK_OK(ruma_bm_close(s.bm));
+	store_remove(&s);
+	return TEST_PASS;
+}
+
 static int t_bad_args(void)
 {
 	CHECK_EQ(ruma_btree_check_store(NULL, NULL, NULL, NULL), -EINVAL);
@@ -236,6 +264,7 @@ static const struct test_case cases[] = {
 	{ "reachable_freed", t_reachable_freed },
 	{ "reachable_free_page0", t_reachable_free_page0 },
 	{ "leak", t_leak },
+	{ "shared_tree", t_shared_tree },
 	{ "bad_args", t_bad_args },
 };
 
