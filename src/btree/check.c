@@ -25,6 +25,12 @@
  * below its parent, so the recursion is at most 256 deep.
  * Problems are described through the caller's message callback (at most
  * 50 lines and a count); no system calls.
+ *
+ * The store check (ruma_btree_check_store) runs the same walk over the
+ * catalog and every tree it names with one set of pids for all of them, so
+ * a page of two trees is a page reached twice; it then asks the allocator
+ * about every reached pid (it must be a used data page) and every pid below
+ * the high-water mark (a used one no tree reached is leaked).
  */
 #include "btree/btree_int.h"
 
