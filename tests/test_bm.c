@@ -14,6 +14,7 @@
 
 #include "os/os.h"
 #include "bm/bm_int.h"
+#include "page0_util.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -1004,32 +1005,11 @@ static int t_not_a_store(void)
 	return TEST_PASS;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 /* Rewrite page 0 of the store from hdr and the bitmap word 0 (w0), with
  * its checksum recomputed: damage that the checksum does not catch. */
 static int craft_page0(struct bm_meta_hdr hdr, uint64_t w0)
 {
-	unsigned char page[2 * PS];
-	int fd = open(path, O_RDWR);
-	if (fd < 0 || pread(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page))
-		return -1;
-	memcpy(page + PS, &w0, 8);
-	size_t bits = (hdr.alloc_hw + 63) / 64 * 8;
-	hdr.checksum = 0;
-	hdr.checksum = fnv1a(fnv1a(0xcbf29ce484222325ull, &hdr, sizeof(hdr)), page + PS, bits);
-	memcpy(page, &hdr, sizeof(hdr));
-	int r = pwrite(fd, page, sizeof(page), 0) == (ssize_t)sizeof(page) ? 0 : -1;
-	close(fd);
-	return r;
+	return page0_craft(path, hdr, w0);
 }
 
 /* Page 0 is checked beyond its checksum: a free bit for a metadata page or

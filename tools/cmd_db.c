@@ -593,7 +593,7 @@ static const db_sub subs[] = {
 	SUB(scan, opt_scan, 2, 2,
 	    "scan STORE TABLE [--from K] [--to K] [--limit N] [--reverse] [--hex]\n"
 	    "                             key<TAB>value lines; [--from, --to)"),
-	SUB(check, opt_plain, 1, 1, "check STORE                every table's structure; exit 1 if damaged"),
+	SUB(check, opt_plain, 1, 1, "check STORE                tables and pages (none leaked); exit 1 if damaged"),
 	SUB(dump, opt_plain, 1, 64, "dump STORE [TABLE...]      the text dump on stdout"),
 	SUB(load, opt_load, 1, 1, "load STORE [--no-overwrite] a dump from stdin (store created if missing)"),
 };

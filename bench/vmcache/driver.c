@@ -604,6 +604,23 @@ static int refuse_foreign_trees(const ruma_vmcache_opts *o, ruma_bm *bm)
 	return 2;
 }
 
+/* --check: the workload's own check (every tuple), then the store check
+ * (every page reached from the catalog once, none free, none leaked). */
+static int run_check(struct run *run, ruma_bm *bm)
+{
+	int r = run->o->wl->check(&run->ctx);
+	if (r)
+		return r;
+	ruma_btree_store_check c;
+	r = ruma_btree_check_store(bm, ruma_btree_check_to_file, stderr, &c);
+	if (r == 0 || r == RUMA_ECORRUPT)
+		fprintf(stderr,
+			"btree check: store: %" PRIu64 " trees, %" PRIu64 " pages reached, %" PRIu64
+			" free, %" PRIu64 " leaked\n",
+			c.trees, c.pages_reached, c.pages_free, c.pages_leaked);
+	return r;
+}
+
 int ruma_vmcache_run(const ruma_vmcache_opts *o)
 {
 	ruma_bm_config c;
@@ -728,7 +745,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 	}
 	print_space(bm);
 	if (o->check && o->wl->check) {
-		r = o->wl->check(&run.ctx);
+		r = run_check(&run, bm);
 		if (r) {
 			fprintf(stderr, "vmcache: check after load failed: %s\n", ruma_strerror(r));
 			status = 1;
@@ -752,7 +769,7 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		status = 1;
 	}
 	if (o->check && o->wl->check && !r && !ruma_vmcache_interrupted()) {
-		r = o->wl->check(&run.ctx);
+		r = run_check(&run, bm);
 		if (r) {
 			fprintf(stderr, "vmcache: check after the run failed: %s\n",
 				ruma_strerror(r));

@@ -359,6 +359,25 @@ RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
  */
 RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
 
+/* What a page id is to the allocator (ruma_bm_page_state_of). */
+typedef enum ruma_bm_page_state {
+	RUMA_BM_PAGE_META,   /* one of the metadata pages (header, bitmap) */
+	RUMA_BM_PAGE_USED,   /* a data page handed out and not freed */
+	RUMA_BM_PAGE_FREE,   /* a data page freed (its bit set in the bitmap) */
+	RUMA_BM_PAGE_BEYOND, /* at or above the high-water mark: never handed out */
+} ruma_bm_page_state;
+
+/*
+ * ruma_bm_page_state_of — the allocation state of pid, read under the
+ * allocator's lock (a checker's question: the answer may be stale as soon
+ * as another thread allocates or frees).
+ */
+RUMA_API ruma_bm_page_state ruma_bm_page_state_of(ruma_bm *bm, ruma_pid pid);
+
+/* ruma_bm_high_water — the allocation high-water mark: page ids [0, it)
+ * were handed out (metadata pages included), ids from it on never were. */
+RUMA_API uint64_t ruma_bm_high_water(ruma_bm *bm);
+
 /* ---- logging ---------------------------------------------------------------- */
 
 /*

@@ -261,6 +261,37 @@ RUMA_API const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *p
  */
 RUMA_API int ruma_btree_check_msg(ruma_btree *t, ruma_message_fn message, void *message_ctx);
 
+/* What ruma_btree_check_store found (counts of pages). */
+typedef struct ruma_btree_store_check {
+	uint64_t trees;               /* trees the catalog names */
+	uint64_t pages_reached;       /* pages reached from the catalog, its own included */
+	uint64_t pages_free;          /* pages the free-space bitmap marks free */
+	uint64_t pages_leaked;        /* allocated data pages no tree reaches */
+	uint64_t reached_unallocated; /* reached pages that are free, metadata or
+					 beyond the high-water mark */
+} ruma_btree_store_check;
+
+/*
+ * ruma_btree_check_store — check the whole store: walk the catalog tree and
+ * every tree it names with the checks of ruma_btree_check_msg, all into one
+ * set of the pages reached, then compare that set with the allocator's
+ * state (ruma_bm_page_state_of).  RUMA_ECORRUPT when any tree is damaged (a
+ * damaged catalog is not followed further), when a page is reached twice
+ * (shared by two trees or twice within one), when a reached page is marked
+ * free, is a metadata page or lies beyond the high-water mark, or when
+ * allocated pages are reached by no tree: a leak is damage to the
+ * free-space accounting ("<n> pages leaked ..."; the bitmap is compared only
+ * when every tree passed).  Lines go through message(message_ctx, line)
+ * (NULL: silent): a tree's problems as "tree <name>: page <pid>: <what>",
+ * the store's as "page <pid>: reachable but <state>", then "<n>
+ * problem(s)".  out (may be NULL) gets the counts.  A store without a
+ * catalog has no trees: every allocated page is leaked.  Run it while no
+ * writer is active.  Returns 0, RUMA_ECORRUPT, -EINVAL (bm NULL), -ENOMEM or
+ * a bm error.
+ */
+RUMA_API int ruma_btree_check_store(ruma_bm *bm, ruma_message_fn message, void *message_ctx,
+				    ruma_btree_store_check *out);
+
 /* The callback of ruma_btree_check: "btree check: <line>\n" on the FILE ctx. */
 static inline void ruma_btree_check_to_file(void *ctx, const char *line)
 {

@@ -855,6 +855,24 @@ int ruma_bm_free(ruma_bm *bm, ruma_pid pid)
 	return 0;
 }
 
+ruma_bm_page_state ruma_bm_page_state_of(ruma_bm *bm, ruma_pid pid)
+{
+	if (pid < bm->meta_pages)
+		return RUMA_BM_PAGE_META;
+	pthread_mutex_lock(&bm->alloc_mu);
+	ruma_bm_page_state st = RUMA_BM_PAGE_BEYOND;
+	if (pid < atomic_load(&bm->alloc_hw))
+		st = bm->free_bits[pid >> 6] & (1ull << (pid & 63)) ? RUMA_BM_PAGE_FREE
+								     : RUMA_BM_PAGE_USED;
+	pthread_mutex_unlock(&bm->alloc_mu);
+	return st;
+}
+
+uint64_t ruma_bm_high_water(ruma_bm *bm)
+{
+	return atomic_load(&bm->alloc_hw);
+}
+
 /* ---- metadata slots and statistics ------------------------------------------------- */
 
 int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value)

@@ -25,6 +25,12 @@
  * below its parent, so the recursion is at most 256 deep.
  * Problems are described through the caller's message callback (at most
  * 50 lines and a count); no system calls.
+ *
+ * The store check (ruma_btree_check_store) runs the same walk over the
+ * catalog and every tree it names with one set of pids for all of them, so
+ * a page of two trees is a page reached twice; it then asks the allocator
+ * about every reached pid (it must be a used data page) and every pid below
+ * the high-water mark (a used one no tree reached is leaked).
  */
 #include "btree/btree_int.h"
 
@@ -96,7 +102,7 @@ typedef struct walk {
 	bool check;
 	uint64_t errors;
 	ruma_pid first_bad; /* page of the first problem */
-	pid_set seen;
+	pid_set *seen;      /* the walk's own, or the store check's across trees */
 	ruma_btree_stats *st;
 	uint8_t prev_upper[NODE_KEYBUF];
 	unsigned prev_len;
@@ -243,7 +249,7 @@ static void check_leaf_chain(walk *w, ruma_pid pid, const node *n)
 static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo, key_ref hi)
 {
 	bool fresh;
-	int rc = pid_set_add(&w->seen, pid, &fresh);
+	int rc = pid_set_add(w->seen, pid, &fresh);
 	if (rc)
 		return rc;
 	if (!fresh) {
@@ -317,12 +323,16 @@ static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo,
 	return rc;
 }
 
+/* One tree's walk; seen is the set of pages reached so far (NULL: a set of
+ * the walk's own). */
 static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, bool check,
-		     ruma_btree_stats *st, uint64_t *errors)
+		     ruma_btree_stats *st, uint64_t *errors, pid_set *seen)
 {
 	walk *w = calloc(1, sizeof *w);
 	if (!w)
 		return -ENOMEM;
+	pid_set own = { 0 };
+	w->seen = seen ? seen : &own;
 	w->t = t;
 	w->message = message;
 	w->message_ctx = message_ctx;
@@ -335,7 +345,7 @@ static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, 
 	*errors = w->errors;
 	if (check && w->errors)
 		bt_corrupt(t, w->first_bad, BT_DMG_CHECK);
-	free(w->seen.slot);
+	free(own.slot);
 	free(w);
 	return rc;
 }
@@ -343,7 +353,7 @@ static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, 
 int ruma_btree_check_msg(ruma_btree *t, ruma_message_fn message, void *message_ctx)
 {
 	uint64_t errors = 0;
-	int rc = walk_tree(t, message, message_ctx, true, NULL, &errors);
+	int rc = walk_tree(t, message, message_ctx, true, NULL, &errors, NULL);
 	if (rc)
 		return rc;
 	if (errors && message) {
@@ -357,5 +367,182 @@ int ruma_btree_check_msg(ruma_btree *t, ruma_message_fn message, void *message_c
 int bt_walk_stats(ruma_btree *t, ruma_btree_stats *out)
 {
 	uint64_t errors = 0;
-	return walk_tree(t, NULL, NULL, false, out, &errors);
+	return walk_tree(t, NULL, NULL, false, out, &errors, NULL);
+}
+
+/* ---- the store check: every tree the catalog names, against the bitmap ---- */
+
+typedef struct named_root {
+	ruma_pid root;
+	char name[RUMA_BTREE_MAX_NAME + 1];
+} named_root;
+
+typedef struct store_walk {
+	ruma_message_fn message;
+	void *message_ctx;
+	const char *tree; /* name of the tree being walked, for the lines */
+	named_root *roots;
+	size_t n_roots, cap_roots;
+	uint64_t problems; /* of the catalog entries and the bitmap */
+	int rc;            /* -ENOMEM while collecting the roots */
+} store_walk;
+
+static void __attribute__((format(printf, 2, 3))) store_say(store_walk *s, const char *fmt, ...)
+{
+	char line[448];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (s->message)
+		s->message(s->message_ctx, line);
+}
+
+/* The per-tree walk's lines, prefixed with the tree's name. */
+static void tree_line(void *ctx, const char *line)
+{
+	store_walk *s = ctx;
+	store_say(s, "tree %s: %s", s->tree, line);
+}
+
+/* ruma_btree_list callback: remember each catalog entry's root. */
+static bool collect_root(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	store_walk *s = ctx;
+	size_t n = klen < RUMA_BTREE_MAX_NAME ? klen : RUMA_BTREE_MAX_NAME;
+	if (vlen != sizeof(ruma_pid)) {
+		s->problems++;
+		store_say(s, "catalog entry %.*s: a value of %zu bytes, not a page id", (int)n,
+			  (const char *)key, vlen);
+		return true;
+	}
+	if (s->n_roots == s->cap_roots) {
+		size_t cap = s->cap_roots ? 2 * s->cap_roots : 16;
+		named_root *r = realloc(s->roots, cap * sizeof *r);
+		if (!r) {
+			s->rc = -ENOMEM;
+			return false;
+		}
+		s->roots = r;
+		s->cap_roots = cap;
+	}
+	named_root *r = &s->roots[s->n_roots++];
+	memcpy(&r->root, val, sizeof r->root);
+	memcpy(r->name, key, n);
+	r->name[n] = '\0';
+	return true;
+}
+
+/* Walk the catalog, then every tree it names, all into one set of pages. */
+static int walk_catalog(ruma_bm *bm, store_walk *s, pid_set *seen, uint64_t *errors,
+			ruma_btree_store_check *c)
+{
+	uint64_t v = 0, e = 0;
+	int rc = ruma_bm_meta_get(bm, RUMA_BTREE_META_SLOT, &v);
+	if (rc || v == 0)
+		return rc; /* no catalog: no trees */
+	ruma_btree cat = { .bm = bm, .root = v - 1 };
+	s->tree = "(catalog)";
+	rc = walk_tree(&cat, tree_line, s, true, NULL, &e, seen);
+	*errors += e;
+	if (rc || e)
+		return rc; /* a damaged catalog is not followed */
+	rc = ruma_btree_list(bm, collect_root, s);
+	if (rc == 0)
+		rc = s->rc;
+	for (size_t i = 0; i < s->n_roots && rc == 0; i++) {
+		ruma_btree t = { .bm = bm, .root = s->roots[i].root };
+		s->tree = s->roots[i].name;
+		e = 0;
+		rc = walk_tree(&t, tree_line, s, true, NULL, &e, seen);
+		*errors += e;
+		c->trees++;
+	}
+	return rc;
+}
+
+static bool pid_set_has(const pid_set *s, ruma_pid pid)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = pid_hash(pid + 1, s->cap); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == pid + 1)
+			return true;
+	return false;
+}
+
+static const char *const page_state_name[] = {
+	[RUMA_BM_PAGE_META] = "a metadata page",
+	[RUMA_BM_PAGE_USED] = "allocated",
+	[RUMA_BM_PAGE_FREE] = "marked free in the free-space bitmap",
+	[RUMA_BM_PAGE_BEYOND] = "beyond the high-water mark",
+};
+
+/* Every reached page must be an allocated data page. */
+static void check_reached(ruma_bm *bm, store_walk *s, const pid_set *seen,
+			  ruma_btree_store_check *c)
+{
+	for (size_t i = 0; i < seen->cap; i++) {
+		if (!seen->slot[i])
+			continue;
+		ruma_pid pid = seen->slot[i] - 1;
+		ruma_bm_page_state st = ruma_bm_page_state_of(bm, pid);
+		if (st == RUMA_BM_PAGE_USED)
+			continue;
+		c->reached_unallocated++;
+		if (s->problems++ < 50)
+			store_say(s, "page %" PRIu64 ": reachable but %s", (uint64_t)pid,
+				  page_state_name[st]);
+	}
+}
+
+/* Every allocated data page must be reached. */
+static void count_leaks(ruma_bm *bm, store_walk *s, const pid_set *seen,
+			ruma_btree_store_check *c)
+{
+	uint64_t hw = ruma_bm_high_water(bm), first_leak = 0;
+	for (ruma_pid pid = 0; pid < hw; pid++) {
+		ruma_bm_page_state st = ruma_bm_page_state_of(bm, pid);
+		if (st == RUMA_BM_PAGE_FREE)
+			c->pages_free++;
+		if (st != RUMA_BM_PAGE_USED || pid_set_has(seen, pid))
+			continue;
+		if (c->pages_leaked++ == 0)
+			first_leak = pid;
+	}
+	if (c->pages_leaked) {
+		s->problems++;
+		store_say(s,
+			  "%" PRIu64 " pages leaked: allocated but reached by no tree (the first: "
+			  "page %" PRIu64 ")",
+			  c->pages_leaked, first_leak);
+	}
+}
+
+int ruma_btree_check_store(ruma_bm *bm, ruma_message_fn message, void *message_ctx,
+			   ruma_btree_store_check *out)
+{
+	if (!bm)
+		return -EINVAL;
+	ruma_btree_store_check c = { 0 };
+	store_walk s = { .message = message, .message_ctx = message_ctx };
+	pid_set seen = { 0 };
+	uint64_t errors = 0;
+	int rc = walk_catalog(bm, &s, &seen, &errors, &c);
+	c.pages_reached = seen.n;
+	if (rc == 0)
+		check_reached(bm, &s, &seen, &c);
+	if (rc == 0 && errors == 0) /* a damaged tree's unreached pages are no leak */
+		count_leaks(bm, &s, &seen, &c);
+	free(seen.slot);
+	free(s.roots);
+	if (out)
+		*out = c;
+	if (rc)
+		return rc;
+	errors += s.problems;
+	if (errors)
+		store_say(&s, "%" PRIu64 " problem(s)", errors);
+	return errors ? RUMA_ECORRUPT : 0;
 }

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -598,6 +599,20 @@ static int check_tree(ruma_db *db, const char *name)
 	return rc;
 }
 
+/* The whole store: every page reached from the catalog once, none of them
+ * free, none allocated and unreached; one line with the counts. */
+static int check_store(ruma_db *db)
+{
+	ruma_btree_store_check c;
+	int rc = ruma_btree_check_store(db->bm, check_line, db, &c);
+	if (rc == 0 || rc == RUMA_ECORRUPT)
+		db_report(db,
+			  "db check: store: %" PRIu64 " pages reached, %" PRIu64 " free, %" PRIu64
+			  " leaked",
+			  c.pages_reached, c.pages_free, c.pages_leaked);
+	return rc;
+}
+
 int ruma_db_check(ruma_db *db)
 {
 	if (!db)
@@ -618,5 +633,5 @@ int ruma_db_check(ruma_db *db)
 	}
 	if (rc != RUMA_ENOTFOUND && !first)
 		first = rc;
-	return first;
+	return first ? first : check_store(db);
 }
