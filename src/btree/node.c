@@ -160,8 +160,8 @@ const char *node_check(const node *n, uint64_t pid_lo, uint64_t pid_hi)
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */
 static void search_hints(const node *n, uint32_t head, unsigned count, unsigned *lo, unsigned *hi)
 {
-	if (count <= 2 * NODE_HINTS)
-		return;
+	if (count <= 2 * NODE_HINTS || n->hint[0] == n->hint[NODE_HINTS - 1])
+		return; /* small, or every hint the same head: nothing to narrow */
 	unsigned dist = count / (NODE_HINTS + 1);
 	unsigned i = 0, j;
 	while (i < NODE_HINTS && n->hint[i] < head)
