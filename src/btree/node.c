@@ -175,10 +175,12 @@ static void search_hints(const node *n, uint32_t head, unsigned count, unsigned 
 		*hi = min_u((j + 1) * dist, count);
 }
 
+/* Only what reading the suffix needs: inside the page (an optimistic
+ * reader may see garbage; node_check validates the whole slot). */
 const uint8_t *node_suffix(const node *n, unsigned pos, unsigned *len, bool *bad)
 {
 	const node_slot *s = &n->slot[pos];
-	if ((unsigned)s->off + s->klen + s->vlen > NODE_PAGE || s->off < NODE_HDR) {
+	if (RUMA_UNLIKELY((unsigned)s->off + s->klen > NODE_PAGE)) {
 		*bad = true;
 		*len = 0;
 		return node_bytes(n);
