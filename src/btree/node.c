@@ -250,14 +250,15 @@ uint64_t node_child_at(const node *n, unsigned pos, bool *bad)
 {
 	if (pos >= n->count)
 		return n->upper;
-	unsigned vlen;
-	const uint8_t *v = node_value(n, pos, &vlen, bad);
+	const node_slot *s = &n->slot[pos];
 	uint64_t pid = 0;
-	if (vlen != sizeof pid) {
+	/* as node_value, with the value's length known: an 8-byte pid */
+	if (RUMA_UNLIKELY(s->vlen != sizeof pid ||
+			  (unsigned)s->off + s->klen + sizeof pid > NODE_PAGE || s->off < NODE_HDR)) {
 		*bad = true;
 		return 0;
 	}
-	memcpy(&pid, v, sizeof pid);
+	memcpy(&pid, node_bytes(n) + s->off + s->klen, sizeof pid);
 	return pid;
 }
 
