@@ -46,6 +46,7 @@
 #include "bench/vmcache/driver.h"
 
 #include <ruma/btree.h>
+#include "bm/bm_ext.h"
 #include <ruma/sysinfo.h>
 
 #include <errno.h>

@@ -63,8 +63,8 @@ typedef struct ruma_btree ruma_btree;
 /*
  * Pages read from the store: ruma_btree_create and ruma_btree_open install
  * the tree's structural check of every page the store reads from its file
- * (ruma_bm_set_page_check; every data page of a store the tree uses is a
- * node), so a page crafted with a valid checksum is RUMA_ECORRUPT when read,
+ * (the buffer manager's page check; every data page of a store the tree
+ * uses is a node), so a page crafted with a valid checksum is RUMA_ECORRUPT when read,
  * naming the page and what failed.  Pages that were made resident before
  * (recovery at ruma_bm_open) are validated before a split, merge or
  * compaction rewrites them.  docs/btree.md, "Validation".
@@ -275,7 +275,7 @@ typedef struct ruma_btree_store_check {
  * ruma_btree_check_store — check the whole store: walk the catalog tree and
  * every tree it names with the checks of ruma_btree_check_msg, all into one
  * set of the pages reached, then compare that set with the allocator's
- * state (ruma_bm_page_state_of).  RUMA_ECORRUPT when any tree is damaged (a
+ * state (used, free, metadata).  RUMA_ECORRUPT when any tree is damaged (a
  * damaged catalog is not followed further), when a page is reached twice
  * (shared by two trees or twice within one), when a reached page is marked
  * free, is a metadata page or lies beyond the high-water mark, or when

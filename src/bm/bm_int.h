@@ -15,7 +15,7 @@
 #ifndef RUMA_BM_INT_H
 #define RUMA_BM_INT_H
 
-#include <ruma/bm.h>
+#include "bm/bm_ext.h"
 #include <ruma/core.h>
 #include <ruma/wal.h>
 

@@ -6,6 +6,7 @@
 #define RUMA_BTREE_INT_H
 
 #include "btree/node.h"
+#include "bm/bm_ext.h"
 
 #include <stdatomic.h>
 

@@ -8,6 +8,7 @@
  * btree.h, txn.h and bm.h.
  */
 #include "db/db_int.h"
+#include "bm/bm_ext.h"
 
 #include <ruma/core.h>
 #include <ruma/sysinfo.h>
