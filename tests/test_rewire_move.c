@@ -10,6 +10,7 @@
 #include <ruma/area.h>
 #include <ruma/partition.h>
 #include <ruma/pool.h>
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
@@ -516,7 +517,7 @@ static int t_partition_inject(void)
 		SKIP("UFFDIO_MOVE not available");
 	ruma_part_options_default(&o);
 	o.method = RUMA_PART_MAPPED;
-	CHECK_OK(ruma_map_count(&before));
+	CHECK_OK(ruma_sysinfo_map_count(&before));
 	for (uint64_t nth = 1; nth <= 3; nth++) {
 		ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, nth, EIO, false);
 		CHECK_EQ(ruma_part_run(keys, PART_N, &o, &r), -EIO);
@@ -528,7 +529,7 @@ static int t_partition_inject(void)
 	ruma_os_inject_clear();
 	CHECK_EQ(verify_partition(keys, PART_N, &o, r), TEST_PASS);
 	ruma_part_result_free(r);
-	CHECK_OK(ruma_map_count(&after));
+	CHECK_OK(ruma_sysinfo_map_count(&after));
 	if (!test_sanitized()) /* the sanitizer's allocator maps memory of its own */
 		CHECK_EQ(after, before);
 	free(keys);
@@ -547,7 +548,7 @@ static int t_pool_random(void)
 	o.random = true;
 	o.map_budget = 100; /* 2000 pages in random order: over budget for the memfd way */
 	o.seed = ruma_rng_next(&test_rng);
-	CHECK_OK(ruma_map_count(&before));
+	CHECK_OK(ruma_sysinfo_map_count(&before));
 	if (have_uffd()) {
 		CHECK_OK(ruma_pool_create(&o, 2000 * PG, &p));
 		CHECK_EQ(ruma_pool_path(p), RUMA_REWIRE_UFFD);
@@ -570,7 +571,7 @@ static int t_pool_random(void)
 	ruma_pool_destroy(p);
 	ruma_os_inject_clear();
 	ruma_move_probe_reset();
-	CHECK_OK(ruma_map_count(&after));
+	CHECK_OK(ruma_sysinfo_map_count(&after));
 	if (!test_sanitized()) /* the sanitizer's allocator maps memory of its own */
 		CHECK_EQ(after, before);
 	return TEST_PASS;

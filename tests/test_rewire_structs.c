@@ -13,7 +13,7 @@
 #include <ruma/partition.h>
 #include <ruma/pool.h>
 #include <ruma/snapshot.h>
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
 #include <ruma/vector.h>
 
 #include <linux/memfd.h>

@@ -47,6 +47,7 @@
 
 #include <ruma/btree.h>
 #include "bm/bm_ext.h"
+#include "core/core_ext.h"
 #include <ruma/sysinfo.h>
 
 #include <errno.h>

@@ -113,13 +113,6 @@ typedef struct ruma_area_stats {
 } ruma_area_stats;
 
 /*
- * Deprecated: the old name of ruma_area_stats (removed in the next release).
- * The name ruma_area_stats was the function ruma_area_get_stats before 1.0;
- * that spelling is gone (it names this type now).
- */
-typedef ruma_area_stats ruma_area_stat RUMA_DEPRECATED("renamed ruma_area_stats");
-
-/*
  * ruma_area_create — reserve pages virtual pages of page_size (RUMA_PAGE_4K
  * or RUMA_PAGE_2M) aligned to page_size; *out receives the area (owned by the
  * caller, release with ruma_area_destroy).  The table, 8 bytes per virtual
@@ -280,18 +273,6 @@ RUMA_API int ruma_area_check(const ruma_area *a, ruma_message_fn message, void *
  * ruma_area_map_estimate.  Returns 0 or a negative errno.
  */
 RUMA_API int ruma_area_kernel_maps(const ruma_area *a, uint64_t *out);
-
-/*
- * ruma_max_map_count — vm.max_map_count from /proc/sys/vm/max_map_count.
- * Returns 0, a negative errno, or RUMA_EPARSE when the file holds no number.
- */
-RUMA_API int ruma_max_map_count(uint64_t *out);
-
-/*
- * ruma_map_count — the number of mappings the process has now (lines of
- * /proc/self/maps).  Returns 0 or a negative errno.
- */
-RUMA_API int ruma_map_count(uint64_t *out);
 
 /* ---- anonymous areas and page moves ------------------------------------------ */
 

@@ -17,6 +17,7 @@
 
 #include "bm/bm_ext.h"
 #include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/wal.h>
 
 #include "os/os.h"

@@ -11,6 +11,7 @@
 #include "bm/bm_ext.h"
 
 #include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/sysinfo.h>
 #include <os/os.h>
 
