@@ -81,7 +81,7 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define olc_leave() ((void)0)
 #endif
 
-/* batch.c: read up to `depth` leaves of a scan ahead — the children of
+/* readahead.c: read up to `depth` leaves of a scan ahead — the children of
  * the optimistically read parent from position `from` on in scan order
  * (descending with desc).  Returns how many children were in range. */
 unsigned bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,
