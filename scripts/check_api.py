@@ -9,13 +9,16 @@ and fails when they disagree either way: an exported symbol no installed
 header declares (a contract between layers that leaked, or a missing
 hidden visibility), or a declared function the library does not export
 (declared but never defined, or defined without RUMA_API reaching it).
+It also fails on a declaration that no comment documents (one comment may
+introduce a group of declarations).
 
   --budget N  also fail when the exports, not counting the store API of
               include/ruma/db.h, are more than N.
   --callers   also fail on every exported function that has no caller
               outside its own module: no use (comments stripped) in tools/,
               bench/, examples/, tests/, fuzz/, the src/ folder of
-              another module or an inline function of an installed header.  The module of a function is the one whose
+              another module or an inline function of an installed
+              header.  The module of a function is the one whose
               ruma_module(... HEADERS ...) call in CMakeLists.txt owns its
               header.  Functions whose only outside callers are tests are
               listed too, without failing.
@@ -73,6 +76,31 @@ def declarations():
                 sys.exit("check_api: %s is declared in both %s and %s" % (name, decl[name], h))
             decl[name] = h
     return decl
+
+
+def undocumented(path):
+    """(line, declaration) of the RUMA_API declarations of one header that no
+    comment introduces: the nearest line above a declaration that is not part
+    of another declaration of the same group (or a preprocessor line) must end
+    a comment."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        if not re.match(r"\s*RUMA_API\b", line):
+            continue
+        j = i - 1
+        while j >= 0:
+            t = lines[j].strip()
+            continuation = lines[j][:1] in ("\t", " ") and not t.startswith("*")
+            if t.endswith("*/") or not t:
+                break
+            if t.startswith("#") or "RUMA_API" in t or continuation:
+                j -= 1
+                continue
+            break
+        if j < 0 or not lines[j].strip().endswith("*/"):
+            out.append((i + 1, line.strip()))
+    return out
 
 
 def exports(build):
@@ -175,6 +203,13 @@ def main():
         print("check_api: %s is declared RUMA_API in include/ruma/%s but libruma.so does "
               "not export it" % (name, decl[name]))
         bad = True
+
+    for h in sorted(os.listdir(HEADER_DIR)):
+        if h.endswith(".h"):
+            for line, text in undocumented(os.path.join(HEADER_DIR, h)):
+                print("check_api: include/ruma/%s:%d: %s has no comment documenting it"
+                      % (h, line, text))
+                bad = True
 
     counted = sorted(n for n in exp if decl.get(n) != NOT_COUNTED)
     if a.list:

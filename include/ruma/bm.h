@@ -283,6 +283,7 @@ typedef struct ruma_bm_recovery {
 	uint64_t usec;         /* wall time of recovery (incl. the final checkpoint when the log is not kept) */
 } ruma_bm_recovery;
 
+/* ruma_bm_get_recovery — what recovery did at the last ruma_bm_open, into *out. */
 RUMA_API void ruma_bm_get_recovery(ruma_bm *bm, ruma_bm_recovery *out);
 
 /* ---- statistics ------------------------------------------------------------ */

@@ -367,6 +367,7 @@ typedef struct ruma_vec_stats {
 	uint64_t bytes_mapped; /* bytes of memory currently held (capacity + directory) */
 } ruma_vec_stats;
 
+/* ruma_vec_get_stats — the counters of v into *out. */
 RUMA_API void ruma_vec_get_stats(const ruma_vec *v, ruma_vec_stats *out);
 
 /* ruma_vec_kind_name — "rewired", "copy", "realloc", "mremap", "indirect". */
