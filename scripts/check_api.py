@@ -114,7 +114,11 @@ def exports(build):
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] not in "AUuw":
-            names.add(parts[2].split("@")[0])
+            name = parts[2].split("@")[0]
+            # identifiers reserved to the implementation (_init, __asan_*,
+            # __sancov_* of instrumented builds) are no part of ruma's API
+            if not re.match(r"_[A-Z_]|_init$|_fini$", name):
+                names.add(name)
     return names
 
 
