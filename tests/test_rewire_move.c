@@ -134,6 +134,7 @@ static int t_overlap(void)
 	ruma_anon_result r;
 
 	CHECK_OK(ruma_anon_create(64, RUMA_REWIRE_AUTO, &a));
+	CHECK_EQ(ruma_anon_pages(a), 64);
 	for (uint64_t p = 0; p < 32; p++)
 		fill_page(a, p, 500 + p);
 	CHECK_OK(ruma_anon_move(a, 8, a, 0, 32, &r)); /* up by 8 */
