@@ -8,6 +8,7 @@
 #include "test.h"
 
 #include <ruma/area.h>
+#include "rewire/rewire_ext.h"
 #include <ruma/partition.h>
 #include <ruma/pool.h>
 #include <ruma/sysinfo.h>

@@ -303,11 +303,9 @@ RUMA_API const char *ruma_rewire_path_name(ruma_rewire_path p);
  * /dev/userfaultfd — and asks UFFDIO_API for UFFD_FEATURE_MOVE.  *path gets
  * RUMA_REWIRE_UFFD or RUMA_REWIRE_MREMAP; *why (may be NULL) a static
  * sentence saying why UFFD is not used ("" when it is).  The answer is
- * cached; ruma_move_probe_reset forgets it (tests that inject failures).
- * Always returns 0.
+ * cached for the process.  Always returns 0.
  */
 RUMA_API int ruma_move_probe(ruma_rewire_path *path, const char **why);
-RUMA_API void ruma_move_probe_reset(void);
 
 typedef struct ruma_anon ruma_anon;
 

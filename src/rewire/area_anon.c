@@ -34,6 +34,7 @@
  * to the source); mremap (MAYMOVE|FIXED|DONTUNMAP) per run on the fallback.
  */
 #include "rewire/area_internal.h"
+#include "rewire/rewire_ext.h"
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"
