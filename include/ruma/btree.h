@@ -7,8 +7,8 @@
  * variable length, ordered by memcmp (a shorter key that is a prefix of a
  * longer one sorts first).
  *
- * Many trees live in one store: a catalog tree (its root page recorded in bm
- * meta slot 0) maps tree names to root pages.  A tree's root page id never
+ * Many trees live in one store: a catalog tree (its root page recorded in the
+ * store's metadata) maps tree names to root pages.  A tree's root page id never
  * changes: a root split moves the root's contents into two new children.
  *
  * Concurrency: any number of threads may use the same ruma_btree handle (or
@@ -54,9 +54,6 @@ extern "C" {
 
 /* Longest tree name accepted by create/open (bytes, without the NUL). */
 #define RUMA_BTREE_MAX_NAME 200u
-
-/* The bm meta slot holding the catalog root (value = root pid + 1; 0 = no catalog). */
-#define RUMA_BTREE_META_SLOT 0u
 
 typedef struct ruma_btree ruma_btree;
 

@@ -10,6 +10,10 @@
 
 #include <stdatomic.h>
 
+/* The buffer manager's meta slot holding the catalog root (value = root pid
+ * + 1; 0 = no catalog; catalog.c). */
+#define RUMA_BTREE_META_SLOT 0u
+
 struct ruma_btree {
 	ruma_bm *bm;
 	ruma_pid root;
