@@ -44,7 +44,7 @@
 
 #include "os/os.h"
 
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,8 +15,9 @@
 #ifndef RUMA_BM_INT_H
 #define RUMA_BM_INT_H
 
-#include <ruma/bm.h>
+#include "bm/bm_ext.h"
 #include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/wal.h>
 
 #include "os/os.h"

@@ -84,6 +84,7 @@
  */
 #include <ruma/wal.h>
 #include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include "os/os.h"
 
