@@ -2,11 +2,15 @@
  * test_db.c — include/ruma/db.h: every call and its misuse, cursors, table
  * list, statistics and the checker, a model-based random test against a
  * sorted array with a pool much smaller than the data, automatic
- * checkpoints keeping the log bounded, and kill -9 during a write loop.
+ * checkpoints keeping the log bounded, kill -9 during a write loop, and a
+ * store whose catalog is damaged refused at open.
  */
 #include "test.h"
 
 #include <ruma/db.h>
+#include <ruma/btree.h>
+
+#include "page0_util.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -637,6 +641,75 @@ static int t_kill9(void)
 	return TEST_PASS;
 }
 
+static char said[512];
+
+static void keep_said(void *ctx, const char *line)
+{
+	(void)ctx;
+	snprintf(said, sizeof(said), "%s", line);
+}
+
+/* A data leaf of the store at path with more than 100 entries (read from
+ * the file: level 0 at byte 4 and the count at byte 6 of a node). */
+static ruma_pid full_leaf(uint64_t hw)
+{
+	int fd = open(path, O_RDONLY);
+	ruma_pid found = 0;
+	for (ruma_pid pid = 2; fd >= 0 && pid < hw && !found; pid++) {
+		unsigned char h[8];
+		uint16_t count;
+		if (pread(fd, h, sizeof(h), (off_t)(pid * RUMA_BM_PAGE_SIZE)) != (ssize_t)sizeof(h))
+			break;
+		memcpy(&count, h + 6, 2);
+		found = h[4] == 0 && count > 100 ? pid : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* The catalog root in page 0 (checksum recomputed) zeroed, naming the
+ * bitmap page, a page beyond the store, or a data leaf: the open is
+ * refused with RUMA_ECORRUPT and a message naming the catalog, instead of
+ * a new catalog made on top of the pages in use; with the slot put back
+ * the store opens and checks clean. */
+static int t_catalog_damaged(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "kv", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_range(x, t, 0, 3000, 1));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	struct bm_meta_hdr h, saved;
+	uint64_t w0;
+	CHECK_OK(page0_read(path, &h, &w0));
+	saved = h;
+	ruma_pid leaf = full_leaf(h.alloc_hw);
+	CHECK(leaf != 0);
+	uint64_t bad[] = { 0, 1 + 1, h.alloc_hw + 1 + 5, leaf + 1 }; /* slot = root + 1 */
+	o.message = keep_said;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		h.slots[RUMA_BTREE_META_SLOT] = bad[i];
+		CHECK_OK(page0_craft(path, h, w0));
+		said[0] = 0;
+		CHECK_EQ(ruma_db_open(path, &o, &db), RUMA_ECORRUPT);
+		printf("  slot %llu: %s\n", (unsigned long long)bad[i], said);
+		CHECK(strstr(said, "catalog is damaged"));
+	}
+	CHECK_OK(page0_craft(path, saved, w0));
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "basic", t_basic },
 	{ "misuse", t_misuse },
@@ -646,6 +719,7 @@ static const struct test_case cases[] = {
 	{ "model", t_model },
 	{ "checkpoint", t_checkpoint },
 	{ "kill9", t_kill9 },
+	{ "catalog_damaged", t_catalog_damaged },
 };
 
 int main(int argc, char **argv)

@@ -36,6 +36,7 @@
 #include <ruma/core.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -1159,18 +1160,117 @@ static int new_root(ruma_bm *bm, ruma_pid *pid)
 	return 0;
 }
 
+static int __attribute__((format(printf, 2, 3))) catalog_damaged(ruma_bm *bm, const char *fmt, ...)
+{
+	char line[384];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(line, sizeof(line), "btree: the catalog is damaged: ");
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	ruma_bm_report(bm, line);
+	return RUMA_ECORRUPT;
+}
+
+/* Is the node a catalog: a tree node (node_check) whose entries, in a
+ * leaf, are names of 1..RUMA_BTREE_MAX_NAME bytes with a page id each?
+ * NULL, or what is wrong. */
+static const char *catalog_node_problem(const node *n, ruma_pid pid_hi)
+{
+	const char *why = node_check(n, 1, pid_hi);
+	for (unsigned i = 0; !why && node_is_leaf(n) && i < n->count; i++) {
+		uint8_t key[NODE_KEYBUF];
+		unsigned vlen = 0;
+		bool bad = false;
+		unsigned klen = node_full_key(n, i, key, &bad);
+		(void)node_value(n, i, &vlen, &bad);
+		if (bad || klen > RUMA_BTREE_MAX_NAME || vlen != sizeof(ruma_pid))
+			why = "an entry is not a tree name with a page id";
+	}
+	return why;
+}
+
+/* The catalog root page 0 names, checked before anything follows it: an
+ * allocated data page holding a catalog node, and so is every node on the
+ * way down to its leftmost leaf (levels one apart). */
+static int catalog_check(ruma_bm *bm, ruma_pid root)
+{
+	ruma_pid pid = root;
+	for (int level = -1;;) {
+		ruma_bm_page_state st = ruma_bm_page_state_of(bm, pid);
+		if (st != RUMA_BM_PAGE_USED)
+			return catalog_damaged(bm, "its root (page %" PRIu64 ", named by page 0) "
+					       "leads to page %" PRIu64 ", which is %s",
+					       (uint64_t)root, (uint64_t)pid, bt_page_state_name(st));
+		void *page;
+		int rc = ruma_bm_fix_s(bm, pid, &page);
+		if (rc == RUMA_ECORRUPT)
+			return catalog_damaged(bm, "page %" PRIu64 " was refused when read",
+					       (uint64_t)pid);
+		if (rc)
+			return rc;
+		const node *n = page;
+		const char *why = catalog_node_problem(n, ruma_bm_high_water(bm));
+		if (!why && level >= 0 && n->level + 1 != level)
+			why = "a level is not one below its parent's";
+		bool bad = false, leaf = !why && node_is_leaf(n);
+		ruma_pid next = why || leaf ? 0 : node_child_at(n, 0, &bad);
+		level = n->level;
+		ruma_bm_unfix_s(bm, pid);
+		if (why)
+			return catalog_damaged(bm, "page %" PRIu64 " (from its root, page %" PRIu64
+					       ") is no catalog node: %s",
+					       (uint64_t)pid, (uint64_t)root, why);
+		if (leaf)
+			return 0;
+		pid = next;
+	}
+}
+
+/* Page 0 names no catalog: then no data page may be in use, but for one
+ * empty node (a crash between the allocation of a new catalog's root and
+ * page 0 naming it leaks that page).  A catalog made now on top of data
+ * pages would leak them and let a caller load its data again.  Called with
+ * catalog_lock held (a catalog being created has a page and no slot yet). */
+static int catalog_absent_check(ruma_bm *bm)
+{
+	uint64_t hw = ruma_bm_high_water(bm), used = 0;
+	ruma_pid first = 0;
+	for (ruma_pid pid = 0; pid < hw && used < 2; pid++)
+		if (ruma_bm_page_state_of(bm, pid) == RUMA_BM_PAGE_USED && used++ == 0)
+			first = pid;
+	if (used == 0)
+		return 0;
+	void *page;
+	int rc = used == 1 ? ruma_bm_fix_s(bm, first, &page) : RUMA_ECORRUPT;
+	if (rc == 0) {
+		bool empty = ((const node *)page)->count == 0 && node_valid(page);
+		ruma_bm_unfix_s(bm, first);
+		rc = empty ? 0 : RUMA_ECORRUPT;
+	}
+	if (rc != RUMA_ECORRUPT)
+		return rc;
+	return catalog_damaged(bm, "page 0 names no catalog root, but data pages are in use "
+			       "(the first: page %" PRIu64 "); no catalog is made on top of them",
+			       (uint64_t)first);
+}
+
+/* The catalog's root, checked (catalog_check, catalog_absent_check); made
+ * when there is none and create is set, else RUMA_ENOTFOUND. */
 static int catalog_root(ruma_bm *bm, bool create, ruma_pid *root)
 {
 	uint64_t v = 0;
 	int rc = ruma_bm_meta_get(bm, RUMA_BTREE_META_SLOT, &v);
 	if (rc || v) {
 		*root = v - 1;
-		return rc;
+		return rc ? rc : catalog_check(bm, v - 1);
 	}
-	if (!create)
-		return RUMA_ENOTFOUND;
 	pthread_mutex_lock(&catalog_lock);
 	rc = ruma_bm_meta_get(bm, RUMA_BTREE_META_SLOT, &v);
+	if (rc == 0 && v == 0)
+		rc = catalog_absent_check(bm);
+	if (rc == 0 && v == 0 && !create)
+		rc = RUMA_ENOTFOUND;
 	if (rc == 0 && v == 0) {
 		ruma_pid pid;
 		rc = new_root(bm, &pid);

@@ -49,6 +49,9 @@ enum bt_damage {
  * through the manager's message channel, ruma_bm_report); returns
  * RUMA_ECORRUPT. */
 int bt_corrupt(ruma_btree *t, ruma_pid pid, enum bt_damage why);
+/* What an allocation state is, in words ("marked free in the free-space
+ * bitmap"): for messages (check.c). */
+const char *bt_page_state_name(ruma_bm_page_state st);
 
 static inline void bt_count(_Atomic uint64_t *c)
 {
