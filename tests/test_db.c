@@ -3,13 +3,15 @@
  * list, statistics and the checker, a model-based random test against a
  * sorted array with a pool much smaller than the data, automatic
  * checkpoints keeping the log bounded, kill -9 during a write loop, and a
- * store whose catalog is damaged refused at open.
+ * store whose catalog is damaged refused at open, and a disk that fills up
+ * while a durable store commits.
  */
 #include "test.h"
 
 #include <ruma/db.h>
 #include <ruma/btree.h>
 
+#include "os/os.h"
 #include "page0_util.h"
 
 #include <signal.h>
@@ -710,6 +712,75 @@ static int t_catalog_damaged(void)
 	return TEST_PASS;
 }
 
+/* Commit key i in a transaction of its own: the put's or the commit's result. */
+static int commit_one(ruma_db *db, ruma_db_table *t, unsigned i)
+{
+	ruma_db_txn *x;
+	char b[16];
+	int rc = ruma_db_begin(db, 0, &x);
+	if (rc)
+		return rc;
+	key_of(i, b);
+	ruma_val k = sv(b);
+	rc = ruma_db_put(x, t, &k, &k, 0);
+	if (rc) {
+		(void)ruma_db_abort(x);
+		return rc;
+	}
+	return ruma_db_commit(x);
+}
+
+/* The disk fills up (every pwrite and fallocate fails with ENOSPC) while a
+ * durable store commits: the commit fails with -ENOSPC and says why, later
+ * ones fail too (the log is dead: nothing after the failed write can be
+ * trusted); the store reopens, recovers every acknowledged commit, and the
+ * failed one is absent. */
+static int t_disk_full(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	o.message = keep_said;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "kv", RUMA_DB_CREATE, &t));
+	CHECK_OK(ruma_db_commit(x));
+	unsigned acked = 0;
+	int rc = 0;
+	for (unsigned i = 0; i < 1000 && rc == 0; i++) {
+		if (i == 300) {
+			ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, true);
+			ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, true);
+		}
+		rc = commit_one(db, t, i);
+		acked = rc == 0 ? i + 1 : acked;
+	}
+	CHECK_EQ(rc, -ENOSPC);
+	CHECK_EQ(acked, 300u);
+	printf("  %s\n", said);
+	CHECK(strstr(said, "No space left"));
+	CHECK_EQ(commit_one(db, t, 5000), -ENOSPC);
+	ruma_os_inject_clear();
+	CHECK(ruma_db_close(db) != 0); /* the store stays marked open: recovered next */
+	o.message = quiet;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "kv", 0, &t));
+	for (unsigned i = 0; i <= acked; i++) {
+		char b[16];
+		key_of(i, b);
+		ruma_val k = sv(b), got;
+		CHECK_EQ(ruma_db_get(x, t, &k, &got), i < acked ? 0 : RUMA_ENOTFOUND);
+	}
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "basic", t_basic },
 	{ "misuse", t_misuse },
@@ -720,6 +791,7 @@ static const struct test_case cases[] = {
 	{ "checkpoint", t_checkpoint },
 	{ "kill9", t_kill9 },
 	{ "catalog_damaged", t_catalog_damaged },
+	{ "disk_full", t_disk_full },
 };
 
 int main(int argc, char **argv)

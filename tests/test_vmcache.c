@@ -9,7 +9,8 @@
  * no "loaded" marker when one loader thread failed);
  * bad configurations are refused with exit status 2 and a message;
  * ruma_vmcache_parse called directly (environment, flags winning, the
- * durability modes, refusals with their message).
+ * durability modes, refusals with their message); the free-space
+ * pre-flight counts the space of a kept store and of its log.
  */
 #include "test.h"
 
@@ -664,7 +665,21 @@ static int t_parse(void)
 	return TEST_PASS;
 }
 
+/* The pre-flight's space: a kept store as large as the run needs is
+ * enough on a full file system (reopened after its disk filled up); the
+ * blocks of a store rewritten and of its log count as free. */
+static int t_preflight_space(void)
+{
+	const uint64_t G = 1ull << 30, M = 1ull << 20;
+	CHECK_EQ(ruma_vmcache_space(0, G, 300 * M, G, true, G), G);
+	CHECK(ruma_vmcache_space(0, G / 2, 0, G / 2, true, G) < G); /* kept, but too small */
+	CHECK(ruma_vmcache_space(0, G / 2, 600 * M, G / 2, false, G) >= G); /* the log's blocks */
+	CHECK_EQ(ruma_vmcache_space(10 * M, 0, 0, 0, false, G), 10 * M);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "preflight_space", t_preflight_space },
 	{ "parse", t_parse },
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "foreign_tree", t_foreign_tree },           { "flags_win", t_flags_win },
