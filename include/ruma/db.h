@@ -183,6 +183,21 @@ RUMA_API int ruma_db_abort(ruma_db_txn *txn);
 RUMA_API int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned flags,
 				ruma_db_table **out);
 
+/*
+ * ruma_db_table_drop — remove the table t and free every page of its tree.
+ * Like creating a table it is immediate and durable: an abort of txn does
+ * not bring the table back.  It needs txn to be the only open transaction
+ * of the store and to have written nothing yet (-EBUSY otherwise: a drop
+ * frees pages other transactions or txn's own undo could still reach).  The
+ * handle t stays allocated until ruma_db_close, and every call with it, or
+ * with a cursor on it, gives -EINVAL; ruma_db_table_open of the name then
+ * finds no table (or creates a new, empty one).  Crash-safe: the store
+ * records the drop before it starts and frees the pages one logged step at
+ * a time, and an open of the store finishes a drop a crash interrupted.
+ * -EACCES in a read-only transaction, RUMA_ECORRUPT for a damaged tree.
+ */
+RUMA_API int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t);
+
 /* ruma_db_table_name — the table's name (owned by the handle). */
 RUMA_API const char *ruma_db_table_name(const ruma_db_table *t);
 

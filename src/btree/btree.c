@@ -32,6 +32,7 @@
  * come from ruma_bm_alloc and go back with ruma_bm_free.
  */
 #include "btree/btree_int.h"
+#include "btree/drop.h"
 
 #include <ruma/core.h>
 
@@ -1403,4 +1404,168 @@ int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out)
 {
 	ruma_btree_get_counters(t, out);
 	return bt_walk_stats(t, out);
+}
+
+/* ---- dropping a tree (drop.h) ------------------------------------------------------------------ */
+
+/* The steps of a drop between two ruma_bm_op_end: what one operation's
+ * wait for the log covers. */
+#define BT_DROP_STEPS_PER_OP 256u
+
+/* Remove the first child of inner node p (latched exclusively): its first
+ * slot, or, when only `upper` is left, turn p into an empty leaf with the
+ * same fences. */
+static void unlink_first(node *p)
+{
+	if (p->count) {
+		node_remove_at(p, 0);
+		return;
+	}
+	uint8_t lower[NODE_KEYBUF], upper[NODE_KEYBUF];
+	size_t llen = p->lower_len, ulen = p->upper_len;
+	bool inf = node_upper_inf(p);
+	memcpy(lower, node_lower(p), llen);
+	if (!inf)
+		memcpy(upper, node_upper_key(p), ulen);
+	node_init(p, 0, lower, llen, inf ? NULL : upper, ulen);
+}
+
+/* One step of a drop: from the root down the first children to the first
+ * inner node whose first child is a leaf; that leaf is unlinked and freed
+ * while both are latched exclusively, so the step is one log record.  *done
+ * when the root is a leaf (the tree's last page).  A tree between steps is
+ * one a drop can go on with (every page it reaches allocated, a node, levels
+ * falling), not one to search: the separators no longer match the
+ * children's fences. */
+static int drop_step(ruma_btree *t, bool *done)
+{
+	ruma_bm *bm = t->bm;
+	ruma_pid ppid = t->root, hw = ruma_bm_high_water(bm);
+	void *pp, *cp;
+	int rc = ruma_bm_fix_x(bm, ppid, &pp);
+	if (rc)
+		return read_failed(t, ppid, rc);
+	for (;;) {
+		node *p = pp;
+		bool bad = !node_valid(p);
+		if (!bad && node_is_leaf(p)) {
+			ruma_bm_unfix_x(bm, ppid);
+			*done = true;
+			return 0;
+		}
+		ruma_pid cpid = bad ? 0 : node_child_at(p, 0, &bad);
+		if (bad || cpid >= hw) {
+			ruma_bm_unfix_x(bm, ppid);
+			return bt_corrupt(t, ppid, bad ? BT_DMG_NODE : BT_DMG_CHILD);
+		}
+		if ((rc = ruma_bm_fix_x(bm, cpid, &cp))) {
+			ruma_bm_unfix_x(bm, ppid);
+			return read_failed(t, cpid, rc);
+		}
+		node *c = cp;
+		/* an inner node emptied by an earlier step is an empty leaf */
+		bool emptied = node_is_leaf(c) && c->count == 0 && c->level < p->level;
+		if (!node_valid(c) || (c->level + 1 != p->level && !emptied)) {
+			ruma_bm_unfix_x(bm, cpid);
+			ruma_bm_unfix_x(bm, ppid);
+			return bt_corrupt(t, cpid, node_valid(c) ? BT_DMG_LEVEL : BT_DMG_NODE);
+		}
+		if (node_is_leaf(c)) {
+			unlink_first(p);
+			bt_count(&t->pages_freed);
+			rc = ruma_bm_free(bm, cpid);
+			ruma_bm_unfix_x(bm, ppid);
+			return rc;
+		}
+		ruma_bm_unfix_x(bm, ppid);
+		ppid = cpid;
+		pp = cp;
+	}
+}
+
+/* The catalog leaf that holds name, latched exclusively (descending with
+ * exclusive latches, parent before child), in *pid / *page, its position in
+ * *pos; RUMA_ENOTFOUND (no latch held) when name is not there. */
+static int catalog_leaf_x(ruma_btree *cat, const char *name, ruma_pid *pid, void **page,
+			  unsigned *pos)
+{
+	ruma_bm *bm = cat->bm;
+	size_t len = strlen(name);
+	ruma_pid hw = ruma_bm_high_water(bm), at = cat->root;
+	void *pg, *cp;
+	int rc = ruma_bm_fix_x(bm, at, &pg);
+	if (rc)
+		return read_failed(cat, at, rc);
+	for (;;) {
+		node *n = pg;
+		bool found = false, bad = !node_valid(n);
+		unsigned i = bad ? 0 : node_lower_bound(n, (const uint8_t *)name, len, &found, &bad);
+		ruma_pid child = bad || node_is_leaf(n) ? 0 : node_child_at(n, i, &bad);
+		if (!bad && node_is_leaf(n) && found) {
+			*pid = at;
+			*page = pg;
+			*pos = i;
+			return 0;
+		}
+		if (bad || child >= hw || node_is_leaf(n)) {
+			ruma_bm_unfix_x(bm, at);
+			return bad || child >= hw ? bt_corrupt(cat, at, BT_DMG_NODE) : RUMA_ENOTFOUND;
+		}
+		if ((rc = ruma_bm_fix_x(bm, child, &cp))) {
+			ruma_bm_unfix_x(bm, at);
+			return read_failed(cat, child, rc);
+		}
+		ruma_bm_unfix_x(bm, at);
+		at = child;
+		pg = cp;
+	}
+}
+
+/* Remove name's catalog entry and free its root in one logged step (both
+ * latched exclusively when the root is freed): no crash leaves the entry
+ * naming a freed page or the root leaked. */
+static int catalog_unlink(ruma_btree *t, const char *name)
+{
+	ruma_btree cat = { .bm = t->bm, .pages_checked = t->pages_checked };
+	ruma_pid leaf, root;
+	void *pg, *rp;
+	unsigned pos, vlen = 0;
+	bool bad = false;
+	int rc = catalog_root(t->bm, false, &cat.root);
+	if (!rc)
+		rc = catalog_leaf_x(&cat, name, &leaf, &pg, &pos);
+	if (rc)
+		return rc;
+	const uint8_t *v = node_value(pg, pos, &vlen, &bad);
+	if (bad || vlen != sizeof(root) || (memcpy(&root, v, sizeof(root)), root != t->root)) {
+		ruma_bm_unfix_x(t->bm, leaf);
+		return bt_corrupt(&cat, leaf, BT_DMG_NODE);
+	}
+	if ((rc = ruma_bm_fix_x(t->bm, root, &rp))) {
+		ruma_bm_unfix_x(t->bm, leaf);
+		return read_failed(t, root, rc);
+	}
+	node_remove_at(pg, pos);
+	bt_count(&t->pages_freed);
+	rc = ruma_bm_free(t->bm, root);
+	ruma_bm_unfix_x(t->bm, leaf);
+	return rc;
+}
+
+int bt_drop_tree(ruma_bm *bm, const char *name)
+{
+	ruma_btree *t;
+	int rc = ruma_btree_open(bm, name, &t);
+	if (rc)
+		return rc;
+	bool done = false;
+	for (unsigned n = 1; !rc && !done; n++) {
+		rc = drop_step(t, &done);
+		if (n % BT_DROP_STEPS_PER_OP == 0) /* (in SYNC mode: durable so far) */
+			rc = ruma_bm_op_end(bm, rc);
+	}
+	if (!rc)
+		rc = catalog_unlink(t, name);
+	ruma_btree_release(t);
+	return ruma_bm_op_end(bm, rc);
 }

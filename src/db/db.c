@@ -8,6 +8,7 @@
  * btree.h, txn.h and bm.h.
  */
 #include "db/db_int.h"
+#include "btree/drop.h"
 
 #include <ruma/core.h>
 #include <ruma/sysinfo.h>
@@ -188,11 +189,54 @@ static int open_registry(ruma_db *db)
 	return rc;
 }
 
+/* Finish dropping the table name, whose marker DB_DROP_PREFIX name is in
+ * the registry: its registry entry, its tree (bt_drop_tree), then the
+ * marker.  Each step is idempotent, so a crash anywhere leaves the marker
+ * and the next open finishes (drop_resume). */
+static int drop_finish(ruma_db *db, const char *name)
+{
+	char mark[DB_REGISTRY_KEY_MAX + 1];
+	int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, name);
+	int rc = ruma_btree_remove(db->registry, name, strlen(name));
+	if (rc == 0 || rc == RUMA_ENOTFOUND)
+		rc = bt_drop_tree(db->bm, name);
+	if (rc == 0 || rc == RUMA_ENOTFOUND)
+		rc = ruma_btree_remove(db->registry, mark, (size_t)n);
+	return rc == RUMA_ENOTFOUND ? 0 : rc;
+}
+
+/* Drops a crash interrupted: every marker left in the registry (a store
+ * opened read-only is refused: its tree is half freed). */
+static int drop_resume(ruma_db *db)
+{
+	char key[DB_REGISTRY_KEY_MAX + 1];
+	size_t np = strlen(DB_DROP_PREFIX);
+	int rc;
+	while (!(rc = db_registry_next(db, DB_DROP_PREFIX, false, key, sizeof(key))) &&
+	       !strncmp(key, DB_DROP_PREFIX, np)) {
+		if (db->flags & RUMA_DB_READONLY) {
+			db_report(db, "db: the drop of table %s was interrupted by a crash and is "
+				  "finished by the next open that may write (not RUMA_DB_READONLY)",
+				  key + np);
+			return RUMA_EUNCLEAN;
+		}
+		db_report(db, "db: finishing the drop of table %s, which a crash interrupted",
+			  key + np);
+		if ((rc = drop_finish(db, key + np)))
+			return rc;
+	}
+	return rc == RUMA_ENOTFOUND ? 0 : rc;
+}
+
 static void db_free(ruma_db *db)
 {
 	for (ruma_db_table *t = db->tables, *n; t; t = n) {
 		n = t->next;
 		ruma_btree_release(t->bt);
+		free(t);
+	}
+	for (ruma_db_table *t = db->dropped, *n; t; t = n) {
+		n = t->next;
 		free(t);
 	}
 	for (ruma_db_txn *x = db->free_txns, *n; x; x = n) {
@@ -237,6 +281,8 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	}
 	db->ckpt_lsn = ruma_bm_log_end(db->bm); /* 0 without a log */
 	rc = open_registry(db);
+	if (!rc && db->registry)
+		rc = drop_resume(db);
 	if (!rc && ruma_bm_logging(db->bm) && !(db->flags & RUMA_DB_READONLY))
 		rc = ckpt_start(db);
 	if (rc) {
@@ -448,6 +494,60 @@ const char *ruma_db_table_name(const ruma_db_table *t)
 	return t ? t->name : NULL;
 }
 
+/* Whether t may be used in txn: a live transaction of its store, a table
+ * not dropped. */
+static int table_usable(ruma_db_txn *txn, ruma_db_table *t)
+{
+	int rc = db_txn_usable(txn);
+	if (rc || !t || t->db != txn->db)
+		return rc ? rc : -EINVAL;
+	if (!t->bt) {
+		db_report(txn->db, "db: table %s used after it was dropped", t->name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Move t from the open tables to the dropped ones (db->mu held). */
+static void table_retire(ruma_db *db, ruma_db_table *t)
+{
+	for (ruma_db_table **p = &db->tables; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	ruma_btree_release(t->bt);
+	t->bt = NULL;
+	t->next = db->dropped;
+	db->dropped = t;
+}
+
+int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
+{
+	int rc = table_usable(txn, t);
+	if (!rc)
+		rc = txn_writable(txn);
+	if (rc)
+		return rc;
+	ruma_db *db = txn->db;
+	pthread_mutex_lock(&db->mu);
+	if (db->active > 1 || txn->writes) {
+		db_report(db, "db: dropping table %s needs the only open transaction of the store, "
+			  "with no writes yet", t->name);
+		rc = -EBUSY;
+	} else {
+		char mark[DB_REGISTRY_KEY_MAX + 1];
+		int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, t->name);
+		rc = ruma_btree_upsert(db->registry, mark, (size_t)n, "", 0, NULL);
+		if (!rc)
+			rc = drop_finish(db, t->name);
+		if (!rc)
+			table_retire(db, t);
+	}
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
 int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx), void *ctx)
 {
 	int rc = db_txn_usable(txn);
@@ -467,10 +567,10 @@ int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx)
 
 static int op_usable(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 {
-	int rc = db_txn_usable(txn);
+	int rc = table_usable(txn, t);
 	if (rc)
 		return rc;
-	if (!t || t->db != txn->db || !key || (!key->data && key->len))
+	if (!key || (!key->data && key->len))
 		return -EINVAL;
 	return 0;
 }
@@ -538,8 +638,8 @@ int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 
 int ruma_db_table_stat(ruma_db_txn *txn, ruma_db_table *t, ruma_db_table_stats *out)
 {
-	int rc = db_txn_usable(txn);
-	if (rc || !t || t->db != txn->db || !out)
+	int rc = table_usable(txn, t);
+	if (rc || !out)
 		return rc ? rc : -EINVAL;
 	ruma_btree_stats s;
 	if ((rc = ruma_btree_get_stats(t->bt, &s)))

@@ -15,10 +15,15 @@
 /* The store's own table of table names (keys: names; values: empty). */
 #define DB_REGISTRY "ruma:tables"
 #define DB_RESERVED_PREFIX "ruma:"
+#define DB_RESERVED_PREFIX_END "ruma;" /* the first key after every reserved one */
+/* A registry key "ruma:drop:<name>": the table name is being dropped
+ * (ruma_db_table_drop; an open finishes what a crash interrupted). */
+#define DB_DROP_PREFIX "ruma:drop:"
+#define DB_REGISTRY_KEY_MAX (sizeof(DB_DROP_PREFIX) - 1 + RUMA_DB_MAX_NAME)
 
 struct ruma_db_table {
 	ruma_db *db;
-	ruma_btree *bt;
+	ruma_btree *bt;            /* NULL once dropped */
 	struct ruma_db_table *next;
 	char name[];
 };
@@ -40,6 +45,7 @@ struct ruma_db {
 	uint64_t pool_bytes;
 	pthread_mutex_t mu;        /* tables, txn pool, active count */
 	ruma_db_table *tables;
+	ruma_db_table *dropped;    /* handles of dropped tables, freed at close */
 	ruma_btree *registry;      /* NULL: none yet (a read-only open of a new store) */
 	ruma_db_txn *free_txns;
 	size_t active;             /* transactions begun and not ended */
@@ -86,8 +92,14 @@ typedef struct fill_ctx {
  * or the scan's error. */
 int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen);
 
+/* db_registry_next — the first registry key >= from (> from when skip; from
+ * NULL: the first) into key (cap bytes, NUL-terminated).  0, RUMA_ENOTFOUND,
+ * RUMA_ECORRUPT (a key too long or with a NUL byte), errors. */
+int db_registry_next(ruma_db *db, const char *from, bool skip, char *key, size_t cap);
+
 /* db_next_name — the first registered table name > after (NULL: the first
- * one) into name (RUMA_DB_MAX_NAME + 1 bytes).  0, RUMA_ENOTFOUND, errors. */
+ * one) into name (RUMA_DB_MAX_NAME + 1 bytes), the store's own keys
+ * (DB_RESERVED_PREFIX) passed over.  0, RUMA_ENOTFOUND, errors. */
 int db_next_name(ruma_db *db, const char *after, char *name);
 
 /* db_key_cmp — memcmp order with shorter prefixes first (btree.h). */
