@@ -761,7 +761,7 @@ static int t_disk_full(void)
 	CHECK_EQ(rc, -ENOSPC);
 	CHECK_EQ(acked, 300u);
 	printf("  %s\n", said);
-	CHECK(strstr(said, "No space left"));
+	CHECK(strstr(said, "No space left") && strstr(said, logpath));
 	CHECK_EQ(commit_one(db, t, 5000), -ENOSPC);
 	ruma_os_inject_clear();
 	CHECK(ruma_db_close(db) != 0); /* the store stays marked open: recovered next */

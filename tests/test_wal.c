@@ -7,7 +7,8 @@
  * write / fdatasync failure makes flush fail and the log refuse further
  * records; a log of another owner, a missing or empty log that must exist,
  * a FIFO or /dev/null and a ring near SIZE_MAX are refused; a flush keeps the
- * file allocated ahead of the log.
+ * file allocated ahead of the log, a file cut at a record's end or one
+ * flipped bit refused, and the path kept after open.
  */
 #include "test.h"
 
@@ -596,6 +597,31 @@ static int t_flip_near_zero_sector(void)
 	return TEST_PASS;
 }
 
+/* The log keeps its own copy of the path: a message after open names the
+ * log although the caller's buffer (a stack buffer of the buffer manager's)
+ * holds something else by then. */
+static int t_path_copied(void)
+{
+	char buf[128];
+	ruma_wal *w;
+	unsigned char b[8] = { 0 };
+	uint64_t end;
+	unlink(path);
+	snprintf(buf, sizeof(buf), "%s", path);
+	ruma_wal_config c = { .path = buf, .message = keep };
+	CHECK_OK(ruma_wal_open(&c, &w));
+	memset(buf, 'x', sizeof(buf) - 1);
+	buf[sizeof(buf) - 1] = 0;
+	CHECK_OK(ruma_wal_append(w, 1, b, sizeof(b), NULL, &end));
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, false);
+	said[0] = 0;
+	CHECK_EQ(ruma_wal_flush(w, end), -EIO);
+	ruma_os_inject_clear();
+	CHECK(strstr(said, path) && strstr(said, "writing the log failed"));
+	(void)ruma_wal_close(w);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "roundtrip_checksum", t_roundtrip },
 	{ "other_format", t_other_format },
@@ -609,6 +635,7 @@ static const struct test_case cases[] = {
 	{ "alloc_ahead", t_alloc_ahead },
 	{ "cut_at_record_end", t_cut_at_record_end },
 	{ "flip_near_zero_sector", t_flip_near_zero_sector },
+	{ "path_copied", t_path_copied },
 };
 
 int main(int argc, char **argv)

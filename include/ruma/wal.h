@@ -41,7 +41,8 @@ typedef struct ruma_wal ruma_wal;
 #define RUMA_WAL_LSN_MAX (1ull << 62)
 
 typedef struct ruma_wal_config {
-	const char *path;      /* the log file, a regular file (created if missing) */
+	const char *path;      /* the log file, a regular file (created if missing);
+				  copied by ruma_wal_open */
 	size_t buffer_bytes;   /* in-memory ring (0 = 8 MiB; at least 2 records of the largest
 				  size, at most 1 TiB: more is -EINVAL) */
 	unsigned flush_ms;     /* background flusher period in ms (0 = no periodic flush;

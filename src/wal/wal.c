@@ -130,7 +130,8 @@ struct rec_hdr {
 _Static_assert(sizeof(struct rec_hdr) == RUMA_WAL_HEADER, "record header size");
 
 struct ruma_wal {
-	ruma_wal_config cfg;
+	ruma_wal_config cfg;     /* cfg.path points at path */
+	char *path;              /* the caller's path, copied: it may be gone after open */
 	int fd;                  /* writes (O_DIRECT where possible) */
 	int rfd;                 /* reads: buffered, read-only */
 	bool direct;             /* fd has O_DIRECT */
@@ -1006,6 +1007,7 @@ static void wal_free(ruma_wal *w)
 	free(w->ring);
 	free(w->hdr);
 	free(w->tail);
+	free(w->path);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->kick);
@@ -1104,9 +1106,12 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 		cap = 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK;
 	cap = (cap + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK;
 	ruma_wal *w = calloc(1, sizeof(*w));
-	if (!w)
+	if (!w || !(w->path = strdup(c->path))) {
+		free(w);
 		return -ENOMEM;
+	}
 	w->cfg = *c;
+	w->cfg.path = w->path;
 	w->fd = w->rfd = -1;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
