@@ -10,7 +10,8 @@
  * bad configurations are refused with exit status 2 and a message;
  * ruma_vmcache_parse called directly (environment, flags winning, the
  * durability modes, refusals with their message); the free-space
- * pre-flight counts the space of a kept store and of its log.
+ * pre-flight counts the space of a kept store and of its log; a kept store
+ * whose catalog slot is lost is refused, not loaded again.
  */
 #include "test.h"
 
@@ -19,6 +20,8 @@
 #include "bench/vmcache/workload.h"
 
 #include <ruma/btree.h>
+
+#include "page0_util.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -146,6 +149,35 @@ static int t_keep(void)
 	setenv("DATASIZE", "6000", 1);
 	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
 	CHECK(strstr(err, "holds 5000 tuples"));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+/* A kept store whose catalog slot in page 0 was zeroed (checksum
+ * recomputed) is refused (exit 1, "catalog is damaged"), not loaded again
+ * on top of its pages; with the slot back, --keep --check passes. */
+static int t_keep_damaged_catalog(void)
+{
+	char *out = NULL, *err = NULL;
+	struct bm_meta_hdr h, saved;
+	uint64_t w0;
+	env_reset();
+	setenv("DATASIZE", "5000", 1);
+	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
+	free(out);
+	free(err);
+	CHECK_OK(page0_read(store, &h, &w0));
+	saved = h;
+	h.slots[RUMA_BTREE_META_SLOT] = 0;
+	CHECK_OK(page0_craft(store, h, w0));
+	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 1);
+	CHECK(strstr(err, "catalog is damaged") && !strstr(err, "\nload"));
+	free(out);
+	free(err);
+	CHECK_OK(page0_craft(store, saved, w0));
+	CHECK_EQ(run(&out, &err, "--keep", "--check", NULL, NULL), 0);
+	CHECK(strstr(err, "load: skipped"));
 	free(out);
 	free(err);
 	return TEST_PASS;
@@ -680,6 +712,7 @@ static int t_preflight_space(void)
 
 static const struct test_case cases[] = {
 	{ "preflight_space", t_preflight_space },
+	{ "keep_damaged_catalog", t_keep_damaged_catalog },
 	{ "parse", t_parse },
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "foreign_tree", t_foreign_tree },           { "flags_win", t_flags_win },
