@@ -830,20 +830,23 @@ static int a_whole_or_gone(ruma_db *db, unsigned n, bool *present)
 	return TEST_PASS;
 }
 
-/* Dropping a table: refused while another transaction is open or after the
- * transaction wrote; then every page of the tree is freed (the store check
- * finds none leaked, the free pages grow), the handle and its cursors give
- * -EINVAL, the name is gone from the list and can be created again, and all
- * of it holds after a reopen. */
+/* Dropping a table: refused in a read-only transaction and while another
+ * transaction is open; inside the transaction the table is gone (its handle
+ * and cursors -EINVAL, its name not found, -EBUSY to create it again), for
+ * other transactions it is RUMA_ECONFLICT; an abort brings it back whole,
+ * with the transaction's other writes undone; a commit frees every page of
+ * the tree (the store check finds none leaked, the free pages grow), the
+ * name can then be created again, and all of it holds after a reopen. */
 static int t_drop(void)
 {
 	CHECK(!dirs());
 	ruma_db_options o = small_opts();
-	o.message = getenv("RUMA_TEST_VERBOSE") ? NULL : quiet;
 	ruma_db *db;
 	ruma_db_txn *x, *y;
-	ruma_db_table *a, *b;
+	ruma_db_table *a, *b, *a2;
 	ruma_db_cursor *c;
+	bool present;
+	ruma_val k = sv("k000001"), got;
 	CHECK_OK(ruma_db_open(path, &o, &db));
 	CHECK_EQ(fill_ab(db, 2400), TEST_PASS);
 	ruma_db_stats before, after;
@@ -856,23 +859,33 @@ static int t_drop(void)
 	CHECK_EQ(ruma_db_table_drop(x, a), -EBUSY); /* y is open */
 	CHECK_OK(ruma_db_commit(y));
 	CHECK_OK(put_range(x, b, 10, 11, 1));
-	CHECK_EQ(ruma_db_table_drop(x, a), -EBUSY); /* x wrote */
-	CHECK_OK(ruma_db_abort(x));
+	CHECK_OK(ruma_db_table_drop(x, a));
+	CHECK_EQ(ruma_db_get(x, a, &k, &got), -EINVAL);
+	CHECK_EQ(ruma_db_table_open(x, "a", 0, &a2), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &a2), -EBUSY);
+	CHECK_OK(ruma_db_abort(x)); /* a back, b's row undone */
+	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
+	CHECK(present);
+
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(ruma_db_cursor_open(x, a, &c));
 	CHECK_OK(ruma_db_table_drop(x, a));
-	ruma_val k = sv("k000001"), got;
-	CHECK_EQ(ruma_db_get(x, a, &k, &got), -EINVAL);
 	CHECK_EQ(ruma_db_cursor_first(c), -EINVAL);
 	ruma_db_cursor_close(c);
 	CHECK_EQ(ruma_db_table_drop(x, a), -EINVAL);
-	CHECK_EQ(ruma_db_table_open(x, "a", 0, &a), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_begin(db, 0, &y)); /* begun after the drop */
+	CHECK_EQ(ruma_db_table_open(y, "a", 0, &a2), RUMA_ECONFLICT);
+	CHECK_EQ(ruma_db_get(y, a, &k, &got), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_get(y, b, &k, &got)); /* other tables as usual */
+	CHECK_OK(ruma_db_commit(y));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_OK(ruma_db_stat(db, &after));
 	printf("  free pages: %llu before the drop, %llu after\n",
 	       (unsigned long long)before.pages_free, (unsigned long long)after.pages_free);
 	CHECK(after.pages_free >= before.pages_free + 600);
-	bool present;
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_EQ(ruma_db_get(x, a, &k, &got), -EINVAL);
+	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
 	CHECK(!present);
 	CHECK_OK(ruma_db_close(db));

@@ -49,7 +49,7 @@ static int cursor_usable(const ruma_db_cursor *c)
 int ruma_db_cursor_open(ruma_db_txn *txn, ruma_db_table *t, ruma_db_cursor **out)
 {
 	int rc = db_txn_usable(txn);
-	if (rc || !t || t->db != txn->db || !t->bt || !out)
+	if (rc || !t || t->db != txn->db || !out)
 		return rc ? rc : -EINVAL;
 	ruma_db_cursor *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -97,9 +97,9 @@ static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bo
 	fill_ctx f = { .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
-	if (!c->table->bt) /* dropped */
-		return -EINVAL;
-	int rc = db_fill(c->table->bt, &f, start, slen);
+	int rc = db_table_state(c->txn, c->table);
+	if (!rc)
+		rc = db_fill(c->table->bt, &f, start, slen);
 	c->dir = dir;
 	c->n = f.n;
 	c->idx = 0;

@@ -382,10 +382,14 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		return rc;
 	txn->flags = flags;
 	txn->writes = 0;
+	txn->drops = NULL;
 	txn->live = true;
 	*out = txn;
 	return 0;
 }
+
+/* Carry out or give up txn's drops as it ends (below, with the tables). */
+static int drops_end(ruma_db_txn *txn, bool committed);
 
 int ruma_db_commit(ruma_db_txn *txn)
 {
@@ -393,8 +397,9 @@ int ruma_db_commit(ruma_db_txn *txn)
 	if (rc)
 		return rc;
 	rc = ruma_txn_commit(txn->x);
+	int rc2 = drops_end(txn, rc == 0);
 	txn_end(txn);
-	return rc;
+	return rc ? rc : rc2;
 }
 
 int ruma_db_abort(ruma_db_txn *txn)
@@ -403,6 +408,7 @@ int ruma_db_abort(ruma_db_txn *txn)
 	if (rc)
 		return rc;
 	rc = ruma_txn_abort(txn->x);
+	(void)drops_end(txn, false);
 	txn_end(txn);
 	return rc;
 }
@@ -469,7 +475,11 @@ int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned flags, ruma_
 		return rc;
 	pthread_mutex_lock(&db->mu);
 	ruma_db_table *t = table_find(db, name);
-	if (!t) {
+	if (t && t->dropping == txn) /* dropped by txn: created anew after its commit */
+		rc = (flags & RUMA_DB_CREATE) ? -EBUSY : RUMA_ENOTFOUND;
+	else if (t && t->dropping)
+		rc = RUMA_ECONFLICT;
+	if (!t && !rc) {
 		ruma_btree *bt = NULL;
 		rc = table_tree(txn, name, flags & RUMA_DB_CREATE, &bt);
 		size_t len = strlen(name) + 1;
@@ -495,17 +505,17 @@ const char *ruma_db_table_name(const ruma_db_table *t)
 }
 
 /* Whether t may be used in txn: a live transaction of its store, a table
- * not dropped. */
+ * not dropped; RUMA_ECONFLICT while another transaction drops it. */
 static int table_usable(ruma_db_txn *txn, ruma_db_table *t)
 {
 	int rc = db_txn_usable(txn);
 	if (rc || !t || t->db != txn->db)
 		return rc ? rc : -EINVAL;
-	if (!t->bt) {
-		db_report(txn->db, "db: table %s used after it was dropped", t->name);
-		return -EINVAL;
-	}
-	return 0;
+	if ((rc = db_table_state(txn, t)))
+		db_report(txn->db, "db: table %s %s", t->name,
+			  rc == -EINVAL ? "used after it was dropped"
+					: "is being dropped by another transaction");
+	return rc;
 }
 
 /* Move t from the open tables to the dropped ones (db->mu held). */
@@ -516,10 +526,33 @@ static void table_retire(ruma_db *db, ruma_db_table *t)
 			*p = t->next;
 			break;
 		}
-	ruma_btree_release(t->bt);
-	t->bt = NULL;
+	ruma_btree *bt = t->bt;
+	__atomic_store_n(&t->bt, NULL, __ATOMIC_RELEASE); /* before dropping is cleared */
+	ruma_btree_release(bt);
 	t->next = db->dropped;
 	db->dropped = t;
+}
+
+/* txn ended (committed: its drops are carried out, else given up).  The
+ * first error of a drop; an open finishes a drop that failed here. */
+static int drops_end(ruma_db_txn *txn, bool committed)
+{
+	ruma_db *db = txn->db;
+	int rc = 0;
+	pthread_mutex_lock(&db->mu);
+	for (ruma_db_table *t = txn->drops, *n; t; t = n) {
+		n = t->drop_next;
+		t->drop_next = NULL;
+		if (committed) {
+			int r = drop_finish(db, t->name);
+			rc = rc ? rc : r;
+			table_retire(db, t);
+		}
+		__atomic_store_n(&t->dropping, NULL, __ATOMIC_RELEASE);
+	}
+	txn->drops = NULL;
+	pthread_mutex_unlock(&db->mu);
+	return rc;
 }
 
 int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
@@ -530,19 +563,24 @@ int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
 	if (rc)
 		return rc;
 	ruma_db *db = txn->db;
+	char mark[DB_REGISTRY_KEY_MAX + 1];
+	int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, t->name);
 	pthread_mutex_lock(&db->mu);
-	if (db->active > 1 || txn->writes) {
-		db_report(db, "db: dropping table %s needs the only open transaction of the store, "
-			  "with no writes yet", t->name);
+	if (db->active > 1) {
+		db_report(db, "db: dropping table %s needs the only open transaction of the store",
+			  t->name);
 		rc = -EBUSY;
-	} else {
-		char mark[DB_REGISTRY_KEY_MAX + 1];
-		int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, t->name);
-		rc = ruma_btree_upsert(db->registry, mark, (size_t)n, "", 0, NULL);
-		if (!rc)
-			rc = drop_finish(db, t->name);
-		if (!rc)
-			table_retire(db, t);
+	}
+	if (!rc) /* the drop's record, durable with the commit, undone with an abort */
+		rc = ruma_txn_upsert(txn->x, db->registry, mark, (size_t)n, "", 0);
+	if (!rc)
+		rc = ruma_txn_remove(txn->x, db->registry, t->name, strlen(t->name));
+	if (rc == RUMA_ENOTFOUND) /* a tree of the B-tree API, not registered */
+		rc = 0;
+	if (!rc) {
+		__atomic_store_n(&t->dropping, txn, __ATOMIC_RELEASE);
+		t->drop_next = txn->drops;
+		txn->drops = t;
 	}
 	pthread_mutex_unlock(&db->mu);
 	return rc;

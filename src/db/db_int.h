@@ -10,6 +10,7 @@
 #include <ruma/db.h>
 #include <ruma/txn.h>
 
+#include <errno.h>
 #include <pthread.h>
 
 /* The store's own table of table names (keys: names; values: empty). */
@@ -24,6 +25,11 @@
 struct ruma_db_table {
 	ruma_db *db;
 	ruma_btree *bt;            /* NULL once dropped */
+	/* the transaction that drops it, until it ends; set and cleared under
+	 * db->mu, bt cleared before it (release), read without the lock
+	 * (db_table_state) */
+	struct ruma_db_txn *dropping;
+	struct ruma_db_table *drop_next; /* the dropping transaction's next table */
 	struct ruma_db_table *next;
 	char name[];
 };
@@ -35,6 +41,7 @@ struct ruma_db_txn {
 	bool live;                 /* begun and not yet ended */
 	uint64_t gen;              /* bumped when it ends: cursors check it */
 	uint64_t writes;           /* puts and dels so far: cursors refill on change */
+	struct ruma_db_table *drops; /* tables it drops at commit */
 	struct ruma_db_txn *next_free;
 	unsigned char buf[RUMA_DB_MAX_VALUE]; /* ruma_db_get's value */
 };
@@ -115,5 +122,16 @@ void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 
 
 /* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
 int db_txn_usable(const ruma_db_txn *txn);
+
+/* db_table_state — may txn use t?  0; -EINVAL when t was dropped or txn
+ * drops it; RUMA_ECONFLICT while another transaction drops it.  No lock:
+ * dropping is read first (acquire), so a cleared one implies a cleared bt. */
+static inline int db_table_state(const ruma_db_txn *txn, const ruma_db_table *t)
+{
+	const ruma_db_txn *d = __atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE);
+	if (d)
+		return d == txn ? -EINVAL : RUMA_ECONFLICT;
+	return __atomic_load_n(&t->bt, __ATOMIC_ACQUIRE) ? 0 : -EINVAL;
+}
 
 #endif
