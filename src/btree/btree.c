@@ -28,6 +28,12 @@
  * into two new pages and makes the root an inner node one level higher; a
  * root left with a single child absorbs that child (height shrinks).
  *
+ * Catalog: the tree of tree names, its root in bm meta slot
+ * RUMA_BTREE_META_SLOT, checked before it is followed (catalog_check: an
+ * allocated catalog node down to its leftmost leaf; no slot while data pages
+ * are in use is damage too).  A tree is dropped bottom-up, one page per
+ * logged step (bt_drop_tree, drop.h).
+ *
  * No system calls of its own (sched_yield after repeated restarts); pages
  * come from ruma_bm_alloc and go back with ruma_bm_free.
  */
@@ -37,10 +43,10 @@
 #include <ruma/core.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 
 /* descend(): no node at the requested level on the key's path */

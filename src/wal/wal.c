@@ -717,9 +717,9 @@ static int write_blocks(ruma_wal *w, uint64_t from, uint64_t to)
  * before, and a full disk fails their writes.  So while the header says it
  * is on, every write lands at least WAL_ALLOC_AHEAD / 2 before the file's
  * end, and a crash never leaves the file ending where a record ends.
+ * Returns 0, or the error of the header write that turns allocation ahead
+ * off after a failure (ahead_off, under mu).
  */
-/* Returns 0, or the error of the header write that turns allocation ahead
- * off after a failure (ahead_off, under mu). */
 static int alloc_ahead(ruma_wal *w, uint64_t upto)
 {
 	if (w->no_alloc_ahead || upto + WAL_ALLOC_AHEAD / 2 <= w->alloc_to || extend_ahead(w, upto))
