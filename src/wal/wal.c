@@ -742,6 +742,8 @@ static void flush_round(ruma_wal *w)
 	}
 	pthread_mutex_unlock(&w->mu);
 	int r = alloc_ahead(w, (uint64_t)file_off(w, to));
+	/* a file allocated ahead never ends where a record ends */
+	RUMA_ASSERT(r || w->no_alloc_ahead || (uint64_t)file_off(w, to) + WAL_BLOCK < w->alloc_to);
 	if (!r)
 		r = w->direct ? write_blocks(w, from, to) : write_range(w, from, to);
 	if (!r)
