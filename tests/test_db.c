@@ -2,11 +2,19 @@
  * test_db.c — include/ruma/db.h: every call and its misuse, cursors, table
  * list, statistics and the checker, a model-based random test against a
  * sorted array with a pool much smaller than the data, automatic
- * checkpoints keeping the log bounded, and kill -9 during a write loop.
+ * checkpoints keeping the log bounded, kill -9 during a write loop, and a
+ * store whose catalog is damaged refused at open, a disk that fills up
+ * while a durable store commits, and dropping a table (its misuse, no page
+ * leaked, a simulated power loss at every sync of the drop).
  */
 #include "test.h"
 
 #include <ruma/db.h>
+#include <ruma/btree.h>
+
+#include "btree/btree_int.h"
+#include "os/os.h"
+#include "page0_util.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -637,6 +645,319 @@ static int t_kill9(void)
 	return TEST_PASS;
 }
 
+static char said[512];
+
+static void keep_said(void *ctx, const char *line)
+{
+	(void)ctx;
+	snprintf(said, sizeof(said), "%s", line);
+}
+
+/* A data leaf of the store at path with more than 100 entries (read from
+ * the file: level 0 at byte 4 and the count at byte 6 of a node). */
+static ruma_pid full_leaf(uint64_t hw)
+{
+	int fd = open(path, O_RDONLY);
+	ruma_pid found = 0;
+	for (ruma_pid pid = 2; fd >= 0 && pid < hw && !found; pid++) {
+		unsigned char h[8];
+		uint16_t count;
+		if (pread(fd, h, sizeof(h), (off_t)(pid * RUMA_BM_PAGE_SIZE)) != (ssize_t)sizeof(h))
+			break;
+		memcpy(&count, h + 6, 2);
+		found = h[4] == 0 && count > 100 ? pid : 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/* The catalog root in page 0 (checksum recomputed) zeroed, naming the
+ * bitmap page, a page beyond the store, or a data leaf: the open is
+ * refused with RUMA_ECORRUPT and a message naming the catalog, instead of
+ * a new catalog made on top of the pages in use; with the slot put back
+ * the store opens and checks clean. */
+static int t_catalog_damaged(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "kv", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_range(x, t, 0, 3000, 1));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	struct bm_meta_hdr h, saved;
+	uint64_t w0;
+	CHECK_OK(page0_read(path, &h, &w0));
+	saved = h;
+	ruma_pid leaf = full_leaf(h.alloc_hw);
+	CHECK(leaf != 0);
+	uint64_t bad[] = { 0, 1 + 1, h.alloc_hw + 1 + 5, leaf + 1 }; /* slot = root + 1 */
+	o.message = keep_said;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		h.slots[RUMA_BTREE_META_SLOT] = bad[i];
+		CHECK_OK(page0_craft(path, h, w0));
+		said[0] = 0;
+		CHECK_EQ(ruma_db_open(path, &o, &db), RUMA_ECORRUPT);
+		printf("  slot %llu: %s\n", (unsigned long long)bad[i], said);
+		CHECK(strstr(said, "catalog is damaged"));
+	}
+	CHECK_OK(page0_craft(path, saved, w0));
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* Commit key i in a transaction of its own: the put's or the commit's result. */
+static int commit_one(ruma_db *db, ruma_db_table *t, unsigned i)
+{
+	ruma_db_txn *x;
+	char b[16];
+	int rc = ruma_db_begin(db, 0, &x);
+	if (rc)
+		return rc;
+	key_of(i, b);
+	ruma_val k = sv(b);
+	rc = ruma_db_put(x, t, &k, &k, 0);
+	if (rc) {
+		(void)ruma_db_abort(x);
+		return rc;
+	}
+	return ruma_db_commit(x);
+}
+
+/* The disk fills up (every pwrite and fallocate fails with ENOSPC) while a
+ * durable store commits: the commit fails with -ENOSPC and says why, later
+ * ones fail too (the log is dead: nothing after the failed write can be
+ * trusted); the store reopens, recovers every acknowledged commit, and the
+ * failed one is absent. */
+static int t_disk_full(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	o.message = keep_said;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "kv", RUMA_DB_CREATE, &t));
+	CHECK_OK(ruma_db_commit(x));
+	unsigned acked = 0;
+	int rc = 0;
+	for (unsigned i = 0; i < 1000 && rc == 0; i++) {
+		if (i == 300) {
+			ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, true);
+			ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, true);
+		}
+		rc = commit_one(db, t, i);
+		acked = rc == 0 ? i + 1 : acked;
+	}
+	CHECK_EQ(rc, -ENOSPC);
+	CHECK_EQ(acked, 300u);
+	printf("  %s\n", said);
+	CHECK(strstr(said, "No space left") && strstr(said, logpath));
+	CHECK_EQ(commit_one(db, t, 5000), -ENOSPC);
+	ruma_os_inject_clear();
+	CHECK(ruma_db_close(db) != 0); /* the store stays marked open: recovered next */
+	o.message = quiet;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "kv", 0, &t));
+	for (unsigned i = 0; i <= acked; i++) {
+		char b[16];
+		key_of(i, b);
+		ruma_val k = sv(b), got;
+		CHECK_EQ(ruma_db_get(x, t, &k, &got), i < acked ? 0 : RUMA_ENOTFOUND);
+	}
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+
+/* Table a: n rows of 1000-byte values (4 a page); table b: 10 small rows. */
+static int fill_ab(ruma_db *db, unsigned n)
+{
+	static char big[1000];
+	ruma_db_txn *x;
+	ruma_db_table *a, *b;
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &a));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &b));
+	for (unsigned i = 0; i < n; i++) {
+		char kb[16];
+		key_of(i, kb);
+		memset(big, 'a' + (int)(i % 26), sizeof(big));
+		ruma_val k = sv(kb), v = { sizeof(big), big };
+		CHECK_OK(ruma_db_put(x, a, &k, &v, 0));
+	}
+	CHECK_OK(put_range(x, b, 0, 10, 1));
+	CHECK_OK(ruma_db_commit(x));
+	return TEST_PASS;
+}
+
+/* Table a holds its n rows whole, or is gone; b holds its 10 rows; the store
+ * check finds every page reached once and none leaked.  *present: a's fate. */
+static int a_whole_or_gone(ruma_db *db, unsigned n, bool *present)
+{
+	ruma_db_txn *x;
+	ruma_db_table *a, *b;
+	ruma_db_table_stats ts;
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	int rc = ruma_db_table_open(x, "a", 0, &a);
+	CHECK(rc == 0 || rc == RUMA_ENOTFOUND);
+	*present = rc == 0;
+	char names[64] = "";
+	CHECK_OK(ruma_db_table_list(x, count_name, names));
+	CHECK(!strcmp(names, *present ? "a,b," : "b,"));
+	if (*present) {
+		CHECK_OK(ruma_db_table_stat(x, a, &ts));
+		CHECK_EQ(ts.entries, n);
+	}
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &b));
+	CHECK_OK(ruma_db_table_stat(x, b, &ts));
+	CHECK_EQ(ts.entries, 10);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	return TEST_PASS;
+}
+
+/* Dropping a table: refused in a read-only transaction and while another
+ * transaction is open; inside the transaction the table is gone (its handle
+ * and cursors -EINVAL, its name not found, -EBUSY to create it again), for
+ * other transactions it is RUMA_ECONFLICT; an abort brings it back whole,
+ * with the transaction's other writes undone; a commit frees every page of
+ * the tree (the store check finds none leaked, the free pages grow), the
+ * name can then be created again, and all of it holds after a reopen. */
+static int t_drop(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_db *db;
+	ruma_db_txn *x, *y;
+	ruma_db_table *a, *b, *a2;
+	ruma_db_cursor *c;
+	bool present;
+	ruma_val k = sv("k000001"), got;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_EQ(fill_ab(db, 2400), TEST_PASS);
+	ruma_db_stats before, after;
+	CHECK_OK(ruma_db_stat(db, &before));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "a", 0, &a));
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &b));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &y));
+	CHECK_EQ(ruma_db_table_drop(y, a), -EACCES);
+	CHECK_EQ(ruma_db_table_drop(x, a), -EBUSY); /* y is open */
+	CHECK_OK(ruma_db_commit(y));
+	CHECK_OK(put_range(x, b, 10, 11, 1));
+	CHECK_OK(ruma_db_table_drop(x, a));
+	CHECK_EQ(ruma_db_get(x, a, &k, &got), -EINVAL);
+	CHECK_EQ(ruma_db_table_open(x, "a", 0, &a2), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &a2), -EBUSY);
+	CHECK_OK(ruma_db_abort(x)); /* a back, b's row undone */
+	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
+	CHECK(present);
+
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_cursor_open(x, a, &c));
+	CHECK_OK(ruma_db_table_drop(x, a));
+	CHECK_EQ(ruma_db_cursor_first(c), -EINVAL);
+	ruma_db_cursor_close(c);
+	CHECK_EQ(ruma_db_table_drop(x, a), -EINVAL);
+	CHECK_OK(ruma_db_begin(db, 0, &y)); /* begun after the drop */
+	CHECK_EQ(ruma_db_table_open(y, "a", 0, &a2), RUMA_ECONFLICT);
+	CHECK_EQ(ruma_db_get(y, a, &k, &got), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_get(y, b, &k, &got)); /* other tables as usual */
+	CHECK_OK(ruma_db_commit(y));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_stat(db, &after));
+	printf("  free pages: %llu before the drop, %llu after\n",
+	       (unsigned long long)before.pages_free, (unsigned long long)after.pages_free);
+	CHECK(after.pages_free >= before.pages_free + 600);
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_EQ(ruma_db_get(x, a, &k, &got), -EINVAL);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
+	CHECK(!present);
+	CHECK_OK(ruma_db_close(db));
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
+	CHECK(!present);
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &a));
+	CHECK_OK(put_range(x, a, 0, 5, 1));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+static void power_off(void *ctx)
+{
+	(void)ctx;
+	(void)ruma_os_powerloss();
+}
+
+/* A simulated power loss at the nth fdatasync of a drop, for every n: the
+ * reopened store has table a whole or gone, never part of it, and no page
+ * leaked or reachable twice (an open finishes a drop whose start was
+ * durable); both outcomes occur; a read-only open of a store with an
+ * unfinished drop is refused (RUMA_EUNCLEAN). */
+static int t_drop_powerloss(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	unsigned outcomes[2] = { 0, 0 }, refused = 0;
+	for (unsigned nth = 1; nth <= 12; nth++) {
+		ruma_db *db;
+		ruma_db_txn *x;
+		ruma_db_table *a;
+		unlink(path);
+		unlink(logpath);
+		CHECK_OK(ruma_os_powerloss_arm());
+		CHECK_OK(ruma_db_open(path, &o, &db));
+		CHECK_EQ(fill_ab(db, 2400), TEST_PASS);
+		CHECK_OK(ruma_db_begin(db, 0, &x));
+		CHECK_OK(ruma_db_table_open(x, "a", 0, &a));
+		ruma_os_inject_hook(RUMA_SYS_FDATASYNC, nth, power_off, NULL);
+		(void)ruma_db_table_drop(x, a);
+		(void)ruma_db_commit(x);
+		bool lost = ruma_os_powerloss_dead();
+		(void)ruma_db_close(db);
+		ruma_os_inject_clear();
+		ruma_os_powerloss_disarm();
+		ruma_db_options ro = o;
+		ro.flags |= RUMA_DB_READONLY;
+		int r = ruma_db_open(path, &ro, &db); /* an unfinished drop: refused */
+		CHECK(r == 0 || r == RUMA_EUNCLEAN);
+		refused += r == RUMA_EUNCLEAN;
+		if (!r)
+			CHECK_OK(ruma_db_close(db));
+		CHECK_OK(ruma_db_open(path, &o, &db));
+		bool present;
+		CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
+		CHECK_OK(ruma_db_close(db));
+		outcomes[present]++;
+		if (!lost)
+			break; /* the drop ended before the nth sync */
+	}
+	printf("  a present after %u power losses, gone after %u\n", outcomes[1], outcomes[0]);
+	CHECK(outcomes[0] > 0 && outcomes[1] > 0 && refused > 0);
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "basic", t_basic },
 	{ "misuse", t_misuse },
@@ -646,6 +967,10 @@ static const struct test_case cases[] = {
 	{ "model", t_model },
 	{ "checkpoint", t_checkpoint },
 	{ "kill9", t_kill9 },
+	{ "catalog_damaged", t_catalog_damaged },
+	{ "disk_full", t_disk_full },
+	{ "drop", t_drop },
+	{ "drop_powerloss", t_drop_powerloss },
 };
 
 int main(int argc, char **argv)

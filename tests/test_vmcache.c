@@ -9,15 +9,20 @@
  * no "loaded" marker when one loader thread failed);
  * bad configurations are refused with exit status 2 and a message;
  * ruma_vmcache_parse called directly (environment, flags winning, the
- * durability modes, refusals with their message).
+ * durability modes, refusals with their message); the free-space
+ * pre-flight counts the space of a kept store and of its log; a kept store
+ * whose catalog slot is lost is refused, not loaded again.
  */
 #include "test.h"
 
+#include "btree/btree_int.h"
 #include "os/os.h"
 #include "bench/vmcache/driver.h"
 #include "bench/vmcache/workload.h"
 
 #include <ruma/btree.h>
+
+#include "page0_util.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -145,6 +150,35 @@ static int t_keep(void)
 	setenv("DATASIZE", "6000", 1);
 	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
 	CHECK(strstr(err, "holds 5000 tuples"));
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+/* A kept store whose catalog slot in page 0 was zeroed (checksum
+ * recomputed) is refused (exit 1, "catalog is damaged"), not loaded again
+ * on top of its pages; with the slot back, --keep --check passes. */
+static int t_keep_damaged_catalog(void)
+{
+	char *out = NULL, *err = NULL;
+	struct bm_meta_hdr h, saved;
+	uint64_t w0;
+	env_reset();
+	setenv("DATASIZE", "5000", 1);
+	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
+	free(out);
+	free(err);
+	CHECK_OK(page0_read(store, &h, &w0));
+	saved = h;
+	h.slots[RUMA_BTREE_META_SLOT] = 0;
+	CHECK_OK(page0_craft(store, h, w0));
+	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 1);
+	CHECK(strstr(err, "catalog is damaged") && !strstr(err, "\nload"));
+	free(out);
+	free(err);
+	CHECK_OK(page0_craft(store, saved, w0));
+	CHECK_EQ(run(&out, &err, "--keep", "--check", NULL, NULL), 0);
+	CHECK(strstr(err, "load: skipped"));
 	free(out);
 	free(err);
 	return TEST_PASS;
@@ -664,7 +698,22 @@ static int t_parse(void)
 	return TEST_PASS;
 }
 
+/* The pre-flight's space: a kept store as large as the run needs is
+ * enough on a full file system (reopened after its disk filled up); the
+ * blocks of a store rewritten and of its log count as free. */
+static int t_preflight_space(void)
+{
+	const uint64_t G = 1ull << 30, M = 1ull << 20;
+	CHECK_EQ(ruma_vmcache_space(0, G, 300 * M, G, true, G), G);
+	CHECK(ruma_vmcache_space(0, G / 2, 0, G / 2, true, G) < G); /* kept, but too small */
+	CHECK(ruma_vmcache_space(0, G / 2, 600 * M, G / 2, false, G) >= G); /* the log's blocks */
+	CHECK_EQ(ruma_vmcache_space(10 * M, 0, 0, 0, false, G), 10 * M);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "preflight_space", t_preflight_space },
+	{ "keep_damaged_catalog", t_keep_damaged_catalog },
 	{ "parse", t_parse },
 	{ "tiny_run", t_tiny_run },   { "out_of_memory", t_out_of_memory },
 	{ "keep", t_keep },           { "foreign_tree", t_foreign_tree },           { "flags_win", t_flags_win },

@@ -61,6 +61,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -360,6 +361,21 @@ static int check_memory(const ruma_vmcache_opts *o)
 	return 2;
 }
 
+uint64_t ruma_vmcache_space(uint64_t fs_free, uint64_t store_disk, uint64_t log_disk,
+			    uint64_t store_size, bool keep, uint64_t need)
+{
+	if (keep && store_size >= need)
+		return need;
+	return fs_free + store_disk + log_disk;
+}
+
+/* The blocks the file at path holds on disk (0 when it does not exist). */
+static uint64_t disk_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
 /* Space and permission checks before anything is written; 0 or exit status 2. */
 static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 {
@@ -421,11 +437,11 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 	}
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
-		uint64_t avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-		if (exists) /* the store's own space: rewritten, or kept and grown from there */
-			avail += (uint64_t)st.st_blocks * 512;
-		if (exists && o->keep && (uint64_t)st.st_size >= need)
-			avail = need;
+		char log[PATH_MAX];
+		snprintf(log, sizeof(log), "%s.wal", o->block);
+		uint64_t avail = ruma_vmcache_space(
+			(uint64_t)vfs.f_bavail * vfs.f_frsize, exists ? (uint64_t)st.st_blocks * 512 : 0,
+			exists ? disk_bytes(log) : 0, exists ? (uint64_t)st.st_size : 0, o->keep, need);
 		if (avail < need) {
 			fprintf(stderr,
 				"vmcache: the file system of BLOCK=%s has %s free but DATASIZE=%" PRIu64

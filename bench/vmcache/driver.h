@@ -68,6 +68,18 @@ int ruma_vmcache_parse(int argc, char **argv, char *const *envp, ruma_vmcache_op
  */
 void ruma_vmcache_say(void *ctx, const char *line);
 
+/*
+ * ruma_vmcache_space — the bytes a run may count on in the file system of
+ * its store (the pre-flight's check against `need`): what is free (fs_free),
+ * plus the blocks the store and its log already hold (store_disk, log_disk:
+ * a store rewritten or kept, and its log emptied or replayed, reuse their
+ * space); a kept store (keep) whose size (store_size) already covers need
+ * counts as enough, however full the file system is (a store reopened after
+ * its disk filled up).  bench/vmcache/driver.c.
+ */
+uint64_t ruma_vmcache_space(uint64_t fs_free, uint64_t store_disk, uint64_t log_disk,
+			    uint64_t store_size, bool keep, uint64_t need);
+
 /* Exit status of a run ended by the simulated power loss. */
 #define RUMA_VMCACHE_POWERLOSS_STATUS 86
 

@@ -206,6 +206,7 @@ static const char *const bm_fields[][2] = {
 	{ "batch", "BATCH" },
 	{ "max_threads", "THREADS + 3" },
 	{ "durability", "--durable" },
+	{ "salvage_log", "--salvage-log" },
 };
 
 /* Whether word occurs in line as a whole word (not inside another name). */

@@ -183,6 +183,24 @@ RUMA_API int ruma_db_abort(ruma_db_txn *txn);
 RUMA_API int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned flags,
 				ruma_db_table **out);
 
+/*
+ * ruma_db_table_drop — drop the table t in txn: from now on txn no longer
+ * sees it (calls with t or a cursor on it give -EINVAL, opening the name
+ * RUMA_ENOTFOUND, creating it -EBUSY until the commit), other transactions
+ * get RUMA_ECONFLICT for it; the commit removes it for good and frees every
+ * page of its tree (ruma_db_commit returns the error of that, if any: the
+ * commit itself is durable then, and the next open finishes the drop); an
+ * abort brings it back as it was.  It needs txn to be the only open
+ * transaction of the store when it is called (-EBUSY otherwise: others
+ * could be using the table).  The handle t stays allocated until
+ * ruma_db_close.  Crash-safe: the drop is recorded in the store's table
+ * registry with the commit, the pages are freed one logged step at a time,
+ * and an open of the store finishes a drop a crash interrupted (a read-only
+ * open refuses such a store with RUMA_EUNCLEAN).  -EACCES in a read-only
+ * transaction, RUMA_ECORRUPT for a damaged tree.
+ */
+RUMA_API int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t);
+
 /* ruma_db_table_name — the table's name (owned by the handle). */
 RUMA_API const char *ruma_db_table_name(const ruma_db_table *t);
 

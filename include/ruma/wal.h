@@ -41,7 +41,8 @@ typedef struct ruma_wal ruma_wal;
 #define RUMA_WAL_LSN_MAX (1ull << 62)
 
 typedef struct ruma_wal_config {
-	const char *path;      /* the log file, a regular file (created if missing) */
+	const char *path;      /* the log file, a regular file (created if missing);
+				  copied by ruma_wal_open */
 	size_t buffer_bytes;   /* in-memory ring (0 = 8 MiB; at least 2 records of the largest
 				  size, at most 1 TiB: more is -EINVAL) */
 	unsigned flush_ms;     /* background flusher period in ms (0 = no periodic flush;
@@ -62,8 +63,8 @@ typedef struct ruma_wal_config {
 	bool must_exist;       /* the log is needed (recovery): not created when missing
 				  (-ENOENT, no message: the caller names what is
 				  missing), an empty file is RUMA_ECORRUPT */
-	bool salvage;          /* a damaged record followed by valid ones ends the log
-				  there (what is discarded is reported and counted by
+	bool salvage;          /* a damaged or cut log (ruma_wal_open) ends at the
+				  damage (what is discarded is reported and counted by
 				  ruma_wal_iter_discarded) instead of RUMA_ECORRUPT */
 } ruma_wal_config;
 
@@ -81,8 +82,12 @@ typedef struct ruma_wal_config {
  * record ending more than one ring (the largest ring a writer of the file
  * had) after it, or with no all-zero 512-byte sector before the next valid
  * record, was damaged after it was written: a crash tears at most the last
- * flush round and leaves zeros where a write did not land.  That is
- * RUMA_ECORRUPT with a message, unless c->salvage (see ruma_wal_iter_next).
+ * flush round and leaves zeros where a write did not land.  So was a
+ * failing record whose CRC exactly one flipped bit explains (a torn write is
+ * not one bit), and a file that ends exactly where a record ends while its
+ * header says the file is allocated past the log (a crash leaves it longer:
+ * it was cut).  That is RUMA_ECORRUPT with a message, unless c->salvage (see
+ * ruma_wal_iter_next).
  * Errors: -EINVAL (bad config, a ring above 1 TiB, a path that is not a
  * regular file), -ENOENT (c->must_exist and no file), RUMA_ECORRUPT (not a
  * log: bad header, a log of another format or another owner, empty with

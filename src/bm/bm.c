@@ -663,8 +663,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		/* a session without its log would leave a durable store that a
 		 * crash makes unrecoverable */
 		bm_say(&bm->cfg, "note: %s is a durable store: it is always opened with its log "
-			"(durability sync; choose async with wal_path / --durable=async; to use it "
-			"without a log, recreate it)", bm->path);
+			"(durability sync; set durability to async for asynchronous commits; to use "
+			"it without a log, recreate it)", bm->path);
 		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
 	}
 	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF && !bm->wal)

@@ -361,7 +361,7 @@ static int log_covers(ruma_bm *bm, ruma_wal *w)
 		bm->path, id, start, end, bm->path, need_from, bm->meta_next_lsn,
 		bm->cfg.salvage_log && start <= need_from
 			? "salvage: replaying what it holds (the store may lack those changes)"
-			: "put the store's own log back, or open with salvage (--salvage-log) to "
+			: "put the store's own log back, or open with salvage_log to "
 			  "accept the loss");
 	return bm->cfg.salvage_log && start <= need_from ? 0 : RUMA_ECORRUPT;
 }

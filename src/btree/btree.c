@@ -113,9 +113,7 @@ const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *pid)
 	return damage_names[why];
 }
 
-/* A page read for the tree failed with rc: RUMA_ECORRUPT (its trailer or
- * node_check refused the image) is recorded as damage of that page. */
-static int read_failed(ruma_btree *t, ruma_pid pid, int rc)
+int bt_read_failed(ruma_btree *t, ruma_pid pid, int rc)
 {
 	return rc == RUMA_ECORRUPT ? bt_corrupt(t, pid, BT_DMG_READ) : rc;
 }
@@ -172,7 +170,7 @@ static int descend_path(ruma_btree *t, const uint8_t *key, size_t klen, bool las
 	void *page;
 	int rc = ruma_bm_optimistic(bm, pid, &ver, &page);
 	if (rc)
-		return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_ROOT) : read_failed(t, pid, rc);
+		return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_ROOT) : bt_read_failed(t, pid, rc);
 	node *n = page;
 	unsigned plevel = 0; /* the parent's level, read before it was validated */
 	out->has_parent = false;
@@ -202,7 +200,7 @@ static int descend_path(ruma_btree *t, const uint8_t *key, size_t klen, bool las
 		/* validates the parent before it acts on child (waits, reads) */
 		if ((rc = ruma_bm_optimistic_child(bm, pid, ver, child, &cver, &cpage)))
 			/* -EINVAL: a stable pid outside the store */
-			return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_CHILD) : read_failed(t, child, rc);
+			return rc == -EINVAL ? bt_corrupt(t, pid, BT_DMG_CHILD) : bt_read_failed(t, child, rc);
 		if ((rc = ruma_bm_validate(bm, pid, ver)))
 			return rc;
 		out->has_parent = true;

@@ -480,6 +480,11 @@ static const char *const page_state_name[] = {
 	[RUMA_BM_PAGE_BEYOND] = "beyond the high-water mark",
 };
 
+const char *bt_page_state_name(ruma_bm_page_state st)
+{
+	return page_state_name[st];
+}
+
 /* Every reached page must be an allocated data page. */
 static void check_reached(ruma_bm *bm, store_walk *s, const pid_set *seen,
 			  ruma_btree_store_check *c)

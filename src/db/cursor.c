@@ -97,7 +97,9 @@ static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bo
 	fill_ctx f = { .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
-	int rc = db_fill(c->table->bt, &f, start, slen);
+	int rc = db_table_state(c->txn, c->table);
+	if (!rc)
+		rc = db_fill(c->table->bt, &f, start, slen);
 	c->dir = dir;
 	c->n = f.n;
 	c->idx = 0;

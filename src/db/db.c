@@ -9,6 +9,7 @@
  */
 #include "db/db_int.h"
 #include "bm/bm_ext.h"
+#include "btree/drop.h"
 
 #include <ruma/core.h>
 #include "core/core_ext.h"
@@ -190,11 +191,54 @@ static int open_registry(ruma_db *db)
 	return rc;
 }
 
+/* Finish dropping the table name, whose marker DB_DROP_PREFIX name is in
+ * the registry: its registry entry, its tree (bt_drop_tree), then the
+ * marker.  Each step is idempotent, so a crash anywhere leaves the marker
+ * and the next open finishes (drop_resume). */
+static int drop_finish(ruma_db *db, const char *name)
+{
+	char mark[DB_REGISTRY_KEY_MAX + 1];
+	int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, name);
+	int rc = ruma_btree_remove(db->registry, name, strlen(name));
+	if (rc == 0 || rc == RUMA_ENOTFOUND)
+		rc = bt_drop_tree(db->bm, name);
+	if (rc == 0 || rc == RUMA_ENOTFOUND)
+		rc = ruma_btree_remove(db->registry, mark, (size_t)n);
+	return rc == RUMA_ENOTFOUND ? 0 : rc;
+}
+
+/* Drops a crash interrupted: every marker left in the registry (a store
+ * opened read-only is refused: its tree is half freed). */
+static int drop_resume(ruma_db *db)
+{
+	char key[DB_REGISTRY_KEY_MAX + 1];
+	size_t np = strlen(DB_DROP_PREFIX);
+	int rc;
+	while (!(rc = db_registry_next(db, DB_DROP_PREFIX, false, key, sizeof(key))) &&
+	       !strncmp(key, DB_DROP_PREFIX, np)) {
+		if (db->flags & RUMA_DB_READONLY) {
+			db_report(db, "db: the drop of table %s was interrupted by a crash and is "
+				  "finished by the next open that may write (not RUMA_DB_READONLY)",
+				  key + np);
+			return RUMA_EUNCLEAN;
+		}
+		db_report(db, "db: finishing the drop of table %s, which a crash interrupted",
+			  key + np);
+		if ((rc = drop_finish(db, key + np)))
+			return rc;
+	}
+	return rc == RUMA_ENOTFOUND ? 0 : rc;
+}
+
 static void db_free(ruma_db *db)
 {
 	for (ruma_db_table *t = db->tables, *n; t; t = n) {
 		n = t->next;
 		ruma_btree_release(t->bt);
+		free(t);
+	}
+	for (ruma_db_table *t = db->dropped, *n; t; t = n) {
+		n = t->next;
 		free(t);
 	}
 	for (ruma_db_txn *x = db->free_txns, *n; x; x = n) {
@@ -239,6 +283,8 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	}
 	db->ckpt_lsn = ruma_bm_log_end(db->bm); /* 0 without a log */
 	rc = open_registry(db);
+	if (!rc && db->registry)
+		rc = drop_resume(db);
 	if (!rc && ruma_bm_logging(db->bm) && !(db->flags & RUMA_DB_READONLY))
 		rc = ckpt_start(db);
 	if (rc) {
@@ -338,10 +384,14 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		return rc;
 	txn->flags = flags;
 	txn->writes = 0;
+	txn->drops = NULL;
 	txn->live = true;
 	*out = txn;
 	return 0;
 }
+
+/* Carry out or give up txn's drops as it ends (below, with the tables). */
+static int drops_end(ruma_db_txn *txn, bool committed);
 
 int ruma_db_commit(ruma_db_txn *txn)
 {
@@ -349,8 +399,9 @@ int ruma_db_commit(ruma_db_txn *txn)
 	if (rc)
 		return rc;
 	rc = ruma_txn_commit(txn->x);
+	int rc2 = drops_end(txn, rc == 0);
 	txn_end(txn);
-	return rc;
+	return rc ? rc : rc2;
 }
 
 int ruma_db_abort(ruma_db_txn *txn)
@@ -359,6 +410,7 @@ int ruma_db_abort(ruma_db_txn *txn)
 	if (rc)
 		return rc;
 	rc = ruma_txn_abort(txn->x);
+	(void)drops_end(txn, false);
 	txn_end(txn);
 	return rc;
 }
@@ -425,7 +477,11 @@ int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned flags, ruma_
 		return rc;
 	pthread_mutex_lock(&db->mu);
 	ruma_db_table *t = table_find(db, name);
-	if (!t) {
+	if (t && t->dropping == txn) /* dropped by txn: created anew after its commit */
+		rc = (flags & RUMA_DB_CREATE) ? -EBUSY : RUMA_ENOTFOUND;
+	else if (t && t->dropping)
+		rc = RUMA_ECONFLICT;
+	if (!t && !rc) {
 		ruma_btree *bt = NULL;
 		rc = table_tree(txn, name, flags & RUMA_DB_CREATE, &bt);
 		size_t len = strlen(name) + 1;
@@ -450,6 +506,88 @@ const char *ruma_db_table_name(const ruma_db_table *t)
 	return t ? t->name : NULL;
 }
 
+/* Whether t may be used in txn: a live transaction of its store, a table
+ * not dropped; RUMA_ECONFLICT while another transaction drops it. */
+static int table_usable(ruma_db_txn *txn, ruma_db_table *t)
+{
+	int rc = db_txn_usable(txn);
+	if (rc || !t || t->db != txn->db)
+		return rc ? rc : -EINVAL;
+	if ((rc = db_table_state(txn, t)))
+		db_report(txn->db, "db: table %s %s", t->name,
+			  rc == -EINVAL ? "used after it was dropped"
+					: "is being dropped by another transaction");
+	return rc;
+}
+
+/* Move t from the open tables to the dropped ones (db->mu held). */
+static void table_retire(ruma_db *db, ruma_db_table *t)
+{
+	for (ruma_db_table **p = &db->tables; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	ruma_btree *bt = t->bt;
+	__atomic_store_n(&t->bt, NULL, __ATOMIC_RELEASE); /* before dropping is cleared */
+	ruma_btree_release(bt);
+	t->next = db->dropped;
+	db->dropped = t;
+}
+
+/* txn ended (committed: its drops are carried out, else given up).  The
+ * first error of a drop; an open finishes a drop that failed here. */
+static int drops_end(ruma_db_txn *txn, bool committed)
+{
+	ruma_db *db = txn->db;
+	int rc = 0;
+	pthread_mutex_lock(&db->mu);
+	for (ruma_db_table *t = txn->drops, *n; t; t = n) {
+		n = t->drop_next;
+		t->drop_next = NULL;
+		if (committed) {
+			int r = drop_finish(db, t->name);
+			rc = rc ? rc : r;
+			table_retire(db, t);
+		}
+		__atomic_store_n(&t->dropping, NULL, __ATOMIC_RELEASE);
+	}
+	txn->drops = NULL;
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
+int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
+{
+	int rc = table_usable(txn, t);
+	if (!rc)
+		rc = txn_writable(txn);
+	if (rc)
+		return rc;
+	ruma_db *db = txn->db;
+	char mark[DB_REGISTRY_KEY_MAX + 1];
+	int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, t->name);
+	pthread_mutex_lock(&db->mu);
+	if (db->active > 1) {
+		db_report(db, "db: dropping table %s needs the only open transaction of the store",
+			  t->name);
+		rc = -EBUSY;
+	}
+	if (!rc) /* the drop's record, durable with the commit, undone with an abort */
+		rc = ruma_txn_upsert(txn->x, db->registry, mark, (size_t)n, "", 0);
+	if (!rc)
+		rc = ruma_txn_remove(txn->x, db->registry, t->name, strlen(t->name));
+	if (rc == RUMA_ENOTFOUND) /* a tree of the B-tree API, not registered */
+		rc = 0;
+	if (!rc) {
+		__atomic_store_n(&t->dropping, txn, __ATOMIC_RELEASE);
+		t->drop_next = txn->drops;
+		txn->drops = t;
+	}
+	pthread_mutex_unlock(&db->mu);
+	return rc;
+}
+
 int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx), void *ctx)
 {
 	int rc = db_txn_usable(txn);
@@ -469,10 +607,10 @@ int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx)
 
 static int op_usable(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 {
-	int rc = db_txn_usable(txn);
+	int rc = table_usable(txn, t);
 	if (rc)
 		return rc;
-	if (!t || t->db != txn->db || !key || (!key->data && key->len))
+	if (!key || (!key->data && key->len))
 		return -EINVAL;
 	return 0;
 }
@@ -540,8 +678,8 @@ int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 
 int ruma_db_table_stat(ruma_db_txn *txn, ruma_db_table *t, ruma_db_table_stats *out)
 {
-	int rc = db_txn_usable(txn);
-	if (rc || !t || t->db != txn->db || !out)
+	int rc = table_usable(txn, t);
+	if (rc || !out)
 		return rc ? rc : -EINVAL;
 	ruma_btree_stats s;
 	if ((rc = ruma_btree_get_stats(t->bt, &s)))

@@ -10,15 +10,26 @@
 #include <ruma/db.h>
 #include <ruma/txn.h>
 
+#include <errno.h>
 #include <pthread.h>
 
 /* The store's own table of table names (keys: names; values: empty). */
 #define DB_REGISTRY "ruma:tables"
 #define DB_RESERVED_PREFIX "ruma:"
+#define DB_RESERVED_PREFIX_END "ruma;" /* the first key after every reserved one */
+/* A registry key "ruma:drop:<name>": the table name is being dropped
+ * (ruma_db_table_drop; an open finishes what a crash interrupted). */
+#define DB_DROP_PREFIX "ruma:drop:"
+#define DB_REGISTRY_KEY_MAX (sizeof(DB_DROP_PREFIX) - 1 + RUMA_DB_MAX_NAME)
 
 struct ruma_db_table {
 	ruma_db *db;
-	ruma_btree *bt;
+	ruma_btree *bt;            /* NULL once dropped */
+	/* the transaction that drops it, until it ends; set and cleared under
+	 * db->mu, bt cleared before it (release), read without the lock
+	 * (db_table_state) */
+	struct ruma_db_txn *dropping;
+	struct ruma_db_table *drop_next; /* the dropping transaction's next table */
 	struct ruma_db_table *next;
 	char name[];
 };
@@ -30,6 +41,7 @@ struct ruma_db_txn {
 	bool live;                 /* begun and not yet ended */
 	uint64_t gen;              /* bumped when it ends: cursors check it */
 	uint64_t writes;           /* puts and dels so far: cursors refill on change */
+	struct ruma_db_table *drops; /* tables it drops at commit */
 	struct ruma_db_txn *next_free;
 	unsigned char buf[RUMA_DB_MAX_VALUE]; /* ruma_db_get's value */
 };
@@ -40,6 +52,7 @@ struct ruma_db {
 	uint64_t pool_bytes;
 	pthread_mutex_t mu;        /* tables, txn pool, active count */
 	ruma_db_table *tables;
+	ruma_db_table *dropped;    /* handles of dropped tables, freed at close */
 	ruma_btree *registry;      /* NULL: none yet (a read-only open of a new store) */
 	ruma_db_txn *free_txns;
 	size_t active;             /* transactions begun and not ended */
@@ -86,8 +99,14 @@ typedef struct fill_ctx {
  * or the scan's error. */
 int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen);
 
+/* db_registry_next — the first registry key >= from (> from when skip; from
+ * NULL: the first) into key (cap bytes, NUL-terminated).  0, RUMA_ENOTFOUND,
+ * RUMA_ECORRUPT (a key too long or with a NUL byte), errors. */
+int db_registry_next(ruma_db *db, const char *from, bool skip, char *key, size_t cap);
+
 /* db_next_name — the first registered table name > after (NULL: the first
- * one) into name (RUMA_DB_MAX_NAME + 1 bytes).  0, RUMA_ENOTFOUND, errors. */
+ * one) into name (RUMA_DB_MAX_NAME + 1 bytes), the store's own keys
+ * (DB_RESERVED_PREFIX) passed over.  0, RUMA_ENOTFOUND, errors. */
 int db_next_name(ruma_db *db, const char *after, char *name);
 
 /* db_key_cmp — memcmp order with shorter prefixes first (btree.h). */
@@ -103,5 +122,16 @@ void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 
 
 /* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
 int db_txn_usable(const ruma_db_txn *txn);
+
+/* db_table_state — may txn use t?  0; -EINVAL when t was dropped or txn
+ * drops it; RUMA_ECONFLICT while another transaction drops it.  No lock:
+ * dropping is read first (acquire), so a cleared one implies a cleared bt. */
+static inline int db_table_state(const ruma_db_txn *txn, const ruma_db_table *t)
+{
+	const ruma_db_txn *d = __atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE);
+	if (d)
+		return d == txn ? -EINVAL : RUMA_ECONFLICT;
+	return __atomic_load_n(&t->bt, __ATOMIC_ACQUIRE) ? 0 : -EINVAL;
+}
 
 #endif

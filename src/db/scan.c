@@ -48,21 +48,37 @@ int db_last_key(ruma_btree *bt, db_entry *e)
 	return db_fill(bt, &f, NULL, 0);
 }
 
-int db_next_name(ruma_db *db, const char *after, char *name)
+int db_registry_next(ruma_db *db, const char *from, bool skip, char *key, size_t cap)
 {
 	if (!db->registry)
 		return RUMA_ENOTFOUND;
 	db_entry *e = malloc(sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	fill_ctx f = { .out = e, .cap = 1, .dir = DIR_ASC, .has_skip = after != NULL,
-		       .skip = after, .skiplen = after ? strlen(after) : 0 };
-	int rc = db_fill(db->registry, &f, after, f.skiplen);
+	fill_ctx f = { .out = e, .cap = 1, .dir = DIR_ASC, .has_skip = skip && from,
+		       .skip = from, .skiplen = from ? strlen(from) : 0 };
+	int rc = db_fill(db->registry, &f, from, f.skiplen);
+	if (!rc && (e->klen >= cap || memchr(e->key, 0, e->klen)))
+		rc = RUMA_ECORRUPT;
 	if (!rc) {
-		memcpy(name, e->key, e->klen);
-		name[e->klen] = '\0';
+		memcpy(key, e->key, e->klen);
+		key[e->klen] = '\0';
 	}
 	free(e);
+	return rc;
+}
+
+int db_next_name(ruma_db *db, const char *after, char *name)
+{
+	char key[DB_REGISTRY_KEY_MAX + 1];
+	size_t np = strlen(DB_RESERVED_PREFIX);
+	int rc = db_registry_next(db, after, true, key, sizeof(key));
+	if (!rc && !strncmp(key, DB_RESERVED_PREFIX, np)) /* the store's own: jump past them */
+		rc = db_registry_next(db, DB_RESERVED_PREFIX_END, false, key, sizeof(key));
+	if (!rc && strlen(key) > RUMA_DB_MAX_NAME)
+		rc = RUMA_ECORRUPT;
+	if (!rc)
+		strcpy(name, key);
 	return rc;
 }
 

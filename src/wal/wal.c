@@ -23,8 +23,11 @@
  * A failing record followed by a valid one further than one ring from it,
  * or with no zero sector before the next valid one, was damaged after it
  * was written (a crash tears at most the last flush round, and leaves
- * zeros where a write did not land): the iterator reports RUMA_ECORRUPT,
- * or with cfg.salvage ends the log there and counts what it discards.
+ * zeros where a write did not land), and so was one whose CRC one flipped
+ * bit explains (a torn write is not one bit) or a file that ends exactly at
+ * a record's end while its header says it is allocated ahead (a crash
+ * leaves it longer): the iterator reports RUMA_ECORRUPT, or with
+ * cfg.salvage ends the log there and counts what it discards.
  *
  * Ring: records [written, end) live in ring[(lsn - base) % cap].  Appending
  * takes no lock: an appender claims a slot (an idle one of WAL_SLOTS,
@@ -65,7 +68,9 @@
  * Allocation ahead: a round first keeps the file allocated up to 4 MiB past
  * what it writes (alloc_ahead, fallocate), so that its fdatasync finds no
  * size change and no block to allocate: those change once per refill
- * (about every 2 MiB of log), not at every sync.
+ * (about every 2 MiB of log), not at every sync  The header's flags record it
+ * (WAL_HDR_AHEAD, cleared before a failed allocation lets a write reach the
+ * file's end), so a file ending at a record's end reads as cut.
  *
  * Replay (cfg.replay, crash recovery): open does not scan the log; the
  * recovery's iterator, which checks every CRC itself, finds the end, the
@@ -100,7 +105,7 @@
 #include <unistd.h>
 
 #define WAL_MAGIC 0x314c4157414d5552ull /* "RUMAWAL1" */
-#define WAL_VERSION 3u /* 2: record CRC over payload, then header; 3: owner id, ring */
+#define WAL_VERSION 4u /* 2: record CRC over payload, then header; 3: owner id, ring; 4: flags */
 #define WAL_HDR_BYTES 4096u
 #define WAL_BLOCK 4096u /* direct I/O unit: file offsets, lengths, ring alignment */
 #define WAL_ROUND_GAP_NS 1000000u /* the flusher's rounds for requests: at most one per ms */
@@ -113,6 +118,11 @@
  * idle yields and tries again. */
 #define WAL_SLOTS 64u
 #define WAL_IDLE UINT64_MAX
+/* file_hdr.flags: the file is always longer than its last record (allocation
+ * ahead is on), so a file that ends exactly at a record's end was cut. */
+#define WAL_HDR_AHEAD 1u
+/* CRC-32C's reflected polynomial: the CRC change a flip of a message's last bit makes */
+#define WAL_CRC32C_POLY 0x82f63b78u
 
 struct file_hdr {
 	uint64_t magic;
@@ -122,6 +132,7 @@ struct file_hdr {
 	uint64_t start; /* first record (>= base) */
 	uint64_t owner[2]; /* the store the log belongs to (0, 0: none named) */
 	uint64_t ring;  /* largest ring of a session that wrote the log */
+	uint64_t flags; /* WAL_HDR_AHEAD */
 };
 
 struct rec_hdr {
@@ -144,7 +155,8 @@ struct wal_slot {
 };
 
 struct ruma_wal {
-	ruma_wal_config cfg;
+	ruma_wal_config cfg;     /* cfg.path points at path */
+	char *path;              /* the caller's path, copied: it may be gone after open */
 	int fd;                  /* writes (O_DIRECT where possible) */
 	int rfd;                 /* reads: buffered, read-only */
 	bool direct;             /* fd has O_DIRECT */
@@ -174,6 +186,7 @@ struct ruma_wal {
 	pthread_t flusher;
 	uint64_t alloc_to;       /* the file is allocated up to this offset (alloc_ahead) */
 	bool no_alloc_ahead;     /* alloc_ahead failed or the file is not a regular file */
+	bool hdr_ahead;          /* the header on disk has WAL_HDR_AHEAD */
 	/* changed under mu (by a plain add: one writer at a time), read without it */
 	struct {
 		_Atomic uint64_t flushes, waits;
@@ -255,11 +268,26 @@ static int write_header(ruma_wal *w, uint64_t base, uint64_t start)
 	w->hdr_ring = RUMA_MAX(w->hdr_ring, (uint64_t)w->cap);
 	struct file_hdr h = { .magic = WAL_MAGIC, .version = WAL_VERSION, .crc = 0, .base = base,
 			      .start = start, .owner = { w->cfg.owner[0], w->cfg.owner[1] },
-			      .ring = w->hdr_ring };
+			      .ring = w->hdr_ring, .flags = w->no_alloc_ahead ? 0 : WAL_HDR_AHEAD };
 	h.crc = ruma_crc32c(0, &h, sizeof(h));
 	memset(w->hdr, 0, WAL_HDR_BYTES);
 	memcpy(w->hdr, &h, sizeof(h));
-	return ruma_os_pwrite_full(w->fd, w->hdr, WAL_HDR_BYTES, 0);
+	int r = ruma_os_pwrite_full(w->fd, w->hdr, WAL_HDR_BYTES, 0);
+	if (!r)
+		w->hdr_ahead = !w->no_alloc_ahead;
+	return r;
+}
+
+/* Allocation ahead is off from now on: a header that still says it is on is
+ * rewritten (and synced) first, so that a file ending at a record's end is
+ * never taken for a cut log.  mu held (or the log not shared yet). */
+static int ahead_off(ruma_wal *w)
+{
+	w->no_alloc_ahead = true;
+	if (!w->hdr_ahead)
+		return 0;
+	int r = write_header(w, w->base, w->start);
+	return r ? r : ruma_os_fdatasync(w->fd);
 }
 
 /* The size of the log file (0 for what is not a regular file, as st_size). */
@@ -271,6 +299,20 @@ static int file_bytes(int fd, uint64_t *bytes)
 		return r;
 	*bytes = info.is_regular ? info.bytes : 0;
 	return 0;
+}
+
+/* Allocate the file (fallocate, mode 0) up to WAL_ALLOC_AHEAD past offset
+ * upto; false where that fails (alloc_ahead). */
+static bool extend_ahead(ruma_wal *w, uint64_t upto)
+{
+	ruma_os_file_info info;
+	uint64_t goal = upto + WAL_ALLOC_AHEAD;
+	if (ruma_os_file_probe(w->fd, &info) || !info.is_regular ||
+	    (goal > info.bytes && ruma_os_fallocate(w->fd, 0, (off_t)info.bytes,
+						    (off_t)(goal - info.bytes))))
+		return false;
+	w->alloc_to = RUMA_MAX(goal, info.bytes);
+	return true;
 }
 
 static int read_header(ruma_wal *w, bool *empty)
@@ -322,6 +364,7 @@ static int read_header(ruma_wal *w, bool *empty)
 	w->base = h.base;
 	w->start = h.start;
 	w->hdr_ring = h.ring;
+	w->hdr_ahead = h.flags & WAL_HDR_AHEAD;
 	return 0;
 }
 
@@ -446,51 +489,161 @@ static int zero_sector(ruma_wal_iter *it, uint64_t from, uint64_t to, bool *zero
 	return 0;
 }
 
+/* Does a header fit a record at lsn (own LSN, length and payload length)? */
+static bool hdr_fits(const struct rec_hdr *h, uint64_t lsn)
+{
+	return h->lsn == lsn && h->plen <= RUMA_WAL_MAX_PAYLOAD && h->len == pad8(sizeof(*h) + h->plen);
+}
+
+/* Is s the CRC change that one flipped bit among the last `bits` bits of a
+ * message makes?  CRC-32C is linear: the change a flipped bit makes depends
+ * only on how many bits follow it — the polynomial for the last bit, one
+ * more register step (a shift, the polynomial xored in when a one leaves)
+ * per bit further from the end.  O(bits). */
+static bool one_bit_syndrome(uint32_t s, uint64_t bits)
+{
+	uint32_t d = WAL_CRC32C_POLY;
+	for (uint64_t k = 0; k < bits; k++) {
+		if (d == s)
+			return true;
+		d = d & 1 ? (d >> 1) ^ WAL_CRC32C_POLY : d >> 1;
+	}
+	return false;
+}
+
+/* Does the record at lsn (wholly in the file) fail its CRC in a way exactly
+ * one flipped bit explains?  With its header as it is: its CRC is checked
+ * against the CRC changes of single-bit errors in what it covers (payload,
+ * then the header after the CRC) and in the stored CRC itself.  Then each
+ * single flip of the header's covered bits that leaves a header that fits
+ * (a flipped length or LSN) is tried against the CRC.  *flip gets the
+ * record's length (0: no one-bit explanation).  A torn write leaves sectors
+ * of old bytes or zeros, not one bit: it passes with the odds of a 32-bit
+ * match among the record's bits (2^-17 for a 4 KiB record, 2^-9 for
+ * the largest): the open then refuses, and salvage cuts it as torn.
+ * Returns 0 or an I/O error. */
+static int one_bit_flip(ruma_wal_iter *it, uint64_t lsn, uint32_t *flip)
+{
+	struct rec_hdr h, t;
+	const char *p;
+	*flip = 0;
+	int r = window_get(it, lsn, sizeof(h), &p);
+	if (r || !p)
+		return r;
+	memcpy(&h, p, sizeof(h));
+	if (hdr_fits(&h, lsn)) {
+		if ((r = window_get(it, lsn, h.len, &p)) || !p)
+			return r;
+		uint32_t s = rec_crc(&h, p + sizeof(h)) ^ h.crc;
+		if (__builtin_popcount(s) == 1 ||
+		    one_bit_syndrome(s, 8 * ((uint64_t)h.plen + sizeof(h) - 4))) {
+			*flip = h.len;
+			return 0;
+		}
+	}
+	for (unsigned bit = 32; bit < 8 * sizeof(h) && !*flip; bit++) {
+		t = h;
+		((unsigned char *)&t)[bit / 8] ^= (unsigned char)(1u << bit % 8);
+		if (!hdr_fits(&t, lsn))
+			continue;
+		if ((r = window_get(it, lsn, t.len, &p)))
+			return r;
+		*flip = p && rec_crc(&t, p + sizeof(t)) == t.crc ? t.len : 0;
+	}
+	return 0;
+}
+
+/* How the end of a log shows that it was damaged after it was written. */
+enum damage { DAMAGE_RECORDS, DAMAGE_CUT, DAMAGE_BIT };
+
+/* Say what examine_rest found; RUMA_ECORRUPT, or 0 with cfg.salvage (the
+ * log then ends at bad). */
+static int report_damage(ruma_wal_iter *it, uint64_t bad, enum damage d, uint64_t last)
+{
+	const ruma_wal_config *c = &it->w->cfg;
+	unsigned long long b = bad, n = it->dropped_records, bytes = it->dropped_bytes;
+	char what[320];
+	if (d == DAMAGE_RECORDS)
+		snprintf(what, sizeof(what), "the record at LSN %llu is damaged, and %llu valid "
+			 "records follow it (up to LSN %llu): the log was damaged after it was "
+			 "written, not cut by a crash", b, n, (unsigned long long)last);
+	else if (d == DAMAGE_CUT)
+		snprintf(what, sizeof(what), "the file ends exactly where the record before LSN "
+			 "%llu ends, but a log is allocated past its last record: the file was cut "
+			 "after it was written", b);
+	else
+		snprintf(what, sizeof(what), "the record at LSN %llu differs from its checksum by "
+			 "exactly one bit: it was damaged after it was written (a torn write is "
+			 "never one bit)", b);
+	if (!c->salvage) {
+		say(c, "%s: %s; nothing is replayed from LSN %llu on (to keep the records before "
+		    "it, open with salvage: ruma_wal_config.salvage, ruma_bm_config.salvage_log)",
+		    c->path, what, b);
+		return RUMA_ECORRUPT;
+	}
+	say(c, "%s: %s; salvage: the log ends at LSN %llu; discarded %llu valid records after it "
+	    "(%llu bytes)", c->path, what, b, n, bytes);
+	return 0;
+}
+
+/* Valid records after bad: how many, the first's LSN and the last's end
+ * (examine_rest). */
+struct rest {
+	uint64_t records, first, last, file_end;
+};
+
+static int scan_rest(ruma_wal_iter *it, uint64_t bad, struct rest *o)
+{
+	ruma_wal *w = it->w;
+	uint64_t bytes;
+	int r = file_bytes(w->rfd, &bytes);
+	if (r)
+		return r;
+	memset(o, 0, sizeof(*o));
+	o->file_end = w->base + (bytes > WAL_HDR_BYTES ? bytes - WAL_HDR_BYTES : 0);
+	for (uint64_t at = bad + 8; at + RUMA_WAL_HEADER <= o->file_end;) {
+		uint32_t len;
+		if ((r = valid_at(it, at, &len)))
+			return r;
+		o->first = len && !o->records ? at : o->first;
+		o->records += len != 0;
+		o->last = len ? at + len : o->last;
+		at += len ? len : 8;
+	}
+	return 0;
+}
+
 /* The log ends at bad: look at what follows in the file.  Valid records
  * after bad are the rest of a flush round torn by a crash (never
  * acknowledged: cut quietly) only when they end no further than one ring
  * past bad and the gap before the first of them holds a zero sector (what
- * did not reach the disk).  Otherwise the record at bad was damaged after
- * it was written: RUMA_ECORRUPT, or with cfg.salvage the end stays at bad
- * and what is discarded is counted and reported. */
+ * did not reach the disk).  A torn record is never one flipped bit, and a
+ * file allocated ahead (WAL_HDR_AHEAD) never ends exactly where a record
+ * ends after a crash: it was cut.  Otherwise the log was damaged after it
+ * was written: RUMA_ECORRUPT, or with cfg.salvage the end stays at bad and
+ * what is discarded is counted and reported. */
 static int examine_rest(ruma_wal_iter *it, uint64_t bad)
 {
 	ruma_wal *w = it->w;
-	uint64_t bytes, records = 0, last = 0, first = 0;
-	int r = file_bytes(w->rfd, &bytes);
+	struct rest o;
+	int r = scan_rest(it, bad, &o);
 	if (r)
 		return r;
-	uint64_t file_end = w->base + (bytes > WAL_HDR_BYTES ? bytes - WAL_HDR_BYTES : 0);
-	for (uint64_t at = bad + 8; at + RUMA_WAL_HEADER <= file_end;) {
-		uint32_t len;
-		if ((r = valid_at(it, at, &len)))
-			return r;
-		first = len && !records ? at : first;
-		records += len != 0;
-		last = len ? at + len : last;
-		at += len ? len : 8;
-	}
 	uint64_t ring = w->hdr_ring ? w->hdr_ring : w->cap;
 	bool torn = true;
-	if (records && last - bad <= ring && (r = zero_sector(it, bad, first, &torn)))
+	uint32_t flip = 0;
+	if (o.records && o.last - bad <= ring && (r = zero_sector(it, bad, o.first, &torn)))
 		return r;
-	if (!records || (last - bad <= ring && torn))
+	bool damaged = o.records && !(o.last - bad <= ring && torn);
+	bool cut = !o.records && w->hdr_ahead && bad > w->start && o.file_end == bad;
+	if (!damaged && !cut && (r = one_bit_flip(it, bad, &flip)))
+		return r;
+	if (!damaged && !cut && !flip)
 		return 0;
-	it->dropped_records = records;
-	it->dropped_bytes = file_end - bad;
-	if (!w->cfg.salvage) {
-		say(&w->cfg, "%s: the record at LSN %llu is damaged, and %llu valid records follow it "
-		    "(up to LSN %llu): the log was damaged after it was written, not cut by a crash; "
-		    "nothing is replayed past it.  To keep the records before it and discard the "
-		    "%llu bytes after it, open with salvage (ruma vmcache --salvage-log)",
-		    w->cfg.path, (unsigned long long)bad, (unsigned long long)records,
-		    (unsigned long long)last, (unsigned long long)it->dropped_bytes);
-		return RUMA_ECORRUPT;
-	}
-	say(&w->cfg, "%s: salvage: the log ends at the damaged record at LSN %llu; discarded %llu "
-	    "valid records after it (%llu bytes)", w->cfg.path, (unsigned long long)bad,
-	    (unsigned long long)records, (unsigned long long)it->dropped_bytes);
-	return 0;
+	it->dropped_records = o.records;
+	it->dropped_bytes = o.records ? o.file_end - bad : flip;
+	return report_damage(it, bad, damaged ? DAMAGE_RECORDS : cut ? DAMAGE_CUT : DAMAGE_BIT,
+			     o.last);
 }
 
 void ruma_wal_iter_discarded(const ruma_wal_iter *it, uint64_t *records, uint64_t *bytes)
@@ -513,19 +666,24 @@ int ruma_wal_iter_next(ruma_wal_iter *it, ruma_wal_record *rec)
 
 /* Cut what follows the end (a torn record and anything after it), so that
  * records appended from here can never make stale bytes behind them look
- * like a continuation of the log. */
+ * like a continuation of the log: zeroed in place (a hole punched, the size
+ * kept), so that the file stays longer than its last record; where holes
+ * cannot be punched, truncated, allocation ahead off first.  Then the file
+ * is allocated ahead of the end (or allocation ahead turned off) and
+ * synced: a crash from here on finds the file longer than its records. */
 static int cut_after_end(ruma_wal *w)
 {
-	uint64_t bytes;
+	uint64_t bytes, end = (uint64_t)file_off(w, w->end);
 	int r = file_bytes(w->fd, &bytes);
-	if (r)
-		return r;
-	if (bytes > (uint64_t)file_off(w, w->end)) {
-		r = ruma_os_ftruncate(w->fd, file_off(w, w->end));
-		if (!r)
-			r = ruma_os_fdatasync(w->fd);
+	if (!r && bytes > end) {
+		r = ruma_os_fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)end,
+				      (off_t)(bytes - end));
+		if (r == -EOPNOTSUPP && !(r = ahead_off(w)))
+			r = ruma_os_ftruncate(w->fd, (off_t)end);
 	}
-	return r;
+	if (!r && !w->no_alloc_ahead && !extend_ahead(w, end))
+		r = ahead_off(w);
+	return r ? r : ruma_os_fdatasync(w->fd);
 }
 
 static int find_end(ruma_wal *w)
@@ -582,22 +740,22 @@ static int write_blocks(ruma_wal *w, uint64_t from, uint64_t to)
  * bytes.)  Only past the file's end, where no record lies: reserved blocks
  * read as zeros, and a reader stops at the first bytes that are not a
  * record.  Called with mu not held by the flushing thread only.  A failure
- * (a file system without fallocate, a full disk) only turns it off: rounds
- * then extend the file as before, and a full disk fails their writes.
+ * (a file system without fallocate, a full disk) only turns it off (the
+ * header's WAL_HDR_AHEAD cleared first): rounds then extend the file as
+ * before, and a full disk fails their writes.  So while the header says it
+ * is on, every write lands at least WAL_ALLOC_AHEAD / 2 before the file's
+ * end, and a crash never leaves the file ending where a record ends.
+ * Returns 0, or the error of the header write that turns allocation ahead
+ * off after a failure (ahead_off, under mu).
  */
-static void alloc_ahead(ruma_wal *w, uint64_t upto)
+static int alloc_ahead(ruma_wal *w, uint64_t upto)
 {
-	if (w->no_alloc_ahead || upto + WAL_ALLOC_AHEAD / 2 <= w->alloc_to)
-		return;
-	ruma_os_file_info info;
-	uint64_t goal = upto + WAL_ALLOC_AHEAD;
-	if (ruma_os_file_probe(w->fd, &info) || !info.is_regular ||
-	    (goal > info.bytes && ruma_os_fallocate(w->fd, 0, (off_t)info.bytes,
-						    (off_t)(goal - info.bytes)))) {
-		w->no_alloc_ahead = true;
-		return;
-	}
-	w->alloc_to = RUMA_MAX(goal, info.bytes);
+	if (w->no_alloc_ahead || upto + WAL_ALLOC_AHEAD / 2 <= w->alloc_to || extend_ahead(w, upto))
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	int r = ahead_off(w);
+	pthread_mutex_unlock(&w->mu);
+	return r;
 }
 
 /* The end of what is appended completely: the reserved end, or the lowest
@@ -635,8 +793,11 @@ static void flush_round(ruma_wal *w)
 		memset(w->tail + (to - last), 0, WAL_BLOCK - (to - last));
 	}
 	pthread_mutex_unlock(&w->mu);
-	alloc_ahead(w, (uint64_t)file_off(w, to));
-	int r = w->direct ? write_blocks(w, from, to) : write_range(w, from, to);
+	int r = alloc_ahead(w, (uint64_t)file_off(w, to));
+	/* a file allocated ahead never ends where a record ends */
+	RUMA_ASSERT(r || w->no_alloc_ahead || (uint64_t)file_off(w, to) + WAL_BLOCK < w->alloc_to);
+	if (!r)
+		r = w->direct ? write_blocks(w, from, to) : write_range(w, from, to);
 	if (!r)
 		r = ruma_os_fdatasync(w->fd);
 	pthread_mutex_lock(&w->mu);
@@ -937,6 +1098,7 @@ int ruma_wal_reset(ruma_wal *w, uint64_t base)
 		w->end = b;
 		w->durable = b;
 		w->replaying = false;
+		w->alloc_to = 0; /* the file is the header alone: the next round allocates */
 	} else if (!w->err) {
 		w->err = r;
 	}
@@ -978,6 +1140,7 @@ static void wal_free(ruma_wal *w)
 	free(w->ring);
 	free(w->hdr);
 	free(w->tail);
+	free(w->path);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->cv);
 	pthread_cond_destroy(&w->kick);
@@ -1079,9 +1242,14 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (!w)
 		return -ENOMEM;
 	memset(w, 0, sizeof(*w));
+	if (!(w->path = strdup(c->path))) {
+		free(w);
+		return -ENOMEM;
+	}
 	for (unsigned i = 0; i < WAL_SLOTS; i++)
 		atomic_init(&w->slots[i].at, WAL_IDLE);
 	w->cfg = *c;
+	w->cfg.path = w->path;
 	w->fd = w->rfd = -1;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
