@@ -1,0 +1,337 @@
+/*
+ * worker.c — one thread of a `ruma kv` run (worker.h).
+ *
+ * Every operation is one transaction: begin (saying whether it writes),
+ * the calls, commit.  RUMA_ECONFLICT from any of them aborts and runs the
+ * same operation again on the same key after a sched_yield (counted as a
+ * retry; its latency includes the retries).  A read checks what it found: a value of
+ * --value-size bytes whose first 8 bytes are the key number it was written
+ * for, so that no system is measured returning less; the bytes are copied
+ * out, as a client reading the record does.  Values are --value-size
+ * bytes: the key number and a slice of a per-thread random buffer.
+ *
+ * Inserts take the next key number from a shared counter and publish it
+ * in their slot until done; reads choose below the smallest number still
+ * being inserted, so they only ask for keys that exist (YCSB's
+ * acknowledged counter).
+ */
+#include "bench/kv/worker.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ruma_kv_worker_fail(ruma_kv_shared *sh, int code, const char *fmt, ...)
+{
+	int zero = 0;
+	if (atomic_compare_exchange_strong(&sh->err, &zero, code ? code : -EIO)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(sh->errmsg, sizeof(sh->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	atomic_store(&sh->stop, true);
+}
+
+int ruma_kv_worker_init(ruma_kv_worker *w, ruma_kv_shared *sh, unsigned tid, uint64_t seed)
+{
+	const ruma_kv_opts *o = sh->o;
+	size_t vs = (size_t)o->value_size;
+	char err[256];
+
+	w->sh = sh;
+	w->tid = tid;
+	ruma_rng_seed(&w->rng, seed);
+	ruma_kv_chooser_init(&w->chooser, o->dist, o->records ? o->records : 1);
+	w->val = malloc(vs);
+	w->readbuf = malloc(vs + 1);
+	w->rand = malloc(2 * vs);
+	w->hist = malloc(RUMA_KV_NOPS * sizeof(*w->hist));
+	if (!w->val || !w->readbuf || !w->rand || !w->hist) {
+		ruma_kv_worker_fail(sh, -ENOMEM, "thread %u: out of memory", tid);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * vs; i++)
+		w->rand[i] = (unsigned char)ruma_rng_next(&w->rng);
+	for (unsigned i = 0; i < RUMA_KV_NOPS; i++)
+		ruma_kv_hist_reset(&w->hist[i]);
+	int rc = o->sys->thread_open(sh->store, &w->th, err, sizeof(err));
+	if (rc)
+		ruma_kv_worker_fail(sh, rc, "%s: thread %u: %s", o->sys->name, tid, err);
+	return rc;
+}
+
+void ruma_kv_worker_fini(ruma_kv_worker *w)
+{
+	if (w->th)
+		w->sh->o->sys->thread_close(w->th);
+	free(w->val);
+	free(w->readbuf);
+	free(w->rand);
+	free(w->hist);
+	w->th = NULL;
+	w->val = w->readbuf = w->rand = NULL;
+	w->hist = NULL;
+}
+
+/* The value written for key number n. */
+static void make_value(ruma_kv_worker *w, uint64_t n)
+{
+	size_t vs = (size_t)w->sh->o->value_size;
+	memcpy(w->val, w->rand + ruma_rng_below(&w->rng, vs), vs);
+	memcpy(w->val, &n, vs < 8 ? vs : 8);
+}
+
+/* A value read for key number n: copied out, checked. */
+static int check_value(ruma_kv_worker *w, uint64_t n, const void *v, size_t len)
+{
+	size_t vs = (size_t)w->sh->o->value_size;
+	if (len != vs)
+		return ruma_kv_fail(w->th, -EIO, "key number %" PRIu64 ": a value of %zu bytes, "
+				    "%zu written", n, len, vs);
+	memcpy(w->readbuf, v, len);
+	if (memcmp(w->readbuf, &n, vs < 8 ? vs : 8))
+		return ruma_kv_fail(w->th, -EIO, "key number %" PRIu64 ": the value read was "
+				    "written for another key", n);
+	return 0;
+}
+
+/* A scan's visitor: the value copied out, as a read does. */
+static bool touch(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	ruma_kv_worker *w = ctx;
+	(void)key;
+	size_t vs = (size_t)w->sh->o->value_size;
+	memcpy(w->readbuf, val, vlen < vs ? vlen : vs);
+	w->touched += klen + vlen;
+	return true;
+}
+
+/* The keys reads may ask for: [0, limit). */
+static uint64_t read_limit(const ruma_kv_shared *sh)
+{
+	uint64_t limit = atomic_load(&sh->next_insert);
+	unsigned n = sh->o->threads + (sh->o->wl->writer ? 1u : 0u);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t p = atomic_load(&sh->inserting[i].v);
+		if (p < limit)
+			limit = p;
+	}
+	return limit ? limit : 1;
+}
+
+struct op {
+	ruma_kv_op kind;
+	uint64_t n;        /* key number */
+	unsigned len;      /* scan length */
+	bool reverse;
+	int64_t seen;      /* scan: entries visited */
+};
+
+/* One try of op inside a transaction that begin started. */
+static int attempt_body(ruma_kv_worker *w, struct op *op, const char *key, size_t klen)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	const void *v;
+	size_t vlen;
+	int rc;
+
+	switch (op->kind) {
+	case RUMA_KV_READ:
+	case RUMA_KV_RMW:
+		rc = s->get(w->th, key, klen, &v, &vlen);
+		if (rc == RUMA_ENOTFOUND)
+			return ruma_kv_fail(w->th, -EIO, "key number %" PRIu64 " (%.*s) not found",
+					    op->n, (int)klen, key);
+		if (rc || (rc = check_value(w, op->n, v, vlen)) || op->kind == RUMA_KV_READ)
+			return rc;
+		make_value(w, op->n);
+		return s->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
+	case RUMA_KV_UPDATE:
+	case RUMA_KV_INSERT:
+		make_value(w, op->n);
+		return s->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
+	default:
+		op->seen = s->scan(w->th, key, klen, op->len, op->reverse, touch, w);
+		return op->seen < 0 ? (int)op->seen : 0;
+	}
+}
+
+/* op as one transaction, retried on conflicts. */
+static int run_op(ruma_kv_worker *w, struct op *op)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	char key[RUMA_KV_KEY_MAX];
+	size_t klen = ruma_kv_key(w->sh->o->wl->keys, op->n, key);
+	bool write = op->kind != RUMA_KV_READ && op->kind != RUMA_KV_SCAN;
+
+	for (;;) {
+		int rc = s->begin(w->th, write);
+		if (!rc)
+			rc = attempt_body(w, op, key, klen);
+		if (!rc)
+			rc = s->commit(w->th);
+		else
+			s->abort(w->th);
+		if (rc != RUMA_ECONFLICT)
+			return rc;
+		w->retries++;
+		sched_yield(); /* let the holder finish (it may be waiting for the CPU) */
+	}
+}
+
+/* Claim the next key number for an insert (published before it is taken). */
+static uint64_t insert_claim(ruma_kv_worker *w)
+{
+	ruma_kv_shared *sh = w->sh;
+	atomic_store(&sh->inserting[w->tid].v, atomic_load(&sh->next_insert));
+	uint64_t n = atomic_fetch_add(&sh->next_insert, 1);
+	atomic_store(&sh->inserting[w->tid].v, n);
+	return n;
+}
+
+/* The next operation of the thread's workload. */
+static void next_op(ruma_kv_worker *w, struct op *op)
+{
+	const ruma_kv_opts *o = w->sh->o;
+	const ruma_kv_workload *wl = o->wl;
+	*op = (struct op){ .kind = RUMA_KV_READ };
+	if (w->writer || wl->pattern == RUMA_KV_FILLRANDOM) {
+		op->kind = RUMA_KV_UPDATE;
+		op->n = ruma_rng_below(&w->rng, o->records ? o->records : 1);
+		return;
+	}
+	if (wl->pattern == RUMA_KV_FILLSEQ) {
+		op->kind = RUMA_KV_INSERT;
+		return;
+	}
+	if (wl->pattern == RUMA_KV_READSEQ || wl->pattern == RUMA_KV_READREVERSE) {
+		op->kind = RUMA_KV_SCAN;
+		op->reverse = wl->pattern == RUMA_KV_READREVERSE;
+		op->len = wl->max_scan;
+		op->n = w->seq;
+		return;
+	}
+	double u = ruma_rng_double(&w->rng), acc = 0;
+	for (unsigned k = 0; k < RUMA_KV_NOPS; k++) {
+		if (wl->mix[k] <= 0)
+			continue;
+		op->kind = (ruma_kv_op)k; /* the last one taken also when rounding leaves u above the sum */
+		acc += wl->mix[k];
+		if (u < acc)
+			break;
+	}
+	if (op->kind == RUMA_KV_INSERT)
+		return;
+	op->n = ruma_kv_chooser_next(&w->chooser, &w->rng, read_limit(w->sh));
+	if (op->kind == RUMA_KV_SCAN)
+		op->len = 1 + (unsigned)ruma_rng_below(&w->rng, wl->max_scan);
+}
+
+/* readseq/readreverse: the next scan starts after the entries this one saw
+ * (the first key number again at the end of the table). */
+static void advance_seq(ruma_kv_worker *w, const struct op *op)
+{
+	uint64_t records = w->sh->o->records;
+	if (!op->reverse)
+		w->seq = op->seen < op->len ? 0 : w->seq + (uint64_t)op->seen;
+	else
+		w->seq = (uint64_t)op->seen < op->len || w->seq < (uint64_t)op->seen
+				 ? records - 1 : w->seq - (uint64_t)op->seen;
+}
+
+/* One operation of the run: chosen, run, timed, counted; 0 or an error. */
+static int one_op(ruma_kv_worker *w, uint64_t *done)
+{
+	struct op op;
+	next_op(w, &op);
+	uint64_t t0 = ruma_now_ns();
+	if (op.kind == RUMA_KV_INSERT)
+		op.n = insert_claim(w);
+	int rc = run_op(w, &op);
+	if (op.kind == RUMA_KV_INSERT)
+		atomic_store(&w->sh->inserting[w->tid].v, UINT64_MAX);
+	ruma_kv_hist_add(&w->hist[op.kind], ruma_now_ns() - t0);
+	if (rc)
+		return rc;
+	bool seq = w->sh->o->wl->pattern == RUMA_KV_READSEQ ||
+		   w->sh->o->wl->pattern == RUMA_KV_READREVERSE;
+	if (seq)
+		advance_seq(w, &op);
+	*done += seq ? (uint64_t)op.seen : 1;
+	return 0;
+}
+
+void *ruma_kv_run_main(void *arg)
+{
+	ruma_kv_worker *w = arg;
+	ruma_kv_shared *sh = w->sh;
+	const ruma_kv_opts *o = sh->o;
+	uint64_t done = 0, count = 0;
+
+	if (!w->writer && (o->wl->pattern == RUMA_KV_READSEQ ||
+			   o->wl->pattern == RUMA_KV_READREVERSE))
+		w->seq = o->records / o->threads * w->tid;
+	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+		if (!w->writer && o->ops && count == o->ops)
+			break;
+		int rc = one_op(w, &done);
+		if (rc) {
+			ruma_kv_worker_fail(sh, rc, "%s: thread %u: %s", o->sys->name, w->tid,
+					    w->th->err);
+			break;
+		}
+		count++;
+		if (!w->writer)
+			atomic_store_explicit(&sh->ops[w->tid].v, done, memory_order_relaxed);
+	}
+	atomic_fetch_sub(&sh->running, 1);
+	return NULL;
+}
+
+/* Insert key numbers [from, to) stepping by step, batch of them a transaction. */
+static int load_range(ruma_kv_worker *w, uint64_t from, uint64_t to, uint64_t step)
+{
+	const ruma_kv_opts *o = w->sh->o;
+	const ruma_kv_system *s = o->sys;
+	char key[RUMA_KV_KEY_MAX];
+	uint64_t n = from;
+
+	while (n < to && !atomic_load_explicit(&w->sh->stop, memory_order_relaxed)) {
+		uint64_t first = n;
+		int rc = s->begin(w->th, true);
+		for (uint64_t i = 0; !rc && i < o->load_batch && n < to; i++, n += step) {
+			make_value(w, n);
+			rc = s->put(w->th, key, ruma_kv_key(o->wl->keys, n, key), w->val,
+				    (size_t)o->value_size);
+		}
+		if (rc)
+			s->abort(w->th);
+		else
+			rc = s->commit(w->th);
+		if (rc == RUMA_ECONFLICT) {
+			w->retries++;
+			n = first;
+			sched_yield();
+		} else if (rc) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void *ruma_kv_load_main(void *arg)
+{
+	ruma_kv_worker *w = arg;
+	const ruma_kv_opts *o = w->sh->o;
+	int rc = load_range(w, w->tid, o->records, o->threads);
+	if (rc)
+		ruma_kv_worker_fail(w->sh, rc, "%s: load, thread %u: %s", o->sys->name, w->tid,
+				    w->th->err);
+	atomic_fetch_sub(&w->sh->running, 1);
+	return NULL;
+}
