@@ -205,6 +205,14 @@ static void report_op(struct run *r, ruma_kv_op op, ruma_kv_hist *m)
 	ruma_result_add(r->res, "p99", "us", p99);
 	ruma_result_add(r->res, "p999", "us", p999);
 	ruma_result_add(r->res, "max", "us", (double)m->max / 1e3);
+	if (op == RUMA_KV_SCAN) {
+		uint64_t entries = 0;
+		for (unsigned i = 0; i < r->nthreads; i++)
+			entries += r->w[i].scanned;
+		fprintf(stderr, "ruma kv: scans visited %" PRIu64 " entries, %.1f a scan\n",
+			entries, (double)entries / (double)m->count);
+		ruma_result_add(r->res, "entries", "count", (double)entries);
+	}
 }
 
 static void report(struct run *r, double secs)

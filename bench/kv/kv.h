@@ -50,7 +50,9 @@ typedef bool (*ruma_kv_visit)(void *ctx, const void *key, size_t klen, const voi
 
 /*
  * One system.  Every int function returns 0 or a negative code:
- * RUMA_ENOTFOUND (get, del: no such key), RUMA_ECONFLICT (the transaction
+ * RUMA_ENOTFOUND (get: no such key; del: no such key, where the system
+ * can tell: RocksDB, LevelDB and WiredTiger delete blindly and return 0),
+ * RUMA_ECONFLICT (the transaction
  * met another: the caller aborts and retries), others are failures, with
  * the message in the thread handle's err (open: in err).  get's *val
  * stays valid until the next call on the thread.  scan visits at most n

@@ -258,6 +258,8 @@ static int one_op(ruma_kv_worker *w, uint64_t *done)
 	ruma_kv_hist_add(&w->hist[op.kind], ruma_now_ns() - t0);
 	if (rc)
 		return rc;
+	if (op.kind == RUMA_KV_SCAN)
+		w->scanned += (uint64_t)op.seen;
 	bool seq = w->sh->o->wl->pattern == RUMA_KV_READSEQ ||
 		   w->sh->o->wl->pattern == RUMA_KV_READREVERSE;
 	if (seq)

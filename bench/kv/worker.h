@@ -45,6 +45,7 @@ typedef struct ruma_kv_worker {
 	unsigned char *val, *rand, *readbuf;
 	uint64_t seq;                 /* readseq/readreverse: where the next scan starts */
 	uint64_t retries, touched;
+	uint64_t scanned;             /* entries visited by scans */
 	ruma_kv_hist *hist;           /* RUMA_KV_NOPS histograms */
 	pthread_t pt;
 } ruma_kv_worker;
