@@ -7,7 +7,8 @@
  * scans forward and backward return the right keys in order: ruma always,
  * the peers when built with -DRUMA_PEERS=ON), each workload's operation
  * mix and scan lengths on a small run against ruma, result rows well
- * formed, and option errors giving a clear message and exit status 2.
+ * formed, every peer built in running workloads of each kind on two
+ * threads, and option errors giving a clear message and exit status 2.
  */
 #include "test.h"
 
@@ -473,6 +474,43 @@ static int t_result_rows(void)
 	return TEST_FAIL;
 }
 
+/* Every peer built in runs workloads of each kind through the driver on two
+ * threads (a smoke test: the model test above checks their answers). */
+static int t_peers_run(void)
+{
+	static const char *const wls[][2] = { { "a", "none" },   { "d", "none" },
+					      { "e", "none" },   { "f", "none" },
+					      { "readreverse", "none" },
+					      { "readwhilewriting", "none" }, { "b", "sync" } };
+	char res[128];
+	unsigned peers = 0;
+	snprintf(res, sizeof(res), "%s/result.csv", dir);
+	for (size_t i = 0; ruma_kv_systems[i]; i++) {
+		const char *sys = ruma_kv_systems[i]->name;
+		if (!strcmp(sys, "ruma"))
+			continue;
+		peers++;
+		for (size_t w = 0; w < TEST_N(wls); w++) {
+			char *argv[] = { NULL, "kv", "--system", (char *)sys, "--workload",
+					 (char *)wls[w][0], "--durability", (char *)wls[w][1],
+					 "--records", "500", "--memory-limit", "32M", "--threads", "2",
+					 "--ops", "100", "--dir", dir, "--result", res, "--quiet", NULL };
+			char *out = NULL, *err = NULL;
+			int st = test_run_cli(argv, &out, &err);
+			if (st)
+				fprintf(stderr, "  %s %s: exit %d\n%s\n", sys, wls[w][0], st, err);
+			CHECK_EQ(st, 0);
+			CHECK(strstr(err, "ops/s"));
+			free(out);
+			free(err);
+		}
+		printf("    %s: runs\n", sys);
+	}
+	if (!peers)
+		SKIP("no peer built (configure with -DRUMA_PEERS=ON)");
+	return TEST_PASS;
+}
+
 /* ---- options ------------------------------------------------------------------ */
 
 static int parse_err(const char *a1, const char *a2, const char *want)
@@ -553,6 +591,7 @@ static const struct test_case cases[] = {
 	{ "adapters_model", t_adapters_model },
 	{ "workload_mix", t_workload_mix },
 	{ "result_rows", t_result_rows },
+	{ "peers_run", t_peers_run },
 	{ "options", t_options },
 	{ "store_dir", t_store_dir },
 };
