@@ -9,11 +9,11 @@
  * commit fsyncs the data and meta pages; none: MDB_NOSYNC (the OS writes
  * the pages back when it likes; a crash keeps the last durable commit, or
  * with a file system that does not keep write order, may corrupt the
- * database, as the documentation warns); the map sized for the records
- * with room to spare; max readers = the threads; MDB_NOTLS (a read
- * transaction belongs to its handle, not to the thread).  Read transactions are
- * reset and renewed (mdb_txn_reset/renew), as the documentation advises
- * for a thread that reads often.
+ * database, as the documentation warns); the map (address space) 64 GiB
+ * or four times the data, whichever is larger; max readers = the threads;
+ * MDB_NOTLS (a read transaction belongs to its handle, not to the
+ * thread).  Read transactions are reset and renewed (mdb_txn_reset/renew),
+ * as the documentation advises for a thread that reads often.
  *
  * What LMDB cannot honour: a cache of --memory-limit (it has none: it
  * reads through its memory map and the kernel's page cache, which only a
@@ -56,13 +56,14 @@ static int lmdb_rc(ruma_kv_thread *th, int rc, const char *what)
 	return ruma_kv_fail(th, rc > 0 ? -EIO : rc, "lmdb %s: %s", what, mdb_strerror(rc));
 }
 
+/* The map's size: address space only (the file grows as pages are used),
+ * so it is sized far above the data: fills that run for long insert well
+ * beyond --records, and a full map would end the run (MDB_MAP_FULL). */
 static uint64_t map_size(const ruma_kv_conf *c)
 {
-	/* entries with their node headers, pages half full at worst, room for
-	 * inserts during the run: four times the data, at least 1 GiB */
 	uint64_t data = c->records * (uint64_t)(c->key_max + c->value_size + 16);
 	uint64_t want = 4 * data;
-	return want < (1ull << 30) ? 1ull << 30 : want;
+	return want < (64ull << 30) ? 64ull << 30 : want;
 }
 
 static int open_dbi(struct store *s, char *err, size_t errlen)
