@@ -17,6 +17,7 @@
 #include <ruma/db.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ struct store {
 	ruma_db *db;
 	ruma_db_table *table;
 	bool sync;
+	const ruma_kv_conf *conf;  /* while opening: where notes go */
+	_Atomic bool opening;
 };
 
 struct thread {
@@ -34,11 +37,15 @@ struct thread {
 	ruma_db_cursor *cur;
 };
 
-/* The library's messages go to stderr, prefixed like the driver's notes. */
+/* The library's messages go to stderr, prefixed like the driver's notes;
+ * one saying that the file system refused O_DIRECT at open is also a note
+ * of what could not be honoured. */
 static void say(void *ctx, const char *line)
 {
-	(void)ctx;
+	struct store *s = ctx;
 	fprintf(stderr, "ruma kv: ruma: %s\n", line);
+	if (atomic_load(&s->opening) && strstr(line, "refuses O_DIRECT"))
+		s->conf->note(s->conf->note_ctx, "direct_io", line);
 }
 
 static int open_table(struct store *s, char *err, size_t errlen)
@@ -72,8 +79,12 @@ static int ruma_open(const ruma_kv_conf *c, void **out, char *err, size_t errlen
 	ruma_db_options_default(&o);
 	o.pool_bytes = c->memory;
 	o.message = say;
+	o.message_ctx = s;
 	s->sync = c->sync;
+	s->conf = c;
+	atomic_store(&s->opening, true);
 	int rc = ruma_db_open(path, &o, &s->db);
+	atomic_store(&s->opening, false);
 	if (rc) {
 		free(s);
 		return ruma_kv_open_fail(err, errlen, rc, "%s: %s", path, ruma_strerror(rc));
