@@ -8,7 +8,8 @@
  * the peers when built with -DRUMA_PEERS=ON), each workload's operation
  * mix and scan lengths on a small run against ruma, result rows well
  * formed, every peer built in running workloads of each kind on two
- * threads, and option errors giving a clear message and exit status 2.
+ * threads, SIGTERM ending a run cleanly (exit 143), and option errors
+ * giving a clear message and exit status 2.
  */
 #include "test.h"
 
@@ -565,6 +566,43 @@ static int t_options(void)
 	return TEST_PASS;
 }
 
+/* SIGTERM during the run: the report of what ran, the store closed and
+ * removed, exit 143 (a run of 60 s stopped after its first per-second rows). */
+static int t_sigterm(void)
+{
+	char opath[] = "/tmp/ruma-test-kvoXXXXXX", epath[] = "/tmp/ruma-test-kveXXXXXX";
+	int ofd = mkstemp(opath), efd = mkstemp(epath);
+	char *argv[] = { NULL, "kv", "--records", "2000", "--memory-limit", "32M", "--runfor",
+			 "60", "--durability", "none", "--dir", dir, NULL };
+	pid_t pid;
+	CHECK(ofd >= 0 && efd >= 0);
+	CHECK_OK(test_spawn_cli(argv, ofd, efd, &pid));
+	char *out = NULL;
+	for (int i = 0; i < 300 && !(out && strstr(out, "\n1,")); i++) {
+		free(out);
+		usleep(50000);
+		out = test_slurp(opath);
+	}
+	bool ran = out && strstr(out, "\n1,");
+	kill(pid, SIGTERM);
+	int st = test_wait_status(pid);
+	char *err = test_slurp(epath);
+	close(ofd);
+	close(efd);
+	unlink(opath);
+	unlink(epath);
+	CHECK(ran);
+	CHECK_EQ(st, 128 + SIGTERM);
+	CHECK(err && strstr(err, "stopped by signal 15") && strstr(err, "latency us"));
+	char path[128];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/kv-ruma", dir);
+	CHECK(stat(path, &sb) != 0);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
 /* A directory the driver did not make is never emptied. */
 static int t_store_dir(void)
 {
@@ -593,6 +631,7 @@ static const struct test_case cases[] = {
 	{ "result_rows", t_result_rows },
 	{ "peers_run", t_peers_run },
 	{ "options", t_options },
+	{ "sigterm", t_sigterm },
 	{ "store_dir", t_store_dir },
 };
 

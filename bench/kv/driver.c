@@ -14,7 +14,14 @@
  * to see whether the threads finished, and the last row covers the part
  * second they took.
  *
- * Syscalls: clock_nanosleep; the store directory's (store_dir.c).
+ * Stopping: SIGINT and SIGTERM (caught by worker.c while the run is on)
+ * end the load or the run at the threads' next operation; the report of
+ * what ran is printed, the store closed and its directory removed, and the
+ * status is 128 + the signal (130, 143).  Threads start with both signals
+ * blocked, so the main thread's sleep is the one they interrupt.
+ *
+ * Syscalls: clock_nanosleep, sigaction, pthread_sigmask; the store
+ * directory's (store_dir.c).
  */
 #include "bench/common/result.h"
 #include "bench/kv/store_dir.h"
@@ -114,9 +121,11 @@ static uint64_t ops_sum(const struct run *r)
 	return s;
 }
 
+/* Sleep until t, or until a signal stops the run. */
 static void sleep_until(const struct timespec *t)
 {
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL) == EINTR)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL) == EINTR &&
+	       !ruma_kv_stop_signal())
 		;
 }
 
@@ -144,14 +153,16 @@ static void per_second(struct run *r)
 				    (poll.tv_sec == next.tv_sec && poll.tv_nsec >= next.tv_nsec);
 			sleep_until(last ? &next : &poll);
 			finished = atomic_load(&r->sh.running) <= (o->wl->writer ? 1u : 0u) ||
-				   atomic_load(&r->sh.stop);
+				   ruma_kv_stopping(&r->sh);
 			if (last || finished)
 				break;
 		}
 		uint64_t now = ops_sum(r);
-		if (!o->quiet)
+		if (!o->quiet) {
 			printf("%" PRIu64 ",%" PRIu64 ",%s,%s,%u,%s\n", ts, now - prev, o->sys->name,
 			       o->wl->name, o->threads, r->sh.sync ? "sync" : "none");
+			fflush(stdout); /* each second's row as it is measured */
+		}
 		set_row(r, "run", (long long)ts, "all");
 		ruma_result_add(r->res, "ops", "ops/s", (double)(now - prev));
 		prev = now;
@@ -165,8 +176,14 @@ static void per_second(struct run *r)
 static int run_threads(struct run *r, unsigned n, void *(*fn)(void *), bool timed)
 {
 	unsigned started = 0;
+	sigset_t set, old;
 	atomic_store(&r->sh.stop, false);
 	atomic_store(&r->sh.running, n);
+	/* the threads start with the stop signals blocked: the main thread gets them */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
 	for (; started < n; started++) {
 		int e = pthread_create(&r->w[started].pt, NULL, fn, &r->w[started]);
 		if (e) {
@@ -176,6 +193,7 @@ static int run_threads(struct run *r, unsigned n, void *(*fn)(void *), bool time
 			break;
 		}
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (timed && started == n)
 		per_second(r);
 	for (unsigned i = 0; i < started; i++)
@@ -287,7 +305,15 @@ static int setup(struct run *r)
 	return 0;
 }
 
-/* Load and run; 0 or 1 with the failure on stderr. */
+/* The status of a run a signal stopped (after the store was closed). */
+static int stopped(void)
+{
+	int sig = ruma_kv_stop_signal();
+	fprintf(stderr, "ruma kv: stopped by signal %d; the store is closed and removed\n", sig);
+	return 128 + sig;
+}
+
+/* Load and run; 0, 1 with the failure on stderr, or 128 + a signal that stopped it. */
 static int load_and_run(struct run *r)
 {
 	const ruma_kv_opts *o = r->o;
@@ -295,6 +321,8 @@ static int load_and_run(struct run *r)
 		double t0 = ruma_now_sec();
 		if (run_threads(r, o->threads, ruma_kv_load_main, false))
 			goto failed;
+		if (ruma_kv_stop_signal())
+			return stopped();
 		double secs = ruma_now_sec() - t0;
 		fprintf(stderr, "ruma kv: load %" PRIu64 " records in %.2f s\n", o->records, secs);
 		set_row(r, "load", -1, "insert");
@@ -306,7 +334,7 @@ static int load_and_run(struct run *r)
 	if (run_threads(r, r->nthreads, ruma_kv_run_main, true))
 		goto failed;
 	report(r, ruma_now_sec() - t0);
-	return 0;
+	return ruma_kv_stop_signal() ? stopped() : 0;
 failed:
 	fprintf(stderr, "ruma kv: %s\n", r->sh.errmsg);
 	return 1;
@@ -344,12 +372,15 @@ int ruma_kv_run(const ruma_kv_opts *o)
 		return 2;
 	}
 	r->res = ruma_outputs_result(&r->out);
+	struct sigaction old[2];
+	ruma_kv_catch_signals(old);
 	int st = setup(r);
 	if (!st) {
 		report_config(r);
 		st = load_and_run(r);
 	}
 	st = teardown(r, st);
+	ruma_kv_restore_signals(old);
 	free(r);
 	return st;
 }

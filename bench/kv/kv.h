@@ -201,7 +201,8 @@ void ruma_kv_usage(FILE *f);
  * latency percentiles on stderr, all of it as result rows with --result.
  * Returns the exit status: 0, 1 (a failure: an error of the store, a read
  * that found the wrong value or none), 2 (a store that cannot be opened,
- * a directory that cannot be used).
+ * a directory that cannot be used), 130 / 143 (stopped by SIGINT / SIGTERM:
+ * what ran is reported, the store closed and removed).
  */
 int ruma_kv_run(const ruma_kv_opts *o);
 

@@ -192,5 +192,6 @@ void ruma_kv_usage(FILE *f)
 		"per second; the configuration, what a system cannot honour, the load time,\n"
 		"throughput and latency (mean, p50, p99, p99.9, max per operation) on stderr.\n"
 		"Exit: 0 ok, 1 failure (an error of the store, a wrong or missing value\n"
-		"read), 2 bad option or a store that cannot be opened.\n");
+		"read), 2 bad option or a store that cannot be opened, 130/143 stopped by\n"
+		"SIGINT/SIGTERM (what ran is reported, the store closed and removed).\n");
 }

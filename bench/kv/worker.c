@@ -14,6 +14,10 @@
  * in their slot until done; reads choose below the smallest number still
  * being inserted, so they only ask for keys that exist (YCSB's
  * acknowledged counter).
+ *
+ * SIGINT and SIGTERM, caught while a run is on (one-shot: a second one
+ * kills), only record their number; every thread stops at its next
+ * operation (the load at its next transaction).
  */
 #include "bench/kv/worker.h"
 
@@ -24,6 +28,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static _Atomic int stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	atomic_store(&stop_signal, sig);
+}
+
+void ruma_kv_catch_signals(struct sigaction old[2])
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&stop_signal, 0);
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void ruma_kv_restore_signals(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
+int ruma_kv_stop_signal(void)
+{
+	return atomic_load(&stop_signal);
+}
+
+bool ruma_kv_stopping(const ruma_kv_shared *sh)
+{
+	return atomic_load_explicit(&sh->stop, memory_order_relaxed) ||
+	       atomic_load_explicit(&stop_signal, memory_order_relaxed);
+}
 
 void ruma_kv_worker_fail(ruma_kv_shared *sh, int code, const char *fmt, ...)
 {
@@ -278,7 +318,7 @@ void *ruma_kv_run_main(void *arg)
 	if (!w->writer && (o->wl->pattern == RUMA_KV_READSEQ ||
 			   o->wl->pattern == RUMA_KV_READREVERSE))
 		w->seq = o->records / o->threads * w->tid;
-	while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
+	while (!ruma_kv_stopping(sh)) {
 		if (!w->writer && o->ops && count == o->ops)
 			break;
 		int rc = one_op(w, &done);
@@ -303,7 +343,7 @@ static int load_range(ruma_kv_worker *w, uint64_t from, uint64_t to, uint64_t st
 	char key[RUMA_KV_KEY_MAX];
 	uint64_t n = from;
 
-	while (n < to && !atomic_load_explicit(&w->sh->stop, memory_order_relaxed)) {
+	while (n < to && !ruma_kv_stopping(w->sh)) {
 		uint64_t first = n;
 		int rc = s->begin(w->th, true);
 		for (uint64_t i = 0; !rc && i < o->load_batch && n < to; i++, n += step) {

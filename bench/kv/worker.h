@@ -10,6 +10,7 @@
 #include "bench/kv/kv.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 /* A counter on its own cache line. */
@@ -49,6 +50,18 @@ typedef struct ruma_kv_worker {
 	ruma_kv_hist *hist;           /* RUMA_KV_NOPS histograms */
 	pthread_t pt;
 } ruma_kv_worker;
+
+/* ruma_kv_catch_signals — until ruma_kv_restore_signals, SIGINT and SIGTERM
+ * (one-shot) only record their number; old keeps what was there. */
+void ruma_kv_catch_signals(struct sigaction old[2]);
+void ruma_kv_restore_signals(const struct sigaction old[2]);
+
+/* ruma_kv_stop_signal — the signal caught (0: none). */
+int ruma_kv_stop_signal(void);
+
+/* ruma_kv_stopping — the threads of a run are to stop: a failure, the end
+ * of the run, or a signal. */
+bool ruma_kv_stopping(const ruma_kv_shared *sh);
 
 /* ruma_kv_worker_init — buffers, generator and the system's thread handle;
  * 0 or an error with the message in sh->errmsg. */
