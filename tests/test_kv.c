@@ -92,7 +92,7 @@ static int t_scrambled_spread(void)
 	ruma_rng r;
 	ruma_rng_seed(&r, test_seed + 1);
 	memset(count, 0, sizeof(count));
-	ruma_kv_chooser_init(&c, RUMA_KV_ZIPFIAN, 1000);
+	ruma_kv_chooser_init(&c, RUMA_KV_ZIPFIAN, 1000, 0);
 	for (unsigned i = 0; i < SAMPLES; i++) {
 		uint64_t v = ruma_kv_chooser_next(&c, &r, 1000);
 		CHECK(v < 1000);
@@ -124,7 +124,7 @@ static int t_latest(void)
 	ruma_rng r;
 	ruma_rng_seed(&r, test_seed + 2);
 	memset(count, 0, sizeof(count));
-	ruma_kv_chooser_init(&c, RUMA_KV_LATEST, 1000);
+	ruma_kv_chooser_init(&c, RUMA_KV_LATEST, 1000, 0);
 	for (unsigned i = 0; i < SAMPLES; i++)
 		count[ruma_kv_chooser_next(&c, &r, 1000)]++;
 	uint64_t newest = 0;
@@ -139,7 +139,7 @@ static int t_latest(void)
 		at_new += ruma_kv_chooser_next(&c, &r, 1100) == 1099;
 	CHECK(at_new > 10000 / 20);
 	/* uniform: flat */
-	ruma_kv_chooser_init(&c, RUMA_KV_UNIFORM, 1000);
+	ruma_kv_chooser_init(&c, RUMA_KV_UNIFORM, 1000, 0);
 	memset(count, 0, sizeof(count));
 	for (unsigned i = 0; i < SAMPLES; i++)
 		count[ruma_kv_chooser_next(&c, &r, 10)]++;

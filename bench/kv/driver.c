@@ -290,6 +290,9 @@ static int setup(struct run *r)
 		atomic_init(&r->sh.ops[i].v, 0);
 	}
 	atomic_init(&r->sh.next_insert, o->wl->load ? o->records : 0);
+	if (o->dist == RUMA_KV_LATEST) /* once for every thread: O(records) */
+		r->sh.latest_zetan = ruma_kv_zeta(0, o->records ? o->records : 1,
+						  RUMA_KV_ZIPF_THETA, 0);
 	int st = open_store(r);
 	if (st)
 		return st;

@@ -50,6 +50,7 @@ void ruma_kv_zipf_init(ruma_kv_zipf *z, uint64_t items, double theta, double zet
 	z->theta = theta;
 	z->alpha = 1.0 / (1.0 - theta);
 	z->zeta2 = ruma_kv_zeta(0, 2, theta, 0);
+	z->half_pow_theta = pow(0.5, theta);
 	z->items = items ? items : 1;
 	z->zetan = zetan > 0 ? zetan : ruma_kv_zeta(0, z->items, theta, 0);
 	zipf_eta(z);
@@ -67,7 +68,7 @@ uint64_t ruma_kv_zipf_next(ruma_kv_zipf *z, ruma_rng *r, uint64_t items)
 	uint64_t v;
 	if (uz < 1.0)
 		v = 0;
-	else if (uz < 1.0 + pow(0.5, z->theta))
+	else if (uz < 1.0 + z->half_pow_theta)
 		v = 1;
 	else
 		v = (uint64_t)((double)z->items * pow(z->eta * u - z->eta + 1.0, z->alpha));
@@ -90,14 +91,14 @@ uint64_t ruma_kv_fnv(uint64_t v)
 	return s < 0 ? (uint64_t)(-(s + 1)) + 1 : (uint64_t)s;
 }
 
-void ruma_kv_chooser_init(ruma_kv_chooser *c, ruma_kv_dist dist, uint64_t items)
+void ruma_kv_chooser_init(ruma_kv_chooser *c, ruma_kv_dist dist, uint64_t items, double zetan)
 {
 	c->dist = dist;
 	if (dist == RUMA_KV_ZIPFIAN)
 		ruma_kv_zipf_init(&c->zipf, RUMA_KV_SCRAMBLED_ITEMS, RUMA_KV_ZIPF_THETA,
 				  RUMA_KV_SCRAMBLED_ZETAN);
 	else if (dist == RUMA_KV_LATEST)
-		ruma_kv_zipf_init(&c->zipf, items, RUMA_KV_ZIPF_THETA, 0);
+		ruma_kv_zipf_init(&c->zipf, items, RUMA_KV_ZIPF_THETA, zetan);
 }
 
 uint64_t ruma_kv_chooser_next(ruma_kv_chooser *c, ruma_rng *r, uint64_t limit)

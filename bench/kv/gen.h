@@ -40,6 +40,7 @@ const char *ruma_kv_dist_name(ruma_kv_dist d);
 /* A zipfian generator over [0, items) whose item count may grow. */
 typedef struct ruma_kv_zipf {
 	double theta, alpha, zeta2, zetan, eta;
+	double half_pow_theta; /* 0.5^theta, the bound of item 1 */
 	uint64_t items; /* the count zetan is for */
 } ruma_kv_zipf;
 
@@ -66,9 +67,10 @@ typedef struct ruma_kv_chooser {
 	ruma_kv_zipf zipf; /* zipfian: the scrambled generator; latest: over the keys */
 } ruma_kv_chooser;
 
-/* ruma_kv_chooser_init — for dist with items key numbers at the start
- * (latest computes its zeta for them: O(items)). */
-void ruma_kv_chooser_init(ruma_kv_chooser *c, ruma_kv_dist dist, uint64_t items);
+/* ruma_kv_chooser_init — for dist with items key numbers at the start;
+ * latest needs the zeta of items (zetan; 0: computed here, O(items)), which
+ * threads starting from the same count compute once and share. */
+void ruma_kv_chooser_init(ruma_kv_chooser *c, ruma_kv_dist dist, uint64_t items, double zetan);
 
 /* ruma_kv_chooser_next — a key number in [0, limit) (limit > 0): the keys
  * inserted so far. */

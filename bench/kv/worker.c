@@ -86,7 +86,7 @@ int ruma_kv_worker_init(ruma_kv_worker *w, ruma_kv_shared *sh, unsigned tid, uin
 	w->sh = sh;
 	w->tid = tid;
 	ruma_rng_seed(&w->rng, seed);
-	ruma_kv_chooser_init(&w->chooser, o->dist, o->records ? o->records : 1);
+	ruma_kv_chooser_init(&w->chooser, o->dist, o->records ? o->records : 1, sh->latest_zetan);
 	w->val = malloc(vs);
 	w->readbuf = malloc(vs + 1);
 	w->rand = malloc(2 * vs);

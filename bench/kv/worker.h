@@ -33,6 +33,7 @@ typedef struct ruma_kv_shared {
 	_Atomic int err;              /* the first failure (0: none) */
 	char errmsg[320];
 	_Atomic unsigned running;     /* threads still running */
+	double latest_zetan;          /* latest: zeta of the loaded keys (0: none) */
 } ruma_kv_shared;
 
 /* One thread. */
