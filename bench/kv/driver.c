@@ -217,19 +217,20 @@ static void report_op(struct run *r, ruma_kv_op op, ruma_kv_hist *m)
 		"p99 %.2f p99.9 %.2f max %.2f\n", ruma_kv_op_name(op), m->count, mean, p50, p99,
 		p999, (double)m->max / 1e3);
 	set_row(r, "run", -1, ruma_kv_op_name(op));
+	/* rows in seconds, the tidy format's unit of time (ruma plot prints them in us) */
 	ruma_result_add(r->res, "count", "ops", (double)m->count);
-	ruma_result_add(r->res, "mean", "us", mean);
-	ruma_result_add(r->res, "p50", "us", p50);
-	ruma_result_add(r->res, "p99", "us", p99);
-	ruma_result_add(r->res, "p999", "us", p999);
-	ruma_result_add(r->res, "max", "us", (double)m->max / 1e3);
+	ruma_result_add(r->res, "mean", "s", mean / 1e6);
+	ruma_result_add(r->res, "p50", "s", p50 / 1e6);
+	ruma_result_add(r->res, "p99", "s", p99 / 1e6);
+	ruma_result_add(r->res, "p999", "s", p999 / 1e6);
+	ruma_result_add(r->res, "max", "s", (double)m->max / 1e9);
 	if (op == RUMA_KV_SCAN) {
 		uint64_t entries = 0;
 		for (unsigned i = 0; i < r->nthreads; i++)
 			entries += r->w[i].scanned;
 		fprintf(stderr, "ruma kv: scans visited %" PRIu64 " entries, %.1f a scan\n",
 			entries, (double)entries / (double)m->count);
-		ruma_result_add(r->res, "entries", "count", (double)entries);
+		ruma_result_add(r->res, "entries", "entries", (double)entries);
 	}
 }
 
@@ -244,7 +245,7 @@ static void report(struct run *r, double secs)
 		" conflicts retried\n", secs, total, tput, retries);
 	set_row(r, "run", -1, "all");
 	ruma_result_add(r->res, "throughput", "ops/s", tput);
-	ruma_result_add(r->res, "retries", "count", (double)retries);
+	ruma_result_add(r->res, "retries", "retries", (double)retries);
 	for (unsigned op = 0; m && op < RUMA_KV_NOPS; op++)
 		report_op(r, (ruma_kv_op)op, m);
 	free(m);
@@ -333,10 +334,14 @@ static int load_and_run(struct run *r)
 		ruma_result_add(r->res, "load_rate", "ops/s", secs > 0 ? (double)o->records / secs
 								       : NAN);
 	}
-	double t0 = ruma_now_sec();
+	/* the run's time: from the start to the end of the last counted
+	 * thread's last operation (not to the main thread's next wake-up) */
+	uint64_t t0 = ruma_now_ns(), end = t0;
 	if (run_threads(r, r->nthreads, ruma_kv_run_main, true))
 		goto failed;
-	report(r, ruma_now_sec() - t0);
+	for (unsigned i = 0; i < o->threads; i++)
+		end = r->w[i].end_ns > end ? r->w[i].end_ns : end;
+	report(r, (double)(end - t0) / 1e9);
 	return ruma_kv_stop_signal() ? stopped() : 0;
 failed:
 	fprintf(stderr, "ruma kv: %s\n", r->sh.errmsg);

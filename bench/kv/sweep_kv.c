@@ -6,7 +6,7 @@
  * and dir (default: a directory next to the sweep's scratch store), so
  * that a grid of stores x workloads x threads runs interleaved.  Metrics:
  * throughput (ops/s of the run phase), <op>_p50, <op>_p99, <op>_p999
- * (us, per operation of the workload), load (s, when the workload loads)
+ * (s, per operation of the workload), load (s, when the workload loads)
  * and retries (conflicts retried); what a store cannot honour becomes the
  * run's note.
  *

@@ -331,6 +331,7 @@ void *ruma_kv_run_main(void *arg)
 		if (!w->writer)
 			atomic_store_explicit(&sh->ops[w->tid].v, done, memory_order_relaxed);
 	}
+	w->end_ns = ruma_now_ns();
 	atomic_fetch_sub(&sh->running, 1);
 	return NULL;
 }

@@ -48,6 +48,7 @@ typedef struct ruma_kv_worker {
 	uint64_t seq;                 /* readseq/readreverse: where the next scan starts */
 	uint64_t retries, touched;
 	uint64_t scanned;             /* entries visited by scans */
+	uint64_t end_ns;              /* when the thread's last operation ended */
 	ruma_kv_hist *hist;           /* RUMA_KV_NOPS histograms */
 	pthread_t pt;
 } ruma_kv_worker;
