@@ -49,8 +49,8 @@ static const char *const sql[ST_N] = {
 	[ST_COMMIT] = "COMMIT",
 	[ST_ROLLBACK] = "ROLLBACK",
 	[ST_GET] = "SELECT v FROM kv WHERE k = ?1",
-	[ST_PUT] = "INSERT INTO kv(k, v) VALUES(?1, ?2) ON CONFLICT(k) DO UPDATE SET v = "
-		   "excluded.v",
+	[ST_PUT] = ("INSERT INTO kv(k, v) VALUES(?1, ?2) ON CONFLICT(k) DO UPDATE SET v = "
+		    "excluded.v"),
 	[ST_DEL] = "DELETE FROM kv WHERE k = ?1",
 	[ST_FROM] = "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k LIMIT ?2",
 	[ST_FIRST] = "SELECT k, v FROM kv ORDER BY k LIMIT ?2",
