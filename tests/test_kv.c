@@ -603,7 +603,7 @@ static int t_sigterm(void)
 	return TEST_PASS;
 }
 
-/* A directory the driver did not make is never emptied. */
+/* A directory the driver did not make is never emptied; one it made is removed. */
 static int t_store_dir(void)
 {
 	char path[256], err[256], foreign[128];
@@ -617,6 +617,17 @@ static int t_store_dir(void)
 	CHECK_OK(ruma_kv_store_dir_remove(path));
 	struct stat st;
 	CHECK(stat(path, &st) != 0);
+	/* a --dir the run made is removed with the store; one that existed stays */
+	char made[128];
+	snprintf(made, sizeof(made), "%s/made", dir);
+	char *argv[] = { NULL, "kv", "--records", "100", "--memory-limit", "32M", "--ops", "10",
+			 "--durability", "none", "--dir", made, "--quiet", NULL };
+	char *out = NULL, *msg = NULL;
+	CHECK_EQ(test_run_cli(argv, &out, &msg), 0);
+	free(out);
+	free(msg);
+	CHECK(stat(made, &st) != 0);
+	CHECK(stat(dir, &st) == 0);
 	return TEST_PASS;
 }
 

@@ -20,8 +20,11 @@
  * status is 128 + the signal (130, 143).  Threads start with both signals
  * blocked, so the main thread's sleep is the one they interrupt.
  *
- * Syscalls: clock_nanosleep, sigaction, pthread_sigmask; the store
- * directory's (store_dir.c).
+ * The store directory: <dir>/kv-<system> (store_dir.c), removed after the
+ * run, and <dir> too when the run created it (and it is empty then).
+ *
+ * Syscalls: clock_nanosleep, sigaction, pthread_sigmask, stat and rmdir
+ * (--dir); the store directory's (store_dir.c).
  */
 #include "bench/common/result.h"
 #include "bench/kv/store_dir.h"
@@ -32,7 +35,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_NOTES 16
 
@@ -51,6 +56,7 @@ struct run {
 	struct note notes[MAX_NOTES];
 	unsigned nnotes;
 	char dir[4096];
+	bool made_parent;            /* --dir did not exist: removed at the end too */
 };
 
 static void add_note(void *ctx, const char *setting, const char *text)
@@ -256,6 +262,8 @@ static int open_store(struct run *r)
 {
 	const ruma_kv_opts *o = r->o;
 	char err[512];
+	struct stat st;
+	r->made_parent = stat(o->dir, &st) != 0;
 	int rc = ruma_kv_store_dir(o->dir, o->sys->name, r->dir, sizeof(r->dir), err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ruma kv: %s\n", err);
@@ -359,6 +367,8 @@ static int teardown(struct run *r, int st)
 	}
 	if (r->dir[0] && ruma_kv_store_dir_remove(r->dir))
 		fprintf(stderr, "ruma kv: cannot remove %s\n", r->dir);
+	else if (r->dir[0] && r->made_parent)
+		(void)rmdir(r->o->dir); /* ours; left alone when another run uses it too */
 	free(r->w);
 	free(r->sh.inserting);
 	free(r->sh.ops);
