@@ -6,10 +6,12 @@
  * adapter against a model (reads return what was written last, deletes,
  * scans forward and backward return the right keys in order: ruma always,
  * the peers when built with -DRUMA_PEERS=ON), each workload's operation
- * mix and scan lengths on a small run against ruma, result rows well
- * formed, every peer built in running workloads of each kind on two
- * threads, SIGTERM ending a run cleanly (exit 143), and option errors
- * giving a clear message and exit status 2.
+ * mix and scan lengths on a small run against ruma (each run ending with
+ * --check: every key read back, the table scanned in order), --check
+ * finding a deleted key, result rows well formed, every peer built in
+ * running workloads of each kind on two threads, SIGTERM ending a run
+ * cleanly (exit 143), and option errors giving a clear message and exit
+ * status 2.
  */
 #include "test.h"
 
@@ -17,6 +19,7 @@
 #include "bench/kv/hist.h"
 #include "bench/kv/kv.h"
 #include "bench/kv/store_dir.h"
+#include "bench/kv/worker.h"
 
 #include <math.h>
 #include <sys/stat.h>
@@ -368,11 +371,13 @@ static int kv_run(const char *workload, const char *threads, const char *ops, ch
 	char *argv[] = { NULL, "kv", "--workload", (char *)workload, "--records", "2000",
 			 "--memory-limit", "32M", "--threads", (char *)threads, "--ops",
 			 (char *)ops, "--durability", "none", "--dir", dir, "--result", res,
-			 "--seed", "7", NULL };
+			 "--seed", "7", "--check", NULL };
 	char *out = NULL;
 	int st = test_run_cli(argv, &out, err);
-	if (st)
+	if (st || !strstr(*err, "check: "))
 		fprintf(stderr, "  ruma kv --workload %s: exit %d\n%s\n", workload, st, *err);
+	if (!st && !strstr(*err, "check: "))
+		st = -1;
 	free(out);
 	free(rows);
 	rows = NULL;
@@ -495,13 +500,14 @@ static int t_peers_run(void)
 			char *argv[] = { NULL, "kv", "--system", (char *)sys, "--workload",
 					 (char *)wls[w][0], "--durability", (char *)wls[w][1],
 					 "--records", "500", "--memory-limit", "32M", "--threads", "2",
-					 "--ops", "100", "--dir", dir, "--result", res, "--quiet", NULL };
+					 "--ops", "100", "--dir", dir, "--result", res, "--quiet",
+					 "--check", NULL };
 			char *out = NULL, *err = NULL;
 			int st = test_run_cli(argv, &out, &err);
 			if (st)
 				fprintf(stderr, "  %s %s: exit %d\n%s\n", sys, wls[w][0], st, err);
 			CHECK_EQ(st, 0);
-			CHECK(strstr(err, "ops/s"));
+			CHECK(strstr(err, "ops/s") && strstr(err, "check: "));
 			free(out);
 			free(err);
 		}
@@ -509,6 +515,40 @@ static int t_peers_run(void)
 	}
 	if (!peers)
 		SKIP("no peer built (configure with -DRUMA_PEERS=ON)");
+	return TEST_PASS;
+}
+
+/* --check finds a key that is missing and says which. */
+static int t_check_finds_missing(void)
+{
+	char *argv[] = { "kv", "--workload", "c", "--records", "10", "--value-size", "100", NULL };
+	ruma_kv_opts o;
+	char err[512], path[256];
+	CHECK_OK(ruma_kv_parse(7, argv, NULL, &o, err, sizeof(err)));
+	CHECK_OK(ruma_kv_store_dir(dir, "ruma", path, sizeof(path), err, sizeof(err)));
+	ruma_kv_conf conf = { .dir = path, .memory = 32ull << 20, .threads = 1, .records = 10,
+			      .key_max = 24, .value_size = 100, .note = quiet_note };
+	ruma_kv_shared sh = { .o = &o };
+	ruma_kv_worker w = { 0 };
+	uint64_t entries = 0;
+	CHECK_OK(o.sys->open(&conf, &sh.store, err, sizeof(err)));
+	atomic_init(&sh.next_insert, 10);
+	atomic_init(&sh.running, 1);
+	CHECK_OK(ruma_kv_worker_init(&w, &sh, 0, 1));
+	ruma_kv_load_main(&w);
+	CHECK_EQ(atomic_load(&sh.err), 0);
+	CHECK_OK(ruma_kv_verify(&w, &entries));
+	CHECK_EQ(entries, 10);
+	char key[RUMA_KV_KEY_MAX];
+	size_t klen = ruma_kv_key(RUMA_KV_KEYS_YCSB, 5, key);
+	CHECK_OK(o.sys->begin(w.th, true));
+	CHECK_OK(o.sys->del(w.th, key, klen));
+	CHECK_OK(o.sys->commit(w.th));
+	CHECK(ruma_kv_verify(&w, &entries) == -EIO);
+	CHECK(strstr(w.th->err, "key number 5") && strstr(w.th->err, "not found"));
+	ruma_kv_worker_fini(&w);
+	CHECK_OK(o.sys->close(sh.store, err, sizeof(err)));
+	CHECK_OK(ruma_kv_store_dir_remove(path));
 	return TEST_PASS;
 }
 
@@ -641,6 +681,7 @@ static const struct test_case cases[] = {
 	{ "workload_mix", t_workload_mix },
 	{ "result_rows", t_result_rows },
 	{ "peers_run", t_peers_run },
+	{ "check_finds_missing", t_check_finds_missing },
 	{ "options", t_options },
 	{ "sigterm", t_sigterm },
 	{ "store_dir", t_store_dir },

@@ -325,6 +325,23 @@ static int stopped(void)
 	return 128 + sig;
 }
 
+/* --check: the table read back on the first thread's handle; 0 or 1. */
+static int check(struct run *r)
+{
+	uint64_t entries = 0;
+	double t0 = ruma_now_sec();
+	int rc = ruma_kv_verify(&r->w[0], &entries);
+	if (rc) {
+		fprintf(stderr, "ruma kv: %s: %s\n", r->o->sys->name, r->w[0].th->err);
+		return 1;
+	}
+	bool numbered = r->o->wl->load || r->o->wl->pattern == RUMA_KV_FILLSEQ;
+	fprintf(stderr, "ruma kv: check: %" PRIu64 " entries in key order%s (%.2f s)\n", entries,
+		numbered ? ", every key written read back" : " (random keys: not read back)",
+		ruma_now_sec() - t0);
+	return 0;
+}
+
 /* Load and run; 0, 1 with the failure on stderr, or 128 + a signal that stopped it. */
 static int load_and_run(struct run *r)
 {
@@ -350,7 +367,9 @@ static int load_and_run(struct run *r)
 	for (unsigned i = 0; i < o->threads; i++)
 		end = r->w[i].end_ns > end ? r->w[i].end_ns : end;
 	report(r, (double)(end - t0) / 1e9);
-	return ruma_kv_stop_signal() ? stopped() : 0;
+	if (ruma_kv_stop_signal())
+		return stopped();
+	return o->check ? check(r) : 0;
 failed:
 	fprintf(stderr, "ruma kv: %s\n", r->sh.errmsg);
 	return 1;

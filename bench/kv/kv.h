@@ -179,6 +179,7 @@ typedef struct ruma_kv_opts {
 	uint64_t seed;                  /* --seed [$RUMA_SEED or clock] */
 	const char *result;             /* --result FILE */
 	bool quiet;                     /* --quiet: no per-second CSV on stdout */
+	bool check;                     /* --check: verify the table after the run */
 	bool list;                      /* --list: the systems and workloads */
 	bool help;
 } ruma_kv_opts;

@@ -47,6 +47,7 @@ static const ruma_opt options[] = {
 	{ "--load-batch", RUMA_OPT_U64, O(load_batch), 1, 1000000, "1 .. 1e6 inserts", NULL, 0 },
 	{ "--seed", RUMA_OPT_U64, O(seed), 0, UINT64_MAX, "a whole number", NULL, 0 },
 	{ "--quiet", RUMA_OPT_FLAG, O(quiet), 0, 0, NULL, NULL, 0 },
+	{ "--check", RUMA_OPT_FLAG, O(check), 0, 0, NULL, NULL, 0 },
 	{ "--list", RUMA_OPT_FLAG, O(list), 0, 0, NULL, NULL, 0 },
 	{ "--help", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
 	{ "-h", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
@@ -183,6 +184,8 @@ void ruma_kv_usage(FILE *f)
 		"  --seed N           random seed                                [$RUMA_SEED or the clock]\n"
 		"  --result F         every figure as rows metric,unit,value,params\n"
 		"  --quiet            no per-second CSV on stdout\n"
+		"  --check            after the run, read every key written back and\n"
+		"                     scan the whole table in order (not timed)\n"
 		"  --list             the systems and workloads, then exit\n"
 		"  --help\n"
 		"Workloads:\n", ruma_kv_system_names(names, sizeof(names)));

@@ -367,6 +367,85 @@ static int load_range(ruma_kv_worker *w, uint64_t from, uint64_t to, uint64_t st
 	return 0;
 }
 
+/* Read key numbers [from, to) back, one read transaction for all of them. */
+static int verify_gets(ruma_kv_worker *w, uint64_t from, uint64_t to)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	char key[RUMA_KV_KEY_MAX];
+	int rc = s->begin(w->th, false);
+	for (uint64_t n = from; !rc && n < to; n++) {
+		const void *v;
+		size_t vlen, klen = ruma_kv_key(w->sh->o->wl->keys, n, key);
+		rc = s->get(w->th, key, klen, &v, &vlen);
+		if (rc == RUMA_ENOTFOUND)
+			rc = ruma_kv_fail(w->th, -EIO, "check: key number %" PRIu64 " (%.*s) not "
+					  "found", n, (int)klen, key);
+		if (!rc)
+			rc = check_value(w, n, v, vlen);
+	}
+	if (rc)
+		s->abort(w->th);
+	return rc ? rc : s->commit(w->th);
+}
+
+/* The whole-table scan of the check: order and sizes. */
+struct verify_scan {
+	ruma_kv_worker *w;
+	char last[RUMA_KV_KEY_MAX * 8];
+	size_t last_len;
+	uint64_t seen;
+	const char *bad;
+};
+
+static bool verify_entry(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	struct verify_scan *c = ctx;
+	size_t m = klen < c->last_len ? klen : c->last_len;
+	int cmp = memcmp(key, c->last, m);
+	if (c->seen && (cmp < 0 || (cmp == 0 && klen <= c->last_len)))
+		c->bad = "keys out of order";
+	else if (vlen != (size_t)c->w->sh->o->value_size)
+		c->bad = "a value of another size";
+	else if (klen > sizeof(c->last))
+		c->bad = "a key longer than any written";
+	if (c->bad)
+		return false;
+	memcpy(c->last, key, klen);
+	c->last_len = klen;
+	c->seen++;
+	return true;
+}
+
+int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	const ruma_kv_workload *wl = w->sh->o->wl;
+	uint64_t keys = atomic_load(&w->sh->next_insert);
+	bool numbered = wl->load || wl->pattern == RUMA_KV_FILLSEQ;
+	int rc = 0;
+	for (uint64_t n = 0; numbered && !rc && n < keys; n += 1000)
+		rc = verify_gets(w, n, n + 1000 < keys ? n + 1000 : keys);
+	if (rc)
+		return rc;
+	struct verify_scan c = { .w = w };
+	rc = s->begin(w->th, false);
+	int64_t seen = rc ? rc : s->scan(w->th, NULL, 0, UINT32_MAX, false, verify_entry, &c);
+	if (seen < 0) {
+		s->abort(w->th);
+		return (int)seen;
+	}
+	if ((rc = s->commit(w->th)))
+		return rc;
+	*entries = c.seen;
+	if (c.bad)
+		return ruma_kv_fail(w->th, -EIO, "check: the table scan found %s after %" PRIu64
+				    " entries", c.bad, c.seen);
+	if (numbered && c.seen != keys)
+		return ruma_kv_fail(w->th, -EIO, "check: the table scan found %" PRIu64 " entries, "
+				    "%" PRIu64 " keys were written", c.seen, keys);
+	return 0;
+}
+
 void *ruma_kv_load_main(void *arg)
 {
 	ruma_kv_worker *w = arg;

@@ -84,4 +84,14 @@ void *ruma_kv_load_main(void *arg);
  * --ops of them). */
 void *ruma_kv_run_main(void *arg);
 
+/*
+ * ruma_kv_verify — after the run, on thread w: every key number below
+ * next_insert read back with its value checked (workloads whose keys are
+ * those numbers: the loaded ones and fillseq), then a scan of the whole
+ * table: keys strictly ascending, every value of --value-size bytes, as
+ * many entries as keys were read back.  *entries gets the scan's count.
+ * 0, or an error with the message in w->th->err.
+ */
+int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries);
+
 #endif
