@@ -248,7 +248,7 @@ static int model_write(const ruma_kv_system *s, ruma_kv_thread *th, struct model
 {
 	char k[16];
 	mkey(n, k);
-	CHECK_OK(s->begin(th, true));
+	CHECK_OK(s->begin(th, RUMA_KV_WRITE | RUMA_KV_ONE));
 	if (del) {
 		int rc = s->del(th, k, strlen(k));
 		/* a missing key: RUMA_ENOTFOUND, or 0 where a delete is a blind tombstone */
@@ -270,7 +270,7 @@ static int model_write(const ruma_kv_system *s, ruma_kv_thread *th, struct model
 static int model_reads(const ruma_kv_system *s, ruma_kv_thread *th, const struct model *m)
 {
 	char k[16];
-	CHECK_OK(s->begin(th, false));
+	CHECK_OK(s->begin(th, 0));
 	for (unsigned n = 0; n < MODEL_KEYS; n++) {
 		const void *v;
 		size_t vlen;
@@ -297,7 +297,7 @@ static int model_scan(const ruma_kv_system *s, ruma_kv_thread *th, const struct 
 	for (int n = c.next; n >= 0 && want < len; n = model_next(m, n + step, step))
 		want++;
 	mkey((unsigned)(from < 0 ? 0 : from), k);
-	CHECK_OK(s->begin(th, false));
+	CHECK_OK(s->begin(th, RUMA_KV_ONE));
 	int64_t seen = s->scan(th, from < 0 ? NULL : k, strlen(k), len, step < 0, check_entry, &c);
 	CHECK_OK(s->commit(th));
 	if (seen != (int64_t)want || c.bad) {
@@ -541,7 +541,7 @@ static int t_check_finds_missing(void)
 	CHECK_EQ(entries, 10);
 	char key[RUMA_KV_KEY_MAX];
 	size_t klen = ruma_kv_key(RUMA_KV_KEYS_YCSB, 5, key);
-	CHECK_OK(o.sys->begin(w.th, true));
+	CHECK_OK(o.sys->begin(w.th, RUMA_KV_WRITE));
 	CHECK_OK(o.sys->del(w.th, key, klen));
 	CHECK_OK(o.sys->commit(w.th));
 	CHECK(ruma_kv_verify(&w, &entries) == -EIO);

@@ -39,6 +39,10 @@ typedef struct ruma_kv_conf {
 	void *note_ctx;
 } ruma_kv_conf;
 
+/* ruma_kv_system.begin's flags. */
+#define RUMA_KV_WRITE 1u /* the transaction writes */
+#define RUMA_KV_ONE 2u   /* the transaction is one get, put, del or scan */
+
 /* The first member of every adapter's thread handle: its last error. */
 typedef struct ruma_kv_thread {
 	char err[256];
@@ -59,7 +63,10 @@ typedef bool (*ruma_kv_visit)(void *ctx, const void *key, size_t klen, const voi
  * entries from the first key >= key (reverse: the last key <= key,
  * backwards; key NULL: from the first or last key) and returns how many it
  * visited.  Every operation runs between begin and commit (or abort);
- * begin says whether the transaction will write.  commit ends the
+ * begin's flags say whether the transaction will write (RUMA_KV_WRITE)
+ * and whether it is one call (RUMA_KV_ONE: one get, put, del or scan,
+ * which a system may run as a single-statement transaction, as SQLite's
+ * autocommit mode does).  commit ends the
  * transaction whatever it returns (a commit that fails has rolled back);
  * abort ends one whose operation failed, and does nothing after a begin
  * that failed.
@@ -72,7 +79,7 @@ typedef struct ruma_kv_system {
 	int (*close)(void *store, char *err, size_t errlen);
 	int (*thread_open)(void *store, ruma_kv_thread **th, char *err, size_t errlen);
 	void (*thread_close)(ruma_kv_thread *th);
-	int (*begin)(ruma_kv_thread *th, bool write);
+	int (*begin)(ruma_kv_thread *th, unsigned flags);
 	int (*commit)(ruma_kv_thread *th);
 	void (*abort)(ruma_kv_thread *th);
 	int (*get)(ruma_kv_thread *th, const void *key, size_t klen, const void **val,

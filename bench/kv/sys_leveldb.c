@@ -143,10 +143,10 @@ static void ldb_thread_close(ruma_kv_thread *th)
 	free(t);
 }
 
-static int ldb_begin(ruma_kv_thread *th, bool write)
+static int ldb_begin(ruma_kv_thread *th, unsigned flags)
 {
 	struct thread *t = (struct thread *)th;
-	(void)write;
+	(void)flags;
 	leveldb_writebatch_clear(t->batch);
 	t->writes = 0;
 	return 0;

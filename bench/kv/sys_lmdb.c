@@ -135,12 +135,12 @@ static void lmdb_thread_close(ruma_kv_thread *th)
 	free(t);
 }
 
-static int lmdb_begin(ruma_kv_thread *th, bool write)
+static int lmdb_begin(ruma_kv_thread *th, unsigned flags)
 {
 	struct thread *t = (struct thread *)th;
 	int rc;
-	t->write = write;
-	if (write) {
+	t->write = flags & RUMA_KV_WRITE;
+	if (t->write) {
 		rc = mdb_txn_begin(t->s->env, NULL, 0, &t->txn);
 	} else if (t->rtxn) {
 		rc = mdb_txn_renew(t->rtxn);

@@ -180,10 +180,10 @@ static void rdb_thread_close(ruma_kv_thread *th)
 	free(t);
 }
 
-static int rdb_begin(ruma_kv_thread *th, bool write)
+static int rdb_begin(ruma_kv_thread *th, unsigned flags)
 {
 	struct thread *t = (struct thread *)th;
-	(void)write;
+	(void)flags;
 	rocksdb_writebatch_clear(t->batch);
 	return 0;
 }

@@ -121,10 +121,10 @@ static void ruma_thread_close(ruma_kv_thread *th)
 	free(th);
 }
 
-static int ruma_begin(ruma_kv_thread *th, bool write)
+static int ruma_begin(ruma_kv_thread *th, unsigned how)
 {
 	struct thread *t = (struct thread *)th;
-	unsigned flags = (write ? 0 : RUMA_DB_RDONLY) | (t->s->sync ? 0 : RUMA_DB_ASYNC);
+	unsigned flags = (how & RUMA_KV_WRITE ? 0 : RUMA_DB_RDONLY) | (t->s->sync ? 0 : RUMA_DB_ASYNC);
 	int rc = ruma_db_begin(t->s->db, flags, &t->txn);
 	return rc ? ruma_kv_fail(th, rc, "begin: %s", ruma_strerror(rc)) : 0;
 }

@@ -16,6 +16,9 @@
  * IMMEDIATE (they take the write lock at once, so two writers never
  * deadlock upgrading a read lock); a busy database is waited for by the
  * busy handler (busy_timeout) and, if still busy, retried by the driver.
+ * A transaction of one call (RUMA_KV_ONE: a read, an update, an insert, a
+ * scan) is that one statement in autocommit mode, as a user of SQLite
+ * writes it; read-modify-write and longer transactions use BEGIN ... COMMIT.
  *
  * What it cannot honour: direct I/O (SQLite has none: its files go
  * through the kernel's page cache, bounded only by a memory cgroup) and
@@ -63,7 +66,7 @@ struct thread {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_N];
 	sqlite3_stmt *got;  /* the statement whose row the last get returned */
-	bool in_txn;
+	bool in_txn;        /* BEGIN ran: COMMIT or ROLLBACK ends it */
 };
 
 static const char *sqlite_version(void)
@@ -192,10 +195,15 @@ static void release_got(struct thread *t)
 	t->got = NULL;
 }
 
-static int sq_begin(ruma_kv_thread *th, bool write)
+/* One call: its statement is the transaction (autocommit); else BEGIN. */
+static int sq_begin(ruma_kv_thread *th, unsigned flags)
 {
 	struct thread *t = (struct thread *)th;
-	int rc = step_done(t, write ? ST_BEGIN_W : ST_BEGIN_R);
+	if (flags & RUMA_KV_ONE) {
+		t->in_txn = false;
+		return 0;
+	}
+	int rc = step_done(t, flags & RUMA_KV_WRITE ? ST_BEGIN_W : ST_BEGIN_R);
 	t->in_txn = !rc;
 	return rc;
 }
@@ -213,6 +221,8 @@ static int sq_commit(ruma_kv_thread *th)
 {
 	struct thread *t = (struct thread *)th;
 	release_got(t);
+	if (!t->in_txn)
+		return 0; /* one statement in autocommit mode: committed when it ran */
 	int rc = step_done(t, ST_COMMIT);
 	if (rc)
 		sq_abort(th);

@@ -137,10 +137,10 @@ static void wt_thread_close(ruma_kv_thread *th)
 	free(t);
 }
 
-static int wt_begin(ruma_kv_thread *th, bool write)
+static int wt_begin(ruma_kv_thread *th, unsigned flags)
 {
 	struct thread *t = (struct thread *)th;
-	(void)write;
+	(void)flags;
 	return wt_rc(th, t->session->begin_transaction(t->session, NULL), "begin");
 }
 

@@ -208,9 +208,10 @@ static int run_op(ruma_kv_worker *w, struct op *op)
 	char key[RUMA_KV_KEY_MAX];
 	size_t klen = ruma_kv_key(w->sh->o->wl->keys, op->n, key);
 	bool write = op->kind != RUMA_KV_READ && op->kind != RUMA_KV_SCAN;
+	unsigned flags = (write ? RUMA_KV_WRITE : 0) | (op->kind != RUMA_KV_RMW ? RUMA_KV_ONE : 0);
 
 	for (;;) {
-		int rc = s->begin(w->th, write);
+		int rc = s->begin(w->th, flags);
 		if (!rc)
 			rc = attempt_body(w, op, key, klen);
 		if (!rc)
@@ -346,7 +347,7 @@ static int load_range(ruma_kv_worker *w, uint64_t from, uint64_t to, uint64_t st
 
 	while (n < to && !ruma_kv_stopping(w->sh)) {
 		uint64_t first = n;
-		int rc = s->begin(w->th, true);
+		int rc = s->begin(w->th, RUMA_KV_WRITE);
 		for (uint64_t i = 0; !rc && i < o->load_batch && n < to; i++, n += step) {
 			make_value(w, n);
 			rc = s->put(w->th, key, ruma_kv_key(o->wl->keys, n, key), w->val,
@@ -372,7 +373,7 @@ static int verify_gets(ruma_kv_worker *w, uint64_t from, uint64_t to)
 {
 	const ruma_kv_system *s = w->sh->o->sys;
 	char key[RUMA_KV_KEY_MAX];
-	int rc = s->begin(w->th, false);
+	int rc = s->begin(w->th, 0);
 	for (uint64_t n = from; !rc && n < to; n++) {
 		const void *v;
 		size_t vlen, klen = ruma_kv_key(w->sh->o->wl->keys, n, key);
@@ -428,7 +429,7 @@ int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
 	if (rc)
 		return rc;
 	struct verify_scan c = { .w = w };
-	rc = s->begin(w->th, false);
+	rc = s->begin(w->th, RUMA_KV_ONE);
 	int64_t seen = rc ? rc : s->scan(w->th, NULL, 0, UINT32_MAX, false, verify_entry, &c);
 	if (seen < 0) {
 		s->abort(w->th);
