@@ -3,7 +3,11 @@
  * adapter interface: a connection to the store directory, one table
  * "table:kv" of raw byte keys and values (key_format=u, value_format=u),
  * a session and a cursor per thread, a transaction per operation
- * (snapshot isolation; a write conflict is WT_ROLLBACK, retried).
+ * (snapshot isolation; a write conflict is WT_ROLLBACK, retried): an
+ * operation of one call (RUMA_KV_ONE) is the cursor call alone, which
+ * WiredTiger commits by itself (auto-commit), as its users write it; a
+ * scan (many cursor calls), read-modify-write and longer transactions
+ * begin and commit explicitly.
  *
  * Configuration, as WiredTiger's documentation gives it (Tuning: cache
  * size, durability, direct I/O; Checkpoint and logging): cache_size
@@ -35,6 +39,7 @@ struct thread {
 	ruma_kv_thread base;
 	WT_SESSION *session;
 	WT_CURSOR *cur;
+	bool explicit_txn;  /* begin_transaction ran: commit or rollback ends it */
 };
 
 static const char *wt_version(void)
@@ -137,17 +142,26 @@ static void wt_thread_close(ruma_kv_thread *th)
 	free(t);
 }
 
+/* One call: the cursor operation commits itself (WiredTiger's auto-commit);
+ * else an explicit transaction. */
 static int wt_begin(ruma_kv_thread *th, unsigned flags)
 {
 	struct thread *t = (struct thread *)th;
-	(void)flags;
-	return wt_rc(th, t->session->begin_transaction(t->session, NULL), "begin");
+	t->explicit_txn = !(flags & RUMA_KV_ONE);
+	if (!t->explicit_txn)
+		return 0;
+	int rc = wt_rc(th, t->session->begin_transaction(t->session, NULL), "begin");
+	t->explicit_txn = !rc;
+	return rc;
 }
 
 static int wt_commit(ruma_kv_thread *th)
 {
 	struct thread *t = (struct thread *)th;
 	t->cur->reset(t->cur);
+	if (!t->explicit_txn)
+		return 0;
+	t->explicit_txn = false;
 	/* a commit that fails has rolled the transaction back */
 	return wt_rc(th, t->session->commit_transaction(t->session, NULL), "commit");
 }
@@ -156,7 +170,9 @@ static void wt_abort(ruma_kv_thread *th)
 {
 	struct thread *t = (struct thread *)th;
 	t->cur->reset(t->cur);
-	(void)t->session->rollback_transaction(t->session, NULL);
+	if (t->explicit_txn)
+		(void)t->session->rollback_transaction(t->session, NULL);
+	t->explicit_txn = false;
 }
 
 static int wt_get(ruma_kv_thread *th, const void *key, size_t klen, const void **val,
@@ -217,6 +233,13 @@ static int64_t wt_scan(ruma_kv_thread *th, const void *key, size_t klen, unsigne
 	WT_CURSOR *c = t->cur;
 	int64_t seen = 0;
 	int rc;
+	/* a scan is many cursor calls: it gets a transaction (one snapshot)
+	 * even as a one-call operation */
+	if (!t->explicit_txn) {
+		if ((rc = t->session->begin_transaction(t->session, NULL)))
+			return wt_rc(th, rc, "begin");
+		t->explicit_txn = true;
+	}
 	for (rc = n ? scan_start(c, key, klen, reverse) : WT_NOTFOUND; !rc;
 	     rc = reverse ? c->prev(c) : c->next(c)) {
 		WT_ITEM k, v;
