@@ -3,7 +3,8 @@
 
 Usage: scripts/check_calls.py BUILD_DIR [MODULE ...]
 
-For each module (default: the list CHECKED below) the object files of
+For each module (default: every library module of the build, the folders
+src/<module> whose OBJECT library BUILD_DIR holds) the object files of
 src/<module>/*.c in BUILD_DIR are read with `nm`: a file calls another when
 one of its undefined symbols is defined (global) in the other.  The
 file-level call graph must be acyclic; a cycle is printed with the files
@@ -18,10 +19,24 @@ import os
 import subprocess
 import sys
 
-# Modules whose files must be free of call loops.
-CHECKED = ["bm", "alloc", "rewire", "db"]
 
 DEFINED = set("TDBRVWGSC")  # global text, data, bss, rodata, weak, small, common
+
+
+def library_modules(build):
+    """Every module whose OBJECT library of src/<module> the build holds."""
+    d = os.path.join(build, "CMakeFiles")
+    if not os.path.isdir(d):
+        sys.exit("check_calls: %s not found (configure and build first)" % d)
+    mods = []
+    for entry in sorted(os.listdir(d)):
+        if entry.startswith("ruma_o_") and entry.endswith(".dir"):
+            m = entry[len("ruma_o_"):-len(".dir")]
+            if os.path.isdir(os.path.join(d, entry, "src", m)):
+                mods.append(m)
+    if not mods:
+        sys.exit("check_calls: no library module objects under %s (build the library first)" % d)
+    return mods
 
 
 def object_files(build, module):
@@ -126,7 +141,7 @@ def check(build, module):
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__.strip().splitlines()[2])
-    modules = argv[2:] or CHECKED
+    modules = argv[2:] or library_modules(argv[1])
     ok = all([check(argv[1], m) for m in modules])
     return 0 if ok else 1
 

@@ -14,7 +14,11 @@
 #   "bench/<x>/..."  a header of bench/<x>,
 #   <ruma/h.h>       a public header, owned by the module whose HEADERS list it,
 #   "rel/path.h"     a file found relative to the including file,
-# only when that header's module is M or one M depends on.  Test programs
+# only when that header's module is M or one M depends on.  Code outside src/
+# (bench/, tools/, examples/) includes of a library module only its _ext.h
+# tier (src/<module>/*_ext.h, the contracts not installed) and otherwise
+# <ruma/*.h>, never an internal header; tools/ outside a module and
+# examples/ are checked for that alone.  Test programs
 # tests/test_<m>*.c are checked against module <m> (plus core and os, which
 # the test harness uses), fuzz harnesses against the module of their
 # ruma_fuzzer(<harness> <module>) call.  Other includes (<stdio.h>, the
@@ -42,7 +46,7 @@ esac
 doc=docs/DESIGN.md
 tmp=$(mktemp -d /tmp/ruma-layers.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-find src bench include tests fuzz tools -type f \( -name '*.c' -o -name '*.h' \) | sort >"$tmp/files"
+find src bench include tests fuzz tools examples -type f \( -name '*.c' -o -name '*.h' \) | sort >"$tmp/files"
 
 # layers.awk: reads CMakeLists.txt, then the file list, then (mode check) the
 # sources to check.  Prints the diagram (mode diagram) or the violations.
@@ -209,6 +213,15 @@ function check_line(file, lineno, text,   inc, angle, target, m) {
 			fail(file ":" lineno ": #include " shown ": names no header of any module")
 		return
 	}
+	if (file ~ /^examples\// && !angle)
+		fail(file ":" lineno ": #include " shown ": the examples build against the installed " \
+		     "headers alone (<ruma/*.h>)")
+	else if (file !~ /^src\// && dir[target] ~ /^src\// && !angle && !white_box[file] &&
+	    inc !~ /(^|\/)[a-z0-9_]+_ext\.h$/)
+		fail(file ":" lineno ": #include " shown ": code outside src/ includes <ruma/*.h>, its own " \
+		     "headers and the _ext.h tier (src/<module>/*_ext.h), not a module's internal header")
+	if (m == "*")
+		return
 	if (!((m, target) in sees) && !(extra_ok[file] && (target == "core" || target == "os")))
 		fail(file ":" lineno ": #include " shown ": module " m " may not include a header of module " \
 		     target " (it is not below " m " in CMakeLists.txt; " m " sees: " seen_list(m) ")")
@@ -238,11 +251,14 @@ FILENAME == filelist {
 			checked_as[$0] = t
 			extra_ok[$0] = 1
 		}
+		white_box[$0] = 1
 	} else if ($0 ~ /^fuzz\/[^\/]*\.c$/) {
 		t = $0; sub(/^fuzz\//, "", t); sub(/\.c$/, "", t)
 		if ((t in fuzzer_of) && (fuzzer_of[t] in index_of))
 			checked_as[$0] = fuzzer_of[t]
-	}
+		white_box[$0] = 1
+	} else if ($0 ~ /^(tools|examples)\//)
+		checked_as[$0] = "*" # the ruma binary and the examples: encapsulation only
 	next
 }
 

@@ -10,6 +10,7 @@
 #include "bench/common/opt.h"
 #include "bench/common/rep.h"
 #include "bench/common/result.h"
+#include "core/core_ext.h"
 #include "test.h"
 
 #include <math.h>

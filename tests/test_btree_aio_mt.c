@@ -11,6 +11,7 @@
 #include "test.h"
 
 #include <ruma/btree.h>
+#include "bm/bm_ext.h"
 
 #include "os/os.h"
 

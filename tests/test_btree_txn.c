@@ -34,6 +34,7 @@
 #include "wal_util.h"
 
 #include <ruma/txn.h>
+#include "bm/bm_ext.h"
 
 #include "os/os.h"
 

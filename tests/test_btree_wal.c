@@ -45,6 +45,7 @@
 #include "wal_util.h"
 
 #include <ruma/btree.h>
+#include "bm/bm_ext.h"
 
 #include "os/os.h"
 

@@ -3,6 +3,7 @@
  */
 #include "test.h"
 
+#include "core/core_ext.h"
 #include "core/crc32c.h"
 
 #include <math.h>

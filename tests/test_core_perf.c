@@ -9,7 +9,7 @@
  */
 #include "test.h"
 
-#include <ruma/perf.h>
+#include "core/perf_ext.h"
 
 #include "os/os.h"
 

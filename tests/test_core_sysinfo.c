@@ -8,7 +8,8 @@
 #include "test.h"
 
 #include <ruma/core.h>
-#include <ruma/sysinfo.h>
+#include "core/core_ext.h"
+#include "core/sysinfo_ext.h"
 
 #include "os/os.h"
 

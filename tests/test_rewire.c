@@ -7,6 +7,7 @@
  * match /proc/self/maps.
  */
 #include <ruma/area.h>
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 #include "test.h"
@@ -843,8 +844,8 @@ static int t_kernel_map_limit(void)
 
 	if (test_sanitized())
 		SKIP("sanitizer runtimes need mappings of their own at the limit");
-	CHECK_OK(ruma_max_map_count(&max));
-	CHECK_OK(ruma_map_count(&now));
+	CHECK_OK(ruma_sysinfo_max_map_count(&max));
+	CHECK_OK(ruma_sysinfo_map_count(&now));
 	if (max > 300000)
 		SKIP("vm.max_map_count %" PRIu64 " is too large to reach quickly", max);
 	CHECK_OK(ruma_area_create(PS, 64, &a));
@@ -874,7 +875,7 @@ static int t_process_budget(void)
 	ruma_area_stats st;
 	uint64_t max;
 
-	CHECK_OK(ruma_max_map_count(&max));
+	CHECK_OK(ruma_sysinfo_max_map_count(&max));
 	CHECK_OK(ruma_area_create(PS, 4, &a));
 	ruma_area_get_stats(a, &st);
 	CHECK_EQ(st.max_map_count, max);
@@ -940,7 +941,7 @@ static int t_create_mapped(void)
 	uint64_t maps0, maps1, pp;
 
 	CHECK_OK(pool_with_pages(&p, 64));
-	CHECK_OK(ruma_map_count(&maps0));
+	CHECK_OK(ruma_sysinfo_map_count(&maps0));
 	ruma_os_count_reset();
 	CHECK_OK(ruma_area_create_mapped(p, 8, 32, 0, &a, NULL));
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
@@ -973,7 +974,7 @@ static int t_create_mapped(void)
 	rc = ruma_area_create_mapped(p, 0, 16, RUMA_AREA_POPULATE, &a, NULL);
 	ruma_os_inject_clear();
 	CHECK(rc == -EIO && a == NULL);
-	CHECK_OK(ruma_map_count(&maps1));
+	CHECK_OK(ruma_sysinfo_map_count(&maps1));
 	CHECK_EQ(maps1, maps0);
 	ruma_phys_destroy(p);
 	return TEST_PASS;

@@ -8,8 +8,10 @@
 #include "test.h"
 
 #include <ruma/area.h>
+#include "rewire/rewire_ext.h"
 #include <ruma/partition.h>
 #include <ruma/pool.h>
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
@@ -133,6 +135,7 @@ static int t_overlap(void)
 	ruma_anon_result r;
 
 	CHECK_OK(ruma_anon_create(64, RUMA_REWIRE_AUTO, &a));
+	CHECK_EQ(ruma_anon_pages(a), 64);
 	for (uint64_t p = 0; p < 32; p++)
 		fill_page(a, p, 500 + p);
 	CHECK_OK(ruma_anon_move(a, 8, a, 0, 32, &r)); /* up by 8 */
@@ -516,7 +519,7 @@ static int t_partition_inject(void)
 		SKIP("UFFDIO_MOVE not available");
 	ruma_part_options_default(&o);
 	o.method = RUMA_PART_MAPPED;
-	CHECK_OK(ruma_map_count(&before));
+	CHECK_OK(ruma_sysinfo_map_count(&before));
 	for (uint64_t nth = 1; nth <= 3; nth++) {
 		ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, nth, EIO, false);
 		CHECK_EQ(ruma_part_run(keys, PART_N, &o, &r), -EIO);
@@ -528,7 +531,7 @@ static int t_partition_inject(void)
 	ruma_os_inject_clear();
 	CHECK_EQ(verify_partition(keys, PART_N, &o, r), TEST_PASS);
 	ruma_part_result_free(r);
-	CHECK_OK(ruma_map_count(&after));
+	CHECK_OK(ruma_sysinfo_map_count(&after));
 	if (!test_sanitized()) /* the sanitizer's allocator maps memory of its own */
 		CHECK_EQ(after, before);
 	free(keys);
@@ -547,7 +550,7 @@ static int t_pool_random(void)
 	o.random = true;
 	o.map_budget = 100; /* 2000 pages in random order: over budget for the memfd way */
 	o.seed = ruma_rng_next(&test_rng);
-	CHECK_OK(ruma_map_count(&before));
+	CHECK_OK(ruma_sysinfo_map_count(&before));
 	if (have_uffd()) {
 		CHECK_OK(ruma_pool_create(&o, 2000 * PG, &p));
 		CHECK_EQ(ruma_pool_path(p), RUMA_REWIRE_UFFD);
@@ -570,7 +573,7 @@ static int t_pool_random(void)
 	ruma_pool_destroy(p);
 	ruma_os_inject_clear();
 	ruma_move_probe_reset();
-	CHECK_OK(ruma_map_count(&after));
+	CHECK_OK(ruma_sysinfo_map_count(&after));
 	if (!test_sanitized()) /* the sanitizer's allocator maps memory of its own */
 		CHECK_EQ(after, before);
 	return TEST_PASS;

@@ -13,7 +13,7 @@
 #include <ruma/partition.h>
 #include <ruma/pool.h>
 #include <ruma/snapshot.h>
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
 #include <ruma/vector.h>
 
 #include <linux/memfd.h>
@@ -671,6 +671,65 @@ static int t_vec_rewired_properties(void)
 	return TEST_PASS;
 }
 
+/* Every kind's name parses back to it; an unknown name is RUMA_EPARSE. */
+static int t_enum_names(void)
+{
+	for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		ruma_vec_kind got;
+		CHECK_OK(ruma_vec_kind_parse(ruma_vec_kind_name((ruma_vec_kind)k), &got));
+		CHECK_EQ(got, k);
+	}
+	for (int k = 0; k < RUMA_POOL_KIND_COUNT_; k++) {
+		ruma_pool_kind got;
+		CHECK_OK(ruma_pool_kind_parse(ruma_pool_kind_name((ruma_pool_kind)k), &got));
+		CHECK_EQ(got, k);
+	}
+	for (int m = 0; m < RUMA_SNAP_METHOD_COUNT_; m++) {
+		ruma_snap_method got;
+		CHECK_OK(ruma_snap_method_parse(ruma_snap_method_name((ruma_snap_method)m), &got));
+		CHECK_EQ(got, m);
+	}
+	for (int m = 0; m < RUMA_PART_METHOD_COUNT_; m++) {
+		ruma_part_method got;
+		CHECK_OK(ruma_part_method_parse(ruma_part_method_name((ruma_part_method)m), &got));
+		CHECK_EQ(got, m);
+	}
+	ruma_pool_kind pk;
+	ruma_snap_method sm;
+	ruma_part_method pm;
+	CHECK_EQ(ruma_pool_kind_parse("nope", &pk), RUMA_EPARSE);
+	CHECK_EQ(ruma_snap_method_parse("nope", &sm), RUMA_EPARSE);
+	CHECK_EQ(ruma_part_method_parse("nope", &pm), RUMA_EPARSE);
+	return TEST_PASS;
+}
+
+/* ruma_vec_set / ruma_vec_get of every kind, and which kinds keep their
+ * element addresses across growth. */
+static int t_vec_set_stable(void)
+{
+	for (int k = 0; k < RUMA_VEC_KIND_COUNT_; k++) {
+		ruma_vec_options o;
+		ruma_vec *v;
+		uint64_t x = 0;
+
+		ruma_vec_options_default(&o);
+		o.kind = (ruma_vec_kind)k;
+		CHECK_OK(ruma_vec_create(&o, &v));
+		for (uint64_t i = 0; i < 10; i++)
+			CHECK_OK(ruma_vec_push(v, &i));
+		uint64_t y = 777;
+		CHECK_OK(ruma_vec_set(v, 3, &y));
+		CHECK_OK(ruma_vec_get(v, 3, &x));
+		CHECK_EQ(x, 777);
+		CHECK_OK(ruma_vec_get(v, 4, &x));
+		CHECK_EQ(x, 4);
+		CHECK_EQ(ruma_vec_set(v, 10, &y), -EINVAL);
+		CHECK_EQ(ruma_vec_stable_addresses(v), k == RUMA_VEC_REWIRED || k == RUMA_VEC_INDIRECT);
+		ruma_vec_destroy(v);
+	}
+	return TEST_PASS;
+}
+
 /* ---- partitioning ------------------------------------------------------------------ */
 
 static int cmp_u64(const void *a, const void *b)
@@ -1187,6 +1246,7 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 		return TEST_SKIP;
 	}
 	CHECK_OK(rc);
+	CHECK_EQ(ruma_snap_method_of(s), m);
 	uint8_t *d = ruma_snap_data(s);
 	size_t nchunks, cb;
 	const uint64_t *order = ruma_snap_chunk_order(s, &nchunks, &cb);
@@ -1577,6 +1637,8 @@ static const struct test_case cases[] = {
 	{ "vec_generic_elem", t_vec_generic_elem },
 	{ "vec_inject_growth", t_vec_inject_growth },
 	{ "vec_rewired_properties", t_vec_rewired_properties },
+	{ "vec_set_stable", t_vec_set_stable },
+	{ "enum_names", t_enum_names },
 	{ "vec_inline_paths", t_vec_inline_paths },
 	{ "vec_inline_paths_2m", t_vec_inline_paths_2m_h },
 	{ "vec_cursor_growth_failure", t_vec_cursor_growth_failure },

@@ -14,6 +14,7 @@
 #include "test.h"
 
 #include "bench/vmcache/tpcc/tpcc.h"
+#include "bm/bm_ext.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -18,8 +18,8 @@
  */
 #include <ruma/bm.h>
 #include <ruma/core.h>
-#include <ruma/perf.h>
-#include <ruma/sysinfo.h>
+#include "core/perf_ext.h"
+#include "core/sysinfo_ext.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,7 +22,8 @@
 #include "bench/common/result.h"
 
 #include <ruma/art.h>
-#include <ruma/perf.h>
+#include "core/perf_ext.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <inttypes.h>

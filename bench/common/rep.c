@@ -10,6 +10,7 @@
  * Syscalls: none.
  */
 #include "bench/common/rep.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <math.h>

@@ -15,6 +15,7 @@
 #define RUMA_BENCH_REP_H
 
 #include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -28,6 +28,7 @@
 #include <ruma/alloc.h>
 #include <ruma/art.h>
 #include <ruma/bm.h>
+#include "bm/bm_ext.h"
 #include <ruma/core.h>
 #include <ruma/vector.h>
 

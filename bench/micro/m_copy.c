@@ -28,6 +28,7 @@
 #include "bench/micro/micro.h"
 
 #include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <ruma/phys.h>
 #include <ruma/snapshot.h>

@@ -26,6 +26,7 @@
 
 #include <ruma/area.h>
 #include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/phys.h>
 #include <ruma/sysinfo.h>
 
@@ -421,7 +422,7 @@ static void warm_code(void)
 	(void)ruma_madvise((void *)a, b - a, MADV_POPULATE_WRITE);
 	/* the library's kept reader of vm.max_map_count opens here, not in a run's phase */
 	uint64_t max_maps;
-	(void)ruma_max_map_count(&max_maps);
+	(void)ruma_sysinfo_max_map_count(&max_maps);
 }
 
 int micro_run(const micro_opts *o)

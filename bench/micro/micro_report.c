@@ -20,7 +20,7 @@
  */
 #include "bench/micro/micro.h"
 
-#include <ruma/perf.h>
+#include "core/perf_ext.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -21,7 +21,8 @@
 #include "bench/common/rep.h"
 
 #include <ruma/area.h>
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -523,7 +524,7 @@ static int run_job(void *ctx, const ruma_rep_turn *turn)
 static int check_map_budget(uint64_t pages)
 {
 	uint64_t max;
-	if (ruma_max_map_count(&max) == 0 && pages + 2 * RUMA_AREA_MAP_MARGIN > max) {
+	if (ruma_sysinfo_max_map_count(&max) == 0 && pages + 2 * RUMA_AREA_MAP_MARGIN > max) {
 		fprintf(stderr, "rewire: --pages %" PRIu64 " needs about as many mappings, above "
 				"vm.max_map_count %" PRIu64 " minus a margin of %u; raise it with "
 				"sysctl -w vm.max_map_count=16777216 or use fewer pages\n",

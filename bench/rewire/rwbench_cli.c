@@ -13,7 +13,7 @@
 #include "bench/rewire/rwbench.h"
 
 #include <ruma/partition.h>
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -8,6 +8,7 @@
  * Syscalls: none (stdio reads of /proc/meminfo).
  */
 #include "bench/rewire/rwbench.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>

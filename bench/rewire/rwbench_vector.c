@@ -23,8 +23,9 @@
  */
 #include "bench/rewire/rwbench.h"
 
-#include <ruma/perf.h>
+#include "core/perf_ext.h"
 #include <ruma/vector.h>
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -46,6 +46,8 @@
 #include "bench/vmcache/driver.h"
 
 #include <ruma/btree.h>
+#include "bm/bm_ext.h"
+#include "core/core_ext.h"
 #include <ruma/sysinfo.h>
 
 #include <errno.h>

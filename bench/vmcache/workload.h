@@ -20,6 +20,7 @@
 #define RUMA_BENCH_VMCACHE_WORKLOAD_H
 
 #include <ruma/bm.h>
+#include "bm/bm_ext.h"
 #include <ruma/core.h>
 
 #include <stdatomic.h>

@@ -134,9 +134,6 @@ typedef struct ruma_alloc_options {
 	void *message_ctx;
 } ruma_alloc_options;
 
-/* Deprecated: the old name of ruma_alloc_options (removed in the next release). */
-typedef ruma_alloc_options ruma_alloc_opts RUMA_DEPRECATED("renamed ruma_alloc_options");
-
 /* ruma_alloc_options_default — the defaults: no message callback (silent). */
 RUMA_API void ruma_alloc_options_default(ruma_alloc_options *o);
 
@@ -162,22 +159,6 @@ RUMA_API int ruma_alloc_create_by_name(const char *name, const ruma_alloc_option
  */
 RUMA_API int ruma_alloc_create_huge(ruma_huge_source first, const ruma_alloc_options *o,
 				    ruma_alloc *out);
-
-/* Deprecated: the old name of ruma_alloc_create_by_name (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_alloc_create_by_name")
-static inline int ruma_alloc_create_by_name_opts(const char *name, const ruma_alloc_options *o,
-						 ruma_alloc *out)
-{
-	return ruma_alloc_create_by_name(name, o, out);
-}
-
-/* Deprecated: the old name of ruma_alloc_create_huge (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_alloc_create_huge")
-static inline int ruma_alloc_create_huge_opts(ruma_huge_source first, const ruma_alloc_options *o,
-					      ruma_alloc *out)
-{
-	return ruma_alloc_create_huge(first, o, out);
-}
 
 #ifdef __cplusplus
 }

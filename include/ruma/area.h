@@ -113,13 +113,6 @@ typedef struct ruma_area_stats {
 } ruma_area_stats;
 
 /*
- * Deprecated: the old name of ruma_area_stats (removed in the next release).
- * The name ruma_area_stats was the function ruma_area_get_stats before 1.0;
- * that spelling is gone (it names this type now).
- */
-typedef ruma_area_stats ruma_area_stat RUMA_DEPRECATED("renamed ruma_area_stats");
-
-/*
  * ruma_area_create — reserve pages virtual pages of page_size (RUMA_PAGE_4K
  * or RUMA_PAGE_2M) aligned to page_size; *out receives the area (owned by the
  * caller, release with ruma_area_destroy).  The table, 8 bytes per virtual
@@ -281,18 +274,6 @@ RUMA_API int ruma_area_check(const ruma_area *a, ruma_message_fn message, void *
  */
 RUMA_API int ruma_area_kernel_maps(const ruma_area *a, uint64_t *out);
 
-/*
- * ruma_max_map_count — vm.max_map_count from /proc/sys/vm/max_map_count.
- * Returns 0, a negative errno, or RUMA_EPARSE when the file holds no number.
- */
-RUMA_API int ruma_max_map_count(uint64_t *out);
-
-/*
- * ruma_map_count — the number of mappings the process has now (lines of
- * /proc/self/maps).  Returns 0 or a negative errno.
- */
-RUMA_API int ruma_map_count(uint64_t *out);
-
 /* ---- anonymous areas and page moves ------------------------------------------ */
 
 /*
@@ -322,11 +303,9 @@ RUMA_API const char *ruma_rewire_path_name(ruma_rewire_path p);
  * /dev/userfaultfd — and asks UFFDIO_API for UFFD_FEATURE_MOVE.  *path gets
  * RUMA_REWIRE_UFFD or RUMA_REWIRE_MREMAP; *why (may be NULL) a static
  * sentence saying why UFFD is not used ("" when it is).  The answer is
- * cached; ruma_move_probe_reset forgets it (tests that inject failures).
- * Always returns 0.
+ * cached for the process.  Always returns 0.
  */
 RUMA_API int ruma_move_probe(ruma_rewire_path *path, const char **why);
-RUMA_API void ruma_move_probe_reset(void);
 
 typedef struct ruma_anon ruma_anon;
 

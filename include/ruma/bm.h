@@ -81,9 +81,9 @@ typedef enum ruma_bm_write {
  * (RUMA_EUNCLEAN).  SYNC / ASYNC: every change of a page made under an
  * exclusive latch is logged (physical redo) in the write-ahead log
  * <path>.wal; a store not closed cleanly is recovered from its log when it
- * is opened.  SYNC: ruma_bm_op_end (called by every modifying B-tree
- * operation) returns only when the operation's log records are durable.
- * ASYNC: it returns at once; a background flusher makes the log durable
+ * is opened.  SYNC: every modifying B-tree operation (btree.h) returns
+ * only when its log records are durable.  ASYNC: it returns as soon as
+ * they are logged; a background flusher makes the log durable
  * every wal_flush_ms, so a crash may lose the last few milliseconds of
  * operations, never the consistency of the store.
  */
@@ -189,11 +189,6 @@ RUMA_API int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out);
  */
 RUMA_API int ruma_bm_close(ruma_bm *bm);
 
-/* ruma_bm_txn_count — the transaction layer (txn.h) counts its open
- * transactions here: +1 at begin, -1 when one ends (ruma_bm_close refuses
- * to close under an open one). */
-RUMA_API void ruma_bm_txn_count(ruma_bm *bm, int delta);
-
 /* ruma_bm_flush — write all dirty pages and the metadata now (checkpoint),
  * then fsync.  The store stays marked open (only close marks it clean).  Other threads may keep working; the calling thread must hold
  * no latch (flush waits for exclusively latched dirty pages).  Returns the
@@ -212,16 +207,6 @@ RUMA_API int ruma_bm_optimistic(ruma_bm *bm, ruma_pid pid, uint64_t *version, vo
 /* ruma_bm_validate — 0 if pid still has `version`, else RUMA_RESTART. */
 RUMA_API int ruma_bm_validate(ruma_bm *bm, ruma_pid pid, uint64_t version);
 
-/* ruma_bm_optimistic_child — ruma_bm_optimistic of `child`, a page id read
- * optimistically from page `parent` (at `pversion`): when child can be read
- * at once it is, without touching parent; before anything else (a wait, a
- * read of the child from the store, the answer -EINVAL for a child outside
- * the store) parent is validated first, so that an id read from a page that
- * changed meanwhile is never acted on (RUMA_RESTART then).  The caller
- * still validates parent afterwards, as with ruma_bm_optimistic. */
-RUMA_API int ruma_bm_optimistic_child(ruma_bm *bm, ruma_pid parent, uint64_t pversion,
-				      ruma_pid child, uint64_t *version, void **page);
-
 /* ruma_bm_upgrade_x / _s — turn an optimistic read into an exclusive /
  * shared latch if the version is unchanged; RUMA_RESTART otherwise. */
 RUMA_API int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version);
@@ -234,102 +219,14 @@ RUMA_API int ruma_bm_upgrade_s(ruma_bm *bm, ruma_pid pid, uint64_t version);
 RUMA_API int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page);
 RUMA_API int ruma_bm_fix_s(ruma_bm *bm, ruma_pid pid, void **page);
 
-/*
- * ruma_bm_page_check — a check of the caller's bytes [0, RUMA_BM_PAGE_DATA)
- * of a page image just read from the store, after its trailer passed:
- * NULL if the image is acceptable, else what is wrong (a constant string).
- * [pid_lo, pid_hi) are the data-page ids of the store (a page id stored in
- * the image outside them points nowhere).  It must read nothing outside
- * the page and be safe to call from any thread.
- *
- * ruma_bm_set_page_check — install check for every later read of a page
- * from the file (synchronous faults and asynchronous reads; NULL: none,
- * the default).  A page that fails is RUMA_ECORRUPT exactly as one whose
- * checksum fails: a message naming the file, the page and the reason, and
- * the page stays evicted.  A structure that owns every data page of the
- * store installs it (the B-tree does, at ruma_btree_open / _create).
- * Returns true when no page has become resident while no check was
- * installed (so every page in memory was checked or built by the caller);
- * false when some were (recovery at open reads and changes pages before
- * any check can be installed): the caller validates those itself before
- * relying on them.  Call it before other threads use the manager.
- */
-typedef const char *(*ruma_bm_page_check)(const void *page, ruma_pid pid_lo, ruma_pid pid_hi);
-RUMA_API bool ruma_bm_set_page_check(ruma_bm *bm, ruma_bm_page_check check);
-
 /* ruma_bm_unfix_x — release an exclusive latch (bumps the version; the page
  * is dirty).  ruma_bm_unfix_s — release a shared latch. */
 RUMA_API void ruma_bm_unfix_x(ruma_bm *bm, ruma_pid pid);
 RUMA_API void ruma_bm_unfix_s(ruma_bm *bm, ruma_pid pid);
 
-/* ---- asynchronous reads ----------------------------------------------------
- *
- * A thread may keep many page reads in flight (io_uring) instead of waiting
- * for each: ruma_bm_optimistic_async never blocks.  When the page is
- * evicted it latches the page exclusively for the read (as a synchronous
- * fault does: the page counts as resident from then on), queues the read
- * and returns RUMA_BM_PENDING; the caller parks the operation and later
- * learns from ruma_bm_aio_reap, under the tag it gave, that the read
- * completed (result 0: the page is resident and unlatched, restart the
- * operation) or failed (a negative errno, RUMA_ESHORTIO for a short read;
- * the page stays evicted).  While the page is latched by anyone — also by
- * this thread's own read — it returns RUMA_BM_BUSY: retry after reaping.
- * Every read a thread queued is finished by that thread, in ruma_bm_aio_reap
- * or whenever it waits for a latch, so it never waits for itself.  Where
- * io_uring is refused the call faults the page in synchronously instead.
- * A thread must reap every tagged read before it stops using the manager.
- */
-
-#define RUMA_BM_PENDING 1 /* read queued; completion reported by ruma_bm_aio_reap */
-#define RUMA_BM_BUSY 2    /* latched or no room right now: reap, then retry */
-
-/* Largest number of reads one thread keeps queued or in flight. */
+/* Largest number of reads one thread keeps queued or in flight (the
+ * B-tree's batched lookups and read-ahead, btree.h). */
 #define RUMA_BM_AIO_MAX 256u
-
-/*
- * ruma_bm_optimistic_async — ruma_bm_optimistic without waiting: 0 with
- * *version and *page (resident), RUMA_BM_PENDING (a read for pid was
- * queued under tag), RUMA_BM_BUSY, or an error (-EINVAL for a pid outside
- * the store, an eviction error).
- */
-RUMA_API int ruma_bm_optimistic_async(ruma_bm *bm, ruma_pid pid, uint64_t tag,
-				      uint64_t *version, void **page);
-
-typedef struct ruma_bm_aio_done {
-	uint64_t tag; /* as given to ruma_bm_optimistic_async */
-	int result;   /* 0 (page resident) or the read's error */
-} ruma_bm_aio_done;
-
-/*
- * ruma_bm_aio_reap — submit this thread's queued reads and collect up to
- * max finished ones into out (*n of them).  With wait, blocks until at
- * least one is finished when none is and some are in flight.  Returns 0 or
- * the error of a failed submission (the reads it concerned are reported
- * failed with it).
- */
-RUMA_API int ruma_bm_aio_reap(ruma_bm *bm, bool wait, ruma_bm_aio_done *out, unsigned max,
-			      unsigned *n);
-
-/* ruma_bm_aio_inflight — reads this thread has queued or in flight whose
- * completion it has not collected yet. */
-RUMA_API unsigned ruma_bm_aio_inflight(ruma_bm *bm);
-
-/*
- * ruma_bm_prefetch — start reading those of pids[0, n) that are evicted
- * (one submission), without tags: their completion is handled internally
- * (a failed read leaves the page evicted; the next access reads it again
- * and reports its own error).  Pages that are resident or latched, and
- * pages for which there is no room without waiting, are skipped.  Only
- * the first phys_pages / 8 pids (at least 1) are looked at, so read-ahead
- * never holds more than an eighth of the pool (a larger window in a small
- * pool would evict its own pages before they are used).  Returns how many
- * reads were started.  ruma_bm_aio_drain waits for them.
- */
-RUMA_API unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
-
-/* ruma_bm_aio_drain — wait until none of this thread's untagged reads
- * (prefetches) is in flight. */
-RUMA_API void ruma_bm_aio_drain(ruma_bm *bm);
 
 /* What this machine's kernel offers the buffer manager, found by trying it
  * (ruma_bm_probe_io); a store opened with the defaults uses the batched
@@ -359,122 +256,18 @@ RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
  */
 RUMA_API int ruma_bm_free(ruma_bm *bm, ruma_pid pid);
 
-/* What a page id is to the allocator (ruma_bm_page_state_of). */
-typedef enum ruma_bm_page_state {
-	RUMA_BM_PAGE_META,   /* one of the metadata pages (header, bitmap) */
-	RUMA_BM_PAGE_USED,   /* a data page handed out and not freed */
-	RUMA_BM_PAGE_FREE,   /* a data page freed (its bit set in the bitmap) */
-	RUMA_BM_PAGE_BEYOND, /* at or above the high-water mark: never handed out */
-} ruma_bm_page_state;
-
 /*
- * ruma_bm_page_state_of — the allocation state of pid, read under the
- * allocator's lock (a checker's question: the answer may be stale as soon
- * as another thread allocates or frees).
+ * The log's durable point (durability SYNC or ASYNC; docs/wal.md).
+ * ruma_bm_log_durable — the LSN up to which the log is durable now (0
+ * without a log).  A caller that acknowledges its work (a transaction whose
+ * commit gave it durable_at, txn.h) only once ruma_bm_log_durable() >= that
+ * LSN never acknowledges anything a crash can lose.
+ * ruma_bm_log_flush — wait until the log before `end` is durable (one
+ * fdatasync covers every thread waiting at that moment).  Returns 0,
+ * -EINVAL (no log) or the log's I/O error.
  */
-RUMA_API ruma_bm_page_state ruma_bm_page_state_of(ruma_bm *bm, ruma_pid pid);
-
-/* ruma_bm_high_water — the allocation high-water mark: page ids [0, it)
- * were handed out (metadata pages included), ids from it on never were. */
-RUMA_API uint64_t ruma_bm_high_water(ruma_bm *bm);
-
-/* ---- logging ---------------------------------------------------------------- */
-
-/*
- * ruma_bm_op_end — the calling thread finished one logical operation (an
- * insert, an update, a removal with its merges); rc is the operation's
- * result.  Without a log: returns rc (one branch).  With a log: returns the
- * first log error met while logging the operation's changes (the operation
- * is then not durable, the log is dead, and the store must be closed and
- * reopened, which recovers it to its last durable state); else, in SYNC
- * mode, waits until those changes are durable (group commit: one
- * fdatasync covers every thread waiting at that moment) and returns rc or
- * the sync's error.  The thread must hold no exclusive latch.
- */
-RUMA_API int ruma_bm_op_end(ruma_bm *bm, int rc);
-
-/*
- * Log records of the layers above (transactions, include/ruma/txn.h).  With
- * a log, ruma_bm_log appends one record of `type` whose payload starts with
- * a u64 transaction id (0 = "this record's own LSN": the first record of a
- * transaction, whose LSN becomes its id, returned in *lsn); *end gets the LSN
- * to pass to ruma_bm_log_flush.  Recovery keeps the UNDO records of every
- * transaction that has neither a COMMIT nor an END record: the losers.
- * Their undo records are carried into the next session's log and handed to
- * the layer above with ruma_bm_undo_take; until that layer has undone them
- * and logged an END for each, the store is never marked closed cleanly (so
- * a crash or a close in between recovers them again).
- * Errors: -EINVAL (no log, bad type or payload), the log's I/O error.
- */
-#define RUMA_BM_LOG_UNDO 16u   /* u64 txn id, then the layer's undo payload */
-#define RUMA_BM_LOG_COMMIT 17u /* u64 txn id */
-#define RUMA_BM_LOG_END 18u    /* u64 txn id: rolled back completely */
-
-RUMA_API bool ruma_bm_logging(ruma_bm *bm);
-/* ruma_bm_durability_of — what this session does: OFF (no log), SYNC or
- * ASYNC (a session that must undo a crash's transactions keeps a SYNC log
- * even when opened OFF).  The transaction layer's commit waits for the log
- * only in SYNC. */
-RUMA_API ruma_bm_durability ruma_bm_durability_of(ruma_bm *bm);
-RUMA_API int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len,
-			 uint64_t *lsn, uint64_t *end);
-RUMA_API int ruma_bm_log_flush(ruma_bm *bm, uint64_t end);
-
-/*
- * Flush pipelining.  ruma_bm_log_request asks for the log before `end` to
- * become durable without waiting (the log's background flusher writes it,
- * grouped with every other request meanwhile); ruma_bm_log_durable is the
- * LSN up to which the log is durable now (0 without a log); ruma_bm_log_end
- * the LSN just after the last record appended.  A caller that acknowledges
- * its work only once ruma_bm_log_durable() >= its end never acknowledges
- * anything a crash can lose.  ruma_bm_log_request returns 0, -EINVAL (no
- * log) or the log's error.
- */
-RUMA_API int ruma_bm_log_request(ruma_bm *bm, uint64_t end);
 RUMA_API uint64_t ruma_bm_log_durable(ruma_bm *bm);
-RUMA_API uint64_t ruma_bm_log_end(ruma_bm *bm);
-
-/*
- * ruma_bm_op_declare — the calling thread's operation declares its writes:
- * until its ruma_bm_op_end, every page it latches exclusively is logged from
- * the byte ranges passed to ruma_bm_wrote instead of a comparison with a
- * copy taken at the latch (which this skips).  The caller must then declare
- * every byte it writes into such a page before it releases the page's latch;
- * builds with RUMA_ASSERT on check that, still taking the copy.  Without a
- * log: nothing.  The B-tree uses it for all its modifying operations.
- */
-RUMA_API void ruma_bm_op_declare(ruma_bm *bm);
-
-/*
- * ruma_bm_wrote — [p, p + len) of a page the calling thread holds
- * exclusively in a declaring operation was (or is about to be) written.
- * Anywhere else (no declaring operation, a page latched before it, memory
- * that is not such a page) it does nothing, so functions that also write
- * private copies of pages may call it unconditionally.
- */
-RUMA_API void ruma_bm_wrote(const void *p, size_t len);
-
-/* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
- * for durability (a transaction waits once, at commit); off: back to normal. */
-RUMA_API void ruma_bm_op_defer(ruma_bm *bm, bool on);
-
-/* One loser's undo record handed over by ruma_bm_undo_take. */
-typedef struct ruma_bm_undo {
-	uint64_t txn;        /* transaction id */
-	uint64_t lsn;        /* where it was logged (newest first in the list) */
-	uint32_t len;        /* payload bytes after the id */
-	const void *payload;
-} ruma_bm_undo;
-
-/* ruma_bm_undo_take — the losers' undo records, newest first (*n of them;
- * 0 and NULL when there are none); the list belongs to the caller, who frees
- * it with ruma_bm_undo_free after undoing them and logging an END for each
- * transaction.  Taken once: a second call gives none. */
-RUMA_API void ruma_bm_undo_take(ruma_bm *bm, ruma_bm_undo **list, size_t *n);
-RUMA_API void ruma_bm_undo_free(ruma_bm_undo *list, size_t n);
-/* ruma_bm_undo_done — the caller finished the list it took: the store may be
- * marked clean again at close. */
-RUMA_API void ruma_bm_undo_done(ruma_bm *bm);
+RUMA_API int ruma_bm_log_flush(ruma_bm *bm, uint64_t end);
 
 /* What recovery did at the last ruma_bm_open (all zero if none ran). */
 typedef struct ruma_bm_recovery {
@@ -490,17 +283,8 @@ typedef struct ruma_bm_recovery {
 	uint64_t usec;         /* wall time of recovery (incl. the final checkpoint when the log is not kept) */
 } ruma_bm_recovery;
 
+/* ruma_bm_get_recovery — what recovery did at the last ruma_bm_open, into *out. */
 RUMA_API void ruma_bm_get_recovery(ruma_bm *bm, ruma_bm_recovery *out);
-
-/* ---- metadata ------------------------------------------------------------- */
-
-#define RUMA_BM_META_SLOTS 64
-
-/* Persistent 64-bit slots (e.g. the B-tree catalog root), saved at
- * flush/close and found again at open (with a log, ruma_bm_meta_set is
- * logged too, so recovery finds it).  slot < RUMA_BM_META_SLOTS. */
-RUMA_API int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value);
-RUMA_API int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
 
 /* ---- statistics ------------------------------------------------------------ */
 
@@ -525,11 +309,6 @@ typedef struct ruma_bm_stats {
 /* ruma_bm_get_stats — counters (approximate while threads run: each is read
  * on its own, without a lock, so a call never waits for the manager). */
 RUMA_API void ruma_bm_get_stats(const ruma_bm *bm, ruma_bm_stats *out);
-
-/* ruma_bm_report — hand one line (no newline) to the manager's message
- * callback (stderr with a "ruma bm: " prefix when none is set), so that the
- * structures built on the manager report through the same channel. */
-RUMA_API void ruma_bm_report(ruma_bm *bm, const char *line);
 
 /* Names for the option enums, and parsing them ("spin", "futex", ...).
  * The parse functions return 0 or RUMA_EPARSE. */

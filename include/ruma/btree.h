@@ -7,8 +7,8 @@
  * variable length, ordered by memcmp (a shorter key that is a prefix of a
  * longer one sorts first).
  *
- * Many trees live in one store: a catalog tree (its root page recorded in bm
- * meta slot 0) maps tree names to root pages.  A tree's root page id never
+ * Many trees live in one store: a catalog tree (its root page recorded in the
+ * store's metadata) maps tree names to root pages.  A tree's root page id never
  * changes: a root split moves the root's contents into two new children.
  *
  * Concurrency: any number of threads may use the same ruma_btree handle (or
@@ -55,16 +55,13 @@ extern "C" {
 /* Longest tree name accepted by create/open (bytes, without the NUL). */
 #define RUMA_BTREE_MAX_NAME 200u
 
-/* The bm meta slot holding the catalog root (value = root pid + 1; 0 = no catalog). */
-#define RUMA_BTREE_META_SLOT 0u
-
 typedef struct ruma_btree ruma_btree;
 
 /*
  * Pages read from the store: ruma_btree_create and ruma_btree_open install
  * the tree's structural check of every page the store reads from its file
- * (ruma_bm_set_page_check; every data page of a store the tree uses is a
- * node), so a page crafted with a valid checksum is RUMA_ECORRUPT when read,
+ * (the buffer manager's page check; every data page of a store the tree
+ * uses is a node), so a page crafted with a valid checksum is RUMA_ECORRUPT when read,
  * naming the page and what failed.  Pages that were made resident before
  * (recovery at ruma_bm_open) are validated before a split, merge or
  * compaction rewrites them.  docs/btree.md, "Validation".
@@ -275,7 +272,7 @@ typedef struct ruma_btree_store_check {
  * ruma_btree_check_store — check the whole store: walk the catalog tree and
  * every tree it names with the checks of ruma_btree_check_msg, all into one
  * set of the pages reached, then compare that set with the allocator's
- * state (ruma_bm_page_state_of).  RUMA_ECORRUPT when any tree is damaged (a
+ * state (used, free, metadata).  RUMA_ECORRUPT when any tree is damaged (a
  * damaged catalog is not followed further), when a page is reached twice
  * (shared by two trees or twice within one), when a reached page is marked
  * free, is a metadata page or lies beyond the high-water mark, or when

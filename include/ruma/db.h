@@ -239,6 +239,7 @@ RUMA_API void ruma_db_cursor_close(ruma_db_cursor *c);
  * before the first key >= hi, last/prev start below it. */
 RUMA_API int ruma_db_cursor_set_upper(ruma_db_cursor *c, const ruma_val *hi);
 
+/* ruma_db_cursor_first / _last — to the first / last key. */
 RUMA_API int ruma_db_cursor_first(ruma_db_cursor *c);
 RUMA_API int ruma_db_cursor_last(ruma_db_cursor *c);
 /* ruma_db_cursor_seek — to the first key >= key. */

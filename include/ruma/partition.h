@@ -163,9 +163,6 @@ typedef struct ruma_part_options {
 	uint64_t map_budget;
 } ruma_part_options;
 
-/* Deprecated: the old name of ruma_part_options (removed in the next release). */
-typedef ruma_part_options ruma_part_opts RUMA_DEPRECATED("renamed ruma_part_options");
-
 /* One run of consecutive output keys of one partition. */
 typedef struct ruma_part_chunk {
 	uint64_t *keys;
@@ -209,13 +206,6 @@ static inline uint32_t ruma_part_of(uint64_t key, unsigned shift, uint32_t parti
  * per block, contiguous.
  */
 RUMA_API void ruma_part_options_default(ruma_part_options *o);
-
-/* Deprecated: the old name of ruma_part_options_default (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_part_options_default")
-static inline void ruma_part_opts_default(ruma_part_options *o)
-{
-	ruma_part_options_default(o);
-}
 
 /*
  * ruma_part_run — partition n keys (not modified) as o describes.  *out

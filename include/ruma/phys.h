@@ -77,9 +77,6 @@ typedef struct ruma_phys_options {
 	const char *name;   /* memfd name (shown in /proc/self/maps); NULL = "ruma-phys" */
 } ruma_phys_options;
 
-/* Deprecated: the old name of ruma_phys_options (removed in the next release). */
-typedef ruma_phys_options ruma_phys_opts RUMA_DEPRECATED("renamed ruma_phys_options");
-
 /* A run of contiguous physical pages [first, first + n). */
 typedef struct ruma_phys_run {
 	uint64_t first;
@@ -100,13 +97,6 @@ typedef struct ruma_phys_stats {
 } ruma_phys_stats;
 
 /*
- * Deprecated: the old name of ruma_phys_stats (removed in the next release).
- * The name ruma_phys_stats was the function ruma_phys_get_stats before 1.0;
- * that spelling is gone (it names this type now).
- */
-typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats");
-
-/*
  * ruma_phys_create — a pool with the options o (NULL: 4 KiB pages, no
  * flags, no limit, memfd name "ruma-phys"); *out receives it (owned by the
  * caller, release with ruma_phys_destroy).  For 2 MiB pages, creation probes
@@ -122,13 +112,6 @@ typedef ruma_phys_stats ruma_phys_stat RUMA_DEPRECATED("renamed ruma_phys_stats"
  * &(ruma_phys_options){ .page_size = ps, .flags = f }.
  */
 RUMA_API int ruma_phys_create(const ruma_phys_options *o, ruma_phys **out);
-
-/* Deprecated: the old name of ruma_phys_create with options (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_phys_create")
-static inline int ruma_phys_create_opts(const ruma_phys_options *o, ruma_phys **out)
-{
-	return ruma_phys_create(o, out);
-}
 
 /*
  * ruma_phys_destroy — close the memfd and free the pool (NULL is allowed).

@@ -67,9 +67,6 @@ typedef struct ruma_pool_options {
 	ruma_rewire_path path; /* REWIRED random: how pages are placed (default AUTO, see above) */
 } ruma_pool_options;
 
-/* Deprecated: the old name of ruma_pool_options (removed in the next release). */
-typedef ruma_pool_options ruma_pool_opts RUMA_DEPRECATED("renamed ruma_pool_options");
-
 typedef struct ruma_pool ruma_pool;
 
 /*
@@ -77,13 +74,6 @@ typedef struct ruma_pool ruma_pool;
  * budget 0 (automatic), seed 1.
  */
 RUMA_API void ruma_pool_options_default(ruma_pool_options *o);
-
-/* Deprecated: the old name of ruma_pool_options_default (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_pool_options_default")
-static inline void ruma_pool_opts_default(ruma_pool_options *o)
-{
-	ruma_pool_options_default(o);
-}
 
 /*
  * ruma_pool_create — allocate `bytes` bytes (rounded up to whole pages) as o

@@ -25,12 +25,6 @@ extern "C" {
 /* Marks a symbol as part of the exported API; everything else is hidden. */
 #define RUMA_API __attribute__((visibility("default")))
 
-/*
- * Marks an old name kept for one release after a rename (docs/DESIGN.md,
- * "Public API shape"): a use compiles, with a warning naming the new one.
- */
-#define RUMA_DEPRECATED(msg) __attribute__((deprecated(msg)))
-
 /* Library error codes (negative, at or below -10000). */
 enum {
 	RUMA_EBASE      = -10000,

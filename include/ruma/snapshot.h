@@ -177,22 +177,12 @@ typedef struct ruma_snap_options {
 	bool noreserve;
 } ruma_snap_options;
 
-/* Deprecated: the old name of ruma_snap_options (removed in the next release). */
-typedef ruma_snap_options ruma_snap_opts RUMA_DEPRECATED("renamed ruma_snap_options");
-
 /*
  * ruma_snap_options_default — COW, 1 page per chunk, no populate, seed 1,
  * shared shuffled views, rewire_min_pages 0 (REWIRED_COW rewires runs of 16
  * pages or more).
  */
 RUMA_API void ruma_snap_options_default(ruma_snap_options *o);
-
-/* Deprecated: the old name of ruma_snap_options_default (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_snap_options_default")
-static inline void ruma_snap_opts_default(ruma_snap_options *o)
-{
-	ruma_snap_options_default(o);
-}
 
 /*
  * ruma_snap_create — a snapshot of src as o describes; the caller owns *out.

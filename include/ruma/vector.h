@@ -111,9 +111,6 @@ typedef struct ruma_vec_options {
 #define RUMA_VEC_POPULATE_AHEAD_DEFAULT ((size_t)2 << 20)
 #define RUMA_VEC_POPULATE_AHEAD_OFF ((size_t)-1)
 
-/* Deprecated: the old name of ruma_vec_options (removed in the next release). */
-typedef ruma_vec_options ruma_vec_opts RUMA_DEPRECATED("renamed ruma_vec_options");
-
 typedef struct ruma_vec ruma_vec;
 
 /*
@@ -157,13 +154,6 @@ static inline size_t ruma_vec_head_size(const ruma_vec_head *h)
 
 /* ruma_vec_options_default — kind REWIRED, 8-byte elements, 4 KiB pages, no prepopulation. */
 RUMA_API void ruma_vec_options_default(ruma_vec_options *o);
-
-/* Deprecated: the old name of ruma_vec_options_default (removed in the next release). */
-RUMA_DEPRECATED("renamed ruma_vec_options_default")
-static inline void ruma_vec_opts_default(ruma_vec_options *o)
-{
-	ruma_vec_options_default(o);
-}
 
 /*
  * ruma_vec_create — a new, empty vector as o describes (o NULL: defaults).
@@ -377,6 +367,7 @@ typedef struct ruma_vec_stats {
 	uint64_t bytes_mapped; /* bytes of memory currently held (capacity + directory) */
 } ruma_vec_stats;
 
+/* ruma_vec_get_stats — the counters of v into *out. */
 RUMA_API void ruma_vec_get_stats(const ruma_vec *v, ruma_vec_stats *out);
 
 /* ruma_vec_kind_name — "rewired", "copy", "realloc", "mremap", "indirect". */

@@ -44,7 +44,7 @@
 
 #include "os/os.h"
 
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -557,7 +557,6 @@ static void release_all(ruma_bm *bm)
 	pthread_mutex_destroy(&bm->thr_mu);
 	pthread_mutex_destroy(&bm->flush_mu);
 	pthread_mutex_destroy(&bm->active_mu);
-	pthread_rwlock_destroy(&bm->ckpt_lock);
 	pthread_rwlock_destroy(&bm->writeback_lock);
 	free(bm->active);
 	free(bm);
@@ -596,7 +595,6 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
 	pthread_mutex_init(&bm->active_mu, NULL);
-	pthread_rwlock_init(&bm->ckpt_lock, NULL);
 	init_writer_preferring(&bm->writeback_lock);
 	bm->virt_pages = c->virt_bytes / RUMA_BM_PAGE_SIZE;
 	bm->phys_pages = c->phys_bytes / RUMA_BM_PAGE_SIZE;

@@ -15,8 +15,9 @@
 #ifndef RUMA_BM_INT_H
 #define RUMA_BM_INT_H
 
-#include <ruma/bm.h>
+#include "bm/bm_ext.h"
 #include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/wal.h>
 
 #include "os/os.h"
@@ -183,8 +184,7 @@ struct ruma_bm {
 	struct bm_mtr **mtrs;      /* per thread slot (bm_thread.idx), lazily made */
 	_Atomic uint64_t wal_epoch; /* redo start: LSN of the session start or the last
 				     checkpoint; a page older than it gets a full image */
-	pthread_rwlock_t ckpt_lock; /* loggers read-lock it, a checkpoint moving wal_epoch
-				      write-locks it (mtr.c) */
+	_Atomic bool ckpt_moving;  /* a checkpoint moves wal_epoch: loggers wait (mtr.c) */
 	uint64_t ckpt_redo;        /* page 0: redo starts here (the last completed checkpoint) */
 	uint64_t ckpt_undo;        /* page 0: unfinished transactions start at or after this */
 	uint64_t meta_redo_lsn, meta_undo_lsn; /* page 0 as read at open */

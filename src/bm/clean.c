@@ -44,6 +44,7 @@
 #include "bm/bm_int.h"
 
 #include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #ifndef RUMA_BM_DECLARE_H
 #define RUMA_BM_DECLARE_H
 
-#include <ruma/bm.h>
+#include "bm/bm_ext.h"
 
 struct bm_mtr;
 

@@ -46,6 +46,7 @@
 #include "bm/mtr.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,7 @@ struct bm_mtr {
 	uint64_t last_end; /* end LSN of this thread's last record (0: none pending) */
 	int err;          /* first log error of the current operation */
 	bool defer;       /* inside a transaction: op_end does not wait */
+	_Atomic bool logging; /* between its full-image decisions and its append */
 };
 
 /* The calling thread's mini-transaction while it declares its writes
@@ -130,8 +132,45 @@ static struct bm_mtr *mtr_get(ruma_bm *bm)
 	}
 	for (unsigned i = 0; i < BM_MTR_MAX; i++)
 		m->p[i].before = m->slab + (size_t)i * D;
-	bm->mtrs[t->idx] = m;
+	__atomic_store_n(&bm->mtrs[t->idx], m, __ATOMIC_RELEASE); /* a checkpoint reads it */
 	return m;
+}
+
+/*
+ * A logger's full-image decisions and its append happen while no checkpoint
+ * moves the redo start (wal_epoch), without a lock shared by the loggers:
+ * each announces itself in its own mtr (logging, seq_cst) and then checks
+ * ckpt_moving; a checkpoint sets ckpt_moving and then waits until no mtr is
+ * logging.  Of the two stores one comes first, so either the logger sees
+ * the checkpoint (and steps back until it is done) or the checkpoint sees
+ * the logger (and waits for its append).
+ */
+static void log_enter(ruma_bm *bm, struct bm_mtr *m)
+{
+	for (;;) {
+		atomic_store(&m->logging, true);
+		if (RUMA_LIKELY(!atomic_load(&bm->ckpt_moving)))
+			return;
+		atomic_store(&m->logging, false);
+		while (atomic_load(&bm->ckpt_moving))
+			sched_yield();
+	}
+}
+
+static void log_leave(struct bm_mtr *m)
+{
+	atomic_store_explicit(&m->logging, false, memory_order_release);
+}
+
+/* Stop new loggers and wait for those inside (bm_wal_checkpoint). */
+static void loggers_hold(ruma_bm *bm)
+{
+	atomic_store(&bm->ckpt_moving, true);
+	for (unsigned i = 0; i < bm->cfg.max_threads; i++) {
+		struct bm_mtr *m = __atomic_load_n(&bm->mtrs[i], __ATOMIC_ACQUIRE);
+		while (m && atomic_load(&m->logging))
+			sched_yield();
+	}
 }
 
 int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
@@ -395,9 +434,9 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 {
 	char *o = m->rec;
 	const char *logged[BM_MTR_MAX]; /* per page: its DIFF body, the page (full image), NULL */
-	/* held across the full-image decision and the append: a checkpoint
-	 * cannot move the redo start in between (bm_wal_checkpoint) */
-	pthread_rwlock_rdlock(&bm->ckpt_lock);
+	/* entered across the full-image decision and the append: a checkpoint
+	 * cannot move the redo start in between (log_enter) */
+	log_enter(bm, m);
 	uint64_t epoch = atomic_load(&bm->wal_epoch);
 	for (unsigned i = 0; i < m->n; i++) {
 		struct mtr_page *e = &m->p[i];
@@ -433,13 +472,13 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 		}
 	}
 	if (o == m->rec) {
-		pthread_rwlock_unlock(&bm->ckpt_lock);
+		log_leave(m);
 		return;
 	}
 	RUMA_ASSERT((size_t)(o - m->rec) <= BM_MTR_REC_MAX);
 	uint64_t end;
 	int r = ruma_wal_append(bm->wal, BM_WAL_MTR, m->rec, (size_t)(o - m->rec), NULL, &end);
-	pthread_rwlock_unlock(&bm->ckpt_lock);
+	log_leave(m);
 	if (r) {
 		note_error(bm, m, r);
 		return;
@@ -577,7 +616,7 @@ static void active_remove(ruma_bm *bm, uint64_t id)
 
 /*
  * Fuzzy checkpoint (ruma_bm_flush with a log; flush_mu held).  Writers go on.
- *  1. under the write lock of ckpt_lock: B = end of the log, the redo start
+ *  1. with the loggers held (loggers_hold): B = end of the log, the redo start
  *     becomes B (a page older than B gets a full image at its next change),
  *     A = first LSN of the oldest unfinished transaction (or B);
  *  2. every dirty page is written (the WAL rule makes the log durable
@@ -592,7 +631,7 @@ static void active_remove(ruma_bm *bm, uint64_t id)
  */
 int bm_wal_checkpoint(ruma_bm *bm)
 {
-	pthread_rwlock_wrlock(&bm->ckpt_lock);
+	loggers_hold(bm);
 	uint64_t b = ruma_wal_end(bm->wal);
 	pthread_mutex_lock(&bm->active_mu);
 	uint64_t a = b;
@@ -600,7 +639,7 @@ int bm_wal_checkpoint(ruma_bm *bm)
 		a = RUMA_MIN(a, bm->active[i].first);
 	pthread_mutex_unlock(&bm->active_mu);
 	atomic_store(&bm->wal_epoch, b);
-	pthread_rwlock_unlock(&bm->ckpt_lock);
+	atomic_store(&bm->ckpt_moving, false);
 	int r = bm_flush_and_sync(bm);
 	if (r)
 		return r; /* page 0 still names the previous checkpoint */

@@ -5,7 +5,7 @@
 #ifndef RUMA_BM_MTR_H
 #define RUMA_BM_MTR_H
 
-#include <ruma/bm.h>
+#include "bm/bm_ext.h"
 
 /* Log record types. */
 #define BM_WAL_MTR 1u  /* one mini-transaction: a sequence of entries */

@@ -6,8 +6,13 @@
 #define RUMA_BTREE_INT_H
 
 #include "btree/node.h"
+#include "bm/bm_ext.h"
 
 #include <stdatomic.h>
+
+/* The buffer manager's meta slot holding the catalog root (value = root pid
+ * + 1; 0 = no catalog; catalog.c). */
+#define RUMA_BTREE_META_SLOT 0u
 
 struct ruma_btree {
 	ruma_bm *bm;
@@ -80,7 +85,7 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define olc_leave() ((void)0)
 #endif
 
-/* batch.c: read up to `depth` leaves of a scan ahead — the children of
+/* readahead.c: read up to `depth` leaves of a scan ahead — the children of
  * the optimistically read parent from position `from` on in scan order
  * (descending with desc).  Returns how many children were in range. */
 unsigned bt_scan_ahead(ruma_btree *t, ruma_pid ppid, uint64_t pver, const node *parent,

@@ -1,6 +1,7 @@
 /*
- * check.c — the invariant checker (ruma_btree_check) and the shape part of
- * ruma_btree_get_stats, both one depth-first walk over the tree.
+ * check.c — the invariant checker (ruma_btree_check) and
+ * ruma_btree_get_stats (the counters of btree.c plus the shape), both one
+ * depth-first walk over the tree.
  *
  * Each node is latched shared only long enough to copy it (so the walk
  * never holds a latch while visiting children and cannot deadlock with
@@ -545,4 +546,10 @@ int ruma_btree_check_store(ruma_bm *bm, ruma_message_fn message, void *message_c
 	if (errors)
 		store_say(&s, "%" PRIu64 " problem(s)", errors);
 	return errors ? RUMA_ECORRUPT : 0;
+}
+
+int ruma_btree_get_stats(ruma_btree *t, ruma_btree_stats *out)
+{
+	ruma_btree_get_counters(t, out);
+	return bt_walk_stats(t, out);
 }

@@ -160,8 +160,8 @@ const char *node_check(const node *n, uint64_t pid_lo, uint64_t pid_hi)
 /* Narrow [*lo, *hi) with the hint heads (only worth it for larger nodes). */
 static void search_hints(const node *n, uint32_t head, unsigned count, unsigned *lo, unsigned *hi)
 {
-	if (count <= 2 * NODE_HINTS)
-		return;
+	if (count <= 2 * NODE_HINTS || n->hint[0] == n->hint[NODE_HINTS - 1])
+		return; /* small, or every hint the same head: nothing to narrow */
 	unsigned dist = count / (NODE_HINTS + 1);
 	unsigned i = 0, j;
 	while (i < NODE_HINTS && n->hint[i] < head)
@@ -175,10 +175,12 @@ static void search_hints(const node *n, uint32_t head, unsigned count, unsigned 
 		*hi = min_u((j + 1) * dist, count);
 }
 
+/* Only what reading the suffix needs: inside the page (an optimistic
+ * reader may see garbage; node_check validates the whole slot). */
 const uint8_t *node_suffix(const node *n, unsigned pos, unsigned *len, bool *bad)
 {
 	const node_slot *s = &n->slot[pos];
-	if ((unsigned)s->off + s->klen + s->vlen > NODE_PAGE || s->off < NODE_HDR) {
+	if (RUMA_UNLIKELY((unsigned)s->off + s->klen > NODE_PAGE)) {
 		*bad = true;
 		*len = 0;
 		return node_bytes(n);
@@ -248,14 +250,15 @@ uint64_t node_child_at(const node *n, unsigned pos, bool *bad)
 {
 	if (pos >= n->count)
 		return n->upper;
-	unsigned vlen;
-	const uint8_t *v = node_value(n, pos, &vlen, bad);
+	const node_slot *s = &n->slot[pos];
 	uint64_t pid = 0;
-	if (vlen != sizeof pid) {
+	/* as node_value, with the value's length known: an 8-byte pid */
+	if (RUMA_UNLIKELY(s->vlen != sizeof pid ||
+			  (unsigned)s->off + s->klen + sizeof pid > NODE_PAGE || s->off < NODE_HDR)) {
 		*bad = true;
 		return 0;
 	}
-	memcpy(&pid, v, sizeof pid);
+	memcpy(&pid, node_bytes(n) + s->off + s->klen, sizeof pid);
 	return pid;
 }
 

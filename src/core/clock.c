@@ -3,7 +3,7 @@
  * clock_gettime(CLOCK_MONOTONIC) is served by the vDSO, so it is cheap
  * enough for per-operation timing.
  */
-#include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <time.h>
 

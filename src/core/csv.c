@@ -3,7 +3,7 @@
  * contain a comma, quote or newline; numbers printed with full precision so
  * a CSV round-trips.  No syscalls beyond stdio.
  */
-#include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -5,7 +5,7 @@
  * errno values are delegated to strerrordesc_np (static strings, thread-safe).
  * No syscalls.
  */
-#include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/ruma.h>
 
 #include <stdarg.h>

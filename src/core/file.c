@@ -9,7 +9,7 @@
  * Syscalls: open, pread, pwrite, fstat, ioctl(BLKGETSIZE64), mmap, munmap,
  * remap_file_pages, madvise through src/os.
  */
-#include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include "os/os.h"
 

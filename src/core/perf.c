@@ -13,7 +13,7 @@
  * directly; getrusage; /proc/self/smaps_rollup through sysfile.
  */
 #include <ruma/core.h>
-#include <ruma/perf.h>
+#include "core/perf_ext.h"
 
 #include "core/perf_open.h"
 #include "core/sysfile.h"

@@ -3,7 +3,7 @@
  * sample standard deviation.  The median is what ruma reports; min and max
  * show the spread on these noisy shared machines.  No syscalls.
  */
-#include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <math.h>

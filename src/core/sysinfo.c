@@ -16,7 +16,7 @@
  * pread and pwrite go through the OS layer (src/os) so they are counted and
  * can be failed by injection; close and unlink of the probe file directly.
  */
-#include <ruma/sysinfo.h>
+#include "core/sysinfo_ext.h"
 
 #include "core/perf_open.h"
 #include "core/sysfile.h"

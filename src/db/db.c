@@ -8,8 +8,10 @@
  * btree.h, txn.h and bm.h.
  */
 #include "db/db_int.h"
+#include "bm/bm_ext.h"
 
 #include <ruma/core.h>
+#include "core/core_ext.h"
 #include <ruma/sysinfo.h>
 #include <os/os.h>
 

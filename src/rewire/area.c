@@ -38,6 +38,7 @@
  * Calls only area_proc.c (mapping counts) in this module.
  */
 #include "rewire/area_internal.h"
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
@@ -57,7 +58,7 @@ static uint64_t read_max_map_count(void)
 {
 	uint64_t max;
 
-	return ruma_max_map_count(&max) ? 65530 : max;
+	return ruma_sysinfo_max_map_count(&max) ? 65530 : max;
 }
 
 /* ---- the table ------------------------------------------------------------------ */
@@ -349,7 +350,7 @@ int area_map_error(int err, bool huge)
 
 	if (err != -ENOMEM)
 		return err;
-	if (ruma_map_count(&now) == 0 && ruma_max_map_count(&max) == 0 && now + 3 > max)
+	if (ruma_sysinfo_map_count(&now) == 0 && ruma_sysinfo_max_map_count(&max) == 0 && now + 3 > max)
 		return RUMA_EMAPLIMIT;
 	return huge ? RUMA_ENOHUGE : err;
 }

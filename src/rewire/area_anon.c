@@ -34,6 +34,8 @@
  * to the source); mremap (MAYMOVE|FIXED|DONTUNMAP) per run on the fallback.
  */
 #include "rewire/area_internal.h"
+#include "rewire/rewire_ext.h"
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
@@ -197,7 +199,7 @@ int ruma_anon_create(uint64_t pages, ruma_rewire_path path, ruma_anon **out)
 		return -ENOMEM;
 	*a = (ruma_anon){ .pages = pages, .path = path, .uffd = -1, .pid = getpid(), .maps = 1,
 			  .budget = UINT64_MAX };
-	if (ruma_max_map_count(&a->max_map_count))
+	if (ruma_sysinfo_max_map_count(&a->max_map_count))
 		a->max_map_count = 65530;
 	size_t len = (size_t)pages << ANON_SHIFT;
 	rc = ruma_os_mmap(NULL, len, PROT_READ | PROT_WRITE,

@@ -9,13 +9,12 @@
  * Syscalls: open + pread (through the OS layer) on /proc/self/maps for the
  * check, close, and fstat (ruma_os_file_probe) on the pool memfds (inode
  * numbers); the check reports through the caller's message callback; the mapping
- * count and vm.max_map_count are read by the core module (src/core/sysinfo.c).
+ * count and vm.max_map_count are read by the core module (sysinfo.h).
  */
 #include "rewire/area_internal.h"
 
 #include "os/os.h"
 
-#include <ruma/sysinfo.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,17 +69,6 @@ int area_read_file(const char *path, char **buf, size_t *len)
 	rc = read_all(fd, buf, len);
 	close(fd);
 	return rc;
-}
-
-/* Both limits come from the core module's /proc readers (one copy of that code). */
-int ruma_max_map_count(uint64_t *out)
-{
-	return ruma_sysinfo_max_map_count(out); /* one pread of a kept descriptor */
-}
-
-int ruma_map_count(uint64_t *out)
-{
-	return ruma_sysinfo_map_count(out); /* counts with a stack buffer: no mapping needed */
 }
 
 /* ---- the table check -------------------------------------------------------------- */

@@ -52,6 +52,7 @@
 #include "rewire/partition_internal.h"
 
 #include <ruma/core.h>
+#include <ruma/sysinfo.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -886,7 +887,7 @@ static bool mremap_fits(const ruma_part_options *o, size_t n)
 	uint64_t need = 2 * runs + 3;
 	if (o->map_budget)
 		return need <= o->map_budget;
-	if (ruma_max_map_count(&max) || ruma_map_count(&now))
+	if (ruma_sysinfo_max_map_count(&max) || ruma_sysinfo_map_count(&now))
 		return false;
 	return now + need + RUMA_AREA_MAP_MARGIN <= max;
 }

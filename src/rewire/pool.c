@@ -26,6 +26,7 @@
 #include <ruma/area.h>
 #include <ruma/core.h>
 #include <ruma/phys.h>
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 
@@ -95,10 +96,10 @@ static int create_wired(ruma_pool *p, const ruma_pool_options *o);
 static int default_budget(uint64_t *out)
 {
 	uint64_t max, now;
-	int rc = ruma_max_map_count(&max);
+	int rc = ruma_sysinfo_max_map_count(&max);
 
 	if (!rc)
-		rc = ruma_map_count(&now);
+		rc = ruma_sysinfo_map_count(&now);
 	if (rc)
 		return rc;
 	*out = max > now + RUMA_AREA_MAP_MARGIN ? max - now - RUMA_AREA_MAP_MARGIN : 0;

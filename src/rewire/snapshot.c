@@ -56,6 +56,7 @@
 #include <ruma/area.h>
 #include <ruma/core.h>
 #include <ruma/phys.h>
+#include <ruma/sysinfo.h>
 
 #include "os/os.h"
 #include "rewire/area_internal.h"
@@ -394,7 +395,7 @@ static bool shuffle_over_map_limit(const ruma_snap *s)
 
 	for (size_t k = 1; k < s->nchunks; k++)
 		runs += s->order[k] != s->order[k - 1] + 1;
-	return ruma_map_count(&now) == 0 && ruma_max_map_count(&max) == 0 && now + runs + 2 > max;
+	return ruma_sysinfo_map_count(&now) == 0 && ruma_sysinfo_max_map_count(&max) == 0 && now + runs + 2 > max;
 }
 
 /*

@@ -26,13 +26,22 @@
  * zeros where a write did not land): the iterator reports RUMA_ECORRUPT,
  * or with cfg.salvage ends the log there and counts what it discards.
  *
- * Ring: records [written, end) live in ring[(lsn - base) % cap]; appenders
- * copy in under mu and wait (or write themselves) when the ring is full.
- * One flusher at a time (flushing = true) takes [written, end) as it is at
- * that moment, writes it with mu released — appenders go on filling the
- * ring behind it — fdatasyncs, then advances written = durable and wakes
- * every waiter.  Waiters whose LSN is not covered start the next round,
- * which then carries all of them: group commit.
+ * Ring: records [written, end) live in ring[(lsn - base) % cap].  Appending
+ * takes no lock: an appender claims a slot (an idle one of WAL_SLOTS,
+ * CAS from WAL_IDLE to the end it saw), reserves its bytes with one
+ * fetch_add on end, publishes its LSN in the slot, copies header and
+ * payload into the ring and sets the slot idle again.  A flush round
+ * writes [written, complete) where complete = min(end, every busy slot):
+ * the prefix whose appenders have all finished.  (Reading end first and
+ * the slots after it, seq_cst, a round cannot miss an appender below the
+ * end it read: that appender's slot claim preceded its fetch_add.)  Only
+ * an appender that finds the ring full takes mu, to wait (or write
+ * itself).  One flusher at a time (flushing = true) takes [written,
+ * complete) as it is at that moment, writes it with mu released —
+ * appenders go on filling the ring behind it — fdatasyncs, then advances
+ * written = durable and wakes every waiter.  Waiters whose LSN is not
+ * covered start the next round, which then carries all of them: group
+ * commit.
  *
  * The background flusher (started with the log when flush_ms is set, or at
  * the first ruma_wal_request) runs a round whenever [durable, want) is not
@@ -65,7 +74,8 @@
  * empties the log after that end, or ruma_wal_resume lets appends continue
  * there.  Nothing can be appended before either.
  *
- * Invariants: base <= written = durable <= end; end - tail(written) <= cap;
+ * Invariants: base <= written = durable <= complete <= end; end - tail(written) <= cap
+ * (an appender past that waits before it copies);
  * err != 0 is sticky (a dead log accepts nothing).
  *
  * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate (allocation ahead,
@@ -74,12 +84,14 @@
  */
 #include <ruma/wal.h>
 #include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include "os/os.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -97,6 +109,10 @@
 /* The file is kept allocated this far beyond the end of a flush round
  * (alloc_ahead). */
 #define WAL_ALLOC_AHEAD (4u << 20)
+/* Appender slots (lock-free appending, above); an appender finding none
+ * idle yields and tries again. */
+#define WAL_SLOTS 64u
+#define WAL_IDLE UINT64_MAX
 
 struct file_hdr {
 	uint64_t magic;
@@ -118,6 +134,15 @@ struct rec_hdr {
 };
 _Static_assert(sizeof(struct rec_hdr) == RUMA_WAL_HEADER, "record header size");
 
+/* One appender's place in the log while it copies its record; a cache line
+ * each, so appenders on different slots share nothing but `end`. */
+struct wal_slot {
+	_Atomic uint64_t at;      /* WAL_IDLE, or a LSN at or below the record's */
+	_Atomic uint64_t records; /* appended through this slot (owner adds) */
+	_Atomic uint64_t bytes;
+	char pad[64 - 3 * sizeof(uint64_t)];
+};
+
 struct ruma_wal {
 	ruma_wal_config cfg;
 	int fd;                  /* writes (O_DIRECT where possible) */
@@ -132,25 +157,28 @@ struct ruma_wal {
 	size_t cap;
 	uint64_t base;           /* LSN at file offset WAL_HDR_BYTES */
 	uint64_t start;          /* LSN of the first record kept */
-	uint64_t end;            /* next LSN */
+	_Atomic uint64_t end;    /* next LSN: reserved by appenders (fetch_add) */
 	uint64_t verified;       /* records below this LSN passed their CRC when open read the log */
 	uint64_t hdr_ring;       /* the header's ring: max of the file's and this session's */
 	bool replaying;          /* opened with cfg.replay and not reset yet: end unknown */
 	uint64_t replay_end;     /* replaying: the end an iterator found */
 	_Atomic uint64_t durable; /* == written; written under mu, read without it by ruma_wal_durable */
-	uint64_t want;           /* the flusher makes [durable, want) durable (ruma_wal_request) */
+	_Atomic uint64_t want;   /* the flusher makes [durable, want) durable (ruma_wal_request);
+				  * raised without mu, lowered never */
+	_Atomic bool idle;       /* the flusher waits for a kick (set and cleared under mu) */
 	uint64_t round_ns;       /* when the flusher's last round started (ruma_now_ns) */
 	bool flushing;
-	int err;
+	_Atomic int err;         /* set under mu, read by appenders without it */
 	bool stop;
-	bool has_flusher;
+	_Atomic bool has_flusher; /* set under mu, read by requests without it */
 	pthread_t flusher;
 	uint64_t alloc_to;       /* the file is allocated up to this offset (alloc_ahead) */
 	bool no_alloc_ahead;     /* alloc_ahead failed or the file is not a regular file */
 	/* changed under mu (by a plain add: one writer at a time), read without it */
 	struct {
-		_Atomic uint64_t records, bytes, flushes, waits;
+		_Atomic uint64_t flushes, waits;
 	} st;
+	struct wal_slot slots[WAL_SLOTS] __attribute__((aligned(64)));
 };
 
 /* The end of the log as far as it is known (mu held): while replaying, what
@@ -572,11 +600,35 @@ static void alloc_ahead(ruma_wal *w, uint64_t upto)
 	w->alloc_to = RUMA_MAX(goal, info.bytes);
 }
 
-/* One flush round for everything appended so far.  Called and returns with
- * mu held and flushing set by the caller. */
+/* The end of what is appended completely: the reserved end, or the lowest
+ * LSN an appender still copies at.  end is read before the slots (both
+ * seq_cst): an appender below that end claimed its slot before it reserved
+ * (the comment atop the file). */
+static uint64_t complete_end(ruma_wal *w)
+{
+	uint64_t to = atomic_load(&w->end);
+	for (unsigned i = 0; i < WAL_SLOTS; i++) {
+		uint64_t at = atomic_load(&w->slots[i].at);
+		if (at < to)
+			to = at;
+	}
+	return to;
+}
+
+/* One flush round for everything appended completely so far.  Called and
+ * returns with mu held and flushing set by the caller.  With nothing
+ * complete to write (appenders still copying) it yields instead. */
 static void flush_round(ruma_wal *w)
 {
-	uint64_t from = w->durable, to = w->end;
+	uint64_t from = w->durable, to = complete_end(w);
+	if (to <= from) {
+		pthread_mutex_unlock(&w->mu);
+		sched_yield();
+		pthread_mutex_lock(&w->mu);
+		w->flushing = false;
+		pthread_cond_broadcast(&w->cv);
+		return;
+	}
 	if (w->direct) {
 		uint64_t last = block_start(w, to);
 		memcpy(w->tail, w->ring + (last - w->base) % w->cap, to - last);
@@ -624,18 +676,40 @@ int ruma_wal_flush(ruma_wal *w, uint64_t upto)
 	return r;
 }
 
+/* A round is due: wanted records not durable yet, and nobody flushing.
+ * mu held. */
+static bool flusher_has_work(ruma_wal *w)
+{
+	return !w->flushing && !w->err &&
+	       w->durable < RUMA_MIN(atomic_load(&w->want), atomic_load(&w->end));
+}
+
+/* want = max(want, upto), without mu. */
+static void raise_want(ruma_wal *w, uint64_t upto)
+{
+	uint64_t cur = atomic_load(&w->want);
+	while (cur < upto && !atomic_compare_exchange_weak(&w->want, &cur, upto))
+		;
+}
+
 /* Wait for a kick, or (with flush_ms) until the period is over: then every
  * record appended so far is wanted durable.  mu held. */
 static void flusher_wait(ruma_wal *w)
 {
-	if (!w->cfg.flush_ms) {
-		pthread_cond_wait(&w->kick, &w->mu);
-		return;
+	/* idle before want is read again (both seq_cst): a request raising want
+	 * after that read sees idle and kicks (ruma_wal_request) */
+	atomic_store(&w->idle, true);
+	if (!flusher_has_work(w) && !w->stop) {
+		if (!w->cfg.flush_ms) {
+			pthread_cond_wait(&w->kick, &w->mu);
+		} else {
+			struct timespec ts;
+			ruma_deadline_after_ns((uint64_t)w->cfg.flush_ms * 1000000u, &ts);
+			if (pthread_cond_timedwait(&w->kick, &w->mu, &ts) == ETIMEDOUT)
+				raise_want(w, atomic_load(&w->end));
+		}
 	}
-	struct timespec ts;
-	ruma_deadline_after_ns((uint64_t)w->cfg.flush_ms * 1000000u, &ts);
-	if (pthread_cond_timedwait(&w->kick, &w->mu, &ts) == ETIMEDOUT)
-		w->want = RUMA_MAX(w->want, w->end);
+	atomic_store(&w->idle, false);
 }
 
 /* Rounds for requests start at most every WAL_ROUND_GAP_NS: a request does
@@ -658,7 +732,7 @@ static void *flusher_main(void *arg)
 	ruma_wal *w = arg;
 	pthread_mutex_lock(&w->mu);
 	while (!w->stop) {
-		if (!w->flushing && !w->err && w->durable < RUMA_MIN(w->want, w->end)) {
+		if (flusher_has_work(w)) {
 			if (wait_round_gap(w))
 				continue;
 			w->flushing = true;
@@ -675,30 +749,38 @@ static void *flusher_main(void *arg)
 /* Start the background flusher (mu held). */
 static int flusher_start(ruma_wal *w)
 {
-	if (w->has_flusher)
+	if (atomic_load(&w->has_flusher))
 		return 0;
 	int r = -pthread_create(&w->flusher, NULL, flusher_main, w);
-	w->has_flusher = r == 0;
+	atomic_store(&w->has_flusher, r == 0);
 	return r;
 }
 
+/* Without mu once the flusher runs: raise want, then kick the flusher only
+ * if it is idle (flusher_wait: one of the two sees the other's store).  A
+ * busy flusher comes back for want by itself after its round. */
 int ruma_wal_request(ruma_wal *w, uint64_t upto)
 {
-	pthread_mutex_lock(&w->mu);
-	int r = w->err;
-	if (upto > w->end)
-		upto = w->end;
-	if (!r && w->durable < upto) {
+	int r = atomic_load(&w->err);
+	uint64_t end = atomic_load(&w->end);
+	if (upto > end)
+		upto = end;
+	if (r || w->durable >= upto)
+		return r;
+	if (RUMA_UNLIKELY(!atomic_load(&w->has_flusher))) {
+		pthread_mutex_lock(&w->mu);
 		r = flusher_start(w);
-		if (!r && upto > w->want) {
-			bool idle = w->want <= w->durable && !w->flushing;
-			w->want = upto;
-			if (idle) /* else the flusher comes back for it by itself */
-				pthread_cond_signal(&w->kick);
-		}
+		pthread_mutex_unlock(&w->mu);
+		if (r)
+			return r;
 	}
-	pthread_mutex_unlock(&w->mu);
-	return r;
+	raise_want(w, upto);
+	if (atomic_load(&w->idle)) {
+		pthread_mutex_lock(&w->mu);
+		pthread_cond_signal(&w->kick);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return 0;
 }
 
 /* ---- appending -------------------------------------------------------------------- */
@@ -716,17 +798,39 @@ static void ring_copy(ruma_wal *w, uint64_t lsn, const void *src, size_t n)
 	}
 }
 
-int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len, uint64_t *lsn,
-		    uint64_t *end)
+/* This thread's first slot to try: threads spread over the slots. */
+static unsigned slot_hint(void)
 {
-	static const char zeros[8];
-	if (len > RUMA_WAL_MAX_PAYLOAD || (len && !payload))
-		return -EINVAL;
-	struct rec_hdr h = { .len = (uint32_t)pad8(sizeof(h) + len), .type = type,
-			     .plen = (uint32_t)len };
-	uint32_t payload_crc = ruma_crc32c(0, payload, len); /* before the mutex */
+	static _Atomic unsigned next;
+	static _Thread_local unsigned hint; /* slot + 1; 0: not chosen yet */
+	if (RUMA_UNLIKELY(!hint))
+		hint = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % WAL_SLOTS + 1;
+	return hint - 1;
+}
+
+/* Claim an idle slot, publishing an LSN at or below the record this
+ * appender is about to reserve. */
+static struct wal_slot *slot_claim(ruma_wal *w)
+{
+	unsigned i = slot_hint();
+	for (;;) {
+		for (unsigned k = 0; k < WAL_SLOTS; k++, i = (i + 1) % WAL_SLOTS) {
+			uint64_t idle = WAL_IDLE;
+			if (atomic_compare_exchange_strong(&w->slots[i].at, &idle, atomic_load(&w->end)))
+				return &w->slots[i];
+		}
+		sched_yield(); /* more appenders than slots at this moment */
+	}
+}
+
+/* The ring has no room up to `need` (the end of a reserved record): wait
+ * for the flushing thread, or write a round ourselves.  The caller's slot
+ * holds its record's LSN, so a round can always free the room it needs
+ * (cap exceeds the largest record by a block, ruma_wal_open). */
+static int wait_room(ruma_wal *w, uint64_t need)
+{
 	pthread_mutex_lock(&w->mu);
-	while (!w->err && w->end + h.len - ring_tail(w) > w->cap) {
+	while (!w->err && need - ring_tail(w) > w->cap) {
 		if (w->flushing) {
 			pthread_cond_wait(&w->cv, &w->mu);
 			continue;
@@ -734,32 +838,58 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 		w->flushing = true;
 		flush_round(w);
 	}
-	if (w->err || w->replaying) {
-		int r = w->err ? w->err : -EBUSY;
-		pthread_mutex_unlock(&w->mu);
+	int r = w->err;
+	pthread_mutex_unlock(&w->mu);
+	return r;
+}
+
+static void ring_put(ruma_wal *w, const struct rec_hdr *h, const void *payload, size_t len)
+{
+	static const char zeros[8];
+	size_t at = (size_t)((h->lsn - w->base) % w->cap);
+	if (RUMA_LIKELY(at + h->len <= w->cap)) { /* no wrap: the common case */
+		char *o = w->ring + at;
+		memcpy(o, h, sizeof(*h));
+		memcpy(o + sizeof(*h), payload, len);
+		memset(o + sizeof(*h) + len, 0, h->len - sizeof(*h) - len);
+	} else {
+		ring_copy(w, h->lsn, h, sizeof(*h));
+		ring_copy(w, h->lsn + sizeof(*h), payload, len);
+		ring_copy(w, h->lsn + sizeof(*h) + len, zeros, h->len - sizeof(*h) - len);
+	}
+}
+
+int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len, uint64_t *lsn,
+		    uint64_t *end)
+{
+	if (len > RUMA_WAL_MAX_PAYLOAD || (len && !payload))
+		return -EINVAL;
+	int r = atomic_load_explicit(&w->err, memory_order_relaxed);
+	if (RUMA_UNLIKELY(r || w->replaying))
+		return r ? r : -EBUSY;
+	struct rec_hdr h = { .len = (uint32_t)pad8(sizeof(h) + len), .type = type,
+			     .plen = (uint32_t)len };
+	uint32_t payload_crc = ruma_crc32c(0, payload, len);
+	struct wal_slot *s = slot_claim(w);
+	h.lsn = atomic_fetch_add(&w->end, h.len);
+	atomic_store(&s->at, h.lsn); /* exact: a round may write up to it */
+	if (RUMA_UNLIKELY(h.lsn + h.len - ring_tail(w) > w->cap) &&
+	    (r = wait_room(w, h.lsn + h.len)) != 0) {
+		/* the log is dead: its reserved bytes are never written */
+		atomic_store(&s->at, WAL_IDLE);
 		return r;
 	}
-	h.lsn = w->end;
 	h.crc = rec_crc_from(&h, payload_crc);
-	size_t at = (size_t)((h.lsn - w->base) % w->cap);
-	if (RUMA_LIKELY(at + h.len <= w->cap)) { /* no wrap: the common case */
-		char *o = w->ring + at;
-		memcpy(o, &h, sizeof(h));
-		memcpy(o + sizeof(h), payload, len);
-		memset(o + sizeof(h) + len, 0, h.len - sizeof(h) - len);
-	} else {
-		ring_copy(w, h.lsn, &h, sizeof(h));
-		ring_copy(w, h.lsn + sizeof(h), payload, len);
-		ring_copy(w, h.lsn + sizeof(h) + len, zeros, h.len - sizeof(h) - len);
-	}
-	w->end += h.len;
-	STAT_ADD(w, records, 1);
-	STAT_ADD(w, bytes, h.len);
+	ring_put(w, &h, payload, len);
+	atomic_store_explicit(&s->records, atomic_load_explicit(&s->records, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&s->bytes, atomic_load_explicit(&s->bytes, memory_order_relaxed) + h.len,
+			      memory_order_relaxed);
+	atomic_store(&s->at, WAL_IDLE); /* releases the copy to the flushing thread */
 	if (lsn)
 		*lsn = h.lsn;
 	if (end)
-		*end = w->end;
-	pthread_mutex_unlock(&w->mu);
+		*end = h.lsn + h.len;
 	return 0;
 }
 
@@ -803,7 +933,8 @@ int ruma_wal_reset(ruma_wal *w, uint64_t base)
 	if (!r)
 		r = ruma_os_fdatasync(w->fd);
 	if (!r) {
-		w->base = w->start = w->end = b;
+		w->base = w->start = b;
+		w->end = b;
 		w->durable = b;
 		w->replaying = false;
 	} else if (!w->err) {
@@ -944,9 +1075,12 @@ int ruma_wal_open(const ruma_wal_config *c, ruma_wal **out)
 	if (cap < 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK)
 		cap = 2 * (RUMA_WAL_HEADER + (size_t)RUMA_WAL_MAX_PAYLOAD + 8) + WAL_BLOCK;
 	cap = (cap + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK;
-	ruma_wal *w = calloc(1, sizeof(*w));
+	ruma_wal *w = aligned_alloc(64, sizeof(*w)); /* the slots' cache lines */
 	if (!w)
 		return -ENOMEM;
+	memset(w, 0, sizeof(*w));
+	for (unsigned i = 0; i < WAL_SLOTS; i++)
+		atomic_init(&w->slots[i].at, WAL_IDLE);
 	w->cfg = *c;
 	w->fd = w->rfd = -1;
 	pthread_mutex_init(&w->mu, NULL);
@@ -1010,8 +1144,11 @@ int ruma_wal_close(ruma_wal *w)
 
 void ruma_wal_get_stats(const ruma_wal *w, ruma_wal_stats *out)
 {
-	out->records = atomic_load_explicit(&w->st.records, memory_order_relaxed);
-	out->bytes = atomic_load_explicit(&w->st.bytes, memory_order_relaxed);
+	out->records = out->bytes = 0;
+	for (unsigned i = 0; i < WAL_SLOTS; i++) {
+		out->records += atomic_load_explicit(&w->slots[i].records, memory_order_relaxed);
+		out->bytes += atomic_load_explicit(&w->slots[i].bytes, memory_order_relaxed);
+	}
 	out->flushes = atomic_load_explicit(&w->st.flushes, memory_order_relaxed);
 	out->waits = atomic_load_explicit(&w->st.waits, memory_order_relaxed);
 }

@@ -15,6 +15,7 @@
 #include "bench/common/sweep.h"
 
 #include <ruma/core.h>
+#include "core/core_ext.h"
 
 #include <signal.h>
 #include <stddef.h>

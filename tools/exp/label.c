@@ -12,6 +12,7 @@
  */
 #include "bench/micro/micro.h"
 #include "tools/exp/exp.h"
+#include "core/core_ext.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -24,6 +24,7 @@
  * (fork/exec with DIR as working directory); stat of the charts.
  */
 #include "tools/exp/exp.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <math.h>

@@ -20,6 +20,7 @@
  * Syscalls: none.
  */
 #include "tools/exp/exp.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <math.h>

@@ -21,6 +21,7 @@
  * "<store>.peer" (nftw, rmdir), rename of the rewritten CSV.
  */
 #include "tools/exp/exp.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <ftw.h>

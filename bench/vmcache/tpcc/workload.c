@@ -27,12 +27,12 @@
  * thread made meanwhile.  TPCC_SCALE=n
  * (tests only, not TPC-C) divides the per-warehouse cardinalities by n.
  *
- * Syscalls: pwrite/pread of the commit log through src/os.
+ * Syscalls: pwrite/pread of the commit log through core_ext.h's file calls (src/os).
  */
 #include "bench/vmcache/tpcc/tpcc.h"
 #include "bench/vmcache/workload.h"
 
-#include "os/os.h"
+#include "core/core_ext.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -161,11 +161,11 @@ struct tw_thread {
 static int record_commit(ruma_vmcache_ctx *ctx, uint32_t w, uint32_t d, uint32_t o_id)
 {
 	char rec[RUMA_VMCACHE_COMMIT_REC + 1];
-	if (ruma_os_powerloss_dead())
+	if (ruma_powerloss_dead())
 		return 0;
 	snprintf(rec, sizeof(rec), "%10" PRIu32 " %3" PRIu32 " %10" PRIu32 "\n", w, d, o_id);
 	uint64_t off = atomic_fetch_add(&ctx->commit_off, RUMA_VMCACHE_COMMIT_REC);
-	return ruma_os_pwrite_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, (off_t)off);
+	return ruma_file_pwrite_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, off);
 }
 
 /* Every load share succeeded: mark the population complete (with a log,
@@ -304,7 +304,7 @@ static int read_commit_log(ruma_vmcache_ctx *ctx, tpcc_order_ref **out, size_t *
 		return -ENOMEM;
 	for (uint64_t off = 0; off + RUMA_VMCACHE_COMMIT_REC <= end && !r;
 	     off += RUMA_VMCACHE_COMMIT_REC) {
-		r = ruma_os_pread_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, (off_t)off);
+		r = ruma_file_pread_full(ctx->commit_fd, rec, RUMA_VMCACHE_COMMIT_REC, off);
 		if (r)
 			break;
 		rec[RUMA_VMCACHE_COMMIT_REC] = '\0';

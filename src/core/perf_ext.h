@@ -1,5 +1,5 @@
 /*
- * perf.h — hardware and software performance counters for a measured region,
+ * perf_ext.h — hardware and software performance counters for a measured region,
  * plus getrusage deltas and the process memory footprint, and the printer of
  * the counter table in the format of Leis's PerfEvent (public repository viktorleis/perfevent):
  *
@@ -18,9 +18,14 @@
  *     ruma_perf_print(p, stdout, n);           // values per key
  *     ruma_perf_destroy(p);
  * A ruma_perf object is used by one thread at a time.
+ *
+ * A measuring facility of the benchmark drivers and tools, not installed
+ * and not exported (no RUMA_API; libruma is built with hidden visibility):
+ * the repository's programs reach it through the modules' static
+ * libraries.  perf.c implements it.
  */
-#ifndef RUMA_PERF_H
-#define RUMA_PERF_H
+#ifndef RUMA_PERF_EXT_H
+#define RUMA_PERF_EXT_H
 
 #include <ruma/ruma.h>
 #include <stdio.h>
@@ -72,55 +77,55 @@ typedef struct ruma_perf_sample {
 } ruma_perf_sample;
 
 /* ruma_perf_event_name — "cycles", "instructions", ..., "page-faults"; "?" out of range. */
-RUMA_API const char *ruma_perf_event_name(int event);
+const char *ruma_perf_event_name(int event);
 
 /*
  * ruma_perf_create — open every counter for the calling process (disabled).
  * Events that fail to open are unavailable; that is not an error.
  * *out is owned by the caller (ruma_perf_destroy).  Returns 0 or -ENOMEM.
  */
-RUMA_API int ruma_perf_create(ruma_perf **out);
+int ruma_perf_create(ruma_perf **out);
 
 /* ruma_perf_destroy — close the counters and free p (NULL is ignored). */
-RUMA_API void ruma_perf_destroy(ruma_perf *p);
+void ruma_perf_destroy(ruma_perf *p);
 
 /*
  * ruma_perf_start — reset and enable the counters, take the rusage and clock
  * baselines.  Returns 0, or the negative errno of a failing ioctl/read (that
  * event is then unavailable for this measurement).
  */
-RUMA_API int ruma_perf_start(ruma_perf *p);
+int ruma_perf_start(ruma_perf *p);
 
 /*
  * ruma_perf_stop — read and disable the counters; the deltas since
  * ruma_perf_start become the current sample.  Returns 0 or a negative errno
  * (as for start; the other events keep their values).
  */
-RUMA_API int ruma_perf_stop(ruma_perf *p);
+int ruma_perf_stop(ruma_perf *p);
 
 /* ruma_perf_available — whether event opened (and its last read worked). */
-RUMA_API bool ruma_perf_available(const ruma_perf *p, int event);
+bool ruma_perf_available(const ruma_perf *p, int event);
 
 /* ruma_perf_error — 0 for an available event, else why not (negative errno). */
-RUMA_API int ruma_perf_error(const ruma_perf *p, int event);
+int ruma_perf_error(const ruma_perf *p, int event);
 
 /*
  * ruma_perf_user_only — true when the event had to be opened with
  * exclude_kernel=1 (not root and perf_event_paranoid >= 2).
  */
-RUMA_API bool ruma_perf_user_only(const ruma_perf *p, int event);
+bool ruma_perf_user_only(const ruma_perf *p, int event);
 
 /*
  * ruma_perf_value — the event's delta of the last start/stop.  Returns 0,
  * RUMA_EUNSUPP when the event is unavailable (*v = 0), -EINVAL for a bad index.
  */
-RUMA_API int ruma_perf_value(const ruma_perf *p, int event, double *v);
+int ruma_perf_value(const ruma_perf *p, int event, double *v);
 
 /* ruma_perf_sample_get — copy the last measurement out. */
-RUMA_API void ruma_perf_sample_get(const ruma_perf *p, ruma_perf_sample *s);
+void ruma_perf_sample_get(const ruma_perf *p, ruma_perf_sample *s);
 
 /* ruma_perf_print — print the last measurement (see ruma_perf_print_sample). */
-RUMA_API void ruma_perf_print(const ruma_perf *p, FILE *f, uint64_t scale);
+void ruma_perf_print(const ruma_perf *p, FILE *f, uint64_t scale);
 
 /* Flags of ruma_perf_print_sample. */
 enum {
@@ -137,11 +142,11 @@ enum {
  * (unless RUMA_PERF_PRINT_NO_PAGE_FAULTS).  Unavailable values and ratios
  * whose inputs are unavailable print "n/a".  scale 0 is treated as 1.
  */
-RUMA_API void ruma_perf_print_sample(const ruma_perf_sample *s, FILE *f, uint64_t scale,
-				     unsigned flags);
+void ruma_perf_print_sample(const ruma_perf_sample *s, FILE *f, uint64_t scale,
+			    unsigned flags);
 
 /* ruma_perf_rusage_get — the rusage deltas of the last start/stop. */
-RUMA_API void ruma_perf_rusage_get(const ruma_perf *p, ruma_perf_rusage *out);
+void ruma_perf_rusage_get(const ruma_perf *p, ruma_perf_rusage *out);
 
 /*
  * ruma_perf_memory_read — Rss, AnonHugePages, Private_Hugetlb and
@@ -149,7 +154,7 @@ RUMA_API void ruma_perf_rusage_get(const ruma_perf *p, ruma_perf_rusage *out);
  * memory is not part of Rss: a footprint is rss + private_hugetlb.
  * Returns 0, a negative errno, or RUMA_EPARSE if a field is missing.
  */
-RUMA_API int ruma_perf_memory_read(ruma_perf_memory *out);
+int ruma_perf_memory_read(ruma_perf_memory *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,259 @@
+/*
+ * bm_ext.h — the buffer manager's contract with the layers above it inside
+ * the library and the repository's own programs (the B-tree, its
+ * transactions, the store, the benchmark drivers, the tests).  Not
+ * installed and not exported: libruma is built with hidden visibility and
+ * none of these carries RUMA_API, so they stay out of libruma.so's symbol
+ * table; the repository's programs reach them through the modules' static
+ * libraries.  A program built against the installed headers uses bm.h only.
+ *
+ * What is here: the open-transaction count, the optimistic child read, the
+ * page-image check, asynchronous reads and read-ahead, the allocator's page
+ * states for checkers, logging (operation end, records of the layers above,
+ * flush pipelining, declared writes, the losers' undo hand-over), the
+ * persistent meta slots and the message channel of the manager.
+ */
+#ifndef RUMA_BM_EXT_H
+#define RUMA_BM_EXT_H
+
+#include <ruma/bm.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ruma_bm_txn_count — the transaction layer (txn.h) counts its open
+ * transactions here: +1 at begin, -1 when one ends (ruma_bm_close refuses
+ * to close under an open one). */
+void ruma_bm_txn_count(ruma_bm *bm, int delta);
+
+/* ruma_bm_optimistic_child — ruma_bm_optimistic of `child`, a page id read
+ * optimistically from page `parent` (at `pversion`): when child can be read
+ * at once it is, without touching parent; before anything else (a wait, a
+ * read of the child from the store, the answer -EINVAL for a child outside
+ * the store) parent is validated first, so that an id read from a page that
+ * changed meanwhile is never acted on (RUMA_RESTART then).  The caller
+ * still validates parent afterwards, as with ruma_bm_optimistic. */
+int ruma_bm_optimistic_child(ruma_bm *bm, ruma_pid parent, uint64_t pversion, ruma_pid child,
+			     uint64_t *version, void **page);
+
+/*
+ * ruma_bm_page_check — a check of the caller's bytes [0, RUMA_BM_PAGE_DATA)
+ * of a page image just read from the store, after its trailer passed:
+ * NULL if the image is acceptable, else what is wrong (a constant string).
+ * [pid_lo, pid_hi) are the data-page ids of the store (a page id stored in
+ * the image outside them points nowhere).  It must read nothing outside
+ * the page and be safe to call from any thread.
+ *
+ * ruma_bm_set_page_check — install check for every later read of a page
+ * from the file (synchronous faults and asynchronous reads; NULL: none,
+ * the default).  A page that fails is RUMA_ECORRUPT exactly as one whose
+ * checksum fails: a message naming the file, the page and the reason, and
+ * the page stays evicted.  A structure that owns every data page of the
+ * store installs it (the B-tree does, at ruma_btree_open / _create).
+ * Returns true when no page has become resident while no check was
+ * installed (so every page in memory was checked or built by the caller);
+ * false when some were (recovery at open reads and changes pages before
+ * any check can be installed): the caller validates those itself before
+ * relying on them.  Call it before other threads use the manager.
+ */
+typedef const char *(*ruma_bm_page_check)(const void *page, ruma_pid pid_lo, ruma_pid pid_hi);
+bool ruma_bm_set_page_check(ruma_bm *bm, ruma_bm_page_check check);
+
+/* ---- asynchronous reads ----------------------------------------------------
+ *
+ * A thread may keep many page reads in flight (io_uring) instead of waiting
+ * for each: ruma_bm_optimistic_async never blocks.  When the page is
+ * evicted it latches the page exclusively for the read (as a synchronous
+ * fault does: the page counts as resident from then on), queues the read
+ * and returns RUMA_BM_PENDING; the caller parks the operation and later
+ * learns from ruma_bm_aio_reap, under the tag it gave, that the read
+ * completed (result 0: the page is resident and unlatched, restart the
+ * operation) or failed (a negative errno, RUMA_ESHORTIO for a short read;
+ * the page stays evicted).  While the page is latched by anyone — also by
+ * this thread's own read — it returns RUMA_BM_BUSY: retry after reaping.
+ * Every read a thread queued is finished by that thread, in ruma_bm_aio_reap
+ * or whenever it waits for a latch, so it never waits for itself.  Where
+ * io_uring is refused the call faults the page in synchronously instead.
+ * A thread must reap every tagged read before it stops using the manager.
+ */
+
+#define RUMA_BM_PENDING 1 /* read queued; completion reported by ruma_bm_aio_reap */
+#define RUMA_BM_BUSY 2    /* latched or no room right now: reap, then retry */
+
+/*
+ * ruma_bm_optimistic_async — ruma_bm_optimistic without waiting: 0 with
+ * *version and *page (resident), RUMA_BM_PENDING (a read for pid was
+ * queued under tag), RUMA_BM_BUSY, or an error (-EINVAL for a pid outside
+ * the store, an eviction error).
+ */
+int ruma_bm_optimistic_async(ruma_bm *bm, ruma_pid pid, uint64_t tag, uint64_t *version,
+			     void **page);
+
+typedef struct ruma_bm_aio_done {
+	uint64_t tag; /* as given to ruma_bm_optimistic_async */
+	int result;   /* 0 (page resident) or the read's error */
+} ruma_bm_aio_done;
+
+/*
+ * ruma_bm_aio_reap — submit this thread's queued reads and collect up to
+ * max finished ones into out (*n of them).  With wait, blocks until at
+ * least one is finished when none is and some are in flight.  Returns 0 or
+ * the error of a failed submission (the reads it concerned are reported
+ * failed with it).
+ */
+int ruma_bm_aio_reap(ruma_bm *bm, bool wait, ruma_bm_aio_done *out, unsigned max, unsigned *n);
+
+/* ruma_bm_aio_inflight — reads this thread has queued or in flight whose
+ * completion it has not collected yet. */
+unsigned ruma_bm_aio_inflight(ruma_bm *bm);
+
+/*
+ * ruma_bm_prefetch — start reading those of pids[0, n) that are evicted
+ * (one submission), without tags: their completion is handled internally
+ * (a failed read leaves the page evicted; the next access reads it again
+ * and reports its own error).  Pages that are resident or latched, and
+ * pages for which there is no room without waiting, are skipped.  Only
+ * the first phys_pages / 8 pids (at least 1) are looked at, so read-ahead
+ * never holds more than an eighth of the pool (a larger window in a small
+ * pool would evict its own pages before they are used).  Returns how many
+ * reads were started.  ruma_bm_aio_drain waits for them.
+ */
+unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
+
+/* ruma_bm_aio_drain — wait until none of this thread's untagged reads
+ * (prefetches) is in flight. */
+void ruma_bm_aio_drain(ruma_bm *bm);
+
+/* What a page id is to the allocator (ruma_bm_page_state_of). */
+typedef enum ruma_bm_page_state {
+	RUMA_BM_PAGE_META,   /* one of the metadata pages (header, bitmap) */
+	RUMA_BM_PAGE_USED,   /* a data page handed out and not freed */
+	RUMA_BM_PAGE_FREE,   /* a data page freed (its bit set in the bitmap) */
+	RUMA_BM_PAGE_BEYOND, /* at or above the high-water mark: never handed out */
+} ruma_bm_page_state;
+
+/*
+ * ruma_bm_page_state_of — the allocation state of pid, read under the
+ * allocator's lock (a checker's question: the answer may be stale as soon
+ * as another thread allocates or frees).
+ */
+ruma_bm_page_state ruma_bm_page_state_of(ruma_bm *bm, ruma_pid pid);
+
+/* ruma_bm_high_water — the allocation high-water mark: page ids [0, it)
+ * were handed out (metadata pages included), ids from it on never were. */
+uint64_t ruma_bm_high_water(ruma_bm *bm);
+
+/* ---- logging ---------------------------------------------------------------- */
+
+/*
+ * ruma_bm_op_end — the calling thread finished one logical operation (an
+ * insert, an update, a removal with its merges); rc is the operation's
+ * result.  Without a log: returns rc (one branch).  With a log: returns the
+ * first log error met while logging the operation's changes (the operation
+ * is then not durable, the log is dead, and the store must be closed and
+ * reopened, which recovers it to its last durable state); else, in SYNC
+ * mode, waits until those changes are durable (group commit: one
+ * fdatasync covers every thread waiting at that moment) and returns rc or
+ * the sync's error.  The thread must hold no exclusive latch.
+ */
+int ruma_bm_op_end(ruma_bm *bm, int rc);
+
+/*
+ * Log records of the layers above (transactions, include/ruma/txn.h).  With
+ * a log, ruma_bm_log appends one record of `type` whose payload starts with
+ * a u64 transaction id (0 = "this record's own LSN": the first record of a
+ * transaction, whose LSN becomes its id, returned in *lsn); *end gets the LSN
+ * to pass to ruma_bm_log_flush.  Recovery keeps the UNDO records of every
+ * transaction that has neither a COMMIT nor an END record: the losers.
+ * Their undo records are carried into the next session's log and handed to
+ * the layer above with ruma_bm_undo_take; until that layer has undone them
+ * and logged an END for each, the store is never marked closed cleanly (so
+ * a crash or a close in between recovers them again).
+ * Errors: -EINVAL (no log, bad type or payload), the log's I/O error.
+ */
+#define RUMA_BM_LOG_UNDO 16u   /* u64 txn id, then the layer's undo payload */
+#define RUMA_BM_LOG_COMMIT 17u /* u64 txn id */
+#define RUMA_BM_LOG_END 18u    /* u64 txn id: rolled back completely */
+
+bool ruma_bm_logging(ruma_bm *bm);
+/* ruma_bm_durability_of — what this session does: OFF (no log), SYNC or
+ * ASYNC (a session that must undo a crash's transactions keeps a SYNC log
+ * even when opened OFF).  The transaction layer's commit waits for the log
+ * only in SYNC. */
+ruma_bm_durability ruma_bm_durability_of(ruma_bm *bm);
+int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len,
+		uint64_t *lsn, uint64_t *end);
+
+/*
+ * Flush pipelining (with ruma_bm_log_durable and ruma_bm_log_flush of bm.h).
+ * ruma_bm_log_request asks for the log before `end` to become durable
+ * without waiting (the log's background flusher writes it, grouped with
+ * every other request meanwhile); ruma_bm_log_end is the LSN just after the
+ * last record appended.  ruma_bm_log_request returns 0, -EINVAL (no log) or
+ * the log's error.
+ */
+int ruma_bm_log_request(ruma_bm *bm, uint64_t end);
+uint64_t ruma_bm_log_end(ruma_bm *bm);
+
+/*
+ * ruma_bm_op_declare — the calling thread's operation declares its writes:
+ * until its ruma_bm_op_end, every page it latches exclusively is logged from
+ * the byte ranges passed to ruma_bm_wrote instead of a comparison with a
+ * copy taken at the latch (which this skips).  The caller must then declare
+ * every byte it writes into such a page before it releases the page's latch;
+ * builds with RUMA_ASSERT on check that, still taking the copy.  Without a
+ * log: nothing.  The B-tree uses it for all its modifying operations.
+ */
+void ruma_bm_op_declare(ruma_bm *bm);
+
+/*
+ * ruma_bm_wrote — [p, p + len) of a page the calling thread holds
+ * exclusively in a declaring operation was (or is about to be) written.
+ * Anywhere else (no declaring operation, a page latched before it, memory
+ * that is not such a page) it does nothing, so functions that also write
+ * private copies of pages may call it unconditionally.
+ */
+void ruma_bm_wrote(const void *p, size_t len);
+
+/* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
+ * for durability (a transaction waits once, at commit); off: back to normal. */
+void ruma_bm_op_defer(ruma_bm *bm, bool on);
+
+/* One loser's undo record handed over by ruma_bm_undo_take. */
+typedef struct ruma_bm_undo {
+	uint64_t txn;        /* transaction id */
+	uint64_t lsn;        /* where it was logged (newest first in the list) */
+	uint32_t len;        /* payload bytes after the id */
+	const void *payload;
+} ruma_bm_undo;
+
+/* ruma_bm_undo_take — the losers' undo records, newest first (*n of them;
+ * 0 and NULL when there are none); the list belongs to the caller, who frees
+ * it with ruma_bm_undo_free after undoing them and logging an END for each
+ * transaction.  Taken once: a second call gives none. */
+void ruma_bm_undo_take(ruma_bm *bm, ruma_bm_undo **list, size_t *n);
+void ruma_bm_undo_free(ruma_bm_undo *list, size_t n);
+/* ruma_bm_undo_done — the caller finished the list it took: the store may be
+ * marked clean again at close. */
+void ruma_bm_undo_done(ruma_bm *bm);
+
+/* ---- metadata ------------------------------------------------------------- */
+
+#define RUMA_BM_META_SLOTS 64
+
+/* Persistent 64-bit slots (e.g. the B-tree catalog root), saved at
+ * flush/close and found again at open (with a log, ruma_bm_meta_set is
+ * logged too, so recovery finds it).  slot < RUMA_BM_META_SLOTS. */
+int ruma_bm_meta_get(ruma_bm *bm, unsigned slot, uint64_t *value);
+int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value);
+
+/* ruma_bm_report — hand one line (no newline) to the manager's message
+ * callback (stderr with a "ruma bm: " prefix when none is set), so that the
+ * structures built on the manager report through the same channel. */
+void ruma_bm_report(ruma_bm *bm, const char *line);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
