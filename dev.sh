@@ -17,16 +17,19 @@
 #   ./dev.sh lib         libruma alone (build-lib/, -DRUMA_LIBRARY_ONLY=ON)
 #   ./dev.sh deps        install the packages only
 #   ./dev.sh bench-deps  also the packages benchmarks compare against
-#                        (jemalloc, mimalloc, fio, the LMDB and Judy peers)
+#                        (jemalloc, mimalloc, fio, the LMDB and Judy peers,
+#                        ruma kv's LMDB, RocksDB, SQLite, LevelDB, WiredTiger)
 set -eu
 cd "$(dirname "$0")"
 
 # The library needs LIB_PKGS; the tool, its tests and `ruma plot` also gnuplot.
 # The peer programs of the benchmarks (scripts/art_judy_peer.c,
-# scripts/vmcache_peer_lmdb.c) need Judy and LMDB: only bench-deps installs them.
+# scripts/vmcache_peer_lmdb.c) need Judy and LMDB, ruma kv's adapters (bench/kv)
+# the embedded stores it compares against: only bench-deps installs them.
 LIB_PKGS="build-essential cmake pkg-config liburing-dev"
 PKGS="$LIB_PKGS gnuplot-nox"
-BENCH_PKGS="libjemalloc2 libmimalloc2.0 fio libjudy-dev liblmdb-dev"
+BENCH_PKGS="libjemalloc2 libmimalloc2.0 fio libjudy-dev liblmdb-dev librocksdb-dev libsqlite3-dev
+	libleveldb-dev libwiredtiger-dev"
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 install_missing() {

@@ -17,7 +17,11 @@
  *             directory removed at the end; the thread grid of
  *             docs/bench/vmcache.md beside a peer that, like the original
  *             vmcache, reads only its environment (BLOCK an existing file,
- *             THREADS, RNDREAD, PHYSGB, ...).
+ *             THREADS, RNDREAD, PHYSGB, ...);
+ *   kv        the grid of docs/bench/ycsb.md (workloads x threads on ruma's
+ *             store) gives throughput, load and per-operation percentiles,
+ *             compare reads throughput as higher-is-better and latency as
+ *             lower-is-better, and plot draws them.
  */
 #include "exp_util.h"
 
@@ -246,6 +250,41 @@ static int t_vmcache_thread_grid(void)
 	return TEST_PASS;
 }
 
+static int t_kv_grid(void)
+{
+	ruma_exp_table t;
+	char *out = NULL;
+
+	CHECK_EQ(sweep((char *[]){ "kv", "--var", "workload=a,e", "--var", "threads=1,2", "--size",
+				   "records=1000", "--set", "ops=200", "--set", "memory=32M", "--set",
+				   "durability=none", "--reps", "2", "--warmup", "0", NULL },
+		       tpath("kv.csv"), &t),
+		 TEST_PASS);
+	CHECK_EQ(count(&t, NULL, "throughput"), 4 * 2);
+	CHECK_EQ(count(&t, NULL, "load"), 4 * 2);
+	CHECK_EQ(count(&t, "workload=a,threads=2", "read_p99"), 2);
+	CHECK_EQ(count(&t, "workload=a,threads=2", "update_p999"), 2);
+	CHECK_EQ(count(&t, "workload=e,threads=1", "scan_p50"), 2);
+	CHECK_EQ(count(&t, "workload=e,threads=1", "read_p50"), 0);
+	ruma_exp_table_free(&t);
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "compare", (char *)tpath("kv.csv"), "--baseline",
+					  "workload=a,threads=1", NULL },
+			      &out, NULL),
+		 0);
+	CHECK(out && strstr(out, "throughput (ops/s, higher is better)"));
+	CHECK(strstr(out, "read_p99 (s, lower is better)"));
+	free(out);
+	if (!ruma_exp_gnuplot_path())
+		return TEST_PASS;
+	CHECK_EQ(test_run_cli((char *[]){ NULL, "plot", (char *)tpath("kv.csv"), "--out",
+					  (char *)tpath("kvplots"), NULL },
+			      &out, NULL),
+		 0);
+	free(out);
+	CHECK(access(tpath("kvplots/all/throughput.png"), R_OK) == 0);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "commas_in_parentheses", t_commas_in_parentheses },
 	{ "micro_methods", t_micro_methods },
@@ -253,6 +292,7 @@ static const struct test_case cases[] = {
 	{ "art_peer", t_art_peer },
 	{ "vmcache_peer", t_vmcache_peer },
 	{ "vmcache_thread_grid", t_vmcache_thread_grid },
+	{ "kv_grid", t_kv_grid },
 };
 
 int main(int argc, char **argv)

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 		"  --force                overwrite an existing FILE\n"
 		"  --quiet                no progress on stderr\n"
 		"parameters per system:\n"
-		"  vmcache: %s\n  art: %s\n  micro: %s\n  rewire: %s\n  rwbench: %s\n"
+		"  vmcache: %s\n  art: %s\n  micro: %s\n  rewire: %s\n  rwbench: %s\n  kv: %s\n"
 		"examples:\n"
 		"  ruma sweep art --var alloc=libc,huge --size n=1e5,1e6 --set mode=1 --out art.csv\n"
 		"  ruma sweep art --peer leis=/path/to/ART --var impl=ruma,leis --var mode=0,1,2 \\\n"
@@ -58,12 +58,14 @@ static void usage(FILE *f)
 		"  ruma sweep micro --var method=22,24 --set test=15 --size n=1e6,1e7 --out micro.csv\n"
 		"  ruma sweep rwbench --set bench=partition --var pages_per_block=1,4 \\\n"
 		"      --size n=1M,4M --out part.csv\n"
+		"  ruma sweep kv --var store=ruma,lmdb --var workload=a,c --var threads=1,2 \\\n"
+		"      --size records=1e5 --set runfor=10 --reps 5 --out ycsb.csv\n"
 		"CSV columns: system,variant,<vars>,<sets>,size_param,size,rep,warmup,seed,metric,\n"
 		"unit,value,status,note (one row per metric; see docs/experiments.md).\n"
 		"Exit: 0 all measured, 1 some measurements failed or interrupted, 2 bad grid.\n",
 		ruma_exp_system_keys(RUMA_EXP_VMCACHE), ruma_exp_system_keys(RUMA_EXP_ART),
 		ruma_exp_system_keys(RUMA_EXP_MICRO), ruma_exp_system_keys(RUMA_EXP_REWIRE),
-		ruma_exp_system_keys(RUMA_EXP_RWBENCH));
+		ruma_exp_system_keys(RUMA_EXP_RWBENCH), ruma_exp_system_keys(RUMA_EXP_KV));
 }
 
 /* the command line, shell-quoted, with --resume added (and --force dropped) */

@@ -40,10 +40,11 @@ enum ruma_exp_system {
 	RUMA_EXP_MICRO,
 	RUMA_EXP_REWIRE,
 	RUMA_EXP_RWBENCH,
+	RUMA_EXP_KV,
 	RUMA_EXP_NSYSTEMS
 };
 
-/* ruma_exp_system_name — "vmcache", "art", "micro", "rewire" or "rwbench". */
+/* ruma_exp_system_name — "vmcache", "art", "micro", "rewire", "rwbench" or "kv". */
 const char *ruma_exp_system_name(int system);
 
 /* ruma_exp_system_find — system index for a name, or -1. */

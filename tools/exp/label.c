@@ -127,6 +127,8 @@ static const char *const unit_words[][2] = {
 	{ "B/B", "bytes per byte of data" },
 	{ "bytes", "bytes" },
 	{ "faults", "page faults" },
+	{ "ops/s", "operations per second" },
+	{ "retries", "transactions retried after a conflict" },
 };
 
 void ruma_exp_metric_label(const char *metric, const char *unit, char *buf, size_t len)

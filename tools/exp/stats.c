@@ -12,9 +12,10 @@
  * the largest numbers and hides a slowdown at the others.
  *
  * Verdict: the interval containing 1.0 means "no difference beyond the noise".
- * Otherwise the direction follows the unit: tx/s and Mops are better higher,
- * seconds better lower; MiB/s (bytes moved) is neither, so it says higher or
- * lower.  Fewer than 3 repetitions on either side give no verdict.
+ * Otherwise the direction follows the unit: tx/s, ops/s and Mops are better
+ * higher, seconds and retries better lower; MiB/s (bytes moved) is neither,
+ * so it says higher or lower.  Fewer than 3 repetitions on either side give
+ * no verdict.
  *
  * Syscalls: none.
  */
@@ -30,7 +31,7 @@
 
 int ruma_exp_unit_better(const char *unit)
 {
-	static const char *const lower[] = { "s", "ns/op", "B/B", "bytes", "faults" };
+	static const char *const lower[] = { "s", "ns/op", "B/B", "bytes", "faults", "retries" };
 
 	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
 		if (!strcmp(unit, lower[i]))

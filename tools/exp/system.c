@@ -14,6 +14,9 @@
  *            metric (in Mops), which is what Leis's ART.cpp prints.
  *   micro    bench/micro/sweep_micro.c: the child's --result rows.
  *   rewire, rwbench   bench/rewire/sweep_rewire.c: the child's --result rows.
+ *   kv       bench/kv/sweep_kv.c: the child's --result rows (whole-run
+ *            throughput and latency percentiles; notes of what a store
+ *            cannot honour).
  *
  * Invariants: a metric is only ever a number read from the child's output
  * or result file; output that cannot be read makes the measurement fail
@@ -33,6 +36,7 @@ static const ruma_sweep_adapter *const systems[RUMA_EXP_NSYSTEMS] = {
 	[RUMA_EXP_MICRO] = &ruma_sweep_micro,
 	[RUMA_EXP_REWIRE] = &ruma_sweep_rewire,
 	[RUMA_EXP_RWBENCH] = &ruma_sweep_rwbench,
+	[RUMA_EXP_KV] = &ruma_sweep_kv,
 };
 
 const ruma_sweep_adapter *ruma_exp_system_adapter(int system)

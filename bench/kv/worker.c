@@ -1,0 +1,460 @@
+/*
+ * worker.c — one thread of a `ruma kv` run (worker.h).
+ *
+ * Every operation is one transaction: begin (saying whether it writes),
+ * the calls, commit.  RUMA_ECONFLICT from any of them aborts and runs the
+ * same operation again on the same key after a sched_yield (counted as a
+ * retry; its latency includes the retries).  A read checks what it found: a value of
+ * --value-size bytes whose first 8 bytes are the key number it was written
+ * for, so that no system is measured returning less; the bytes are copied
+ * out, as a client reading the record does.  Values are --value-size
+ * bytes: the key number and a slice of a per-thread random buffer.
+ *
+ * Inserts take the next key number from a shared counter and publish it
+ * in their slot until done; reads choose below the smallest number still
+ * being inserted, so they only ask for keys that exist (YCSB's
+ * acknowledged counter).
+ *
+ * SIGINT and SIGTERM, caught while a run is on (one-shot: a second one
+ * kills), only record their number; every thread stops at its next
+ * operation (the load at its next transaction).
+ */
+#include "bench/kv/worker.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Atomic int stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	atomic_store(&stop_signal, sig);
+}
+
+void ruma_kv_catch_signals(struct sigaction old[2])
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	atomic_store(&stop_signal, 0);
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+void ruma_kv_restore_signals(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
+int ruma_kv_stop_signal(void)
+{
+	return atomic_load(&stop_signal);
+}
+
+bool ruma_kv_stopping(const ruma_kv_shared *sh)
+{
+	return atomic_load_explicit(&sh->stop, memory_order_relaxed) ||
+	       atomic_load_explicit(&stop_signal, memory_order_relaxed);
+}
+
+void ruma_kv_worker_fail(ruma_kv_shared *sh, int code, const char *fmt, ...)
+{
+	int zero = 0;
+	if (atomic_compare_exchange_strong(&sh->err, &zero, code ? code : -EIO)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(sh->errmsg, sizeof(sh->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	atomic_store(&sh->stop, true);
+}
+
+int ruma_kv_worker_init(ruma_kv_worker *w, ruma_kv_shared *sh, unsigned tid, uint64_t seed)
+{
+	const ruma_kv_opts *o = sh->o;
+	size_t vs = (size_t)o->value_size;
+	char err[256];
+
+	w->sh = sh;
+	w->tid = tid;
+	ruma_rng_seed(&w->rng, seed);
+	ruma_kv_chooser_init(&w->chooser, o->dist, o->records ? o->records : 1, sh->latest_zetan);
+	w->val = malloc(vs);
+	w->readbuf = malloc(vs + 1);
+	w->rand = malloc(2 * vs);
+	w->hist = malloc(RUMA_KV_NOPS * sizeof(*w->hist));
+	if (!w->val || !w->readbuf || !w->rand || !w->hist) {
+		ruma_kv_worker_fail(sh, -ENOMEM, "thread %u: out of memory", tid);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2 * vs; i++)
+		w->rand[i] = (unsigned char)ruma_rng_next(&w->rng);
+	for (unsigned i = 0; i < RUMA_KV_NOPS; i++)
+		ruma_kv_hist_reset(&w->hist[i]);
+	int rc = o->sys->thread_open(sh->store, &w->th, err, sizeof(err));
+	if (rc)
+		ruma_kv_worker_fail(sh, rc, "%s: thread %u: %s", o->sys->name, tid, err);
+	return rc;
+}
+
+void ruma_kv_worker_fini(ruma_kv_worker *w)
+{
+	if (w->th)
+		w->sh->o->sys->thread_close(w->th);
+	free(w->val);
+	free(w->readbuf);
+	free(w->rand);
+	free(w->hist);
+	w->th = NULL;
+	w->val = w->readbuf = w->rand = NULL;
+	w->hist = NULL;
+}
+
+/* The value written for key number n. */
+static void make_value(ruma_kv_worker *w, uint64_t n)
+{
+	size_t vs = (size_t)w->sh->o->value_size;
+	memcpy(w->val, w->rand + ruma_rng_below(&w->rng, vs), vs);
+	memcpy(w->val, &n, vs < 8 ? vs : 8);
+}
+
+/* A value read for key number n: copied out, checked. */
+static int check_value(ruma_kv_worker *w, uint64_t n, const void *v, size_t len)
+{
+	size_t vs = (size_t)w->sh->o->value_size;
+	if (len != vs)
+		return ruma_kv_fail(w->th, -EIO, "key number %" PRIu64 ": a value of %zu bytes, "
+				    "%zu written", n, len, vs);
+	memcpy(w->readbuf, v, len);
+	if (memcmp(w->readbuf, &n, vs < 8 ? vs : 8))
+		return ruma_kv_fail(w->th, -EIO, "key number %" PRIu64 ": the value read was "
+				    "written for another key", n);
+	return 0;
+}
+
+/* A scan's visitor: the value copied out, as a read does. */
+static bool touch(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	ruma_kv_worker *w = ctx;
+	(void)key;
+	size_t vs = (size_t)w->sh->o->value_size;
+	memcpy(w->readbuf, val, vlen < vs ? vlen : vs);
+	w->touched += klen + vlen;
+	return true;
+}
+
+/* The keys reads may ask for: [0, limit). */
+static uint64_t read_limit(const ruma_kv_shared *sh)
+{
+	uint64_t limit = atomic_load(&sh->next_insert);
+	unsigned n = sh->o->threads + (sh->o->wl->writer ? 1u : 0u);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t p = atomic_load(&sh->inserting[i].v);
+		if (p < limit)
+			limit = p;
+	}
+	return limit ? limit : 1;
+}
+
+struct op {
+	ruma_kv_op kind;
+	uint64_t n;        /* key number */
+	unsigned len;      /* scan length */
+	bool reverse;
+	int64_t seen;      /* scan: entries visited */
+};
+
+/* One try of op inside a transaction that begin started. */
+static int attempt_body(ruma_kv_worker *w, struct op *op, const char *key, size_t klen)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	const void *v;
+	size_t vlen;
+	int rc;
+
+	switch (op->kind) {
+	case RUMA_KV_READ:
+	case RUMA_KV_RMW:
+		rc = s->get(w->th, key, klen, &v, &vlen);
+		if (rc == RUMA_ENOTFOUND)
+			return ruma_kv_fail(w->th, -EIO, "key number %" PRIu64 " (%.*s) not found",
+					    op->n, (int)klen, key);
+		if (rc || (rc = check_value(w, op->n, v, vlen)) || op->kind == RUMA_KV_READ)
+			return rc;
+		make_value(w, op->n);
+		return s->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
+	case RUMA_KV_UPDATE:
+	case RUMA_KV_INSERT:
+		make_value(w, op->n);
+		return s->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
+	default:
+		op->seen = s->scan(w->th, key, klen, op->len, op->reverse, touch, w);
+		return op->seen < 0 ? (int)op->seen : 0;
+	}
+}
+
+/* op as one transaction, retried on conflicts. */
+static int run_op(ruma_kv_worker *w, struct op *op)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	char key[RUMA_KV_KEY_MAX];
+	size_t klen = ruma_kv_key(w->sh->o->wl->keys, op->n, key);
+	bool write = op->kind != RUMA_KV_READ && op->kind != RUMA_KV_SCAN;
+	unsigned flags = (write ? RUMA_KV_WRITE : 0) | (op->kind != RUMA_KV_RMW ? RUMA_KV_ONE : 0);
+
+	for (;;) {
+		int rc = s->begin(w->th, flags);
+		if (!rc)
+			rc = attempt_body(w, op, key, klen);
+		if (!rc)
+			rc = s->commit(w->th);
+		else
+			s->abort(w->th);
+		if (rc != RUMA_ECONFLICT)
+			return rc;
+		w->retries++;
+		sched_yield(); /* let the holder finish (it may be waiting for the CPU) */
+	}
+}
+
+/* Claim the next key number for an insert (published before it is taken). */
+static uint64_t insert_claim(ruma_kv_worker *w)
+{
+	ruma_kv_shared *sh = w->sh;
+	atomic_store(&sh->inserting[w->tid].v, atomic_load(&sh->next_insert));
+	uint64_t n = atomic_fetch_add(&sh->next_insert, 1);
+	atomic_store(&sh->inserting[w->tid].v, n);
+	return n;
+}
+
+/* The next operation of the thread's workload. */
+static void next_op(ruma_kv_worker *w, struct op *op)
+{
+	const ruma_kv_opts *o = w->sh->o;
+	const ruma_kv_workload *wl = o->wl;
+	*op = (struct op){ .kind = RUMA_KV_READ };
+	if (w->writer || wl->pattern == RUMA_KV_FILLRANDOM) {
+		op->kind = RUMA_KV_UPDATE;
+		op->n = ruma_rng_below(&w->rng, o->records ? o->records : 1);
+		return;
+	}
+	if (wl->pattern == RUMA_KV_FILLSEQ) {
+		op->kind = RUMA_KV_INSERT;
+		return;
+	}
+	if (wl->pattern == RUMA_KV_READSEQ || wl->pattern == RUMA_KV_READREVERSE) {
+		op->kind = RUMA_KV_SCAN;
+		op->reverse = wl->pattern == RUMA_KV_READREVERSE;
+		op->len = wl->max_scan;
+		op->n = w->seq;
+		return;
+	}
+	double u = ruma_rng_double(&w->rng), acc = 0;
+	for (unsigned k = 0; k < RUMA_KV_NOPS; k++) {
+		if (wl->mix[k] <= 0)
+			continue;
+		op->kind = (ruma_kv_op)k; /* the last one taken also when rounding leaves u above the sum */
+		acc += wl->mix[k];
+		if (u < acc)
+			break;
+	}
+	if (op->kind == RUMA_KV_INSERT)
+		return;
+	op->n = ruma_kv_chooser_next(&w->chooser, &w->rng, read_limit(w->sh));
+	if (op->kind == RUMA_KV_SCAN)
+		op->len = 1 + (unsigned)ruma_rng_below(&w->rng, wl->max_scan);
+}
+
+/* readseq/readreverse: the next scan starts after the entries this one saw
+ * (the first key number again at the end of the table). */
+static void advance_seq(ruma_kv_worker *w, const struct op *op)
+{
+	uint64_t records = w->sh->o->records;
+	if (!op->reverse)
+		w->seq = op->seen < op->len ? 0 : w->seq + (uint64_t)op->seen;
+	else
+		w->seq = (uint64_t)op->seen < op->len || w->seq < (uint64_t)op->seen
+				 ? records - 1 : w->seq - (uint64_t)op->seen;
+}
+
+/* One operation of the run: chosen, run, timed, counted; 0 or an error. */
+static int one_op(ruma_kv_worker *w, uint64_t *done)
+{
+	struct op op;
+	next_op(w, &op);
+	uint64_t t0 = ruma_now_ns();
+	if (op.kind == RUMA_KV_INSERT)
+		op.n = insert_claim(w);
+	int rc = run_op(w, &op);
+	if (op.kind == RUMA_KV_INSERT)
+		atomic_store(&w->sh->inserting[w->tid].v, UINT64_MAX);
+	ruma_kv_hist_add(&w->hist[op.kind], ruma_now_ns() - t0);
+	if (rc)
+		return rc;
+	if (op.kind == RUMA_KV_SCAN)
+		w->scanned += (uint64_t)op.seen;
+	bool seq = w->sh->o->wl->pattern == RUMA_KV_READSEQ ||
+		   w->sh->o->wl->pattern == RUMA_KV_READREVERSE;
+	if (seq)
+		advance_seq(w, &op);
+	*done += seq ? (uint64_t)op.seen : 1;
+	return 0;
+}
+
+void *ruma_kv_run_main(void *arg)
+{
+	ruma_kv_worker *w = arg;
+	ruma_kv_shared *sh = w->sh;
+	const ruma_kv_opts *o = sh->o;
+	uint64_t done = 0, count = 0;
+
+	if (!w->writer && (o->wl->pattern == RUMA_KV_READSEQ ||
+			   o->wl->pattern == RUMA_KV_READREVERSE))
+		w->seq = o->records / o->threads * w->tid;
+	while (!ruma_kv_stopping(sh)) {
+		if (!w->writer && o->ops && count == o->ops)
+			break;
+		int rc = one_op(w, &done);
+		if (rc) {
+			ruma_kv_worker_fail(sh, rc, "%s: thread %u: %s", o->sys->name, w->tid,
+					    w->th->err);
+			break;
+		}
+		count++;
+		if (!w->writer)
+			atomic_store_explicit(&sh->ops[w->tid].v, done, memory_order_relaxed);
+	}
+	w->end_ns = ruma_now_ns();
+	atomic_fetch_sub(&sh->running, 1);
+	return NULL;
+}
+
+/* Insert key numbers [from, to) stepping by step, batch of them a transaction. */
+static int load_range(ruma_kv_worker *w, uint64_t from, uint64_t to, uint64_t step)
+{
+	const ruma_kv_opts *o = w->sh->o;
+	const ruma_kv_system *s = o->sys;
+	char key[RUMA_KV_KEY_MAX];
+	uint64_t n = from;
+
+	while (n < to && !ruma_kv_stopping(w->sh)) {
+		uint64_t first = n;
+		int rc = s->begin(w->th, RUMA_KV_WRITE);
+		for (uint64_t i = 0; !rc && i < o->load_batch && n < to; i++, n += step) {
+			make_value(w, n);
+			rc = s->put(w->th, key, ruma_kv_key(o->wl->keys, n, key), w->val,
+				    (size_t)o->value_size);
+		}
+		if (rc)
+			s->abort(w->th);
+		else
+			rc = s->commit(w->th);
+		if (rc == RUMA_ECONFLICT) {
+			w->retries++;
+			n = first;
+			sched_yield();
+		} else if (rc) {
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* Read key numbers [from, to) back, one read transaction for all of them. */
+static int verify_gets(ruma_kv_worker *w, uint64_t from, uint64_t to)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	char key[RUMA_KV_KEY_MAX];
+	int rc = s->begin(w->th, 0);
+	for (uint64_t n = from; !rc && n < to; n++) {
+		const void *v;
+		size_t vlen, klen = ruma_kv_key(w->sh->o->wl->keys, n, key);
+		rc = s->get(w->th, key, klen, &v, &vlen);
+		if (rc == RUMA_ENOTFOUND)
+			rc = ruma_kv_fail(w->th, -EIO, "check: key number %" PRIu64 " (%.*s) not "
+					  "found", n, (int)klen, key);
+		if (!rc)
+			rc = check_value(w, n, v, vlen);
+	}
+	if (rc)
+		s->abort(w->th);
+	return rc ? rc : s->commit(w->th);
+}
+
+/* The whole-table scan of the check: order and sizes. */
+struct verify_scan {
+	ruma_kv_worker *w;
+	char last[RUMA_KV_KEY_MAX * 8];
+	size_t last_len;
+	uint64_t seen;
+	const char *bad;
+};
+
+static bool verify_entry(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	struct verify_scan *c = ctx;
+	size_t m = klen < c->last_len ? klen : c->last_len;
+	int cmp = memcmp(key, c->last, m);
+	if (c->seen && (cmp < 0 || (cmp == 0 && klen <= c->last_len)))
+		c->bad = "keys out of order";
+	else if (vlen != (size_t)c->w->sh->o->value_size)
+		c->bad = "a value of another size";
+	else if (klen > sizeof(c->last))
+		c->bad = "a key longer than any written";
+	if (c->bad)
+		return false;
+	memcpy(c->last, key, klen);
+	c->last_len = klen;
+	c->seen++;
+	return true;
+}
+
+int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	const ruma_kv_workload *wl = w->sh->o->wl;
+	uint64_t keys = atomic_load(&w->sh->next_insert);
+	bool numbered = wl->load || wl->pattern == RUMA_KV_FILLSEQ;
+	int rc = 0;
+	for (uint64_t n = 0; numbered && !rc && n < keys; n += 1000)
+		rc = verify_gets(w, n, n + 1000 < keys ? n + 1000 : keys);
+	if (rc)
+		return rc;
+	struct verify_scan c = { .w = w };
+	rc = s->begin(w->th, RUMA_KV_ONE);
+	int64_t seen = rc ? rc : s->scan(w->th, NULL, 0, UINT32_MAX, false, verify_entry, &c);
+	if (seen < 0) {
+		s->abort(w->th);
+		return (int)seen;
+	}
+	if ((rc = s->commit(w->th)))
+		return rc;
+	*entries = c.seen;
+	if (c.bad)
+		return ruma_kv_fail(w->th, -EIO, "check: the table scan found %s after %" PRIu64
+				    " entries", c.bad, c.seen);
+	if (numbered && c.seen != keys)
+		return ruma_kv_fail(w->th, -EIO, "check: the table scan found %" PRIu64 " entries, "
+				    "%" PRIu64 " keys were written", c.seen, keys);
+	return 0;
+}
+
+void *ruma_kv_load_main(void *arg)
+{
+	ruma_kv_worker *w = arg;
+	const ruma_kv_opts *o = w->sh->o;
+	int rc = load_range(w, w->tid, o->records, o->threads);
+	if (rc)
+		ruma_kv_worker_fail(w->sh, rc, "%s: load, thread %u: %s", o->sys->name, w->tid,
+				    w->th->err);
+	atomic_fetch_sub(&w->sh->running, 1);
+	return NULL;
+}

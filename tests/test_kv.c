@@ -1,0 +1,704 @@
+/*
+ * test_kv.c — `ruma kv` (bench/kv): YCSB's generators (zipfian skew
+ * against its formula, the scrambled generator's spread over the keys and
+ * skew kept, latest favouring the newest keys, YCSB's FNV hash), the
+ * latency histogram's buckets and percentiles, every built system's
+ * adapter against a model (reads return what was written last, deletes,
+ * scans forward and backward return the right keys in order: ruma always,
+ * the peers when built with -DRUMA_PEERS=ON), each workload's operation
+ * mix and scan lengths on a small run against ruma (each run ending with
+ * --check: every key read back, the table scanned in order), --check
+ * finding a deleted key, result rows well formed, every peer built in
+ * running workloads of each kind on two threads, SIGTERM ending a run
+ * cleanly (exit 143), and option errors giving a clear message and exit
+ * status 2.
+ */
+#include "test.h"
+
+#include "bench/common/result.h"
+#include "bench/kv/hist.h"
+#include "bench/kv/kv.h"
+#include "bench/kv/store_dir.h"
+#include "bench/kv/worker.h"
+
+#include <math.h>
+#include <sys/stat.h>
+
+static char dir[64];
+
+#define SAMPLES 200000u
+
+static int t_fnv(void)
+{
+	/* FNV-1a of the 8 bytes, low first, as YCSB's Utils.fnvhash64 (Math.abs) */
+	CHECK(ruma_kv_fnv(0) == 6284781860667377211ull);
+	CHECK(ruma_kv_fnv(1) == 8517097267634966620ull);
+	CHECK(ruma_kv_fnv(12345) == 1792800413050876852ull);
+	char key[RUMA_KV_KEY_MAX];
+	CHECK_EQ(ruma_kv_key(RUMA_KV_KEYS_YCSB, 0, key), 23);
+	CHECK(!strcmp(key, "user6284781860667377211"));
+	CHECK_EQ(ruma_kv_key(RUMA_KV_KEYS_DBBENCH, 42, key), 16);
+	CHECK(!strcmp(key, "0000000000000042"));
+	return TEST_PASS;
+}
+
+/* Zipfian over 1000 items: the first items' frequencies are 1/(i^0.99 zeta(n)). */
+static int t_zipf_skew(void)
+{
+	static uint64_t count[1000];
+	ruma_kv_zipf z;
+	ruma_rng r;
+	ruma_rng_seed(&r, test_seed);
+	memset(count, 0, sizeof(count));
+	ruma_kv_zipf_init(&z, 1000, RUMA_KV_ZIPF_THETA, 0);
+	double zetan = ruma_kv_zeta(0, 1000, RUMA_KV_ZIPF_THETA, 0);
+	CHECK(fabs(z.zetan - zetan) < 1e-9);
+	for (unsigned i = 0; i < SAMPLES; i++) {
+		uint64_t v = ruma_kv_zipf_next(&z, &r, 1000);
+		CHECK(v < 1000);
+		count[v]++;
+	}
+	/* items 0 and 1 are drawn exactly with their zipfian frequency */
+	for (unsigned i = 0; i < 2; i++) {
+		double want = SAMPLES / (pow(i + 1, RUMA_KV_ZIPF_THETA) * zetan);
+		double got = (double)count[i];
+		if (fabs(got - want) > 0.05 * want) {
+			fprintf(stderr, "  item %u: %.0f drawn, %.0f expected\n", i, got, want);
+			return TEST_FAIL;
+		}
+	}
+	/* beyond them Gray's formula approximates the distribution function:
+	 * P(v < k) = zeta(k) / zeta(n) within a few per cent */
+	static const unsigned ks[] = { 10, 100, 500 };
+	for (unsigned j = 0; j < 3; j++) {
+		uint64_t below = 0;
+		for (unsigned i = 0; i < ks[j]; i++)
+			below += count[i];
+		double want = ruma_kv_zeta(0, ks[j], RUMA_KV_ZIPF_THETA, 0) / zetan;
+		double got = (double)below / SAMPLES;
+		if (fabs(got - want) > 0.06 * want) {
+			fprintf(stderr, "  P(v < %u) = %.4f, zipfian %.4f\n", ks[j], got, want);
+			return TEST_FAIL;
+		}
+	}
+	/* a larger item count extends zeta incrementally */
+	ruma_kv_zipf_next(&z, &r, 2000);
+	CHECK(fabs(z.zetan - ruma_kv_zeta(0, 2000, RUMA_KV_ZIPF_THETA, 0)) < 1e-9);
+	return TEST_PASS;
+}
+
+/* Scrambled: the hot keys are spread over the key space, and stay hot. */
+static int t_scrambled_spread(void)
+{
+	static uint64_t count[1000];
+	ruma_kv_chooser c;
+	ruma_rng r;
+	ruma_rng_seed(&r, test_seed + 1);
+	memset(count, 0, sizeof(count));
+	ruma_kv_chooser_init(&c, RUMA_KV_ZIPFIAN, 1000, 0);
+	for (unsigned i = 0; i < SAMPLES; i++) {
+		uint64_t v = ruma_kv_chooser_next(&c, &r, 1000);
+		CHECK(v < 1000);
+		count[v]++;
+	}
+	/* the hottest key: at least zipfian's first item, 1/zeta(1e10) = 3.8 % */
+	uint64_t max = 0, upper_half_hot = 0, low_decile = 0;
+	for (unsigned i = 0; i < 1000; i++) {
+		max = count[i] > max ? count[i] : max;
+		upper_half_hot += i >= 500 && count[i] > SAMPLES / 200;
+		low_decile += i < 100 ? count[i] : 0;
+	}
+	CHECK(max > SAMPLES * 35 / 1000);
+	CHECK(upper_half_hot >= 2);  /* hot keys are not all at the start */
+	/* unscrambled zipfian puts 2/3 in the first 100 keys; scrambled about 10 % */
+	CHECK(low_decile < SAMPLES / 4);
+	unsigned zero = 0;
+	for (unsigned i = 0; i < 1000; i++)
+		zero += count[i] == 0;
+	CHECK(zero < 500); /* spread: most keys drawn at least once */
+	return TEST_PASS;
+}
+
+/* Latest: the newest key is the hottest, and the newest 10 % take most draws. */
+static int t_latest(void)
+{
+	static uint64_t count[1000];
+	ruma_kv_chooser c;
+	ruma_rng r;
+	ruma_rng_seed(&r, test_seed + 2);
+	memset(count, 0, sizeof(count));
+	ruma_kv_chooser_init(&c, RUMA_KV_LATEST, 1000, 0);
+	for (unsigned i = 0; i < SAMPLES; i++)
+		count[ruma_kv_chooser_next(&c, &r, 1000)]++;
+	uint64_t newest = 0;
+	for (unsigned i = 900; i < 1000; i++)
+		newest += count[i];
+	for (unsigned i = 0; i < 999; i++)
+		CHECK(count[i] <= count[999]);
+	CHECK(newest > SAMPLES / 2);
+	/* after inserts the newest key moves with the limit */
+	uint64_t at_new = 0;
+	for (unsigned i = 0; i < 10000; i++)
+		at_new += ruma_kv_chooser_next(&c, &r, 1100) == 1099;
+	CHECK(at_new > 10000 / 20);
+	/* uniform: flat */
+	ruma_kv_chooser_init(&c, RUMA_KV_UNIFORM, 1000, 0);
+	memset(count, 0, sizeof(count));
+	for (unsigned i = 0; i < SAMPLES; i++)
+		count[ruma_kv_chooser_next(&c, &r, 10)]++;
+	for (unsigned i = 0; i < 10; i++)
+		CHECK(count[i] > SAMPLES / 10 * 9 / 10 && count[i] < SAMPLES / 10 * 11 / 10);
+	return TEST_PASS;
+}
+
+static int t_hist(void)
+{
+	/* buckets are contiguous, ordered, and hold their values within 1 % */
+	for (uint64_t v = 0; v < 100000; v++) {
+		unsigned b = ruma_kv_hist_bucket(v);
+		CHECK(b < RUMA_KV_HIST_BUCKETS);
+		CHECK(ruma_kv_hist_upper(b) >= v);
+		CHECK(b == 0 || ruma_kv_hist_upper(b - 1) < v);
+		CHECK((double)(ruma_kv_hist_upper(b) - v) <= 0.01 * (double)v + 1e-9);
+	}
+	CHECK(ruma_kv_hist_bucket(UINT64_MAX) == RUMA_KV_HIST_BUCKETS - 1);
+	CHECK(ruma_kv_hist_upper(RUMA_KV_HIST_BUCKETS - 1) == UINT64_MAX);
+	ruma_kv_hist *h = malloc(sizeof(*h)), *g = malloc(sizeof(*g));
+	CHECK(h && g);
+	ruma_kv_hist_reset(h);
+	ruma_kv_hist_reset(g);
+	CHECK_EQ(ruma_kv_hist_quantile(h, 0.5), 0);
+	for (uint64_t v = 1; v <= 50000; v++)
+		ruma_kv_hist_add(h, v);
+	for (uint64_t v = 50001; v <= 100000; v++)
+		ruma_kv_hist_add(g, v);
+	ruma_kv_hist_merge(h, g);
+	CHECK_EQ(h->count, 100000);
+	CHECK_EQ(h->min, 1);
+	CHECK_EQ(h->max, 100000);
+	double p50 = (double)ruma_kv_hist_quantile(h, 0.5);
+	double p99 = (double)ruma_kv_hist_quantile(h, 0.99);
+	double p999 = (double)ruma_kv_hist_quantile(h, 0.999);
+	CHECK(p50 >= 50000 && p50 <= 50000 * 1.01);
+	CHECK(p99 >= 99000 && p99 <= 99000 * 1.01);
+	CHECK(p999 >= 99900 && p999 <= 100000);
+	CHECK_EQ(ruma_kv_hist_quantile(h, 1.0), 100000);
+	free(h);
+	free(g);
+	return TEST_PASS;
+}
+
+/* ---- adapters against a model --------------------------------------------- */
+
+#define MODEL_KEYS 300u
+#define VSIZE 100u
+
+struct model {
+	bool present[MODEL_KEYS];
+	unsigned char val[MODEL_KEYS][VSIZE];
+};
+
+struct scan_check {
+	const struct model *m;
+	int next;      /* the key number the next entry must have */
+	int step;      /* +1 forward, -1 backward */
+	int bad;
+};
+
+static void mkey(unsigned n, char *k)
+{
+	snprintf(k, 16, "k%05u", n);
+}
+
+/* The next present key number from n in direction step, or -1. */
+static int model_next(const struct model *m, int n, int step)
+{
+	for (; n >= 0 && n < (int)MODEL_KEYS; n += step)
+		if (m->present[n])
+			return n;
+	return -1;
+}
+
+static bool check_entry(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	struct scan_check *c = ctx;
+	char want[16];
+	if (c->next < 0) {
+		c->bad++;
+		return false;
+	}
+	mkey((unsigned)c->next, want);
+	if (klen != strlen(want) || memcmp(key, want, klen) || vlen != VSIZE ||
+	    memcmp(val, c->m->val[c->next], VSIZE))
+		c->bad++;
+	c->next = model_next(c->m, c->next + c->step, c->step);
+	return true;
+}
+
+static void quiet_note(void *ctx, const char *setting, const char *text)
+{
+	(void)ctx;
+	(void)setting;
+	(void)text;
+}
+
+/* One transaction writing or deleting key n (in the model too). */
+static int model_write(const ruma_kv_system *s, ruma_kv_thread *th, struct model *m, unsigned n,
+		       bool del)
+{
+	char k[16];
+	mkey(n, k);
+	CHECK_OK(s->begin(th, RUMA_KV_WRITE | RUMA_KV_ONE));
+	if (del) {
+		int rc = s->del(th, k, strlen(k));
+		/* a missing key: RUMA_ENOTFOUND, or 0 where a delete is a blind tombstone */
+		CHECK(rc == 0 || (rc == RUMA_ENOTFOUND && !m->present[n]));
+		m->present[n] = false;
+	} else {
+		for (unsigned i = 0; i < VSIZE; i++)
+			m->val[n][i] = (unsigned char)ruma_rng_next(&test_rng);
+		CHECK_OK(s->put(th, k, strlen(k), m->val[n], VSIZE));
+		m->present[n] = true;
+	}
+	if (s->commit(th)) {
+		fprintf(stderr, "  %s: commit: %s\n", s->name, th->err);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
+static int model_reads(const ruma_kv_system *s, ruma_kv_thread *th, const struct model *m)
+{
+	char k[16];
+	CHECK_OK(s->begin(th, 0));
+	for (unsigned n = 0; n < MODEL_KEYS; n++) {
+		const void *v;
+		size_t vlen;
+		mkey(n, k);
+		int rc = s->get(th, k, strlen(k), &v, &vlen);
+		CHECK_EQ(rc, m->present[n] ? 0 : RUMA_ENOTFOUND);
+		if (!rc) {
+			CHECK_EQ(vlen, VSIZE);
+			CHECK(!memcmp(v, m->val[n], VSIZE));
+		}
+	}
+	CHECK_OK(s->commit(th));
+	return TEST_PASS;
+}
+
+/* A scan of up to len entries from key number from (-1: no key) in direction step. */
+static int model_scan(const ruma_kv_system *s, ruma_kv_thread *th, const struct model *m,
+		      int from, unsigned len, int step)
+{
+	char k[16];
+	int start = from < 0 ? (step > 0 ? 0 : (int)MODEL_KEYS - 1) : from;
+	struct scan_check c = { m, model_next(m, start, step), step, 0 };
+	unsigned want = 0;
+	for (int n = c.next; n >= 0 && want < len; n = model_next(m, n + step, step))
+		want++;
+	mkey((unsigned)(from < 0 ? 0 : from), k);
+	CHECK_OK(s->begin(th, RUMA_KV_ONE));
+	int64_t seen = s->scan(th, from < 0 ? NULL : k, strlen(k), len, step < 0, check_entry, &c);
+	CHECK_OK(s->commit(th));
+	if (seen != (int64_t)want || c.bad) {
+		fprintf(stderr, "  %s: scan from %d, %u %s: %lld entries (%u expected), %d wrong\n",
+			s->name, from, len, step > 0 ? "forward" : "backward", (long long)seen, want,
+			c.bad);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
+static int model_run(const ruma_kv_system *s, const char *path)
+{
+	struct model *m = calloc(1, sizeof(*m));
+	ruma_kv_conf conf = { .dir = path, .memory = 32ull << 20, .sync = false, .threads = 1,
+			      .records = MODEL_KEYS, .key_max = 16, .value_size = VSIZE,
+			      .note = quiet_note };
+	void *store;
+	ruma_kv_thread *th;
+	char err[256];
+	CHECK(m);
+	if (s->open(&conf, &store, err, sizeof(err))) {
+		fprintf(stderr, "  %s: open: %s\n", s->name, err);
+		return TEST_FAIL;
+	}
+	CHECK_OK(s->thread_open(store, &th, err, sizeof(err)));
+	int r = model_reads(s, th, m); /* empty */
+	for (unsigned i = 0; r == TEST_PASS && i < 4 * MODEL_KEYS; i++) {
+		unsigned n = (unsigned)ruma_rng_below(&test_rng, MODEL_KEYS);
+		r = model_write(s, th, m, n, ruma_rng_below(&test_rng, 4) == 0);
+	}
+	if (r == TEST_PASS)
+		r = model_reads(s, th, m);
+	for (unsigned i = 0; r == TEST_PASS && i < 200; i++) {
+		int from = ruma_rng_below(&test_rng, 10) == 0
+				   ? -1 : (int)ruma_rng_below(&test_rng, MODEL_KEYS);
+		unsigned len = (unsigned)ruma_rng_below(&test_rng, 120);
+		r = model_scan(s, th, m, from, len, ruma_rng_below(&test_rng, 2) ? 1 : -1);
+	}
+	s->thread_close(th);
+	CHECK_OK(s->close(store, err, sizeof(err)));
+	free(m);
+	return r;
+}
+
+static int t_adapters_model(void)
+{
+	for (size_t i = 0; ruma_kv_systems[i]; i++) {
+		const ruma_kv_system *s = ruma_kv_systems[i];
+		char path[256], err[256];
+		CHECK_OK(ruma_kv_store_dir(dir, s->name, path, sizeof(path), err, sizeof(err)));
+		int r = model_run(s, path);
+		CHECK_OK(ruma_kv_store_dir_remove(path));
+		printf("    %s: %s\n", s->name, r == TEST_PASS ? "agrees with the model" : "FAILED");
+		if (r != TEST_PASS)
+			return r;
+	}
+	return TEST_PASS;
+}
+
+/* ---- runs of the driver ------------------------------------------------------ */
+
+static ruma_result_row *rows;
+static size_t nrows;
+
+/* Run `ruma kv` on ruma with a small counted run; its result rows into rows. */
+static int kv_run(const char *workload, const char *threads, const char *ops, char **err)
+{
+	char res[128];
+	snprintf(res, sizeof(res), "%s/result.csv", dir);
+	char *argv[] = { NULL, "kv", "--workload", (char *)workload, "--records", "2000",
+			 "--memory-limit", "32M", "--threads", (char *)threads, "--ops",
+			 (char *)ops, "--durability", "none", "--dir", dir, "--result", res,
+			 "--seed", "7", "--check", NULL };
+	char *out = NULL;
+	int st = test_run_cli(argv, &out, err);
+	if (st || !strstr(*err, "check: "))
+		fprintf(stderr, "  ruma kv --workload %s: exit %d\n%s\n", workload, st, *err);
+	if (!st && !strstr(*err, "check: "))
+		st = -1;
+	free(out);
+	free(rows);
+	rows = NULL;
+	nrows = 0;
+	if (!st && ruma_result_read(res, &rows, &nrows))
+		return -1;
+	return st;
+}
+
+/* The value of metric for operation op (phase run, ts all), NAN when absent. */
+static double metric(const char *name, const char *op)
+{
+	char buf[64], ts[16];
+	for (size_t i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].metric, name) &&
+		    ruma_result_param(&rows[i], "op", buf, sizeof(buf)) && !strcmp(buf, op) &&
+		    ruma_result_param(&rows[i], "ts", ts, sizeof(ts)) && !strcmp(ts, "all"))
+			return rows[i].value;
+	return NAN;
+}
+
+static int check_share(const char *wl, const char *op, double total, double want, double tol)
+{
+	double n = metric("count", op);
+	double got = isnan(n) ? 0 : n / total;
+	if (fabs(got - want) > tol) {
+		fprintf(stderr, "  workload %s: %s %.3f of the operations, %.3f expected\n", wl, op,
+			got, want);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
+static int t_workload_mix(void)
+{
+	const unsigned ops = 2000;
+	for (size_t w = 0; ruma_kv_workloads[w]; w++) {
+		const ruma_kv_workload *wl = ruma_kv_workloads[w];
+		char *err = NULL;
+		CHECK_EQ(kv_run(wl->name, "2", "1000", &err), 0);
+		free(err);
+		double total = 0;
+		for (unsigned op = 0; op < RUMA_KV_NOPS; op++) {
+			double n = metric("count", ruma_kv_op_name((ruma_kv_op)op));
+			total += isnan(n) ? 0 : n;
+		}
+		double writer = wl->writer ? metric("count", "update") : 0;
+		CHECK(total - writer == ops);
+		for (unsigned op = 0; op < RUMA_KV_NOPS && !wl->writer; op++) {
+			double want = wl->mix[op];
+			/* 3 standard deviations of a share of 2000 draws, at least 1 % */
+			double tol = fmax(0.01, 3 * sqrt(want * (1 - want) / ops));
+			if (check_share(wl->name, ruma_kv_op_name((ruma_kv_op)op), total, want, tol))
+				return TEST_FAIL;
+		}
+		if (wl->pattern == RUMA_KV_MIX && wl->max_scan) {
+			/* uniform lengths 1..100: mean 50.5, sd 28.9, 1900 scans */
+			double mean = metric("entries", "scan") / metric("count", "scan");
+			CHECK(fabs(mean - 50.5) < 3);
+		}
+		printf("    %s: mix as defined\n", wl->name);
+	}
+	return TEST_PASS;
+}
+
+/* The rows of a run: per-second ops, throughput, latency percentiles in order, load. */
+static int t_result_rows(void)
+{
+	char *err = NULL;
+	CHECK_EQ(kv_run("b", "1", "3000", &err), 0);
+	CHECK(strstr(err, "latency us") && strstr(err, "p99.9"));
+	free(err);
+	size_t per_second = 0;
+	char buf[64];
+	for (size_t i = 0; i < nrows; i++) {
+		const ruma_result_row *r = &rows[i];
+		CHECK(ruma_result_param(r, "system", buf, sizeof(buf)) && !strcmp(buf, "ruma"));
+		CHECK(ruma_result_param(r, "workload", buf, sizeof(buf)) && !strcmp(buf, "b"));
+		CHECK(ruma_result_param(r, "durability", buf, sizeof(buf)) && !strcmp(buf, "none"));
+		CHECK(ruma_result_param(r, "phase", buf, sizeof(buf)));
+		if (!strcmp(r->metric, "ops")) {
+			CHECK(ruma_result_param(r, "ts", buf, sizeof(buf)) && strcmp(buf, "all"));
+			per_second++;
+		}
+		CHECK(!strcmp(r->unit, "note") || isfinite(r->value));
+	}
+	CHECK(per_second >= 1);
+	CHECK(metric("throughput", "all") > 0);
+	CHECK_EQ(metric("count", "read") + metric("count", "update"), 3000);
+	CHECK(metric("p50", "read") <= metric("p99", "read"));
+	CHECK(metric("p99", "read") <= metric("p999", "read"));
+	CHECK(metric("p999", "read") <= metric("max", "read"));
+	for (size_t i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].metric, "load")) {
+			CHECK(ruma_result_param(&rows[i], "phase", buf, sizeof(buf)));
+			CHECK(!strcmp(buf, "load") && rows[i].value > 0);
+			return TEST_PASS;
+		}
+	fprintf(stderr, "  no load row\n");
+	return TEST_FAIL;
+}
+
+/* Every peer built in runs workloads of each kind through the driver on two
+ * threads (a smoke test: the model test above checks their answers). */
+static int t_peers_run(void)
+{
+	static const char *const wls[][2] = { { "a", "none" },   { "d", "none" },
+					      { "e", "none" },   { "f", "none" },
+					      { "readreverse", "none" },
+					      { "readwhilewriting", "none" }, { "b", "sync" } };
+	char res[128];
+	unsigned peers = 0;
+	snprintf(res, sizeof(res), "%s/result.csv", dir);
+	for (size_t i = 0; ruma_kv_systems[i]; i++) {
+		const char *sys = ruma_kv_systems[i]->name;
+		if (!strcmp(sys, "ruma"))
+			continue;
+		peers++;
+		for (size_t w = 0; w < TEST_N(wls); w++) {
+			char *argv[] = { NULL, "kv", "--system", (char *)sys, "--workload",
+					 (char *)wls[w][0], "--durability", (char *)wls[w][1],
+					 "--records", "500", "--memory-limit", "32M", "--threads", "2",
+					 "--ops", "100", "--dir", dir, "--result", res, "--quiet",
+					 "--check", NULL };
+			char *out = NULL, *err = NULL;
+			int st = test_run_cli(argv, &out, &err);
+			if (st)
+				fprintf(stderr, "  %s %s: exit %d\n%s\n", sys, wls[w][0], st, err);
+			CHECK_EQ(st, 0);
+			CHECK(strstr(err, "ops/s") && strstr(err, "check: "));
+			free(out);
+			free(err);
+		}
+		printf("    %s: runs\n", sys);
+	}
+	if (!peers)
+		SKIP("no peer built (configure with -DRUMA_PEERS=ON)");
+	return TEST_PASS;
+}
+
+/* --check finds a key that is missing and says which. */
+static int t_check_finds_missing(void)
+{
+	char *argv[] = { "kv", "--workload", "c", "--records", "10", "--value-size", "100", NULL };
+	ruma_kv_opts o;
+	char err[512], path[256];
+	CHECK_OK(ruma_kv_parse(7, argv, NULL, &o, err, sizeof(err)));
+	CHECK_OK(ruma_kv_store_dir(dir, "ruma", path, sizeof(path), err, sizeof(err)));
+	ruma_kv_conf conf = { .dir = path, .memory = 32ull << 20, .threads = 1, .records = 10,
+			      .key_max = 24, .value_size = 100, .note = quiet_note };
+	ruma_kv_shared sh = { .o = &o };
+	ruma_kv_worker w = { 0 };
+	uint64_t entries = 0;
+	CHECK_OK(o.sys->open(&conf, &sh.store, err, sizeof(err)));
+	atomic_init(&sh.next_insert, 10);
+	atomic_init(&sh.running, 1);
+	CHECK_OK(ruma_kv_worker_init(&w, &sh, 0, 1));
+	ruma_kv_load_main(&w);
+	CHECK_EQ(atomic_load(&sh.err), 0);
+	CHECK_OK(ruma_kv_verify(&w, &entries));
+	CHECK_EQ(entries, 10);
+	char key[RUMA_KV_KEY_MAX];
+	size_t klen = ruma_kv_key(RUMA_KV_KEYS_YCSB, 5, key);
+	CHECK_OK(o.sys->begin(w.th, RUMA_KV_WRITE));
+	CHECK_OK(o.sys->del(w.th, key, klen));
+	CHECK_OK(o.sys->commit(w.th));
+	CHECK(ruma_kv_verify(&w, &entries) == -EIO);
+	CHECK(strstr(w.th->err, "key number 5") && strstr(w.th->err, "not found"));
+	ruma_kv_worker_fini(&w);
+	CHECK_OK(o.sys->close(sh.store, err, sizeof(err)));
+	CHECK_OK(ruma_kv_store_dir_remove(path));
+	return TEST_PASS;
+}
+
+/* ---- options ------------------------------------------------------------------ */
+
+static int parse_err(const char *a1, const char *a2, const char *want)
+{
+	char *argv[] = { "kv", (char *)a1, (char *)a2, NULL };
+	ruma_kv_opts o;
+	char err[512];
+	int rc = ruma_kv_parse(a2 ? 3 : 2, argv, NULL, &o, err, sizeof(err));
+	if (rc != RUMA_EPARSE || !strstr(err, want) || strncmp(err, "ruma kv: ", 9)) {
+		fprintf(stderr, "  %s %s: rc %d, message '%s' (wanted '%s')\n", a1, a2 ? a2 : "", rc,
+			err, want);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
+static int t_options(void)
+{
+	char *argv[] = { "kv", "--workload", "e", "--threads", "4", "--memory-limit", "64M",
+			 "--durability", "none", "--value-size", "100", NULL };
+	ruma_kv_opts o;
+	char err[512];
+	CHECK_OK(ruma_kv_parse(11, argv, NULL, &o, err, sizeof(err)));
+	CHECK(!strcmp(o.wl->name, "e") && o.threads == 4 && o.memory == 64ull << 20);
+	CHECK(o.durability == RUMA_KV_NONE && o.value_size == 100 && o.dist == RUMA_KV_ZIPFIAN);
+	CHECK(!strcmp(o.sys->name, "ruma") && o.records == 1000000 && o.runfor == 10);
+	CHECK(!parse_err("--threads", "0", "--threads 0: out of range"));
+	CHECK(!parse_err("--threads", "x", "--threads 'x'"));
+	CHECK(!parse_err("--workload", "g", "unknown (known: a, b, c"));
+	CHECK(!parse_err("--system", "nosuch", "not built into this binary"));
+	CHECK(!parse_err("--distribution", "pareto", "expected zipfian, uniform or latest"));
+	CHECK(!parse_err("--durability", "maybe", "expected sync"));
+	CHECK(!parse_err("--value-size", "4", "out of range"));
+	CHECK(!parse_err("--memory-limit", "1K", "out of range"));
+	CHECK(!parse_err("--records", NULL, "--records needs a value"));
+	CHECK(!parse_err("--bogus", NULL, "unknown option '--bogus'"));
+	CHECK(!parse_err("extra", NULL, "unexpected argument 'extra'"));
+	/* the command: exit status 2 and the message on stderr */
+	char *cargv[] = { NULL, "kv", "--threads", "0", NULL };
+	char *out = NULL, *cerr = NULL;
+	CHECK_EQ(test_run_cli(cargv, &out, &cerr), 2);
+	CHECK(cerr && strstr(cerr, "ruma kv: --threads 0: out of range"));
+	free(out);
+	free(cerr);
+	/* a value ruma's entries cannot hold: refused before anything runs */
+	char *bargv[] = { NULL, "kv", "--value-size", "1010", "--records", "10", "--dir", dir,
+			  NULL };
+	CHECK_EQ(test_run_cli(bargv, &out, &cerr), 2);
+	CHECK(cerr && strstr(cerr, "use --value-size 1000 or less"));
+	free(out);
+	free(cerr);
+	return TEST_PASS;
+}
+
+/* SIGTERM during the run: the report of what ran, the store closed and
+ * removed, exit 143 (a run of 60 s stopped after its first per-second rows). */
+static int t_sigterm(void)
+{
+	char opath[] = "/tmp/ruma-test-kvoXXXXXX", epath[] = "/tmp/ruma-test-kveXXXXXX";
+	int ofd = mkstemp(opath), efd = mkstemp(epath);
+	char *argv[] = { NULL, "kv", "--records", "2000", "--memory-limit", "32M", "--runfor",
+			 "60", "--durability", "none", "--dir", dir, NULL };
+	pid_t pid;
+	CHECK(ofd >= 0 && efd >= 0);
+	CHECK_OK(test_spawn_cli(argv, ofd, efd, &pid));
+	char *out = NULL;
+	for (int i = 0; i < 300 && !(out && strstr(out, "\n1,")); i++) {
+		free(out);
+		usleep(50000);
+		out = test_slurp(opath);
+	}
+	bool ran = out && strstr(out, "\n1,");
+	kill(pid, SIGTERM);
+	int st = test_wait_status(pid);
+	char *err = test_slurp(epath);
+	close(ofd);
+	close(efd);
+	unlink(opath);
+	unlink(epath);
+	CHECK(ran);
+	CHECK_EQ(st, 128 + SIGTERM);
+	CHECK(err && strstr(err, "stopped by signal 15") && strstr(err, "latency us"));
+	char path[128];
+	struct stat sb;
+	snprintf(path, sizeof(path), "%s/kv-ruma", dir);
+	CHECK(stat(path, &sb) != 0);
+	free(out);
+	free(err);
+	return TEST_PASS;
+}
+
+/* A directory the driver did not make is never emptied; one it made is removed. */
+static int t_store_dir(void)
+{
+	char path[256], err[256], foreign[128];
+	snprintf(foreign, sizeof(foreign), "%s/kv-ruma", dir);
+	CHECK(mkdir(foreign, 0755) == 0);
+	CHECK(ruma_kv_store_dir(dir, "ruma", path, sizeof(path), err, sizeof(err)) == -EEXIST);
+	CHECK(strstr(err, "was not made by ruma kv"));
+	CHECK(rmdir(foreign) == 0);
+	CHECK_OK(ruma_kv_store_dir(dir, "ruma", path, sizeof(path), err, sizeof(err)));
+	CHECK_OK(ruma_kv_store_dir(dir, "ruma", path, sizeof(path), err, sizeof(err)));
+	CHECK_OK(ruma_kv_store_dir_remove(path));
+	struct stat st;
+	CHECK(stat(path, &st) != 0);
+	/* a --dir the run made is removed with the store; one that existed stays */
+	char made[128];
+	snprintf(made, sizeof(made), "%s/made", dir);
+	char *argv[] = { NULL, "kv", "--records", "100", "--memory-limit", "32M", "--ops", "10",
+			 "--durability", "none", "--dir", made, "--quiet", NULL };
+	char *out = NULL, *msg = NULL;
+	CHECK_EQ(test_run_cli(argv, &out, &msg), 0);
+	free(out);
+	free(msg);
+	CHECK(stat(made, &st) != 0);
+	CHECK(stat(dir, &st) == 0);
+	return TEST_PASS;
+}
+
+static const struct test_case cases[] = {
+	{ "fnv", t_fnv },
+	{ "zipf_skew", t_zipf_skew },
+	{ "scrambled_spread", t_scrambled_spread },
+	{ "latest", t_latest },
+	{ "hist", t_hist },
+	{ "adapters_model", t_adapters_model },
+	{ "workload_mix", t_workload_mix },
+	{ "result_rows", t_result_rows },
+	{ "peers_run", t_peers_run },
+	{ "check_finds_missing", t_check_finds_missing },
+	{ "options", t_options },
+	{ "sigterm", t_sigterm },
+	{ "store_dir", t_store_dir },
+};
+
+int main(int argc, char **argv)
+{
+	snprintf(dir, sizeof(dir), "/tmp/ruma-test-kv-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	int st = test_main("kv", cases, TEST_N(cases), argc, argv);
+	char res[128];
+	snprintf(res, sizeof(res), "%s/result.csv", dir);
+	unlink(res);
+	rmdir(dir);
+	free(rows);
+	return st;
+}
