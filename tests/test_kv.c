@@ -22,6 +22,7 @@
 #include "bench/kv/worker.h"
 
 #include <math.h>
+#include <errno.h>
 #include <sys/stat.h>
 
 static char dir[64];
@@ -671,7 +672,61 @@ static int t_store_dir(void)
 	return TEST_PASS;
 }
 
+/* The process's memory cgroup line of /proc/self/cgroup (v1), or "". */
+static void memcg_line(char *buf, size_t len)
+{
+	buf[0] = 0;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return;
+	char line[600];
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, ":memory:"))
+			snprintf(buf, len, "%s", line);
+	fclose(f);
+}
+
+/* --cgroup-limit: the run is charged to a child cgroup with that limit,
+ * its peak reported, the process back where it was and the child gone
+ * afterwards; where no memory cgroup can be made, the run is refused
+ * (exit 2), never measured without the limit. */
+static int t_cgroup(void)
+{
+	char res[128], before[600], after[600];
+	snprintf(res, sizeof(res), "%s/result.csv", dir);
+	char *argv[] = { NULL, "kv", "--workload", "c", "--records", "2000", "--memory-limit", "32M",
+			 "--cgroup-limit", "96M", "--ops", "500", "--durability", "none", "--dir",
+			 dir, "--result", res, "--quiet", NULL };
+	char *out = NULL, *err = NULL;
+	memcg_line(before, sizeof(before));
+	int st = test_run_cli(argv, &out, &err);
+	memcg_line(after, sizeof(after));
+	free(out);
+	if (st == 2 && strstr(err, "refusing to run without the memory limit")) {
+		printf("    no memory cgroup here: %s", err);
+		free(err);
+		return TEST_SKIP;
+	}
+	CHECK_EQ(st, 0);
+	char *at = strstr(err, "memory cgroup v"), child[600] = "";
+	CHECK(at != NULL);
+	CHECK_EQ(sscanf(at, "memory cgroup v%*d %599s", child), 1);
+	free(err);
+	struct stat sb;
+	CHECK(stat(child, &sb) != 0 && errno == ENOENT); /* removed */
+	CHECK(!strcmp(before, after)); /* back in its own cgroup */
+	free(rows);
+	rows = NULL;
+	nrows = 0;
+	CHECK_OK(ruma_result_read(res, &rows, &nrows));
+	CHECK_EQ(metric("cgroup_limit", "all"), 96.0 * 1024 * 1024);
+	double peak = metric("cgroup_peak", "all");
+	CHECK(peak > 0 && peak <= 96.0 * 1024 * 1024);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "cgroup", t_cgroup },
 	{ "fnv", t_fnv },
 	{ "zipf_skew", t_zipf_skew },
 	{ "scrambled_spread", t_scrambled_spread },

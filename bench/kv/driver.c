@@ -27,6 +27,7 @@
  * (--dir); the store directory's (store_dir.c).
  */
 #include "bench/common/result.h"
+#include "bench/kv/cgroup.h"
 #include "bench/kv/store_dir.h"
 #include "bench/kv/worker.h"
 
@@ -57,6 +58,7 @@ struct run {
 	unsigned nnotes;
 	char dir[4096];
 	bool made_parent;            /* --dir did not exist: removed at the end too */
+	ruma_kv_cgroup cg;           /* --cgroup */
 };
 
 static void add_note(void *ctx, const char *setting, const char *text)
@@ -396,6 +398,53 @@ static int teardown(struct run *r, int st)
 	return st;
 }
 
+/* --cgroup: into the child before the store opens (its page cache and
+ * pool are charged there); 0 or 2 (refused: no run without the limit). */
+static int cgroup_enter(struct run *r)
+{
+	const ruma_kv_opts *o = r->o;
+	if (!o->cgroup && !o->cgroup_limit)
+		return 0;
+	char err[700];
+	uint64_t limit = o->cgroup_limit ? o->cgroup_limit : ruma_kv_cgroup_limit(o->memory);
+	if (ruma_kv_cgroup_enter(&r->cg, limit, err, sizeof(err))) {
+		fprintf(stderr, "ruma kv: --cgroup: %s; refusing to run without the memory limit\n",
+			err);
+		return 2;
+	}
+	char lim[32];
+	fprintf(stderr, "ruma kv: memory cgroup v%d %s, limit %s (page cache included)\n",
+		r->cg.version, r->cg.child, ruma_format_size(limit, lim, sizeof(lim)));
+	return 0;
+}
+
+/* The cgroup's peak and limit hits as rows (before the outputs close). */
+static void cgroup_report(struct run *r)
+{
+	if (!r->cg.entered)
+		return;
+	uint64_t peak, hits;
+	ruma_kv_cgroup_usage(&r->cg, &peak, &hits);
+	char p[32], l[32];
+	fprintf(stderr, "ruma kv: memory cgroup peak %s of %s, %" PRIu64 " charges failed at the limit\n",
+		ruma_format_size(peak, p, sizeof(p)), ruma_format_size(r->cg.limit, l, sizeof(l)),
+		hits);
+	set_row(r, "run", -1, "all");
+	ruma_result_add(r->res, "cgroup_limit", "bytes", (double)r->cg.limit);
+	ruma_result_add(r->res, "cgroup_peak", "bytes", (double)peak);
+	ruma_result_add(r->res, "cgroup_limit_hits", "count", (double)hits);
+}
+
+/* Back out of the cgroup after the store is closed; 0 or 1. */
+static int cgroup_leave(struct run *r)
+{
+	char err[700];
+	if (!ruma_kv_cgroup_leave(&r->cg, err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "ruma kv: --cgroup: %s\n", err);
+	return 1;
+}
+
 int ruma_kv_run(const ruma_kv_opts *o)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -411,12 +460,17 @@ int ruma_kv_run(const ruma_kv_opts *o)
 	r->res = ruma_outputs_result(&r->out);
 	struct sigaction old[2];
 	ruma_kv_catch_signals(old);
-	int st = setup(r);
+	int st = cgroup_enter(r);
+	if (!st)
+		st = setup(r);
 	if (!st) {
 		report_config(r);
 		st = load_and_run(r);
+		cgroup_report(r);
 	}
 	st = teardown(r, st);
+	if (cgroup_leave(r) && !st)
+		st = 1;
 	ruma_kv_restore_signals(old);
 	free(r);
 	return st;

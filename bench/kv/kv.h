@@ -178,6 +178,8 @@ typedef struct ruma_kv_opts {
 	uint64_t records;               /* --records [1e6] */
 	uint64_t value_size;            /* --value-size [1000] */
 	uint64_t memory;                /* --memory-limit [1 GiB] */
+	bool cgroup;                    /* --cgroup: run in a child memory cgroup */
+	uint64_t cgroup_limit;          /* --cgroup-limit (implies --cgroup) [0: from memory] */
 	unsigned threads;               /* --threads [1] */
 	uint64_t runfor;                /* --runfor seconds [10] */
 	uint64_t ops;                   /* --ops per thread (0: --runfor decides) */

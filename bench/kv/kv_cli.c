@@ -39,6 +39,9 @@ static const ruma_opt options[] = {
 	  0 },
 	{ "--memory-limit", RUMA_OPT_BYTES, O(memory), 16ull << 20, 1ull << 40,
 	  "16 MiB .. 1 TiB (K, M, G suffixes)", NULL, 0 },
+	{ "--cgroup", RUMA_OPT_FLAG, O(cgroup), 0, 0, NULL, NULL, 0 },
+	{ "--cgroup-limit", RUMA_OPT_BYTES, O(cgroup_limit), 16ull << 20, 1ull << 40,
+	  "16 MiB .. 1 TiB (K, M, G suffixes)", NULL, 0 },
 	{ "--threads", RUMA_OPT_UINT, O(threads), 1, RUMA_KV_MAX_THREADS, "1 .. 64 threads",
 	  NULL, 0 },
 	{ "--runfor", RUMA_OPT_U64, O(runfor), 1, 86400, "1 .. 86400 seconds", NULL, 0 },
@@ -172,6 +175,11 @@ void ruma_kv_usage(FILE *f)
 		"  --records N        entries loaded (db_bench: the key range)   [1e6]\n"
 		"  --value-size B     bytes per value (YCSB: 10 fields of 100 B)  [1000]\n"
 		"  --memory-limit B   the store's cache or buffer pool           [1G]\n"
+		"  --cgroup           run inside a child memory cgroup of the driver's\n"
+		"                     own (page cache counted), limited to the cache\n"
+		"                     plus 1/4 of it (at least 64 MiB); refused where\n"
+		"                     no memory cgroup can be made\n"
+		"  --cgroup-limit B   --cgroup with this limit instead\n"
 		"  --threads N        threads (1..64)                            [1]\n"
 		"  --runfor S         seconds of the run phase                   [10]\n"
 		"  --ops N            operations per thread instead of --runfor  [0]\n"

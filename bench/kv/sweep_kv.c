@@ -28,7 +28,7 @@ static void kv_argv(const ruma_sweep_run *run)
 		{ "value_size", "--value-size" }, { "memory", "--memory-limit" },
 		{ "durability", "--durability" }, { "distribution", "--distribution" },
 		{ "runfor", "--runfor" },         { "ops", "--ops" },
-		{ "load_batch", "--load-batch" },
+		{ "load_batch", "--load-batch" }, { "cgroup_limit", "--cgroup-limit" },
 	};
 	static char dir[600]; /* pushed: must outlive the call (one run at a time) */
 	const char *d = run->param(run, "dir");
