@@ -95,8 +95,8 @@ typedef enum ruma_bm_durability {
 
 typedef struct ruma_bm_config {
 	const char *path;       /* file (created if missing) or block device */
-	uint64_t virt_bytes;    /* VIRTGB: size of the virtual reservation */
-	uint64_t phys_bytes;    /* PHYSGB: buffer pool size (resident pages) */
+	uint64_t virt_bytes;    /* size of the virtual reservation (ruma vmcache: VIRTGB) */
+	uint64_t phys_bytes;    /* buffer pool size, resident pages (ruma vmcache: PHYSGB) */
 	unsigned batch;         /* BATCH: pages per eviction round */
 	unsigned max_threads;   /* threads that may use the manager at once */
 	ruma_bm_wait wait;
@@ -244,7 +244,7 @@ RUMA_API void ruma_bm_probe_io(ruma_bm_io_support *out);
 /*
  * ruma_bm_alloc — a new, zeroed page, returned exclusively latched.  Reuses a
  * freed page id when reuse_pages is on.  RUMA_EVIRTFULL when the reservation
- * is full (message: raise VIRTGB).
+ * is full (ruma_bm_config.virt_bytes sets its size).
  */
 RUMA_API int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid, void **page);
 
