@@ -119,7 +119,7 @@
 #define WAL_SLOTS 64u
 #define WAL_IDLE UINT64_MAX
 /* file_hdr.flags: the file is always longer than its last record (allocation
- * ahead is on), so a file that ends exactly at a record's end was cut. */
+ * ahead is on), so a file that ends at or inside a record was cut. */
 #define WAL_HDR_AHEAD 1u
 /* CRC-32C's reflected polynomial: the CRC change a flip of a message's last bit makes */
 #define WAL_CRC32C_POLY 0x82f63b78u
@@ -568,8 +568,8 @@ static int report_damage(ruma_wal_iter *it, uint64_t bad, enum damage d, uint64_
 			 "records follow it (up to LSN %llu): the log was damaged after it was "
 			 "written, not cut by a crash", b, n, (unsigned long long)last);
 	else if (d == DAMAGE_CUT)
-		snprintf(what, sizeof(what), "the file ends exactly where the record before LSN "
-			 "%llu ends, but a log is allocated past its last record: the file was cut "
+		snprintf(what, sizeof(what), "the file ends at or inside the record at LSN %llu, "
+			 "but a log is allocated a block past its last record: the file was cut "
 			 "after it was written", b);
 	else
 		snprintf(what, sizeof(what), "the record at LSN %llu differs from its checksum by "
@@ -618,8 +618,8 @@ static int scan_rest(ruma_wal_iter *it, uint64_t bad, struct rest *o)
  * acknowledged: cut quietly) only when they end no further than one ring
  * past bad and the gap before the first of them holds a zero sector (what
  * did not reach the disk).  A torn record is never one flipped bit, and a
- * file allocated ahead (WAL_HDR_AHEAD) never ends exactly where a record
- * ends after a crash: it was cut.  Otherwise the log was damaged after it
+ * file allocated ahead (WAL_HDR_AHEAD) never ends less than a block past
+ * its last record after a crash: ending at or inside one, it was cut.  Otherwise the log was damaged after it
  * was written: RUMA_ECORRUPT, or with cfg.salvage the end stays at bad and
  * what is discarded is counted and reported. */
 static int examine_rest(ruma_wal_iter *it, uint64_t bad)
@@ -635,7 +635,9 @@ static int examine_rest(ruma_wal_iter *it, uint64_t bad)
 	if (o.records && o.last - bad <= ring && (r = zero_sector(it, bad, o.first, &torn)))
 		return r;
 	bool damaged = o.records && !(o.last - bad <= ring && torn);
-	bool cut = !o.records && w->hdr_ahead && bad > w->start && o.file_end == bad;
+	/* allocated ahead, the file is always a block longer than what was
+	 * written (flush_round): ending sooner, at or inside a record, it was cut */
+	bool cut = !o.records && w->hdr_ahead && bad > w->start && o.file_end < bad + WAL_BLOCK;
 	if (!damaged && !cut && (r = one_bit_flip(it, bad, &flip)))
 		return r;
 	if (!damaged && !cut && !flip)
