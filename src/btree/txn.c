@@ -37,12 +37,14 @@
  * No syscalls (the log's I/O is in src/wal, reached through bm.h).
  */
 #include "btree/btree_int.h"
+#include "btree/mvcc.h"
 
 #include <ruma/txn.h>
 #include <ruma/core.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -53,7 +55,7 @@
 
 struct lock_stripe {
 	pthread_mutex_t mu;
-	struct { uint64_t h; const ruma_txn *owner; } *e;
+	struct { uint64_t h; ruma_txn *owner; } *e;
 	size_t n, cap;
 };
 
@@ -61,33 +63,33 @@ static struct lock_stripe stripes[LOCK_STRIPES];
 static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t recover_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* What an undo entry restores (undo_hdr.kind). */
-enum undo_kind {
-	UNDO_ABSENT = 0, /* the row did not exist: remove it */
-	UNDO_VALUE = 1,  /* put the old value back */
-	UNDO_PATCH = 2,  /* an in-place update: write old bytes back at offsets */
-};
-
-/* One undo entry in memory: the row and what restores it. */
-struct undo {
-	ruma_pid root;
-	uint16_t klen;
-	uint8_t kind;
-	uint32_t vlen;  /* bytes after the key */
-	size_t at;      /* in the transaction's undo bytes: key, then the old value or the patch */
-};
-
 struct ruma_txn {
 	ruma_bm *bm;
 	unsigned flags;
 	uint64_t id; /* 0 until the first UNDO record is logged */
+	uint64_t start_ts; /* a snapshot's (RUMA_TXN_RDONLY) */
+	uint64_t cts;      /* 0 while running, MV_PENDING, then the commit timestamp */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
+	/* Snapshot readers read the undo of a row's lock holder: they hold mu
+	 * (and the row's stripe); the owner takes mu only to move the arrays
+	 * (growth, hand-off) and publishes nundo with a release store. */
+	pthread_mutex_t mu;
 	struct undo *undo;
 	size_t nundo, capundo;
 	uint8_t *bytes; /* the undo entries' keys and data, back to back */
 	size_t nbytes, capbytes;
+	bool deleter;   /* in the deleters list (it removed a row) */
+	struct ruma_txn *dprev, *dnext;
 };
+
+/* Transactions that removed rows, for snapshot scans (a removed row is
+ * gone from the tree, so a scan learns of it only here or in the version
+ * store); aborts counts aborts, so a snapshot read that may have seen a
+ * change an abort then undid reads again. */
+static pthread_mutex_t del_mu = PTHREAD_MUTEX_INITIALIZER;
+static ruma_txn *deleters;
+static uint64_t aborts;
 
 /* Undo record payload after the id: this header, key, then the old value
  * (UNDO_VALUE) or the patch (UNDO_PATCH): a sequence of
@@ -172,7 +174,7 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 		else {
 			s->e[s->n].h = h;
 			s->e[s->n].owner = x;
-			s->n++;
+			__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELEASE);
 			x->locks[x->nlocks++] = h;
 		}
 	}
@@ -188,7 +190,8 @@ static void unlock_all(ruma_txn *x)
 		pthread_mutex_lock(&s->mu);
 		for (size_t i = 0; i < s->n; i++)
 			if (s->e[i].h == h && s->e[i].owner == x) {
-				s->e[i] = s->e[--s->n];
+				s->e[i] = s->e[s->n - 1];
+				__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELEASE);
 				break;
 			}
 		pthread_mutex_unlock(&s->mu);
@@ -196,9 +199,42 @@ static void unlock_all(ruma_txn *x)
 	x->nlocks = 0;
 }
 
+static void deleters_leave(ruma_txn *x)
+{
+	if (!x->deleter)
+		return;
+	pthread_mutex_lock(&del_mu);
+	if (x->dprev)
+		x->dprev->dnext = x->dnext;
+	else
+		deleters = x->dnext;
+	if (x->dnext)
+		x->dnext->dprev = x->dprev;
+	pthread_mutex_unlock(&del_mu);
+	x->deleter = false;
+}
+
+static void deleters_join(ruma_txn *x)
+{
+	if (x->deleter)
+		return;
+	pthread_mutex_lock(&del_mu);
+	x->dprev = NULL;
+	x->dnext = deleters;
+	if (deleters)
+		deleters->dprev = x;
+	deleters = x;
+	pthread_mutex_unlock(&del_mu);
+	x->deleter = true;
+}
+
 static void txn_free(ruma_txn *x)
 {
+	deleters_leave(x);
+	if (x->flags & RUMA_TXN_RDONLY)
+		mv_snapshot_end(x->start_ts);
 	ruma_bm_txn_count(x->bm, -1);
+	pthread_mutex_destroy(&x->mu);
 	free(x->bytes);
 	free(x->undo);
 	free(x->locks);
@@ -207,12 +243,17 @@ static void txn_free(ruma_txn *x)
 
 int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 {
-	if (!bm || !out || (flags & ~RUMA_TXN_ASYNC))
+	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | RUMA_TXN_RDONLY)))
 		return -EINVAL;
 	pthread_once(&stripes_once, stripes_init);
 	ruma_txn *x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
+	if ((flags & RUMA_TXN_RDONLY) && mv_snapshot_begin(&x->start_ts)) {
+		free(x);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&x->mu, NULL);
 	x->bm = bm;
 	x->flags = flags;
 	ruma_bm_txn_count(bm, 1);
@@ -273,9 +314,14 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 		       unsigned kind, const uint8_t *data, size_t len)
 {
 	const size_t head = 8 + sizeof(struct undo_hdr);
-	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)) ||
-	    grow((void **)&x->bytes, &x->capbytes, x->nbytes + head + klen + len, 1))
-		return -ENOMEM;
+	if (x->nundo + 1 > x->capundo || x->nbytes + head + klen + len > x->capbytes) {
+		pthread_mutex_lock(&x->mu); /* a snapshot reader may be reading them */
+		int r = grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)) ||
+			grow((void **)&x->bytes, &x->capbytes, x->nbytes + head + klen + len, 1);
+		pthread_mutex_unlock(&x->mu);
+		if (r)
+			return -ENOMEM;
+	}
 	uint8_t *rec = x->bytes + x->nbytes;
 	struct undo_hdr h = { t->root, (uint16_t)klen, (uint8_t)kind, 0, (uint32_t)len };
 	memcpy(rec, &x->id, 8);
@@ -291,14 +337,17 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 		if (!x->id)
 			x->id = lsn;
 	}
-	x->undo[x->nundo++] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
-					     x->nbytes + head };
+	x->undo[x->nundo] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
+					   x->nbytes + head };
+	__atomic_store_n(&x->nundo, x->nundo + 1, __ATOMIC_RELEASE);
 	x->nbytes += head + klen + len;
 	return 0;
 }
 
 static int lock_key(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen)
 {
+	if (x->flags & RUMA_TXN_RDONLY)
+		return -EACCES;
 	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 		return klen ? RUMA_ETOOBIG : -EINVAL;
 	return row_lock(x, t, key, klen);
@@ -480,15 +529,158 @@ int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
 	int r = prepare_change(x, t, key, klen, &present);
 	if (r || !present)
 		return r ? r : RUMA_ENOTFOUND; /* unchanged; the undo is a no-op */
+	deleters_join(x);
 	ruma_bm_op_defer(x->bm, true);
 	r = ruma_btree_remove(t, key, klen);
 	ruma_bm_op_defer(x->bm, false);
 	return r;
 }
 
+/* ---- snapshot reads ------------------------------------------------------------ */
+
+/*
+ * A snapshot read of a row (Neumann et al., SIGMOD 2015: the newest value in
+ * place, older ones reached through undo):
+ *   1. read the row in place (value or absent);
+ *   2. if another transaction holds the row's lock and had not committed
+ *      when the snapshot began, apply its before-images, newest first;
+ *   3. apply the version store's versions of the row committed after the
+ *      snapshot began, newest first.
+ * The order is what makes it right.  A writer changes a row only while it
+ * holds the row's lock and after its undo entry is published, and at
+ * commit it links its undo into the version store before it releases its
+ * locks.  So a change seen in step 1 is still found in step 2 (its writer
+ * still holds the lock) or in step 3 (it committed in between: its versions
+ * were linked before the lock went); were the version store asked first, a
+ * writer committing between the two checks would be missed.  Applying one
+ * writer's before-images twice (found both ways while it hands them over)
+ * gives the same image, and a patch applied onto a newer value than the
+ * one it was made for writes back every byte that changed since.  The one
+ * change neither place holds is one an abort undid between step 1 and
+ * step 2: the abort counter, read before step 1 and after step 3, catches
+ * it and the read is repeated; so is a patch that met an absent or shorter
+ * value (its row was replaced since step 1).
+ */
+
+/* Whether the committer `o` had not committed when a snapshot begun at
+ * start began (a commit timestamp being taken is waited for: a few
+ * instructions of the committer). */
+static bool running_at(const ruma_txn *o, uint64_t start)
+{
+	uint64_t c;
+	for (unsigned spins = 0;
+	     (c = __atomic_load_n(&o->cts, __ATOMIC_SEQ_CST)) == MV_PENDING; spins++)
+		if (spins > 64)
+			sched_yield();
+	return c == 0 || c > start;
+}
+
+/* Apply o's before-images of the row, newest first (o->mu held). */
+static void apply_owner(ruma_txn *o, const ruma_btree *t, const void *key, size_t klen,
+			struct mv_image *img)
+{
+	pthread_mutex_lock(&o->mu);
+	for (size_t i = __atomic_load_n(&o->nundo, __ATOMIC_ACQUIRE); i-- > 0;) {
+		const struct undo *u = &o->undo[i];
+		const uint8_t *k = o->bytes + u->at;
+		if (u->root == t->root && u->klen == klen && !memcmp(k, key, klen))
+			mv_apply(img, u->kind, k + klen, u->vlen);
+	}
+	pthread_mutex_unlock(&o->mu);
+}
+
+/* Step 2 of a snapshot read (see above) for the row of hash h. */
+static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+			 uint64_t h, struct mv_image *img)
+{
+	struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
+	if (!__atomic_load_n(&s->n, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].h == h) {
+			ruma_txn *o = s->e[i].owner;
+			if (o != x && running_at(o, x->start_ts))
+				apply_owner(o, t, key, klen, img);
+			break;
+		}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Steps 2 and 3 onto img (step 1's result).  0, RUMA_ERESTART (read
+ * again), RUMA_ESNAPTOOOLD. */
+static int resolve(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+		   struct mv_image *img)
+{
+	resolve_lock(x, t, key, klen, row_hash(t, key, klen), img);
+	int r = mv_empty() ? (mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : 0)
+			   : mv_resolve(t->bm, t->root, key, klen, x->start_ts, img);
+	return r ? r : img->invalid ? RUMA_ERESTART : 0;
+}
+
+/* Copy a resolved image out as ruma_btree_lookup would. */
+static int image_out(const struct mv_image *img, void *buf, size_t cap, size_t *vlen)
+{
+	if (!img->present)
+		return RUMA_ENOTFOUND;
+	if (vlen)
+		*vlen = img->len;
+	if (img->len > cap)
+		return -ENOBUFS;
+	if (img->len)
+		memcpy(buf, img->val, img->len);
+	return 0;
+}
+
+/* One snapshot read through an image: RUMA_ERESTART to read again. */
+static int snap_lookup_slow(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+			    void *buf, size_t cap, size_t *vlen)
+{
+	struct mv_image img;
+	size_t len = 0;
+	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	int r = ruma_btree_lookup(t, key, klen, img.val, sizeof(img.val), &len);
+	if (r && r != RUMA_ENOTFOUND)
+		return r;
+	img.present = r == 0;
+	img.invalid = false;
+	img.len = (uint32_t)len;
+	r = resolve(x, t, key, klen, &img);
+	if (!r && __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) != a0)
+		r = RUMA_ERESTART;
+	return r ? r : image_out(&img, buf, cap, vlen);
+}
+
+/* A snapshot's point read.  Fast path: nothing holds a lock in the row's
+ * stripe, no version is stored and no abort ran: the row in place is the
+ * snapshot's (the same argument as above, with steps 2 and 3 empty). */
+static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+		       void *buf, size_t cap, size_t *vlen)
+{
+	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
+		return klen ? RUMA_ETOOBIG : -EINVAL;
+	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	int r = ruma_btree_lookup(t, key, klen, buf, cap, vlen);
+	if (r && r != RUMA_ENOTFOUND && r != -ENOBUFS)
+		return r;
+	const struct lock_stripe *s = &stripes[row_hash(t, key, klen) % LOCK_STRIPES];
+	if (!__atomic_load_n(&s->n, __ATOMIC_SEQ_CST) && mv_empty() &&
+	    __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) == a0)
+		return mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : r;
+	do
+		r = snap_lookup_slow(x, t, key, klen, buf, cap, vlen);
+	while (r == RUMA_ERESTART);
+	return r;
+}
+
 int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, void *buf,
 		    size_t cap, size_t *vlen)
 {
+	if (x && (x->flags & RUMA_TXN_RDONLY)) {
+		if (!t || t->bm != x->bm)
+			return -EINVAL;
+		return snap_lookup(x, t, key, klen, buf, cap, vlen);
+	}
 	if (x) {
 		if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 			return klen ? RUMA_ETOOBIG : -EINVAL;
@@ -497,6 +689,242 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
 			return r;
 	}
 	return ruma_btree_lookup(t, key, klen, buf, cap, vlen);
+}
+
+/* ---- snapshot scans ------------------------------------------------------------- */
+
+/*
+ * A snapshot scan goes in batches.  Each batch copies up to SNAP_BATCH
+ * entries out of the tree in place from the scan's position (the B-tree
+ * scan), which covers the key range from the position to the last entry
+ * copied (or to the tree's end); adds the rows of that range the tree
+ * lacks but the snapshot may hold (rows removed since it began: listed by
+ * the running transactions that removed rows, then by the version store,
+ * in that order, for the reason given under "snapshot reads"); resolves
+ * every row as a point read does; and, when no abort ran meanwhile and no
+ * row must be read again, calls fn on the rows present in the snapshot,
+ * in order, with no latch held.  Else the batch is made again.
+ */
+#define SNAP_BATCH 32u
+
+struct snap_row {
+	bool in_place;
+	uint16_t klen;
+	struct mv_image img;
+	uint8_t key[RUMA_BTREE_MAX_KEY];
+};
+
+struct snap_scan {
+	const ruma_txn *x;
+	ruma_btree *t;
+	bool desc;
+	struct snap_row *rows;
+	size_t n, cap, in_place;
+	bool oom;
+	/* the position: rows beyond pos (or from it, when pos_incl) remain */
+	bool has_pos, pos_incl;
+	uint16_t poslen;
+	uint8_t pos[RUMA_BTREE_MAX_KEY];
+	/* the batch's far end (last row copied in place); none: the tree's end */
+	bool has_end;
+	uint16_t endlen;
+	uint8_t end[RUMA_BTREE_MAX_KEY];
+};
+
+static struct snap_row *snap_add(struct snap_scan *sc, const void *key, size_t klen)
+{
+	if (grow((void **)&sc->rows, &sc->cap, sc->n + 1, sizeof(*sc->rows)))
+		return NULL;
+	struct snap_row *r = &sc->rows[sc->n++];
+	r->klen = (uint16_t)klen;
+	memcpy(r->key, key, klen);
+	r->in_place = false;
+	r->img.present = r->img.invalid = false;
+	r->img.len = 0;
+	return r;
+}
+
+/* Whether key lies beyond the position and not past the batch's end. */
+static bool snap_in_range(const struct snap_scan *sc, const void *key, size_t klen)
+{
+	int dir = sc->desc ? -1 : 1;
+	if (sc->has_pos) {
+		int c = mv_key_cmp(key, klen, sc->pos, sc->poslen) * dir;
+		if (c < 0 || (c == 0 && !sc->pos_incl))
+			return false;
+	}
+	return !sc->has_end || mv_key_cmp(key, klen, sc->end, sc->endlen) * dir <= 0;
+}
+
+static bool snap_copy(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	struct snap_scan *sc = ctx;
+	if (!snap_in_range(sc, key, klen))
+		return true; /* the position itself */
+	struct snap_row *r = snap_add(sc, key, klen);
+	if (!r) {
+		sc->oom = true;
+		return false;
+	}
+	r->in_place = true;
+	r->img.present = true;
+	r->img.len = (uint32_t)vlen;
+	memcpy(r->img.val, val, vlen);
+	return ++sc->in_place < SNAP_BATCH;
+}
+
+/* Add key as a row of the batch unless it is there already. */
+static int snap_candidate(const void *key, size_t klen, void *ctx)
+{
+	struct snap_scan *sc = ctx;
+	if (!snap_in_range(sc, key, klen))
+		return 0;
+	for (size_t i = 0; i < sc->n; i++)
+		if (sc->rows[i].klen == klen && !memcmp(sc->rows[i].key, key, klen))
+			return 0;
+	return snap_add(sc, key, klen) ? 0 : -ENOMEM;
+}
+
+/* The rows of the batch's range removed by running transactions. */
+static int snap_removed(struct snap_scan *sc)
+{
+	int r = 0;
+	pthread_mutex_lock(&del_mu);
+	for (ruma_txn *d = deleters; d && !r; d = d->dnext) {
+		if (d == sc->x || d->bm != sc->t->bm)
+			continue;
+		pthread_mutex_lock(&d->mu);
+		for (size_t i = 0; i < __atomic_load_n(&d->nundo, __ATOMIC_ACQUIRE) && !r; i++)
+			if (d->undo[i].root == sc->t->root)
+				r = snap_candidate(d->bytes + d->undo[i].at, d->undo[i].klen, sc);
+		pthread_mutex_unlock(&d->mu);
+	}
+	pthread_mutex_unlock(&del_mu);
+	return r;
+}
+
+static int snap_order(const void *a, const void *b)
+{
+	const struct snap_row *x = a, *y = b;
+	return mv_key_cmp(x->key, x->klen, y->key, y->klen);
+}
+
+static int snap_order_desc(const void *a, const void *b)
+{
+	return snap_order(b, a);
+}
+
+/* Make one batch: 0, RUMA_ERESTART (make it again) or an error. */
+static int snap_batch(struct snap_scan *sc)
+{
+	sc->n = sc->in_place = 0;
+	sc->has_end = false;
+	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	const void *from = sc->has_pos ? sc->pos : NULL;
+	size_t flen = sc->has_pos ? sc->poslen : 0;
+	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, snap_copy, sc)
+			 : ruma_btree_scan_asc(sc->t, from, flen, snap_copy, sc);
+	if (!r && sc->oom)
+		r = -ENOMEM;
+	if (r)
+		return r;
+	if (sc->in_place == SNAP_BATCH) {
+		const struct snap_row *last = &sc->rows[sc->n - 1];
+		sc->has_end = true;
+		sc->endlen = last->klen;
+		memcpy(sc->end, last->key, last->klen);
+	}
+	r = snap_removed(sc);
+	if (!r && !mv_empty()) {
+		const void *lo = sc->desc ? (sc->has_end ? sc->end : NULL) : from;
+		size_t lolen = sc->desc ? (sc->has_end ? sc->endlen : 0) : flen;
+		const void *hi = sc->desc ? from : (sc->has_end ? sc->end : NULL);
+		size_t hilen = sc->desc ? flen : (sc->has_end ? sc->endlen : 0);
+		r = mv_keys(sc->t->bm, sc->t->root, lo, lolen, hi, hilen, snap_candidate, sc);
+	}
+	for (size_t i = 0; i < sc->n && !r; i++)
+		r = resolve(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, &sc->rows[i].img);
+	if (!r && __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) != a0)
+		r = RUMA_ERESTART;
+	if (!r)
+		qsort(sc->rows, sc->n, sizeof(*sc->rows), sc->desc ? snap_order_desc : snap_order);
+	return r;
+}
+
+/* Call fn on the batch's rows present in the snapshot; false: fn stopped. */
+static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct snap_row *r = &sc->rows[i];
+		if (r->img.present && !fn(r->key, r->klen, r->img.val, r->img.len, ctx))
+			return false;
+	}
+	return true;
+}
+
+static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *start,
+		     size_t slen, ruma_btree_scan_fn fn, void *ctx)
+{
+	if (!t || t->bm != x->bm || !fn)
+		return -EINVAL;
+	if (slen > RUMA_BTREE_MAX_KEY)
+		return RUMA_ETOOBIG;
+	struct snap_scan *sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	*sc = (struct snap_scan){ .x = x, .t = t, .desc = desc, .has_pos = slen > 0,
+				  .pos_incl = true, .poslen = (uint16_t)slen };
+	if (slen)
+		memcpy(sc->pos, start, slen);
+	int r;
+	for (;;) {
+		r = snap_batch(sc);
+		if (r == RUMA_ERESTART)
+			continue;
+		if (r || !snap_emit(sc, fn, ctx) || !sc->has_end)
+			break;
+		sc->has_pos = true;
+		sc->pos_incl = false;
+		sc->poslen = sc->endlen;
+		memcpy(sc->pos, sc->end, sc->endlen);
+	}
+	free(sc->rows);
+	free(sc);
+	return r;
+}
+
+int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
+		      ruma_btree_scan_fn fn, void *ctx)
+{
+	if (x && (x->flags & RUMA_TXN_RDONLY))
+		return snap_scan(x, t, false, start, slen, fn, ctx);
+	return ruma_btree_scan_asc(t, start, slen, fn, ctx);
+}
+
+int ruma_txn_scan_desc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
+		       ruma_btree_scan_fn fn, void *ctx)
+{
+	if (x && (x->flags & RUMA_TXN_RDONLY))
+		return snap_scan(x, t, true, start, slen, fn, ctx);
+	return ruma_btree_scan_desc(t, start, slen, fn, ctx);
+}
+
+/*
+ * Give the commit its timestamp and, while a snapshot begun before it is
+ * open, move its undo to the version store: before the row locks go (see
+ * "snapshot reads").  The timestamp is marked pending first, so a snapshot
+ * reader that finds the commit not begun knows its timestamp will be later
+ * than its own start.
+ */
+static void publish_commit(ruma_txn *x)
+{
+	if (!x->nundo)
+		return;
+	__atomic_store_n(&x->cts, MV_PENDING, __ATOMIC_SEQ_CST);
+	uint64_t c = mv_commit_ts();
+	__atomic_store_n(&x->cts, c, __ATOMIC_SEQ_CST);
+	if (mv_needed(c)) /* -ENOMEM: made the snapshots that needed it too old */
+		(void)mv_handoff(x->bm, c, &x->mu, &x->undo, &x->nundo, &x->bytes, x->nbytes);
 }
 
 static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
@@ -516,6 +944,7 @@ int ruma_txn_commit(ruma_txn *x)
 		    ruma_bm_durability_of(x->bm) == RUMA_BM_DURABLE_SYNC)
 			r = ruma_bm_log_flush(x->bm, end);
 	}
+	publish_commit(x);
 	unlock_all(x);
 	txn_free(x);
 	return r;
@@ -534,6 +963,7 @@ int ruma_txn_commit_nowait(ruma_txn *x, uint64_t *durable_at)
 	if (!r && end && ruma_bm_logging(x->bm))
 		r = ruma_bm_log_request(x->bm, end);
 	*durable_at = end;
+	publish_commit(x);
 	unlock_all(x);
 	txn_free(x);
 	return r;
@@ -558,6 +988,8 @@ int ruma_txn_abort(ruma_txn *x)
 		uint64_t end;
 		err = log_id(x->bm, RUMA_BM_LOG_END, x->id, &end);
 	}
+	if (x->nundo) /* before the locks go: see "snapshot reads" */
+		__atomic_add_fetch(&aborts, 1, __ATOMIC_SEQ_CST);
 	unlock_all(x);
 	txn_free(x);
 	return err;
@@ -602,4 +1034,15 @@ int bt_txn_recover(ruma_bm *bm)
 	ruma_bm_undo_free(list, n);
 	pthread_mutex_unlock(&recover_mu);
 	return err;
+}
+
+void ruma_txn_mvcc_stat(ruma_txn_mvcc_stats *out)
+{
+	if (out)
+		mv_stats(out);
+}
+
+void ruma_txn_set_version_limit(uint64_t bytes)
+{
+	mv_set_limit(bytes);
 }

@@ -1,0 +1,476 @@
+/*
+ * mvcc.c — the version store of snapshot isolation (mvcc.h; design in
+ * docs/isolation.md).
+ *
+ * Timestamps: one process-wide counter.  A snapshot registers itself
+ * (under reg_mu, nactive raised seq_cst) and then reads the counter as its
+ * start; a committer raises the counter (seq_cst) and then asks whether a
+ * registered snapshot started before it.  Either the committer sees the
+ * snapshot, or the snapshot's read of the counter comes after the raise in
+ * the single seq_cst order and the snapshot sees the commit as done: no
+ * snapshot that needs a version can miss it.
+ *
+ * Versions are undo chains as in HyPer (Neumann, Mühlbauer, Kemper, SIGMOD
+ * 2015): a committing writer's undo (kept in memory for abort anyway) is
+ * moved here whole as a block tagged with its commit timestamp, and each of
+ * its entries is linked into the chain of its row, newest first.  Rows are
+ * found through a skip list ordered by (store, tree, key), so scans can
+ * list the rows with versions in a key range.  A block is freed when the
+ * oldest active snapshot started at or after its timestamp (checked at
+ * every snapshot end and every hand-off), so the store empties as soon as
+ * the snapshots that needed it end.  Beyond the memory bound the oldest
+ * blocks are dropped and `forced` rises to their timestamp: a snapshot
+ * begun before it gets RUMA_ESNAPTOOOLD on its next read instead of a
+ * wrong answer (Oracle's "snapshot too old"; LeanStore bounds its version
+ * space the same way, Alhomssi & Leis, PVLDB 16(6) 2023).
+ *
+ * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks;
+ * reg_mu the snapshot registry.  Neither is held while the other is taken.
+ */
+#include "btree/mvcc.h"
+
+#include <ruma/core.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MV_LEVELS 16
+#define MV_DEFAULT_LIMIT RUMA_TXN_VERSION_LIMIT
+
+/* One version: a before-image of one row, inside its block. */
+struct mv_ver {
+	const struct mv_block *blk;
+	const struct undo *u;
+	struct mv_ver *older;
+};
+
+/* A committed transaction's undo, moved here at its commit. */
+struct mv_block {
+	ruma_bm *bm;
+	uint64_t cts;
+	struct undo *u;
+	size_t n;
+	uint8_t *bytes;
+	size_t size; /* bytes charged against the bound */
+	struct mv_ver *vers;
+	struct mv_block *next;
+};
+
+/* One row with versions in the skip list. */
+struct mv_row {
+	ruma_bm *bm;
+	ruma_pid root;
+	uint16_t klen;
+	uint8_t key[RUMA_BTREE_MAX_KEY];
+	struct mv_ver *newest;
+	struct mv_row *next[MV_LEVELS];
+};
+
+static uint64_t global_ts;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *reg_ts; /* start timestamps of the active snapshots */
+static size_t reg_n, reg_cap;
+static size_t nactive;
+
+static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
+static struct mv_row vs_head_row; /* level pointers only */
+static struct mv_block *vs_blocks; /* newest hand-off first */
+static uint64_t vs_nver, vs_bytes, vs_forced, vs_dropped;
+static uint64_t vs_limit = MV_DEFAULT_LIMIT;
+static uint64_t vs_rng = 0x9e3779b97f4a7c15ull;
+
+int mv_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+void mv_apply(struct mv_image *img, unsigned kind, const uint8_t *data, size_t len)
+{
+	if (kind == UNDO_ABSENT) {
+		img->present = false;
+		img->invalid = false;
+		return;
+	}
+	if (kind == UNDO_VALUE) {
+		img->present = true;
+		img->invalid = false;
+		img->len = (uint32_t)len;
+		memcpy(img->val, data, len);
+		return;
+	}
+	const uint8_t *p = data, *end = data + len;
+	while (p < end && !img->invalid) {
+		uint16_t off, n;
+		if (!img->present || end - p < 4) {
+			img->invalid = true;
+			break;
+		}
+		memcpy(&off, p, 2);
+		memcpy(&n, p + 2, 2);
+		p += 4;
+		if ((size_t)(end - p) < n || (size_t)off + n > img->len) {
+			img->invalid = true;
+			break;
+		}
+		memcpy(img->val + off, p, n);
+		p += n;
+	}
+}
+
+/* ---- timestamps and the snapshot registry ------------------------------------ */
+
+uint64_t mv_commit_ts(void)
+{
+	return __atomic_add_fetch(&global_ts, 1, __ATOMIC_SEQ_CST);
+}
+
+int mv_snapshot_begin(uint64_t *start_ts)
+{
+	pthread_mutex_lock(&reg_mu);
+	if (reg_n == reg_cap) {
+		size_t c = reg_cap ? reg_cap * 2 : 16;
+		uint64_t *p = realloc(reg_ts, c * sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&reg_mu);
+			return -ENOMEM;
+		}
+		reg_ts = p;
+		reg_cap = c;
+	}
+	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_SEQ_CST);
+	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	reg_ts[reg_n++] = s;
+	pthread_mutex_unlock(&reg_mu);
+	*start_ts = s;
+	return 0;
+}
+
+/* The oldest active start timestamp (UINT64_MAX: none); reg_mu held. */
+static uint64_t oldest_locked(void)
+{
+	uint64_t m = UINT64_MAX;
+	for (size_t i = 0; i < reg_n; i++)
+		m = RUMA_MIN(m, reg_ts[i]);
+	return m;
+}
+
+/*
+ * The collection horizon: the oldest active start timestamp, or with none
+ * the counter read under reg_mu (a snapshot registering later starts at or
+ * after it, so it needs no version committed at or before it).
+ */
+static uint64_t horizon(void)
+{
+	pthread_mutex_lock(&reg_mu);
+	uint64_t m = oldest_locked();
+	if (m == UINT64_MAX)
+		m = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&reg_mu);
+	return m;
+}
+
+bool mv_needed(uint64_t commit_ts)
+{
+	if (__atomic_load_n(&nactive, __ATOMIC_SEQ_CST) == 0)
+		return false;
+	pthread_mutex_lock(&reg_mu);
+	bool need = oldest_locked() < commit_ts;
+	pthread_mutex_unlock(&reg_mu);
+	return need;
+}
+
+/* ---- the skip list ------------------------------------------------------------ */
+
+static int row_cmp(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const void *key,
+		   size_t klen)
+{
+	if (r->bm != bm)
+		return (uintptr_t)r->bm < (uintptr_t)bm ? -1 : 1;
+	if (r->root != root)
+		return r->root < root ? -1 : 1;
+	return mv_key_cmp(r->key, r->klen, key, klen);
+}
+
+/* The last row before (bm, root, key) at each level into prev; vs_mu held. */
+static struct mv_row *row_find(ruma_bm *bm, ruma_pid root, const void *key, size_t klen,
+			       struct mv_row **prev)
+{
+	struct mv_row *x = &vs_head_row;
+	for (int l = MV_LEVELS - 1; l >= 0; l--) {
+		while (x->next[l] && row_cmp(x->next[l], bm, root, key, klen) < 0)
+			x = x->next[l];
+		if (prev)
+			prev[l] = x;
+	}
+	return x->next[0];
+}
+
+static bool row_is(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const void *key,
+		   size_t klen)
+{
+	return r && row_cmp(r, bm, root, key, klen) == 0;
+}
+
+/* The row of (bm, root, key), created if missing; vs_mu held for writing. */
+static struct mv_row *row_get(ruma_bm *bm, ruma_pid root, const uint8_t *key, size_t klen)
+{
+	struct mv_row *prev[MV_LEVELS];
+	struct mv_row *r = row_find(bm, root, key, klen, prev);
+	if (row_is(r, bm, root, key, klen))
+		return r;
+	int lv = 1;
+	vs_rng = vs_rng * 6364136223846793005ull + 1442695040888963407ull;
+	for (uint64_t b = vs_rng >> 33; lv < MV_LEVELS && (b & 3) == 0; b >>= 2)
+		lv++;
+	r = calloc(1, offsetof(struct mv_row, next) + (size_t)lv * sizeof(r->next[0]));
+	if (!r)
+		return NULL;
+	r->bm = bm;
+	r->root = root;
+	r->klen = (uint16_t)klen;
+	memcpy(r->key, key, klen);
+	for (int l = 0; l < lv; l++) {
+		r->next[l] = prev[l]->next[l];
+		prev[l]->next[l] = r;
+	}
+	return r;
+}
+
+/* Unlink and free a row without versions; vs_mu held for writing. */
+static void row_drop(struct mv_row *r)
+{
+	struct mv_row *prev[MV_LEVELS];
+	row_find(r->bm, r->root, r->key, r->klen, prev);
+	for (int l = 0; l < MV_LEVELS; l++)
+		if (prev[l]->next[l] == r)
+			prev[l]->next[l] = r->next[l];
+	free(r);
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+
+static void block_free(struct mv_block *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const struct undo *u = &b->u[i];
+		struct mv_row *r = row_find(b->bm, u->root, b->bytes + u->at, u->klen, NULL);
+		if (!row_is(r, b->bm, u->root, b->bytes + u->at, u->klen))
+			continue; /* not linked (a partial hand-off) */
+		for (struct mv_ver **pv = &r->newest; *pv; pv = &(*pv)->older)
+			if (*pv == &b->vers[i]) {
+				*pv = b->vers[i].older;
+				__atomic_sub_fetch(&vs_nver, 1, __ATOMIC_RELEASE);
+				break;
+			}
+		if (!r->newest)
+			row_drop(r);
+	}
+	vs_bytes -= b->size;
+	free(b->vers);
+	free(b->u);
+	free(b->bytes);
+	free(b);
+}
+
+/* Free every block with cts <= horizon; vs_mu held for writing. */
+static void collect_locked(uint64_t horizon)
+{
+	for (struct mv_block **pb = &vs_blocks; *pb;) {
+		struct mv_block *b = *pb;
+		if (b->cts <= horizon) {
+			*pb = b->next;
+			block_free(b);
+		} else {
+			pb = &b->next;
+		}
+	}
+}
+
+/* Versions of cts could not be kept: snapshots begun before it are too old
+ * from now on; vs_mu held for writing. */
+static void force_locked(uint64_t cts)
+{
+	if (cts > vs_forced)
+		__atomic_store_n(&vs_forced, cts, __ATOMIC_RELEASE);
+	vs_dropped++;
+}
+
+/* Drop the oldest blocks until the store fits its bound, raising `forced`
+ * to their timestamps; vs_mu held for writing. */
+static void enforce_limit_locked(void)
+{
+	while (vs_bytes > vs_limit && vs_blocks) {
+		struct mv_block **oldest = &vs_blocks;
+		for (struct mv_block **pb = &vs_blocks; *pb; pb = &(*pb)->next)
+			if ((*pb)->cts < (*oldest)->cts)
+				oldest = pb;
+		struct mv_block *b = *oldest;
+		*oldest = b->next;
+		force_locked(b->cts);
+		block_free(b);
+	}
+}
+
+/* Free the blocks no active snapshot needs. */
+static void collect(void)
+{
+	if (!__atomic_load_n(&vs_nver, __ATOMIC_ACQUIRE))
+		return;
+	uint64_t h = horizon();
+	pthread_rwlock_wrlock(&vs_mu);
+	collect_locked(h);
+	pthread_rwlock_unlock(&vs_mu);
+}
+
+void mv_snapshot_end(uint64_t start_ts)
+{
+	pthread_mutex_lock(&reg_mu);
+	for (size_t i = 0; i < reg_n; i++)
+		if (reg_ts[i] == start_ts) {
+			reg_ts[i] = reg_ts[--reg_n];
+			break;
+		}
+	__atomic_store_n(&nactive, reg_n, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&reg_mu);
+	collect();
+}
+
+/* Link block b's entries into their rows (oldest entry first, so the
+ * newest ends at the head).  On -ENOMEM b->n is cut to the entries linked. */
+static int block_link(struct mv_block *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const struct undo *u = &b->u[i];
+		struct mv_row *r = row_get(b->bm, u->root, b->bytes + u->at, u->klen);
+		if (!r) {
+			b->n = i;
+			return -ENOMEM;
+		}
+		b->vers[i] = (struct mv_ver){ b, u, r->newest };
+		r->newest = &b->vers[i];
+		__atomic_add_fetch(&vs_nver, 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* Clear the owner's undo fields (the store owns the undo now). */
+static void detach(pthread_mutex_t *mu, struct undo **u, size_t *n, uint8_t **bytes)
+{
+	pthread_mutex_lock(mu);
+	*u = NULL;
+	__atomic_store_n(n, 0, __ATOMIC_RELEASE);
+	*bytes = NULL;
+	pthread_mutex_unlock(mu);
+}
+
+int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo **u,
+	       size_t *n, uint8_t **bytes, size_t nbytes)
+{
+	struct mv_block *b = calloc(1, sizeof(*b));
+	struct mv_ver *v = calloc(*n ? *n : 1, sizeof(*v));
+	pthread_rwlock_wrlock(&vs_mu);
+	if (!b || !v) {
+		force_locked(cts);
+		struct undo *uu = *u;
+		uint8_t *bb = *bytes;
+		detach(owner_mu, u, n, bytes);
+		pthread_rwlock_unlock(&vs_mu);
+		free(b);
+		free(v);
+		free(uu);
+		free(bb);
+		return -ENOMEM;
+	}
+	*b = (struct mv_block){ bm, cts, *u, *n, *bytes, nbytes + *n * sizeof(**u), v, NULL };
+	vs_bytes += b->size;
+	int r = block_link(b);
+	detach(owner_mu, u, n, bytes);
+	if (r) {
+		force_locked(cts);
+		block_free(b);
+	} else {
+		b->next = vs_blocks;
+		vs_blocks = b;
+		enforce_limit_locked();
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	collect();
+	return r;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+bool mv_empty(void)
+{
+	return __atomic_load_n(&vs_nver, __ATOMIC_ACQUIRE) == 0;
+}
+
+bool mv_too_old(uint64_t start_ts)
+{
+	return start_ts < __atomic_load_n(&vs_forced, __ATOMIC_ACQUIRE);
+}
+
+int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
+	       struct mv_image *img)
+{
+	pthread_rwlock_rdlock(&vs_mu);
+	int rc = 0;
+	if (start_ts < vs_forced) {
+		rc = RUMA_ESNAPTOOOLD;
+	} else {
+		struct mv_row *r = row_find(bm, root, key, klen, NULL);
+		if (row_is(r, bm, root, key, klen))
+			for (const struct mv_ver *v = r->newest; v && v->blk->cts > start_ts;
+			     v = v->older) {
+				const uint8_t *k = v->blk->bytes + v->u->at;
+				mv_apply(img, v->u->kind, k + v->u->klen, v->u->vlen);
+			}
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	return rc;
+}
+
+int mv_keys(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
+	    size_t hilen, mv_key_fn fn, void *ctx)
+{
+	int rc = 0;
+	pthread_rwlock_rdlock(&vs_mu);
+	struct mv_row *r = row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
+	for (; r && r->bm == bm && r->root == root && !rc; r = r->next[0]) {
+		if (hi && mv_key_cmp(r->key, r->klen, hi, hilen) > 0)
+			break;
+		rc = fn(r->key, r->klen, ctx);
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	return rc;
+}
+
+void mv_stats(ruma_txn_mvcc_stats *out)
+{
+	pthread_mutex_lock(&reg_mu);
+	out->snapshots = reg_n;
+	out->oldest_snapshot = oldest_locked();
+	pthread_mutex_unlock(&reg_mu);
+	pthread_rwlock_rdlock(&vs_mu);
+	out->versions = vs_nver;
+	out->version_bytes = vs_bytes;
+	out->version_limit = vs_limit;
+	out->too_old_below = vs_forced;
+	out->dropped = vs_dropped;
+	pthread_rwlock_unlock(&vs_mu);
+	out->timestamp = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	if (out->oldest_snapshot == UINT64_MAX)
+		out->oldest_snapshot = 0;
+}
+
+void mv_set_limit(uint64_t bytes)
+{
+	pthread_rwlock_wrlock(&vs_mu);
+	vs_limit = bytes ? bytes : MV_DEFAULT_LIMIT;
+	enforce_limit_locked();
+	pthread_rwlock_unlock(&vs_mu);
+}
