@@ -694,10 +694,11 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
 /* ---- snapshot scans ------------------------------------------------------------- */
 
 /*
- * A snapshot scan goes in batches.  Each batch copies up to SNAP_BATCH
- * entries out of the tree in place from the scan's position (the B-tree
- * scan), which covers the key range from the position to the last entry
- * copied (or to the tree's end); adds the rows of that range the tree
+ * A snapshot scan goes in batches.  Each batch copies up to `batch`
+ * entries (SNAP_BATCH_FIRST, doubled per batch up to SNAP_BATCH_MAX) out
+ * of the tree in place from the scan's position (the B-tree scan), which
+ * covers the key range from the position to the last entry copied (or to
+ * the tree's end); adds the rows of that range the tree
  * lacks but the snapshot may hold (rows removed since it began: listed by
  * the running transactions that removed rows, then by the version store,
  * in that order, for the reason given under "snapshot reads"); resolves
@@ -705,7 +706,8 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
  * row must be read again, calls fn on the rows present in the snapshot,
  * in order, with no latch held.  Else the batch is made again.
  */
-#define SNAP_BATCH 32u
+#define SNAP_BATCH_FIRST 8u /* a short scan (a cursor's step) copies little */
+#define SNAP_BATCH_MAX 64u
 
 struct snap_row {
 	bool in_place;
@@ -719,7 +721,7 @@ struct snap_scan {
 	ruma_btree *t;
 	bool desc;
 	struct snap_row *rows;
-	size_t n, cap, in_place;
+	size_t n, cap, in_place, batch;
 	bool oom;
 	/* the position: rows beyond pos (or from it, when pos_incl) remain */
 	bool has_pos, pos_incl;
@@ -770,7 +772,7 @@ static bool snap_copy(const void *key, size_t klen, const void *val, size_t vlen
 	r->img.present = true;
 	r->img.len = (uint32_t)vlen;
 	memcpy(r->img.val, val, vlen);
-	return ++sc->in_place < SNAP_BATCH;
+	return ++sc->in_place < sc->batch;
 }
 
 /* Add key as a row of the batch unless it is there already. */
@@ -828,7 +830,7 @@ static int snap_batch(struct snap_scan *sc)
 		r = -ENOMEM;
 	if (r)
 		return r;
-	if (sc->in_place == SNAP_BATCH) {
+	if (sc->in_place == sc->batch) {
 		const struct snap_row *last = &sc->rows[sc->n - 1];
 		sc->has_end = true;
 		sc->endlen = last->klen;
@@ -872,7 +874,8 @@ static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *st
 	struct snap_scan *sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
-	*sc = (struct snap_scan){ .x = x, .t = t, .desc = desc, .has_pos = slen > 0,
+	*sc = (struct snap_scan){ .x = x, .t = t, .desc = desc, .batch = SNAP_BATCH_FIRST,
+				  .has_pos = slen > 0,
 				  .pos_incl = true, .poslen = (uint16_t)slen };
 	if (slen)
 		memcpy(sc->pos, start, slen);
@@ -883,6 +886,7 @@ static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *st
 			continue;
 		if (r || !snap_emit(sc, fn, ctx) || !sc->has_end)
 			break;
+		sc->batch = RUMA_MIN(sc->batch * 2, SNAP_BATCH_MAX);
 		sc->has_pos = true;
 		sc->pos_incl = false;
 		sc->poslen = sc->endlen;
