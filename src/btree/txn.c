@@ -207,7 +207,7 @@ static void deleters_leave(ruma_txn *x)
 	if (x->dprev)
 		x->dprev->dnext = x->dnext;
 	else
-		deleters = x->dnext;
+		__atomic_store_n(&deleters, x->dnext, __ATOMIC_RELEASE);
 	if (x->dnext)
 		x->dnext->dprev = x->dprev;
 	pthread_mutex_unlock(&del_mu);
@@ -223,7 +223,7 @@ static void deleters_join(ruma_txn *x)
 	x->dnext = deleters;
 	if (deleters)
 		deleters->dprev = x;
-	deleters = x;
+	__atomic_store_n(&deleters, x, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&del_mu);
 	x->deleter = true;
 }
@@ -821,6 +821,13 @@ static int snap_batch(struct snap_scan *sc)
 {
 	sc->n = sc->in_place = 0;
 	sc->has_end = false;
+	if (sc->cap < sc->batch) { /* nothing to keep: a fresh array, no copy */
+		free(sc->rows);
+		sc->cap = 0;
+		if (!(sc->rows = malloc(sc->batch * sizeof(*sc->rows))))
+			return -ENOMEM;
+		sc->cap = sc->batch;
+	}
 	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
 	const void *from = sc->has_pos ? sc->pos : NULL;
 	size_t flen = sc->has_pos ? sc->poslen : 0;
@@ -848,7 +855,7 @@ static int snap_batch(struct snap_scan *sc)
 		r = resolve(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, &sc->rows[i].img);
 	if (!r && __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) != a0)
 		r = RUMA_ERESTART;
-	if (!r)
+	if (!r && sc->n > sc->in_place) /* the rows copied in place are in order */
 		qsort(sc->rows, sc->n, sizeof(*sc->rows), sc->desc ? snap_order_desc : snap_order);
 	return r;
 }
@@ -864,6 +871,92 @@ static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *c
 	return true;
 }
 
+/*
+ * The streaming path of a snapshot scan: while no transaction that removed
+ * rows is running, the version store is empty, no abort ran since the scan
+ * began and the snapshot is not too old, no row can be missing from the
+ * tree, and each row read in place needs only step 2 of a point read
+ * (its lock holder's before-images), done in the scan's callback under
+ * the leaf's shared latch.  Under that latch no abort can restore the row
+ * between steps 1 and 2 (restoring needs the latch).  A row removed before
+ * the scan passed its place was removed by a transaction that joined the
+ * deleters list first, so the check made at the next row (or at the end)
+ * sees it, or, once that transaction ended, the version store or the abort
+ * counter changed.  Then the scan goes on in batches from the last row
+ * given to fn.
+ */
+struct snap_stream {
+	struct snap_scan *sc;
+	ruma_btree_scan_fn fn;
+	void *ctx;
+	uint64_t a0;
+	bool fallback, stopped;
+	struct mv_image img;
+};
+
+static bool stream_ok(const struct snap_stream *st)
+{
+	return !__atomic_load_n(&deleters, __ATOMIC_ACQUIRE) && mv_empty() &&
+	       __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) == st->a0 &&
+	       !mv_too_old(st->sc->x->start_ts);
+}
+
+static bool stream_one(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	struct snap_stream *st = ctx;
+	struct snap_scan *sc = st->sc;
+	if (!stream_ok(st)) {
+		st->fallback = true;
+		return false;
+	}
+	uint64_t h = row_hash(sc->t, key, klen);
+	bool present = true;
+	if (__atomic_load_n(&stripes[h % LOCK_STRIPES].n, __ATOMIC_SEQ_CST)) {
+		st->img.present = true;
+		st->img.invalid = false;
+		st->img.len = (uint32_t)vlen;
+		memcpy(st->img.val, val, vlen);
+		resolve_lock(sc->x, sc->t, key, klen, h, &st->img);
+		if (st->img.invalid) {
+			st->fallback = true;
+			return false;
+		}
+		present = st->img.present;
+		val = st->img.val;
+		vlen = st->img.len;
+	}
+	sc->has_pos = true;
+	sc->pos_incl = false;
+	sc->poslen = (uint16_t)klen;
+	memcpy(sc->pos, key, klen);
+	if (present && !st->fn(key, klen, val, vlen, st->ctx)) {
+		st->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+/* The streaming path: 0 with *done when the scan is complete (or fn
+ * stopped it), else the batches go on from sc's position. */
+static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx, bool *done)
+{
+	struct snap_stream *st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->sc = sc;
+	st->fn = fn;
+	st->ctx = ctx;
+	st->a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	st->fallback = st->stopped = false;
+	const void *from = sc->has_pos ? sc->pos : NULL;
+	size_t flen = sc->has_pos ? sc->poslen : 0;
+	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, stream_one, st)
+			 : ruma_btree_scan_asc(sc->t, from, flen, stream_one, st);
+	*done = !r && (st->stopped || (!st->fallback && stream_ok(st)));
+	free(st);
+	return r;
+}
+
 static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *start,
 		     size_t slen, ruma_btree_scan_fn fn, void *ctx)
 {
@@ -871,29 +964,27 @@ static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *st
 		return -EINVAL;
 	if (slen > RUMA_BTREE_MAX_KEY)
 		return RUMA_ETOOBIG;
-	struct snap_scan *sc = calloc(1, sizeof(*sc));
-	if (!sc)
-		return -ENOMEM;
-	*sc = (struct snap_scan){ .x = x, .t = t, .desc = desc, .batch = SNAP_BATCH_FIRST,
-				  .has_pos = slen > 0,
-				  .pos_incl = true, .poslen = (uint16_t)slen };
+	struct snap_scan sc = { .x = x, .t = t, .desc = desc, .batch = SNAP_BATCH_FIRST,
+				.has_pos = slen > 0, .pos_incl = true, .poslen = (uint16_t)slen };
 	if (slen)
-		memcpy(sc->pos, start, slen);
-	int r;
-	for (;;) {
-		r = snap_batch(sc);
-		if (r == RUMA_ERESTART)
+		memcpy(sc.pos, start, slen);
+	bool done = false;
+	int r = snap_stream_run(&sc, fn, ctx, &done);
+	while (!r && !done) {
+		r = snap_batch(&sc);
+		if (r == RUMA_ERESTART) {
+			r = 0;
 			continue;
-		if (r || !snap_emit(sc, fn, ctx) || !sc->has_end)
+		}
+		if (r || !snap_emit(&sc, fn, ctx) || !sc.has_end)
 			break;
-		sc->batch = RUMA_MIN(sc->batch * 2, SNAP_BATCH_MAX);
-		sc->has_pos = true;
-		sc->pos_incl = false;
-		sc->poslen = sc->endlen;
-		memcpy(sc->pos, sc->end, sc->endlen);
+		sc.batch = RUMA_MIN(sc.batch * 2, SNAP_BATCH_MAX);
+		sc.has_pos = true;
+		sc.pos_incl = false;
+		sc.poslen = sc.endlen;
+		memcpy(sc.pos, sc.end, sc.endlen);
 	}
-	free(sc->rows);
-	free(sc);
+	free(sc.rows);
 	return r;
 }
 
