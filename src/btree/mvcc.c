@@ -78,7 +78,8 @@ static size_t nactive;
 static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
 static struct mv_row vs_head_row; /* level pointers only */
 static struct mv_block *vs_blocks; /* newest hand-off first */
-static uint64_t vs_nver, vs_bytes, vs_forced, vs_dropped;
+uint64_t mv_nver, mv_forced;
+static uint64_t vs_bytes, vs_dropped;
 static uint64_t vs_limit = MV_DEFAULT_LIMIT;
 static uint64_t vs_rng = 0x9e3779b97f4a7c15ull;
 
@@ -263,7 +264,7 @@ static void block_free(struct mv_block *b)
 		for (struct mv_ver **pv = &r->newest; *pv; pv = &(*pv)->older)
 			if (*pv == &b->vers[i]) {
 				*pv = b->vers[i].older;
-				__atomic_sub_fetch(&vs_nver, 1, __ATOMIC_RELEASE);
+				__atomic_sub_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
 				break;
 			}
 		if (!r->newest)
@@ -294,8 +295,8 @@ static void collect_locked(uint64_t horizon)
  * from now on; vs_mu held for writing. */
 static void force_locked(uint64_t cts)
 {
-	if (cts > vs_forced)
-		__atomic_store_n(&vs_forced, cts, __ATOMIC_RELEASE);
+	if (cts > mv_forced)
+		__atomic_store_n(&mv_forced, cts, __ATOMIC_RELEASE);
 	vs_dropped++;
 }
 
@@ -318,7 +319,7 @@ static void enforce_limit_locked(void)
 /* Free the blocks no active snapshot needs. */
 static void collect(void)
 {
-	if (!__atomic_load_n(&vs_nver, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&mv_nver, __ATOMIC_ACQUIRE))
 		return;
 	uint64_t h = horizon();
 	pthread_rwlock_wrlock(&vs_mu);
@@ -352,7 +353,7 @@ static int block_link(struct mv_block *b)
 		}
 		b->vers[i] = (struct mv_ver){ b, u, r->newest };
 		r->newest = &b->vers[i];
-		__atomic_add_fetch(&vs_nver, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
@@ -404,22 +405,12 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-bool mv_empty(void)
-{
-	return __atomic_load_n(&vs_nver, __ATOMIC_ACQUIRE) == 0;
-}
-
-bool mv_too_old(uint64_t start_ts)
-{
-	return start_ts < __atomic_load_n(&vs_forced, __ATOMIC_ACQUIRE);
-}
-
 int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
 	       struct mv_image *img)
 {
 	pthread_rwlock_rdlock(&vs_mu);
 	int rc = 0;
-	if (start_ts < vs_forced) {
+	if (start_ts < mv_forced) {
 		rc = RUMA_ESNAPTOOOLD;
 	} else {
 		struct mv_row *r = row_find(bm, root, key, klen, NULL);
@@ -456,10 +447,10 @@ void mv_stats(ruma_txn_mvcc_stats *out)
 	out->oldest_snapshot = oldest_locked();
 	pthread_mutex_unlock(&reg_mu);
 	pthread_rwlock_rdlock(&vs_mu);
-	out->versions = vs_nver;
+	out->versions = mv_nver;
 	out->version_bytes = vs_bytes;
 	out->version_limit = vs_limit;
-	out->too_old_below = vs_forced;
+	out->too_old_below = mv_forced;
 	out->dropped = vs_dropped;
 	pthread_rwlock_unlock(&vs_mu);
 	out->timestamp = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);

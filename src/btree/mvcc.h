@@ -76,11 +76,21 @@ bool mv_needed(uint64_t commit_ts);
 int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo **u,
 	       size_t *n, uint8_t **bytes, size_t nbytes);
 
+/* The version count and the too-old bound (mvcc.c), read inline by the
+ * fast path of a snapshot read. */
+extern uint64_t mv_nver, mv_forced;
+
 /* mv_empty — no version is stored (acquire): the fast path of a read. */
-bool mv_empty(void);
+static inline bool mv_empty(void)
+{
+	return __atomic_load_n(&mv_nver, __ATOMIC_ACQUIRE) == 0;
+}
 
 /* mv_too_old — versions a snapshot begun at start_ts needed were dropped. */
-bool mv_too_old(uint64_t start_ts);
+static inline bool mv_too_old(uint64_t start_ts)
+{
+	return start_ts < __atomic_load_n(&mv_forced, __ATOMIC_ACQUIRE);
+}
 
 /*
  * mv_resolve — apply, newest first, every stored version of (bm, root, key)

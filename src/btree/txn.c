@@ -123,15 +123,20 @@ static uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
 {
 	const uint8_t *p = key;
 	uint64_t h = mix64((uint64_t)(uintptr_t)t->bm, t->root ^ ((uint64_t)klen << 56));
-	for (; klen >= 8; klen -= 8, p += 8) {
-		uint64_t w;
+	const uint8_t *end = p + klen;
+	uint64_t w;
+	for (; end - p >= 8; p += 8) {
 		memcpy(&w, p, 8);
 		h = mix64(h, w);
 	}
-	if (klen) {
-		uint64_t w = 0;
-		memcpy(&w, p, klen);
-		h = mix64(h, w); /* the length is in h already */
+	if (p < end) { /* the last 8 bytes, overlapping (the length is in h already) */
+		if (klen >= 8) {
+			memcpy(&w, end - 8, 8);
+		} else {
+			w = 0;
+			memcpy(&w, p, klen);
+		}
+		h = mix64(h, w);
 	}
 	return mix64(h, 0x2545f4914f6cdd1dull);
 }
