@@ -25,7 +25,18 @@
  * dropped and every snapshot begun before them gets RUMA_ESNAPTOOOLD on
  * its next read (end it and retry).  Design: docs/isolation.md.
  *
- * Read-write transactions: strict two-phase locking on rows.  Every row
+ * A read-write transaction begun with RUMA_TXN_SNAPSHOT runs under
+ * snapshot isolation: its reads (point reads and scans) see its snapshot
+ * plus its own writes and take no locks; each write locks its row (a row
+ * held by another transaction: RUMA_ECONFLICT) and is RUMA_ECONFLICT too
+ * when a transaction that committed after this one began changed the row
+ * (first writer wins; abort and retry).  Snapshot isolation allows write
+ * skew: two transactions that each read rows the other writes can both
+ * commit (docs/isolation.md has the anomaly table).  While such a
+ * transaction is open, every commit keeps its before-images for it.
+ *
+ * Read-write transactions without RUMA_TXN_SNAPSHOT (the default): strict
+ * two-phase locking on rows.  Every row
  * (tree, key) a transaction reads or writes through these functions is
  * locked exclusively until commit or abort; a row locked by another
  * transaction makes the call return RUMA_ECONFLICT at once (no waiting, so
@@ -66,7 +77,8 @@ typedef struct ruma_txn ruma_txn;
 
 /* ruma_txn_begin flags. */
 #define RUMA_TXN_ASYNC 1u  /* commit does not wait for the log to be durable */
-#define RUMA_TXN_RDONLY 2u /* read a snapshot; writes give -EACCES */
+#define RUMA_TXN_RDONLY 2u   /* read a snapshot; writes give -EACCES */
+#define RUMA_TXN_SNAPSHOT 4u /* read-write under snapshot isolation (see Isolation) */
 
 /* ruma_txn_begin — start a transaction on bm's trees (flags RUMA_TXN_ASYNC,
  * RUMA_TXN_RDONLY: a snapshot taken now).  -ENOMEM, -EINVAL. */

@@ -425,6 +425,22 @@ int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_
 	return rc;
 }
 
+int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts)
+{
+	if (mv_empty())
+		return mv_too_old(start_ts) ? RUMA_ESNAPTOOOLD : 0;
+	pthread_rwlock_rdlock(&vs_mu);
+	int rc = 0;
+	if (start_ts < mv_forced) {
+		rc = RUMA_ESNAPTOOOLD;
+	} else {
+		struct mv_row *r = row_find(bm, root, key, klen, NULL);
+		rc = row_is(r, bm, root, key, klen) && r->newest && r->newest->blk->cts > start_ts;
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	return rc;
+}
+
 int mv_keys(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
 	    size_t hilen, mv_key_fn fn, void *ctx)
 {

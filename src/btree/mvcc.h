@@ -100,6 +100,11 @@ static inline bool mv_too_old(uint64_t start_ts)
 int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
 	       struct mv_image *img);
 
+/* mv_newer — 1 when (bm, root, key) has a stored version committed after
+ * start_ts, 0 when not, RUMA_ESNAPTOOOLD when versions were dropped that
+ * a snapshot begun at start_ts needed. */
+int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts);
+
 /* Called for each key with stored versions (mv_keys). */
 typedef int (*mv_key_fn)(const void *key, size_t klen, void *ctx);
 

@@ -1,7 +1,7 @@
 /*
  * txn.c — transactions: row locks (strict 2PL, no-wait), logical undo
- * (in memory for abort, in the log for crash recovery), commit.  See txn.h
- * and docs/wal.md.
+ * (in memory for abort, in the log for crash recovery), commit, snapshot
+ * reads.  See txn.h, docs/wal.md and docs/isolation.md.
  *
  * Per change: lock the row, then log an UNDO record {tree root, key, kind,
  * bytes} (first record of the transaction: its LSN becomes the transaction
@@ -28,6 +28,13 @@
  * Row locks: a process-wide table of LOCK_STRIPES stripes, each a mutex and
  * a small array of (hash, owner); a row held by another owner is
  * RUMA_ECONFLICT immediately.
+ *
+ * Snapshots (docs/isolation.md): read-only transactions, and read-write ones
+ * under RUMA_TXN_SNAPSHOT, read the row in place, then the before-images
+ * of its lock holder, then the version store (mvcc.c), where a commit moves
+ * its undo while a snapshot begun before it is open ("snapshot reads" and
+ * "snapshot scans" below).  A snapshot writer's write is a conflict when
+ * the version store holds a newer version of the row (first writer wins).
  *
  * Recovery undo (bt_txn_recover, called by ruma_btree_open/create): takes
  * the losers' undo records from the buffer manager (newest first), restores
@@ -67,7 +74,8 @@ struct ruma_txn {
 	ruma_bm *bm;
 	unsigned flags;
 	uint64_t id; /* 0 until the first UNDO record is logged */
-	uint64_t start_ts; /* a snapshot's (RUMA_TXN_RDONLY) */
+	uint64_t start_ts; /* a snapshot's (RUMA_TXN_RDONLY, RUMA_TXN_SNAPSHOT) */
+	bool registered;   /* start_ts is in the registry of active snapshots */
 	uint64_t cts;      /* 0 while running, MV_PENDING, then the commit timestamp */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
@@ -233,11 +241,24 @@ static void deleters_join(ruma_txn *x)
 	x->deleter = true;
 }
 
+/* The transaction reads no more: unregister its snapshot. */
+static void snapshot_end(ruma_txn *x)
+{
+	if (x->registered)
+		mv_snapshot_end(x->start_ts);
+	x->registered = false;
+}
+
+/* Whether x reads a snapshot (read-only, or read-write under SI). */
+static inline bool reads_snapshot(const ruma_txn *x)
+{
+	return x->flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT);
+}
+
 static void txn_free(ruma_txn *x)
 {
 	deleters_leave(x);
-	if (x->flags & RUMA_TXN_RDONLY)
-		mv_snapshot_end(x->start_ts);
+	snapshot_end(x);
 	ruma_bm_txn_count(x->bm, -1);
 	pthread_mutex_destroy(&x->mu);
 	free(x->bytes);
@@ -248,16 +269,17 @@ static void txn_free(ruma_txn *x)
 
 int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 {
-	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | RUMA_TXN_RDONLY)))
+	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)))
 		return -EINVAL;
 	pthread_once(&stripes_once, stripes_init);
 	ruma_txn *x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	if ((flags & RUMA_TXN_RDONLY) && mv_snapshot_begin(&x->start_ts)) {
+	if ((flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)) && mv_snapshot_begin(&x->start_ts)) {
 		free(x);
 		return -ENOMEM;
 	}
+	x->registered = flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT);
 	pthread_mutex_init(&x->mu, NULL);
 	x->bm = bm;
 	x->flags = flags;
@@ -355,7 +377,15 @@ static int lock_key(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 		return -EACCES;
 	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 		return klen ? RUMA_ETOOBIG : -EINVAL;
-	return row_lock(x, t, key, klen);
+	int r = row_lock(x, t, key, klen);
+	if (r || !(x->flags & RUMA_TXN_SNAPSHOT))
+		return r;
+	/* first writer wins: a version committed since x began is a conflict.
+	 * Every commit since then kept its versions (x is an active snapshot),
+	 * and the row's last writer linked them before it released the lock
+	 * x now holds. */
+	r = mv_newer(t->bm, t->root, key, klen, x->start_ts);
+	return r > 0 ? RUMA_ECONFLICT : r;
 }
 
 /* Lock the row, take its before-image, log and keep the undo entry. */
@@ -681,7 +711,7 @@ static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t
 int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, void *buf,
 		    size_t cap, size_t *vlen)
 {
-	if (x && (x->flags & RUMA_TXN_RDONLY)) {
+	if (x && reads_snapshot(x)) {
 		if (!t || t->bm != x->bm)
 			return -EINVAL;
 		return snap_lookup(x, t, key, klen, buf, cap, vlen);
@@ -996,7 +1026,7 @@ static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *st
 int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
 		      ruma_btree_scan_fn fn, void *ctx)
 {
-	if (x && (x->flags & RUMA_TXN_RDONLY))
+	if (x && reads_snapshot(x))
 		return snap_scan(x, t, false, start, slen, fn, ctx);
 	return ruma_btree_scan_asc(t, start, slen, fn, ctx);
 }
@@ -1004,7 +1034,7 @@ int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen
 int ruma_txn_scan_desc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
 		       ruma_btree_scan_fn fn, void *ctx)
 {
-	if (x && (x->flags & RUMA_TXN_RDONLY))
+	if (x && reads_snapshot(x))
 		return snap_scan(x, t, true, start, slen, fn, ctx);
 	return ruma_btree_scan_desc(t, start, slen, fn, ctx);
 }
@@ -1018,6 +1048,7 @@ int ruma_txn_scan_desc(ruma_txn *x, ruma_btree *t, const void *start, size_t sle
  */
 static void publish_commit(ruma_txn *x)
 {
+	snapshot_end(x); /* its own snapshot needs none of its versions */
 	if (!x->nundo)
 		return;
 	__atomic_store_n(&x->cts, MV_PENDING, __ATOMIC_SEQ_CST);
