@@ -518,11 +518,14 @@ static int t_too_old(void)
  * isolation (RUMA_TXN_SNAPSHOT), and checks the outcome documented for each
  * (docs/isolation.md, the table).  Rows 1 = "10", 2 = "20" at the start. */
 
-static int h_setup(ruma_bm **bm, ruma_btree **t)
+/* The two rows, and T1 = *a, T2 = *b begun in mode. */
+static int h_setup(unsigned mode, ruma_bm **bm, ruma_btree **t, ruma_txn **a, ruma_txn **b)
 {
 	CHECK_OK(fresh_tree(bm, t));
 	CHECK_OK(put(NULL, *t, 1, "10"));
 	CHECK_OK(put(NULL, *t, 2, "20"));
+	CHECK_OK(ruma_txn_begin(*bm, mode, a));
+	CHECK_OK(ruma_txn_begin(*bm, mode, b));
 	return 0;
 }
 
@@ -545,14 +548,9 @@ static bool reads(ruma_txn *x, ruma_btree *t, uint32_t k, const char *v, int err
 }
 
 /* G0, write cycles: two writers of one row; the second conflicts. */
-static int h_g0(unsigned mode)
+static int h_g0(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b, *c;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
+	ruma_txn *c;
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_EQ(put(b, t, 1, "12"), RUMA_ECONFLICT);
 	CHECK_OK(put(a, t, 2, "21"));
@@ -561,87 +559,60 @@ static int h_g0(unsigned mode)
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &c));
 	CHECK(reads(c, t, 1, "11", 0) && reads(c, t, 2, "21", 0));
 	CHECK_OK(ruma_txn_commit(c));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* G1a, aborted reads: a reader never sees an aborted write. */
-static int h_g1a(unsigned mode)
+static int h_g1a(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK_OK(put(a, t, 1, "101"));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(ruma_txn_abort(a));
 	CHECK(reads(b, t, 1, "10", 0));
 	CHECK_OK(ruma_txn_commit(b));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* G1b, intermediate reads: a reader never sees a value later overwritten
  * by the same transaction. */
-static int h_g1b(unsigned mode)
+static int h_g1b(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK_OK(put(a, t, 1, "101"));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_OK(ruma_txn_commit(a));
 	CHECK(reads(b, t, 1, si ? "10" : "11", 0)); /* 2PL: read after the commit */
 	CHECK_OK(ruma_txn_commit(b));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* G1c, circular information flow: neither sees the other's write. */
-static int h_g1c(unsigned mode)
+static int h_g1c(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_OK(put(b, t, 2, "22"));
 	CHECK(si ? reads(a, t, 2, "20", 0) : reads(a, t, 2, NULL, RUMA_ECONFLICT));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(ruma_txn_commit(a));
 	CHECK_OK(ruma_txn_commit(b));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* OTV, observed transaction vanishes: a third transaction reads both rows
  * of the committed writer, never a mix with the conflicting one. */
-static int h_otv(unsigned mode)
+static int h_otv(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b, *c;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
-	CHECK_OK(ruma_txn_begin(bm, mode, &c));
+	ruma_txn *c;
+	CHECK_OK(ruma_txn_begin(bm, si ? RUMA_TXN_SNAPSHOT : 0, &c));
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_OK(put(a, t, 2, "19"));
 	CHECK_EQ(put(b, t, 1, "12"), RUMA_ECONFLICT);
 	CHECK_OK(ruma_txn_commit(a));
 	CHECK_OK(ruma_txn_abort(b));
-	bool si = mode & RUMA_TXN_SNAPSHOT;
 	/* SI: c's snapshot is older than a's commit; 2PL: c reads after it */
 	CHECK(reads(c, t, 1, si ? "10" : "11", 0) && reads(c, t, 2, si ? "20" : "19", 0));
 	CHECK_OK(ruma_txn_commit(c));
-	return h_done(bm, t);
+	return 0;
 }
 
 static bool count_30(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
@@ -656,16 +627,9 @@ static bool count_30(const void *key, size_t klen, const void *val, size_t vlen,
 /* PMP, predicate-many-preceders: a predicate read repeated after another
  * transaction inserted a matching row.  2PL scans take no locks: the
  * phantom is seen (allowed, documented); SI: never. */
-static int h_pmp(unsigned mode)
+static int h_pmp(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
 	unsigned n = 0;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK_OK(ruma_txn_scan_asc(a, t, NULL, 0, count_30, &n));
 	CHECK_EQ(n, 0u);
 	CHECK_OK(put(b, t, 3, "30"));
@@ -674,19 +638,12 @@ static int h_pmp(unsigned mode)
 	CHECK_OK(ruma_txn_scan_asc(a, t, NULL, 0, count_30, &n));
 	CHECK_EQ(n, si ? 0u : 1u);
 	CHECK_OK(ruma_txn_commit(a));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* P4, lost update: two read-modify-writes of one row; one must fail. */
-static int h_p4(unsigned mode)
+static int h_p4(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK(reads(a, t, 1, "10", 0));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(put(a, t, 1, "11"));
@@ -695,19 +652,12 @@ static int h_p4(unsigned mode)
 	/* after the first commit: SI's first writer wins, 2PL now may */
 	CHECK_EQ(put(b, t, 1, "11"), si ? RUMA_ECONFLICT : 0);
 	CHECK_OK(ruma_txn_abort(b));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* G-single, read skew: a reader sees both rows of a transfer or neither. */
-static int h_gsingle(unsigned mode)
+static int h_gsingle(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK(reads(a, t, 1, "10", 0));
 	if (si) {
 		CHECK(reads(b, t, 1, "10", 0) && reads(b, t, 2, "20", 0));
@@ -720,47 +670,34 @@ static int h_gsingle(unsigned mode)
 	}
 	CHECK(reads(a, t, 2, "20", 0));
 	CHECK_OK(ruma_txn_commit(a));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* G2-item, write skew: each reads both rows and writes the other one.
  * 2PL: the second reader conflicts.  SI: both commit — write skew is
  * allowed under snapshot isolation (documented). */
-static int h_g2item(unsigned mode)
+static int h_g2item(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
-	bool si = mode & RUMA_TXN_SNAPSHOT;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, mode, &b));
 	CHECK(reads(a, t, 1, "10", 0) && reads(a, t, 2, "20", 0));
 	if (!si) {
 		CHECK(reads(b, t, 1, NULL, RUMA_ECONFLICT));
 		CHECK_OK(ruma_txn_abort(b));
 		CHECK_OK(ruma_txn_commit(a));
-		return h_done(bm, t);
+		return 0;
 	}
 	CHECK(reads(b, t, 1, "10", 0) && reads(b, t, 2, "20", 0));
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_OK(put(b, t, 2, "21"));
 	CHECK_OK(ruma_txn_commit(a));
 	CHECK_OK(ruma_txn_commit(b));
-	return h_done(bm, t);
+	return 0;
 }
 
 /* A read-write snapshot transaction sees its own writes, by point read and
  * scan, and others' committed writes only from before it began. */
-static int h_own_writes(unsigned mode)
+static int h_own_writes(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_txn *a, *b;
 	struct collect c;
-	CHECK_OK(h_setup(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, mode, &a));
-	CHECK_OK(ruma_txn_begin(bm, 0, &b));
 	CHECK_OK(put(b, t, 4, "40"));
 	CHECK_OK(ruma_txn_commit(b));
 	CHECK_OK(put(a, t, 1, "11"));
@@ -770,30 +707,41 @@ static int h_own_writes(unsigned mode)
 	CHECK_OK(put(a, t, 3, "33"));
 	CHECK(reads(a, t, 1, "11", 0) && reads(a, t, 2, NULL, RUMA_ENOTFOUND));
 	CHECK_OK(scan_all(a, t, false, &c));
-	bool si = mode & RUMA_TXN_SNAPSHOT;
 	CHECK(!strcmp(c.all, si ? "11,33," : "11,33,40,"));
 	CHECK_OK(scan_all(a, t, true, &c));
 	CHECK(!strcmp(c.all, si ? "33,11," : "40,33,11,"));
 	CHECK_OK(ruma_txn_commit(a));
-	return h_done(bm, t);
+	return 0;
 }
 
-static int (*const hermitage[])(unsigned) = {
+typedef int (*h_case)(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si);
+
+static const h_case hermitage[] = {
 	h_g0, h_g1a, h_g1b, h_g1c, h_otv, h_pmp, h_p4, h_gsingle, h_g2item, h_own_writes,
 };
 
+/* Every case in mode, each on a fresh tree. */
+static int hermitage_all(unsigned mode)
+{
+	for (size_t i = 0; i < TEST_N(hermitage); i++) {
+		ruma_bm *bm;
+		ruma_btree *t;
+		ruma_txn *a, *b;
+		CHECK_OK(h_setup(mode, &bm, &t, &a, &b));
+		CHECK_EQ(hermitage[i](bm, t, a, b, mode & RUMA_TXN_SNAPSHOT), 0);
+		CHECK_OK(h_done(bm, t));
+	}
+	return TEST_PASS;
+}
+
 static int t_hermitage_2pl(void)
 {
-	for (size_t i = 0; i < TEST_N(hermitage); i++)
-		CHECK_EQ(hermitage[i](0), 0);
-	return TEST_PASS;
+	return hermitage_all(0);
 }
 
 static int t_hermitage_si(void)
 {
-	for (size_t i = 0; i < TEST_N(hermitage); i++)
-		CHECK_EQ(hermitage[i](RUMA_TXN_SNAPSHOT), 0);
-	return TEST_PASS;
+	return hermitage_all(RUMA_TXN_SNAPSHOT);
 }
 
 static const struct test_case cases[] = {

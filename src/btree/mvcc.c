@@ -405,8 +405,10 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
-	       struct mv_image *img)
+/* The number of versions of (bm, root, key) committed after start_ts,
+ * applied to img newest first when img is not NULL; RUMA_ESNAPTOOOLD. */
+static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t klen,
+			  uint64_t start_ts, struct mv_image *img)
 {
 	pthread_rwlock_rdlock(&vs_mu);
 	int rc = 0;
@@ -414,9 +416,9 @@ int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_
 		rc = RUMA_ESNAPTOOOLD;
 	} else {
 		struct mv_row *r = row_find(bm, root, key, klen, NULL);
-		if (row_is(r, bm, root, key, klen))
-			for (const struct mv_ver *v = r->newest; v && v->blk->cts > start_ts;
-			     v = v->older) {
+		const struct mv_ver *v = row_is(r, bm, root, key, klen) ? r->newest : NULL;
+		for (; v && v->blk->cts > start_ts; v = v->older, rc++)
+			if (img) {
 				const uint8_t *k = v->blk->bytes + v->u->at;
 				mv_apply(img, v->u->kind, k + v->u->klen, v->u->vlen);
 			}
@@ -425,20 +427,19 @@ int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_
 	return rc;
 }
 
+int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
+	       struct mv_image *img)
+{
+	int rc = newer_versions(bm, root, key, klen, start_ts, img);
+	return rc < 0 ? rc : 0;
+}
+
 int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts)
 {
 	if (mv_empty())
 		return mv_too_old(start_ts) ? RUMA_ESNAPTOOOLD : 0;
-	pthread_rwlock_rdlock(&vs_mu);
-	int rc = 0;
-	if (start_ts < mv_forced) {
-		rc = RUMA_ESNAPTOOOLD;
-	} else {
-		struct mv_row *r = row_find(bm, root, key, klen, NULL);
-		rc = row_is(r, bm, root, key, klen) && r->newest && r->newest->blk->cts > start_ts;
-	}
-	pthread_rwlock_unlock(&vs_mu);
-	return rc;
+	int rc = newer_versions(bm, root, key, klen, start_ts, NULL);
+	return rc < 0 ? rc : rc > 0;
 }
 
 int mv_keys(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
