@@ -12,7 +12,7 @@
  *   abort             a writer's aborted changes are never seen
  *   model             random interleavings of up to 3 writers (upserts,
  *                     in-place updates, removes; commits and aborts) and up
- *                     to 3 snapshots over 3000 keys in a 64-page pool
+ *                     to 3 snapshots over 6000 keys in a 64-page pool
  *                     (splits, merges, eviction): every point read and every
  *                     scan, ascending and descending from random keys,
  *                     equals the committed state copied when the snapshot
@@ -32,8 +32,8 @@
 
 #include <ruma/txn.h>
 
-#define NK 3000u
-#define VMAX 64u
+#define NK 6000u
+#define VMAX 200u
 
 struct row {
 	bool present;
@@ -442,7 +442,11 @@ static int model_run(struct model *m)
 	CHECK_EQ(st.version_bytes, 0u);
 	CHECK_EQ(st.snapshots, 0u);
 	CHECK_OK(ruma_btree_check_msg(m->t, NULL, NULL));
-	printf("  %" PRIu64 " snapshot reads, %" PRIu64 " scans checked\n", m->reads, m->scans);
+	ruma_bm_stats bs;
+	ruma_bm_get_stats(m->bm, &bs);
+	printf("  %" PRIu64 " snapshot reads, %" PRIu64 " scans checked, %" PRIu64
+	       " pages evicted\n", m->reads, m->scans, bs.evictions);
+	CHECK(bs.evictions > 0); /* the data is larger than the pool */
 	return 0;
 }
 

@@ -26,7 +26,7 @@
 
 #define NACC 2000u
 #define START 1000
-#define VLEN 48u
+#define VLEN 120u
 #define WRITERS 2
 #define READERS 2
 
@@ -224,7 +224,11 @@ static int bank(unsigned flags)
 		pthread_join(w[i], NULL);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(r[i], NULL);
-	printf("  %" PRIu64 " consistent snapshots\n", reads_done);
+	ruma_bm_stats bs;
+	ruma_bm_get_stats(bm, &bs);
+	printf("  %" PRIu64 " consistent snapshots, %" PRIu64 " pages evicted\n", reads_done,
+	       bs.evictions);
+	CHECK(bs.evictions > 0); /* the data is larger than the pool */
 	CHECK_EQ(fails, 0u);
 	CHECK(reads_done > 0);
 	ruma_txn_mvcc_stats st;
