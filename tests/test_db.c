@@ -639,7 +639,9 @@ static int t_kill9(void)
 
 /* A read-only transaction reads the committed state as of its begin: a
  * writer's uncommitted changes and its later commit are not seen, by get or
- * cursor in either direction, and the row the writer holds is no conflict. */
+ * cursor in either direction, and the row the writer holds is no conflict.
+ * A RUMA_DB_SNAPSHOT transaction reads the same way plus its own writes,
+ * and its write to a row committed since it began conflicts. */
 static int t_snapshot(void)
 {
 	ruma_db *db;
@@ -689,6 +691,18 @@ static int t_snapshot(void)
 	CHECK_OK(ruma_db_get(r, t, &cc, &got));
 	CHECK(val_is(got, "2"));
 	CHECK_OK(ruma_db_commit(r));
+	/* read-write under snapshot isolation: no read locks, first writer wins */
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_SNAPSHOT, &r));
+	CHECK_OK(ruma_db_begin(db, 0, &w));
+	CHECK_OK(ruma_db_put(w, t, &a, &v1, 0));
+	CHECK_OK(ruma_db_get(r, t, &a, &got)); /* held by w: the snapshot's value */
+	CHECK(val_is(got, "2"));
+	CHECK_OK(ruma_db_commit(w));
+	CHECK_EQ(ruma_db_put(r, t, &a, &v2, 0), RUMA_ECONFLICT); /* w committed it later */
+	CHECK_OK(ruma_db_put(r, t, &cc, &v1, 0));
+	CHECK_OK(ruma_db_get(r, t, &cc, &got)); /* its own write */
+	CHECK(val_is(got, "1"));
+	CHECK_OK(ruma_db_abort(r));
 	CHECK_OK(ruma_db_close(db));
 	dirs_remove();
 	return TEST_PASS;
