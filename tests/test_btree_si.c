@@ -21,6 +21,7 @@
  *                     RUMA_ESNAPTOOOLD (point read and scan) instead of a
  *                     wrong answer; a new snapshot reads again
  *   rdonly_writes     writes in a read-only transaction are -EACCES
+ *   two_stores        a snapshot of one store keeps no versions of another's
  *   hermitage_2pl / hermitage_si  the anomalies of Hermitage (G0, G1a,
  *                     G1b, G1c, OTV, PMP, P4, G-single, G2-item) and a
  *                     transaction's own writes, interleaved step by step,
@@ -206,6 +207,42 @@ static int t_abort(void)
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u);
 	CHECK_OK(ruma_txn_commit(s));
+	ruma_btree_release(t);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* A snapshot of one store keeps no versions of another store's commits. */
+static int t_two_stores(void)
+{
+	ruma_bm *bm, *bm2;
+	ruma_btree *t, *t2;
+	ruma_txn *s, *w;
+	ruma_bm_config c;
+	CHECK_OK(fresh_tree(&bm, &t));
+	store_config(&c, side);
+	c.fresh = true;
+	c.message = quiet;
+	CHECK_OK(ruma_bm_open(&c, &bm2));
+	CHECK_OK(ruma_btree_create(bm2, "t", &t2));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
+	CHECK_OK(ruma_txn_begin(bm2, 0, &w));
+	CHECK_OK(put(w, t2, 1, "x"));
+	CHECK_OK(ruma_txn_commit(w));
+	ruma_txn_mvcc_stats st;
+	ruma_txn_mvcc_stat(&st);
+	CHECK_EQ(st.versions, 0u);
+	CHECK_OK(ruma_txn_begin(bm, 0, &w)); /* the same store: kept */
+	CHECK_OK(put(w, t, 1, "x"));
+	CHECK_OK(ruma_txn_commit(w));
+	ruma_txn_mvcc_stat(&st);
+	CHECK_EQ(st.versions, 1u);
+	CHECK_OK(ruma_txn_commit(s));
+	ruma_txn_mvcc_stat(&st);
+	CHECK_EQ(st.versions, 0u);
+	ruma_btree_release(t2);
+	CHECK_OK(ruma_bm_close(bm2));
+	unlink(side);
 	ruma_btree_release(t);
 	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
@@ -753,6 +790,7 @@ static const struct test_case cases[] = {
 	{ "later_commit", t_later_commit },
 	{ "abort", t_abort },
 	{ "rdonly_writes", t_rdonly_writes },
+	{ "two_stores", t_two_stores },
 	{ "model", t_model },
 	{ "too_old", t_too_old },
 	{ "hermitage_2pl", t_hermitage_2pl },

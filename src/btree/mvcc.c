@@ -15,17 +15,18 @@
  * moved here whole as a block tagged with its commit timestamp, and each of
  * its entries is linked into the chain of its row, newest first.  Rows are
  * found through a skip list ordered by (store, tree, key), so scans can
- * list the rows with versions in a key range.  A block is freed when the
- * oldest active snapshot started at or after its timestamp (checked at
- * every snapshot end and every hand-off), so the store empties as soon as
- * the snapshots that needed it end.  Beyond the memory bound the oldest
+ * list the rows with versions in a key range.  Versions serve the
+ * snapshots of their own store only: a block is freed once no active
+ * snapshot of its store began before its commit (checked at every snapshot
+ * end and every hand-off), so the store empties as soon as the snapshots
+ * that needed it end.  Beyond the memory bound (process-wide) the oldest
  * blocks are dropped and `forced` rises to their timestamp: a snapshot
  * begun before it gets RUMA_ESNAPTOOOLD on its next read instead of a
- * wrong answer (Oracle's "snapshot too old"; LeanStore bounds its version
- * space the same way, Alhomssi & Leis, PVLDB 16(6) 2023).
+ * wrong answer (Oracle's "snapshot too old").
  *
  * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks;
- * reg_mu the snapshot registry.  Neither is held while the other is taken.
+ * reg_mu the snapshot registry.  Collection takes reg_mu inside vs_mu;
+ * nothing takes them the other way round.
  */
 #include "btree/mvcc.h"
 
@@ -71,7 +72,8 @@ struct mv_row {
 
 static uint64_t global_ts;
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t *reg_ts; /* start timestamps of the active snapshots */
+/* The active snapshots: their store and start timestamp. */
+static struct reg { ruma_bm *bm; uint64_t ts; } *reg_ts;
 static size_t reg_n, reg_cap;
 static size_t nactive;
 
@@ -129,12 +131,12 @@ uint64_t mv_commit_ts(void)
 	return __atomic_add_fetch(&global_ts, 1, __ATOMIC_SEQ_CST);
 }
 
-int mv_snapshot_begin(uint64_t *start_ts)
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts)
 {
 	pthread_mutex_lock(&reg_mu);
 	if (reg_n == reg_cap) {
 		size_t c = reg_cap ? reg_cap * 2 : 16;
-		uint64_t *p = realloc(reg_ts, c * sizeof(*p));
+		struct reg *p = realloc(reg_ts, c * sizeof(*p));
 		if (!p) {
 			pthread_mutex_unlock(&reg_mu);
 			return -ENOMEM;
@@ -144,7 +146,7 @@ int mv_snapshot_begin(uint64_t *start_ts)
 	}
 	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_SEQ_CST);
 	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
-	reg_ts[reg_n++] = s;
+	reg_ts[reg_n++] = (struct reg){ bm, s };
 	pthread_mutex_unlock(&reg_mu);
 	*start_ts = s;
 	return 0;
@@ -155,31 +157,27 @@ static uint64_t oldest_locked(void)
 {
 	uint64_t m = UINT64_MAX;
 	for (size_t i = 0; i < reg_n; i++)
-		m = RUMA_MIN(m, reg_ts[i]);
+		m = RUMA_MIN(m, reg_ts[i].ts);
 	return m;
 }
 
-/*
- * The collection horizon: the oldest active start timestamp, or with none
- * the counter read under reg_mu (a snapshot registering later starts at or
- * after it, so it needs no version committed at or before it).
- */
-static uint64_t horizon(void)
+/* Whether an active snapshot of bm began before cts; reg_mu held.  A
+ * snapshot that registers later starts at or after the counter, which is
+ * past every commit already made: it needs none of their versions. */
+static bool needed_locked(const ruma_bm *bm, uint64_t cts)
 {
-	pthread_mutex_lock(&reg_mu);
-	uint64_t m = oldest_locked();
-	if (m == UINT64_MAX)
-		m = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&reg_mu);
-	return m;
+	for (size_t i = 0; i < reg_n; i++)
+		if (reg_ts[i].bm == bm && reg_ts[i].ts < cts)
+			return true;
+	return false;
 }
 
-bool mv_needed(uint64_t commit_ts)
+bool mv_needed(ruma_bm *bm, uint64_t commit_ts)
 {
 	if (__atomic_load_n(&nactive, __ATOMIC_SEQ_CST) == 0)
 		return false;
 	pthread_mutex_lock(&reg_mu);
-	bool need = oldest_locked() < commit_ts;
+	bool need = needed_locked(bm, commit_ts);
 	pthread_mutex_unlock(&reg_mu);
 	return need;
 }
@@ -277,12 +275,13 @@ static void block_free(struct mv_block *b)
 	free(b);
 }
 
-/* Free every block with cts <= horizon; vs_mu held for writing. */
-static void collect_locked(uint64_t horizon)
+/* Free every block no active snapshot of its store needs; vs_mu held for
+ * writing, and reg_mu. */
+static void collect_locked(void)
 {
 	for (struct mv_block **pb = &vs_blocks; *pb;) {
 		struct mv_block *b = *pb;
-		if (b->cts <= horizon) {
+		if (!needed_locked(b->bm, b->cts)) {
 			*pb = b->next;
 			block_free(b);
 		} else {
@@ -321,17 +320,18 @@ static void collect(void)
 {
 	if (!__atomic_load_n(&mv_nver, __ATOMIC_ACQUIRE))
 		return;
-	uint64_t h = horizon();
 	pthread_rwlock_wrlock(&vs_mu);
-	collect_locked(h);
+	pthread_mutex_lock(&reg_mu);
+	collect_locked();
+	pthread_mutex_unlock(&reg_mu);
 	pthread_rwlock_unlock(&vs_mu);
 }
 
-void mv_snapshot_end(uint64_t start_ts)
+void mv_snapshot_end(ruma_bm *bm, uint64_t start_ts)
 {
 	pthread_mutex_lock(&reg_mu);
 	for (size_t i = 0; i < reg_n; i++)
-		if (reg_ts[i] == start_ts) {
+		if (reg_ts[i].bm == bm && reg_ts[i].ts == start_ts) {
 			reg_ts[i] = reg_ts[--reg_n];
 			break;
 		}

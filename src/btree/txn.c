@@ -245,7 +245,7 @@ static void deleters_join(ruma_txn *x)
 static void snapshot_end(ruma_txn *x)
 {
 	if (x->registered)
-		mv_snapshot_end(x->start_ts);
+		mv_snapshot_end(x->bm, x->start_ts);
 	x->registered = false;
 }
 
@@ -275,7 +275,7 @@ int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 	ruma_txn *x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	if ((flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)) && mv_snapshot_begin(&x->start_ts)) {
+	if ((flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)) && mv_snapshot_begin(bm, &x->start_ts)) {
 		free(x);
 		return -ENOMEM;
 	}
@@ -1054,7 +1054,7 @@ static void publish_commit(ruma_txn *x)
 	__atomic_store_n(&x->cts, MV_PENDING, __ATOMIC_SEQ_CST);
 	uint64_t c = mv_commit_ts();
 	__atomic_store_n(&x->cts, c, __ATOMIC_SEQ_CST);
-	if (mv_needed(c)) /* -ENOMEM: made the snapshots that needed it too old */
+	if (mv_needed(x->bm, c)) /* -ENOMEM: made the snapshots that needed it too old */
 		(void)mv_handoff(x->bm, c, &x->mu, &x->undo, &x->nundo, &x->bytes, x->nbytes);
 }
 
