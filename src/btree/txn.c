@@ -64,6 +64,7 @@ struct lock_stripe {
 	pthread_mutex_t mu;
 	struct { uint64_t h; ruma_txn *owner; } *e;
 	size_t n, cap;
+	uint64_t aborts; /* aborts that held a row of the stripe (snapshot reads) */
 };
 
 static struct lock_stripe stripes[LOCK_STRIPES];
@@ -93,11 +94,11 @@ struct ruma_txn {
 
 /* Transactions that removed rows, for snapshot scans (a removed row is
  * gone from the tree, so a scan learns of it only here or in the version
- * store); aborts counts aborts, so a snapshot read that may have seen a
- * change an abort then undid reads again. */
+ * store); del_aborts counts their aborts, so a snapshot scan that may have
+ * missed a row an abort then put back looks again. */
 static pthread_mutex_t del_mu = PTHREAD_MUTEX_INITIALIZER;
 static ruma_txn *deleters;
-static uint64_t aborts;
+static uint64_t del_aborts;
 
 /* Undo record payload after the id: this header, key, then the old value
  * (UNDO_VALUE) or the patch (UNDO_PATCH): a sequence of
@@ -195,12 +196,17 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	return r == 1 ? 0 : r;
 }
 
-static void unlock_all(ruma_txn *x)
+/* Release x's row locks.  After an abort that changed rows, each stripe's
+ * abort count is raised before its lock goes: a snapshot read that may
+ * have seen an undone change then reads again (see "snapshot reads"). */
+static void unlock_all(ruma_txn *x, bool aborted)
 {
 	for (size_t k = 0; k < x->nlocks; k++) {
 		uint64_t h = x->locks[k];
 		struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
 		pthread_mutex_lock(&s->mu);
+		if (aborted)
+			__atomic_add_fetch(&s->aborts, 1, __ATOMIC_SEQ_CST);
 		for (size_t i = 0; i < s->n; i++)
 			if (s->e[i].h == h && s->e[i].owner == x) {
 				s->e[i] = s->e[s->n - 1];
@@ -592,9 +598,10 @@ int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
  * gives the same image, and a patch applied onto a newer value than the
  * one it was made for writes back every byte that changed since.  The one
  * change neither place holds is one an abort undid between step 1 and
- * step 2: the abort counter, read before step 1 and after step 3, catches
- * it and the read is repeated; so is a patch that met an absent or shorter
- * value (its row was replaced since step 1).
+ * step 2: the abort count of the row's stripe of the lock table (raised by
+ * the abort before it releases the row's lock), read before step 1 and
+ * after step 3, catches it and the read is repeated; so is a patch that
+ * met an absent or shorter value (its row was replaced since step 1).
  */
 
 /* Whether the committer `o` had not committed when a snapshot begun at
@@ -642,12 +649,12 @@ static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Steps 2 and 3 onto img (step 1's result).  0, RUMA_ERESTART (read
- * again), RUMA_ESNAPTOOOLD. */
+/* Steps 2 and 3 onto img (step 1's result) for the row of hash h.  0,
+ * RUMA_ERESTART (read again), RUMA_ESNAPTOOOLD. */
 static int resolve(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
-		   struct mv_image *img)
+		   uint64_t h, struct mv_image *img)
 {
-	resolve_lock(x, t, key, klen, row_hash(t, key, klen), img);
+	resolve_lock(x, t, key, klen, h, img);
 	int r = mv_empty() ? (mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : 0)
 			   : mv_resolve(t->bm, t->root, key, klen, x->start_ts, img);
 	return r ? r : img->invalid ? RUMA_ERESTART : 0;
@@ -667,43 +674,51 @@ static int image_out(const struct mv_image *img, void *buf, size_t cap, size_t *
 	return 0;
 }
 
+/* The abort count of the row's stripe (see unlock_all). */
+static inline uint64_t stripe_aborts(uint64_t h)
+{
+	return __atomic_load_n(&stripes[h % LOCK_STRIPES].aborts, __ATOMIC_SEQ_CST);
+}
+
 /* One snapshot read through an image: RUMA_ERESTART to read again. */
 static int snap_lookup_slow(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
-			    void *buf, size_t cap, size_t *vlen)
+			    uint64_t h, void *buf, size_t cap, size_t *vlen)
 {
 	struct mv_image img;
 	size_t len = 0;
-	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	uint64_t a0 = stripe_aborts(h);
 	int r = ruma_btree_lookup(t, key, klen, img.val, sizeof(img.val), &len);
 	if (r && r != RUMA_ENOTFOUND)
 		return r;
 	img.present = r == 0;
 	img.invalid = false;
 	img.len = (uint32_t)len;
-	r = resolve(x, t, key, klen, &img);
-	if (!r && __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) != a0)
+	r = resolve(x, t, key, klen, h, &img);
+	if (!r && stripe_aborts(h) != a0)
 		r = RUMA_ERESTART;
 	return r ? r : image_out(&img, buf, cap, vlen);
 }
 
 /* A snapshot's point read.  Fast path: nothing holds a lock in the row's
- * stripe, no version is stored and no abort ran: the row in place is the
- * snapshot's (the same argument as above, with steps 2 and 3 empty). */
+ * stripe, no version is stored and no abort of the stripe ran: the row in
+ * place is the snapshot's (the same argument as above, with steps 2 and 3
+ * empty). */
 static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 		       void *buf, size_t cap, size_t *vlen)
 {
 	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 		return klen ? RUMA_ETOOBIG : -EINVAL;
-	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	uint64_t h = row_hash(t, key, klen);
+	const struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
+	uint64_t a0 = __atomic_load_n(&s->aborts, __ATOMIC_SEQ_CST);
 	int r = ruma_btree_lookup(t, key, klen, buf, cap, vlen);
 	if (r && r != RUMA_ENOTFOUND && r != -ENOBUFS)
 		return r;
-	const struct lock_stripe *s = &stripes[row_hash(t, key, klen) % LOCK_STRIPES];
 	if (!__atomic_load_n(&s->n, __ATOMIC_SEQ_CST) && mv_empty() &&
-	    __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) == a0)
+	    __atomic_load_n(&s->aborts, __ATOMIC_SEQ_CST) == a0)
 		return mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : r;
 	do
-		r = snap_lookup_slow(x, t, key, klen, buf, cap, vlen);
+		r = snap_lookup_slow(x, t, key, klen, h, buf, cap, vlen);
 	while (r == RUMA_ERESTART);
 	return r;
 }
@@ -737,9 +752,10 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
  * lacks but the snapshot may hold (rows removed since it began: listed by
  * the running transactions that removed rows, then by the version store,
  * in that order, for the reason given under "snapshot reads"); resolves
- * every row as a point read does; and, when no abort ran meanwhile and no
- * row must be read again, calls fn on the rows present in the snapshot,
- * in order, with no latch held.  Else the batch is made again.
+ * every row as a point read does; and, when no abort undid what it read
+ * (batch_unaborted) and no row must be read again, calls fn on the rows
+ * present in the snapshot, in order, with no latch held.  Else the batch
+ * is made again.
  */
 #define SNAP_BATCH_FIRST 8u /* a short scan (a cursor's step) copies little */
 #define SNAP_BATCH_MAX 64u
@@ -747,6 +763,8 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
 struct snap_row {
 	bool in_place;
 	uint16_t klen;
+	uint64_t h;      /* row_hash */
+	uint64_t aborts; /* its stripe's abort count when copied in place */
 	struct mv_image img;
 	uint8_t key[RUMA_BTREE_MAX_KEY];
 };
@@ -774,6 +792,7 @@ static struct snap_row *snap_add(struct snap_scan *sc, const void *key, size_t k
 		return NULL;
 	struct snap_row *r = &sc->rows[sc->n++];
 	r->klen = (uint16_t)klen;
+	r->h = row_hash(sc->t, key, klen);
 	memcpy(r->key, key, klen);
 	r->in_place = false;
 	r->img.present = r->img.invalid = false;
@@ -804,6 +823,7 @@ static bool snap_copy(const void *key, size_t klen, const void *val, size_t vlen
 		return false;
 	}
 	r->in_place = true;
+	r->aborts = stripe_aborts(r->h); /* under the leaf's latch: see snap_batch */
 	r->img.present = true;
 	r->img.len = (uint32_t)vlen;
 	memcpy(r->img.val, val, vlen);
@@ -851,6 +871,22 @@ static int snap_order_desc(const void *a, const void *b)
 	return snap_order(b, a);
 }
 
+/*
+ * Whether no abort undid what the batch read: a row copied in place under
+ * its leaf's latch (no abort could restore it then) whose stripe saw no
+ * abort since, and no remover aborted since the batch began (a row it
+ * removed and then put back may be missing from the copy).
+ */
+static bool batch_unaborted(const struct snap_scan *sc, uint64_t d0)
+{
+	if (__atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST) != d0)
+		return false;
+	for (size_t i = 0; i < sc->n; i++)
+		if (sc->rows[i].in_place && stripe_aborts(sc->rows[i].h) != sc->rows[i].aborts)
+			return false;
+	return true;
+}
+
 /* Make one batch: 0, RUMA_ERESTART (make it again) or an error. */
 static int snap_batch(struct snap_scan *sc)
 {
@@ -863,7 +899,7 @@ static int snap_batch(struct snap_scan *sc)
 			return -ENOMEM;
 		sc->cap = sc->batch;
 	}
-	uint64_t a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	uint64_t d0 = __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST);
 	const void *from = sc->has_pos ? sc->pos : NULL;
 	size_t flen = sc->has_pos ? sc->poslen : 0;
 	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, snap_copy, sc)
@@ -887,8 +923,9 @@ static int snap_batch(struct snap_scan *sc)
 		r = mv_keys(sc->t->bm, sc->t->root, lo, lolen, hi, hilen, snap_candidate, sc);
 	}
 	for (size_t i = 0; i < sc->n && !r; i++)
-		r = resolve(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, &sc->rows[i].img);
-	if (!r && __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) != a0)
+		r = resolve(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, sc->rows[i].h,
+			    &sc->rows[i].img);
+	if (!r && !batch_unaborted(sc, d0))
 		r = RUMA_ERESTART;
 	if (!r && sc->n > sc->in_place) /* the rows copied in place are in order */
 		qsort(sc->rows, sc->n, sizeof(*sc->rows), sc->desc ? snap_order_desc : snap_order);
@@ -908,16 +945,17 @@ static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *c
 
 /*
  * The streaming path of a snapshot scan: while no transaction that removed
- * rows is running, the version store is empty, no abort ran since the scan
- * began and the snapshot is not too old, no row can be missing from the
+ * rows is running, the version store is empty, no such transaction aborted
+ * since the scan began and the snapshot is not too old, no row can be
+ * missing from the
  * tree, and each row read in place needs only step 2 of a point read
  * (its lock holder's before-images), done in the scan's callback under
  * the leaf's shared latch.  Under that latch no abort can restore the row
  * between steps 1 and 2 (restoring needs the latch).  A row removed before
  * the scan passed its place was removed by a transaction that joined the
  * deleters list first, so the check made at the next row (or at the end)
- * sees it, or, once that transaction ended, the version store or the abort
- * counter changed.  Then the scan goes on in batches from the last row
+ * sees it, or, once that transaction ended, the version store or the count
+ * of their aborts changed.  Then the scan goes on in batches from the last row
  * given to fn.
  */
 struct snap_stream {
@@ -932,7 +970,7 @@ struct snap_stream {
 static bool stream_ok(const struct snap_stream *st)
 {
 	return !__atomic_load_n(&deleters, __ATOMIC_ACQUIRE) && mv_empty() &&
-	       __atomic_load_n(&aborts, __ATOMIC_SEQ_CST) == st->a0 &&
+	       __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST) == st->a0 &&
 	       !mv_too_old(st->sc->x->start_ts);
 }
 
@@ -981,7 +1019,7 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 	st->sc = sc;
 	st->fn = fn;
 	st->ctx = ctx;
-	st->a0 = __atomic_load_n(&aborts, __ATOMIC_SEQ_CST);
+	st->a0 = __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST);
 	st->fallback = st->stopped = false;
 	const void *from = sc->has_pos ? sc->pos : NULL;
 	size_t flen = sc->has_pos ? sc->poslen : 0;
@@ -1076,7 +1114,7 @@ int ruma_txn_commit(ruma_txn *x)
 			r = ruma_bm_log_flush(x->bm, end);
 	}
 	publish_commit(x);
-	unlock_all(x);
+	unlock_all(x, false);
 	txn_free(x);
 	return r;
 }
@@ -1095,7 +1133,7 @@ int ruma_txn_commit_nowait(ruma_txn *x, uint64_t *durable_at)
 		r = ruma_bm_log_request(x->bm, end);
 	*durable_at = end;
 	publish_commit(x);
-	unlock_all(x);
+	unlock_all(x, false);
 	txn_free(x);
 	return r;
 }
@@ -1119,9 +1157,9 @@ int ruma_txn_abort(ruma_txn *x)
 		uint64_t end;
 		err = log_id(x->bm, RUMA_BM_LOG_END, x->id, &end);
 	}
-	if (x->nundo) /* before the locks go: see "snapshot reads" */
-		__atomic_add_fetch(&aborts, 1, __ATOMIC_SEQ_CST);
-	unlock_all(x);
+	if (x->deleter) /* before it leaves the list: see "snapshot scans" */
+		__atomic_add_fetch(&del_aborts, 1, __ATOMIC_SEQ_CST);
+	unlock_all(x, x->nundo > 0);
 	txn_free(x);
 	return err;
 }
