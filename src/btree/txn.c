@@ -950,7 +950,8 @@ static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *c
  * missing from the
  * tree, and each row read in place needs only step 2 of a point read
  * (its lock holder's before-images), done in the scan's callback under
- * the leaf's shared latch.  Under that latch no abort can restore the row
+ * the leaf's shared latch; those conditions are checked after step 2, as
+ * step 3 is (a holder that committed in between has linked its versions).  Under that latch no abort can restore the row
  * between steps 1 and 2 (restoring needs the latch).  A row removed before
  * the scan passed its place was removed by a transaction that joined the
  * deleters list first, so the check made at the next row (or at the end)
@@ -978,10 +979,6 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
 {
 	struct snap_stream *st = ctx;
 	struct snap_scan *sc = st->sc;
-	if (!stream_ok(st)) {
-		st->fallback = true;
-		return false;
-	}
 	uint64_t h = row_hash(sc->t, key, klen);
 	bool present = true;
 	if (__atomic_load_n(&stripes[h % LOCK_STRIPES].n, __ATOMIC_SEQ_CST)) {
@@ -990,13 +987,15 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
 		st->img.len = (uint32_t)vlen;
 		memcpy(st->img.val, val, vlen);
 		resolve_lock(sc->x, sc->t, key, klen, h, &st->img);
-		if (st->img.invalid) {
-			st->fallback = true;
-			return false;
-		}
 		present = st->img.present;
 		val = st->img.val;
 		vlen = st->img.len;
+	}
+	/* after the lock table, as step 3 of a point read: a holder that
+	 * committed meanwhile has linked its versions (a non-empty store) */
+	if (st->img.invalid || !stream_ok(st)) {
+		st->fallback = true;
+		return false;
 	}
 	sc->has_pos = true;
 	sc->pos_incl = false;
@@ -1021,6 +1020,7 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 	st->ctx = ctx;
 	st->a0 = __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST);
 	st->fallback = st->stopped = false;
+	st->img.invalid = false;
 	const void *from = sc->has_pos ? sc->pos : NULL;
 	size_t flen = sc->has_pos ? sc->poslen : 0;
 	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, stream_one, st)
