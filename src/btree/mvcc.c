@@ -442,16 +442,27 @@ int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t 
 	return rc < 0 ? rc : rc > 0;
 }
 
-int mv_keys(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
-	    size_t hilen, mv_key_fn fn, void *ctx)
+void mv_row_apply(const struct mv_row *r, uint64_t start_ts, struct mv_image *img)
+{
+	for (const struct mv_ver *v = r->newest; v && v->blk->cts > start_ts; v = v->older) {
+		const uint8_t *k = v->blk->bytes + v->u->at;
+		mv_apply(img, v->u->kind, k + v->u->klen, v->u->vlen);
+	}
+}
+
+int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
+	     size_t hilen, uint64_t start_ts, mv_row_fn fn, void *ctx)
 {
 	int rc = 0;
 	pthread_rwlock_rdlock(&vs_mu);
-	struct mv_row *r = row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
+	if (start_ts < mv_forced)
+		rc = RUMA_ESNAPTOOOLD;
+	struct mv_row *r = rc ? NULL : row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
 	for (; r && r->bm == bm && r->root == root && !rc; r = r->next[0]) {
 		if (hi && mv_key_cmp(r->key, r->klen, hi, hilen) > 0)
 			break;
-		rc = fn(r->key, r->klen, ctx);
+		if (r->newest && r->newest->blk->cts > start_ts)
+			rc = fn(r->key, r->klen, r, ctx);
 	}
 	pthread_rwlock_unlock(&vs_mu);
 	return rc;

@@ -105,14 +105,26 @@ int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_
  * a snapshot begun at start_ts needed. */
 int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts);
 
-/* Called for each key with stored versions (mv_keys). */
-typedef int (*mv_key_fn)(const void *key, size_t klen, void *ctx);
+struct mv_row;
 
-/* mv_keys — call fn for every key of (bm, root) with a stored version in
- * [lo, hi] (NULL bounds: open), in ascending order; stops at fn's first
- * nonzero result and returns it. */
-int mv_keys(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
-	    size_t hilen, mv_key_fn fn, void *ctx);
+/* Called by mv_merge for each row with versions newer than the snapshot. */
+typedef int (*mv_row_fn)(const void *key, size_t klen, const struct mv_row *row, void *ctx);
+
+/*
+ * mv_merge — under one read lock of the version store, call fn for every
+ * row of (bm, root) in [lo, hi] (NULL bounds: open), in ascending key
+ * order, that has a version committed after start_ts; fn may call
+ * mv_row_apply on it (and take row locks' stripes and their holders'
+ * mutexes: nothing that holds those waits for the store).  Stops at fn's
+ * first nonzero result and returns it; RUMA_ESNAPTOOOLD when versions a
+ * snapshot begun at start_ts needed were dropped.
+ */
+int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
+	     size_t hilen, uint64_t start_ts, mv_row_fn fn, void *ctx);
+
+/* mv_row_apply — apply row's versions committed after start_ts to img,
+ * newest first (inside mv_merge's fn only). */
+void mv_row_apply(const struct mv_row *row, uint64_t start_ts, struct mv_image *img);
 
 /* mv_key_cmp — memcmp order with shorter prefixes first (btree.h). */
 int mv_key_cmp(const void *a, size_t alen, const void *b, size_t blen);

@@ -748,14 +748,14 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
  * entries (SNAP_BATCH_FIRST, doubled per batch up to SNAP_BATCH_MAX) out
  * of the tree in place from the scan's position (the B-tree scan), which
  * covers the key range from the position to the last entry copied (or to
- * the tree's end); adds the rows of that range the tree
- * lacks but the snapshot may hold (rows removed since it began: listed by
- * the running transactions that removed rows, then by the version store,
- * in that order, for the reason given under "snapshot reads"); resolves
- * every row as a point read does; and, when no abort undid what it read
- * (batch_unaborted) and no row must be read again, calls fn on the rows
- * present in the snapshot, in order, with no latch held.  Else the batch
- * is made again.
+ * the tree's end); adds the rows of that range the tree lacks but the
+ * snapshot may hold that running transactions removed; does step 2 of a
+ * point read for every row, then step 3 for the whole range at once
+ * (mv_merge: the version store's rows of the range, in order, under one
+ * read lock, adding rows removed by committed transactions, with their
+ * step 2 first); and, when no abort undid what it read (batch_unaborted)
+ * and no row must be read again, calls fn on the rows present in the
+ * snapshot, in order, with no latch held.  Else the batch is made again.
  */
 #define SNAP_BATCH_FIRST 8u /* a short scan (a cursor's step) copies little */
 #define SNAP_BATCH_MAX 64u
@@ -830,16 +830,51 @@ static bool snap_copy(const void *key, size_t klen, const void *val, size_t vlen
 	return ++sc->in_place < sc->batch;
 }
 
+/* The batch's row of key, or NULL: a binary search of the rows copied in
+ * place (in scan order), then a look at the rows added after them. */
+static struct snap_row *snap_find(struct snap_scan *sc, const void *key, size_t klen)
+{
+	size_t lo = 0, hi = sc->in_place;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = mv_key_cmp(sc->rows[mid].key, sc->rows[mid].klen, key, klen);
+		if (c == 0)
+			return &sc->rows[mid];
+		if ((c < 0) != sc->desc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = sc->in_place; i < sc->n; i++)
+		if (sc->rows[i].klen == klen && !memcmp(sc->rows[i].key, key, klen))
+			return &sc->rows[i];
+	return NULL;
+}
+
 /* Add key as a row of the batch unless it is there already. */
-static int snap_candidate(const void *key, size_t klen, void *ctx)
+static int snap_candidate(struct snap_scan *sc, const void *key, size_t klen)
+{
+	if (!snap_in_range(sc, key, klen) || snap_find(sc, key, klen))
+		return 0;
+	return snap_add(sc, key, klen) ? 0 : -ENOMEM;
+}
+
+/* mv_merge's callback: apply the row's versions to its batch row; a row
+ * the batch lacks (removed since the snapshot began) is added, and its
+ * step 2 done first. */
+static int snap_versions(const void *key, size_t klen, const struct mv_row *row, void *ctx)
 {
 	struct snap_scan *sc = ctx;
 	if (!snap_in_range(sc, key, klen))
 		return 0;
-	for (size_t i = 0; i < sc->n; i++)
-		if (sc->rows[i].klen == klen && !memcmp(sc->rows[i].key, key, klen))
-			return 0;
-	return snap_add(sc, key, klen) ? 0 : -ENOMEM;
+	struct snap_row *r = snap_find(sc, key, klen);
+	if (!r) {
+		if (!(r = snap_add(sc, key, klen)))
+			return -ENOMEM;
+		resolve_lock(sc->x, sc->t, key, klen, r->h, &r->img);
+	}
+	mv_row_apply(row, sc->x->start_ts, &r->img);
+	return 0;
 }
 
 /* The rows of the batch's range removed by running transactions. */
@@ -853,7 +888,7 @@ static int snap_removed(struct snap_scan *sc)
 		pthread_mutex_lock(&d->mu);
 		for (size_t i = 0; i < __atomic_load_n(&d->nundo, __ATOMIC_ACQUIRE) && !r; i++)
 			if (d->undo[i].root == sc->t->root)
-				r = snap_candidate(d->bytes + d->undo[i].at, d->undo[i].klen, sc);
+				r = snap_candidate(sc, d->bytes + d->undo[i].at, d->undo[i].klen);
 		pthread_mutex_unlock(&d->mu);
 	}
 	pthread_mutex_unlock(&del_mu);
@@ -915,16 +950,22 @@ static int snap_batch(struct snap_scan *sc)
 		memcpy(sc->end, last->key, last->klen);
 	}
 	r = snap_removed(sc);
-	if (!r && !mv_empty()) {
+	for (size_t i = 0; i < sc->n && !r; i++) /* step 2 of every row */
+		resolve_lock(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, sc->rows[i].h,
+			     &sc->rows[i].img);
+	if (!r && !mv_empty()) { /* step 3, after step 2 of every row */
 		const void *lo = sc->desc ? (sc->has_end ? sc->end : NULL) : from;
 		size_t lolen = sc->desc ? (sc->has_end ? sc->endlen : 0) : flen;
 		const void *hi = sc->desc ? from : (sc->has_end ? sc->end : NULL);
 		size_t hilen = sc->desc ? flen : (sc->has_end ? sc->endlen : 0);
-		r = mv_keys(sc->t->bm, sc->t->root, lo, lolen, hi, hilen, snap_candidate, sc);
+		r = mv_merge(sc->t->bm, sc->t->root, lo, lolen, hi, hilen, sc->x->start_ts,
+			     snap_versions, sc);
+	} else if (!r && mv_too_old(sc->x->start_ts)) {
+		r = RUMA_ESNAPTOOOLD;
 	}
 	for (size_t i = 0; i < sc->n && !r; i++)
-		r = resolve(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, sc->rows[i].h,
-			    &sc->rows[i].img);
+		if (sc->rows[i].img.invalid)
+			r = RUMA_ERESTART;
 	if (!r && !batch_unaborted(sc, d0))
 		r = RUMA_ERESTART;
 	if (!r && sc->n > sc->in_place) /* the rows copied in place are in order */
@@ -945,19 +986,19 @@ static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *c
 
 /*
  * The streaming path of a snapshot scan: while no transaction that removed
- * rows is running, the version store is empty, no such transaction aborted
- * since the scan began and the snapshot is not too old, no row can be
- * missing from the
- * tree, and each row read in place needs only step 2 of a point read
- * (its lock holder's before-images), done in the scan's callback under
- * the leaf's shared latch; those conditions are checked after step 2, as
- * step 3 is (a holder that committed in between has linked its versions).  Under that latch no abort can restore the row
+ * rows is running, the version store is empty, no such transaction
+ * aborted since the scan began and the snapshot is not too old, no row can
+ * be missing from the tree, and each row read in place needs only step 2
+ * of a point read (its lock holder's before-images), done in the scan's
+ * callback under the leaf's shared latch; those conditions are checked
+ * after step 2, as step 3 is (a holder that committed in between has
+ * linked its versions).  Under that latch no abort can restore the row
  * between steps 1 and 2 (restoring needs the latch).  A row removed before
  * the scan passed its place was removed by a transaction that joined the
  * deleters list first, so the check made at the next row (or at the end)
  * sees it, or, once that transaction ended, the version store or the count
- * of their aborts changed.  Then the scan goes on in batches from the last row
- * given to fn.
+ * of their aborts changed.  Then the scan goes on in batches from the last
+ * row given to fn.
  */
 struct snap_stream {
 	struct snap_scan *sc;
