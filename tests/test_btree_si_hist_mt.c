@@ -14,6 +14,10 @@
  *           replayed state after the commit its counter names: every read
  *           returns the value of the latest version committed before the
  *           snapshot began.
+ *   history_bounded  the same (two-phase locking) with a version store of
+ *           8 KiB: snapshots whose versions were dropped get
+ *           RUMA_ESNAPTOOOLD (and are not checked); the others still
+ *           equal the replay.
  */
 #include "wal_util.h"
 
@@ -53,7 +57,7 @@ static ruma_bm *bm;
 static ruma_btree *tree;
 static unsigned wflags;
 static int stop;
-static uint64_t fails;
+static uint64_t fails, too_old;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct commit *commits;
 static size_t ncommits;
@@ -185,29 +189,39 @@ static bool sum_row(const void *key, size_t klen, const void *val, size_t vlen, 
 	return true;
 }
 
-static int read_one(ruma_rng *rng, struct snap *sn)
+/* The reads of one snapshot (x) into sn: 0, TOO_OLD, or TEST_FAIL. */
+enum { TOO_OLD = 2 };
+
+#define READ_OK(call)                                                       \
+	do {                                                                \
+		int r_ = (call);                                            \
+		if (r_ == RUMA_ESNAPTOOOLD)                                 \
+			return TOO_OLD;                                     \
+		CHECK_OK(r_);                                               \
+	} while (0)
+
+static int read_snapshot(ruma_txn *x, ruma_rng *rng, struct snap *sn)
 {
-	ruma_txn *x;
 	uint8_t key[4], v[16];
 	size_t n;
-	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &x));
 	row_key(0, key);
-	CHECK_OK(ruma_txn_lookup(x, tree, key, 4, &sn->c, 8, &n));
+	READ_OK(ruma_txn_lookup(x, tree, key, 4, &sn->c, 8, &n));
 	struct scan_sum up = { .last = -1 }, down = { .last = -1, .desc = true };
 	row_key(1, key);
-	CHECK_OK(ruma_txn_scan_asc(x, tree, key, 4, sum_row, &up));
-	CHECK_OK(ruma_txn_scan_desc(x, tree, NULL, 0, sum_row, &down));
+	READ_OK(ruma_txn_scan_asc(x, tree, key, 4, sum_row, &up));
+	READ_OK(ruma_txn_scan_desc(x, tree, NULL, 0, sum_row, &down));
 	for (unsigned i = 0; i < PROBES; i++) {
 		uint32_t k = 1 + (uint32_t)ruma_rng_below(rng, NROWS);
 		row_key(k, key);
 		int r = ruma_txn_lookup(x, tree, key, 4, v, sizeof(v), &n);
+		if (r == RUMA_ESNAPTOOOLD)
+			return TOO_OLD;
 		CHECK(r == 0 || r == RUMA_ENOTFOUND);
 		sn->probe_k[i] = k;
 		sn->probe_v[i] = 0;
 		if (!r)
 			memcpy(&sn->probe_v[i], v, 8);
 	}
-	CHECK_OK(ruma_txn_commit(x));
 	CHECK(!up.bad && !down.bad);
 	for (uint32_t k = 1; k <= NROWS; k++)
 		if (up.vals[k] != down.vals[k])
@@ -220,13 +234,27 @@ static int read_one(ruma_rng *rng, struct snap *sn)
 	return 0;
 }
 
+static int read_one(ruma_rng *rng, struct snap *sn)
+{
+	ruma_txn *x;
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &x));
+	int r = read_snapshot(x, rng, sn);
+	CHECK_OK(ruma_txn_commit(x));
+	return r;
+}
+
 static void *reader(void *arg)
 {
 	ruma_rng rng;
 	ruma_rng_seed(&rng, (uint64_t)(uintptr_t)arg);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		struct snap sn;
-		if (read_one(&rng, &sn)) {
+		int r = read_one(&rng, &sn);
+		if (r == TOO_OLD) {
+			__atomic_add_fetch(&too_old, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (r) {
 			fail("reader", RUMA_ECORRUPT);
 			break;
 		}
@@ -289,15 +317,17 @@ static int check_history(void)
 		for (unsigned i = 0; i < PROBES; i++)
 			CHECK_EQ(sn->probe_v[i], rows[sn->probe_k[i]]);
 	}
-	printf("  %zu commits, %zu snapshots checked against the replay\n", ncommits, nsnaps);
+	printf("  %zu commits, %zu snapshots checked against the replay, %" PRIu64
+	       " too old\n", ncommits, nsnaps, too_old);
 	return 0;
 }
 
-static int history(unsigned flags)
+static int history(unsigned flags, uint64_t version_limit)
 {
 	wflags = flags;
 	stop = 0;
-	fails = 0;
+	fails = too_old = 0;
+	ruma_txn_set_version_limit(version_limit);
 	ncommits = nsnaps = 0;
 	commits = calloc(MAXLOG, sizeof(*commits));
 	snaps = calloc(MAXSNAP, sizeof(*snaps));
@@ -327,8 +357,9 @@ static int history(unsigned flags)
 		pthread_join(w[i], NULL);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(r[i], NULL);
+	ruma_txn_set_version_limit(0);
 	CHECK_EQ(fails, 0u);
-	CHECK(ncommits > 0 && nsnaps > 0);
+	CHECK(ncommits > 0 && nsnaps + too_old > 0);
 	int rc = check_history();
 	free(commits);
 	free(snaps);
@@ -339,17 +370,24 @@ static int history(unsigned flags)
 
 static int t_history_2pl(void)
 {
-	return history(0);
+	return history(0, 0);
 }
 
 static int t_history_si(void)
 {
-	return history(RUMA_TXN_SNAPSHOT);
+	return history(RUMA_TXN_SNAPSHOT, 0);
+}
+
+/* A version store of 8 KiB: old snapshots are cut off, never wrong. */
+static int t_history_bounded(void)
+{
+	return history(0, 8192);
 }
 
 static const struct test_case cases[] = {
 	{ "history_2pl", t_history_2pl },
 	{ "history_si", t_history_si },
+	{ "history_bounded", t_history_bounded },
 };
 
 int main(int argc, char **argv)
