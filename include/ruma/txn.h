@@ -23,7 +23,8 @@
  * as soon as the oldest snapshot that may need them ends; their memory is
  * bounded (ruma_txn_set_version_limit): beyond it the oldest versions are
  * dropped and every snapshot begun before them gets RUMA_ESNAPTOOOLD on
- * its next read (end it and retry).  Design: docs/isolation.md.
+ * its next read (end it and retry).  Versions serve the snapshots of their
+ * own store.  Design: docs/isolation.md.
  *
  * A read-write transaction begun with RUMA_TXN_SNAPSHOT runs under
  * snapshot isolation: its reads (point reads and scans) see its snapshot
@@ -36,18 +37,18 @@
  * transaction is open, every commit keeps its before-images for it.
  *
  * Read-write transactions without RUMA_TXN_SNAPSHOT (the default): strict
- * two-phase locking on rows.  Every row
- * (tree, key) a transaction reads or writes through these functions is
- * locked exclusively until commit or abort; a row locked by another
- * transaction makes the call return RUMA_ECONFLICT at once (no waiting, so
- * no deadlock): the caller aborts and retries the transaction.  Among
- * read-write transactions this gives serializable executions for point
- * operations.  Not covered: a read-write transaction's scans (they take no
- * row locks, so they can see phantoms and other transactions' uncommitted
- * changes), and plain ruma_btree_* calls made outside transactions, which
- * take no row locks (they read uncommitted changes, a plain write to a row
- * a transaction changed is overwritten by that transaction's abort, and a
- * snapshot sees a plain write as soon as it is made).  Locks are kept in a
+ * two-phase locking on rows.  Every row (tree, key) a transaction reads or
+ * writes through these functions is locked exclusively until commit or
+ * abort; a row locked by another transaction makes the call return
+ * RUMA_ECONFLICT at once (no waiting, so no deadlock): the caller aborts
+ * and retries the transaction.  Among such transactions this gives
+ * serializable executions for point operations.  Not covered: their scans
+ * (they take no row locks, so they can see phantoms and other
+ * transactions' uncommitted changes), and plain ruma_btree_* calls made
+ * outside transactions, which take no row locks (they read uncommitted
+ * changes, a plain write to a row a transaction changed is overwritten by
+ * that transaction's abort, and a snapshot sees a plain write as soon as
+ * it is made).  Locks are kept in a
  * process-wide table keyed by a 64-bit hash of (store, tree, key): two rows
  * with the same hash conflict (rare, and only a spurious retry).
  *
