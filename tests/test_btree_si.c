@@ -591,6 +591,7 @@ static bool reads(ruma_txn *x, ruma_btree *t, uint32_t k, const char *v, int err
 /* G0, write cycles: two writers of one row; the second conflicts. */
 static int h_g0(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)si;
 	ruma_txn *c;
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_EQ(put(b, t, 1, "12"), RUMA_ECONFLICT);
@@ -606,6 +607,7 @@ static int h_g0(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 /* G1a, aborted reads: a reader never sees an aborted write. */
 static int h_g1a(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	CHECK_OK(put(a, t, 1, "101"));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(ruma_txn_abort(a));
@@ -618,6 +620,7 @@ static int h_g1a(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
  * by the same transaction. */
 static int h_g1b(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	CHECK_OK(put(a, t, 1, "101"));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(put(a, t, 1, "11"));
@@ -630,6 +633,7 @@ static int h_g1b(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 /* G1c, circular information flow: neither sees the other's write. */
 static int h_g1c(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_OK(put(b, t, 2, "22"));
 	CHECK(si ? reads(a, t, 2, "20", 0) : reads(a, t, 2, NULL, RUMA_ECONFLICT));
@@ -670,6 +674,7 @@ static bool count_30(const void *key, size_t klen, const void *val, size_t vlen,
  * phantom is seen (allowed, documented); SI: never. */
 static int h_pmp(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	unsigned n = 0;
 	CHECK_OK(ruma_txn_scan_asc(a, t, NULL, 0, count_30, &n));
 	CHECK_EQ(n, 0u);
@@ -685,6 +690,7 @@ static int h_pmp(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 /* P4, lost update: two read-modify-writes of one row; one must fail. */
 static int h_p4(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	CHECK(reads(a, t, 1, "10", 0));
 	CHECK(si ? reads(b, t, 1, "10", 0) : reads(b, t, 1, NULL, RUMA_ECONFLICT));
 	CHECK_OK(put(a, t, 1, "11"));
@@ -699,6 +705,7 @@ static int h_p4(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 /* G-single, read skew: a reader sees both rows of a transfer or neither. */
 static int h_gsingle(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	CHECK(reads(a, t, 1, "10", 0));
 	if (si) {
 		CHECK(reads(b, t, 1, "10", 0) && reads(b, t, 2, "20", 0));
@@ -719,6 +726,7 @@ static int h_gsingle(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool 
  * allowed under snapshot isolation (documented). */
 static int h_g2item(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	CHECK(reads(a, t, 1, "10", 0) && reads(a, t, 2, "20", 0));
 	if (!si) {
 		CHECK(reads(b, t, 1, NULL, RUMA_ECONFLICT));
@@ -738,6 +746,7 @@ static int h_g2item(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool s
  * scan, and others' committed writes only from before it began. */
 static int h_own_writes(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
+	(void)bm;
 	struct collect c;
 	CHECK_OK(put(b, t, 4, "40"));
 	CHECK_OK(ruma_txn_commit(b));

@@ -81,7 +81,7 @@ static int locate(ruma_txn *x, uint32_t a, uint32_t *at, uint8_t *v)
 static int transfer(ruma_txn *x, ruma_rng *rng)
 {
 	uint32_t a = (uint32_t)ruma_rng_below(rng, NACC), b = (uint32_t)ruma_rng_below(rng, NACC);
-	uint32_t ka, kb;
+	uint32_t ka = 0, kb = 0;
 	uint8_t v[VLEN], key[4];
 	int r = locate(x, a, &ka, v);
 	if (!r)
