@@ -16,10 +16,11 @@
  * its entries is linked into the chain of its row, newest first.  Rows are
  * found through a skip list ordered by (store, tree, key), so scans can
  * list the rows with versions in a key range.  Versions serve the
- * snapshots of their own store only: a block is freed once no active
- * snapshot of its store began before its commit (checked at every snapshot
- * end and every hand-off), so the store empties as soon as the snapshots
- * that needed it end.  Beyond the memory bound (process-wide) the oldest
+ * snapshots of their own store only: blocks are freed oldest first, each
+ * once no active snapshot of its store began before its commit (checked at
+ * every snapshot end and every hand-off, in time proportional to what is
+ * freed), so the store empties as soon as the snapshots that needed it
+ * end.  Beyond the memory bound (process-wide) the oldest
  * blocks are dropped and `forced` rises to their timestamp: a snapshot
  * begun before it gets RUMA_ESNAPTOOOLD on its next read instead of a
  * wrong answer (Oracle's "snapshot too old").
@@ -41,11 +42,13 @@
 #define MV_LEVELS 16
 #define MV_DEFAULT_LIMIT RUMA_TXN_VERSION_LIMIT
 
-/* One version: a before-image of one row, inside its block. */
+/* One version: a before-image of one row, inside its block, in its row's
+ * chain (newest first, linked both ways so the oldest goes in O(1)). */
 struct mv_ver {
 	const struct mv_block *blk;
 	const struct undo *u;
-	struct mv_ver *older;
+	struct mv_row *row;
+	struct mv_ver *older, *newer;
 };
 
 /* A committed transaction's undo, moved here at its commit. */
@@ -79,7 +82,9 @@ static size_t nactive;
 
 static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
 static struct mv_row vs_head_row; /* level pointers only */
-static struct mv_block *vs_blocks; /* newest hand-off first */
+/* Blocks in hand-off order, oldest first (nearly commit order: a row's
+ * versions come in commit order, as its lock passes from one to the next). */
+static struct mv_block *vs_oldest, *vs_newest;
 uint64_t mv_nver, mv_forced;
 static uint64_t vs_bytes, vs_dropped;
 static uint64_t vs_limit = MV_DEFAULT_LIMIT;
@@ -252,19 +257,19 @@ static void row_drop(struct mv_row *r)
 
 /* ---- blocks ------------------------------------------------------------------------ */
 
+/* Unlink b's versions (b->n of them are linked) and free b. */
 static void block_free(struct mv_block *b)
 {
 	for (size_t i = 0; i < b->n; i++) {
-		const struct undo *u = &b->u[i];
-		struct mv_row *r = row_find(b->bm, u->root, b->bytes + u->at, u->klen, NULL);
-		if (!row_is(r, b->bm, u->root, b->bytes + u->at, u->klen))
-			continue; /* not linked (a partial hand-off) */
-		for (struct mv_ver **pv = &r->newest; *pv; pv = &(*pv)->older)
-			if (*pv == &b->vers[i]) {
-				*pv = b->vers[i].older;
-				__atomic_sub_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
-				break;
-			}
+		struct mv_ver *v = &b->vers[i];
+		struct mv_row *r = v->row;
+		if (v->newer)
+			v->newer->older = v->older;
+		else
+			r->newest = v->older;
+		if (v->older)
+			v->older->newer = v->newer;
+		__atomic_sub_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
 		if (!r->newest)
 			row_drop(r);
 	}
@@ -275,19 +280,24 @@ static void block_free(struct mv_block *b)
 	free(b);
 }
 
-/* Free every block no active snapshot of its store needs; vs_mu held for
- * writing, and reg_mu. */
+/* Take the oldest block off the list; vs_mu held for writing. */
+static struct mv_block *pop_oldest(void)
+{
+	struct mv_block *b = vs_oldest;
+	vs_oldest = b->next;
+	if (!vs_oldest)
+		vs_newest = NULL;
+	return b;
+}
+
+/* Free the oldest blocks while no active snapshot of their store needs
+ * them (a block the oldest one holds back waits for the next collection:
+ * the snapshot that needs the oldest needs nearly all after it); vs_mu
+ * held for writing, and reg_mu. */
 static void collect_locked(void)
 {
-	for (struct mv_block **pb = &vs_blocks; *pb;) {
-		struct mv_block *b = *pb;
-		if (!needed_locked(b->bm, b->cts)) {
-			*pb = b->next;
-			block_free(b);
-		} else {
-			pb = &b->next;
-		}
-	}
+	while (vs_oldest && !needed_locked(vs_oldest->bm, vs_oldest->cts))
+		block_free(pop_oldest());
 }
 
 /* Versions of cts could not be kept: snapshots begun before it are too old
@@ -303,13 +313,8 @@ static void force_locked(uint64_t cts)
  * to their timestamps; vs_mu held for writing. */
 static void enforce_limit_locked(void)
 {
-	while (vs_bytes > vs_limit && vs_blocks) {
-		struct mv_block **oldest = &vs_blocks;
-		for (struct mv_block **pb = &vs_blocks; *pb; pb = &(*pb)->next)
-			if ((*pb)->cts < (*oldest)->cts)
-				oldest = pb;
-		struct mv_block *b = *oldest;
-		*oldest = b->next;
+	while (vs_bytes > vs_limit && vs_oldest) {
+		struct mv_block *b = pop_oldest();
 		force_locked(b->cts);
 		block_free(b);
 	}
@@ -351,8 +356,11 @@ static int block_link(struct mv_block *b)
 			b->n = i;
 			return -ENOMEM;
 		}
-		b->vers[i] = (struct mv_ver){ b, u, r->newest };
-		r->newest = &b->vers[i];
+		struct mv_ver *v = &b->vers[i];
+		*v = (struct mv_ver){ b, u, r, r->newest, NULL };
+		if (r->newest)
+			r->newest->newer = v;
+		r->newest = v;
 		__atomic_add_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
 	}
 	return 0;
@@ -394,8 +402,11 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo
 		force_locked(cts);
 		block_free(b);
 	} else {
-		b->next = vs_blocks;
-		vs_blocks = b;
+		if (vs_newest)
+			vs_newest->next = b;
+		else
+			vs_oldest = b;
+		vs_newest = b;
 		enforce_limit_locked();
 	}
 	pthread_rwlock_unlock(&vs_mu);
