@@ -38,10 +38,22 @@ NOINLINE static int db_get_one(ruma_db_txn *x, ruma_db_table *t, unsigned i)
 	return ruma_db_get(x, t, &k, &v);
 }
 
+NOINLINE static int db_snap_get_one(ruma_db_txn *x, ruma_db_table *t, unsigned i)
+{
+	ruma_val k = { 12, key[i] }, v;
+	return ruma_db_get(x, t, &k, &v);
+}
+
 NOINLINE static int txn_get_one(ruma_txn *x, ruma_btree *t, unsigned i, char *buf)
 {
 	size_t len;
 	return ruma_txn_lookup(x, t, key[i], 12, buf, RUMA_DB_MAX_VALUE, &len);
+}
+
+NOINLINE static int txn_snap_get_one(ruma_txn *x, ruma_btree *t, unsigned i, char *buf)
+{
+	size_t len;
+	return ruma_txn_lookup(x, t, key[i], 12, buf, RUMA_DB_MAX_VALUE - 1, &len);
 }
 
 NOINLINE static int bt_get_one(ruma_btree *t, unsigned i, char *buf)
@@ -93,9 +105,17 @@ int main(int argc, char **argv)
 		for (unsigned j = i; j < i + PER_TXN; j++)
 			TRY(db_get_one(x, t, j));
 		TRY(ruma_db_commit(x));
+		TRY(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+		for (unsigned j = i; j < i + PER_TXN; j++)
+			TRY(db_snap_get_one(x, t, j));
+		TRY(ruma_db_commit(x));
 		TRY(ruma_txn_begin(ruma_db_bm(db), 0, &tx));
 		for (unsigned j = i; j < i + PER_TXN; j++)
 			TRY(txn_get_one(tx, bu, j, buf));
+		TRY(ruma_txn_commit(tx));
+		TRY(ruma_txn_begin(ruma_db_bm(db), RUMA_TXN_RDONLY, &tx));
+		for (unsigned j = i; j < i + PER_TXN; j++)
+			TRY(txn_snap_get_one(tx, bu, j, buf));
 		TRY(ruma_txn_commit(tx));
 		for (unsigned j = i; j < i + PER_TXN; j++)
 			TRY(bt_get_one(bu, j, buf));

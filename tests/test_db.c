@@ -1,7 +1,8 @@
 /*
  * test_db.c — include/ruma/db.h: every call and its misuse, cursors, table
- * list, statistics and the checker, a model-based random test against a
- * sorted array with a pool much smaller than the data, automatic
+ * list, statistics and the checker, a read-only transaction's snapshot, a
+ * model-based random test against a sorted array with a pool much smaller
+ * than the data, automatic
  * checkpoints keeping the log bounded, kill -9 during a write loop, and a
  * store whose catalog is damaged refused at open, a disk that fills up
  * while a durable store commits, and dropping a table (its misuse, no page
@@ -958,10 +959,82 @@ static int t_drop_powerloss(void)
 	return TEST_PASS;
 }
 
+/* A read-only transaction reads the committed state as of its begin: a
+ * writer's uncommitted changes and its later commit are not seen, by get or
+ * cursor in either direction, and the row the writer holds is no conflict.
+ * A RUMA_DB_SNAPSHOT transaction reads the same way plus its own writes,
+ * and its write to a row committed since it began conflicts. */
+static int t_snapshot(void)
+{
+	ruma_db *db;
+	ruma_db_txn *w, *r;
+	ruma_db_table *t;
+	ruma_db_cursor *c;
+	ruma_db_options o = small_opts();
+	ruma_val a = sv("a"), b = sv("b"), cc = sv("c"), k, got;
+	ruma_val v1 = sv("1"), v2 = sv("2");
+	CHECK(!dirs());
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &w));
+	CHECK_OK(ruma_db_table_open(w, "t", RUMA_DB_CREATE, &t));
+	CHECK_OK(ruma_db_put(w, t, &a, &v1, 0));
+	CHECK_OK(ruma_db_put(w, t, &b, &v1, 0));
+	CHECK_OK(ruma_db_commit(w));
+	CHECK_OK(ruma_db_begin(db, 0, &w));
+	CHECK_OK(ruma_db_put(w, t, &a, &v2, 0));
+	CHECK_OK(ruma_db_del(w, t, &b));
+	CHECK_OK(ruma_db_put(w, t, &cc, &v2, 0));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &r));
+	CHECK_OK(ruma_db_get(r, t, &a, &got)); /* held by w: no conflict */
+	CHECK(val_is(got, "1"));
+	CHECK_OK(ruma_db_commit(w));
+	CHECK_OK(ruma_db_get(r, t, &b, &got));
+	CHECK(val_is(got, "1"));
+	CHECK_EQ(ruma_db_get(r, t, &cc, &got), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_cursor_open(r, t, &c));
+	CHECK_OK(ruma_db_cursor_first(c));
+	CHECK_OK(ruma_db_cursor_get(c, &k, &got));
+	CHECK(val_is(k, "a") && val_is(got, "1"));
+	CHECK_OK(ruma_db_cursor_next(c));
+	CHECK_OK(ruma_db_cursor_get(c, &k, &got));
+	CHECK(val_is(k, "b") && val_is(got, "1"));
+	CHECK_EQ(ruma_db_cursor_next(c), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_cursor_last(c));
+	CHECK_OK(ruma_db_cursor_get(c, &k, NULL));
+	CHECK(val_is(k, "b"));
+	CHECK_OK(ruma_db_cursor_prev(c));
+	CHECK_OK(ruma_db_cursor_get(c, &k, NULL));
+	CHECK(val_is(k, "a"));
+	CHECK_EQ(ruma_db_cursor_prev(c), RUMA_ENOTFOUND);
+	ruma_db_cursor_close(c);
+	CHECK_OK(ruma_db_commit(r));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &r)); /* a new snapshot: w's commit */
+	CHECK_EQ(ruma_db_get(r, t, &b, &got), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_get(r, t, &cc, &got));
+	CHECK(val_is(got, "2"));
+	CHECK_OK(ruma_db_commit(r));
+	/* read-write under snapshot isolation: no read locks, first writer wins */
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_SNAPSHOT, &r));
+	CHECK_OK(ruma_db_begin(db, 0, &w));
+	CHECK_OK(ruma_db_put(w, t, &a, &v1, 0));
+	CHECK_OK(ruma_db_get(r, t, &a, &got)); /* held by w: the snapshot's value */
+	CHECK(val_is(got, "2"));
+	CHECK_OK(ruma_db_commit(w));
+	CHECK_EQ(ruma_db_put(r, t, &a, &v2, 0), RUMA_ECONFLICT); /* w committed it later */
+	CHECK_OK(ruma_db_put(r, t, &cc, &v1, 0));
+	CHECK_OK(ruma_db_get(r, t, &cc, &got)); /* its own write */
+	CHECK(val_is(got, "1"));
+	CHECK_OK(ruma_db_abort(r));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "basic", t_basic },
 	{ "misuse", t_misuse },
 	{ "cursor", t_cursor },
+	{ "snapshot", t_snapshot },
 	{ "list_stat_check", t_list_stat_check },
 	{ "options", t_options },
 	{ "model", t_model },

@@ -10,21 +10,30 @@
  * Threads: a ruma_db may be used by any number of threads at once; a
  * transaction (and its cursors) by one thread at a time.
  *
- * Isolation, exactly (what each transaction kind sees today):
- *   - a point read (ruma_db_get) or write (put, del) in any transaction locks
- *     its row exclusively until commit or abort (txn.h: strict two-phase
- *     locking, no waiting).  A row locked by another transaction gives
+ * Isolation, exactly (what each transaction kind sees):
+ *   - a RUMA_DB_RDONLY transaction reads one snapshot: the committed state
+ *     as of ruma_db_begin, for ruma_db_get and cursors alike, in both
+ *     directions.  It takes no row locks, never gets RUMA_ECONFLICT, never
+ *     waits, and never makes a writer wait (txn.h, docs/isolation.md).  A
+ *     snapshot kept open while writers commit holds their old versions in
+ *     memory; beyond the version store's bound (ruma_txn_set_version_limit)
+ *     the oldest snapshots get RUMA_ESNAPTOOOLD: end them and retry;
+ *   - a RUMA_DB_SNAPSHOT transaction reads its snapshot plus its own
+ *     writes, without locks; a write to a row that another transaction
+ *     holds, or changed and committed after this one began, gives
+ *     RUMA_ECONFLICT (first writer wins: abort and retry).  Snapshot
+ *     isolation allows write skew (two transactions that each read what
+ *     the other writes may both commit); docs/isolation.md has the table;
+ *   - in other read-write transactions (two-phase locking, the default) a
+ *     point read (ruma_db_get) or write (put, del) locks its row
+ *     exclusively until commit or abort (txn.h: strict two-phase locking,
+ *     no waiting).  A row locked by another read-write transaction gives
  *     RUMA_ECONFLICT at once: abort and retry.  Point reads therefore see
- *     committed data or the transaction's own writes, and two transactions
- *     that only read one row also conflict;
- *   - cursors take no row locks: a cursor sees the rows present when it
- *     steps, including uncommitted rows of other transactions, and phantoms;
- *     it sees its own transaction's writes;
- *   - RUMA_DB_RDONLY transactions follow the same rules today; they only
- *     refuse writes.  Snapshot isolation (its own work, not built yet) will
- *     give each read-only transaction one snapshot of committed data, taken
- *     at begin, for point reads and cursors alike, without locks or
- *     conflicts; this API does not change for it.
+ *     committed data or the transaction's own writes, and two such
+ *     transactions that only read one row also conflict.  Their cursors
+ *     take no row locks: a cursor sees the rows present when it steps,
+ *     including uncommitted rows of other transactions, and phantoms; it
+ *     sees its own transaction's writes.
  *
  * Durability: with the defaults every commit is durable when
  * ruma_db_commit returns (group commit: concurrent commits share one
@@ -147,11 +156,14 @@ RUMA_API ruma_bm *ruma_db_bm(ruma_db *db);
 
 /* ---- transactions ---------------------------------------------------------- */
 
-#define RUMA_DB_RDONLY 1u /* a read-only transaction: put/del give -EACCES */
-#define RUMA_DB_ASYNC 2u  /* commit does not wait for the log to be durable */
+#define RUMA_DB_RDONLY 1u   /* a read-only transaction: put/del give -EACCES */
+#define RUMA_DB_ASYNC 2u    /* commit does not wait for the log to be durable */
+#define RUMA_DB_SNAPSHOT 4u /* a read-write transaction under snapshot
+			       isolation (see Isolation) */
 
 /*
- * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC).
+ * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC,
+ * RUMA_DB_SNAPSHOT).
  * A store opened RUMA_DB_READONLY gives read-only transactions whatever the
  * flags.  -EINVAL, -ENOMEM.
  */

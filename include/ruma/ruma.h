@@ -44,7 +44,8 @@ enum {
 	RUMA_EUNCLEAN   = -10014, /* the store was not closed cleanly: recreate it */
 	RUMA_ENOTSTORE  = -10015, /* the file exists and is not a ruma store: not overwritten */
 	RUMA_ECONFLICT  = -10016, /* a transaction conflicts with another on a row: abort, retry */
-	RUMA_ELAST      = -10017
+	RUMA_ESNAPTOOOLD = -10017, /* a snapshot's old versions were dropped (memory bound): retry */
+	RUMA_ELAST      = -10018
 };
 
 /* Historic name used by latch code: a restart is a return value, not an exception. */

@@ -11,17 +11,44 @@
  * the log, then the first ruma_btree_open / ruma_btree_create of the store
  * undoes the unfinished transactions logically, newest change first).
  *
- * Isolation: strict two-phase locking on rows.  Every row (tree, key) a
- * transaction reads or writes through these functions is locked
- * exclusively until commit or abort; a row locked by another transaction
- * makes the call return RUMA_ECONFLICT at once (no waiting, so no deadlock):
- * the caller aborts and retries the transaction.  Among transactions this
- * gives serializable executions for point operations.  Not covered: scans
- * (ruma_btree_scan_* take no row locks, so a transaction that scans can see
- * phantoms, and scans see uncommitted changes) and plain ruma_btree_* calls
- * made outside transactions, which take no row locks (they read
- * uncommitted changes, and a plain write to a row a transaction changed is
- * overwritten by that transaction's abort).  Locks are kept in a
+ * Isolation.  A read-only transaction (RUMA_TXN_RDONLY) reads one snapshot:
+ * the committed state as of its begin, for point reads (ruma_txn_lookup)
+ * and scans (ruma_txn_scan_asc / _desc) alike, in both directions, across
+ * splits and merges.  It takes no row locks, never waits for a writer,
+ * never conflicts, and no writer waits for it.  Rows changed by writers
+ * that had not committed when it began are read from their before-images:
+ * the running writer's undo, or, once that writer commits, the version
+ * store its undo is moved to (only while a snapshot may need it: without
+ * an open snapshot a commit frees its undo as before).  Versions are freed
+ * as soon as the oldest snapshot that may need them ends; their memory is
+ * bounded (ruma_txn_set_version_limit): beyond it the oldest versions are
+ * dropped and every snapshot begun before them gets RUMA_ESNAPTOOOLD on
+ * its next read (end it and retry).  Versions serve the snapshots of their
+ * own store.  Design: docs/isolation.md.
+ *
+ * A read-write transaction begun with RUMA_TXN_SNAPSHOT runs under
+ * snapshot isolation: its reads (point reads and scans) see its snapshot
+ * plus its own writes and take no locks; each write locks its row (a row
+ * held by another transaction: RUMA_ECONFLICT) and is RUMA_ECONFLICT too
+ * when a transaction that committed after this one began changed the row
+ * (first writer wins; abort and retry).  Snapshot isolation allows write
+ * skew: two transactions that each read rows the other writes can both
+ * commit (docs/isolation.md has the anomaly table).  While such a
+ * transaction is open, every commit keeps its before-images for it.
+ *
+ * Read-write transactions without RUMA_TXN_SNAPSHOT (the default): strict
+ * two-phase locking on rows.  Every row (tree, key) a transaction reads or
+ * writes through these functions is locked exclusively until commit or
+ * abort; a row locked by another transaction makes the call return
+ * RUMA_ECONFLICT at once (no waiting, so no deadlock): the caller aborts
+ * and retries the transaction.  Among such transactions this gives
+ * serializable executions for point operations.  Not covered: their scans
+ * (they take no row locks, so they can see phantoms and other
+ * transactions' uncommitted changes), and plain ruma_btree_* calls made
+ * outside transactions, which take no row locks (they read uncommitted
+ * changes, a plain write to a row a transaction changed is overwritten by
+ * that transaction's abort, and a snapshot sees a plain write as soon as
+ * it is made).  Locks are kept in a
  * process-wide table keyed by a 64-bit hash of (store, tree, key): two rows
  * with the same hash conflict (rare, and only a spurious retry).
  *
@@ -50,9 +77,12 @@ extern "C" {
 typedef struct ruma_txn ruma_txn;
 
 /* ruma_txn_begin flags. */
-#define RUMA_TXN_ASYNC 1u /* commit does not wait for the log to be durable */
+#define RUMA_TXN_ASYNC 1u  /* commit does not wait for the log to be durable */
+#define RUMA_TXN_RDONLY 2u   /* read a snapshot; writes give -EACCES */
+#define RUMA_TXN_SNAPSHOT 4u /* read-write under snapshot isolation (see Isolation) */
 
-/* ruma_txn_begin — start a transaction on bm's trees.  -ENOMEM, -EINVAL. */
+/* ruma_txn_begin — start a transaction on bm's trees (flags RUMA_TXN_ASYNC,
+ * RUMA_TXN_RDONLY: a snapshot taken now).  -ENOMEM, -EINVAL. */
 RUMA_API int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out);
 
 /*
@@ -87,7 +117,9 @@ RUMA_API int ruma_txn_abort(ruma_txn *x);
 /*
  * Operations inside a transaction: as the ruma_btree_* functions of the same
  * name, plus RUMA_ECONFLICT when another transaction holds the row.  With
- * x == NULL each is the plain auto-committed B-tree operation.
+ * x == NULL each is the plain auto-committed B-tree operation.  In a
+ * read-only transaction the writes give -EACCES and ruma_txn_lookup reads
+ * the snapshot (RUMA_ESNAPTOOOLD: see above).
  */
 RUMA_API int ruma_txn_insert(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 			     const void *val, size_t vlen);
@@ -98,6 +130,41 @@ RUMA_API int ruma_txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t
 RUMA_API int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen);
 RUMA_API int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 			     void *buf, size_t cap, size_t *vlen);
+
+/*
+ * ruma_txn_scan_asc / _desc — ruma_btree_scan_asc / _desc inside x.  In a
+ * read-only transaction the scan sees x's snapshot.  fn follows the rules
+ * of ruma_btree_scan_fn (it may run under a leaf's shared latch: it must
+ * not call into the tree).  With x NULL or a read-write transaction it is
+ * the plain B-tree scan (see "Isolation").  Returns what the B-tree scan
+ * returns, plus -ENOMEM and RUMA_ESNAPTOOOLD.
+ */
+RUMA_API int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
+			       ruma_btree_scan_fn fn, void *ctx);
+RUMA_API int ruma_txn_scan_desc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
+				ruma_btree_scan_fn fn, void *ctx);
+
+/* The version store and the snapshots of the process (ruma_txn_mvcc_stat). */
+typedef struct ruma_txn_mvcc_stats {
+	uint64_t timestamp;       /* the last commit timestamp given */
+	uint64_t snapshots;       /* read-only transactions open */
+	uint64_t oldest_snapshot; /* the oldest one's start timestamp (0: none) */
+	uint64_t versions;        /* before-images kept for them */
+	uint64_t version_bytes;   /* memory those hold */
+	uint64_t version_limit;   /* the bound (ruma_txn_set_version_limit) */
+	uint64_t dropped;         /* commits whose versions were dropped at the bound */
+	uint64_t too_old_below;   /* snapshots begun before this are too old */
+} ruma_txn_mvcc_stats;
+
+/* Default bound of the version store's memory. */
+#define RUMA_TXN_VERSION_LIMIT (256ull << 20)
+
+/* ruma_txn_mvcc_stat — the figures above (out must not be NULL). */
+RUMA_API void ruma_txn_mvcc_stat(ruma_txn_mvcc_stats *out);
+
+/* ruma_txn_set_version_limit — bound the version store of the process to
+ * bytes (0: RUMA_TXN_VERSION_LIMIT); applies at once. */
+RUMA_API void ruma_txn_set_version_limit(uint64_t bytes);
 
 #ifdef __cplusplus
 }

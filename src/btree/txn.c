@@ -1,7 +1,7 @@
 /*
  * txn.c — transactions: row locks (strict 2PL, no-wait), logical undo
- * (in memory for abort, in the log for crash recovery), commit.  See txn.h
- * and docs/wal.md.
+ * (in memory for abort, in the log for crash recovery), commit, snapshot
+ * reads.  See txn.h, docs/wal.md and docs/isolation.md.
  *
  * Per change: lock the row, then log an UNDO record {tree root, key, kind,
  * bytes} (first record of the transaction: its LSN becomes the transaction
@@ -29,6 +29,13 @@
  * a small array of (hash, owner); a row held by another owner is
  * RUMA_ECONFLICT immediately.
  *
+ * Snapshots (docs/isolation.md): read-only transactions, and read-write ones
+ * under RUMA_TXN_SNAPSHOT, read the row in place, then the before-images
+ * of its lock holder, then the version store (mvcc.c), where a commit moves
+ * its undo while a snapshot begun before it is open ("snapshot reads" and
+ * "snapshot scans" below).  A snapshot writer's write is a conflict when
+ * the version store holds a newer version of the row (first writer wins).
+ *
  * Recovery undo (bt_txn_recover, called by ruma_btree_open/create): takes
  * the losers' undo records from the buffer manager (newest first), restores
  * them, logs END for each loser, flushes the log and tells the buffer manager
@@ -37,12 +44,14 @@
  * No syscalls (the log's I/O is in src/wal, reached through bm.h).
  */
 #include "btree/btree_int.h"
+#include "btree/mvcc.h"
 
 #include <ruma/txn.h>
 #include <ruma/core.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -53,41 +62,43 @@
 
 struct lock_stripe {
 	pthread_mutex_t mu;
-	struct { uint64_t h; const ruma_txn *owner; } *e;
+	struct { uint64_t h; ruma_txn *owner; } *e;
 	size_t n, cap;
+	uint64_t aborts; /* aborts that held a row of the stripe (snapshot reads) */
 };
 
 static struct lock_stripe stripes[LOCK_STRIPES];
 static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t recover_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* What an undo entry restores (undo_hdr.kind). */
-enum undo_kind {
-	UNDO_ABSENT = 0, /* the row did not exist: remove it */
-	UNDO_VALUE = 1,  /* put the old value back */
-	UNDO_PATCH = 2,  /* an in-place update: write old bytes back at offsets */
-};
-
-/* One undo entry in memory: the row and what restores it. */
-struct undo {
-	ruma_pid root;
-	uint16_t klen;
-	uint8_t kind;
-	uint32_t vlen;  /* bytes after the key */
-	size_t at;      /* in the transaction's undo bytes: key, then the old value or the patch */
-};
-
 struct ruma_txn {
 	ruma_bm *bm;
 	unsigned flags;
 	uint64_t id; /* 0 until the first UNDO record is logged */
+	uint64_t start_ts; /* a snapshot's (RUMA_TXN_RDONLY, RUMA_TXN_SNAPSHOT) */
+	bool registered;   /* start_ts is in the registry of active snapshots */
+	uint64_t cts;      /* 0 while running, MV_PENDING, then the commit timestamp */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
+	/* Snapshot readers read the undo of a row's lock holder: they hold mu
+	 * (and the row's stripe); the owner takes mu only to move the arrays
+	 * (growth, hand-off) and publishes nundo with a release store. */
+	pthread_mutex_t mu;
 	struct undo *undo;
 	size_t nundo, capundo;
 	uint8_t *bytes; /* the undo entries' keys and data, back to back */
 	size_t nbytes, capbytes;
+	bool deleter;   /* in the deleters list (it removed a row) */
+	struct ruma_txn *dprev, *dnext;
 };
+
+/* Transactions that removed rows, for snapshot scans (a removed row is
+ * gone from the tree, so a scan learns of it only here or in the version
+ * store); del_aborts counts their aborts, so a snapshot scan that may have
+ * missed a row an abort then put back looks again. */
+static pthread_mutex_t del_mu = PTHREAD_MUTEX_INITIALIZER;
+static ruma_txn *deleters;
+static uint64_t del_aborts;
 
 /* Undo record payload after the id: this header, key, then the old value
  * (UNDO_VALUE) or the patch (UNDO_PATCH): a sequence of
@@ -121,15 +132,20 @@ static uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
 {
 	const uint8_t *p = key;
 	uint64_t h = mix64((uint64_t)(uintptr_t)t->bm, t->root ^ ((uint64_t)klen << 56));
-	for (; klen >= 8; klen -= 8, p += 8) {
-		uint64_t w;
+	const uint8_t *end = p + klen;
+	uint64_t w;
+	for (; end - p >= 8; p += 8) {
 		memcpy(&w, p, 8);
 		h = mix64(h, w);
 	}
-	if (klen) {
-		uint64_t w = 0;
-		memcpy(&w, p, klen);
-		h = mix64(h, w); /* the length is in h already */
+	if (p < end) { /* the last 8 bytes, overlapping (the length is in h already) */
+		if (klen >= 8) {
+			memcpy(&w, end - 8, 8);
+		} else {
+			w = 0;
+			memcpy(&w, p, klen);
+		}
+		h = mix64(h, w);
 	}
 	return mix64(h, 0x2545f4914f6cdd1dull);
 }
@@ -172,7 +188,7 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 		else {
 			s->e[s->n].h = h;
 			s->e[s->n].owner = x;
-			s->n++;
+			__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELEASE);
 			x->locks[x->nlocks++] = h;
 		}
 	}
@@ -180,15 +196,21 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	return r == 1 ? 0 : r;
 }
 
-static void unlock_all(ruma_txn *x)
+/* Release x's row locks.  After an abort that changed rows, each stripe's
+ * abort count is raised before its lock goes: a snapshot read that may
+ * have seen an undone change then reads again (see "snapshot reads"). */
+static void unlock_all(ruma_txn *x, bool aborted)
 {
 	for (size_t k = 0; k < x->nlocks; k++) {
 		uint64_t h = x->locks[k];
 		struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
 		pthread_mutex_lock(&s->mu);
+		if (aborted)
+			__atomic_add_fetch(&s->aborts, 1, __ATOMIC_SEQ_CST);
 		for (size_t i = 0; i < s->n; i++)
 			if (s->e[i].h == h && s->e[i].owner == x) {
-				s->e[i] = s->e[--s->n];
+				s->e[i] = s->e[s->n - 1];
+				__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELEASE);
 				break;
 			}
 		pthread_mutex_unlock(&s->mu);
@@ -196,9 +218,55 @@ static void unlock_all(ruma_txn *x)
 	x->nlocks = 0;
 }
 
+static void deleters_leave(ruma_txn *x)
+{
+	if (!x->deleter)
+		return;
+	pthread_mutex_lock(&del_mu);
+	if (x->dprev)
+		x->dprev->dnext = x->dnext;
+	else
+		__atomic_store_n(&deleters, x->dnext, __ATOMIC_RELEASE);
+	if (x->dnext)
+		x->dnext->dprev = x->dprev;
+	pthread_mutex_unlock(&del_mu);
+	x->deleter = false;
+}
+
+static void deleters_join(ruma_txn *x)
+{
+	if (x->deleter)
+		return;
+	pthread_mutex_lock(&del_mu);
+	x->dprev = NULL;
+	x->dnext = deleters;
+	if (deleters)
+		deleters->dprev = x;
+	__atomic_store_n(&deleters, x, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&del_mu);
+	x->deleter = true;
+}
+
+/* The transaction reads no more: unregister its snapshot. */
+static void snapshot_end(ruma_txn *x)
+{
+	if (x->registered)
+		mv_snapshot_end(x->bm, x->start_ts);
+	x->registered = false;
+}
+
+/* Whether x reads a snapshot (read-only, or read-write under SI). */
+static inline bool reads_snapshot(const ruma_txn *x)
+{
+	return x->flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT);
+}
+
 static void txn_free(ruma_txn *x)
 {
+	deleters_leave(x);
+	snapshot_end(x);
 	ruma_bm_txn_count(x->bm, -1);
+	pthread_mutex_destroy(&x->mu);
 	free(x->bytes);
 	free(x->undo);
 	free(x->locks);
@@ -207,12 +275,18 @@ static void txn_free(ruma_txn *x)
 
 int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 {
-	if (!bm || !out || (flags & ~RUMA_TXN_ASYNC))
+	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)))
 		return -EINVAL;
 	pthread_once(&stripes_once, stripes_init);
 	ruma_txn *x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
+	if ((flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)) && mv_snapshot_begin(bm, &x->start_ts)) {
+		free(x);
+		return -ENOMEM;
+	}
+	x->registered = flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT);
+	pthread_mutex_init(&x->mu, NULL);
 	x->bm = bm;
 	x->flags = flags;
 	ruma_bm_txn_count(bm, 1);
@@ -273,9 +347,14 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 		       unsigned kind, const uint8_t *data, size_t len)
 {
 	const size_t head = 8 + sizeof(struct undo_hdr);
-	if (grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)) ||
-	    grow((void **)&x->bytes, &x->capbytes, x->nbytes + head + klen + len, 1))
-		return -ENOMEM;
+	if (x->nundo + 1 > x->capundo || x->nbytes + head + klen + len > x->capbytes) {
+		pthread_mutex_lock(&x->mu); /* a snapshot reader may be reading them */
+		int r = grow((void **)&x->undo, &x->capundo, x->nundo + 1, sizeof(*x->undo)) ||
+			grow((void **)&x->bytes, &x->capbytes, x->nbytes + head + klen + len, 1);
+		pthread_mutex_unlock(&x->mu);
+		if (r)
+			return -ENOMEM;
+	}
 	uint8_t *rec = x->bytes + x->nbytes;
 	struct undo_hdr h = { t->root, (uint16_t)klen, (uint8_t)kind, 0, (uint32_t)len };
 	memcpy(rec, &x->id, 8);
@@ -291,17 +370,28 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 		if (!x->id)
 			x->id = lsn;
 	}
-	x->undo[x->nundo++] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
-					     x->nbytes + head };
+	x->undo[x->nundo] = (struct undo){ t->root, (uint16_t)klen, (uint8_t)kind, (uint32_t)len,
+					   x->nbytes + head };
+	__atomic_store_n(&x->nundo, x->nundo + 1, __ATOMIC_RELEASE);
 	x->nbytes += head + klen + len;
 	return 0;
 }
 
 static int lock_key(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen)
 {
+	if (x->flags & RUMA_TXN_RDONLY)
+		return -EACCES;
 	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 		return klen ? RUMA_ETOOBIG : -EINVAL;
-	return row_lock(x, t, key, klen);
+	int r = row_lock(x, t, key, klen);
+	if (r || !(x->flags & RUMA_TXN_SNAPSHOT))
+		return r;
+	/* first writer wins: a version committed since x began is a conflict.
+	 * Every commit since then kept its versions (x is an active snapshot),
+	 * and the row's last writer linked them before it released the lock
+	 * x now holds. */
+	r = mv_newer(t->bm, t->root, key, klen, x->start_ts);
+	return r > 0 ? RUMA_ECONFLICT : r;
 }
 
 /* Lock the row, take its before-image, log and keep the undo entry. */
@@ -480,15 +570,167 @@ int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
 	int r = prepare_change(x, t, key, klen, &present);
 	if (r || !present)
 		return r ? r : RUMA_ENOTFOUND; /* unchanged; the undo is a no-op */
+	deleters_join(x);
 	ruma_bm_op_defer(x->bm, true);
 	r = ruma_btree_remove(t, key, klen);
 	ruma_bm_op_defer(x->bm, false);
 	return r;
 }
 
+/* ---- snapshot reads ------------------------------------------------------------ */
+
+/*
+ * A snapshot read of a row (Neumann et al., SIGMOD 2015: the newest value in
+ * place, older ones reached through undo):
+ *   1. read the row in place (value or absent);
+ *   2. if another transaction holds the row's lock and had not committed
+ *      when the snapshot began, apply its before-images, newest first;
+ *   3. apply the version store's versions of the row committed after the
+ *      snapshot began, newest first.
+ * The order is what makes it right.  A writer changes a row only while it
+ * holds the row's lock and after its undo entry is published, and at
+ * commit it links its undo into the version store before it releases its
+ * locks.  So a change seen in step 1 is still found in step 2 (its writer
+ * still holds the lock) or in step 3 (it committed in between: its versions
+ * were linked before the lock went); were the version store asked first, a
+ * writer committing between the two checks would be missed.  Applying one
+ * writer's before-images twice (found both ways while it hands them over)
+ * gives the same image, and a patch applied onto a newer value than the
+ * one it was made for writes back every byte that changed since.  The one
+ * change neither place holds is one an abort undid between step 1 and
+ * step 2: the abort count of the row's stripe of the lock table (raised by
+ * the abort before it releases the row's lock), read before step 1 and
+ * after step 3, catches it and the read is repeated; so is a patch that
+ * met an absent or shorter value (its row was replaced since step 1).
+ */
+
+/* Whether the committer `o` had not committed when a snapshot begun at
+ * start began (a commit timestamp being taken is waited for: a few
+ * instructions of the committer). */
+static bool running_at(const ruma_txn *o, uint64_t start)
+{
+	uint64_t c;
+	for (unsigned spins = 0;
+	     (c = __atomic_load_n(&o->cts, __ATOMIC_SEQ_CST)) == MV_PENDING; spins++)
+		if (spins > 64)
+			sched_yield();
+	return c == 0 || c > start;
+}
+
+/* Apply o's before-images of the row, newest first (o->mu held). */
+static void apply_owner(ruma_txn *o, const ruma_btree *t, const void *key, size_t klen,
+			struct mv_image *img)
+{
+	pthread_mutex_lock(&o->mu);
+	for (size_t i = __atomic_load_n(&o->nundo, __ATOMIC_ACQUIRE); i-- > 0;) {
+		const struct undo *u = &o->undo[i];
+		const uint8_t *k = o->bytes + u->at;
+		if (u->root == t->root && u->klen == klen && !memcmp(k, key, klen))
+			mv_apply(img, u->kind, k + klen, u->vlen);
+	}
+	pthread_mutex_unlock(&o->mu);
+}
+
+/* Step 2 of a snapshot read (see above) for the row of hash h. */
+static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+			 uint64_t h, struct mv_image *img)
+{
+	struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
+	if (!__atomic_load_n(&s->n, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].h == h) {
+			ruma_txn *o = s->e[i].owner;
+			if (o != x && running_at(o, x->start_ts))
+				apply_owner(o, t, key, klen, img);
+			break;
+		}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Steps 2 and 3 onto img (step 1's result) for the row of hash h.  0,
+ * RUMA_ERESTART (read again), RUMA_ESNAPTOOOLD. */
+static int resolve(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+		   uint64_t h, struct mv_image *img)
+{
+	resolve_lock(x, t, key, klen, h, img);
+	int r = mv_empty() ? (mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : 0)
+			   : mv_resolve(t->bm, t->root, key, klen, x->start_ts, img);
+	return r ? r : img->invalid ? RUMA_ERESTART : 0;
+}
+
+/* Copy a resolved image out as ruma_btree_lookup would. */
+static int image_out(const struct mv_image *img, void *buf, size_t cap, size_t *vlen)
+{
+	if (!img->present)
+		return RUMA_ENOTFOUND;
+	if (vlen)
+		*vlen = img->len;
+	if (img->len > cap)
+		return -ENOBUFS;
+	if (img->len)
+		memcpy(buf, img->val, img->len);
+	return 0;
+}
+
+/* The abort count of the row's stripe (see unlock_all). */
+static inline uint64_t stripe_aborts(uint64_t h)
+{
+	return __atomic_load_n(&stripes[h % LOCK_STRIPES].aborts, __ATOMIC_SEQ_CST);
+}
+
+/* One snapshot read through an image: RUMA_ERESTART to read again. */
+static int snap_lookup_slow(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+			    uint64_t h, void *buf, size_t cap, size_t *vlen)
+{
+	struct mv_image img;
+	size_t len = 0;
+	uint64_t a0 = stripe_aborts(h);
+	int r = ruma_btree_lookup(t, key, klen, img.val, sizeof(img.val), &len);
+	if (r && r != RUMA_ENOTFOUND)
+		return r;
+	img.present = r == 0;
+	img.invalid = false;
+	img.len = (uint32_t)len;
+	r = resolve(x, t, key, klen, h, &img);
+	if (!r && stripe_aborts(h) != a0)
+		r = RUMA_ERESTART;
+	return r ? r : image_out(&img, buf, cap, vlen);
+}
+
+/* A snapshot's point read.  Fast path: nothing holds a lock in the row's
+ * stripe, no version is stored and no abort of the stripe ran: the row in
+ * place is the snapshot's (the same argument as above, with steps 2 and 3
+ * empty). */
+static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+		       void *buf, size_t cap, size_t *vlen)
+{
+	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
+		return klen ? RUMA_ETOOBIG : -EINVAL;
+	uint64_t h = row_hash(t, key, klen);
+	const struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
+	uint64_t a0 = __atomic_load_n(&s->aborts, __ATOMIC_SEQ_CST);
+	int r = ruma_btree_lookup(t, key, klen, buf, cap, vlen);
+	if (r && r != RUMA_ENOTFOUND && r != -ENOBUFS)
+		return r;
+	if (!__atomic_load_n(&s->n, __ATOMIC_SEQ_CST) && mv_empty() &&
+	    __atomic_load_n(&s->aborts, __ATOMIC_SEQ_CST) == a0)
+		return mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : r;
+	do
+		r = snap_lookup_slow(x, t, key, klen, h, buf, cap, vlen);
+	while (r == RUMA_ERESTART);
+	return r;
+}
+
 int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, void *buf,
 		    size_t cap, size_t *vlen)
 {
+	if (x && reads_snapshot(x)) {
+		if (!t || t->bm != x->bm)
+			return -EINVAL;
+		return snap_lookup(x, t, key, klen, buf, cap, vlen);
+	}
 	if (x) {
 		if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 			return klen ? RUMA_ETOOBIG : -EINVAL;
@@ -497,6 +739,402 @@ int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen, vo
 			return r;
 	}
 	return ruma_btree_lookup(t, key, klen, buf, cap, vlen);
+}
+
+/* ---- snapshot scans ------------------------------------------------------------- */
+
+/*
+ * A snapshot scan goes in batches.  Each batch copies up to `batch`
+ * entries (SNAP_BATCH_FIRST, doubled per batch up to SNAP_BATCH_MAX) out
+ * of the tree in place from the scan's position (the B-tree scan), which
+ * covers the key range from the position to the last entry copied (or to
+ * the tree's end); adds the rows of that range the tree lacks but the
+ * snapshot may hold that running transactions removed; does step 2 of a
+ * point read for every row, then step 3 for the whole range at once
+ * (mv_merge: the version store's rows of the range, in order, under one
+ * read lock, adding rows removed by committed transactions, with their
+ * step 2 first); and, when no abort undid what it read (batch_unaborted)
+ * and no row must be read again, calls fn on the rows present in the
+ * snapshot, in order, with no latch held.  Else the batch is made again.
+ */
+#define SNAP_BATCH_FIRST 8u /* a short scan (a cursor's step) copies little */
+#define SNAP_BATCH_MAX 64u
+
+struct snap_row {
+	bool in_place;
+	uint16_t klen;
+	uint64_t h;      /* row_hash */
+	uint64_t aborts; /* its stripe's abort count when copied in place */
+	struct mv_image img;
+	uint8_t key[RUMA_BTREE_MAX_KEY];
+};
+
+struct snap_scan {
+	const ruma_txn *x;
+	ruma_btree *t;
+	bool desc;
+	struct snap_row *rows;
+	size_t n, cap, in_place, batch;
+	bool oom;
+	/* the position: rows beyond pos (or from it, when pos_incl) remain */
+	bool has_pos, pos_incl;
+	uint16_t poslen;
+	uint8_t pos[RUMA_BTREE_MAX_KEY];
+	/* the batch's far end (last row copied in place); none: the tree's end */
+	bool has_end;
+	uint16_t endlen;
+	uint8_t end[RUMA_BTREE_MAX_KEY];
+};
+
+static struct snap_row *snap_add(struct snap_scan *sc, const void *key, size_t klen)
+{
+	if (grow((void **)&sc->rows, &sc->cap, sc->n + 1, sizeof(*sc->rows)))
+		return NULL;
+	struct snap_row *r = &sc->rows[sc->n++];
+	r->klen = (uint16_t)klen;
+	r->h = row_hash(sc->t, key, klen);
+	memcpy(r->key, key, klen);
+	r->in_place = false;
+	r->img.present = r->img.invalid = false;
+	r->img.len = 0;
+	return r;
+}
+
+/* Whether key lies beyond the position and not past the batch's end. */
+static bool snap_in_range(const struct snap_scan *sc, const void *key, size_t klen)
+{
+	int dir = sc->desc ? -1 : 1;
+	if (sc->has_pos) {
+		int c = mv_key_cmp(key, klen, sc->pos, sc->poslen) * dir;
+		if (c < 0 || (c == 0 && !sc->pos_incl))
+			return false;
+	}
+	return !sc->has_end || mv_key_cmp(key, klen, sc->end, sc->endlen) * dir <= 0;
+}
+
+static bool snap_copy(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	struct snap_scan *sc = ctx;
+	if (!snap_in_range(sc, key, klen))
+		return true; /* the position itself */
+	struct snap_row *r = snap_add(sc, key, klen);
+	if (!r) {
+		sc->oom = true;
+		return false;
+	}
+	r->in_place = true;
+	r->aborts = stripe_aborts(r->h); /* under the leaf's latch: see snap_batch */
+	r->img.present = true;
+	r->img.len = (uint32_t)vlen;
+	memcpy(r->img.val, val, vlen);
+	return ++sc->in_place < sc->batch;
+}
+
+/* The batch's row of key, or NULL: a binary search of the rows copied in
+ * place (in scan order), then a look at the rows added after them. */
+static struct snap_row *snap_find(struct snap_scan *sc, const void *key, size_t klen)
+{
+	size_t lo = 0, hi = sc->in_place;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = mv_key_cmp(sc->rows[mid].key, sc->rows[mid].klen, key, klen);
+		if (c == 0)
+			return &sc->rows[mid];
+		if ((c < 0) != sc->desc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = sc->in_place; i < sc->n; i++)
+		if (sc->rows[i].klen == klen && !memcmp(sc->rows[i].key, key, klen))
+			return &sc->rows[i];
+	return NULL;
+}
+
+/* Add key as a row of the batch unless it is there already. */
+static int snap_candidate(struct snap_scan *sc, const void *key, size_t klen)
+{
+	if (!snap_in_range(sc, key, klen) || snap_find(sc, key, klen))
+		return 0;
+	return snap_add(sc, key, klen) ? 0 : -ENOMEM;
+}
+
+/* mv_merge's callback: apply the row's versions to its batch row; a row
+ * the batch lacks (removed since the snapshot began) is added, and its
+ * step 2 done first. */
+static int snap_versions(const void *key, size_t klen, const struct mv_row *row, void *ctx)
+{
+	struct snap_scan *sc = ctx;
+	if (!snap_in_range(sc, key, klen))
+		return 0;
+	struct snap_row *r = snap_find(sc, key, klen);
+	if (!r) {
+		if (!(r = snap_add(sc, key, klen)))
+			return -ENOMEM;
+		resolve_lock(sc->x, sc->t, key, klen, r->h, &r->img);
+	}
+	mv_row_apply(row, sc->x->start_ts, &r->img);
+	return 0;
+}
+
+/* The rows of the batch's range removed by running transactions. */
+static int snap_removed(struct snap_scan *sc)
+{
+	int r = 0;
+	pthread_mutex_lock(&del_mu);
+	for (ruma_txn *d = deleters; d && !r; d = d->dnext) {
+		if (d == sc->x || d->bm != sc->t->bm)
+			continue;
+		pthread_mutex_lock(&d->mu);
+		for (size_t i = 0; i < __atomic_load_n(&d->nundo, __ATOMIC_ACQUIRE) && !r; i++)
+			if (d->undo[i].root == sc->t->root)
+				r = snap_candidate(sc, d->bytes + d->undo[i].at, d->undo[i].klen);
+		pthread_mutex_unlock(&d->mu);
+	}
+	pthread_mutex_unlock(&del_mu);
+	return r;
+}
+
+static int snap_order(const void *a, const void *b)
+{
+	const struct snap_row *x = a, *y = b;
+	return mv_key_cmp(x->key, x->klen, y->key, y->klen);
+}
+
+static int snap_order_desc(const void *a, const void *b)
+{
+	return snap_order(b, a);
+}
+
+/*
+ * Whether no abort undid what the batch read: a row copied in place under
+ * its leaf's latch (no abort could restore it then) whose stripe saw no
+ * abort since, and no remover aborted since the batch began (a row it
+ * removed and then put back may be missing from the copy).
+ */
+static bool batch_unaborted(const struct snap_scan *sc, uint64_t d0)
+{
+	if (__atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST) != d0)
+		return false;
+	for (size_t i = 0; i < sc->n; i++)
+		if (sc->rows[i].in_place && stripe_aborts(sc->rows[i].h) != sc->rows[i].aborts)
+			return false;
+	return true;
+}
+
+/* Make one batch: 0, RUMA_ERESTART (make it again) or an error. */
+static int snap_batch(struct snap_scan *sc)
+{
+	sc->n = sc->in_place = 0;
+	sc->has_end = false;
+	if (sc->cap < sc->batch) { /* nothing to keep: a fresh array, no copy */
+		free(sc->rows);
+		sc->cap = 0;
+		if (!(sc->rows = malloc(sc->batch * sizeof(*sc->rows))))
+			return -ENOMEM;
+		sc->cap = sc->batch;
+	}
+	uint64_t d0 = __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST);
+	const void *from = sc->has_pos ? sc->pos : NULL;
+	size_t flen = sc->has_pos ? sc->poslen : 0;
+	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, snap_copy, sc)
+			 : ruma_btree_scan_asc(sc->t, from, flen, snap_copy, sc);
+	if (!r && sc->oom)
+		r = -ENOMEM;
+	if (r)
+		return r;
+	if (sc->in_place == sc->batch) {
+		const struct snap_row *last = &sc->rows[sc->n - 1];
+		sc->has_end = true;
+		sc->endlen = last->klen;
+		memcpy(sc->end, last->key, last->klen);
+	}
+	r = snap_removed(sc);
+	for (size_t i = 0; i < sc->n && !r; i++) /* step 2 of every row */
+		resolve_lock(sc->x, sc->t, sc->rows[i].key, sc->rows[i].klen, sc->rows[i].h,
+			     &sc->rows[i].img);
+	if (!r && !mv_empty()) { /* step 3, after step 2 of every row */
+		const void *lo = sc->desc ? (sc->has_end ? sc->end : NULL) : from;
+		size_t lolen = sc->desc ? (sc->has_end ? sc->endlen : 0) : flen;
+		const void *hi = sc->desc ? from : (sc->has_end ? sc->end : NULL);
+		size_t hilen = sc->desc ? flen : (sc->has_end ? sc->endlen : 0);
+		r = mv_merge(sc->t->bm, sc->t->root, lo, lolen, hi, hilen, sc->x->start_ts,
+			     snap_versions, sc);
+	} else if (!r && mv_too_old(sc->x->start_ts)) {
+		r = RUMA_ESNAPTOOOLD;
+	}
+	for (size_t i = 0; i < sc->n && !r; i++)
+		if (sc->rows[i].img.invalid)
+			r = RUMA_ERESTART;
+	if (!r && !batch_unaborted(sc, d0))
+		r = RUMA_ERESTART;
+	if (!r && sc->n > sc->in_place) /* the rows copied in place are in order */
+		qsort(sc->rows, sc->n, sizeof(*sc->rows), sc->desc ? snap_order_desc : snap_order);
+	return r;
+}
+
+/* Call fn on the batch's rows present in the snapshot; false: fn stopped. */
+static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx)
+{
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct snap_row *r = &sc->rows[i];
+		if (r->img.present && !fn(r->key, r->klen, r->img.val, r->img.len, ctx))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The streaming path of a snapshot scan: while no transaction that removed
+ * rows is running, the version store is empty, no such transaction
+ * aborted since the scan began and the snapshot is not too old, no row can
+ * be missing from the tree, and each row read in place needs only step 2
+ * of a point read (its lock holder's before-images), done in the scan's
+ * callback under the leaf's shared latch; those conditions are checked
+ * after step 2, as step 3 is (a holder that committed in between has
+ * linked its versions).  Under that latch no abort can restore the row
+ * between steps 1 and 2 (restoring needs the latch).  A row removed before
+ * the scan passed its place was removed by a transaction that joined the
+ * deleters list first, so the check made at the next row (or at the end)
+ * sees it, or, once that transaction ended, the version store or the count
+ * of their aborts changed.  Then the scan goes on in batches from the last
+ * row given to fn.
+ */
+struct snap_stream {
+	struct snap_scan *sc;
+	ruma_btree_scan_fn fn;
+	void *ctx;
+	uint64_t a0;
+	bool fallback, stopped;
+	struct mv_image img;
+};
+
+static bool stream_ok(const struct snap_stream *st)
+{
+	return !__atomic_load_n(&deleters, __ATOMIC_ACQUIRE) && mv_empty() &&
+	       __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST) == st->a0 &&
+	       !mv_too_old(st->sc->x->start_ts);
+}
+
+static bool stream_one(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	struct snap_stream *st = ctx;
+	struct snap_scan *sc = st->sc;
+	uint64_t h = row_hash(sc->t, key, klen);
+	bool present = true;
+	if (__atomic_load_n(&stripes[h % LOCK_STRIPES].n, __ATOMIC_SEQ_CST)) {
+		st->img.present = true;
+		st->img.invalid = false;
+		st->img.len = (uint32_t)vlen;
+		memcpy(st->img.val, val, vlen);
+		resolve_lock(sc->x, sc->t, key, klen, h, &st->img);
+		present = st->img.present;
+		val = st->img.val;
+		vlen = st->img.len;
+	}
+	/* after the lock table, as step 3 of a point read: a holder that
+	 * committed meanwhile has linked its versions (a non-empty store) */
+	if (st->img.invalid || !stream_ok(st)) {
+		st->fallback = true;
+		return false;
+	}
+	sc->has_pos = true;
+	sc->pos_incl = false;
+	sc->poslen = (uint16_t)klen;
+	memcpy(sc->pos, key, klen);
+	if (present && !st->fn(key, klen, val, vlen, st->ctx)) {
+		st->stopped = true;
+		return false;
+	}
+	return true;
+}
+
+/* The streaming path: 0 with *done when the scan is complete (or fn
+ * stopped it), else the batches go on from sc's position. */
+static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx, bool *done)
+{
+	struct snap_stream *st = malloc(sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->sc = sc;
+	st->fn = fn;
+	st->ctx = ctx;
+	st->a0 = __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST);
+	st->fallback = st->stopped = false;
+	st->img.invalid = false;
+	const void *from = sc->has_pos ? sc->pos : NULL;
+	size_t flen = sc->has_pos ? sc->poslen : 0;
+	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, stream_one, st)
+			 : ruma_btree_scan_asc(sc->t, from, flen, stream_one, st);
+	*done = !r && (st->stopped || (!st->fallback && stream_ok(st)));
+	free(st);
+	return r;
+}
+
+static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *start,
+		     size_t slen, ruma_btree_scan_fn fn, void *ctx)
+{
+	if (!t || t->bm != x->bm || !fn)
+		return -EINVAL;
+	if (slen > RUMA_BTREE_MAX_KEY)
+		return RUMA_ETOOBIG;
+	struct snap_scan sc = { .x = x, .t = t, .desc = desc, .batch = SNAP_BATCH_FIRST,
+				.has_pos = slen > 0, .pos_incl = true, .poslen = (uint16_t)slen };
+	if (slen)
+		memcpy(sc.pos, start, slen);
+	bool done = false;
+	int r = snap_stream_run(&sc, fn, ctx, &done);
+	while (!r && !done) {
+		r = snap_batch(&sc);
+		if (r == RUMA_ERESTART) {
+			r = 0;
+			continue;
+		}
+		if (r || !snap_emit(&sc, fn, ctx) || !sc.has_end)
+			break;
+		sc.batch = RUMA_MIN(sc.batch * 2, SNAP_BATCH_MAX);
+		sc.has_pos = true;
+		sc.pos_incl = false;
+		sc.poslen = sc.endlen;
+		memcpy(sc.pos, sc.end, sc.endlen);
+	}
+	free(sc.rows);
+	return r;
+}
+
+int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
+		      ruma_btree_scan_fn fn, void *ctx)
+{
+	if (x && reads_snapshot(x))
+		return snap_scan(x, t, false, start, slen, fn, ctx);
+	return ruma_btree_scan_asc(t, start, slen, fn, ctx);
+}
+
+int ruma_txn_scan_desc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
+		       ruma_btree_scan_fn fn, void *ctx)
+{
+	if (x && reads_snapshot(x))
+		return snap_scan(x, t, true, start, slen, fn, ctx);
+	return ruma_btree_scan_desc(t, start, slen, fn, ctx);
+}
+
+/*
+ * Give the commit its timestamp and, while a snapshot begun before it is
+ * open, move its undo to the version store: before the row locks go (see
+ * "snapshot reads").  The timestamp is marked pending first, so a snapshot
+ * reader that finds the commit not begun knows its timestamp will be later
+ * than its own start.
+ */
+static void publish_commit(ruma_txn *x)
+{
+	snapshot_end(x); /* its own snapshot needs none of its versions */
+	if (!x->nundo)
+		return;
+	__atomic_store_n(&x->cts, MV_PENDING, __ATOMIC_SEQ_CST);
+	uint64_t c = mv_commit_ts();
+	__atomic_store_n(&x->cts, c, __ATOMIC_SEQ_CST);
+	if (mv_needed(x->bm, c)) /* -ENOMEM: made the snapshots that needed it too old */
+		(void)mv_handoff(x->bm, c, &x->mu, &x->undo, &x->nundo, &x->bytes, x->nbytes);
 }
 
 static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
@@ -516,7 +1154,8 @@ int ruma_txn_commit(ruma_txn *x)
 		    ruma_bm_durability_of(x->bm) == RUMA_BM_DURABLE_SYNC)
 			r = ruma_bm_log_flush(x->bm, end);
 	}
-	unlock_all(x);
+	publish_commit(x);
+	unlock_all(x, false);
 	txn_free(x);
 	return r;
 }
@@ -534,7 +1173,8 @@ int ruma_txn_commit_nowait(ruma_txn *x, uint64_t *durable_at)
 	if (!r && end && ruma_bm_logging(x->bm))
 		r = ruma_bm_log_request(x->bm, end);
 	*durable_at = end;
-	unlock_all(x);
+	publish_commit(x);
+	unlock_all(x, false);
 	txn_free(x);
 	return r;
 }
@@ -558,7 +1198,9 @@ int ruma_txn_abort(ruma_txn *x)
 		uint64_t end;
 		err = log_id(x->bm, RUMA_BM_LOG_END, x->id, &end);
 	}
-	unlock_all(x);
+	if (x->deleter) /* before it leaves the list: see "snapshot scans" */
+		__atomic_add_fetch(&del_aborts, 1, __ATOMIC_SEQ_CST);
+	unlock_all(x, x->nundo > 0);
 	txn_free(x);
 	return err;
 }
@@ -602,4 +1244,15 @@ int bt_txn_recover(ruma_bm *bm)
 	ruma_bm_undo_free(list, n);
 	pthread_mutex_unlock(&recover_mu);
 	return err;
+}
+
+void ruma_txn_mvcc_stat(ruma_txn_mvcc_stats *out)
+{
+	if (out)
+		mv_stats(out);
+}
+
+void ruma_txn_set_version_limit(uint64_t bytes)
+{
+	mv_set_limit(bytes);
 }

@@ -94,7 +94,7 @@ static int take(ruma_db_cursor *c)
 /* Fill the batch in dir from start (skipping start itself when skip). */
 static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bool skip)
 {
-	fill_ctx f = { .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
+	fill_ctx f = { .x = c->txn->x, .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
 	int rc = db_table_state(c->txn, c->table);

@@ -364,14 +364,17 @@ static void txn_end(ruma_db_txn *txn)
 
 int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 {
-	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC)))
+	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC | RUMA_DB_SNAPSHOT)))
 		return -EINVAL;
 	if (db->flags & RUMA_DB_READONLY)
 		flags |= RUMA_DB_RDONLY;
 	ruma_db_txn *txn = txn_take(db);
 	if (!txn)
 		return -ENOMEM;
-	int rc = ruma_txn_begin(db->bm, (flags & RUMA_DB_ASYNC) ? RUMA_TXN_ASYNC : 0, &txn->x);
+	unsigned xf = ((flags & RUMA_DB_ASYNC) ? RUMA_TXN_ASYNC : 0) |
+		      ((flags & RUMA_DB_RDONLY) ? RUMA_TXN_RDONLY :
+		       (flags & RUMA_DB_SNAPSHOT) ? RUMA_TXN_SNAPSHOT : 0);
+	int rc = ruma_txn_begin(db->bm, xf, &txn->x);
 	pthread_mutex_lock(&db->mu);
 	if (rc) {
 		txn->next_free = db->free_txns;

@@ -83,6 +83,7 @@ enum { DIR_ASC = 1, DIR_DESC = 2 };
 /* One fill: collect up to cap entries beyond `skip` (when given) and below
  * the upper bound (when given). */
 typedef struct fill_ctx {
+	ruma_txn *x;      /* the scan's transaction (NULL: none; txn.h) */
 	db_entry *out;
 	unsigned n, cap;
 	const void *skip;
@@ -95,7 +96,8 @@ typedef struct fill_ctx {
 } fill_ctx;
 
 /* db_fill — fill f->out[0, f->cap) scanning bt in f->dir from start (slen
- * 0: from the tree's end); f->n gets the count.  0, RUMA_ENOTFOUND (none),
+ * 0: from the tree's end) inside f->x (ruma_txn_scan_*: a read-only
+ * transaction's snapshot); f->n gets the count.  0, RUMA_ENOTFOUND (none),
  * or the scan's error. */
 int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen);
 

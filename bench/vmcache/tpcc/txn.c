@@ -29,9 +29,12 @@
  * commit, so New-Order inserts its NEW-ORDER row as ready after the update
  * (no nested insert in the callback).  New-Order reads its warehouse,
  * customer and item rows without locks: it uses only columns that no
- * transaction writes.  Scans take no locks, and a Delivery
- * or Order-Status that finds another transaction's uncommitted row meets
- * its lock on the next point access and retries.
+ * transaction writes.  Order-Status and Stock-Level are read-only
+ * transactions (RUMA_TXN_RDONLY): their point reads and scans see one
+ * snapshot of committed data, take no locks and never conflict.
+ * Delivery's scans take no locks: a Delivery that finds another
+ * transaction's uncommitted row meets its lock on the next point access
+ * and retries.
  *
  * No syscalls (time(2) via the vDSO for dates) but nanosleep in the conflict
  * backoff.
@@ -491,7 +494,8 @@ int tpcc_tx_order_status(tpcc_worker *wk, const tpcc_order_status_in *in,
 
 	struct last_order_scan lx = { tk_customer(in->w, (uint8_t)in->d, c), 0 };
 	k = tk_order_wdc(in->w, (uint8_t)in->d, c, UINT32_MAX);
-	if ((rc = ruma_btree_scan_desc(db->t[TPCC_ORDER_WDC], k.b, k.n, last_order_visit, &lx)))
+	if ((rc = ruma_txn_scan_desc(wk->x, db->t[TPCC_ORDER_WDC], k.b, k.n, last_order_visit,
+				     &lx)))
 		return rc;
 	if (lx.o_id == 0)
 		return 0;
@@ -502,7 +506,7 @@ int tpcc_tx_order_status(tpcc_worker *wk, const tpcc_order_status_in *in,
 	out->o_id = lx.o_id;
 	out->carrier = od.o_carrier_id;
 	struct lines_scan sx = { k, 0, out->ol };
-	if ((rc = ruma_btree_scan_asc(db->t[TPCC_ORDER_LINE], k.b, k.n, lines_visit, &sx)))
+	if ((rc = ruma_txn_scan_asc(wk->x, db->t[TPCC_ORDER_LINE], k.b, k.n, lines_visit, &sx)))
 		return rc;
 	out->ol_cnt = sx.n;
 	return 0;
@@ -736,7 +740,7 @@ int tpcc_tx_stock_level(tpcc_worker *wk, uint32_t w, uint32_t d, int32_t thresho
 	x->n = 0;
 	uint32_t from = di.d_next_o_id > 20 ? di.d_next_o_id - 20 : 1;
 	k = tk_order(w, (uint8_t)d, from);
-	rc = ruma_btree_scan_asc(db->t[TPCC_ORDER_LINE], k.b, k.n, recent_visit, x);
+	rc = ruma_txn_scan_asc(wk->x, db->t[TPCC_ORDER_LINE], k.b, k.n, recent_visit, x);
 	uint32_t count = 0;
 	if (!rc) {
 		sort_items(x);
@@ -891,7 +895,8 @@ static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_statu
 {
 	if (!wk->db->txn)
 		return exec_mix(wk, m, os_out);
-	int rc = ruma_txn_begin(wk->db->bm, 0, &wk->x);
+	bool rdonly = m->kind == TPCC_TX_ORDER_STATUS || m->kind == TPCC_TX_STOCK_LEVEL;
+	int rc = ruma_txn_begin(wk->db->bm, rdonly ? RUMA_TXN_RDONLY : 0, &wk->x);
 	if (rc)
 		return rc;
 	rc = exec_mix(wk, m, os_out);

@@ -1,0 +1,506 @@
+/*
+ * mvcc.c — the version store of snapshot isolation (mvcc.h; design in
+ * docs/isolation.md).
+ *
+ * Timestamps: one process-wide counter.  A snapshot registers itself
+ * (under reg_mu, nactive raised seq_cst) and then reads the counter as its
+ * start; a committer raises the counter (seq_cst) and then asks whether a
+ * registered snapshot started before it.  Either the committer sees the
+ * snapshot, or the snapshot's read of the counter comes after the raise in
+ * the single seq_cst order and the snapshot sees the commit as done: no
+ * snapshot that needs a version can miss it.
+ *
+ * Versions are undo chains as in HyPer (Neumann, Mühlbauer, Kemper, SIGMOD
+ * 2015): a committing writer's undo (kept in memory for abort anyway) is
+ * moved here whole as a block tagged with its commit timestamp, and each of
+ * its entries is linked into the chain of its row, newest first.  Rows are
+ * found through a skip list ordered by (store, tree, key), so scans can
+ * list the rows with versions in a key range.  Versions serve the
+ * snapshots of their own store only: blocks are freed oldest first, each
+ * once no active snapshot of its store began before its commit (checked at
+ * every snapshot end and every hand-off, in time proportional to what is
+ * freed), so the store empties as soon as the snapshots that needed it
+ * end.  Beyond the memory bound (process-wide) the oldest
+ * blocks are dropped and `forced` rises to their timestamp: a snapshot
+ * begun before it gets RUMA_ESNAPTOOOLD on its next read instead of a
+ * wrong answer (Oracle's "snapshot too old").
+ *
+ * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks;
+ * reg_mu the snapshot registry.  Collection takes reg_mu inside vs_mu;
+ * nothing takes them the other way round.
+ */
+#include "btree/mvcc.h"
+
+#include <ruma/core.h>
+
+#include <errno.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MV_LEVELS 16
+#define MV_DEFAULT_LIMIT RUMA_TXN_VERSION_LIMIT
+
+/* One version: a before-image of one row, inside its block, in its row's
+ * chain (newest first, linked both ways so the oldest goes in O(1)). */
+struct mv_ver {
+	const struct mv_block *blk;
+	const struct undo *u;
+	struct mv_row *row;
+	struct mv_ver *older, *newer;
+};
+
+/* A committed transaction's undo, moved here at its commit. */
+struct mv_block {
+	ruma_bm *bm;
+	uint64_t cts;
+	struct undo *u;
+	size_t n;
+	uint8_t *bytes;
+	size_t size; /* bytes charged against the bound */
+	struct mv_ver *vers;
+	struct mv_block *next;
+};
+
+/* One row with versions in the skip list. */
+struct mv_row {
+	ruma_bm *bm;
+	ruma_pid root;
+	uint16_t klen;
+	uint8_t key[RUMA_BTREE_MAX_KEY];
+	struct mv_ver *newest;
+	struct mv_row *next[MV_LEVELS];
+};
+
+static uint64_t global_ts;
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+/* The active snapshots: their store and start timestamp. */
+static struct reg { ruma_bm *bm; uint64_t ts; } *reg_ts;
+static size_t reg_n, reg_cap;
+static size_t nactive;
+
+static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
+static struct mv_row vs_head_row; /* level pointers only */
+/* Blocks in hand-off order, oldest first (nearly commit order: a row's
+ * versions come in commit order, as its lock passes from one to the next). */
+static struct mv_block *vs_oldest, *vs_newest;
+uint64_t mv_nver, mv_forced;
+static uint64_t vs_bytes, vs_dropped;
+static uint64_t vs_limit = MV_DEFAULT_LIMIT;
+static uint64_t vs_rng = 0x9e3779b97f4a7c15ull;
+
+int mv_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+	int c = memcmp(a, b, alen < blen ? alen : blen);
+	return c ? c : (alen > blen) - (alen < blen);
+}
+
+void mv_apply(struct mv_image *img, unsigned kind, const uint8_t *data, size_t len)
+{
+	if (kind == UNDO_ABSENT) {
+		img->present = false;
+		img->invalid = false;
+		return;
+	}
+	if (kind == UNDO_VALUE) {
+		img->present = true;
+		img->invalid = false;
+		img->len = (uint32_t)len;
+		memcpy(img->val, data, len);
+		return;
+	}
+	const uint8_t *p = data, *end = data + len;
+	while (p < end && !img->invalid) {
+		uint16_t off, n;
+		if (!img->present || end - p < 4) {
+			img->invalid = true;
+			break;
+		}
+		memcpy(&off, p, 2);
+		memcpy(&n, p + 2, 2);
+		p += 4;
+		if ((size_t)(end - p) < n || (size_t)off + n > img->len) {
+			img->invalid = true;
+			break;
+		}
+		memcpy(img->val + off, p, n);
+		p += n;
+	}
+}
+
+/* ---- timestamps and the snapshot registry ------------------------------------ */
+
+uint64_t mv_commit_ts(void)
+{
+	return __atomic_add_fetch(&global_ts, 1, __ATOMIC_SEQ_CST);
+}
+
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts)
+{
+	pthread_mutex_lock(&reg_mu);
+	if (reg_n == reg_cap) {
+		size_t c = reg_cap ? reg_cap * 2 : 16;
+		struct reg *p = realloc(reg_ts, c * sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&reg_mu);
+			return -ENOMEM;
+		}
+		reg_ts = p;
+		reg_cap = c;
+	}
+	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_SEQ_CST);
+	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	reg_ts[reg_n++] = (struct reg){ bm, s };
+	pthread_mutex_unlock(&reg_mu);
+	*start_ts = s;
+	return 0;
+}
+
+/* The oldest active start timestamp (UINT64_MAX: none); reg_mu held. */
+static uint64_t oldest_locked(void)
+{
+	uint64_t m = UINT64_MAX;
+	for (size_t i = 0; i < reg_n; i++)
+		m = RUMA_MIN(m, reg_ts[i].ts);
+	return m;
+}
+
+/* Whether an active snapshot of bm began before cts; reg_mu held.  A
+ * snapshot that registers later starts at or after the counter, which is
+ * past every commit already made: it needs none of their versions. */
+static bool needed_locked(const ruma_bm *bm, uint64_t cts)
+{
+	for (size_t i = 0; i < reg_n; i++)
+		if (reg_ts[i].bm == bm && reg_ts[i].ts < cts)
+			return true;
+	return false;
+}
+
+bool mv_needed(ruma_bm *bm, uint64_t commit_ts)
+{
+	if (__atomic_load_n(&nactive, __ATOMIC_SEQ_CST) == 0)
+		return false;
+	pthread_mutex_lock(&reg_mu);
+	bool need = needed_locked(bm, commit_ts);
+	pthread_mutex_unlock(&reg_mu);
+	return need;
+}
+
+/* ---- the skip list ------------------------------------------------------------ */
+
+static int row_cmp(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const void *key,
+		   size_t klen)
+{
+	if (r->bm != bm)
+		return (uintptr_t)r->bm < (uintptr_t)bm ? -1 : 1;
+	if (r->root != root)
+		return r->root < root ? -1 : 1;
+	return mv_key_cmp(r->key, r->klen, key, klen);
+}
+
+/* The last row before (bm, root, key) at each level into prev; vs_mu held. */
+static struct mv_row *row_find(ruma_bm *bm, ruma_pid root, const void *key, size_t klen,
+			       struct mv_row **prev)
+{
+	struct mv_row *x = &vs_head_row;
+	for (int l = MV_LEVELS - 1; l >= 0; l--) {
+		while (x->next[l] && row_cmp(x->next[l], bm, root, key, klen) < 0)
+			x = x->next[l];
+		if (prev)
+			prev[l] = x;
+	}
+	return x->next[0];
+}
+
+static bool row_is(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const void *key,
+		   size_t klen)
+{
+	return r && row_cmp(r, bm, root, key, klen) == 0;
+}
+
+/* The row of (bm, root, key), created if missing; vs_mu held for writing. */
+static struct mv_row *row_get(ruma_bm *bm, ruma_pid root, const uint8_t *key, size_t klen)
+{
+	struct mv_row *prev[MV_LEVELS];
+	struct mv_row *r = row_find(bm, root, key, klen, prev);
+	if (row_is(r, bm, root, key, klen))
+		return r;
+	int lv = 1;
+	vs_rng = vs_rng * 6364136223846793005ull + 1442695040888963407ull;
+	for (uint64_t b = vs_rng >> 33; lv < MV_LEVELS && (b & 3) == 0; b >>= 2)
+		lv++;
+	r = calloc(1, offsetof(struct mv_row, next) + (size_t)lv * sizeof(r->next[0]));
+	if (!r)
+		return NULL;
+	r->bm = bm;
+	r->root = root;
+	r->klen = (uint16_t)klen;
+	memcpy(r->key, key, klen);
+	for (int l = 0; l < lv; l++) {
+		r->next[l] = prev[l]->next[l];
+		prev[l]->next[l] = r;
+	}
+	return r;
+}
+
+/* Unlink and free a row without versions; vs_mu held for writing. */
+static void row_drop(struct mv_row *r)
+{
+	struct mv_row *prev[MV_LEVELS];
+	row_find(r->bm, r->root, r->key, r->klen, prev);
+	for (int l = 0; l < MV_LEVELS; l++)
+		if (prev[l]->next[l] == r)
+			prev[l]->next[l] = r->next[l];
+	free(r);
+}
+
+/* ---- blocks ------------------------------------------------------------------------ */
+
+/* Unlink b's versions (b->n of them are linked) and free b. */
+static void block_free(struct mv_block *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct mv_ver *v = &b->vers[i];
+		struct mv_row *r = v->row;
+		if (v->newer)
+			v->newer->older = v->older;
+		else
+			r->newest = v->older;
+		if (v->older)
+			v->older->newer = v->newer;
+		__atomic_sub_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
+		if (!r->newest)
+			row_drop(r);
+	}
+	vs_bytes -= b->size;
+	free(b->vers);
+	free(b->u);
+	free(b->bytes);
+	free(b);
+}
+
+/* Take the oldest block off the list; vs_mu held for writing. */
+static struct mv_block *pop_oldest(void)
+{
+	struct mv_block *b = vs_oldest;
+	vs_oldest = b->next;
+	if (!vs_oldest)
+		vs_newest = NULL;
+	return b;
+}
+
+/* Free the oldest blocks while no active snapshot of their store needs
+ * them (a block the oldest one holds back waits for the next collection:
+ * the snapshot that needs the oldest needs nearly all after it); vs_mu
+ * held for writing, and reg_mu. */
+static void collect_locked(void)
+{
+	while (vs_oldest && !needed_locked(vs_oldest->bm, vs_oldest->cts))
+		block_free(pop_oldest());
+}
+
+/* Versions of cts could not be kept: snapshots begun before it are too old
+ * from now on; vs_mu held for writing. */
+static void force_locked(uint64_t cts)
+{
+	if (cts > mv_forced)
+		__atomic_store_n(&mv_forced, cts, __ATOMIC_RELEASE);
+	vs_dropped++;
+}
+
+/* Drop the oldest blocks until the store fits its bound, raising `forced`
+ * to their timestamps; vs_mu held for writing. */
+static void enforce_limit_locked(void)
+{
+	while (vs_bytes > vs_limit && vs_oldest) {
+		struct mv_block *b = pop_oldest();
+		force_locked(b->cts);
+		block_free(b);
+	}
+}
+
+/* Free the blocks no active snapshot needs. */
+static void collect(void)
+{
+	if (!__atomic_load_n(&mv_nver, __ATOMIC_ACQUIRE))
+		return;
+	pthread_rwlock_wrlock(&vs_mu);
+	pthread_mutex_lock(&reg_mu);
+	collect_locked();
+	pthread_mutex_unlock(&reg_mu);
+	pthread_rwlock_unlock(&vs_mu);
+}
+
+void mv_snapshot_end(ruma_bm *bm, uint64_t start_ts)
+{
+	pthread_mutex_lock(&reg_mu);
+	for (size_t i = 0; i < reg_n; i++)
+		if (reg_ts[i].bm == bm && reg_ts[i].ts == start_ts) {
+			reg_ts[i] = reg_ts[--reg_n];
+			break;
+		}
+	__atomic_store_n(&nactive, reg_n, __ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&reg_mu);
+	collect();
+}
+
+/* Link block b's entries into their rows (oldest entry first, so the
+ * newest ends at the head).  On -ENOMEM b->n is cut to the entries linked. */
+static int block_link(struct mv_block *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const struct undo *u = &b->u[i];
+		struct mv_row *r = row_get(b->bm, u->root, b->bytes + u->at, u->klen);
+		if (!r) {
+			b->n = i;
+			return -ENOMEM;
+		}
+		struct mv_ver *v = &b->vers[i];
+		*v = (struct mv_ver){ b, u, r, r->newest, NULL };
+		if (r->newest)
+			r->newest->newer = v;
+		r->newest = v;
+		__atomic_add_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* Clear the owner's undo fields (the store owns the undo now). */
+static void detach(pthread_mutex_t *mu, struct undo **u, size_t *n, uint8_t **bytes)
+{
+	pthread_mutex_lock(mu);
+	*u = NULL;
+	__atomic_store_n(n, 0, __ATOMIC_RELEASE);
+	*bytes = NULL;
+	pthread_mutex_unlock(mu);
+}
+
+int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo **u,
+	       size_t *n, uint8_t **bytes, size_t nbytes)
+{
+	struct mv_block *b = calloc(1, sizeof(*b));
+	struct mv_ver *v = calloc(*n ? *n : 1, sizeof(*v));
+	pthread_rwlock_wrlock(&vs_mu);
+	if (!b || !v) {
+		force_locked(cts);
+		struct undo *uu = *u;
+		uint8_t *bb = *bytes;
+		detach(owner_mu, u, n, bytes);
+		pthread_rwlock_unlock(&vs_mu);
+		free(b);
+		free(v);
+		free(uu);
+		free(bb);
+		return -ENOMEM;
+	}
+	*b = (struct mv_block){ bm, cts, *u, *n, *bytes, nbytes + *n * sizeof(**u), v, NULL };
+	vs_bytes += b->size;
+	int r = block_link(b);
+	detach(owner_mu, u, n, bytes);
+	if (r) {
+		force_locked(cts);
+		block_free(b);
+	} else {
+		if (vs_newest)
+			vs_newest->next = b;
+		else
+			vs_oldest = b;
+		vs_newest = b;
+		enforce_limit_locked();
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	collect();
+	return r;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+/* The number of versions of (bm, root, key) committed after start_ts,
+ * applied to img newest first when img is not NULL; RUMA_ESNAPTOOOLD. */
+static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t klen,
+			  uint64_t start_ts, struct mv_image *img)
+{
+	pthread_rwlock_rdlock(&vs_mu);
+	int rc = 0;
+	if (start_ts < mv_forced) {
+		rc = RUMA_ESNAPTOOOLD;
+	} else {
+		struct mv_row *r = row_find(bm, root, key, klen, NULL);
+		const struct mv_ver *v = row_is(r, bm, root, key, klen) ? r->newest : NULL;
+		for (; v && v->blk->cts > start_ts; v = v->older, rc++)
+			if (img) {
+				const uint8_t *k = v->blk->bytes + v->u->at;
+				mv_apply(img, v->u->kind, k + v->u->klen, v->u->vlen);
+			}
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	return rc;
+}
+
+int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
+	       struct mv_image *img)
+{
+	int rc = newer_versions(bm, root, key, klen, start_ts, img);
+	return rc < 0 ? rc : 0;
+}
+
+int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts)
+{
+	if (mv_empty())
+		return mv_too_old(start_ts) ? RUMA_ESNAPTOOOLD : 0;
+	int rc = newer_versions(bm, root, key, klen, start_ts, NULL);
+	return rc < 0 ? rc : rc > 0;
+}
+
+void mv_row_apply(const struct mv_row *r, uint64_t start_ts, struct mv_image *img)
+{
+	for (const struct mv_ver *v = r->newest; v && v->blk->cts > start_ts; v = v->older) {
+		const uint8_t *k = v->blk->bytes + v->u->at;
+		mv_apply(img, v->u->kind, k + v->u->klen, v->u->vlen);
+	}
+}
+
+int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
+	     size_t hilen, uint64_t start_ts, mv_row_fn fn, void *ctx)
+{
+	int rc = 0;
+	pthread_rwlock_rdlock(&vs_mu);
+	if (start_ts < mv_forced)
+		rc = RUMA_ESNAPTOOOLD;
+	struct mv_row *r = rc ? NULL : row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
+	for (; r && r->bm == bm && r->root == root && !rc; r = r->next[0]) {
+		if (hi && mv_key_cmp(r->key, r->klen, hi, hilen) > 0)
+			break;
+		if (r->newest && r->newest->blk->cts > start_ts)
+			rc = fn(r->key, r->klen, r, ctx);
+	}
+	pthread_rwlock_unlock(&vs_mu);
+	return rc;
+}
+
+void mv_stats(ruma_txn_mvcc_stats *out)
+{
+	pthread_mutex_lock(&reg_mu);
+	out->snapshots = reg_n;
+	out->oldest_snapshot = oldest_locked();
+	pthread_mutex_unlock(&reg_mu);
+	pthread_rwlock_rdlock(&vs_mu);
+	out->versions = mv_nver;
+	out->version_bytes = vs_bytes;
+	out->version_limit = vs_limit;
+	out->too_old_below = mv_forced;
+	out->dropped = vs_dropped;
+	pthread_rwlock_unlock(&vs_mu);
+	out->timestamp = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	if (out->oldest_snapshot == UINT64_MAX)
+		out->oldest_snapshot = 0;
+}
+
+void mv_set_limit(uint64_t bytes)
+{
+	pthread_rwlock_wrlock(&vs_mu);
+	vs_limit = bytes ? bytes : MV_DEFAULT_LIMIT;
+	enforce_limit_locked();
+	pthread_rwlock_unlock(&vs_mu);
+}

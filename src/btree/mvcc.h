@@ -1,0 +1,136 @@
+/*
+ * mvcc.h — the version store behind snapshot reads (txn.h, docs/isolation.md):
+ * the global timestamp, the registry of active snapshots, and the committed
+ * before-images that active snapshots may still need, keyed by (store,
+ * tree, key), plus the undo record layout txn.c and this file share.
+ *
+ * Called only by txn.c.  Process-wide state, like txn.c's row-lock table.
+ */
+#ifndef RUMA_BTREE_MVCC_H
+#define RUMA_BTREE_MVCC_H
+
+#include <ruma/btree.h>
+#include <ruma/txn.h>
+
+#include <pthread.h>
+
+/* What an undo entry restores (its kind). */
+enum undo_kind {
+	UNDO_ABSENT = 0, /* the row did not exist: remove it */
+	UNDO_VALUE = 1,  /* put the old value back */
+	UNDO_PATCH = 2,  /* an in-place update: write old bytes back at offsets */
+};
+
+/* One undo entry in memory: the row and what restores it. */
+struct undo {
+	ruma_pid root;
+	uint16_t klen;
+	uint8_t kind;
+	uint32_t vlen;  /* bytes after the key */
+	size_t at;      /* in the transaction's undo bytes: key, then the old value or the patch */
+};
+
+/* A row's value as a snapshot sees it, built by applying before-images
+ * newest first onto the value read in place. */
+struct mv_image {
+	bool present;
+	bool invalid;  /* a patch met an absent or shorter value: reread */
+	uint32_t len;
+	uint8_t val[RUMA_BTREE_MAX_VALUE];
+};
+
+/* mv_apply — apply one before-image (kind, data of len bytes) to img:
+ * ABSENT and VALUE replace it, PATCH writes its old bytes back. */
+void mv_apply(struct mv_image *img, unsigned kind, const uint8_t *data, size_t len);
+
+/* A commit timestamp not yet known: the committer is between marking and
+ * taking it (readers wait the few instructions until it is set). */
+#define MV_PENDING UINT64_MAX
+
+/* mv_commit_ts — the next commit timestamp (++global, seq_cst). */
+uint64_t mv_commit_ts(void);
+
+/* mv_snapshot_begin — register a snapshot of store bm as active, then read
+ * its start timestamp (in that order, seq_cst).  -ENOMEM. */
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts);
+
+/* mv_snapshot_end — unregister the snapshot of bm begun at start_ts and
+ * collect the versions no active snapshot needs any more. */
+void mv_snapshot_end(ruma_bm *bm, uint64_t start_ts);
+
+/* mv_needed — whether an active snapshot of bm started before commit_ts
+ * (then the committer must hand its undo to the version store). */
+bool mv_needed(ruma_bm *bm, uint64_t commit_ts);
+
+/*
+ * mv_handoff — take ownership of a committing transaction's undo (the
+ * entries *u[0, *n) and their bytes *bytes, nbytes long: moved, not copied)
+ * as the versions of commit timestamp cts on store bm.  The owner's fields
+ * are cleared under owner_mu once the versions are linked, so a reader
+ * that reaches the undo through the owner, and one that reaches it here,
+ * never both miss it.  Then collects what no snapshot needs and drops the
+ * oldest versions beyond the memory bound (the snapshots that needed them
+ * get RUMA_ESNAPTOOOLD).  The undo is taken in every case: on -ENOMEM it
+ * is freed and the snapshots that needed it are made too old.
+ */
+int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo **u,
+	       size_t *n, uint8_t **bytes, size_t nbytes);
+
+/* The version count and the too-old bound (mvcc.c), read inline by the
+ * fast path of a snapshot read. */
+extern uint64_t mv_nver, mv_forced;
+
+/* mv_empty — no version is stored (acquire): the fast path of a read. */
+static inline bool mv_empty(void)
+{
+	return __atomic_load_n(&mv_nver, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* mv_too_old — versions a snapshot begun at start_ts needed were dropped. */
+static inline bool mv_too_old(uint64_t start_ts)
+{
+	return start_ts < __atomic_load_n(&mv_forced, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * mv_resolve — apply, newest first, every stored version of (bm, root, key)
+ * committed after start_ts to img.  RUMA_ESNAPTOOOLD when such versions
+ * were dropped.
+ */
+int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
+	       struct mv_image *img);
+
+/* mv_newer — 1 when (bm, root, key) has a stored version committed after
+ * start_ts, 0 when not, RUMA_ESNAPTOOOLD when versions were dropped that
+ * a snapshot begun at start_ts needed. */
+int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts);
+
+struct mv_row;
+
+/* Called by mv_merge for each row with versions newer than the snapshot. */
+typedef int (*mv_row_fn)(const void *key, size_t klen, const struct mv_row *row, void *ctx);
+
+/*
+ * mv_merge — under one read lock of the version store, call fn for every
+ * row of (bm, root) in [lo, hi] (NULL bounds: open), in ascending key
+ * order, that has a version committed after start_ts; fn may call
+ * mv_row_apply on it (and take row locks' stripes and their holders'
+ * mutexes: nothing that holds those waits for the store).  Stops at fn's
+ * first nonzero result and returns it; RUMA_ESNAPTOOOLD when versions a
+ * snapshot begun at start_ts needed were dropped.
+ */
+int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const void *hi,
+	     size_t hilen, uint64_t start_ts, mv_row_fn fn, void *ctx);
+
+/* mv_row_apply — apply row's versions committed after start_ts to img,
+ * newest first (inside mv_merge's fn only). */
+void mv_row_apply(const struct mv_row *row, uint64_t start_ts, struct mv_image *img);
+
+/* mv_key_cmp — memcmp order with shorter prefixes first (btree.h). */
+int mv_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
+
+/* mv_stats / mv_set_limit — see ruma_txn_mvcc_stat / ruma_txn_set_version_limit. */
+void mv_stats(ruma_txn_mvcc_stats *out);
+void mv_set_limit(uint64_t bytes);
+
+#endif
