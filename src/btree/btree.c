@@ -113,6 +113,18 @@ const char *ruma_btree_last_corruption(const ruma_btree *t, ruma_pid *pid)
 	return damage_names[why];
 }
 
+static const char *const page_state_name[] = {
+	[RUMA_BM_PAGE_META] = "a metadata page",
+	[RUMA_BM_PAGE_USED] = "allocated",
+	[RUMA_BM_PAGE_FREE] = "marked free in the free-space bitmap",
+	[RUMA_BM_PAGE_BEYOND] = "beyond the high-water mark",
+};
+
+const char *bt_page_state_name(ruma_bm_page_state st)
+{
+	return page_state_name[st];
+}
+
 int bt_read_failed(ruma_btree *t, ruma_pid pid, int rc)
 {
 	return rc == RUMA_ECORRUPT ? bt_corrupt(t, pid, BT_DMG_READ) : rc;

@@ -59,7 +59,7 @@ int bt_corrupt(ruma_btree *t, ruma_pid pid, enum bt_damage why);
  * node_check refused the image) is recorded as damage of that page. */
 int bt_read_failed(ruma_btree *t, ruma_pid pid, int rc);
 /* What an allocation state is, in words ("marked free in the free-space
- * bitmap"): for messages (check.c). */
+ * bitmap"): for messages of the checkers (btree.c). */
 const char *bt_page_state_name(ruma_bm_page_state st);
 
 static inline void bt_count(_Atomic uint64_t *c)

@@ -473,17 +473,6 @@ static bool pid_set_has(const pid_set *s, ruma_pid pid)
 	return false;
 }
 
-static const char *const page_state_name[] = {
-	[RUMA_BM_PAGE_META] = "a metadata page",
-	[RUMA_BM_PAGE_USED] = "allocated",
-	[RUMA_BM_PAGE_FREE] = "marked free in the free-space bitmap",
-	[RUMA_BM_PAGE_BEYOND] = "beyond the high-water mark",
-};
-
-const char *bt_page_state_name(ruma_bm_page_state st)
-{
-	return page_state_name[st];
-}
 
 /* Every reached page must be an allocated data page. */
 static void check_reached(ruma_bm *bm, store_walk *s, const pid_set *seen,
@@ -499,7 +488,7 @@ static void check_reached(ruma_bm *bm, store_walk *s, const pid_set *seen,
 		c->reached_unallocated++;
 		if (s->problems++ < 50)
 			store_say(s, "page %" PRIu64 ": reachable but %s", (uint64_t)pid,
-				  page_state_name[st]);
+				  bt_page_state_name(st));
 	}
 }
 
