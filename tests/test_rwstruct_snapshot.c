@@ -1,5 +1,5 @@
 /*
- * test_rewire_snapshot.c — the rewired copy-on-write of snapshot.h: one
+ * test_rwstruct_snapshot.c — the rewired copy-on-write of snapshot.h: one
  * pwrite and one mmap per run of pages made writable, no fault on the first
  * write after it, the source untouched, failures leave the snapshot reading
  * the source, copies freed in runs; and the shuffled view's default (shared,
@@ -527,5 +527,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("rewire_snapshot", cases, TEST_N(cases), argc, argv);
+	return test_main("rwstruct_snapshot", cases, TEST_N(cases), argc, argv);
 }

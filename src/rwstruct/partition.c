@@ -16,7 +16,7 @@
  * mremap), mremap to grow them, madvise (MADV_HUGEPAGE) on 2 MiB malloc'ed
  * chain blocks.
  */
-#include "rewire/partition_internal.h"
+#include "rwstruct/partition_internal.h"
 
 #include <ruma/core.h>
 

@@ -49,7 +49,7 @@
  * and area.h (mmap MAP_FIXED, madvise populate; anonymous areas: mmap,
  * UFFDIO_REGISTER, UFFDIO_MOVE or mremap).
  */
-#include "rewire/partition_internal.h"
+#include "rwstruct/partition_internal.h"
 
 #include <ruma/core.h>
 #include <ruma/sysinfo.h>

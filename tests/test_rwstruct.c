@@ -1,5 +1,5 @@
 /*
- * test_rewire_structs.c — the data structures built on rewiring: vectors,
+ * test_rwstruct.c — the data structures built on rewiring: vectors,
  * partitioning, snapshots and allocation pools.  Every result is compared
  * with a reference computed without rewiring (a plain array model, a sort,
  * a histogram, a memcpy'ed copy).  Huge-page parts reserve 16 more 2 MiB
@@ -1663,5 +1663,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("rewire_structs", cases, TEST_N(cases), argc, argv);
+	return test_main("rwstruct", cases, TEST_N(cases), argc, argv);
 }

@@ -2,8 +2,8 @@
  * partition_internal.h — shared pieces of partition.c (traditional, chained
  * malloc blocks, mremap) and partition_mapped.c (the rewired methods).
  */
-#ifndef RUMA_REWIRE_PARTITION_INTERNAL_H
-#define RUMA_REWIRE_PARTITION_INTERNAL_H
+#ifndef RUMA_RWSTRUCT_PARTITION_INTERNAL_H
+#define RUMA_RWSTRUCT_PARTITION_INTERNAL_H
 
 #include <ruma/partition.h>
 #include <ruma/area.h>

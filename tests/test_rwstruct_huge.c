@@ -1,5 +1,6 @@
 /*
- * test_rewire_huge.c — the rewiring core with 2 MiB hugetlb pages.
+ * test_rwstruct_huge.c — the rewiring core and snapshot sources with 2 MiB
+ * hugetlb pages.
  *
  * The test reserves huge pages itself: it reads /proc/sys/vm/nr_hugepages,
  * writes previous + RESERVE, and checks HugePages_Free in /proc/meminfo.  The
@@ -467,7 +468,7 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	int rc = test_main("rewire_huge", cases, TEST_N(cases), argc, argv);
+	int rc = test_main("rwstruct_huge", cases, TEST_N(cases), argc, argv);
 	restore_nr();
 	printf("rewire_huge: nr_hugepages now %ld\n", test_read_long(NR_PATH));
 	return rc;

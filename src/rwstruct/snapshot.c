@@ -59,7 +59,7 @@
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"
-#include "rewire/area_internal.h"
+#include "rewire/rewire_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -210,7 +210,7 @@ int ruma_snap_src_map_flags(ruma_snap_src *s, unsigned flags)
 	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE, mflags,
 			      ruma_phys_fd(s->phys), (off_t)ruma_phys_offset(s->phys, s->first), &m);
 	if (rc)
-		return area_map_error(rc, is_huge(s->page));
+		return ruma_area_map_error(rc, is_huge(s->page));
 	s->data = m;
 	return 0;
 }
@@ -250,7 +250,7 @@ int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out)
 			      0, &m);
 	if (rc) {
 		free(s);
-		return area_map_error(rc, huge);
+		return ruma_area_map_error(rc, huge);
 	}
 	s->data = m;
 	*out = s;
@@ -335,7 +335,7 @@ static int reserve_copy(ruma_snap *s, const ruma_snap_options *o)
 	int rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE,
 			      flags | (o->populate ? MAP_POPULATE : 0), -1, 0, &m);
 	if (rc)
-		return area_map_error(rc, huge);
+		return ruma_area_map_error(rc, huge);
 	s->data = m;
 	if (o->init_dst)
 		memset(s->data, 0, s->map_bytes);
@@ -377,7 +377,7 @@ static int reserve_view(ruma_snap *s)
 			      ruma_phys_fd(src->phys),
 			      (off_t)ruma_phys_offset(src->phys, src->first), &m);
 	if (rc)
-		return area_map_error(rc, is_huge(src->page));
+		return ruma_area_map_error(rc, is_huge(src->page));
 	s->data = m;
 	return 0;
 }
@@ -420,7 +420,7 @@ static int build_shuffle(ruma_snap *s)
 				      PROT_READ | PROT_WRITE, flags, fd,
 				      (off_t)ruma_phys_offset(src->phys, from), &at);
 		if (rc)
-			return area_map_error(rc, is_huge(src->page));
+			return ruma_area_map_error(rc, is_huge(src->page));
 	}
 	return 0;
 }
