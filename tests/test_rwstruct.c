@@ -1222,7 +1222,11 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 	ruma_snap_options o;
 	int rc;
 
-	rc = ruma_snap_src_create(bytes, huge, populate, &src);
+	ruma_snap_src_options so = {
+		.bytes = bytes,
+		.flags = (huge ? RUMA_SNAP_SRC_HUGE : 0) | (populate ? RUMA_SNAP_SRC_POPULATE : 0),
+	};
+	rc = ruma_snap_src_create(&so, &src);
 	if (rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	CHECK_OK(rc);
@@ -1496,7 +1500,8 @@ static int t_inject_everywhere(void)
 				o.method = (ruma_snap_method)m;
 				o.pages_per_chunk = 2;
 				ruma_os_inject(sys[si], nth, ENOMEM, false);
-				int rc = ruma_snap_src_create(40 * 4096, false, false, &src);
+				ruma_snap_src_options so = { .bytes = 40 * 4096 };
+				int rc = ruma_snap_src_create(&so, &src);
 				if (!rc)
 					rc = ruma_snap_create(&o, src, &s);
 				if (!rc)

@@ -12,6 +12,7 @@
  */
 #include <ruma/area.h>
 #include <ruma/snapshot.h>
+#include "rwstruct/rwstruct_ext.h"
 
 #include "os/os.h"
 #include "test.h"
@@ -311,7 +312,8 @@ static int t_huge_snap_src(void)
 
 	NEED_HUGE();
 	uint64_t ft = ruma_os_count(RUMA_SYS_FTRUNCATE);
-	CHECK_OK(ruma_snap_src_create(2 * HP, true, false, &src));
+	ruma_snap_src_options so = { .bytes = 2 * HP, .flags = RUMA_SNAP_SRC_HUGE };
+	CHECK_OK(ruma_snap_src_create(&so, &src));
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), ft);
 	uint64_t *d = ruma_snap_src_data(src);
 	for (size_t i = 0; i < 2 * HP / 8; i += 4096)
@@ -372,7 +374,11 @@ static int t_huge_snap_uffd_copy(void)
 	bool uffd_seen = false;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_snap_src_create(3 * HP, true, true, &src));
+	ruma_snap_src_options so = {
+		.bytes = 3 * HP,
+		.flags = RUMA_SNAP_SRC_HUGE | RUMA_SNAP_SRC_POPULATE,
+	};
+	CHECK_OK(ruma_snap_src_create(&so, &src));
 	uint64_t *d = ruma_snap_src_data(src);
 	for (size_t i = 0; i < 3 * HP / 8; i += 512)
 		d[i] = i * 3 + 1;
@@ -413,7 +419,7 @@ static int t_huge_snap_uffd_copy(void)
 }
 
 /*
- * RUMA_SNAP_MAP_NORESERVE and ruma_snap_options.noreserve: a 2 MiB source
+ * RUMA_SNAP_SRC_NORESERVE and ruma_snap_options.noreserve: a 2 MiB source
  * and its COW view reserve no huge pages (HugePages_Rsvd stays), and still
  * hold the data and copy on write; without them both reserve their pages.
  */
@@ -428,8 +434,11 @@ static int t_huge_snap_noreserve(void)
 		ruma_snap_options o;
 		long r0 = test_meminfo("HugePages_Rsvd");
 
-		CHECK_OK(ruma_snap_src_open(pages * HP, true, &src));
-		CHECK_OK(ruma_snap_src_map_flags(src, noreserve ? RUMA_SNAP_MAP_NORESERVE : 0));
+		ruma_snap_src_options so = {
+			.bytes = pages * HP,
+			.flags = RUMA_SNAP_SRC_HUGE | (noreserve ? RUMA_SNAP_SRC_NORESERVE : 0),
+		};
+		CHECK_OK(ruma_snap_src_create(&so, &src));
 		long r1 = test_meminfo("HugePages_Rsvd");
 		CHECK_EQ(r1 - r0, noreserve ? 0 : (long)pages);
 		uint64_t *d = ruma_snap_src_data(src);
