@@ -13,6 +13,7 @@
 #include <ruma/partition.h>
 #include <ruma/pool.h>
 #include <ruma/snapshot.h>
+#include "core/sanitizer.h"
 #include "core/sysinfo_ext.h"
 #include <ruma/vector.h>
 
@@ -25,14 +26,7 @@
  * reservations (glibc's own mmaps come and go with its allocation policy,
  * so the total count is not a stable leak check).
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifdef ASAN_BUILD
+#if RUMA_ASAN
 static const bool count_reservations = false; /* the sanitizer maps PROT_NONE regions itself */
 #else
 static const bool count_reservations = true;
