@@ -12,6 +12,7 @@
  */
 #include <ruma/area.h>
 #include <ruma/snapshot.h>
+#include "rewire/rewire_ext.h"
 #include "rwstruct/rwstruct_ext.h"
 
 #include "os/os.h"
@@ -38,7 +39,7 @@ static void restore_nr(void)
 	if (saved_nr < 0)
 		return;
 	if (!test_write_long(NR_PATH, saved_nr))
-		fprintf(stderr, "rewire_huge: could not restore %s to %ld\n", NR_PATH, saved_nr);
+		fprintf(stderr, "rwstruct_huge: could not restore %s to %ld\n", NR_PATH, saved_nr);
 	saved_nr = -1;
 }
 
@@ -74,7 +75,7 @@ static void reserve_huge_pages(void)
 		return;
 	}
 	have_huge = test_meminfo("HugePages_Free") >= RESERVE;
-	printf("rewire_huge: nr_hugepages %ld -> %ld, HugePages_Free %ld\n", prev,
+	printf("rwstruct_huge: nr_hugepages %ld -> %ld, HugePages_Free %ld\n", prev,
 	       test_read_long(NR_PATH), test_meminfo("HugePages_Free"));
 }
 
@@ -479,6 +480,6 @@ int main(int argc, char **argv)
 {
 	int rc = test_main("rwstruct_huge", cases, TEST_N(cases), argc, argv);
 	restore_nr();
-	printf("rewire_huge: nr_hugepages now %ld\n", test_read_long(NR_PATH));
+	printf("rwstruct_huge: nr_hugepages now %ld\n", test_read_long(NR_PATH));
 	return rc;
 }
