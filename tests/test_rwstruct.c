@@ -15,6 +15,7 @@
 #include <ruma/snapshot.h>
 #include "core/sanitizer.h"
 #include "core/sysinfo_ext.h"
+#include "rwstruct/rwstruct_ext.h"
 #include <ruma/vector.h>
 
 #include <linux/memfd.h>
@@ -825,7 +826,7 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_optio
 static size_t part_extent_pages; /* extent_pages for part_one */
 static bool part_prefault; /* part_one: prefault_dst also without swwc */
 
-/* The phases a run reported, in order (ruma_part_options.phase). */
+/* The phases a run reported, in order (ruma_part_run_phased). */
 static int part_phases[8], part_nphases;
 
 static void record_phase(void *ctx, ruma_part_phase ended)
@@ -857,12 +858,11 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 	part_options(&o, m, P, swwc, huge, contiguous);
 	o.shift = shift;
 	o.pages_per_block = ppb;
-	o.phase = record_phase;
 	part_nphases = 0;
 	o.prefault_dst = swwc || part_prefault;
 	o.populate = !swwc;
 	o.extent_pages = part_extent_pages;
-	rc = ruma_part_run(keys, n, &o, &r);
+	rc = ruma_part_run_phased(keys, n, &o, record_phase, NULL, &r);
 	if (huge && rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	if (rc) {
@@ -1091,9 +1091,7 @@ static int t_partition_adaptive_first_blocks(void)
 	for (size_t i = 0; i < n; i++)
 		keys[i] = (i % P) | (i << 8);
 	part_options(&o, RUMA_PART_MAPPED_ADAPTIVE, P, true, false, false);
-	o.phase = count_maps_at_phase;
-	o.phase_ctx = at;
-	CHECK_OK(ruma_part_run(keys, n, &o, &r));
+	CHECK_OK(ruma_part_run_phased(keys, n, &o, count_maps_at_phase, at, &r));
 	CHECK_EQ(at[RUMA_PART_PHASE_PASS], at[RUMA_PART_PHASE_ALLOC]);
 	CHECK_EQ(r->nchunks, (size_t)P);
 	for (size_t k = 0; k < r->nchunks; k++) {
