@@ -35,6 +35,9 @@
  * change it.  Memory in the area may be read and written from any thread.
  * Pools must outlive the areas that map them (or their pages must be
  * unmapped first), since the table refers to them.
+ *
+ * For layouts with a discontinuity at every page, anon.h moves the pages of
+ * private anonymous memory instead (one kernel mapping whatever the layout).
  */
 #ifndef RUMA_AREA_H
 #define RUMA_AREA_H
