@@ -33,6 +33,7 @@
  * destination page is then emptied, so the destination always ends up equal
  * to the source); mremap (MAYMOVE|FIXED|DONTUNMAP) per run on the fallback.
  */
+#include <ruma/anon.h>
 #include "rewire/area_internal.h"
 #include "rewire/rewire_ext.h"
 #include <ruma/sysinfo.h>

@@ -19,7 +19,6 @@
 #define RUMA_REWIRE_AREA_INTERNAL_H
 
 #include <ruma/area.h>
-#include <ruma/anon.h>
 #include <ruma/core.h>
 #include "rewire/rewire_ext.h"
 
