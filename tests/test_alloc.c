@@ -733,7 +733,7 @@ static int t_inject_sticky(void)
 /* Under ASan, freed pool objects are poisoned and handed-out ones are not. */
 static int t_asan_poison(void)
 {
-#ifdef RUMA_ALLOC_ASAN
+#if RUMA_ASAN
 	for (size_t b = 1; b < NBACKENDS; b++) {
 		ruma_alloc a;
 		CHECK_OK(ruma_alloc_create_by_name(backends[b], NULL, &a));

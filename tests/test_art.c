@@ -17,6 +17,7 @@
 #include <ruma/art.h>
 
 #include "test.h"
+#include "core/sanitizer.h"
 
 /* ---- allocators ---------------------------------------------------------- */
 
@@ -66,20 +67,9 @@ static void failing_free(void *ctx, void *p, size_t size)
 static const char *const backend_names[] = { "libc", "pool", "mempool", "huge" };
 
 /* Smaller sizes under sanitizers (env set by the sanitizer jobs, or compiled in). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define ART_TEST_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define ART_TEST_SANITIZER 1
-#endif
-#endif
-#ifndef ART_TEST_SANITIZER
-#define ART_TEST_SANITIZER 0
-#endif
-
 static bool sanitized(void)
 {
-	return ART_TEST_SANITIZER || test_sanitized();
+	return RUMA_ASAN || RUMA_TSAN || test_sanitized();
 }
 
 /* ---- bytes-mode model ------------------------------------------------------ */

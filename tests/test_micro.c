@@ -11,6 +11,7 @@
 #include "bench/micro/micro.h"
 
 #include <ruma/area.h>
+#include <ruma/anon.h>
 #include <ruma/sysinfo.h>
 
 #include <ctype.h>

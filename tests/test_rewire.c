@@ -7,6 +7,7 @@
  * match /proc/self/maps.
  */
 #include <ruma/area.h>
+#include <ruma/anon.h>
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"

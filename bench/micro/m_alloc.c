@@ -31,6 +31,7 @@
 #include "bench/micro/micro.h"
 
 #include <ruma/area.h>
+#include <ruma/anon.h>
 #include <ruma/phys.h>
 #include <ruma/pool.h>
 

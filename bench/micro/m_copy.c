@@ -32,6 +32,7 @@
 
 #include <ruma/phys.h>
 #include <ruma/snapshot.h>
+#include "rwstruct/rwstruct_ext.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -128,27 +129,31 @@ static void snap_cleanup(micro_data *d)
  * the method asks) and written (init-shm-src); or, for the copy methods,
  * anonymous memory (malloc-src, init-malloc-src).
  */
-static int snap_source(micro_ctx *c, size_t n, snap_priv *s, bool huge, bool anon,
-		       micro_field open_field, unsigned map_flags, size_t unit)
+static int snap_source(micro_ctx *c, size_t n, snap_priv *s, unsigned src_flags,
+		       micro_field open_field, size_t unit)
 {
-	size_t bytes = micro_round_up(n * sizeof(uint64_t), unit);
+	ruma_snap_src_options so = {
+		.bytes = micro_round_up(n * sizeof(uint64_t), unit),
+		.flags = src_flags,
+	};
+	bool anon = src_flags & RUMA_SNAP_SRC_ANON;
 	int rc;
 
 	if (anon) {
 		micro_phase_begin(c);
-		rc = ruma_snap_src_create_anon(bytes, huge, &s->src);
+		rc = ruma_snap_src_create(&so, &s->src);
 		micro_phase_end(c, MF_MALLOC_SRC);
 		if (rc)
 			return micro_fail("allocating the source", rc);
 		s->src_fields[0] = MF_MALLOC_SRC;
 	} else {
 		micro_phase_begin(c);
-		rc = ruma_snap_src_open(bytes, huge, &s->src);
+		rc = ruma_snap_src_open(&so, &s->src);
 		micro_phase_end(c, open_field);
 		if (rc)
 			return micro_fail("creating the source's memfd page pool", rc);
 		micro_phase_begin(c);
-		rc = ruma_snap_src_map_flags(s->src, map_flags);
+		rc = ruma_snap_src_map(s->src);
 		micro_phase_end(c, MF_MMAP_SRC);
 		if (rc)
 			return micro_fail("mapping the source", rc);
@@ -229,10 +234,10 @@ static int snap_method(micro_ctx *c, const micro_params *p, size_t n, micro_data
 	if (o.noreserve)
 		micro_report_sigbus();
 	/* 2-5 populate the source's mapping too; 6-9 only the snapshot */
-	unsigned map_flags = (o.populate && !shuffle ? RUMA_SNAP_MAP_POPULATE : 0) |
-			     (o.noreserve ? RUMA_SNAP_MAP_NORESERVE : 0);
-	rc = snap_source(c, n, s, huge, copy,
-			 huge && !shuffle ? MF_SHM_SRC_HUGE : MF_SHM_SRC, map_flags,
+	unsigned src_flags = (huge ? RUMA_SNAP_SRC_HUGE : 0) | (copy ? RUMA_SNAP_SRC_ANON : 0) |
+			     (o.populate && !shuffle ? RUMA_SNAP_SRC_POPULATE : 0) |
+			     (o.noreserve ? RUMA_SNAP_SRC_NORESERVE : 0);
+	rc = snap_source(c, n, s, src_flags, huge && !shuffle ? MF_SHM_SRC_HUGE : MF_SHM_SRC,
 			 units * MICRO_SMALL_PAGE);
 	if (!rc && shuffle)
 		rc = snap_order(c, s, o.pages_per_chunk, d, &o);

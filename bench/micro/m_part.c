@@ -45,6 +45,7 @@
 #include "bench/micro/micro.h"
 
 #include <ruma/partition.h>
+#include "rwstruct/rwstruct_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -163,8 +164,6 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 	o.swwc = method == RUMA_PART_TRADITIONAL || method == RUMA_PART_TRADITIONAL_CHAINS ||
 		 method == RUMA_PART_MREMAP || method == RUMA_PART_MAPPED_ADAPTIVE;
 	o.prefault_dst = p->prefault_dst || method == RUMA_PART_TRADITIONAL_CHAINS;
-	o.phase = part_phase;
-	o.phase_ctx = pp;
 	pp->c = c;
 	o.pages_per_block = p->pages_per_block;
 	o.huge = huge;
@@ -172,7 +171,7 @@ static int part_build(micro_ctx *c, const micro_params *p, size_t n, micro_data 
 		o.contiguous = p->contiguous;
 	pp->time_layout = o.contiguous;
 	micro_phase_begin(c);
-	rc = ruma_part_run(d->src, n, &o, &pp->res);
+	rc = ruma_part_run_phased(d->src, n, &o, part_phase, pp, &pp->res);
 	if (!pp->after_pass)
 		micro_phase_end(c, MF_MEMCPY);
 	else if (pp->time_layout)

@@ -21,6 +21,7 @@
 #include "bench/common/rep.h"
 
 #include <ruma/area.h>
+#include <ruma/anon.h>
 #include "core/sysinfo_ext.h"
 #include "core/core_ext.h"
 

@@ -76,7 +76,11 @@ static int run_one(const snap_variant *v, uint64_t bytes, uint64_t seed, double 
 	double t0;
 	int rc;
 
-	rc = ruma_snap_src_create(bytes, v->huge, true, &src);
+	ruma_snap_src_options src_o = {
+		.bytes = bytes,
+		.flags = RUMA_SNAP_SRC_POPULATE | (v->huge ? RUMA_SNAP_SRC_HUGE : 0),
+	};
+	rc = ruma_snap_src_create(&src_o, &src);
 	if (rc)
 		return rc;
 	uint64_t *sd = ruma_snap_src_data(src), words = bytes / 8;

@@ -81,6 +81,7 @@
 
 #include <ruma/ruma.h>
 #include <ruma/area.h>
+#include <ruma/anon.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,32 +98,6 @@ typedef enum ruma_part_method {
 } ruma_part_method;
 
 #define RUMA_PART_MAX_PARTITIONS 65536u
-
-/*
- * Phases of a run, reported to ruma_part_options.phase as each one ends (for
- * benchmarks that time them; the phases follow the original RUMA code's
- * accounting).  What comes after the last report until ruma_part_run
- * returns is the partitioning pass itself.
- *   HISTOGRAM  TRADITIONAL: the histogram pass and the prefix sums
- *   OPEN       mapped methods rewiring memfd pages (RUMA_REWIRE_MMAP): their
- *              page pools were created (the original opens its pool files
- *              here, before its clock)
- *   ALLOC      the output (TRADITIONAL), the per-partition state (CHAINS,
- *              MREMAP) or the mapped methods' work areas are set up
- *   PREFAULT   TRADITIONAL / TRADITIONAL_CHAINS with prefault_dst: the
- *              output / the block pool was touched
- *   PASS       the partitioning pass is done; what follows is the layout of
- *              the contiguous output (the mapped methods' squeeze)
- * A method reports the phases it has in the order listed here (OPEN's value
- * is the last so that the older values stay as they were).
- */
-typedef enum ruma_part_phase {
-	RUMA_PART_PHASE_HISTOGRAM = 0,
-	RUMA_PART_PHASE_ALLOC,
-	RUMA_PART_PHASE_PREFAULT,
-	RUMA_PART_PHASE_PASS,
-	RUMA_PART_PHASE_OPEN,
-} ruma_part_phase;
 
 typedef struct ruma_part_options {
 	ruma_part_method method;
@@ -151,9 +126,6 @@ typedef struct ruma_part_options {
 	 * (extent_pages rounded up to a multiple of pages_per_block).
 	 */
 	size_t extent_pages;
-	/* Optional: called when a phase ends (see ruma_part_phase), with phase_ctx. */
-	void (*phase)(void *phase_ctx, ruma_part_phase ended);
-	void *phase_ctx;
 	ruma_rewire_path path;   /* MAPPED, MAPPED_CHAINS: how pages are rewired (default AUTO, see above) */
 	/*
 	 * Mapped methods: most kernel mappings each area of the run may create;

@@ -54,19 +54,6 @@ enum {
 	 * without MAP_NORESERVE fails with ENOMEM) or by a backing fallocate.
 	 */
 	RUMA_PHYS_NO_PROBE = 1u << 2,
-	/*
-	 * 2 MiB pools only: handing out pages does not grow the file with
-	 * ftruncate.  hugetlbfs extends a file to the end of every writable
-	 * mapping of it when the mapping is made, so the caller's first
-	 * mapping of new pages must be writable (PROT_WRITE, shared or
-	 * private); a read-only mapping or a read() past the file's end before
-	 * that faults SIGBUS or reads nothing.  A backing fallocate
-	 * (PREPOPULATE, ruma_phys_prepopulate) sizes the file as well.  Saves
-	 * the ftruncate: about 1 us, and 6-10 us right after another hugetlb
-	 * file's pages were freed (measured on Linux 6.18).  -EINVAL with
-	 * 4 KiB pages (tmpfs does not size a file by its mappings).
-	 */
-	RUMA_PHYS_SIZE_BY_MAP = 1u << 3,
 };
 
 /* Options for ruma_phys_create; zero-initialise and set what you need. */
@@ -104,7 +91,7 @@ typedef struct ruma_phys_stats {
  * a shared mapping (no page is taken or zeroed) and dropping the reservation
  * again (the pool holds no huge page until pages are allocated and mapped).
  * Returns 0, -EINVAL (page size other than 0, RUMA_PAGE_4K and RUMA_PAGE_2M,
- * unknown flags, or RUMA_PHYS_SIZE_BY_MAP with 4 KiB pages), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
+ * unknown flags), -ENOMEM, RUMA_ENOHUGE (no free 2 MiB huge page: raise
  * vm.nr_hugepages), RUMA_EUNSUPP (kernel without hugetlb memfd), or the
  * negative errno of memfd_create/ftruncate/mmap/munmap/fallocate.  Before
  * 1.0 this name took (page_size, flags, out); a call in that form does not
@@ -175,9 +162,7 @@ RUMA_API int ruma_phys_prepopulate(ruma_phys *p, uint64_t first, uint64_t n);
 
 /*
  * ruma_phys_file_pages — the memfd size in pages (pages that may be mapped
- * without SIGBUS); grows on demand, never shrinks.  With
- * RUMA_PHYS_SIZE_BY_MAP: the size the file takes once every page handed out
- * is mapped writable (the file itself may be smaller until then).
+ * without SIGBUS); grows on demand, never shrinks.
  */
 RUMA_API uint64_t ruma_phys_file_pages(const ruma_phys *p);
 

@@ -44,6 +44,7 @@
 
 #include <ruma/ruma.h>
 #include <ruma/area.h>
+#include <ruma/anon.h>
 
 #ifdef __cplusplus
 extern "C" {

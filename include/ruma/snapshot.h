@@ -4,7 +4,7 @@
  * The source (ruma_snap_src) is an array of `bytes` bytes whose memory is a
  * run of pages of a physical page pool (phys.h: a memfd, 4 KiB or 2 MiB
  * pages), mapped MAP_SHARED with one mmap (or, for the copy methods only,
- * anonymous memory: ruma_snap_src_create_anon).  A snapshot (ruma_snap) is
+ * anonymous memory: RUMA_SNAP_SRC_ANON).  A snapshot (ruma_snap) is
  * a second array of the same size made from the source by one method:
  *
  *   MEMCPY          (1)    a fresh anonymous buffer, memcpy of the source.
@@ -78,62 +78,38 @@ typedef enum ruma_snap_method {
 	RUMA_SNAP_METHOD_COUNT_
 } ruma_snap_method;
 
-/*
- * ruma_snap_src_open — a zeroed source of `bytes` bytes (rounded up to whole
- * pages) in a new memfd pool of 4 KiB or (huge) 2 MiB pages, not mapped yet
- * (memfd_create, and ftruncate for 4 KiB pages; a 2 MiB source's file is
- * sized by its mapping; no page is backed).  Map it with ruma_snap_src_map
- * before use.  The caller owns *out.
- * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_EUNSUPP, or an errno.
- */
-RUMA_API int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out);
+/* Flags of ruma_snap_src_options. */
+#define RUMA_SNAP_SRC_HUGE 1u     /* 2 MiB pages (a hugetlb memfd; MAP_HUGETLB with ANON) */
+#define RUMA_SNAP_SRC_POPULATE 2u /* MAP_POPULATE: back every page, fill the page tables */
+#define RUMA_SNAP_SRC_ANON 4u     /* anonymous private memory, no file: copy methods only */
+
+/* What ruma_snap_src_create makes: `bytes` bytes (> 0) with RUMA_SNAP_SRC_* flags. */
+typedef struct ruma_snap_src_options {
+	size_t bytes;
+	unsigned flags;
+} ruma_snap_src_options;
 
 /*
- * ruma_snap_src_map — map an opened source MAP_SHARED (one mmap); populate:
- * with MAP_POPULATE (backs every page and fills the page tables).  A 2 MiB
- * source reserves its huge pages here, so a shortage fails now with
- * RUMA_ENOHUGE, not at a later fault.  Returns 0, -EINVAL (mapped already,
- * or an anonymous source), RUMA_ENOHUGE, RUMA_EMAPLIMIT, or an errno.
- * The same as ruma_snap_src_map_flags(s, populate ? RUMA_SNAP_MAP_POPULATE : 0).
+ * ruma_snap_src_create — a zeroed source of o->bytes bytes (rounded up to
+ * whole pages of 4 KiB, or 2 MiB with RUMA_SNAP_SRC_HUGE), mapped and ready
+ * to write; the caller owns *out.  By default the source is a run of pages
+ * of a new memfd pool, mapped MAP_SHARED with one mmap (memfd_create, and
+ * ftruncate for 4 KiB pages; no page is backed until written, or at once
+ * with RUMA_SNAP_SRC_POPULATE).  A 2 MiB source reserves its huge pages at
+ * creation, so a shortage fails here with RUMA_ENOHUGE, not at a later
+ * fault.  With RUMA_SNAP_SRC_ANON the source is anonymous private memory
+ * (as malloc of a large block gives), which only the copy methods (MEMCPY,
+ * MEMCPY_SHUFFLE) take.
+ * Returns 0, -EINVAL (o or out NULL, bytes 0, an unknown flag, POPULATE
+ * with ANON), -ENOMEM, RUMA_ENOHUGE, RUMA_EMAPLIMIT, RUMA_EUNSUPP, or an
+ * errno; on error *out is NULL and nothing is left.
  */
-RUMA_API int ruma_snap_src_map(ruma_snap_src *s, bool populate);
-
-/* Flags of ruma_snap_src_map_flags. */
-#define RUMA_SNAP_MAP_POPULATE 1u  /* MAP_POPULATE: back every page, fill the page tables */
-/*
- * MAP_NORESERVE: a 2 MiB source reserves no huge pages when it is mapped,
- * as the RUMA code base maps its hugetlbfs files.  The mapping is a little
- * cheaper, but a shortage of huge pages no longer fails the mapping: the
- * first write to a page that finds no free huge page gets SIGBUS.  Use it
- * only where the huge pages are known to be there.  No effect on 4 KiB
- * sources (a shared memfd mapping reserves nothing).
- */
-#define RUMA_SNAP_MAP_NORESERVE 2u
-
-/*
- * ruma_snap_src_map_flags — ruma_snap_src_map with RUMA_SNAP_MAP_* flags.
- * Returns as ruma_snap_src_map, and -EINVAL for an unknown flag.
- */
-RUMA_API int ruma_snap_src_map_flags(ruma_snap_src *s, unsigned flags);
-
-/*
- * ruma_snap_src_create — ruma_snap_src_open and ruma_snap_src_map in one
- * call.  Returns as those two; nothing is left on error.
- */
-RUMA_API int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out);
-
-/*
- * ruma_snap_src_create_anon — a zeroed source in anonymous private memory
- * (as malloc of a large block gives; MAP_HUGETLB when huge), mapped at once.
- * It has no file, so only the copy methods (MEMCPY, MEMCPY_SHUFFLE) take it.
- * Returns 0, -EINVAL (bytes 0), -ENOMEM, RUMA_ENOHUGE, or an errno.
- */
-RUMA_API int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out);
+RUMA_API int ruma_snap_src_create(const ruma_snap_src_options *o, ruma_snap_src **out);
 
 /* ruma_snap_src_destroy — unmap and release the source (NULL ignored). */
 RUMA_API void ruma_snap_src_destroy(ruma_snap_src *s);
 
-/* ruma_snap_src_data — the source array (writable, contiguous, page aligned; NULL until mapped). */
+/* ruma_snap_src_data — the source array (writable, contiguous, page aligned). */
 RUMA_API void *ruma_snap_src_data(ruma_snap_src *s);
 /* ruma_snap_src_bytes — requested size; ruma_snap_src_page_size — 4 KiB or 2 MiB. */
 RUMA_API size_t ruma_snap_src_bytes(const ruma_snap_src *s);

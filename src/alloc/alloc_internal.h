@@ -69,14 +69,8 @@ static inline size_t ruma_eff_size(size_t size)
  * after free through a pool is reported.  Regions are unpoisoned before they
  * are handed out, reused for another class, or unmapped.
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define RUMA_ALLOC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RUMA_ALLOC_ASAN 1
-#endif
-#endif
-#ifdef RUMA_ALLOC_ASAN
+#include "core/sanitizer.h"
+#if RUMA_ASAN
 #include <sanitizer/asan_interface.h>
 #define RUMA_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
 #define RUMA_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))

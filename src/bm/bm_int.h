@@ -18,6 +18,7 @@
 #include "bm/bm_ext.h"
 #include <ruma/core.h>
 #include "core/core_ext.h"
+#include "core/sanitizer.h"
 #include <ruma/wal.h>
 
 #include "os/os.h"
@@ -420,14 +421,7 @@ void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
  * its old contents — the race the version check makes harmless.  The
  * filling thread tells TSan to ignore these writes.
  */
-#if defined(__SANITIZE_THREAD__)
-#define BM_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BM_TSAN 1
-#endif
-#endif
-#ifdef BM_TSAN
+#if RUMA_TSAN
 void AnnotateIgnoreWritesBegin(const char *file, int line);
 void AnnotateIgnoreWritesEnd(const char *file, int line);
 #define BM_IGNORE_WRITES_BEGIN() AnnotateIgnoreWritesBegin(__FILE__, __LINE__)

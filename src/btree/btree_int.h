@@ -74,15 +74,8 @@ static inline void bt_count(_Atomic uint64_t *c)
  * reported while everything done under shared/exclusive latches is still
  * checked.
  */
-#if defined(__SANITIZE_THREAD__)
-#define RUMA_BTREE_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RUMA_BTREE_TSAN 1
-#endif
-#endif
-
-#ifdef RUMA_BTREE_TSAN
+#include "core/sanitizer.h"
+#if RUMA_TSAN
 void AnnotateIgnoreReadsBegin(const char *file, int line);
 void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define olc_enter() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)

@@ -344,7 +344,7 @@ void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t pre
 
 /* ---- errors ---------------------------------------------------------------------- */
 
-int area_map_error(int err, bool huge)
+int ruma_area_map_error(int err, bool huge)
 {
 	uint64_t now, max;
 
@@ -381,7 +381,7 @@ static int map_pool_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int e
 	a->mmaps++;
 	int rc = ruma_os_mmap(ruma_area_addr(a, v), area_bytes(a, n), prot, fl,
 			      ruma_phys_fd(pool), (off_t)ruma_phys_offset(pool, ent_page(e0)), &got);
-	return rc ? area_map_error(rc, ruma_phys_is_huge(pool)) : 0;
+	return rc ? ruma_area_map_error(rc, ruma_phys_is_huge(pool)) : 0;
 }
 
 int area_set_run(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0)
@@ -403,7 +403,7 @@ int area_set_run_ex(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, int mmap_
 				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0,
 				  &got);
 		if (rc)
-			return area_map_error(rc, false);
+			return ruma_area_map_error(rc, false);
 		area_commit(a, v, n, 0, predicted);
 		return 0;
 	}
@@ -472,7 +472,7 @@ int ruma_area_create_mapped(ruma_phys *phys, uint64_t ppage, uint64_t pages, uns
 			 (flags & RUMA_AREA_MAP_POPULATE ? MAP_POPULATE : 0);
 		rc = ruma_os_mmap(NULL, area_bytes(a, pages), prot, fl, ruma_phys_fd(phys),
 				  (off_t)ruma_phys_offset(phys, ppage), &got);
-		rc = rc ? area_map_error(rc, ruma_phys_is_huge(phys)) : 0;
+		rc = rc ? ruma_area_map_error(rc, ruma_phys_is_huge(phys)) : 0;
 	}
 	if (!rc && ((uintptr_t)got & (page_size - 1))) {
 		/* not expected: any address is 4 KiB aligned, hugetlb files map 2 MiB aligned */

@@ -33,6 +33,7 @@
  * destination page is then emptied, so the destination always ends up equal
  * to the source); mremap (MAYMOVE|FIXED|DONTUNMAP) per run on the fallback.
  */
+#include <ruma/anon.h>
 #include "rewire/area_internal.h"
 #include "rewire/rewire_ext.h"
 #include <ruma/sysinfo.h>
@@ -368,7 +369,7 @@ static int mremap_run(ruma_anon *d, uint8_t *dst, uint8_t *src, size_t len, ruma
 		return rc ? rc : mremap_run(d, dst + half, src + half, len - half, r);
 	}
 	if (rc)
-		return area_map_error(rc, false);
+		return ruma_area_map_error(rc, false);
 	r->calls++;
 	r->pages_done += len >> ANON_SHIFT;
 	return 0;

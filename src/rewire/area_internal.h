@@ -20,6 +20,7 @@
 
 #include <ruma/area.h>
 #include <ruma/core.h>
+#include "rewire/rewire_ext.h"
 
 #define ENT_SLOT_SHIFT 56
 #define ENT_PRIVATE ((uint64_t)1 << 55)
@@ -134,9 +135,6 @@ void area_commit(ruma_area *a, uint64_t v, uint64_t n, uint64_t e0, uint64_t pre
 
 /* Put [v, v + n) back to PROT_NONE (one mmap) without a budget check; records none. */
 int area_reserve_range(ruma_area *a, uint64_t v, uint64_t n);
-
-/* Turn a failed mmap/mremap errno into RUMA_EMAPLIMIT / RUMA_ENOHUGE when that is the cause. */
-int area_map_error(int err, bool huge);
 
 /* Prefault [v, v + n), all of which must be mapped with the same mode. */
 int area_populate_mapped(ruma_area *a, uint64_t v, uint64_t n, unsigned flags,

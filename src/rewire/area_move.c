@@ -57,7 +57,7 @@ static int move_run(ruma_area *a, uint64_t s, uint64_t d, uint64_t n, ruma_area_
 	}
 	if (rc) {
 		area_reserve_range(a, d, n); /* the kernel may have unmapped the destination */
-		return area_map_error(rc, ruma_phys_is_huge(area_pool_of(a, e0)));
+		return ruma_area_map_error(rc, ruma_phys_is_huge(area_pool_of(a, e0)));
 	}
 	area_commit(a, d, n, e0, predicted);
 	r->runs++;

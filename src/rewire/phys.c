@@ -32,6 +32,7 @@
 #include <ruma/core.h>
 
 #include "os/os.h"
+#include "rewire/rewire_ext.h"
 
 #include <errno.h>
 #include <fcntl.h>

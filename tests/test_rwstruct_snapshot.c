@@ -1,10 +1,11 @@
 /*
- * test_rewire_snapshot.c — the rewired copy-on-write of snapshot.h: one
+ * test_rwstruct_snapshot.c — the rewired copy-on-write of snapshot.h: one
  * pwrite and one mmap per run of pages made writable, no fault on the first
  * write after it, the source untouched, failures leave the snapshot reading
  * the source, copies freed in runs; and the shuffled view's default (shared,
  * as in the RUMA code base) against its private option.  The two-step
- * source (open: memfd and ftruncate only; map: one mmap) and snapshot
+ * source (rwstruct_ext.h; open: memfd and ftruncate only; map: one mmap), the
+ * flags of the one-call source, the two-step snapshot
  * (reserve: one mapping; build: one mmap per chunk), each view one mapping
  * with no table and no /proc read, populate by read faults, 2 MiB sources
  * reserving their pages at mmap, anonymous sources for the copy methods,
@@ -13,6 +14,7 @@
 #include "test.h"
 
 #include <ruma/snapshot.h>
+#include "rwstruct/rwstruct_ext.h"
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"
@@ -34,7 +36,8 @@ static long minor_faults(void)
 /* A 4 KiB source whose page p holds p + 1 in every word. */
 static int make_src(ruma_snap_src **src)
 {
-	int rc = ruma_snap_src_create(PAGES * PG, false, true, src);
+	ruma_snap_src_options so = { .bytes = PAGES * PG, .flags = RUMA_SNAP_SRC_POPULATE };
+	int rc = ruma_snap_src_create(&so, src);
 	if (rc)
 		return rc;
 	uint64_t *w = ruma_snap_src_data(*src);
@@ -292,23 +295,34 @@ static int t_source_two_steps(void)
 	ruma_snap *s;
 
 	ruma_os_count_reset();
-	CHECK_OK(ruma_snap_src_open(PAGES * PG - 100, false, &src));
+	ruma_snap_src_options so = { .bytes = PAGES * PG - 100 };
+	CHECK_OK(ruma_snap_src_open(&so, &src));
 	CHECK(ruma_snap_src_data(src) == NULL);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MEMFD_CREATE), 1);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), 1);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 0);
 	CHECK_EQ(ruma_snap_reserve(NULL, src, &s), -EINVAL); /* not mapped yet */
-	CHECK_EQ(ruma_snap_src_map_flags(src, 4u), -EINVAL); /* no such flag */
+	ruma_snap_src *bad = NULL;
+	ruma_snap_src_options bad_o = { .bytes = PG, .flags = 0x80u };
+	CHECK_EQ(ruma_snap_src_create(&bad_o, &bad), -EINVAL); /* no such flag */
+	CHECK(bad == NULL);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 0);
-	CHECK_OK(ruma_snap_src_map(src, false));
+	CHECK_OK(ruma_snap_src_map(src));
 	CHECK_EQ(ruma_os_count(RUMA_SYS_MMAP), 1);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE) + ruma_os_count(RUMA_SYS_OPEN), 0);
-	CHECK_EQ(ruma_snap_src_map(src, false), -EINVAL);
+	CHECK_EQ(ruma_snap_src_map(src), -EINVAL);
 	uint64_t *w = ruma_snap_src_data(src);
 	CHECK(w != NULL && w[0] == 0);
 	w[PAGES * PG / 8 - 1] = 5; /* whole pages */
 	ruma_snap_src_destroy(src);
-	CHECK_EQ(ruma_snap_src_open(0, false, &src), -EINVAL);
+	so.bytes = 0;
+	CHECK_EQ(ruma_snap_src_open(&so, &src), -EINVAL);
+	CHECK_EQ(ruma_snap_src_create(&so, &src), -EINVAL);
+	bad_o.flags = RUMA_SNAP_SRC_ANON | RUMA_SNAP_SRC_POPULATE; /* populate maps a file */
+	CHECK_EQ(ruma_snap_src_create(&bad_o, &bad), -EINVAL);
+	bad_o.flags = RUMA_SNAP_SRC_ANON; /* the two steps are of a memfd source */
+	CHECK_EQ(ruma_snap_src_open(&bad_o, &bad), -EINVAL);
+	CHECK_EQ(ruma_snap_src_create(NULL, &bad), -EINVAL);
 	return TEST_PASS;
 }
 
@@ -401,11 +415,12 @@ static int t_anon_source(void)
 	ruma_snap_options o;
 	uint64_t order[PAGES];
 
-	CHECK_OK(ruma_snap_src_create_anon(PAGES * PG, false, &src));
+	ruma_snap_src_options so = { .bytes = PAGES * PG, .flags = RUMA_SNAP_SRC_ANON };
+	CHECK_OK(ruma_snap_src_create(&so, &src));
 	uint64_t *w = ruma_snap_src_data(src);
 	for (size_t i = 0; i < PAGES * PG / 8; i++)
 		w[i] = i / (PG / 8) + 1;
-	CHECK_EQ(ruma_snap_src_map(src, false), -EINVAL);
+	CHECK_EQ(ruma_snap_src_map(src), -EINVAL);
 	ruma_snap_options_default(&o); /* COW needs a file */
 	CHECK_EQ(ruma_snap_create(&o, src, &s), -EINVAL);
 	o.method = RUMA_SNAP_SHUFFLE;
@@ -443,12 +458,16 @@ static int t_huge_source_reserves(void)
 	if (ruma_sysinfo_huge_pool(2048, &pool) != 0)
 		return TEST_SKIP;
 	ruma_os_count_reset();
-	int rc = ruma_snap_src_open((size_t)(pool.all.total + 16) * (2u << 20), true, &src);
+	ruma_snap_src_options so = {
+		.bytes = (size_t)(pool.all.total + 16) * (2u << 20),
+		.flags = RUMA_SNAP_SRC_HUGE,
+	};
+	int rc = ruma_snap_src_open(&so, &src);
 	if (rc == RUMA_EUNSUPP)
 		return TEST_SKIP;
 	CHECK_OK(rc);
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FALLOCATE), 0);
-	rc = ruma_snap_src_map(src, false);
+	rc = ruma_snap_src_map(src);
 	ruma_snap_src_destroy(src);
 	if (rc == 0) /* surplus huge pages (nr_overcommit_hugepages) covered it */
 		return TEST_SKIP;
@@ -500,12 +519,13 @@ static int t_create_inject(void)
 				}
 			}
 	ruma_snap_src_destroy(src);
-	CHECK_OK(ruma_snap_src_open(PAGES * PG, false, &src));
+	ruma_snap_src_options so = { .bytes = PAGES * PG, .flags = RUMA_SNAP_SRC_POPULATE };
+	CHECK_OK(ruma_snap_src_open(&so, &src));
 	ruma_os_inject(RUMA_SYS_MMAP, 1, ENOMEM, false);
-	CHECK_EQ(ruma_snap_src_map(src, false), -ENOMEM);
+	CHECK_EQ(ruma_snap_src_map(src), -ENOMEM);
 	ruma_os_inject_clear();
 	CHECK(ruma_snap_src_data(src) == NULL);
-	CHECK_OK(ruma_snap_src_map(src, true));
+	CHECK_OK(ruma_snap_src_map(src));
 	ruma_snap_src_destroy(src);
 	return TEST_PASS;
 }
@@ -527,5 +547,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("rewire_snapshot", cases, TEST_N(cases), argc, argv);
+	return test_main("rwstruct_snapshot", cases, TEST_N(cases), argc, argv);
 }

@@ -49,7 +49,7 @@
  * and area.h (mmap MAP_FIXED, madvise populate; anonymous areas: mmap,
  * UFFDIO_REGISTER, UFFDIO_MOVE or mremap).
  */
-#include "rewire/partition_internal.h"
+#include "rwstruct/partition_internal.h"
 
 #include <ruma/core.h>
 #include <ruma/sysinfo.h>
@@ -572,7 +572,7 @@ static int create_pools_and_work(mctx *c)
 		rc = ruma_phys_create(&(ruma_phys_options){ .page_size = c->page[1] }, &c->impl->phys[1]);
 	if (rc)
 		return rc;
-	ruma_part_phase_end(o, RUMA_PART_PHASE_OPEN);
+	ruma_part_phase_end(c->impl, RUMA_PART_PHASE_OPEN);
 	c->block_pages = (uint32_t)o->pages_per_block;
 	if (o->method == RUMA_PART_MAPPED && o->extent_pages > o->pages_per_block)
 		/*
@@ -854,11 +854,11 @@ static int mapped_anon_run(const uint64_t *keys, size_t n, const ruma_part_optio
 	if (!rc)
 		rc = ruma_anon_create(anon_stage_pages(&ap), path, &ap.stage);
 	if (!rc) {
-		ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+		ruma_part_phase_end(impl, RUMA_PART_PHASE_ALLOC);
 		rc = o->swwc ? anon_scatter_swwc(&ap, keys) : anon_scatter_plain(&ap, keys);
 	}
 	if (!rc) {
-		ruma_part_phase_end(o, RUMA_PART_PHASE_PASS);
+		ruma_part_phase_end(impl, RUMA_PART_PHASE_PASS);
 		r->start[0] = 0;
 		for (uint32_t p = 0; p < ap.P; p++) {
 			anon_mpart *mp = &ap.parts[p];
@@ -936,12 +936,12 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_options
 	if (!rc && o->method == RUMA_PART_MAPPED_ADAPTIVE && !o->extent_pages)
 		rc = open_first_blocks(&c);
 	if (!rc) {
-		ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+		ruma_part_phase_end(impl, RUMA_PART_PHASE_ALLOC);
 		rc = o->swwc ? scatter_swwc(&c, keys) : scatter_plain(&c, keys);
 	}
 	if (rc)
 		goto out;
-	ruma_part_phase_end(o, RUMA_PART_PHASE_PASS);
+	ruma_part_phase_end(impl, RUMA_PART_PHASE_PASS);
 	/* phase 2: drop the windows, keep the data in the pool */
 	for (int q = 0; q < 2; q++) {
 		ruma_area_destroy(c.work[q]);

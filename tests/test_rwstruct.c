@@ -1,5 +1,5 @@
 /*
- * test_rewire_structs.c — the data structures built on rewiring: vectors,
+ * test_rwstruct.c — the data structures built on rewiring: vectors,
  * partitioning, snapshots and allocation pools.  Every result is compared
  * with a reference computed without rewiring (a plain array model, a sort,
  * a histogram, a memcpy'ed copy).  Huge-page parts reserve 16 more 2 MiB
@@ -13,7 +13,9 @@
 #include <ruma/partition.h>
 #include <ruma/pool.h>
 #include <ruma/snapshot.h>
+#include "core/sanitizer.h"
 #include "core/sysinfo_ext.h"
+#include "rwstruct/rwstruct_ext.h"
 #include <ruma/vector.h>
 
 #include <linux/memfd.h>
@@ -25,14 +27,7 @@
  * reservations (glibc's own mmaps come and go with its allocation policy,
  * so the total count is not a stable leak check).
  */
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifdef ASAN_BUILD
+#if RUMA_ASAN
 static const bool count_reservations = false; /* the sanitizer maps PROT_NONE regions itself */
 #else
 static const bool count_reservations = true;
@@ -831,7 +826,7 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_optio
 static size_t part_extent_pages; /* extent_pages for part_one */
 static bool part_prefault; /* part_one: prefault_dst also without swwc */
 
-/* The phases a run reported, in order (ruma_part_options.phase). */
+/* The phases a run reported, in order (ruma_part_run_phased). */
 static int part_phases[8], part_nphases;
 
 static void record_phase(void *ctx, ruma_part_phase ended)
@@ -863,12 +858,11 @@ static int part_one(const uint64_t *keys, size_t n, ruma_part_method m, uint32_t
 	part_options(&o, m, P, swwc, huge, contiguous);
 	o.shift = shift;
 	o.pages_per_block = ppb;
-	o.phase = record_phase;
 	part_nphases = 0;
 	o.prefault_dst = swwc || part_prefault;
 	o.populate = !swwc;
 	o.extent_pages = part_extent_pages;
-	rc = ruma_part_run(keys, n, &o, &r);
+	rc = ruma_part_run_phased(keys, n, &o, record_phase, NULL, &r);
 	if (huge && rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	if (rc) {
@@ -1097,9 +1091,7 @@ static int t_partition_adaptive_first_blocks(void)
 	for (size_t i = 0; i < n; i++)
 		keys[i] = (i % P) | (i << 8);
 	part_options(&o, RUMA_PART_MAPPED_ADAPTIVE, P, true, false, false);
-	o.phase = count_maps_at_phase;
-	o.phase_ctx = at;
-	CHECK_OK(ruma_part_run(keys, n, &o, &r));
+	CHECK_OK(ruma_part_run_phased(keys, n, &o, count_maps_at_phase, at, &r));
 	CHECK_EQ(at[RUMA_PART_PHASE_PASS], at[RUMA_PART_PHASE_ALLOC]);
 	CHECK_EQ(r->nchunks, (size_t)P);
 	for (size_t k = 0; k < r->nchunks; k++) {
@@ -1222,7 +1214,11 @@ static int snap_case(bool huge, ruma_snap_method m, size_t ppc, bool populate)
 	ruma_snap_options o;
 	int rc;
 
-	rc = ruma_snap_src_create(bytes, huge, populate, &src);
+	ruma_snap_src_options so = {
+		.bytes = bytes,
+		.flags = (huge ? RUMA_SNAP_SRC_HUGE : 0) | (populate ? RUMA_SNAP_SRC_POPULATE : 0),
+	};
+	rc = ruma_snap_src_create(&so, &src);
 	if (rc == RUMA_ENOHUGE)
 		return TEST_SKIP;
 	CHECK_OK(rc);
@@ -1496,7 +1492,8 @@ static int t_inject_everywhere(void)
 				o.method = (ruma_snap_method)m;
 				o.pages_per_chunk = 2;
 				ruma_os_inject(sys[si], nth, ENOMEM, false);
-				int rc = ruma_snap_src_create(40 * 4096, false, false, &src);
+				ruma_snap_src_options so = { .bytes = 40 * 4096 };
+				int rc = ruma_snap_src_create(&so, &src);
 				if (!rc)
 					rc = ruma_snap_create(&o, src, &s);
 				if (!rc)
@@ -1663,5 +1660,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("rewire_structs", cases, TEST_N(cases), argc, argv);
+	return test_main("rwstruct", cases, TEST_N(cases), argc, argv);
 }

@@ -16,7 +16,7 @@
  * mremap), mremap to grow them, madvise (MADV_HUGEPAGE) on 2 MiB malloc'ed
  * chain blocks.
  */
-#include "rewire/partition_internal.h"
+#include "rwstruct/partition_internal.h"
 
 #include <ruma/core.h>
 
@@ -196,7 +196,7 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_optio
 	r->start[0] = 0;
 	for (uint32_t p = 0; p < P; p++)
 		r->start[p + 1] += r->start[p];
-	ruma_part_phase_end(o, RUMA_PART_PHASE_HISTOGRAM);
+	ruma_part_phase_end(impl, RUMA_PART_PHASE_HISTOGRAM);
 	rc = ruma_os_mmap(NULL, bytes, PROT_READ | PROT_WRITE, flags, -1, 0, &m);
 	if (rc)
 		return rc == -ENOMEM && o->huge ? RUMA_ENOHUGE : rc;
@@ -207,10 +207,10 @@ static int run_traditional(const uint64_t *keys, size_t n, const ruma_part_optio
 	if (!pos)
 		return -ENOMEM;
 	memcpy(pos, r->start, P * sizeof(*pos));
-	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+	ruma_part_phase_end(impl, RUMA_PART_PHASE_ALLOC);
 	if (o->prefault_dst) {
 		memset(m, 0, bytes);
-		ruma_part_phase_end(o, RUMA_PART_PHASE_PREFAULT);
+		ruma_part_phase_end(impl, RUMA_PART_PHASE_PREFAULT);
 	}
 	/* pass 2: scatter */
 	if (o->swwc) {
@@ -417,12 +417,12 @@ static int run_traditional_chains(const uint64_t *keys, size_t n, const ruma_par
 		rc = -ENOMEM;
 		goto out;
 	}
-	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+	ruma_part_phase_end(impl, RUMA_PART_PHASE_ALLOC);
 	if (o->prefault_dst) {
 		rc = chains_pool(n, o, impl, &cx);
 		if (rc)
 			goto out;
-		ruma_part_phase_end(o, RUMA_PART_PHASE_PREFAULT);
+		ruma_part_phase_end(impl, RUMA_PART_PHASE_PREFAULT);
 	}
 	if (o->swwc) {
 		rc = chains_scatter_swwc(keys, n, o, impl, &cx, st);
@@ -572,7 +572,7 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_options *o
 		free(fill);
 		return rc;
 	}
-	ruma_part_phase_end(o, RUMA_PART_PHASE_ALLOC);
+	ruma_part_phase_end(impl, RUMA_PART_PHASE_ALLOC);
 	rc = mremap_scatter(keys, n, o, impl, fill, step);
 	if (!rc) {
 		size_t nc = 0;
@@ -590,8 +590,8 @@ static int run_mremap(const uint64_t *keys, size_t n, const ruma_part_options *o
 
 /* ---- entry ------------------------------------------------------------------------ */
 
-int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
-		  ruma_part_result **out)
+int ruma_part_run_phased(const uint64_t *keys, size_t n, const ruma_part_options *o,
+			 ruma_part_phase_fn phase, void *phase_ctx, ruma_part_result **out)
 {
 	ruma_part_result *r;
 	part_impl *impl;
@@ -618,6 +618,8 @@ int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 		free(impl);
 		return -ENOMEM;
 	}
+	impl->phase = phase;
+	impl->phase_ctx = phase_ctx;
 	r->impl_ = impl;
 	r->n = n;
 	r->partitions = o->partitions;
@@ -642,4 +644,10 @@ int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 	}
 	*out = r;
 	return 0;
+}
+
+int ruma_part_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
+		  ruma_part_result **out)
+{
+	return ruma_part_run_phased(keys, n, o, NULL, NULL, out);
 }

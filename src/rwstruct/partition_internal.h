@@ -2,12 +2,13 @@
  * partition_internal.h — shared pieces of partition.c (traditional, chained
  * malloc blocks, mremap) and partition_mapped.c (the rewired methods).
  */
-#ifndef RUMA_REWIRE_PARTITION_INTERNAL_H
-#define RUMA_REWIRE_PARTITION_INTERNAL_H
+#ifndef RUMA_RWSTRUCT_PARTITION_INTERNAL_H
+#define RUMA_RWSTRUCT_PARTITION_INTERNAL_H
 
 #include <ruma/partition.h>
 #include <ruma/area.h>
 #include <ruma/phys.h>
+#include "rwstruct/rwstruct_ext.h"
 
 #include <string.h>
 
@@ -32,6 +33,9 @@ typedef struct part_impl {
 	ruma_area *area[2];
 	/* MAPPED over anonymous memory: the output (or, for chunks, the staging slots) */
 	ruma_anon *anon;
+	/* the caller's phase hook (ruma_part_run_phased), NULL for none */
+	ruma_part_phase_fn phase;
+	void *phase_ctx;
 } part_impl;
 
 /* A software write-combining line: 8 keys, 64-byte aligned. */
@@ -64,10 +68,10 @@ static inline void part_store_fence(void)
 }
 
 /* Report the end of a phase to the caller's hook, if any (see ruma_part_phase). */
-static inline void ruma_part_phase_end(const ruma_part_options *o, ruma_part_phase ph)
+static inline void ruma_part_phase_end(const part_impl *impl, ruma_part_phase ph)
 {
-	if (o->phase)
-		o->phase(o->phase_ctx, ph);
+	if (impl->phase)
+		impl->phase(impl->phase_ctx, ph);
 }
 
 /* Mapped methods (partition_mapped.c): fill r (data/start/chunks) and impl. */

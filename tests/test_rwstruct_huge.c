@@ -1,5 +1,6 @@
 /*
- * test_rewire_huge.c — the rewiring core with 2 MiB hugetlb pages.
+ * test_rwstruct_huge.c — the rewiring core and snapshot sources with 2 MiB
+ * hugetlb pages.
  *
  * The test reserves huge pages itself: it reads /proc/sys/vm/nr_hugepages,
  * writes previous + RESERVE, and checks HugePages_Free in /proc/meminfo.  The
@@ -11,6 +12,8 @@
  */
 #include <ruma/area.h>
 #include <ruma/snapshot.h>
+#include "rewire/rewire_ext.h"
+#include "rwstruct/rwstruct_ext.h"
 
 #include "os/os.h"
 #include "test.h"
@@ -36,7 +39,7 @@ static void restore_nr(void)
 	if (saved_nr < 0)
 		return;
 	if (!test_write_long(NR_PATH, saved_nr))
-		fprintf(stderr, "rewire_huge: could not restore %s to %ld\n", NR_PATH, saved_nr);
+		fprintf(stderr, "rwstruct_huge: could not restore %s to %ld\n", NR_PATH, saved_nr);
 	saved_nr = -1;
 }
 
@@ -72,7 +75,7 @@ static void reserve_huge_pages(void)
 		return;
 	}
 	have_huge = test_meminfo("HugePages_Free") >= RESERVE;
-	printf("rewire_huge: nr_hugepages %ld -> %ld, HugePages_Free %ld\n", prev,
+	printf("rwstruct_huge: nr_hugepages %ld -> %ld, HugePages_Free %ld\n", prev,
 	       test_read_long(NR_PATH), test_meminfo("HugePages_Free"));
 }
 
@@ -310,7 +313,8 @@ static int t_huge_snap_src(void)
 
 	NEED_HUGE();
 	uint64_t ft = ruma_os_count(RUMA_SYS_FTRUNCATE);
-	CHECK_OK(ruma_snap_src_create(2 * HP, true, false, &src));
+	ruma_snap_src_options so = { .bytes = 2 * HP, .flags = RUMA_SNAP_SRC_HUGE };
+	CHECK_OK(ruma_snap_src_create(&so, &src));
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FTRUNCATE), ft);
 	uint64_t *d = ruma_snap_src_data(src);
 	for (size_t i = 0; i < 2 * HP / 8; i += 4096)
@@ -371,7 +375,11 @@ static int t_huge_snap_uffd_copy(void)
 	bool uffd_seen = false;
 
 	NEED_HUGE();
-	CHECK_OK(ruma_snap_src_create(3 * HP, true, true, &src));
+	ruma_snap_src_options so = {
+		.bytes = 3 * HP,
+		.flags = RUMA_SNAP_SRC_HUGE | RUMA_SNAP_SRC_POPULATE,
+	};
+	CHECK_OK(ruma_snap_src_create(&so, &src));
 	uint64_t *d = ruma_snap_src_data(src);
 	for (size_t i = 0; i < 3 * HP / 8; i += 512)
 		d[i] = i * 3 + 1;
@@ -412,7 +420,7 @@ static int t_huge_snap_uffd_copy(void)
 }
 
 /*
- * RUMA_SNAP_MAP_NORESERVE and ruma_snap_options.noreserve: a 2 MiB source
+ * RUMA_SNAP_SRC_NORESERVE and ruma_snap_options.noreserve: a 2 MiB source
  * and its COW view reserve no huge pages (HugePages_Rsvd stays), and still
  * hold the data and copy on write; without them both reserve their pages.
  */
@@ -427,8 +435,11 @@ static int t_huge_snap_noreserve(void)
 		ruma_snap_options o;
 		long r0 = test_meminfo("HugePages_Rsvd");
 
-		CHECK_OK(ruma_snap_src_open(pages * HP, true, &src));
-		CHECK_OK(ruma_snap_src_map_flags(src, noreserve ? RUMA_SNAP_MAP_NORESERVE : 0));
+		ruma_snap_src_options so = {
+			.bytes = pages * HP,
+			.flags = RUMA_SNAP_SRC_HUGE | (noreserve ? RUMA_SNAP_SRC_NORESERVE : 0),
+		};
+		CHECK_OK(ruma_snap_src_create(&so, &src));
 		long r1 = test_meminfo("HugePages_Rsvd");
 		CHECK_EQ(r1 - r0, noreserve ? 0 : (long)pages);
 		uint64_t *d = ruma_snap_src_data(src);
@@ -467,8 +478,8 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	int rc = test_main("rewire_huge", cases, TEST_N(cases), argc, argv);
+	int rc = test_main("rwstruct_huge", cases, TEST_N(cases), argc, argv);
 	restore_nr();
-	printf("rewire_huge: nr_hugepages now %ld\n", test_read_long(NR_PATH));
+	printf("rwstruct_huge: nr_hugepages now %ld\n", test_read_long(NR_PATH));
 	return rc;
 }

@@ -59,7 +59,8 @@
 #include <ruma/sysinfo.h>
 
 #include "os/os.h"
-#include "rewire/area_internal.h"
+#include "rewire/rewire_ext.h"
+#include "rwstruct/rwstruct_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ struct ruma_snap_src {
 	ruma_phys *phys;       /* NULL for an anonymous source */
 	uint64_t first;        /* first pool page */
 	size_t bytes, page, pages;
+	unsigned flags;        /* RUMA_SNAP_SRC_* of its creation */
 	unsigned char *data;   /* NULL until mapped */
 };
 
@@ -156,27 +158,42 @@ static int populate_read(unsigned char *p, size_t len, size_t page)
 
 /* ---- source ------------------------------------------------------------------ */
 
-static ruma_snap_src *src_new(size_t bytes, bool huge)
+#define SRC_FLAGS \
+	(RUMA_SNAP_SRC_HUGE | RUMA_SNAP_SRC_POPULATE | RUMA_SNAP_SRC_ANON | RUMA_SNAP_SRC_NORESERVE)
+
+/* Known flags, bytes > 0, and no mapping flag on an anonymous source. */
+static bool src_options_ok(const ruma_snap_src_options *o)
+{
+	if (!o || !o->bytes || (o->flags & ~SRC_FLAGS))
+		return false;
+	return !(o->flags & RUMA_SNAP_SRC_ANON) ||
+	       !(o->flags & (RUMA_SNAP_SRC_POPULATE | RUMA_SNAP_SRC_NORESERVE));
+}
+
+static ruma_snap_src *src_new(const ruma_snap_src_options *o)
 {
 	ruma_snap_src *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->bytes = bytes;
-	s->page = huge ? RUMA_PAGE_2M : RUMA_PAGE_4K;
-	s->pages = (bytes + s->page - 1) / s->page;
+	s->bytes = o->bytes;
+	s->flags = o->flags;
+	s->page = o->flags & RUMA_SNAP_SRC_HUGE ? RUMA_PAGE_2M : RUMA_PAGE_4K;
+	s->pages = (o->bytes + s->page - 1) / s->page;
 	return s;
 }
 
-int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out)
+int ruma_snap_src_open(const ruma_snap_src_options *o, ruma_snap_src **out)
 {
 	ruma_snap_src *s;
 	int rc;
 
-	if (!out || !bytes)
+	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	s = src_new(bytes, huge);
+	if (!src_options_ok(o) || (o->flags & RUMA_SNAP_SRC_ANON))
+		return -EINVAL;
+	s = src_new(o);
 	if (!s)
 		return -ENOMEM;
 	/*
@@ -185,7 +202,7 @@ int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out)
 	 * other mapping of it (snapshots, copied pages) comes after that one or
 	 * is writable itself.
 	 */
-	unsigned flags = huge ? RUMA_PHYS_NO_PROBE | RUMA_PHYS_SIZE_BY_MAP : 0;
+	unsigned flags = is_huge(s->page) ? RUMA_PHYS_NO_PROBE | RUMA_PHYS_SIZE_BY_MAP : 0;
 	ruma_phys_options po = { .page_size = s->page, .flags = flags };
 	rc = ruma_phys_create(&po, &s->phys);
 	if (!rc)
@@ -198,51 +215,30 @@ int ruma_snap_src_open(size_t bytes, bool huge, ruma_snap_src **out)
 	return 0;
 }
 
-int ruma_snap_src_map_flags(ruma_snap_src *s, unsigned flags)
+int ruma_snap_src_map(ruma_snap_src *s)
 {
 	void *m;
 
-	if (!s || s->data || !s->phys || (flags & ~(RUMA_SNAP_MAP_POPULATE | RUMA_SNAP_MAP_NORESERVE)))
+	if (!s || s->data || !s->phys)
 		return -EINVAL;
 	/* hugetlb: MAP_SHARED without MAP_NORESERVE reserves the pages now or fails */
-	int mflags = MAP_SHARED | (flags & RUMA_SNAP_MAP_POPULATE ? MAP_POPULATE : 0) |
-		     (flags & RUMA_SNAP_MAP_NORESERVE ? MAP_NORESERVE : 0);
+	int mflags = MAP_SHARED | (s->flags & RUMA_SNAP_SRC_POPULATE ? MAP_POPULATE : 0) |
+		     (s->flags & RUMA_SNAP_SRC_NORESERVE ? MAP_NORESERVE : 0);
 	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE, mflags,
 			      ruma_phys_fd(s->phys), (off_t)ruma_phys_offset(s->phys, s->first), &m);
 	if (rc)
-		return area_map_error(rc, is_huge(s->page));
+		return ruma_area_map_error(rc, is_huge(s->page));
 	s->data = m;
 	return 0;
 }
 
-int ruma_snap_src_map(ruma_snap_src *s, bool populate)
+/* An anonymous source: one private mapping, no pool. */
+static int src_create_anon(const ruma_snap_src_options *o, ruma_snap_src **out)
 {
-	return ruma_snap_src_map_flags(s, populate ? RUMA_SNAP_MAP_POPULATE : 0);
-}
-
-int ruma_snap_src_create(size_t bytes, bool huge, bool populate, ruma_snap_src **out)
-{
-	int rc = ruma_snap_src_open(bytes, huge, out);
-
-	if (!rc) {
-		rc = ruma_snap_src_map(*out, populate);
-		if (rc) {
-			ruma_snap_src_destroy(*out);
-			*out = NULL;
-		}
-	}
-	return rc;
-}
-
-int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out)
-{
-	ruma_snap_src *s;
+	ruma_snap_src *s = src_new(o);
+	bool huge = o->flags & RUMA_SNAP_SRC_HUGE;
 	void *m;
 
-	if (!out || !bytes)
-		return -EINVAL;
-	*out = NULL;
-	s = src_new(bytes, huge);
 	if (!s)
 		return -ENOMEM;
 	int rc = ruma_os_mmap(NULL, s->pages * s->page, PROT_READ | PROT_WRITE,
@@ -250,11 +246,31 @@ int ruma_snap_src_create_anon(size_t bytes, bool huge, ruma_snap_src **out)
 			      0, &m);
 	if (rc) {
 		free(s);
-		return area_map_error(rc, huge);
+		return ruma_area_map_error(rc, huge);
 	}
 	s->data = m;
 	*out = s;
 	return 0;
+}
+
+int ruma_snap_src_create(const ruma_snap_src_options *o, ruma_snap_src **out)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!src_options_ok(o))
+		return -EINVAL;
+	if (o->flags & RUMA_SNAP_SRC_ANON)
+		return src_create_anon(o, out);
+	int rc = ruma_snap_src_open(o, out);
+	if (!rc) {
+		rc = ruma_snap_src_map(*out);
+		if (rc) {
+			ruma_snap_src_destroy(*out);
+			*out = NULL;
+		}
+	}
+	return rc;
 }
 
 void ruma_snap_src_destroy(ruma_snap_src *s)
@@ -335,7 +351,7 @@ static int reserve_copy(ruma_snap *s, const ruma_snap_options *o)
 	int rc = ruma_os_mmap(NULL, s->map_bytes, PROT_READ | PROT_WRITE,
 			      flags | (o->populate ? MAP_POPULATE : 0), -1, 0, &m);
 	if (rc)
-		return area_map_error(rc, huge);
+		return ruma_area_map_error(rc, huge);
 	s->data = m;
 	if (o->init_dst)
 		memset(s->data, 0, s->map_bytes);
@@ -377,7 +393,7 @@ static int reserve_view(ruma_snap *s)
 			      ruma_phys_fd(src->phys),
 			      (off_t)ruma_phys_offset(src->phys, src->first), &m);
 	if (rc)
-		return area_map_error(rc, is_huge(src->page));
+		return ruma_area_map_error(rc, is_huge(src->page));
 	s->data = m;
 	return 0;
 }
@@ -420,7 +436,7 @@ static int build_shuffle(ruma_snap *s)
 				      PROT_READ | PROT_WRITE, flags, fd,
 				      (off_t)ruma_phys_offset(src->phys, from), &at);
 		if (rc)
-			return area_map_error(rc, is_huge(src->page));
+			return ruma_area_map_error(rc, is_huge(src->page));
 	}
 	return 0;
 }
