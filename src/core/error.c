@@ -31,8 +31,8 @@ static const char *const lib_messages[] = {
 	[14] = "the store was not closed cleanly: pages may be newer than metadata (recreate it)",
 	[15] = "the file exists and is not a ruma store (not overwritten unless forced)",
 	[16] = "the transaction conflicts with another one on a row (abort it and retry)",
-	[17] = "snapshot too old: versions it needed were dropped at the version-store bound "
-	       "(end it and retry, or raise ruma_txn_set_version_limit)",
+	[17] = ("snapshot too old: versions it needed were dropped at the version-store bound "
+		"(end it and retry, or raise ruma_txn_set_version_limit)"),
 };
 
 _Static_assert(RUMA_ARRAY_SIZE(lib_messages) == RUMA_EBASE - RUMA_ELAST,
