@@ -110,17 +110,17 @@ static void check_accepted(const ruma_vmcache_opts *o, char **argv, int argc)
 	const char *why = NULL;
 	if (!o->wl)
 		why = "no workload";
-	else if (!(o->physgb > 0) || o->physgb > o->virtgb)
+	else if (!(o->physgb > 0) || o->physgb > o->virtgb || o->bm.phys_bytes > o->bm.virt_bytes)
 		why = "PHYSGB not in (0, VIRTGB]";
 	else if (o->threads < 1 || o->threads > RUMA_VMCACHE_MAX_THREADS)
 		why = "THREADS out of range";
-	else if (o->batch < 1 || o->batch > 1024)
+	else if (o->bm.batch < 1 || o->bm.batch > 1024)
 		why = "BATCH out of range";
 	else if (o->inflight < 1 || o->inflight > RUMA_BM_AIO_MAX)
 		why = "INFLIGHT out of range";
 	else if (o->wl->check_datasize && o->wl->check_datasize(o->datasize))
 		why = "DATASIZE the workload refuses";
-	else if (!o->block || !*o->block)
+	else if (!o->bm.path || !*o->bm.path)
 		why = "empty BLOCK";
 	if (!why)
 		return;

@@ -119,7 +119,6 @@ int ruma_bm_write_parse(const char *s, ruma_bm_write *out)
 void ruma_bm_config_default(ruma_bm_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->path = "/tmp/bm";
 	c->virt_bytes = 16ull << 30;
 	c->phys_bytes = 4ull << 30;
 	c->batch = 64;
