@@ -168,15 +168,7 @@ static int parse(int argc, char **argv, struct sweep_cli *c)
 		fprintf(stderr, "ruma sweep: %s\n", c->err[0] ? c->err : "more than one system given");
 		return 2;
 	}
-	if (e.status == RUMA_OPT_TOOMANY)
-		fprintf(stderr, "ruma sweep: more than one system given\n");
-	else if (e.status == RUMA_OPT_MISSING)
-		fprintf(stderr, "ruma sweep: %s needs a value (see --help)\n", e.arg);
-	else if (e.status == RUMA_OPT_BADVALUE)
-		fprintf(stderr, "ruma sweep: %s\n", c->err);
-	else
-		fprintf(stderr, "ruma sweep: unknown option '%s' (see --help)\n", e.arg);
-	return 2;
+	return ruma_opt_report("ruma sweep", &e, c->err, "more than one system given", false);
 }
 
 /* A grid that can run, an output, options that go together; 0 or exit status 2. */

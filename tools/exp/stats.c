@@ -19,6 +19,7 @@
  *
  * Syscalls: none.
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 #include "core/core_ext.h"
 
@@ -33,9 +34,8 @@ int ruma_exp_unit_better(const char *unit)
 {
 	static const char *const lower[] = { "s", "ns/op", "B/B", "bytes", "faults", "retries" };
 
-	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
-		if (!strcmp(unit, lower[i]))
-			return RUMA_EXP_LOWER;
+	if (ruma_opt_enum(unit, lower, sizeof(lower) / sizeof(lower[0])) >= 0)
+		return RUMA_EXP_LOWER;
 	if (!strcmp(unit, "MiB/s"))
 		return RUMA_EXP_NEUTRAL;
 	return RUMA_EXP_HIGHER;
