@@ -279,7 +279,7 @@ static int lock_store(ruma_bm *bm)
 
 /*
  * With fresh: refuse to truncate a regular file that has contents and is not
- * a ruma store (a wrong BLOCK= must not destroy someone's file), unless the
+ * a ruma store (a mistyped path must not destroy someone's file), unless the
  * caller set force.  A ruma store of any format, or an all-zero first page,
  * may be recreated.
  */
