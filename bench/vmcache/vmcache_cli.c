@@ -6,11 +6,12 @@
  * (bench/common/opt.h).  The buffer manager's part is written straight into
  * its configuration (ruma_vmcache_opts.bm), starting from
  * ruma_bm_config_default: one set of defaults, the library's, except the
- * store's path, which the library leaves to the caller (/tmp/bm here).  Every value is checked here,
- * before anything runs; a bad one gives the message the command prints
- * ("ruma vmcache: NAME=value: why") and exit status 2.  The buffer manager's
- * messages, which name its configuration fields, are printed with what those
- * fields are on this command line (ruma_vmcache_say).
+ * store's path, which the library leaves to the caller (/tmp/bm here).
+ * Every value is checked here, before anything runs; a bad one gives the
+ * message the command prints ("ruma vmcache: NAME=value: why") and exit
+ * status 2.  The buffer manager's messages, which name its configuration
+ * fields, are printed with what those fields are on this command line
+ * (ruma_vmcache_say).
  *
  * No system calls; the environment comes from the caller (envp).
  */
@@ -178,7 +179,7 @@ static int parse_log_options(const struct msg *m, char *const *envp, const struc
 /* GiB as given, in whole pages. */
 static uint64_t gib_to_bytes(double g)
 {
-	return (uint64_t)(g * (double)(1ull << 30)) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
+	return (uint64_t)(g * GIB) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
 }
 
 /* A number as text, for a default of the library's that a variable may override. */
@@ -228,12 +229,14 @@ static int parse_sizes(const struct msg *m, char *const *envp, const struct raw 
 /* TPCC_SCALE and TPCC_HOME (tests and experiments with the TPC-C workload). */
 static int parse_tpcc(const struct msg *m, char *const *envp, ruma_vmcache_opts *o)
 {
+	static const char *const homes[] = { "random", "thread" };
 	uint64_t v;
 	int r;
 	const char *home = envor(envp, NULL, "TPCC_HOME", "random");
-	o->tpcc_home_thread = !strcmp(home, "thread");
-	if (!o->tpcc_home_thread && strcmp(home, "random"))
+	int h = ruma_opt_enum(home, homes, RUMA_ARRAY_SIZE(homes));
+	if (h < 0)
 		return bad(m, "TPCC_HOME", home, "expected random or thread");
+	o->tpcc_home_thread = h == 1;
 	if ((r = parse_count(m, "TPCC_SCALE", envor(envp, NULL, "TPCC_SCALE", "1"), 1, 100, &v)))
 		return r;
 	o->tpcc_scale = (uint32_t)v;
@@ -341,8 +344,10 @@ static int parse_modes(const struct msg *m, char *const *envp, const struct raw 
 		return bad(m, "--evict", w->evict, "expected madvise or process_madvise");
 	if (w->write && ruma_bm_write_parse(w->write, &o->bm.write))
 		return bad(m, "--write", w->write, "expected pwrite or uring");
-	o->bm.reuse_pages &= !w->no_reuse;
-	o->bm.cleaner &= !w->no_cleaner;
+	if (w->no_reuse)
+		o->bm.reuse_pages = false;
+	if (w->no_cleaner)
+		o->bm.cleaner = false;
 	o->bm.fresh = !w->keep;
 	if ((r = parse_bool_var(m, envp, "FORCE", &b)))
 		return r;
