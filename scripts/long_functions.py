@@ -3,8 +3,8 @@
 
     scripts/long_functions.py [--max N] [PATH...]
 
-Reads every .c file under PATH (default: src bench tools examples fuzz
-scripts, tests excluded) and prints "file:line: name: N lines" for each
+Reads every .c file under PATH (relative to the repository root or
+absolute; default: src bench tools examples fuzz scripts, tests excluded) and prints "file:line: name: N lines" for each
 function definition that spans more than N lines (default 100), from the
 first line of its declaration to its closing brace.  Exit
 status 1 when there is one, 0 otherwise.
