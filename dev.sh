@@ -23,8 +23,8 @@ set -eu
 cd "$(dirname "$0")"
 
 # The library needs LIB_PKGS; the tool, its tests and `ruma plot` also gnuplot.
-# The peer programs of the benchmarks (scripts/art_judy_peer.c,
-# scripts/vmcache_peer_lmdb.c) need Judy and LMDB, ruma kv's adapters (bench/kv)
+# The peer programs of the benchmarks (bench/peers/art_judy_peer.c,
+# bench/peers/vmcache_peer_lmdb.c) need Judy and LMDB, ruma kv's adapters (bench/kv)
 # the embedded stores it compares against: only bench-deps installs them.
 LIB_PKGS="build-essential cmake pkg-config liburing-dev"
 PKGS="$LIB_PKGS gnuplot-nox"

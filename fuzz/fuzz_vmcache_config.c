@@ -8,11 +8,13 @@
  * arguments and an environment made from the input: it must return 0 or
  * RUMA_EPARSE with a message "ruma vmcache: ...\n"; a configuration it
  * accepts must be one the driver can run as given (a workload, PHYSGB <=
- * VIRTGB, THREADS, BATCH and INFLIGHT in range, DATASIZE accepted by the
- * workload).
+ * VIRTGB, THREADS, BATCH, INFLIGHT and TPCC_SCALE in range, DATASIZE
+ * accepted by the workload, the buffer manager's configuration in opts.bm
+ * matching).
  *
  * Input: byte 0 is a mask of the variables BLOCK VIRTGB PHYSGB BATCH RUNFOR
- * RNDREAD THREADS DATASIZE (bit 0..7), byte 1 bit 0 adds EXMAP; the rest,
+ * RNDREAD THREADS DATASIZE (bit 0..7), byte 1 bit 0 adds EXMAP, bits 2 and 3
+ * the test knobs TPCC_SCALE and TPCC_HOME (parsed with the rest); the rest,
  * split at NUL bytes, gives first the values of the selected variables (in
  * that order), then up to 16 arguments.  The environment holds only the
  * selected variables, so each run is independent of the process's.
@@ -110,18 +112,22 @@ static void check_accepted(const ruma_vmcache_opts *o, char **argv, int argc)
 	const char *why = NULL;
 	if (!o->wl)
 		why = "no workload";
-	else if (!(o->physgb > 0) || o->physgb > o->virtgb)
+	else if (!(o->physgb > 0) || o->physgb > o->virtgb || o->bm.phys_bytes > o->bm.virt_bytes)
 		why = "PHYSGB not in (0, VIRTGB]";
 	else if (o->threads < 1 || o->threads > RUMA_VMCACHE_MAX_THREADS)
 		why = "THREADS out of range";
-	else if (o->batch < 1 || o->batch > 1024)
+	else if (o->bm.batch < 1 || o->bm.batch > 1024)
 		why = "BATCH out of range";
 	else if (o->inflight < 1 || o->inflight > RUMA_BM_AIO_MAX)
 		why = "INFLIGHT out of range";
 	else if (o->wl->check_datasize && o->wl->check_datasize(o->datasize))
 		why = "DATASIZE the workload refuses";
-	else if (!o->block || !*o->block)
+	else if (!o->bm.path || !*o->bm.path)
 		why = "empty BLOCK";
+	else if (o->tpcc_scale < 1 || o->tpcc_scale > 100)
+		why = "TPCC_SCALE out of range";
+	else if (o->bm.max_threads != o->threads + 3 || o->bm.batch < 1 || !o->bm.virt_bytes)
+		why = "a buffer-manager configuration that does not match the options";
 	if (!why)
 		return;
 	fprintf(report, "%s: accepted, but %s:", H, why);
@@ -139,7 +145,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *argv[MAX_ARGS + 2], *envp[10], env[10][96];
+	char *argv[MAX_ARGS + 2], *envp[12], env[11][96];
 	int argc = 1, nenv = 0;
 
 	if (size < 2)
@@ -165,6 +171,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(env[nenv], sizeof(env[nenv]), "EXMAP=%s", (more & 2) ? "1" : "0");
 		envp[nenv] = env[nenv];
 		nenv++;
+	}
+	static const char *const test_vars[] = { "TPCC_SCALE", "TPCC_HOME" };
+	for (size_t i = 0; i < 2; i++) {
+		if ((more >> (2 + i) & 1) && p <= end) {
+			snprintf(env[nenv], sizeof(env[nenv]), "%s=%s", test_vars[i], p);
+			envp[nenv] = env[nenv];
+			nenv++;
+			p += strlen(p) + 1;
+		}
 	}
 	envp[nenv] = NULL;
 	argv[0] = (char *)"vmcache";

@@ -83,6 +83,23 @@ static int t_opt_kinds(void)
 	return TEST_PASS;
 }
 
+/* Names parse to their index in the table; a message lists them. */
+static int t_opt_enum(void)
+{
+	static const char *const names[] = { "shuffle", "roundrobin", "fixed" };
+	char buf[64];
+
+	CHECK_EQ(ruma_opt_enum("shuffle", names, TEST_N(names)), 0);
+	CHECK_EQ(ruma_opt_enum("fixed", names, TEST_N(names)), 2);
+	CHECK_EQ(ruma_opt_enum("Shuffle", names, TEST_N(names)), -1);
+	CHECK_EQ(ruma_opt_enum("", names, TEST_N(names)), -1);
+	CHECK(!strcmp(ruma_opt_enum_list(names, 3, buf, sizeof(buf)), "shuffle, roundrobin or fixed"));
+	CHECK(!strcmp(ruma_opt_enum_list(names, 2, buf, sizeof(buf)), "shuffle or roundrobin"));
+	CHECK(!strcmp(ruma_opt_enum_list(names, 1, buf, sizeof(buf)), "shuffle"));
+	CHECK(!strcmp(ruma_opt_enum_list(names, 3, buf, 9), "shuffle,"));
+	return TEST_PASS;
+}
+
 static int t_opt_errors(void)
 {
 	const char *pos[2];
@@ -367,7 +384,7 @@ static int t_rep_summary(void)
 
 static const struct test_case cases[] = {
 	{ "opt_kinds", t_opt_kinds },
-	{ "opt_errors", t_opt_errors },
+	{ "opt_errors", t_opt_errors }, { "opt_enum", t_opt_enum },
 	{ "opt_env", t_opt_env },
 	{ "result_round_trip", t_result_round_trip },
 	{ "result_closed_and_full", t_result_closed_and_full },

@@ -650,6 +650,14 @@ static int t_bad_config(void)
 	cfg_small(&c, 1024, 64);
 	c.path = "/dev/null";
 	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	/* the defaults name no store: the caller must (no benchmark path in the library) */
+	ruma_bm_config_default(&c);
+	said[0] = '\0';
+	c.message = capture_line;
+	c.message_ctx = said;
+	CHECK(c.path == NULL);
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	CHECK(strstr(said, "no path given") != NULL);
 
 	/* a full reservation gives RUMA_EVIRTFULL */
 	cfg_small(&c, 128, 64);

@@ -663,18 +663,20 @@ static int t_parse(void)
 			"DATASIZE=1e6", "RUMA_SEED=42", NULL };
 	char *a0[] = { "vmcache", NULL };
 	CHECK_OK(ruma_vmcache_parse(1, a0, env, &o, err, sizeof(err)));
-	CHECK(!strcmp(o.block, "/x/s") && o.physgb == 0.5 && o.virtgb == 2 && o.threads == 3);
+	CHECK(!strcmp(o.bm.path, "/x/s") && o.physgb == 0.5 && o.virtgb == 2 && o.threads == 3);
+	CHECK(o.bm.phys_bytes == 512ull << 20 && o.bm.virt_bytes == 2ull << 30 && o.bm.fresh);
+	CHECK(o.bm.max_threads == 6 && o.bm.message == ruma_vmcache_say && o.tpcc_scale == 1);
 	CHECK(!strcmp(o.wl->name, "rndread") && o.datasize == 1000000 && o.seed == 42);
-	CHECK(o.durability == RUMA_BM_DURABLE_OFF && o.commit_pipeline == 0 && !o.help);
+	CHECK(o.bm.durability == RUMA_BM_DURABLE_OFF && o.commit_pipeline == 0 && !o.help);
 
 	char *a1[] = { "vmcache", "--threads", "2", "--workload=tpcc", "--datasize", "1",
 		       "--durable", "--keep", NULL };
 	CHECK_OK(ruma_vmcache_parse(8, a1, env, &o, err, sizeof(err)));
-	CHECK(o.threads == 2 && !strcmp(o.wl->name, "tpcc") && o.keep);
-	CHECK(o.durability == RUMA_BM_DURABLE_SYNC && o.commit_pipeline == 0);
+	CHECK(o.threads == 2 && !strcmp(o.wl->name, "tpcc") && !o.bm.fresh);
+	CHECK(o.bm.durability == RUMA_BM_DURABLE_SYNC && o.commit_pipeline == 0);
 	char *a2[] = { "vmcache", "--datasize", "1", "--workload", "tpcc", "--durable=pipeline", NULL };
 	CHECK_OK(ruma_vmcache_parse(6, a2, env, &o, err, sizeof(err)));
-	CHECK(o.durability == RUMA_BM_DURABLE_SYNC && o.commit_pipeline == RUMA_VMCACHE_COMMIT_PIPELINE);
+	CHECK(o.bm.durability == RUMA_BM_DURABLE_SYNC && o.commit_pipeline == RUMA_VMCACHE_COMMIT_PIPELINE);
 
 	static const struct {
 		char *arg, *want;
@@ -691,6 +693,21 @@ static int t_parse(void)
 		if (strncmp(err, bad[i].want, strlen(bad[i].want)))
 			printf("  %s: got %s", bad[i].arg, err);
 		CHECK(!strncmp(err, bad[i].want, strlen(bad[i].want)));
+	}
+	/* the TPC-C test knobs come through the parser, checked like the others */
+	char *tenv[] = { "TPCC_SCALE=20", "TPCC_HOME=thread", NULL };
+	CHECK_OK(ruma_vmcache_parse(1, a0, tenv, &o, err, sizeof(err)));
+	CHECK(o.tpcc_scale == 20 && o.tpcc_home_thread && !strcmp(o.bm.path, "/tmp/bm"));
+	static const struct {
+		char *env, *want;
+	} badenv[] = {
+		{ "TPCC_SCALE=200", "ruma vmcache: TPCC_SCALE=200: must be in 1..100" },
+		{ "TPCC_HOME=x", "ruma vmcache: TPCC_HOME=x: expected random or thread" },
+	};
+	for (size_t i = 0; i < TEST_N(badenv); i++) {
+		char *e[] = { badenv[i].env, NULL };
+		CHECK_EQ(ruma_vmcache_parse(1, a0, e, &o, err, sizeof(err)), RUMA_EPARSE);
+		CHECK(!strncmp(err, badenv[i].want, strlen(badenv[i].want)));
 	}
 	char *ah[] = { "vmcache", "--help", "--nope", NULL };
 	CHECK_OK(ruma_vmcache_parse(3, ah, env, &o, err, sizeof(err)));

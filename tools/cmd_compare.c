@@ -5,13 +5,17 @@
  * (tools/exp/stats.c; docs/experiments.md).  Never sums across sizes.
  *
  * Invariants: warm-up and failed rows are ignored; the same seed gives the same
- * intervals.  Syscalls: none beyond stdio.
+ * intervals.  Syscalls: none beyond stdio.  Options: the drivers' option
+ * table (bench/common/opt.h).
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 int ruma_cmd_compare(int argc, char **argv);
 extern const char ruma_cmd_compare_summary[];
@@ -38,58 +42,33 @@ static void usage(FILE *f)
 		"MiB/s: higher/lower only).  Exit: 0 ok, 1 error, 2 bad input.\n");
 }
 
-int ruma_cmd_compare(int argc, char **argv)
+/* The command line. */
+struct compare_cli {
+	const char *baseline, *metric;
+	uint64_t resamples, seed;
+	bool csv, help;
+};
+
+#define O(f) offsetof(struct compare_cli, f)
+static const ruma_opt options[] = {
+	{ "--baseline", RUMA_OPT_STR, O(baseline), 0, 0, NULL, NULL, 0 },
+	{ "--metric", RUMA_OPT_STR, O(metric), 0, 0, NULL, NULL, 0 },
+	{ "--resamples", RUMA_OPT_U64, O(resamples), 100, 1000000, "100..1000000", NULL, 0 },
+	{ "--seed", RUMA_OPT_U64, O(seed), 0, UINT64_MAX, "not a number", NULL, 0 },
+	{ "--csv", RUMA_OPT_FLAG, O(csv), 0, 0, NULL, NULL, 0 },
+	{ "--help", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
+	{ "-h", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
+};
+
+/* Compare the sweep at path as c says; the exit status. */
+static int compare(const char *path, const struct compare_cli *c)
 {
-	const char *path = NULL, *baseline = NULL, *metric = NULL;
 	char err[RUMA_EXP_ERR] = "", defbase[RUMA_EXP_STR * 2];
-	uint64_t resamples = 2000, seed = 1;
-	int csv = 0, rc;
+	const char *baseline = c->baseline;
 	ruma_exp_table t;
 	ruma_exp_cmp_list l;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--csv")) {
-			csv = 1;
-		} else if (a[0] != '-') {
-			if (path) {
-				fprintf(stderr, "ruma compare: one CSV only (got '%s')\n", a);
-				return 2;
-			}
-			path = a;
-		} else if (i + 1 >= argc) {
-			fprintf(stderr, "ruma compare: %s needs a value (see --help)\n", a);
-			return 2;
-		} else if (!strcmp(a, "--baseline")) {
-			baseline = argv[++i];
-		} else if (!strcmp(a, "--metric")) {
-			metric = argv[++i];
-		} else if (!strcmp(a, "--resamples")) {
-			if (ruma_parse_u64(argv[++i], &resamples) || resamples < 100 ||
-			    resamples > 1000000) {
-				fprintf(stderr, "ruma compare: --resamples: 100..1000000\n");
-				return 2;
-			}
-		} else if (!strcmp(a, "--seed")) {
-			if (ruma_parse_u64(argv[++i], &seed)) {
-				fprintf(stderr, "ruma compare: --seed: not a number\n");
-				return 2;
-			}
-		} else {
-			fprintf(stderr, "ruma compare: unknown option '%s' (see --help)\n", a);
-			return 2;
-		}
-	}
-	if (!path) {
-		usage(stderr);
-		return 2;
-	}
-	rc = ruma_exp_table_read(path, &t, err, sizeof(err));
+	int rc = ruma_exp_table_read(path, &t, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ruma compare: %s\n", err);
 		return 2;
@@ -97,20 +76,41 @@ int ruma_cmd_compare(int argc, char **argv)
 	if (!baseline) {
 		ruma_exp_default_baseline(&t, defbase, sizeof(defbase));
 		baseline = defbase;
-		if (!csv)
+		if (!c->csv)
 			fprintf(stderr, "compare: no --baseline given, using %s\n", baseline);
 	}
-	rc = ruma_exp_compare(&t, baseline, metric, (unsigned)resamples, seed, &l, err,
+	rc = ruma_exp_compare(&t, baseline, c->metric, (unsigned)c->resamples, c->seed, &l, err,
 			      sizeof(err));
 	ruma_exp_table_free(&t);
 	if (rc) {
 		fprintf(stderr, "ruma compare: %s\n", err[0] ? err : ruma_strerror(rc));
 		return rc == -ENOMEM ? 1 : 2;
 	}
-	if (csv)
+	if (c->csv)
 		ruma_exp_cmp_csv(&l, stdout);
 	else
 		ruma_exp_cmp_print(&l, stdout);
 	ruma_exp_cmp_free(&l);
 	return fflush(stdout) ? 1 : 0;
+}
+
+int ruma_cmd_compare(int argc, char **argv)
+{
+	struct compare_cli c = { .resamples = 2000, .seed = 1 };
+	const char *path = NULL;
+	ruma_opt_error e;
+	int npos;
+
+	if (ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, &c, &path, 1, &npos,
+			   &e) && e.status != RUMA_OPT_STOPPED)
+		return ruma_opt_report("ruma compare", &e, NULL, "one CSV only", true);
+	if (c.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (!path) {
+		usage(stderr);
+		return 2;
+	}
+	return compare(path, &c);
 }

@@ -19,10 +19,13 @@
  * huge-page allocator did not get explicit huge pages (its own report, kept in
  * the CSV's note column).  Syscalls: via tools/exp (fork/exec, mkdir).
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,8 +309,17 @@ static void grid_line(FILE *sum, const ruma_exp_grid *g)
 
 struct demo_opts {
 	const char *dir;
-	int quick;
+	bool quick, help;
 	const char *only;
+};
+
+#define O(f) offsetof(struct demo_opts, f)
+static const ruma_opt options[] = {
+	{ "--quick", RUMA_OPT_FLAG, O(quick), 0, 0, NULL, NULL, 0 },
+	{ "--out", RUMA_OPT_STR, O(dir), 0, 0, NULL, NULL, 0 },
+	{ "--only", RUMA_OPT_STR, O(only), 0, 0, NULL, NULL, 0 },
+	{ "--help", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
+	{ "-h", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
 };
 
 static int wanted(const char *only, const char *name)
@@ -429,20 +441,15 @@ int ruma_cmd_demo(int argc, char **argv)
 	char bad[64];
 	FILE *sum;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--quick")) {
-			o.quick = 1;
-		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-			o.dir = argv[++i];
-		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-			o.only = argv[++i];
-		} else {
-			fprintf(stderr, "ruma demo: unknown argument '%s' (see --help)\n", argv[i]);
-			return 2;
-		}
+	ruma_opt_error e;
+	if (ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, &o, NULL, 0, NULL, &e) &&
+	    e.status != RUMA_OPT_STOPPED) {
+		fprintf(stderr, "ruma demo: unknown argument '%s' (see --help)\n", e.arg);
+		return 2;
+	}
+	if (o.help) {
+		usage(stdout);
+		return 0;
 	}
 	if (unknown_name(o.only, bad, sizeof(bad))) {
 		fprintf(stderr, "ruma demo: --only: unknown experiment '%s' (vector, art, vmcache)\n",

@@ -16,6 +16,7 @@
  * and to /sys/kernel/mm/transparent_hugepage/enabled, through
  * ruma_sysinfo_write_u64_file / ruma_sysinfo_write_file.
  */
+#include "bench/common/opt.h"
 #include <ruma/bm.h>
 #include <ruma/core.h>
 #include "core/perf_ext.h"
@@ -25,6 +26,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +65,7 @@ struct report {
 struct options {
 	const char *dirs[MAX_DIRS];
 	size_t ndirs;
-	bool json, apply;
+	bool json, apply, help;
 };
 
 /* ---- collecting checks --------------------------------------------------------- */
@@ -737,47 +739,55 @@ static void usage(FILE *f)
 		REC_NR_HUGEPAGES, REC_MAX_MAP_COUNT, REC_THP);
 }
 
+/* --dir PATH (repeatable): an existing directory; the message printed here. */
+static int add_dir(const char *dir, void *opts)
+{
+	struct options *o = opts;
+	struct stat st;
+
+	if (o->ndirs == MAX_DIRS) {
+		fprintf(stderr, "ruma doctor: at most %d --dir options\n", MAX_DIRS);
+		return -EINVAL;
+	}
+	if (stat(dir, &st) != 0) {
+		fprintf(stderr, "ruma doctor: --dir %s: %s\n", dir, strerror(errno));
+		return -EINVAL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "ruma doctor: --dir %s: not a directory\n", dir);
+		return -EINVAL;
+	}
+	o->dirs[o->ndirs++] = dir;
+	return 0;
+}
+
+#define FLAG(name, field, fl) { name, RUMA_OPT_FLAG, offsetof(struct options, field), 0, 0, NULL, NULL, fl }
+static const ruma_opt options[] = {
+	FLAG("--json", json, 0),
+	FLAG("--apply", apply, 0),
+	{ "--dir", RUMA_OPT_FUNC, 0, 0, 0, NULL, add_dir, 0 },
+	FLAG("--help", help, RUMA_OPT_STOP),
+	FLAG("-h", help, RUMA_OPT_STOP),
+};
+
 /* Returns 0, 1 for --help (exit 0), or 2 for bad arguments (message printed). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *dir = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (!strcmp(a, "--apply")) {
-			o->apply = true;
-		} else if (!strcmp(a, "--dir")) {
-			if (i + 1 >= argc) {
-				fprintf(stderr, "ruma doctor: --dir needs a PATH\n");
-				return 2;
-			}
-			dir = argv[++i];
-		} else if (!strncmp(a, "--dir=", 6)) {
-			dir = a + 6;
-		} else {
-			fprintf(stderr, "ruma doctor: unknown argument '%s'\n\n", a);
+	ruma_opt_error e;
+
+	if (ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, o, NULL, 0, NULL, &e) &&
+	    e.status != RUMA_OPT_STOPPED) {
+		if (e.status == RUMA_OPT_MISSING) {
+			fprintf(stderr, "ruma doctor: --dir needs a PATH\n");
+		} else if (e.status != RUMA_OPT_BADVALUE) { /* add_dir said why */
+			fprintf(stderr, "ruma doctor: unknown argument '%s'\n\n", e.arg);
 			usage(stderr);
-			return 2;
 		}
-		if (dir) {
-			struct stat st;
-			if (o->ndirs == MAX_DIRS) {
-				fprintf(stderr, "ruma doctor: at most %d --dir options\n", MAX_DIRS);
-				return 2;
-			}
-			if (stat(dir, &st) != 0) {
-				fprintf(stderr, "ruma doctor: --dir %s: %s\n", dir, strerror(errno));
-				return 2;
-			}
-			if (!S_ISDIR(st.st_mode)) {
-				fprintf(stderr, "ruma doctor: --dir %s: not a directory\n", dir);
-				return 2;
-			}
-			o->dirs[o->ndirs++] = dir;
-		}
+		return 2;
+	}
+	if (o->help) {
+		usage(stdout);
+		return 1;
 	}
 	if (o->ndirs == 0) {
 		o->dirs[o->ndirs++] = "/tmp";

@@ -5,13 +5,16 @@
  * bootstrap interval; tools/exp/plot.c).
  *
  * Invariants: the CSV is only read; without gnuplot the command says so and
- * exits 1.  Syscalls: via tools/exp (mkdir, fork/exec of gnuplot).
+ * exits 1.  Syscalls: via tools/exp (mkdir, fork/exec of gnuplot).  Options:
+ * the drivers' option table (bench/common/opt.h).
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
-#include <string.h>
 
 int ruma_cmd_plot(int argc, char **argv);
 extern const char ruma_cmd_plot_summary[];
@@ -33,52 +36,30 @@ static void usage(FILE *f)
 		"Exit: 0 ok, 1 gnuplot missing or failed, 2 bad input.\n");
 }
 
-int ruma_cmd_plot(int argc, char **argv)
+/* The command line. */
+struct plot_cli {
+	const char *out, *baseline, *metric;
+	bool help;
+};
+
+#define O(f) offsetof(struct plot_cli, f)
+static const ruma_opt options[] = {
+	{ "--out", RUMA_OPT_STR, O(out), 0, 0, NULL, NULL, 0 },
+	{ "--baseline", RUMA_OPT_STR, O(baseline), 0, 0, NULL, NULL, 0 },
+	{ "--metric", RUMA_OPT_STR, O(metric), 0, 0, NULL, NULL, 0 },
+	{ "--help", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
+	{ "-h", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
+};
+
+/* The charts of the sweep at path, as c says; the exit status. */
+static int plot(const char *path, const struct plot_cli *c)
 {
-	const char *path = NULL, *out = NULL, *baseline = NULL, *metric = NULL;
 	char err[RUMA_EXP_ERR] = "", defbase[RUMA_EXP_STR * 2], zero[512];
+	const char *baseline = c->baseline;
 	ruma_exp_table t;
 	size_t n = 0;
-	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 0;
-		}
-		if (a[0] != '-') {
-			if (path) {
-				fprintf(stderr, "ruma plot: one CSV only (got '%s')\n", a);
-				return 2;
-			}
-			path = a;
-		} else if (i + 1 >= argc) {
-			fprintf(stderr, "ruma plot: %s needs a value (see --help)\n", a);
-			return 2;
-		} else if (!strcmp(a, "--out")) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--baseline")) {
-			baseline = argv[++i];
-		} else if (!strcmp(a, "--metric")) {
-			metric = argv[++i];
-		} else {
-			fprintf(stderr, "ruma plot: unknown option '%s' (see --help)\n", a);
-			return 2;
-		}
-	}
-	if (!path || !out) {
-		fprintf(stderr, "ruma plot: missing %s\n",
-			!path ? "the sweep CSV to plot" : "--out DIR (where the charts go)");
-		usage(stderr);
-		return 2;
-	}
-	if (!*out) {
-		fprintf(stderr, "ruma plot: --out needs a directory name\n");
-		return 2;
-	}
-	rc = ruma_exp_table_read(path, &t, err, sizeof(err));
+	int rc = ruma_exp_table_read(path, &t, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "ruma plot: %s\n", err);
 		return 2;
@@ -92,14 +73,43 @@ int ruma_cmd_plot(int argc, char **argv)
 		ruma_exp_default_baseline(&t, defbase, sizeof(defbase));
 		baseline = defbase;
 	}
-	rc = ruma_exp_plot(&t, out, baseline, metric, &n, zero, sizeof(zero), err, sizeof(err));
+	rc = ruma_exp_plot(&t, c->out, baseline, c->metric, &n, zero, sizeof(zero), err,
+			   sizeof(err));
 	ruma_exp_table_free(&t);
 	if (rc) {
 		fprintf(stderr, "ruma plot: %s\n", err[0] ? err : ruma_strerror(rc));
 		return rc == -EINVAL ? 2 : 1;
 	}
-	printf("plot: %zu charts in %s/all and %s/ratio (baseline %s)\n", n, out, out, baseline);
+	printf("plot: %zu charts in %s/all and %s/ratio (baseline %s)\n", n, c->out, c->out,
+	       baseline);
 	if (zero[0])
 		printf("plot: no chart of %s: every median is 0\n", zero);
 	return 0;
+}
+
+int ruma_cmd_plot(int argc, char **argv)
+{
+	struct plot_cli c = { 0 };
+	const char *path = NULL;
+	ruma_opt_error e;
+	int npos;
+
+	if (ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, &c, &path, 1, &npos,
+			   &e) && e.status != RUMA_OPT_STOPPED)
+		return ruma_opt_report("ruma plot", &e, NULL, "one CSV only", true);
+	if (c.help) {
+		usage(stdout);
+		return 0;
+	}
+	if (!path || !c.out) {
+		fprintf(stderr, "ruma plot: missing %s\n",
+			!path ? "the sweep CSV to plot" : "--out DIR (where the charts go)");
+		usage(stderr);
+		return 2;
+	}
+	if (!*c.out) {
+		fprintf(stderr, "ruma plot: --out needs a directory name\n");
+		return 2;
+	}
+	return plot(path, &c);
 }

@@ -7,10 +7,15 @@
  * Invariants: bad grids are rejected before anything runs (exit 2); rows are
  * flushed after every run; Ctrl-C kills the running child, keeps the rows and
  * prints the command that resumes.  Syscalls: via tools/exp (fork/exec, pipes).
+ * Options: the drivers' option table (bench/common/opt.h); the grid items
+ * are added in the order given (tools/exp/grid.c checks each).
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,112 +101,147 @@ static void print_resume(int argc, char **argv)
 	fprintf(stderr, "%s\n", has_resume ? "" : " --resume");
 }
 
-int ruma_cmd_sweep(int argc, char **argv)
+/* What the command line gives: the grid (filled as the options come, in
+ * order, so that a later one adds to or overrides an earlier --grid file),
+ * the sweep's own options, and the first grid error. */
+struct sweep_cli {
+	ruma_exp_grid *g;
+	struct ruma_exp_sweep_opts o;
+	bool resume, force, quiet, help;
+	char err[RUMA_EXP_ERR];
+};
+
+static int grid_item(void *opts, const char *item, const char *value)
 {
-	static ruma_exp_grid g;
-	struct ruma_exp_sweep_opts o = { 0 };
-	char err[RUMA_EXP_ERR] = "";
-	size_t failed = 0;
-	int rc;
+	struct sweep_cli *c = opts;
+	return ruma_exp_grid_add(c->g, item, value, c->err, sizeof(c->err)) ? -EINVAL : 0;
+}
 
-	ruma_exp_grid_init(&g);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		static const char *const items[] = { "var",    "size", "set",   "peer",   "reps",
-						     "warmup", "seed", "order", "timeout" };
-		int done = 0;
+#define GRID_ITEM(item) \
+	static int add_##item(const char *value, void *opts) { return grid_item(opts, #item, value); }
+GRID_ITEM(var)
+GRID_ITEM(size)
+GRID_ITEM(set)
+GRID_ITEM(peer)
+GRID_ITEM(reps)
+GRID_ITEM(warmup)
+GRID_ITEM(seed)
+GRID_ITEM(order)
+GRID_ITEM(timeout)
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
+static int load_grid(const char *path, void *opts)
+{
+	struct sweep_cli *c = opts;
+	return ruma_exp_grid_load(c->g, path, c->err, sizeof(c->err)) ? -EINVAL : 0;
+}
+
+#define ITEM(name, fn) { name, RUMA_OPT_FUNC, 0, 0, 0, NULL, fn, 0 }
+#define FLAG(name, field, fl) { name, RUMA_OPT_FLAG, offsetof(struct sweep_cli, field), 0, 0, NULL, NULL, fl }
+
+static const ruma_opt options[] = {
+	ITEM("--var", add_var),         ITEM("--size", add_size),   ITEM("--set", add_set),
+	ITEM("--peer", add_peer),       ITEM("--reps", add_reps),   ITEM("--warmup", add_warmup),
+	ITEM("--seed", add_seed),       ITEM("--order", add_order), ITEM("--timeout", add_timeout),
+	ITEM("--grid", load_grid),
+	{ "--out", RUMA_OPT_STR, offsetof(struct sweep_cli, o.out), 0, 0, NULL, NULL, 0 },
+	FLAG("--resume", resume, 0),    FLAG("--force", force, 0),  FLAG("--quiet", quiet, 0),
+	FLAG("--help", help, RUMA_OPT_STOP), FLAG("-h", help, RUMA_OPT_STOP),
+};
+
+/* The command line into c; 0, or exit status 2 after the message. */
+static int parse(int argc, char **argv, struct sweep_cli *c)
+{
+	const char *system = NULL;
+	ruma_opt_error e;
+	int npos;
+
+	if (!ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, c, &system, 1, &npos,
+			    &e) || e.status == RUMA_OPT_STOPPED) {
+		c->o.resume = c->resume;
+		c->o.force = c->force;
+		c->o.quiet = c->quiet;
+		if (c->help || !system)
 			return 0;
-		}
-		if (a[0] != '-') {
-			if (g.system >= 0 || ruma_exp_grid_add(&g, "system", a, err, sizeof(err))) {
-				fprintf(stderr, "ruma sweep: %s\n",
-					err[0] ? err : "more than one system given");
-				return 2;
-			}
-			continue;
-		}
-		if (!strcmp(a, "--resume")) {
-			o.resume = 1;
-			continue;
-		}
-		if (!strcmp(a, "--force")) {
-			o.force = 1;
-			continue;
-		}
-		if (!strcmp(a, "--quiet")) {
-			o.quiet = 1;
-			continue;
-		}
-		if (i + 1 >= argc) {
-			fprintf(stderr, "ruma sweep: %s needs a value (see --help)\n", a);
-			return 2;
-		}
-		if (!strcmp(a, "--out")) {
-			o.out = argv[++i];
-			continue;
-		}
-		if (!strcmp(a, "--grid")) {
-			if (ruma_exp_grid_load(&g, argv[++i], err, sizeof(err))) {
-				fprintf(stderr, "ruma sweep: %s\n", err);
-				return 2;
-			}
-			continue;
-		}
-		for (size_t k = 0; k < RUMA_ARRAY_SIZE(items) && !done; k++)
-			if (!strcmp(a + 2, items[k]) && a[1] == '-') {
-				if (ruma_exp_grid_add(&g, items[k], argv[++i], err, sizeof(err))) {
-					fprintf(stderr, "ruma sweep: %s\n", err);
-					return 2;
-				}
-				done = 1;
-			}
-		if (!done) {
-			fprintf(stderr, "ruma sweep: unknown option '%s' (see --help)\n", a);
-			return 2;
-		}
-	}
-	if (ruma_exp_grid_check(&g, err, sizeof(err))) {
-		fprintf(stderr, "ruma sweep: %s\n", err);
+		if (c->g->system < 0 && !ruma_exp_grid_add(c->g, "system", system, c->err,
+							   sizeof(c->err)))
+			return 0;
+		fprintf(stderr, "ruma sweep: %s\n", c->err[0] ? c->err : "more than one system given");
 		return 2;
 	}
-	if (!o.out) {
-		fprintf(stderr, "ruma sweep: --out FILE is required\n");
-		return 2;
-	}
-	if (o.resume && o.force) {
-		fprintf(stderr, "ruma sweep: --resume and --force exclude each other\n");
-		return 2;
-	}
-	ruma_exp_signals_install();
-	if (!o.quiet)
-		fprintf(stderr,
-			"sweep: %s, %zu variants x %zu sizes x (%ld reps + %ld warm-up) = %zu runs, "
-			"seed %llu -> %s\n",
-			ruma_exp_system_name(g.system), ruma_exp_grid_variants(&g), g.nsizes, g.reps,
-			g.warmup,
-			ruma_exp_grid_variants(&g) * g.nsizes * (size_t)(g.reps + g.warmup),
-			(unsigned long long)g.seed, o.out);
-	rc = ruma_exp_sweep(&g, &o, &failed, err, sizeof(err));
+	return ruma_opt_report("ruma sweep", &e, c->err, "more than one system given", false);
+}
+
+/* A grid that can run, an output, options that go together; 0 or exit status 2. */
+static int check(struct sweep_cli *c)
+{
+	const char *why = NULL;
+
+	if (ruma_exp_grid_check(c->g, c->err, sizeof(c->err)))
+		why = c->err;
+	else if (!c->o.out)
+		why = "--out FILE is required";
+	else if (c->o.resume && c->o.force)
+		why = "--resume and --force exclude each other";
+	if (!why)
+		return 0;
+	fprintf(stderr, "ruma sweep: %s\n", why);
+	return 2;
+}
+
+static void print_plan(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *o)
+{
+	fprintf(stderr,
+		"sweep: %s, %zu variants x %zu sizes x (%ld reps + %ld warm-up) = %zu runs, "
+		"seed %llu -> %s\n",
+		ruma_exp_system_name(g->system), ruma_exp_grid_variants(g), g->nsizes, g->reps,
+		g->warmup, ruma_exp_grid_variants(g) * g->nsizes * (size_t)(g->reps + g->warmup),
+		(unsigned long long)g->seed, o->out);
+}
+
+/* The exit status of a sweep that returned rc with failed measurements. */
+static int outcome(int argc, char **argv, const struct sweep_cli *c, int rc, size_t failed)
+{
 	if (rc == -EINTR) {
 		print_resume(argc, argv);
 		return 1;
 	}
 	if (rc) {
-		fprintf(stderr, "ruma sweep: %s\n", err[0] ? err : strerror(-rc));
+		fprintf(stderr, "ruma sweep: %s\n", c->err[0] ? c->err : strerror(-rc));
 		return rc == -EINVAL || rc == -EEXIST || rc == RUMA_EPARSE ? 2 : 1;
 	}
 	if (failed) {
 		fprintf(stderr,
 			"sweep: %zu measurement(s) failed (rows with status != ok in %s; see their "
 			"note)\n",
-			failed, o.out);
+			failed, c->o.out);
 		return 1;
 	}
-	if (!o.quiet)
+	if (!c->o.quiet)
 		fprintf(stderr, "sweep: done, rows in %s (next: ruma compare %s --baseline ...)\n",
-			o.out, o.out);
+			c->o.out, c->o.out);
 	return 0;
+}
+
+int ruma_cmd_sweep(int argc, char **argv)
+{
+	static ruma_exp_grid g;
+	struct sweep_cli c = { .g = &g };
+	size_t failed = 0;
+	int st;
+
+	ruma_exp_grid_init(&g);
+	if ((st = parse(argc, argv, &c)))
+		return st;
+	if (c.help) {
+		usage(stdout);
+		return 0;
+	}
+	if ((st = check(&c)))
+		return st;
+	ruma_exp_signals_install();
+	if (!c.o.quiet)
+		print_plan(&g, &c.o);
+	c.err[0] = '\0';
+	int rc = ruma_exp_sweep(&g, &c.o, &failed, c.err, sizeof(c.err));
+	return outcome(argc, argv, &c, rc, failed);
 }

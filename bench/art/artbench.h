@@ -2,7 +2,7 @@
  * artbench.h — the driver of `ruma art`: Leis's ART benchmark (insert n keys,
  * look them up max(1, 10M/n) times in key-array order, erase them all) over
  * any ordered index given as a small operations table, so that the ART and
- * a peer (JudyL, scripts/art_judy_peer.c) run through the same key
+ * a peer (JudyL, bench/peers/art_judy_peer.c) run through the same key
  * generation, timing, counters and output.
  */
 #ifndef RUMA_ARTBENCH_H

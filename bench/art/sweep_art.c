@@ -9,7 +9,7 @@
  * one per source it used) become the run's note.  A peer (impl=NAME) runs as
  * PATH <n> <mode>, the arguments of Leis's ART.cpp, with RUMA_SEED set to the
  * key seed (for peers built on ruma's ART driver, such as
- * scripts/art_judy_peer.c); preload=none runs the child without LD_PRELOAD.
+ * bench/peers/art_judy_peer.c); preload=none runs the child without LD_PRELOAD.
  *
  * Syscalls: none.
  */

@@ -8,7 +8,9 @@
  * ruma_opt_error, never printed: the driver words the message.
  *
  * ruma_opt_outcome turns a parser's result into what a `ruma <cmd>` does:
- * the message, the usage, the exit status.
+ * the message, the usage, the exit status; ruma_opt_report words the error
+ * for the commands that share one wording.  ruma_opt_enum parses a name
+ * against a name table (the enums of the options).
  *
  * Invariants: nothing is stored for an argument that fails; a target is
  * written only with the width its kind names.  Syscalls: none (stdio).
@@ -18,6 +20,7 @@
 #include <ruma/core.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 const ruma_opt *ruma_opt_find(const ruma_opt *table, size_t n, const char *name)
@@ -165,4 +168,58 @@ int ruma_opt_outcome(int rc, const char *err, bool usage_after, bool help,
 		return 0;
 	}
 	return -1;
+}
+
+int ruma_opt_report(const char *cmd, const ruma_opt_error *e, const char *func_err,
+		    const char *too_many, bool name_extra)
+{
+	const char *name = e->opt ? e->opt->name : e->arg;
+
+	switch (e->status) {
+	case RUMA_OPT_MISSING:
+		fprintf(stderr, "%s: %s needs a value (see --help)\n", cmd, name);
+		break;
+	case RUMA_OPT_BADVALUE:
+	case RUMA_OPT_RANGE:
+		if (e->opt && e->opt->kind == RUMA_OPT_FUNC)
+			fprintf(stderr, "%s: %s\n", cmd, func_err ? func_err : "");
+		else
+			fprintf(stderr, "%s: %s: %s\n", cmd, name,
+				e->opt && e->opt->help ? e->opt->help : "bad value");
+		break;
+	case RUMA_OPT_TOOMANY:
+		fprintf(stderr, "%s: %s", cmd, too_many);
+		if (name_extra)
+			fprintf(stderr, " (got '%s')", e->arg);
+		fputc('\n', stderr);
+		break;
+	default:
+		fprintf(stderr, "%s: unknown option '%s' (see --help)\n", cmd, e->arg);
+		break;
+	}
+	return 2;
+}
+
+int ruma_opt_enum(const char *s, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *ruma_opt_enum_list(const char *const *names, size_t n, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n && at < len; i++) {
+		const char *sep = i == 0 ? "" : i + 1 == n ? " or " : ", ";
+		int k = snprintf(buf + at, len - at, "%s%s", sep, names[i]);
+		if (k < 0)
+			break;
+		at += (size_t)k;
+	}
+	return buf;
 }

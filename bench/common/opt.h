@@ -92,6 +92,31 @@ const ruma_opt *ruma_opt_find(const ruma_opt *table, size_t n, const char *name)
 int ruma_opt_outcome(int rc, const char *err, bool usage_after, bool help,
 		     void (*usage)(FILE *f));
 
+/*
+ * ruma_opt_report — the message of a failed parse on stderr, one wording
+ * for the commands that use the table: "<cmd>: unknown option '--x' (see
+ * --help)", "<cmd>: --x needs a value (see --help)", "<cmd>: --x: <help>"
+ * for a bad or out-of-range value (func_err instead for a RUMA_OPT_FUNC
+ * entry: the message its parse wrote), and for one positional argument too
+ * many "<cmd>: <too_many>" followed by " (got '<arg>')" when name_extra.
+ * Returns 2, the exit status of a bad command line.
+ */
+int ruma_opt_report(const char *cmd, const ruma_opt_error *e, const char *func_err,
+		    const char *too_many, bool name_extra);
+
+/*
+ * ruma_opt_enum — the index of s in names[0..n) (exact, case-sensitive
+ * match), or -1: the parse of a name into an enum whose values are the
+ * indexes of its name table.
+ */
+int ruma_opt_enum(const char *s, const char *const *names, size_t n);
+
+/*
+ * ruma_opt_enum_list — names[0..n) for a message, "a, b or c", into buf
+ * (cut to len); returns buf.
+ */
+const char *ruma_opt_enum_list(const char *const *names, size_t n, char *buf, size_t len);
+
 /* ruma_opt_getenv — value of name in envp ("K=V" strings, NULL-terminated;
  * envp NULL = empty), or NULL. */
 const char *ruma_opt_getenv(char *const *envp, const char *name);

@@ -699,15 +699,10 @@ static int run_vector_test(runner *r, micro_data *d, outcome *o)
 	return 0;
 }
 
-static int run_test(runner *r, int id, const micro_params *p, micro_data *d, outcome *o)
+/* Whether the method produced what test id reads: a contiguous
+ * destination, a source array; 0 or exit status 1 after the message. */
+static int check_inputs(int id, const micro_data *d)
 {
-	uint64_t seed = r->c->seed;
-	view dv = dst_view(d), sv = src_view(d);
-	size_t m = count_of(d->n, p->percent);
-	int rc = 0;
-
-	memset(o, 0, sizeof(*o));
-	o->sorted_ok = true;
 	bool needs_dst = id == 2 || id == 4 || id == 6 || id == 8 || id == 9 || id == 18 ||
 			 id == 20 || (id >= 21 && id <= 23);
 	if (needs_dst && !d->dst && !d->dir) {
@@ -719,6 +714,78 @@ static int run_test(runner *r, int id, const micro_params *p, micro_data *d, out
 		fprintf(stderr, "ruma micro: the method produced no source array for test %d\n", id);
 		return 1;
 	}
+	return 0;
+}
+
+/* Test 10: read the segments in place, one after the other. */
+static void run_segments_test(runner *r, const micro_data *d, outcome *o)
+{
+	begin(r);
+	uint64_t total = 0;
+	for (size_t s = 0; s < d->nseg; s++)
+		total += sum(d->seg_ptr[s], d->seg_len[s]);
+	end_total(r, MF_READ_SEQ_DST, total, o);
+}
+
+/* Test 11: merge the segments into one array (timed), then read it. */
+static int run_merge_test(runner *r, micro_data *d, outcome *o)
+{
+	begin(r);
+	uint64_t *merged = merge_segments(d);
+	if (!merged)
+		return -ENOMEM;
+	end_plain(r, MF_MERGE);
+	begin(r);
+	end_total(r, MF_READ_SEQ_DST, sum(merged, d->n), o);
+	free(merged);
+	return 0;
+}
+
+/* Test 19: build an indirection array (timed), then m random reads through it. */
+static int run_indirection_test(runner *r, micro_data *d, size_t m, uint64_t seed, outcome *o)
+{
+	begin(r);
+	uint64_t **ind = build_indirection(d);
+	if (!ind)
+		return -ENOMEM;
+	end_plain(r, MF_INDIRECTION);
+	ruma_rng g;
+	uint64_t total = 0;
+	ruma_rng_seed(&g, seed);
+	begin(r);
+	for (size_t i = 0; i < m; i++)
+		total += *ind[ruma_rng_below(&g, d->n)];
+	end_total(r, MF_READ_RAND_DST, total, o);
+	free(ind);
+	return 0;
+}
+
+/* Tests 21-23: a pointer cycle through the destination (random for 21
+ * and 22, sequential for 23), walked m steps (22: mixed with accesses). */
+static int run_cycle_test(runner *r, int id, const micro_params *p, view *dv, size_t m,
+			  uint64_t seed, outcome *o)
+{
+	int rc = make_cycle(dv, id != 23, seed);
+	if (rc)
+		return rc;
+	begin(r);
+	if (id == 22)
+		end_total(r, MF_READ_RAND_DST, walk_mixed(dv, m, p->accesses, seed), o);
+	else
+		end_total(r, id == 21 ? MF_READ_RAND_DST : MF_READ_SEQ_DST, walk(dv, m, 0), o);
+	return 0;
+}
+
+static int run_test(runner *r, int id, const micro_params *p, micro_data *d, outcome *o)
+{
+	uint64_t seed = r->c->seed;
+	view dv = dst_view(d), sv = src_view(d);
+	size_t m = count_of(d->n, p->percent);
+
+	memset(o, 0, sizeof(*o));
+	o->sorted_ok = true;
+	if (check_inputs(id, d))
+		return 1;
 	switch (id) {
 	case 1: begin(r); end_total(r, MF_READ_SEQ_SRC, read_seq(&sv, m), o); break;
 	case 2: begin(r); end_total(r, MF_READ_SEQ_DST, read_seq(&dv, m), o); break;
@@ -740,66 +807,21 @@ static int run_test(runner *r, int id, const micro_params *p, micro_data *d, out
 		begin(r);
 		end_total(r, MF_WRITE2_SEQ_DST, write_seq(&dv, d->n), o);
 		break;
-	case 10: {
-		begin(r);
-		uint64_t total = 0;
-		for (size_t s = 0; s < d->nseg; s++)
-			total += sum(d->seg_ptr[s], d->seg_len[s]);
-		end_total(r, MF_READ_SEQ_DST, total, o);
-		break;
-	}
-	case 11: {
-		begin(r);
-		uint64_t *merged = merge_segments(d);
-		if (!merged)
-			return -ENOMEM;
-		end_plain(r, MF_MERGE);
-		begin(r);
-		end_total(r, MF_READ_SEQ_DST, sum(merged, d->n), o);
-		free(merged);
-		break;
-	}
-	case 12: case 13: case 14:
-		rc = run_sort_tests(r, id, d, o);
-		break;
-	case 15:
-		rc = run_vector_test(r, d, o);
-		break;
+	case 10: run_segments_test(r, d, o); break;
+	case 11: return run_merge_test(r, d, o);
+	case 12: case 13: case 14: return run_sort_tests(r, id, d, o);
+	case 15: return run_vector_test(r, d, o);
 	case 18:
 		begin(r);
 		end_total(r, MF_WRITE_SEQ_DST,
 			  page_faults(&dv, (p->test_huge ? MICRO_HUGE_PAGE : MICRO_SMALL_PAGE) / 8), o);
 		break;
-	case 19: {
-		begin(r);
-		uint64_t **ind = build_indirection(d);
-		if (!ind)
-			return -ENOMEM;
-		end_plain(r, MF_INDIRECTION);
-		ruma_rng g;
-		uint64_t total = 0;
-		ruma_rng_seed(&g, seed);
-		begin(r);
-		for (size_t i = 0; i < m; i++)
-			total += *ind[ruma_rng_below(&g, d->n)];
-		end_total(r, MF_READ_RAND_DST, total, o);
-		free(ind);
-		break;
-	}
-	case 21: case 22: case 23:
-		rc = make_cycle(&dv, id != 23, seed);
-		if (rc)
-			return rc;
-		begin(r);
-		if (id == 22)
-			end_total(r, MF_READ_RAND_DST, walk_mixed(&dv, m, p->accesses, seed), o);
-		else
-			end_total(r, id == 21 ? MF_READ_RAND_DST : MF_READ_SEQ_DST, walk(&dv, m, 0), o);
-		break;
+	case 19: return run_indirection_test(r, d, m, seed, o);
+	case 21: case 22: case 23: return run_cycle_test(r, id, p, &dv, m, seed, o);
 	default:
 		return -EINVAL;
 	}
-	return rc;
+	return 0;
 }
 
 /* ---- the reference ---------------------------------------------------------------------------- */

@@ -326,7 +326,7 @@ static int open_commit_log(const ruma_vmcache_opts *o, ruma_vmcache_ctx *ctx)
 	if (!o->commit_log)
 		return 0;
 	int fd, r = ruma_file_open(o->commit_log,
-				   O_RDWR | O_CREAT | O_CLOEXEC | (o->keep ? 0 : O_TRUNC), 0644, &fd);
+				   O_RDWR | O_CREAT | O_CLOEXEC | (!o->bm.fresh ? 0 : O_TRUNC), 0644, &fd);
 	if (!r && (r = ruma_file_size(fd, &size, NULL)))
 		close(fd);
 	if (r) {
@@ -338,11 +338,6 @@ static int open_commit_log(const ruma_vmcache_opts *o, ruma_vmcache_ctx *ctx)
 	return 0;
 }
 
-static uint64_t gib_to_bytes(double g)
-{
-	return (uint64_t)(g * GIB) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
-}
-
 /* The buffer pool must fit in the memory this process can get (MemAvailable,
  * and the cgroup limit where one is set): else the run ends in an OOM kill
  * with no message.  0 or exit status 2. */
@@ -350,7 +345,7 @@ static int check_memory(const ruma_vmcache_opts *o)
 {
 	ruma_mem_avail m;
 	char b1[32], b2[32];
-	uint64_t pool = gib_to_bytes(o->physgb);
+	uint64_t pool = o->bm.phys_bytes;
 
 	if (ruma_sysinfo_mem_available(&m) || m.bytes == 0 || pool <= m.bytes)
 		return 0;
@@ -381,10 +376,10 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 {
 	struct stat st;
 	char b1[32], b2[32];
-	bool exists = stat(o->block, &st) == 0;
+	bool exists = stat(o->bm.path, &st) == 0;
 	int status_mem;
 
-	if (need > gib_to_bytes(o->virtgb)) {
+	if (need > o->bm.virt_bytes) {
 		fprintf(stderr,
 			"vmcache: VIRTGB=%g is too small for DATASIZE=%" PRIu64 " of %s "
 			"(needs about %s); raise VIRTGB\n",
@@ -396,9 +391,9 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 	if (exists && S_ISBLK(st.st_mode)) {
 		int fd;
 		uint64_t size = 0;
-		int r = ruma_file_open(o->block, O_RDWR, 0, &fd);
+		int r = ruma_file_open(o->bm.path, O_RDWR, 0, &fd);
 		if (r) {
-			fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n", o->block,
+			fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n", o->bm.path,
 				ruma_strerror(r));
 			return 2;
 		}
@@ -406,14 +401,14 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 		close(fd);
 		if (r) {
 			fprintf(stderr, "vmcache: BLOCK=%s: cannot get the device size: %s\n",
-				o->block, ruma_strerror(r));
+				o->bm.path, ruma_strerror(r));
 			return 2;
 		}
 		if (size < need) {
 			fprintf(stderr,
 				"vmcache: BLOCK=%s has %s but DATASIZE=%" PRIu64 " of %s needs about "
 				"%s; use a larger device or a smaller DATASIZE\n",
-				o->block, ruma_format_size(size, b1, sizeof(b1)), o->datasize,
+				o->bm.path, ruma_format_size(size, b1, sizeof(b1)), o->datasize,
 				o->wl->name, ruma_format_size(need, b2, sizeof(b2)));
 			return 2;
 		}
@@ -421,32 +416,32 @@ static int preflight(const ruma_vmcache_opts *o, uint64_t need)
 	}
 	if (exists && !S_ISREG(st.st_mode)) {
 		fprintf(stderr, "vmcache: BLOCK=%s is neither a regular file nor a block device\n",
-			o->block);
+			o->bm.path);
 		return 2;
 	}
-	char *copy = strdup(o->block);
+	char *copy = strdup(o->bm.path);
 	if (!copy)
 		return 2;
 	const char *dir = dirname(copy);
-	int ok = exists ? access(o->block, R_OK | W_OK) : access(dir, W_OK | X_OK);
+	int ok = exists ? access(o->bm.path, R_OK | W_OK) : access(dir, W_OK | X_OK);
 	if (ok) {
 		fprintf(stderr, "vmcache: BLOCK=%s is not writable: %s\n",
-			exists ? o->block : dir, strerror(errno));
+			exists ? o->bm.path : dir, strerror(errno));
 		free(copy);
 		return 2;
 	}
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
 		char log[PATH_MAX];
-		snprintf(log, sizeof(log), "%s.wal", o->block);
+		snprintf(log, sizeof(log), "%s.wal", o->bm.path);
 		uint64_t avail = ruma_vmcache_space(
 			(uint64_t)vfs.f_bavail * vfs.f_frsize, exists ? (uint64_t)st.st_blocks * 512 : 0,
-			exists ? disk_bytes(log) : 0, exists ? (uint64_t)st.st_size : 0, o->keep, need);
+			exists ? disk_bytes(log) : 0, exists ? (uint64_t)st.st_size : 0, !o->bm.fresh, need);
 		if (avail < need) {
 			fprintf(stderr,
 				"vmcache: the file system of BLOCK=%s has %s free but DATASIZE=%" PRIu64
 				" of %s needs about %s; free space or use a smaller DATASIZE\n",
-				o->block, ruma_format_size(avail, b1, sizeof(b1)), o->datasize,
+				o->bm.path, ruma_format_size(avail, b1, sizeof(b1)), o->datasize,
 				o->wl->name, ruma_format_size(need, b2, sizeof(b2)));
 			free(copy);
 			return 2;
@@ -476,7 +471,7 @@ static int open_result(const ruma_vmcache_opts *o, ruma_result *res)
 	    (r = ruma_result_set(res, "workload", o->wl->name)) ||
 	    (r = ruma_result_setu(res, "threads", o->threads)) ||
 	    (r = ruma_result_setu(res, "datasize", o->datasize)) ||
-	    (r = ruma_result_setu(res, "batch", o->batch)))
+	    (r = ruma_result_setu(res, "batch", o->bm.batch)))
 		(void)ruma_result_close(res);
 	return r;
 }
@@ -486,7 +481,7 @@ static void report_second(const ruma_vmcache_opts *o, ruma_result *res, uint64_t
 			  double rmb, double wmb)
 {
 	printf("%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,ruma,%u,%" PRIu64 ",%s,%u\n", s, tx, rmb, wmb,
-	       o->threads, o->datasize, o->wl->name, o->batch);
+	       o->threads, o->datasize, o->wl->name, o->bm.batch);
 	fflush(stdout);
 	(void)ruma_result_setu(res, "ts", s);
 	ruma_result_add(res, "tx", "tx/s", (double)tx);
@@ -568,7 +563,7 @@ static int timed_run(struct run *run, ruma_bm *bm)
 
 static const char *durability_name(const ruma_vmcache_opts *o)
 {
-	switch (o->durability) {
+	switch (o->bm.durability) {
 	case RUMA_BM_DURABLE_SYNC:
 		return o->commit_pipeline ? "pipeline" : "sync";
 	case RUMA_BM_DURABLE_ASYNC:
@@ -608,7 +603,7 @@ static int refuse_foreign_trees(const ruma_vmcache_opts *o, ruma_bm *bm)
 	if (!o->wl->owns_tree)
 		return 0;
 	if ((r = ruma_btree_list(bm, find_foreign, &f))) {
-		fprintf(stderr, "vmcache: cannot list the trees of %s: %s\n", o->block,
+		fprintf(stderr, "vmcache: cannot list the trees of %s: %s\n", o->bm.path,
 			ruma_strerror(r));
 		return 1;
 	}
@@ -618,7 +613,7 @@ static int refuse_foreign_trees(const ruma_vmcache_opts *o, ruma_bm *bm)
 		"vmcache: the kept store %s holds the tree '%s', which is not the %s workload's: "
 		"a benchmark does not write into a store with other data; name another BLOCK "
 		"(a run without --keep would recreate %s and lose that data)\n",
-		o->block, f.name, o->wl->name, o->block);
+		o->bm.path, f.name, o->wl->name, o->bm.path);
 	return 2;
 }
 
@@ -639,16 +634,9 @@ static int run_check(struct run *run, ruma_bm *bm)
 	return r;
 }
 
-int ruma_vmcache_run(const ruma_vmcache_opts *o)
+/* The configuration line on stderr (and the note on INFLIGHT where it does not apply). */
+static void print_banner(const ruma_vmcache_opts *o)
 {
-	ruma_bm_config c;
-	ruma_bm *bm = NULL;
-	uint64_t need = o->wl->space_estimate(o->datasize);
-	int status = 0, r;
-	struct run run = { .o = o, .load_sec = NAN };
-	struct bg_thread ckpt = { 0 }, ploss = { 0 };
-	ruma_bm_write write = o->write;
-
 	if (o->inflight > 1 && strcmp(o->wl->name, "rndread") && strncmp(o->wl->name, "scan", 4))
 		fprintf(stderr, "ruma vmcache: note: INFLIGHT applies to rndread lookups and scan "
 				"read-ahead; %s runs its transactions with synchronous reads\n",
@@ -657,80 +645,78 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		"vmcache blk:%s virtgb:%g physgb:%g exmap:0 batch:%u threads:%u datasize:%" PRIu64
 		" workload:%s runfor:%" PRIu64 " wait:%s evict:%s write:%s inflight:%u reuse:%d "
 		"cleaner:%d keep:%d seed:%" PRIu64 " durable:%s\n",
-		o->block, o->virtgb, o->physgb, o->batch, o->threads, o->datasize, o->wl->name,
-		o->runfor, ruma_bm_wait_name(o->wait), ruma_bm_evict_name(o->evict),
-		ruma_bm_write_name(o->write), o->inflight ? o->inflight : 1, o->reuse, o->cleaner,
-		o->keep,
-		o->seed, durability_name(o));
-	if ((status = preflight(o, need)))
-		return status;
-	if ((status = open_commit_log(o, &run.ctx)))
-		return status;
-	if (o->powerloss_ms) {
-		/* The simulation tracks pwrite/pwritev, not io_uring writes. */
-		if (write == RUMA_BM_WRITE_URING)
-			fprintf(stderr, "vmcache: simulated power loss armed: write-back uses "
-					"pwrite (the simulation does not track io_uring writes)\n");
-		write = RUMA_BM_WRITE_PWRITE;
-		ruma_powerloss_arm();
-	}
+		o->bm.path, o->virtgb, o->physgb, o->bm.batch, o->threads, o->datasize, o->wl->name,
+		o->runfor, ruma_bm_wait_name(o->bm.wait), ruma_bm_evict_name(o->bm.evict),
+		ruma_bm_write_name(o->bm.write), o->inflight ? o->inflight : 1, o->bm.reuse_pages,
+		o->bm.cleaner, !o->bm.fresh, o->seed, durability_name(o));
+}
 
-	ruma_bm_config_default(&c);
-	c.path = o->block;
-	c.virt_bytes = gib_to_bytes(o->virtgb);
-	c.phys_bytes = gib_to_bytes(o->physgb);
-	c.batch = o->batch;
-	c.max_threads = o->threads + 3; /* workers, main, checkpointer, spare */
-	c.wait = o->wait;
-	c.evict = o->evict;
-	c.write = write;
-	c.reuse_pages = o->reuse;
-	c.cleaner = o->cleaner;
-	c.fresh = !o->keep;
-	c.force = o->force;
-	c.durability = o->durability;
-	c.message = ruma_vmcache_say; /* library fields named as this command's options */
-	c.salvage_log = o->salvage_log;
-	if (o->powerloss_ms && bg_start(&ploss, &run, powerloss_main)) {
+/* The simulated power loss (tests): write-back by pwrite, which the
+ * simulation tracks (io_uring writes it does not). */
+static void arm_powerloss(const ruma_vmcache_opts *o, ruma_bm_config *c)
+{
+	if (!o->powerloss_ms)
+		return;
+	if (c->write == RUMA_BM_WRITE_URING)
+		fprintf(stderr, "vmcache: simulated power loss armed: write-back uses "
+				"pwrite (the simulation does not track io_uring writes)\n");
+	c->write = RUMA_BM_WRITE_PWRITE;
+	ruma_powerloss_arm();
+}
+
+/* Open the store (after the power-loss thread, when armed, has started);
+ * 0 or the exit status, with everything opened so far released. */
+static int open_store(struct run *run, struct bg_thread *ploss, ruma_bm **bm)
+{
+	const ruma_vmcache_opts *o = run->o;
+	ruma_bm_config c = o->bm;
+
+	arm_powerloss(o, &c);
+	if (o->powerloss_ms && bg_start(ploss, run, powerloss_main)) {
 		fprintf(stderr, "vmcache: cannot start the power-loss thread\n");
 		return 1;
 	}
-	r = ruma_bm_open(&c, &bm);
-	if (r) {
-		fprintf(stderr, "vmcache: cannot open the buffer manager on %s: %s\n", o->block,
-			ruma_strerror(r));
-		bg_stop(&ploss);
-		if (run.ctx.commit_fd >= 0)
-			close(run.ctx.commit_fd);
-		return config_error(r) ? 2 : 1;
-	}
-	struct sigaction old_sig[2];
-	catch_signals(old_sig);
+	int r = ruma_bm_open(&c, bm);
+	if (!r)
+		return 0;
+	fprintf(stderr, "vmcache: cannot open the buffer manager on %s: %s\n", o->bm.path,
+		ruma_strerror(r));
+	bg_stop(ploss);
+	if (run->ctx.commit_fd >= 0)
+		close(run->ctx.commit_fd);
+	return config_error(r) ? 2 : 1;
+}
 
-	run.ctx.bm = bm;
-	run.ctx.datasize = o->datasize;
-	run.ctx.threads = o->threads;
-	run.ctx.inflight = o->inflight ? o->inflight : 1;
-	run.ctx.seed = o->seed;
-	run.ctx.keep = o->keep;
-	run.ctx.commit_pipeline = o->commit_pipeline;
-	run.slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);
-	if (!run.slots) {
-		status = 1;
-		goto out;
-	}
-	memset(run.slots, 0, sizeof(struct tx_slot) * o->threads);
+/* The workload's context and per-thread slots, then its setup (which may
+ * find the data of a kept store, or undo the transactions a crash cut
+ * off), then the checkpoint thread; 0 or the exit status. */
+static int setup_workload(struct run *run, ruma_bm *bm, struct bg_thread *ckpt)
+{
+	const ruma_vmcache_opts *o = run->o;
+	int r;
 
-	if (o->keep && (status = refuse_foreign_trees(o, bm)))
-		goto out;
+	run->ctx.bm = bm;
+	run->ctx.datasize = o->datasize;
+	run->ctx.threads = o->threads;
+	run->ctx.inflight = o->inflight ? o->inflight : 1;
+	run->ctx.seed = o->seed;
+	run->ctx.keep = !o->bm.fresh;
+	run->ctx.commit_pipeline = o->commit_pipeline;
+	run->ctx.tpcc_scale = o->tpcc_scale;
+	run->ctx.tpcc_home_thread = o->tpcc_home_thread;
+	run->slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);
+	if (!run->slots)
+		return 1;
+	memset(run->slots, 0, sizeof(struct tx_slot) * o->threads);
+	if (!o->bm.fresh && (r = refuse_foreign_trees(o, bm)))
+		return r;
 	double t_setup = ruma_now_sec();
-	r = o->wl->setup(&run.ctx);
+	r = o->wl->setup(&run->ctx);
 	if (r) {
 		if (r != RUMA_EBADCOMBO) /* a refused store: setup said why */
 			fprintf(stderr, "vmcache: %s setup failed: %s\n", o->wl->name,
 				ruma_strerror(r));
-		status = r == RUMA_EBADCOMBO ? 2 : 1;
-		goto out;
+		return r == RUMA_EBADCOMBO ? 2 : 1;
 	}
 	ruma_bm_recovery rec;
 	ruma_bm_get_recovery(bm, &rec);
@@ -738,74 +724,98 @@ int ruma_vmcache_run(const ruma_vmcache_opts *o)
 		fprintf(stderr, "recovery: %" PRIu64 " unfinished transactions undone in %.1f ms\n",
 			rec.losers, (ruma_now_sec() - t_setup) * 1000.0);
 	if (ruma_bm_logging(bm) && o->checkpoint_secs > 0 &&
-	    (r = bg_start(&ckpt, &run, checkpoint_main))) {
+	    (r = bg_start(ckpt, run, checkpoint_main))) {
 		fprintf(stderr, "vmcache: cannot start the checkpoint thread: %s\n",
 			ruma_strerror(r));
-		status = 1;
-		goto out;
+		return 1;
 	}
-	if (!run.ctx.loaded) {
+	return 0;
+}
+
+/* --check after the load (when) or after the run: 0 or exit status 1. */
+static int check_after(struct run *run, ruma_bm *bm, const char *when)
+{
+	int r = run_check(run, bm);
+	if (!r)
+		return 0;
+	fprintf(stderr, "vmcache: check %s failed: %s\n", when, ruma_strerror(r));
+	return 1;
+}
+
+/* The parallel load (unless the kept store holds the data), the space it
+ * took and --check; 0 or exit status 1. */
+static int load_data(struct run *run, ruma_bm *bm)
+{
+	const ruma_vmcache_opts *o = run->o;
+
+	if (!run->ctx.loaded) {
 		double t0 = ruma_now_sec();
-		r = run_threads(&run, load_main);
+		int r = run_threads(run, load_main);
 		if (!r && o->wl->load_done)
-			r = o->wl->load_done(&run.ctx);
+			r = o->wl->load_done(&run->ctx);
 		if (r) {
 			fprintf(stderr, "vmcache: loading failed: %s%s\n", ruma_strerror(r),
 				r == RUMA_EVIRTFULL ? " [ruma vmcache: virt_bytes = VIRTGB]" : "");
-			status = 1;
-			goto out;
+			return 1;
 		}
-		run.load_sec = ruma_now_sec() - t0;
+		run->load_sec = ruma_now_sec() - t0;
 		fprintf(stderr, "load: DATASIZE=%" PRIu64 " of %s in %.2f s on %u threads\n",
-			o->datasize, o->wl->name, run.load_sec, o->threads);
+			o->datasize, o->wl->name, run->load_sec, o->threads);
 	} else {
 		fprintf(stderr, "load: skipped, the kept store already holds the data\n");
 	}
 	print_space(bm);
-	if (o->check && o->wl->check) {
-		r = run_check(&run, bm);
-		if (r) {
-			fprintf(stderr, "vmcache: check after load failed: %s\n", ruma_strerror(r));
-			status = 1;
-			goto out;
-		}
-	}
+	if (o->check && o->wl->check)
+		return check_after(run, bm, "after load");
+	return 0;
+}
+
+/* The timed run (RUNFOR seconds, one row per second), the space it took,
+ * wrong results and --check; the exit status. */
+static int measure(struct run *run, ruma_bm *bm, struct bg_thread *ckpt)
+{
+	const ruma_vmcache_opts *o = run->o;
+	int status = 0;
 
 	if (ruma_vmcache_interrupted() || o->runfor == 0)
-		goto out;
-	r = timed_run(&run, bm);
-	bg_stop(&ckpt);
+		return 0;
+	int r = timed_run(run, bm);
+	bg_stop(ckpt);
 	if (r) {
 		fprintf(stderr, "vmcache: the run stopped: %s\n", ruma_strerror(r));
 		status = 1;
 	}
 	print_space(bm);
-	uint64_t failures = atomic_load(&run.ctx.failures);
+	uint64_t failures = atomic_load(&run->ctx.failures);
 	if (failures) {
 		fprintf(stderr, "vmcache: %" PRIu64 " operations returned wrong or missing data\n",
 			failures);
 		status = 1;
 	}
-	if (o->check && o->wl->check && !r && !ruma_vmcache_interrupted()) {
-		r = run_check(&run, bm);
-		if (r) {
-			fprintf(stderr, "vmcache: check after the run failed: %s\n",
-				ruma_strerror(r));
-			status = 1;
-		}
-	}
-out:
-	bg_stop(&ckpt);
-	if (ckpt.count)
-		fprintf(stderr, "checkpoints: %" PRIu64 " taken (every %g s)\n", ckpt.count,
+	if (o->check && o->wl->check && !r && !ruma_vmcache_interrupted() &&
+	    check_after(run, bm, "after the run"))
+		status = 1;
+	return status;
+}
+
+/* Stop the background threads, tear the workload down and close the store;
+ * the exit status (status, unless the close failed or a signal stopped the run). */
+static int finish(struct run *run, ruma_bm *bm, struct bg_thread *ckpt, struct bg_thread *ploss,
+		  const struct sigaction old_sig[2], int status)
+{
+	const ruma_vmcache_opts *o = run->o;
+
+	bg_stop(ckpt);
+	if (ckpt->count)
+		fprintf(stderr, "checkpoints: %" PRIu64 " taken (every %g s)\n", ckpt->count,
 			o->checkpoint_secs);
 	if (o->wl->teardown)
-		o->wl->teardown(&run.ctx);
-	free(run.slots);
-	r = ruma_bm_close(bm);
-	bg_stop(&ploss);
-	if (run.ctx.commit_fd >= 0)
-		close(run.ctx.commit_fd);
+		o->wl->teardown(&run->ctx);
+	free(run->slots);
+	int r = ruma_bm_close(bm);
+	bg_stop(ploss);
+	if (run->ctx.commit_fd >= 0)
+		close(run->ctx.commit_fd);
 	int sig = atomic_load(&stop_signal);
 	restore_signals(old_sig);
 	if (r) {
@@ -818,4 +828,22 @@ out:
 		return 128 + sig;
 	}
 	return status;
+}
+
+int ruma_vmcache_run(const ruma_vmcache_opts *o)
+{
+	ruma_bm *bm = NULL;
+	int status;
+	struct run run = { .o = o, .load_sec = NAN };
+	struct bg_thread ckpt = { 0 }, ploss = { 0 };
+	struct sigaction old_sig[2];
+
+	print_banner(o);
+	if ((status = preflight(o, o->wl->space_estimate(o->datasize))) ||
+	    (status = open_commit_log(o, &run.ctx)) || (status = open_store(&run, &ploss, &bm)))
+		return status;
+	catch_signals(old_sig);
+	if (!(status = setup_workload(&run, bm, &ckpt)) && !(status = load_data(&run, bm)))
+		status = measure(&run, bm, &ckpt);
+	return finish(&run, bm, &ckpt, &ploss, old_sig, status);
 }

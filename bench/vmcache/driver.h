@@ -10,35 +10,40 @@
 
 #define RUMA_VMCACHE_MAX_THREADS 128u
 
+/* The store without BLOCK / --block (the library has no default path). */
+#define RUMA_VMCACHE_DEFAULT_BLOCK "/tmp/bm"
+
 /* --durable=pipeline: commits a thread keeps in flight before it waits. */
 #define RUMA_VMCACHE_COMMIT_PIPELINE 64u
 
 typedef struct ruma_vmcache_opts {
-	const char *block;   /* BLOCK */
-	double virtgb;       /* VIRTGB (GiB, fractional allowed) */
-	double physgb;       /* PHYSGB */
-	unsigned batch;      /* BATCH */
+	/* The buffer manager's configuration the run opens the store with:
+	 * parsing starts from ruma_bm_config_default and writes each option
+	 * into its field: BLOCK → path, VIRTGB → virt_bytes, PHYSGB →
+	 * phys_bytes, BATCH → batch, THREADS + 3 → max_threads (workers, main,
+	 * checkpointer, spare), --wait, --evict, --write, --no-reuse →
+	 * reuse_pages, --no-cleaner → cleaner, --keep → !fresh, --force / FORCE
+	 * → force, --durable / DURABLE → durability, --salvage-log →
+	 * salvage_log; message is ruma_vmcache_say. */
+	ruma_bm_config bm;
+	double virtgb;       /* VIRTGB as given (GiB; bm.virt_bytes is it in whole pages) */
+	double physgb;       /* PHYSGB as given */
 	uint64_t runfor;     /* RUNFOR seconds */
 	unsigned threads;    /* THREADS */
 	unsigned inflight;   /* INFLIGHT: lookups in flight per thread (rndread) */
 	uint64_t datasize;   /* DATASIZE */
 	const ruma_vmcache_workload *wl;
-	ruma_bm_wait wait;
-	ruma_bm_evict evict;
-	ruma_bm_write write;
-	bool reuse;          /* reuse freed page ids (default on) */
-	bool cleaner;        /* page cleaner thread (default on; --no-cleaner) */
-	bool keep;           /* open the store with its contents */
-	bool force;          /* without keep: overwrite a file that is not a ruma store */
 	bool check;          /* verify the data set after the run */
-	bool salvage_log;    /* recovery: replay a damaged log up to the damage (--salvage-log) */
 	uint64_t seed;
-	ruma_bm_durability durability; /* --durable: the store keeps a log */
 	unsigned commit_pipeline; /* --durable=pipeline (RUMA_VMCACHE_COMMIT_PIPELINE): commits in flight per thread
 				     before one must be durable (0 = each commit waits) */
 	double checkpoint_secs; /* with a log: seconds between fuzzy checkpoints
 				   during load and run (0 = none) */
 	const char *commit_log; /* --commit-log FILE: committed New-Orders */
+	uint32_t tpcc_scale;    /* TPCC_SCALE (tests): divide the rows per warehouse
+				   by this, 1 .. 100 (default 1) */
+	bool tpcc_home_thread;  /* TPCC_HOME=thread: a fixed home warehouse per
+				   thread (default random) */
 	uint64_t powerloss_ms;  /* RUMA_POWER_LOSS_AFTER_MS (tests): simulate a
 				   power loss that many ms after the store opened
 				   and exit RUMA_VMCACHE_POWERLOSS_STATUS; 0 = off */

@@ -8,7 +8,7 @@
  * a run of one second keeps its only row; with load_time=1 also "load", the
  * seconds the load took (runs that loaded).  A peer (impl=NAME) runs as
  * PATH DIR DATASIZE RUNFOR THREADS (DIR a scratch directory of the sweep the
- * peer may empty and fill; scripts/vmcache_peer_lmdb.c takes exactly these)
+ * peer may empty and fill; bench/peers/vmcache_peer_lmdb.c takes exactly these)
  * with the original vmcache's environment variables set from the same
  * parameters (BLOCK=DIR/block, an empty file the sweep makes before each
  * peer run; VIRTGB, PHYSGB, BATCH, RUNFOR, THREADS, DATASIZE, and RNDREAD=1

@@ -1,12 +1,17 @@
 /*
  * vmcache_cli.c — the configuration of `ruma vmcache`: vmcache's environment
  * variables (BLOCK, VIRTGB, PHYSGB, BATCH, RUNFOR, RNDREAD, THREADS, DATASIZE,
- * EXMAP) and ruma's flags (flags win), parsed into ruma_vmcache_opts with the
- * drivers' option table (bench/common/opt.h).  Every value is checked here,
- * before anything runs; a bad one gives the message the command prints
- * ("ruma vmcache: NAME=value: why") and exit status 2.  The buffer manager's
- * messages, which name its configuration fields, are printed with what those
- * fields are on this command line (ruma_vmcache_say).
+ * EXMAP, and the test-only TPCC_SCALE and TPCC_HOME) and ruma's flags (flags
+ * win), parsed into ruma_vmcache_opts with the drivers' option table
+ * (bench/common/opt.h).  The buffer manager's part is written straight into
+ * its configuration (ruma_vmcache_opts.bm), starting from
+ * ruma_bm_config_default: one set of defaults, the library's, except the
+ * store's path, which the library leaves to the caller (/tmp/bm here).
+ * Every value is checked here, before anything runs; a bad one gives the
+ * message the command prints ("ruma vmcache: NAME=value: why") and exit
+ * status 2.  The buffer manager's messages, which name its configuration
+ * fields, are printed with what those fields are on this command line
+ * (ruma_vmcache_say).
  *
  * No system calls; the environment comes from the caller (envp).
  */
@@ -21,6 +26,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#define GIB ((double)(1ull << 30))
 
 /* The flags as given (NULL = not given; the environment or default then). */
 struct raw {
@@ -132,14 +139,14 @@ static int parse_durable(const struct msg *m, char *const *envp, const struct ra
 	const char *d = w->durable == ruma_opt_bare ? "sync" : envor(envp, w->durable, "DURABLE", "0");
 	bool b;
 	if (!strcmp(d, "sync")) {
-		o->durability = RUMA_BM_DURABLE_SYNC;
+		o->bm.durability = RUMA_BM_DURABLE_SYNC;
 	} else if (!strcmp(d, "pipeline")) {
-		o->durability = RUMA_BM_DURABLE_SYNC;
+		o->bm.durability = RUMA_BM_DURABLE_SYNC;
 		o->commit_pipeline = RUMA_VMCACHE_COMMIT_PIPELINE;
 	} else if (!strcmp(d, "async")) {
-		o->durability = RUMA_BM_DURABLE_ASYNC;
+		o->bm.durability = RUMA_BM_DURABLE_ASYNC;
 	} else if (!ruma_parse_bool(d, &b)) {
-		o->durability = b ? RUMA_BM_DURABLE_SYNC : RUMA_BM_DURABLE_OFF;
+		o->bm.durability = b ? RUMA_BM_DURABLE_SYNC : RUMA_BM_DURABLE_OFF;
 	} else {
 		return bad(m, w->durable ? "--durable" : "DURABLE", d,
 			   "expected sync, pipeline or async (DURABLE: 0, 1, sync, pipeline or async)");
@@ -169,24 +176,45 @@ static int parse_log_options(const struct msg *m, char *const *envp, const struc
 	return parse_bool_var(m, envp, "RUMA_POWER_LOSS_TORN", &o->powerloss_torn);
 }
 
-/* BLOCK, VIRTGB, PHYSGB, BATCH, RUNFOR, THREADS. */
+/* GiB as given, in whole pages. */
+static uint64_t gib_to_bytes(double g)
+{
+	return (uint64_t)(g * GIB) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
+}
+
+/* A number as text, for a default of the library's that a variable may override. */
+static const char *num(char *buf, size_t size, double v)
+{
+	snprintf(buf, size, "%g", v);
+	return buf;
+}
+
+/* BLOCK, VIRTGB, PHYSGB, BATCH, RUNFOR, THREADS (defaults: the library's). */
 static int parse_sizes(const struct msg *m, char *const *envp, const struct raw *w,
 		       ruma_vmcache_opts *o)
 {
+	char d1[32], d2[32], d3[32];
 	uint64_t v;
 	int r;
-	o->block = envor(envp, w->block, "BLOCK", "/tmp/bm");
-	if (!*o->block)
-		return bad(m, "BLOCK", o->block, "empty path");
-	if ((r = parse_gb(m, "VIRTGB", envor(envp, w->virtgb, "VIRTGB", "16"), &o->virtgb)) ||
-	    (r = parse_gb(m, "PHYSGB", envor(envp, w->physgb, "PHYSGB", "4"), &o->physgb)))
+	o->bm.path = envor(envp, w->block, "BLOCK", RUMA_VMCACHE_DEFAULT_BLOCK);
+	if (!*o->bm.path)
+		return bad(m, "BLOCK", o->bm.path, "empty path");
+	if ((r = parse_gb(m, "VIRTGB", envor(envp, w->virtgb, "VIRTGB",
+					     num(d1, sizeof(d1), (double)o->bm.virt_bytes / GIB)),
+			  &o->virtgb)) ||
+	    (r = parse_gb(m, "PHYSGB", envor(envp, w->physgb, "PHYSGB",
+					     num(d2, sizeof(d2), (double)o->bm.phys_bytes / GIB)),
+			  &o->physgb)))
 		return r;
 	if (o->physgb > o->virtgb)
 		return fail(m, "PHYSGB=%g exceeds VIRTGB=%g; the buffer pool must fit in the "
 			       "virtual reservation\n", o->physgb, o->virtgb);
-	if ((r = parse_count(m, "BATCH", envor(envp, w->batch, "BATCH", "64"), 1, 1024, &v)))
+	o->bm.virt_bytes = gib_to_bytes(o->virtgb);
+	o->bm.phys_bytes = gib_to_bytes(o->physgb);
+	if ((r = parse_count(m, "BATCH", envor(envp, w->batch, "BATCH", num(d3, sizeof(d3), o->bm.batch)),
+			     1, 1024, &v)))
 		return r;
-	o->batch = (unsigned)v;
+	o->bm.batch = (unsigned)v;
 	if ((r = parse_count(m, "RUNFOR", envor(envp, w->runfor, "RUNFOR", "30"), 0, 1000000,
 			     &o->runfor)))
 		return r;
@@ -194,6 +222,24 @@ static int parse_sizes(const struct msg *m, char *const *envp, const struct raw 
 			     RUMA_VMCACHE_MAX_THREADS, &v)))
 		return r;
 	o->threads = (unsigned)v;
+	o->bm.max_threads = o->threads + 3; /* workers, main, checkpointer, spare */
+	return 0;
+}
+
+/* TPCC_SCALE and TPCC_HOME (tests and experiments with the TPC-C workload). */
+static int parse_tpcc(const struct msg *m, char *const *envp, ruma_vmcache_opts *o)
+{
+	static const char *const homes[] = { "random", "thread" };
+	uint64_t v;
+	int r;
+	const char *home = envor(envp, NULL, "TPCC_HOME", "random");
+	int h = ruma_opt_enum(home, homes, RUMA_ARRAY_SIZE(homes));
+	if (h < 0)
+		return bad(m, "TPCC_HOME", home, "expected random or thread");
+	o->tpcc_home_thread = h == 1;
+	if ((r = parse_count(m, "TPCC_SCALE", envor(envp, NULL, "TPCC_SCALE", "1"), 1, 100, &v)))
+		return r;
+	o->tpcc_scale = (uint32_t)v;
 	return 0;
 }
 
@@ -292,23 +338,22 @@ static int parse_modes(const struct msg *m, char *const *envp, const struct raw 
 {
 	bool b;
 	int r;
-	o->wait = RUMA_BM_WAIT_SPIN;
-	o->evict = RUMA_BM_EVICT_PROCESS_MADVISE;
-	o->write = RUMA_BM_WRITE_URING;
-	if (w->wait && ruma_bm_wait_parse(w->wait, &o->wait))
+	if (w->wait && ruma_bm_wait_parse(w->wait, &o->bm.wait))
 		return bad(m, "--wait", w->wait, "expected spin, yield, futex or mutex");
-	if (w->evict && ruma_bm_evict_parse(w->evict, &o->evict))
+	if (w->evict && ruma_bm_evict_parse(w->evict, &o->bm.evict))
 		return bad(m, "--evict", w->evict, "expected madvise or process_madvise");
-	if (w->write && ruma_bm_write_parse(w->write, &o->write))
+	if (w->write && ruma_bm_write_parse(w->write, &o->bm.write))
 		return bad(m, "--write", w->write, "expected pwrite or uring");
-	o->reuse = !w->no_reuse;
-	o->cleaner = !w->no_cleaner;
-	o->keep = w->keep;
+	if (w->no_reuse)
+		o->bm.reuse_pages = false;
+	if (w->no_cleaner)
+		o->bm.cleaner = false;
+	o->bm.fresh = !w->keep;
 	if ((r = parse_bool_var(m, envp, "FORCE", &b)))
 		return r;
-	o->force = w->force || b;
+	o->bm.force = w->force || b;
 	o->check = w->check;
-	o->salvage_log = w->salvage_log;
+	o->bm.salvage_log = w->salvage_log;
 	o->result = w->result;
 	if (o->result && !*o->result)
 		return bad(m, "--result", o->result, "empty path");
@@ -324,6 +369,8 @@ int ruma_vmcache_parse(int argc, char **argv, char *const *envp, ruma_vmcache_op
 	int r;
 
 	memset(o, 0, sizeof(*o));
+	ruma_bm_config_default(&o->bm);
+	o->bm.message = ruma_vmcache_say; /* library fields named as this command's options */
 	if (errlen)
 		err[0] = '\0';
 	if ((r = parse_flags(&m, argc, argv, &w)))
@@ -340,7 +387,7 @@ int ruma_vmcache_parse(int argc, char **argv, char *const *envp, ruma_vmcache_op
 				"ruma evicts with madvise or process_madvise (--evict) instead\n");
 	if ((r = parse_sizes(&m, envp, &w, o)) || (r = parse_workload(&m, envp, &w, o)) ||
 	    (r = parse_modes(&m, envp, &w, o)) || (r = parse_durable(&m, envp, &w, o)) ||
-	    (r = parse_log_options(&m, envp, &w, o)))
+	    (r = parse_log_options(&m, envp, &w, o)) || (r = parse_tpcc(&m, envp, o)))
 		return r;
 	o->seed = ruma_opt_env_seed(envp);
 	if (w.seed && ruma_parse_u64(w.seed, &o->seed))

@@ -95,9 +95,9 @@ typedef enum ruma_bm_durability {
 
 typedef struct ruma_bm_config {
 	const char *path;       /* file (created if missing) or block device */
-	uint64_t virt_bytes;    /* size of the virtual reservation (ruma vmcache: VIRTGB) */
-	uint64_t phys_bytes;    /* buffer pool size, resident pages (ruma vmcache: PHYSGB) */
-	unsigned batch;         /* BATCH: pages per eviction round */
+	uint64_t virt_bytes;    /* size of the virtual reservation */
+	uint64_t phys_bytes;    /* buffer pool size (resident pages) */
+	unsigned batch;         /* pages per eviction round */
 	unsigned max_threads;   /* threads that may use the manager at once */
 	ruma_bm_wait wait;
 	ruma_bm_evict evict;
@@ -118,17 +118,18 @@ typedef struct ruma_bm_config {
 	bool cleaner;           /* page cleaner: a background thread writes the
 				   dirty pages the clock evicts next, so that
 				   evicting threads rarely wait for write-back
-				   (default true; CLEANER=0 in ruma vmcache) */
+				   (default true) */
 	ruma_bm_durability durability; /* default OFF */
 	unsigned wal_flush_ms;  /* ASYNC: background log flush period (0 = 5 ms) */
 	bool salvage_log;       /* recovery: a log damaged in the middle (a bad record
 				   followed by valid ones) is replayed up to the damage
 				   and the rest discarded, with a message saying how
 				   many records and bytes (default false: such a log is
-				   RUMA_ECORRUPT; --salvage-log in ruma vmcache) */
+				   RUMA_ECORRUPT) */
 } ruma_bm_config;
 
-/* ruma_bm_config_default — defaults: /tmp/bm, 16 GiB virtual, 4 GiB physical,
+/* ruma_bm_config_default — defaults: no path (the caller names the store;
+ * ruma_bm_open refuses a config without one), 16 GiB virtual, 4 GiB physical,
  * batch 64, 128 threads, spin, process_madvise, uring, reuse on, fresh off,
  * O_DIRECT, page cleaner on.  The batched paths fall back at open, with one message, where
  * the kernel refuses them: uring → pwrite (pwritev per run of neighbouring

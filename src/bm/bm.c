@@ -119,7 +119,6 @@ int ruma_bm_write_parse(const char *s, ruma_bm_write *out)
 void ruma_bm_config_default(ruma_bm_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->path = "/tmp/bm";
 	c->virt_bytes = 16ull << 30;
 	c->phys_bytes = 4ull << 30;
 	c->batch = 64;
@@ -280,7 +279,7 @@ static int lock_store(ruma_bm *bm)
 
 /*
  * With fresh: refuse to truncate a regular file that has contents and is not
- * a ruma store (a wrong BLOCK= must not destroy someone's file), unless the
+ * a ruma store (a mistyped path must not destroy someone's file), unless the
  * caller set force.  A ruma store of any format, or an all-zero first page,
  * may be recreated.
  */
@@ -572,16 +571,14 @@ static void start_cleaner(ruma_bm *bm)
 			"dirty pages themselves", ruma_strerror(r));
 }
 
-int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
+/* A manager for c, storage not yet open; NULL when out of memory or
+ * threads (*err says which). */
+static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 {
-	int r = check_config(c);
-	bool found = false;
-
-	if (r)
-		return r;
 	ruma_bm *bm = calloc(1, sizeof(*bm));
+	*err = -ENOMEM;
 	if (!bm)
-		return -ENOMEM;
+		return NULL;
 	bm->cfg = *c;
 	strcpy(bm->path, c->path);
 	bm->cfg.path = bm->path;
@@ -603,63 +600,64 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	bm->threads = calloc(c->max_threads, sizeof(*bm->threads));
 	if (!bm->threads) {
 		release_all(bm);
-		return -ENOMEM;
+		return NULL;
 	}
-	r = pthread_key_create(&bm->key, bm_thread_exit);
+	int r = pthread_key_create(&bm->key, bm_thread_exit);
 	if (r) {
+		*err = -r;
 		release_all(bm);
-		return -r;
+		return NULL;
 	}
 	static _Atomic uint64_t instances;
 	bm->instance = atomic_fetch_add(&instances, 1) + 1;
+	*err = 0;
+	return bm;
+}
 
-	r = open_storage(bm);
-	if (!r && !c->fresh)
-		r = bm_meta_read(bm, &found);
-	if (!r && c->fresh)
-		r = check_overwritable(bm);
-	if (!r && found) {
-		uint64_t hw = atomic_load(&bm->alloc_hw);
-		uint64_t cap = bm->free_words * 64;
-		if (hw > bm->virt_pages) {
-			bm_say(&bm->cfg,
-				"%s holds %" PRIu64 " pages but virt_bytes covers "
-				"only %" PRIu64 "; raise virt_bytes",
-				bm->path, hw, bm->virt_pages);
-			r = -EINVAL;
-		} else if (bm->virt_pages > cap) {
-			bm->virt_pages = cap;
-		}
-		if (!r && bm->is_blockdev && bm->dev_bytes < hw * RUMA_BM_PAGE_SIZE) {
-			bm_say(&bm->cfg,
-				"%s: the device has %" PRIu64 " bytes but the store "
-				"holds %" PRIu64 "; it was truncated or replaced",
-				bm->path, bm->dev_bytes, hw * RUMA_BM_PAGE_SIZE);
-			r = -ENOSPC;
-		}
-		if (!r && !bm->is_blockdev && bm->file_reserved < hw * RUMA_BM_PAGE_SIZE) {
-			bm_say(&bm->cfg,
-				"%s: the file has %" PRIu64 " bytes but the store "
-				"holds %" PRIu64 "; it was truncated",
-				bm->path, bm->file_reserved, hw * RUMA_BM_PAGE_SIZE);
-			r = RUMA_ESHORTIO;
-		}
-	} else if (!r) {
-		r = new_store(bm);
+/* A store found in the file: it must fit virt_bytes, and the device or
+ * file must still hold every page it records. */
+static int check_found_store(ruma_bm *bm)
+{
+	uint64_t hw = atomic_load(&bm->alloc_hw);
+	uint64_t cap = bm->free_words * 64;
+
+	if (hw > bm->virt_pages) {
+		bm_say(&bm->cfg,
+			"%s holds %" PRIu64 " pages but virt_bytes covers "
+			"only %" PRIu64 "; raise virt_bytes",
+			bm->path, hw, bm->virt_pages);
+		return -EINVAL;
 	}
-	if (!r && bm->phys_pages > bm->virt_pages)
-		bm->phys_pages = bm->virt_pages;
-	if (!r)
-		r = map_memory(bm);
-	if (!r && bm->needs_recovery)
-		r = bm_recover(bm);
-	if (!r && c->durability == RUMA_BM_DURABLE_OFF && bm->npending) {
+	if (bm->virt_pages > cap)
+		bm->virt_pages = cap;
+	if (bm->is_blockdev && bm->dev_bytes < hw * RUMA_BM_PAGE_SIZE) {
+		bm_say(&bm->cfg,
+			"%s: the device has %" PRIu64 " bytes but the store "
+			"holds %" PRIu64 "; it was truncated or replaced",
+			bm->path, bm->dev_bytes, hw * RUMA_BM_PAGE_SIZE);
+		return -ENOSPC;
+	}
+	if (!bm->is_blockdev && bm->file_reserved < hw * RUMA_BM_PAGE_SIZE) {
+		bm_say(&bm->cfg,
+			"%s: the file has %" PRIu64 " bytes but the store "
+			"holds %" PRIu64 "; it was truncated",
+			bm->path, bm->file_reserved, hw * RUMA_BM_PAGE_SIZE);
+		return RUMA_ESHORTIO;
+	}
+	return 0;
+}
+
+/* The durability this session runs with: a store with transactions still
+ * to undo, or one used with a log before (found), keeps a log. */
+static void settle_durability(ruma_bm *bm, bool found)
+{
+	if (bm->cfg.durability == RUMA_BM_DURABLE_OFF && bm->npending) {
 		bm_say(&bm->cfg, "note: %s: transactions cut off by the crash are still to be "
 			"undone (when a tree is opened): this session keeps a log (durability sync)",
 			bm->path);
 		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
 	}
-	if (!r && bm->cfg.durability == RUMA_BM_DURABLE_OFF && found && bm->meta_wal) {
+	if (bm->cfg.durability == RUMA_BM_DURABLE_OFF && found && bm->meta_wal) {
 		/* a session without its log would leave a durable store that a
 		 * crash makes unrecoverable */
 		bm_say(&bm->cfg, "note: %s is a durable store: it is always opened with its log "
@@ -667,19 +665,53 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 			"it without a log, recreate it)", bm->path);
 		bm->cfg.durability = RUMA_BM_DURABLE_SYNC;
 	}
+}
+
+/* Open the file, then find the store in it (or create it), map it, recover it. */
+static int open_store(ruma_bm *bm)
+{
+	bool found = false;
+	int r = open_storage(bm);
+
+	if (!r && !bm->cfg.fresh)
+		r = bm_meta_read(bm, &found);
+	if (!r && bm->cfg.fresh)
+		r = check_overwritable(bm);
+	if (!r)
+		r = found ? check_found_store(bm) : new_store(bm);
+	if (!r && bm->phys_pages > bm->virt_pages)
+		bm->phys_pages = bm->virt_pages;
+	if (!r)
+		r = map_memory(bm);
+	if (!r && bm->needs_recovery)
+		r = bm_recover(bm);
+	if (!r)
+		settle_durability(bm, found);
 	if (!r && bm->cfg.durability != RUMA_BM_DURABLE_OFF && !bm->wal)
 		r = wal_start(bm); /* (recovery may have kept its log going) */
 	if (!r)
 		r = mark_open(bm);
-	if (!r)
-		bm_io_open(bm);
-	if (!r && bm->cfg.cleaner)
-		start_cleaner(bm);
+	return r;
+}
+
+int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
+{
+	int r = check_config(c);
+
+	if (r)
+		return r;
+	ruma_bm *bm = new_manager(c, &r);
+	if (!bm)
+		return r;
+	r = open_store(bm);
 	if (r) {
 		pthread_key_delete(bm->key);
 		release_all(bm);
 		return r;
 	}
+	bm_io_open(bm);
+	if (bm->cfg.cleaner)
+		start_cleaner(bm);
 	*out = bm;
 	return 0;
 }

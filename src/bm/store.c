@@ -166,23 +166,18 @@ static int meta_check(ruma_bm *bm, const struct bm_meta_hdr *h, const unsigned c
 	return RUMA_ECORRUPT;
 }
 
-/*
- * Read an existing store's metadata.  Returns 0 with *found = false when the
- * store is empty (short or all-zero page 0), RUMA_ECORRUPT, or I/O errors.
- */
-int bm_meta_read(ruma_bm *bm, bool *found)
+/* Page 0's header into *h; 1 when the store is empty (a new file, or an
+ * all-zero page 0), 0 when read, or RUMA_ENOTSTORE / an I/O error. */
+static int read_header(ruma_bm *bm, struct bm_meta_hdr *h)
 {
 	unsigned char *p0 = aligned_alloc(RUMA_BM_PAGE_SIZE, RUMA_BM_PAGE_SIZE);
-	struct bm_meta_hdr h;
-	int r;
 
-	*found = false;
 	if (!p0)
 		return -ENOMEM;
-	r = ruma_os_pread_full(bm->fd, p0, RUMA_BM_PAGE_SIZE, 0);
+	int r = ruma_os_pread_full(bm->fd, p0, RUMA_BM_PAGE_SIZE, 0);
 	if (r == RUMA_ESHORTIO && !bm->is_blockdev && bm->file_reserved == 0) {
 		free(p0);
-		return 0; /* a new, empty file */
+		return 1; /* a new, empty file */
 	}
 	if (r == RUMA_ESHORTIO) {
 		free(p0);
@@ -197,62 +192,113 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 	bool zero = true;
 	for (size_t i = 0; i < RUMA_BM_PAGE_SIZE && zero; i++)
 		zero = p0[i] == 0;
-	memcpy(&h, p0, sizeof(h));
+	memcpy(h, p0, sizeof(*h));
 	free(p0);
-	if (zero)
-		return 0;
-	if (h.magic == BM_MAGIC && h.format != BM_FORMAT) {
+	return zero ? 1 : 0;
+}
+
+/* A header that is a ruma store of this format with consistent sizes: 0,
+ * RUMA_ENOTSTORE or RUMA_ECORRUPT (with a message). */
+static int header_check(ruma_bm *bm, const struct bm_meta_hdr *h)
+{
+	if (h->magic == BM_MAGIC && h->format != BM_FORMAT) {
 		bm_say(&bm->cfg,
 			"%s is a ruma store of format %" PRIu32 "; this version reads format %u "
 			"(a store identity that its log must carry was added: an older store "
 			"cannot be matched with its log); recreate it "
 			"(open it with fresh set)",
-			bm->path, h.format, BM_FORMAT);
+			bm->path, h->format, BM_FORMAT);
 		return RUMA_ENOTSTORE;
 	}
-	if (h.magic != BM_MAGIC) {
+	if (h->magic != BM_MAGIC) {
 		bm_say(&bm->cfg, "%s is not a ruma store (no ruma magic in its first page)%s",
 		       bm->path, NOT_STORE_ADVICE);
 		return RUMA_ENOTSTORE;
 	}
-	if (h.page_size != RUMA_BM_PAGE_SIZE ||
-	    h.page_data != RUMA_BM_PAGE_DATA ||
-	    (h.state != BM_STATE_CLEAN && h.state != BM_STATE_OPEN) ||
-	    h.meta_pages < 1 || h.capacity == 0 || h.capacity % 64 ||
-	    h.meta_pages != 1 + div_up(h.capacity / 8, RUMA_BM_PAGE_SIZE) ||
-	    h.alloc_hw < h.meta_pages || h.alloc_hw > h.capacity || h.free_count > h.alloc_hw) {
+	if (h->page_size != RUMA_BM_PAGE_SIZE ||
+	    h->page_data != RUMA_BM_PAGE_DATA ||
+	    (h->state != BM_STATE_CLEAN && h->state != BM_STATE_OPEN) ||
+	    h->meta_pages < 1 || h->capacity == 0 || h->capacity % 64 ||
+	    h->meta_pages != 1 + div_up(h->capacity / 8, RUMA_BM_PAGE_SIZE) ||
+	    h->alloc_hw < h->meta_pages || h->alloc_hw > h->capacity || h->free_count > h->alloc_hw) {
 		bm_say(&bm->cfg,
 			"%s is a ruma store whose header (page 0) is damaged: its contents "
 			"cannot be found; open it with fresh set to recreate it empty",
 			bm->path);
 		return RUMA_ECORRUPT;
 	}
-	size_t bm_bytes = bitmap_bytes_written(h.alloc_hw);
+	return 0;
+}
+
+/* The free-space bitmap written after page 0 (bm_bytes of it) into *out
+ * (NULL when empty), its checksum together with the header's checked, then
+ * its contents (meta_check): 0, RUMA_ECORRUPT or an I/O error. */
+static int read_bitmap(ruma_bm *bm, struct bm_meta_hdr *h, size_t bm_bytes, unsigned char **out)
+{
 	size_t len = div_up(bm_bytes, RUMA_BM_PAGE_SIZE) * RUMA_BM_PAGE_SIZE;
 	unsigned char *bits = len ? aligned_alloc(RUMA_BM_PAGE_SIZE, len) : NULL;
+	int r;
+
+	*out = NULL;
 	if (len && !bits)
 		return -ENOMEM;
-	if (len) {
-		r = ruma_os_pread_full(bm->fd, bits, len, RUMA_BM_PAGE_SIZE);
-		if (r) {
-			free(bits);
-			return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
-		}
+	if (len && (r = ruma_os_pread_full(bm->fd, bits, len, RUMA_BM_PAGE_SIZE))) {
+		free(bits);
+		return r == RUMA_ESHORTIO ? RUMA_ECORRUPT : r;
 	}
-	uint64_t want = h.checksum;
-	h.checksum = 0;
-	uint64_t sum = fnv1a(fnv1a(0xcbf29ce484222325ull, &h, sizeof(h)), bits, bm_bytes);
+	uint64_t want = h->checksum;
+	h->checksum = 0;
+	uint64_t sum = fnv1a(fnv1a(0xcbf29ce484222325ull, h, sizeof(*h)), bits, bm_bytes);
 	if (sum != want) {
 		free(bits);
 		bm_say(&bm->cfg, "%s: metadata checksum mismatch (corrupt store)",
 			bm->path);
 		return RUMA_ECORRUPT;
 	}
-	r = meta_check(bm, &h, bits);
+	r = meta_check(bm, h, bits);
 	if (r) {
 		free(bits);
 		return r;
 	}
+	*out = bits;
+	return 0;
+}
+
+/* The manager's allocation state, slots, LSNs and identity from a checked header. */
+static void adopt_header(ruma_bm *bm, const struct bm_meta_hdr *h)
+{
+	atomic_store(&bm->alloc_hw, h->alloc_hw);
+	bm->free_count = h->free_count;
+	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
+		atomic_store(&bm->meta_slots[i], h->slots[i]);
+	bm->meta_wal = h->wal == 1;
+	bm->meta_next_lsn = h->next_lsn;
+	bm->meta_redo_lsn = h->redo_lsn;
+	bm->meta_undo_lsn = h->undo_lsn;
+	bm->ckpt_redo = h->redo_lsn;
+	bm->ckpt_undo = h->undo_lsn;
+	bm->store_id[0] = h->id[0];
+	bm->store_id[1] = h->id[1];
+}
+
+/*
+ * Read an existing store's metadata.  Returns 0 with *found = false when the
+ * store is empty (short or all-zero page 0), RUMA_ECORRUPT, or I/O errors.
+ */
+int bm_meta_read(ruma_bm *bm, bool *found)
+{
+	struct bm_meta_hdr h;
+	unsigned char *bits;
+
+	*found = false;
+	int r = read_header(bm, &h);
+	if (r)
+		return r == 1 ? 0 : r;
+	if ((r = header_check(bm, &h)))
+		return r;
+	size_t bm_bytes = bitmap_bytes_written(h.alloc_hw);
+	if ((r = read_bitmap(bm, &h, bm_bytes, &bits)))
+		return r;
 	bm->meta_pages = h.meta_pages;
 	bm->free_words = h.capacity / 64;
 	bm->free_bits = calloc(bm->free_words, sizeof(uint64_t));
@@ -263,18 +309,7 @@ int bm_meta_read(ruma_bm *bm, bool *found)
 	if (bm_bytes)
 		memcpy(bm->free_bits, bits, bm_bytes);
 	free(bits);
-	atomic_store(&bm->alloc_hw, h.alloc_hw);
-	bm->free_count = h.free_count;
-	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
-		atomic_store(&bm->meta_slots[i], h.slots[i]);
-	bm->meta_wal = h.wal == 1;
-	bm->meta_next_lsn = h.next_lsn;
-	bm->meta_redo_lsn = h.redo_lsn;
-	bm->meta_undo_lsn = h.undo_lsn;
-	bm->ckpt_redo = h.redo_lsn;
-	bm->ckpt_undo = h.undo_lsn;
-	bm->store_id[0] = h.id[0];
-	bm->store_id[1] = h.id[1];
+	adopt_header(bm, &h);
 	*found = true;
 	return h.state == BM_STATE_CLEAN ? 0 : bm_store_unclean(bm);
 }

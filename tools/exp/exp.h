@@ -49,6 +49,9 @@ const char *ruma_exp_system_name(int system);
 
 /* ruma_exp_system_find — system index for a name, or -1. */
 int ruma_exp_system_find(const char *name);
+/* ruma_exp_system_list — the systems' names for a message ("vmcache, art,
+ * ... or kv") into buf; returns buf. */
+const char *ruma_exp_system_list(char *buf, size_t len);
 
 /* ruma_exp_system_keys — the parameter names a system accepts, comma separated. */
 const char *ruma_exp_system_keys(int system);

@@ -16,6 +16,7 @@
  */
 #include "tools/exp/exp.h"
 
+#include "bench/common/opt.h"
 #include "bench/common/rep.h"
 
 #include <errno.h>
@@ -308,49 +309,56 @@ static int check_impl(const ruma_exp_grid *g, char *err, size_t len)
 	return 0;
 }
 
+static int add_system(ruma_exp_grid *g, const char *arg, char *err, size_t len)
+{
+	int s = ruma_exp_system_find(arg);
+	char known[128];
+
+	if (s < 0)
+		return fail(err, len, RUMA_EPARSE, "unknown system '%s' (%s)", arg,
+			    ruma_exp_system_list(known, sizeof(known)));
+	g->system = s;
+	return 0;
+}
+
+/* --order: the variants of a round shuffled, or rotated round by round. */
+static int add_order(ruma_exp_grid *g, const char *arg, char *err, size_t len)
+{
+	static const char *const orders[] = { "shuffle", "roundrobin" };
+	int o = ruma_opt_enum(arg, orders, RUMA_ARRAY_SIZE(orders));
+
+	if (o < 0)
+		return fail(err, len, RUMA_EPARSE, "--order '%s': shuffle or roundrobin", arg);
+	g->roundrobin = o == 1;
+	return 0;
+}
+
 int ruma_exp_grid_add(ruma_exp_grid *g, const char *what, const char *arg, char *err,
 		      size_t len)
 {
 	if (!arg)
 		return fail(err, len, RUMA_EPARSE, "--%s needs a value", what);
-	if (!strcmp(what, "system")) {
-		int s = ruma_exp_system_find(arg);
-
-		if (s < 0)
-			return fail(err, len, RUMA_EPARSE,
-				    "unknown system '%s' (vmcache, art, micro, rewire or rwbench)", arg);
-		g->system = s;
-		return 0;
-	}
-	if (!strcmp(what, "var"))
-		return add_var(g, arg, err, len);
-	if (!strcmp(what, "size"))
-		return add_size(g, arg, err, len);
-	if (!strcmp(what, "set"))
-		return add_set(g, arg, err, len);
-	if (!strcmp(what, "peer"))
-		return add_peer(g, arg, err, len);
-	if (!strcmp(what, "reps"))
-		return parse_long_min("reps", arg, 1, &g->reps, err, len);
-	if (!strcmp(what, "warmup"))
-		return parse_long_min("warmup", arg, 0, &g->warmup, err, len);
-	if (!strcmp(what, "seed"))
+	static const char *const items[] = { "system", "var",  "size",  "set",    "peer",
+					     "reps",   "warmup", "seed", "order", "timeout" };
+	switch (ruma_opt_enum(what, items, RUMA_ARRAY_SIZE(items))) {
+	case 0: return add_system(g, arg, err, len);
+	case 1: return add_var(g, arg, err, len);
+	case 2: return add_size(g, arg, err, len);
+	case 3: return add_set(g, arg, err, len);
+	case 4: return add_peer(g, arg, err, len);
+	case 5: return parse_long_min("reps", arg, 1, &g->reps, err, len);
+	case 6: return parse_long_min("warmup", arg, 0, &g->warmup, err, len);
+	case 7:
 		return ruma_parse_u64(arg, &g->seed)
 			       ? fail(err, len, RUMA_EPARSE, "--seed '%s': not a number", arg)
 			       : 0;
-	if (!strcmp(what, "order")) {
-		if (strcmp(arg, "shuffle") && strcmp(arg, "roundrobin"))
-			return fail(err, len, RUMA_EPARSE,
-				    "--order '%s': shuffle or roundrobin", arg);
-		g->roundrobin = !strcmp(arg, "roundrobin");
-		return 0;
-	}
-	if (!strcmp(what, "timeout")) {
+	case 8: return add_order(g, arg, err, len);
+	case 9:
 		if (ruma_parse_double(arg, &g->timeout) || g->timeout <= 0)
 			return fail(err, len, RUMA_EPARSE, "--timeout '%s': seconds > 0", arg);
 		return 0;
+	default: return fail(err, len, RUMA_EPARSE, "unknown grid item '%s'", what);
 	}
-	return fail(err, len, RUMA_EPARSE, "unknown grid item '%s'", what);
 }
 
 static char *trim(char *s)
@@ -464,9 +472,11 @@ int ruma_exp_grid_check(ruma_exp_grid *g, char *err, size_t len)
 {
 	const char *keys;
 	const char *const *required;
+	char known[128];
 
 	if (g->system < 0)
-		return fail(err, len, -EINVAL, "no system given (vmcache, art, micro, rewire or rwbench)");
+		return fail(err, len, -EINVAL, "no system given (%s)",
+			    ruma_exp_system_list(known, sizeof(known)));
 	keys = ruma_exp_system_keys(g->system);
 	required = ruma_exp_system_required(g->system);
 	for (size_t i = 0; i < g->nvars; i++) {

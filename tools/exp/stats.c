@@ -19,6 +19,7 @@
  *
  * Syscalls: none.
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 #include "core/core_ext.h"
 
@@ -33,9 +34,8 @@ int ruma_exp_unit_better(const char *unit)
 {
 	static const char *const lower[] = { "s", "ns/op", "B/B", "bytes", "faults", "retries" };
 
-	for (size_t i = 0; i < sizeof(lower) / sizeof(lower[0]); i++)
-		if (!strcmp(unit, lower[i]))
-			return RUMA_EXP_LOWER;
+	if (ruma_opt_enum(unit, lower, sizeof(lower) / sizeof(lower[0])) >= 0)
+		return RUMA_EXP_LOWER;
 	if (!strcmp(unit, "MiB/s"))
 		return RUMA_EXP_NEUTRAL;
 	return RUMA_EXP_HIGHER;
@@ -370,103 +370,136 @@ int ruma_exp_check_baseline(const ruma_exp_table *t, const char *baseline, char 
 	return rc;
 }
 
-int ruma_exp_compare(const ruma_exp_table *t, const char *baseline, const char *metric,
-		     unsigned resamples, uint64_t seed, ruma_exp_cmp_list *out, char *err,
-		     size_t len)
+/* The scratch arrays of a comparison: maxv values per side, the draws. */
+static int work_alloc(struct work *w, size_t maxv, unsigned resamples)
 {
-	struct strlist variants = { 0 }, metrics = { 0 };
-	double *sizes = calloc(t->n + 1, sizeof(double));
-	size_t nsizes = 0, maxv = t->n + 1;
-	struct work w = { 0 };
-	ruma_rng rng;
+	w->a = calloc(maxv, sizeof(double));
+	w->b = calloc(maxv, sizeof(double));
+	w->sa = calloc(RUMA_MAX(maxv, resamples), sizeof(double));
+	w->sb = calloc(maxv, sizeof(double));
+	w->ra = calloc(maxv, sizeof(long));
+	w->rb = calloc(maxv, sizeof(long));
+	return w->a && w->b && w->sa && w->sb && w->ra && w->rb ? 0 : -ENOMEM;
+}
+
+static void work_free(struct work *w)
+{
+	free(w->a);
+	free(w->b);
+	free(w->sa);
+	free(w->sb);
+	free(w->ra);
+	free(w->rb);
+	free(w->boot);
+}
+
+/* What the measured rows hold: their variants, their metrics (metric
+ * alone when given), their sizes in ascending order. */
+struct compare_axes {
+	struct strlist variants, metrics;
+	double *sizes;
+	size_t nsizes;
+};
+
+static int collect_axes(const ruma_exp_table *t, const char *metric, struct compare_axes *x)
+{
 	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (resamples < 100)
-		resamples = 100;
-	w.a = calloc(maxv, sizeof(double));
-	w.b = calloc(maxv, sizeof(double));
-	w.sa = calloc(RUMA_MAX(maxv, resamples), sizeof(double));
-	w.sb = calloc(maxv, sizeof(double));
-	w.ra = calloc(maxv, sizeof(long));
-	w.rb = calloc(maxv, sizeof(long));
-	if (!sizes || !w.a || !w.b || !w.sa || !w.sb || !w.ra || !w.rb) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	for (size_t i = 0; i < t->n && !rc; i++) {
 		const struct ruma_exp_row *r = &t->rows[i];
 		int seen = 0;
 
 		if (!r->ok || r->warmup)
 			continue;
-		rc = strlist_add(&variants, r->variant);
+		rc = strlist_add(&x->variants, r->variant);
 		if (!rc && (!metric || !strcmp(metric, r->metric)))
-			rc = strlist_add(&metrics, r->metric);
-		for (size_t s = 0; s < nsizes; s++)
-			seen |= sizes[s] == r->size;
+			rc = strlist_add(&x->metrics, r->metric);
+		for (size_t s = 0; s < x->nsizes; s++)
+			seen |= x->sizes[s] == r->size;
 		if (!seen)
-			sizes[nsizes++] = r->size;
+			x->sizes[x->nsizes++] = r->size;
 	}
-	if (rc)
-		goto out;
-	qsort(sizes, nsizes, sizeof(*sizes), cmp_dbl);
-	if (!variants.n) {
-		rc = fail(err, len, -EINVAL, "no successful measured rows in the sweep");
-		goto out;
-	}
-	if (!metrics.n) {
-		rc = fail(err, len, -EINVAL, "no metric '%s' in the sweep", metric);
-		goto out;
-	}
-	if ((rc = check_baseline(&variants, baseline, err, len)))
-		goto out;
-	w.boot = calloc((nsizes + 1) * resamples, sizeof(double));
-	if (!w.boot) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (size_t m = 0; m < metrics.n && !rc; m++) {
-		const char *unit = "";
+	if (!rc)
+		qsort(x->sizes, x->nsizes, sizeof(*x->sizes), cmp_dbl);
+	return rc;
+}
 
-		for (size_t i = 0; i < t->n; i++)
-			if (t->rows[i].ok && !strcmp(t->rows[i].metric, metrics.s[m])) {
-				unit = t->rows[i].unit;
-				break;
-			}
-		for (size_t v = 0; v < variants.n && !rc; v++) {
-			char partner[RUMA_EXP_STR * 2];
-			int have = 0;
+/* The unit of metric: that of its first successful row. */
+static const char *metric_unit(const ruma_exp_table *t, const char *metric)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->rows[i].ok && !strcmp(t->rows[i].metric, metric))
+			return t->rows[i].unit;
+	return "";
+}
 
-			ruma_exp_partner(variants.s[v], baseline, partner, sizeof(partner));
-			if (!partner[0] || !strcmp(partner, variants.s[v]))
-				continue;
-			for (size_t k = 0; k < variants.n; k++)
-				have |= !strcmp(variants.s[k], partner);
-			if (!have)
-				continue;
-			/* one stream per (metric, variant): intervals do not depend on
-			 * which other metrics were asked for */
-			ruma_rng_seed(&rng, seed ^ str_hash(metrics.s[m]) ^ (str_hash(variants.s[v]) << 1));
-			rc = compare_pair(t, variants.s[v], partner, metrics.s[m], unit, sizes,
-					  nsizes, resamples, &rng, &w, out);
-		}
+/* Every variant that has a baseline partner in the sweep against it, for one metric. */
+static int compare_metric(const ruma_exp_table *t, const struct compare_axes *x,
+			  const char *metric, const char *baseline, unsigned resamples,
+			  uint64_t seed, struct work *w, ruma_exp_cmp_list *out)
+{
+	const char *unit = metric_unit(t, metric);
+	ruma_rng rng;
+	int rc = 0;
+
+	for (size_t v = 0; v < x->variants.n && !rc; v++) {
+		char partner[RUMA_EXP_STR * 2];
+		int have = 0;
+
+		ruma_exp_partner(x->variants.s[v], baseline, partner, sizeof(partner));
+		if (!partner[0] || !strcmp(partner, x->variants.s[v]))
+			continue;
+		for (size_t k = 0; k < x->variants.n; k++)
+			have |= !strcmp(x->variants.s[k], partner);
+		if (!have)
+			continue;
+		/* one stream per (metric, variant): intervals do not depend on
+		 * which other metrics were asked for */
+		ruma_rng_seed(&rng, seed ^ str_hash(metric) ^ (str_hash(x->variants.s[v]) << 1));
+		rc = compare_pair(t, x->variants.s[v], partner, metric, unit, x->sizes, x->nsizes,
+				  resamples, &rng, w, out);
 	}
+	return rc;
+}
+
+/* Rows to compare, the metric asked for among them, the baseline among the variants. */
+static int check_axes(const struct compare_axes *x, const char *baseline, const char *metric,
+		      char *err, size_t len)
+{
+	if (!x->variants.n)
+		return fail(err, len, -EINVAL, "no successful measured rows in the sweep");
+	if (!x->metrics.n)
+		return fail(err, len, -EINVAL, "no metric '%s' in the sweep", metric);
+	return check_baseline(&x->variants, baseline, err, len);
+}
+
+int ruma_exp_compare(const ruma_exp_table *t, const char *baseline, const char *metric,
+		     unsigned resamples, uint64_t seed, ruma_exp_cmp_list *out, char *err,
+		     size_t len)
+{
+	struct compare_axes x = { .sizes = calloc(t->n + 1, sizeof(double)) };
+	struct work w = { 0 };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (resamples < 100)
+		resamples = 100;
+	rc = !x.sizes ? -ENOMEM : work_alloc(&w, t->n + 1, resamples);
+	if (!rc && !(rc = collect_axes(t, metric, &x)) &&
+	    !(rc = check_axes(&x, baseline, metric, err, len))) {
+		w.boot = calloc((x.nsizes + 1) * resamples, sizeof(double));
+		rc = w.boot ? 0 : -ENOMEM;
+	}
+	for (size_t m = 0; m < x.metrics.n && !rc; m++)
+		rc = compare_metric(t, &x, x.metrics.s[m], baseline, resamples, seed, &w, out);
 	if (!rc && !out->n)
 		rc = fail(err, len, -EINVAL,
 			  "nothing to compare: no variant differs from its baseline partner (%s)",
 			  baseline);
-out:
-	free(variants.s);
-	free(metrics.s);
-	free(sizes);
-	free(w.a);
-	free(w.b);
-	free(w.sa);
-	free(w.sb);
-	free(w.ra);
-	free(w.rb);
-	free(w.boot);
+	free(x.variants.s);
+	free(x.metrics.s);
+	free(x.sizes);
+	work_free(&w);
 	if (rc)
 		ruma_exp_cmp_free(out);
 	return rc;

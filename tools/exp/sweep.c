@@ -401,109 +401,153 @@ static int check_runs(const ruma_exp_grid *g, const struct ruma_exp_run *runs, s
 	return 0;
 }
 
-int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opts,
-		   size_t *failed, char *err, size_t errlen)
-{
-	struct keyset done = { 0 };
-	struct ruma_exp_run *runs = NULL;
-	struct ruma_exp_result *res = NULL;
-	size_t nruns = 0, pending = 0, count = 0, measured = 0;
-	char key[4096], store[256];
-	const char *tmpdir = getenv("TMPDIR");
-	int rc, tty = isatty(STDERR_FILENO), fresh = 1;
-	double t0;
-	FILE *f = NULL;
+/* One sweep in progress: the plan, what the output already holds, the output. */
+struct sweep {
+	const ruma_exp_grid *g;
+	const struct ruma_exp_sweep_opts *opts;
+	struct keyset done;   /* the runs already in the output (--resume) */
+	struct ruma_exp_run *runs;
+	size_t nruns, pending, count, measured;
+	char store[256];      /* the vmcache store of the children */
+	int tty, fresh;       /* stderr is a terminal; the output starts empty */
+	FILE *f;
 	ruma_csv c;
+	struct ruma_exp_result *res;
+};
+
+/* With --resume, what the output already holds; without, refuse an output
+ * with contents unless --force.  0, or an error with err set. */
+static int prepare_out(struct sweep *w, char *err, size_t errlen)
+{
+	const struct ruma_exp_sweep_opts *opts = w->opts;
 	struct stat st;
 
-	*failed = 0;
+	w->fresh = 1;
 	if (opts->resume) {
-		rc = load_done(g, opts->out, &done, err, errlen);
+		int rc = load_done(w->g, opts->out, &w->done, err, errlen);
 		if (rc) {
 			if (!err[0])
 				snprintf(err, errlen, "cannot resume from %s: %s", opts->out,
 					 strerror(-rc));
-			goto out;
+			return rc;
 		}
-		fresh = stat(opts->out, &st) != 0 || st.st_size == 0;
+		w->fresh = stat(opts->out, &st) != 0 || st.st_size == 0;
 	} else if (!opts->force && stat(opts->out, &st) == 0 && st.st_size > 0) {
 		snprintf(err, errlen,
 			 "%s exists: pass --resume to continue that sweep or --force to overwrite it",
 			 opts->out);
-		rc = -EEXIST;
-		goto out;
+		return -EEXIST;
 	}
-	rc = ruma_exp_plan(g, &runs, &nruns);
-	if (rc)
-		goto out;
-	snprintf(store, sizeof(store), "%s/ruma-sweep-%ld.store", tmpdir ? tmpdir : "/tmp",
-		 (long)getpid());
-	rc = check_runs(g, runs, nruns, store, err, errlen);
-	if (rc)
-		goto out;
-	res = malloc(sizeof(*res));
-	f = fopen(opts->out, fresh ? "w" : "a");
-	if (!res || !f) {
-		rc = !res ? -ENOMEM : -errno;
-		snprintf(err, errlen, "cannot write %s: %s", opts->out, strerror(-rc));
-		goto out;
+	return 0;
+}
+
+/* The output opened (appended to when resumed), the header first when it starts empty. */
+static int open_out(struct sweep *w, char *err, size_t errlen)
+{
+	w->res = malloc(sizeof(*w->res));
+	w->f = fopen(w->opts->out, w->fresh ? "w" : "a");
+	if (!w->res || !w->f) {
+		int rc = !w->res ? -ENOMEM : -errno;
+		snprintf(err, errlen, "cannot write %s: %s", w->opts->out, strerror(-rc));
+		return rc;
 	}
-	ruma_csv_init(&c, f);
-	if (fresh) {
+	ruma_csv_init(&w->c, w->f);
+	if (w->fresh) {
 		const char *h[MAX_COLS + 1];
 		size_t nh;
 
-		header_fields(g, h, &nh);
+		header_fields(w->g, h, &nh);
 		h[nh] = NULL;
-		ruma_csv_header(&c, h);
-		fflush(f);
+		ruma_csv_header(&w->c, h);
+		fflush(w->f);
 	}
-	for (size_t i = 0; i < nruns; i++) {
-		run_key(g, &runs[i], key, sizeof(key));
-		pending += !keyset_has(&done, key);
+	return 0;
+}
+
+/* The runs still to do (those not in the output), said when resuming. */
+static void count_pending(struct sweep *w)
+{
+	char key[4096];
+
+	for (size_t i = 0; i < w->nruns; i++) {
+		run_key(w->g, &w->runs[i], key, sizeof(key));
+		w->pending += !keyset_has(&w->done, key);
 	}
-	if (!opts->quiet && pending < nruns)
-		fprintf(stderr, "sweep: resuming, %zu of %zu runs already in %s\n", nruns - pending,
-			nruns, opts->out);
-	t0 = ruma_now_sec();
-	for (size_t i = 0; i < nruns && !ruma_exp_interrupted(); i++) {
-		run_key(g, &runs[i], key, sizeof(key));
-		if (keyset_has(&done, key))
+	if (!w->opts->quiet && w->pending < w->nruns)
+		fprintf(stderr, "sweep: resuming, %zu of %zu runs already in %s\n",
+			w->nruns - w->pending, w->nruns, w->opts->out);
+}
+
+/* Measure every run not done yet, its rows written and flushed after it;
+ * stops at an interrupt.  0 or an error with err set. */
+static int run_all(struct sweep *w, size_t *failed, char *err, size_t errlen)
+{
+	const ruma_exp_grid *g = w->g;
+	int quiet = w->opts->quiet;
+	char key[4096];
+	double t0 = ruma_now_sec();
+
+	for (size_t i = 0; i < w->nruns && !ruma_exp_interrupted(); i++) {
+		run_key(g, &w->runs[i], key, sizeof(key));
+		if (keyset_has(&w->done, key))
 			continue;
-		if (!opts->quiet && tty)
-			progress(g, &runs[i], count, pending, ruma_now_sec() - t0, measured, 1, NULL);
-		rc = ruma_exp_measure(g, &runs[i], store, res);
+		if (!quiet && w->tty)
+			progress(g, &w->runs[i], w->count, w->pending, ruma_now_sec() - t0,
+				 w->measured, 1, NULL);
+		int rc = ruma_exp_measure(g, &w->runs[i], w->store, w->res);
 		if (rc) {
 			snprintf(err, errlen, "cannot start a child: %s", strerror(-rc));
-			goto out;
+			return rc;
 		}
 		if (ruma_exp_interrupted())
 			break;
-		write_rows(&c, g, &runs[i], res);
-		if (fflush(f)) {
-			rc = -errno;
-			snprintf(err, errlen, "writing %s: %s", opts->out, strerror(errno));
-			goto out;
+		write_rows(&w->c, g, &w->runs[i], w->res);
+		if (fflush(w->f)) {
+			int e = errno;
+			snprintf(err, errlen, "writing %s: %s", w->opts->out, strerror(e));
+			return -e;
 		}
-		count++;
-		measured++;
-		*failed += !res->ok;
-		if (!opts->quiet)
-			progress(g, &runs[i], count, pending, ruma_now_sec() - t0, measured, tty, res);
+		w->count++;
+		w->measured++;
+		*failed += !w->res->ok;
+		if (!quiet)
+			progress(g, &w->runs[i], w->count, w->pending, ruma_now_sec() - t0,
+				 w->measured, w->tty, w->res);
 	}
-	if (g->system == RUMA_EXP_VMCACHE) {
-		unlink(store);
-		remove_peer_dir(store);
+	return 0;
+}
+
+int ruma_exp_sweep(const ruma_exp_grid *g, const struct ruma_exp_sweep_opts *opts,
+		   size_t *failed, char *err, size_t errlen)
+{
+	struct sweep w = { .g = g, .opts = opts, .tty = isatty(STDERR_FILENO) };
+	const char *tmpdir = getenv("TMPDIR");
+	int rc;
+
+	*failed = 0;
+	snprintf(w.store, sizeof(w.store), "%s/ruma-sweep-%ld.store", tmpdir ? tmpdir : "/tmp",
+		 (long)getpid());
+	if (!(rc = prepare_out(&w, err, errlen)) && !(rc = ruma_exp_plan(g, &w.runs, &w.nruns)) &&
+	    !(rc = check_runs(g, w.runs, w.nruns, w.store, err, errlen)) &&
+	    !(rc = open_out(&w, err, errlen))) {
+		count_pending(&w);
+		rc = run_all(&w, failed, err, errlen);
 	}
-	rc = ruma_exp_interrupted() ? -EINTR : 0;
-	if (rc && !opts->quiet)
-		fprintf(stderr, "%ssweep: interrupted after %zu of %zu runs; rows so far are in %s\n",
-			tty ? "\n" : "", count, pending, opts->out);
-out:
-	if (f && fclose(f) && !rc)
+	if (!rc) {
+		if (g->system == RUMA_EXP_VMCACHE) {
+			unlink(w.store);
+			remove_peer_dir(w.store);
+		}
+		rc = ruma_exp_interrupted() ? -EINTR : 0;
+		if (rc && !opts->quiet)
+			fprintf(stderr,
+				"%ssweep: interrupted after %zu of %zu runs; rows so far are in %s\n",
+				w.tty ? "\n" : "", w.count, w.pending, opts->out);
+	}
+	if (w.f && fclose(w.f) && !rc)
 		rc = -EIO;
-	keyset_free(&done);
-	free(runs);
-	free(res);
+	keyset_free(&w.done);
+	free(w.runs);
+	free(w.res);
 	return rc;
 }

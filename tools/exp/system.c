@@ -23,6 +23,7 @@
  * ("no-output").
  * Syscalls: none.
  */
+#include "bench/common/opt.h"
 #include "tools/exp/exp.h"
 
 #include <math.h>
@@ -50,12 +51,27 @@ const char *ruma_exp_system_name(int system)
 	return system >= 0 && system < RUMA_EXP_NSYSTEMS ? systems[system]->system : "?";
 }
 
-int ruma_exp_system_find(const char *name)
+/* The systems' names, in the order of their RUMA_EXP_* values. */
+static void system_names(const char *names[RUMA_EXP_NSYSTEMS])
 {
 	for (int i = 0; i < RUMA_EXP_NSYSTEMS; i++)
-		if (!strcmp(name, systems[i]->system))
-			return i;
-	return -1;
+		names[i] = systems[i]->system;
+}
+
+int ruma_exp_system_find(const char *name)
+{
+	const char *names[RUMA_EXP_NSYSTEMS];
+
+	system_names(names);
+	return ruma_opt_enum(name, names, RUMA_EXP_NSYSTEMS);
+}
+
+const char *ruma_exp_system_list(char *buf, size_t len)
+{
+	const char *names[RUMA_EXP_NSYSTEMS];
+
+	system_names(names);
+	return ruma_opt_enum_list(names, RUMA_EXP_NSYSTEMS, buf, len);
 }
 
 const char *ruma_exp_system_keys(int system)

@@ -101,22 +101,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 		return -ENOMEM;
 	ctx->wl = s;
 	ruma_rng_seed(&rng, ctx->seed);
-	const char *home = getenv("TPCC_HOME");
-	bool per_thread = home && !strcmp(home, "thread");
-	if (home && !per_thread && strcmp(home, "random")) {
-		fprintf(stderr, "tpcc: TPCC_HOME=%s: expected random or thread\n", home);
-		return RUMA_EBADCOMBO;
-	}
-	s->scale = 1;
-	const char *scale = getenv("TPCC_SCALE");
-	if (scale && *scale) {
-		uint64_t v;
-		if (ruma_parse_u64(scale, &v) || v < 1 || v > 100) {
-			fprintf(stderr, "tpcc: TPCC_SCALE=%s: expected 1 .. 100\n", scale);
-			return RUMA_EBADCOMBO;
-		}
-		s->scale = (uint32_t)v;
-	}
+	s->scale = ctx->tpcc_scale ? ctx->tpcc_scale : 1;
 	if (ctx->keep && (r = tw_open_kept(ctx, s)) < 0)
 		return r;
 	if (r == 1) {
@@ -130,7 +115,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 		if (r)
 			return r == RUMA_EEXISTS ? RUMA_EBADCOMBO : r;
 	}
-	s->db->home_per_thread = per_thread;
+	s->db->home_per_thread = ctx->tpcc_home_thread;
 	s->db->txn = ruma_bm_logging(ctx->bm);
 	return tpcc_db_begin_run(s->db, &rng);
 }

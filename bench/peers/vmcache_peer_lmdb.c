@@ -11,7 +11,7 @@
  *
  * Not part of the ruma binary (it needs -llmdb); the CMake option RUMA_PEERS
  * builds it as <build>/vmcache_peer_lmdb, or by hand:
- *     cc -O2 -std=c11 -D_GNU_SOURCE scripts/vmcache_peer_lmdb.c -o peer_lmdb -llmdb -lpthread
+ *     cc -O2 -std=c11 -D_GNU_SOURCE bench/peers/vmcache_peer_lmdb.c -o peer_lmdb -llmdb -lpthread
  * Run:
  *     ./peer_lmdb DIR DATASIZE RUNFOR THREADS [MAPGB]     (DIR is created/emptied)
  * or as a peer of a sweep, which passes exactly DIR DATASIZE RUNFOR THREADS:
