@@ -910,6 +910,91 @@ static ruma_rewire_path choose_path(const ruma_part_options *o, size_t n)
 	return avail;
 }
 
+/* Phase 2 with the result in chunks: every pool's gappy area is the
+ * result; a chunk is (partition, pool). */
+static int output_chunks(mctx *c, ruma_part_result *r, uint64_t *kp, size_t *tp)
+{
+	part_impl *impl = c->impl;
+	uint64_t *gq[2] = { NULL, NULL }, total;
+	int rc = 0;
+	for (int q = 0; q < 2 && !rc; q++) {
+		uint64_t *ppages = NULL;
+		if (!impl->phys[q])
+			continue;
+		gq[q] = malloc(c->P * sizeof(uint64_t));
+		if (!gq[q]) {
+			rc = -ENOMEM;
+			break;
+		}
+		rc = gappy_plan(c, q, gq[q], kp, tp, &total, &ppages);
+		if (!rc && total)
+			rc = wire_output(c, q, ppages, NULL, total);
+		free(ppages);
+	}
+	for (uint32_t p = 0; p < c->P && !rc; p++)
+		for (int q = 0; q < 2; q++) {
+			size_t cnt = 0;
+			mpart *mp = &c->parts[p];
+			for (size_t j = 0; j < mp->nb; j++)
+				if (mp->b[j].pool == q)
+					cnt += block_keys(c, mp, j);
+			if (cnt)
+				r->chunks[r->nchunks++] = (ruma_part_chunk){
+					ruma_area_addr(impl->area[q], gq[q][p]), cnt, p };
+		}
+	free(gq[0]);
+	free(gq[1]);
+	return rc;
+}
+
+/* Phase 2 with one contiguous result: the partitions squeezed together in
+ * pool 0's area, a chunk per non-empty partition. */
+static int output_contiguous(mctx *c, ruma_part_result *r, uint64_t *gp, uint64_t *kp,
+			     size_t *tp)
+{
+	uint64_t total = 0, *ppages = NULL;
+	int rc = gappy_plan(c, 0, gp, kp, tp, &total, &ppages);
+	if (!rc && total)
+		rc = squeeze(c, gp, kp, tp, total, ppages);
+	free(ppages);
+	if (!rc && total) {
+		r->data = ruma_area_base(c->impl->area[0]);
+		for (uint32_t p = 0; p < c->P; p++)
+			if (r->start[p + 1] > r->start[p])
+				r->chunks[r->nchunks++] = (ruma_part_chunk){
+					r->data + r->start[p], r->start[p + 1] - r->start[p], p };
+	}
+	return rc;
+}
+
+/* Phase 2: drop the windows, keep the data in the pool, and hand it out as
+ * the result (partition starts, then chunks). */
+static int gather_output(mctx *c, ruma_part_result *r, uint64_t *gp, uint64_t *kp, size_t *tp)
+{
+	for (int q = 0; q < 2; q++) {
+		ruma_area_destroy(c->work[q]);
+		c->work[q] = NULL;
+	}
+	free_extents(c);
+	free_unused_tails(c);
+	r->nchunks = 0;
+	r->chunks = malloc(((size_t)c->P * 2 + 1) * sizeof(*r->chunks));
+	if (!r->chunks)
+		return -ENOMEM;
+	r->start[0] = 0;
+	for (uint32_t p = 0; p < c->P; p++) {
+		size_t cnt = 0;
+		for (size_t j = 0; j < c->parts[p].nb; j++)
+			cnt += block_keys(c, &c->parts[p], j);
+		r->start[p + 1] = r->start[p] + cnt;
+	}
+	bool chunks_only = !c->o->contiguous || c->impl->phys[1];
+	int rc = chunks_only ? output_chunks(c, r, kp, tp) : output_contiguous(c, r, gp, kp, tp);
+	r->rewires = c->rewires;
+	r->bytes_copied = c->bytes_copied;
+	return rc;
+}
+
 int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			 ruma_part_result *r, part_impl *impl)
 {
@@ -928,88 +1013,17 @@ int ruma_part_mapped_run(const uint64_t *keys, size_t n, const ruma_part_options
 	gp = malloc(c.P * sizeof(*gp));
 	kp = malloc(c.P * sizeof(*kp));
 	tp = malloc(c.P * sizeof(*tp));
-	if (!c.parts || !gp || !kp || !tp) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	rc = create_pools_and_work(&c);
+	rc = !c.parts || !gp || !kp || !tp ? -ENOMEM : create_pools_and_work(&c);
 	if (!rc && o->method == RUMA_PART_MAPPED_ADAPTIVE && !o->extent_pages)
 		rc = open_first_blocks(&c);
 	if (!rc) {
 		ruma_part_phase_end(impl, RUMA_PART_PHASE_ALLOC);
 		rc = o->swwc ? scatter_swwc(&c, keys) : scatter_plain(&c, keys);
 	}
-	if (rc)
-		goto out;
-	ruma_part_phase_end(impl, RUMA_PART_PHASE_PASS);
-	/* phase 2: drop the windows, keep the data in the pool */
-	for (int q = 0; q < 2; q++) {
-		ruma_area_destroy(c.work[q]);
-		c.work[q] = NULL;
+	if (!rc) {
+		ruma_part_phase_end(impl, RUMA_PART_PHASE_PASS);
+		rc = gather_output(&c, r, gp, kp, tp);
 	}
-	free_extents(&c);
-	free_unused_tails(&c);
-	bool chunks_only = !o->contiguous || impl->phys[1];
-	r->nchunks = 0;
-	r->chunks = malloc(((size_t)c.P * 2 + 1) * sizeof(*r->chunks));
-	if (!r->chunks) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	r->start[0] = 0;
-	for (uint32_t p = 0; p < c.P; p++) {
-		size_t cnt = 0;
-		for (size_t j = 0; j < c.parts[p].nb; j++)
-			cnt += block_keys(&c, &c.parts[p], j);
-		r->start[p + 1] = r->start[p] + cnt;
-	}
-	if (chunks_only) {
-		/* every pool's gappy area is the result; chunk = (partition, pool) */
-		uint64_t *gq[2] = { NULL, NULL }, total;
-		for (int q = 0; q < 2 && !rc; q++) {
-			uint64_t *ppages = NULL;
-			if (!impl->phys[q])
-				continue;
-			gq[q] = malloc(c.P * sizeof(uint64_t));
-			if (!gq[q]) {
-				rc = -ENOMEM;
-				break;
-			}
-			rc = gappy_plan(&c, q, gq[q], kp, tp, &total, &ppages);
-			if (!rc && total)
-				rc = wire_output(&c, q, ppages, NULL, total);
-			free(ppages);
-		}
-		for (uint32_t p = 0; p < c.P && !rc; p++)
-			for (int q = 0; q < 2; q++) {
-				size_t cnt = 0;
-				mpart *mp = &c.parts[p];
-				for (size_t j = 0; j < mp->nb; j++)
-					if (mp->b[j].pool == q)
-						cnt += block_keys(&c, mp, j);
-				if (cnt)
-					r->chunks[r->nchunks++] = (ruma_part_chunk){
-						ruma_area_addr(impl->area[q], gq[q][p]), cnt, p };
-			}
-		free(gq[0]);
-		free(gq[1]);
-	} else {
-		uint64_t total = 0, *ppages = NULL;
-		rc = gappy_plan(&c, 0, gp, kp, tp, &total, &ppages);
-		if (!rc && total)
-			rc = squeeze(&c, gp, kp, tp, total, ppages);
-		free(ppages);
-		if (!rc && total) {
-			r->data = ruma_area_base(impl->area[0]);
-			for (uint32_t p = 0; p < c.P; p++)
-				if (r->start[p + 1] > r->start[p])
-					r->chunks[r->nchunks++] = (ruma_part_chunk){
-						r->data + r->start[p], r->start[p + 1] - r->start[p], p };
-		}
-	}
-	r->rewires = c.rewires;
-	r->bytes_copied = c.bytes_copied;
-out:
 	for (int q = 0; q < 2; q++)
 		ruma_area_destroy(c.work[q]);
 	if (c.parts)
