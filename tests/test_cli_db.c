@@ -147,8 +147,47 @@ static int t_dump_load(void)
 	return TEST_PASS;
 }
 
+/* drop: the table goes with its pages; errors exit 1, usage 2. */
+static int t_drop(void)
+{
+	CHECK(!setup());
+	char *out = NULL;
+	CHECK_EQ(db(NULL, "drop", store, "t", NULL), 1); /* no store */
+	char v[801];
+	memset(v, 'v', sizeof(v) - 1);
+	v[sizeof(v) - 1] = '\0';
+	for (int i = 0; i < 40; i++) { /* "a" spans several pages */
+		char k[16];
+		snprintf(k, sizeof(k), "k%04d", i);
+		CHECK_EQ(db(NULL, "put", store, i % 8 ? "a" : "b", k, v, "--create", NULL), 0);
+	}
+	CHECK_EQ(db(NULL, "drop", store, "a", NULL), 0);
+	CHECK_EQ(db(NULL, "drop", store, "a", NULL), 1); /* gone */
+	CHECK_EQ(db(NULL, "get", store, "a", "k0001", NULL), 1);
+	CHECK_EQ(db(&out, "stat", store, NULL), 0);
+	CHECK(out && strstr(out, "1 tables") && !strstr(out, "\na "));
+	free(out);
+	CHECK_EQ(db(&out, "get", store, "b", "k0000", NULL), 0);
+	free(out);
+	CHECK_EQ(db(NULL, "check", store, NULL), 0); /* no page leaked */
+	CHECK_EQ(db(NULL, "drop", store, NULL), 2);
+	CHECK_EQ(db(NULL, "drop", store, "b", "c", NULL), 2);
+	/* a store in use */
+	ruma_db *d;
+	CHECK_OK(ruma_db_open(store, NULL, &d));
+	CHECK_EQ(db(NULL, "drop", store, "b", NULL), 1);
+	CHECK_OK(ruma_db_close(d));
+	CHECK_EQ(db(NULL, "drop", store, "b", NULL), 0);
+	CHECK_EQ(db(&out, "stat", store, NULL), 0);
+	CHECK(out && strstr(out, "0 tables"));
+	free(out);
+	teardown();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "commands", t_commands },
+	{ "drop", t_drop },
 	{ "dump_load", t_dump_load },
 };
 

@@ -1,6 +1,7 @@
 /*
  * cmd_db.c — `ruma db <sub> STORE ...`: a store of include/ruma/db.h from
- * the shell: stat, get, put, del, scan, check, dump and load.
+ * the shell: stat, get, put, del, drop, scan, check, copy, dump
+ * and load.
  *
  * Keys and values on the command line are text with C-style escapes
  * (\\ and \xNN) or, with --hex, hex digits; scan prints the same escapes.
@@ -32,7 +33,8 @@
 int ruma_cmd_db(int argc, char **argv);
 extern const char ruma_cmd_db_summary[];
 const char ruma_cmd_db_summary[] =
-	"a key/value store (db.h) from the shell: stat, get, put, del, scan, check, dump, load";
+	"a key/value store (db.h) from the shell: stat, get/put/del, drop, scan, check, copy, "
+	"dump, load";
 
 #define LOAD_BATCH 1000u
 
@@ -372,6 +374,18 @@ static int sub_scan(const db_cli *o, const char **pos, int npos)
 	return finish(db, x, rc && rc != RUMA_ENOTFOUND ? fail("scan", rc) : 0);
 }
 
+static int sub_drop(const db_cli *o, const char **pos, int npos)
+{
+	(void)npos;
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	if (open_txn(pos[0], o, OPEN_WRITE, pos[1], &db, &x, &t))
+		return 1;
+	int rc = ruma_db_table_drop(x, t);
+	return finish(db, x, rc ? fail("drop", rc) : 0);
+}
+
 static int sub_check(const db_cli *o, const char **pos, int npos)
 {
 	(void)npos;
@@ -590,6 +604,7 @@ static const db_sub subs[] = {
 	SUB(put, opt_put, 4, 4,
 	    "put STORE TABLE KEY VALUE [--hex] [--no-overwrite] [--create]"),
 	SUB(del, opt_key, 3, 3, "del STORE TABLE KEY [--hex]"),
+	SUB(drop, opt_plain, 2, 2, "drop STORE TABLE           remove the table and free its pages"),
 	SUB(scan, opt_scan, 2, 2,
 	    "scan STORE TABLE [--from K] [--to K] [--limit N] [--reverse] [--hex]\n"
 	    "                             key<TAB>value lines; [--from, --to)"),
