@@ -386,6 +386,21 @@ static int sub_drop(const db_cli *o, const char **pos, int npos)
 	return finish(db, x, rc ? fail("drop", rc) : 0);
 }
 
+static int sub_copy(const db_cli *o, const char **pos, int npos)
+{
+	(void)npos;
+	ruma_db *db;
+	if (open_store(pos[0], o, OPEN_WRITE, &db))
+		return 1;
+	int rc = ruma_db_copy(db, pos[1], 0);
+	int crc = ruma_db_close(db);
+	if (rc)
+		return fail("copy", rc);
+	if (crc)
+		return fail("close", crc);
+	return 0;
+}
+
 static int sub_check(const db_cli *o, const char **pos, int npos)
 {
 	(void)npos;
@@ -609,6 +624,7 @@ static const db_sub subs[] = {
 	    "scan STORE TABLE [--from K] [--to K] [--limit N] [--reverse] [--hex]\n"
 	    "                             key<TAB>value lines; [--from, --to)"),
 	SUB(check, opt_plain, 1, 1, "check STORE                tables and pages (none leaked); exit 1 if damaged"),
+	SUB(copy, opt_plain, 2, 2, "copy STORE DEST            a consistent copy (DEST and DEST.wal must not exist)"),
 	SUB(dump, opt_plain, 1, 64, "dump STORE [TABLE...]      the text dump on stdout"),
 	SUB(load, opt_load, 1, 1, "load STORE [--no-overwrite] a dump from stdin (store created if missing)"),
 };
