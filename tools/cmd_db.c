@@ -147,13 +147,31 @@ static int parse_arg(const db_cli *o, const char *what, const char *s, unsigned 
 	return rc;
 }
 
+/* Hex digits of v in one write (dumps print every key and value so). */
+static void print_hex(const ruma_val *v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char buf[2 * RUMA_DB_MAX_VALUE];
+	const unsigned char *p = v->data;
+	for (size_t done = 0, n; done < v->len; done += n, p += n) {
+		n = RUMA_MIN(v->len - done, sizeof(buf) / 2);
+		for (size_t i = 0; i < n; i++) {
+			buf[2 * i] = digits[p[i] >> 4];
+			buf[2 * i + 1] = digits[p[i] & 15];
+		}
+		fwrite(buf, 1, 2 * n, stdout);
+	}
+}
+
 static void print_bytes(const ruma_val *v, bool hex)
 {
 	const unsigned char *p = v->data;
+	if (hex) {
+		print_hex(v);
+		return;
+	}
 	for (size_t i = 0; i < v->len; i++) {
-		if (hex)
-			printf("%02x", p[i]);
-		else if (p[i] == '\\')
+		if (p[i] == '\\')
 			fputs("\\\\", stdout);
 		else if (p[i] >= 0x20 && p[i] < 0x7f)
 			putchar(p[i]);
