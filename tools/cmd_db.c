@@ -653,7 +653,9 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < RUMA_ARRAY_SIZE(subs); i++)
 		fprintf(f, "  %s\n", subs[i].usage);
 	fprintf(f, "Keys and values: text with \\\\ and \\xNN escapes, or hex digits with --hex.\n"
-		   "stat, get, scan, check and dump open the store read-only.  --pool: the buffer\n"
+		   "stat, get, scan, check and dump open the store read-only.  copy takes the\n"
+		   "store's lock like every sub-command: a program that has the store open copies\n"
+		   "it while it writes with ruma_db_copy (db.h).  --pool: the buffer\n"
 		   "pool (default 64M).  Exit: 0 ok, 1 failure (missing key, damaged store, store\n"
 		   "in use, bad dump), 2 bad usage.\n");
 }
