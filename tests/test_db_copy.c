@@ -140,14 +140,14 @@ static int count_prefix(ruma_db_txn *x, ruma_db_table *t, uint64_t *n)
 
 /* Open the copy read-only (no recovery may be needed), check it, and
  * count its prefix of transactions. */
-static int check_copy(uint64_t *n)
+static int check_copy(const char *path, uint64_t *n)
 {
 	ruma_db_options o;
 	ruma_db_options_default(&o);
 	o.flags = RUMA_DB_READONLY;
 	o.pool_bytes = 16u << 20;
 	ruma_db *d;
-	int rc = ruma_db_open(dest, &o, &d);
+	int rc = ruma_db_open(path, &o, &d);
 	if (rc)
 		return rc;
 	ruma_bm_recovery r;
@@ -178,12 +178,24 @@ static int check_copy(uint64_t *n)
 	return rc ? rc : crc;
 }
 
+#define LIVE_COPIES 3
+
+/* Stop the writer; its error. */
+static int writer_stop(writer *w, pthread_t th)
+{
+	__atomic_store_n(&w->stop, true, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	return w->err;
+}
+
 static int t_live(void)
 {
 	CHECK(!setup());
 	ruma_db_options o;
 	ruma_db_options_default(&o);
 	o.pool_bytes = 1u << 20; /* the store grows past 4 MB: eviction writes all along */
+	o.checkpoint_bytes = 256u << 10; /* automatic checkpoints meet the copies */
+	o.checkpoint_ms = 1;
 	writer w = { 0 };
 	CHECK_OK(ruma_db_open(store, &o, &w.db));
 	ruma_db_txn *x;
@@ -193,21 +205,27 @@ static int t_live(void)
 	CHECK_OK(ruma_db_commit(x));
 	pthread_t th;
 	CHECK_EQ(pthread_create(&th, NULL, writer_main, &w), 0);
-	while (__atomic_load_n(&w.committed, __ATOMIC_ACQUIRE) < 3000 && !w.err)
-		usleep(5000);
-	uint64_t before = __atomic_load_n(&w.committed, __ATOMIC_ACQUIRE);
-	int rc = ruma_db_copy(w.db, dest, 0);
-	uint64_t after = __atomic_load_n(&w.committed, __ATOMIC_ACQUIRE);
-	__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
-	pthread_join(th, NULL);
+	uint64_t before[LIVE_COPIES], after[LIVE_COPIES];
+	char path[LIVE_COPIES][200];
+	int rc = 0;
+	for (int i = 0; i < LIVE_COPIES && !rc; i++) {
+		while (__atomic_load_n(&w.committed, __ATOMIC_ACQUIRE) < 1500u * (i + 1u) && !w.err)
+			usleep(5000);
+		snprintf(path[i], sizeof(path[i]), "%s%d", dest, i);
+		before[i] = __atomic_load_n(&w.committed, __ATOMIC_ACQUIRE);
+		rc = ruma_db_copy(w.db, path[i], 0);
+		after[i] = __atomic_load_n(&w.committed, __ATOMIC_ACQUIRE);
+	}
+	CHECK_OK(writer_stop(&w, th));
 	CHECK_OK(rc);
-	CHECK_OK(w.err);
 	CHECK_OK(ruma_db_close(w.db));
-	uint64_t n = 0;
-	CHECK_OK(check_copy(&n));
-	fprintf(stderr, "    committed %" PRIu64 " before the copy, %" PRIu64
-		" after it; the copy holds %" PRIu64 "\n", before, after, n);
-	CHECK(n >= before && n <= after);
+	for (int i = 0; i < LIVE_COPIES; i++) {
+		uint64_t n = 0;
+		CHECK_OK(check_copy(path[i], &n));
+		fprintf(stderr, "    copy %d: committed %" PRIu64 " before it, %" PRIu64
+			" after it; it holds %" PRIu64 "\n", i, before[i], after[i], n);
+		CHECK(n >= before[i] && n <= after[i]);
+	}
 	teardown();
 	return TEST_PASS;
 }
@@ -241,7 +259,7 @@ static int t_misuse(void)
 	CHECK_EQ(ruma_db_copy(d, dir, 0), -ENOTSUP);
 	CHECK_OK(ruma_db_close(d));
 	uint64_t n;
-	CHECK_EQ(check_copy(&n), RUMA_ENOTFOUND); /* no table "a" in the empty copy */
+	CHECK_EQ(check_copy(dest, &n), RUMA_ENOTFOUND); /* no table "a" in the empty copy */
 	teardown();
 	return TEST_PASS;
 }
