@@ -1,8 +1,8 @@
 /*
- * test_cli_db.c — `ruma db`: sub-commands (drop and copy too), exit statuses,
- * dump/load round trips that are byte-identical (ten tables), and bad inputs (a truncated dump, a
- * dump of another format, a file that is not a store, a store in use, a
- * missing key, bad options).
+ * test_cli_db.c — `ruma db`: sub-commands (drop and copy too), exit
+ * statuses, dump/load round trips that are byte-identical (ten tables),
+ * and bad inputs (a truncated dump, a dump of another format, a file that
+ * is not a store, a store in use, a missing key, bad options).
  */
 #include "test.h"
 

@@ -286,7 +286,8 @@ RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
  * flags: 0 (none defined yet).
  *
  * Guaranteed: when it returns 0, dest is a store closed cleanly (empty log,
- * no recovery at its next open) that passes ruma_db_check and holds exactly
+ * no recovery at its next open), durable (files and directory synced), that
+ * passes ruma_db_check and holds exactly
  * the transactions committed up to one moment during the call: every
  * transaction whose commit returned before the call began (RUMA_DB_ASYNC
  * ones too), then a prefix of those committed during the call, each whole;

@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,22 @@ static int copy_finish(ruma_db *db, const char *dest)
 	return rc;
 }
 
+/* Make the copy's names durable: fsync the directory holding dest. */
+static int sync_dir(ruma_db *db, const char *dest)
+{
+	char buf[4096];
+	int fd, rc;
+	snprintf(buf, sizeof(buf), "%s", dest);
+	const char *d = dirname(buf);
+	if (!(rc = ruma_os_open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, &fd))) {
+		rc = ruma_os_fsync(fd);
+		close(fd);
+	}
+	if (rc)
+		db_report(db, "db copy: cannot sync the directory %s: %s", d, ruma_strerror(rc));
+	return rc;
+}
+
 /* Whether db can be copied while open: a log, writable. */
 static int copy_supported(ruma_db *db)
 {
@@ -273,6 +290,8 @@ int ruma_db_copy(ruma_db *db, const char *dest, unsigned flags)
 	rc = rc ? rc : r1 ? r1 : r2;
 	if (!rc)
 		rc = copy_finish(db, dest);
+	if (!rc)
+		rc = sync_dir(db, dest);
 	if (rc) {
 		file_remove(&store);
 		file_remove(&log);
