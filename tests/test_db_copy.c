@@ -264,8 +264,41 @@ static int t_misuse(void)
 	return TEST_PASS;
 }
 
+/* A transaction open across the copy (its rows in the log, perhaps on
+ * copied pages): the copy has none of them, and the rows committed before. */
+static int t_open_txn(void)
+{
+	CHECK(!setup());
+	ruma_db_options o;
+	ruma_db_options_default(&o);
+	o.pool_bytes = 1u << 20;
+	writer w = { 0 };
+	CHECK_OK(ruma_db_open(store, &o, &w.db));
+	ruma_db_txn *x;
+	CHECK_OK(ruma_db_begin(w.db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &w.a));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &w.b));
+	CHECK_OK(ruma_db_commit(x));
+	for (uint64_t i = 0; i < 500; i++)
+		CHECK_OK(write_one(&w, i));
+	CHECK_OK(ruma_db_begin(w.db, 0, &x)); /* rows 500..2499, uncommitted */
+	for (uint64_t i = 500; i < 2500; i++) {
+		CHECK_OK(put_rows(x, w.a, i, false));
+		CHECK_OK(put_rows(x, w.b, i, false));
+	}
+	CHECK_OK(ruma_db_copy(w.db, dest, 0));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(w.db));
+	uint64_t n = 0;
+	CHECK_OK(check_copy(dest, &n));
+	CHECK_EQ(n, 500);
+	teardown();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "live", t_live },
+	{ "open_txn", t_open_txn },
 	{ "misuse", t_misuse },
 };
 
