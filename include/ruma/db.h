@@ -304,7 +304,8 @@ RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
  * the automatic checkpoint waits for the copy (the log grows meanwhile),
  * and the caller must not call ruma_bm_flush on ruma_db_bm(db) during it.
  * The opening of dest takes memory for its own buffer pool (64 MiB at
- * most) and reads the log written during the copy.
+ * most) and reads the log written during the copy; its messages (its
+ * recovery's) reach the message callback only when it fails.
  *
  * dest must not exist, nor dest.wal (-EEXIST); on an error nothing is left
  * at either path.  Errors: -EINVAL (NULL, empty dest, flags), -ENOTSUP (a

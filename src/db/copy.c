@@ -212,10 +212,20 @@ static int copy_files(ruma_db *db, copy_file *store, copy_file *log)
 	return rc;
 }
 
-/* The copy's messages go to the store's callback. */
+/* The messages of finishing the copy, kept until it is known whether it
+ * worked: its recovery is the copy's normal course, not news for the
+ * user; the lines of a failure go to the store's callback. */
+#define COPY_LINES 8
+typedef struct copy_said {
+	char lines[COPY_LINES][256];
+	unsigned n;
+} copy_said;
+
 static void copy_message(void *ctx, const char *line)
 {
-	db_report(ctx, "db copy: %s", line);
+	copy_said *s = ctx;
+	snprintf(s->lines[s->n % COPY_LINES], sizeof(s->lines[0]), "%s", line);
+	s->n++;
 }
 
 /* Step 4: open the copy (recovery) and close it (clean, empty log). */
@@ -225,14 +235,18 @@ static int copy_finish(ruma_db *db, const char *dest)
 	ruma_db_options_default(&o);
 	o.flags = RUMA_DB_NOCREATE;
 	o.pool_bytes = RUMA_MIN(COPY_POOL, db->pool_bytes);
+	copy_said said = { .n = 0 };
 	o.message = copy_message;
-	o.message_ctx = db;
+	o.message_ctx = &said;
 	ruma_db *c;
 	int rc = ruma_db_open(dest, &o, &c);
 	if (!rc)
 		rc = ruma_db_close(c);
-	if (rc)
-		db_report(db, "db copy: the copy %s does not open: %s", dest, ruma_strerror(rc));
+	if (!rc)
+		return 0;
+	for (unsigned i = said.n > COPY_LINES ? said.n - COPY_LINES : 0; i < said.n; i++)
+		db_report(db, "db copy: %s", said.lines[i % COPY_LINES]);
+	db_report(db, "db copy: the copy %s does not open: %s", dest, ruma_strerror(rc));
 	return rc;
 }
 
