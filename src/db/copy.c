@@ -235,6 +235,10 @@ static int copy_finish(ruma_db *db, const char *dest)
 	ruma_db_options_default(&o);
 	o.flags = RUMA_DB_NOCREATE;
 	o.pool_bytes = RUMA_MIN(COPY_POOL, db->pool_bytes);
+	ruma_bm_config adv; /* a reservation as large as the store's */
+	ruma_bm_config_default(&adv);
+	adv.virt_bytes = db->virt_bytes;
+	o.advanced = &adv;
 	copy_said said = { .n = 0 };
 	o.message = copy_message;
 	o.message_ctx = &said;

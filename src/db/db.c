@@ -287,6 +287,7 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	ruma_bm_config c;
 	bm_config_for(path, opt, &c);
 	db->pool_bytes = c.phys_bytes;
+	db->virt_bytes = c.virt_bytes;
 	if ((rc = ruma_bm_open(&c, &db->bm))) {
 		db_free(db);
 		return rc;

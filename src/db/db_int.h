@@ -49,6 +49,7 @@ struct ruma_db_txn {
 struct ruma_db {
 	ruma_bm *bm;
 	char *path;                /* the store file (copy.c) */
+	uint64_t virt_bytes;       /* its reservation as opened (copy.c) */
 	unsigned flags;            /* ruma_db_options.flags */
 	uint64_t pool_bytes;
 	pthread_mutex_t mu;        /* tables, txn pool, active count */
