@@ -195,6 +195,10 @@ static int t_copy(void)
 	CHECK_EQ(db(NULL, "copy", store, copy, NULL), 0);
 	CHECK_EQ(db(NULL, "copy", store, copy, NULL), 1); /* exists */
 	CHECK_EQ(db(NULL, "copy", store, NULL), 2);
+	ruma_db *d; /* a store in use: its lock is taken */
+	CHECK_OK(ruma_db_open(store, NULL, &d));
+	CHECK_EQ(db(NULL, "copy", store, dump, NULL), 1);
+	CHECK_OK(ruma_db_close(d));
 	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
 	CHECK_EQ(sh("%s db dump %s > %s && %s db dump %s > %s && cmp -s %s %s", RUMA_BIN, store,
 		    dump, RUMA_BIN, copy, dump2, dump, dump2), 0);

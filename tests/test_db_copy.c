@@ -258,6 +258,12 @@ static int t_misuse(void)
 	CHECK_OK(ruma_db_open(store, &o, &d));
 	CHECK_EQ(ruma_db_copy(d, dir, 0), -ENOTSUP);
 	CHECK_OK(ruma_db_close(d));
+	char nolog[200];
+	snprintf(nolog, sizeof(nolog), "%s/n", dir);
+	o.flags = RUMA_DB_NOLOG;
+	CHECK_OK(ruma_db_open(nolog, &o, &d));
+	CHECK_EQ(ruma_db_copy(d, dir, 0), -ENOTSUP);
+	CHECK_OK(ruma_db_close(d));
 	uint64_t n;
 	CHECK_EQ(check_copy(dest, &n), RUMA_ENOTFOUND); /* no table "a" in the empty copy */
 	teardown();
