@@ -1,5 +1,5 @@
 /*
- * test_db_copy.c — ruma_db_copy, the hot backup (include/ruma/db.h): a
+ * test_db_copy_mt.c — ruma_db_copy, the hot backup (include/ruma/db.h): a
  * writer thread commits numbered transactions (each one row in two tables)
  * while the store is copied, with a pool much smaller than the store so
  * that pages are written all through the copy; the copy must open without
@@ -310,5 +310,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("db_copy", cases, TEST_N(cases), argc, argv);
+	return test_main("db_copy_mt", cases, TEST_N(cases), argc, argv);
 }
