@@ -1,8 +1,8 @@
 /*
- * test_cli_db.c — `ruma db`: sub-commands, exit statuses, a dump/load
- * round trip that is byte-identical, and bad inputs (a truncated dump, a
- * dump of another format, a file that is not a store, a store in use, a
- * missing key, bad options).
+ * test_cli_db.c — `ruma db`: sub-commands (drop and copy too), exit
+ * statuses, dump/load round trips that are byte-identical (ten tables),
+ * and bad inputs (a truncated dump, a dump of another format, a file that
+ * is not a store, a store in use, a missing key, bad options).
  */
 #include "test.h"
 
@@ -147,8 +147,123 @@ static int t_dump_load(void)
 	return TEST_PASS;
 }
 
+/* drop: the table goes with its pages; errors exit 1, usage 2. */
+static int t_drop(void)
+{
+	CHECK(!setup());
+	char *out = NULL;
+	CHECK_EQ(db(NULL, "drop", store, "t", NULL), 1); /* no store */
+	char v[801];
+	memset(v, 'v', sizeof(v) - 1);
+	v[sizeof(v) - 1] = '\0';
+	for (int i = 0; i < 40; i++) { /* "a" spans several pages */
+		char k[16];
+		snprintf(k, sizeof(k), "k%04d", i);
+		CHECK_EQ(db(NULL, "put", store, i % 8 ? "a" : "b", k, v, "--create", NULL), 0);
+	}
+	CHECK_EQ(db(NULL, "drop", store, "a", NULL), 0);
+	CHECK_EQ(db(NULL, "drop", store, "a", NULL), 1); /* gone */
+	CHECK_EQ(db(NULL, "get", store, "a", "k0001", NULL), 1);
+	CHECK_EQ(db(&out, "stat", store, NULL), 0);
+	CHECK(out && strstr(out, "1 tables") && !strstr(out, "\na "));
+	free(out);
+	CHECK_EQ(db(&out, "get", store, "b", "k0000", NULL), 0);
+	free(out);
+	CHECK_EQ(db(NULL, "check", store, NULL), 0); /* no page leaked */
+	CHECK_EQ(db(NULL, "drop", store, NULL), 2);
+	CHECK_EQ(db(NULL, "drop", store, "b", "c", NULL), 2);
+	/* a store in use */
+	ruma_db *d;
+	CHECK_OK(ruma_db_open(store, NULL, &d));
+	CHECK_EQ(db(NULL, "drop", store, "b", NULL), 1);
+	CHECK_OK(ruma_db_close(d));
+	CHECK_EQ(db(NULL, "drop", store, "b", NULL), 0);
+	CHECK_EQ(db(&out, "stat", store, NULL), 0);
+	CHECK(out && strstr(out, "0 tables"));
+	free(out);
+	teardown();
+	return TEST_PASS;
+}
+
+/* copy: a clean copy with the same dump; dest must not exist. */
+static int t_copy(void)
+{
+	CHECK(!setup());
+	CHECK_EQ(db(NULL, "copy", store, copy, NULL), 1); /* no store */
+	CHECK_EQ(db(NULL, "put", store, "t", "k1", "v1", "--create", NULL), 0);
+	CHECK_EQ(db(NULL, "put", store, "u", "\\x00", "", "--create", NULL), 0);
+	CHECK_EQ(db(NULL, "copy", store, copy, NULL), 0);
+	CHECK_EQ(db(NULL, "copy", store, copy, NULL), 1); /* exists */
+	CHECK_EQ(db(NULL, "copy", store, NULL), 2);
+	ruma_db *d; /* a store in use: its lock is taken */
+	CHECK_OK(ruma_db_open(store, NULL, &d));
+	CHECK_EQ(db(NULL, "copy", store, dump, NULL), 1);
+	CHECK_OK(ruma_db_close(d));
+	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
+	CHECK_EQ(sh("%s db dump %s > %s && %s db dump %s > %s && cmp -s %s %s", RUMA_BIN, store,
+		    dump, RUMA_BIN, copy, dump2, dump, dump2), 0);
+	CHECK_EQ(sh("grep -c '^table ' %s | grep -qx 2", dump), 0);
+	teardown();
+	return TEST_PASS;
+}
+
+/* Fill table i of ten: binary keys (0x00 and 0xff bytes), empty and
+ * largest values, a name with a space and an escape. */
+static int fill_table(ruma_db_txn *x, int i, uint32_t rows)
+{
+	char name[32];
+	snprintf(name, sizeof(name), i == 3 ? "t %d\\x" : "t%d", i);
+	ruma_db_table *t;
+	int rc = ruma_db_table_open(x, name, RUMA_DB_CREATE, &t);
+	static unsigned char vb[RUMA_BTREE_MAX_ENTRY];
+	for (uint32_t r = 0; !rc && r < rows; r++) {
+		unsigned char kb[6] = { (unsigned char)(r % 3 ? 0 : 0xff), (unsigned char)(r >> 16),
+					(unsigned char)(r >> 8), (unsigned char)r, 0, (unsigned char)i };
+		size_t vlen = r % 5 == 0 ? 0 : r % 97 == 1 ? sizeof(vb) - sizeof(kb) : r % 50;
+		memset(vb, (int)(r * 31 + (uint32_t)i), vlen);
+		ruma_val k = { sizeof(kb), kb }, v = { vlen, vb };
+		rc = ruma_db_put(x, t, &k, &v, 0);
+	}
+	return rc;
+}
+
+/* dump | load with ten tables round-trips exactly; a table subset too. */
+static int t_dump_load_tables(void)
+{
+	CHECK(!setup());
+	ruma_db *d;
+	ruma_db_options o;
+	ruma_db_options_default(&o);
+	o.pool_bytes = 8u << 20;
+	CHECK_OK(ruma_db_open(store, &o, &d));
+	for (int i = 0; i < 10; i++) {
+		ruma_db_txn *x;
+		CHECK_OK(ruma_db_begin(d, RUMA_DB_ASYNC, &x));
+		CHECK_OK(fill_table(x, i, 1000u + 700u * (unsigned)i));
+		CHECK_OK(ruma_db_commit(x));
+	}
+	CHECK_OK(ruma_db_close(d));
+	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, store, dump), 0);
+	CHECK_EQ(sh("grep -c '^table ' %s | grep -qx 10", dump), 0);
+	CHECK_EQ(sh("grep -Fxc 'table t 3\\\\x' %s | grep -qx 1", dump), 0);
+	CHECK_EQ(sh("%s db load %s < %s 2>/dev/null", RUMA_BIN, copy, dump), 0);
+	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, copy, dump2), 0);
+	CHECK_EQ(sh("cmp -s %s %s", dump, dump2), 0);
+	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
+	/* two of the tables, named, in the order given */
+	CHECK_EQ(sh("%s db dump %s t7 't 3\\x' > %s", RUMA_BIN, copy, dump2), 0);
+	CHECK_EQ(sh("grep '^table ' %s | tr '\\n' , | grep -Fqx 'table t7,table t 3\\\\x,'",
+		    dump2), 0);
+	CHECK_EQ(sh("grep -qx 'end 5900' %s", dump2), 0);
+	teardown();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "commands", t_commands },
+	{ "drop", t_drop },
+	{ "copy", t_copy },
+	{ "dump_load_tables", t_dump_load_tables },
 	{ "dump_load", t_dump_load },
 };
 

@@ -1,6 +1,7 @@
 /*
  * cmd_db.c — `ruma db <sub> STORE ...`: a store of include/ruma/db.h from
- * the shell: stat, get, put, del, scan, check, dump and load.
+ * the shell: stat, get, put, del, drop, scan, check, copy, dump
+ * and load.
  *
  * Keys and values on the command line are text with C-style escapes
  * (\\ and \xNN) or, with --hex, hex digits; scan prints the same escapes.
@@ -32,7 +33,8 @@
 int ruma_cmd_db(int argc, char **argv);
 extern const char ruma_cmd_db_summary[];
 const char ruma_cmd_db_summary[] =
-	"a key/value store (db.h) from the shell: stat, get, put, del, scan, check, dump, load";
+	"a db.h key/value store from the shell: stat, get/put/del, drop, scan, check, copy, "
+	"dump, load";
 
 #define LOAD_BATCH 1000u
 
@@ -145,13 +147,31 @@ static int parse_arg(const db_cli *o, const char *what, const char *s, unsigned 
 	return rc;
 }
 
+/* Hex digits of v in one write (dumps print every key and value so). */
+static void print_hex(const ruma_val *v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char buf[2 * RUMA_DB_MAX_VALUE];
+	const unsigned char *p = v->data;
+	for (size_t done = 0, n; done < v->len; done += n, p += n) {
+		n = RUMA_MIN(v->len - done, sizeof(buf) / 2);
+		for (size_t i = 0; i < n; i++) {
+			buf[2 * i] = digits[p[i] >> 4];
+			buf[2 * i + 1] = digits[p[i] & 15];
+		}
+		fwrite(buf, 1, 2 * n, stdout);
+	}
+}
+
 static void print_bytes(const ruma_val *v, bool hex)
 {
 	const unsigned char *p = v->data;
+	if (hex) {
+		print_hex(v);
+		return;
+	}
 	for (size_t i = 0; i < v->len; i++) {
-		if (hex)
-			printf("%02x", p[i]);
-		else if (p[i] == '\\')
+		if (p[i] == '\\')
 			fputs("\\\\", stdout);
 		else if (p[i] >= 0x20 && p[i] < 0x7f)
 			putchar(p[i]);
@@ -372,6 +392,33 @@ static int sub_scan(const db_cli *o, const char **pos, int npos)
 	return finish(db, x, rc && rc != RUMA_ENOTFOUND ? fail("scan", rc) : 0);
 }
 
+static int sub_drop(const db_cli *o, const char **pos, int npos)
+{
+	(void)npos;
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	if (open_txn(pos[0], o, OPEN_WRITE, pos[1], &db, &x, &t))
+		return 1;
+	int rc = ruma_db_table_drop(x, t);
+	return finish(db, x, rc ? fail("drop", rc) : 0);
+}
+
+static int sub_copy(const db_cli *o, const char **pos, int npos)
+{
+	(void)npos;
+	ruma_db *db;
+	if (open_store(pos[0], o, OPEN_WRITE, &db))
+		return 1;
+	int rc = ruma_db_copy(db, pos[1], 0);
+	int crc = ruma_db_close(db);
+	if (rc)
+		return fail("copy", rc);
+	if (crc)
+		return fail("close", crc);
+	return 0;
+}
+
 static int sub_check(const db_cli *o, const char **pos, int npos)
 {
 	(void)npos;
@@ -590,10 +637,12 @@ static const db_sub subs[] = {
 	SUB(put, opt_put, 4, 4,
 	    "put STORE TABLE KEY VALUE [--hex] [--no-overwrite] [--create]"),
 	SUB(del, opt_key, 3, 3, "del STORE TABLE KEY [--hex]"),
+	SUB(drop, opt_plain, 2, 2, "drop STORE TABLE           remove the table and free its pages"),
 	SUB(scan, opt_scan, 2, 2,
 	    "scan STORE TABLE [--from K] [--to K] [--limit N] [--reverse] [--hex]\n"
 	    "                             key<TAB>value lines; [--from, --to)"),
 	SUB(check, opt_plain, 1, 1, "check STORE                tables and pages (none leaked); exit 1 if damaged"),
+	SUB(copy, opt_plain, 2, 2, "copy STORE DEST            a consistent copy (DEST and DEST.wal must not exist)"),
 	SUB(dump, opt_plain, 1, 64, "dump STORE [TABLE...]      the text dump on stdout"),
 	SUB(load, opt_load, 1, 1, "load STORE [--no-overwrite] a dump from stdin (store created if missing)"),
 };
@@ -604,7 +653,9 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < RUMA_ARRAY_SIZE(subs); i++)
 		fprintf(f, "  %s\n", subs[i].usage);
 	fprintf(f, "Keys and values: text with \\\\ and \\xNN escapes, or hex digits with --hex.\n"
-		   "stat, get, scan, check and dump open the store read-only.  --pool: the buffer\n"
+		   "stat, get, scan, check and dump open the store read-only.  copy takes the\n"
+		   "store's lock like every sub-command: a program that has the store open copies\n"
+		   "it while it writes with ruma_db_copy (db.h).  --pool: the buffer\n"
 		   "pool (default 64M).  Exit: 0 ok, 1 failure (missing key, damaged store, store\n"
 		   "in use, bad dump), 2 bad usage.\n");
 }

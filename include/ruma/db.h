@@ -289,6 +289,45 @@ RUMA_API int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val)
  * del) gives RUMA_ENOTFOUND until then. */
 RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
 
+/* ---- hot backup ------------------------------------------------------------------ */
+
+/*
+ * ruma_db_copy — a consistent copy of the open store db at dest (and its
+ * log dest.wal), made while other threads go on reading, writing and
+ * committing (a hot backup, as LMDB's mdb_copy or a RocksDB checkpoint).
+ * flags: 0 (none defined yet).
+ *
+ * Guaranteed: when it returns 0, dest is a store closed cleanly (empty log,
+ * no recovery at its next open), durable (files and directory synced), that
+ * passes ruma_db_check and holds exactly
+ * the transactions committed up to one moment during the call: every
+ * transaction whose commit returned before the call began (RUMA_DB_ASYNC
+ * ones too), then a prefix of those committed during the call, each whole;
+ * nothing of a transaction not committed by then.  Tables dropped during
+ * the call are whole or gone.
+ *
+ * How: a checkpoint, then the store file copied page by page while writers
+ * go on (a page may be copied torn or newer than the checkpoint), then the
+ * log from the checkpoint's undo start to its durable end (forced past the
+ * last page copied: the log is durable up to every page's LSN before the
+ * page is written), then dest opened once, which redoes the copied log over
+ * the copied pages (full page images repair torn ones) and undoes the
+ * transactions not committed in it, and closed.  Writers are not stopped;
+ * the automatic checkpoint waits for the copy (the log grows meanwhile),
+ * and the caller must not call ruma_bm_flush on ruma_db_bm(db) during it.
+ * The opening of dest takes memory for its own buffer pool (64 MiB at
+ * most) and reads the log written during the copy; its messages (its
+ * recovery's) reach the message callback only when it fails.
+ *
+ * dest must not exist, nor dest.wal (-EEXIST); on an error nothing is left
+ * at either path.  Errors: -EINVAL (NULL, empty dest, flags), -ENOTSUP (a
+ * store without a log, RUMA_DB_NOLOG, or opened RUMA_DB_READONLY: copy its
+ * file while no one has it open), -EEXIST, the checkpoint's, I/O errors, and
+ * those of opening the copy.  Threads: any thread, with db open until it
+ * returns; concurrent copies of one store run one after the other.
+ */
+RUMA_API int ruma_db_copy(ruma_db *db, const char *dest, unsigned flags);
+
 /* ---- statistics and checking ----------------------------------------------- */
 
 typedef struct ruma_db_table_stats {

@@ -69,8 +69,11 @@ static void ckpt_maybe(ruma_db *db, uint64_t *last_ns, bool *failed)
 	bool due = *failed ? waited : grown >= db->ckpt_bytes || (grown && waited);
 	if (!due)
 		return;
+	if (pthread_mutex_trylock(&db->ckpt_run))
+		return; /* ruma_db_copy runs: checkpoint after it */
 	*last_ns = now;
 	int rc = ruma_bm_flush(db->bm);
+	pthread_mutex_unlock(&db->ckpt_run);
 	*failed = rc != 0;
 	if (rc) {
 		db_report(db, "db: automatic checkpoint failed: %s", ruma_strerror(rc));
@@ -246,7 +249,9 @@ static void db_free(ruma_db *db)
 		free(x);
 	}
 	ruma_btree_release(db->registry);
+	free(db->path);
 	pthread_mutex_destroy(&db->mu);
+	pthread_mutex_destroy(&db->ckpt_run);
 	pthread_mutex_destroy(&db->ckpt_mu);
 	pthread_cond_destroy(&db->ckpt_cond);
 	free(db);
@@ -270,13 +275,19 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 		return -ENOMEM;
 	pthread_mutex_init(&db->mu, NULL);
 	pthread_mutex_init(&db->ckpt_mu, NULL);
+	pthread_mutex_init(&db->ckpt_run, NULL);
 	pthread_cond_init(&db->ckpt_cond, NULL);
 	db->flags = opt->flags;
+	if (!(db->path = strdup(path))) {
+		db_free(db);
+		return -ENOMEM;
+	}
 	db->ckpt_bytes = opt->checkpoint_bytes ? opt->checkpoint_bytes : RUMA_DB_CHECKPOINT_BYTES;
 	db->ckpt_ns = (opt->checkpoint_ms ? opt->checkpoint_ms : RUMA_DB_CHECKPOINT_MS) * 1000000ull;
 	ruma_bm_config c;
 	bm_config_for(path, opt, &c);
 	db->pool_bytes = c.phys_bytes;
+	db->virt_bytes = c.virt_bytes;
 	if ((rc = ruma_bm_open(&c, &db->bm))) {
 		db_free(db);
 		return rc;

@@ -48,6 +48,8 @@ struct ruma_db_txn {
 
 struct ruma_db {
 	ruma_bm *bm;
+	char *path;                /* the store file (copy.c) */
+	uint64_t virt_bytes;       /* its reservation as opened (copy.c) */
 	unsigned flags;            /* ruma_db_options.flags */
 	uint64_t pool_bytes;
 	pthread_mutex_t mu;        /* tables, txn pool, active count */
@@ -66,6 +68,9 @@ struct ruma_db {
 	uint64_t ckpt_ns;
 	uint64_t ckpt_lsn;         /* log end at the last checkpoint */
 	uint64_t checkpoints;
+	/* held by each checkpoint of the thread and by ruma_db_copy for its
+	 * whole copy, which needs page 0 to name its own checkpoint */
+	pthread_mutex_t ckpt_run;
 	bool full_said;            /* the store-full message was given */
 };
 
