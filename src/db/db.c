@@ -233,6 +233,9 @@ static int drop_resume(ruma_db *db)
 	return rc == RUMA_ENOTFOUND ? 0 : rc;
 }
 
+/* Numbers the opens of stores (ruma_db.instance; 0 is none). */
+static _Atomic uint64_t db_instances;
+
 static void db_free(ruma_db *db)
 {
 	for (ruma_db_table *t = db->tables, *n; t; t = n) {
@@ -244,8 +247,8 @@ static void db_free(ruma_db *db)
 		n = t->next;
 		free(t);
 	}
-	for (ruma_db_txn *x = db->free_txns, *n; x; x = n) {
-		n = x->next_free;
+	for (ruma_db_txn *x = db->all_txns, *n; x; x = n) {
+		n = x->next_all;
 		free(x);
 	}
 	ruma_btree_release(db->registry);
@@ -273,6 +276,7 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	ruma_db *db = calloc(1, sizeof(*db));
 	if (!db)
 		return -ENOMEM;
+	db->instance = atomic_fetch_add(&db_instances, 1) + 1;
 	pthread_mutex_init(&db->mu, NULL);
 	pthread_mutex_init(&db->ckpt_mu, NULL);
 	pthread_mutex_init(&db->ckpt_run, NULL);
@@ -313,9 +317,7 @@ int ruma_db_close(ruma_db *db)
 {
 	if (!db)
 		return 0;
-	pthread_mutex_lock(&db->mu);
-	size_t active = db->active;
-	pthread_mutex_unlock(&db->mu);
+	size_t active = atomic_load(&db->active);
 	if (active) {
 		db_report(db, "db: close with %zu transaction(s) not ended", active);
 		return -EBUSY;
@@ -344,33 +346,65 @@ int db_txn_usable(const ruma_db_txn *txn)
 	return 0;
 }
 
+/*
+ * Transaction objects: each thread keeps the one it ended last for its next
+ * begin on the same store (a transaction per operation then takes no lock
+ * here); the rest wait in the store's free list.  Every object is also on
+ * the store's all_txns list, which close frees, so a spare of a closed store
+ * is never touched again: its instance number no longer matches any open.
+ */
+static _Thread_local struct {
+	uint64_t instance;
+	ruma_db_txn *txn;
+} spare_txn;
+
 static ruma_db_txn *txn_take(ruma_db *db)
 {
+	ruma_db_txn *x = spare_txn.txn;
+	if (x && spare_txn.instance == db->instance) {
+		spare_txn.txn = NULL;
+		return x;
+	}
 	pthread_mutex_lock(&db->mu);
-	ruma_db_txn *x = db->free_txns;
+	x = db->free_txns;
 	if (x)
 		db->free_txns = x->next_free;
 	pthread_mutex_unlock(&db->mu);
-	if (!x) {
-		x = calloc(1, sizeof(*x));
-		if (x)
-			x->db = db;
-	}
+	if (x)
+		return x;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->db = db;
+	pthread_mutex_lock(&db->mu);
+	x->next_all = db->all_txns;
+	db->all_txns = x;
+	pthread_mutex_unlock(&db->mu);
 	return x;
+}
+
+static void txn_put(ruma_db_txn *txn)
+{
+	ruma_db *db = txn->db;
+	if (!spare_txn.txn || spare_txn.instance != db->instance) {
+		spare_txn.txn = txn; /* another store's spare stays on its all list */
+		spare_txn.instance = db->instance;
+		return;
+	}
+	pthread_mutex_lock(&db->mu);
+	txn->next_free = db->free_txns;
+	db->free_txns = txn;
+	pthread_mutex_unlock(&db->mu);
 }
 
 /* End txn: back to the pool, its cursors and stale pointers see !live. */
 static void txn_end(ruma_db_txn *txn)
 {
-	ruma_db *db = txn->db;
 	txn->live = false;
 	txn->x = NULL;
 	txn->gen++;
-	pthread_mutex_lock(&db->mu);
-	txn->next_free = db->free_txns;
-	db->free_txns = txn;
-	db->active--;
-	pthread_mutex_unlock(&db->mu);
+	atomic_fetch_sub(&txn->db->active, 1);
+	txn_put(txn);
 }
 
 int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
@@ -386,16 +420,11 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		      ((flags & RUMA_DB_RDONLY) ? RUMA_TXN_RDONLY :
 		       (flags & RUMA_DB_SNAPSHOT) ? RUMA_TXN_SNAPSHOT : 0);
 	int rc = ruma_txn_begin(db->bm, xf, &txn->x);
-	pthread_mutex_lock(&db->mu);
 	if (rc) {
-		txn->next_free = db->free_txns;
-		db->free_txns = txn;
-	} else {
-		db->active++;
-	}
-	pthread_mutex_unlock(&db->mu);
-	if (rc)
+		txn_put(txn);
 		return rc;
+	}
+	atomic_fetch_add(&db->active, 1);
 	txn->flags = flags;
 	txn->writes = 0;
 	txn->drops = NULL;
@@ -582,7 +611,7 @@ int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
 	char mark[DB_REGISTRY_KEY_MAX + 1];
 	int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, t->name);
 	pthread_mutex_lock(&db->mu);
-	if (db->active > 1) {
+	if (atomic_load(&db->active) > 1) {
 		db_report(db, "db: dropping table %s needs the only open transaction of the store",
 			  t->name);
 		rc = -EBUSY;

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* The store's own table of table names (keys: names; values: empty). */
 #define DB_REGISTRY "ruma:tables"
@@ -43,6 +44,7 @@ struct ruma_db_txn {
 	uint64_t writes;           /* puts and dels so far: cursors refill on change */
 	struct ruma_db_table *drops; /* tables it drops at commit */
 	struct ruma_db_txn *next_free;
+	struct ruma_db_txn *next_all; /* every object of the store, freed at close */
 	unsigned char buf[RUMA_DB_MAX_VALUE]; /* ruma_db_get's value */
 };
 
@@ -52,12 +54,14 @@ struct ruma_db {
 	uint64_t virt_bytes;       /* its reservation as opened (copy.c) */
 	unsigned flags;            /* ruma_db_options.flags */
 	uint64_t pool_bytes;
-	pthread_mutex_t mu;        /* tables, txn pool, active count */
+	uint64_t instance;         /* unique per open: a thread's spare transaction names it */
+	pthread_mutex_t mu;        /* tables, txn pool */
 	ruma_db_table *tables;
 	ruma_db_table *dropped;    /* handles of dropped tables, freed at close */
 	ruma_btree *registry;      /* NULL: none yet (a read-only open of a new store) */
 	ruma_db_txn *free_txns;
-	size_t active;             /* transactions begun and not ended */
+	ruma_db_txn *all_txns;
+	_Atomic size_t active;     /* transactions begun and not ended */
 	/* automatic checkpoints */
 	pthread_t ckpt_thread;
 	bool ckpt_running;
