@@ -33,8 +33,7 @@
 int ruma_cmd_db(int argc, char **argv);
 extern const char ruma_cmd_db_summary[];
 const char ruma_cmd_db_summary[] =
-	"a db.h key/value store from the shell: stat, get/put/del, drop, scan, check, copy, "
-	"dump, load";
+	"the db.h store from the shell: stat, get/put/del, drop, scan, check, copy, dump, load";
 
 #define LOAD_BATCH 1000u
 

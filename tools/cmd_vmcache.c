@@ -24,7 +24,7 @@
 #include <string.h>
 
 const char ruma_cmd_vmcache_summary[] =
-	"vmcache buffer manager + B-tree benchmark (rndread, scan, scandesc, tpcc), vmcache's env vars";
+	"vmcache buffer manager + B-tree benchmark: rndread, scan, scandesc, tpcc (its env vars)";
 
 static void usage(FILE *f)
 {
