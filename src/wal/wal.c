@@ -489,6 +489,23 @@ static int zero_sector(ruma_wal_iter *it, uint64_t from, uint64_t to, bool *zero
 	return 0;
 }
 
+/* Was nothing ever written at lsn: its CRC and length words zero?  A record
+ * that reached the file has a length of at least its header, so a flipped
+ * bit cannot leave these zero.  A flush round rewrites the block that holds
+ * its start; torn, that block's old sectors come back, and those hold zeros
+ * after the old end, but share their first bytes with records before it:
+ * no whole zero sector need lie between the failing record and the valid
+ * ones after it. */
+static int never_written(ruma_wal_iter *it, uint64_t lsn, bool *unwritten)
+{
+	static const char zeros[8];
+	const char *p;
+	int r = window_get(it, lsn, sizeof(zeros), &p);
+	if (!r)
+		*unwritten = p && !memcmp(p, zeros, sizeof(zeros));
+	return r;
+}
+
 /* Does a header fit a record at lsn (own LSN, length and payload length)? */
 static bool hdr_fits(const struct rec_hdr *h, uint64_t lsn)
 {
@@ -633,6 +650,8 @@ static int examine_rest(ruma_wal_iter *it, uint64_t bad)
 	bool torn = true;
 	uint32_t flip = 0;
 	if (o.records && o.last - bad <= ring && (r = zero_sector(it, bad, o.first, &torn)))
+		return r;
+	if (o.records && o.last - bad <= ring && !torn && (r = never_written(it, bad, &torn)))
 		return r;
 	bool damaged = o.records && !(o.last - bad <= ring && torn);
 	/* allocated ahead, the file is always a block longer than what was
