@@ -201,18 +201,28 @@ static int check_name(const char *name)
 	return len == 0 || len > RUMA_BTREE_MAX_NAME ? -EINVAL : 0;
 }
 
-int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
+/* What create and open do first: check the name, install the page check,
+ * undo what a crash cut off, and find (or, with create, make) the catalog. */
+static int catalog_enter(ruma_bm *bm, const char *name, bool create, ruma_btree *cat)
 {
 	int rc = check_name(name);
 	if (rc)
 		return rc;
-	bool checked = ruma_bm_set_page_check(bm, page_check);
+	memset(cat, 0, sizeof(*cat));
+	cat->bm = bm;
+	cat->pages_checked = ruma_bm_set_page_check(bm, page_check);
 	if ((rc = bt_txn_recover(bm)))
 		return rc;
-	ruma_btree cat = { .bm = bm, .pages_checked = checked }, *t;
-	if ((rc = catalog_root(bm, true, &cat.root)))
+	return catalog_root(bm, create, &cat->root);
+}
+
+int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
+{
+	ruma_btree cat, *t;
+	int rc = catalog_enter(bm, name, true, &cat);
+	if (rc)
 		return rc;
-	if ((rc = new_handle(bm, 0, checked, &t)))
+	if ((rc = new_handle(bm, 0, cat.pages_checked, &t)))
 		return rc;
 	if ((rc = new_root(bm, &t->root))) {
 		free(t);
@@ -234,14 +244,9 @@ int ruma_btree_create(ruma_bm *bm, const char *name, ruma_btree **out)
 
 int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 {
-	int rc = check_name(name);
+	ruma_btree cat;
+	int rc = catalog_enter(bm, name, false, &cat);
 	if (rc)
-		return rc;
-	bool checked = ruma_bm_set_page_check(bm, page_check);
-	if ((rc = bt_txn_recover(bm)))
-		return rc;
-	ruma_btree cat = { .bm = bm, .pages_checked = checked };
-	if ((rc = catalog_root(bm, false, &cat.root)))
 		return rc;
 	ruma_pid pid;
 	size_t len = 0;
@@ -250,7 +255,7 @@ int ruma_btree_open(ruma_bm *bm, const char *name, ruma_btree **out)
 		return bt_corrupt(&cat, cat.root, BT_DMG_NODE);
 	if (rc)
 		return rc;
-	return new_handle(bm, pid, checked, out);
+	return new_handle(bm, pid, cat.pages_checked, out);
 }
 
 int ruma_btree_list(ruma_bm *bm, ruma_btree_scan_fn fn, void *ctx)
