@@ -302,15 +302,20 @@ static ruma_txn *txn_alloc(void)
 	}
 	spare = NULL;
 	(void)pthread_setspecific(spare_key, NULL);
-	ruma_txn keep = *x; /* the arrays and the mutex stay */
+	/* the arrays and the mutex stay; arrays handed to the version store at
+	 * commit are gone (NULL) */
+	uint64_t *locks = x->locks;
+	struct undo *undo = x->undo;
+	uint8_t *bytes = x->bytes;
+	size_t caplocks = locks ? x->caplocks : 0, capundo = undo ? x->capundo : 0;
+	size_t capbytes = bytes ? x->capbytes : 0;
 	memset(x, 0, offsetof(ruma_txn, mu));
-	/* arrays handed to the version store at commit are gone (NULL) */
-	x->locks = keep.locks;
-	x->caplocks = keep.locks ? keep.caplocks : 0;
-	x->undo = keep.undo;
-	x->capundo = keep.undo ? keep.capundo : 0;
-	x->bytes = keep.bytes;
-	x->capbytes = keep.bytes ? keep.capbytes : 0;
+	x->locks = locks;
+	x->caplocks = caplocks;
+	x->undo = undo;
+	x->capundo = capundo;
+	x->bytes = bytes;
+	x->capbytes = capbytes;
 	x->nundo = x->nbytes = 0;
 	x->deleter = false;
 	x->dprev = x->dnext = NULL;
