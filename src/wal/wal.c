@@ -1054,7 +1054,9 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 	uint32_t payload_crc = ruma_crc32c(0, payload, len);
 	struct wal_slot *s = slot_claim(w);
 	h.lsn = atomic_fetch_add(&w->end, h.len);
-	atomic_store(&s->at, h.lsn); /* exact: a round may write up to it */
+	/* exact: a round may write up to it (a round that reads the claimed
+	 * value instead stops lower: release is enough) */
+	atomic_store_explicit(&s->at, h.lsn, memory_order_release);
 	if (RUMA_UNLIKELY(h.lsn + h.len - ring_tail(w) > w->cap) &&
 	    (r = wait_room(w, h.lsn + h.len)) != 0) {
 		/* the log is dead: its reserved bytes are never written */
@@ -1067,7 +1069,9 @@ int ruma_wal_append(ruma_wal *w, uint16_t type, const void *payload, size_t len,
 			      memory_order_relaxed);
 	atomic_store_explicit(&s->bytes, atomic_load_explicit(&s->bytes, memory_order_relaxed) + h.len,
 			      memory_order_relaxed);
-	atomic_store(&s->at, WAL_IDLE); /* releases the copy to the flushing thread */
+	/* releases the copy to the flushing thread; a release store, not a
+	 * seq_cst exchange that drains the store buffer the copy just filled */
+	atomic_store_explicit(&s->at, WAL_IDLE, memory_order_release);
 	if (lsn)
 		*lsn = h.lsn;
 	if (end)
