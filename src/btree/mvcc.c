@@ -79,13 +79,19 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct reg { ruma_bm *bm; uint64_t ts; } *reg_ts;
 static size_t reg_n, reg_cap;
 static size_t nactive;
+/* The oldest active start (UINT64_MAX: none), written under reg_mu, read
+ * without it by collect. */
+static uint64_t reg_min = UINT64_MAX;
 
 static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
 static struct mv_row vs_head_row; /* level pointers only */
 /* Blocks in hand-off order, oldest first (nearly commit order: a row's
  * versions come in commit order, as its lock passes from one to the next). */
 static struct mv_block *vs_oldest, *vs_newest;
+/* vs_oldest's commit timestamp (UINT64_MAX: none), read without vs_mu. */
+static uint64_t vs_oldest_cts = UINT64_MAX;
 uint64_t mv_nver, mv_forced;
+uint64_t mv_filter[1u << MV_FILTER_BITS];
 static uint64_t vs_bytes, vs_dropped;
 static uint64_t vs_limit = MV_DEFAULT_LIMIT;
 static uint64_t vs_rng = 0x9e3779b97f4a7c15ull;
@@ -152,6 +158,8 @@ int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts)
 	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_SEQ_CST);
 	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
 	reg_ts[reg_n++] = (struct reg){ bm, s };
+	if (s < reg_min)
+		__atomic_store_n(&reg_min, s, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&reg_mu);
 	*start_ts = s;
 	return 0;
@@ -287,6 +295,7 @@ static struct mv_block *pop_oldest(void)
 	vs_oldest = b->next;
 	if (!vs_oldest)
 		vs_newest = NULL;
+	__atomic_store_n(&vs_oldest_cts, vs_oldest ? vs_oldest->cts : UINT64_MAX, __ATOMIC_SEQ_CST);
 	return b;
 }
 
@@ -313,6 +322,11 @@ static void force_locked(uint64_t cts)
  * to their timestamps; vs_mu held for writing. */
 static void enforce_limit_locked(void)
 {
+	if (vs_bytes > vs_limit) { /* first what collect may have left (see collect) */
+		pthread_mutex_lock(&reg_mu);
+		collect_locked();
+		pthread_mutex_unlock(&reg_mu);
+	}
 	while (vs_bytes > vs_limit && vs_oldest) {
 		struct mv_block *b = pop_oldest();
 		force_locked(b->cts);
@@ -320,10 +334,15 @@ static void enforce_limit_locked(void)
 	}
 }
 
-/* Free the blocks no active snapshot needs. */
+/* Free the blocks no active snapshot needs.  Without a lock it returns at
+ * once when none is stored, or when a snapshot begun before the oldest
+ * block is open (of any store: that snapshot's end collects).  seq_cst
+ * against the writers of both: a snapshot's end (reg_min, then mv_nver)
+ * and a hand-off (mv_nver, then reg_min) cannot both miss the other. */
 static void collect(void)
 {
-	if (!__atomic_load_n(&mv_nver, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&mv_nver, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&reg_min, __ATOMIC_SEQ_CST) < __atomic_load_n(&vs_oldest_cts, __ATOMIC_SEQ_CST))
 		return;
 	pthread_rwlock_wrlock(&vs_mu);
 	pthread_mutex_lock(&reg_mu);
@@ -340,9 +359,19 @@ void mv_snapshot_end(ruma_bm *bm, uint64_t start_ts)
 			reg_ts[i] = reg_ts[--reg_n];
 			break;
 		}
+	__atomic_store_n(&reg_min, oldest_locked(), __ATOMIC_SEQ_CST);
 	__atomic_store_n(&nactive, reg_n, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&reg_mu);
 	collect();
+}
+
+/* Raise the filter bucket of hash h to cts (vs_mu held for writing, so
+ * raises do not race; the release pairs with mv_filter_clear). */
+static void filter_raise(uint64_t h, uint64_t cts)
+{
+	uint64_t *f = &mv_filter[h >> (64 - MV_FILTER_BITS)];
+	if (*f < cts)
+		__atomic_store_n(f, cts, __ATOMIC_RELEASE);
 }
 
 /* Link block b's entries into their rows (oldest entry first, so the
@@ -358,10 +387,11 @@ static int block_link(struct mv_block *b)
 		}
 		struct mv_ver *v = &b->vers[i];
 		*v = (struct mv_ver){ b, u, r, r->newest, NULL };
+		filter_raise(mv_row_hash(b->bm, u->root, r->key, r->klen), b->cts);
 		if (r->newest)
 			r->newest->newer = v;
 		r->newest = v;
-		__atomic_add_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&mv_nver, 1, __ATOMIC_SEQ_CST);
 	}
 	return 0;
 }
@@ -402,10 +432,12 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo
 		force_locked(cts);
 		block_free(b);
 	} else {
-		if (vs_newest)
+		if (vs_newest) {
 			vs_newest->next = b;
-		else
+		} else {
 			vs_oldest = b;
+			__atomic_store_n(&vs_oldest_cts, b->cts, __ATOMIC_SEQ_CST);
+		}
 		vs_newest = b;
 		enforce_limit_locked();
 	}
@@ -441,13 +473,15 @@ static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t kl
 int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
 	       struct mv_image *img)
 {
+	if (mv_filter_clear(mv_row_hash(bm, root, key, klen), start_ts))
+		return mv_too_old(start_ts) ? RUMA_ESNAPTOOOLD : 0;
 	int rc = newer_versions(bm, root, key, klen, start_ts, img);
 	return rc < 0 ? rc : 0;
 }
 
 int mv_newer(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts)
 {
-	if (mv_empty())
+	if (mv_empty() || mv_filter_clear(mv_row_hash(bm, root, key, klen), start_ts))
 		return mv_too_old(start_ts) ? RUMA_ESNAPTOOOLD : 0;
 	int rc = newer_versions(bm, root, key, klen, start_ts, NULL);
 	return rc < 0 ? rc : rc > 0;

@@ -13,6 +13,8 @@
 #include <ruma/txn.h>
 
 #include <pthread.h>
+#include <stdint.h>
+#include <string.h>
 
 /* What an undo entry restores (its kind). */
 enum undo_kind {
@@ -79,6 +81,50 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo
 /* The version count and the too-old bound (mvcc.c), read inline by the
  * fast path of a snapshot read. */
 extern uint64_t mv_nver, mv_forced;
+
+/* mv_row_hash — 64 bits of (store, tree, key), mixed 8 bytes at a time:
+ * the identity of a row's lock (txn.c) and of its version-filter bucket. */
+static inline uint64_t mv_mix64(uint64_t h, uint64_t w)
+{
+	__uint128_t m = (__uint128_t)(h ^ w) * 0x9e3779b97f4a7c15ull;
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
+}
+
+static inline uint64_t mv_row_hash(const ruma_bm *bm, ruma_pid root, const void *key, size_t klen)
+{
+	const uint8_t *p = key, *end = p + klen;
+	uint64_t h = mv_mix64((uint64_t)(uintptr_t)bm, root ^ ((uint64_t)klen << 56));
+	uint64_t w;
+	for (; end - p >= 8; p += 8) {
+		memcpy(&w, p, 8);
+		h = mv_mix64(h, w);
+	}
+	if (p < end) { /* the last 8 bytes, overlapping (the length is in h already) */
+		if (klen >= 8) {
+			memcpy(&w, end - 8, 8);
+		} else {
+			w = 0;
+			memcpy(&w, p, klen);
+		}
+		h = mv_mix64(h, w);
+	}
+	return mv_mix64(h, 0x2545f4914f6cdd1dull);
+}
+
+/* The version filter: per bucket of row hashes, the newest commit timestamp
+ * whose versions of a row of the bucket were stored (raised under the
+ * store's lock before the committer releases its row locks, never lowered).
+ * A snapshot begun at or after it needs no stored version of such a row, so
+ * it reads the row in place without the version store's lock. */
+#define MV_FILTER_BITS 16
+extern uint64_t mv_filter[1u << MV_FILTER_BITS];
+
+/* mv_filter_clear — no version of the row of hash h newer than start_ts is
+ * stored (acquire: pairs with the release that raised the bucket). */
+static inline bool mv_filter_clear(uint64_t h, uint64_t start_ts)
+{
+	return __atomic_load_n(&mv_filter[h >> (64 - MV_FILTER_BITS)], __ATOMIC_ACQUIRE) <= start_ts;
+}
 
 /* mv_empty — no version is stored (acquire): the fast path of a read. */
 static inline bool mv_empty(void)

@@ -117,37 +117,11 @@ static void stripes_init(void)
 		pthread_mutex_init(&stripes[i].mu, NULL);
 }
 
-/* 64 bits of (store, tree, key): the CRC-32C of the key, and the CRC-32C of
- * the store and tree ids continued from it. */
-/* One 64-bit mixing step (multiply, fold the high half down). */
-static inline uint64_t mix64(uint64_t h, uint64_t w)
+/* The row's lock identity (mv_row_hash: a collision only makes two rows
+ * share a lock, a needless conflict). */
+static inline uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
 {
-	__uint128_t m = (__uint128_t)(h ^ w) * 0x9e3779b97f4a7c15ull;
-	return (uint64_t)m ^ (uint64_t)(m >> 64);
-}
-
-/* The row's lock identity: store, tree and key mixed 8 bytes at a time (a
- * collision only makes two rows share a lock: a needless conflict). */
-static uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
-{
-	const uint8_t *p = key;
-	uint64_t h = mix64((uint64_t)(uintptr_t)t->bm, t->root ^ ((uint64_t)klen << 56));
-	const uint8_t *end = p + klen;
-	uint64_t w;
-	for (; end - p >= 8; p += 8) {
-		memcpy(&w, p, 8);
-		h = mix64(h, w);
-	}
-	if (p < end) { /* the last 8 bytes, overlapping (the length is in h already) */
-		if (klen >= 8) {
-			memcpy(&w, end - 8, 8);
-		} else {
-			w = 0;
-			memcpy(&w, p, klen);
-		}
-		h = mix64(h, w);
-	}
-	return mix64(h, 0x2545f4914f6cdd1dull);
+	return mv_row_hash(t->bm, t->root, key, klen);
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -663,6 +637,10 @@ int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
  * the abort before it releases the row's lock), read before step 1 and
  * after step 3, catches it and the read is repeated; so is a patch that
  * met an absent or shorter value (its row was replaced since step 1).
+ * Step 3 is skipped, without the version store's lock, when the row's
+ * bucket of the version filter (mvcc.h) holds no commit after the snapshot
+ * began: the committer raises it as it links its versions, before its
+ * locks go.
  */
 
 /* Whether the committer `o` had not committed when a snapshot begun at
@@ -716,8 +694,9 @@ static int resolve(const ruma_txn *x, const ruma_btree *t, const void *key, size
 		   uint64_t h, struct mv_image *img)
 {
 	resolve_lock(x, t, key, klen, h, img);
-	int r = mv_empty() ? (mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : 0)
-			   : mv_resolve(t->bm, t->root, key, klen, x->start_ts, img);
+	int r = mv_empty() || mv_filter_clear(h, x->start_ts)
+			? (mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : 0)
+			: mv_resolve(t->bm, t->root, key, klen, x->start_ts, img);
 	return r ? r : img->invalid ? RUMA_ERESTART : 0;
 }
 
@@ -775,7 +754,8 @@ static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t
 	int r = ruma_btree_lookup(t, key, klen, buf, cap, vlen);
 	if (r && r != RUMA_ENOTFOUND && r != -ENOBUFS)
 		return r;
-	if (!__atomic_load_n(&s->n, __ATOMIC_SEQ_CST) && mv_empty() &&
+	if (!__atomic_load_n(&s->n, __ATOMIC_SEQ_CST) &&
+	    (mv_empty() || mv_filter_clear(h, x->start_ts)) &&
 	    __atomic_load_n(&s->aborts, __ATOMIC_SEQ_CST) == a0)
 		return mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : r;
 	do
