@@ -144,6 +144,9 @@ int tpcc_load_warehouse(tpcc_db *db, uint32_t w, ruma_rng *r);
 /* Attempts of one transaction that meets row conflicts (db->txn) before
  * tpcc_run_one gives it up. */
 #define TPCC_MAX_ATTEMPTS 1000u
+/* Attempts after the first spins that yield the core before sleeping, when
+ * row holders do not wait for the disk (txn.c: conflict_backoff). */
+#define TPCC_YIELD_ATTEMPTS 8u
 
 /* A terminal: its random generator, ids for history keys, statistics. */
 typedef struct tpcc_worker {

@@ -36,13 +36,15 @@
  * transaction's uncommitted row meets its lock on the next point access
  * and retries.
  *
- * No syscalls (time(2) via the vDSO for dates) but nanosleep in the conflict
- * backoff.
+ * No syscalls (time(2) via the vDSO for dates) but sched_yield and nanosleep
+ * in the conflict backoff.
  */
 #include "bench/vmcache/tpcc/tpcc.h"
+#include "bm/bm_ext.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -908,9 +910,13 @@ static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_statu
 	return ar ? ar : rc;
 }
 
-/* Wait before attempt `attempt` + 1 after a conflict: a short spin first,
- * then sleeps that double from 1 us up to 1 ms (randomised), since the row's
- * holder may be waiting for its commit's fdatasync. */
+/* Wait before attempt `attempt` + 1 after a conflict: a short spin first.
+ * A holder that commits without waiting for the disk (no log, ASYNC, or a
+ * pipelined commit, which releases its locks before its log is durable)
+ * lets go within microseconds, so the next attempts give it the core
+ * (sched_yield); only then, or at once when the holder may be waiting for
+ * its commit's fdatasync (SYNC), sleeps that double from 1 us up to 1 ms
+ * (randomised). */
 static void conflict_backoff(tpcc_worker *wk, unsigned attempt)
 {
 	if (attempt < 3) {
@@ -918,6 +924,12 @@ static void conflict_backoff(tpcc_worker *wk, unsigned attempt)
 		spins += (unsigned)(ruma_rng_next(&wk->rng) % spins);
 		for (volatile unsigned i = 0; i < spins; i++)
 			;
+		return;
+	}
+	bool holder_syncs = !wk->pipelined &&
+			    ruma_bm_durability_of(wk->db->bm) == RUMA_BM_DURABLE_SYNC;
+	if (!holder_syncs && attempt < 3 + TPCC_YIELD_ATTEMPTS) {
+		sched_yield();
 		return;
 	}
 	unsigned shift = attempt - 3 < 10 ? attempt - 3 : 10;
