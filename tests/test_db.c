@@ -1030,11 +1030,57 @@ static int t_snapshot(void)
 	return TEST_PASS;
 }
 
+/* The registry of open snapshots: many at once from one thread, each
+ * reading its own state; past its 4096 slots a clear -EAGAIN; slots freed
+ * by commit are taken again. */
+static int t_many_snapshots(void)
+{
+	enum { MAX = 4096 };
+	ruma_db *db;
+	ruma_db_txn *w, **r = calloc(MAX + 1, sizeof(*r));
+	ruma_db_table *t;
+	ruma_db_options o = small_opts();
+	ruma_val k = sv("k"), got;
+	char num[16];
+	CHECK(r != NULL);
+	CHECK(!dirs());
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &w));
+	CHECK_OK(ruma_db_table_open(w, "t", RUMA_DB_CREATE, &t));
+	CHECK_OK(ruma_db_commit(w));
+	for (unsigned i = 0; i < MAX; i++) {
+		if (i % 512 == 0) { /* a new value every 512 snapshots */
+			snprintf(num, sizeof(num), "%u", i);
+			ruma_val v = sv(num);
+			CHECK_OK(ruma_db_begin(db, 0, &w));
+			CHECK_OK(ruma_db_put(w, t, &k, &v, 0));
+			CHECK_OK(ruma_db_commit(w));
+		}
+		CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &r[i]));
+	}
+	CHECK_EQ(ruma_db_begin(db, RUMA_DB_RDONLY, &r[MAX]), -EAGAIN);
+	for (unsigned i = 0; i < MAX; i += 97) {
+		CHECK_OK(ruma_db_get(r[i], t, &k, &got));
+		snprintf(num, sizeof(num), "%u", i / 512 * 512);
+		CHECK(val_is(got, num));
+	}
+	CHECK_OK(ruma_db_commit(r[7]));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &r[7])); /* the freed slot */
+	CHECK_OK(ruma_db_get(r[7], t, &k, &got));
+	CHECK(val_is(got, "3584"));
+	for (unsigned i = 0; i < MAX; i++)
+		CHECK_OK(ruma_db_commit(r[i]));
+	CHECK_OK(ruma_db_close(db));
+	free(r);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	{ "basic", t_basic },
 	{ "misuse", t_misuse },
 	{ "cursor", t_cursor },
 	{ "snapshot", t_snapshot },
+	{ "many_snapshots", t_many_snapshots },
 	{ "list_stat_check", t_list_stat_check },
 	{ "options", t_options },
 	{ "model", t_model },

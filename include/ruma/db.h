@@ -165,7 +165,8 @@ RUMA_API ruma_bm *ruma_db_bm(ruma_db *db);
  * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC,
  * RUMA_DB_SNAPSHOT).
  * A store opened RUMA_DB_READONLY gives read-only transactions whatever the
- * flags.  -EINVAL, -ENOMEM.
+ * flags.  -EINVAL, -ENOMEM; -EAGAIN when 4096 read-only or snapshot
+ * transactions are open in the process at once.
  */
 RUMA_API int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out);
 

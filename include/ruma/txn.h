@@ -82,7 +82,8 @@ typedef struct ruma_txn ruma_txn;
 #define RUMA_TXN_SNAPSHOT 4u /* read-write under snapshot isolation (see Isolation) */
 
 /* ruma_txn_begin — start a transaction on bm's trees (flags RUMA_TXN_ASYNC,
- * RUMA_TXN_RDONLY: a snapshot taken now).  -ENOMEM, -EINVAL. */
+ * RUMA_TXN_RDONLY: a snapshot taken now).  -ENOMEM, -EINVAL; -EAGAIN when
+ * 4096 snapshots are open in the process at once. */
 RUMA_API int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out);
 
 /*

@@ -734,7 +734,7 @@ int ruma_bm_close(ruma_bm *bm)
 {
 	if (!bm)
 		return 0;
-	long open_txns = atomic_load(&bm->txns_open);
+	long open_txns = ruma_counter_sum(&bm->txns_open);
 	if (open_txns > 0) {
 		bm_say(&bm->cfg, "%s: %ld transaction(s) still open: commit or abort them, then "
 			"close (nothing was closed)", bm->path, open_txns);
@@ -764,7 +764,7 @@ int ruma_bm_close(ruma_bm *bm)
 
 void ruma_bm_txn_count(ruma_bm *bm, int delta)
 {
-	atomic_fetch_add(&bm->txns_open, delta);
+	ruma_counter_add(&bm->txns_open, delta);
 }
 
 /* ---- allocation ---------------------------------------------------------------- */

@@ -18,6 +18,7 @@
 #include "bm/bm_ext.h"
 #include <ruma/core.h>
 #include "core/core_ext.h"
+#include "core/counter.h"
 #include "core/sanitizer.h"
 #include <ruma/wal.h>
 
@@ -201,8 +202,8 @@ struct ruma_bm {
 	size_t npending;
 	_Atomic bool undo_outstanding; /* losers not yet undone by the layer above */
 	/* transactions begun and not ended (ruma_bm_txn_count): changed by every
-	 * begin and end, so on a line of its own (no false sharing) */
-	_Alignas(64) _Atomic long txns_open;
+	 * begin and end, so in per-thread lanes (core/counter.h) */
+	ruma_counter txns_open;
 	uint64_t store_id[2];      /* page 0: the store's identity (its log carries it too) */
 };
 

@@ -2,13 +2,16 @@
  * mvcc.c — the version store of snapshot isolation (mvcc.h; design in
  * docs/isolation.md).
  *
- * Timestamps: one process-wide counter.  A snapshot registers itself
- * (under reg_mu, nactive raised seq_cst) and then reads the counter as its
+ * Timestamps: one process-wide counter.  A snapshot registers itself in
+ * a slot of the registry (seq_cst) and then reads the counter as its
  * start; a committer raises the counter (seq_cst) and then asks whether a
  * registered snapshot started before it.  Either the committer sees the
  * snapshot, or the snapshot's read of the counter comes after the raise in
  * the single seq_cst order and the snapshot sees the commit as done: no
- * snapshot that needs a version can miss it.
+ * snapshot that needs a version can miss it.  The registry is an array of
+ * cache-line slots, as LMDB's reader table: a thread keeps reusing its
+ * slot, so beginning and ending a snapshot writes no line another thread
+ * writes (a committer only reads the slots, up to the highest ever used).
  *
  * Versions are undo chains as in HyPer (Neumann, Mühlbauer, Kemper, SIGMOD
  * 2015): a committing writer's undo (kept in memory for abort anyway) is
@@ -26,8 +29,7 @@
  * wrong answer (Oracle's "snapshot too old").
  *
  * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks;
- * reg_mu the snapshot registry.  Collection takes reg_mu inside vs_mu;
- * nothing takes them the other way round.
+ * the registry takes no lock (a slot is claimed by CAS).
  */
 #include "btree/mvcc.h"
 
@@ -74,14 +76,20 @@ struct mv_row {
 };
 
 static uint64_t global_ts;
-static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
-/* The active snapshots: their store and start timestamp. */
-static struct reg { ruma_bm *bm; uint64_t ts; } *reg_ts;
-static size_t reg_n, reg_cap;
-static size_t nactive;
-/* The oldest active start (UINT64_MAX: none), written under reg_mu, read
- * without it by collect. */
-static uint64_t reg_min = UINT64_MAX;
+/* The registry of active snapshots.  A slot's ts is REG_FREE, REG_CLAIMED
+ * (taken, its store not yet written: its start will be later than any
+ * commit that sees this), 0 (registered, start not yet read: it needs
+ * every version) or the start timestamp. */
+#define REG_SLOTS 4096u
+#define REG_FREE UINT64_MAX
+#define REG_CLAIMED (UINT64_MAX - 1)
+struct reg_slot {
+	_Alignas(64) uint64_t ts;
+	ruma_bm *bm;
+};
+static struct reg_slot reg[REG_SLOTS] = { [0 ... REG_SLOTS - 1] = { REG_FREE, NULL } };
+static unsigned reg_hw; /* slots [0, reg_hw) have been used */
+static _Thread_local unsigned reg_mine = UINT32_MAX; /* this thread's last slot */
 
 static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
 static struct mv_row vs_head_row; /* level pointers only */
@@ -142,57 +150,80 @@ uint64_t mv_commit_ts(void)
 	return __atomic_add_fetch(&global_ts, 1, __ATOMIC_SEQ_CST);
 }
 
-int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts)
+/* Claim slot i (REG_FREE -> REG_CLAIMED). */
+static bool reg_claim(unsigned i)
 {
-	pthread_mutex_lock(&reg_mu);
-	if (reg_n == reg_cap) {
-		size_t c = reg_cap ? reg_cap * 2 : 16;
-		struct reg *p = realloc(reg_ts, c * sizeof(*p));
-		if (!p) {
-			pthread_mutex_unlock(&reg_mu);
-			return -ENOMEM;
+	uint64_t free_ts = REG_FREE;
+	return __atomic_compare_exchange_n(&reg[i].ts, &free_ts, REG_CLAIMED, false,
+					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+}
+
+/* A free slot, claimed: this thread's own first, then any used one, then a
+ * new one; REG_SLOTS when every slot is taken. */
+static unsigned reg_take(void)
+{
+	if (reg_mine < REG_SLOTS && reg_claim(reg_mine))
+		return reg_mine;
+	unsigned hw = __atomic_load_n(&reg_hw, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < hw; i++)
+		if (reg_claim(i))
+			return reg_mine = i;
+	for (unsigned i = hw; i < REG_SLOTS; i++)
+		if (reg_claim(i)) {
+			unsigned h = __atomic_load_n(&reg_hw, __ATOMIC_RELAXED);
+			while (h < i + 1 && !__atomic_compare_exchange_n(&reg_hw, &h, i + 1, false,
+									 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+				;
+			return reg_mine = i;
 		}
-		reg_ts = p;
-		reg_cap = c;
-	}
-	__atomic_store_n(&nactive, nactive + 1, __ATOMIC_SEQ_CST);
+	return REG_SLOTS;
+}
+
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, unsigned *slot)
+{
+	unsigned i = reg_take();
+	if (i == REG_SLOTS)
+		return -EAGAIN;
+	__atomic_store_n(&reg[i].bm, bm, __ATOMIC_RELAXED);
+	__atomic_store_n(&reg[i].ts, 0, __ATOMIC_SEQ_CST); /* registered, before the read */
 	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
-	reg_ts[reg_n++] = (struct reg){ bm, s };
-	if (s < reg_min)
-		__atomic_store_n(&reg_min, s, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&reg_mu);
+	__atomic_store_n(&reg[i].ts, s, __ATOMIC_RELEASE);
 	*start_ts = s;
+	*slot = i;
 	return 0;
 }
 
-/* The oldest active start timestamp (UINT64_MAX: none); reg_mu held. */
-static uint64_t oldest_locked(void)
+/* The oldest registered start (UINT64_MAX: none; 0 for one whose start is
+ * being read); seq_cst loads (see collect). */
+static uint64_t reg_oldest(void)
 {
 	uint64_t m = UINT64_MAX;
-	for (size_t i = 0; i < reg_n; i++)
-		m = RUMA_MIN(m, reg_ts[i].ts);
+	unsigned hw = __atomic_load_n(&reg_hw, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < hw; i++) {
+		uint64_t t = __atomic_load_n(&reg[i].ts, __ATOMIC_SEQ_CST);
+		if (t < REG_CLAIMED)
+			m = RUMA_MIN(m, t);
+	}
 	return m;
 }
 
-/* Whether an active snapshot of bm began before cts; reg_mu held.  A
- * snapshot that registers later starts at or after the counter, which is
- * past every commit already made: it needs none of their versions. */
-static bool needed_locked(const ruma_bm *bm, uint64_t cts)
+/* Whether a registered snapshot of bm began before cts.  A snapshot that
+ * registers later starts at or after the counter, which is past every
+ * commit already made: it needs none of their versions. */
+static bool reg_needed(const ruma_bm *bm, uint64_t cts)
 {
-	for (size_t i = 0; i < reg_n; i++)
-		if (reg_ts[i].bm == bm && reg_ts[i].ts < cts)
+	unsigned hw = __atomic_load_n(&reg_hw, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < hw; i++) {
+		uint64_t t = __atomic_load_n(&reg[i].ts, __ATOMIC_SEQ_CST);
+		if (t < cts && t < REG_CLAIMED && __atomic_load_n(&reg[i].bm, __ATOMIC_RELAXED) == bm)
 			return true;
+	}
 	return false;
 }
 
 bool mv_needed(ruma_bm *bm, uint64_t commit_ts)
 {
-	if (__atomic_load_n(&nactive, __ATOMIC_SEQ_CST) == 0)
-		return false;
-	pthread_mutex_lock(&reg_mu);
-	bool need = needed_locked(bm, commit_ts);
-	pthread_mutex_unlock(&reg_mu);
-	return need;
+	return reg_needed(bm, commit_ts);
 }
 
 /* ---- the skip list ------------------------------------------------------------ */
@@ -302,10 +333,10 @@ static struct mv_block *pop_oldest(void)
 /* Free the oldest blocks while no active snapshot of their store needs
  * them (a block the oldest one holds back waits for the next collection:
  * the snapshot that needs the oldest needs nearly all after it); vs_mu
- * held for writing, and reg_mu. */
+ * held for writing. */
 static void collect_locked(void)
 {
-	while (vs_oldest && !needed_locked(vs_oldest->bm, vs_oldest->cts))
+	while (vs_oldest && !reg_needed(vs_oldest->bm, vs_oldest->cts))
 		block_free(pop_oldest());
 }
 
@@ -322,11 +353,8 @@ static void force_locked(uint64_t cts)
  * to their timestamps; vs_mu held for writing. */
 static void enforce_limit_locked(void)
 {
-	if (vs_bytes > vs_limit) { /* first what collect may have left (see collect) */
-		pthread_mutex_lock(&reg_mu);
+	if (vs_bytes > vs_limit) /* first what collect may have left (see collect) */
 		collect_locked();
-		pthread_mutex_unlock(&reg_mu);
-	}
 	while (vs_bytes > vs_limit && vs_oldest) {
 		struct mv_block *b = pop_oldest();
 		force_locked(b->cts);
@@ -337,31 +365,21 @@ static void enforce_limit_locked(void)
 /* Free the blocks no active snapshot needs.  Without a lock it returns at
  * once when none is stored, or when a snapshot begun before the oldest
  * block is open (of any store: that snapshot's end collects).  seq_cst
- * against the writers of both: a snapshot's end (reg_min, then mv_nver)
- * and a hand-off (mv_nver, then reg_min) cannot both miss the other. */
+ * against the writers of both: a snapshot's end (its slot, then mv_nver)
+ * and a hand-off (mv_nver, then the slots) cannot both miss the other. */
 static void collect(void)
 {
 	if (!__atomic_load_n(&mv_nver, __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&reg_min, __ATOMIC_SEQ_CST) < __atomic_load_n(&vs_oldest_cts, __ATOMIC_SEQ_CST))
+	    reg_oldest() < __atomic_load_n(&vs_oldest_cts, __ATOMIC_SEQ_CST))
 		return;
 	pthread_rwlock_wrlock(&vs_mu);
-	pthread_mutex_lock(&reg_mu);
 	collect_locked();
-	pthread_mutex_unlock(&reg_mu);
 	pthread_rwlock_unlock(&vs_mu);
 }
 
-void mv_snapshot_end(ruma_bm *bm, uint64_t start_ts)
+void mv_snapshot_end(unsigned slot)
 {
-	pthread_mutex_lock(&reg_mu);
-	for (size_t i = 0; i < reg_n; i++)
-		if (reg_ts[i].bm == bm && reg_ts[i].ts == start_ts) {
-			reg_ts[i] = reg_ts[--reg_n];
-			break;
-		}
-	__atomic_store_n(&reg_min, oldest_locked(), __ATOMIC_SEQ_CST);
-	__atomic_store_n(&nactive, reg_n, __ATOMIC_SEQ_CST);
-	pthread_mutex_unlock(&reg_mu);
+	__atomic_store_n(&reg[slot].ts, REG_FREE, __ATOMIC_SEQ_CST);
 	collect();
 }
 
@@ -515,10 +533,11 @@ int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const voi
 
 void mv_stats(ruma_txn_mvcc_stats *out)
 {
-	pthread_mutex_lock(&reg_mu);
-	out->snapshots = reg_n;
-	out->oldest_snapshot = oldest_locked();
-	pthread_mutex_unlock(&reg_mu);
+	out->snapshots = 0;
+	unsigned hw = __atomic_load_n(&reg_hw, __ATOMIC_ACQUIRE);
+	for (unsigned i = 0; i < hw; i++)
+		out->snapshots += __atomic_load_n(&reg[i].ts, __ATOMIC_ACQUIRE) < REG_CLAIMED;
+	out->oldest_snapshot = reg_oldest();
 	pthread_rwlock_rdlock(&vs_mu);
 	out->versions = mv_nver;
 	out->version_bytes = vs_bytes;

@@ -52,13 +52,14 @@ void mv_apply(struct mv_image *img, unsigned kind, const uint8_t *data, size_t l
 /* mv_commit_ts — the next commit timestamp (++global, seq_cst). */
 uint64_t mv_commit_ts(void);
 
-/* mv_snapshot_begin — register a snapshot of store bm as active, then read
- * its start timestamp (in that order, seq_cst).  -ENOMEM. */
-int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts);
+/* mv_snapshot_begin — register a snapshot of store bm as active in a slot
+ * of the registry, then read its start timestamp (in that order,
+ * seq_cst).  -EAGAIN when all slots (4096) hold open snapshots. */
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, unsigned *slot);
 
-/* mv_snapshot_end — unregister the snapshot of bm begun at start_ts and
- * collect the versions no active snapshot needs any more. */
-void mv_snapshot_end(ruma_bm *bm, uint64_t start_ts);
+/* mv_snapshot_end — unregister the snapshot of that slot and collect the
+ * versions no active snapshot needs any more. */
+void mv_snapshot_end(unsigned slot);
 
 /* mv_needed — whether an active snapshot of bm started before commit_ts
  * (then the committer must hand its undo to the version store). */

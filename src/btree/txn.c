@@ -76,7 +76,8 @@ struct ruma_txn {
 	unsigned flags;
 	uint64_t id; /* 0 until the first UNDO record is logged */
 	uint64_t start_ts; /* a snapshot's (RUMA_TXN_RDONLY, RUMA_TXN_SNAPSHOT) */
-	bool registered;   /* start_ts is in the registry of active snapshots */
+	bool registered;   /* start_ts is in the registry of active snapshots ... */
+	unsigned reg_slot; /* ... in this slot */
 	uint64_t cts;      /* 0 while running, MV_PENDING, then the commit timestamp */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
@@ -225,7 +226,7 @@ static void deleters_join(ruma_txn *x)
 static void snapshot_end(ruma_txn *x)
 {
 	if (x->registered)
-		mv_snapshot_end(x->bm, x->start_ts);
+		mv_snapshot_end(x->reg_slot);
 	x->registered = false;
 }
 
@@ -317,9 +318,11 @@ int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 	ruma_txn *x = txn_alloc();
 	if (!x)
 		return -ENOMEM;
-	if ((flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)) && mv_snapshot_begin(bm, &x->start_ts)) {
+	int r = (flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT))
+			? mv_snapshot_begin(bm, &x->start_ts, &x->reg_slot) : 0;
+	if (r) {
 		spare_free(x);
-		return -ENOMEM;
+		return r;
 	}
 	x->registered = flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT);
 	x->bm = bm;

@@ -317,9 +317,9 @@ int ruma_db_close(ruma_db *db)
 {
 	if (!db)
 		return 0;
-	size_t active = atomic_load(&db->active);
+	long active = ruma_counter_sum(&db->active);
 	if (active) {
-		db_report(db, "db: close with %zu transaction(s) not ended", active);
+		db_report(db, "db: close with %ld transaction(s) not ended", active);
 		return -EBUSY;
 	}
 	ckpt_stop(db);
@@ -403,7 +403,7 @@ static void txn_end(ruma_db_txn *txn)
 	txn->live = false;
 	txn->x = NULL;
 	txn->gen++;
-	atomic_fetch_sub(&txn->db->active, 1);
+	ruma_counter_add(&txn->db->active, -1);
 	txn_put(txn);
 }
 
@@ -424,7 +424,7 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		txn_put(txn);
 		return rc;
 	}
-	atomic_fetch_add(&db->active, 1);
+	ruma_counter_add(&db->active, 1);
 	txn->flags = flags;
 	txn->writes = 0;
 	txn->drops = NULL;
@@ -611,7 +611,7 @@ int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
 	char mark[DB_REGISTRY_KEY_MAX + 1];
 	int n = snprintf(mark, sizeof(mark), "%s%s", DB_DROP_PREFIX, t->name);
 	pthread_mutex_lock(&db->mu);
-	if (atomic_load(&db->active) > 1) {
+	if (ruma_counter_sum(&db->active) > 1) {
 		db_report(db, "db: dropping table %s needs the only open transaction of the store",
 			  t->name);
 		rc = -EBUSY;

@@ -10,6 +10,8 @@
 #include <ruma/db.h>
 #include <ruma/txn.h>
 
+#include "core/counter.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -61,7 +63,7 @@ struct ruma_db {
 	ruma_btree *registry;      /* NULL: none yet (a read-only open of a new store) */
 	ruma_db_txn *free_txns;
 	ruma_db_txn *all_txns;
-	_Atomic size_t active;     /* transactions begun and not ended */
+	ruma_counter active;       /* transactions begun and not ended */
 	/* automatic checkpoints */
 	pthread_t ckpt_thread;
 	bool ckpt_running;
