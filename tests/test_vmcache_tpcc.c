@@ -516,12 +516,12 @@ static int t_new_order_rollback_txn(void)
 	return TEST_PASS;
 }
 
-/* Two deliveries of one warehouse in concurrent transactions: the second
- * must not claim the orders after the ones the first took (its scan sees
- * the first's uncommitted removals), or an abort of the first would leave
- * delivered orders behind undelivered ones (condition 3).  It conflicts
- * instead, and runs once the first has ended. */
-static int t_delivery_serial_txn(void)
+/* Two deliveries of one warehouse in concurrent transactions (flags: 0,
+ * or RUMA_TXN_SNAPSHOT as the mix runs them): the second must not claim
+ * the orders after the ones the first took, or an abort of the first would
+ * leave delivered orders behind undelivered ones (condition 3).  It
+ * conflicts instead, and runs once the first has ended. */
+static int delivery_serial(unsigned flags)
 {
 	fixture f = { 0 };
 	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
@@ -529,11 +529,11 @@ static int t_delivery_serial_txn(void)
 	tpcc_worker_init(&other, f.db, 1, test_seed + 1);
 	tpcc_delivery_out a_out, b_out;
 	ruma_txn *a, *b;
-	CHECK_OK(ruma_txn_begin(f.db->bm, 0, &a));
+	CHECK_OK(ruma_txn_begin(f.db->bm, flags, &a));
 	f.wk.x = a;
 	CHECK_OK(tpcc_tx_delivery(&f.wk, 1, 3, &a_out));
 	CHECK(a_out.o_id[0] != 0);
-	CHECK_OK(ruma_txn_begin(f.db->bm, 0, &b));
+	CHECK_OK(ruma_txn_begin(f.db->bm, flags, &b));
 	other.x = b;
 	int rc = tpcc_tx_delivery(&other, 1, 4, &b_out);
 	other.x = f.wk.x = NULL;
@@ -542,7 +542,7 @@ static int t_delivery_serial_txn(void)
 	CHECK_EQ(rc, RUMA_ECONFLICT);
 	CHECK_OK(tpcc_check(f.db, true, stderr));
 	/* after the first ended, the second claims the oldest orders */
-	CHECK_OK(ruma_txn_begin(f.db->bm, 0, &b));
+	CHECK_OK(ruma_txn_begin(f.db->bm, flags, &b));
 	other.x = b;
 	CHECK_OK(tpcc_tx_delivery(&other, 1, 4, &b_out));
 	other.x = NULL;
@@ -551,6 +551,12 @@ static int t_delivery_serial_txn(void)
 	CHECK_OK(tpcc_check(f.db, true, stderr));
 	fx_close(&f, true);
 	return TEST_PASS;
+}
+
+static int t_delivery_serial_txn(void)
+{
+	int r = delivery_serial(0);
+	return r != TEST_PASS ? r : delivery_serial(RUMA_TXN_SNAPSHOT);
 }
 
 static int t_new_order_rollback(void)

@@ -32,9 +32,11 @@
  * transaction writes.  Order-Status and Stock-Level are read-only
  * transactions (RUMA_TXN_RDONLY): their point reads and scans see one
  * snapshot of committed data, take no locks and never conflict.
- * Delivery's scans take no locks: a Delivery that finds another
- * transaction's uncommitted row meets its lock on the next point access
- * and retries.
+ * Delivery runs under snapshot isolation (RUMA_TXN_SNAPSHOT): its scans
+ * see the committed state as of its start, never another transaction's
+ * uncommitted row, and a row it then writes that another transaction
+ * changed since its start (a concurrent delivery's removal of the same
+ * NEW-ORDER row) is a conflict: it retries with a new snapshot.
  *
  * No syscalls (time(2) via the vDSO for dates) but sched_yield and nanosleep
  * in the conflict backoff.
@@ -591,13 +593,19 @@ static void customer_deliver(void *val, size_t vlen, void *arg)
 /*
  * Claim the oldest ready NEW-ORDER row of (w, d): *o_id = 0 if none.
  *
- * In a transaction, the district's delivery is locked first: the row lock
- * of key (w, d, 0) in NEW-ORDER, which no order has.  The scan for the
- * oldest row takes no locks and sees another delivery's uncommitted
- * removal; without the lock a second delivery would claim the next order,
- * and if the first one then aborted (a conflict, a crash) its order would
- * come back behind a delivered one — a hole that breaks consistency
- * condition 3.  With it, deliveries of one district are serial.
+ * A delivery must not skip over another's uncommitted removal of the
+ * oldest row: were it to claim the next order, an abort of the first
+ * would bring its order back behind a delivered one — a hole that breaks
+ * consistency condition 3.  In a transaction under snapshot isolation (as
+ * exec_in_txn runs it) the scan sees the committed rows as of the
+ * delivery's start, so this one removes the same row and meets the other's
+ * lock (or, once it committed, its newer version) as RUMA_ECONFLICT, and
+ * runs again.  In a transaction without a snapshot, whose scan sees
+ * uncommitted removals, the district's deliveries are made serial by a
+ * lock on the row (w, d, 0) of NEW-ORDER, which no order has (a locking
+ * read; under a snapshot the same read is a plain one).  Without
+ * transactions the tree is read as it is, and the remove decides: the one
+ * whose remove fails with RUMA_ENOTFOUND looks again.
  */
 static int claim_oldest(tpcc_worker *wk, uint32_t w, uint8_t d, uint32_t *o_id)
 {
@@ -611,7 +619,7 @@ static int claim_oldest(tpcc_worker *wk, uint32_t w, uint8_t d, uint32_t *o_id)
 	for (;;) {
 		struct oldest_scan x = { tk_district(w, d), 0, false };
 		tpcc_key k = tk_order(w, d, 0);
-		int rc = ruma_btree_scan_asc(db->t[TPCC_NEW_ORDER], k.b, k.n, oldest_visit, &x);
+		int rc = ruma_txn_scan_asc(wk->x, db->t[TPCC_NEW_ORDER], k.b, k.n, oldest_visit, &x);
 		if (rc)
 			return rc;
 		*o_id = 0;
@@ -619,8 +627,10 @@ static int claim_oldest(tpcc_worker *wk, uint32_t w, uint8_t d, uint32_t *o_id)
 			return 0;
 		k = tk_order(w, d, x.o_id);
 		rc = ruma_txn_remove(wk->x, db->t[TPCC_NEW_ORDER], k.b, k.n);
-		if (rc == RUMA_ENOTFOUND)
+		if (rc == RUMA_ENOTFOUND && !wk->x)
 			continue; /* a concurrent delivery took it */
+		if (rc == RUMA_ENOTFOUND)
+			return RUMA_ECONFLICT; /* taken since the snapshot: run again */
 		if (rc)
 			return rc;
 		*o_id = x.o_id;
@@ -898,7 +908,9 @@ static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_statu
 	if (!wk->db->txn)
 		return exec_mix(wk, m, os_out);
 	bool rdonly = m->kind == TPCC_TX_ORDER_STATUS || m->kind == TPCC_TX_STOCK_LEVEL;
-	int rc = ruma_txn_begin(wk->db->bm, rdonly ? RUMA_TXN_RDONLY : 0, &wk->x);
+	unsigned flags = rdonly ? RUMA_TXN_RDONLY
+			 : m->kind == TPCC_TX_DELIVERY ? RUMA_TXN_SNAPSHOT : 0;
+	int rc = ruma_txn_begin(wk->db->bm, flags, &wk->x);
 	if (rc)
 		return rc;
 	rc = exec_mix(wk, m, os_out);
