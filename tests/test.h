@@ -14,6 +14,13 @@
  * before anything runs), ends with "<module>: N passed, N failed, N skipped"
  * and exits 1 if any failed, 77 if all were skipped, else 0.
  * Random data in tests must come from test_rng, which test_main seeds.
+ *
+ * A binary whose cases each need the same setup (a temporary directory, a
+ * store in it) passes a fixture to test_main_fixture instead: its setup runs
+ * before each case (a setup that fails fails the case, which then does not
+ * run) and its teardown after each case, passed or failed.  test_dir_make
+ * and test_dir_remove are the temporary-directory pair such a fixture
+ * starts from; tests/fixture.h has the store fixtures built on them.
  */
 #ifndef RUMA_TEST_H
 #define RUMA_TEST_H
@@ -22,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -40,6 +48,12 @@ struct test_case {
 };
 
 #define TEST_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* What runs around each case of test_main_fixture; either may be NULL. */
+struct test_fixture {
+	int (*setup)(void);	/* 0, or the case fails without running */
+	void (*teardown)(void); /* after the case, whatever its verdict */
+};
 
 static ruma_rng test_rng;
 static uint64_t test_seed;
@@ -131,8 +145,22 @@ static inline bool test_names_known(const char *module, const struct test_case *
 	return known;
 }
 
-static inline int test_main(const char *module, const struct test_case *cases, size_t n,
-			    int argc, char **argv)
+/* One case inside the fixture fx (NULL: none). */
+static inline int test_run_case(const struct test_case *c, const struct test_fixture *fx)
+{
+	if (fx && fx->setup && fx->setup() != 0) {
+		fprintf(stderr, "  FAIL: the fixture's setup for %s failed\n", c->name);
+		return TEST_FAIL;
+	}
+	int r = c->fn();
+	if (fx && fx->teardown)
+		fx->teardown();
+	return r;
+}
+
+/* test_main with a fixture around each case (see the top of this file). */
+static inline int test_main_fixture(const char *module, const struct test_case *cases, size_t n,
+				    int argc, char **argv, const struct test_fixture *fx)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
@@ -152,7 +180,7 @@ static inline int test_main(const char *module, const struct test_case *cases, s
 		}
 		fflush(stdout);
 		double t0 = ruma_now_sec();
-		int r = cases[i].fn();
+		int r = test_run_case(&cases[i], fx);
 		double dt = ruma_now_sec() - t0;
 		const char *verdict = r == TEST_PASS ? "ok" : r == TEST_SKIP ? "skipped" : "FAILED";
 		printf("  %-40s %s (%.2fs)\n", cases[i].name, verdict, dt);
@@ -168,6 +196,64 @@ static inline int test_main(const char *module, const struct test_case *cases, s
 	if (failed)
 		return 1;
 	return passed == 0 && skipped > 0 ? 77 : 0;
+}
+
+static inline int test_main(const char *module, const struct test_case *cases, size_t n,
+			    int argc, char **argv)
+{
+	return test_main_fixture(module, cases, n, argc, argv, NULL);
+}
+
+/* ---- temporary directories ------------------------------------------------ */
+
+/*
+ * test_dir_make — create a fresh directory /tmp/ruma-test-<tag>-XXXXXX into
+ * dir (size bytes); then, for each (char *out, size_t size, const char
+ * *name) triple of the NULL-terminated list, out = "<dir>/<name>".  Returns
+ * 0, or -1 with a message when the directory cannot be made or a name does
+ * not fit.
+ */
+static inline int test_dir_make(char *dir, size_t size, const char *tag, ...)
+{
+	va_list ap;
+	int rc = 0;
+
+	if ((size_t)snprintf(dir, size, "/tmp/ruma-test-%s-XXXXXX", tag) >= size || !mkdtemp(dir)) {
+		fprintf(stderr, "  cannot make a temporary directory for %s: %s\n", tag,
+			strerror(errno));
+		return -1;
+	}
+	va_start(ap, tag);
+	for (char *out; rc == 0 && (out = va_arg(ap, char *));) {
+		size_t osize = va_arg(ap, size_t);
+		const char *name = va_arg(ap, const char *);
+		if ((size_t)snprintf(out, osize, "%s/%s", dir, name) >= osize) {
+			fprintf(stderr, "  path %s/%s too long\n", dir, name);
+			rc = -1;
+		}
+	}
+	va_end(ap);
+	return rc;
+}
+
+/* One entry of the tree test_dir_remove walks: removed. */
+static inline int test_dir_remove_one(const char *p, const struct stat *st, int type,
+				      struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	if (remove(p) != 0)
+		fprintf(stderr, "  (could not remove %s: %s)\n", p, strerror(errno));
+	return 0;
+}
+
+/* test_dir_remove — remove dir and everything below it; says what it could not. */
+static inline void test_dir_remove(const char *dir)
+{
+	if (dir[0] && nftw(dir, test_dir_remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0 &&
+	    errno != ENOENT)
+		fprintf(stderr, "  (could not walk %s: %s)\n", dir, strerror(errno));
 }
 
 /*

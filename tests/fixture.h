@@ -1,0 +1,116 @@
+/*
+ * fixture.h — setup/teardown pairs for the stores tests run against, on top
+ * of the temporary directories of test.h (header-only):
+ *
+ *   test_bm_config           a buffer manager's configuration for a small
+ *                            test store (the fields most tests set)
+ *   test_tree_setup/_reopen/_teardown
+ *                            a fresh store in its own temporary directory
+ *                            with one B-tree in it; reopen closes and opens
+ *                            both again (fresh = false); teardown closes
+ *                            and removes everything
+ *
+ *     test_tree f;
+ *     CHECK_OK(test_tree_setup(&f, "btree", "random", 1 << 16, 1 << 12));
+ *     ... f.t, f.bm ...
+ *     CHECK_OK(test_tree_teardown(&f));
+ *
+ * A failed CHECK between setup and teardown leaves the directory behind
+ * (the case's verdict matters more than the clean-up).
+ */
+#ifndef RUMA_TEST_FIXTURE_H
+#define RUMA_TEST_FIXTURE_H
+
+#include "test.h"
+
+#include <ruma/bm.h>
+#include <ruma/btree.h>
+
+/*
+ * test_bm_config — c = the defaults, with the store at path, virt_pages of
+ * address space, phys_pages of pool (pages of RUMA_BM_PAGE_SIZE), an
+ * eviction batch of 8, 8 threads at most, fresh.  Tests change what they
+ * test after it.
+ */
+static inline void test_bm_config(ruma_bm_config *c, const char *path, uint64_t virt_pages,
+				  uint64_t phys_pages)
+{
+	ruma_bm_config_default(c);
+	c->path = path;
+	c->virt_bytes = virt_pages * RUMA_BM_PAGE_SIZE;
+	c->phys_bytes = phys_pages * RUMA_BM_PAGE_SIZE;
+	c->batch = 8;
+	c->max_threads = 8;
+	c->fresh = true;
+}
+
+/* A store in a temporary directory, its buffer manager and one tree in it. */
+typedef struct test_tree {
+	char dir[64];
+	char path[128];
+	const char *name; /* the tree's name in the catalog, or NULL: none */
+	ruma_bm_config cfg;
+	ruma_bm *bm;
+	ruma_btree *t;
+} test_tree;
+
+/*
+ * test_tree_setup — a fresh store "<dir>/store" (dir from test_dir_make with
+ * tag) configured by test_bm_config with virt_pages and phys_pages, and the
+ * tree `name` created in it (none when name is NULL).  Returns 0 or the failing call's error (the
+ * directory is removed then).  f->cfg may be changed before test_tree_reopen.
+ */
+static inline int test_tree_setup(test_tree *f, const char *tag, const char *name,
+				  uint64_t virt_pages, uint64_t phys_pages)
+{
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	if (test_dir_make(f->dir, sizeof(f->dir), tag, f->path, sizeof(f->path), "store", NULL))
+		return -EIO;
+	test_bm_config(&f->cfg, f->path, virt_pages, phys_pages);
+	int rc = ruma_bm_open(&f->cfg, &f->bm);
+	if (rc == 0 && name && (rc = ruma_btree_create(f->bm, name, &f->t)) != 0)
+		ruma_bm_close(f->bm);
+	if (rc != 0) {
+		fprintf(stderr, "  test_tree_setup %s: %s\n", tag, ruma_strerror(rc));
+		test_dir_remove(f->dir);
+	}
+	return rc;
+}
+
+/* test_tree_close — release the tree and close the store: the close's result. */
+static inline int test_tree_close(test_tree *f)
+{
+	if (f->t)
+		ruma_btree_release(f->t);
+	f->t = NULL;
+	int rc = f->bm ? ruma_bm_close(f->bm) : 0;
+	f->bm = NULL;
+	return rc;
+}
+
+/*
+ * test_tree_reopen — close the store (test_tree_close), open it again with
+ * f->cfg and fresh = false, and open the tree by its name (if it has one).  Returns the
+ * first error.
+ */
+static inline int test_tree_reopen(test_tree *f)
+{
+	int rc = test_tree_close(f);
+	if (rc != 0)
+		return rc;
+	f->cfg.fresh = false;
+	if ((rc = ruma_bm_open(&f->cfg, &f->bm)) != 0)
+		return rc;
+	return f->name ? ruma_btree_open(f->bm, f->name, &f->t) : 0;
+}
+
+/* test_tree_teardown — test_tree_close, then remove the directory; the close's result. */
+static inline int test_tree_teardown(test_tree *f)
+{
+	int rc = test_tree_close(f);
+	test_dir_remove(f->dir);
+	return rc;
+}
+
+#endif
