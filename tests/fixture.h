@@ -2,8 +2,13 @@
  * fixture.h — setup/teardown pairs for the stores tests run against, on top
  * of the temporary directories of test.h (header-only):
  *
+ *   test_store_fixture       for test_main_fixture: a temporary directory
+ *                            test_dir per case, the store's path in it
+ *                            test_store_path
  *   test_bm_config           a buffer manager's configuration for a small
  *                            test store (the fields most tests set)
+ *   test_bm_reopen           close a buffer manager and open its store
+ *                            again (fresh = false)
  *   test_tree_setup/_reopen/_teardown
  *                            a fresh store in its own temporary directory
  *                            with one B-tree in it; reopen closes and opens
@@ -16,15 +21,40 @@
  *     CHECK_OK(test_tree_teardown(&f));
  *
  * A failed CHECK between setup and teardown leaves the directory behind
- * (the case's verdict matters more than the clean-up).
+ * (the case's verdict matters more than the clean-up).  Each part is there
+ * when the test's layer sees its module's header (a test of the buffer
+ * manager gets no B-tree fixture: the build's include roots keep the layers).
  */
 #ifndef RUMA_TEST_FIXTURE_H
 #define RUMA_TEST_FIXTURE_H
 
 #include "test.h"
 
+
+/* ---- a temporary store per case ---------------------------------------- */
+
+static char test_dir[64];	   /* the case's temporary directory */
+static char test_store_path[128]; /* "<test_dir>/store" */
+
+/* Setup: a fresh test_dir named after the module, test_store_path in it. */
+static inline int test_store_setup(void)
+{
+	return test_dir_make(test_dir, sizeof(test_dir), test_module ? test_module : "store",
+			     test_store_path, sizeof(test_store_path), "store", NULL);
+}
+
+/* Teardown: test_dir and everything in it removed. */
+static inline void test_store_teardown(void)
+{
+	test_dir_remove(test_dir);
+}
+
+static const struct test_fixture test_store_fixture = { test_store_setup, test_store_teardown };
+
+/* ---- buffer managers -------------------------------------------------------- */
+
+#if __has_include(<ruma/bm.h>)
 #include <ruma/bm.h>
-#include <ruma/btree.h>
 
 /*
  * test_bm_config — c = the defaults, with the store at path, virt_pages of
@@ -43,6 +73,30 @@ static inline void test_bm_config(ruma_bm_config *c, const char *path, uint64_t 
 	c->max_threads = 8;
 	c->fresh = true;
 }
+
+/*
+ * test_bm_reopen — close *bm, then open c's store again with c->fresh set
+ * to false: 0 or the first error (with a message).
+ */
+static inline int test_bm_reopen(ruma_bm_config *c, ruma_bm **bm)
+{
+	int rc = ruma_bm_close(*bm);
+	if (rc != 0) {
+		fprintf(stderr, "  test_bm_reopen: close: %s\n", ruma_strerror(rc));
+		return rc;
+	}
+	c->fresh = false;
+	if ((rc = ruma_bm_open(c, bm)) != 0)
+		fprintf(stderr, "  test_bm_reopen: open: %s\n", ruma_strerror(rc));
+	return rc;
+}
+
+#endif /* ruma/bm.h */
+
+/* ---- a store with one B-tree ------------------------------------------------ */
+
+#if __has_include(<ruma/btree.h>)
+#include <ruma/btree.h>
 
 /* A store in a temporary directory, its buffer manager and one tree in it. */
 typedef struct test_tree {
@@ -112,5 +166,7 @@ static inline int test_tree_teardown(test_tree *f)
 	test_dir_remove(f->dir);
 	return rc;
 }
+
+#endif /* ruma/btree.h */
 
 #endif

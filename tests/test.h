@@ -57,6 +57,7 @@ struct test_fixture {
 
 static ruma_rng test_rng;
 static uint64_t test_seed;
+static const char *test_module; /* test_main's module name, for fixtures */
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \
@@ -166,6 +167,7 @@ static inline int test_main_fixture(const char *module, const struct test_case *
 
 	if (!test_names_known(module, cases, n, argc, argv))
 		return 1;
+	test_module = module;
 	test_seed = test_seed_of_env();
 	ruma_rng_seed(&test_rng, test_seed);
 	printf("%s: seed %" PRIu64 " (replay with RUMA_SEED=%" PRIu64 ")\n", module, test_seed,

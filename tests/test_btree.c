@@ -203,6 +203,13 @@ static int check_all(ruma_btree *t, const model *m)
 	return check_scan(t, m, NULL, 0, false, SIZE_MAX);
 }
 
+/* The tree passes its invariant checker (report on stderr), then check_all. */
+static int check_tree_model(ruma_btree *t, const model *m)
+{
+	int rc = ruma_btree_check(t, stderr);
+	return rc ? rc : check_all(t, m);
+}
+
 /* ---- node level ---------------------------------------------------------------------------------- */
 
 static int t_node(void)
@@ -408,8 +415,7 @@ static int t_random_model(void)
 	CHECK_EQ(st.entries, m.n);
 	CHECK(st.height >= 2);
 	CHECK(random_ops(t, &m, ops * 2, 10, 200, 100) == TEST_PASS);
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.leaf_merges > 0);
 	CHECK_EQ(st.entries, m.n);
@@ -430,8 +436,7 @@ static int t_random_large(void)
 	CHECK(random_ops(t, &m, ops, 70, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops, 40, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops * 2, 5, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	fprintf(stderr, "  %zu keys left; splits %" PRIu64 "/%" PRIu64 ", merges %" PRIu64 "/%" PRIu64 "\n",
@@ -476,8 +481,7 @@ static int t_merges(void)
 		if (m.n % 4000 == 0)
 			CHECK_OK(ruma_btree_check(t, stderr));
 	}
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	fprintf(stderr, "  after deletes: height %u, %" PRIu64 " leaves, %" PRIu64
 		" inner; merges leaf %" PRIu64 " inner %" PRIu64 ", root collapses %" PRIu64
@@ -546,8 +550,7 @@ static int t_limits(void)
 		if (rc == 0)
 			model_put(&m, k, kl, v, vl);
 	}
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	/* buffer too small */
 	size_t vl = 0;
 	CHECK_EQ(ruma_btree_lookup(t, m.e[0]->key, m.e[0]->klen, buf, 3, &vl), -ENOBUFS);
@@ -601,8 +604,7 @@ static int t_catalog_reopen(void)
 	for (unsigned i = 0; i < TREES; i++) {
 		snprintf(name, sizeof name, "tree-%02u", i);
 		CHECK_OK(ruma_btree_open(bm, name, &t));
-		CHECK_OK(ruma_btree_check(t, stderr));
-		CHECK_OK(check_all(t, &m[i]));
+		CHECK_OK(check_tree_model(t, &m[i]));
 		ruma_btree_release(t);
 		model_free(&m[i]);
 	}
@@ -677,8 +679,7 @@ static int t_io_errors(void)
 	CHECK_OK(ruma_bm_flush(bm));
 
 	CHECK_OK(test_tree_reopen(&f));
-	CHECK_OK(ruma_btree_check(f.t, stderr));
-	CHECK_OK(check_all(f.t, &m));
+	CHECK_OK(check_tree_model(f.t, &m));
 	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
@@ -704,8 +705,7 @@ static int t_virt_full(void)
 			model_put(&m, k, (size_t)kl, v, vl);
 	}
 	CHECK_EQ(rc, RUMA_EVIRTFULL);
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	/* free most of the tree, then grow again */
 	while (m.n > 100) {
 		kv *e = m.e[ruma_rng_below(&test_rng, m.n)];
@@ -717,8 +717,7 @@ static int t_virt_full(void)
 		CHECK_OK(ruma_btree_insert(t, k, (size_t)kl, v, 100));
 		model_put(&m, k, (size_t)kl, v, 100);
 	}
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
