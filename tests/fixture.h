@@ -9,6 +9,8 @@
  *                            test store (the fields most tests set)
  *   test_bm_reopen           close a buffer manager and open its store
  *                            again (fresh = false)
+ *   test_db_open             a db.h store with a given pool, and
+ *   test_db_tables           tables created in it in one transaction
  *   test_tree_setup/_reopen/_teardown
  *                            a fresh store in its own temporary directory
  *                            with one B-tree in it; reopen closes and opens
@@ -168,5 +170,48 @@ static inline int test_tree_teardown(test_tree *f)
 }
 
 #endif /* ruma/btree.h */
+
+/* ---- db.h stores ------------------------------------------------------------- */
+
+#if __has_include(<ruma/db.h>)
+#include <ruma/db.h>
+
+/* test_db_open — open (creating) the store at path with the default options
+ * but a pool of pool_bytes: 0 or the error of ruma_db_open. */
+static inline int test_db_open(const char *path, size_t pool_bytes, ruma_db **db)
+{
+	ruma_db_options o;
+	ruma_db_options_default(&o);
+	o.pool_bytes = pool_bytes;
+	return ruma_db_open(path, &o, db);
+}
+
+/*
+ * test_db_tables — in one transaction of db, create the tables named by the
+ * NULL-terminated list of (const char *name, ruma_db_table **handle) pairs
+ * and commit.  Returns 0 or the first error (the transaction is aborted).
+ */
+static inline int test_db_tables(ruma_db *db, ...)
+{
+	ruma_db_txn *x;
+	va_list ap;
+	int rc = ruma_db_begin(db, 0, &x);
+
+	if (rc != 0)
+		return rc;
+	va_start(ap, db);
+	for (const char *name; rc == 0 && (name = va_arg(ap, const char *));) {
+		ruma_db_table **t = va_arg(ap, ruma_db_table **);
+		rc = ruma_db_table_open(x, name, RUMA_DB_CREATE, t);
+	}
+	va_end(ap);
+	if (rc != 0) {
+		ruma_db_abort(x);
+		return rc;
+	}
+	return ruma_db_commit(x);
+}
+
+#endif /* ruma/db.h */
 
 #endif

@@ -213,7 +213,7 @@ static inline int test_main(const char *module, const struct test_case *cases, s
  * dir (size bytes); then, for each (char *out, size_t size, const char
  * *name) triple of the NULL-terminated list, out = "<dir>/<name>".  Returns
  * 0, or -1 with a message when the directory cannot be made or a name does
- * not fit.
+ * not fit.  TEST_PATH(buf, "name") writes one triple.
  */
 static inline int test_dir_make(char *dir, size_t size, const char *tag, ...)
 {
@@ -237,6 +237,9 @@ static inline int test_dir_make(char *dir, size_t size, const char *tag, ...)
 	va_end(ap);
 	return rc;
 }
+
+/* For test_dir_make's list: TEST_PATH(buf, "name") names buf (an array). */
+#define TEST_PATH(buf, name) (buf), sizeof(buf), (name)
 
 /* One entry of the tree test_dir_remove walks: removed. */
 static inline int test_dir_remove_one(const char *p, const struct stat *st, int type,
