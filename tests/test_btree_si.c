@@ -136,8 +136,7 @@ static int t_uncommitted(void)
 	CHECK(!strcmp(c.all, "c1,b1,a1,"));
 	CHECK_OK(ruma_txn_commit(s));
 	CHECK_OK(ruma_txn_abort(w));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -180,8 +179,7 @@ static int t_later_commit(void)
 	CHECK_EQ(st.versions, 0u); /* s2 began after the commit: it needs none */
 	CHECK_EQ(st.version_bytes, 0u);
 	CHECK_OK(ruma_txn_commit(s2));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -207,8 +205,7 @@ static int t_abort(void)
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u);
 	CHECK_OK(ruma_txn_commit(s));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -243,8 +240,7 @@ static int t_two_stores(void)
 	ruma_btree_release(t2);
 	CHECK_OK(ruma_bm_close(bm2));
 	unlink(side);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -261,8 +257,7 @@ static int t_rdonly_writes(void)
 	CHECK_EQ(ruma_txn_remove(s, t, key, 4), -EACCES);
 	CHECK_EQ(ruma_txn_update(s, t, key, 4, bump, NULL), -EACCES);
 	CHECK_OK(ruma_txn_commit(s));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -547,8 +542,7 @@ static int t_too_old(void)
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.version_limit, RUMA_TXN_VERSION_LIMIT);
 	CHECK_EQ(st.versions, 0u);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -572,8 +566,7 @@ static int h_setup(unsigned mode, ruma_bm **bm, ruma_btree **t, ruma_txn **a, ru
 
 static int h_done(ruma_bm *bm, ruma_btree *t)
 {
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	ruma_txn_mvcc_stats st;
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u);
@@ -808,9 +801,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-si-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

@@ -131,8 +131,7 @@ static int t_clean_reopen(void)
 	ruma_bm_recovery rec;
 	memset(model, 0, sizeof(model));
 	CHECK_OK(create_tree());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
 	for (uint32_t i = 0; i < 1500; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i + 1));
@@ -146,16 +145,12 @@ static int t_clean_reopen(void)
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.leaf_splits > 0 && st.leaf_merges > 0);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(close_tree(bm, t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(!rec.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
 	CHECK_EQ(check_tree(t), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -168,18 +163,14 @@ struct intent {
 
 static void child_run(uint64_t seed)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_rng rng;
-	ruma_rng_seed(&rng, seed);
-	int fd;
-	child_open(&fd, &bm, &t);
+	struct child ch;
+	child_open(&ch, seed);
 	for (uint32_t i = 1;; i++) {
-		struct intent in = { (uint32_t)ruma_rng_below(&rng, KEYS), 0 };
-		in.ver = ruma_rng_below(&rng, 3) == 0 ? 0 : (uint32_t)(seed % 1000u) * 100000u + i;
+		struct intent in = { (uint32_t)ruma_rng_below(&ch.rng, KEYS), 0 };
+		in.ver = ruma_rng_below(&ch.rng, 3) == 0 ? 0 : (uint32_t)(seed % 1000u) * 100000u + i;
 		uint32_t done = DONE;
-		if (write(fd, &in, sizeof(in)) != sizeof(in) || do_op(t, in.k, in.ver) ||
-		    write(fd, &done, sizeof(done)) != sizeof(done))
+		if (write(ch.fd, &in, sizeof(in)) != sizeof(in) || do_op(ch.t, in.k, in.ver) ||
+		    write(ch.fd, &done, sizeof(done)) != sizeof(done))
 			_exit(4);
 	}
 }
@@ -225,17 +216,14 @@ static int t_sigkill(void)
 		ruma_bm *bm;
 		ruma_btree *t;
 		ruma_bm_recovery rec;
-		CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-		ruma_bm_get_recovery(bm, &rec);
+		CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 		CHECK(rec.ran);
 		redone += rec.pages_redone + rec.full_images;
-		CHECK_OK(ruma_btree_open(bm, "t", &t));
 		CHECK_EQ(tree_matches(t, model, loose, alt, &saw), TEST_PASS);
 		CHECK_EQ(check_tree(t), TEST_PASS);
 		if (loose != UINT32_MAX)
 			model[loose] = saw;
-		ruma_btree_release(t);
-		CHECK_OK(ruma_bm_close(bm));
+		CHECK_OK(close_tree(bm, t));
 		/* the next child starts from this state: forget the side file */
 		unlink(side);
 	}
@@ -253,8 +241,7 @@ static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n,
 	memset(model, 0, KEYS * sizeof(*model));
 	CHECK_OK(create_tree());
 	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, d, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(d, &bm, &t, NULL));
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		uint32_t ver = ruma_rng_below(&test_rng, 3) == 0 ? 0 : i;
@@ -274,15 +261,12 @@ static int reopen_and_match(const uint32_t *model, ruma_bm_recovery *rec)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, rec));
 	CHECK(rec->ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(check_tree(t), TEST_PASS);
 	if (model)
 		CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -328,10 +312,8 @@ static int t_crash_after_recovery(void)
 	uint64_t torn = 0;
 	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500, NULL), TEST_PASS);
 	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	ruma_bm_get_recovery(bm, &first);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, &first));
 	CHECK(first.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
 	for (uint32_t i = 1; i <= 3000; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
@@ -358,8 +340,7 @@ static int t_log_io_error(void)
 	ruma_btree *t;
 	memset(model, 0, sizeof(model));
 	CHECK_OK(create_tree());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
 	uint32_t i;
 	for (i = 1; i <= 300; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
@@ -374,18 +355,15 @@ static int t_log_io_error(void)
 	ruma_btree_release(t);
 	CHECK(ruma_bm_close(bm) != 0);
 	ruma_bm_recovery rec;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(rec.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(check_tree(t), TEST_PASS);
 	/* the failed operations may or may not have reached the log's file */
 	uint32_t saw;
 	static uint32_t m2[KEYS];
 	memcpy(m2, model, sizeof(m2));
 	CHECK_EQ(tree_matches(t, m2, k, i, &saw), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -412,11 +390,9 @@ static int t_log_unreadable(void)
 	CHECK(fd >= 0);
 	CHECK(pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
 	close(fd);
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
 	CHECK_EQ(check_tree(t), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	/* a store created anew ignores whatever an old log file holds */
 	fd = open(logpath, O_WRONLY);
 	CHECK(fd >= 0);
@@ -447,8 +423,7 @@ static int t_checkpoint_truncates(void)
 	memset(model, 0, sizeof(model));
 	CHECK_OK(create_tree());
 	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
 	for (uint32_t i = 1; i <= 1000; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i));
@@ -485,8 +460,7 @@ static int crash_with_commits(uint32_t *model, unsigned n)
 	memset(model, 0, KEYS * sizeof(*model));
 	CHECK_OK(create_tree());
 	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i));
@@ -582,8 +556,7 @@ static int t_log_renamed(void)
 	ruma_btree *t;
 	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	CHECK_OK(rename(other, path));
 	CHECK_OK(rename(otherlog, logpath));
 	(void)rec;
@@ -677,8 +650,7 @@ static int t_log_cut_at_record(void)
 	ruma_btree *t;
 	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_OK(ruma_btree_check(t, stdout));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -726,9 +698,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-btwal-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

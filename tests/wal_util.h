@@ -55,6 +55,28 @@ static inline int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
 	return ruma_bm_open(&c, bm);
 }
 
+/* The store at `path` (not fresh) and its tree "t"; when rec is not NULL,
+ * what the open's recovery did goes there.  0 or the first error. */
+static inline int open_tree(ruma_bm_durability d, ruma_bm **bm, ruma_btree **t,
+			    ruma_bm_recovery *rec)
+{
+	int rc = open_store(false, d, bm);
+	if (rc != 0)
+		return rc;
+	if (rec)
+		ruma_bm_get_recovery(*bm, rec);
+	if ((rc = ruma_btree_open(*bm, "t", t)) != 0)
+		ruma_bm_close(*bm);
+	return rc;
+}
+
+/* Release t and close bm: the close's result. */
+static inline int close_tree(ruma_bm *bm, ruma_btree *t)
+{
+	ruma_btree_release(t);
+	return ruma_bm_close(bm);
+}
+
 static inline void key_of(uint32_t k, uint8_t out[4])
 {
 	out[0] = (uint8_t)(k >> 24);
@@ -76,13 +98,22 @@ static inline size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
  * that its store is open (-1 outside such a child). */
 static int child_ready_fd = -1;
 
-/* In a forked child: the side file (append) and the store's tree "t" (SYNC);
- * exits with 3 if they cannot be opened.  Then tells run_and_kill that the
- * work begins (one byte on child_ready_fd). */
-static inline void child_open(int *fd, ruma_bm **bm, ruma_btree **t)
+/* What a forked child of run_and_kill works with. */
+struct child {
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_rng rng; /* seeded from run_and_kill's seed */
+	int fd;	      /* the side file */
+};
+
+/* In a forked child: c->rng seeded with seed, the side file (append) and the
+ * store's tree "t" (SYNC); exits with 3 if they cannot be opened.  Then tells
+ * run_and_kill that the work begins (one byte on child_ready_fd). */
+static inline void child_open(struct child *c, uint64_t seed)
 {
-	*fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
-	if (*fd < 0 || open_store(false, RUMA_BM_DURABLE_SYNC, bm) || ruma_btree_open(*bm, "t", t))
+	ruma_rng_seed(&c->rng, seed);
+	c->fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (c->fd < 0 || open_tree(RUMA_BM_DURABLE_SYNC, &c->bm, &c->t, NULL))
 		_exit(3);
 	char go = 1;
 	if (child_ready_fd >= 0 && (write(child_ready_fd, &go, 1) != 1 || close(child_ready_fd)))
@@ -128,24 +159,19 @@ static inline bool run_and_kill(void (*fn)(uint64_t), uint64_t seed)
 	       WTERMSIG(status) == SIGKILL;
 }
 
-/* Set the paths under a new temporary directory. */
-static inline int wal_dirs(const char *tmpl)
+/* The fixture of the tests with a log (test_main_fixture): a temporary
+ * directory per case, with the store, its log and the side file in it. */
+static inline int wal_setup(void)
 {
-	strcpy(dir, tmpl);
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
-	snprintf(side, sizeof(side), "%s/side", dir);
-	return 0;
+	return test_dir_make(dir, sizeof(dir), test_module, TEST_PATH(path, "store"),
+			     TEST_PATH(logpath, "store.wal"), TEST_PATH(side, "side"), NULL);
 }
 
-static inline void wal_dirs_remove(void)
+static inline void wal_teardown(void)
 {
-	unlink(path);
-	unlink(logpath);
-	unlink(side);
-	rmdir(dir);
+	test_dir_remove(dir);
 }
+
+static const struct test_fixture wal_fixture = { wal_setup, wal_teardown };
 
 #endif
