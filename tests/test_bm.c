@@ -882,7 +882,8 @@ static int bitflip_case(ruma_bm_write wr)
 	CHECK_EQ(err, RUMA_ECORRUPT);
 	char want[64];
 	snprintf(want, sizeof(want), "page %" PRIu64 " ", victim);
-	CHECK(strstr(m.last, want) && strstr(m.last, test_store_path) && strstr(m.last, "checksum mismatch"));
+	CHECK(strstr(m.last, want) && strstr(m.last, test_store_path) &&
+	      strstr(m.last, "checksum mismatch"));
 	return TEST_PASS;
 }
 
