@@ -95,12 +95,38 @@ static int flip_byte(off_t off, unsigned char mask)
 	return r;
 }
 
+/* Open the log, its end into *end (when not NULL), count its records
+ * (read_back) into *got and close it: 0 or the first error. */
+static int log_count(uint64_t *end, uint32_t *got)
+{
+	ruma_wal *w;
+	int r = open_log(&w, 0);
+	if (r)
+		return r;
+	if (end)
+		*end = ruma_wal_end(w);
+	r = read_back(w, got);
+	int c = ruma_wal_close(w);
+	return r ? r : c;
+}
+
+/* A fresh log (the file removed first), open in *w, holding records 0..n-1
+ * of fill(); their LSNs go to lsn (when not NULL), the end to *end. */
+static int log_fresh(ruma_wal **w, uint32_t n, uint64_t *lsn, uint64_t *end)
+{
+	unsigned char buf[400];
+	unlink(test_store_path);
+	int r = open_log(w, 0);
+	for (uint32_t i = 0; r == 0 && i < n; i++)
+		r = ruma_wal_append(*w, (uint16_t)i, buf, fill(i, buf), lsn ? &lsn[i] : NULL, end);
+	return r;
+}
+
 static int t_roundtrip(void)
 {
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t lsn[100], end = 0;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 0));
 	uint64_t start = ruma_wal_start(w);
 	for (uint32_t i = 0; i < 100; i++) {
@@ -112,12 +138,11 @@ static int t_roundtrip(void)
 	CHECK_OK(ruma_wal_flush(w, end));
 	CHECK_EQ(ruma_wal_durable(w), end);
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
-	CHECK_EQ(ruma_wal_end(w), end);
+	uint64_t found;
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(&found, &got));
+	CHECK_EQ(found, end);
 	CHECK_EQ(got, 100u);
-	CHECK_OK(ruma_wal_close(w));
 
 	/* flip one payload byte of record 40: valid records follow it, so the
 	 * log was damaged, not torn: refused, unless the prefix is salvaged */
@@ -134,10 +159,8 @@ static int t_roundtrip(void)
 	CHECK_OK(ruma_wal_append(w, 40, buf, n, &l, &end));
 	CHECK_EQ(l, lsn[40]);
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK_EQ(got, 41u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -150,10 +173,7 @@ static int t_replay(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t lsn[60], end = 0;
-	unlink(test_store_path);
-	CHECK_OK(open_log(&w, 0));
-	for (uint32_t i = 0; i < 60; i++)
-		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end));
+	CHECK_OK(log_fresh(&w, 60, lsn, &end));
 	CHECK_OK(ruma_wal_close(w));
 	/* damage record 50 */
 	CHECK_OK(flip_byte((off_t)(4096 + (lsn[50] - lsn[0]) + RUMA_WAL_HEADER + 1), 0x01));
@@ -180,10 +200,8 @@ static int t_replay(void)
 	CHECK_OK(ruma_wal_append(w, 0, buf, fill(0, buf), &l, &end));
 	CHECK_EQ(l, lsn[50]);
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK_EQ(got, 1u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -193,7 +211,6 @@ static int t_other_format(void)
 {
 	struct { uint64_t magic; uint32_t version, crc; uint64_t base, start, owner[2], ring, flags; } h;
 	ruma_wal *w;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 0));
 	CHECK_OK(ruma_wal_close(w));
 	int fd = open(test_store_path, O_RDWR);
@@ -217,7 +234,6 @@ static int t_reset_and_wrap(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end = 0;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 1)); /* smallest ring: appends wrap many times */
 	for (uint32_t i = 0; i < 20; i++)
 		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
@@ -255,7 +271,6 @@ static int t_powerloss(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end = 0, synced = 0;
-	unlink(test_store_path);
 	CHECK_OK(ruma_os_powerloss_arm());
 	CHECK_OK(open_log(&w, 0));
 	for (uint32_t i = 0; i < 60; i++) {
@@ -272,12 +287,11 @@ static int t_powerloss(void)
 	CHECK_OK(ruma_os_powerloss());
 	(void)ruma_wal_close(w); /* its writes and syncs go nowhere */
 	ruma_os_powerloss_disarm();
-	CHECK_OK(open_log(&w, 0));
-	CHECK_EQ(ruma_wal_end(w), synced);
+	uint64_t found;
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(&found, &got));
+	CHECK_EQ(found, synced);
 	CHECK_EQ(got, 30u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -286,7 +300,6 @@ static int t_io_errors(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end = 0;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 0));
 	CHECK_OK(ruma_wal_append(w, 0, buf, fill(0, buf), NULL, &end));
 	CHECK_OK(ruma_wal_flush(w, end));
@@ -322,12 +335,8 @@ static int t_io_errors(void)
 static int t_torn_tail(void)
 {
 	ruma_wal *w;
-	unsigned char buf[400];
 	uint64_t lsn[60], end = 0;
-	unlink(test_store_path);
-	CHECK_OK(open_log(&w, 0));
-	for (uint32_t i = 0; i < 60; i++)
-		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end));
+	CHECK_OK(log_fresh(&w, 60, lsn, &end));
 	CHECK_OK(ruma_wal_close(w));
 	off_t at = (off_t)(4096 + (lsn[40] - lsn[0]));
 	at = (at + 511) / 512 * 512; /* a whole sector inside the last records */
@@ -336,11 +345,9 @@ static int t_torn_tail(void)
 	CHECK(fd >= 0);
 	CHECK(pwrite(fd, zeros, sizeof(zeros), at) == (ssize_t)sizeof(zeros));
 	close(fd);
-	CHECK_OK(open_log(&w, 0));
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK(got >= 40 && got < 60);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -353,7 +360,6 @@ static int t_alloc_ahead(void)
 	ruma_wal *w;
 	unsigned char buf[400], block[4096], zero[4096] = { 0 };
 	uint64_t end = 0;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 0));
 	uint64_t start = ruma_wal_start(w);
 	for (uint32_t i = 0; i < 50; i++)
@@ -378,11 +384,9 @@ static int t_alloc_ahead(void)
 	CHECK_OK(ruma_wal_flush(w, end));
 	ruma_os_inject_clear();
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK_EQ(got, 100u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -391,7 +395,6 @@ static int t_alloc_ahead(void)
 static int t_owner_and_must_exist(void)
 {
 	ruma_wal *w;
-	unlink(test_store_path);
 	ruma_wal_config c = { .path = test_store_path, .message = keep, .owner = { 1, 2 } };
 	CHECK_OK(ruma_wal_open(&c, &w));
 	CHECK_OK(ruma_wal_close(w));
@@ -563,7 +566,6 @@ static int t_flip_near_zero_sector(void)
 	static const unsigned char zeros[2000];
 	uint64_t lsn[50], end = 0;
 	uint32_t got;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 0));
 	for (uint32_t i = 0; i < 50; i++) {
 		bool z = i >= 40 && i < 45;
@@ -615,7 +617,6 @@ static int t_path_copied(void)
 	ruma_wal *w;
 	unsigned char b[8] = { 0 };
 	uint64_t end;
-	unlink(test_store_path);
 	snprintf(buf, sizeof(buf), "%s", test_store_path);
 	ruma_wal_config c = { .path = buf, .message = keep };
 	CHECK_OK(ruma_wal_open(&c, &w));
@@ -642,7 +643,6 @@ static int t_torn_block_rewrite(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t lsn0 = 0, old_end = 0, end = 0;
-	unlink(test_store_path);
 	CHECK_OK(open_log(&w, 0));
 	uint32_t i = 0;
 	for (; i < 7 || (old_end - lsn0 + 4096) % 512 < 64 || (old_end - lsn0 + 4096) % 512 > 400;
