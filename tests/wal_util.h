@@ -7,7 +7,7 @@
 #ifndef RUMA_TEST_WAL_UTIL_H
 #define RUMA_TEST_WAL_UTIL_H
 
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 
@@ -34,12 +34,8 @@ static inline void quiet(void *ctx, const char *line)
  * pages all the time. */
 static inline void store_config(ruma_bm_config *c, const char *p)
 {
-	ruma_bm_config_default(c);
-	c->path = p;
-	c->virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
-	c->phys_bytes = 64ull * RUMA_BM_PAGE_SIZE;
-	c->batch = 8;
-	c->max_threads = 8;
+	test_bm_config(c, p, 8192, 64);
+	c->fresh = false;
 	c->write = RUMA_BM_WRITE_PWRITE; /* the power-loss simulation tracks pwrite/pwritev */
 }
 
