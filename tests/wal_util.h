@@ -12,6 +12,7 @@
 #include <ruma/btree.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,6 +80,41 @@ static inline void key_of(uint32_t k, uint8_t out[4])
 	out[1] = (uint8_t)(k >> 16);
 	out[2] = (uint8_t)(k >> 8);
 	out[3] = (uint8_t)k;
+}
+
+/* The key number of a 4-byte key (key_of's inverse). */
+static inline uint32_t key_num(const void *key)
+{
+	const uint8_t *b = key;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/*
+ * run_threads — start nw threads of writer (argument test_seed + i) and nr
+ * of reader (argument rarg + i), let them run for 1.5 s or until *fails is
+ * not 0, then set *stop and join them all.  0, or the error of
+ * pthread_create (the threads started are stopped and joined).
+ */
+static inline int run_threads(void *(*writer)(void *), unsigned nw, void *(*reader)(void *),
+			      unsigned nr, uintptr_t rarg, const uint64_t *fails, int *stop)
+{
+	pthread_t th[64];
+	unsigned n = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < nw + nr && i < 64; i++) {
+		void *(*fn)(void *) = i < nw ? writer : reader;
+		uintptr_t arg = i < nw ? (uintptr_t)test_seed + i : rarg + (i - nw);
+		if ((rc = pthread_create(&th[n], NULL, fn, (void *)arg)) == 0)
+			n++;
+	}
+	uint64_t until = ruma_now_ns() + 1500000000ull;
+	while (rc == 0 && ruma_now_ns() < until && !__atomic_load_n(fails, __ATOMIC_RELAXED))
+		usleep(20000);
+	__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return rc ? rc : nw + nr > 64 ? -E2BIG : 0;
 }
 
 /* The value of version ver of key k (8..187 bytes). */
