@@ -251,10 +251,7 @@ static int t_commit_nowait(void)
 	for (uint32_t n = 1; n <= keep; n++)
 		for (uint32_t k = n * 50; k < n * 50 + 20; k++)
 			model[k] = n;
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 
 	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, NULL));
 	/* the first `keep` are there; each later one entirely or not at all */

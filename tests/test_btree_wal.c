@@ -123,6 +123,17 @@ static int create_tree(void)
 	return r ? r : r2;
 }
 
+/* A fresh tree (create_tree) with model cleared, opened with durability d
+ * and the power-loss simulation armed.  0 or the first error. */
+static int open_armed(ruma_bm_durability d, uint32_t *model, ruma_bm **bm, ruma_btree **t)
+{
+	memset(model, 0, KEYS * sizeof(*model));
+	int rc = create_tree();
+	if (rc == 0)
+		rc = ruma_os_powerloss_arm();
+	return rc ? rc : open_tree(d, bm, t, NULL);
+}
+
 static int t_clean_reopen(void)
 {
 	static uint32_t model[KEYS];
@@ -238,10 +249,7 @@ static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n,
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	memset(model, 0, KEYS * sizeof(*model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_tree(d, &bm, &t, NULL));
+	CHECK_OK(open_armed(d, model, &bm, &t));
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		uint32_t ver = ruma_rng_below(&test_rng, 3) == 0 ? 0 : i;
@@ -420,10 +428,7 @@ static int t_checkpoint_truncates(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	struct stat st;
-	memset(model, 0, sizeof(model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
+	CHECK_OK(open_armed(RUMA_BM_DURABLE_SYNC, model, &bm, &t));
 	for (uint32_t i = 1; i <= 1000; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i));
@@ -441,10 +446,7 @@ static int t_checkpoint_truncates(void)
 		CHECK_OK(do_op(t, k, i));
 		model[k] = i;
 	}
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 	ruma_bm_recovery rec;
 	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
 	CHECK(rec.records > 0 && rec.records < 300); /* ~100 operations, not 1100 */
@@ -457,19 +459,13 @@ static int crash_with_commits(uint32_t *model, unsigned n)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	memset(model, 0, KEYS * sizeof(*model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
+	CHECK_OK(open_armed(RUMA_BM_DURABLE_SYNC, model, &bm, &t));
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i));
 		model[k] = i;
 	}
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 	return TEST_PASS;
 }
 
@@ -670,10 +666,7 @@ static int t_durable_keeps_log(void)
 		CHECK_OK(do_op(t, i, i));
 		model[i] = i;
 	}
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
 	return TEST_PASS;
 }

@@ -85,10 +85,7 @@ static int t_concurrent_powerloss(void)
 	CHECK_EQ(atomic_load(&failures), 0);
 	printf("  %u operations, %llu fdatasync calls (log and checkpoints)\n", THREADS * OPS,
 	       (unsigned long long)syncs);
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(tree);
-	(void)ruma_bm_close(store);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(store, tree));
 
 	ruma_bm_recovery rec;
 	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));

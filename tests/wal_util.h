@@ -11,6 +11,8 @@
 
 #include <ruma/btree.h>
 
+#include "os/os.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -64,6 +66,18 @@ static inline int open_tree(ruma_bm_durability d, ruma_bm **bm, ruma_btree **t,
 		ruma_bm_get_recovery(*bm, rec);
 	if ((rc = ruma_btree_open(*bm, "t", t)) != 0)
 		ruma_bm_close(*bm);
+	return rc;
+}
+
+/* A power loss now (ruma_os_powerloss): the tree and store are closed after
+ * it, so nothing of theirs reaches the files, and the simulation disarmed.
+ * 0 or the error of ruma_os_powerloss. */
+static inline int power_off(ruma_bm *bm, ruma_btree *t)
+{
+	int rc = ruma_os_powerloss();
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
 	return rc;
 }
 
