@@ -423,4 +423,19 @@ static inline int test_argv(char **argv, int max, const char *cmd, va_list ap)
 	return argc;
 }
 
+/*
+ * TEST_VA_ARGV(argv, argc, cmd, last) — in a variadic function whose
+ * arguments after `last` are a NULL-terminated list of strings: declares
+ * char *argv[32] and int argc, holding cmd and that list (test_argv).
+ */
+#define TEST_VA_ARGV(argv, argc, cmd, last)                   \
+	char *argv[32];                                       \
+	int argc;                                             \
+	do {                                                  \
+		va_list ap_;                                  \
+		va_start(ap_, last);                          \
+		argc = test_argv(argv, 32, cmd, ap_);         \
+		va_end(ap_);                                  \
+	} while (0)
+
 #endif

@@ -200,12 +200,7 @@ static int t_run(void)
 /* artbench_parse of the NULL-terminated arguments after "art"; err gets the message. */
 static int art_parse(artbench_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16];
-	va_list ap;
-
-	va_start(ap, len);
-	int argc = test_argv(argv, 16, "art", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "art", len);
 	return artbench_parse(argc, argv, NULL, o, err, len);
 }
 

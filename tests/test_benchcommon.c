@@ -50,12 +50,7 @@ static const ruma_opt table[] = {
 /* Parse the NULL-terminated list of arguments after argv[0]. */
 static int parse(topts *o, ruma_opt_error *e, const char **pos, int *npos, ...)
 {
-	char *argv[32];
-	va_list ap;
-
-	va_start(ap, npos);
-	int argc = test_argv(argv, 32, "cmd", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "cmd", npos);
 	memset(o, 0, sizeof(*o));
 	return ruma_opt_parse(table, TEST_N(table), argc, argv, 1, o, pos, 2, npos, e);
 }

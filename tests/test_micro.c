@@ -1003,12 +1003,7 @@ static int t_page_fault_test_huge_stride(void)
 /* micro_parse of the NULL-terminated arguments after "micro". */
 static int parse_micro(micro_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16];
-	va_list ap;
-
-	va_start(ap, len);
-	int argc = test_argv(argv, 16, "micro", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "micro", len);
 	return micro_parse(argc, argv, NULL, o, err, len);
 }
 
