@@ -10,96 +10,19 @@
  * new-orders per district divided by 10; a test-only mode of tpcc_sizes
  * that the benchmark never uses); one case loads a full-scale warehouse.
  */
-#include "test.h"
-
-#include "bench/vmcache/tpcc/tpcc.h"
-
-#include <pthread.h>
+#include "tpcc_util.h"
 
 #define TEST_SCALE 10
 
 
-typedef struct fixture {
-	char path[64];
-	ruma_bm *bm;
-	tpcc_db *db;
-	tpcc_worker wk;
-} fixture;
-
-static int fx_open_bm(fixture *f, uint64_t phys, bool fresh)
-{
-	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = f->path;
-	c.virt_bytes = 2ull << 30;
-	c.phys_bytes = phys;
-	c.max_threads = 8;
-	c.fresh = fresh;
-	return ruma_bm_open(&c, &f->bm);
-}
-
-struct load_arg {
-	tpcc_db *db;
-	unsigned tid, n;
-	int rc;
-};
-
-static void *load_thread(void *p)
-{
-	struct load_arg *a = p;
-	a->rc = tpcc_load_share(a->db, a->tid, a->n, test_seed);
-	return NULL;
-}
-
-/* Load with `threads` threads at once (the driver's way). */
-static int load_parallel(tpcc_db *db, unsigned threads)
-{
-	pthread_t th[8];
-	struct load_arg a[8];
-	int rc = 0;
-	for (unsigned i = 0; i < threads; i++) {
-		a[i] = (struct load_arg){ db, i, threads, 0 };
-		pthread_create(&th[i], NULL, load_thread, &a[i]);
-	}
-	for (unsigned i = 0; i < threads; i++) {
-		pthread_join(th[i], NULL);
-		if (a[i].rc && !rc)
-			rc = a[i].rc;
-	}
-	return rc;
-}
-
+/* The single-threaded cases' database, with the worker they run it through. */
 static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
 		    uint64_t phys)
 {
-	tpcc_sizes sz;
-	snprintf(f->path, sizeof(f->path), "/tmp/ruma-test-tpcc-%d", (int)getpid());
-	int rc = fx_open_bm(f, phys, true);
-	if (rc)
-		return rc;
-	if ((rc = tpcc_sizes_init(&sz, warehouses, scale)))
-		return rc;
-	if ((rc = tpcc_db_create(f->bm, &sz, &test_rng, &f->db)))
-		return rc;
-	if ((rc = load_parallel(f->db, threads)))
-		return rc;
-	if ((rc = tpcc_db_mark_loaded(f->db)))
-		return rc;
-	if ((rc = tpcc_db_begin_run(f->db, &test_rng)))
-		return rc;
-	tpcc_worker_init(&f->wk, f->db, 0, ruma_rng_next(&test_rng));
-	return 0;
-}
-
-static void fx_close(fixture *f, bool unlink_file)
-{
-	tpcc_db_close(f->db);
-	f->db = NULL;
-	if (f->bm)
-		ruma_bm_close(f->bm);
-	f->bm = NULL;
-	if (unlink_file)
-		unlink(f->path);
+	int rc = fx_setup_durable(f, warehouses, scale, threads, phys, RUMA_BM_DURABLE_OFF);
+	if (rc == 0)
+		tpcc_worker_init(&f->wk, f->db, 0, ruma_rng_next(&test_rng));
+	return rc;
 }
 
 static int get_row(tpcc_db *db, enum tpcc_table t, tpcc_key k, void *row, size_t len)
