@@ -25,6 +25,21 @@ static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned th
 	return rc;
 }
 
+/* One warehouse at the reduced scale, loaded by one thread, 256 MiB of pool. */
+static int fx_setup_small(fixture *f)
+{
+	return fx_setup(f, 1, TEST_SCALE, 1, 256ull << 20);
+}
+
+/* The database passes every consistency check (tpcc_check); then f is
+ * closed and its file removed.  The check's result. */
+static int fx_check_close(fixture *f)
+{
+	int rc = tpcc_check(f->db, true, stderr);
+	fx_close(f, true);
+	return rc;
+}
+
 static int get_row(tpcc_db *db, enum tpcc_table t, tpcc_key k, void *row, size_t len)
 {
 	size_t got = 0;
@@ -384,8 +399,7 @@ static int t_new_order(void)
 	}
 	CHECK_EQ(out.total,
 		 sum * (10000 - cu.c_discount) * (10000 + wh.w_tax + d1.d_tax) / 100000000);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -408,34 +422,55 @@ static int fingerprint_unchanged(tpcc_db *db, const struct fp before[TPCC_NTABLE
 	return TEST_PASS;
 }
 
-/* In a transaction the unused item is met in its order line, after the
- * district, the order and the earlier lines were written: the rollback is a
- * real abort, and after it every tree is as before. */
-static int t_new_order_rollback_txn(void)
+/* One New-Order that uses the unused item, in a transaction: the district's
+ * next order id was taken before the rollback, and the abort succeeds. */
+static int rolled_back_in_txn(fixture *f, tpcc_new_order_in *in)
+{
+	tpcc_district d0, d1;
+	tpcc_key dk = tk_district(in->w, (uint8_t)in->d);
+	CHECK_OK(get_row(f->db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
+	CHECK_OK(ruma_txn_begin(f->db->bm, 0, &f->wk.x));
+	CHECK_EQ(tpcc_tx_new_order(&f->wk, in, NULL), TPCC_ROLLED_BACK);
+	/* written before the abort: the order id was taken */
+	CHECK_OK(get_row(f->db, TPCC_DISTRICT, dk, &d1, sizeof(d1)));
+	CHECK_EQ(d1.d_next_o_id, d0.d_next_o_id + 1);
+	ruma_txn *x = f->wk.x;
+	f->wk.x = NULL;
+	CHECK_OK(ruma_txn_abort(x));
+	return TEST_PASS;
+}
+
+/* 20 New-Orders that use the unused item on a fresh small database, each
+ * rolled back (in a transaction when txn): every tree is as before.  The
+ * open fixture goes to *out. */
+static int rollbacks(bool txn, fixture *out)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	struct fp before[TPCC_NTABLES];
 	CHECK_OK(fingerprint(f.db, before));
 	for (int rep = 0; rep < 20; rep++) {
 		tpcc_new_order_in in;
 		gen_rolled_back_order(&f, &in);
-		tpcc_district d0, d1;
-		tpcc_key dk = tk_district(in.w, (uint8_t)in.d);
-		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
-		CHECK_OK(ruma_txn_begin(f.db->bm, 0, &f.wk.x));
-		CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
-		/* written before the abort: the order id was taken */
-		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d1, sizeof(d1)));
-		CHECK_EQ(d1.d_next_o_id, d0.d_next_o_id + 1);
-		ruma_txn *x = f.wk.x;
-		f.wk.x = NULL;
-		CHECK_OK(ruma_txn_abort(x));
+		if (txn)
+			CHECK(rolled_back_in_txn(&f, &in) == TEST_PASS);
+		else
+			CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
 	}
 	CHECK_EQ(f.wk.rolled_back, 20);
 	CHECK(fingerprint_unchanged(f.db, before) == TEST_PASS);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	*out = f;
+	return TEST_PASS;
+}
+
+/* In a transaction the unused item is met in its order line, after the
+ * district, the order and the earlier lines were written: the rollback is a
+ * real abort, and after it every tree is as before. */
+static int t_new_order_rollback_txn(void)
+{
+	fixture f;
+	CHECK(rollbacks(true, &f) == TEST_PASS);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -447,7 +482,7 @@ static int t_new_order_rollback_txn(void)
 static int t_delivery_serial_txn(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	tpcc_worker other;
 	tpcc_worker_init(&other, f.db, 1, test_seed + 1);
 	tpcc_delivery_out a_out, b_out;
@@ -471,24 +506,14 @@ static int t_delivery_serial_txn(void)
 	other.x = NULL;
 	CHECK_OK(ruma_txn_commit(b));
 	CHECK_EQ(b_out.o_id[0], a_out.o_id[0]);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
 static int t_new_order_rollback(void)
 {
-	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
-	struct fp before[TPCC_NTABLES];
-	CHECK_OK(fingerprint(f.db, before));
-	for (int rep = 0; rep < 20; rep++) {
-		tpcc_new_order_in in;
-		gen_rolled_back_order(&f, &in);
-		CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
-	}
-	CHECK_EQ(f.wk.rolled_back, 20);
-	CHECK(fingerprint_unchanged(f.db, before) == TEST_PASS);
+	fixture f;
+	CHECK(rollbacks(false, &f) == TEST_PASS);
 	/* The generator makes about 1% of new-orders use the unused item. */
 	unsigned rb = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -591,8 +616,7 @@ static int t_payment(void)
 		CHECK_EQ(h.h_w_id, in.w);
 		CHECK(!strncmp(h.h_data, w0.w_name, strlen(w0.w_name)));
 	}
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -613,7 +637,7 @@ static bool latest_visit(const void *k, size_t kl, const void *v, size_t vl, voi
 static int t_order_status(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	/* Give some customers a fresh order first. */
 	for (int i = 0; i < 30; i++) {
 		tpcc_new_order_in in;
@@ -676,7 +700,7 @@ static bool min_no_visit(const void *k, size_t kl, const void *v, size_t vl, voi
 static int t_delivery(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	for (int rep = 0; rep < 3; rep++) {
 		uint32_t oldest[10];
 		tpcc_order o0[10];
@@ -734,8 +758,7 @@ static int t_delivery(void)
 	CHECK_OK(tpcc_tx_delivery(&f.wk, 1, 1, &out));
 	for (int d = 0; d < 10; d++)
 		CHECK_EQ(out.o_id[d], 0);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -763,7 +786,7 @@ static bool recent_visit(const void *k, size_t kl, const void *v, size_t vl, voi
 static int t_stock_level(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	for (int i = 0; i < 60; i++) {
 		enum tpcc_tx kind;
 		bool rb;
@@ -842,8 +865,7 @@ static int t_mix_and_reopen(void)
 		bool rb;
 		CHECK_OK(tpcc_run_one(&f.wk, &kind, &rb));
 	}
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
