@@ -405,6 +405,40 @@ static inline int test_run_cli(char **argv, char **out, char **err)
 	unlink(epath);
 	return status;
 }
+
+/* ---- the CLI runner: one run of the ruma binary and what it wrote --------- */
+
+typedef struct test_cli {
+	int status;	/* as test_run_cli returns it */
+	char *out, *err; /* malloc'ed, NUL-terminated, or NULL */
+} test_cli;
+
+/* test_cli_free — free what r holds (r can run again; { 0 } holds nothing). */
+static inline void test_cli_free(test_cli *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* test_cli_argv — test_cli_free(r), then run ruma with argv (test_run_cli)
+ * into r: its status. */
+static inline int test_cli_argv(test_cli *r, char **argv)
+{
+	test_cli_free(r);
+	r->status = test_run_cli(argv, &r->out, &r->err);
+	return r->status;
+}
+
+/* test_cli_ok — true when r's run exited 0; otherwise its status and both
+ * streams go to stderr, the failing case's log. */
+static inline bool test_cli_ok(const test_cli *r)
+{
+	if (r->status != 0)
+		fprintf(stderr, "  status %d\n  stdout: %s\n  stderr: %s\n", r->status,
+			r->out ? r->out : "", r->err ? r->err : "");
+	return r->status == 0;
+}
 #endif
 
 /*
