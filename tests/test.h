@@ -88,6 +88,32 @@ static const char *test_module; /* test_main's module name, for fixtures */
 		}                                                                      \
 	} while (0)
 
+/* test_lacks — the first of the NULL-terminated strings that text (NULL:
+ * none) does not contain, or NULL when it contains them all. */
+static inline const char *test_lacks(const char *text, ...)
+{
+	va_list ap;
+	const char *s;
+
+	va_start(ap, text);
+	while ((s = va_arg(ap, const char *)) && text && strstr(text, s))
+		;
+	va_end(ap);
+	return s;
+}
+
+/* CHECK_HAS(text, "a", "b", ...): text contains each string; else the case
+ * fails naming the first one missing. */
+#define CHECK_HAS(text, ...)                                                          \
+	do {                                                                          \
+		const char *lacks_ = test_lacks((text), __VA_ARGS__, (const char *)NULL); \
+		if (lacks_) {                                                         \
+			fprintf(stderr, "  FAIL %s:%d: %s lacks \"%s\"\n", __FILE__,   \
+				__LINE__, #text, lacks_);                             \
+			return TEST_FAIL;                                             \
+		}                                                                     \
+	} while (0)
+
 #define SKIP(...)                                         \
 	do {                                              \
 		fprintf(stderr, "  skip: " __VA_ARGS__);  \

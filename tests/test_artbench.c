@@ -141,12 +141,8 @@ static int t_run(void)
 
 	CHECK(out);
 	CHECK_EQ(rc, 0);
-	CHECK(strstr(out, "insert,1000,"));
-	CHECK(strstr(out, "lookup,1000,"));
-	CHECK(strstr(out, "erase,1000,"));
-	CHECK(strstr(out, "faults,insert,minor="));
-	CHECK(strstr(out, "memory,erase,rss="));
-	CHECK(strstr(out, "summary,lookup,1000,reps=2,median="));
+	CHECK_HAS(out, "insert,1000,", "lookup,1000,", "erase,1000,", "faults,insert,minor=",
+		  "memory,erase,rss=", "summary,lookup,1000,reps=2,median=");
 	free(out);
 
 	/* every mode (mode 3 switches to the TID-mode index) */
