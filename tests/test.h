@@ -299,6 +299,23 @@ static inline bool test_sanitized(void)
 	return s && *s && strcmp(s, "0") != 0;
 }
 
+/* test_setenv_list — for each (name, value) pair of the NULL-terminated
+ * list: setenv(name, value), or unsetenv(name) when value is NULL. */
+static inline void test_setenv_list(const char *name, ...)
+{
+	va_list ap;
+
+	va_start(ap, name);
+	for (; name; name = va_arg(ap, const char *)) {
+		const char *value = va_arg(ap, const char *);
+		if (value)
+			setenv(name, value, 1);
+		else
+			unsetenv(name);
+	}
+	va_end(ap);
+}
+
 /* ---- /proc and /sys helpers (huge-page tests) ----------------------------- */
 
 /* test_read_long — the first number in a /proc or /sys file, or -1. */

@@ -39,13 +39,8 @@ static void env_reset(void)
 {
 	for (size_t i = 0; i < TEST_N(vars); i++)
 		unsetenv(vars[i]);
-	setenv("BLOCK", store, 1);
-	setenv("VIRTGB", "0.5", 1);
-	setenv("PHYSGB", "0.01", 1);
-	setenv("RNDREAD", "1", 1);
-	setenv("RUNFOR", "1", 1);
-	setenv("DATASIZE", "20000", 1);
-	setenv("THREADS", "2", 1);
+	test_setenv_list("BLOCK", store, "VIRTGB", "0.5", "PHYSGB", "0.01", "RNDREAD", "1", "RUNFOR",
+			 "1", "DATASIZE", "20000", "THREADS", "2", (char *)NULL);
 }
 
 static void quiet(void *ctx, const char *line)

@@ -944,38 +944,22 @@ static int t_cli(void)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/tmp/ruma-test-tpcc-cli-%d", (int)getpid());
-	char *out = NULL, *err = NULL;
-	setenv("BLOCK", path, 1);
-	setenv("VIRTGB", "2", 1);
+	test_cli r = { 0 };
 	/* A pool that holds the data: the checks run from memory (eviction is
 	 * covered by test_vmcache_tpcc_mt). */
-	setenv("PHYSGB", "0.5", 1);
-	setenv("DATASIZE", "1", 1);
-	setenv("THREADS", "2", 1);
-	setenv("RUNFOR", "1", 1);
-	setenv("RNDREAD", "0", 1);
+	test_setenv_list("BLOCK", path, "VIRTGB", "2", "PHYSGB", "0.5", "DATASIZE", "1", "THREADS",
+			 "2", "RUNFOR", "1", "RNDREAD", "0", (char *)NULL);
 	char *argv1[] = { NULL, "vmcache", "--check", NULL };
-	int st = test_run_cli(argv1, &out, &err);
-	if (st != 0)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(out, "ts,tx,rmb,wmb") != NULL);
-	CHECK(strstr(out, ",tpcc,") != NULL);
-	CHECK(strstr(err, "tpcc check: consistency conditions 1-4") != NULL);
-	CHECK(strstr(err, "space:") != NULL);
-	free(out);
-	free(err);
+	test_cli_argv(&r, argv1);
+	CHECK(test_cli_ok(&r));
+	CHECK_HAS(r.out, "ts,tx,rmb,wmb", ",tpcc,");
+	CHECK_HAS(r.err, "tpcc check: consistency conditions 1-4", "space:");
 
 	/* --keep: reopen without loading, still consistent after another run. */
 	char *argv2[] = { NULL, "vmcache", "--check", "--keep", NULL };
-	st = test_run_cli(argv2, &out, &err);
-	if (st != 0)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(err, "load: skipped") != NULL);
-	CHECK(strstr(err, "tpcc check: consistency conditions 1-4") != NULL);
-	free(out);
-	free(err);
+	test_cli_argv(&r, argv2);
+	CHECK(test_cli_ok(&r));
+	CHECK_HAS(r.err, "load: skipped", "tpcc check: consistency conditions 1-4");
 
 	/* Break condition 1 in the file; --keep --check must fail with exit 1. */
 	fixture f = { 0 };
@@ -985,25 +969,17 @@ static int t_cli(void)
 	tpcc_key k = tk_district(1, 9);
 	CHECK_OK(ruma_btree_update(f.db->t[TPCC_DISTRICT], k.b, k.n, set_ytd, NULL));
 	fx_close(&f, false);
-	st = test_run_cli(argv2, &out, &err);
-	CHECK_EQ(st, 1);
-	CHECK(contains(err, "condition 1", "warehouse 1"));
-	free(out);
-	free(err);
+	CHECK_EQ(test_cli_argv(&r, argv2), 1);
+	CHECK(contains(r.err, "condition 1", "warehouse 1"));
 
 	/* A different DATASIZE with --keep is refused (exit 2). */
 	setenv("DATASIZE", "2", 1);
-	st = test_run_cli(argv2, &out, &err);
-	CHECK_EQ(st, 2);
-	CHECK(strstr(err, "DATASIZE") != NULL);
-	free(out);
-	free(err);
+	CHECK_EQ(test_cli_argv(&r, argv2), 2);
+	CHECK(strstr(r.err, "DATASIZE") != NULL);
 	/* DATASIZE 0 warehouses is refused. */
 	setenv("DATASIZE", "0", 1);
-	st = test_run_cli(argv1, &out, &err);
-	CHECK_EQ(st, 2);
-	free(out);
-	free(err);
+	CHECK_EQ(test_cli_argv(&r, argv1), 2);
+	test_cli_free(&r);
 	unlink(path);
 	return TEST_PASS;
 }
