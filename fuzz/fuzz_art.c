@@ -309,22 +309,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (!fz_empty(&r.in)) {
 		uint8_t op = fz_u8(&r.in);
-		bool derived = op & 0x80;
+		if (op % 8 <= 4) /* the operations on one key draw it first */
+			next_key(&r, op & 0x80);
 		switch (op % 8) {
 		case 0: case 1:
-			next_key(&r, derived);
 			op_insert(&r);
 			break;
 		case 2:
-			next_key(&r, derived);
 			op_delete(&r);
 			break;
 		case 3:
-			next_key(&r, derived);
 			op_lookup(&r);
 			break;
 		case 4:
-			next_key(&r, derived);
 			op_scan(&r, fz_u8(&r.in) % 24);
 			break;
 		case 5:

@@ -384,36 +384,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (!fz_empty(&r.in)) {
 		uint8_t op = fz_u8(&r.in);
-		bool derived = op & 0x80;
+		if (op % 12 <= 7 || op % 12 == 11) /* the operations on one key draw it first */
+			next_key(&r, op & 0x80);
 		switch (op % 12) {
-		case 0: case 1:
-			next_key(&r, derived);
+		case 0: case 1: case 2:
 			next_value(&r);
-			op_insert(&r, false);
-			break;
-		case 2:
-			next_key(&r, derived);
-			next_value(&r);
-			op_insert(&r, true);
+			op_insert(&r, op % 12 == 2);
 			break;
 		case 3:
-			next_key(&r, derived);
 			op_remove(&r);
 			break;
 		case 4:
-			next_key(&r, derived);
 			op_lookup(&r, fz_u8(&r.in));
 			break;
 		case 5:
-			next_key(&r, derived);
 			op_lookup_fn(&r);
 			break;
 		case 6:
-			next_key(&r, derived);
 			op_update(&r);
 			break;
 		case 7: {
-			next_key(&r, derived);
 			uint8_t how = fz_u8(&r.in);
 			op_scan(&r, how & 1, (how >> 1) % 24, (how & 0x40) != 0);
 			break;
@@ -428,7 +418,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_tree(&r, "in the middle");
 			break;
 		default:
-			next_key(&r, derived);
 			op_lookup(&r, 0);
 			break;
 		}
