@@ -2,6 +2,7 @@
  * fixture.h — setup/teardown pairs for the stores tests run against, on top
  * of the temporary directories of test.h (header-only):
  *
+ *   test_alloc_live          the bytes an allocator still has live
  *   test_store_fixture       for test_main_fixture: a temporary directory
  *                            test_dir per case, the store's path in it
  *                            test_store_path
@@ -32,7 +33,6 @@
 
 #include "test.h"
 
-
 /* ---- a temporary store per case ---------------------------------------- */
 
 static char test_dir[64];	   /* the case's temporary directory */
@@ -52,6 +52,20 @@ static inline void test_store_teardown(void)
 }
 
 static const struct test_fixture test_store_fixture = { test_store_setup, test_store_teardown };
+
+/* ---- allocators -------------------------------------------------------------- */
+
+#if __has_include(<ruma/alloc.h>)
+#include <ruma/alloc.h>
+
+/* test_alloc_live — the bytes a still has live (its statistics). */
+static inline uint64_t test_alloc_live(ruma_alloc *a)
+{
+	ruma_alloc_stats st;
+	ruma_alloc_get_stats(a, &st);
+	return st.bytes_live;
+}
+#endif /* ruma/alloc.h */
 
 /* ---- buffer managers -------------------------------------------------------- */
 

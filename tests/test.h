@@ -299,6 +299,22 @@ static inline bool test_sanitized(void)
 	return s && *s && strcmp(s, "0") != 0;
 }
 
+/* test_cmp_u64 — qsort's comparison of uint64_t values, ascending. */
+static inline int test_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* test_same_u64s — a and b (n values each; both sorted in place) hold the
+ * same values, each as often. */
+static inline bool test_same_u64s(uint64_t *a, uint64_t *b, size_t n)
+{
+	qsort(a, n, sizeof(*a), test_cmp_u64);
+	qsort(b, n, sizeof(*b), test_cmp_u64);
+	return memcmp(a, b, n * sizeof(*a)) == 0;
+}
+
 /* test_setenv_list — for each (name, value) pair of the NULL-terminated
  * list: setenv(name, value), or unsetenv(name) when value is NULL. */
 static inline void test_setenv_list(const char *name, ...)

@@ -11,12 +11,6 @@
 
 #include <stdarg.h>
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int t_keys(void)
 {
 	artbench_keys k, again;
@@ -34,7 +28,7 @@ static int t_keys(void)
 	for (size_t i = 0; i < n; i++)
 		moved += k.keys[i] != i + 1;
 	CHECK(moved > n / 2);
-	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
+	qsort(k.keys, n, sizeof(uint64_t), test_cmp_u64);
 	for (size_t i = 0; i < n; i++)
 		CHECK(k.keys[i] == i + 1); /* a permutation of 1..n */
 	artbench_free_keys(&k);
@@ -65,7 +59,7 @@ static int t_keys(void)
 	for (size_t i = 0; i < n; i++)
 		top |= k.keys[i];
 	CHECK(top >> 63); /* all 64 bits are used */
-	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
+	qsort(k.keys, n, sizeof(uint64_t), test_cmp_u64);
 	for (size_t i = 1; i < n; i++)
 		CHECK(k.keys[i] != k.keys[i - 1]);
 	artbench_free_keys(&k);

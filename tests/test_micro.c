@@ -192,12 +192,13 @@ static uint64_t *layout(int method, size_t n, uint32_t parts, const uint64_t *S)
 	}
 }
 
+/* The sum of a[0..m). */
 static uint64_t sum_first(const uint64_t *a, size_t m)
 {
 	uint64_t s = 0;
 
-	for (size_t i = 0; i < m; i++)
-		s += a[i];
+	while (m)
+		s += a[--m];
 	return s;
 }
 
