@@ -66,34 +66,15 @@ static uint64_t tid_of(const uint8_t k[8])
 	return v;
 }
 
-/* A key from the input: length byte (255 = oversized), then the bytes. */
-static void key_fresh(run *r)
-{
-	uint8_t l = fz_u8(&r->in);
-	if (l == 255 && !r->tid) {
-		r->len = RUMA_ART_MAX_KEY + 1 + fz_u8(&r->in) % 2;
-		memset(r->key, 'k', r->len);
-		fz_bytes(&r->in, r->key, 4);
-		return;
-	}
-	r->len = l % 24;
-	fz_bytes(&r->in, r->key, r->len);
-}
+/* Keys from the input: length byte % 24, or 255 (not in TID mode) an
+ * oversized key of 'k' bytes, its first 4 from the input. */
+static const fz_keyspec keyspec = { .modulo = 24, .max = RUMA_ART_MAX_KEY, .over_span = 2,
+				    .fill = 'k', .head = 4 };
 
-/* A key near an existing one (fz_key_derived), or a fresh one when the model is empty. */
-static void key_derived(run *r)
-{
-	r->len = fz_key_derived(&r->in, &r->m, r->key);
-	if (r->len == SIZE_MAX)
-		key_fresh(r);
-}
-
+/* A fresh key, or one near an existing key (fz_key_next); TID-normalized. */
 static void next_key(run *r, bool derived)
 {
-	if (derived)
-		key_derived(r);
-	else
-		key_fresh(r);
+	r->len = fz_key_next(&r->in, &r->m, &keyspec, !r->tid, derived, r->key);
 	if (r->tid)
 		tid_normalize(r);
 }
@@ -255,14 +236,8 @@ static void op_bulk(run *r, bool insert)
 
 	uint8_t how = fz_u8(&r->in);
 	unsigned first;
-	if ((how & 1) && r->m.n) {
-		/* a range starting at a key in the tree: its last byte varies */
-		const fz_entry *e = &r->m.e[fz_u16(&r->in) % r->m.n];
-		plen = e->len ? e->len - 1 : 0;
-		plen = plen > 20 ? 20 : plen;
-		memcpy(prefix, e->key, plen);
-		first = e->len > plen ? e->key[plen] : 0;
-	} else {
+	/* a range starting at a key in the tree: its last byte varies */
+	if (!((how & 1) && fz_bulk_from_model(&r->in, &r->m, 1, 20, prefix, &plen, &first))) {
 		next_key(r, how & 2);
 		plen = r->len > 20 ? 20 : r->len;
 		if (r->tid)
@@ -274,9 +249,7 @@ static void op_bulk(run *r, bool insert)
 	uint8_t tail = fz_u8(&r->in);
 	bool with_tail = !r->tid && (tail & 1) && !(how & 1);
 	for (unsigned i = 0; i < count; i++) {
-		memcpy(r->key, prefix, plen);
-		r->key[plen] = (uint8_t)(first + i * step);
-		r->len = plen + 1;
+		r->len = fz_bulk_key(r->key, prefix, plen, first + i * step, 1);
 		if (with_tail)
 			r->key[r->len++] = tail;
 		if (insert)
@@ -336,22 +309,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (!fz_empty(&r.in)) {
 		uint8_t op = fz_u8(&r.in);
-		bool derived = op & 0x80;
+		if (op % 8 <= 4) /* the operations on one key draw it first */
+			next_key(&r, op & 0x80);
 		switch (op % 8) {
 		case 0: case 1:
-			next_key(&r, derived);
 			op_insert(&r);
 			break;
 		case 2:
-			next_key(&r, derived);
 			op_delete(&r);
 			break;
 		case 3:
-			next_key(&r, derived);
 			op_lookup(&r);
 			break;
 		case 4:
-			next_key(&r, derived);
 			op_scan(&r, fz_u8(&r.in) % 24);
 			break;
 		case 5:

@@ -61,34 +61,15 @@ typedef struct run {
 
 /* ---- keys and values ----------------------------------------------------------- */
 
-/* A key from the input: length byte (0 = empty, 255 = oversized), then bytes. */
-static void key_fresh(run *r)
-{
-	uint8_t l = fz_u8(&r->in);
-	if (l == 255) {
-		r->len = KMAX + 1 + fz_u8(&r->in) % 8;
-		memset(r->key, 'K', r->len);
-		fz_bytes(&r->in, r->key, 2);
-		return;
-	}
-	r->len = l % 40;
-	fz_bytes(&r->in, r->key, r->len);
-}
+/* Keys from the input: length byte % 40 (0 = empty), or 255 an oversized
+ * key of 'K' bytes, its first 2 from the input. */
+static const fz_keyspec keyspec = { .modulo = 40, .max = KMAX, .over_span = 8, .fill = 'K',
+				    .head = 2 };
 
-/* A key near an existing one (fz_key_derived), or a fresh one when the model is empty. */
-static void key_derived(run *r)
-{
-	r->len = fz_key_derived(&r->in, &r->m, r->key);
-	if (r->len == SIZE_MAX)
-		key_fresh(r);
-}
-
+/* A fresh key, or one near an existing key (fz_key_next). */
 static void next_key(run *r, bool derived)
 {
-	if (derived)
-		key_derived(r);
-	else
-		key_fresh(r);
+	r->len = fz_key_next(&r->in, &r->m, &keyspec, true, derived, r->key);
 }
 
 /* A value: length from the input (255 = one byte over the entry limit). */
@@ -319,15 +300,8 @@ static void op_bulk(run *r, bool insert)
 
 	uint8_t how = fz_u8(&r->in);
 	unsigned first = 0;
-	if ((how & 1) && r->m.n) {
-		/* a range starting at a key in the tree: its last two bytes are the counter */
-		const fz_entry *e = &r->m.e[fz_u16(&r->in) % r->m.n];
-		plen = e->len >= 2 ? e->len - 2 : 0;
-		plen = plen > 40 ? 40 : plen;
-		memcpy(prefix, e->key, plen);
-		if (e->len >= plen + 2)
-			first = (unsigned)e->key[plen] << 8 | e->key[plen + 1];
-	} else {
+	/* a range starting at a key in the tree: its last two bytes are the counter */
+	if (!((how & 1) && fz_bulk_from_model(&r->in, &r->m, 2, 40, prefix, &plen, &first))) {
 		next_key(r, how & 2);
 		plen = r->len > 40 ? 40 : r->len;
 		memcpy(prefix, r->key, plen);
@@ -336,11 +310,7 @@ static void op_bulk(run *r, bool insert)
 	unsigned count = 1u + fz_u8(&r->in), step = 1u + fz_u8(&r->in) % 7;
 	uint8_t vb = fz_u8(&r->in);
 	for (unsigned i = 0; i < count; i++) {
-		unsigned k = first + i * step;
-		memcpy(r->key, prefix, plen);
-		r->key[plen] = (uint8_t)(k >> 8);
-		r->key[plen + 1] = (uint8_t)k;
-		r->len = plen + 2;
+		r->len = fz_bulk_key(r->key, prefix, plen, first + i * step, 2);
 		if (insert) {
 			fz_in save = r->in; /* value length from vb, not from the input */
 			r->in = (fz_in){ &vb, 1 };
@@ -414,36 +384,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (!fz_empty(&r.in)) {
 		uint8_t op = fz_u8(&r.in);
-		bool derived = op & 0x80;
+		if (op % 12 <= 7 || op % 12 == 11) /* the operations on one key draw it first */
+			next_key(&r, op & 0x80);
 		switch (op % 12) {
-		case 0: case 1:
-			next_key(&r, derived);
+		case 0: case 1: case 2:
 			next_value(&r);
-			op_insert(&r, false);
-			break;
-		case 2:
-			next_key(&r, derived);
-			next_value(&r);
-			op_insert(&r, true);
+			op_insert(&r, op % 12 == 2);
 			break;
 		case 3:
-			next_key(&r, derived);
 			op_remove(&r);
 			break;
 		case 4:
-			next_key(&r, derived);
 			op_lookup(&r, fz_u8(&r.in));
 			break;
 		case 5:
-			next_key(&r, derived);
 			op_lookup_fn(&r);
 			break;
 		case 6:
-			next_key(&r, derived);
 			op_update(&r);
 			break;
 		case 7: {
-			next_key(&r, derived);
 			uint8_t how = fz_u8(&r.in);
 			op_scan(&r, how & 1, (how >> 1) % 24, (how & 0x40) != 0);
 			break;
@@ -458,7 +418,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_tree(&r, "in the middle");
 			break;
 		default:
-			next_key(&r, derived);
 			op_lookup(&r, 0);
 			break;
 		}

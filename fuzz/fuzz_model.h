@@ -2,7 +2,9 @@
  * fuzz_model.h — helpers shared by the fuzz harnesses: a reader over the
  * fuzzer's input and a reference model of an ordered byte-string map (a
  * sorted array, memcmp order with a proper prefix first) to compare index
- * structures against.  Header-only, static functions; no syscalls.
+ * structures against, and the key generators of the index harnesses (fresh
+ * keys, keys derived from the model, bulk ranges).  Header-only, static
+ * functions; no syscalls.
  */
 #ifndef RUMA_FUZZ_MODEL_H
 #define RUMA_FUZZ_MODEL_H
@@ -196,6 +198,77 @@ static inline size_t fz_key_derived(fz_in *in, const fz_model *m, uint8_t *key)
 	memcpy(key, e->key, len);
 	fz_bytes(in, key + len, ext);
 	return len + ext;
+}
+
+/*
+ * fz_keyspec — how a harness draws a fresh key from the input: a length
+ * byte, then that many bytes.  A length byte below 255 gives l % modulo
+ * bytes; 255 (when the caller allows it) an oversized key of
+ * max + 1 + (next byte % over_span) bytes of `fill`, its first `head` bytes
+ * from the input.
+ */
+typedef struct fz_keyspec {
+	size_t modulo;
+	size_t max;
+	size_t over_span;
+	uint8_t fill;
+	size_t head;
+} fz_keyspec;
+
+/* fz_key_fresh — a key drawn as *s says, written to key; returns its length. */
+static inline size_t fz_key_fresh(fz_in *in, const fz_keyspec *s, bool oversized, uint8_t *key)
+{
+	uint8_t l = fz_u8(in);
+	if (l == 255 && oversized) {
+		size_t len = s->max + 1 + fz_u8(in) % s->over_span;
+		memset(key, s->fill, len);
+		fz_bytes(in, key, s->head);
+		return len;
+	}
+	fz_bytes(in, key, l % s->modulo);
+	return l % s->modulo;
+}
+
+/* fz_key_next — a key derived from a model entry (fz_key_derived) when
+ * `derived` and the model is not empty, else a fresh one (fz_key_fresh). */
+static inline size_t fz_key_next(fz_in *in, const fz_model *m, const fz_keyspec *s,
+				 bool oversized, bool derived, uint8_t *key)
+{
+	size_t len = derived ? fz_key_derived(in, m, key) : SIZE_MAX;
+	return len != SIZE_MAX ? len : fz_key_fresh(in, s, oversized, key);
+}
+
+/*
+ * fz_bulk_from_model — the start of a bulk range at a model entry chosen by
+ * the input: the entry's key less its last w bytes (at most max bytes) into
+ * prefix and *plen, and those w bytes, big-endian, into *first (0 when the
+ * key is shorter).  False, reading nothing, when the model is empty.
+ */
+static inline bool fz_bulk_from_model(fz_in *in, const fz_model *m, size_t w, size_t max,
+				      uint8_t *prefix, size_t *plen, unsigned *first)
+{
+	if (m->n == 0)
+		return false;
+	const fz_entry *e = &m->e[fz_u16(in) % m->n];
+	size_t n = e->len >= w ? e->len - w : 0;
+	n = n > max ? max : n;
+	memcpy(prefix, e->key, n);
+	*first = 0;
+	if (e->len >= n + w)
+		for (size_t i = 0; i < w; i++)
+			*first = *first << 8 | e->key[n + i];
+	*plen = n;
+	return true;
+}
+
+/* fz_bulk_key — key = prefix, then k's low w bytes big-endian; returns its length. */
+static inline size_t fz_bulk_key(uint8_t *key, const uint8_t *prefix, size_t plen, unsigned k,
+				 size_t w)
+{
+	memcpy(key, prefix, plen);
+	for (size_t i = 0; i < w; i++)
+		key[plen + i] = (uint8_t)(k >> 8 * (w - 1 - i));
+	return plen + w;
 }
 
 /*

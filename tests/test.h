@@ -14,6 +14,13 @@
  * before anything runs), ends with "<module>: N passed, N failed, N skipped"
  * and exits 1 if any failed, 77 if all were skipped, else 0.
  * Random data in tests must come from test_rng, which test_main seeds.
+ *
+ * A binary whose cases each need the same setup (a temporary directory, a
+ * store in it) passes a fixture to test_main_fixture instead: its setup runs
+ * before each case (a setup that fails fails the case, which then does not
+ * run) and its teardown after each case, passed or failed.  test_dir_make
+ * and test_dir_remove are the temporary-directory pair such a fixture
+ * starts from; tests/fixture.h has the store fixtures built on them.
  */
 #ifndef RUMA_TEST_H
 #define RUMA_TEST_H
@@ -22,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -41,8 +49,15 @@ struct test_case {
 
 #define TEST_N(a) (sizeof(a) / sizeof((a)[0]))
 
+/* What runs around each case of test_main_fixture; either may be NULL. */
+struct test_fixture {
+	int (*setup)(void);	/* 0, or the case fails without running */
+	void (*teardown)(void); /* after the case, whatever its verdict */
+};
+
 static ruma_rng test_rng;
 static uint64_t test_seed;
+static const char *test_module; /* test_main's module name, for fixtures */
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \
@@ -71,6 +86,32 @@ static uint64_t test_seed;
 				__LINE__, #call, rc_, ruma_strerror(rc_));             \
 			return TEST_FAIL;                                              \
 		}                                                                      \
+	} while (0)
+
+/* test_lacks — the first of the NULL-terminated strings that text (NULL:
+ * none) does not contain, or NULL when it contains them all. */
+static inline const char *test_lacks(const char *text, ...)
+{
+	va_list ap;
+	const char *s;
+
+	va_start(ap, text);
+	while ((s = va_arg(ap, const char *)) && text && strstr(text, s))
+		;
+	va_end(ap);
+	return s;
+}
+
+/* CHECK_HAS(text, "a", "b", ...): text contains each string; else the case
+ * fails naming the first one missing. */
+#define CHECK_HAS(text, ...)                                                          \
+	do {                                                                          \
+		const char *lacks_ = test_lacks((text), __VA_ARGS__, (const char *)NULL); \
+		if (lacks_) {                                                         \
+			fprintf(stderr, "  FAIL %s:%d: %s lacks \"%s\"\n", __FILE__,   \
+				__LINE__, #text, lacks_);                             \
+			return TEST_FAIL;                                             \
+		}                                                                     \
 	} while (0)
 
 #define SKIP(...)                                         \
@@ -131,13 +172,28 @@ static inline bool test_names_known(const char *module, const struct test_case *
 	return known;
 }
 
-static inline int test_main(const char *module, const struct test_case *cases, size_t n,
-			    int argc, char **argv)
+/* One case inside the fixture fx (NULL: none). */
+static inline int test_run_case(const struct test_case *c, const struct test_fixture *fx)
+{
+	if (fx && fx->setup && fx->setup() != 0) {
+		fprintf(stderr, "  FAIL: the fixture's setup for %s failed\n", c->name);
+		return TEST_FAIL;
+	}
+	int r = c->fn();
+	if (fx && fx->teardown)
+		fx->teardown();
+	return r;
+}
+
+/* test_main with a fixture around each case (see the top of this file). */
+static inline int test_main_fixture(const char *module, const struct test_case *cases, size_t n,
+				    int argc, char **argv, const struct test_fixture *fx)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
 	if (!test_names_known(module, cases, n, argc, argv))
 		return 1;
+	test_module = module;
 	test_seed = test_seed_of_env();
 	ruma_rng_seed(&test_rng, test_seed);
 	printf("%s: seed %" PRIu64 " (replay with RUMA_SEED=%" PRIu64 ")\n", module, test_seed,
@@ -152,7 +208,7 @@ static inline int test_main(const char *module, const struct test_case *cases, s
 		}
 		fflush(stdout);
 		double t0 = ruma_now_sec();
-		int r = cases[i].fn();
+		int r = test_run_case(&cases[i], fx);
 		double dt = ruma_now_sec() - t0;
 		const char *verdict = r == TEST_PASS ? "ok" : r == TEST_SKIP ? "skipped" : "FAILED";
 		printf("  %-40s %s (%.2fs)\n", cases[i].name, verdict, dt);
@@ -170,6 +226,67 @@ static inline int test_main(const char *module, const struct test_case *cases, s
 	return passed == 0 && skipped > 0 ? 77 : 0;
 }
 
+static inline int test_main(const char *module, const struct test_case *cases, size_t n,
+			    int argc, char **argv)
+{
+	return test_main_fixture(module, cases, n, argc, argv, NULL);
+}
+
+/* ---- temporary directories ------------------------------------------------ */
+
+/*
+ * test_dir_make — create a fresh directory /tmp/ruma-test-<tag>-XXXXXX into
+ * dir (size bytes); then, for each (char *out, size_t size, const char
+ * *name) triple of the NULL-terminated list, out = "<dir>/<name>".  Returns
+ * 0, or -1 with a message when the directory cannot be made or a name does
+ * not fit.  TEST_PATH(buf, "name") writes one triple.
+ */
+static inline int test_dir_make(char *dir, size_t size, const char *tag, ...)
+{
+	va_list ap;
+	int rc = 0;
+
+	if ((size_t)snprintf(dir, size, "/tmp/ruma-test-%s-XXXXXX", tag) >= size || !mkdtemp(dir)) {
+		fprintf(stderr, "  cannot make a temporary directory for %s: %s\n", tag,
+			strerror(errno));
+		return -1;
+	}
+	va_start(ap, tag);
+	for (char *out; rc == 0 && (out = va_arg(ap, char *));) {
+		size_t osize = va_arg(ap, size_t);
+		const char *name = va_arg(ap, const char *);
+		if ((size_t)snprintf(out, osize, "%s/%s", dir, name) >= osize) {
+			fprintf(stderr, "  path %s/%s too long\n", dir, name);
+			rc = -1;
+		}
+	}
+	va_end(ap);
+	return rc;
+}
+
+/* For test_dir_make's list: TEST_PATH(buf, "name") names buf (an array). */
+#define TEST_PATH(buf, name) (buf), sizeof(buf), (name)
+
+/* One entry of the tree test_dir_remove walks: removed. */
+static inline int test_dir_remove_one(const char *p, const struct stat *st, int type,
+				      struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	if (remove(p) != 0)
+		fprintf(stderr, "  (could not remove %s: %s)\n", p, strerror(errno));
+	return 0;
+}
+
+/* test_dir_remove — remove dir and everything below it; says what it could not. */
+static inline void test_dir_remove(const char *dir)
+{
+	if (dir[0] && nftw(dir, test_dir_remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0 &&
+	    errno != ENOENT)
+		fprintf(stderr, "  (could not walk %s: %s)\n", dir, strerror(errno));
+}
+
 /*
  * test_sanitized — true when RUMA_TEST_SANITIZED is set to something other
  * than "" or "0" (the sanitizer jobs of dev.sh set it): tests scale their
@@ -180,6 +297,39 @@ static inline bool test_sanitized(void)
 	const char *s = getenv("RUMA_TEST_SANITIZED");
 
 	return s && *s && strcmp(s, "0") != 0;
+}
+
+/* test_cmp_u64 — qsort's comparison of uint64_t values, ascending. */
+static inline int test_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* test_same_u64s — a and b (n values each; both sorted in place) hold the
+ * same values, each as often. */
+static inline bool test_same_u64s(uint64_t *a, uint64_t *b, size_t n)
+{
+	qsort(a, n, sizeof(*a), test_cmp_u64);
+	qsort(b, n, sizeof(*b), test_cmp_u64);
+	return memcmp(a, b, n * sizeof(*a)) == 0;
+}
+
+/* test_setenv_list — for each (name, value) pair of the NULL-terminated
+ * list: setenv(name, value), or unsetenv(name) when value is NULL. */
+static inline void test_setenv_list(const char *name, ...)
+{
+	va_list ap;
+
+	va_start(ap, name);
+	for (; name; name = va_arg(ap, const char *)) {
+		const char *value = va_arg(ap, const char *);
+		if (value)
+			setenv(name, value, 1);
+		else
+			unsetenv(name);
+	}
+	va_end(ap);
 }
 
 /* ---- /proc and /sys helpers (huge-page tests) ----------------------------- */
@@ -314,6 +464,40 @@ static inline int test_run_cli(char **argv, char **out, char **err)
 	unlink(epath);
 	return status;
 }
+
+/* ---- the CLI runner: one run of the ruma binary and what it wrote --------- */
+
+typedef struct test_cli {
+	int status;	/* as test_run_cli returns it */
+	char *out, *err; /* malloc'ed, NUL-terminated, or NULL */
+} test_cli;
+
+/* test_cli_free — free what r holds (r can run again; { 0 } holds nothing). */
+static inline void test_cli_free(test_cli *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}
+
+/* test_cli_argv — test_cli_free(r), then run ruma with argv (test_run_cli)
+ * into r: its status. */
+static inline int test_cli_argv(test_cli *r, char **argv)
+{
+	test_cli_free(r);
+	r->status = test_run_cli(argv, &r->out, &r->err);
+	return r->status;
+}
+
+/* test_cli_ok — true when r's run exited 0; otherwise its status and both
+ * streams go to stderr, the failing case's log. */
+static inline bool test_cli_ok(const test_cli *r)
+{
+	if (r->status != 0)
+		fprintf(stderr, "  status %d\n  stdout: %s\n  stderr: %s\n", r->status,
+			r->out ? r->out : "", r->err ? r->err : "");
+	return r->status == 0;
+}
 #endif
 
 /*
@@ -331,5 +515,20 @@ static inline int test_argv(char **argv, int max, const char *cmd, va_list ap)
 	argv[argc] = NULL;
 	return argc;
 }
+
+/*
+ * TEST_VA_ARGV(argv, argc, cmd, last) — in a variadic function whose
+ * arguments after `last` are a NULL-terminated list of strings: declares
+ * char *argv[32] and int argc, holding cmd and that list (test_argv).
+ */
+#define TEST_VA_ARGV(argv, argc, cmd, last)                   \
+	char *argv[32];                                       \
+	int argc;                                             \
+	do {                                                  \
+		va_list ap_;                                  \
+		va_start(ap_, last);                          \
+		argc = test_argv(argv, 32, cmd, ap_);         \
+		va_end(ap_);                                  \
+	} while (0)
 
 #endif

@@ -6,7 +6,7 @@
  * page source's fallback with and without reserved huge pages, injected mmap
  * failures, statistics and creation by name.
  */
-#include "test.h"
+#include "fixture.h"
 #include "alloc/alloc_internal.h"
 #include "alloc/alloc_fast.h"
 #include "os/os.h"
@@ -144,9 +144,7 @@ static int t_alignment(void)
 			memset(p, 0x5a, s);
 			ruma_alloc_free(&a, p, s);
 		}
-		ruma_alloc_stats st;
-		ruma_alloc_get_stats(&a, &st);
-		CHECK_EQ(st.bytes_live, 0);
+		CHECK_EQ(test_alloc_live(&a), 0);
 		ruma_alloc_destroy(&a);
 	}
 	free(ptr);

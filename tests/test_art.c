@@ -932,13 +932,8 @@ static int t_cli(void)
 		if (st != 0)
 			fprintf(stderr, "  stderr: %s\n", err ? err : "");
 		CHECK_EQ(st, 0);
-		CHECK(out && strstr(out, "Node4 Size: 56"));
-		CHECK(strstr(out, "Node256 Size: 2064"));
-		CHECK(strstr(out, "insert,2000,"));
-		CHECK(strstr(out, "lookup,2000,"));
-		CHECK(strstr(out, "erase,2000,"));
-		CHECK(strstr(out, "task-clock"));
-		CHECK(strstr(out, ",bytes_per_key="));
+		CHECK_HAS(out, "Node4 Size: 56", "Node256 Size: 2064", "insert,2000,",
+			  "lookup,2000,", "erase,2000,", "task-clock", ",bytes_per_key=");
 		free(out);
 		free(err);
 	}

@@ -24,12 +24,6 @@ static const ruma_alloc *libc_alloc(void)
 	return &libc_backend;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static void make_keys(int dist, uint64_t *keys, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -51,7 +45,7 @@ static void make_keys(int dist, uint64_t *keys, size_t n)
 		}
 	}
 	if (dist == D_SORTED)
-		qsort(keys, n, sizeof(uint64_t), cmp_u64);
+		qsort(keys, n, sizeof(uint64_t), test_cmp_u64);
 }
 
 /* The inserted keys with absent ones mixed in: 3 queries per key. */

@@ -24,7 +24,7 @@
  */
 #include "art/node.h"
 
-#include "test.h"
+#include "fixture.h"
 
 struct shape {
 	uint64_t nodes[4];
@@ -262,9 +262,7 @@ static int t_shrink_boundaries(void)
 		CHECK_EQ(one_node_up_and_down(true, &a), TEST_PASS);
 		CHECK_EQ(one_node_up_and_down(false, &a), TEST_PASS);
 	}
-	ruma_alloc_stats as;
-	ruma_alloc_get_stats(&a, &as);
-	CHECK_EQ(as.bytes_live, 0);
+	CHECK_EQ(test_alloc_live(&a), 0);
 	ruma_alloc_destroy(&a);
 	return TEST_PASS;
 }
@@ -318,9 +316,7 @@ static int erase_all(int mode, const char *alloc_name, size_t n)
 	CHECK_EQ(st.keys + st.node4 + st.node16 + st.node48 + st.node256 + st.node_bytes, 0);
 	CHECK_EQ(t->root, 0);
 	ruma_art_destroy(t); /* frees the descriptor, the last bytes from a */
-	ruma_alloc_stats as;
-	ruma_alloc_get_stats(&a, &as);
-	CHECK_EQ(as.bytes_live, 0);
+	CHECK_EQ(test_alloc_live(&a), 0);
 	ruma_alloc_destroy(&a);
 	free(keys);
 	return TEST_PASS;

@@ -11,12 +11,6 @@
 
 #include <stdarg.h>
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static int t_keys(void)
 {
 	artbench_keys k, again;
@@ -34,7 +28,7 @@ static int t_keys(void)
 	for (size_t i = 0; i < n; i++)
 		moved += k.keys[i] != i + 1;
 	CHECK(moved > n / 2);
-	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
+	qsort(k.keys, n, sizeof(uint64_t), test_cmp_u64);
 	for (size_t i = 0; i < n; i++)
 		CHECK(k.keys[i] == i + 1); /* a permutation of 1..n */
 	artbench_free_keys(&k);
@@ -65,7 +59,7 @@ static int t_keys(void)
 	for (size_t i = 0; i < n; i++)
 		top |= k.keys[i];
 	CHECK(top >> 63); /* all 64 bits are used */
-	qsort(k.keys, n, sizeof(uint64_t), cmp_u64);
+	qsort(k.keys, n, sizeof(uint64_t), test_cmp_u64);
 	for (size_t i = 1; i < n; i++)
 		CHECK(k.keys[i] != k.keys[i - 1]);
 	artbench_free_keys(&k);
@@ -141,12 +135,8 @@ static int t_run(void)
 
 	CHECK(out);
 	CHECK_EQ(rc, 0);
-	CHECK(strstr(out, "insert,1000,"));
-	CHECK(strstr(out, "lookup,1000,"));
-	CHECK(strstr(out, "erase,1000,"));
-	CHECK(strstr(out, "faults,insert,minor="));
-	CHECK(strstr(out, "memory,erase,rss="));
-	CHECK(strstr(out, "summary,lookup,1000,reps=2,median="));
+	CHECK_HAS(out, "insert,1000,", "lookup,1000,", "erase,1000,", "faults,insert,minor=",
+		  "memory,erase,rss=", "summary,lookup,1000,reps=2,median=");
 	free(out);
 
 	/* every mode (mode 3 switches to the TID-mode index) */
@@ -200,12 +190,7 @@ static int t_run(void)
 /* artbench_parse of the NULL-terminated arguments after "art"; err gets the message. */
 static int art_parse(artbench_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16];
-	va_list ap;
-
-	va_start(ap, len);
-	int argc = test_argv(argv, 16, "art", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "art", len);
 	return artbench_parse(argc, argv, NULL, o, err, len);
 }
 

@@ -50,12 +50,7 @@ static const ruma_opt table[] = {
 /* Parse the NULL-terminated list of arguments after argv[0]. */
 static int parse(topts *o, ruma_opt_error *e, const char **pos, int *npos, ...)
 {
-	char *argv[32];
-	va_list ap;
-
-	va_start(ap, npos);
-	int argc = test_argv(argv, 32, "cmd", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "cmd", npos);
 	memset(o, 0, sizeof(*o));
 	return ruma_opt_parse(table, TEST_N(table), argc, argv, 1, o, pos, 2, npos, e);
 }
@@ -150,53 +145,61 @@ static int t_opt_env(void)
 	return TEST_PASS;
 }
 
-/* a result file under a fresh temporary name (path: "...XXXXXX", filled in) */
-static int open_tmp_result(ruma_result *r, char *path)
+/* A result file under a fresh temporary name, and what is read back. */
+struct tmp_result {
+	char path[32];
+	ruma_result r;
+	ruma_result_row *rows;
+	size_t n;
+};
+
+/* t->r open on a new file /tmp/test_benchcommon_XXXXXX (its name in t->path). */
+static int open_tmp_result(struct tmp_result *t)
 {
-	int fd = mkstemp(path);
+	strcpy(t->path, "/tmp/test_benchcommon_XXXXXX");
+	int fd = mkstemp(t->path);
 
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK_OK(ruma_result_open(r, path));
+	CHECK_OK(ruma_result_open(&t->r, t->path));
 	return TEST_PASS;
 }
 
 static int t_result_round_trip(void)
 {
-	char path[] = "/tmp/test_benchcommon_XXXXXX", buf[64];
-	ruma_result_row *rows;
-	ruma_result r;
-	size_t n;
+	struct tmp_result t;
+	char buf[64];
 
-	CHECK_EQ(open_tmp_result(&r, path), TEST_PASS);
-	CHECK_OK(ruma_result_set(&r, "n", "1000"));
-	CHECK_OK(ruma_result_setu(&r, "rep", 1));
-	CHECK(ruma_result_set(&r, "bad key", "1") == -EINVAL);
-	CHECK(ruma_result_set(&r, "k", "a;b") == -EINVAL);
-	ruma_result_add(&r, "insert", "Mops", 21.5);
-	ruma_result_add(&r, "skipped", "s", NAN); /* not measured: no row */
-	CHECK_OK(ruma_result_setu(&r, "rep", 2)); /* keeps its place after n */
-	CHECK_OK(ruma_result_set(&r, "label", "x,\"y\""));
-	ruma_result_add(&r, "a,b", "s", 0.1);
-	CHECK_OK(ruma_result_close(&r));
-	CHECK_OK(ruma_result_read(path, &rows, &n));
-	CHECK_EQ(n, 2);
-	CHECK(!strcmp(rows[0].metric, "insert") && !strcmp(rows[0].unit, "Mops"));
-	CHECK(rows[0].value == 21.5 && !strcmp(rows[0].params, "n=1000;rep=1"));
-	CHECK(!strcmp(rows[1].metric, "a,b") && rows[1].value == 0.1);
-	CHECK(!strcmp(rows[1].params, "n=1000;rep=2;label=x,\"y\""));
-	CHECK(!strcmp(ruma_result_param(&rows[1], "label", buf, sizeof(buf)), "x,\"y\""));
-	CHECK(!strcmp(ruma_result_param(&rows[1], "rep", buf, sizeof(buf)), "2"));
-	CHECK(ruma_result_param(&rows[1], "re", buf, sizeof(buf)) == NULL);
-	free(rows);
+	CHECK_EQ(open_tmp_result(&t), TEST_PASS);
+	CHECK_OK(ruma_result_set(&t.r, "n", "1000"));
+	CHECK_OK(ruma_result_setu(&t.r, "rep", 1));
+	CHECK(ruma_result_set(&t.r, "bad key", "1") == -EINVAL);
+	CHECK(ruma_result_set(&t.r, "k", "a;b") == -EINVAL);
+	ruma_result_add(&t.r, "insert", "Mops", 21.5);
+	ruma_result_add(&t.r, "skipped", "s", NAN); /* not measured: no row */
+	CHECK_OK(ruma_result_setu(&t.r, "rep", 2)); /* keeps its place after n */
+	CHECK_OK(ruma_result_set(&t.r, "label", "x,\"y\""));
+	ruma_result_add(&t.r, "a,b", "s", 0.1);
+	CHECK_OK(ruma_result_close(&t.r));
+	CHECK_OK(ruma_result_read(t.path, &t.rows, &t.n));
+	CHECK_EQ(t.n, 2);
+	CHECK(!strcmp(t.rows[0].metric, "insert") && !strcmp(t.rows[0].unit, "Mops"));
+	CHECK(t.rows[0].value == 21.5 && !strcmp(t.rows[0].params, "n=1000;rep=1"));
+	CHECK(!strcmp(t.rows[1].metric, "a,b") && t.rows[1].value == 0.1);
+	CHECK(!strcmp(t.rows[1].params, "n=1000;rep=2;label=x,\"y\""));
+	CHECK(!strcmp(ruma_result_param(&t.rows[1], "label", buf, sizeof(buf)), "x,\"y\""));
+	CHECK(!strcmp(ruma_result_param(&t.rows[1], "rep", buf, sizeof(buf)), "2"));
+	CHECK(ruma_result_param(&t.rows[1], "re", buf, sizeof(buf)) == NULL);
+	free(t.rows);
 	/* not a result file */
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(t.path, "w");
 	CHECK(f != NULL);
 	fputs("metric,unit,value,params\nx,s,notanumber,\n", f);
 	fclose(f);
-	CHECK(ruma_result_read(path, &rows, &n) == RUMA_EPARSE && rows == NULL && n == 0);
-	unlink(path);
-	CHECK(ruma_result_read(path, &rows, &n) == -ENOENT);
+	CHECK(ruma_result_read(t.path, &t.rows, &t.n) == RUMA_EPARSE && t.rows == NULL &&
+	      t.n == 0);
+	unlink(t.path);
+	CHECK(ruma_result_read(t.path, &t.rows, &t.n) == -ENOENT);
 	return TEST_PASS;
 }
 
@@ -223,28 +226,26 @@ static int t_result_closed_and_full(void)
 /* A note row carries text with ';' and '%' through the params column. */
 static int t_result_note(void)
 {
-	char path[] = "/tmp/test_benchcommon_XXXXXX", buf[256];
-	ruma_result_row *rows;
-	ruma_result r;
-	size_t n;
+	struct tmp_result t;
+	char buf[256];
 
-	CHECK_EQ(open_tmp_result(&r, path), TEST_PASS);
-	CHECK_OK(ruma_result_setu(&r, "rep", 1));
-	CHECK_OK(ruma_result_set(&r, "pct", "50%"));
-	ruma_result_note(&r, "alloc_source", "pages from THP (failed: ENOMEM; 100% sure)\n");
-	ruma_result_add(&r, "insert", "Mops", 2.5);
-	CHECK_OK(ruma_result_close(&r));
-	CHECK_OK(ruma_result_read(path, &rows, &n));
-	unlink(path);
-	CHECK_EQ(n, 2);
-	CHECK(!strcmp(rows[0].metric, "alloc_source") && !strcmp(rows[0].unit, "note"));
-	CHECK(rows[0].value == 1);
-	CHECK(!strcmp(ruma_result_param(&rows[0], "note", buf, sizeof(buf)),
+	CHECK_EQ(open_tmp_result(&t), TEST_PASS);
+	CHECK_OK(ruma_result_setu(&t.r, "rep", 1));
+	CHECK_OK(ruma_result_set(&t.r, "pct", "50%"));
+	ruma_result_note(&t.r, "alloc_source", "pages from THP (failed: ENOMEM; 100% sure)\n");
+	ruma_result_add(&t.r, "insert", "Mops", 2.5);
+	CHECK_OK(ruma_result_close(&t.r));
+	CHECK_OK(ruma_result_read(t.path, &t.rows, &t.n));
+	unlink(t.path);
+	CHECK_EQ(t.n, 2);
+	CHECK(!strcmp(t.rows[0].metric, "alloc_source") && !strcmp(t.rows[0].unit, "note"));
+	CHECK(t.rows[0].value == 1);
+	CHECK(!strcmp(ruma_result_param(&t.rows[0], "note", buf, sizeof(buf)),
 		      "pages from THP (failed: ENOMEM; 100% sure)"));
-	CHECK(!strcmp(ruma_result_param(&rows[0], "rep", buf, sizeof(buf)), "1"));
-	CHECK(!strcmp(ruma_result_param(&rows[1], "pct", buf, sizeof(buf)), "50%"));
-	CHECK(ruma_result_param(&rows[1], "note", buf, sizeof(buf)) == NULL);
-	free(rows);
+	CHECK(!strcmp(ruma_result_param(&t.rows[0], "rep", buf, sizeof(buf)), "1"));
+	CHECK(!strcmp(ruma_result_param(&t.rows[1], "pct", buf, sizeof(buf)), "50%"));
+	CHECK(ruma_result_param(&t.rows[1], "note", buf, sizeof(buf)) == NULL);
+	free(t.rows);
 	ruma_result_note(NULL, "m", "x"); /* no file: nothing */
 	return TEST_PASS;
 }

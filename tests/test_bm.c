@@ -8,7 +8,7 @@
  * child), stores killed with SIGKILL refused as not closed cleanly, injected
  * failures of flock and fdatasync, and the thread-limit message said once.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/bm.h>
 
@@ -24,44 +24,11 @@
 
 #define PS RUMA_BM_PAGE_SIZE
 
-static char dir[64];
-static char path[128];
-
-static void cleanup_dir(void)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[512];
-
-	if (!d)
-		return;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.') {
-			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-	closedir(d);
-	rmdir(dir);
-}
-
-static int setup_dir(void)
-{
-	strcpy(dir, "/tmp/ruma-test-bm-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/store", dir);
-	return 0;
-}
-
+/* The defaults for a small test store at test_store_path, eviction batch 16. */
 static void cfg_small(ruma_bm_config *c, uint64_t virt_pages, uint64_t phys_pages)
 {
-	ruma_bm_config_default(c);
-	c->path = path;
-	c->virt_bytes = virt_pages * PS;
-	c->phys_bytes = phys_pages * PS;
+	test_bm_config(c, test_store_path, virt_pages, phys_pages);
 	c->batch = 16;
-	c->max_threads = 8;
-	c->fresh = true;
 }
 
 static void fill(void *page, ruma_pid pid, uint64_t gen)
@@ -90,6 +57,13 @@ static int alloc_fill(ruma_bm *bm, ruma_pid *pids, size_t n, uint64_t gen)
 		ruma_bm_unfix_x(bm, pids[i]);
 	}
 	return TEST_PASS;
+}
+
+/* Open c's store and allocate n pages with generation gen (alloc_fill). */
+static int open_filled(ruma_bm_config *c, ruma_bm **bm, ruma_pid *pids, size_t n, uint64_t gen)
+{
+	CHECK_OK(ruma_bm_open(c, bm));
+	return alloc_fill(*bm, pids, n, gen);
 }
 
 static int verify_all(ruma_bm *bm, const ruma_pid *pids, size_t n, uint64_t gen)
@@ -168,9 +142,7 @@ static int reuse_case(bool reuse)
 
 	cfg_small(&c, 1024, 512);
 	c.reuse_pages = reuse;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, 32, 1) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, 32, 1) == TEST_PASS);
 	for (int i = 0; i < 32; i += 4) {
 		CHECK_OK(ruma_bm_fix_x(bm, pids[i], &p));
 		CHECK_OK(ruma_bm_free(bm, pids[i]));
@@ -214,16 +186,13 @@ static int t_evict_tiny_pool(void)
 	static ruma_pid pids[N];
 
 	cfg_small(&c, 4096, 64);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 3) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, N, 3) == TEST_PASS);
 	ruma_bm_stats st;
 	ruma_bm_get_stats(bm, &st);
 	CHECK(st.pages_resident <= 64);
 	CHECK(st.evictions >= N - 64);
 	CHECK(st.writes >= N - 64);
-	if (verify_all(bm, pids, N, 3) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(verify_all(bm, pids, N, 3) == TEST_PASS);
 	/* random order, rewrite half, optimistic reads */
 	for (int round = 0; round < 2000; round++) {
 		size_t i = ruma_rng_below(&test_rng, N);
@@ -276,9 +245,7 @@ static int cleaner_case(bool on)
 
 	cfg_small(&c, 4096, 64);
 	c.cleaner = on;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 1) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, N, 1) == TEST_PASS);
 	for (size_t i = 0; i < N; i++) { /* every page at generation 2 */
 		void *p;
 		CHECK_OK(ruma_bm_fix_x(bm, pids[i], &p));
@@ -295,13 +262,9 @@ static int cleaner_case(bool on)
 	else
 		CHECK_EQ(cleaned, 0);
 	CHECK(st.writes >= cleaned);
-	if (verify_all(bm, pids, N, 2) != TEST_PASS)
-		return TEST_FAIL;
-	CHECK_OK(ruma_bm_close(bm));
-	c.fresh = false;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (verify_all(bm, pids, N, 2) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(verify_all(bm, pids, N, 2) == TEST_PASS);
+	CHECK_OK(test_bm_reopen(&c, &bm));
+	CHECK(verify_all(bm, pids, N, 2) == TEST_PASS);
 	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
@@ -342,9 +305,7 @@ static int t_cleaner_write_error(void)
 
 	cfg_small(&c, 4096, 64);
 	c.write = RUMA_BM_WRITE_PWRITE;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 1) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, N, 1) == TEST_PASS);
 	for (size_t i = 0; i < N; i++)
 		gen[i] = 1;
 	CHECK(rewrite_until_cleaned(bm, pids, N, 1, 200000) > 0);
@@ -368,13 +329,9 @@ static int t_cleaner_write_error(void)
 	printf("  %" PRIu64 " writes failed; the cleaner wrote %" PRIu64 " pages before, %" PRIu64
 	       " after\n", failed, before.cleaned, after.cleaned);
 	CHECK(failed > 0);
-	if (verify_gens(bm, pids, gen, N) != TEST_PASS)
-		return TEST_FAIL;
-	CHECK_OK(ruma_bm_close(bm));
-	c.fresh = false;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (verify_gens(bm, pids, gen, N) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(verify_gens(bm, pids, gen, N) == TEST_PASS);
+	CHECK_OK(test_bm_reopen(&c, &bm));
+	CHECK(verify_gens(bm, pids, gen, N) == TEST_PASS);
 	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
@@ -388,9 +345,7 @@ static int t_persist(void)
 	void *p;
 
 	cfg_small(&c, 4096, 128);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 5) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, N, 5) == TEST_PASS);
 	CHECK_OK(ruma_bm_meta_set(bm, 0, 42));
 	CHECK_OK(ruma_bm_meta_set(bm, RUMA_BM_META_SLOTS - 1, 0xdeadbeef));
 	CHECK_EQ(ruma_bm_meta_set(bm, RUMA_BM_META_SLOTS, 1), -EINVAL);
@@ -442,12 +397,8 @@ static int t_read_error(void)
 	uint64_t v;
 
 	cfg_small(&c, 4096, 64);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 7) != TEST_PASS)
-		return TEST_FAIL;
-	CHECK_OK(ruma_bm_close(bm));
-	c.fresh = false;
-	CHECK_OK(ruma_bm_open(&c, &bm)); /* everything evicted now */
+	CHECK(open_filled(&c, &bm, pids, N, 7) == TEST_PASS);
+	CHECK_OK(test_bm_reopen(&c, &bm)); /* everything evicted now */
 
 	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
 	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), -EIO);
@@ -465,8 +416,7 @@ static int t_read_error(void)
 	ruma_bm_stats st;
 	ruma_bm_get_stats(bm, &st);
 	CHECK_EQ(st.pages_resident, 1);
-	if (verify_all(bm, pids, N, 7) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(verify_all(bm, pids, N, 7) == TEST_PASS);
 	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
@@ -482,9 +432,7 @@ static int write_error_case(ruma_bm_write wpath)
 
 	cfg_small(&c, 4096, 64);
 	c.write = wpath;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 8) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, N, 8) == TEST_PASS);
 	CHECK_OK(ruma_bm_flush(bm)); /* acknowledged */
 
 	/* every write fails from now on: rewriting pages must fail visibly */
@@ -537,14 +485,10 @@ static int t_short_file(void)
 	uint64_t v;
 
 	cfg_small(&c, 4096, 64);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, N, 10) != TEST_PASS)
-		return TEST_FAIL;
-	CHECK_OK(ruma_bm_close(bm));
-	c.fresh = false;
-	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK(open_filled(&c, &bm, pids, N, 10) == TEST_PASS);
+	CHECK_OK(test_bm_reopen(&c, &bm));
 	/* cut the file behind the manager's back */
-	CHECK(truncate(path, (off_t)(pids[N / 2] * PS)) == 0);
+	CHECK(truncate(test_store_path, (off_t)(pids[N / 2] * PS)) == 0);
 	CHECK_EQ(ruma_bm_fix_s(bm, pids[N - 1], &p), RUMA_ESHORTIO);
 	CHECK_EQ(ruma_bm_optimistic(bm, pids[N - 1], &v, &p), RUMA_ESHORTIO);
 	CHECK_EQ(ruma_bm_fix_x(bm, pids[N - 1], &p), RUMA_ESHORTIO);
@@ -564,12 +508,10 @@ static int t_corrupt_meta(void)
 	ruma_pid pids[4];
 
 	cfg_small(&c, 1024, 64);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, 4, 1) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, 4, 1) == TEST_PASS);
 	CHECK_OK(ruma_bm_meta_set(bm, 3, 12345));
 	CHECK_OK(ruma_bm_close(bm));
-	int fd = open(path, O_RDWR);
+	int fd = open(test_store_path, O_RDWR);
 	CHECK(fd >= 0);
 	unsigned char b = 0x5a;
 	CHECK(pwrite(fd, &b, 1, 100) == 1); /* inside the meta slots */
@@ -577,7 +519,7 @@ static int t_corrupt_meta(void)
 	c.fresh = false;
 	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ECORRUPT);
 	/* a file that is not a store at all */
-	fd = open(path, O_RDWR | O_TRUNC);
+	fd = open(test_store_path, O_RDWR | O_TRUNC);
 	CHECK(fd >= 0);
 	CHECK(write(fd, "hello world", 11) == 11);
 	close(fd);
@@ -585,7 +527,7 @@ static int t_corrupt_meta(void)
 	/* fresh does not clobber a file that is not a store, unless forced */
 	c.fresh = true;
 	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
-	char *txt = test_slurp(path);
+	char *txt = test_slurp(test_store_path);
 	CHECK(txt && !strcmp(txt, "hello world"));
 	free(txt);
 	c.force = true;
@@ -701,9 +643,7 @@ static int t_matrix(void)
 				c.evict = (ruma_bm_evict)e;
 				c.write = (ruma_bm_write)wr;
 				c.batch = 8;
-				CHECK_OK(ruma_bm_open(&c, &bm));
-				if (alloc_fill(bm, pids, N, 11) != TEST_PASS)
-					return TEST_FAIL;
+				CHECK(open_filled(&c, &bm, pids, N, 11) == TEST_PASS);
 				for (size_t i = 0; i < N; i += 3) {
 					CHECK_OK(ruma_bm_fix_x(bm, pids[i], &p));
 					CHECK(matches(p, pids[i], 11));
@@ -794,7 +734,7 @@ static int blockdev_body(const char *dev, const char *img2, char *dev2, size_t d
 	int r = 0;
 	void *p;
 
-	strcpy(path, dev);
+	strcpy(test_store_path, dev);
 	cfg_small(&c, 4096, 64);
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	/* 2 MiB = 512 pages, 2 of them metadata: allocation ends with -ENOSPC */
@@ -808,18 +748,15 @@ static int blockdev_body(const char *dev, const char *img2, char *dev2, size_t d
 	}
 	CHECK_EQ(r, -ENOSPC);
 	CHECK(n >= 500 && n <= 510);
-	CHECK_OK(ruma_bm_close(bm));
-	c.fresh = false;
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (verify_all(bm, pids, n, 21) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK_OK(test_bm_reopen(&c, &bm));
+	CHECK(verify_all(bm, pids, n, 21) == TEST_PASS);
 	CHECK_OK(ruma_bm_close(bm));
 	/* the same store on a device that is too small is refused */
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "dd if=%s of=%s bs=1M count=1 status=none", dev, img2);
 	CHECK(system(cmd) == 0);
 	CHECK(loop_attach(img2, dev2, dev2len) == 0);
-	strcpy(path, dev2);
+	strcpy(test_store_path, dev2);
 	r = ruma_bm_open(&c, &bm);
 	CHECK_EQ(r, -ENOSPC);
 	return TEST_PASS;
@@ -832,17 +769,17 @@ static int t_blockdev(void)
 
 	if (geteuid() != 0)
 		SKIP("needs root for a loop device");
-	snprintf(img, sizeof(img), "%s/disk.img", dir);
-	snprintf(img2, sizeof(img2), "%s/small.img", dir);
+	snprintf(img, sizeof(img), "%s/disk.img", test_dir);
+	snprintf(img2, sizeof(img2), "%s/small.img", test_dir);
 	if (make_image(img, 2 << 20))
 		SKIP("cannot create %s", img);
 	if (loop_attach(img, dev, sizeof(dev))) {
 		unlink(img);
 		SKIP("no loop device available (losetup failed)");
 	}
-	strcpy(saved, path);
+	strcpy(saved, test_store_path);
 	int r = blockdev_body(dev, img2, dev2, sizeof(dev2));
-	strcpy(path, saved);
+	strcpy(test_store_path, saved);
 	loop_detach(dev);
 	if (dev2[0])
 		loop_detach(dev2);
@@ -883,7 +820,7 @@ static int clean_store(ruma_bm_config *c, ruma_pid *pids, size_t n, ruma_bm_writ
 
 static int file_rw(off_t off, void *buf, size_t len, bool write)
 {
-	int fd = open(path, O_RDWR);
+	int fd = open(test_store_path, O_RDWR);
 	if (fd < 0)
 		return -1;
 	ssize_t r = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
@@ -945,7 +882,8 @@ static int bitflip_case(ruma_bm_write wr)
 	CHECK_EQ(err, RUMA_ECORRUPT);
 	char want[64];
 	snprintf(want, sizeof(want), "page %" PRIu64 " ", victim);
-	CHECK(strstr(m.last, want) && strstr(m.last, path) && strstr(m.last, "checksum mismatch"));
+	CHECK(strstr(m.last, want) && strstr(m.last, test_store_path) &&
+	      strstr(m.last, "checksum mismatch"));
 	return TEST_PASS;
 }
 
@@ -996,7 +934,7 @@ static int t_not_a_store(void)
 	struct msgs m = { 0 };
 
 	cfg_small(&c, 1024, 64);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int fd = open(test_store_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	CHECK(fd >= 0);
 	CHECK(write(fd, "hello world", 11) == 11);
 	close(fd);
@@ -1017,7 +955,7 @@ static int t_not_a_store(void)
  * its checksum recomputed: damage that the checksum does not catch. */
 static int craft_page0(struct bm_meta_hdr hdr, uint64_t w0)
 {
-	return page0_craft(path, hdr, w0);
+	return page0_craft(test_store_path, hdr, w0);
 }
 
 /* Page 0 is checked beyond its checksum: a free bit for a metadata page or
@@ -1033,11 +971,9 @@ static int t_page0_checked(void)
 	uint64_t w0;
 
 	cfg_small(&c, 1024, 64);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, 4, 1) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, 4, 1) == TEST_PASS);
 	CHECK_OK(ruma_bm_close(bm));
-	int fd = open(path, O_RDONLY);
+	int fd = open(test_store_path, O_RDONLY);
 	CHECK(fd >= 0);
 	CHECK(pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h));
 	CHECK(pread(fd, &w0, 8, PS) == 8);
@@ -1099,12 +1035,10 @@ static int t_lock(void)
 	ruma_pid pids[8];
 
 	cfg_small(&c, 1024, 64);
-	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (alloc_fill(bm, pids, 8, 3) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(open_filled(&c, &bm, pids, 8, 3) == TEST_PASS);
 	CHECK_OK(ruma_bm_flush(bm));
 	struct stat st0;
-	CHECK(stat(path, &st0) == 0);
+	CHECK(stat(test_store_path, &st0) == 0);
 	c2 = c;
 	c2.message = collect;
 	c2.message_ctx = &m;
@@ -1115,7 +1049,7 @@ static int t_lock(void)
 	c2.fresh = false;
 	CHECK_EQ(ruma_bm_open(&c2, &bm2), RUMA_ELOCKED);
 	struct stat st1;
-	CHECK(stat(path, &st1) == 0);
+	CHECK(stat(test_store_path, &st1) == 0);
 	CHECK_EQ(st1.st_size, st0.st_size);
 	fflush(NULL);
 	pid_t child = fork();
@@ -1128,8 +1062,7 @@ static int t_lock(void)
 	int status;
 	CHECK(waitpid(child, &status, 0) == child);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (verify_all(bm, pids, 8, 3) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(verify_all(bm, pids, 8, 3) == TEST_PASS);
 	CHECK_OK(ruma_bm_close(bm));
 	/* released by close */
 	CHECK_OK(ruma_bm_open(&c2, &bm2));
@@ -1283,8 +1216,7 @@ static int t_lock_sync_faults(void)
 	CHECK_EQ(ruma_bm_open(&c, &bm), -EIO);
 	CHECK(strstr(m.last, "cannot record that the store is open"));
 	CHECK_OK(ruma_bm_open(&c, &bm));
-	if (verify_all(bm, pids, 4, 3) != TEST_PASS)
-		return TEST_FAIL;
+	CHECK(verify_all(bm, pids, 4, 3) == TEST_PASS);
 	/* close syncs twice: the pages and metadata, then the clean state.  The
 	 * second fdatasync fails: reported (the pages were synced before the
 	 * clean state was written, so either state on disk is true) */
@@ -1382,9 +1314,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (setup_dir())
-		return 1;
-	int r = test_main("bm", cases, TEST_N(cases), argc, argv);
-	cleanup_dir();
-	return r;
+	return test_main_fixture("bm", cases, TEST_N(cases), argc, argv, &test_store_fixture);
 }

@@ -9,13 +9,12 @@
  * Page words read optimistically are accessed with relaxed atomics, as the
  * optimistic protocol requires (the data may change under the reader).
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/bm.h>
 
 #include <pthread.h>
 
-#define PS RUMA_BM_PAGE_SIZE
 #define NCOUNTERS 160
 #define NHOT 4
 #define LAST_WORD (RUMA_BM_PAGE_DATA / 8 - 1) /* the trailer after it is the bm's */
@@ -141,16 +140,10 @@ static int stress(ruma_bm_wait wait, ruma_bm_evict evict, ruma_bm_write wr, unsi
 	struct worker ws[4];
 	void *p;
 
-	ruma_bm_config_default(&c);
-	c.path = path;
-	c.virt_bytes = 8192ull * PS;
-	c.phys_bytes = 48ull * PS;
-	c.batch = 8;
-	c.max_threads = 8;
+	test_bm_config(&c, path, 8192, 48);
 	c.wait = wait;
 	c.evict = evict;
 	c.write = wr;
-	c.fresh = true;
 	CHECK_OK(ruma_bm_open(&c, &g_bm));
 	for (unsigned i = 0; i < NCOUNTERS; i++) {
 		CHECK_OK(ruma_bm_alloc(g_bm, &counters[i], &p));

@@ -6,7 +6,7 @@
  * and root collapse, size limits, many trees through the catalog, reopen,
  * and injected I/O failures with a pool much smaller than the data.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 
@@ -18,41 +18,6 @@
 
 #define PS RUMA_BM_PAGE_SIZE
 
-
-/* ---- temp store ---------------------------------------------------------------------- */
-
-typedef struct store {
-	char dir[64];
-	char path[96];
-} store;
-
-static int store_make(store *s)
-{
-	strcpy(s->dir, "/tmp/ruma-btree-XXXXXX");
-	if (!mkdtemp(s->dir))
-		return -errno;
-	snprintf(s->path, sizeof s->path, "%s/store", s->dir);
-	return 0;
-}
-
-static void store_remove(store *s)
-{
-	unlink(s->path);
-	rmdir(s->dir);
-}
-
-static int bm_start(store *s, uint64_t virt_pages, uint64_t phys_pages, bool fresh, ruma_bm **bm)
-{
-	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = s->path;
-	c.virt_bytes = virt_pages * PS;
-	c.phys_bytes = phys_pages * PS;
-	c.batch = 8;
-	c.max_threads = 8;
-	c.fresh = fresh;
-	return ruma_bm_open(&c, bm);
-}
 
 /* ---- the model: a sorted array of key/value pairs ---------------------------------------- */
 
@@ -236,6 +201,13 @@ static int check_all(ruma_btree *t, const model *m)
 			return RUMA_ECORRUPT;
 	}
 	return check_scan(t, m, NULL, 0, false, SIZE_MAX);
+}
+
+/* The tree passes its invariant checker (report on stderr), then check_all. */
+static int check_tree_model(ruma_btree *t, const model *m)
+{
+	int rc = ruma_btree_check(t, stderr);
+	return rc ? rc : check_all(t, m);
 }
 
 /* ---- node level ---------------------------------------------------------------------------------- */
@@ -426,13 +398,10 @@ static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct
 
 static int t_random_model(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
+	test_tree f;
 	model m = { 0 };
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 16, 1 << 12, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "random", &t));
+	CHECK_OK(test_tree_setup(&f, "btree", "random", 1 << 16, 1 << 12));
+	ruma_btree *t = f.t;
 	unsigned ops = test_sanitized() ? 6000 : 40000;
 	/* grow, churn, shrink */
 	CHECK(random_ops(t, &m, ops, 70, 200, 100) == TEST_PASS);
@@ -446,14 +415,11 @@ static int t_random_model(void)
 	CHECK_EQ(st.entries, m.n);
 	CHECK(st.height >= 2);
 	CHECK(random_ops(t, &m, ops * 2, 10, 200, 100) == TEST_PASS);
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.leaf_merges > 0);
 	CHECK_EQ(st.entries, m.n);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
 }
@@ -462,27 +428,21 @@ static int t_random_model(void)
  * node, long separators, many splits and merges of nearly full nodes. */
 static int t_random_large(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
+	test_tree f;
 	model m = { 0 };
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 16, 1 << 12, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "large", &t));
+	CHECK_OK(test_tree_setup(&f, "btree", "large", 1 << 16, 1 << 12));
+	ruma_btree *t = f.t;
 	unsigned ops = test_sanitized() ? 3000 : 12000;
 	CHECK(random_ops(t, &m, ops, 70, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops, 40, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK(random_ops(t, &m, ops * 2, 5, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	fprintf(stderr, "  %zu keys left; splits %" PRIu64 "/%" PRIu64 ", merges %" PRIu64 "/%" PRIu64 "\n",
 		m.n, st.leaf_splits, st.inner_splits, st.leaf_merges, st.inner_merges);
 	CHECK(st.leaf_merges > 0);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
 }
@@ -491,13 +451,11 @@ static int t_random_large(void)
  * inner merges and root collapses must all happen, freed pages get reused. */
 static int t_merges(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
+	test_tree f;
 	model m = { 0 };
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 16, 1 << 13, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "merge", &t));
+	CHECK_OK(test_tree_setup(&f, "btree", "merge", 1 << 16, 1 << 13));
+	ruma_bm *bm = f.bm;
+	ruma_btree *t = f.t;
 	unsigned n = test_sanitized() ? 12000 : 40000;
 	uint8_t k[64], v[64];
 	for (unsigned i = 0; i < n; i++) {
@@ -523,8 +481,7 @@ static int t_merges(void)
 		if (m.n % 4000 == 0)
 			CHECK_OK(ruma_btree_check(t, stderr));
 	}
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	fprintf(stderr, "  after deletes: height %u, %" PRIu64 " leaves, %" PRIu64
 		" inner; merges leaf %" PRIu64 " inner %" PRIu64 ", root collapses %" PRIu64
@@ -551,21 +508,16 @@ static int t_merges(void)
 	ruma_bm_get_stats(bm, &bs1);
 	CHECK_EQ(bs1.pages_allocated + bs1.pages_free, before);
 	CHECK_OK(ruma_btree_check(t, stderr));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
 }
 
 static int t_limits(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 14, 1 << 10, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "limits", &t));
+	test_tree f;
+	CHECK_OK(test_tree_setup(&f, "btree", "limits", 1 << 14, 1 << 10));
+	ruma_btree *t = f.t;
 	static uint8_t k[RUMA_BTREE_MAX_KEY + 2], v[RUMA_BTREE_MAX_VALUE + 2],
 		buf[RUMA_BTREE_MAX_VALUE + 2];
 	size_t maxv = RUMA_BTREE_MAX_ENTRY - RUMA_BTREE_MAX_KEY;
@@ -598,8 +550,7 @@ static int t_limits(void)
 		if (rc == 0)
 			model_put(&m, k, kl, v, vl);
 	}
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	/* buffer too small */
 	size_t vl = 0;
 	CHECK_EQ(ruma_btree_lookup(t, m.e[0]->key, m.e[0]->klen, buf, 3, &vl), -ENOBUFS);
@@ -616,22 +567,19 @@ static int t_limits(void)
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK_EQ(st.entries, 0);
 	CHECK_EQ(st.height, 1);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
 }
 
 static int t_catalog_reopen(void)
 {
-	store s;
-	ruma_bm *bm;
+	test_tree f;
 	enum { TREES = 24 };
 	model m[TREES];
 	memset(m, 0, sizeof m);
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 15, 1 << 11, true, &bm));
+	CHECK_OK(test_tree_setup(&f, "btree", NULL, 1 << 15, 1 << 11));
+	ruma_bm *bm = f.bm;
 	ruma_btree *t;
 	CHECK_EQ(ruma_btree_open(bm, "nothing", &t), RUMA_ENOTFOUND);
 	CHECK_EQ(ruma_btree_create(bm, "", &t), -EINVAL);
@@ -649,20 +597,18 @@ static int t_catalog_reopen(void)
 		ruma_btree_release(t);
 	}
 	CHECK_EQ(ruma_btree_create(bm, "tree-03", &t), RUMA_EEXISTS);
-	CHECK_OK(ruma_bm_close(bm));
 	/* reopen the same file */
-	CHECK_OK(bm_start(&s, 1 << 15, 1 << 11, false, &bm));
+	CHECK_OK(test_tree_reopen(&f));
+	bm = f.bm;
 	CHECK_EQ(ruma_btree_open(bm, "tree-99", &t), RUMA_ENOTFOUND);
 	for (unsigned i = 0; i < TREES; i++) {
 		snprintf(name, sizeof name, "tree-%02u", i);
 		CHECK_OK(ruma_btree_open(bm, name, &t));
-		CHECK_OK(ruma_btree_check(t, stderr));
-		CHECK_OK(check_all(t, &m[i]));
+		CHECK_OK(check_tree_model(t, &m[i]));
 		ruma_btree_release(t);
 		model_free(&m[i]);
 	}
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	return TEST_PASS;
 }
 
@@ -671,14 +617,12 @@ static int t_catalog_reopen(void)
  * before the last successful flush survives a reopen. */
 static int t_io_errors(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
+	test_tree f;
 	model m = { 0 };
-	CHECK_OK(store_make(&s));
 	const uint64_t phys = 48;
-	CHECK_OK(bm_start(&s, 1 << 14, phys, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "io", &t));
+	CHECK_OK(test_tree_setup(&f, "btree", "io", 1 << 14, phys));
+	ruma_bm *bm = f.bm;
+	ruma_btree *t = f.t;
 	uint8_t k[64], v[200], buf[RUMA_BTREE_MAX_VALUE];
 	unsigned n = 8000;
 	for (unsigned i = 0; i < n; i++) {
@@ -733,16 +677,10 @@ static int t_io_errors(void)
 	model_free(&pending);
 	CHECK_OK(check_all(t, &m));
 	CHECK_OK(ruma_bm_flush(bm));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
 
-	CHECK_OK(bm_start(&s, 1 << 14, phys, false, &bm));
-	CHECK_OK(ruma_btree_open(bm, "io", &t));
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_reopen(&f));
+	CHECK_OK(check_tree_model(f.t, &m));
+	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
 }
@@ -752,13 +690,10 @@ static int t_io_errors(void)
  * pages for new inserts. */
 static int t_virt_full(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
+	test_tree f;
 	model m = { 0 };
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 96, 48, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "full", &t));
+	CHECK_OK(test_tree_setup(&f, "btree", "full", 96, 48));
+	ruma_btree *t = f.t;
 	uint8_t k[32], v[300];
 	int rc = 0;
 	unsigned i;
@@ -770,8 +705,7 @@ static int t_virt_full(void)
 			model_put(&m, k, (size_t)kl, v, vl);
 	}
 	CHECK_EQ(rc, RUMA_EVIRTFULL);
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
+	CHECK_OK(check_tree_model(t, &m));
 	/* free most of the tree, then grow again */
 	while (m.n > 100) {
 		kv *e = m.e[ruma_rng_below(&test_rng, m.n)];
@@ -783,11 +717,8 @@ static int t_virt_full(void)
 		CHECK_OK(ruma_btree_insert(t, k, (size_t)kl, v, 100));
 		model_put(&m, k, (size_t)kl, v, 100);
 	}
-	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(check_all(t, &m));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(check_tree_model(t, &m));
+	CHECK_OK(test_tree_teardown(&f));
 	model_free(&m);
 	return TEST_PASS;
 }
@@ -826,12 +757,10 @@ static int read_page(const char *path, uint64_t pid, uint8_t *page)
  * result), nothing crashes or hangs, and the checker reports RUMA_ECORRUPT. */
 static int t_corrupt_pages(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 14, 1 << 10, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "victim", &t));
+	test_tree f;
+	CHECK_OK(test_tree_setup(&f, "btree", "victim", 1 << 14, 1 << 10));
+	ruma_bm *bm = f.bm;
+	ruma_btree *t = f.t;
 	uint8_t k[64], v[128];
 	for (unsigned i = 0; i < 3000; i++) {
 		int kl = snprintf((char *)k, sizeof k, "key-%06u", i * 7919 % 100000);
@@ -841,13 +770,13 @@ static int t_corrupt_pages(void)
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.height >= 2);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(test_tree_close(&f));
+	f.cfg.fresh = false;
 	/* the root and a page allocated after it (a node of this tree) */
 	const ruma_pid victims[2] = { root, root + 2 };
 	static uint8_t orig[PS], bad[PS];
 	for (unsigned vi = 0; vi < 2; vi++) {
-		CHECK_OK(read_page(s.path, victims[vi], orig));
+		CHECK_OK(read_page(f.path, victims[vi], orig));
 		for (unsigned variant = 0; variant < 4; variant++) {
 			memcpy(bad, orig, PS);
 			if (variant == 0)
@@ -860,8 +789,8 @@ static int t_corrupt_pages(void)
 					bad[i] = (uint8_t)ruma_rng_next(&test_rng);
 			else
 				((node *)bad)->count = (uint16_t)NODE_MAX_COUNT;
-			CHECK_OK(write_page(s.path, victims[vi], bad));
-			CHECK_OK(bm_start(&s, 1 << 14, 1 << 10, false, &bm));
+			CHECK_OK(write_page(f.path, victims[vi], bad));
+			CHECK_OK(ruma_bm_open(&f.cfg, &bm));
 			CHECK_OK(ruma_btree_open(bm, "victim", &t));
 			size_t vl, seen = 0;
 			for (unsigned i = 0; i < 300; i++) {
@@ -880,16 +809,13 @@ static int t_corrupt_pages(void)
 			CHECK_EQ(ruma_btree_check(t, NULL), RUMA_ECORRUPT);
 			ruma_btree_release(t);
 			ruma_bm_close(bm);
-			CHECK_OK(write_page(s.path, victims[vi], orig));
+			CHECK_OK(write_page(f.path, victims[vi], orig));
 		}
 	}
 	/* restored: intact again */
-	CHECK_OK(bm_start(&s, 1 << 14, 1 << 10, false, &bm));
-	CHECK_OK(ruma_btree_open(bm, "victim", &t));
-	CHECK_OK(ruma_btree_check(t, stderr));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_reopen(&f));
+	CHECK_OK(ruma_btree_check(f.t, stderr));
+	CHECK_OK(test_tree_teardown(&f));
 	return TEST_PASS;
 }
 
@@ -917,12 +843,9 @@ static bool desc_seq_cb(const void *key, size_t klen, const void *val, size_t vl
 /* Sequential keys (the benchmark loader's pattern) and both scan ends. */
 static int t_sequential(void)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 15, 1 << 12, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "seq", &t));
+	test_tree f;
+	CHECK_OK(test_tree_setup(&f, "btree", "seq", 1 << 15, 1 << 12));
+	ruma_btree *t = f.t;
 	unsigned n = test_sanitized() ? 20000 : 100000;
 	for (unsigned i = 0; i < n; i++) {
 		uint8_t k[8];
@@ -943,9 +866,7 @@ static int t_sequential(void)
 	CHECK_OK(ruma_btree_scan_desc(t, NULL, 0, desc_seq_cb, &c));
 	CHECK(c.ok);
 	CHECK_EQ(c.seen, n);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	return TEST_PASS;
 }
 
@@ -978,12 +899,9 @@ static uint64_t next_in_ranges(enum load_order order, unsigned ranges, unsigned 
  */
 static int load_pages(enum load_order order, unsigned ranges, unsigned n, ruma_btree_stats *st)
 {
-	store s;
-	ruma_bm *bm;
-	ruma_btree *t;
-	CHECK_OK(store_make(&s));
-	CHECK_OK(bm_start(&s, 1 << 15, 1 << 14, true, &bm));
-	CHECK_OK(ruma_btree_create(bm, "load", &t));
+	test_tree f;
+	CHECK_OK(test_tree_setup(&f, "btree", "load", 1 << 15, 1 << 14));
+	ruma_btree *t = f.t;
 	uint32_t *next = calloc(ranges, sizeof *next), *perm = NULL;
 	CHECK(next);
 	for (unsigned r = 0; r < ranges; r++)
@@ -1014,9 +932,7 @@ static int load_pages(enum load_order order, unsigned ranges, unsigned n, ruma_b
 	CHECK_EQ(st->entries, n);
 	free(next);
 	free(perm);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	store_remove(&s);
+	CHECK_OK(test_tree_teardown(&f));
 	return TEST_PASS;
 }
 

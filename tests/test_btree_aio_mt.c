@@ -8,7 +8,7 @@
  * a failed submission; io_uring refused (synchronous fallback, pwrite
  * write-back, one message); and that the batched flush writes everything.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 #include "bm/bm_ext.h"
@@ -54,10 +54,7 @@ static void on_message(void *ctx, const char *line)
 
 static void cfg(ruma_bm_config *c, uint64_t phys_pages, bool fresh)
 {
-	ruma_bm_config_default(c);
-	c->path = path;
-	c->virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
-	c->phys_bytes = phys_pages * RUMA_BM_PAGE_SIZE;
+	test_bm_config(c, path, 8192, phys_pages);
 	c->batch = 16;
 	c->max_threads = 16;
 	c->fresh = fresh;

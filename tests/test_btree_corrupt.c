@@ -15,7 +15,7 @@
  * instead of hanging the suite, and the parent's tree stays intact for the
  * next scenario.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 
@@ -92,13 +92,8 @@ static int fixture_build(void)
 		return -errno;
 	snprintf(fx.path, sizeof fx.path, "%s/store", fx.dir);
 	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = fx.path;
-	c.virt_bytes = (uint64_t)(1u << 14) * PS;
-	c.phys_bytes = (uint64_t)(1u << 13) * PS; /* every page stays resident */
-	c.batch = 8;
+	test_bm_config(&c, fx.path, 1u << 14, 1u << 13); /* every page stays resident */
 	c.max_threads = 4;
-	c.fresh = true;
 	int rc = ruma_bm_open(&c, &fx.bm);
 	if (rc)
 		return rc;

@@ -12,7 +12,7 @@
  * At the end the contents must equal what the operations imply and
  * ruma_btree_check must pass.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 
@@ -114,6 +114,17 @@ static void add_one(void *val, size_t vlen, void *ctx)
 	(*(unsigned *)ctx)++;
 }
 
+/* A scan's key after prev (plen bytes) breaks its order: not after it
+ * ascending, not before it descending. */
+static bool out_of_order(const uint8_t *prev, size_t plen, const void *key, size_t klen, bool desc)
+{
+	size_t m = klen < plen ? klen : plen;
+	int c = memcmp(prev, key, m);
+	if (!c)
+		c = (plen > klen) - (plen < klen);
+	return desc ? c <= 0 : c >= 0;
+}
+
 typedef struct scan_state {
 	uint8_t prev[RUMA_BTREE_MAX_KEY];
 	size_t plen;
@@ -125,14 +136,8 @@ static bool scan_cb(const void *key, size_t klen, const void *val, size_t vlen, 
 {
 	scan_state *s = ctx;
 	const uint8_t *k = key;
-	if (s->seen) {
-		size_t m = klen < s->plen ? klen : s->plen;
-		int c = memcmp(s->prev, k, m);
-		if (!c)
-			c = (s->plen > klen) - (s->plen < klen);
-		if (s->desc ? c <= 0 : c >= 0)
-			s->bad = true;
-	}
+	if (s->seen && out_of_order(s->prev, s->plen, k, klen, s->desc))
+		s->bad = true;
 	if (klen > 2 && k[0] == 'o' && k[1] == '/' && !overlap_ok(k, klen, val, vlen))
 		s->bad = true;
 	memcpy(s->prev, k, klen);
@@ -307,26 +312,28 @@ static int verify(shared *sh, worker *ws)
 	return TEST_PASS;
 }
 
+/* The store of the concurrent cases at path: test_bm_config's with virt and
+ * phys pages, room for the workers and two more threads, wait and evict. */
+static void mt_config(ruma_bm_config *c, const char *path, uint64_t virt, uint64_t phys,
+		      ruma_bm_wait wait, ruma_bm_evict evict)
+{
+	test_bm_config(c, path, virt, phys);
+	c->max_threads = THREADS + 2;
+	c->wait = wait;
+	c->evict = evict;
+}
+
 static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, ruma_bm_write write, unsigned ops)
 {
-	char dir[] = "/tmp/ruma-btree-mt-XXXXXX", path[64];
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof path, "%s/store", dir);
+	char dir[64], path[128];
+	CHECK(!test_dir_make(dir, sizeof(dir), "btree-mt", TEST_PATH(path, "store"), NULL));
 	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = path;
-	c.virt_bytes = (1u << 14) * (uint64_t)PS;
-	c.phys_bytes = (test_sanitized() ? 24 : 64) * (uint64_t)PS;
-	c.batch = 8;
-	c.max_threads = THREADS + 2;
-	c.wait = wait;
-	c.evict = evict;
+	mt_config(&c, path, 1u << 14, test_sanitized() ? 24 : 64, wait, evict);
 	c.write = write;
-	c.fresh = true;
 	ruma_bm *bm;
 	int rc = ruma_bm_open(&c, &bm);
 	if (rc == RUMA_EUNSUPP) {
-		rmdir(dir);
+		test_dir_remove(dir);
 		fprintf(stderr, "  %s/%s/%s: not supported here, skipped\n",
 			ruma_bm_wait_name(wait), ruma_bm_evict_name(evict), ruma_bm_write_name(write));
 		return TEST_PASS;
@@ -376,8 +383,7 @@ static int run_config(ruma_bm_wait wait, ruma_bm_evict evict, ruma_bm_write writ
 	ruma_btree_release(sh.t);
 	CHECK_OK(ruma_bm_close(bm));
 	pthread_mutex_destroy(&sh.mu);
-	unlink(path);
-	rmdir(dir);
+	test_dir_remove(dir);
 	return v;
 }
 
@@ -440,14 +446,8 @@ static bool keep_cb(const void *key, size_t klen, const void *val, size_t vlen, 
 		s->bad = true;
 		return false;
 	}
-	if (s->plen) {
-		size_t m = klen < s->plen ? klen : s->plen;
-		int c = memcmp(s->prev, key, m);
-		if (!c)
-			c = (s->plen > klen) - (s->plen < klen);
-		if (s->desc ? c <= 0 : c >= 0)
-			s->bad = true;
-	}
+	if (s->plen && out_of_order(s->prev, s->plen, key, klen, s->desc))
+		s->bad = true;
 	memcpy(s->prev, key, klen);
 	s->plen = klen;
 	memcpy(buf, key, klen);
@@ -524,19 +524,10 @@ static void *gs_main(void *arg)
 
 static int grow_shrink(ruma_bm_wait wait, ruma_bm_evict evict)
 {
-	char dir[] = "/tmp/ruma-btree-mt-XXXXXX", path[64];
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof path, "%s/store", dir);
+	char dir[64], path[128];
+	CHECK(!test_dir_make(dir, sizeof(dir), "btree-mt", TEST_PATH(path, "store"), NULL));
 	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = path;
-	c.virt_bytes = (1u << 15) * (uint64_t)PS;
-	c.phys_bytes = 128 * (uint64_t)PS;
-	c.batch = 8;
-	c.max_threads = THREADS + 2;
-	c.wait = wait;
-	c.evict = evict;
-	c.fresh = true;
+	mt_config(&c, path, 1u << 15, 128, wait, evict);
 	ruma_bm *bm;
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	ruma_btree *t;
@@ -578,8 +569,7 @@ static int grow_shrink(ruma_bm_wait wait, ruma_bm_evict evict)
 	CHECK(st.inner_merges > 0);
 	ruma_btree_release(t);
 	CHECK_OK(ruma_bm_close(bm));
-	unlink(path);
-	rmdir(dir);
+	test_dir_remove(dir);
 	return TEST_PASS;
 }
 

@@ -72,6 +72,14 @@ static int get(ruma_txn *x, ruma_btree *t, uint32_t k, char *out)
 	return r;
 }
 
+/* Whether row k reads v in x (or, v NULL, the error `err`). */
+static bool reads(ruma_txn *x, ruma_btree *t, uint32_t k, const char *v, int err)
+{
+	char got[64];
+	int r = get(x, t, k, got);
+	return v ? r == 0 && !strcmp(got, v) : r == err;
+}
+
 struct collect {
 	uint32_t n;
 	char all[512];
@@ -96,6 +104,14 @@ static int scan_all(ruma_txn *x, ruma_btree *t, bool desc, struct collect *c)
 		    : ruma_txn_scan_asc(x, t, NULL, 0, collect_fn, c);
 }
 
+/* A full scan of x (descending when desc) finds the values want, each
+ * followed by a comma. */
+static bool scans(ruma_txn *x, ruma_btree *t, bool desc, const char *want)
+{
+	struct collect c;
+	return scan_all(x, t, desc, &c) == 0 && !strcmp(c.all, want);
+}
+
 static void bump(void *val, size_t vlen, void *ctx)
 {
 	(void)ctx;
@@ -108,8 +124,6 @@ static int t_uncommitted(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	ruma_txn *w, *s;
-	char v[64];
-	struct collect c;
 	CHECK_OK(fresh_tree(&bm, &t));
 	CHECK_OK(put(NULL, t, 1, "a1"));
 	CHECK_OK(put(NULL, t, 2, "b1"));
@@ -123,21 +137,15 @@ static int t_uncommitted(void)
 	key_at(3, key);
 	CHECK_OK(ruma_txn_update(w, t, key, 4, bump, NULL));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
-	CHECK_OK(get(s, t, 1, v));
-	CHECK(!strcmp(v, "a1"));
-	CHECK_OK(get(s, t, 2, v));
-	CHECK(!strcmp(v, "b1"));
-	CHECK_OK(get(s, t, 3, v));
-	CHECK(!strcmp(v, "c1"));
-	CHECK_EQ(get(s, t, 4, v), RUMA_ENOTFOUND);
-	CHECK_OK(scan_all(s, t, false, &c));
-	CHECK(!strcmp(c.all, "a1,b1,c1,"));
-	CHECK_OK(scan_all(s, t, true, &c));
-	CHECK(!strcmp(c.all, "c1,b1,a1,"));
+	CHECK(reads(s, t, 1, "a1", 0));
+	CHECK(reads(s, t, 2, "b1", 0));
+	CHECK(reads(s, t, 3, "c1", 0));
+	CHECK(reads(s, t, 4, NULL, RUMA_ENOTFOUND));
+	CHECK(scans(s, t, false, "a1,b1,c1,"));
+	CHECK(scans(s, t, true, "c1,b1,a1,"));
 	CHECK_OK(ruma_txn_commit(s));
 	CHECK_OK(ruma_txn_abort(w));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -146,8 +154,6 @@ static int t_later_commit(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	ruma_txn *w, *s, *s2;
-	char v[64];
-	struct collect c;
 	CHECK_OK(fresh_tree(&bm, &t));
 	CHECK_OK(put(NULL, t, 1, "a1"));
 	CHECK_OK(put(NULL, t, 2, "b1"));
@@ -163,25 +169,19 @@ static int t_later_commit(void)
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 3u);
 	CHECK_EQ(st.snapshots, 1u);
-	CHECK_OK(get(s, t, 1, v));
-	CHECK(!strcmp(v, "a1"));
-	CHECK_OK(get(s, t, 2, v));
-	CHECK(!strcmp(v, "b1"));
-	CHECK_EQ(get(s, t, 3, v), RUMA_ENOTFOUND);
-	CHECK_OK(scan_all(s, t, false, &c));
-	CHECK(!strcmp(c.all, "a1,b1,"));
-	CHECK_OK(scan_all(s, t, true, &c));
-	CHECK(!strcmp(c.all, "b1,a1,"));
+	CHECK(reads(s, t, 1, "a1", 0));
+	CHECK(reads(s, t, 2, "b1", 0));
+	CHECK(reads(s, t, 3, NULL, RUMA_ENOTFOUND));
+	CHECK(scans(s, t, false, "a1,b1,"));
+	CHECK(scans(s, t, true, "b1,a1,"));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s2));
-	CHECK_OK(scan_all(s2, t, false, &c));
-	CHECK(!strcmp(c.all, "a2,c2,"));
+	CHECK(scans(s2, t, false, "a2,c2,"));
 	CHECK_OK(ruma_txn_commit(s));
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u); /* s2 began after the commit: it needs none */
 	CHECK_EQ(st.version_bytes, 0u);
 	CHECK_OK(ruma_txn_commit(s2));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -190,8 +190,6 @@ static int t_abort(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	ruma_txn *w, *s;
-	char v[64];
-	struct collect c;
 	CHECK_OK(fresh_tree(&bm, &t));
 	CHECK_OK(put(NULL, t, 1, "a1"));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
@@ -199,16 +197,13 @@ static int t_abort(void)
 	CHECK_OK(put(w, t, 1, "a2"));
 	CHECK_OK(put(w, t, 2, "b2"));
 	CHECK_OK(ruma_txn_abort(w));
-	CHECK_OK(get(s, t, 1, v));
-	CHECK(!strcmp(v, "a1"));
-	CHECK_OK(scan_all(s, t, false, &c));
-	CHECK(!strcmp(c.all, "a1,"));
+	CHECK(reads(s, t, 1, "a1", 0));
+	CHECK(scans(s, t, false, "a1,"));
 	ruma_txn_mvcc_stats st;
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u);
 	CHECK_OK(ruma_txn_commit(s));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -243,8 +238,7 @@ static int t_two_stores(void)
 	ruma_btree_release(t2);
 	CHECK_OK(ruma_bm_close(bm2));
 	unlink(side);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -261,8 +255,7 @@ static int t_rdonly_writes(void)
 	CHECK_EQ(ruma_txn_remove(s, t, key, 4), -EACCES);
 	CHECK_EQ(ruma_txn_update(s, t, key, 4, bump, NULL), -EACCES);
 	CHECK_OK(ruma_txn_commit(s));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -520,7 +513,6 @@ static int t_too_old(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	ruma_txn *w, *s;
-	char v[64];
 	struct collect c;
 	CHECK_OK(fresh_tree(&bm, &t));
 	CHECK_OK(put(NULL, t, 1, "a1"));
@@ -535,20 +527,18 @@ static int t_too_old(void)
 	ruma_txn_mvcc_stat(&st);
 	CHECK(st.version_bytes <= 4096);
 	CHECK(st.dropped > 0);
-	CHECK_EQ(get(s, t, 1, v), RUMA_ESNAPTOOOLD);
-	CHECK_EQ(get(s, t, 99, v), RUMA_ESNAPTOOOLD); /* even a row it kept */
+	CHECK(reads(s, t, 1, NULL, RUMA_ESNAPTOOOLD));
+	CHECK(reads(s, t, 99, NULL, RUMA_ESNAPTOOOLD)); /* even a row it kept */
 	CHECK_EQ(scan_all(s, t, false, &c), RUMA_ESNAPTOOOLD);
 	CHECK_OK(ruma_txn_commit(s));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
-	CHECK_OK(get(s, t, 1, v));
-	CHECK(!strcmp(v, "a value of a few bytes"));
+	CHECK(reads(s, t, 1, "a value of a few bytes", 0));
 	CHECK_OK(ruma_txn_commit(s));
 	ruma_txn_set_version_limit(0);
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.version_limit, RUMA_TXN_VERSION_LIMIT);
 	CHECK_EQ(st.versions, 0u);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -572,20 +562,11 @@ static int h_setup(unsigned mode, ruma_bm **bm, ruma_btree **t, ruma_txn **a, ru
 
 static int h_done(ruma_bm *bm, ruma_btree *t)
 {
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	ruma_txn_mvcc_stats st;
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u);
 	return 0;
-}
-
-/* Whether row k reads v in x (or, v NULL, the error `err`). */
-static bool reads(ruma_txn *x, ruma_btree *t, uint32_t k, const char *v, int err)
-{
-	char got[64];
-	int r = get(x, t, k, got);
-	return v ? r == 0 && !strcmp(got, v) : r == err;
 }
 
 /* G0, write cycles: two writers of one row; the second conflicts. */
@@ -808,9 +789,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-si-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

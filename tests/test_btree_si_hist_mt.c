@@ -173,8 +173,7 @@ struct scan_sum {
 static bool sum_row(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
 {
 	struct scan_sum *s = ctx;
-	const uint8_t *kb = key;
-	uint32_t k = (uint32_t)kb[0] << 24 | (uint32_t)kb[1] << 16 | (uint32_t)kb[2] << 8 | kb[3];
+	uint32_t k = key_num(key);
 	uint64_t c;
 	if (k == 0) /* the counter row: a descending scan is done */
 		return false;
@@ -344,19 +343,8 @@ static int history(unsigned flags, uint64_t version_limit)
 		row_key(k, key);
 		CHECK_OK(ruma_btree_insert(tree, key, 4, v, sizeof(v)));
 	}
-	pthread_t w[WRITERS], r[READERS];
-	for (uintptr_t i = 0; i < WRITERS; i++)
-		CHECK(!pthread_create(&w[i], NULL, writer, (void *)(test_seed + i)));
-	for (uintptr_t i = 0; i < READERS; i++)
-		CHECK(!pthread_create(&r[i], NULL, reader, (void *)(test_seed + 100 + i)));
-	uint64_t until = ruma_now_ns() + 1500000000ull;
-	while (ruma_now_ns() < until && !__atomic_load_n(&fails, __ATOMIC_RELAXED))
-		usleep(20000);
-	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	for (int i = 0; i < WRITERS; i++)
-		pthread_join(w[i], NULL);
-	for (int i = 0; i < READERS; i++)
-		pthread_join(r[i], NULL);
+	CHECK_OK(run_threads(writer, WRITERS, reader, READERS, (uintptr_t)test_seed + 100, &fails,
+			     &stop));
 	ruma_txn_set_version_limit(0);
 	CHECK_EQ(fails, 0u);
 	CHECK(ncommits > 0 && nsnaps + too_old > 0);
@@ -392,9 +380,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-si-hist-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

@@ -146,8 +146,7 @@ struct sum {
 static bool sum_fn(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
 {
 	struct sum *s = ctx;
-	const uint8_t *k = key;
-	uint32_t kk = (uint32_t)k[0] << 24 | (uint32_t)k[1] << 16 | (uint32_t)k[2] << 8 | k[3];
+	uint32_t kk = key_num(key);
 	if (klen != 4 || vlen != VLEN || (s->n && (s->desc ? kk >= s->last : kk <= s->last)))
 		s->bad = true;
 	s->last = kk;
@@ -211,19 +210,7 @@ static int bank(unsigned flags)
 		acc_key(a, key);
 		CHECK_OK(ruma_btree_insert(tree, key, 4, v, VLEN));
 	}
-	pthread_t w[WRITERS], r[READERS];
-	for (uintptr_t i = 0; i < WRITERS; i++)
-		CHECK(!pthread_create(&w[i], NULL, writer, (void *)(test_seed + i)));
-	for (int i = 0; i < READERS; i++)
-		CHECK(!pthread_create(&r[i], NULL, reader, NULL));
-	uint64_t until = ruma_now_ns() + 1500000000ull;
-	while (ruma_now_ns() < until && !__atomic_load_n(&fails, __ATOMIC_RELAXED))
-		usleep(20000);
-	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
-	for (int i = 0; i < WRITERS; i++)
-		pthread_join(w[i], NULL);
-	for (int i = 0; i < READERS; i++)
-		pthread_join(r[i], NULL);
+	CHECK_OK(run_threads(writer, WRITERS, reader, READERS, 0, &fails, &stop));
 	ruma_bm_stats bs;
 	ruma_bm_get_stats(bm, &bs);
 	printf("  %" PRIu64 " consistent snapshots, %" PRIu64 " pages evicted\n", reads_done,
@@ -258,9 +245,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-si-mt-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

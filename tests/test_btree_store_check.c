@@ -10,7 +10,7 @@
  * ruma_btree_check_msg: only the store check sees the damage; in the
  * second the page reads back zeroed, and only the store check names why.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 
@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#define PS RUMA_BM_PAGE_SIZE
 #define NTREES 3u
 #define NKEYS 3000u
 
@@ -61,11 +60,7 @@ static void find_line(void *ctx, const char *line)
 static int store_open(store *s, bool fresh)
 {
 	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = s->path;
-	c.virt_bytes = 4096ull * PS;
-	c.phys_bytes = 2048ull * PS;
-	c.batch = 8;
+	test_bm_config(&c, s->path, 4096, 2048);
 	c.max_threads = 4;
 	c.fresh = fresh;
 	c.message = collect;

@@ -86,11 +86,9 @@ static int open_armed(ruma_bm **bm, ruma_btree **t)
 	int r = make_tree(RUMA_BM_DURABLE_SYNC, bm, t);
 	if (r)
 		return r;
-	ruma_btree_release(*t);
-	if ((r = ruma_bm_close(*bm)) || (r = ruma_os_powerloss_arm()) ||
-	    (r = open_store(false, RUMA_BM_DURABLE_SYNC, bm)))
+	if ((r = close_tree(*bm, *t)) || (r = ruma_os_powerloss_arm()))
 		return r;
-	return ruma_btree_open(*bm, "t", t);
+	return open_tree(RUMA_BM_DURABLE_SYNC, bm, t, NULL);
 }
 
 static void add_one(void *val, size_t vlen, void *ctx)
@@ -135,8 +133,7 @@ static int abort_case(ruma_bm_durability d)
 	CHECK_EQ(matches(t, model), 0);
 	CHECK_EQ(ruma_btree_lookup(t, key, 4, NULL, 0, NULL), RUMA_ENOTFOUND);
 	CHECK_OK(ruma_btree_check(t, stdout));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -172,8 +169,7 @@ static int t_conflict(void)
 	uint32_t model[KEYS] = { 0 };
 	model[5] = 3;
 	CHECK_EQ(matches(t, model), 0);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -205,8 +201,7 @@ static int commit_syncs(ruma_bm_durability d, uint64_t *syncs)
 		CHECK_OK(ruma_txn_commit(x));
 	}
 	*syncs = ruma_os_count(RUMA_SYS_FDATASYNC) - before;
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -256,13 +251,9 @@ static int t_commit_nowait(void)
 	for (uint32_t n = 1; n <= keep; n++)
 		for (uint32_t k = n * 50; k < n * 50 + 20; k++)
 			model[k] = n;
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, NULL));
 	/* the first `keep` are there; each later one entirely or not at all */
 	for (uint32_t n = keep + 1; n <= 60; n++) {
 		uint8_t key[4];
@@ -274,8 +265,7 @@ static int t_commit_nowait(void)
 	}
 	CHECK_EQ(matches(t, model), 0);
 	CHECK_OK(ruma_btree_check(t, stdout));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -290,29 +280,25 @@ struct side_op {
  * its ops, then {COMMITTED, n} after commit returned. */
 static void child_run(uint64_t seed)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_rng rng;
-	ruma_rng_seed(&rng, seed);
-	int fd;
-	child_open(&fd, &bm, &t);
+	struct child ch;
+	child_open(&ch, seed);
 	for (uint32_t n = 1;; n++) {
 		ruma_txn *x;
-		if (ruma_txn_begin(bm, 0, &x))
+		if (ruma_txn_begin(ch.bm, 0, &x))
 			_exit(4);
 		/* every 4th is large: eviction writes its pages, so its log
 		 * reaches the file before it commits */
-		unsigned ops = 1 + (unsigned)ruma_rng_below(&rng, n % 4 ? 30 : 400);
+		unsigned ops = 1 + (unsigned)ruma_rng_below(&ch.rng, n % 4 ? 30 : 400);
 		for (unsigned i = 0; i < ops; i++) {
-			struct side_op o = { (uint32_t)ruma_rng_below(&rng, KEYS), 0 };
-			o.ver = ruma_rng_below(&rng, 3) ? (uint32_t)(seed % 100u) * 1000000u + n : 0;
-			if (write(fd, &o, sizeof(o)) != sizeof(o) || txn_op(x, t, o.k, o.ver))
+			struct side_op o = { (uint32_t)ruma_rng_below(&ch.rng, KEYS), 0 };
+			o.ver = ruma_rng_below(&ch.rng, 3) ? (uint32_t)(seed % 100u) * 1000000u + n : 0;
+			if (write(ch.fd, &o, sizeof(o)) != sizeof(o) || txn_op(x, ch.t, o.k, o.ver))
 				_exit(5);
 		}
-		if (!ruma_bm_logging(bm) || ruma_txn_commit(x))
+		if (!ruma_bm_logging(ch.bm) || ruma_txn_commit(x))
 			_exit(6);
 		struct side_op c = { COMMITTED, n };
-		if (write(fd, &c, sizeof(c)) != sizeof(c))
+		if (write(ch.fd, &c, sizeof(c)) != sizeof(c))
 			_exit(7);
 	}
 }
@@ -352,19 +338,16 @@ static int t_sigkill(void)
 	ruma_btree *t;
 	memset(model, 0, sizeof(model));
 	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	uint64_t losers = 0;
 	for (int round = 0; round < 3; round++) {
 		unlink(side);
 		CHECK(run_and_kill(child_run, test_seed + (uint64_t)round));
 		CHECK_OK(replay(model, alt));
 		ruma_bm_recovery rec;
-		CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-		ruma_bm_get_recovery(bm, &rec);
+		CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 		CHECK(rec.ran);
 		losers += rec.losers;
-		CHECK_OK(ruma_btree_open(bm, "t", &t));
 		CHECK_OK(ruma_btree_check(t, stdout));
 		int m = matches(t, model), a = matches(t, alt);
 		if (m && a)
@@ -373,8 +356,7 @@ static int t_sigkill(void)
 		CHECK(m == 0 || a == 0);
 		if (m)
 			memcpy(model, alt, sizeof(model));
-		ruma_btree_release(t);
-		CHECK_OK(ruma_bm_close(bm));
+		CHECK_OK(close_tree(bm, t));
 	}
 	/* a loser needs its log to reach the file before the kill: random here,
 	 * certain in powerloss_open_txn */
@@ -396,15 +378,12 @@ static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn
 	ruma_os_powerloss_disarm();
 
 	ruma_bm_recovery rec;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(rec.ran);
 	CHECK_EQ(rec.losers, 1u);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(matches(t, model), 0);
 	CHECK_OK(ruma_btree_check(t, stdout));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -442,13 +421,10 @@ static int t_powerloss_open_txn(void)
 	CHECK_EQ(lose_power_and_recover(bm, t, open_txn, model), TEST_PASS);
 	ruma_bm_recovery rec;
 	/* undone for good: a clean reopen needs no recovery */
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(!rec.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(matches(t, model), 0);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -530,9 +506,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-txn-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

@@ -123,16 +123,25 @@ static int create_tree(void)
 	return r ? r : r2;
 }
 
+/* A fresh tree (create_tree) with model cleared, opened with durability d
+ * (with the power-loss simulation armed when armed).  0 or the first error. */
+static int open_fresh(ruma_bm_durability d, bool armed, uint32_t *model, ruma_bm **bm,
+		      ruma_btree **t)
+{
+	memset(model, 0, KEYS * sizeof(*model));
+	int rc = create_tree();
+	if (rc == 0 && armed)
+		rc = ruma_os_powerloss_arm();
+	return rc ? rc : open_tree(d, bm, t, NULL);
+}
+
 static int t_clean_reopen(void)
 {
 	static uint32_t model[KEYS];
 	ruma_bm *bm;
 	ruma_btree *t;
 	ruma_bm_recovery rec;
-	memset(model, 0, sizeof(model));
-	CHECK_OK(create_tree());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_fresh(RUMA_BM_DURABLE_SYNC, false, model, &bm, &t));
 	for (uint32_t i = 0; i < 1500; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i + 1));
@@ -146,16 +155,12 @@ static int t_clean_reopen(void)
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.leaf_splits > 0 && st.leaf_merges > 0);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(close_tree(bm, t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(!rec.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
 	CHECK_EQ(check_tree(t), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -168,18 +173,14 @@ struct intent {
 
 static void child_run(uint64_t seed)
 {
-	ruma_bm *bm;
-	ruma_btree *t;
-	ruma_rng rng;
-	ruma_rng_seed(&rng, seed);
-	int fd;
-	child_open(&fd, &bm, &t);
+	struct child ch;
+	child_open(&ch, seed);
 	for (uint32_t i = 1;; i++) {
-		struct intent in = { (uint32_t)ruma_rng_below(&rng, KEYS), 0 };
-		in.ver = ruma_rng_below(&rng, 3) == 0 ? 0 : (uint32_t)(seed % 1000u) * 100000u + i;
+		struct intent in = { (uint32_t)ruma_rng_below(&ch.rng, KEYS), 0 };
+		in.ver = ruma_rng_below(&ch.rng, 3) == 0 ? 0 : (uint32_t)(seed % 1000u) * 100000u + i;
 		uint32_t done = DONE;
-		if (write(fd, &in, sizeof(in)) != sizeof(in) || do_op(t, in.k, in.ver) ||
-		    write(fd, &done, sizeof(done)) != sizeof(done))
+		if (write(ch.fd, &in, sizeof(in)) != sizeof(in) || do_op(ch.t, in.k, in.ver) ||
+		    write(ch.fd, &done, sizeof(done)) != sizeof(done))
 			_exit(4);
 	}
 }
@@ -225,17 +226,14 @@ static int t_sigkill(void)
 		ruma_bm *bm;
 		ruma_btree *t;
 		ruma_bm_recovery rec;
-		CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-		ruma_bm_get_recovery(bm, &rec);
+		CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 		CHECK(rec.ran);
 		redone += rec.pages_redone + rec.full_images;
-		CHECK_OK(ruma_btree_open(bm, "t", &t));
 		CHECK_EQ(tree_matches(t, model, loose, alt, &saw), TEST_PASS);
 		CHECK_EQ(check_tree(t), TEST_PASS);
 		if (loose != UINT32_MAX)
 			model[loose] = saw;
-		ruma_btree_release(t);
-		CHECK_OK(ruma_bm_close(bm));
+		CHECK_OK(close_tree(bm, t));
 		/* the next child starts from this state: forget the side file */
 		unlink(side);
 	}
@@ -250,11 +248,7 @@ static int ops_then_powerloss(ruma_bm_durability d, uint32_t *model, unsigned n,
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	memset(model, 0, KEYS * sizeof(*model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, d, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_fresh(d, true, model, &bm, &t));
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		uint32_t ver = ruma_rng_below(&test_rng, 3) == 0 ? 0 : i;
@@ -274,24 +268,29 @@ static int reopen_and_match(const uint32_t *model, ruma_bm_recovery *rec)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, rec));
 	CHECK(rec->ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(check_tree(t), TEST_PASS);
 	if (model)
 		CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
+	return TEST_PASS;
+}
+
+/* 1500 operations with durability d, a power loss, then the recovered tree
+ * checked (and matched against the model when match). */
+static int powerloss_case(ruma_bm_durability d, bool match, ruma_bm_recovery *rec)
+{
+	static uint32_t model[KEYS];
+	CHECK_EQ(ops_then_powerloss(d, model, 1500, NULL), TEST_PASS);
+	CHECK_EQ(reopen_and_match(match ? model : NULL, rec), TEST_PASS);
 	return TEST_PASS;
 }
 
 static int t_powerloss(void)
 {
-	static uint32_t model[KEYS];
 	ruma_bm_recovery rec;
-	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500, NULL), TEST_PASS);
-	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
+	CHECK_EQ(powerloss_case(RUMA_BM_DURABLE_SYNC, true, &rec), TEST_PASS);
 	printf("  recovery: %llu records, %llu redone, %llu full images\n",
 	       (unsigned long long)rec.records, (unsigned long long)rec.pages_redone,
 	       (unsigned long long)rec.full_images);
@@ -328,10 +327,8 @@ static int t_crash_after_recovery(void)
 	uint64_t torn = 0;
 	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_SYNC, model, 1500, NULL), TEST_PASS);
 	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	ruma_bm_get_recovery(bm, &first);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, &first));
 	CHECK(first.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
 	for (uint32_t i = 1; i <= 3000; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
@@ -356,10 +353,7 @@ static int t_log_io_error(void)
 	static uint32_t model[KEYS];
 	ruma_bm *bm;
 	ruma_btree *t;
-	memset(model, 0, sizeof(model));
-	CHECK_OK(create_tree());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_fresh(RUMA_BM_DURABLE_SYNC, false, model, &bm, &t));
 	uint32_t i;
 	for (i = 1; i <= 300; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
@@ -374,18 +368,15 @@ static int t_log_io_error(void)
 	ruma_btree_release(t);
 	CHECK(ruma_bm_close(bm) != 0);
 	ruma_bm_recovery rec;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(rec.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(check_tree(t), TEST_PASS);
 	/* the failed operations may or may not have reached the log's file */
 	uint32_t saw;
 	static uint32_t m2[KEYS];
 	memcpy(m2, model, sizeof(m2));
 	CHECK_EQ(tree_matches(t, m2, k, i, &saw), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -412,11 +403,9 @@ static int t_log_unreadable(void)
 	CHECK(fd >= 0);
 	CHECK(pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk));
 	close(fd);
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_SYNC, &bm, &t, NULL));
 	CHECK_EQ(check_tree(t), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	/* a store created anew ignores whatever an old log file holds */
 	fd = open(logpath, O_WRONLY);
 	CHECK(fd >= 0);
@@ -429,11 +418,8 @@ static int t_log_unreadable(void)
 
 static int t_async(void)
 {
-	static uint32_t model[KEYS];
 	ruma_bm_recovery rec;
-	CHECK_EQ(ops_then_powerloss(RUMA_BM_DURABLE_ASYNC, model, 1500, NULL), TEST_PASS);
-	CHECK_EQ(reopen_and_match(NULL, &rec), TEST_PASS);
-	return TEST_PASS;
+	return powerloss_case(RUMA_BM_DURABLE_ASYNC, false, &rec);
 }
 
 /* A checkpoint gives the log's blocks back, and recovery after a later
@@ -444,11 +430,7 @@ static int t_checkpoint_truncates(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	struct stat st;
-	memset(model, 0, sizeof(model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_fresh(RUMA_BM_DURABLE_SYNC, true, model, &bm, &t));
 	for (uint32_t i = 1; i <= 1000; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i));
@@ -466,10 +448,7 @@ static int t_checkpoint_truncates(void)
 		CHECK_OK(do_op(t, k, i));
 		model[k] = i;
 	}
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 	ruma_bm_recovery rec;
 	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
 	CHECK(rec.records > 0 && rec.records < 300); /* ~100 operations, not 1100 */
@@ -482,20 +461,13 @@ static int crash_with_commits(uint32_t *model, unsigned n)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	memset(model, 0, KEYS * sizeof(*model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
+	CHECK_OK(open_fresh(RUMA_BM_DURABLE_SYNC, true, model, &bm, &t));
 	for (uint32_t i = 1; i <= n; i++) {
 		uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 		CHECK_OK(do_op(t, k, i));
 		model[k] = i;
 	}
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 	return TEST_PASS;
 }
 
@@ -582,8 +554,7 @@ static int t_log_renamed(void)
 	ruma_btree *t;
 	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_EQ(tree_matches(t, model, UINT32_MAX, 0, NULL), TEST_PASS);
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	CHECK_OK(rename(other, path));
 	CHECK_OK(rename(otherlog, logpath));
 	(void)rec;
@@ -620,6 +591,20 @@ static int flip_log_byte(off_t off)
 	return r;
 }
 
+/* Opening the store over its damaged log is refused (RUMA_ECORRUPT) with a
+ * message (printed) that names want and also (when not NULL) and not
+ * unwanted (when not NULL); then an open that salvages it succeeds. */
+static int refused_then_salvaged(const char *want, const char *also, const char *unwanted,
+				 ruma_bm **bm)
+{
+	CHECK_EQ(open_at(path, false, bm), RUMA_ECORRUPT);
+	printf("  %s", said);
+	CHECK(strstr(said, want) && (!also || strstr(said, also)) &&
+	      (!unwanted || !strstr(said, unwanted)));
+	CHECK_OK(open_at(path, true, bm)); /* accept the loss */
+	return TEST_PASS;
+}
+
 static int t_log_damaged(void)
 {
 	static uint32_t model[KEYS];
@@ -627,10 +612,7 @@ static int t_log_damaged(void)
 	ruma_bm_recovery rec;
 	CHECK_EQ(crash_with_commits(model, 300), TEST_PASS);
 	CHECK_OK(flip_log_byte(4096 + 30)); /* inside the first record (START) */
-	CHECK_EQ(open_at(path, false, &bm), RUMA_ECORRUPT);
-	printf("  %s", said);
-	CHECK(strstr(said, "salvage") && !strstr(said, "--"));
-	CHECK_OK(open_at(path, true, &bm)); /* accept the loss */
+	CHECK_EQ(refused_then_salvaged("salvage", NULL, "--", &bm), TEST_PASS);
 	ruma_bm_get_recovery(bm, &rec);
 	printf("  salvage: %llu records (%llu bytes) discarded\n",
 	       (unsigned long long)rec.discarded_records, (unsigned long long)rec.discarded_bytes);
@@ -670,15 +652,11 @@ static int t_log_cut_at_record(void)
 	CHECK_EQ(crash_with_commits(model, 300), TEST_PASS);
 	CHECK_EQ(tenth_last_end(&cut), TEST_PASS);
 	CHECK_OK(truncate(logpath, cut));
-	CHECK_EQ(open_at(path, false, &bm), RUMA_ECORRUPT);
-	printf("  %s", said);
-	CHECK(strstr(said, "was cut") && strstr(said, "salvage"));
-	CHECK_OK(open_at(path, true, &bm)); /* accept the loss */
+	CHECK_EQ(refused_then_salvaged("was cut", "salvage", NULL, &bm), TEST_PASS);
 	ruma_btree *t;
 	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_OK(ruma_btree_check(t, stdout));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -688,20 +666,13 @@ static int t_durable_keeps_log(void)
 	ruma_bm *bm;
 	ruma_btree *t;
 	ruma_bm_recovery rec;
-	memset(model, 0, sizeof(model));
-	CHECK_OK(create_tree());
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
+	CHECK_OK(open_fresh(RUMA_BM_DURABLE_OFF, true, model, &bm, &t));
 	CHECK(ruma_bm_logging(bm));
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	for (uint32_t i = 1; i <= 200; i++) {
 		CHECK_OK(do_op(t, i, i));
 		model[i] = i;
 	}
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(t);
-	(void)ruma_bm_close(bm);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(bm, t));
 	CHECK_EQ(reopen_and_match(model, &rec), TEST_PASS);
 	return TEST_PASS;
 }
@@ -726,9 +697,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	if (wal_dirs("/tmp/ruma-test-btwal-XXXXXX"))
-		return 1;
-	int r = test_main("btree", cases, TEST_N(cases), argc, argv);
-	wal_dirs_remove();
-	return r;
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

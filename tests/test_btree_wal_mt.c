@@ -62,12 +62,9 @@ static int t_concurrent_powerloss(void)
 {
 	ruma_bm *bm;
 	ruma_btree *t;
-	if (wal_dirs("/tmp/ruma-test-btwalmt-XXXXXX"))
-		return TEST_FAIL;
 	CHECK_OK(open_store(true, RUMA_BM_DURABLE_SYNC, &bm));
 	CHECK_OK(ruma_btree_create(bm, "t", &t));
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
+	CHECK_OK(close_tree(bm, t));
 
 	CHECK_OK(ruma_os_powerloss_arm());
 	CHECK_OK(open_store(false, RUMA_BM_DURABLE_SYNC, &store));
@@ -88,16 +85,11 @@ static int t_concurrent_powerloss(void)
 	CHECK_EQ(atomic_load(&failures), 0);
 	printf("  %u operations, %llu fdatasync calls (log and checkpoints)\n", THREADS * OPS,
 	       (unsigned long long)syncs);
-	CHECK_OK(ruma_os_powerloss());
-	ruma_btree_release(tree);
-	(void)ruma_bm_close(store);
-	ruma_os_powerloss_disarm();
+	CHECK_OK(power_off(store, tree));
 
 	ruma_bm_recovery rec;
-	CHECK_OK(open_store(false, RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(rec.ran);
-	CHECK_OK(ruma_btree_open(bm, "t", &t));
 	CHECK_OK(ruma_btree_check(t, stdout));
 	for (unsigned i = 0; i < THREADS; i++)
 		for (uint32_t slot = 0; slot < KEYS_PER; slot++) {
@@ -111,9 +103,7 @@ static int t_concurrent_powerloss(void)
 			else
 				CHECK(r == 0 && vlen == val_of(k, ver, want) && !memcmp(got, want, vlen));
 		}
-	ruma_btree_release(t);
-	CHECK_OK(ruma_bm_close(bm));
-	wal_dirs_remove();
+	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
 }
 
@@ -123,5 +113,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("btree", cases, TEST_N(cases), argc, argv);
+	return test_main_fixture("btree", cases, TEST_N(cases), argc, argv, &wal_fixture);
 }

@@ -4,30 +4,22 @@
  * and bad inputs (a truncated dump, a dump of another format, a file that
  * is not a store, a store in use, a missing key, bad options).
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/db.h>
 
 static char dir[128], store[192], copy[192], dump[192], dump2[192];
 
+/* The fixture: a directory per case, the paths of a store, its copy and two dumps. */
 static int setup(void)
 {
-	strcpy(dir, "/tmp/ruma-test-clidb-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(store, sizeof(store), "%s/s", dir);
-	snprintf(copy, sizeof(copy), "%s/c", dir);
-	snprintf(dump, sizeof(dump), "%s/d", dir);
-	snprintf(dump2, sizeof(dump2), "%s/d2", dir);
-	return 0;
+	return test_dir_make(dir, sizeof(dir), "clidb", TEST_PATH(store, "s"), TEST_PATH(copy, "c"),
+			     TEST_PATH(dump, "d"), TEST_PATH(dump2, "d2"), NULL);
 }
 
 static void teardown(void)
 {
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
-		fprintf(stderr, "  (could not remove %s)\n", dir);
+	test_dir_remove(dir);
 }
 
 /* Run `ruma db` with the NULL-terminated arguments; the exit status. */
@@ -63,7 +55,6 @@ static int sh(const char *fmt, ...)
 
 static int t_commands(void)
 {
-	CHECK(!setup());
 	char *out = NULL;
 	CHECK_EQ(db(NULL, "put", store, "t", "k1", "v1", NULL), 1); /* no store yet */
 	CHECK_EQ(db(NULL, "put", store, "t", "k1", "v1", "--create", NULL), 0);
@@ -98,19 +89,14 @@ static int t_commands(void)
 	CHECK_EQ(db(NULL, "get", store, "t", "abc", "--hex", NULL), 2);
 	CHECK_EQ(db(NULL, "--help", NULL), 0);
 	CHECK_EQ(db(NULL, "scan", "--help", NULL), 0);
-	teardown();
 	return TEST_PASS;
 }
 
 static int t_dump_load(void)
 {
-	CHECK(!setup());
 	/* two tables, a few thousand entries, binary keys and empty values */
 	ruma_db *d;
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 8u << 20;
-	CHECK_OK(ruma_db_open(store, &o, &d));
+	CHECK_OK(test_db_open(store, 8u << 20, &d));
 	ruma_db_txn *x;
 	ruma_db_table *a, *b;
 	CHECK_OK(ruma_db_begin(d, 0, &x));
@@ -143,14 +129,12 @@ static int t_dump_load(void)
 	snprintf(plain, sizeof(plain), "%s/plain", dir);
 	CHECK_EQ(db(NULL, "stat", plain, NULL), 1);
 	CHECK_EQ(db(NULL, "check", plain, NULL), 1);
-	teardown();
 	return TEST_PASS;
 }
 
 /* drop: the table goes with its pages; errors exit 1, usage 2. */
 static int t_drop(void)
 {
-	CHECK(!setup());
 	char *out = NULL;
 	CHECK_EQ(db(NULL, "drop", store, "t", NULL), 1); /* no store */
 	char v[801];
@@ -181,14 +165,12 @@ static int t_drop(void)
 	CHECK_EQ(db(&out, "stat", store, NULL), 0);
 	CHECK(out && strstr(out, "0 tables"));
 	free(out);
-	teardown();
 	return TEST_PASS;
 }
 
 /* copy: a clean copy with the same dump; dest must not exist. */
 static int t_copy(void)
 {
-	CHECK(!setup());
 	CHECK_EQ(db(NULL, "copy", store, copy, NULL), 1); /* no store */
 	CHECK_EQ(db(NULL, "put", store, "t", "k1", "v1", "--create", NULL), 0);
 	CHECK_EQ(db(NULL, "put", store, "u", "\\x00", "", "--create", NULL), 0);
@@ -203,7 +185,6 @@ static int t_copy(void)
 	CHECK_EQ(sh("%s db dump %s > %s && %s db dump %s > %s && cmp -s %s %s", RUMA_BIN, store,
 		    dump, RUMA_BIN, copy, dump2, dump, dump2), 0);
 	CHECK_EQ(sh("grep -c '^table ' %s | grep -qx 2", dump), 0);
-	teardown();
 	return TEST_PASS;
 }
 
@@ -230,12 +211,8 @@ static int fill_table(ruma_db_txn *x, int i, uint32_t rows)
 /* dump | load with ten tables round-trips exactly; a table subset too. */
 static int t_dump_load_tables(void)
 {
-	CHECK(!setup());
 	ruma_db *d;
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 8u << 20;
-	CHECK_OK(ruma_db_open(store, &o, &d));
+	CHECK_OK(test_db_open(store, 8u << 20, &d));
 	for (int i = 0; i < 10; i++) {
 		ruma_db_txn *x;
 		CHECK_OK(ruma_db_begin(d, RUMA_DB_ASYNC, &x));
@@ -255,7 +232,6 @@ static int t_dump_load_tables(void)
 	CHECK_EQ(sh("grep '^table ' %s | tr '\\n' , | grep -Fqx 'table t7,table t 3\\\\x,'",
 		    dump2), 0);
 	CHECK_EQ(sh("grep -qx 'end 5900' %s", dump2), 0);
-	teardown();
 	return TEST_PASS;
 }
 
@@ -269,5 +245,6 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("cli_db", cases, TEST_N(cases), argc, argv);
+	static const struct test_fixture fixture = { setup, teardown };
+	return test_main_fixture("cli_db", cases, TEST_N(cases), argc, argv, &fixture);
 }

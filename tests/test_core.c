@@ -1,5 +1,8 @@
 /*
- * test_core.c — parsing, errors, rng, stats, CSV and CRC-32C.
+ * test_core.c — parsing, errors, rng, stats, CSV and CRC-32C; the harness's
+ * fixture hook (setup before a case, teardown after it whatever its
+ * verdict, a failed setup failing the case unrun), temporary directories
+ * and CHECK_HAS.
  */
 #include "test.h"
 
@@ -7,6 +10,7 @@
 #include "core/crc32c.h"
 
 #include <math.h>
+#include <sys/stat.h>
 
 static int t_parse_size(void)
 {
@@ -236,12 +240,83 @@ static int t_crc32c(void)
 	return TEST_PASS;
 }
 
+/* ---- the harness itself ---------------------------------------------------- */
+
+static int hook_setups, hook_teardowns, hook_runs, hook_setup_rc;
+
+static int hook_setup(void)
+{
+	hook_setups++;
+	return hook_setup_rc;
+}
+
+static void hook_teardown(void)
+{
+	hook_teardowns++;
+}
+
+static int hook_case_fails(void)
+{
+	hook_runs++;
+	return TEST_FAIL;
+}
+
+static int has_all(void)
+{
+	CHECK_HAS("alpha beta", "alpha", "beta");
+	return TEST_PASS;
+}
+
+static int has_not(void)
+{
+	CHECK_HAS("alpha beta", "alpha", "gamma");
+	return TEST_PASS;
+}
+
+/* test_run_case: teardown after a failed case; a failed setup fails the
+ * case without running it (and without its teardown). */
+static int t_fixture_hook(void)
+{
+	const struct test_fixture fx = { hook_setup, hook_teardown };
+	const struct test_case c = { "fails", hook_case_fails };
+	CHECK_EQ(test_run_case(&c, &fx), TEST_FAIL);
+	CHECK(hook_setups == 1 && hook_runs == 1 && hook_teardowns == 1);
+	hook_setup_rc = -1;
+	CHECK_EQ(test_run_case(&c, &fx), TEST_FAIL);
+	CHECK(hook_setups == 2 && hook_runs == 1 && hook_teardowns == 1);
+	hook_setup_rc = 0;
+	return TEST_PASS;
+}
+
+/* test_dir_make names its paths in a new directory; test_dir_remove takes
+ * it with what is in it; CHECK_HAS passes or fails as the text says. */
+static int t_dir_and_has(void)
+{
+	char dir[64], a[128], b[128];
+	struct stat st;
+	CHECK_OK(test_dir_make(dir, sizeof(dir), "core", TEST_PATH(a, "a"), TEST_PATH(b, "sub"),
+			       NULL));
+	CHECK(!strncmp(a, dir, strlen(dir)) && !strcmp(a + strlen(dir), "/a"));
+	CHECK_OK(mkdir(b, 0700));
+	FILE *f = fopen(a, "w");
+	CHECK(f && fclose(f) == 0);
+	test_dir_remove(dir);
+	CHECK(stat(dir, &st) != 0 && errno == ENOENT);
+	char small[4];
+	CHECK_EQ(test_dir_make(dir, sizeof(dir), "core", TEST_PATH(small, "toolong"), NULL), -1);
+	test_dir_remove(dir);
+	CHECK_EQ(has_all(), TEST_PASS);
+	CHECK_EQ(has_not(), TEST_FAIL);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "parse_size", t_parse_size }, { "parse_u64", t_parse_u64 },
 	{ "parse_misc", t_parse_misc }, { "strerror", t_strerror },
 	{ "rng", t_rng },		{ "stats", t_stats },
 	{ "csv", t_csv },		{ "format_size", t_format_size },
 	{ "clock", t_clock },		{ "crc32c", t_crc32c },
+	{ "fixture_hook", t_fixture_hook }, { "dir_and_has", t_dir_and_has },
 };
 
 int main(int argc, char **argv)

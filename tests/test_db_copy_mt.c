@@ -7,7 +7,7 @@
  * for some m at least the count committed before the call, each whole.
  * Also: misuse and a destination that exists.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/db.h>
 
@@ -17,23 +17,16 @@
 
 static char dir[128], store[192], dest[192], dest_wal[200];
 
+/* The fixture: a directory per case, the paths of a store and of its copy. */
 static int setup(void)
 {
-	strcpy(dir, "/tmp/ruma-test-dbcopy-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(store, sizeof(store), "%s/s", dir);
-	snprintf(dest, sizeof(dest), "%s/c", dir);
-	snprintf(dest_wal, sizeof(dest_wal), "%s/c.wal", dir);
-	return 0;
+	return test_dir_make(dir, sizeof(dir), "dbcopy", TEST_PATH(store, "s"), TEST_PATH(dest, "c"),
+			     TEST_PATH(dest_wal, "c.wal"), NULL);
 }
 
 static void teardown(void)
 {
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd))
-		fprintf(stderr, "  (could not remove %s)\n", dir);
+	test_dir_remove(dir);
 }
 
 static void quiet(void *ctx, const char *line)
@@ -190,7 +183,6 @@ static int writer_stop(writer *w, pthread_t th)
 
 static int t_live(void)
 {
-	CHECK(!setup());
 	ruma_db_options o;
 	ruma_db_options_default(&o);
 	o.pool_bytes = 1u << 20; /* the store grows past 4 MB: eviction writes all along */
@@ -198,11 +190,7 @@ static int t_live(void)
 	o.checkpoint_ms = 1;
 	writer w = { 0 };
 	CHECK_OK(ruma_db_open(store, &o, &w.db));
-	ruma_db_txn *x;
-	CHECK_OK(ruma_db_begin(w.db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &w.a));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &w.b));
-	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(test_db_tables(w.db, "a", &w.a, "b", &w.b, NULL));
 	pthread_t th;
 	CHECK_EQ(pthread_create(&th, NULL, writer_main, &w), 0);
 	uint64_t before[LIVE_COPIES], after[LIVE_COPIES];
@@ -226,13 +214,11 @@ static int t_live(void)
 			" after it; it holds %" PRIu64 "\n", i, before[i], after[i], n);
 		CHECK(n >= before[i] && n <= after[i]);
 	}
-	teardown();
 	return TEST_PASS;
 }
 
 static int t_misuse(void)
 {
-	CHECK(!setup());
 	ruma_db *d;
 	ruma_db_options o;
 	ruma_db_options_default(&o);
@@ -266,7 +252,6 @@ static int t_misuse(void)
 	CHECK_OK(ruma_db_close(d));
 	uint64_t n;
 	CHECK_EQ(check_copy(dest, &n), RUMA_ENOTFOUND); /* no table "a" in the empty copy */
-	teardown();
 	return TEST_PASS;
 }
 
@@ -274,19 +259,12 @@ static int t_misuse(void)
  * copied pages): the copy has none of them, and the rows committed before. */
 static int t_open_txn(void)
 {
-	CHECK(!setup());
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 1u << 20;
 	writer w = { 0 };
-	CHECK_OK(ruma_db_open(store, &o, &w.db));
-	ruma_db_txn *x;
-	CHECK_OK(ruma_db_begin(w.db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &w.a));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &w.b));
-	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(test_db_open(store, 1u << 20, &w.db));
+	CHECK_OK(test_db_tables(w.db, "a", &w.a, "b", &w.b, NULL));
 	for (uint64_t i = 0; i < 500; i++)
 		CHECK_OK(write_one(&w, i));
+	ruma_db_txn *x;
 	CHECK_OK(ruma_db_begin(w.db, 0, &x)); /* rows 500..2499, uncommitted */
 	for (uint64_t i = 500; i < 2500; i++) {
 		CHECK_OK(put_rows(x, w.a, i, false));
@@ -298,7 +276,6 @@ static int t_open_txn(void)
 	uint64_t n = 0;
 	CHECK_OK(check_copy(dest, &n));
 	CHECK_EQ(n, 500);
-	teardown();
 	return TEST_PASS;
 }
 
@@ -310,5 +287,6 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	return test_main("db_copy_mt", cases, TEST_N(cases), argc, argv);
+	static const struct test_fixture fixture = { setup, teardown };
+	return test_main_fixture("db_copy_mt", cases, TEST_N(cases), argc, argv, &fixture);
 }

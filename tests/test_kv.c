@@ -88,20 +88,40 @@ static int t_zipf_skew(void)
 	return TEST_PASS;
 }
 
+/* Draws of a key chooser counted per key. */
+struct draws {
+	ruma_kv_chooser c;
+	ruma_rng r;
+	uint64_t count[1000];
+};
+
+/* A chooser of dist over 1000 keys, its generator seeded with test_seed + salt. */
+static void draws_start(struct draws *d, ruma_kv_dist dist, uint64_t salt)
+{
+	ruma_rng_seed(&d->r, test_seed + salt);
+	ruma_kv_chooser_init(&d->c, dist, 1000, 0);
+}
+
+/* SAMPLES draws below limit (at most 1000) counted into d->count, cleared
+ * first; a draw not below limit fails. */
+static int draws_run(struct draws *d, uint64_t limit)
+{
+	memset(d->count, 0, sizeof(d->count));
+	for (unsigned i = 0; i < SAMPLES; i++) {
+		uint64_t v = ruma_kv_chooser_next(&d->c, &d->r, limit);
+		CHECK(v < limit);
+		d->count[v]++;
+	}
+	return TEST_PASS;
+}
+
 /* Scrambled: the hot keys are spread over the key space, and stay hot. */
 static int t_scrambled_spread(void)
 {
-	static uint64_t count[1000];
-	ruma_kv_chooser c;
-	ruma_rng r;
-	ruma_rng_seed(&r, test_seed + 1);
-	memset(count, 0, sizeof(count));
-	ruma_kv_chooser_init(&c, RUMA_KV_ZIPFIAN, 1000, 0);
-	for (unsigned i = 0; i < SAMPLES; i++) {
-		uint64_t v = ruma_kv_chooser_next(&c, &r, 1000);
-		CHECK(v < 1000);
-		count[v]++;
-	}
+	static struct draws d;
+	const uint64_t *count = d.count;
+	draws_start(&d, RUMA_KV_ZIPFIAN, 1);
+	CHECK(draws_run(&d, 1000) == TEST_PASS);
 	/* the hottest key: at least zipfian's first item, 1/zeta(1e10) = 3.8 % */
 	uint64_t max = 0, upper_half_hot = 0, low_decile = 0;
 	for (unsigned i = 0; i < 1000; i++) {
@@ -123,14 +143,10 @@ static int t_scrambled_spread(void)
 /* Latest: the newest key is the hottest, and the newest 10 % take most draws. */
 static int t_latest(void)
 {
-	static uint64_t count[1000];
-	ruma_kv_chooser c;
-	ruma_rng r;
-	ruma_rng_seed(&r, test_seed + 2);
-	memset(count, 0, sizeof(count));
-	ruma_kv_chooser_init(&c, RUMA_KV_LATEST, 1000, 0);
-	for (unsigned i = 0; i < SAMPLES; i++)
-		count[ruma_kv_chooser_next(&c, &r, 1000)]++;
+	static struct draws d;
+	const uint64_t *count = d.count;
+	draws_start(&d, RUMA_KV_LATEST, 2);
+	CHECK(draws_run(&d, 1000) == TEST_PASS);
 	uint64_t newest = 0;
 	for (unsigned i = 900; i < 1000; i++)
 		newest += count[i];
@@ -140,13 +156,11 @@ static int t_latest(void)
 	/* after inserts the newest key moves with the limit */
 	uint64_t at_new = 0;
 	for (unsigned i = 0; i < 10000; i++)
-		at_new += ruma_kv_chooser_next(&c, &r, 1100) == 1099;
+		at_new += ruma_kv_chooser_next(&d.c, &d.r, 1100) == 1099;
 	CHECK(at_new > 10000 / 20);
 	/* uniform: flat */
-	ruma_kv_chooser_init(&c, RUMA_KV_UNIFORM, 1000, 0);
-	memset(count, 0, sizeof(count));
-	for (unsigned i = 0; i < SAMPLES; i++)
-		count[ruma_kv_chooser_next(&c, &r, 10)]++;
+	ruma_kv_chooser_init(&d.c, RUMA_KV_UNIFORM, 1000, 0);
+	CHECK(draws_run(&d, 10) == TEST_PASS);
 	for (unsigned i = 0; i < 10; i++)
 		CHECK(count[i] > SAMPLES / 10 * 9 / 10 && count[i] < SAMPLES / 10 * 11 / 10);
 	return TEST_PASS;

@@ -192,12 +192,13 @@ static uint64_t *layout(int method, size_t n, uint32_t parts, const uint64_t *S)
 	}
 }
 
+/* The sum of a[0..m). */
 static uint64_t sum_first(const uint64_t *a, size_t m)
 {
 	uint64_t s = 0;
 
-	for (size_t i = 0; i < m; i++)
-		s += a[i];
+	while (m)
+		s += a[--m];
 	return s;
 }
 
@@ -1003,12 +1004,7 @@ static int t_page_fault_test_huge_stride(void)
 /* micro_parse of the NULL-terminated arguments after "micro". */
 static int parse_micro(micro_opts *o, char *err, size_t len, ...)
 {
-	char *argv[16];
-	va_list ap;
-
-	va_start(ap, len);
-	int argc = test_argv(argv, 16, "micro", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "micro", len);
 	return micro_parse(argc, argv, NULL, o, err, len);
 }
 

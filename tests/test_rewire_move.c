@@ -36,6 +36,34 @@ static bool page_is(const ruma_anon *a, uint64_t p, uint64_t tag)
 	return true;
 }
 
+/* A move's source and destination, n pages each on path; source page p
+ * holds base + p. */
+static int pair_open(uint64_t n, ruma_rewire_path path, uint64_t base, ruma_anon **s,
+		     ruma_anon **d)
+{
+	CHECK_OK(ruma_anon_create(n, path, s));
+	CHECK_OK(ruma_anon_create(n, path, d));
+	for (uint64_t p = 0; p < n; p++)
+		fill_page(*s, p, base + p);
+	return TEST_PASS;
+}
+
+static void pair_close(ruma_anon *s, ruma_anon *d)
+{
+	ruma_anon_destroy(s);
+	ruma_anon_destroy(d);
+}
+
+/* Pages [0, n) moved whole: the destination's page p holds base + p, the
+ * source's is empty. */
+static bool moved_all(const ruma_anon *d, const ruma_anon *s, uint64_t n, uint64_t base)
+{
+	for (uint64_t p = 0; p < n; p++)
+		if (!page_is(d, p, base + p) || !page_is(s, p, 0))
+			return false;
+	return true;
+}
+
 static int t_probe(void)
 {
 	ruma_rewire_path p;
@@ -81,8 +109,7 @@ static int content_case(ruma_rewire_path path)
 	} else {
 		CHECK(ruma_anon_map_estimate(d) >= 3);
 	}
-	ruma_anon_destroy(s);
-	ruma_anon_destroy(d);
+	pair_close(s, d);
 	return TEST_PASS;
 }
 
@@ -134,12 +161,9 @@ static int t_batch_random(void)
 
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	CHECK_OK(ruma_anon_create(N, RUMA_REWIRE_UFFD, &s));
-	CHECK_OK(ruma_anon_create(N, RUMA_REWIRE_UFFD, &d));
-	for (uint64_t p = 0; p < N; p++) {
-		fill_page(s, p, p + 1);
+	CHECK(pair_open(N, RUMA_REWIRE_UFFD, 1, &s, &d) == TEST_PASS);
+	for (uint64_t p = 0; p < N; p++)
 		perm[p] = p;
-	}
 	ruma_rng_shuffle_u64(&test_rng, perm, N);
 	for (uint64_t i = 0; i < N; i++)
 		pairs[i] = (ruma_move_pair){ i, perm[i] };
@@ -152,8 +176,7 @@ static int t_batch_random(void)
 		CHECK(page_is(d, i, perm[i] + 1));
 	CHECK_EQ(kernel_maps(ruma_anon_base(d), N * PG), 1);
 	CHECK_EQ(kernel_maps(ruma_anon_base(s), N * PG), 1);
-	ruma_anon_destroy(s);
-	ruma_anon_destroy(d);
+	pair_close(s, d);
 	return TEST_PASS;
 }
 
@@ -165,21 +188,14 @@ static int t_inject_partial(void)
 
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	CHECK_OK(ruma_anon_create(16, RUMA_REWIRE_UFFD, &s));
-	CHECK_OK(ruma_anon_create(16, RUMA_REWIRE_UFFD, &d));
-	for (uint64_t p = 0; p < 16; p++)
-		fill_page(s, p, 40 + p);
+	CHECK(pair_open(16, RUMA_REWIRE_UFFD, 40, &s, &d) == TEST_PASS);
 	ruma_os_inject(RUMA_SYS_UFFDIO_MOVE, 1, 0, false); /* partial: first half only */
 	CHECK_OK(ruma_anon_move(d, 0, s, 0, 16, &r));
 	ruma_os_inject_clear();
 	CHECK_EQ(r.pages_done, 16);
 	CHECK_EQ(r.calls, 2);
-	for (uint64_t p = 0; p < 16; p++) {
-		CHECK(page_is(d, p, 40 + p));
-		CHECK(page_is(s, p, 0));
-	}
-	ruma_anon_destroy(s);
-	ruma_anon_destroy(d);
+	CHECK(moved_all(d, s, 16, 40));
+	pair_close(s, d);
 	return TEST_PASS;
 }
 
@@ -190,10 +206,7 @@ static int fail_case(ruma_rewire_path path, ruma_sys sys)
 	ruma_anon *s, *d;
 	ruma_anon_result r;
 
-	CHECK_OK(ruma_anon_create(32, path, &s));
-	CHECK_OK(ruma_anon_create(32, path, &d));
-	for (uint64_t p = 0; p < 32; p++)
-		fill_page(s, p, 90 + p);
+	CHECK(pair_open(32, path, 90, &s, &d) == TEST_PASS);
 	for (uint64_t i = 0; i < 12; i++) /* runs: [0,4) [4,8) [8,12), reversed sources */
 		pairs[i] = (ruma_move_pair){ i, (2 - i / 4) * 4 + i % 4 };
 	ruma_os_inject(sys, 2, EIO, false);
@@ -209,8 +222,7 @@ static int fail_case(ruma_rewire_path path, ruma_sys sys)
 	CHECK_OK(ruma_anon_move_batch(d, s, pairs + 4, 8, &r));
 	for (uint64_t i = 0; i < 12; i++)
 		CHECK(page_is(d, i, 90 + pairs[i].src));
-	ruma_anon_destroy(s);
-	ruma_anon_destroy(d);
+	pair_close(s, d);
 	return TEST_PASS;
 }
 
@@ -235,10 +247,7 @@ static int t_busy_after_fork(void)
 
 	if (!have_uffd())
 		SKIP("UFFDIO_MOVE not available");
-	CHECK_OK(ruma_anon_create(8, RUMA_REWIRE_UFFD, &s));
-	CHECK_OK(ruma_anon_create(8, RUMA_REWIRE_UFFD, &d));
-	for (uint64_t p = 0; p < 8; p++)
-		fill_page(s, p, 300 + p);
+	CHECK(pair_open(8, RUMA_REWIRE_UFFD, 300, &s, &d) == TEST_PASS);
 	CHECK(pipe(pipefd) == 0);
 	pid_t child = fork();
 	CHECK(child >= 0);
@@ -254,12 +263,8 @@ static int t_busy_after_fork(void)
 	CHECK(waitpid(child, &st, 0) == child);
 	CHECK_EQ(r.pages_done, 8);
 	CHECK_EQ(r.pages_copied, 8);
-	for (uint64_t p = 0; p < 8; p++) {
-		CHECK(page_is(d, p, 300 + p));
-		CHECK(page_is(s, p, 0));
-	}
-	ruma_anon_destroy(s);
-	ruma_anon_destroy(d);
+	CHECK(moved_all(d, s, 8, 300));
+	pair_close(s, d);
 	return TEST_PASS;
 }
 
@@ -322,8 +327,7 @@ static int t_mremap_budget(void)
 	for (uint64_t i = 0; i < 8; i++)
 		CHECK(page_is(d, 2 * i, 60 + i));
 	CHECK(kernel_maps(ruma_anon_base(d), 16 * PG) <= (long)ruma_anon_map_estimate(d));
-	ruma_anon_destroy(s);
-	ruma_anon_destroy(d);
+	pair_close(s, d);
 	return TEST_PASS;
 }
 

@@ -18,23 +18,13 @@ static char *env_seed[] = { (char *)"RUMA_SEED=123", NULL };
 
 static int rewire(ruma_rewirebench_opts *o, char *err, ...)
 {
-	char *argv[24];
-	va_list ap;
-
-	va_start(ap, err);
-	int argc = test_argv(argv, 24, "rewire", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "rewire", err);
 	return ruma_rewirebench_parse(argc, argv, env_seed, o, err, 512);
 }
 
 static int rwbench(ruma_rwbench_opts *o, char *err, ...)
 {
-	char *argv[24];
-	va_list ap;
-
-	va_start(ap, err);
-	int argc = test_argv(argv, 24, "rwbench", ap);
-	va_end(ap);
+	TEST_VA_ARGV(argv, argc, "rwbench", err);
 	return ruma_rwbench_parse(argc, argv, env_seed, o, err, 512);
 }
 

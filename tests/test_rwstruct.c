@@ -727,12 +727,6 @@ static int t_vec_set_stable(void)
 
 /* ---- partitioning ------------------------------------------------------------------ */
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /*
  * ruma_part_histogram against a count key by key with ruma_part_of: every
  * power-of-two P up to 2^16, shifts that take the top bits (no mask), the
@@ -813,9 +807,7 @@ static int check_partition(const uint64_t *keys, size_t n, const ruma_part_optio
 		memcpy(b, r->data, n * 8);
 	}
 	memcpy(a, keys, n * 8);
-	qsort(a, n, 8, cmp_u64);
-	qsort(b, n, 8, cmp_u64);
-	CHECK(memcmp(a, b, n * 8) == 0);
+	CHECK(test_same_u64s(a, b, n));
 	free(seen);
 	free(hist);
 	free(a);

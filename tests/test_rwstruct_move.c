@@ -17,12 +17,6 @@
 
 /* ---- mapped partitioning with one-page blocks over a low mapping budget ---------------- */
 
-static int cmp_u64(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-	return a < b ? -1 : a > b;
-}
-
 /* Every key where its partition says, and the output a permutation of the input. */
 static int verify_partition(const uint64_t *keys, size_t n, const ruma_part_options *o,
 			    const ruma_part_result *r)
@@ -44,9 +38,7 @@ static int verify_partition(const uint64_t *keys, size_t n, const ruma_part_opti
 	if (r->data)
 		CHECK(memcmp(a, r->data, n * 8) == 0); /* the chunks are the contiguous output */
 	memcpy(b, keys, n * 8);
-	qsort(a, n, 8, cmp_u64);
-	qsort(b, n, 8, cmp_u64);
-	CHECK(memcmp(a, b, n * 8) == 0);
+	CHECK(test_same_u64s(a, b, n));
 	free(a);
 	free(b);
 	return TEST_PASS;

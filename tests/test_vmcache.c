@@ -39,13 +39,8 @@ static void env_reset(void)
 {
 	for (size_t i = 0; i < TEST_N(vars); i++)
 		unsetenv(vars[i]);
-	setenv("BLOCK", store, 1);
-	setenv("VIRTGB", "0.5", 1);
-	setenv("PHYSGB", "0.01", 1);
-	setenv("RNDREAD", "1", 1);
-	setenv("RUNFOR", "1", 1);
-	setenv("DATASIZE", "20000", 1);
-	setenv("THREADS", "2", 1);
+	test_setenv_list("BLOCK", store, "VIRTGB", "0.5", "PHYSGB", "0.01", "RNDREAD", "1", "RUNFOR",
+			 "1", "DATASIZE", "20000", "THREADS", "2", (char *)NULL);
 }
 
 static void quiet(void *ctx, const char *line)
@@ -62,96 +57,81 @@ static int count_rows(const char *out)
 	return rows;
 }
 
-/* Run `ruma vmcache args...`; returns the status, output in *out / *err. */
-static int run(char **out, char **err, const char *a1, const char *a2, const char *a3,
-	       const char *a4)
+/* Run `ruma vmcache a1 a2 a3 a4` (a NULL ends them) into r: its status. */
+static int vm(test_cli *r, const char *a1, const char *a2, const char *a3, const char *a4)
 {
 	char *argv[8] = { NULL, (char *)"vmcache", (char *)a1, (char *)a2, (char *)a3, (char *)a4,
 			  NULL };
-	return test_run_cli(argv, out, err);
+	return test_cli_argv(r, argv);
 }
 
 static int t_tiny_run(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
-	int st = run(&out, &err, "--check", NULL, NULL, NULL);
-	if (st)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(!strncmp(out, "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n", 53));
-	CHECK(count_rows(out) >= 1);
-	CHECK(strstr(out, "0,") == out + 53 || strstr(out, "\n0,"));
-	CHECK(strstr(out, ",ruma,2,20000,rndread,64"));
-	CHECK(strstr(err, "physgb:0.01"));
-	CHECK(strstr(err, "space: "));
-	CHECK(strstr(err, "rndread check: 20000 tuples"));
-	free(out);
-	free(err);
+	vm(&r, "--check", NULL, NULL, NULL);
+	CHECK(test_cli_ok(&r));
+	CHECK(!strncmp(r.out, "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n", 53));
+	CHECK(count_rows(r.out) >= 1);
+	CHECK(strstr(r.out, "0,") == r.out + 53 || strstr(r.out, "\n0,"));
+	CHECK(strstr(r.out, ",ruma,2,20000,rndread,64"));
+	CHECK(strstr(r.err, "physgb:0.01"));
+	CHECK(strstr(r.err, "space: "));
+	CHECK(strstr(r.err, "rndread check: 20000 tuples"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
 static int t_out_of_memory(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
 	setenv("DATASIZE", "60000", 1);
 	setenv("PHYSGB", "0.002", 1); /* 512 pages, data ~ 4000 pages */
 	setenv("BATCH", "16", 1);
-	int st = run(&out, &err, "--wait", "futex", "--write", "uring");
-	if (st)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(count_rows(out) >= 1);
-	CHECK(strstr(err, "wait:futex"));
-	CHECK(strstr(err, " 0 failures"));
-	CHECK(!strstr(err, " 0 pages read,")); /* it really read pages back */
-	free(out);
-	free(err);
+	vm(&r, "--wait", "futex", "--write", "uring");
+	CHECK(test_cli_ok(&r));
+	CHECK(count_rows(r.out) >= 1);
+	CHECK(strstr(r.err, "wait:futex"));
+	CHECK(strstr(r.err, " 0 failures"));
+	CHECK(!strstr(r.err, " 0 pages read,")); /* it really read pages back */
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
 /* INFLIGHT=16: batched lookups out of memory, the same CSV, no failures. */
 static int t_inflight(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
 	setenv("DATASIZE", "60000", 1);
 	setenv("PHYSGB", "0.002", 1);
 	setenv("INFLIGHT", "16", 1);
-	int st = run(&out, &err, "--check", NULL, NULL, NULL);
+	vm(&r, "--check", NULL, NULL, NULL);
 	unsetenv("INFLIGHT");
-	if (st)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(!strncmp(out, "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n", 53));
-	CHECK(strstr(out, ",ruma,2,60000,rndread,64"));
-	CHECK(strstr(err, "inflight:16"));
-	CHECK(strstr(err, " 0 failures"));
-	CHECK(!strstr(err, " 0 pages read,"));
-	free(out);
-	free(err);
+	CHECK(test_cli_ok(&r));
+	CHECK(!strncmp(r.out, "ts,tx,rmb,wmb,system,threads,datasize,workload,batch\n", 53));
+	CHECK(strstr(r.out, ",ruma,2,60000,rndread,64"));
+	CHECK(strstr(r.err, "inflight:16"));
+	CHECK(strstr(r.err, " 0 failures"));
+	CHECK(!strstr(r.err, " 0 pages read,"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
 static int t_keep(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
 	setenv("DATASIZE", "5000", 1);
-	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
-	free(out);
-	free(err);
-	CHECK_EQ(run(&out, &err, "--keep", "--check", NULL, NULL), 0);
-	CHECK(strstr(err, "load: skipped"));
-	CHECK(strstr(err, "rndread check: 5000 tuples"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, NULL, NULL, NULL, NULL), 0);
+	CHECK_EQ(vm(&r, "--keep", "--check", NULL, NULL), 0);
+	CHECK(strstr(r.err, "load: skipped"));
+	CHECK(strstr(r.err, "rndread check: 5000 tuples"));
 	setenv("DATASIZE", "6000", 1);
-	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
-	CHECK(strstr(err, "holds 5000 tuples"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--keep", NULL, NULL, NULL), 2);
+	CHECK(strstr(r.err, "holds 5000 tuples"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -160,41 +140,34 @@ static int t_keep(void)
  * on top of its pages; with the slot back, --keep --check passes. */
 static int t_keep_damaged_catalog(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	struct bm_meta_hdr h, saved;
 	uint64_t w0;
 	env_reset();
 	setenv("DATASIZE", "5000", 1);
-	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, NULL, NULL, NULL, NULL), 0);
 	CHECK_OK(page0_read(store, &h, &w0));
 	saved = h;
 	h.slots[RUMA_BTREE_META_SLOT] = 0;
 	CHECK_OK(page0_craft(store, h, w0));
-	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 1);
-	CHECK(strstr(err, "catalog is damaged") && !strstr(err, "\nload"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--keep", NULL, NULL, NULL), 1);
+	CHECK(strstr(r.err, "catalog is damaged") && !strstr(r.err, "\nload"));
 	CHECK_OK(page0_craft(store, saved, w0));
-	CHECK_EQ(run(&out, &err, "--keep", "--check", NULL, NULL), 0);
-	CHECK(strstr(err, "load: skipped"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--keep", "--check", NULL, NULL), 0);
+	CHECK(strstr(r.err, "load: skipped"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
 static int t_flags_win(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
 	setenv("THREADS", "0", 1); /* bad, but the flag overrides it */
 	setenv("RNDREAD", "0", 1);
-	int st = run(&out, &err, "--threads", "1", "--workload", "rndread");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(out, ",ruma,1,20000,rndread,"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--threads", "1", "--workload", "rndread"), 0);
+	CHECK(strstr(r.out, ",ruma,1,20000,rndread,"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -214,14 +187,12 @@ static void rnd_payload(uint64_t k, unsigned char out[120])
 /* A value damaged on disk is caught by the lookup check: exit status 1. */
 static int t_wrong_data(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	unsigned char want[120], page[4096];
 	env_reset();
 	setenv("DATASIZE", "2000", 1);
 	setenv("THREADS", "1", 1);
-	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, NULL, NULL, NULL, NULL), 0);
 	rnd_payload(7, want);
 	int fd = open(store, O_RDWR);
 	CHECK(fd >= 0);
@@ -238,13 +209,12 @@ static int t_wrong_data(void)
 	}
 	close(fd);
 	CHECK(damaged);
-	int st = run(&out, &err, "--keep", NULL, NULL, NULL);
+	int st = vm(&r, "--keep", NULL, NULL, NULL);
 	/* the page checksum catches the flipped byte: an error, never a wrong value */
 	CHECK_EQ(st, 1);
-	CHECK(strstr(err, "checksum mismatch"));
-	CHECK(!strstr(err, "wrong value"));
-	free(out);
-	free(err);
+	CHECK(strstr(r.err, "checksum mismatch"));
+	CHECK(!strstr(r.err, "wrong value"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -317,14 +287,13 @@ static bool store_grown(struct bg *b, off_t bytes)
 
 static int expect_unclean(void)
 {
-	char *out = NULL, *err = NULL;
-	int st = run(&out, &err, "--keep", NULL, NULL, NULL);
-	if (st != 2 || !err || !strstr(err, "not closed cleanly"))
-		fprintf(stderr, "  reopen: status %d, stderr: %s\n", st, err ? err : "");
+	test_cli r = { 0 };
+	int st = vm(&r, "--keep", NULL, NULL, NULL);
+	if (st != 2 || !r.err || !strstr(r.err, "not closed cleanly"))
+		fprintf(stderr, "  reopen: status %d, stderr: %s\n", st, r.err ? r.err : "");
 	CHECK_EQ(st, 2);
-	CHECK(strstr(err, "not closed cleanly") && strstr(err, "recreate"));
-	free(out);
-	free(err);
+	CHECK(strstr(r.err, "not closed cleanly") && strstr(r.err, "recreate"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -333,7 +302,7 @@ static int expect_unclean(void)
 static int t_kill9(void)
 {
 	struct bg b;
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 
 	env_reset();
 	setenv("DATASIZE", "400000", 1);
@@ -350,9 +319,7 @@ static int t_kill9(void)
 		return TEST_FAIL;
 
 	env_reset();
-	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, NULL, NULL, NULL, NULL), 0);
 	setenv("RUNFOR", "60", 1);
 	CHECK(bg_start(&b, "--keep", NULL, NULL) == 0);
 	bool running = bg_running(&b);
@@ -360,6 +327,7 @@ static int t_kill9(void)
 	CHECK_EQ(test_wait_status(b.pid), 128 + SIGKILL);
 	CHECK(running);
 	env_reset();
+	test_cli_free(&r);
 	return expect_unclean();
 }
 
@@ -369,25 +337,19 @@ static int t_kill9(void)
 static int t_sigterm_and_lock(void)
 {
 	struct bg b;
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	struct stat st0, st1;
 
 	env_reset();
-	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 0);
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, NULL, NULL, NULL, NULL), 0);
 	setenv("RUNFOR", "60", 1);
 	CHECK(bg_start(&b, "--keep", NULL, NULL) == 0);
 	bool running = bg_running(&b);
 	CHECK(stat(store, &st0) == 0);
 	setenv("RUNFOR", "1", 1);
-	int fresh = run(&out, &err, NULL, NULL, NULL, NULL);
-	bool named = err && strstr(err, "in use") && strstr(err, "process ");
-	free(out);
-	free(err);
-	int kept = run(&out, &err, "--keep", NULL, NULL, NULL);
-	free(out);
-	free(err);
+	int fresh = vm(&r, NULL, NULL, NULL, NULL);
+	bool named = r.err && strstr(r.err, "in use") && strstr(r.err, "process ");
+	int kept = vm(&r, "--keep", NULL, NULL, NULL);
 	CHECK(stat(store, &st1) == 0);
 	kill(b.pid, SIGTERM);
 	CHECK_EQ(test_wait_status(b.pid), 128 + SIGTERM);
@@ -399,17 +361,17 @@ static int t_sigterm_and_lock(void)
 	char *berr = test_slurp(b.epath);
 	CHECK(berr && strstr(berr, "closed cleanly"));
 	free(berr);
-	CHECK_EQ(run(&out, &err, "--keep", "--check", NULL, NULL), 0);
-	CHECK(strstr(err, "load: skipped") && strstr(err, "rndread check: 20000 tuples"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--keep", "--check", NULL, NULL), 0);
+	CHECK(strstr(r.err, "load: skipped") && strstr(r.err, "rndread check: 20000 tuples"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
 /* Without --keep, a file that is not a ruma store is not overwritten. */
 static int t_not_clobbered(void)
 {
-	char *out = NULL, *err = NULL, txt[160];
+	test_cli r = { 0 };
+	char txt[160];
 	const char text[] = "precious notes\n";
 
 	snprintf(txt, sizeof(txt), "%s/notes.txt", dir);
@@ -417,17 +379,14 @@ static int t_not_clobbered(void)
 	CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
 	env_reset();
 	setenv("BLOCK", txt, 1);
-	CHECK_EQ(run(&out, &err, NULL, NULL, NULL, NULL), 2);
-	CHECK(strstr(err, "not a ruma") && strstr(err, "--force"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, NULL, NULL, NULL, NULL), 2);
+	CHECK(strstr(r.err, "not a ruma") && strstr(r.err, "--force"));
 	char *now = test_slurp(txt);
 	CHECK(now && !strcmp(now, text));
 	free(now);
-	CHECK_EQ(run(&out, &err, "--force", NULL, NULL, NULL), 0);
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--force", NULL, NULL, NULL), 0);
 	unlink(txt);
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -472,13 +431,12 @@ static int t_partial_load(void)
 	CHECK(!ctx.loaded);
 	CHECK_EQ(r, RUMA_EBADCOMBO);
 	/* the CLI says why once, without a generic "setup failed" after it */
-	char *out = NULL, *err = NULL;
+	test_cli cli = { 0 };
 	env_reset();
 	setenv("VIRTGB", "0.0625", 1);
-	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
-	CHECK(strstr(err, "unfinished load") && !strstr(err, "setup failed"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&cli, "--keep", NULL, NULL, NULL), 2);
+	CHECK(strstr(cli.err, "unfinished load") && !strstr(cli.err, "setup failed"));
+	test_cli_free(&cli);
 	return TEST_PASS;
 }
 
@@ -499,7 +457,7 @@ static int t_foreign_tree(void)
 	ruma_bm_config c;
 	ruma_bm *bm;
 	ruma_btree *t;
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	int trees = 0;
 
 	ruma_bm_config_default(&c);
@@ -514,16 +472,15 @@ static int t_foreign_tree(void)
 	ruma_btree_release(t);
 	CHECK_OK(ruma_bm_close(bm));
 	env_reset();
-	CHECK_EQ(run(&out, &err, "--keep", NULL, NULL, NULL), 2);
-	CHECK(strstr(err, "holds the tree 'users', which is not the rndread workload's"));
-	free(out);
-	free(err);
+	CHECK_EQ(vm(&r, "--keep", NULL, NULL, NULL), 2);
+	CHECK(strstr(r.err, "holds the tree 'users', which is not the rndread workload's"));
 	c.fresh = false;
 	CHECK_OK(ruma_bm_open(&c, &bm));
 	CHECK_OK(ruma_btree_list(bm, count_tree, &trees));
 	CHECK_EQ(trees, 1);
 	CHECK_EQ(ruma_btree_open(bm, "rndread", &t), RUMA_ENOTFOUND);
 	CHECK_OK(ruma_bm_close(bm));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -564,21 +521,20 @@ static int t_bad_configs(void)
 		{ "FORCE", "maybe", NULL, NULL, "FORCE=maybe" },
 	};
 	for (size_t i = 0; i < TEST_N(cases); i++) {
-		char *out = NULL, *err = NULL;
+		test_cli r = { 0 };
 		env_reset();
 		if (cases[i].var)
 			setenv(cases[i].var, cases[i].val, 1);
-		int st = run(&out, &err, cases[i].a1, cases[i].a2, NULL, NULL);
-		bool ok = st == 2 && err && strstr(err, cases[i].msg);
+		int st = vm(&r, cases[i].a1, cases[i].a2, NULL, NULL);
+		bool ok = st == 2 && r.err && strstr(r.err, cases[i].msg);
 		if (!strcmp(cases[i].msg, "tpcc") && st == 0)
 			ok = true; /* once TPC-C is built in, RNDREAD=0 runs it */
 		if (!ok)
 			fprintf(stderr, "  case %zu (%s=%s %s %s): status %d, stderr: %s\n", i,
 				cases[i].var ? cases[i].var : "-", cases[i].val ? cases[i].val : "-",
 				cases[i].a1 ? cases[i].a1 : "", cases[i].a2 ? cases[i].a2 : "", st,
-				err ? err : "(none)");
-		free(out);
-		free(err);
+				r.err ? r.err : "(none)");
+		test_cli_free(&r);
 		CHECK(ok);
 	}
 	return TEST_PASS;
@@ -586,12 +542,11 @@ static int t_bad_configs(void)
 
 static int t_help(void)
 {
-	char *out = NULL, *err = NULL;
-	CHECK_EQ(run(&out, &err, "--help", NULL, NULL, NULL), 0);
-	CHECK(strstr(out, "PHYSGB"));
-	CHECK(strstr(out, "--wait"));
-	free(out);
-	free(err);
+	test_cli r = { 0 };
+	CHECK_EQ(vm(&r, "--help", NULL, NULL, NULL), 0);
+	CHECK(strstr(r.out, "PHYSGB"));
+	CHECK(strstr(r.out, "--wait"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -599,29 +554,22 @@ static int t_help(void)
  * checked), then descending on the kept store, every tuple verified. */
 static int t_scan_workloads(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
 	setenv("PHYSGB", "0.0025", 1); /* 640 pages, data ~ 900 pages */
-	int st = run(&out, &err, "--workload", "scan", "--check", NULL);
-	if (st)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(out, ",ruma,2,20000,scan,64"));
-	CHECK(strstr(err, "rndread check: 20000 tuples"));
-	CHECK(strstr(err, " 0 failures"));
-	CHECK(!strstr(err, " 0 pages read,"));
-	CHECK(!strstr(err, "INFLIGHT applies"));
-	free(out);
-	free(err);
-	st = run(&out, &err, "--workload", "scandesc", "--keep", NULL);
-	if (st)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(err, "load: skipped"));
-	CHECK(strstr(out, ",ruma,2,20000,scandesc,64"));
-	CHECK(strstr(err, " 0 failures"));
-	free(out);
-	free(err);
+	vm(&r, "--workload", "scan", "--check", NULL);
+	CHECK(test_cli_ok(&r));
+	CHECK(strstr(r.out, ",ruma,2,20000,scan,64"));
+	CHECK(strstr(r.err, "rndread check: 20000 tuples"));
+	CHECK(strstr(r.err, " 0 failures"));
+	CHECK(!strstr(r.err, " 0 pages read,"));
+	CHECK(!strstr(r.err, "INFLIGHT applies"));
+	vm(&r, "--workload", "scandesc", "--keep", NULL);
+	CHECK(test_cli_ok(&r));
+	CHECK(strstr(r.err, "load: skipped"));
+	CHECK(strstr(r.out, ",ruma,2,20000,scandesc,64"));
+	CHECK(strstr(r.err, " 0 failures"));
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 
@@ -634,23 +582,20 @@ static int t_scan_workloads(void)
  * gives, so that it tests the mechanism, not the device's latency. */
 static int t_inflight_depth(void)
 {
-	char *out = NULL, *err = NULL;
+	test_cli r = { 0 };
 	env_reset();
 	setenv("PHYSGB", "0.0025", 1); /* 640 pages of ~ 900: ~ 1 lookup in 4 reads */
 	setenv("THREADS", "1", 1);
-	int st = run(&out, &err, "--inflight", "32", NULL, NULL);
-	if (st)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(err, " 0 failures"));
-	const char *p = strstr(err, "waits for a completion, ");
+	vm(&r, "--inflight", "32", NULL, NULL);
+	CHECK(test_cli_ok(&r));
+	CHECK(strstr(r.err, " 0 failures"));
+	const char *p = strstr(r.err, "waits for a completion, ");
 	CHECK(p != NULL);
 	double depth = strtod(p + strlen("waits for a completion, "), NULL);
 	if (depth <= 4)
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "%s\n", r.err);
 	CHECK(depth > 4);
-	free(out);
-	free(err);
+	test_cli_free(&r);
 	return TEST_PASS;
 }
 

@@ -10,96 +10,34 @@
  * new-orders per district divided by 10; a test-only mode of tpcc_sizes
  * that the benchmark never uses); one case loads a full-scale warehouse.
  */
-#include "test.h"
-
-#include "bench/vmcache/tpcc/tpcc.h"
-
-#include <pthread.h>
+#include "tpcc_util.h"
 
 #define TEST_SCALE 10
 
 
-typedef struct fixture {
-	char path[64];
-	ruma_bm *bm;
-	tpcc_db *db;
-	tpcc_worker wk;
-} fixture;
-
-static int fx_open_bm(fixture *f, uint64_t phys, bool fresh)
-{
-	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.path = f->path;
-	c.virt_bytes = 2ull << 30;
-	c.phys_bytes = phys;
-	c.max_threads = 8;
-	c.fresh = fresh;
-	return ruma_bm_open(&c, &f->bm);
-}
-
-struct load_arg {
-	tpcc_db *db;
-	unsigned tid, n;
-	int rc;
-};
-
-static void *load_thread(void *p)
-{
-	struct load_arg *a = p;
-	a->rc = tpcc_load_share(a->db, a->tid, a->n, test_seed);
-	return NULL;
-}
-
-/* Load with `threads` threads at once (the driver's way). */
-static int load_parallel(tpcc_db *db, unsigned threads)
-{
-	pthread_t th[8];
-	struct load_arg a[8];
-	int rc = 0;
-	for (unsigned i = 0; i < threads; i++) {
-		a[i] = (struct load_arg){ db, i, threads, 0 };
-		pthread_create(&th[i], NULL, load_thread, &a[i]);
-	}
-	for (unsigned i = 0; i < threads; i++) {
-		pthread_join(th[i], NULL);
-		if (a[i].rc && !rc)
-			rc = a[i].rc;
-	}
-	return rc;
-}
-
+/* The single-threaded cases' database, with the worker they run it through. */
 static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
 		    uint64_t phys)
 {
-	tpcc_sizes sz;
-	snprintf(f->path, sizeof(f->path), "/tmp/ruma-test-tpcc-%d", (int)getpid());
-	int rc = fx_open_bm(f, phys, true);
-	if (rc)
-		return rc;
-	if ((rc = tpcc_sizes_init(&sz, warehouses, scale)))
-		return rc;
-	if ((rc = tpcc_db_create(f->bm, &sz, &test_rng, &f->db)))
-		return rc;
-	if ((rc = load_parallel(f->db, threads)))
-		return rc;
-	if ((rc = tpcc_db_mark_loaded(f->db)))
-		return rc;
-	if ((rc = tpcc_db_begin_run(f->db, &test_rng)))
-		return rc;
-	tpcc_worker_init(&f->wk, f->db, 0, ruma_rng_next(&test_rng));
-	return 0;
+	int rc = fx_setup_durable(f, warehouses, scale, threads, phys, RUMA_BM_DURABLE_OFF);
+	if (rc == 0)
+		tpcc_worker_init(&f->wk, f->db, 0, ruma_rng_next(&test_rng));
+	return rc;
 }
 
-static void fx_close(fixture *f, bool unlink_file)
+/* One warehouse at the reduced scale, loaded by one thread, 256 MiB of pool. */
+static int fx_setup_small(fixture *f)
 {
-	tpcc_db_close(f->db);
-	f->db = NULL;
-	if (f->bm)
-		ruma_bm_close(f->bm);
-	f->bm = NULL;
-	if (unlink_file)
-		unlink(f->path);
+	return fx_setup(f, 1, TEST_SCALE, 1, 256ull << 20);
+}
+
+/* The database passes every consistency check (tpcc_check); then f is
+ * closed and its file removed.  The check's result. */
+static int fx_check_close(fixture *f)
+{
+	int rc = tpcc_check(f->db, true, stderr);
+	fx_close(f, true);
+	return rc;
 }
 
 static int get_row(tpcc_db *db, enum tpcc_table t, tpcc_key k, void *row, size_t len)
@@ -461,8 +399,7 @@ static int t_new_order(void)
 	}
 	CHECK_EQ(out.total,
 		 sum * (10000 - cu.c_discount) * (10000 + wh.w_tax + d1.d_tax) / 100000000);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -485,34 +422,55 @@ static int fingerprint_unchanged(tpcc_db *db, const struct fp before[TPCC_NTABLE
 	return TEST_PASS;
 }
 
-/* In a transaction the unused item is met in its order line, after the
- * district, the order and the earlier lines were written: the rollback is a
- * real abort, and after it every tree is as before. */
-static int t_new_order_rollback_txn(void)
+/* One New-Order that uses the unused item, in a transaction: the district's
+ * next order id was taken before the rollback, and the abort succeeds. */
+static int rolled_back_in_txn(fixture *f, tpcc_new_order_in *in)
+{
+	tpcc_district d0, d1;
+	tpcc_key dk = tk_district(in->w, (uint8_t)in->d);
+	CHECK_OK(get_row(f->db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
+	CHECK_OK(ruma_txn_begin(f->db->bm, 0, &f->wk.x));
+	CHECK_EQ(tpcc_tx_new_order(&f->wk, in, NULL), TPCC_ROLLED_BACK);
+	/* written before the abort: the order id was taken */
+	CHECK_OK(get_row(f->db, TPCC_DISTRICT, dk, &d1, sizeof(d1)));
+	CHECK_EQ(d1.d_next_o_id, d0.d_next_o_id + 1);
+	ruma_txn *x = f->wk.x;
+	f->wk.x = NULL;
+	CHECK_OK(ruma_txn_abort(x));
+	return TEST_PASS;
+}
+
+/* 20 New-Orders that use the unused item on a fresh small database, each
+ * rolled back (in a transaction when txn): every tree is as before.  The
+ * open fixture goes to *out. */
+static int rollbacks(bool txn, fixture *out)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	struct fp before[TPCC_NTABLES];
 	CHECK_OK(fingerprint(f.db, before));
 	for (int rep = 0; rep < 20; rep++) {
 		tpcc_new_order_in in;
 		gen_rolled_back_order(&f, &in);
-		tpcc_district d0, d1;
-		tpcc_key dk = tk_district(in.w, (uint8_t)in.d);
-		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
-		CHECK_OK(ruma_txn_begin(f.db->bm, 0, &f.wk.x));
-		CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
-		/* written before the abort: the order id was taken */
-		CHECK_OK(get_row(f.db, TPCC_DISTRICT, dk, &d1, sizeof(d1)));
-		CHECK_EQ(d1.d_next_o_id, d0.d_next_o_id + 1);
-		ruma_txn *x = f.wk.x;
-		f.wk.x = NULL;
-		CHECK_OK(ruma_txn_abort(x));
+		if (txn)
+			CHECK(rolled_back_in_txn(&f, &in) == TEST_PASS);
+		else
+			CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
 	}
 	CHECK_EQ(f.wk.rolled_back, 20);
 	CHECK(fingerprint_unchanged(f.db, before) == TEST_PASS);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	*out = f;
+	return TEST_PASS;
+}
+
+/* In a transaction the unused item is met in its order line, after the
+ * district, the order and the earlier lines were written: the rollback is a
+ * real abort, and after it every tree is as before. */
+static int t_new_order_rollback_txn(void)
+{
+	fixture f;
+	CHECK(rollbacks(true, &f) == TEST_PASS);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -524,7 +482,7 @@ static int t_new_order_rollback_txn(void)
 static int delivery_serial(unsigned flags)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	tpcc_worker other;
 	tpcc_worker_init(&other, f.db, 1, test_seed + 1);
 	tpcc_delivery_out a_out, b_out;
@@ -548,8 +506,7 @@ static int delivery_serial(unsigned flags)
 	other.x = NULL;
 	CHECK_OK(ruma_txn_commit(b));
 	CHECK_EQ(b_out.o_id[0], a_out.o_id[0]);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -561,17 +518,8 @@ static int t_delivery_serial_txn(void)
 
 static int t_new_order_rollback(void)
 {
-	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
-	struct fp before[TPCC_NTABLES];
-	CHECK_OK(fingerprint(f.db, before));
-	for (int rep = 0; rep < 20; rep++) {
-		tpcc_new_order_in in;
-		gen_rolled_back_order(&f, &in);
-		CHECK_EQ(tpcc_tx_new_order(&f.wk, &in, NULL), TPCC_ROLLED_BACK);
-	}
-	CHECK_EQ(f.wk.rolled_back, 20);
-	CHECK(fingerprint_unchanged(f.db, before) == TEST_PASS);
+	fixture f;
+	CHECK(rollbacks(false, &f) == TEST_PASS);
 	/* The generator makes about 1% of new-orders use the unused item. */
 	unsigned rb = 0;
 	for (int i = 0; i < 20000; i++) {
@@ -674,8 +622,7 @@ static int t_payment(void)
 		CHECK_EQ(h.h_w_id, in.w);
 		CHECK(!strncmp(h.h_data, w0.w_name, strlen(w0.w_name)));
 	}
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -696,7 +643,7 @@ static bool latest_visit(const void *k, size_t kl, const void *v, size_t vl, voi
 static int t_order_status(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	/* Give some customers a fresh order first. */
 	for (int i = 0; i < 30; i++) {
 		tpcc_new_order_in in;
@@ -759,7 +706,7 @@ static bool min_no_visit(const void *k, size_t kl, const void *v, size_t vl, voi
 static int t_delivery(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	for (int rep = 0; rep < 3; rep++) {
 		uint32_t oldest[10];
 		tpcc_order o0[10];
@@ -817,8 +764,7 @@ static int t_delivery(void)
 	CHECK_OK(tpcc_tx_delivery(&f.wk, 1, 1, &out));
 	for (int d = 0; d < 10; d++)
 		CHECK_EQ(out.o_id[d], 0);
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -846,7 +792,7 @@ static bool recent_visit(const void *k, size_t kl, const void *v, size_t vl, voi
 static int t_stock_level(void)
 {
 	fixture f = { 0 };
-	CHECK_OK(fx_setup(&f, 1, TEST_SCALE, 1, 256ull << 20));
+	CHECK_OK(fx_setup_small(&f));
 	for (int i = 0; i < 60; i++) {
 		enum tpcc_tx kind;
 		bool rb;
@@ -925,8 +871,7 @@ static int t_mix_and_reopen(void)
 		bool rb;
 		CHECK_OK(tpcc_run_one(&f.wk, &kind, &rb));
 	}
-	CHECK_OK(tpcc_check(f.db, true, stderr));
-	fx_close(&f, true);
+	CHECK_OK(fx_check_close(&f));
 	return TEST_PASS;
 }
 
@@ -1005,38 +950,22 @@ static int t_cli(void)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/tmp/ruma-test-tpcc-cli-%d", (int)getpid());
-	char *out = NULL, *err = NULL;
-	setenv("BLOCK", path, 1);
-	setenv("VIRTGB", "2", 1);
+	test_cli r = { 0 };
 	/* A pool that holds the data: the checks run from memory (eviction is
 	 * covered by test_vmcache_tpcc_mt). */
-	setenv("PHYSGB", "0.5", 1);
-	setenv("DATASIZE", "1", 1);
-	setenv("THREADS", "2", 1);
-	setenv("RUNFOR", "1", 1);
-	setenv("RNDREAD", "0", 1);
+	test_setenv_list("BLOCK", path, "VIRTGB", "2", "PHYSGB", "0.5", "DATASIZE", "1", "THREADS",
+			 "2", "RUNFOR", "1", "RNDREAD", "0", (char *)NULL);
 	char *argv1[] = { NULL, "vmcache", "--check", NULL };
-	int st = test_run_cli(argv1, &out, &err);
-	if (st != 0)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(out, "ts,tx,rmb,wmb") != NULL);
-	CHECK(strstr(out, ",tpcc,") != NULL);
-	CHECK(strstr(err, "tpcc check: consistency conditions 1-4") != NULL);
-	CHECK(strstr(err, "space:") != NULL);
-	free(out);
-	free(err);
+	test_cli_argv(&r, argv1);
+	CHECK(test_cli_ok(&r));
+	CHECK_HAS(r.out, "ts,tx,rmb,wmb", ",tpcc,");
+	CHECK_HAS(r.err, "tpcc check: consistency conditions 1-4", "space:");
 
 	/* --keep: reopen without loading, still consistent after another run. */
 	char *argv2[] = { NULL, "vmcache", "--check", "--keep", NULL };
-	st = test_run_cli(argv2, &out, &err);
-	if (st != 0)
-		fprintf(stderr, "%s\n%s\n", out ? out : "", err ? err : "");
-	CHECK_EQ(st, 0);
-	CHECK(strstr(err, "load: skipped") != NULL);
-	CHECK(strstr(err, "tpcc check: consistency conditions 1-4") != NULL);
-	free(out);
-	free(err);
+	test_cli_argv(&r, argv2);
+	CHECK(test_cli_ok(&r));
+	CHECK_HAS(r.err, "load: skipped", "tpcc check: consistency conditions 1-4");
 
 	/* Break condition 1 in the file; --keep --check must fail with exit 1. */
 	fixture f = { 0 };
@@ -1046,25 +975,17 @@ static int t_cli(void)
 	tpcc_key k = tk_district(1, 9);
 	CHECK_OK(ruma_btree_update(f.db->t[TPCC_DISTRICT], k.b, k.n, set_ytd, NULL));
 	fx_close(&f, false);
-	st = test_run_cli(argv2, &out, &err);
-	CHECK_EQ(st, 1);
-	CHECK(contains(err, "condition 1", "warehouse 1"));
-	free(out);
-	free(err);
+	CHECK_EQ(test_cli_argv(&r, argv2), 1);
+	CHECK(contains(r.err, "condition 1", "warehouse 1"));
 
 	/* A different DATASIZE with --keep is refused (exit 2). */
 	setenv("DATASIZE", "2", 1);
-	st = test_run_cli(argv2, &out, &err);
-	CHECK_EQ(st, 2);
-	CHECK(strstr(err, "DATASIZE") != NULL);
-	free(out);
-	free(err);
+	CHECK_EQ(test_cli_argv(&r, argv2), 2);
+	CHECK(strstr(r.err, "DATASIZE") != NULL);
 	/* DATASIZE 0 warehouses is refused. */
 	setenv("DATASIZE", "0", 1);
-	st = test_run_cli(argv1, &out, &err);
-	CHECK_EQ(st, 2);
-	free(out);
-	free(err);
+	CHECK_EQ(test_cli_argv(&r, argv1), 2);
+	test_cli_free(&r);
 	unlink(path);
 	return TEST_PASS;
 }

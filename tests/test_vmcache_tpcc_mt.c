@@ -11,53 +11,17 @@
  * Reduced scale (items, customers, orders and new-orders per district / 10,
  * a test-only mode) except one full-scale case skipped under sanitizers.
  */
-#include "test.h"
+#include "tpcc_util.h"
 
-#include "bench/vmcache/tpcc/tpcc.h"
 #include "bm/bm_ext.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 
 
-typedef struct fixture {
-	char path[64];
-	ruma_bm *bm;
-	tpcc_db *db;
-} fixture;
-
-static int fx_open_bm_durable(fixture *f, uint64_t phys, bool fresh, ruma_bm_durability d)
-{
-	ruma_bm_config c;
-	ruma_bm_config_default(&c);
-	c.durability = d;
-	c.path = f->path;
-	c.virt_bytes = 2ull << 30;
-	c.phys_bytes = phys;
-	c.max_threads = 8;
-	c.fresh = fresh;
-	return ruma_bm_open(&c, &f->bm);
-}
-
-static int fx_open_bm(fixture *f, uint64_t phys, bool fresh)
-{
-	return fx_open_bm_durable(f, phys, fresh, RUMA_BM_DURABLE_OFF);
-}
-
-static void fx_close(fixture *f, bool unlink_file)
-{
-	tpcc_db_close(f->db);
-	f->db = NULL;
-	if (f->bm)
-		ruma_bm_close(f->bm);
-	f->bm = NULL;
-	if (unlink_file)
-		unlink(f->path);
-}
-
 struct targ {
 	tpcc_db *db;
-	unsigned tid, nthreads;
+	unsigned tid;
 	unsigned n;          /* transactions to run */
 	bool storm;          /* only New-Order and Delivery on warehouse 1 */
 	int rc;
@@ -66,13 +30,6 @@ struct targ {
 	uint64_t retries, gave_up, committed;
 	pthread_t th;
 };
-
-static void *load_thread(void *p)
-{
-	struct targ *a = p;
-	a->rc = tpcc_load_share(a->db, a->tid, a->nthreads, test_seed);
-	return NULL;
-}
 
 static void *run_thread(void *p)
 {
@@ -109,7 +66,7 @@ static int run_parallel(tpcc_db *db, unsigned threads, void *(*fn)(void *), unsi
 			bool storm, struct targ *a)
 {
 	for (unsigned i = 0; i < threads; i++) {
-		a[i] = (struct targ){ .db = db, .tid = i, .nthreads = threads, .n = n, .storm = storm };
+		a[i] = (struct targ){ .db = db, .tid = i, .n = n, .storm = storm };
 		if (pthread_create(&a[i].th, NULL, fn, &a[i]))
 			return -EAGAIN;
 	}
@@ -119,26 +76,6 @@ static int run_parallel(tpcc_db *db, unsigned threads, void *(*fn)(void *), unsi
 		if (a[i].rc && !rc)
 			rc = a[i].rc;
 	}
-	return rc;
-}
-
-static int fx_setup_durable(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
-			    uint64_t phys, ruma_bm_durability d)
-{
-	tpcc_sizes sz;
-	struct targ a[8];
-	snprintf(f->path, sizeof(f->path), "/tmp/ruma-test-tpcc-mt-%d", (int)getpid());
-	int rc = fx_open_bm_durable(f, phys, true, d);
-	if (!rc)
-		rc = tpcc_sizes_init(&sz, warehouses, scale);
-	if (!rc)
-		rc = tpcc_db_create(f->bm, &sz, &test_rng, &f->db);
-	if (!rc)
-		rc = run_parallel(f->db, threads, load_thread, 0, false, a);
-	if (!rc)
-		rc = tpcc_db_mark_loaded(f->db);
-	if (!rc)
-		rc = tpcc_db_begin_run(f->db, &test_rng);
 	return rc;
 }
 

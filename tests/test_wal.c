@@ -10,7 +10,7 @@
  * file allocated ahead of the log, a file cut at a record's end or one
  * flipped bit refused, and the path kept after open.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/wal.h>
 
@@ -20,8 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-static char path[128];
 
 static void quiet(void *ctx, const char *line)
 {
@@ -39,14 +37,15 @@ static void keep(void *ctx, const char *line)
 
 static int open_log(ruma_wal **w, size_t ring)
 {
-	ruma_wal_config c = { .path = path, .buffer_bytes = ring, .message = quiet };
+	ruma_wal_config c = { .path = test_store_path, .buffer_bytes = ring, .message = quiet };
 	return ruma_wal_open(&c, w);
 }
 
 /* Open keeping the consistent prefix of a damaged log (what is said in `said`). */
 static int open_salvage(ruma_wal **w, bool replay)
 {
-	ruma_wal_config c = { .path = path, .message = keep, .salvage = true, .replay = replay };
+	ruma_wal_config c = { .path = test_store_path, .message = keep, .salvage = true,
+			      .replay = replay };
 	said[0] = 0;
 	return ruma_wal_open(&c, w);
 }
@@ -60,8 +59,10 @@ static size_t fill(uint32_t i, unsigned char *buf)
 	return n;
 }
 
-/* Read the log back; *n gets how many records matched fill() in order. */
-static int read_back(ruma_wal *w, uint32_t *n)
+/* Read the log back: *n gets how many records it holds (any payload), or
+ * with match, how many matched fill() in order (a mismatch ends the count).
+ * 0 or the iterator's error. */
+static int walk_log(ruma_wal *w, uint32_t *n, bool match)
 {
 	ruma_wal_iter *it;
 	ruma_wal_record rec;
@@ -71,8 +72,9 @@ static int read_back(ruma_wal *w, uint32_t *n)
 		return r;
 	*n = 0;
 	while ((r = ruma_wal_iter_next(it, &rec)) == 1) {
-		size_t len = fill(*n, want);
-		if (rec.type != (*n & 0xffff) || rec.len != len || memcmp(rec.payload, want, len))
+		size_t len = match ? fill(*n, want) : 0;
+		if (match && (rec.type != (*n & 0xffff) || rec.len != len ||
+			      memcmp(rec.payload, want, len)))
 			break;
 		(*n)++;
 	}
@@ -80,10 +82,16 @@ static int read_back(ruma_wal *w, uint32_t *n)
 	return r < 0 ? r : 0;
 }
 
+/* Read the log back; *n gets how many records matched fill() in order. */
+static int read_back(ruma_wal *w, uint32_t *n)
+{
+	return walk_log(w, n, true);
+}
+
 /* XOR the log file's byte at off with mask; 0 or -1. */
 static int flip_byte(off_t off, unsigned char mask)
 {
-	int fd = open(path, O_RDWR);
+	int fd = open(test_store_path, O_RDWR);
 	unsigned char b;
 	if (fd < 0)
 		return -1;
@@ -96,12 +104,38 @@ static int flip_byte(off_t off, unsigned char mask)
 	return r;
 }
 
+/* Open the log, its end into *end (when not NULL), count its records
+ * (read_back) into *got and close it: 0 or the first error. */
+static int log_count(uint64_t *end, uint32_t *got)
+{
+	ruma_wal *w;
+	int r = open_log(&w, 0);
+	if (r)
+		return r;
+	if (end)
+		*end = ruma_wal_end(w);
+	r = read_back(w, got);
+	int c = ruma_wal_close(w);
+	return r ? r : c;
+}
+
+/* A fresh log (the file removed first), open in *w, holding records 0..n-1
+ * of fill(); their LSNs go to lsn (when not NULL), the end to *end. */
+static int log_fresh(ruma_wal **w, uint32_t n, uint64_t *lsn, uint64_t *end)
+{
+	unsigned char buf[400];
+	unlink(test_store_path);
+	int r = open_log(w, 0);
+	for (uint32_t i = 0; r == 0 && i < n; i++)
+		r = ruma_wal_append(*w, (uint16_t)i, buf, fill(i, buf), lsn ? &lsn[i] : NULL, end);
+	return r;
+}
+
 static int t_roundtrip(void)
 {
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t lsn[100], end = 0;
-	unlink(path);
 	CHECK_OK(open_log(&w, 0));
 	uint64_t start = ruma_wal_start(w);
 	for (uint32_t i = 0; i < 100; i++) {
@@ -113,12 +147,11 @@ static int t_roundtrip(void)
 	CHECK_OK(ruma_wal_flush(w, end));
 	CHECK_EQ(ruma_wal_durable(w), end);
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
-	CHECK_EQ(ruma_wal_end(w), end);
+	uint64_t found;
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(&found, &got));
+	CHECK_EQ(found, end);
 	CHECK_EQ(got, 100u);
-	CHECK_OK(ruma_wal_close(w));
 
 	/* flip one payload byte of record 40: valid records follow it, so the
 	 * log was damaged, not torn: refused, unless the prefix is salvaged */
@@ -135,10 +168,8 @@ static int t_roundtrip(void)
 	CHECK_OK(ruma_wal_append(w, 40, buf, n, &l, &end));
 	CHECK_EQ(l, lsn[40]);
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK_EQ(got, 41u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -151,15 +182,12 @@ static int t_replay(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t lsn[60], end = 0;
-	unlink(path);
-	CHECK_OK(open_log(&w, 0));
-	for (uint32_t i = 0; i < 60; i++)
-		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end));
+	CHECK_OK(log_fresh(&w, 60, lsn, &end));
 	CHECK_OK(ruma_wal_close(w));
 	/* damage record 50 */
 	CHECK_OK(flip_byte((off_t)(4096 + (lsn[50] - lsn[0]) + RUMA_WAL_HEADER + 1), 0x01));
 
-	ruma_wal_config c = { .path = path, .message = quiet, .replay = true };
+	ruma_wal_config c = { .path = test_store_path, .message = quiet, .replay = true };
 	uint64_t preads = ruma_os_count(RUMA_SYS_PREAD);
 	CHECK_OK(ruma_wal_open(&c, &w));
 	CHECK(ruma_os_count(RUMA_SYS_PREAD) - preads <= 1); /* the header only */
@@ -181,10 +209,8 @@ static int t_replay(void)
 	CHECK_OK(ruma_wal_append(w, 0, buf, fill(0, buf), &l, &end));
 	CHECK_EQ(l, lsn[50]);
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK_EQ(got, 1u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -194,10 +220,9 @@ static int t_other_format(void)
 {
 	struct { uint64_t magic; uint32_t version, crc; uint64_t base, start, owner[2], ring, flags; } h;
 	ruma_wal *w;
-	unlink(path);
 	CHECK_OK(open_log(&w, 0));
 	CHECK_OK(ruma_wal_close(w));
-	int fd = open(path, O_RDWR);
+	int fd = open(test_store_path, O_RDWR);
 	CHECK(fd >= 0);
 	CHECK(pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h));
 	h.version = 1;
@@ -205,11 +230,11 @@ static int t_other_format(void)
 	h.crc = ruma_crc32c(0, &h, sizeof(h));
 	CHECK(pwrite(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h));
 	close(fd);
-	ruma_wal_config c = { .path = path, .message = keep };
+	ruma_wal_config c = { .path = test_store_path, .message = keep };
 	said[0] = 0;
 	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT);
 	CHECK(strstr(said, "log format 1") && strstr(said, "format 4"));
-	unlink(path);
+	unlink(test_store_path);
 	return TEST_PASS;
 }
 
@@ -218,7 +243,6 @@ static int t_reset_and_wrap(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end = 0;
-	unlink(path);
 	CHECK_OK(open_log(&w, 1)); /* smallest ring: appends wrap many times */
 	for (uint32_t i = 0; i < 20; i++)
 		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
@@ -256,7 +280,6 @@ static int t_powerloss(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end = 0, synced = 0;
-	unlink(path);
 	CHECK_OK(ruma_os_powerloss_arm());
 	CHECK_OK(open_log(&w, 0));
 	for (uint32_t i = 0; i < 60; i++) {
@@ -267,18 +290,17 @@ static int t_powerloss(void)
 		}
 	}
 	/* written but not synced: the power loss takes it away */
-	int fd = open(path, O_RDONLY);
+	int fd = open(test_store_path, O_RDONLY);
 	CHECK(fd >= 0);
 	close(fd);
 	CHECK_OK(ruma_os_powerloss());
 	(void)ruma_wal_close(w); /* its writes and syncs go nowhere */
 	ruma_os_powerloss_disarm();
-	CHECK_OK(open_log(&w, 0));
-	CHECK_EQ(ruma_wal_end(w), synced);
+	uint64_t found;
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(&found, &got));
+	CHECK_EQ(found, synced);
 	CHECK_EQ(got, 30u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -287,7 +309,6 @@ static int t_io_errors(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end = 0;
-	unlink(path);
 	CHECK_OK(open_log(&w, 0));
 	CHECK_OK(ruma_wal_append(w, 0, buf, fill(0, buf), NULL, &end));
 	CHECK_OK(ruma_wal_flush(w, end));
@@ -323,25 +344,19 @@ static int t_io_errors(void)
 static int t_torn_tail(void)
 {
 	ruma_wal *w;
-	unsigned char buf[400];
 	uint64_t lsn[60], end = 0;
-	unlink(path);
-	CHECK_OK(open_log(&w, 0));
-	for (uint32_t i = 0; i < 60; i++)
-		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end));
+	CHECK_OK(log_fresh(&w, 60, lsn, &end));
 	CHECK_OK(ruma_wal_close(w));
 	off_t at = (off_t)(4096 + (lsn[40] - lsn[0]));
 	at = (at + 511) / 512 * 512; /* a whole sector inside the last records */
 	static const char zeros[512];
-	int fd = open(path, O_RDWR);
+	int fd = open(test_store_path, O_RDWR);
 	CHECK(fd >= 0);
 	CHECK(pwrite(fd, zeros, sizeof(zeros), at) == (ssize_t)sizeof(zeros));
 	close(fd);
-	CHECK_OK(open_log(&w, 0));
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK(got >= 40 && got < 60);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -354,17 +369,16 @@ static int t_alloc_ahead(void)
 	ruma_wal *w;
 	unsigned char buf[400], block[4096], zero[4096] = { 0 };
 	uint64_t end = 0;
-	unlink(path);
 	CHECK_OK(open_log(&w, 0));
 	uint64_t start = ruma_wal_start(w);
 	for (uint32_t i = 0; i < 50; i++)
 		CHECK_OK(ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), NULL, &end));
 	CHECK_OK(ruma_wal_flush(w, end));
 	struct stat st;
-	CHECK_EQ(stat(path, &st), 0);
+	CHECK_EQ(stat(test_store_path, &st), 0);
 	off_t log_end = (off_t)(4096 + (end - start));
 	CHECK(st.st_size >= log_end + (2 << 20));
-	int fd = open(path, O_RDONLY);
+	int fd = open(test_store_path, O_RDONLY);
 	CHECK(fd >= 0);
 	CHECK_EQ(pread(fd, block, sizeof(block), log_end), (ssize_t)sizeof(block));
 	close(fd);
@@ -379,11 +393,9 @@ static int t_alloc_ahead(void)
 	CHECK_OK(ruma_wal_flush(w, end));
 	ruma_os_inject_clear();
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(open_log(&w, 0));
 	uint32_t got;
-	CHECK_OK(read_back(w, &got));
+	CHECK_OK(log_count(NULL, &got));
 	CHECK_EQ(got, 100u);
-	CHECK_OK(ruma_wal_close(w));
 	return TEST_PASS;
 }
 
@@ -392,8 +404,7 @@ static int t_alloc_ahead(void)
 static int t_owner_and_must_exist(void)
 {
 	ruma_wal *w;
-	unlink(path);
-	ruma_wal_config c = { .path = path, .message = keep, .owner = { 1, 2 } };
+	ruma_wal_config c = { .path = test_store_path, .message = keep, .owner = { 1, 2 } };
 	CHECK_OK(ruma_wal_open(&c, &w));
 	CHECK_OK(ruma_wal_close(w));
 	CHECK_OK(ruma_wal_open(&c, &w));
@@ -409,16 +420,16 @@ static int t_owner_and_must_exist(void)
 	c.must_exist = true;
 	CHECK_OK(ruma_wal_open(&c, &w));
 	CHECK_OK(ruma_wal_close(w));
-	unlink(path);
+	unlink(test_store_path);
 	CHECK_EQ(ruma_wal_open(&c, &w), -ENOENT);
-	CHECK(access(path, F_OK) != 0); /* not created */
-	int fd = open(path, O_CREAT | O_WRONLY, 0644);
+	CHECK(access(test_store_path, F_OK) != 0); /* not created */
+	int fd = open(test_store_path, O_CREAT | O_WRONLY, 0644);
 	CHECK(fd >= 0);
 	close(fd);
 	said[0] = 0;
 	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT); /* empty */
 	CHECK(strstr(said, "is empty"));
-	unlink(path);
+	unlink(test_store_path);
 	return TEST_PASS;
 }
 
@@ -431,45 +442,31 @@ static int t_bad_config(void)
 	CHECK_EQ(ruma_wal_open(&c, &w), -EINVAL);
 	CHECK(strstr(said, "not a regular file"));
 	char fifo[160];
-	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", test_dir);
 	CHECK_OK(mkfifo(fifo, 0644));
 	c.path = fifo;
 	said[0] = 0;
 	CHECK_EQ(ruma_wal_open(&c, &w), -EINVAL);
 	CHECK(strstr(said, "not a regular file"));
 	unlink(fifo);
-	c.path = path;
+	c.path = test_store_path;
 	c.buffer_bytes = SIZE_MAX - 100;
 	CHECK_EQ(ruma_wal_open(&c, &w), -EINVAL);
 	return TEST_PASS;
-}
-
-/* Count the records of the log (any payload); the iterator's result. */
-static int count_records(ruma_wal *w, uint32_t *n)
-{
-	ruma_wal_iter *it;
-	ruma_wal_record rec;
-	int r = ruma_wal_iter_open(w, &it);
-	if (r)
-		return r;
-	*n = 0;
-	while ((r = ruma_wal_iter_next(it, &rec)) == 1)
-		(*n)++;
-	ruma_wal_iter_close(it);
-	return r;
 }
 
 /* Open for replay and read to the end: the iterator's result, *n records. */
 static int replay_count(uint32_t *n, bool salvage)
 {
 	ruma_wal *w;
-	ruma_wal_config c = { .path = path, .message = keep, .replay = true, .salvage = salvage };
+	ruma_wal_config c = { .path = test_store_path, .message = keep, .replay = true,
+			      .salvage = salvage };
 	said[0] = 0;
 	*n = 0;
 	int r = ruma_wal_open(&c, &w);
 	if (r)
 		return r;
-	r = count_records(w, n);
+	r = walk_log(w, n, false);
 	(void)ruma_wal_close(w);
 	return r;
 }
@@ -480,7 +477,7 @@ static int write_60(uint64_t *lsn)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t end;
-	unlink(path);
+	unlink(test_store_path);
 	int r = open_log(&w, 0);
 	for (uint32_t i = 0; !r && i < 60; i++)
 		r = ruma_wal_append(w, (uint16_t)i, buf, fill(i, buf), &lsn[i], &end);
@@ -500,12 +497,12 @@ static int t_cut_at_record_end(void)
 	CHECK_OK(write_60(lsn));
 	CHECK_OK(replay_count(&got, false));
 	CHECK_EQ(got, 60u);
-	CHECK_OK(truncate(path, (off_t)(4096 + (lsn[40] - lsn[0]))));
+	CHECK_OK(truncate(test_store_path, (off_t)(4096 + (lsn[40] - lsn[0]))));
 	CHECK_EQ(replay_count(&got, false), RUMA_ECORRUPT);
 	CHECK(strstr(said, "the file was cut") && strstr(said, "salvage"));
 	CHECK_EQ(got, 40u);
 	ruma_wal *w;
-	ruma_wal_config c = { .path = path, .message = keep };
+	ruma_wal_config c = { .path = test_store_path, .message = keep };
 	CHECK_EQ(ruma_wal_open(&c, &w), RUMA_ECORRUPT);
 	CHECK_OK(open_salvage(&w, false));
 	CHECK_OK(read_back(w, &got));
@@ -516,7 +513,7 @@ static int t_cut_at_record_end(void)
 
 	/* cut inside a record (its header whole, its payload short) */
 	CHECK_OK(write_60(lsn));
-	CHECK_OK(truncate(path, (off_t)(4096 + (lsn[30] - lsn[0]) + 30)));
+	CHECK_OK(truncate(test_store_path, (off_t)(4096 + (lsn[30] - lsn[0]) + 30)));
 	CHECK_EQ(replay_count(&got, false), RUMA_ECORRUPT);
 	CHECK(strstr(said, "the file was cut"));
 	CHECK_EQ(got, 30u);
@@ -538,7 +535,7 @@ static int t_cut_at_record_end(void)
 	ruma_os_inject_clear();
 	CHECK_OK(ruma_wal_append(w, 1, buf, fill(1, buf), NULL, &end));
 	CHECK_OK(ruma_wal_close(w));
-	CHECK_OK(truncate(path, (off_t)(4096 + (cut - lsn[0]))));
+	CHECK_OK(truncate(test_store_path, (off_t)(4096 + (cut - lsn[0]))));
 	CHECK_OK(replay_count(&got, false));
 	CHECK_EQ(got, 30u + 11u);
 	return TEST_PASS;
@@ -563,7 +560,6 @@ static int t_flip_near_zero_sector(void)
 	static const unsigned char zeros[2000];
 	uint64_t lsn[50], end = 0;
 	uint32_t got;
-	unlink(path);
 	CHECK_OK(open_log(&w, 0));
 	for (uint32_t i = 0; i < 50; i++) {
 		bool z = i >= 40 && i < 45;
@@ -597,7 +593,7 @@ static int t_flip_near_zero_sector(void)
 	CHECK_EQ(got, 50u);
 	/* a torn write: the sector that holds record 47's start never landed */
 	off_t s = (at40 + (off_t)(lsn[47] - lsn[40])) / 512 * 512;
-	int fd = open(path, O_RDWR);
+	int fd = open(test_store_path, O_RDWR);
 	CHECK(fd >= 0);
 	CHECK(pwrite(fd, zeros, 512, s) == 512);
 	close(fd);
@@ -615,8 +611,7 @@ static int t_path_copied(void)
 	ruma_wal *w;
 	unsigned char b[8] = { 0 };
 	uint64_t end;
-	unlink(path);
-	snprintf(buf, sizeof(buf), "%s", path);
+	snprintf(buf, sizeof(buf), "%s", test_store_path);
 	ruma_wal_config c = { .path = buf, .message = keep };
 	CHECK_OK(ruma_wal_open(&c, &w));
 	memset(buf, 'x', sizeof(buf) - 1);
@@ -626,7 +621,7 @@ static int t_path_copied(void)
 	said[0] = 0;
 	CHECK_EQ(ruma_wal_flush(w, end), -EIO);
 	ruma_os_inject_clear();
-	CHECK(strstr(said, path) && strstr(said, "writing the log failed"));
+	CHECK(strstr(said, test_store_path) && strstr(said, "writing the log failed"));
 	(void)ruma_wal_close(w);
 	return TEST_PASS;
 }
@@ -642,7 +637,6 @@ static int t_torn_block_rewrite(void)
 	ruma_wal *w;
 	unsigned char buf[400];
 	uint64_t lsn0 = 0, old_end = 0, end = 0;
-	unlink(path);
 	CHECK_OK(open_log(&w, 0));
 	uint32_t i = 0;
 	for (; i < 7 || (old_end - lsn0 + 4096) % 512 < 64 || (old_end - lsn0 + 4096) % 512 > 400;
@@ -659,7 +653,7 @@ static int t_torn_block_rewrite(void)
 	CHECK_OK(ruma_wal_close(w));
 	/* the old sector of the rewritten block: zeros after the old end */
 	off_t at = (off_t)(4096 + (old_end - lsn0));
-	int fd = open(path, O_WRONLY);
+	int fd = open(test_store_path, O_WRONLY);
 	CHECK(fd >= 0);
 	static const char zeros[512];
 	size_t n = (size_t)(512 - at % 512);
@@ -692,12 +686,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	strcpy(dir, "/tmp/ruma-test-wal-XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
-	snprintf(path, sizeof(path), "%s/log", dir);
-	int r = test_main("wal", cases, TEST_N(cases), argc, argv);
-	unlink(path);
-	rmdir(dir);
-	return r;
+	return test_main_fixture("wal", cases, TEST_N(cases), argc, argv, &test_store_fixture);
 }

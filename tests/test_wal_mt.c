@@ -19,7 +19,7 @@
  * while they request flushes without waiting and one of them waits; after
  * reopening, every record is there once, whole, in each thread's order.
  */
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/wal.h>
 
@@ -34,8 +34,6 @@
 #define THREADS 4
 #define COMMITS 200
 
-static char dir[64];
-static char path[128];
 static ruma_wal *wal;
 static _Atomic int failures;
 static _Atomic unsigned appended; /* threads past their first append */
@@ -65,7 +63,7 @@ static void *committer(void *arg)
 
 static int t_group_commit(void)
 {
-	ruma_wal_config c = { .path = path };
+	ruma_wal_config c = { .path = test_store_path };
 	CHECK_OK(ruma_wal_open(&c, &wal));
 	uint64_t syncs0 = ruma_os_count(RUMA_SYS_FDATASYNC);
 	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 1, hold_first_sync, NULL);
@@ -109,8 +107,8 @@ static int t_group_commit(void)
  * without anyone asking. */
 static int t_background_flusher(void)
 {
-	unlink(path);
-	ruma_wal_config c = { .path = path, .flush_ms = 2 };
+	unlink(test_store_path);
+	ruma_wal_config c = { .path = test_store_path, .flush_ms = 2 };
 	CHECK_OK(ruma_wal_open(&c, &wal));
 	uint64_t end;
 	uint32_t v = 7;
@@ -175,10 +173,10 @@ static int check_ring_record(const ruma_wal_record *rec, uint32_t *next, unsigne
 
 static int t_lockfree_ring(void)
 {
-	unlink(path);
+	unlink(test_store_path);
 	atomic_store(&failures, 0);
 	/* the smallest ring the log allows: about two largest records */
-	ruma_wal_config c = { .path = path, .buffer_bytes = 1 };
+	ruma_wal_config c = { .path = test_store_path, .buffer_bytes = 1 };
 	CHECK_OK(ruma_wal_open(&c, &wal));
 	pthread_t th[RING_THREADS];
 	for (uintptr_t i = 0; i < RING_THREADS; i++)
@@ -218,12 +216,5 @@ static const struct test_case cases[] = {
 
 int main(int argc, char **argv)
 {
-	strcpy(dir, "/tmp/ruma-test-walmt-XXXXXX");
-	if (!mkdtemp(dir))
-		return 1;
-	snprintf(path, sizeof(path), "%s/log", dir);
-	int r = test_main("wal", cases, TEST_N(cases), argc, argv);
-	unlink(path);
-	rmdir(dir);
-	return r;
+	return test_main_fixture("wal", cases, TEST_N(cases), argc, argv, &test_store_fixture);
 }

@@ -7,11 +7,14 @@
 #ifndef RUMA_TEST_WAL_UTIL_H
 #define RUMA_TEST_WAL_UTIL_H
 
-#include "test.h"
+#include "fixture.h"
 
 #include <ruma/btree.h>
 
+#include "os/os.h"
+
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,12 +37,8 @@ static inline void quiet(void *ctx, const char *line)
  * pages all the time. */
 static inline void store_config(ruma_bm_config *c, const char *p)
 {
-	ruma_bm_config_default(c);
-	c->path = p;
-	c->virt_bytes = 8192ull * RUMA_BM_PAGE_SIZE;
-	c->phys_bytes = 64ull * RUMA_BM_PAGE_SIZE;
-	c->batch = 8;
-	c->max_threads = 8;
+	test_bm_config(c, p, 8192, 64);
+	c->fresh = false;
 	c->write = RUMA_BM_WRITE_PWRITE; /* the power-loss simulation tracks pwrite/pwritev */
 }
 
@@ -55,12 +54,81 @@ static inline int open_store(bool fresh, ruma_bm_durability d, ruma_bm **bm)
 	return ruma_bm_open(&c, bm);
 }
 
+/* The store at `path` (not fresh) and its tree "t"; when rec is not NULL,
+ * what the open's recovery did goes there.  0 or the first error. */
+static inline int open_tree(ruma_bm_durability d, ruma_bm **bm, ruma_btree **t,
+			    ruma_bm_recovery *rec)
+{
+	int rc = open_store(false, d, bm);
+	if (rc != 0)
+		return rc;
+	if (rec)
+		ruma_bm_get_recovery(*bm, rec);
+	if ((rc = ruma_btree_open(*bm, "t", t)) != 0)
+		ruma_bm_close(*bm);
+	return rc;
+}
+
+/* A power loss now (ruma_os_powerloss): the tree and store are closed after
+ * it, so nothing of theirs reaches the files, and the simulation disarmed.
+ * 0 or the error of ruma_os_powerloss. */
+static inline int power_off(ruma_bm *bm, ruma_btree *t)
+{
+	int rc = ruma_os_powerloss();
+	ruma_btree_release(t);
+	(void)ruma_bm_close(bm);
+	ruma_os_powerloss_disarm();
+	return rc;
+}
+
+/* Release t and close bm: the close's result. */
+static inline int close_tree(ruma_bm *bm, ruma_btree *t)
+{
+	ruma_btree_release(t);
+	return ruma_bm_close(bm);
+}
+
 static inline void key_of(uint32_t k, uint8_t out[4])
 {
 	out[0] = (uint8_t)(k >> 24);
 	out[1] = (uint8_t)(k >> 16);
 	out[2] = (uint8_t)(k >> 8);
 	out[3] = (uint8_t)k;
+}
+
+/* The key number of a 4-byte key (key_of's inverse). */
+static inline uint32_t key_num(const void *key)
+{
+	const uint8_t *b = key;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
+
+/*
+ * run_threads — start nw threads of writer (argument test_seed + i) and nr
+ * of reader (argument rarg + i), let them run for 1.5 s or until *fails is
+ * not 0, then set *stop and join them all.  0, or the error of
+ * pthread_create (the threads started are stopped and joined).
+ */
+static inline int run_threads(void *(*writer)(void *), unsigned nw, void *(*reader)(void *),
+			      unsigned nr, uintptr_t rarg, const uint64_t *fails, int *stop)
+{
+	pthread_t th[64];
+	unsigned n = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; rc == 0 && i < nw + nr && i < 64; i++) {
+		void *(*fn)(void *) = i < nw ? writer : reader;
+		uintptr_t arg = i < nw ? (uintptr_t)test_seed + i : rarg + (i - nw);
+		if ((rc = pthread_create(&th[n], NULL, fn, (void *)arg)) == 0)
+			n++;
+	}
+	uint64_t until = ruma_now_ns() + 1500000000ull;
+	while (rc == 0 && ruma_now_ns() < until && !__atomic_load_n(fails, __ATOMIC_RELAXED))
+		usleep(20000);
+	__atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	return rc ? rc : nw + nr > 64 ? -E2BIG : 0;
 }
 
 /* The value of version ver of key k (8..187 bytes). */
@@ -76,13 +144,22 @@ static inline size_t val_of(uint32_t k, uint32_t ver, uint8_t *out)
  * that its store is open (-1 outside such a child). */
 static int child_ready_fd = -1;
 
-/* In a forked child: the side file (append) and the store's tree "t" (SYNC);
- * exits with 3 if they cannot be opened.  Then tells run_and_kill that the
- * work begins (one byte on child_ready_fd). */
-static inline void child_open(int *fd, ruma_bm **bm, ruma_btree **t)
+/* What a forked child of run_and_kill works with. */
+struct child {
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_rng rng; /* seeded from run_and_kill's seed */
+	int fd;	      /* the side file */
+};
+
+/* In a forked child: c->rng seeded with seed, the side file (append) and the
+ * store's tree "t" (SYNC); exits with 3 if they cannot be opened.  Then tells
+ * run_and_kill that the work begins (one byte on child_ready_fd). */
+static inline void child_open(struct child *c, uint64_t seed)
 {
-	*fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
-	if (*fd < 0 || open_store(false, RUMA_BM_DURABLE_SYNC, bm) || ruma_btree_open(*bm, "t", t))
+	ruma_rng_seed(&c->rng, seed);
+	c->fd = open(side, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (c->fd < 0 || open_tree(RUMA_BM_DURABLE_SYNC, &c->bm, &c->t, NULL))
 		_exit(3);
 	char go = 1;
 	if (child_ready_fd >= 0 && (write(child_ready_fd, &go, 1) != 1 || close(child_ready_fd)))
@@ -128,24 +205,19 @@ static inline bool run_and_kill(void (*fn)(uint64_t), uint64_t seed)
 	       WTERMSIG(status) == SIGKILL;
 }
 
-/* Set the paths under a new temporary directory. */
-static inline int wal_dirs(const char *tmpl)
+/* The fixture of the tests with a log (test_main_fixture): a temporary
+ * directory per case, with the store, its log and the side file in it. */
+static inline int wal_setup(void)
 {
-	strcpy(dir, tmpl);
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
-	snprintf(side, sizeof(side), "%s/side", dir);
-	return 0;
+	return test_dir_make(dir, sizeof(dir), test_module, TEST_PATH(path, "store"),
+			     TEST_PATH(logpath, "store.wal"), TEST_PATH(side, "side"), NULL);
 }
 
-static inline void wal_dirs_remove(void)
+static inline void wal_teardown(void)
 {
-	unlink(path);
-	unlink(logpath);
-	unlink(side);
-	rmdir(dir);
+	test_dir_remove(dir);
 }
+
+static const struct test_fixture wal_fixture = { wal_setup, wal_teardown };
 
 #endif
