@@ -4,18 +4,24 @@
  * A step copies a small batch of entries out of the tree with one
  * ruma_btree_scan_asc / _desc from the current key (the scan callback runs
  * under a leaf latch, so it only copies), then serves the following steps
- * in the same direction from the batch.  The batch is dropped when the
+ * in the same direction from the batch.  A positioning call fills 8
+ * entries (a seek that reads one or two pays for little more); each refill
+ * in the same direction doubles the batch, up to 64, so a long walk makes
+ * one descent per 64 entries.  The batch is dropped when the
  * direction changes or the transaction wrote since it was filled (so the
  * cursor sees its transaction's own writes), and refilled from a copy of
  * the current key, skipping that key itself (scan.c does the copying).
  */
 #include "db/db_int.h"
 
+#include <ruma/core.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CURSOR_BATCH 8u
+#define CURSOR_BATCH_MIN 8u
+#define CURSOR_BATCH_MAX 64u
 
 /* ---- cursors ---------------------------------------------------------------- */
 
@@ -28,11 +34,12 @@ struct ruma_db_cursor {
 	int dir;                /* direction the batch was filled in */
 	uint64_t writes;        /* txn->writes when the batch was filled */
 	unsigned n, idx;        /* batch entries and the one after cur */
+	unsigned fill;          /* entries the next refill in dir takes */
 	bool has_hi;
 	uint16_t hilen;
 	unsigned char hi[RUMA_DB_MAX_KEY];
 	db_entry cur;
-	db_entry batch[CURSOR_BATCH];
+	db_entry batch[CURSOR_BATCH_MAX];
 };
 
 static int cursor_usable(const ruma_db_cursor *c)
@@ -51,12 +58,17 @@ int ruma_db_cursor_open(ruma_db_txn *txn, ruma_db_table *t, ruma_db_cursor **out
 	int rc = db_txn_usable(txn);
 	if (rc || !t || t->db != txn->db || !out)
 		return rc ? rc : -EINVAL;
-	ruma_db_cursor *c = calloc(1, sizeof(*c));
+	ruma_db_cursor *c = malloc(sizeof(*c)); /* the batch needs no zeroing */
 	if (!c)
 		return -ENOMEM;
 	c->txn = txn;
 	c->table = t;
 	c->gen = txn->gen;
+	c->positioned = c->deleted = c->has_hi = false;
+	c->dir = 0;
+	c->writes = 0;
+	c->n = c->idx = 0;
+	c->fill = CURSOR_BATCH_MIN;
 	*out = c;
 	return 0;
 }
@@ -82,19 +94,27 @@ int ruma_db_cursor_set_upper(ruma_db_cursor *c, const ruma_val *hi)
 	return 0;
 }
 
-/* Take the batch's next entry as the current one. */
+/* Take the batch's next entry as the current one (its used bytes only). */
 static int take(ruma_db_cursor *c)
 {
-	c->cur = c->batch[c->idx++];
+	const db_entry *e = &c->batch[c->idx++];
+	c->cur.klen = e->klen;
+	c->cur.vlen = e->vlen;
+	memcpy(c->cur.key, e->key, e->klen);
+	memcpy(c->cur.val, e->val, e->vlen);
 	c->positioned = true;
 	c->deleted = false;
 	return 0;
 }
 
-/* Fill the batch in dir from start (skipping start itself when skip). */
-static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bool skip)
+/* Fill the batch in dir from start (skipping start itself when skip): a
+ * step on in the direction of the last fill takes twice as many entries as
+ * it did, any other fill the fewest. */
+static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bool skip,
+		  bool onward)
 {
-	fill_ctx f = { .x = c->txn->x, .out = c->batch, .cap = CURSOR_BATCH, .dir = dir,
+	c->fill = onward && c->dir == dir ? RUMA_MIN(2 * c->fill, CURSOR_BATCH_MAX) : CURSOR_BATCH_MIN;
+	fill_ctx f = { .x = c->txn->x, .out = c->batch, .cap = c->fill, .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
 	int rc = db_table_state(c->txn, c->table);
@@ -115,7 +135,7 @@ static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bo
 int ruma_db_cursor_first(ruma_db_cursor *c)
 {
 	int rc = cursor_usable(c);
-	return rc ? rc : refill(c, DIR_ASC, NULL, 0, false);
+	return rc ? rc : refill(c, DIR_ASC, NULL, 0, false, false);
 }
 
 int ruma_db_cursor_last(ruma_db_cursor *c)
@@ -124,8 +144,8 @@ int ruma_db_cursor_last(ruma_db_cursor *c)
 	if (rc)
 		return rc;
 	if (c->has_hi)
-		return refill(c, DIR_DESC, c->hi, c->hilen, true);
-	return refill(c, DIR_DESC, NULL, 0, false);
+		return refill(c, DIR_DESC, c->hi, c->hilen, true, false);
+	return refill(c, DIR_DESC, NULL, 0, false, false);
 }
 
 int ruma_db_cursor_seek(ruma_db_cursor *c, const ruma_val *key)
@@ -139,7 +159,7 @@ int ruma_db_cursor_seek(ruma_db_cursor *c, const ruma_val *key)
 	if (k->key != key->data)
 		memmove(k->key, key->data, key->len);
 	k->klen = (uint16_t)key->len;
-	return refill(c, DIR_ASC, k->key, k->klen, false);
+	return refill(c, DIR_ASC, k->key, k->klen, false, false);
 }
 
 /* One step in dir from the current key. */
@@ -152,7 +172,7 @@ static int step(ruma_db_cursor *c, int dir)
 		return -EINVAL;
 	if (c->dir == dir && c->idx < c->n && c->writes == c->txn->writes)
 		return take(c);
-	return refill(c, dir, c->cur.key, c->cur.klen, true);
+	return refill(c, dir, c->cur.key, c->cur.klen, true, true);
 }
 
 int ruma_db_cursor_next(ruma_db_cursor *c)
