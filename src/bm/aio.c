@@ -368,6 +368,14 @@ unsigned ruma_bm_aio_inflight(ruma_bm *bm)
 	return a ? a->queued + a->inflight + a->done - a->prefetches : 0;
 }
 
+bool ruma_bm_all_resident(ruma_bm *bm)
+{
+	uint64_t hw = atomic_load_explicit(&bm->alloc_hw, memory_order_relaxed);
+	uint64_t held = atomic_load_explicit(&bm->phys_used, memory_order_relaxed) +
+			atomic_load_explicit(&bm->free_count, memory_order_relaxed) + bm->meta_pages;
+	return held >= hw;
+}
+
 unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n)
 {
 	struct bm_thread *t;

@@ -121,6 +121,11 @@ unsigned ruma_bm_aio_inflight(ruma_bm *bm);
  */
 unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
 
+/* ruma_bm_all_resident — every allocated page is resident (none evicted):
+ * read-ahead has nothing to do.  A hint, read without locks: the answer
+ * may be stale as soon as a page is evicted or allocated. */
+bool ruma_bm_all_resident(ruma_bm *bm);
+
 /* ruma_bm_aio_drain — wait until none of this thread's untagged reads
  * (prefetches) is in flight. */
 void ruma_bm_aio_drain(ruma_bm *bm);

@@ -1096,8 +1096,10 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		return -EINVAL;
 	scan_state s = { .t = t, .fn = fn, .ctx = ctx, .desc = desc, .clen = slen };
 	bool from_end = slen == 0;
-	/* read-ahead window: starts small, doubles per leaf up to the limit */
-	unsigned ra_max = atomic_load_explicit(&t->read_ahead, memory_order_relaxed);
+	/* read-ahead window: starts small, doubles per leaf up to the limit;
+	 * none while no page is evicted (a pool that holds the whole store) */
+	unsigned ra_max = ruma_bm_all_resident(t->bm)
+				  ? 0 : atomic_load_explicit(&t->read_ahead, memory_order_relaxed);
 	unsigned ra = RUMA_MIN(ra_max, RUMA_BTREE_READ_AHEAD_START);
 	ruma_pid next_asked = 0; /* the parent whose successor is being read */
 	if (slen) {
