@@ -121,6 +121,14 @@ static inline const char *test_lacks(const char *text, ...)
 		return TEST_SKIP;                         \
 	} while (0)
 
+/* TEST_BIND(name, fn, args...) defines the case `name` as fn(args...): the
+ * cases of one check run with different values. */
+#define TEST_BIND(name, fn, ...)          \
+	static int name(void)             \
+	{                                 \
+		return fn(__VA_ARGS__);   \
+	}
+
 /* Run fn in a forked child under alarm(seconds): a crash (any signal) or a
  * hang (SIGALRM) fails the case instead of the whole suite, and damage the
  * child does to shared state stays in the child. */
