@@ -23,10 +23,12 @@
  *     ... f.t, f.bm ...
  *     CHECK_OK(test_tree_teardown(&f));
  *
- * A failed CHECK between setup and teardown leaves the directory behind
- * (the case's verdict matters more than the clean-up).  Each part is there
- * when the test's layer sees its module's header (a test of the buffer
- * manager gets no B-tree fixture: the build's include roots keep the layers).
+ * A failed CHECK between test_tree_setup and _teardown leaves the directory
+ * behind (the case's verdict matters more than the clean-up); the per-case
+ * test_store_fixture removes its directory whatever the verdict.  Each part
+ * is there when the test's layer sees its module's header (a test of the
+ * buffer manager gets no B-tree fixture: the build's include roots keep the
+ * layers).
  */
 #ifndef RUMA_TEST_FIXTURE_H
 #define RUMA_TEST_FIXTURE_H
@@ -42,7 +44,7 @@ static char test_store_path[128]; /* "<test_dir>/store" */
 static inline int test_store_setup(void)
 {
 	return test_dir_make(test_dir, sizeof(test_dir), test_module ? test_module : "store",
-			     test_store_path, sizeof(test_store_path), "store", NULL);
+			     TEST_PATH(test_store_path, "store"), NULL);
 }
 
 /* Teardown: test_dir and everything in it removed. */

@@ -21,6 +21,11 @@
  * run) and its teardown after each case, passed or failed.  test_dir_make
  * and test_dir_remove are the temporary-directory pair such a fixture
  * starts from; tests/fixture.h has the store fixtures built on them.
+ *
+ * Also here: CHECK_HAS (a text holds each of several strings), TEST_BIND
+ * (a case that runs a check with one value), the CLI runner test_cli (one
+ * run of the ruma binary, its status and output), test_setenv_list and
+ * TEST_VA_ARGV for the drivers' parsers.
  */
 #ifndef RUMA_TEST_H
 #define RUMA_TEST_H
@@ -120,6 +125,14 @@ static inline const char *test_lacks(const char *text, ...)
 		fputc('\n', stderr);                      \
 		return TEST_SKIP;                         \
 	} while (0)
+
+/* TEST_BIND(name, fn, args...) defines the case `name` as fn(args...): the
+ * cases of one check run with different values. */
+#define TEST_BIND(name, fn, ...)          \
+	static int name(void)             \
+	{                                 \
+		return fn(__VA_ARGS__);   \
+	}
 
 /* Run fn in a forked child under alarm(seconds): a crash (any signal) or a
  * hang (SIGALRM) fails the case instead of the whole suite, and damage the

@@ -690,10 +690,7 @@ static int bytes_all_alphabets(const ruma_alloc *a)
 	return TEST_PASS;
 }
 
-static int t_bytes_model(void)
-{
-	return for_each_backend(bytes_all_alphabets);
-}
+TEST_BIND(t_bytes_model, for_each_backend, bytes_all_alphabets)
 
 static int tid_all_dists(const ruma_alloc *a)
 {
@@ -707,10 +704,7 @@ static int tid_all_dists(const ruma_alloc *a)
 	return TEST_PASS;
 }
 
-static int t_tid_model(void)
-{
-	return for_each_backend(tid_all_dists);
-}
+TEST_BIND(t_tid_model, for_each_backend, tid_all_dists)
 
 /* Bytes keys in the three distributions too: 8-byte big-endian numbers. */
 static int bytes_dists(const ruma_alloc *a)
@@ -755,10 +749,7 @@ static int bytes_dists(const ruma_alloc *a)
 	return TEST_PASS;
 }
 
-static int t_bytes_distributions(void)
-{
-	return for_each_backend(bytes_dists);
-}
+TEST_BIND(t_bytes_distributions, for_each_backend, bytes_dists)
 
 static int node_type(const ruma_art *t)
 {
@@ -970,10 +961,7 @@ static int t_cli(void)
 	return TEST_PASS;
 }
 
-static int t_fast_vs_general(void)
-{
-	return for_each_backend(pair_all_dists);
-}
+TEST_BIND(t_fast_vs_general, for_each_backend, pair_all_dists)
 
 /* Small trees: root leaf, one split, keys equal but for the last byte. */
 static int t_u64_small(void)

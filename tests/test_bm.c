@@ -168,15 +168,8 @@ static int reuse_case(bool reuse)
 	return TEST_PASS;
 }
 
-static int t_reuse(void)
-{
-	return reuse_case(true);
-}
-
-static int t_no_reuse(void)
-{
-	return reuse_case(false);
-}
+TEST_BIND(t_reuse, reuse_case, true)
+TEST_BIND(t_no_reuse, reuse_case, false)
 
 static int t_evict_tiny_pool(void)
 {
@@ -269,15 +262,8 @@ static int cleaner_case(bool on)
 	return TEST_PASS;
 }
 
-static int t_cleaner_on(void)
-{
-	return cleaner_case(true);
-}
-
-static int t_cleaner_off(void)
-{
-	return cleaner_case(false);
-}
+TEST_BIND(t_cleaner_on, cleaner_case, true)
+TEST_BIND(t_cleaner_off, cleaner_case, false)
 
 /* Every page pids[i] holds generation gen[i]. */
 static int verify_gens(ruma_bm *bm, const ruma_pid *pids, const uint64_t *gen, size_t n)
@@ -465,15 +451,8 @@ static int write_error_case(ruma_bm_write wpath)
 	return TEST_PASS;
 }
 
-static int t_write_error_pwrite(void)
-{
-	return write_error_case(RUMA_BM_WRITE_PWRITE);
-}
-
-static int t_write_error_uring(void)
-{
-	return write_error_case(RUMA_BM_WRITE_URING);
-}
+TEST_BIND(t_write_error_pwrite, write_error_case, RUMA_BM_WRITE_PWRITE)
+TEST_BIND(t_write_error_uring, write_error_case, RUMA_BM_WRITE_URING)
 
 static int t_short_file(void)
 {

@@ -622,15 +622,8 @@ static int flush_case(ruma_bm_write w)
 	return TEST_PASS;
 }
 
-static int t_flush_uring(void)
-{
-	return flush_case(RUMA_BM_WRITE_URING);
-}
-
-static int t_flush_pwritev(void)
-{
-	return flush_case(RUMA_BM_WRITE_PWRITE);
-}
+TEST_BIND(t_flush_uring, flush_case, RUMA_BM_WRITE_URING)
+TEST_BIND(t_flush_pwritev, flush_case, RUMA_BM_WRITE_PWRITE)
 
 static const struct test_case cases[] = {
 	{ "batch_matches_sync", t_batch_matches_sync_mt },

@@ -765,15 +765,8 @@ static int hermitage_all(unsigned mode)
 	return TEST_PASS;
 }
 
-static int t_hermitage_2pl(void)
-{
-	return hermitage_all(0);
-}
-
-static int t_hermitage_si(void)
-{
-	return hermitage_all(RUMA_TXN_SNAPSHOT);
-}
+TEST_BIND(t_hermitage_2pl, hermitage_all, 0)
+TEST_BIND(t_hermitage_si, hermitage_all, RUMA_TXN_SNAPSHOT)
 
 static const struct test_case cases[] = {
 	{ "uncommitted", t_uncommitted },

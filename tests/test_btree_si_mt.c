@@ -228,15 +228,8 @@ static int bank(unsigned flags)
 	return TEST_PASS;
 }
 
-static int t_bank(void)
-{
-	return bank(0);
-}
-
-static int t_bank_si(void)
-{
-	return bank(RUMA_TXN_SNAPSHOT);
-}
+TEST_BIND(t_bank, bank, 0)
+TEST_BIND(t_bank_si, bank, RUMA_TXN_SNAPSHOT)
 
 static const struct test_case cases[] = {
 	{ "bank", t_bank },

@@ -137,15 +137,8 @@ static int abort_case(ruma_bm_durability d)
 	return TEST_PASS;
 }
 
-static int t_abort_nolog(void)
-{
-	return abort_case(RUMA_BM_DURABLE_OFF);
-}
-
-static int t_abort_log(void)
-{
-	return abort_case(RUMA_BM_DURABLE_SYNC);
-}
+TEST_BIND(t_abort_nolog, abort_case, RUMA_BM_DURABLE_OFF)
+TEST_BIND(t_abort_log, abort_case, RUMA_BM_DURABLE_SYNC)
 
 static int t_conflict(void)
 {

@@ -120,10 +120,7 @@ static int t_content_uffd(void)
 	return content_case(RUMA_REWIRE_UFFD);
 }
 
-static int t_content_mremap(void)
-{
-	return content_case(RUMA_REWIRE_MREMAP);
-}
+TEST_BIND(t_content_mremap, content_case, RUMA_REWIRE_MREMAP)
 
 /* Overlapping moves inside one area, both directions. */
 static int t_overlap(void)
@@ -233,10 +230,7 @@ static int t_inject_fail_uffd(void)
 	return fail_case(RUMA_REWIRE_UFFD, RUMA_SYS_UFFDIO_MOVE);
 }
 
-static int t_inject_fail_mremap(void)
-{
-	return fail_case(RUMA_REWIRE_MREMAP, RUMA_SYS_MREMAP);
-}
+TEST_BIND(t_inject_fail_mremap, fail_case, RUMA_REWIRE_MREMAP, RUMA_SYS_MREMAP)
 
 /* Pages shared with a forked child cannot move (-EBUSY): they are copied instead. */
 static int t_busy_after_fork(void)
@@ -293,15 +287,8 @@ static int fallback_case(int err, const char *expect)
 	return TEST_PASS;
 }
 
-static int t_fallback_enosys(void)
-{
-	return fallback_case(ENOSYS, "no userfaultfd");
-}
-
-static int t_fallback_eperm(void)
-{
-	return fallback_case(EPERM, "not permitted");
-}
+TEST_BIND(t_fallback_enosys, fallback_case, ENOSYS, "no userfaultfd")
+TEST_BIND(t_fallback_eperm, fallback_case, EPERM, "not permitted")
 
 /* The mremap fallback counts two mappings per run and refuses a batch over budget. */
 static int t_mremap_budget(void)

@@ -1595,30 +1595,11 @@ static int with_huge(int (*fn)(void))
 	return r;
 }
 
-static int t_vec_model_2m_h(void)
-{
-	return with_huge(t_vec_model_2m);
-}
-
-static int t_vec_inline_paths_2m_h(void)
-{
-	return with_huge(t_vec_inline_paths_2m);
-}
-
-static int t_partition_huge_h(void)
-{
-	return with_huge(t_partition_huge);
-}
-
-static int t_snapshot_2m_h(void)
-{
-	return with_huge(t_snapshot_2m);
-}
-
-static int t_pools_h(void)
-{
-	return with_huge(t_pools);
-}
+TEST_BIND(t_vec_model_2m_h, with_huge, t_vec_model_2m)
+TEST_BIND(t_vec_inline_paths_2m_h, with_huge, t_vec_inline_paths_2m)
+TEST_BIND(t_partition_huge_h, with_huge, t_partition_huge)
+TEST_BIND(t_snapshot_2m_h, with_huge, t_snapshot_2m)
+TEST_BIND(t_pools_h, with_huge, t_pools)
 
 static const struct test_case cases[] = {
 	{ "vec_model_4k", t_vec_model_4k },

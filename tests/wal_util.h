@@ -1,8 +1,11 @@
 /*
- * wal_util.h — helpers shared by the crash tests of stores with a log
- * (test_btree_wal.c, test_btree_txn.c): the store configuration, keys and
- * values derived from (key, version), and killing a forked child at a
- * random instant.
+ * wal_util.h — helpers shared by the tests of stores with a log
+ * (test_btree_wal, _wal_mt, _txn, _si, _si_mt, _si_hist_mt): wal_fixture (a
+ * temporary directory per case with the store, its log and a side file),
+ * the store's configuration, opening it with its tree "t" and closing both,
+ * a simulated power loss, keys and values derived from (key, version),
+ * killing a forked child at a random instant, and running writer and
+ * reader threads for a while.
  */
 #ifndef RUMA_TEST_WAL_UTIL_H
 #define RUMA_TEST_WAL_UTIL_H
