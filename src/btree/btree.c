@@ -951,6 +951,60 @@ static int leaf_shared(ruma_btree *t, const uint8_t *key, size_t klen, bool last
 	}
 }
 
+/*
+ * The leaf after (desc: before) prev's in scan order, latched shared and
+ * reached through prev's parent: one step instead of a descent from the
+ * root.  The parent's version, read by the descent that found prev, is
+ * validated after the sibling's id is read and again once the sibling is
+ * latched: a split or merge of either leaf changes the parent, so an
+ * unchanged parent means the sibling still holds the keys after prev's.
+ * RUMA_RESTART when that cannot be done (no parent, prev at its edge, the
+ * parent changed): the caller descends with the search key instead.  The
+ * sibling gets a descent's checks (a leaf whose fences hold the scan's
+ * next search key), so a page written over another is RUMA_ECORRUPT here
+ * too.
+ */
+static int sibling_shared(ruma_btree *t, const path *prev, bool desc, const uint8_t *key,
+			  size_t klen, path *p)
+{
+	if (!prev->has_parent || (desc && prev->ppos == 0))
+		return RUMA_RESTART;
+	unsigned pos = desc ? prev->ppos - 1 : prev->ppos + 1;
+	bool bad = false;
+	ruma_pid c = 0;
+	olc_enter();
+	if (pos <= prev->p->count)
+		c = node_child_at(prev->p, pos, &bad);
+	olc_leave();
+	if (!c || bad || ruma_bm_validate(t->bm, prev->ppid, prev->pver))
+		return RUMA_RESTART;
+	uint64_t ver;
+	void *page;
+	int rc = ruma_bm_optimistic_child(t->bm, prev->ppid, prev->pver, c, &ver, &page);
+	if (!rc)
+		rc = ruma_bm_upgrade_s(t->bm, c, ver);
+	if (rc)
+		return rc;
+	if (ruma_bm_validate(t->bm, prev->ppid, prev->pver)) {
+		ruma_bm_unfix_s(t->bm, c);
+		return RUMA_RESTART;
+	}
+	const node *n = page;
+	enum bt_damage why = !node_plausible(n) ? BT_DMG_NODE
+			     : n->level != 0 ? BT_DMG_LEVEL
+			     : !node_covers(n, key, klen) ? BT_DMG_FENCES : 0;
+	if (why) {
+		ruma_bm_unfix_s(t->bm, c);
+		return bt_corrupt(t, c, why);
+	}
+	*p = *prev;
+	p->pid = c;
+	p->ver = ver;
+	p->n = page;
+	p->ppos = pos;
+	return 0;
+}
+
 /* Visit entry pos of the shared-latched leaf (pid, n); *stop when fn says so. */
 static int visit(scan_state *s, ruma_pid pid, const node *n, unsigned pos, bool *stop)
 {
@@ -1108,10 +1162,14 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		s.klen[0] = (unsigned)slen;
 		s.bounded = s.inclusive = true;
 	}
-	for (;;) {
-		path p = { 0 }; /* leaf_shared fills it; zeroed for the compiler's flow analysis */
-		/* descending from the end follows the right-most path */
-		int rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
+	path p = { 0 }; /* leaf_shared fills it; zeroed for the compiler's flow analysis */
+	for (bool first = true;; first = false) {
+		/* after the first leaf, its sibling through the parent when the
+		 * parent is unchanged; else (and first) a descent, from the end
+		 * along the right-most path */
+		int rc = first ? RUMA_RESTART : sibling_shared(t, &p, desc, s.cur, s.clen, &p);
+		if (rc == RUMA_RESTART)
+			rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
 		if (rc)
 			return rc;
 		unsigned rest = 0; /* of the window, past the parent's last child */
