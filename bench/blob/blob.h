@@ -41,7 +41,6 @@ typedef struct ruma_blob_conf {
 	bool sync;            /* every commit durable when it returns */
 	bool powerloss;       /* crash mode: writes must go where the simulated
 				 power loss tracks them (pwrite, not io_uring) */
-	bool stream;          /* ruma: puts through the streaming interface */
 	void (*say)(void *ctx, const char *line); /* the store's messages (NULL: stderr) */
 	void *say_ctx;
 } ruma_blob_conf;
@@ -58,6 +57,9 @@ typedef struct ruma_blob_thread {
  *          committed transaction, durable on return when conf.sync;
  *   get    the whole object id: *data valid until the next call on the
  *          thread; RUMA_ENOTFOUND when there is none;
+ *   put_stream  put through the system's streaming interface: created
+ *          with len as its size hint, data appended piece bytes at a time
+ *          (NULL: the system has none);
  *   del    remove object id: one committed transaction; RUMA_ENOTFOUND when
  *          there is none;
  *   settle make everything written so far durable and, with cold, leave no
@@ -69,12 +71,13 @@ typedef struct ruma_blob_thread {
 typedef struct ruma_blob_system {
 	const char *name;
 	const char *what; /* one line for --list and --help */
-	bool stream;      /* put goes through a streaming interface with conf.stream */
 	int (*open)(const ruma_blob_conf *c, void **store, char *err, size_t errlen);
 	int (*close)(void *store, char *err, size_t errlen);
 	int (*thread_open)(void *store, ruma_blob_thread **th, char *err, size_t errlen);
 	void (*thread_close)(ruma_blob_thread *th);
 	int (*put)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len);
+	int (*put_stream)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len,
+			  size_t piece);
 	int (*get)(ruma_blob_thread *th, uint64_t id, const void **data, size_t *len);
 	int (*del)(ruma_blob_thread *th, uint64_t id);
 	int (*settle)(void *store, bool cold, char *err, size_t errlen);
@@ -172,6 +175,7 @@ typedef struct ruma_blob_opts {
 	bool cold;                    /* --cache cold [cold] */
 	bool verify;                  /* --verify: every byte read compared */
 	bool stream;                  /* --put-mode stream (ruma) */
+	uint64_t piece;               /* --piece: bytes a streaming append hands over [64K] */
 	uint64_t memory;              /* --memory-limit [1G] */
 	const char *dir;              /* --dir [/tmp/ruma-blob] */
 	bool cgroup;                  /* --cgroup */

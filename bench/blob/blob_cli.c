@@ -41,6 +41,7 @@ static const ruma_opt options[] = {
 	  RUMA_OPT_NONEMPTY },
 	{ "--objects", RUMA_OPT_U64, O(objects), 0, 1ull << 32, "0 .. 2^32 objects", NULL, 0 },
 	{ "--data", RUMA_OPT_BYTES, O(data), 1, 1ull << 40, "1 byte .. 1 TiB", NULL, 0 },
+	{ "--piece", RUMA_OPT_BYTES, O(piece), 1, MAX_OBJECT, "1 byte .. 1 GiB", NULL, 0 },
 	{ "--threads", RUMA_OPT_UINT, O(threads), 1, RUMA_BLOB_MAX_THREADS, "1 .. 64 threads",
 	  NULL, 0 },
 	{ "--verify", RUMA_OPT_FLAG, O(verify), 0, 0, NULL, NULL, 0 },
@@ -172,7 +173,7 @@ static int resolve(struct raw *w, char *err, size_t len)
 	    (rc = two_words("--cache", w->cache, "cold", "warm", &o->cold, err, len)) ||
 	    (rc = two_words("--put-mode", w->put_mode, "stream", "whole", &o->stream, err, len)))
 		return rc;
-	if (o->stream && !o->sys->stream)
+	if (o->stream && !o->sys->put_stream)
 		return fail(err, len, "--put-mode stream: %s has no streaming interface", o->sys->name);
 	if (o->min_size > o->max_size)
 		return fail(err, len, "--min-size %" PRIu64 " is above --max-size %" PRIu64,
@@ -188,7 +189,7 @@ int ruma_blob_parse(int argc, char **argv, char *const *envp, ruma_blob_opts *o,
 {
 	struct raw w = { .o = {
 		.data = 256ull << 20, .threads = 1, .sync = true, .cold = true,
-		.memory = 1ull << 30, .dir = "/tmp/ruma-blob", .churn_ops = 10000,
+		.memory = 1ull << 30, .piece = 64u << 10, .dir = "/tmp/ruma-blob", .churn_ops = 10000,
 		.churn_keys = 256, .min_size = 100, .max_size = 10ull << 20,
 		.probe_size = 10ull << 20, .probes = 5, .kills = 100, .powerloss = 50,
 		.max_run_ms = 1000, .seed = ruma_opt_env_seed(envp),
@@ -237,6 +238,7 @@ void ruma_blob_usage(FILE *f)
 		"                     evicted (ruma: reopened; files: page cache\n"
 		"                     dropped); warm: after a read pass        [cold]\n"
 		"  --put-mode P       whole or stream (ruma's streaming interface) [whole]\n"
+		"  --piece B          bytes a streaming append hands over      [64K]\n"
 		"  --verify           compare every byte read (else the header)\n"
 		"  --memory-limit B   the store's buffer pool                  [1G]\n"
 		"  --cgroup           run inside a child memory cgroup (as ruma kv)\n"

@@ -1,10 +1,364 @@
 /*
- * crash.c — `ruma blob --mode crash` (blob.h).
+ * crash.c — `ruma blob --mode crash` (blob.h): the store killed and
+ * power-lost while it puts, streams, overwrites and deletes objects, and
+ * checked after every round.
+ *
+ * One store lives through all rounds.  In each round a child process
+ * (fork) opens it and does operations on ids 0 .. --churn-keys - 1 of
+ * log-uniform sizes in [--min-size, --max-size]: a put for an id without
+ * an object; for one with an object an overwrite, a delete or (where the
+ * system has one) a streaming put in pieces of random size, each a
+ * committed transaction.  Before each operation the child appends "B" and
+ * the operation to a side record (a file outside the store, written with
+ * write(2): a killed process's writes stay in the page cache, and the
+ * simulated power loss does not track the file), after its commit
+ * returned "C".  --kills rounds end with SIGKILL at a random instant of
+ * [--max-run / 10, --max-run] ms; --powerloss rounds with the simulated
+ * power loss (core_ext.h: every write no completed sync covered undone;
+ * every other one tears the unsynced 4 KiB writes), after which the child
+ * records nothing more (a commit that returned after it was not durable
+ * on the simulated machine).
+ *
+ * After each round the parent reads the side record into its model and
+ * reopens the store: every id whose last operation committed holds exactly
+ * that version (every byte compared, content checksum of the header's
+ * version); the one operation in flight may be there or not, whole; no id
+ * holds anything else; the store's check (ruma_db_check: every page and
+ * extent accounted for, none leaked or shared) passes.  The side record is
+ * then emptied and the next round starts from the model.
+ *
+ * Syscalls: fork, kill, waitpid, nanosleep, open/write/ftruncate/close of
+ * the side record, pthread_create (the child's power-loss timer).
  */
 #include "bench/blob/run.h"
 
+#include "core/core_ext.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POWERLOSS_STATUS 86
+
+/* What an id holds, or what the operation in flight would leave there. */
+struct obj {
+	uint64_t version, size; /* version 0: no object */
+};
+
+struct crash {
+	ruma_blob_ctx *ctx;
+	const ruma_blob_system *sys;
+	struct obj *model;      /* committed state per id */
+	struct obj pending;     /* the operation in flight at the crash */
+	uint64_t pending_id;
+	bool has_pending;
+	char dir[4200], record[4300];
+	uint64_t round;
+	/* the child's power loss */
+	uint64_t loss_ms;
+	bool torn;
+	/* totals */
+	uint64_t ops, checked, adopted;
+};
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec t = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+}
+
+/* ---- the child --------------------------------------------------------------- */
+
+static void child_fail(const char *what, const char *why)
+{
+	if (ruma_powerloss_dead())
+		for (;;)
+			sleep_ms(1000); /* the power-loss thread ends the process */
+	fprintf(stderr, "ruma blob: crash child: %s: %s\n", what, why);
+	_exit(1);
+}
+
+static void *loss_main(void *arg)
+{
+	struct crash *c = arg;
+	sleep_ms(c->loss_ms);
+	(void)ruma_powerloss_now(c->torn, NULL);
+	_exit(POWERLOSS_STATUS);
+}
+
+static void record(int fd, char kind, char op, uint64_t id, const struct obj *o)
+{
+	char line[96];
+	if (kind == 'C' && ruma_powerloss_dead())
+		return;
+	int n = snprintf(line, sizeof(line), "%c %c %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind,
+			 op, id, o->version, o->size);
+	if (write(fd, line, (size_t)n) != n)
+		child_fail("side record", strerror(errno));
+}
+
+/* One operation of the child; 0 or the system's code. */
+static int child_op(struct crash *c, ruma_blob_thread *th, ruma_rng *rng, int fd,
+		    unsigned char **buf, size_t *cap, uint64_t seq)
+{
+	const ruma_blob_opts *o = c->ctx->o;
+	uint64_t id = ruma_rng_below(rng, o->churn_keys);
+	unsigned pick = (unsigned)ruma_rng_below(rng, c->sys->put_stream ? 3 : 2);
+	if (c->model[id].version && pick == 0) {
+		struct obj none = { 0, 0 };
+		record(fd, 'B', 'D', id, &none);
+		int rc = c->sys->del(th, id);
+		if (!rc)
+			record(fd, 'C', 'D', id, &none);
+		c->model[id] = none;
+		return rc;
+	}
+	double l = log((double)o->min_size) +
+		   ruma_rng_double(rng) * (log((double)o->max_size) - log((double)o->min_size));
+	struct obj n = { (c->round << 32) | seq, (uint64_t)llround(exp(l)) };
+	if (n.size > *cap) {
+		unsigned char *b = realloc(*buf, (size_t)n.size);
+		if (!b)
+			return ruma_blob_fail(th, -ENOMEM, "out of memory");
+		*buf = b;
+		*cap = (size_t)n.size;
+	}
+	ruma_blob_fill(*buf, (size_t)n.size, id, n.version);
+	bool stream = pick == 2;
+	record(fd, 'B', stream ? 'S' : 'P', id, &n);
+	size_t piece = 1 + (size_t)ruma_rng_below(rng, n.size);
+	int rc = stream ? c->sys->put_stream(th, id, *buf, (size_t)n.size, piece)
+			: c->sys->put(th, id, *buf, (size_t)n.size);
+	if (!rc)
+		record(fd, 'C', stream ? 'S' : 'P', id, &n);
+	c->model[id] = n;
+	return rc;
+}
+
+static void child_main(struct crash *c, bool loss, uint64_t seed)
+{
+	char err[512];
+	void *store;
+	ruma_blob_thread *th;
+	ruma_rng rng;
+	pthread_t pt;
+	int fd = open(c->record, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		child_fail(c->record, strerror(errno));
+	if (loss && (ruma_powerloss_arm() || pthread_create(&pt, NULL, loss_main, c)))
+		child_fail("power loss", "cannot arm it");
+	ruma_blob_conf conf = { .dir = c->dir, .memory = c->ctx->o->memory, .sync = true,
+				.powerloss = loss };
+	if (c->sys->open(&conf, &store, err, sizeof(err)))
+		child_fail("open", err);
+	if (c->sys->thread_open(store, &th, err, sizeof(err)))
+		child_fail("thread", err);
+	ruma_rng_seed(&rng, seed);
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	for (uint64_t seq = 1;; seq++)
+		if (child_op(c, th, &rng, fd, &buf, &cap, seq))
+			child_fail("operation", th->err);
+}
+
+/* ---- the parent ---------------------------------------------------------------- */
+
+/* Fold the side record into the model; the operation in flight into pending. */
+static int read_record(struct crash *c)
+{
+	FILE *f = fopen(c->record, "re");
+	char line[128], kind, op;
+	uint64_t id;
+	struct obj o;
+	if (!f) {
+		fprintf(stderr, "ruma blob: crash: %s: %s\n", c->record, strerror(errno));
+		return 1;
+	}
+	c->has_pending = false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%c %c %" SCNu64 " %" SCNu64 " %" SCNu64, &kind, &op, &id,
+			   &o.version, &o.size) != 5 || id >= c->ctx->o->churn_keys)
+			continue; /* a line the kill cut */
+		if (kind == 'B') {
+			c->has_pending = true;
+			c->pending_id = id;
+			c->pending = o;
+		} else {
+			c->model[id] = o;
+			c->has_pending = false;
+			c->ops++;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Object id as found against the model; 0 or 1 with the reason on stderr. */
+static int check_one(struct crash *c, ruma_blob_thread *th, uint64_t id)
+{
+	const void *data;
+	size_t len;
+	uint64_t version = 0;
+	char why[320];
+	int rc = c->sys->get(th, id, &data, &len);
+	if (rc && rc != RUMA_ENOTFOUND) {
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": get %" PRIu64 ": %s\n",
+			c->round, id, th->err);
+		return 1;
+	}
+	if (!rc && ruma_blob_verify(data, len, id, true, &version, why, sizeof(why))) {
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": %s\n", c->round, why);
+		return 1;
+	}
+	struct obj found = { rc ? 0 : version, rc ? 0 : len };
+	struct obj *want = &c->model[id];
+	if (found.version == want->version && found.size == want->size)
+		return 0;
+	bool in_flight = c->has_pending && c->pending_id == id;
+	if (in_flight && found.version == c->pending.version && found.size == c->pending.size) {
+		*want = found; /* the operation in flight was durable */
+		c->adopted++;
+		return 0;
+	}
+	fprintf(stderr, "ruma blob: crash round %" PRIu64 ": object %" PRIu64 " holds version %"
+		PRIu64 " of %" PRIu64 " bytes; committed: version %" PRIu64 " of %" PRIu64
+		" bytes%s\n", c->round, id, found.version, found.size, want->version, want->size,
+		in_flight ? " (or the one in flight)" : "");
+	return 1;
+}
+
+/* Reopen the store and check every id and the store; 0 or 1. */
+static int verify(struct crash *c)
+{
+	char err[512];
+	void *store;
+	ruma_blob_thread *th;
+	ruma_blob_conf conf = { .dir = c->dir, .memory = c->ctx->o->memory, .sync = true };
+	if (c->sys->open(&conf, &store, err, sizeof(err))) {
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": reopen: %s\n", c->round, err);
+		return 1;
+	}
+	int st = c->sys->thread_open(store, &th, err, sizeof(err)) ? 1 : 0;
+	for (uint64_t id = 0; !st && id < c->ctx->o->churn_keys; id++, c->checked++)
+		st = check_one(c, th, id);
+	if (!st)
+		c->sys->thread_close(th);
+	if (!st && c->sys->check(store, err, sizeof(err))) {
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": %s\n", c->round, err);
+		st = 1;
+	}
+	if (c->sys->close(store, err, sizeof(err)) && !st) {
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": close: %s\n", c->round, err);
+		st = 1;
+	}
+	return st;
+}
+
+/* One round: the child until the kill or the power loss; 0 or 1. */
+static int one_round(struct crash *c, bool loss, ruma_rng *rng)
+{
+	const ruma_blob_opts *o = c->ctx->o;
+	uint64_t ms = o->max_run_ms / 10 + ruma_rng_below(rng, o->max_run_ms - o->max_run_ms / 10);
+	uint64_t seed = ruma_rng_next(rng);
+	c->loss_ms = ms;
+	c->torn = loss && (c->round & 1);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "ruma blob: crash: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0)
+		child_main(c, loss, seed);
+	if (!loss) {
+		sleep_ms(ms);
+		kill(pid, SIGKILL);
+	}
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	bool ended = loss ? WIFEXITED(ws) && WEXITSTATUS(ws) == POWERLOSS_STATUS
+			  : WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL;
+	if (!ended) {
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": the child ended on its own "
+			"(status %d)\n", c->round, ws);
+		return 1;
+	}
+	return read_record(c) || verify(c);
+}
+
+/* The store made once (so that no round kills its creation), the side record emptied. */
+static int prepare(struct crash *c)
+{
+	void *store;
+	char path[4200];
+	int st = ruma_blob_store_fresh(c->ctx, "crash", &store, c->dir, sizeof(c->dir));
+	if (st || (st = ruma_blob_store_close(c->ctx, store)))
+		return st;
+	snprintf(path, sizeof(path), "%s/crash.record", c->ctx->base);
+	snprintf(c->record, sizeof(c->record), "%s", path);
+	return 0;
+}
+
+static int empty_record(struct crash *c)
+{
+	int fd = open(c->record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "ruma blob: crash: %s: %s\n", c->record, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static void summary(struct crash *c)
+{
+	const ruma_blob_opts *o = c->ctx->o;
+	fprintf(stderr, "ruma blob: crash: %u kills and %u power losses survived: %" PRIu64
+		" committed operations, %" PRIu64 " objects checked byte for byte, %" PRIu64
+		" operations in flight found durable, store check passed every round\n", o->kills,
+		o->powerloss, c->ops, c->checked, c->adopted);
+	ruma_result *r = c->ctx->res;
+	ruma_result_set(r, "op", "crash");
+	ruma_result_add(r, "rounds", "rounds", (double)(o->kills + o->powerloss));
+	ruma_result_add(r, "committed", "ops", (double)c->ops);
+	ruma_result_add(r, "checked", "objects", (double)c->checked);
+	ruma_result_add(r, "adopted", "ops", (double)c->adopted);
+}
+
+/* Round i of kills + losses is a power loss: the losses spread evenly among the kills. */
+static bool is_loss(uint64_t i, uint64_t kills, uint64_t losses)
+{
+	uint64_t n = kills + losses;
+	return (i + 1) * losses / n > i * losses / n;
+}
+
 int ruma_blob_crash(ruma_blob_ctx *ctx)
 {
-	fprintf(stderr, "ruma blob: --mode crash: not in this build of %s\n", ctx->o->sys->name);
-	return 2;
+	const ruma_blob_opts *o = ctx->o;
+	struct crash c = { .ctx = ctx, .sys = o->sys };
+	ruma_rng rng;
+	c.model = calloc(o->churn_keys, sizeof(*c.model));
+	if (!c.model) {
+		fprintf(stderr, "ruma blob: out of memory\n");
+		return 1;
+	}
+	ruma_rng_seed(&rng, o->seed);
+	int st = prepare(&c);
+	for (unsigned i = 0; !st && i < o->kills + o->powerloss; i++) {
+		c.round = i + 1;
+		st = empty_record(&c) || one_round(&c, is_loss(i, o->kills, o->powerloss), &rng);
+	}
+	if (!st)
+		summary(&c);
+	free(c.model);
+	return st;
 }

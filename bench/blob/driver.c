@@ -34,7 +34,9 @@ static int do_put(ruma_blob_worker *w, uint64_t id)
 		return rc;
 	ruma_blob_fill(w->buf, (size_t)s->size, id, s->version);
 	uint64_t t0 = ruma_now_ns();
-	rc = w->sys->put(w->th, id, w->buf, (size_t)s->size);
+	rc = w->ctx->o->stream ? w->sys->put_stream(w->th, id, w->buf, (size_t)s->size,
+						     (size_t)w->ctx->o->piece)
+			       : w->sys->put(w->th, id, w->buf, (size_t)s->size);
 	ruma_kv_hist_add(w->lat, ruma_now_ns() - t0);
 	if (rc)
 		return rc;

@@ -46,8 +46,7 @@ int ruma_blob_store_fresh(ruma_blob_ctx *ctx, const char *name, void **store, ch
 			strerror(rc ? -rc : errno));
 		return 2;
 	}
-	ruma_blob_conf c = { .dir = path, .memory = o->memory, .sync = o->sync,
-			     .stream = o->stream };
+	ruma_blob_conf c = { .dir = path, .memory = o->memory, .sync = o->sync };
 	if ((rc = o->sys->open(&c, store, err, sizeof(err)))) {
 		fprintf(stderr, "ruma blob: %s: cannot open the store: %s\n", o->sys->name, err);
 		return 2;
