@@ -45,7 +45,7 @@ struct ruma_db_txn {
 	struct ruma_db_table *drops; /* tables it drops at commit */
 	struct ruma_db_txn *next_free;
 	struct ruma_db_txn *next_all; /* every object of the store, freed at close */
-	unsigned char buf[RUMA_DB_MAX_VALUE]; /* ruma_db_get's value */
+	unsigned char buf[RUMA_BTREE_MAX_VALUE]; /* ruma_db_get's value */
 };
 
 struct ruma_db {
@@ -82,7 +82,7 @@ struct ruma_db {
 typedef struct db_entry {
 	uint16_t klen, vlen;
 	unsigned char key[RUMA_DB_MAX_KEY];
-	unsigned char val[RUMA_DB_MAX_VALUE];
+	unsigned char val[RUMA_BTREE_MAX_VALUE];
 } db_entry;
 
 /* ---- scan.c ---- */
