@@ -60,6 +60,8 @@ typedef struct ruma_blob_thread {
  *   put_stream  put through the system's streaming interface: created
  *          with len as its size hint, data appended piece bytes at a time
  *          (NULL: the system has none);
+ *   append add data[0..len) at the end of object id (which exists): one
+ *          committed transaction (NULL: the system cannot append in one);
  *   del    remove object id: one committed transaction; RUMA_ENOTFOUND when
  *          there is none;
  *   settle make everything written so far durable and, with cold, leave no
@@ -78,6 +80,7 @@ typedef struct ruma_blob_system {
 	int (*put)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len);
 	int (*put_stream)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len,
 			  size_t piece);
+	int (*append)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len);
 	int (*get)(ruma_blob_thread *th, uint64_t id, const void **data, size_t *len);
 	int (*del)(ruma_blob_thread *th, uint64_t id);
 	int (*settle)(void *store, bool cold, char *err, size_t errlen);
@@ -103,20 +106,25 @@ const char *ruma_blob_system_names(char *buf, size_t len);
 
 /* ---- object contents -------------------------------------------------------- */
 
-/* The bytes an object gets: a header of id, version and length (24 bytes,
- * little-endian) and then a stream drawn from them, so that any object
- * read back can be checked against what its header claims. */
+/* The bytes an object gets: a header of id, version and RUMA_BLOB_MAGIC
+ * (24 bytes, little-endian) and then a stream drawn from id and version,
+ * so that any object read back can be checked against what its header
+ * claims, and an object grown by appends equals one put whole. */
 #define RUMA_BLOB_HEADER 24u
+#define RUMA_BLOB_MAGIC 0x424f4c42414d5552ull /* "RUMABLOB" */
 
 /* ruma_blob_fill — the content of (id, version) of len bytes into buf. */
 void ruma_blob_fill(void *buf, size_t len, uint64_t id, uint64_t version);
+
+/* ruma_blob_fill_range — bytes [off, off + n) of the content of (id, version). */
+void ruma_blob_fill_range(void *buf, uint64_t off, size_t n, uint64_t id, uint64_t version);
 
 /* ruma_blob_crc — the CRC-32C of the content of (id, version, len) (no buffer). */
 uint32_t ruma_blob_crc(uint64_t id, uint64_t version, size_t len);
 
 /*
  * ruma_blob_verify — data[0..len) is the content of object id as its header
- * says (id, version, len) and fill would write it; with full, every byte is
+ * says (id, version) and fill would write it; with full, every byte is
  * compared, else the header only.  *version (may be NULL) gets the version.
  * Returns 0 or -EIO with the reason in why.
  */
@@ -163,7 +171,7 @@ typedef enum ruma_blob_op {
 const char *ruma_blob_op_name(ruma_blob_op op);
 
 typedef struct ruma_blob_opts {
-	const ruma_blob_system *sys;  /* --system [ruma-rows] */
+	const ruma_blob_system *sys;  /* --system [ruma] */
 	ruma_blob_mode mode;          /* --mode [ops] */
 	uint64_t sizes[RUMA_BLOB_MAX_SIZES]; /* --sizes [100K,1M,10M] */
 	unsigned nsizes;

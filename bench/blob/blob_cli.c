@@ -159,7 +159,7 @@ static int resolve(struct raw *w, char *err, size_t len)
 	ruma_blob_opts *o = &w->o;
 	char names[256];
 	int rc;
-	o->sys = ruma_blob_find_system(w->system ? w->system : "ruma-rows");
+	o->sys = ruma_blob_find_system(w->system ? w->system : "ruma");
 	if (!o->sys)
 		return fail(err, len, "--system '%s': unknown (built: %s)", w->system,
 			    ruma_blob_system_names(names, sizeof(names)));
@@ -222,7 +222,7 @@ void ruma_blob_usage(FILE *f)
 		"Large values (BLOBs) in ruma's store against one file per object\n"
 		"(docs/bench/blob.md).\n"
 		"Options:\n"
-		"  --system S         built: %s  [ruma-rows]\n"
+		"  --system S         built: %s  [ruma]\n"
 		"  --mode M           ops: put, get, overwrite, delete per size;\n"
 		"                     churn: random overwrites and deletes, then a\n"
 		"                     large put against a fresh store;\n"

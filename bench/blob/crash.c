@@ -5,9 +5,10 @@
  *
  * One store lives through all rounds.  In each round a child process
  * (fork) opens it and does operations on ids 0 .. --churn-keys - 1 of
- * log-uniform sizes in [--min-size, --max-size]: a put for an id without
- * an object; for one with an object an overwrite, a delete or (where the
- * system has one) a streaming put in pieces of random size, each a
+ * log-uniform sizes in [--min-size, --max-size]: a put (whole, or where
+ * the system has one streamed in pieces of random size) for an id without
+ * an object; for one with an object a delete, an append of its own stream
+ * (where the system can) or a new version put whole or streamed; each a
  * committed transaction.  Before each operation the child appends "B" and
  * the operation to a side record (a file outside the store, written with
  * write(2): a killed process's writes stay in the page cache, and the
@@ -105,53 +106,106 @@ static void record(int fd, char kind, char op, uint64_t id, const struct obj *o)
 		child_fail("side record", strerror(errno));
 }
 
-/* One operation of the child; 0 or the system's code. */
-static int child_op(struct crash *c, ruma_blob_thread *th, ruma_rng *rng, int fd,
-		    unsigned char **buf, size_t *cap, uint64_t seq)
+/* The child's state. */
+struct child {
+	struct crash *c;
+	ruma_blob_thread *th;
+	ruma_rng rng;
+	int fd;
+	unsigned char *buf;
+	size_t cap;
+};
+
+static int child_buf(struct child *k, uint64_t len)
 {
-	const ruma_blob_opts *o = c->ctx->o;
-	uint64_t id = ruma_rng_below(rng, o->churn_keys);
-	unsigned pick = (unsigned)ruma_rng_below(rng, c->sys->put_stream ? 3 : 2);
-	if (c->model[id].version && pick == 0) {
-		struct obj none = { 0, 0 };
-		record(fd, 'B', 'D', id, &none);
-		int rc = c->sys->del(th, id);
-		if (!rc)
-			record(fd, 'C', 'D', id, &none);
-		c->model[id] = none;
-		return rc;
-	}
-	double l = log((double)o->min_size) +
-		   ruma_rng_double(rng) * (log((double)o->max_size) - log((double)o->min_size));
-	struct obj n = { (c->round << 32) | seq, (uint64_t)llround(exp(l)) };
-	if (n.size > *cap) {
-		unsigned char *b = realloc(*buf, (size_t)n.size);
-		if (!b)
-			return ruma_blob_fail(th, -ENOMEM, "out of memory");
-		*buf = b;
-		*cap = (size_t)n.size;
-	}
-	ruma_blob_fill(*buf, (size_t)n.size, id, n.version);
-	bool stream = pick == 2;
-	record(fd, 'B', stream ? 'S' : 'P', id, &n);
-	size_t piece = 1 + (size_t)ruma_rng_below(rng, n.size);
-	int rc = stream ? c->sys->put_stream(th, id, *buf, (size_t)n.size, piece)
-			: c->sys->put(th, id, *buf, (size_t)n.size);
+	if (len <= k->cap)
+		return 0;
+	unsigned char *b = realloc(k->buf, (size_t)len);
+	if (!b)
+		return ruma_blob_fail(k->th, -ENOMEM, "out of memory");
+	k->buf = b;
+	k->cap = (size_t)len;
+	return 0;
+}
+
+static uint64_t child_size(struct child *k, uint64_t lo, uint64_t hi)
+{
+	double l = log((double)lo) + ruma_rng_double(&k->rng) * (log((double)hi) - log((double)lo));
+	uint64_t v = (uint64_t)llround(exp(l));
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static int child_del(struct child *k, uint64_t id)
+{
+	struct obj none = { 0, 0 };
+	record(k->fd, 'B', 'D', id, &none);
+	int rc = k->c->sys->del(k->th, id);
 	if (!rc)
-		record(fd, 'C', stream ? 'S' : 'P', id, &n);
-	c->model[id] = n;
+		record(k->fd, 'C', 'D', id, &none);
+	k->c->model[id] = none;
 	return rc;
+}
+
+/* Bytes [from, to) of the object's stream appended to it. */
+static int child_append(struct child *k, uint64_t id)
+{
+	struct obj n = k->c->model[id];
+	uint64_t from = n.size;
+	n.size = from + child_size(k, 1, from < k->c->ctx->o->max_size
+					     ? k->c->ctx->o->max_size - from : 1);
+	int rc = child_buf(k, n.size - from);
+	if (rc)
+		return rc;
+	ruma_blob_fill_range(k->buf, from, (size_t)(n.size - from), id, n.version);
+	record(k->fd, 'B', 'A', id, &n);
+	rc = k->c->sys->append(k->th, id, k->buf, (size_t)(n.size - from));
+	if (!rc)
+		record(k->fd, 'C', 'A', id, &n);
+	k->c->model[id] = n;
+	return rc;
+}
+
+/* A new version of the object, put whole or streamed in pieces. */
+static int child_put(struct child *k, uint64_t id, bool stream, uint64_t seq)
+{
+	const ruma_blob_opts *o = k->c->ctx->o;
+	struct obj n = { (k->c->round << 32) | seq, child_size(k, o->min_size, o->max_size) };
+	int rc = child_buf(k, n.size);
+	if (rc)
+		return rc;
+	ruma_blob_fill(k->buf, (size_t)n.size, id, n.version);
+	record(k->fd, 'B', stream ? 'S' : 'P', id, &n);
+	size_t piece = 1 + (size_t)ruma_rng_below(&k->rng, n.size);
+	rc = stream ? k->c->sys->put_stream(k->th, id, k->buf, (size_t)n.size, piece)
+		    : k->c->sys->put(k->th, id, k->buf, (size_t)n.size);
+	if (!rc)
+		record(k->fd, 'C', stream ? 'S' : 'P', id, &n);
+	k->c->model[id] = n;
+	return rc;
+}
+
+/* One operation of the child; 0 or the system's code. */
+static int child_op(struct child *k, uint64_t seq)
+{
+	const ruma_blob_system *sys = k->c->sys;
+	uint64_t id = ruma_rng_below(&k->rng, k->c->ctx->o->churn_keys);
+	unsigned pick = (unsigned)ruma_rng_below(&k->rng, 4);
+	bool present = k->c->model[id].version != 0;
+	if (present && pick == 0)
+		return child_del(k, id);
+	if (present && pick == 1 && sys->append)
+		return child_append(k, id);
+	return child_put(k, id, pick >= 2 && sys->put_stream, seq);
 }
 
 static void child_main(struct crash *c, bool loss, uint64_t seed)
 {
 	char err[512];
 	void *store;
-	ruma_blob_thread *th;
-	ruma_rng rng;
+	struct child k = { .c = c };
 	pthread_t pt;
-	int fd = open(c->record, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
+	k.fd = open(c->record, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (k.fd < 0)
 		child_fail(c->record, strerror(errno));
 	if (loss && (ruma_powerloss_arm() || pthread_create(&pt, NULL, loss_main, c)))
 		child_fail("power loss", "cannot arm it");
@@ -159,14 +213,12 @@ static void child_main(struct crash *c, bool loss, uint64_t seed)
 				.powerloss = loss };
 	if (c->sys->open(&conf, &store, err, sizeof(err)))
 		child_fail("open", err);
-	if (c->sys->thread_open(store, &th, err, sizeof(err)))
+	if (c->sys->thread_open(store, &k.th, err, sizeof(err)))
 		child_fail("thread", err);
-	ruma_rng_seed(&rng, seed);
-	unsigned char *buf = NULL;
-	size_t cap = 0;
+	ruma_rng_seed(&k.rng, seed);
 	for (uint64_t seq = 1;; seq++)
-		if (child_op(c, th, &rng, fd, &buf, &cap, seq))
-			child_fail("operation", th->err);
+		if (child_op(&k, seq))
+			child_fail("operation", k.th->err);
 }
 
 /* ---- the parent ---------------------------------------------------------------- */
