@@ -23,7 +23,7 @@
 int ruma_cmd_sweep(int argc, char **argv);
 extern const char ruma_cmd_sweep_summary[];
 const char ruma_cmd_sweep_summary[] =
-	"a variants x sizes x reps grid (vmcache, art, micro, rewire, rwbench, kv) into a CSV";
+	"a variants x sizes x reps grid (vmcache, art, micro, rewire, rwbench, kv, blob) into a CSV";
 
 static void usage(FILE *f)
 {

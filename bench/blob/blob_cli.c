@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,36 +69,8 @@ static const ruma_opt options[] = {
 	{ "-h", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
 };
 
-/* "ruma blob: <message>\n" into err. */
-static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	char what[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	snprintf(err, len, "ruma blob: %s\n", what);
-	return RUMA_EPARSE;
-}
-
-static int option_error(const ruma_opt_error *e, char *err, size_t len)
-{
-	switch (e->status) {
-	case RUMA_OPT_UNKNOWN:
-		return fail(err, len, "unknown option '%s' (see --help)", e->arg);
-	case RUMA_OPT_TOOMANY:
-		return fail(err, len, "unexpected argument '%s' (see --help)", e->arg);
-	case RUMA_OPT_MISSING:
-		return fail(err, len, "%s needs a value", e->arg);
-	case RUMA_OPT_RANGE:
-		return fail(err, len, "%s %s: out of range: expected %s", e->opt->name, e->value,
-			    e->opt->help);
-	default:
-		return fail(err, len, "%s '%s': expected %s%s", e->opt->name, e->value ? e->value : "",
-			    e->opt->help, e->rc == -ERANGE ? " (too large)" : "");
-	}
-}
+/* "ruma blob: <message>\n" into err; RUMA_EPARSE. */
+#define fail(err, len, ...) ruma_opt_say("blob", err, len, __VA_ARGS__)
 
 /* --sizes: comma-separated sizes (K, M, G suffixes), 1 byte .. 1 GiB each. */
 static int parse_sizes(const char *s, ruma_blob_opts *o, char *err, size_t len)
@@ -194,18 +165,13 @@ int ruma_blob_parse(int argc, char **argv, char *const *envp, ruma_blob_opts *o,
 		.probe_size = 10ull << 20, .probes = 5, .kills = 100, .powerloss = 50,
 		.max_run_ms = 1000, .seed = ruma_opt_env_seed(envp),
 	} };
-	ruma_opt_error e;
-	int rc;
-
-	if (errlen)
-		err[0] = '\0';
+	bool help;
 	memset(o, 0, sizeof(*o));
-	if (ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, &w, NULL, 0, NULL,
-			   &e)) {
-		if (e.status != RUMA_OPT_STOPPED)
-			return option_error(&e, err, errlen);
-		o->help = true;
-		return 0;
+	int rc = ruma_opt_parse_driver("blob", options, RUMA_ARRAY_SIZE(options), argc, argv, &w,
+				       &help, err, errlen);
+	if (rc || help) {
+		o->help = help;
+		return rc;
 	}
 	if ((rc = resolve(&w, err, errlen)))
 		return rc;

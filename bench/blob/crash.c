@@ -216,9 +216,11 @@ static void child_main(struct crash *c, bool loss, uint64_t seed)
 	if (c->sys->thread_open(store, &k.th, err, sizeof(err)))
 		child_fail("thread", err);
 	ruma_rng_seed(&k.rng, seed);
-	for (uint64_t seq = 1;; seq++)
-		if (child_op(&k, seq))
-			child_fail("operation", k.th->err);
+	for (uint64_t seq = 1;; seq++) {
+		int rc = child_op(&k, seq);
+		if (rc)
+			child_fail("operation", k.th->err[0] ? k.th->err : ruma_strerror(rc));
+	}
 }
 
 /* ---- the parent ---------------------------------------------------------------- */

@@ -74,15 +74,21 @@ static int fail(ruma_blob_thread *th, int rc, const char *what, uint64_t id)
 	return ruma_blob_fail(th, rc, "object %" PRIu64 ": %s: %s", id, what, ruma_strerror(rc));
 }
 
+/* The last get ended, id's key made, a transaction begun. */
+static int begin(struct thread *t, uint64_t id, unsigned char k[8], ruma_db_txn **txn)
+{
+	end_read(t);
+	make_key(k, id);
+	return ruma_blob_db_begin(t->s, &t->base, 0, txn);
+}
+
 static int b_put(ruma_blob_thread *th, uint64_t id, const void *data, size_t len)
 {
 	struct thread *t = (struct thread *)th;
 	ruma_db_txn *txn;
 	unsigned char k[8];
-	end_read(t);
-	make_key(k, id);
 	ruma_val key = { 8, k }, v = { len, (void *)data };
-	int rc = ruma_blob_db_begin(t->s, th, 0, &txn);
+	int rc = begin(t, id, k, &txn);
 	if (rc)
 		return rc;
 	rc = fail(th, ruma_db_put(txn, t->s->table, &key, &v, 0), "put", id);
@@ -102,41 +108,36 @@ static int feed(ruma_blob_thread *th, ruma_db_blob *b, uint64_t id, const void *
 	return rc ? rc : rc2;
 }
 
-static int b_put_stream(ruma_blob_thread *th, uint64_t id, const void *data, size_t len,
-			size_t piece)
+/* A handle on object id (a new value of size hint len, or the present one
+ * when append) fed data in pieces, in one transaction. */
+static int stream(ruma_blob_thread *th, uint64_t id, bool append, const void *data, size_t len,
+		  size_t piece)
 {
 	struct thread *t = (struct thread *)th;
 	ruma_db_txn *txn;
 	ruma_db_blob *b;
 	unsigned char k[8];
-	end_read(t);
-	make_key(k, id);
 	ruma_val key = { 8, k };
-	int rc = ruma_blob_db_begin(t->s, th, 0, &txn);
+	int rc = begin(t, id, k, &txn);
 	if (rc)
 		return rc;
-	rc = fail(th, ruma_db_blob_create(txn, t->s->table, &key, len, &b), "blob create", id);
+	rc = append ? fail(th, ruma_db_blob_open(txn, t->s->table, &key, &b), "blob open", id)
+		    : fail(th, ruma_db_blob_create(txn, t->s->table, &key, len, &b), "blob create",
+			   id);
 	if (!rc)
-		rc = feed(th, b, id, data, len, piece ? piece : len);
+		rc = feed(th, b, id, data, len, piece ? piece : (len ? len : 1));
 	return ruma_blob_db_end(th, txn, rc);
+}
+
+static int b_put_stream(ruma_blob_thread *th, uint64_t id, const void *data, size_t len,
+			size_t piece)
+{
+	return stream(th, id, false, data, len, piece);
 }
 
 static int b_append(ruma_blob_thread *th, uint64_t id, const void *data, size_t len)
 {
-	struct thread *t = (struct thread *)th;
-	ruma_db_txn *txn;
-	ruma_db_blob *b;
-	unsigned char k[8];
-	end_read(t);
-	make_key(k, id);
-	ruma_val key = { 8, k };
-	int rc = ruma_blob_db_begin(t->s, th, 0, &txn);
-	if (rc)
-		return rc;
-	rc = fail(th, ruma_db_blob_open(txn, t->s->table, &key, &b), "blob open", id);
-	if (!rc)
-		rc = feed(th, b, id, data, len, len ? len : 1);
-	return ruma_blob_db_end(th, txn, rc);
+	return stream(th, id, true, data, len, len);
 }
 
 static int b_get(ruma_blob_thread *th, uint64_t id, const void **data, size_t *len)
@@ -164,10 +165,8 @@ static int b_del(ruma_blob_thread *th, uint64_t id)
 	struct thread *t = (struct thread *)th;
 	ruma_db_txn *txn;
 	unsigned char k[8];
-	end_read(t);
-	make_key(k, id);
 	ruma_val key = { 8, k };
-	int rc = ruma_blob_db_begin(t->s, th, 0, &txn);
+	int rc = begin(t, id, k, &txn);
 	if (rc)
 		return rc;
 	rc = fail(th, ruma_db_del(txn, t->s->table, &key), "delete", id);
