@@ -9,7 +9,8 @@
  * files system writes exactly its payload, the store directory's size),
  * a tiny run of each mode with well-formed CSV and result rows, the crash
  * mode surviving kills and power losses and catching a system that loses
- * committed objects, and option errors giving a clear message and exit
+ * committed objects, `ruma sweep blob` turning phases into metrics (and
+ * refusing the crash mode), and option errors giving a clear message and exit
  * status 2.
  */
 #include "test.h"
@@ -369,6 +370,37 @@ static int t_crash_run(void)
 	return TEST_PASS;
 }
 
+/* `ruma sweep blob`: each system's phases become <op>_<metric> rows; a crash
+ * run is refused before anything runs. */
+static int t_sweep(void)
+{
+	char out[128], sdir[128], *err = NULL;
+	snprintf(out, sizeof(out), "%s/sweep.csv", dir);
+	snprintf(sdir, sizeof(sdir), "dir=%s", dir);
+	char *argv[] = { NULL, "sweep", "blob", "--var", "store=ruma-rows,files", "--size",
+			 "size=40K", "--set", "objects=3", "--set", "ops=put,get", "--set", sdir,
+			 "--reps", "1", "--warmup", "0", "--quiet", "--force", "--out", out, NULL };
+	int st = test_run_cli(argv, NULL, &err);
+	if (st)
+		fprintf(stderr, "  status %d: %s\n", st, err);
+	CHECK_EQ(st, 0);
+	free(err);
+	char *csv = test_slurp(out);
+	CHECK(csv);
+	CHECK(strstr(csv, "blob,store=ruma-rows,ruma-rows,") && strstr(csv, "blob,store=files,files,"));
+	CHECK(strstr(csv, ",put_objects_per_s,") && strstr(csv, ",get_p50,s,"));
+	CHECK(strstr(csv, ",put_wa_proc,ratio,") && strstr(csv, ",put_space_amp,ratio,"));
+	CHECK(!strstr(csv, ",failed,"));
+	free(csv);
+	char *crash[] = { NULL, "sweep", "blob", "--var", "store=ruma-rows,files", "--size",
+			  "size=40K", "--set", "mode=crash", "--force", "--out", out, NULL };
+	CHECK_EQ(test_run_cli(crash, NULL, &err), 2);
+	CHECK(err && strstr(err, "a test, not a measurement"));
+	free(err);
+	unlink(out);
+	return TEST_PASS;
+}
+
 /* ---- the crash oracle catches a lost object ------------------------------------------ */
 
 static ruma_blob_system liar;
@@ -484,6 +516,7 @@ static const struct test_case cases[] = {
 	{ "churn_run", t_churn_run },
 	{ "crash_run", t_crash_run },
 	{ "crash_catches_loss", t_crash_catches_loss },
+	{ "sweep", t_sweep },
 	{ "options", t_options },
 };
 
