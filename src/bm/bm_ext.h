@@ -284,6 +284,10 @@ int ruma_bm_extent_pin(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes, 
 		       void **addr);
 void ruma_bm_extent_unpin(ruma_bm *bm, ruma_pid first, uint64_t n);
 
+/* ruma_bm_extent_addr — the address of page first (of an extent the
+ * caller holds pinned). */
+void *ruma_bm_extent_addr(ruma_bm *bm, ruma_pid first);
+
 /* ruma_bm_extent_pin_max — the most pages one pin may hold (half the pool). */
 uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm);
 

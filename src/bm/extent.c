@@ -666,6 +666,11 @@ void ruma_bm_extent_unpin(ruma_bm *bm, ruma_pid first, uint64_t n)
 		bm_unlock_s(bm, first + i);
 }
 
+void *ruma_bm_extent_addr(ruma_bm *bm, ruma_pid first)
+{
+	return bm_page(bm, first);
+}
+
 uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm)
 {
 	return RUMA_MAX(bm->phys_pages / 2, 1);
