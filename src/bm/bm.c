@@ -552,6 +552,9 @@ static void release_all(ruma_bm *bm)
 	free(bm->free_bits);
 	if (bm->fd >= 0)
 		close(bm->fd);
+	bm_extent_index_free(bm);
+	pthread_mutex_destroy(&bm->ext_sync_mu);
+	pthread_cond_destroy(&bm->ext_sync_cv);
 	pthread_mutex_destroy(&bm->alloc_mu);
 	pthread_mutex_destroy(&bm->thr_mu);
 	pthread_mutex_destroy(&bm->flush_mu);
@@ -589,6 +592,8 @@ static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 				   .aio_free = bm_aio_free,
 				   .before_write = bm_mtr_before_write };
 	pthread_mutex_init(&bm->alloc_mu, NULL);
+	pthread_mutex_init(&bm->ext_sync_mu, NULL);
+	pthread_cond_init(&bm->ext_sync_cv, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
 	pthread_mutex_init(&bm->active_mu, NULL);

@@ -82,6 +82,7 @@ struct bm_cleaner;
  *   store.c   metadata pages, capacity, checkpoints
  *   mtr.c     mini-transactions (the write-ahead log's hooks)
  *   fix.c     the latching API (fix, unfix, optimistic, upgrade)
+ *   extent.c  extents: free runs, large writes, pinned reads (BLOBs)
  *   aio.c     asynchronous reads
  *   recover.c redo / undo of a store not closed cleanly
  *   bm.c      open, close, allocation, statistics
@@ -153,6 +154,15 @@ struct ruma_bm {
 	_Atomic uint64_t free_count; /* changed under alloc_mu, read without it (stats) */
 	uint64_t free_hint;      /* word index to start the next search */
 	_Atomic uint64_t meta_slots[RUMA_BM_META_SLOTS];
+	struct bm_extents *ext;  /* free runs for extents (extent.c), built at first use */
+
+	/* group sync of extent writes (ruma_bm_extent_sync) */
+	pthread_mutex_t ext_sync_mu;
+	pthread_cond_t ext_sync_cv;
+	_Atomic uint64_t ext_sync_req;
+	uint64_t ext_sync_done;
+	bool ext_syncing;
+	int ext_sync_err;
 
 	/* threads */
 	pthread_key_t key;
@@ -251,6 +261,11 @@ int bm_wal_open(ruma_bm *bm, struct ruma_wal **out);
 int bm_undo_relog(ruma_bm *bm);
 int bm_wal_continue(ruma_bm *bm, struct ruma_wal *w);
 int bm_wal_checkpoint(ruma_bm *bm);
+
+/* extent.c — redo of a BM_WAL_EXTENT record (op, pages [first, first + n));
+ * the free-run index's release at close. */
+int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n);
+void bm_extent_index_free(ruma_bm *bm);
 
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);
