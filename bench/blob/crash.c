@@ -262,10 +262,13 @@ static int check_one(struct crash *c, ruma_blob_thread *th, uint64_t id)
 	size_t len;
 	uint64_t version = 0;
 	char why[320];
+	bool in_flight = c->has_pending && c->pending_id == id;
 	int rc = c->sys->get(th, id, &data, &len);
 	if (rc && rc != RUMA_ENOTFOUND) {
-		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": get %" PRIu64 ": %s\n",
-			c->round, id, th->err);
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": get %" PRIu64 ": %s (committed: "
+			"version %" PRIu64 " of %" PRIu64 " bytes%s)\n", c->round, id, th->err,
+			c->model[id].version, c->model[id].size,
+			in_flight ? "; an operation on it was in flight" : "");
 		return 1;
 	}
 	if (!rc && ruma_blob_verify(data, len, id, true, &version, why, sizeof(why))) {
@@ -276,7 +279,6 @@ static int check_one(struct crash *c, ruma_blob_thread *th, uint64_t id)
 	struct obj *want = &c->model[id];
 	if (found.version == want->version && found.size == want->size)
 		return 0;
-	bool in_flight = c->has_pending && c->pending_id == id;
 	if (in_flight && found.version == c->pending.version && found.size == c->pending.size) {
 		*want = found; /* the operation in flight was durable */
 		c->adopted++;
@@ -346,7 +348,16 @@ static int one_round(struct crash *c, bool loss, ruma_rng *rng)
 			"(status %d)\n", c->round, ws);
 		return 1;
 	}
-	return read_record(c) || verify(c);
+	if (read_record(c))
+		return 1;
+	if (!verify(c))
+		return 0;
+	fprintf(stderr, "ruma blob: crash round %" PRIu64 " ended by %s after %" PRIu64 " ms; the "
+		"store and its side record are kept in %s\n", c->round,
+		loss ? (c->torn ? "a power loss tearing unsynced writes" : "a power loss")
+		     : "SIGKILL", ms, c->ctx->base);
+	c->ctx->keep = true;
+	return 1;
 }
 
 /* The store made once (so that no round kills its creation), the side record emptied. */

@@ -192,6 +192,8 @@ static int setup(ruma_blob_ctx *ctx)
 
 static void teardown(ruma_blob_ctx *ctx)
 {
+	if (ctx->keep)
+		return;
 	if (ctx->base[0] && ruma_kv_store_dir_remove(ctx->base))
 		fprintf(stderr, "ruma blob: cannot remove %s\n", ctx->base);
 	else if (ctx->base[0] && ctx->made_parent)

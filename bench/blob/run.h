@@ -22,6 +22,7 @@ typedef struct ruma_blob_ctx {
 	ruma_result *res;
 	char base[4096];        /* <dir>/kv-blob-<system>: every store of the run under it */
 	bool made_parent;       /* --dir did not exist: removed at the end too */
+	bool keep;              /* leave base in place (a failed crash round's evidence) */
 	char dev_stat[128];     /* the device's stat file ("" when none) */
 	bool csv_header;        /* the CSV header is out */
 	ruma_kv_cgroup cg;
