@@ -217,7 +217,7 @@ void ruma_blob_usage(FILE *f)
 		"  --min-size B, --max-size B   log-uniform sizes              [100, 10M]\n"
 		"  --probe-size B     the put timed after the churn            [10M]\n"
 		"  --probes N         how many (median)                        [5]\n"
-		"crash:\n"
+		"crash (ids and sizes from --churn-keys, --min-size, --max-size):\n"
 		"  --kills N          rounds ended by SIGKILL                  [100]\n"
 		"  --powerloss N      rounds ended by a simulated power loss   [50]\n"
 		"  --max-run MS       a round ends within this many ms         [1000]\n"
