@@ -159,11 +159,14 @@ static int t_sizes(void)
 			CHECK(v1.data == v2.data);
 		}
 	}
-	uint8_t ff[3] = { 0xff, 0x42, 0x01 };
-	ruma_val kf = sv("ff"), vf = { 3, ff }, got;
+	uint8_t ff[3] = { 0xff, 0x42, 0x01 }, fe[2] = { 0xfe, 0xfe };
+	ruma_val kf = sv("ff"), vf = { 3, ff }, ke = sv("fe"), ve = { 2, fe }, got;
 	CHECK_OK(ruma_db_put(x, t, &kf, &vf, 0));
+	CHECK_OK(ruma_db_put(x, t, &ke, &ve, 0));
 	CHECK_OK(ruma_db_get(x, t, &kf, &got));
 	CHECK(got.len == 3 && !memcmp(got.data, ff, 3));
+	CHECK_OK(ruma_db_get(x, t, &ke, &got));
+	CHECK(got.len == 2 && !memcmp(got.data, fe, 2));
 	uint8_t one = 0;
 	ruma_val big = { RUMA_DB_MAX_VALUE + 1, &one };
 	CHECK_EQ(ruma_db_put(x, t, &kf, &big, 0), RUMA_ETOOBIG);
@@ -756,12 +759,64 @@ static int t_extents(void)
 	return TEST_PASS;
 }
 
+/* Cursors hand back BLOBs whole; dropping a table frees its BLOBs' extents
+ * with the commit (an abort keeps them). */
+static int t_cursor_drop(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t, *k;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "keep", RUMA_DB_CREATE, &k));
+	CHECK_OK(put_pattern(x, k, "a", 1, 10));
+	CHECK_OK(ruma_db_commit(x));
+	uint64_t base = pages_used(db);
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "d", RUMA_DB_CREATE, &t));
+	for (unsigned i = 0; i < 20; i++) {
+		char key[8];
+		snprintf(key, sizeof(key), "k%02u", i);
+		CHECK_OK(put_pattern(x, t, key, i, i % 2 ? 30000 + i : 10 + i));
+	}
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	ruma_db_cursor *c;
+	CHECK_OK(ruma_db_cursor_open(x, t, &c));
+	unsigned n = 0;
+	for (int r = ruma_db_cursor_first(c); r == 0; r = ruma_db_cursor_next(c), n++) {
+		ruma_val v;
+		CHECK_OK(ruma_db_cursor_get(c, NULL, &v));
+		CHECK_EQ(v.len, n % 2 ? 30000 + n : 10 + n);
+		CHECK(is_pattern(v.data, n, v.len, 0));
+	}
+	CHECK_EQ(n, 20);
+	ruma_db_cursor_close(c);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_drop(x, t));
+	CHECK_OK(ruma_db_abort(x));
+	CHECK(pages_used(db) > base + 80);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_drop(x, t));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_EQ(pages_used(db), base);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
 	{ "stream", t_stream },
 	{ "free", t_free },
 	{ "snapshot", t_snapshot },
+	{ "cursor_drop", t_cursor_drop },
 	{ "powerloss", t_powerloss },
 	{ "kill9", t_kill9 },
 	{ "faults", t_faults },

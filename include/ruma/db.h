@@ -90,7 +90,7 @@ typedef struct ruma_val {
  * for the store's own tables). */
 #define RUMA_DB_MAX_KEY RUMA_BTREE_MAX_KEY
 #define RUMA_DB_MAX_VALUE (16ull << 30)
-#define RUMA_DB_MAX_INLINE (RUMA_BTREE_MAX_VALUE - 2u)
+#define RUMA_DB_MAX_INLINE (RUMA_BTREE_MAX_VALUE - 1u)
 #define RUMA_DB_BLOB_THRESHOLD RUMA_DB_MAX_INLINE
 #define RUMA_DB_BLOB_THRESHOLD_MIN 64u
 #define RUMA_DB_MAX_NAME RUMA_BTREE_MAX_NAME

@@ -3,8 +3,8 @@
  * and Leis, "Why Files If You Have a DBMS?" (ICDE 2024).
  *
  * A row's stored bytes (the B-tree leaf's value) are one of:
- *   - the value itself, when its first byte is not 0xFF;
- *   - 0xFF 0x00 then the value: an inline value starting with 0xFF;
+ *   - the value itself, when its first byte is neither 0xFE nor 0xFF;
+ *   - 0xFE then the value: an inline value starting with 0xFE or 0xFF;
  *   - 0xFF 'B' then a BLOB state: u8 version (1), u8 extent count, u16 0,
  *     u32 0, u64 size, then per extent {u64 first page, u32 pages,
  *     u32 CRC-32C of its bytes, u64 bytes}.  The value is the extents'
@@ -42,7 +42,7 @@
 #include <string.h>
 
 #define BLOB_TAG 0xFFu
-#define BLOB_ESC 0x00u
+#define BLOB_ESC 0xFEu
 #define BLOB_MARK 0x42u /* 'B' */
 #define BLOB_VERSION 1u
 #define BLOB_HDR 16u
@@ -240,7 +240,7 @@ static int put_blob(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, con
 
 static bool fits_inline(const ruma_db *db, size_t klen, size_t vlen, bool escaped)
 {
-	size_t stored = vlen + (escaped ? 2u : 0u);
+	size_t stored = vlen + (escaped ? 1u : 0u);
 	return vlen <= db->blob_threshold && klen + stored <= RUMA_BTREE_MAX_ENTRY;
 }
 
@@ -251,16 +251,15 @@ int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const 
 		return RUMA_ETOOBIG;
 	if (key->len > RUMA_DB_MAX_KEY)
 		return RUMA_ETOOBIG;
-	bool esc = val->len && *(const uint8_t *)val->data == BLOB_TAG;
+	bool esc = val->len && *(const uint8_t *)val->data >= BLOB_ESC;
 	if (!fits_inline(txn->db, key->len, val->len, esc))
 		return put_blob(txn, t, key, val, flags);
 	if (!esc)
 		return put_stored(txn, t, key, val->data, val->len, flags);
-	uint8_t buf[RUMA_BTREE_MAX_VALUE];
-	buf[0] = BLOB_TAG;
-	buf[1] = BLOB_ESC;
-	memcpy(buf + 2, val->data, val->len);
-	return put_stored(txn, t, key, buf, val->len + 2, flags);
+	uint8_t buf[RUMA_BTREE_MAX_VALUE + 1];
+	buf[0] = BLOB_ESC;
+	memcpy(buf + 1, val->data, val->len);
+	return put_stored(txn, t, key, buf, val->len + 1, flags);
 }
 
 /* Pin a one-extent value (once per transaction and extent). */
@@ -333,12 +332,12 @@ static int copy_out(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out)
 {
 	const uint8_t *b = stored;
-	if (len == 0 || b[0] != BLOB_TAG) {
+	if (len == 0 || b[0] < BLOB_ESC) {
 		*out = (ruma_val){ len, (void *)stored };
 		return 0;
 	}
-	if (len >= 2 && b[1] == BLOB_ESC) {
-		*out = (ruma_val){ len - 2, (void *)(b + 2) };
+	if (b[0] == BLOB_ESC) {
+		*out = (ruma_val){ len - 1, (void *)(b + 1) };
 		return 0;
 	}
 	blob_state s;
