@@ -810,6 +810,45 @@ static int t_cursor_drop(void)
 	return TEST_PASS;
 }
 
+/* A value larger than half the pool: put whole and streamed, not pinned by
+ * ruma_db_get (-ENOMEM), read in ranges through the file (cold too). */
+static int t_larger_than_pool(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	o.pool_bytes = 16u << 20;
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(x, t, "whole", 1, 12u << 20));
+	ruma_val k = sv("whole"), ks = sv("streamed"), v;
+	CHECK_OK(ruma_db_blob_create(x, t, &ks, 20u << 20, &b));
+	CHECK_EQ(append_pattern(b, 2, 0, 20u << 20, 1u << 20), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_EQ(ruma_db_get(x, t, &k, &v), -ENOMEM);
+	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
+	CHECK_EQ(check_ranges(b, 1, 12u << 20), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_blob_open(x, t, &ks, &b));
+	CHECK_EQ(ruma_db_blob_size(b), 20u << 20);
+	CHECK_EQ(check_ranges(b, 2, 20u << 20), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
@@ -817,6 +856,7 @@ static const struct test_case cases[] = {
 	{ "free", t_free },
 	{ "snapshot", t_snapshot },
 	{ "cursor_drop", t_cursor_drop },
+	{ "larger_than_pool", t_larger_than_pool },
 	{ "powerloss", t_powerloss },
 	{ "kill9", t_kill9 },
 	{ "faults", t_faults },
