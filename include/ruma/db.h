@@ -420,9 +420,9 @@ RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
  * most) and reads the log written during the copy; its messages (its
  * recovery's) reach the message callback only when it fails.
  *
- * Large values: a BLOB committed while the copy runs may have its extent
- * copied before it was written (docs/blob.md, Limits): copy a store whose
- * BLOBs are not being written, or check the copy (ruma_db_check).
+ * Large values: while the copy runs, the commits of transactions that
+ * wrote BLOBs wait for it (their extents must not change under the copy),
+ * and replaced BLOBs' extents are freed after it.
  *
  * dest must not exist, nor dest.wal (-EEXIST); on an error nothing is left
  * at either path.  Errors: -EINVAL (NULL, empty dest, flags), -ENOTSUP (a

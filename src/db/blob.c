@@ -405,10 +405,50 @@ static int handles_close(ruma_db_txn *txn);
 
 int db_blobs_commit(ruma_db_txn *txn)
 {
+	ruma_db *db = txn->db;
 	int r = handles_close(txn);
-	if (!r && txn->blobs.wrote && ruma_bm_logging(txn->db->bm))
-		r = ruma_bm_extent_sync(txn->db->bm);
+	if (r || !txn->blobs.wrote)
+		return r;
+	pthread_mutex_lock(&db->blob_mu);
+	while (db->copying)
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	db->blob_commits++;
+	pthread_mutex_unlock(&db->blob_mu);
+	if (ruma_bm_logging(db->bm))
+		r = ruma_bm_extent_sync(db->bm);
+	if (r)
+		db_blobs_committed(txn);
 	return r;
+}
+
+void db_blobs_committed(ruma_db_txn *txn)
+{
+	ruma_db *db = txn->db;
+	if (!txn->blobs.wrote)
+		return;
+	pthread_mutex_lock(&db->blob_mu);
+	db->blob_commits--;
+	pthread_cond_broadcast(&db->blob_cv);
+	pthread_mutex_unlock(&db->blob_mu);
+}
+
+void db_blobs_copy_begin(ruma_db *db)
+{
+	pthread_mutex_lock(&db->blob_mu);
+	while (db->copying) /* copies run one after the other anyway */
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	db->copying = true;
+	while (db->blob_commits)
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	pthread_mutex_unlock(&db->blob_mu);
+}
+
+void db_blobs_copy_end(ruma_db *db)
+{
+	pthread_mutex_lock(&db->blob_mu);
+	db->copying = false;
+	pthread_cond_broadcast(&db->blob_cv);
+	pthread_mutex_unlock(&db->blob_mu);
 }
 
 /* Queue the extents txn replaced for freeing once its readers are gone. */
@@ -473,7 +513,7 @@ void db_blobs_reclaim(ruma_db *db, bool all)
 		return;
 	uint64_t oldest = all ? UINT64_MAX : oldest_live(db);
 	pthread_mutex_lock(&db->blob_mu);
-	while (db->deferred && db->deferred->stamp < oldest) {
+	while (!db->copying && db->deferred && db->deferred->stamp < oldest) {
 		struct db_deferred *d = db->deferred;
 		/* the commit that replaced them must be durable first */
 		int r = d->lsn ? ruma_bm_log_flush(db->bm, d->lsn) : 0;
