@@ -849,6 +849,48 @@ static int t_larger_than_pool(void)
 	return TEST_PASS;
 }
 
+/* Extent tiers and the tail extent: a value streamed without a hint takes
+ * extents of 16, 32, 64 ... pages, the last trimmed to its bytes at close,
+ * so it holds exactly the pages its bytes need; with a hint too small, the
+ * hint's extent and then tiers; with the exact hint, one extent (pinned). */
+static int t_tiers(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(x, t, "a", 1, 10));
+	CHECK_OK(ruma_db_commit(x));
+	static const struct { uint64_t hint, size; } runs[] = {
+		{ 0, 300000 }, { 100000, 300000 }, { 300000, 300000 }, { 0, 16 * 4096 },
+		{ 0, 16 * 4096 + 1 }, { 0, 48 * 4096 }, { 5, 4097 },
+	};
+	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		uint64_t base = pages_used(db);
+		ruma_val k = sv("v"), v;
+		CHECK_OK(ruma_db_begin(db, 0, &x));
+		CHECK_OK(ruma_db_blob_create(x, t, &k, runs[i].hint, &b));
+		CHECK_EQ(append_pattern(b, i, 0, runs[i].size, 0), TEST_PASS);
+		CHECK_OK(ruma_db_blob_close(b));
+		CHECK_OK(ruma_db_get(x, t, &k, &v));
+		CHECK(v.len == runs[i].size && is_pattern(v.data, i, v.len, 0));
+		if (runs[i].hint == runs[i].size)
+			CHECK(in_pool(db, v.data));
+		CHECK_OK(ruma_db_commit(x));
+		uint64_t old = i ? (runs[i - 1].size + 4095) / 4096 : 0;
+		CHECK_EQ(pages_used(db) + old, base + (runs[i].size + 4095) / 4096);
+		CHECK_OK(ruma_db_check(db));
+	}
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
@@ -856,6 +898,7 @@ static const struct test_case cases[] = {
 	{ "free", t_free },
 	{ "snapshot", t_snapshot },
 	{ "cursor_drop", t_cursor_drop },
+	{ "tiers", t_tiers },
 	{ "larger_than_pool", t_larger_than_pool },
 	{ "powerloss", t_powerloss },
 	{ "kill9", t_kill9 },
