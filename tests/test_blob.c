@@ -891,6 +891,39 @@ static int t_tiers(void)
 	return TEST_PASS;
 }
 
+/* A handle whose value cannot be stored (a snapshot writer that lost the
+ * row to a later commit) gives its extents back at close, and the
+ * transaction can still commit without leaking them. */
+static int t_close_conflict(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *a, *b;
+	ruma_db_table *t;
+	ruma_db_blob *h;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &a));
+	CHECK_OK(ruma_db_table_open(a, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(a, t, "x", 1, 10));
+	CHECK_OK(ruma_db_commit(a));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_SNAPSHOT, &a));
+	CHECK_OK(ruma_db_begin(db, 0, &b));
+	CHECK_OK(put_pattern(b, t, "k", 2, 50000));
+	CHECK_OK(ruma_db_commit(b));
+	uint64_t base = pages_used(db);
+	ruma_val k = sv("k");
+	CHECK_OK(ruma_db_blob_create(a, t, &k, 0, &h));
+	CHECK_EQ(append_pattern(h, 3, 0, 200000, 0), TEST_PASS);
+	CHECK_EQ(ruma_db_blob_close(h), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_commit(a));
+	CHECK_EQ(pages_used(db), base);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
@@ -899,6 +932,7 @@ static const struct test_case cases[] = {
 	{ "snapshot", t_snapshot },
 	{ "cursor_drop", t_cursor_drop },
 	{ "tiers", t_tiers },
+	{ "close_conflict", t_close_conflict },
 	{ "larger_than_pool", t_larger_than_pool },
 	{ "powerloss", t_powerloss },
 	{ "kill9", t_kill9 },

@@ -624,6 +624,7 @@ struct ruma_db_blob {
 	bool dirty;                  /* appended: close stores the state */
 	int err;                     /* a failed write: the handle is dead */
 	blob_state st;               /* the finished extents */
+	unsigned kept;               /* st.e[0, kept) were the value's when opened */
 	uint8_t *inl;                /* an inline value opened (not yet moved into extents) */
 	size_t inl_len;
 	uint64_t hint;               /* the size expected (0: unknown) */
@@ -734,6 +735,7 @@ int ruma_db_blob_open(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, r
 	if ((rc = blob_new(txn, t, key, &b)))
 		return rc;
 	b->st = s;
+	b->kept = s.n;
 	if (inl.len) {
 		b->inl = malloc(inl.len);
 		if (!b->inl) {
@@ -951,6 +953,17 @@ static int blob_store(ruma_db_blob *b)
 	return put_stored(b->txn, b->t, &key, enc, len, 0);
 }
 
+/* A handle that fails to store its value gives back the extents it made. */
+static void blob_discard(ruma_db_blob *b)
+{
+	if (b->has_cur)
+		extent_drop(b->txn, b->cur_first, b->cur_pages);
+	for (unsigned i = b->kept; i < b->st.n; i++)
+		extent_drop(b->txn, b->st.e[i].first, b->st.e[i].pages);
+	b->has_cur = false;
+	b->st.n = b->kept;
+}
+
 int ruma_db_blob_close(ruma_db_blob *b)
 {
 	if (!b)
@@ -958,6 +971,8 @@ int ruma_db_blob_close(ruma_db_blob *b)
 	int r = b->err ? -EIO : 0;
 	if (!r && b->dirty && b->writable)
 		r = blob_store(b);
+	if (r)
+		blob_discard(b);
 	blob_unlink(b);
 	return r;
 }
