@@ -14,7 +14,10 @@
 #include "bm/bm_ext.h"
 #include "os/os.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static char dir[128], path[192], logpath[200];
 
@@ -156,11 +159,14 @@ static int t_sizes(void)
 			CHECK(v1.data == v2.data);
 		}
 	}
-	uint8_t ff[3] = { 0xff, 0x42, 0x01 };
-	ruma_val kf = sv("ff"), vf = { 3, ff }, got;
+	uint8_t ff[3] = { 0xff, 0x42, 0x01 }, fe[2] = { 0xfe, 0xfe };
+	ruma_val kf = sv("ff"), vf = { 3, ff }, ke = sv("fe"), ve = { 2, fe }, got;
 	CHECK_OK(ruma_db_put(x, t, &kf, &vf, 0));
+	CHECK_OK(ruma_db_put(x, t, &ke, &ve, 0));
 	CHECK_OK(ruma_db_get(x, t, &kf, &got));
 	CHECK(got.len == 3 && !memcmp(got.data, ff, 3));
+	CHECK_OK(ruma_db_get(x, t, &ke, &got));
+	CHECK(got.len == 2 && !memcmp(got.data, fe, 2));
 	uint8_t one = 0;
 	ruma_val big = { RUMA_DB_MAX_VALUE + 1, &one };
 	CHECK_EQ(ruma_db_put(x, t, &kf, &big, 0), RUMA_ETOOBIG);
@@ -416,12 +422,523 @@ static int t_snapshot(void)
 	return TEST_PASS;
 }
 
+/* ---- crashes -------------------------------------------------------------------- */
+
+#define CRASH_KEYS 3u
+#define CRASH_TXNS 8u
+
+/* The plan of the crash tests: transaction j writes key j % CRASH_KEYS with
+ * seed j + 1 (size by j), streamed for odd j, or deletes it every fourth. */
+static size_t crash_size(unsigned j)
+{
+	static const size_t s[] = { 5000, 70000, 1u << 20, 300, 200000 };
+	return s[j % 5];
+}
+
+static int crash_txn(ruma_db *db, unsigned j)
+{
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	char key[8];
+	snprintf(key, sizeof(key), "k%u", j % CRASH_KEYS);
+	int r = ruma_db_begin(db, 0, &x);
+	if (r)
+		return r;
+	r = ruma_db_table_open(x, "c", RUMA_DB_CREATE, &t);
+	ruma_val k = sv(key);
+	if (!r && j % 4 == 3) {
+		r = ruma_db_del(x, t, &k);
+		r = r == RUMA_ENOTFOUND ? 0 : r;
+	} else if (!r && j % 2) {
+		ruma_db_blob *b;
+		uint8_t *p = pattern(j + 1, crash_size(j));
+		r = p ? ruma_db_blob_create(x, t, &k, 0, &b) : -ENOMEM;
+		for (size_t at = 0; !r && at < crash_size(j); at += 10000)
+			r = ruma_db_blob_append(b, p + at, RUMA_MIN(10000, crash_size(j) - at));
+		free(p);
+	} else if (!r) {
+		r = put_pattern(x, t, key, j + 1, crash_size(j));
+	}
+	if (r) {
+		(void)ruma_db_abort(x);
+		return r;
+	}
+	return ruma_db_commit(x);
+}
+
+/* Whether the store holds exactly the state after transactions [0, n). */
+static bool state_after(ruma_db *db, unsigned n)
+{
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	bool ok = !ruma_db_begin(db, RUMA_DB_RDONLY, &x);
+	int r = ok ? ruma_db_table_open(x, "c", 0, &t) : -1;
+	if (r == RUMA_ENOTFOUND) {
+		ruma_db_abort(x);
+		return n == 0;
+	}
+	ok = ok && !r;
+	for (unsigned k = 0; ok && k < CRASH_KEYS; k++) {
+		int last = -1; /* the last transaction that wrote key k */
+		for (unsigned j = 0; j < n; j++)
+			if (j % CRASH_KEYS == k)
+				last = (int)j;
+		char key[8];
+		snprintf(key, sizeof(key), "k%u", k);
+		ruma_val kk = sv(key), v;
+		r = ruma_db_get(x, t, &kk, &v);
+		if (last < 0 || last % 4 == 3)
+			ok = r == RUMA_ENOTFOUND;
+		else
+			ok = !r && v.len == crash_size((unsigned)last) &&
+			     is_pattern(v.data, (uint32_t)last + 1, v.len, 0);
+	}
+	if (ok || r != -1)
+		ruma_db_abort(x);
+	return ok;
+}
+
+static void power_off(void *ctx)
+{
+	(void)ctx;
+	(void)ruma_os_powerloss();
+}
+
+/* One run with a power loss at the nth fdatasync: every commit that
+ * returned before it is there byte for byte, at most the transactions after
+ * it, whole, and the store check finds no extent leaked or shared.  *fired
+ * tells whether the loss happened. */
+static int powerloss_run(unsigned nth, bool torn, bool *fired)
+{
+	ruma_db_options o = opts();
+	ruma_db *db;
+	unlink(path);
+	unlink(logpath);
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, nth, power_off, NULL);
+	unsigned sure = 0, tried = 0;
+	for (unsigned j = 0; j < CRASH_TXNS; j++) {
+		int r = crash_txn(db, j);
+		tried = j + 1;
+		if (ruma_os_powerloss_dead())
+			break;
+		CHECK_OK(r);
+		sure = j + 1;
+	}
+	*fired = ruma_os_powerloss_dead();
+	(void)ruma_db_close(db);
+	ruma_os_inject_clear();
+	ruma_os_powerloss_disarm();
+	(void)torn;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	bool found = false;
+	for (unsigned n = sure; n <= tried && !found; n++)
+		found = state_after(db, n);
+	CHECK(found);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	return TEST_PASS;
+}
+
+/* A simulated power loss at every fdatasync of a run of BLOB puts,
+ * streamed appends, overwrites and deletes. */
+static int t_powerloss(void)
+{
+	CHECK(!dirs());
+	unsigned runs = 0;
+	for (unsigned nth = 1; nth < 200; nth++) {
+		bool fired;
+		CHECK_EQ(powerloss_run(nth, false, &fired), TEST_PASS);
+		runs++;
+		if (!fired)
+			break;
+	}
+	printf("  %u power losses\n", runs - 1);
+	CHECK(runs > 10);
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* kill -9 of a child putting BLOBs: every reported commit is there, and the
+ * extents the child had in flight are freed at the reopen. */
+static int t_kill9(void)
+{
+	CHECK(!dirs());
+	int p[2];
+	CHECK(!pipe(p));
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		ruma_db_options o = opts();
+		ruma_db *db;
+		if (ruma_db_open(path, &o, &db))
+			_exit(2);
+		for (unsigned j = 0;; j++) {
+			if (crash_txn(db, j))
+				_exit(3);
+			if (write(p[1], &j, sizeof(j)) != sizeof(j))
+				_exit(4);
+		}
+	}
+	close(p[1]);
+	unsigned last = 0, got = 0, want = 20 + (unsigned)(ruma_rng_next(&test_rng) % 30);
+	while (got < want && read(p[0], &last, sizeof(last)) == sizeof(last))
+		got++;
+	CHECK_EQ(got, want);
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	while (read(p[0], &last, sizeof(last)) == sizeof(last))
+		got++;
+	close(p[0]);
+	ruma_db_options o = opts();
+	ruma_db *db;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK(state_after(db, last + 1) || state_after(db, last + 2));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* ---- faults ---------------------------------------------------------------------- */
+
+/* An extent write that fails gives the put a clear error and loses nothing
+ * committed; an extent read that fails gives the get one, and the next get
+ * succeeds; bytes damaged on disk are RUMA_ECORRUPT for get and range read. */
+static int t_faults(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(x, t, "a", 1, 100000));
+	CHECK_OK(put_pattern(x, t, "s", 9, 10));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, false);
+	CHECK_EQ(put_pattern(x, t, "b", 2, 100000), -EIO);
+	ruma_os_inject_clear();
+	CHECK_OK(ruma_db_abort(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	/* cold: the extent comes from the file */
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_EQ(expect(x, t, "s", 9, 10), TEST_PASS); /* the leaf is resident */
+	ruma_val ka = sv("a"), kb = sv("b"), v;
+	CHECK_EQ(ruma_db_get(x, t, &kb, &v), RUMA_ENOTFOUND);
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_db_get(x, t, &ka, &v), -EIO);
+	ruma_os_inject_clear();
+	CHECK_EQ(expect(x, t, "a", 1, 100000), TEST_PASS);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	/* damage one byte of the value in the file */
+	int fd = open(path, O_RDWR);
+	CHECK(fd >= 0);
+	uint8_t head[16], page[4096];
+	for (unsigned i = 0; i < 16; i++)
+		head[i] = pat(1, i);
+	off_t at = -1;
+	for (off_t off = 0; at < 0 && pread(fd, page, sizeof(page), off) == sizeof(page); off += 4096)
+		if (!memcmp(page, head, 16))
+			at = off;
+	CHECK(at >= 0);
+	page[100] ^= 1;
+	CHECK(pwrite(fd, page, sizeof(page), at + 4096 * 0) == sizeof(page));
+	close(fd);
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_EQ(ruma_db_get(x, t, &ka, &v), RUMA_ECORRUPT);
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_blob_open(x, t, &ka, &b));
+	size_t got;
+	CHECK_EQ(ruma_db_blob_read(b, 50000, page, 10, &got), RUMA_ECORRUPT);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* ---- free space ---------------------------------------------------------------- */
+
+/* Random overwrites and deletes of values from 100 B to 1 MiB: the store's
+ * pages in use stay within 1.3x of the live bytes (plus the B-tree's pages),
+ * and the store check accounts for every page. */
+static int t_churn(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	enum { KEYS = 40 };
+	uint64_t live[KEYS] = { 0 };
+	uint8_t *buf = pattern(7, 1u << 20);
+	CHECK(buf);
+	uint64_t base = pages_used(db), base_hw = ruma_bm_high_water(ruma_db_bm(db));
+	uint64_t live_max = 0, bytes = 0;
+	for (unsigned i = 0; i < 1500; i++) {
+		unsigned k = (unsigned)(ruma_rng_next(&test_rng) % KEYS);
+		char key[8];
+		snprintf(key, sizeof(key), "k%u", k);
+		ruma_val kk = sv(key);
+		CHECK_OK(ruma_db_begin(db, 0, &x));
+		CHECK_OK(ruma_db_table_open(x, "c", RUMA_DB_CREATE, &t));
+		if (ruma_rng_next(&test_rng) % 5 == 0) {
+			int r = ruma_db_del(x, t, &kk);
+			CHECK(r == 0 || r == RUMA_ENOTFOUND);
+			live[k] = 0;
+		} else {
+			size_t n = (size_t)(100 + ruma_rng_next(&test_rng) % (1u << 20));
+			ruma_val v = { n, buf };
+			CHECK_OK(ruma_db_put(x, t, &kk, &v, 0));
+			live[k] = n;
+		}
+		CHECK_OK(ruma_db_commit(x));
+		bytes = 0;
+		for (unsigned j = 0; j < KEYS; j++)
+			bytes += live[j];
+		live_max = bytes > live_max ? bytes : live_max;
+	}
+	uint64_t hw = ruma_bm_high_water(ruma_db_bm(db)) - base_hw, used = pages_used(db) - base;
+	printf("  live %.1f MiB (at most %.1f), data pages in use %.1f MiB, store grew by %.1f "
+	       "MiB\n", bytes / 1048576.0, live_max / 1048576.0, used * 4096 / 1048576.0,
+	       hw * 4096 / 1048576.0);
+	CHECK(used * 4096 <= bytes + KEYS * 4096 + (64u << 10));
+	CHECK(hw * 4096 <= live_max * 13 / 10 + (1u << 20));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	free(buf);
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* The extent allocator: a freed run is found again, neighbours merge, a run
+ * cut by single-page allocations is split, double frees are refused. */
+static int t_extents(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	ruma_bm *bm = ruma_db_bm(db);
+	ruma_pid a, b, c, d;
+	CHECK_OK(ruma_bm_extent_alloc(bm, 10, &a));
+	CHECK_OK(ruma_bm_extent_alloc(bm, 20, &b));
+	CHECK_OK(ruma_bm_extent_alloc(bm, 30, &c));
+	CHECK_EQ(b, a + 10);
+	CHECK_EQ(c, b + 20);
+	CHECK_OK(ruma_bm_extent_free(bm, a, 10));
+	CHECK_OK(ruma_bm_extent_free(bm, c, 30));
+	CHECK_EQ(ruma_bm_extent_free(bm, a, 10), -EINVAL);
+	CHECK_OK(ruma_bm_extent_free(bm, b, 20)); /* merges into one run of 60 */
+	uint64_t hw = ruma_bm_high_water(bm);
+	CHECK_OK(ruma_bm_extent_alloc(bm, 60, &d));
+	CHECK_EQ(d, a);
+	CHECK_EQ(ruma_bm_high_water(bm), hw);
+	CHECK_OK(ruma_bm_extent_free(bm, d, 60));
+	CHECK_OK(ruma_bm_extent_alloc(bm, 25, &d)); /* a piece of the run */
+	CHECK_EQ(d, a);
+	CHECK_OK(ruma_bm_extent_alloc(bm, 35, &d));
+	CHECK_EQ(d, a + 25);
+	CHECK_OK(ruma_bm_extent_free(bm, a, 60));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* Cursors hand back BLOBs whole; dropping a table frees its BLOBs' extents
+ * with the commit (an abort keeps them). */
+static int t_cursor_drop(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t, *k;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "keep", RUMA_DB_CREATE, &k));
+	CHECK_OK(put_pattern(x, k, "a", 1, 10));
+	CHECK_OK(ruma_db_commit(x));
+	uint64_t base = pages_used(db);
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "d", RUMA_DB_CREATE, &t));
+	for (unsigned i = 0; i < 20; i++) {
+		char key[8];
+		snprintf(key, sizeof(key), "k%02u", i);
+		CHECK_OK(put_pattern(x, t, key, i, i % 2 ? 30000 + i : 10 + i));
+	}
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	ruma_db_cursor *c;
+	CHECK_OK(ruma_db_cursor_open(x, t, &c));
+	unsigned n = 0;
+	for (int r = ruma_db_cursor_first(c); r == 0; r = ruma_db_cursor_next(c), n++) {
+		ruma_val v;
+		CHECK_OK(ruma_db_cursor_get(c, NULL, &v));
+		CHECK_EQ(v.len, n % 2 ? 30000 + n : 10 + n);
+		CHECK(is_pattern(v.data, n, v.len, 0));
+	}
+	CHECK_EQ(n, 20);
+	ruma_db_cursor_close(c);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_drop(x, t));
+	CHECK_OK(ruma_db_abort(x));
+	CHECK(pages_used(db) > base + 80);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_drop(x, t));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_EQ(pages_used(db), base);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* A value larger than half the pool: put whole and streamed, not pinned by
+ * ruma_db_get (-ENOMEM), read in ranges through the file (cold too). */
+static int t_larger_than_pool(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	o.pool_bytes = 16u << 20;
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(x, t, "whole", 1, 12u << 20));
+	ruma_val k = sv("whole"), ks = sv("streamed"), v;
+	CHECK_OK(ruma_db_blob_create(x, t, &ks, 20u << 20, &b));
+	CHECK_EQ(append_pattern(b, 2, 0, 20u << 20, 1u << 20), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_EQ(ruma_db_get(x, t, &k, &v), -ENOMEM);
+	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
+	CHECK_EQ(check_ranges(b, 1, 12u << 20), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_blob_open(x, t, &ks, &b));
+	CHECK_EQ(ruma_db_blob_size(b), 20u << 20);
+	CHECK_EQ(check_ranges(b, 2, 20u << 20), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* Extent tiers and the tail extent: a value streamed without a hint takes
+ * extents of 16, 32, 64 ... pages, the last trimmed to its bytes at close,
+ * so it holds exactly the pages its bytes need; with a hint too small, the
+ * hint's extent and then tiers; with the exact hint, one extent (pinned). */
+static int t_tiers(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(x, t, "a", 1, 10));
+	CHECK_OK(ruma_db_commit(x));
+	static const struct { uint64_t hint, size; } runs[] = {
+		{ 0, 300000 }, { 100000, 300000 }, { 300000, 300000 }, { 0, 16 * 4096 },
+		{ 0, 16 * 4096 + 1 }, { 0, 48 * 4096 }, { 5, 4097 },
+	};
+	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		uint64_t base = pages_used(db);
+		ruma_val k = sv("v"), v;
+		CHECK_OK(ruma_db_begin(db, 0, &x));
+		CHECK_OK(ruma_db_blob_create(x, t, &k, runs[i].hint, &b));
+		CHECK_EQ(append_pattern(b, i, 0, runs[i].size, 0), TEST_PASS);
+		CHECK_OK(ruma_db_blob_close(b));
+		CHECK_OK(ruma_db_get(x, t, &k, &v));
+		CHECK(v.len == runs[i].size && is_pattern(v.data, i, v.len, 0));
+		if (runs[i].hint == runs[i].size)
+			CHECK(in_pool(db, v.data));
+		CHECK_OK(ruma_db_commit(x));
+		uint64_t old = i ? (runs[i - 1].size + 4095) / 4096 : 0;
+		CHECK_EQ(pages_used(db) + old, base + (runs[i].size + 4095) / 4096);
+		CHECK_OK(ruma_db_check(db));
+	}
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* A handle whose value cannot be stored (a snapshot writer that lost the
+ * row to a later commit) gives its extents back at close, and the
+ * transaction can still commit without leaking them. */
+static int t_close_conflict(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *a, *b;
+	ruma_db_table *t;
+	ruma_db_blob *h;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &a));
+	CHECK_OK(ruma_db_table_open(a, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(put_pattern(a, t, "x", 1, 10));
+	CHECK_OK(ruma_db_commit(a));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_SNAPSHOT, &a));
+	CHECK_OK(ruma_db_begin(db, 0, &b));
+	CHECK_OK(put_pattern(b, t, "k", 2, 50000));
+	CHECK_OK(ruma_db_commit(b));
+	uint64_t base = pages_used(db);
+	ruma_val k = sv("k");
+	CHECK_OK(ruma_db_blob_create(a, t, &k, 0, &h));
+	CHECK_EQ(append_pattern(h, 3, 0, 200000, 0), TEST_PASS);
+	CHECK_EQ(ruma_db_blob_close(h), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_commit(a));
+	CHECK_EQ(pages_used(db), base);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
 	{ "stream", t_stream },
 	{ "free", t_free },
 	{ "snapshot", t_snapshot },
+	{ "cursor_drop", t_cursor_drop },
+	{ "tiers", t_tiers },
+	{ "close_conflict", t_close_conflict },
+	{ "larger_than_pool", t_larger_than_pool },
+	{ "powerloss", t_powerloss },
+	{ "kill9", t_kill9 },
+	{ "faults", t_faults },
+	{ "churn", t_churn },
+	{ "extents", t_extents },
 };
 
 int main(int argc, char **argv)

@@ -90,7 +90,7 @@ typedef struct ruma_val {
  * for the store's own tables). */
 #define RUMA_DB_MAX_KEY RUMA_BTREE_MAX_KEY
 #define RUMA_DB_MAX_VALUE (16ull << 30)
-#define RUMA_DB_MAX_INLINE (RUMA_BTREE_MAX_VALUE - 2u)
+#define RUMA_DB_MAX_INLINE (RUMA_BTREE_MAX_VALUE - 1u)
 #define RUMA_DB_BLOB_THRESHOLD RUMA_DB_MAX_INLINE
 #define RUMA_DB_BLOB_THRESHOLD_MIN 64u
 #define RUMA_DB_MAX_NAME RUMA_BTREE_MAX_NAME
@@ -419,6 +419,10 @@ RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
  * The opening of dest takes memory for its own buffer pool (64 MiB at
  * most) and reads the log written during the copy; its messages (its
  * recovery's) reach the message callback only when it fails.
+ *
+ * Large values: while the copy runs, the commits of transactions that
+ * wrote BLOBs wait for it (their extents must not change under the copy),
+ * and replaced BLOBs' extents are freed after it.
  *
  * dest must not exist, nor dest.wal (-EEXIST); on an error nothing is left
  * at either path.  Errors: -EINVAL (NULL, empty dest, flags), -ENOTSUP (a

@@ -3,8 +3,8 @@
  * and Leis, "Why Files If You Have a DBMS?" (ICDE 2024).
  *
  * A row's stored bytes (the B-tree leaf's value) are one of:
- *   - the value itself, when its first byte is not 0xFF;
- *   - 0xFF 0x00 then the value: an inline value starting with 0xFF;
+ *   - the value itself, when its first byte is neither 0xFE nor 0xFF;
+ *   - 0xFE then the value: an inline value starting with 0xFE or 0xFF;
  *   - 0xFF 'B' then a BLOB state: u8 version (1), u8 extent count, u16 0,
  *     u32 0, u64 size, then per extent {u64 first page, u32 pages,
  *     u32 CRC-32C of its bytes, u64 bytes}.  The value is the extents'
@@ -42,7 +42,7 @@
 #include <string.h>
 
 #define BLOB_TAG 0xFFu
-#define BLOB_ESC 0x00u
+#define BLOB_ESC 0xFEu
 #define BLOB_MARK 0x42u /* 'B' */
 #define BLOB_VERSION 1u
 #define BLOB_HDR 16u
@@ -240,7 +240,7 @@ static int put_blob(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, con
 
 static bool fits_inline(const ruma_db *db, size_t klen, size_t vlen, bool escaped)
 {
-	size_t stored = vlen + (escaped ? 2u : 0u);
+	size_t stored = vlen + (escaped ? 1u : 0u);
 	return vlen <= db->blob_threshold && klen + stored <= RUMA_BTREE_MAX_ENTRY;
 }
 
@@ -251,16 +251,15 @@ int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const 
 		return RUMA_ETOOBIG;
 	if (key->len > RUMA_DB_MAX_KEY)
 		return RUMA_ETOOBIG;
-	bool esc = val->len && *(const uint8_t *)val->data == BLOB_TAG;
+	bool esc = val->len && *(const uint8_t *)val->data >= BLOB_ESC;
 	if (!fits_inline(txn->db, key->len, val->len, esc))
 		return put_blob(txn, t, key, val, flags);
 	if (!esc)
 		return put_stored(txn, t, key, val->data, val->len, flags);
-	uint8_t buf[RUMA_BTREE_MAX_VALUE];
-	buf[0] = BLOB_TAG;
-	buf[1] = BLOB_ESC;
-	memcpy(buf + 2, val->data, val->len);
-	return put_stored(txn, t, key, buf, val->len + 2, flags);
+	uint8_t buf[RUMA_BTREE_MAX_VALUE + 1];
+	buf[0] = BLOB_ESC;
+	memcpy(buf + 1, val->data, val->len);
+	return put_stored(txn, t, key, buf, val->len + 1, flags);
 }
 
 /* Pin a one-extent value (once per transaction and extent). */
@@ -333,12 +332,12 @@ static int copy_out(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out)
 {
 	const uint8_t *b = stored;
-	if (len == 0 || b[0] != BLOB_TAG) {
+	if (len == 0 || b[0] < BLOB_ESC) {
 		*out = (ruma_val){ len, (void *)stored };
 		return 0;
 	}
-	if (len >= 2 && b[1] == BLOB_ESC) {
-		*out = (ruma_val){ len - 2, (void *)(b + 2) };
+	if (b[0] == BLOB_ESC) {
+		*out = (ruma_val){ len - 1, (void *)(b + 1) };
 		return 0;
 	}
 	blob_state s;
@@ -406,10 +405,50 @@ static int handles_close(ruma_db_txn *txn);
 
 int db_blobs_commit(ruma_db_txn *txn)
 {
+	ruma_db *db = txn->db;
 	int r = handles_close(txn);
-	if (!r && txn->blobs.wrote && ruma_bm_logging(txn->db->bm))
-		r = ruma_bm_extent_sync(txn->db->bm);
+	if (r || !txn->blobs.wrote)
+		return r;
+	pthread_mutex_lock(&db->blob_mu);
+	while (db->copying)
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	db->blob_commits++;
+	pthread_mutex_unlock(&db->blob_mu);
+	if (ruma_bm_logging(db->bm))
+		r = ruma_bm_extent_sync(db->bm);
+	if (r)
+		db_blobs_committed(txn);
 	return r;
+}
+
+void db_blobs_committed(ruma_db_txn *txn)
+{
+	ruma_db *db = txn->db;
+	if (!txn->blobs.wrote)
+		return;
+	pthread_mutex_lock(&db->blob_mu);
+	db->blob_commits--;
+	pthread_cond_broadcast(&db->blob_cv);
+	pthread_mutex_unlock(&db->blob_mu);
+}
+
+void db_blobs_copy_begin(ruma_db *db)
+{
+	pthread_mutex_lock(&db->blob_mu);
+	while (db->copying) /* copies run one after the other anyway */
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	db->copying = true;
+	while (db->blob_commits)
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	pthread_mutex_unlock(&db->blob_mu);
+}
+
+void db_blobs_copy_end(ruma_db *db)
+{
+	pthread_mutex_lock(&db->blob_mu);
+	db->copying = false;
+	pthread_cond_broadcast(&db->blob_cv);
+	pthread_mutex_unlock(&db->blob_mu);
 }
 
 /* Queue the extents txn replaced for freeing once its readers are gone. */
@@ -474,7 +513,7 @@ void db_blobs_reclaim(ruma_db *db, bool all)
 		return;
 	uint64_t oldest = all ? UINT64_MAX : oldest_live(db);
 	pthread_mutex_lock(&db->blob_mu);
-	while (db->deferred && db->deferred->stamp < oldest) {
+	while (!db->copying && db->deferred && db->deferred->stamp < oldest) {
 		struct db_deferred *d = db->deferred;
 		/* the commit that replaced them must be durable first */
 		int r = d->lsn ? ruma_bm_log_flush(db->bm, d->lsn) : 0;
@@ -585,6 +624,7 @@ struct ruma_db_blob {
 	bool dirty;                  /* appended: close stores the state */
 	int err;                     /* a failed write: the handle is dead */
 	blob_state st;               /* the finished extents */
+	unsigned kept;               /* st.e[0, kept) were the value's when opened */
 	uint8_t *inl;                /* an inline value opened (not yet moved into extents) */
 	size_t inl_len;
 	uint64_t hint;               /* the size expected (0: unknown) */
@@ -695,6 +735,7 @@ int ruma_db_blob_open(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, r
 	if ((rc = blob_new(txn, t, key, &b)))
 		return rc;
 	b->st = s;
+	b->kept = s.n;
 	if (inl.len) {
 		b->inl = malloc(inl.len);
 		if (!b->inl) {
@@ -912,6 +953,17 @@ static int blob_store(ruma_db_blob *b)
 	return put_stored(b->txn, b->t, &key, enc, len, 0);
 }
 
+/* A handle that fails to store its value gives back the extents it made. */
+static void blob_discard(ruma_db_blob *b)
+{
+	if (b->has_cur)
+		extent_drop(b->txn, b->cur_first, b->cur_pages);
+	for (unsigned i = b->kept; i < b->st.n; i++)
+		extent_drop(b->txn, b->st.e[i].first, b->st.e[i].pages);
+	b->has_cur = false;
+	b->st.n = b->kept;
+}
+
 int ruma_db_blob_close(ruma_db_blob *b)
 {
 	if (!b)
@@ -919,6 +971,8 @@ int ruma_db_blob_close(ruma_db_blob *b)
 	int r = b->err ? -EIO : 0;
 	if (!r && b->dirty && b->writable)
 		r = blob_store(b);
+	if (r)
+		blob_discard(b);
 	blob_unlink(b);
 	return r;
 }

@@ -250,6 +250,7 @@ static void db_free(ruma_db *db)
 		free(x);
 	}
 	pthread_mutex_destroy(&db->blob_mu);
+	pthread_cond_destroy(&db->blob_cv);
 	ruma_btree_release(db->registry);
 	free(db->path);
 	pthread_mutex_destroy(&db->mu);
@@ -289,6 +290,7 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	pthread_mutex_init(&db->ckpt_run, NULL);
 	pthread_cond_init(&db->ckpt_cond, NULL);
 	pthread_mutex_init(&db->blob_mu, NULL);
+	pthread_cond_init(&db->blob_cv, NULL);
 	db->deferred_tail = &db->deferred;
 	db->blob_threshold = opt->blob_threshold ? opt->blob_threshold : RUMA_DB_BLOB_THRESHOLD;
 	db->flags = opt->flags;
@@ -456,6 +458,7 @@ int ruma_db_commit(ruma_db_txn *txn)
 		return rc;
 	}
 	rc = ruma_txn_commit(txn->x);
+	db_blobs_committed(txn);
 	db_blobs_end(txn, rc == 0);
 	int rc2 = drops_end(txn, rc == 0);
 	txn_end(txn);

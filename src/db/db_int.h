@@ -109,6 +109,9 @@ struct ruma_db {
 	struct db_deferred *deferred; /* old extents waiting for readers to end, oldest first */
 	struct db_deferred **deferred_tail;
 	_Atomic size_t ndeferred;
+	pthread_cond_t blob_cv;    /* copying / blob_commits changed */
+	bool copying;              /* ruma_db_copy runs: no BLOB commit, no free */
+	unsigned blob_commits;     /* commits of transactions that wrote extents */
 };
 
 /* One entry copied out of the tree. */
@@ -189,6 +192,17 @@ int db_note_replaced(ruma_db_txn *txn, size_t since, const void *now, size_t now
  * frees or defers what it must, unpins, frees copies. */
 int db_blobs_commit(ruma_db_txn *txn);
 void db_blobs_end(ruma_db_txn *txn, bool committed);
+
+/* db_blobs_copy_begin / _end — around ruma_db_copy's checkpoint and
+ * copying: waits for the commits of transactions that wrote extents, and
+ * holds new ones and every extent free until _end (so the copied log names
+ * no extent written during the copy, and no page a copied state names is
+ * reused while it is copied). */
+void db_blobs_copy_begin(ruma_db *db);
+void db_blobs_copy_end(ruma_db *db);
+
+/* db_blobs_committed — after the commit that db_blobs_commit let through. */
+void db_blobs_committed(ruma_db_txn *txn);
 
 /* db_blobs_reclaim — free the deferred extents no live transaction can
  * read any more (all: at close).  db_blobs_release frees txn's arrays. */
