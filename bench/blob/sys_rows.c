@@ -5,8 +5,8 @@
  *
  * Object id is the rows under the 12-byte keys id (8 bytes, big-endian)
  * and a chunk number (4 bytes, big-endian): chunk 0 holds the length (8
- * bytes), chunks 1..n the payload in slices of RUMA_BLOB_ROW bytes (the
- * largest value beside a 12-byte key: RUMA_BTREE_MAX_ENTRY - 12).  A put,
+ * bytes), chunks 1..n the payload in slices of RUMA_BLOB_ROW bytes (1011:
+ * the largest value that stays inline beside a 12-byte key).  A put,
  * an overwrite and a delete are each one transaction over all the rows (an
  * overwrite deletes the chunks the new length no longer needs); a get reads
  * the length and then the chunks with a cursor, copying them into the
@@ -22,7 +22,11 @@
 #include <string.h>
 
 #define KEY 12u
-#define RUMA_BLOB_ROW (RUMA_BTREE_MAX_ENTRY - KEY)
+/* The largest row that stays inline: an inline value whose first byte is
+ * 0xFE or 0xFF is stored behind one escape byte (docs/blob.md), and key,
+ * value and that byte must fit RUMA_BTREE_MAX_ENTRY; a longer row would be
+ * a BLOB, which is what this system must not use. */
+#define RUMA_BLOB_ROW (RUMA_BTREE_MAX_ENTRY - KEY - 1u)
 
 struct thread {
 	ruma_blob_thread base;
