@@ -297,17 +297,27 @@ static void result_rows(ruma_blob_ctx *ctx, const ruma_blob_phase *p, const stru
 	ruma_result_add(r, "space_amp", "ratio", f->space);
 }
 
+/* A figure for the stderr line: "-" when not measured. */
+static const char *fig(double v, const char *fmt, char *buf, size_t len)
+{
+	if (!isfinite(v))
+		return "-";
+	snprintf(buf, len, fmt, v);
+	return buf;
+}
+
 void ruma_blob_report(ruma_blob_ctx *ctx, ruma_blob_phase *p)
 {
 	struct figures f;
-	char sz[32], st[32], lv[32];
+	char sz[32], st[32], lv[32], mb[32], wp[32], wd[32];
 	figures(p, &f);
 	csv_row(ctx, p, &f);
 	result_rows(ctx, p, &f);
-	fprintf(stderr, "ruma blob: %-13s %-9s %8" PRIu64 " objects in %.3f s: %.1f/s, %.1f MB/s, "
-		"p50 %.0f us, p99 %.0f us; written/payload %.3f (process) %.3f (device); "
+	fprintf(stderr, "ruma blob: %-13s %-9s %8" PRIu64 " objects in %.3f s: %.1f/s, %s MB/s, "
+		"p50 %.0f us, p99 %.0f us; written/payload %s (process) %s (device); "
 		"store %s for %s live\n", p->op, ruma_format_size(p->size, sz, sizeof(sz)),
-		p->objects, p->secs, f.ops_s, f.mb_s, f.p50, f.p99, f.wa_proc, f.wa_dev,
+		p->objects, p->secs, f.ops_s, fig(f.mb_s, "%.1f", mb, sizeof(mb)), f.p50, f.p99,
+		fig(f.wa_proc, "%.3f", wp, sizeof(wp)), fig(f.wa_dev, "%.3f", wd, sizeof(wd)),
 		ruma_format_size(p->store_bytes, st, sizeof(st)),
 		ruma_format_size(p->live_bytes, lv, sizeof(lv)));
 	free(p->lat);
