@@ -238,7 +238,8 @@ static int read_record(struct crash *c)
 	}
 	c->has_pending = false;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%c %c %" SCNu64 " %" SCNu64 " %" SCNu64, &kind, &op, &id,
+		if (!strchr(line, '\n') ||
+		    sscanf(line, "%c %c %" SCNu64 " %" SCNu64 " %" SCNu64, &kind, &op, &id,
 			   &o.version, &o.size) != 5 || id >= c->ctx->o->churn_keys)
 			continue; /* a line the kill cut */
 		if (kind == 'B') {
@@ -296,16 +297,18 @@ static int verify(struct crash *c)
 {
 	char err[512];
 	void *store;
-	ruma_blob_thread *th;
+	ruma_blob_thread *th = NULL;
 	ruma_blob_conf conf = { .dir = c->dir, .memory = c->ctx->o->memory, .sync = true };
 	if (c->sys->open(&conf, &store, err, sizeof(err))) {
 		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": reopen: %s\n", c->round, err);
 		return 1;
 	}
 	int st = c->sys->thread_open(store, &th, err, sizeof(err)) ? 1 : 0;
+	if (st)
+		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": %s\n", c->round, err);
 	for (uint64_t id = 0; !st && id < c->ctx->o->churn_keys; id++, c->checked++)
 		st = check_one(c, th, id);
-	if (!st)
+	if (th)
 		c->sys->thread_close(th);
 	if (!st && c->sys->check(store, err, sizeof(err))) {
 		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": %s\n", c->round, err);
