@@ -250,8 +250,9 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
  * whole) is not copied: the pointer is into the buffer pool, whose pages
  * stay pinned (shared) until the end of the transaction, read from the
  * store with a few large reads and checked against their CRC-32C first.
- * A BLOB of several extents (grown by appends) is copied into memory the
- * transaction owns.  A BLOB larger than half the buffer pool gives -ENOMEM
+ * A BLOB of several extents (grown by appends) is handed back the same way
+ * when its extents follow each other in the store, and otherwise copied
+ * into memory the transaction owns.  A BLOB larger than half the buffer pool gives -ENOMEM
  * (read it with ruma_db_blob_read); RUMA_ECORRUPT when its bytes on disk
  * do not match their checksum.
  */

@@ -29,7 +29,9 @@
  *
  * Reads: ruma_db_get of a one-extent BLOB pins the extent's pages (shared
  * latches until the transaction ends) and hands back the pool's address;
- * a BLOB of several extents is copied into memory the transaction owns.
+ * so does a BLOB whose extents follow each other in the store (each full
+ * but the last); any other BLOB of several extents is copied into memory
+ * the transaction owns.
  */
 #include "db/db_int.h"
 #include "btree/blobref.h"
@@ -329,6 +331,21 @@ static int copy_out(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 	return 0;
 }
 
+/* Extents that follow each other in the store, each full but the last, are
+ * one contiguous range of the pool: pinned each, handed out as one (a value
+ * appended in tiers to a store that allocated nothing else meanwhile). */
+static bool adjacent(ruma_db *db, const blob_state *s)
+{
+	uint64_t pages = s->e[s->n - 1].pages;
+	for (unsigned i = 0; i + 1 < s->n; i++) {
+		const blob_ext *e = &s->e[i];
+		if (e->bytes != (uint64_t)e->pages * PG || e->first + e->pages != s->e[i + 1].first)
+			return false;
+		pages += e->pages;
+	}
+	return pages <= ruma_bm_extent_pin_max(db->bm);
+}
+
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out)
 {
 	const uint8_t *b = stored;
@@ -349,12 +366,15 @@ int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out
 		*out = (ruma_val){ 0, (void *)stored };
 		return 0;
 	}
-	if (s.n > 1)
+	if (s.n > 1 && !adjacent(txn->db, &s))
 		return copy_out(txn, &s, out);
-	void *addr;
-	int r = pin_one(txn, &s.e[0], &addr);
-	if (r)
-		return r;
+	void *addr = NULL, *a;
+	for (unsigned i = 0; i < s.n; i++) {
+		int r = pin_one(txn, &s.e[i], &a);
+		if (r)
+			return r; /* the pins taken stay until the transaction ends */
+		addr = i ? addr : a;
+	}
 	*out = (ruma_val){ s.size, addr };
 	return 0;
 }
