@@ -9,8 +9,10 @@
  * src/db/blob.c); ruma_bm_extent_pin checks it whenever a page of the extent
  * came from the file.  Extent pages are written once, by the caller's
  * thread, straight from the pool's memory (page aligned, so O_DIRECT works)
- * in large writes, and are never dirty in the pool: eviction drops them, the
- * cleaner and checkpoints never see them.
+ * in large writes (one per 16 MiB, or an eighth of the pool if less: the
+ * kernel splits them and keeps the device busy), and are never dirty in the
+ * pool: eviction drops them, the cleaner and checkpoints never see them.
+ * A pin reads each run of missing pages with one read.
  *
  * Free space.  Freed extent pages are marked free in the bitmap, as any
  * freed page (so page 0's bitmap, the checkers and the statistics know
@@ -44,7 +46,8 @@
 #define EXT_CLASSES 64u
 #define EXT_FIT_PROBES 16u  /* runs of n's own class looked at for a best fit */
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
-#define EXT_IO_PAGES 256u   /* pages per write/read call (1 MiB) */
+#define EXT_IO_PAGES 256u   /* pages per read of an unpinned extent (1 MiB) */
+#define EXT_WRITE_MAX 4096u /* pages per write call (16 MiB; at most an eighth of the pool) */
 
 struct ext_run {
 	uint64_t first, len;
@@ -506,8 +509,9 @@ int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len
 		return -EINVAL;
 	int r = bm_thread_get(bm, &t);
 	const char *d = data;
+	uint64_t chunk = RUMA_MAX(1, RUMA_MIN(EXT_WRITE_MAX, bm->phys_pages / 8));
 	while (!r && len) {
-		size_t part = RUMA_MIN(len, (size_t)EXT_IO_PAGES * RUMA_BM_PAGE_SIZE);
+		size_t part = RUMA_MIN(len, (size_t)(chunk * RUMA_BM_PAGE_SIZE));
 		uint64_t k = (part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE;
 		r = write_chunk(bm, t, pid, k, d, part);
 		pid += k;
@@ -595,7 +599,7 @@ static int pin_read(ruma_bm *bm, struct bm_thread *t, ruma_pid first, uint64_t n
 			continue;
 		}
 		uint64_t j = i;
-		while (j < n && claimed[j] && j - i < EXT_IO_PAGES)
+		while (j < n && claimed[j])
 			j++;
 		BM_IGNORE_WRITES_BEGIN();
 		int r = ruma_os_pread_full(bm->fd, bm_page(bm, first + i),

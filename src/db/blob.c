@@ -13,7 +13,7 @@
  * handle gets extents of growing size (16, 32, 64 ... pages: tiers), the
  * last one trimmed to its bytes at close (the tail extent), or one extent
  * when the size hint was exact.  An extent's bytes are written once (src/bm
- * extent.c: page-aligned 1 MiB writes from the pool) before the state that
+ * extent.c: large page-aligned writes from the pool) before the state that
  * names them is logged, synced with the commit (group sync) and never
  * rewritten: an append that continues a committed value starts a new
  * extent.  So the log carries the state, never the payload, and redoing
