@@ -155,6 +155,8 @@ struct ruma_bm {
 	uint64_t free_hint;      /* word index to start the next search */
 	_Atomic uint64_t meta_slots[RUMA_BM_META_SLOTS];
 	struct bm_extents *ext;  /* free runs for extents (extent.c), built at first use */
+	uint64_t *ext_bits;      /* bit per pid: free in the extent space (extent.c) */
+	_Atomic uint64_t ext_free_count; /* its bits set (alloc_mu) */
 
 	/* group sync of extent writes (ruma_bm_extent_sync) */
 	pthread_mutex_t ext_sync_mu;

@@ -60,7 +60,7 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.meta_pages = bm->meta_pages;
 	h.capacity = bm->free_words * 64;
 	h.alloc_hw = hw;
-	h.free_count = bm->free_count;
+	h.free_count = bm->free_count + bm->ext_free_count;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		h.slots[i] = atomic_load(&bm->meta_slots[i]);
 	h.state = state;
@@ -73,6 +73,11 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.id[1] = bm->store_id[1];
 	memset(buf, 0, RUMA_BM_PAGE_SIZE);
 	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
+	if (bm->ext_bits) { /* the extent space's free pages (extent.c) */
+		uint64_t *w = (uint64_t *)(buf + RUMA_BM_PAGE_SIZE);
+		for (size_t i = 0; i < bm_bytes / 8; i++)
+			w[i] |= bm->ext_bits[i];
+	}
 	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
 	h.checksum = fnv1a(sum, buf + RUMA_BM_PAGE_SIZE, bm_bytes);
 	memcpy(buf, &h, sizeof(h));
