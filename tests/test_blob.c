@@ -725,8 +725,9 @@ static int t_churn(void)
 	return TEST_PASS;
 }
 
-/* The extent allocator: a freed run is found again, neighbours merge, a run
- * cut by single-page allocations is split, double frees are refused. */
+/* The extent allocator: a freed run is found again, neighbours merge, a
+ * piece of a run is taken and the rest stays, double frees are refused,
+ * single pages are not taken from the extent space. */
 static int t_extents(void)
 {
 	CHECK(!dirs());
@@ -754,6 +755,15 @@ static int t_extents(void)
 	CHECK_OK(ruma_bm_extent_alloc(bm, 35, &d));
 	CHECK_EQ(d, a + 25);
 	CHECK_OK(ruma_bm_extent_free(bm, a, 60));
+	/* a single page never comes out of a free run */
+	ruma_pid p;
+	void *page;
+	CHECK_OK(ruma_bm_alloc(bm, &p, &page));
+	CHECK(p < a || p >= a + 60);
+	CHECK_OK(ruma_bm_free(bm, p));
+	CHECK_OK(ruma_bm_extent_alloc(bm, 60, &d));
+	CHECK_EQ(d, a);
+	CHECK_OK(ruma_bm_extent_free(bm, d, 60));
 	CHECK_OK(ruma_db_close(db));
 	dirs_remove();
 	return TEST_PASS;
