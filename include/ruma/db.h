@@ -252,9 +252,10 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
  * store with a few large reads and checked against their CRC-32C first.
  * A BLOB of several extents (grown by appends) is handed back the same way
  * when its extents follow each other in the store, and otherwise copied
- * into memory the transaction owns.  A BLOB larger than half the buffer pool gives -ENOMEM
- * (read it with ruma_db_blob_read); RUMA_ECORRUPT when its bytes on disk
- * do not match their checksum.
+ * into memory the transaction owns.  One to be pinned must fit in half the
+ * buffer pool (with the transaction's other pins), else -ENOMEM: read it
+ * with ruma_db_blob_read.  RUMA_ECORRUPT when its bytes on disk do not
+ * match their checksum.
  */
 RUMA_API int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_val *val);
 
