@@ -821,7 +821,8 @@ static int t_cursor_drop(void)
 }
 
 /* A value larger than half the pool: put whole and streamed, not pinned by
- * ruma_db_get (-ENOMEM), read in ranges through the file (cold too). */
+ * ruma_db_get (-ENOMEM), read in ranges through the file (cold too); two
+ * values that each fit are not pinned together by one transaction. */
 static int t_larger_than_pool(void)
 {
 	CHECK(!dirs());
@@ -835,7 +836,9 @@ static int t_larger_than_pool(void)
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
 	CHECK_OK(put_pattern(x, t, "whole", 1, 12u << 20));
-	ruma_val k = sv("whole"), ks = sv("streamed"), v;
+	CHECK_OK(put_pattern(x, t, "p1", 3, 5u << 20));
+	CHECK_OK(put_pattern(x, t, "p2", 4, 5u << 20));
+	ruma_val k = sv("whole"), ks = sv("streamed"), k1 = sv("p1"), k2 = sv("p2"), v;
 	CHECK_OK(ruma_db_blob_create(x, t, &ks, 20u << 20, &b));
 	CHECK_EQ(append_pattern(b, 2, 0, 20u << 20, 1u << 20), TEST_PASS);
 	CHECK_OK(ruma_db_blob_close(b));
@@ -845,6 +848,15 @@ static int t_larger_than_pool(void)
 	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
 	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
 	CHECK_EQ(ruma_db_get(x, t, &k, &v), -ENOMEM);
+	/* each fits half the pool, not both in one transaction */
+	CHECK_OK(ruma_db_get(x, t, &k1, &v));
+	CHECK(is_pattern(v.data, 3, 5u << 20, 0));
+	CHECK_EQ(ruma_db_get(x, t, &k2, &v), -ENOMEM);
+	CHECK_OK(ruma_db_get(x, t, &k1, &v)); /* pinned already */
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_get(x, t, &k2, &v));
+	CHECK(is_pattern(v.data, 4, 5u << 20, 0));
 	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
 	CHECK_EQ(check_ranges(b, 1, 12u << 20), TEST_PASS);
 	CHECK_OK(ruma_db_blob_close(b));

@@ -273,15 +273,21 @@ static int pin_one(ruma_db_txn *txn, const blob_ext *e, void **addr)
 		*addr = ruma_bm_extent_addr(bm, e->first);
 		return 0;
 	}
+	uint64_t pinned = e->pages;
+	for (size_t i = 0; i < txn->blobs.pins.n; i++)
+		pinned += txn->blobs.pins.e[i].pages;
+	if (pinned > ruma_bm_extent_pin_max(bm)) {
+		db_report(txn->db, "db: a value of %" PRIu64 " bytes does not fit in half the buffer "
+				   "pool with the values this transaction holds: read it with "
+				   "ruma_db_blob_read", e->bytes);
+		return -ENOMEM;
+	}
 	int r = list_add(&txn->blobs.pins, e->first, e->pages);
 	if (r)
 		return r;
 	r = ruma_bm_extent_pin(bm, e->first, e->pages, e->bytes, e->crc, addr);
 	if (r)
 		txn->blobs.pins.n--;
-	if (r == -ENOMEM)
-		db_report(txn->db, "db: a value of %" PRIu64 " bytes is larger than half the buffer "
-				   "pool: read it with ruma_db_blob_read", e->bytes);
 	return r;
 }
 
