@@ -288,6 +288,11 @@ void ruma_bm_extent_unpin(ruma_bm *bm, ruma_pid first, uint64_t n);
  * caller holds pinned). */
 void *ruma_bm_extent_addr(ruma_bm *bm, ruma_pid first);
 
+/* ruma_bm_extents_used — whether the store ever allocated an extent (kept
+ * in page 0 and redone by recovery): a store without one needs no search
+ * for extents a crash left unnamed. */
+bool ruma_bm_extents_used(ruma_bm *bm);
+
 /* ruma_bm_extent_pin_max — the most pages one pin may hold (half the pool). */
 uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm);
 

@@ -401,6 +401,8 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 	} else if (!r) {
 		r = take_new(bm, n, first);
 	}
+	if (!r)
+		atomic_store(&bm->ext_used, true);
 	pthread_mutex_unlock(&bm->alloc_mu);
 	if (!r)
 		r = log_extent(bm, BM_EXTENT_ALLOC, *first, n);
@@ -441,10 +443,16 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n)
 	return 0;
 }
 
+bool ruma_bm_extents_used(ruma_bm *bm)
+{
+	return atomic_load(&bm->ext_used);
+}
+
 int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 {
 	if (n == 0 || first < bm->meta_pages || first + n > bm->virt_pages || first + n < first)
 		return RUMA_ECORRUPT;
+	atomic_store(&bm->ext_used, true);
 	if (op == BM_EXTENT_ALLOC) { /* at open: no extent space yet, free_bits only */
 		int r = bm_recover_alloc(bm, first + n - 1); /* the high-water mark */
 		pthread_mutex_lock(&bm->alloc_mu);

@@ -61,6 +61,7 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.capacity = bm->free_words * 64;
 	h.alloc_hw = hw;
 	h.free_count = bm->free_count + bm->ext_free_count;
+	h.flags = atomic_load(&bm->ext_used) ? BM_META_EXTENTS : 0;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		h.slots[i] = atomic_load(&bm->meta_slots[i]);
 	h.state = state;
@@ -273,6 +274,7 @@ static int read_bitmap(ruma_bm *bm, struct bm_meta_hdr *h, size_t bm_bytes, unsi
 static void adopt_header(ruma_bm *bm, const struct bm_meta_hdr *h)
 {
 	atomic_store(&bm->alloc_hw, h->alloc_hw);
+	atomic_store(&bm->ext_used, (h->flags & BM_META_EXTENTS) != 0);
 	bm->free_count = h->free_count;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		atomic_store(&bm->meta_slots[i], h->slots[i]);
