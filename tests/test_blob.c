@@ -1,6 +1,8 @@
 /*
  * test_blob.c — large values (BLOBs) of db.h (docs/blob.md): sizes at every
- * boundary, append patterns and range reads, pointers valid until the
+ * boundary, the threshold, misuse and limits of the handle calls, extent
+ * tiers and the tail extent, append patterns and range reads, values
+ * larger than the pool, pointers valid until the
  * transaction ends, overwrite / delete / abort / snapshot freeing extents
  * (the store check accounts for every page), reopening after a clean close
  * and after simulated power losses at every sync, fault injection on extent
@@ -946,9 +948,66 @@ static int t_close_conflict(void)
 	return TEST_PASS;
 }
 
+/* Misuse and limits of the handle calls: each a clear error code. */
+static int t_misuse(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x, *r;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	ruma_val k = sv("k"), none = sv("none"), empty = { 0, NULL };
+	uint8_t big[RUMA_DB_MAX_KEY + 1] = { 0 };
+	ruma_val bigk = { sizeof(big), big };
+	CHECK_EQ(ruma_db_blob_create(NULL, t, &k, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, NULL, &k, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, NULL, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, &k, 0, NULL), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, &empty, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, &bigk, 0, &b), RUMA_ETOOBIG);
+	CHECK_EQ(ruma_db_blob_create(x, t, &k, RUMA_DB_MAX_VALUE + 1, &b), RUMA_ETOOBIG);
+	CHECK_EQ(ruma_db_blob_open(x, t, &none, &b), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_blob_create(x, t, &k, 0, &b));
+	CHECK_EQ(ruma_db_blob_append(b, NULL, 1), -EINVAL);
+	CHECK_EQ(ruma_db_blob_append(NULL, "x", 1), -EINVAL);
+	CHECK_EQ(ruma_db_blob_append(b, big, RUMA_DB_MAX_VALUE + 1), RUMA_ETOOBIG);
+	CHECK_OK(ruma_db_blob_append(b, "abc", 3));
+	size_t got;
+	CHECK_EQ(ruma_db_blob_read(b, 0, NULL, 1, &got), -EINVAL);
+	CHECK_EQ(ruma_db_blob_read(b, 0, big, 1, NULL), -EINVAL);
+	CHECK_EQ(ruma_db_blob_read(NULL, 0, big, 1, &got), -EINVAL);
+	CHECK_OK(ruma_db_blob_read(b, 1, big, 10, &got));
+	CHECK(got == 2 && !memcmp(big, "bc", 2));
+	CHECK_EQ(ruma_db_blob_size(NULL), 0);
+	CHECK_OK(ruma_db_blob_close(NULL));
+	CHECK_OK(ruma_db_blob_close(b));
+	/* a second transaction conflicts on the row the handle wrote */
+	CHECK_OK(ruma_db_begin(db, 0, &r));
+	CHECK_EQ(ruma_db_blob_open(r, t, &k, &b), RUMA_ECONFLICT);
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_abort(r));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &r));
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), -EACCES);
+	CHECK_OK(ruma_db_blob_open(r, t, &k, &b));
+	CHECK_EQ(ruma_db_blob_size(b), 3);
+	CHECK_EQ(ruma_db_blob_append(b, "d", 1), -EACCES);
+	CHECK_OK(ruma_db_commit(r)); /* closes the handle */
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), -EINVAL); /* ended */
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
+	{ "misuse", t_misuse },
 	{ "stream", t_stream },
 	{ "free", t_free },
 	{ "snapshot", t_snapshot },
