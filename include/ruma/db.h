@@ -152,7 +152,9 @@ RUMA_API void ruma_db_options_default(ruma_db_options *o);
  * NOCREATE), RUMA_ELOCKED (in use), RUMA_ENOTSTORE, RUMA_ECORRUPT,
  * RUMA_EUNCLEAN (a NOLOG store not closed cleanly), -ENOMEM, I/O errors.
  * A read-only open still recovers a store left unclean (that writes the
- * store and empties its log) and takes the store's lock.
+ * store and empties its log; in a store that held BLOBs it also walks every
+ * table once to free the extents the crash left unnamed) and takes the
+ * store's lock.
  */
 RUMA_API int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out);
 
