@@ -1,6 +1,8 @@
 /*
  * test_blob.c — large values (BLOBs) of db.h (docs/blob.md): sizes at every
- * boundary, append patterns and range reads, pointers valid until the
+ * boundary, the threshold, misuse and limits of the handle calls, extent
+ * tiers and the tail extent, append patterns and range reads, values
+ * larger than the pool, pointers valid until the
  * transaction ends, overwrite / delete / abort / snapshot freeing extents
  * (the store check accounts for every page), reopening after a clean close
  * and after simulated power losses at every sync, fault injection on extent
@@ -531,6 +533,13 @@ static int powerloss_run(unsigned nth, bool torn, bool *fired)
 	ruma_os_inject_clear();
 	ruma_os_powerloss_disarm();
 	(void)torn;
+	/* a read-only open recovers the store and frees what the crash left
+	 * unnamed, as a read-write one */
+	ruma_db_options ro = o;
+	ro.flags |= RUMA_DB_READONLY;
+	CHECK_OK(ruma_db_open(path, &ro, &db));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
 	CHECK_OK(ruma_db_open(path, &o, &db));
 	bool found = false;
 	for (unsigned n = sure; n <= tried && !found; n++)
@@ -725,8 +734,9 @@ static int t_churn(void)
 	return TEST_PASS;
 }
 
-/* The extent allocator: a freed run is found again, neighbours merge, a run
- * cut by single-page allocations is split, double frees are refused. */
+/* The extent allocator: a freed run is found again, neighbours merge, a
+ * piece of a run is taken and the rest stays, double frees are refused,
+ * single pages are not taken from the extent space. */
 static int t_extents(void)
 {
 	CHECK(!dirs());
@@ -754,6 +764,15 @@ static int t_extents(void)
 	CHECK_OK(ruma_bm_extent_alloc(bm, 35, &d));
 	CHECK_EQ(d, a + 25);
 	CHECK_OK(ruma_bm_extent_free(bm, a, 60));
+	/* a single page never comes out of a free run */
+	ruma_pid p;
+	void *page;
+	CHECK_OK(ruma_bm_alloc(bm, &p, &page));
+	CHECK(p < a || p >= a + 60);
+	CHECK_OK(ruma_bm_free(bm, p));
+	CHECK_OK(ruma_bm_extent_alloc(bm, 60, &d));
+	CHECK_EQ(d, a);
+	CHECK_OK(ruma_bm_extent_free(bm, d, 60));
 	CHECK_OK(ruma_db_close(db));
 	dirs_remove();
 	return TEST_PASS;
@@ -811,7 +830,8 @@ static int t_cursor_drop(void)
 }
 
 /* A value larger than half the pool: put whole and streamed, not pinned by
- * ruma_db_get (-ENOMEM), read in ranges through the file (cold too). */
+ * ruma_db_get (-ENOMEM), read in ranges through the file (cold too); two
+ * values that each fit are not pinned together by one transaction. */
 static int t_larger_than_pool(void)
 {
 	CHECK(!dirs());
@@ -825,7 +845,9 @@ static int t_larger_than_pool(void)
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
 	CHECK_OK(put_pattern(x, t, "whole", 1, 12u << 20));
-	ruma_val k = sv("whole"), ks = sv("streamed"), v;
+	CHECK_OK(put_pattern(x, t, "p1", 3, 5u << 20));
+	CHECK_OK(put_pattern(x, t, "p2", 4, 5u << 20));
+	ruma_val k = sv("whole"), ks = sv("streamed"), k1 = sv("p1"), k2 = sv("p2"), v;
 	CHECK_OK(ruma_db_blob_create(x, t, &ks, 20u << 20, &b));
 	CHECK_EQ(append_pattern(b, 2, 0, 20u << 20, 1u << 20), TEST_PASS);
 	CHECK_OK(ruma_db_blob_close(b));
@@ -835,6 +857,15 @@ static int t_larger_than_pool(void)
 	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
 	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
 	CHECK_EQ(ruma_db_get(x, t, &k, &v), -ENOMEM);
+	/* each fits half the pool, not both in one transaction */
+	CHECK_OK(ruma_db_get(x, t, &k1, &v));
+	CHECK(is_pattern(v.data, 3, 5u << 20, 0));
+	CHECK_EQ(ruma_db_get(x, t, &k2, &v), -ENOMEM);
+	CHECK_OK(ruma_db_get(x, t, &k1, &v)); /* pinned already */
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_get(x, t, &k2, &v));
+	CHECK(is_pattern(v.data, 4, 5u << 20, 0));
 	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
 	CHECK_EQ(check_ranges(b, 1, 12u << 20), TEST_PASS);
 	CHECK_OK(ruma_db_blob_close(b));
@@ -879,7 +910,7 @@ static int t_tiers(void)
 		CHECK_OK(ruma_db_blob_close(b));
 		CHECK_OK(ruma_db_get(x, t, &k, &v));
 		CHECK(v.len == runs[i].size && is_pattern(v.data, i, v.len, 0));
-		if (runs[i].hint == runs[i].size)
+		if (runs[i].hint == runs[i].size || i == 0) /* one extent, or adjacent ones */
 			CHECK(in_pool(db, v.data));
 		CHECK_OK(ruma_db_commit(x));
 		uint64_t old = i ? (runs[i - 1].size + 4095) / 4096 : 0;
@@ -924,9 +955,66 @@ static int t_close_conflict(void)
 	return TEST_PASS;
 }
 
+/* Misuse and limits of the handle calls: each a clear error code. */
+static int t_misuse(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x, *r;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	ruma_val k = sv("k"), none = sv("none"), empty = { 0, NULL };
+	uint8_t big[RUMA_DB_MAX_KEY + 1] = { 0 };
+	ruma_val bigk = { sizeof(big), big };
+	CHECK_EQ(ruma_db_blob_create(NULL, t, &k, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, NULL, &k, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, NULL, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, &k, 0, NULL), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, &empty, 0, &b), -EINVAL);
+	CHECK_EQ(ruma_db_blob_create(x, t, &bigk, 0, &b), RUMA_ETOOBIG);
+	CHECK_EQ(ruma_db_blob_create(x, t, &k, RUMA_DB_MAX_VALUE + 1, &b), RUMA_ETOOBIG);
+	CHECK_EQ(ruma_db_blob_open(x, t, &none, &b), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_blob_create(x, t, &k, 0, &b));
+	CHECK_EQ(ruma_db_blob_append(b, NULL, 1), -EINVAL);
+	CHECK_EQ(ruma_db_blob_append(NULL, "x", 1), -EINVAL);
+	CHECK_EQ(ruma_db_blob_append(b, big, RUMA_DB_MAX_VALUE + 1), RUMA_ETOOBIG);
+	CHECK_OK(ruma_db_blob_append(b, "abc", 3));
+	size_t got;
+	CHECK_EQ(ruma_db_blob_read(b, 0, NULL, 1, &got), -EINVAL);
+	CHECK_EQ(ruma_db_blob_read(b, 0, big, 1, NULL), -EINVAL);
+	CHECK_EQ(ruma_db_blob_read(NULL, 0, big, 1, &got), -EINVAL);
+	CHECK_OK(ruma_db_blob_read(b, 1, big, 10, &got));
+	CHECK(got == 2 && !memcmp(big, "bc", 2));
+	CHECK_EQ(ruma_db_blob_size(NULL), 0);
+	CHECK_OK(ruma_db_blob_close(NULL));
+	CHECK_OK(ruma_db_blob_close(b));
+	/* a second transaction conflicts on the row the handle wrote */
+	CHECK_OK(ruma_db_begin(db, 0, &r));
+	CHECK_EQ(ruma_db_blob_open(r, t, &k, &b), RUMA_ECONFLICT);
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_abort(r));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &r));
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), -EACCES);
+	CHECK_OK(ruma_db_blob_open(r, t, &k, &b));
+	CHECK_EQ(ruma_db_blob_size(b), 3);
+	CHECK_EQ(ruma_db_blob_append(b, "d", 1), -EACCES);
+	CHECK_OK(ruma_db_commit(r)); /* closes the handle */
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), -EINVAL); /* ended */
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "threshold", t_threshold },
+	{ "misuse", t_misuse },
 	{ "stream", t_stream },
 	{ "free", t_free },
 	{ "snapshot", t_snapshot },

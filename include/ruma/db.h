@@ -152,7 +152,9 @@ RUMA_API void ruma_db_options_default(ruma_db_options *o);
  * NOCREATE), RUMA_ELOCKED (in use), RUMA_ENOTSTORE, RUMA_ECORRUPT,
  * RUMA_EUNCLEAN (a NOLOG store not closed cleanly), -ENOMEM, I/O errors.
  * A read-only open still recovers a store left unclean (that writes the
- * store and empties its log) and takes the store's lock.
+ * store and empties its log; in a store that held BLOBs it also walks every
+ * table once to free the extents the crash left unnamed) and takes the
+ * store's lock.
  */
 RUMA_API int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out);
 
@@ -250,10 +252,12 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
  * whole) is not copied: the pointer is into the buffer pool, whose pages
  * stay pinned (shared) until the end of the transaction, read from the
  * store with a few large reads and checked against their CRC-32C first.
- * A BLOB of several extents (grown by appends) is copied into memory the
- * transaction owns.  A BLOB larger than half the buffer pool gives -ENOMEM
- * (read it with ruma_db_blob_read); RUMA_ECORRUPT when its bytes on disk
- * do not match their checksum.
+ * A BLOB of several extents (grown by appends) is handed back the same way
+ * when its extents follow each other in the store, and otherwise copied
+ * into memory the transaction owns.  One to be pinned must fit in half the
+ * buffer pool (with the transaction's other pins), else -ENOMEM: read it
+ * with ruma_db_blob_read.  RUMA_ECORRUPT when its bytes on disk do not
+ * match their checksum.
  */
 RUMA_API int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_val *val);
 

@@ -896,9 +896,11 @@ ruma_bm_page_state ruma_bm_page_state_of(ruma_bm *bm, ruma_pid pid)
 		return RUMA_BM_PAGE_META;
 	pthread_mutex_lock(&bm->alloc_mu);
 	ruma_bm_page_state st = RUMA_BM_PAGE_BEYOND;
+	uint64_t bit = 1ull << (pid & 63);
 	if (pid < atomic_load(&bm->alloc_hw))
-		st = bm->free_bits[pid >> 6] & (1ull << (pid & 63)) ? RUMA_BM_PAGE_FREE
-								     : RUMA_BM_PAGE_USED;
+		st = (bm->free_bits[pid >> 6] & bit) || (bm->ext_bits && (bm->ext_bits[pid >> 6] & bit))
+			     ? RUMA_BM_PAGE_FREE
+			     : RUMA_BM_PAGE_USED;
 	pthread_mutex_unlock(&bm->alloc_mu);
 	return st;
 }
@@ -940,7 +942,8 @@ void ruma_bm_get_stats(const ruma_bm *bm, ruma_bm_stats *out)
 		out->aio_wait_depth += atomic_load_explicit(&t->aio_wait_depth, memory_order_relaxed);
 	}
 	/* the free count first: it never exceeds the high-water mark read after it */
-	uint64_t free_ids = atomic_load_explicit(&bm->free_count, memory_order_relaxed);
+	uint64_t free_ids = atomic_load_explicit(&bm->free_count, memory_order_relaxed) +
+			    atomic_load_explicit(&bm->ext_free_count, memory_order_relaxed);
 	uint64_t hw = atomic_load(&bm->alloc_hw);
 	out->pages_allocated = hw - free_ids;
 	out->pages_free = free_ids;

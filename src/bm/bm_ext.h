@@ -264,7 +264,7 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n);
 /* ruma_bm_extent_write — write len bytes of data to pages from pid on
  * (pages of an extent allocated by the caller and not yet read by anyone;
  * the last page's rest is zero), through the pool's memory, with one
- * pwrite per 1 MiB.  The pages stay resident and clean.  I/O errors
+ * pwrite per 16 MiB (an eighth of the pool if less).  The pages stay resident and clean.  I/O errors
  * (reported; the pages are dropped). */
 int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len);
 
@@ -276,8 +276,8 @@ int ruma_bm_extent_sync(ruma_bm *bm);
 
 /* ruma_bm_extent_pin — pin the n pages of an extent whose first `bytes`
  * bytes have CRC-32C crc: each is latched shared until
- * ruma_bm_extent_unpin; missing ones are read with one read per run of up
- * to 1 MiB, and then the CRC is checked (RUMA_ECORRUPT, reported, nothing
+ * ruma_bm_extent_unpin; missing ones are read with one read per run of
+ * them, and then the CRC is checked (RUMA_ECORRUPT, reported, nothing
  * pinned).  *addr gets the extent's first byte.  -ENOMEM when n exceeds
  * ruma_bm_extent_pin_max, I/O errors, eviction errors. */
 int ruma_bm_extent_pin(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes, uint32_t crc,
@@ -287,6 +287,11 @@ void ruma_bm_extent_unpin(ruma_bm *bm, ruma_pid first, uint64_t n);
 /* ruma_bm_extent_addr — the address of page first (of an extent the
  * caller holds pinned). */
 void *ruma_bm_extent_addr(ruma_bm *bm, ruma_pid first);
+
+/* ruma_bm_extents_used — whether the store ever allocated an extent (kept
+ * in page 0 and redone by recovery): a store without one needs no search
+ * for extents a crash left unnamed. */
+bool ruma_bm_extents_used(ruma_bm *bm);
 
 /* ruma_bm_extent_pin_max — the most pages one pin may hold (half the pool). */
 uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm);

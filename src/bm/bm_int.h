@@ -155,6 +155,9 @@ struct ruma_bm {
 	uint64_t free_hint;      /* word index to start the next search */
 	_Atomic uint64_t meta_slots[RUMA_BM_META_SLOTS];
 	struct bm_extents *ext;  /* free runs for extents (extent.c), built at first use */
+	uint64_t *ext_bits;      /* bit per pid: free in the extent space (extent.c) */
+	_Atomic bool ext_used;   /* an extent was ever allocated (page 0: BM_META_EXTENTS) */
+	_Atomic uint64_t ext_free_count; /* its bits set (alloc_mu) */
 
 	/* group sync of extent writes (ruma_bm_extent_sync) */
 	pthread_mutex_t ext_sync_mu;
@@ -275,6 +278,7 @@ int bm_recover(ruma_bm *bm);
 #define BM_FORMAT 3u   /* 2: data page trailer (CRC-32C) + clean-shutdown state; 3: store id */
 #define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
 #define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
+#define BM_META_EXTENTS 1u /* bm_meta_hdr.flags: an extent was ever allocated (extent.c) */
 #define BM_GROW_MIN (1ull << 20)
 #define BM_GROW_MAX (256ull << 20)
 
@@ -291,7 +295,7 @@ struct bm_meta_hdr {
 	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
 	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
 	uint32_t wal;        /* 1: a durable store: opened with a log (<path>.wal recovers it) */
-	uint32_t rsv;
+	uint32_t flags;      /* BM_META_EXTENTS (0 in stores made before it existed) */
 	uint64_t id[2];      /* random identity made at creation; the log's header names it */
 	uint64_t next_lsn;   /* every LSN used so far is below this */
 	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */

@@ -9,23 +9,26 @@
  * src/db/blob.c); ruma_bm_extent_pin checks it whenever a page of the extent
  * came from the file.  Extent pages are written once, by the caller's
  * thread, straight from the pool's memory (page aligned, so O_DIRECT works)
- * in large writes, and are never dirty in the pool: eviction drops them, the
- * cleaner and checkpoints never see them.
+ * in large writes (one per 16 MiB, or an eighth of the pool if less: the
+ * kernel splits them and keeps the device busy), and are never dirty in the
+ * pool: eviction drops them, the cleaner and checkpoints never see them.
+ * A pin reads each run of missing pages with one read.
  *
- * Free space.  Freed extent pages are marked free in the bitmap, as any
- * freed page (so page 0's bitmap, the checkers and the statistics know
- * them), and also entered into an index of free runs: each run is in the
+ * Free space.  Freed extent pages are marked free in a bitmap of their own
+ * (ext_bits), which page 0's bitmap receives together with the single
+ * pages' (so the checkers, the statistics and the next open know them),
+ * and entered into an index of free runs: each run is in the
  * list of its size class (floor(log2(length)), 64 classes) and in two hash
  * tables, by its first page and by its end, so a freed run merges with free
  * runs right before and after it in O(1).  An allocation of n pages looks
  * at a bounded number of runs of n's own class (best fit among them), then
  * takes the first run of the next non-empty larger class (every run there
  * is long enough) and gives the rest back; no bitmap scan.  Single pages
- * (ruma_bm_alloc) keep taking ids from the bitmap as before, which may cut
- * into an indexed run: a run is checked against the bitmap (one word per 64
- * pages) when it is chosen, and split into its still-free pieces when a
- * page was taken.  The index is built from the bitmap at the first extent
- * call of a session (runs of at least EXT_INDEX_MIN pages).
+ * (ruma_bm_alloc) keep their bitmap and never take a page of the extent
+ * space, so runs stay whole.  The index is built at the first extent call
+ * of a session from the free runs of at least EXT_INDEX_MIN pages of the
+ * bitmap read at open, which move into the extent space; a run is checked
+ * against ext_bits when chosen (split into its free pieces if need be).
  *
  * Logging: an allocation and a free are one BM_WAL_EXTENT record each
  * (first, count), redone by recovery (recover.c), never undone: what an
@@ -44,7 +47,8 @@
 #define EXT_CLASSES 64u
 #define EXT_FIT_PROBES 16u  /* runs of n's own class looked at for a best fit */
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
-#define EXT_IO_PAGES 256u   /* pages per write/read call (1 MiB) */
+#define EXT_IO_PAGES 256u   /* pages per read of an unpinned extent (1 MiB) */
+#define EXT_WRITE_MAX 4096u /* pages per write call (16 MiB; at most an eighth of the pool) */
 
 struct ext_run {
 	uint64_t first, len;
@@ -203,9 +207,10 @@ static void run_free(struct bm_extents *x, uint64_t first, uint64_t len)
 	(void)run_add(x, first, len);
 }
 
+/* Free in the extent space (ext_bits, built with the index). */
 static bool bit_free(const ruma_bm *bm, uint64_t pid)
 {
-	return (bm->free_bits[pid >> 6] >> (pid & 63)) & 1;
+	return (bm->ext_bits[pid >> 6] >> (pid & 63)) & 1;
 }
 
 /* The length of the free prefix of [first, first + len) in the bitmap. */
@@ -214,7 +219,7 @@ static uint64_t free_prefix(const ruma_bm *bm, uint64_t first, uint64_t len)
 	uint64_t i = 0;
 	while (i < len) {
 		uint64_t p = first + i;
-		if ((p & 63) == 0 && len - i >= 64 && bm->free_bits[p >> 6] == ~0ull) {
+		if ((p & 63) == 0 && len - i >= 64 && bm->ext_bits[p >> 6] == ~0ull) {
 			i += 64;
 			continue;
 		}
@@ -271,18 +276,48 @@ static struct ext_run *run_find(struct bm_extents *x, ruma_bm *bm, uint64_t n)
 	return NULL;
 }
 
+/* The length of the free prefix of [first, first + len) in free_bits. */
+static uint64_t page_free_prefix(const ruma_bm *bm, uint64_t first, uint64_t len)
+{
+	uint64_t i = 0;
+	while (i < len && ((bm->free_bits[(first + i) >> 6] >> ((first + i) & 63)) & 1))
+		i++;
+	return i;
+}
+
+/* Move a run found free in the page bitmap into the extent space. */
+static int run_adopt(ruma_bm *bm, struct bm_extents *x, uint64_t first, uint64_t len)
+{
+	int r = run_add(x, first, len);
+	if (r)
+		return r;
+	for (uint64_t p = first; p < first + len; p++) {
+		bm->free_bits[p >> 6] &= ~(1ull << (p & 63));
+		bm->ext_bits[p >> 6] |= 1ull << (p & 63);
+	}
+	bm->free_count -= len;
+	bm->ext_free_count += len;
+	return 0;
+}
+
+/* The extent space at the first extent call of a session: the page
+ * bitmap's free runs of EXT_INDEX_MIN pages and more (out of memory: what
+ * is not moved stays reusable page by page). */
 static int index_build(ruma_bm *bm)
 {
 	struct bm_extents *x = calloc(1, sizeof(*x));
-	if (!x)
+	bm->ext_bits = calloc(bm->free_words, sizeof(uint64_t));
+	if (!x || !bm->ext_bits) {
+		free(x);
+		free(bm->ext_bits);
+		bm->ext_bits = NULL;
 		return -ENOMEM;
+	}
 	uint64_t hw = atomic_load(&bm->alloc_hw);
 	for (uint64_t p = bm->meta_pages; p < hw;) {
-		uint64_t f = free_prefix(bm, p, hw - p);
-		if (f >= EXT_INDEX_MIN && run_add(x, p, f)) {
-			bm->ext = x;
-			return -ENOMEM;
-		}
+		uint64_t f = page_free_prefix(bm, p, hw - p);
+		if (f >= EXT_INDEX_MIN && run_adopt(bm, x, p, f))
+			break;
 		p += f ? f : 1;
 	}
 	bm->ext = x;
@@ -305,6 +340,8 @@ void bm_extent_index_free(ruma_bm *bm)
 	free(x->by_end.val);
 	free(x);
 	bm->ext = NULL;
+	free(bm->ext_bits);
+	bm->ext_bits = NULL;
 }
 
 /* ---- allocation and free --------------------------------------------------------- */
@@ -312,8 +349,8 @@ void bm_extent_index_free(ruma_bm *bm)
 static void bits_take(ruma_bm *bm, uint64_t first, uint64_t n)
 {
 	for (uint64_t p = first; p < first + n; p++)
-		bm->free_bits[p >> 6] &= ~(1ull << (p & 63));
-	bm->free_count -= n;
+		bm->ext_bits[p >> 6] &= ~(1ull << (p & 63));
+	bm->ext_free_count -= n;
 }
 
 /* n pages at the high-water mark (alloc_mu held). */
@@ -364,6 +401,8 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 	} else if (!r) {
 		r = take_new(bm, n, first);
 	}
+	if (!r)
+		atomic_store(&bm->ext_used, true);
 	pthread_mutex_unlock(&bm->alloc_mu);
 	if (!r)
 		r = log_extent(bm, BM_EXTENT_ALLOC, *first, n);
@@ -379,35 +418,46 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n)
 	if (r)
 		return r;
 	pthread_mutex_lock(&bm->alloc_mu);
+	if (!bm->ext)
+		r = index_build(bm);
 	for (uint64_t p = first; p < first + n; p++)
-		if (bit_free(bm, p)) {
+		if (((bm->free_bits[p >> 6] >> (p & 63)) & 1) || (!r && bit_free(bm, p))) {
 			pthread_mutex_unlock(&bm->alloc_mu);
 			bm_say(&bm->cfg, "extent [%" PRIu64 ", +%" PRIu64 ") freed twice (page %" PRIu64
 				" is free)", first, n, p);
 			return -EINVAL;
 		}
-	if (!bm->ext)
-		r = index_build(bm); /* before the bits: the run is entered below */
+	/* out of memory for the index: the pages are reused one by one */
+	uint64_t *bits = r ? bm->free_bits : bm->ext_bits;
 	for (uint64_t p = first; p < first + n; p++) {
-		bm->free_bits[p >> 6] |= 1ull << (p & 63);
+		bits[p >> 6] |= 1ull << (p & 63);
 		bm_written_set(bm, p, false);
 	}
-	bm->free_count += n;
-	if (!r)
+	if (r) {
+		bm->free_count += n;
+	} else {
+		bm->ext_free_count += n;
 		run_free(bm->ext, first, n);
+	}
 	pthread_mutex_unlock(&bm->alloc_mu);
 	return 0;
+}
+
+bool ruma_bm_extents_used(ruma_bm *bm)
+{
+	return atomic_load(&bm->ext_used);
 }
 
 int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 {
 	if (n == 0 || first < bm->meta_pages || first + n > bm->virt_pages || first + n < first)
 		return RUMA_ECORRUPT;
-	if (op == BM_EXTENT_ALLOC) {
+	atomic_store(&bm->ext_used, true);
+	if (op == BM_EXTENT_ALLOC) { /* at open: no extent space yet, free_bits only */
 		int r = bm_recover_alloc(bm, first + n - 1); /* the high-water mark */
 		pthread_mutex_lock(&bm->alloc_mu);
 		for (uint64_t p = first; !r && p + 1 < first + n; p++)
-			if (bit_free(bm, p)) {
+			if ((bm->free_bits[p >> 6] >> (p & 63)) & 1) {
 				bm->free_bits[p >> 6] &= ~(1ull << (p & 63));
 				bm->free_count--;
 			}
@@ -506,8 +556,9 @@ int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len
 		return -EINVAL;
 	int r = bm_thread_get(bm, &t);
 	const char *d = data;
+	uint64_t chunk = RUMA_MAX(1, RUMA_MIN(EXT_WRITE_MAX, bm->phys_pages / 8));
 	while (!r && len) {
-		size_t part = RUMA_MIN(len, (size_t)EXT_IO_PAGES * RUMA_BM_PAGE_SIZE);
+		size_t part = RUMA_MIN(len, (size_t)(chunk * RUMA_BM_PAGE_SIZE));
 		uint64_t k = (part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE;
 		r = write_chunk(bm, t, pid, k, d, part);
 		pid += k;
@@ -595,7 +646,7 @@ static int pin_read(ruma_bm *bm, struct bm_thread *t, ruma_pid first, uint64_t n
 			continue;
 		}
 		uint64_t j = i;
-		while (j < n && claimed[j] && j - i < EXT_IO_PAGES)
+		while (j < n && claimed[j])
 			j++;
 		BM_IGNORE_WRITES_BEGIN();
 		int r = ruma_os_pread_full(bm->fd, bm_page(bm, first + i),

@@ -13,7 +13,7 @@
  * handle gets extents of growing size (16, 32, 64 ... pages: tiers), the
  * last one trimmed to its bytes at close (the tail extent), or one extent
  * when the size hint was exact.  An extent's bytes are written once (src/bm
- * extent.c: page-aligned 1 MiB writes from the pool) before the state that
+ * extent.c: large page-aligned writes from the pool) before the state that
  * names them is logged, synced with the commit (group sync) and never
  * rewritten: an append that continues a committed value starts a new
  * extent.  So the log carries the state, never the payload, and redoing
@@ -29,7 +29,9 @@
  *
  * Reads: ruma_db_get of a one-extent BLOB pins the extent's pages (shared
  * latches until the transaction ends) and hands back the pool's address;
- * a BLOB of several extents is copied into memory the transaction owns.
+ * so does a BLOB whose extents follow each other in the store (each full
+ * but the last); any other BLOB of several extents is copied into memory
+ * the transaction owns.
  */
 #include "db/db_int.h"
 #include "btree/blobref.h"
@@ -271,15 +273,21 @@ static int pin_one(ruma_db_txn *txn, const blob_ext *e, void **addr)
 		*addr = ruma_bm_extent_addr(bm, e->first);
 		return 0;
 	}
+	uint64_t pinned = e->pages;
+	for (size_t i = 0; i < txn->blobs.pins.n; i++)
+		pinned += txn->blobs.pins.e[i].pages;
+	if (pinned > ruma_bm_extent_pin_max(bm)) {
+		db_report(txn->db, "db: a value of %" PRIu64 " bytes does not fit in half the buffer "
+				   "pool with the values this transaction holds: read it with "
+				   "ruma_db_blob_read", e->bytes);
+		return -ENOMEM;
+	}
 	int r = list_add(&txn->blobs.pins, e->first, e->pages);
 	if (r)
 		return r;
 	r = ruma_bm_extent_pin(bm, e->first, e->pages, e->bytes, e->crc, addr);
 	if (r)
 		txn->blobs.pins.n--;
-	if (r == -ENOMEM)
-		db_report(txn->db, "db: a value of %" PRIu64 " bytes is larger than half the buffer "
-				   "pool: read it with ruma_db_blob_read", e->bytes);
 	return r;
 }
 
@@ -329,6 +337,21 @@ static int copy_out(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 	return 0;
 }
 
+/* Extents that follow each other in the store, each full but the last, are
+ * one contiguous range of the pool: pinned each, handed out as one (a value
+ * appended in tiers to a store that allocated nothing else meanwhile). */
+static bool adjacent(ruma_db *db, const blob_state *s)
+{
+	uint64_t pages = s->e[s->n - 1].pages;
+	for (unsigned i = 0; i + 1 < s->n; i++) {
+		const blob_ext *e = &s->e[i];
+		if (e->bytes != (uint64_t)e->pages * PG || e->first + e->pages != s->e[i + 1].first)
+			return false;
+		pages += e->pages;
+	}
+	return pages <= ruma_bm_extent_pin_max(db->bm);
+}
+
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out)
 {
 	const uint8_t *b = stored;
@@ -349,12 +372,15 @@ int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out
 		*out = (ruma_val){ 0, (void *)stored };
 		return 0;
 	}
-	if (s.n > 1)
+	if (s.n > 1 && !adjacent(txn->db, &s))
 		return copy_out(txn, &s, out);
-	void *addr;
-	int r = pin_one(txn, &s.e[0], &addr);
-	if (r)
-		return r;
+	void *addr = NULL, *a;
+	for (unsigned i = 0; i < s.n; i++) {
+		int r = pin_one(txn, &s.e[i], &a);
+		if (r)
+			return r; /* the pins taken stay until the transaction ends */
+		addr = i ? addr : a;
+	}
 	*out = (ruma_val){ s.size, addr };
 	return 0;
 }

@@ -312,8 +312,8 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	rc = open_registry(db);
 	if (!rc && db->registry)
 		rc = drop_resume(db);
-	if (!rc && db->registry && recovered(db) && !(db->flags & RUMA_DB_READONLY))
-		rc = db_blobs_sweep(db);
+	if (!rc && db->registry && recovered(db) && ruma_bm_extents_used(db->bm))
+		rc = db_blobs_sweep(db); /* a repair, as recovery (read-only opens too) */
 	if (!rc && ruma_bm_logging(db->bm) && !(db->flags & RUMA_DB_READONLY))
 		rc = ckpt_start(db);
 	if (rc) {
