@@ -13,12 +13,11 @@
  * the operation to a side record (a file outside the store, written with
  * write(2): a killed process's writes stay in the page cache, and the
  * simulated power loss does not track the file), after its commit
- * returned "C".  --kills rounds end with SIGKILL at a random instant of
+ * returned "C"; after a simulated power loss it records nothing more.
+ * --kills rounds end with SIGKILL at a random instant of
  * [--max-run / 10, --max-run] ms; --powerloss rounds with the simulated
  * power loss (core_ext.h: every write no completed sync covered undone;
- * every other one tears the unsynced 4 KiB writes), after which the child
- * records nothing more (a commit that returned after it was not durable
- * on the simulated machine).
+ * every other one tears the unsynced 4 KiB writes).
  *
  * After each round the parent reads the side record into its model and
  * reopens the store: every id whose last operation committed holds exactly
@@ -95,10 +94,13 @@ static void *loss_main(void *arg)
 	_exit(POWERLOSS_STATUS);
 }
 
+/* One line of the side record.  After the simulated power loss nothing
+ * more is recorded: a commit returning then was not durable on the
+ * simulated machine, and an operation begun then is none the store saw. */
 static void record(int fd, char kind, char op, uint64_t id, const struct obj *o)
 {
 	char line[96];
-	if (kind == 'C' && ruma_powerloss_dead())
+	if (ruma_powerloss_dead())
 		return;
 	int n = snprintf(line, sizeof(line), "%c %c %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind,
 			 op, id, o->version, o->size);
@@ -217,6 +219,8 @@ static void child_main(struct crash *c, bool loss, uint64_t seed)
 		child_fail("thread", err);
 	ruma_rng_seed(&k.rng, seed);
 	for (uint64_t seq = 1;; seq++) {
+		if (ruma_powerloss_dead())
+			child_fail("power lost", "waiting for the end"); /* sleeps until _exit */
 		int rc = child_op(&k, seq);
 		if (rc)
 			child_fail("operation", k.th->err[0] ? k.th->err : ruma_strerror(rc));
