@@ -12,6 +12,7 @@
 #include "test.h"
 
 #include <ruma/db.h>
+#include <ruma/btree.h>
 
 #include "bm/bm_ext.h"
 #include "os/os.h"
@@ -674,6 +675,27 @@ static int t_faults(void)
 	CHECK_EQ(ruma_db_blob_read(b, 50000, page, 10, &got), RUMA_ECORRUPT);
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	/* a state naming pages beyond the store's end, written under the db layer */
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	ruma_btree *bt;
+	CHECK_OK(ruma_btree_open(ruma_db_bm(db), "b", &bt));
+	uint8_t st[2 + 16 + 24] = { 0xff, 0x42, 1, 1 };
+	uint64_t size = 5000, far = 1ull << 30;
+	uint32_t pages = 2;
+	memcpy(st + 2 + 8, &size, 8);
+	memcpy(st + 18, &far, 8);
+	memcpy(st + 26, &pages, 4);
+	memcpy(st + 34, &size, 8);
+	CHECK_OK(ruma_btree_upsert(bt, "z", 1, st, sizeof(st), NULL));
+	ruma_btree_release(bt);
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	ruma_val kz = sv("z");
+	CHECK_EQ(ruma_db_get(x, t, &kz, &v), RUMA_ECORRUPT);
+	CHECK_EQ(ruma_db_blob_open(x, t, &kz, &b), RUMA_ECORRUPT);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_EQ(ruma_db_check(db), RUMA_ECORRUPT);
 	CHECK_OK(ruma_db_close(db));
 	dirs_remove();
 	return TEST_PASS;
