@@ -527,6 +527,9 @@ static int write_chunk(ruma_bm *bm, struct bm_thread *t, ruma_pid pid, uint64_t 
 		got++;
 	if (!r) {
 		char *mem = bm_page(bm, pid);
+		/* one call fills the page tables (DESIGN.md: not faulted page by
+		 * page); where refused, the copy faults them in */
+		(void)ruma_os_madvise(mem, k * RUMA_BM_PAGE_SIZE, MADV_POPULATE_WRITE);
 		BM_IGNORE_WRITES_BEGIN();
 		memcpy(mem, data, len);
 		memset(mem + len, 0, k * RUMA_BM_PAGE_SIZE - len);
