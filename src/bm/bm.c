@@ -590,7 +590,8 @@ static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 				   .aio_poll = bm_aio_poll,
 				   .aio_settle = bm_aio_settle,
 				   .aio_free = bm_aio_free,
-				   .before_write = bm_mtr_before_write };
+				   .before_write = bm_mtr_before_write,
+				   .before_log_write = bm_extent_before_log_write };
 	pthread_mutex_init(&bm->alloc_mu, NULL);
 	pthread_mutex_init(&bm->ext_sync_mu, NULL);
 	pthread_cond_init(&bm->ext_sync_cv, NULL);

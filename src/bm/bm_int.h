@@ -96,6 +96,7 @@ struct bm_ops {
 	void (*aio_settle)(ruma_bm *bm, struct bm_thread *t); /* thread exit -> aio.c */
 	void (*aio_free)(struct bm_thread *t);                /* thread free -> aio.c */
 	int (*before_write)(ruma_bm *bm, const ruma_pid *pids, size_t n); /* -> mtr.c */
+	int (*before_log_write)(void *bm); /* the log's hook (mtr.c) -> extent.c */
 };
 
 /* Per-thread state: eviction scratch lists, the lazy write ring, the lazy
@@ -163,6 +164,8 @@ struct ruma_bm {
 	pthread_mutex_t ext_sync_mu;
 	pthread_cond_t ext_sync_cv;
 	_Atomic uint64_t ext_sync_req;
+	_Atomic uint64_t ext_written; /* extent writes completed */
+	_Atomic uint64_t ext_synced;  /* of them, made durable by a sync */
 	uint64_t ext_sync_done;
 	bool ext_syncing;
 	int ext_sync_err;
@@ -269,6 +272,10 @@ int bm_wal_checkpoint(ruma_bm *bm);
  * the free-run index's release at close. */
 int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n);
 void bm_extent_index_free(ruma_bm *bm);
+/* extent.c — the log's before_write hook (ctx: the manager): extent
+ * writes completed and not yet synced are synced before log records, which
+ * may name them, reach the file. */
+int bm_extent_before_log_write(void *ctx);
 
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);

@@ -30,6 +30,13 @@
  * bitmap read at open, which move into the extent space; a run is checked
  * against ext_bits when chosen (split into its free pieces if need be).
  *
+ * Durability: the log calls bm_extent_before_log_write before it writes
+ * records to its file; when extent writes completed since the last sync,
+ * it syncs the store first (ruma_bm_extent_sync, grouped), so a record
+ * naming an extent (the layer above appends it after the extent's write
+ * returned) is never durable before the extent, for synchronous and
+ * asynchronous commits alike, without a sync of their own.
+ *
  * Logging: an allocation and a free are one BM_WAL_EXTENT record each
  * (first, count), redone by recovery (recover.c), never undone: what an
  * unfinished transaction allocated is found and freed by the layer above
@@ -527,6 +534,9 @@ static int write_chunk(ruma_bm *bm, struct bm_thread *t, ruma_pid pid, uint64_t 
 		got++;
 	if (!r) {
 		char *mem = bm_page(bm, pid);
+		/* one call fills the page tables (DESIGN.md: not faulted page by
+		 * page); where refused, the copy faults them in */
+		(void)ruma_os_madvise(mem, k * RUMA_BM_PAGE_SIZE, MADV_POPULATE_WRITE);
 		BM_IGNORE_WRITES_BEGIN();
 		memcpy(mem, data, len);
 		memset(mem + len, 0, k * RUMA_BM_PAGE_SIZE - len);
@@ -543,8 +553,10 @@ static int write_chunk(ruma_bm *bm, struct bm_thread *t, ruma_pid pid, uint64_t 
 		else
 			release_clean(bm, pid + i);
 	}
-	if (!r)
+	if (!r) {
 		atomic_fetch_add_explicit(&t->writes, k, memory_order_relaxed);
+		atomic_fetch_add(&bm->ext_written, 1);
+	}
 	return r;
 }
 
@@ -579,10 +591,13 @@ int ruma_bm_extent_sync(ruma_bm *bm)
 		}
 		bm->ext_syncing = true;
 		uint64_t target = atomic_load(&bm->ext_sync_req);
+		uint64_t written = atomic_load(&bm->ext_written);
 		pthread_mutex_unlock(&bm->ext_sync_mu);
 		int r = ruma_os_fdatasync(bm->fd);
 		pthread_mutex_lock(&bm->ext_sync_mu);
 		bm->ext_syncing = false;
+		if (!r && written > atomic_load(&bm->ext_synced))
+			atomic_store(&bm->ext_synced, written);
 		if (r) {
 			bm_say(&bm->cfg, "%s: syncing extent writes: %s", bm->path, ruma_strerror(r));
 			bm->ext_sync_err = r; /* sticky: what reached the disk is unknown */
@@ -593,6 +608,14 @@ int ruma_bm_extent_sync(ruma_bm *bm)
 	int r = bm->ext_sync_err;
 	pthread_mutex_unlock(&bm->ext_sync_mu);
 	return r;
+}
+
+int bm_extent_before_log_write(void *ctx)
+{
+	ruma_bm *bm = ctx;
+	if (atomic_load(&bm->ext_written) == atomic_load(&bm->ext_synced))
+		return 0; /* the common case: no extent written since the last sync */
+	return ruma_bm_extent_sync(bm);
 }
 
 /* ---- pinned reads ---------------------------------------------------------------- */

@@ -127,6 +127,20 @@ static int state_decode(const void *v, size_t len, blob_state *s)
 	return sum == s->size && s->size <= RUMA_DB_MAX_VALUE ? 0 : RUMA_ECORRUPT;
 }
 
+/* A row's state for reading: well formed, its extents inside the store. */
+static int state_read(ruma_db *db, const void *v, size_t len, blob_state *s)
+{
+	int r = is_blob(v, len) ? state_decode(v, len, s) : RUMA_ECORRUPT;
+	uint64_t hw = ruma_bm_high_water(db->bm);
+	for (unsigned i = 0; !r && i < s->n; i++)
+		if (s->e[i].first + s->e[i].pages > hw)
+			r = RUMA_ECORRUPT;
+	if (r)
+		db_report(db, "db: a stored value of %zu bytes is a malformed BLOB state (or names "
+			      "pages beyond the store's end)", len);
+	return r;
+}
+
 /* ---- lists ------------------------------------------------------------------------ */
 
 static int list_add(db_ext_list *l, uint64_t first, uint64_t pages)
@@ -364,10 +378,9 @@ int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out
 		return 0;
 	}
 	blob_state s;
-	if (!is_blob(stored, len) || state_decode(stored, len, &s)) {
-		db_report(txn->db, "db: a stored value of %zu bytes is a malformed BLOB state", len);
-		return RUMA_ECORRUPT;
-	}
+	int r = state_read(txn->db, stored, len, &s);
+	if (r)
+		return r;
 	if (s.n == 0) {
 		*out = (ruma_val){ 0, (void *)stored };
 		return 0;
@@ -376,7 +389,7 @@ int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out
 		return copy_out(txn, &s, out);
 	void *addr = NULL, *a;
 	for (unsigned i = 0; i < s.n; i++) {
-		int r = pin_one(txn, &s.e[i], &a);
+		r = pin_one(txn, &s.e[i], &a);
 		if (r)
 			return r; /* the pins taken stay until the transaction ends */
 		addr = i ? addr : a;
@@ -440,11 +453,9 @@ int db_blobs_commit(ruma_db_txn *txn)
 		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
 	db->blob_commits++;
 	pthread_mutex_unlock(&db->blob_mu);
-	if (ruma_bm_logging(db->bm))
-		r = ruma_bm_extent_sync(db->bm);
-	if (r)
-		db_blobs_committed(txn);
-	return r;
+	/* the extents are synced by the log before the commit's record can
+	 * reach its file (bm: the log's before_write hook) */
+	return 0;
 }
 
 void db_blobs_committed(ruma_db_txn *txn)
@@ -749,11 +760,8 @@ int ruma_db_blob_open(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, r
 	blob_state s = { 0 };
 	ruma_val inl = { 0, NULL };
 	if (is_blob(v, len)) {
-		if (state_decode(v, len, &s)) {
-			db_report(txn->db, "db: a stored value of %zu bytes is a malformed BLOB state",
-				  len);
-			return RUMA_ECORRUPT;
-		}
+		if ((rc = state_read(txn->db, v, len, &s)))
+			return rc;
 	} else if ((rc = db_value_out(txn, v, len, &inl))) {
 		return rc;
 	}
