@@ -10,8 +10,8 @@
  * given: a system of the table, 1 .. RUMA_BLOB_MAX_SIZES sizes of 1 byte
  * .. 1 GiB, at least one operation and none beyond delete, threads in
  * range, a pool of at least 16 MiB, min size <= max size, a non-empty
- * directory, the streaming put mode only for a system with one, the crash
- * mode only for a system with a store check.  On every argument
+ * directory, the streaming put mode and --batch only for a system with
+ * them, the crash mode only for a system with a store check.  On every argument
  * ruma_blob_find_system gives NULL or the system of that very name.  The
  * last 8 bytes of the input, as a number v: an object of id v, version
  * v >> 7 and v mod 3000 bytes made in pieces (ruma_blob_fill_range, cut at
@@ -71,6 +71,8 @@ static void check_accepted(const ruma_blob_opts *o)
 		why = "empty directory";
 	else if (o->stream && !o->sys->put_stream)
 		why = "streaming puts for a system without them";
+	else if (o->batch && !o->sys->batch)
+		why = "transactions over several objects for a system without them";
 	else if (o->mode == RUMA_BLOB_CRASH && !o->sys->check)
 		why = "a crash mode for a system without a store check";
 	if (why)

@@ -8,8 +8,9 @@
  * the accounting (a known write moves /proc/self/io by its size, the
  * files system writes exactly its payload, the store directory's size),
  * a tiny run of each mode with well-formed CSV and result rows, the crash
- * mode surviving kills and power losses and catching a system that loses
- * committed objects, `ruma sweep blob` turning phases into metrics (and
+ * mode surviving kills and power losses (with transactions over several
+ * objects too) and catching a system that loses committed objects or
+ * leaves such a transaction half done, `ruma sweep blob` turning phases into metrics (and
  * refusing the crash mode), and option errors giving a clear message and exit
  * status 2.
  */
@@ -327,13 +328,14 @@ static int t_churn_run(void)
 	return TEST_PASS;
 }
 
-/* A few kills and power losses of each system that has a crash mode. */
-static int crash_system(const char *sys, const char *kills, const char *losses)
+/* A few kills and power losses of a system that has a crash mode, with
+ * transactions of up to batch objects among the operations. */
+static int crash_system(const char *sys, const char *kills, const char *losses, const char *batch)
 {
 	char *out = NULL, *err = NULL, want[64];
 	int st = run_blob(&out, &err, "--system", sys, "--mode", "crash", "--kills", kills,
 			  "--powerloss", losses, "--churn-keys", "12", "--max-size", "64K",
-			  "--max-run", "300", NULL);
+			  "--max-run", "300", "--batch", batch, NULL);
 	if (st)
 		fprintf(stderr, "  %s: status %d: %s\n", sys, st, err);
 	CHECK_EQ(st, 0);
@@ -350,8 +352,9 @@ static int crash_system(const char *sys, const char *kills, const char *losses)
 
 static int t_crash_run(void)
 {
-	CHECK(crash_system("ruma", "3", "2") == TEST_PASS);
-	CHECK(crash_system("ruma-rows", "2", "1") == TEST_PASS);
+	CHECK(crash_system("ruma", "3", "2", "0") == TEST_PASS);
+	CHECK(crash_system("ruma", "2", "1", "8") == TEST_PASS);
+	CHECK(crash_system("ruma-rows", "2", "1", "8") == TEST_PASS);
 	return TEST_PASS;
 }
 
@@ -438,6 +441,50 @@ static int t_crash_catches_loss(void)
 	return test_in_child(crash_liar, 120);
 }
 
+/* ruma-rows, except that a transaction over several objects commits each
+ * object on its own: a kill in its middle leaves part of it. */
+static int split_batch(ruma_blob_thread *th, size_t n, const uint64_t *ids,
+		       const void *const *data, const size_t *lens)
+{
+	const ruma_blob_system *r = ruma_blob_find_system("ruma-rows");
+	int rc = 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = data[i] ? r->put(th, ids[i], data[i], lens[i]) : r->del(th, ids[i]);
+	return rc;
+}
+
+static int crash_split(void)
+{
+	ruma_blob_opts o;
+	char err[512];
+	char *argv[] = { "blob", "--system", "ruma-rows", "--mode", "crash", "--kills", "6",
+			 "--powerloss", "0", "--batch", "300", "--churn-keys", "400", "--max-size",
+			 "2K", "--max-run", "500", "--dir", dir, "--quiet", NULL };
+	CHECK_OK(ruma_blob_parse((int)TEST_N(argv) - 1, argv, NULL, &o, err, sizeof(err)));
+	liar = *o.sys;
+	liar.batch = split_batch;
+	o.sys = &liar;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/split.err", dir);
+	CHECK(freopen(path, "w", stderr));
+	int st = ruma_blob_run(&o);
+	fflush(stderr);
+	char *text = test_slurp(path);
+	CHECK(text);
+	if (st != 1 || !strstr(text, "of the transaction in flight hold its new state"))
+		fprintf(stdout, "  stderr of the run: %s\n", text);
+	CHECK_EQ(st, 1);
+	CHECK(strstr(text, "of the transaction in flight hold its new state"));
+	free(text);
+	return TEST_PASS;
+}
+
+/* A transaction over several objects found half done after a crash is caught. */
+static int t_crash_catches_partial(void)
+{
+	return test_in_child(crash_split, 120);
+}
+
 /* ---- options ------------------------------------------------------------------------ */
 
 static int parse_err(const char *a1, const char *a2, const char *want)
@@ -481,6 +528,9 @@ static int t_options(void)
 	char *stream[] = { "blob", "--system", "files", "--put-mode", "stream", NULL };
 	CHECK(ruma_blob_parse(5, stream, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
 	CHECK(strstr(err, "files has no streaming interface"));
+	char *batch[] = { "blob", "--system", "files", "--batch", "4", NULL };
+	CHECK(ruma_blob_parse(5, batch, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
+	CHECK(strstr(err, "files has no transaction over several objects"));
 	char *crash[] = { "blob", "--system", "files", "--mode", "crash", NULL };
 	CHECK(ruma_blob_parse(5, crash, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
 	CHECK(strstr(err, "cannot be crash-tested"));
@@ -501,6 +551,7 @@ static const struct test_case cases[] = {
 	{ "churn_run", t_churn_run },
 	{ "crash_run", t_crash_run },
 	{ "crash_catches_loss", t_crash_catches_loss },
+	{ "crash_catches_partial", t_crash_catches_partial },
 	{ "sweep", t_sweep },
 	{ "options", t_options },
 };

@@ -62,6 +62,10 @@ typedef struct ruma_blob_thread {
  *          (NULL: the system has none);
  *   append add data[0..len) at the end of object id (which exists): one
  *          committed transaction (NULL: the system cannot append in one);
+ *   batch  one transaction over n objects: ids[i] gets data[i][0..lens[i]),
+ *          or is deleted where data[i] is NULL (it must exist: else
+ *          RUMA_ENOTFOUND and nothing changes); ids distinct (NULL: the
+ *          system has no transaction over several objects);
  *   del    remove object id: one committed transaction; RUMA_ENOTFOUND when
  *          there is none;
  *   settle make everything written so far durable and, with cold, leave no
@@ -81,6 +85,8 @@ typedef struct ruma_blob_system {
 	int (*put_stream)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len,
 			  size_t piece);
 	int (*append)(ruma_blob_thread *th, uint64_t id, const void *data, size_t len);
+	int (*batch)(ruma_blob_thread *th, size_t n, const uint64_t *ids, const void *const *data,
+		     const size_t *lens);
 	int (*get)(ruma_blob_thread *th, uint64_t id, const void **data, size_t *len);
 	int (*del)(ruma_blob_thread *th, uint64_t id);
 	int (*settle)(void *store, bool cold, char *err, size_t errlen);
@@ -196,6 +202,7 @@ typedef struct ruma_blob_opts {
 	unsigned probes;              /* --probes [5] */
 	/* crash */
 	unsigned kills, powerloss;    /* --kills [100], --powerloss [50] */
+	unsigned batch;               /* --batch: objects of a multi-object transaction [0: none] */
 	uint64_t max_run_ms;          /* --max-run [1000 ms] */
 	uint64_t seed;                /* --seed [$RUMA_SEED or clock] */
 	const char *result;           /* --result FILE */

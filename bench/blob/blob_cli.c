@@ -60,6 +60,7 @@ static const ruma_opt options[] = {
 	{ "--probes", RUMA_OPT_UINT, O(probes), 1, 1000, "1 .. 1000 puts", NULL, 0 },
 	{ "--kills", RUMA_OPT_UINT, O(kills), 0, 100000, "0 .. 100000 rounds", NULL, 0 },
 	{ "--powerloss", RUMA_OPT_UINT, O(powerloss), 0, 100000, "0 .. 100000 rounds", NULL, 0 },
+	{ "--batch", RUMA_OPT_UINT, O(batch), 0, 4096, "0 .. 4096 objects", NULL, 0 },
 	{ "--max-run", RUMA_OPT_U64, O(max_run_ms), 10, 3600000, "10 .. 3600000 ms", NULL, 0 },
 	{ "--seed", RUMA_OPT_U64, O(seed), 0, UINT64_MAX, "a whole number", NULL, 0 },
 	{ "--result", RUMA_OPT_STR, O(result), 0, 0, "a file name", NULL, RUMA_OPT_NONEMPTY },
@@ -149,6 +150,9 @@ static int resolve(struct raw *w, char *err, size_t len)
 	if (o->min_size > o->max_size)
 		return fail(err, len, "--min-size %" PRIu64 " is above --max-size %" PRIu64,
 			    o->min_size, o->max_size);
+	if (o->batch && !o->sys->batch)
+		return fail(err, len, "--batch: %s has no transaction over several objects",
+			    o->sys->name);
 	if (o->mode == RUMA_BLOB_CRASH && !o->sys->check)
 		return fail(err, len, "--mode crash: %s cannot be crash-tested (no store check, "
 			    "no simulated power loss of its files)", o->sys->name);
@@ -221,6 +225,8 @@ void ruma_blob_usage(FILE *f)
 		"  --kills N          rounds ended by SIGKILL                  [100]\n"
 		"  --powerloss N      rounds ended by a simulated power loss   [50]\n"
 		"  --max-run MS       a round ends within this many ms         [1000]\n"
+		"  --batch N          also transactions of up to N small puts and\n"
+		"                     deletes (one in 8 operations)            [0: none]\n"
 		"  --seed N           random seed                  [$RUMA_SEED or the clock]\n"
 		"  --result F         every figure as rows metric,unit,value,params\n"
 		"  --quiet            no CSV on stdout\n"

@@ -9,7 +9,9 @@
  * the system has one streamed in pieces of random size) for an id without
  * an object; for one with an object a delete, an append of its own stream
  * (where the system can) or a new version put whole or streamed; each a
- * committed transaction.  Before each operation the child appends "B" and
+ * committed transaction.  With --batch N, one operation in 8 is instead a
+ * transaction over up to N distinct ids: small puts (at most 1000 bytes,
+ * inline in ruma's store) and deletes of present objects.  Before each operation the child appends "B" and
  * the operation to a side record (a file outside the store, written with
  * write(2): a killed process's writes stay in the page cache, and the
  * simulated power loss does not track the file), after its commit
@@ -22,8 +24,8 @@
  * After each round the parent reads the side record into its model and
  * reopens the store: every id whose last operation committed holds exactly
  * that version (every byte compared, content checksum of the header's
- * version); the one operation in flight may be there or not, whole; no id
- * holds anything else; the store's check (ruma_db_check: every page and
+ * version); the one transaction in flight may be there or not, but whole
+ * (all its objects or none); no id holds anything else; the store's check (ruma_db_check: every page and
  * extent accounted for, none leaked or shared) passes.  The side record is
  * then emptied and the next round starts from the model.
  *
@@ -52,13 +54,20 @@ struct obj {
 	uint64_t version, size; /* version 0: no object */
 };
 
+/* One object of the transaction in flight: its id and what it would hold. */
+struct pend {
+	uint64_t id;
+	struct obj o;
+};
+
 struct crash {
 	ruma_blob_ctx *ctx;
 	const ruma_blob_system *sys;
 	struct obj *model;      /* committed state per id */
-	struct obj pending;     /* the operation in flight at the crash */
-	uint64_t pending_id;
-	bool has_pending;
+	struct pend *pend;      /* the transaction in flight at the crash (--churn-keys room) */
+	size_t npend;
+	bool open;              /* the side record's last line began a transaction */
+	uint64_t group_adopted; /* objects of pend found in their new state */
 	char dir[4200], record[4300];
 	uint64_t round;
 	/* the child's power loss */
@@ -116,6 +125,10 @@ struct child {
 	int fd;
 	unsigned char *buf;
 	size_t cap;
+	/* --batch: a permutation of the ids, and one transaction's objects */
+	uint64_t *perm, *ids;
+	const void **data;
+	size_t *lens;
 };
 
 static int child_buf(struct child *k, uint64_t len)
@@ -171,7 +184,7 @@ static int child_append(struct child *k, uint64_t id)
 static int child_put(struct child *k, uint64_t id, bool stream, uint64_t seq)
 {
 	const ruma_blob_opts *o = k->c->ctx->o;
-	struct obj n = { (k->c->round << 32) | seq, child_size(k, o->min_size, o->max_size) };
+	struct obj n = { (k->c->round << 32) | (seq << 12), child_size(k, o->min_size, o->max_size) };
 	int rc = child_buf(k, n.size);
 	if (rc)
 		return rc;
@@ -186,10 +199,56 @@ static int child_put(struct child *k, uint64_t id, bool stream, uint64_t seq)
 	return rc;
 }
 
+/* n distinct ids, drawn without replacement (k->perm holds a permutation of the ids). */
+static void child_ids(struct child *k, size_t n, uint64_t *ids)
+{
+	uint64_t keys = k->c->ctx->o->churn_keys;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t j = i + ruma_rng_below(&k->rng, keys - i), v = k->perm[j];
+		k->perm[j] = k->perm[i];
+		k->perm[i] = v;
+		ids[i] = v;
+	}
+}
+
+/* One transaction over up to --batch objects: small puts (inline in the
+ * store: up to 1000 bytes) and deletes of present objects. */
+static int child_batch(struct child *k, uint64_t seq)
+{
+	const ruma_blob_opts *o = k->c->ctx->o;
+	size_t n = 1 + (size_t)ruma_rng_below(&k->rng, o->batch), at = 0;
+	n = n < o->churn_keys ? n : (size_t)o->churn_keys;
+	uint64_t hi = o->max_size < 1000 ? o->max_size : 1000, lo = o->min_size < hi ? o->min_size : hi;
+	int rc = child_buf(k, n * hi);
+	if (rc)
+		return rc;
+	child_ids(k, n, k->ids);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = k->ids[i];
+		bool del = k->c->model[id].version && ruma_rng_below(&k->rng, 2);
+		struct obj nw = { del ? 0 : (k->c->round << 32) | (seq << 12) | i,
+				  del ? 0 : child_size(k, lo, hi) };
+		k->data[i] = del ? NULL : k->buf + at;
+		k->lens[i] = (size_t)nw.size;
+		if (!del)
+			ruma_blob_fill(k->buf + at, (size_t)nw.size, id, nw.version);
+		at += (size_t)nw.size;
+		record(k->fd, 'B', 'M', id, &nw);
+		k->c->model[id] = nw;
+	}
+	rc = k->c->sys->batch(k->th, n, k->ids, (const void *const *)k->data, k->lens);
+	struct obj count = { 0, 0 };
+	if (!rc)
+		record(k->fd, 'C', 'M', n, &count);
+	return rc;
+}
+
 /* One operation of the child; 0 or the system's code. */
 static int child_op(struct child *k, uint64_t seq)
 {
 	const ruma_blob_system *sys = k->c->sys;
+	if (k->c->ctx->o->batch && ruma_rng_below(&k->rng, 8) == 0)
+		return child_batch(k, seq);
 	uint64_t id = ruma_rng_below(&k->rng, k->c->ctx->o->churn_keys);
 	unsigned pick = (unsigned)ruma_rng_below(&k->rng, 4);
 	bool present = k->c->model[id].version != 0;
@@ -198,6 +257,23 @@ static int child_op(struct child *k, uint64_t seq)
 	if (present && pick == 1 && sys->append)
 		return child_append(k, id);
 	return child_put(k, id, pick >= 2 && sys->put_stream, seq);
+}
+
+/* The arrays of --batch transactions; exits on failure. */
+static void child_batch_init(struct child *k)
+{
+	const ruma_blob_opts *o = k->c->ctx->o;
+	if (!o->batch)
+		return;
+	size_t n = o->batch < o->churn_keys ? o->batch : (size_t)o->churn_keys;
+	k->perm = malloc(o->churn_keys * sizeof(*k->perm));
+	k->ids = malloc(n * sizeof(*k->ids));
+	k->data = malloc(n * sizeof(*k->data));
+	k->lens = malloc(n * sizeof(*k->lens));
+	if (!k->perm || !k->ids || !k->data || !k->lens)
+		child_fail("batch", "out of memory");
+	for (uint64_t i = 0; i < o->churn_keys; i++)
+		k->perm[i] = i;
 }
 
 static void child_main(struct crash *c, bool loss, uint64_t seed)
@@ -218,6 +294,7 @@ static void child_main(struct crash *c, bool loss, uint64_t seed)
 	if (c->sys->thread_open(store, &k.th, err, sizeof(err)))
 		child_fail("thread", err);
 	ruma_rng_seed(&k.rng, seed);
+	child_batch_init(&k);
 	for (uint64_t seq = 1;; seq++) {
 		if (ruma_powerloss_dead())
 			child_fail("power lost", "waiting for the end"); /* sleeps until _exit */
@@ -240,24 +317,47 @@ static int read_record(struct crash *c)
 		fprintf(stderr, "ruma blob: crash: %s: %s\n", c->record, strerror(errno));
 		return 1;
 	}
-	c->has_pending = false;
+	c->npend = 0;
+	c->open = false;
 	while (fgets(line, sizeof(line), f)) {
 		if (!strchr(line, '\n') ||
 		    sscanf(line, "%c %c %" SCNu64 " %" SCNu64 " %" SCNu64, &kind, &op, &id,
-			   &o.version, &o.size) != 5 || id >= c->ctx->o->churn_keys)
+			   &o.version, &o.size) != 5)
 			continue; /* a line the kill cut */
+		if (kind == 'C' && op == 'M') { /* the transaction of the B lines before */
+			for (size_t i = 0; i < c->npend; i++)
+				c->model[c->pend[i].id] = c->pend[i].o;
+			c->npend = 0;
+			c->open = false;
+			c->ops++;
+			continue;
+		}
+		if (id >= c->ctx->o->churn_keys)
+			continue;
 		if (kind == 'B') {
-			c->has_pending = true;
-			c->pending_id = id;
-			c->pending = o;
+			if (!c->open)
+				c->npend = 0;
+			c->open = true;
+			if (c->npend < c->ctx->o->churn_keys)
+				c->pend[c->npend++] = (struct pend){ id, o };
 		} else {
 			c->model[id] = o;
-			c->has_pending = false;
+			c->npend = 0;
+			c->open = false;
 			c->ops++;
 		}
 	}
 	fclose(f);
 	return 0;
+}
+
+/* What the transaction in flight would leave at id, or NULL. */
+static const struct obj *in_flight(const struct crash *c, uint64_t id)
+{
+	for (size_t i = 0; i < c->npend; i++)
+		if (c->pend[i].id == id)
+			return &c->pend[i].o;
+	return NULL;
 }
 
 /* Object id as found against the model; 0 or 1 with the reason on stderr. */
@@ -267,13 +367,13 @@ static int check_one(struct crash *c, ruma_blob_thread *th, uint64_t id)
 	size_t len;
 	uint64_t version = 0;
 	char why[320];
-	bool in_flight = c->has_pending && c->pending_id == id;
+	const struct obj *pend = in_flight(c, id);
 	int rc = c->sys->get(th, id, &data, &len);
 	if (rc && rc != RUMA_ENOTFOUND) {
 		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": get %" PRIu64 ": %s (committed: "
 			"version %" PRIu64 " of %" PRIu64 " bytes%s)\n", c->round, id, th->err,
 			c->model[id].version, c->model[id].size,
-			in_flight ? "; an operation on it was in flight" : "");
+			pend ? "; an operation on it was in flight" : "");
 		return 1;
 	}
 	if (!rc && ruma_blob_verify(data, len, id, true, &version, why, sizeof(why))) {
@@ -284,15 +384,28 @@ static int check_one(struct crash *c, ruma_blob_thread *th, uint64_t id)
 	struct obj *want = &c->model[id];
 	if (found.version == want->version && found.size == want->size)
 		return 0;
-	if (in_flight && found.version == c->pending.version && found.size == c->pending.size) {
+	if (pend && found.version == pend->version && found.size == pend->size) {
 		*want = found; /* the operation in flight was durable */
-		c->adopted++;
+		c->group_adopted++;
 		return 0;
 	}
 	fprintf(stderr, "ruma blob: crash round %" PRIu64 ": object %" PRIu64 " holds version %"
 		PRIu64 " of %" PRIu64 " bytes; committed: version %" PRIu64 " of %" PRIu64
 		" bytes%s\n", c->round, id, found.version, found.size, want->version, want->size,
-		in_flight ? " (or the one in flight)" : "");
+		pend ? " (or the one in flight)" : "");
+	return 1;
+}
+
+/* The transaction in flight is there whole or not at all; 0 or 1. */
+static int check_atomic(struct crash *c)
+{
+	if (c->group_adopted)
+		c->adopted++;
+	if (!c->group_adopted || c->group_adopted == c->npend)
+		return 0;
+	fprintf(stderr, "ruma blob: crash round %" PRIu64 ": %" PRIu64 " of the %zu objects of the "
+		"transaction in flight hold its new state, the others their committed one\n",
+		c->round, c->group_adopted, c->npend);
 	return 1;
 }
 
@@ -310,8 +423,11 @@ static int verify(struct crash *c)
 	int st = c->sys->thread_open(store, &th, err, sizeof(err)) ? 1 : 0;
 	if (st)
 		fprintf(stderr, "ruma blob: crash round %" PRIu64 ": %s\n", c->round, err);
+	c->group_adopted = 0;
 	for (uint64_t id = 0; !st && id < c->ctx->o->churn_keys; id++, c->checked++)
 		st = check_one(c, th, id);
+	if (!st)
+		st = check_atomic(c);
 	if (th)
 		c->sys->thread_close(th);
 	if (!st && c->sys->check(store, err, sizeof(err))) {
@@ -419,7 +535,10 @@ int ruma_blob_crash(ruma_blob_ctx *ctx)
 	struct crash c = { .ctx = ctx, .sys = o->sys };
 	ruma_rng rng;
 	c.model = calloc(o->churn_keys, sizeof(*c.model));
-	if (!c.model) {
+	c.pend = calloc(o->churn_keys, sizeof(*c.pend));
+	if (!c.model || !c.pend) {
+		free(c.model);
+		free(c.pend);
 		fprintf(stderr, "ruma blob: out of memory\n");
 		return 1;
 	}
@@ -432,5 +551,6 @@ int ruma_blob_crash(ruma_blob_ctx *ctx)
 	if (!st)
 		summary(&c);
 	free(c.model);
+	free(c.pend);
 	return st;
 }

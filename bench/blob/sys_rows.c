@@ -140,14 +140,21 @@ static int put_body(struct thread *t, ruma_db_txn *txn, uint64_t id, const void 
 	return chunks_of(old) > n ? del_rows(t, txn, id, n + 1, chunks_of(old)) : 0;
 }
 
+static int too_big(ruma_blob_thread *th, uint64_t id, size_t len)
+{
+	if (chunks_of(len) < UINT32_MAX)
+		return 0;
+	return ruma_blob_fail(th, RUMA_ETOOBIG, "object %" PRIu64 ": %zu bytes: more rows than a "
+			      "4-byte chunk number counts", id, len);
+}
+
 static int rows_put(ruma_blob_thread *th, uint64_t id, const void *data, size_t len)
 {
 	struct thread *t = (struct thread *)th;
 	ruma_db_txn *txn;
-	if (chunks_of(len) >= UINT32_MAX)
-		return ruma_blob_fail(th, RUMA_ETOOBIG, "object %" PRIu64 ": %zu bytes: more "
-				      "rows than a 4-byte chunk number counts", id, len);
-	int rc = ruma_blob_db_begin(t->s, th, 0, &txn);
+	int rc = too_big(th, id, len);
+	if (!rc)
+		rc = ruma_blob_db_begin(t->s, th, 0, &txn);
 	return rc ? rc : ruma_blob_db_end(th, txn, put_body(t, txn, id, data, len));
 }
 
@@ -213,17 +220,35 @@ static int rows_get(ruma_blob_thread *th, uint64_t id, const void **data, size_t
 	return rc;
 }
 
+static int del_body(struct thread *t, ruma_db_txn *txn, uint64_t id)
+{
+	uint64_t l;
+	int rc = read_len(t, txn, id, &l);
+	return rc ? rc : del_rows(t, txn, id, 0, chunks_of(l));
+}
+
 static int rows_del(ruma_blob_thread *th, uint64_t id)
 {
 	struct thread *t = (struct thread *)th;
 	ruma_db_txn *txn;
-	uint64_t l;
 	int rc = ruma_blob_db_begin(t->s, th, 0, &txn);
+	return rc ? rc : ruma_blob_db_end(th, txn, del_body(t, txn, id));
+}
+
+static int rows_batch(ruma_blob_thread *th, size_t n, const uint64_t *ids,
+		      const void *const *data, const size_t *lens)
+{
+	struct thread *t = (struct thread *)th;
+	ruma_db_txn *txn;
+	int rc = 0;
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = data[i] ? too_big(th, ids[i], lens[i]) : 0;
+	if (!rc)
+		rc = ruma_blob_db_begin(t->s, th, 0, &txn);
 	if (rc)
 		return rc;
-	rc = read_len(t, txn, id, &l);
-	if (!rc)
-		rc = del_rows(t, txn, id, 0, chunks_of(l));
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = data[i] ? put_body(t, txn, ids[i], data[i], lens[i]) : del_body(t, txn, ids[i]);
 	return ruma_blob_db_end(th, txn, rc);
 }
 
@@ -246,6 +271,7 @@ const ruma_blob_system ruma_blob_sys_rows = {
 	.thread_open = rows_thread_open,
 	.thread_close = rows_thread_close,
 	.put = rows_put,
+	.batch = rows_batch,
 	.get = rows_get,
 	.del = rows_del,
 	.settle = rows_settle,

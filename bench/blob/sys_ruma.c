@@ -140,6 +140,25 @@ static int b_append(ruma_blob_thread *th, uint64_t id, const void *data, size_t 
 	return stream(th, id, true, data, len, len);
 }
 
+static int b_batch(ruma_blob_thread *th, size_t n, const uint64_t *ids, const void *const *data,
+		   const size_t *lens)
+{
+	struct thread *t = (struct thread *)th;
+	ruma_db_txn *txn;
+	unsigned char k[8];
+	ruma_val key = { 8, k };
+	int rc = begin(t, ids[0], k, &txn);
+	if (rc)
+		return rc;
+	for (size_t i = 0; !rc && i < n; i++) {
+		ruma_val v = { lens[i], (void *)data[i] };
+		make_key(k, ids[i]);
+		rc = data[i] ? fail(th, ruma_db_put(txn, t->s->table, &key, &v, 0), "put", ids[i])
+			     : fail(th, ruma_db_del(txn, t->s->table, &key), "delete", ids[i]);
+	}
+	return ruma_blob_db_end(th, txn, rc);
+}
+
 static int b_get(ruma_blob_thread *th, uint64_t id, const void **data, size_t *len)
 {
 	struct thread *t = (struct thread *)th;
@@ -194,6 +213,7 @@ const ruma_blob_system ruma_blob_sys_ruma = {
 	.put = b_put,
 	.put_stream = b_put_stream,
 	.append = b_append,
+	.batch = b_batch,
 	.get = b_get,
 	.del = b_del,
 	.settle = b_settle,
