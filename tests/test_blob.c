@@ -740,7 +740,7 @@ static int t_churn(void)
 			CHECK(r == 0 || r == RUMA_ENOTFOUND);
 			live[k] = 0;
 		} else {
-			size_t n = (size_t)(100 + ruma_rng_next(&test_rng) % (1u << 20));
+			size_t n = (size_t)(100 + ruma_rng_next(&test_rng) % ((1u << 20) - 100));
 			ruma_val v = { n, buf };
 			CHECK_OK(ruma_db_put(x, t, &kk, &v, 0));
 			live[k] = n;
