@@ -77,7 +77,7 @@ for t in $targets; do
 	# Longer inputs sooner for the operation-sequence harnesses (-len_control).
 	extra="-max_len=512"
 	case "$t" in
-	fuzz_micro_args | fuzz_vmcache_config | fuzz_kv_args) extra="-max_len=512 -close_fd_mask=3" ;;
+	fuzz_micro_args | fuzz_vmcache_config | fuzz_kv_args | fuzz_blob_args) extra="-max_len=512 -close_fd_mask=3" ;;
 	fuzz_art) extra="-max_len=4096 -len_control=20" ;;
 	fuzz_btree) extra="-max_len=2048 -len_control=20" ;;
 	fuzz_store_pages) extra="-max_len=256 -len_control=20" ;;

@@ -47,19 +47,19 @@ NOINLINE static int db_snap_get_one(ruma_db_txn *x, ruma_db_table *t, unsigned i
 NOINLINE static int txn_get_one(ruma_txn *x, ruma_btree *t, unsigned i, char *buf)
 {
 	size_t len;
-	return ruma_txn_lookup(x, t, key[i], 12, buf, RUMA_DB_MAX_VALUE, &len);
+	return ruma_txn_lookup(x, t, key[i], 12, buf, RUMA_BTREE_MAX_VALUE, &len);
 }
 
 NOINLINE static int txn_snap_get_one(ruma_txn *x, ruma_btree *t, unsigned i, char *buf)
 {
 	size_t len;
-	return ruma_txn_lookup(x, t, key[i], 12, buf, RUMA_DB_MAX_VALUE - 1, &len);
+	return ruma_txn_lookup(x, t, key[i], 12, buf, RUMA_BTREE_MAX_VALUE - 1, &len);
 }
 
 NOINLINE static int bt_get_one(ruma_btree *t, unsigned i, char *buf)
 {
 	size_t len;
-	return ruma_btree_lookup(t, key[i], 12, buf, RUMA_DB_MAX_VALUE, &len);
+	return ruma_btree_lookup(t, key[i], 12, buf, RUMA_BTREE_MAX_VALUE, &len);
 }
 
 #define TRY(c) do { int rc_ = (c); if (rc_) { fprintf(stderr, "%s: %s\n", #c, ruma_strerror(rc_)); exit(1); } } while (0)
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	ruma_db_table *t, *u;
 	ruma_btree *bu;
 	ruma_txn *tx;
-	static char buf[RUMA_DB_MAX_VALUE];
+	static char buf[RUMA_BTREE_MAX_VALUE];
 	TRY(ruma_db_open(path, &o, &db));
 	TRY(ruma_db_begin(db, 0, &x));
 	TRY(ruma_db_table_open(x, "t", RUMA_DB_CREATE, &t));

@@ -60,7 +60,7 @@ static int t_usage_messages(void)
 		{ { "", "vmcache", "--workload", "foo", NULL }, 2, NULL,
 		  "(known: rndread, scan, scandesc, tpcc)" },
 		{ { "", "help", NULL }, 0, "(modes 0-3)", NULL },
-		{ { "", "help", NULL }, 0, "(vmcache, art, micro, rewire, rwbench, kv)", NULL },
+		{ { "", "help", NULL }, 0, "(vmcache, art, micro, rewire, rwbench, kv, blob)", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -148,8 +148,8 @@ static int t_misuse(void)
 	CHECK_EQ(ruma_db_get(x, t, &k, NULL), -EINVAL);
 	ruma_val empty = { 0, NULL };
 	CHECK_EQ(ruma_db_put(x, t, &empty, &v, 0), -EINVAL);
-	static char big[RUMA_DB_MAX_VALUE + 1];
-	ruma_val bigv = { sizeof(big), big };
+	static char big[RUMA_DB_MAX_KEY + 1];
+	ruma_val bigv = { RUMA_DB_MAX_VALUE + 1, big }; /* the length is refused first */
 	CHECK_EQ(ruma_db_put(x, t, &k, &bigv, 0), RUMA_ETOOBIG);
 	ruma_val bigk = { RUMA_DB_MAX_KEY + 1, big };
 	CHECK_EQ(ruma_db_put(x, t, &bigk, &v, 0), RUMA_ETOOBIG);
@@ -359,7 +359,7 @@ static int t_options(void)
 	CHECK_OK(put_range(x, t, 0, 100, 1));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_OK(ruma_db_begin(db, 0, &x));
-	unsigned char big[RUMA_DB_MAX_VALUE - 16];
+	unsigned char big[RUMA_DB_MAX_INLINE - 16];
 	memset(big, 1, sizeof(big));
 	int rc = 0;
 	for (unsigned i = 0; i < 20000 && !rc; i++) {

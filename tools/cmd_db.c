@@ -150,7 +150,7 @@ static int parse_arg(const db_cli *o, const char *what, const char *s, unsigned 
 static void print_hex(const ruma_val *v)
 {
 	static const char digits[] = "0123456789abcdef";
-	char buf[2 * RUMA_DB_MAX_VALUE];
+	char buf[2 * RUMA_DB_MAX_INLINE];
 	const unsigned char *p = v->data;
 	for (size_t done = 0, n; done < v->len; done += n, p += n) {
 		n = RUMA_MIN(v->len - done, sizeof(buf) / 2);
@@ -309,7 +309,7 @@ static int sub_get(const db_cli *o, const char **pos, int npos)
 static int sub_put(const db_cli *o, const char **pos, int npos)
 {
 	(void)npos;
-	static unsigned char kb[RUMA_DB_MAX_KEY], vb[RUMA_DB_MAX_VALUE];
+	static unsigned char kb[RUMA_DB_MAX_KEY], vb[RUMA_DB_MAX_INLINE];
 	ruma_val k, v;
 	ruma_db *db;
 	ruma_db_txn *x;
@@ -507,7 +507,7 @@ typedef struct loader {
 	ruma_db_table *t;
 	bool no_overwrite;
 	uint64_t line, in_table, pending, total;
-	unsigned char kb[RUMA_DB_MAX_KEY], vb[RUMA_DB_MAX_VALUE];
+	unsigned char kb[RUMA_DB_MAX_KEY], vb[RUMA_DB_MAX_INLINE];
 } loader;
 
 static int load_bad(const loader *l, const char *what)

@@ -23,12 +23,12 @@
 int ruma_cmd_sweep(int argc, char **argv);
 extern const char ruma_cmd_sweep_summary[];
 const char ruma_cmd_sweep_summary[] =
-	"a variants x sizes x reps grid (vmcache, art, micro, rewire, rwbench, kv) into a CSV";
+	"a variants x sizes x reps grid (vmcache, art, micro, rewire, rwbench, kv, blob) into a CSV";
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ruma sweep <vmcache|art|micro|rewire|rwbench> [grid options] --out FILE\n"
+		"usage: ruma sweep <vmcache|art|micro|rewire|rwbench|kv|blob> [grid options] --out FILE\n"
 		"                  [--resume|--force]\n"
 		"       ruma sweep --grid FILE [grid options] --out FILE\n"
 		"grid options (repeatable where it makes sense):\n"
@@ -54,6 +54,7 @@ static void usage(FILE *f)
 		"  --quiet                no progress on stderr\n"
 		"parameters per system:\n"
 		"  vmcache: %s\n  art: %s\n  micro: %s\n  rewire: %s\n  rwbench: %s\n  kv: %s\n"
+		"  blob: %s\n"
 		"examples:\n"
 		"  ruma sweep art --var alloc=libc,huge --size n=1e5,1e6 --set mode=1 --out art.csv\n"
 		"  ruma sweep art --peer leis=/path/to/ART --var impl=ruma,leis --var mode=0,1,2 \\\n"
@@ -65,12 +66,15 @@ static void usage(FILE *f)
 		"      --size n=1M,4M --out part.csv\n"
 		"  ruma sweep kv --var store=ruma,lmdb --var workload=a,c --var threads=1,2 \\\n"
 		"      --size records=1e5 --set runfor=10 --reps 5 --out ycsb.csv\n"
+		"  ruma sweep blob --var store=ruma,files --var threads=1,2 --var durability=sync,none \\\n"
+		"      --size size=100K,1M,10M --set data=256M --reps 5 --out blob.csv\n"
 		"CSV columns: system,variant,<vars>,<sets>,size_param,size,rep,warmup,seed,metric,\n"
 		"unit,value,status,note (one row per metric; see docs/experiments.md).\n"
 		"Exit: 0 all measured, 1 some measurements failed or interrupted, 2 bad grid.\n",
 		ruma_exp_system_keys(RUMA_EXP_VMCACHE), ruma_exp_system_keys(RUMA_EXP_ART),
 		ruma_exp_system_keys(RUMA_EXP_MICRO), ruma_exp_system_keys(RUMA_EXP_REWIRE),
-		ruma_exp_system_keys(RUMA_EXP_RWBENCH), ruma_exp_system_keys(RUMA_EXP_KV));
+		ruma_exp_system_keys(RUMA_EXP_RWBENCH), ruma_exp_system_keys(RUMA_EXP_KV),
+		ruma_exp_system_keys(RUMA_EXP_BLOB));
 }
 
 /* the command line, shell-quoted, with --resume added (and --force dropped) */

@@ -223,3 +223,54 @@ const char *ruma_opt_enum_list(const char *const *names, size_t n, char *buf, si
 	}
 	return buf;
 }
+
+int ruma_opt_vsay(const char *cmd, char *err, size_t len, const char *fmt, va_list ap)
+{
+	char what[400];
+	vsnprintf(what, sizeof(what), fmt, ap);
+	snprintf(err, len, "ruma %s: %s\n", cmd, what);
+	return RUMA_EPARSE;
+}
+
+int ruma_opt_say(const char *cmd, char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ruma_opt_vsay(cmd, err, len, fmt, ap);
+	va_end(ap);
+	return RUMA_EPARSE;
+}
+
+int ruma_opt_explain(const char *cmd, const ruma_opt_error *e, char *err, size_t len)
+{
+	switch (e->status) {
+	case RUMA_OPT_UNKNOWN:
+		return ruma_opt_say(cmd, err, len, "unknown option '%s' (see --help)", e->arg);
+	case RUMA_OPT_TOOMANY:
+		return ruma_opt_say(cmd, err, len, "unexpected argument '%s' (see --help)", e->arg);
+	case RUMA_OPT_MISSING:
+		return ruma_opt_say(cmd, err, len, "%s needs a value", e->arg);
+	case RUMA_OPT_RANGE:
+		return ruma_opt_say(cmd, err, len, "%s %s: out of range: expected %s", e->opt->name,
+			   e->value, e->opt->help);
+	default:
+		return ruma_opt_say(cmd, err, len, "%s '%s': expected %s%s", e->opt->name,
+			   e->value ? e->value : "", e->opt->help,
+			   e->rc == -ERANGE ? " (too large)" : "");
+	}
+}
+
+int ruma_opt_parse_driver(const char *cmd, const ruma_opt *table, size_t n, int argc, char **argv,
+			  void *opts, bool *help, char *err, size_t len)
+{
+	ruma_opt_error e;
+	if (len)
+		err[0] = '\0';
+	*help = false;
+	if (!ruma_opt_parse(table, n, argc, argv, 1, opts, NULL, 0, NULL, &e))
+		return 0;
+	if (e.status != RUMA_OPT_STOPPED)
+		return ruma_opt_explain(cmd, &e, err, len);
+	*help = true;
+	return 0;
+}

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -103,6 +104,35 @@ int ruma_opt_outcome(int rc, const char *err, bool usage_after, bool help,
  */
 int ruma_opt_report(const char *cmd, const ruma_opt_error *e, const char *func_err,
 		    const char *too_many, bool name_extra);
+
+/*
+ * ruma_opt_vsay — "ruma <cmd>: <message>\n" into err (cut to len), the
+ * message formatted from fmt and ap: how a driver's parser words what it
+ * refuses.  Returns RUMA_EPARSE.
+ */
+int ruma_opt_vsay(const char *cmd, char *err, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+/* ruma_opt_say — ruma_opt_vsay with the arguments in the call. */
+int ruma_opt_say(const char *cmd, char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * ruma_opt_explain — a failed ruma_opt_parse into err as ruma_opt_vsay
+ * words it: "unknown option '--x' (see --help)", "unexpected argument 'x'
+ * (see --help)", "--x needs a value", "--x V: out of range: expected
+ * <help>", "--x 'V': expected <help>" (" (too large)" on overflow).
+ * Returns RUMA_EPARSE.
+ */
+int ruma_opt_explain(const char *cmd, const ruma_opt_error *e, char *err, size_t len);
+
+/*
+ * ruma_opt_parse_driver — a driver's command line (argv[0] its command,
+ * no positional arguments) against table into opts: 0 (*help set when
+ * --help or another RUMA_OPT_STOP option ended it), or RUMA_EPARSE with
+ * ruma_opt_explain's message for cmd in err.
+ */
+int ruma_opt_parse_driver(const char *cmd, const ruma_opt *table, size_t n, int argc, char **argv,
+			  void *opts, bool *help, char *err, size_t len);
 
 /*
  * ruma_opt_enum — the index of s in names[0..n) (exact, case-sensitive

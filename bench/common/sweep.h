@@ -65,6 +65,7 @@ extern const ruma_sweep_adapter ruma_sweep_micro;
 extern const ruma_sweep_adapter ruma_sweep_rewire;
 extern const ruma_sweep_adapter ruma_sweep_rwbench;
 extern const ruma_sweep_adapter ruma_sweep_kv;
+extern const ruma_sweep_adapter ruma_sweep_blob;
 
 /* Name the metric a row counts towards (into buf); false = the row is skipped. */
 typedef bool (*ruma_sweep_name_fn)(const ruma_result_row *row, char *buf, size_t len);

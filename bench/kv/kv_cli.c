@@ -10,7 +10,6 @@
 #include "bench/kv/kv.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -56,36 +55,8 @@ static const ruma_opt options[] = {
 	{ "-h", RUMA_OPT_FLAG, O(help), 0, 0, NULL, NULL, RUMA_OPT_STOP },
 };
 
-/* "ruma kv: <message>\n" into err. */
-static int fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	char what[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	snprintf(err, len, "ruma kv: %s\n", what);
-	return RUMA_EPARSE;
-}
-
-static int option_error(const ruma_opt_error *e, char *err, size_t len)
-{
-	switch (e->status) {
-	case RUMA_OPT_UNKNOWN:
-		return fail(err, len, "unknown option '%s' (see --help)", e->arg);
-	case RUMA_OPT_TOOMANY:
-		return fail(err, len, "unexpected argument '%s' (see --help)", e->arg);
-	case RUMA_OPT_MISSING:
-		return fail(err, len, "%s needs a value", e->arg);
-	case RUMA_OPT_RANGE:
-		return fail(err, len, "%s %s: out of range: expected %s", e->opt->name, e->value,
-			    e->opt->help);
-	default:
-		return fail(err, len, "%s '%s': expected %s%s", e->opt->name, e->value ? e->value : "",
-			    e->opt->help, e->rc == -ERANGE ? " (too large)" : "");
-	}
-}
+/* "ruma kv: <message>\n" into err; RUMA_EPARSE. */
+#define fail(err, len, ...) ruma_opt_say("kv", err, len, __VA_ARGS__)
 
 /* The workload names, comma-separated. */
 static const char *workload_names(char *buf, size_t len)
@@ -135,18 +106,13 @@ int ruma_kv_parse(int argc, char **argv, char *const *envp, ruma_kv_opts *o, cha
 		.memory = 1ull << 30, .threads = 1, .runfor = 10, .load_batch = 1000,
 		.seed = ruma_opt_env_seed(envp),
 	} };
-	ruma_opt_error e;
-	int rc;
-
-	if (errlen)
-		err[0] = '\0';
+	bool help;
 	memset(o, 0, sizeof(*o));
-	if (ruma_opt_parse(options, RUMA_ARRAY_SIZE(options), argc, argv, 1, &w, NULL, 0, NULL,
-			   &e)) {
-		if (e.status != RUMA_OPT_STOPPED)
-			return option_error(&e, err, errlen);
-		o->help = true;
-		return 0;
+	int rc = ruma_opt_parse_driver("kv", options, RUMA_ARRAY_SIZE(options), argc, argv, &w,
+				       &help, err, errlen);
+	if (rc || help) {
+		o->help = help;
+		return rc;
 	}
 	if ((rc = resolve(&w, err, errlen)))
 		return rc;

@@ -78,12 +78,21 @@ typedef struct ruma_val {
 	void *data;
 } ruma_val;
 
-/* Limits (btree.h): a key has 1..RUMA_DB_MAX_KEY bytes, a value at most
- * RUMA_DB_MAX_VALUE, both together at most RUMA_BTREE_MAX_ENTRY; larger →
- * RUMA_ETOOBIG.  Table names: 1..RUMA_DB_MAX_NAME bytes, not starting with
- * "ruma:" (reserved for the store's own tables). */
+/* Limits: a key has 1..RUMA_DB_MAX_KEY bytes, a value at most
+ * RUMA_DB_MAX_VALUE (16 GiB; larger → RUMA_ETOOBIG).  A value of at most
+ * ruma_db_options.blob_threshold bytes (default RUMA_DB_BLOB_THRESHOLD) is
+ * kept inline in the B-tree's leaf, when key and value together fit
+ * RUMA_BTREE_MAX_ENTRY; any other value is a BLOB: its bytes lie in runs of
+ * contiguous pages of the store (extents) and the leaf holds a small BLOB
+ * state naming them (docs/blob.md).  RUMA_DB_MAX_INLINE is the largest
+ * value that can be inline (and the largest allowed threshold).  Table
+ * names: 1..RUMA_DB_MAX_NAME bytes, not starting with "ruma:" (reserved
+ * for the store's own tables). */
 #define RUMA_DB_MAX_KEY RUMA_BTREE_MAX_KEY
-#define RUMA_DB_MAX_VALUE RUMA_BTREE_MAX_VALUE
+#define RUMA_DB_MAX_VALUE (16ull << 30)
+#define RUMA_DB_MAX_INLINE (RUMA_BTREE_MAX_VALUE - 1u)
+#define RUMA_DB_BLOB_THRESHOLD RUMA_DB_MAX_INLINE
+#define RUMA_DB_BLOB_THRESHOLD_MIN 64u
 #define RUMA_DB_MAX_NAME RUMA_BTREE_MAX_NAME
 
 /* Virtual reservation of a store created with the defaults: 256 GiB, the
@@ -125,6 +134,11 @@ typedef struct ruma_db_options {
 	 * ruma_db_open from the fields above; virt_bytes 0 means
 	 * RUMA_DB_DEFAULT_VIRT. */
 	const ruma_bm_config *advanced;
+	/* Values longer than this are stored as BLOBs (see Limits): 0 means
+	 * RUMA_DB_BLOB_THRESHOLD; else RUMA_DB_BLOB_THRESHOLD_MIN ..
+	 * RUMA_DB_MAX_INLINE (-EINVAL outside).  A setting of the open, not
+	 * of the store: values already stored stay as they are. */
+	uint32_t blob_threshold;
 } ruma_db_options;
 
 /* ruma_db_options_default — flags 0, pool 0 (sized at open), no callback,
@@ -138,7 +152,9 @@ RUMA_API void ruma_db_options_default(ruma_db_options *o);
  * NOCREATE), RUMA_ELOCKED (in use), RUMA_ENOTSTORE, RUMA_ECORRUPT,
  * RUMA_EUNCLEAN (a NOLOG store not closed cleanly), -ENOMEM, I/O errors.
  * A read-only open still recovers a store left unclean (that writes the
- * store and empties its log) and takes the store's lock.
+ * store and empties its log; in a store that held BLOBs it also walks every
+ * table once to free the extents the crash left unnamed) and takes the
+ * store's lock.
  */
 RUMA_API int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out);
 
@@ -228,9 +244,21 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
 /* ---- point operations ----------------------------------------------------- */
 
 /*
- * ruma_db_get — the value of key in *val.  val->data points into a buffer
- * owned by the transaction, valid until the next call on this transaction
- * (or one of its cursors) or its end.  RUMA_ENOTFOUND if absent.
+ * ruma_db_get — the value of key in *val.  RUMA_ENOTFOUND if absent.
+ * An inline value: val->data points into a buffer owned by the
+ * transaction, valid until the next call on this transaction (or one of
+ * its cursors) or its end.  A BLOB: val->data points to the whole value,
+ * contiguous, valid until the transaction ends (commit or abort releases
+ * it; later calls do not move it).  A BLOB of one extent (every BLOB put
+ * whole) is not copied: the pointer is into the buffer pool, whose pages
+ * stay pinned (shared) until the end of the transaction, read from the
+ * store with a few large reads and checked against their CRC-32C first.
+ * A BLOB of several extents (grown by appends) is handed back the same way
+ * when its extents follow each other in the store, and otherwise copied
+ * into memory the transaction owns.  One to be pinned must fit in half the
+ * buffer pool (with the transaction's other pins), else -ENOMEM: read it
+ * with ruma_db_blob_read.  RUMA_ECORRUPT when its bytes on disk do not
+ * match their checksum.
  */
 RUMA_API int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_val *val);
 
@@ -239,12 +267,88 @@ RUMA_API int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key
 				  the table (else RUMA_EEXISTS): sorted loads */
 
 /* ruma_db_put — store key → val (replacing an existing value unless
- * RUMA_DB_NOOVERWRITE). */
+ * RUMA_DB_NOOVERWRITE).  val may be up to RUMA_DB_MAX_VALUE bytes
+ * (RUMA_ETOOBIG beyond); a BLOB is written once, out of place, as one
+ * extent, with a few large writes by the calling thread, and made durable
+ * with the commit (never through the log).  A replaced or deleted BLOB's
+ * extents are freed once the transaction committed and no snapshot can
+ * read them any more; an abort frees the new ones. */
 RUMA_API int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,
 			 const ruma_val *val, unsigned flags);
 
 /* ruma_db_del — remove key.  RUMA_ENOTFOUND if absent. */
 RUMA_API int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key);
+
+/* ---- large values, streamed --------------------------------------------------
+ *
+ * A handle reads or writes one value piece by piece, for values too big to
+ * hold in memory at once.  It belongs to its transaction and to the thread
+ * using that transaction.  Commit or abort with handles still open closes
+ * them first: ruma_db_commit stores what they appended (as
+ * ruma_db_blob_close would; a failure there aborts the transaction and is
+ * returned), ruma_db_abort discards it.  Either way the handles are freed.
+ *
+ *   ruma_db_blob *b;
+ *   ruma_db_blob_create(txn, t, &key, total, &b);
+ *   while ((n = read(fd, buf, sizeof buf)) > 0)
+ *           ruma_db_blob_append(b, buf, n);
+ *   ruma_db_blob_close(b);
+ *   ruma_db_commit(txn);
+ */
+typedef struct ruma_db_blob ruma_db_blob;
+
+/*
+ * ruma_db_blob_create — a handle that writes a new value of key (replacing
+ * the present one, if any, when it is closed).  size_hint: the value's
+ * final size when known (it then gets exactly one extent and is read back
+ * zero-copy), 0 when not (extents then grow in tiers).  -EACCES in a
+ * read-only transaction, RUMA_ETOOBIG for a hint beyond RUMA_DB_MAX_VALUE,
+ * -ENOMEM, -EINVAL, RUMA_ECONFLICT (the row is locked by another
+ * transaction).
+ */
+RUMA_API int ruma_db_blob_create(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,
+				 uint64_t size_hint, ruma_db_blob **out);
+
+/*
+ * ruma_db_blob_open — a handle on the present value of key, of any size
+ * (an inline value is read as a BLOB too): ruma_db_blob_read reads it; in a
+ * read-write transaction ruma_db_blob_append adds to it (the bytes already
+ * there are not rewritten).  RUMA_ENOTFOUND, RUMA_ECONFLICT, -ENOMEM.
+ */
+RUMA_API int ruma_db_blob_open(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,
+			       ruma_db_blob **out);
+
+/*
+ * ruma_db_blob_append — add len bytes of data at the end of the value.
+ * The bytes go out to the store with large writes as whole pages fill and
+ * at close.  -EACCES in a read-only transaction, RUMA_ETOOBIG when the
+ * value would exceed RUMA_DB_MAX_VALUE, RUMA_EVIRTFULL when the store is
+ * full, I/O errors (the handle is then unusable: -EIO for every later call
+ * but close, which discards what was appended).
+ */
+RUMA_API int ruma_db_blob_append(ruma_db_blob *b, const void *data, size_t len);
+
+/*
+ * ruma_db_blob_read — copy up to len bytes of the value from offset off
+ * into buf; *got gets how many (0 at or past the end).  Pages missing from
+ * the buffer pool are read with large reads and checked against their
+ * extent's CRC-32C (RUMA_ECORRUPT when they do not match); the pages are
+ * not kept pinned.  Bytes appended through this handle are read too.
+ */
+RUMA_API int ruma_db_blob_read(ruma_db_blob *b, uint64_t off, void *buf, size_t len,
+			       size_t *got);
+
+/* ruma_db_blob_size — the value's size now (appends included). */
+RUMA_API uint64_t ruma_db_blob_size(const ruma_db_blob *b);
+
+/*
+ * ruma_db_blob_close — finish the handle and free it: a handle that
+ * appended writes its last pages and stores the value's new state in the
+ * transaction (so a later ruma_db_get in it sees the value; the commit
+ * makes it durable).  Returns the error of that (the transaction should
+ * then be aborted).  NULL is accepted (0).
+ */
+RUMA_API int ruma_db_blob_close(ruma_db_blob *b);
 
 /* ---- cursors --------------------------------------------------------------------- */
 
@@ -281,8 +385,9 @@ RUMA_API int ruma_db_cursor_next(ruma_db_cursor *c);
 RUMA_API int ruma_db_cursor_prev(ruma_db_cursor *c);
 
 /* ruma_db_cursor_get — the current entry (key and/or val may be NULL);
- * both point into the cursor, valid until its next call.  -EINVAL when
- * unpositioned. */
+ * both point into the cursor, valid until its next call; a BLOB value is
+ * handed back as ruma_db_get does (valid until the transaction ends, same
+ * errors).  -EINVAL when unpositioned. */
 RUMA_API int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val);
 
 /* ruma_db_cursor_del — delete the current entry.  The cursor stays at its
@@ -319,6 +424,10 @@ RUMA_API int ruma_db_cursor_del(ruma_db_cursor *c);
  * The opening of dest takes memory for its own buffer pool (64 MiB at
  * most) and reads the log written during the copy; its messages (its
  * recovery's) reach the message callback only when it fails.
+ *
+ * Large values: while the copy runs, the commits of transactions that
+ * wrote BLOBs wait for it (their extents must not change under the copy),
+ * and replaced BLOBs' extents are freed after it.
  *
  * dest must not exist, nor dest.wal (-EEXIST); on an error nothing is left
  * at either path.  Errors: -EINVAL (NULL, empty dest, flags), -ENOTSUP (a

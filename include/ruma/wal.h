@@ -66,6 +66,12 @@ typedef struct ruma_wal_config {
 	bool salvage;          /* a damaged or cut log (ruma_wal_open) ends at the
 				  damage (what is discarded is reported and counted by
 				  ruma_wal_iter_discarded) instead of RUMA_ECORRUPT */
+	/* Called (NULL: nothing) before every write of records to the file, by
+	 * the writing thread with no lock of the log held: what the records
+	 * refer to outside the log is made durable first (a store's extents,
+	 * docs/blob.md).  Nonzero: the write fails with it, as an I/O error. */
+	int (*before_write)(void *ctx);
+	void *before_write_ctx;
 } ruma_wal_config;
 
 /*

@@ -552,6 +552,9 @@ static void release_all(ruma_bm *bm)
 	free(bm->free_bits);
 	if (bm->fd >= 0)
 		close(bm->fd);
+	bm_extent_index_free(bm);
+	pthread_mutex_destroy(&bm->ext_sync_mu);
+	pthread_cond_destroy(&bm->ext_sync_cv);
 	pthread_mutex_destroy(&bm->alloc_mu);
 	pthread_mutex_destroy(&bm->thr_mu);
 	pthread_mutex_destroy(&bm->flush_mu);
@@ -587,8 +590,11 @@ static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 				   .aio_poll = bm_aio_poll,
 				   .aio_settle = bm_aio_settle,
 				   .aio_free = bm_aio_free,
-				   .before_write = bm_mtr_before_write };
+				   .before_write = bm_mtr_before_write,
+				   .before_log_write = bm_extent_before_log_write };
 	pthread_mutex_init(&bm->alloc_mu, NULL);
+	pthread_mutex_init(&bm->ext_sync_mu, NULL);
+	pthread_cond_init(&bm->ext_sync_cv, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
 	pthread_mutex_init(&bm->active_mu, NULL);
@@ -891,9 +897,11 @@ ruma_bm_page_state ruma_bm_page_state_of(ruma_bm *bm, ruma_pid pid)
 		return RUMA_BM_PAGE_META;
 	pthread_mutex_lock(&bm->alloc_mu);
 	ruma_bm_page_state st = RUMA_BM_PAGE_BEYOND;
+	uint64_t bit = 1ull << (pid & 63);
 	if (pid < atomic_load(&bm->alloc_hw))
-		st = bm->free_bits[pid >> 6] & (1ull << (pid & 63)) ? RUMA_BM_PAGE_FREE
-								     : RUMA_BM_PAGE_USED;
+		st = (bm->free_bits[pid >> 6] & bit) || (bm->ext_bits && (bm->ext_bits[pid >> 6] & bit))
+			     ? RUMA_BM_PAGE_FREE
+			     : RUMA_BM_PAGE_USED;
 	pthread_mutex_unlock(&bm->alloc_mu);
 	return st;
 }
@@ -935,7 +943,8 @@ void ruma_bm_get_stats(const ruma_bm *bm, ruma_bm_stats *out)
 		out->aio_wait_depth += atomic_load_explicit(&t->aio_wait_depth, memory_order_relaxed);
 	}
 	/* the free count first: it never exceeds the high-water mark read after it */
-	uint64_t free_ids = atomic_load_explicit(&bm->free_count, memory_order_relaxed);
+	uint64_t free_ids = atomic_load_explicit(&bm->free_count, memory_order_relaxed) +
+			    atomic_load_explicit(&bm->ext_free_count, memory_order_relaxed);
 	uint64_t hw = atomic_load(&bm->alloc_hw);
 	out->pages_allocated = hw - free_ids;
 	out->pages_free = free_ids;

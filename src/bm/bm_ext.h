@@ -243,6 +243,71 @@ void ruma_bm_undo_free(ruma_bm_undo *list, size_t n);
  * marked clean again at close. */
 void ruma_bm_undo_done(ruma_bm *bm);
 
+/* ---- extents (large values: docs/blob.md, src/bm/extent.c) ---------------------
+ *
+ * An extent is n contiguous pages [first, first + n) whose bytes belong to
+ * the caller whole (no trailer): contiguous in the file and at
+ * ruma_bm_extent_pin's address.  The caller keeps a CRC-32C of the bytes it
+ * wrote and passes it to every read, which checks it whenever pages come
+ * from the file.  Extent pages are written once (ruma_bm_extent_write) and
+ * never dirty in the pool.  The allocation and the free are logged (redone
+ * by recovery, never undone: the caller finds what an unfinished
+ * transaction allocated, e.g. with a store check after recovery).
+ */
+
+/* ruma_bm_extent_alloc — n pages in one run into *first, from the free-run
+ * index (no bitmap scan) or the end of the store.  -EINVAL, RUMA_EVIRTFULL,
+ * -ENOSPC (file), -ENOMEM, the log's error. */
+int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first);
+
+/* ruma_bm_extent_free — free [first, first + n) (merged with free runs next
+ * to it).  Pages still resident stay until evicted or reused; nobody may
+ * hold a pin on them any more.  -EINVAL when a page is free already or out
+ * of range (reported), the log's error. */
+int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n);
+
+/* ruma_bm_extent_write — write len bytes of data to pages from pid on
+ * (pages of an extent allocated by the caller and not yet read by anyone;
+ * the last page's rest is zero), through the pool's memory, with one
+ * pwrite per 16 MiB (an eighth of the pool if less).  The pages stay resident and clean.  I/O errors
+ * (reported; the pages are dropped). */
+int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len);
+
+/* ruma_bm_extent_sync — make every extent write completed before the call
+ * durable (group sync: one fdatasync of the store serves every thread
+ * waiting meanwhile).  A failed sync is reported and sticks (every later
+ * call returns it). */
+int ruma_bm_extent_sync(ruma_bm *bm);
+
+/* ruma_bm_extent_pin — pin the n pages of an extent whose first `bytes`
+ * bytes have CRC-32C crc: each is latched shared until
+ * ruma_bm_extent_unpin; missing ones are read with one read per run of
+ * them, and then the CRC is checked (RUMA_ECORRUPT, reported, nothing
+ * pinned).  *addr gets the extent's first byte.  -ENOMEM when n exceeds
+ * ruma_bm_extent_pin_max, I/O errors, eviction errors. */
+int ruma_bm_extent_pin(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes, uint32_t crc,
+		       void **addr);
+void ruma_bm_extent_unpin(ruma_bm *bm, ruma_pid first, uint64_t n);
+
+/* ruma_bm_extent_addr — the address of page first (of an extent the
+ * caller holds pinned). */
+void *ruma_bm_extent_addr(ruma_bm *bm, ruma_pid first);
+
+/* ruma_bm_extents_used — whether the store ever allocated an extent (kept
+ * in page 0 and redone by recovery): a store without one needs no search
+ * for extents a crash left unnamed. */
+bool ruma_bm_extents_used(ruma_bm *bm);
+
+/* ruma_bm_extent_pin_max — the most pages one pin may hold (half the pool). */
+uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm);
+
+/* ruma_bm_extent_read — copy [off, off + len) of the extent's bytes into
+ * buf: pinned for the copy when it fits ruma_bm_extent_pin_max, else read
+ * whole from the file through a 1 MiB buffer (to check its CRC).  Errors as
+ * ruma_bm_extent_pin. */
+int ruma_bm_extent_read(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes, uint32_t crc,
+			uint64_t off, void *buf, size_t len);
+
 /* ---- metadata ------------------------------------------------------------- */
 
 #define RUMA_BM_META_SLOTS 64

@@ -83,6 +83,7 @@ struct bm_cleaner;
  *   store.c   metadata pages, capacity, checkpoints
  *   mtr.c     mini-transactions (the write-ahead log's hooks)
  *   fix.c     the latching API (fix, unfix, optimistic, upgrade)
+ *   extent.c  extents: free runs, large writes, pinned reads (BLOBs)
  *   aio.c     asynchronous reads
  *   recover.c redo / undo of a store not closed cleanly
  *   bm.c      open, close, allocation, statistics
@@ -96,6 +97,7 @@ struct bm_ops {
 	void (*aio_settle)(ruma_bm *bm, struct bm_thread *t); /* thread exit -> aio.c */
 	void (*aio_free)(struct bm_thread *t);                /* thread free -> aio.c */
 	int (*before_write)(ruma_bm *bm, const ruma_pid *pids, size_t n); /* -> mtr.c */
+	int (*before_log_write)(void *bm); /* the log's hook (mtr.c) -> extent.c */
 };
 
 /* Per-thread state: eviction scratch lists, the lazy write ring, the lazy
@@ -154,6 +156,20 @@ struct ruma_bm {
 	_Atomic uint64_t free_count; /* changed under alloc_mu, read without it (stats) */
 	uint64_t free_hint;      /* word index to start the next search */
 	_Atomic uint64_t meta_slots[RUMA_BM_META_SLOTS];
+	struct bm_extents *ext;  /* free runs for extents (extent.c), built at first use */
+	uint64_t *ext_bits;      /* bit per pid: free in the extent space (extent.c) */
+	_Atomic bool ext_used;   /* an extent was ever allocated (page 0: BM_META_EXTENTS) */
+	_Atomic uint64_t ext_free_count; /* its bits set (alloc_mu) */
+
+	/* group sync of extent writes (ruma_bm_extent_sync) */
+	pthread_mutex_t ext_sync_mu;
+	pthread_cond_t ext_sync_cv;
+	_Atomic uint64_t ext_sync_req;
+	_Atomic uint64_t ext_written; /* extent writes completed */
+	_Atomic uint64_t ext_synced;  /* of them, made durable by a sync */
+	uint64_t ext_sync_done;
+	bool ext_syncing;
+	int ext_sync_err;
 
 	/* threads */
 	pthread_key_t key;
@@ -253,6 +269,15 @@ int bm_undo_relog(ruma_bm *bm);
 int bm_wal_continue(ruma_bm *bm, struct ruma_wal *w);
 int bm_wal_checkpoint(ruma_bm *bm);
 
+/* extent.c — redo of a BM_WAL_EXTENT record (op, pages [first, first + n));
+ * the free-run index's release at close. */
+int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n);
+void bm_extent_index_free(ruma_bm *bm);
+/* extent.c — the log's before_write hook (ctx: the manager): extent
+ * writes completed and not yet synced are synced before log records, which
+ * may name them, reach the file. */
+int bm_extent_before_log_write(void *ctx);
+
 /* recover.c — redo the log of a store not closed cleanly (see bm.h). */
 int bm_recover(ruma_bm *bm);
 
@@ -261,6 +286,7 @@ int bm_recover(ruma_bm *bm);
 #define BM_FORMAT 3u   /* 2: data page trailer (CRC-32C) + clean-shutdown state; 3: store id */
 #define BM_STATE_CLEAN 0x4e454c43u /* "CLEN": closed cleanly, metadata matches pages */
 #define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
+#define BM_META_EXTENTS 1u /* bm_meta_hdr.flags: an extent was ever allocated (extent.c) */
 #define BM_GROW_MIN (1ull << 20)
 #define BM_GROW_MAX (256ull << 20)
 
@@ -277,7 +303,7 @@ struct bm_meta_hdr {
 	uint32_t state;      /* BM_STATE_CLEAN or BM_STATE_OPEN */
 	uint32_t page_data;  /* RUMA_BM_PAGE_DATA: bytes of a page the caller owns */
 	uint32_t wal;        /* 1: a durable store: opened with a log (<path>.wal recovers it) */
-	uint32_t rsv;
+	uint32_t flags;      /* BM_META_EXTENTS (0 in stores made before it existed) */
 	uint64_t id[2];      /* random identity made at creation; the log's header names it */
 	uint64_t next_lsn;   /* every LSN used so far is below this */
 	uint64_t redo_lsn;   /* with a log: recovery redoes page changes from here */

@@ -818,6 +818,9 @@ int bm_wal_open(ruma_bm *bm, struct ruma_wal **out)
 		.owner = { bm->store_id[0], bm->store_id[1] }, /* a log of another store is refused */
 		.must_exist = bm->needs_recovery, /* never created empty in place of the needed one */
 		.salvage = bm->cfg.salvage_log,
+		/* extents are durable before a record naming them can be (extent.c) */
+		.before_write = bm->ops.before_log_write,
+		.before_write_ctx = bm,
 	};
 	return ruma_wal_open(&c, out);
 }

@@ -11,6 +11,18 @@
 #define BM_WAL_MTR 1u  /* one mini-transaction: a sequence of entries */
 #define BM_WAL_META 2u /* ruma_bm_meta_set: u32 slot, u32 0, u64 value */
 #define BM_WAL_START 3u /* a session's first record: u64 store id[2], u64 its start LSN */
+#define BM_WAL_EXTENT 4u /* an extent allocated or freed (extent.c): struct bm_wal_extent */
+
+/* BM_WAL_EXTENT's payload: op BM_EXTENT_ALLOC or BM_EXTENT_FREE, pages
+ * [first, first + n). */
+#define BM_EXTENT_ALLOC 1u
+#define BM_EXTENT_FREE 2u
+struct bm_wal_extent {
+	uint32_t op;
+	uint32_t rsv;
+	uint64_t first;
+	uint64_t n;
+};
 
 /* Entry kinds inside a BM_WAL_MTR record (u8 kind, u64 pid, body). */
 #define BM_MTR_ALLOC 1u /* the page was allocated: it starts as zeros */

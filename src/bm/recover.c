@@ -273,6 +273,15 @@ static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
 		atomic_store(&bm->meta_slots[m.slot], m.value);
 		return 0;
 	}
+	if (rec->type == BM_WAL_EXTENT) {
+		struct bm_wal_extent e;
+		if (rec->len != sizeof(e))
+			return RUMA_ECORRUPT;
+		memcpy(&e, b, sizeof(e));
+		bm->recovery.allocs += e.op == BM_EXTENT_ALLOC;
+		bm->recovery.frees += e.op == BM_EXTENT_FREE;
+		return bm_recover_extent(bm, e.op, e.first, e.n);
+	}
 	if (rec->type != BM_WAL_MTR)
 		return RUMA_ECORRUPT;
 	while (b < end) {

@@ -60,7 +60,8 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.meta_pages = bm->meta_pages;
 	h.capacity = bm->free_words * 64;
 	h.alloc_hw = hw;
-	h.free_count = bm->free_count;
+	h.free_count = bm->free_count + bm->ext_free_count;
+	h.flags = atomic_load(&bm->ext_used) ? BM_META_EXTENTS : 0;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		h.slots[i] = atomic_load(&bm->meta_slots[i]);
 	h.state = state;
@@ -73,6 +74,11 @@ static size_t meta_build(ruma_bm *bm, unsigned char *buf, uint32_t state)
 	h.id[1] = bm->store_id[1];
 	memset(buf, 0, RUMA_BM_PAGE_SIZE);
 	memcpy(buf + RUMA_BM_PAGE_SIZE, bm->free_bits, bm_bytes);
+	if (bm->ext_bits) { /* the extent space's free pages (extent.c) */
+		uint64_t *w = (uint64_t *)(buf + RUMA_BM_PAGE_SIZE);
+		for (size_t i = 0; i < bm_bytes / 8; i++)
+			w[i] |= bm->ext_bits[i];
+	}
 	uint64_t sum = fnv1a(0xcbf29ce484222325ull, &h, sizeof(h));
 	h.checksum = fnv1a(sum, buf + RUMA_BM_PAGE_SIZE, bm_bytes);
 	memcpy(buf, &h, sizeof(h));
@@ -268,6 +274,7 @@ static int read_bitmap(ruma_bm *bm, struct bm_meta_hdr *h, size_t bm_bytes, unsi
 static void adopt_header(ruma_bm *bm, const struct bm_meta_hdr *h)
 {
 	atomic_store(&bm->alloc_hw, h->alloc_hw);
+	atomic_store(&bm->ext_used, (h->flags & BM_META_EXTENTS) != 0);
 	bm->free_count = h->free_count;
 	for (unsigned i = 0; i < RUMA_BM_META_SLOTS; i++)
 		atomic_store(&bm->meta_slots[i], h->slots[i]);

@@ -34,6 +34,7 @@
  * the high-water mark (a used one no tree reached is leaked).
  */
 #include "btree/btree_int.h"
+#include "btree/blobref.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -105,6 +106,8 @@ typedef struct walk {
 	ruma_pid first_bad; /* page of the first problem */
 	pid_set *seen;      /* the walk's own, or the store check's across trees */
 	ruma_btree_stats *st;
+	bt_value_runs_fn runs;   /* leaf values' own page runs (NULL: none) */
+	void *runs_ctx;
 	uint8_t prev_upper[NODE_KEYBUF];
 	unsigned prev_len;
 	bool prev_inf;
@@ -247,6 +250,49 @@ static void check_leaf_chain(walk *w, ruma_pid pid, const node *n)
 	memcpy(w->prev_upper, node_upper_key(n), n->upper_len);
 }
 
+/* One page run a leaf value names (bt_value_runs_fn's add): every page
+ * joins the set of pages reached. */
+struct run_add {
+	walk *w;
+	ruma_pid leaf;
+	unsigned slot;
+	int rc;
+};
+
+static int add_run(void *ctx, ruma_pid first, uint64_t n)
+{
+	struct run_add *a = ctx;
+	for (uint64_t i = 0; i < n && !a->rc; i++) {
+		bool fresh;
+		a->rc = pid_set_add(a->w->seen, first + i, &fresh);
+		if (!a->rc && !fresh) {
+			REPORT(a->w, a->leaf, "slot %u: its value's page %" PRIu64
+			       " is reached a second time (an extent shared)", a->slot, first + i);
+			return 0;
+		}
+	}
+	return a->rc;
+}
+
+/* Hand every value of leaf n to the walk's run callback. */
+static int walk_values(walk *w, ruma_pid pid, const node *n)
+{
+	for (unsigned i = 0; i < n->count; i++) {
+		bool bad = false;
+		unsigned vlen;
+		const uint8_t *v = node_value(n, i, &vlen, &bad);
+		if (bad)
+			continue; /* check_order reported it */
+		struct run_add a = { w, pid, i, 0 };
+		int r = w->runs(v, vlen, w->runs_ctx, add_run, &a);
+		if (a.rc)
+			return a.rc;
+		if (r)
+			REPORT(w, pid, "slot %u: a value that names malformed page runs", i);
+	}
+	return 0;
+}
+
 static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo, key_ref hi)
 {
 	bool fresh;
@@ -298,8 +344,9 @@ static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo,
 		check_order(w, pid, n);
 	if (node_is_leaf(n)) {
 		check_leaf_chain(w, pid, n);
+		rc = w->runs ? walk_values(w, pid, n) : 0;
 		free(copy);
-		return 0;
+		return rc;
 	}
 	uint8_t sep[2][NODE_KEYBUF];
 	key_ref clo = lo;
@@ -326,12 +373,15 @@ static int walk_node(walk *w, ruma_pid pid, int level, bool is_root, key_ref lo,
 
 /* One tree's walk; seen is the set of pages reached so far (NULL: a set of
  * the walk's own). */
-static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, bool check,
-		     ruma_btree_stats *st, uint64_t *errors, pid_set *seen)
+static int walk_tree_runs(ruma_btree *t, ruma_message_fn message, void *message_ctx, bool check,
+			  ruma_btree_stats *st, uint64_t *errors, pid_set *seen, bt_value_runs_fn runs,
+			  void *runs_ctx)
 {
 	walk *w = calloc(1, sizeof *w);
 	if (!w)
 		return -ENOMEM;
+	w->runs = runs;
+	w->runs_ctx = runs_ctx;
 	pid_set own = { 0 };
 	w->seen = seen ? seen : &own;
 	w->t = t;
@@ -349,6 +399,12 @@ static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, 
 	free(own.slot);
 	free(w);
 	return rc;
+}
+
+static int walk_tree(ruma_btree *t, ruma_message_fn message, void *message_ctx, bool check,
+		     ruma_btree_stats *st, uint64_t *errors, pid_set *seen)
+{
+	return walk_tree_runs(t, message, message_ctx, check, st, errors, seen, NULL, NULL);
 }
 
 int ruma_btree_check_msg(ruma_btree *t, ruma_message_fn message, void *message_ctx)
@@ -386,6 +442,10 @@ typedef struct store_walk {
 	size_t n_roots, cap_roots;
 	uint64_t problems; /* of the catalog entries and the bitmap */
 	int rc;            /* -ENOMEM while collecting the roots */
+	bt_value_runs_fn runs; /* the named trees' values' page runs (NULL: none) */
+	void *runs_ctx;
+	void (*leak)(void *ctx, ruma_pid first, uint64_t n); /* each run of leaked pages */
+	void *leak_ctx;
 } store_walk;
 
 static void __attribute__((format(printf, 2, 3))) store_say(store_walk *s, const char *fmt, ...)
@@ -456,7 +516,7 @@ static int walk_catalog(ruma_bm *bm, store_walk *s, pid_set *seen, uint64_t *err
 		ruma_btree t = { .bm = bm, .root = s->roots[i].root };
 		s->tree = s->roots[i].name;
 		e = 0;
-		rc = walk_tree(&t, tree_line, s, true, NULL, &e, seen);
+		rc = walk_tree_runs(&t, tree_line, s, true, NULL, &e, seen, s->runs, s->runs_ctx);
 		*errors += e;
 		c->trees++;
 	}
@@ -496,16 +556,23 @@ static void check_reached(ruma_bm *bm, store_walk *s, const pid_set *seen,
 static void count_leaks(ruma_bm *bm, store_walk *s, const pid_set *seen,
 			ruma_btree_store_check *c)
 {
-	uint64_t hw = ruma_bm_high_water(bm), first_leak = 0;
+	uint64_t hw = ruma_bm_high_water(bm), first_leak = 0, run = 0;
 	for (ruma_pid pid = 0; pid < hw; pid++) {
 		ruma_bm_page_state st = ruma_bm_page_state_of(bm, pid);
 		if (st == RUMA_BM_PAGE_FREE)
 			c->pages_free++;
-		if (st != RUMA_BM_PAGE_USED || pid_set_has(seen, pid))
+		if (st != RUMA_BM_PAGE_USED || pid_set_has(seen, pid)) {
+			if (run && s->leak)
+				s->leak(s->leak_ctx, pid - run, run);
+			run = 0;
 			continue;
+		}
+		run++;
 		if (c->pages_leaked++ == 0)
 			first_leak = pid;
 	}
+	if (run && s->leak)
+		s->leak(s->leak_ctx, hw - run, run);
 	if (c->pages_leaked) {
 		s->problems++;
 		store_say(s,
@@ -518,10 +585,18 @@ static void count_leaks(ruma_bm *bm, store_walk *s, const pid_set *seen,
 int ruma_btree_check_store(ruma_bm *bm, ruma_message_fn message, void *message_ctx,
 			   ruma_btree_store_check *out)
 {
+	return bt_check_store_runs(bm, message, message_ctx, out, NULL, NULL, NULL, NULL);
+}
+
+int bt_check_store_runs(ruma_bm *bm, ruma_message_fn message, void *message_ctx,
+			ruma_btree_store_check *out, bt_value_runs_fn runs, void *runs_ctx,
+			void (*leak)(void *ctx, ruma_pid first, uint64_t n), void *leak_ctx)
+{
 	if (!bm)
 		return -EINVAL;
 	ruma_btree_store_check c = { 0 };
-	store_walk s = { .message = message, .message_ctx = message_ctx };
+	store_walk s = { .message = message, .message_ctx = message_ctx, .runs = runs,
+			 .runs_ctx = runs_ctx, .leak = leak, .leak_ctx = leak_ctx };
 	pid_set seen = { 0 };
 	uint64_t errors = 0;
 	int rc = walk_catalog(bm, &s, &seen, &errors, &c);

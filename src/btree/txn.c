@@ -45,6 +45,7 @@
  */
 #include "btree/btree_int.h"
 #include "btree/mvcc.h"
+#include "btree/blobref.h"
 
 #include <ruma/txn.h>
 #include <ruma/core.h>
@@ -1299,4 +1300,21 @@ void ruma_txn_mvcc_stat(ruma_txn_mvcc_stats *out)
 void ruma_txn_set_version_limit(uint64_t bytes)
 {
 	mv_set_limit(bytes);
+}
+
+size_t bt_txn_changes(const ruma_txn *x)
+{
+	return x ? x->nundo : 0;
+}
+
+int bt_txn_replaced(const ruma_txn *x, size_t since, const void **old, size_t *len)
+{
+	if (!x || x->nundo <= since)
+		return 0;
+	const struct undo *u = &x->undo[x->nundo - 1];
+	if (u->kind != UNDO_VALUE)
+		return 0;
+	*old = x->bytes + u->at + u->klen;
+	*len = u->vlen;
+	return 1;
 }

@@ -302,8 +302,11 @@ int ruma_db_copy(ruma_db *db, const char *dest, unsigned flags)
 	rc = file_open(db, &store);
 	if (!rc)
 		rc = file_open(db, &log);
-	if (!rc)
+	if (!rc) {
+		db_blobs_copy_begin(db);
 		rc = copy_files(db, &store, &log);
+		db_blobs_copy_end(db);
+	}
 	int r1 = file_close(&store, !rc), r2 = file_close(&log, !rc);
 	rc = rc ? rc : r1 ? r1 : r2;
 	if (!rc)

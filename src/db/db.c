@@ -10,6 +10,7 @@
 #include "db/db_int.h"
 #include "bm/bm_ext.h"
 #include "btree/drop.h"
+#include "btree/blobref.h"
 
 #include <ruma/core.h>
 #include "core/core_ext.h"
@@ -28,16 +29,6 @@
 #define DB_POOL_MIN (16ull << 20)
 #define DB_POOL_MAX (64ull << 30)
 #define DB_CKPT_POLL_MS 100u
-
-void db_report(ruma_db *db, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	ruma_bm_report(db->bm, line);
-}
 
 /* A message before the store exists: the caller's callback or stderr. */
 static void open_report(const ruma_db_options *o, const char *path, const char *what)
@@ -162,6 +153,12 @@ static int check_options(const char *path, const ruma_db_options *o)
 		open_report(o, path, "no such store (ruma_db_options.flags forbid creating it)");
 		return -ENOENT;
 	}
+	if (o->blob_threshold &&
+	    (o->blob_threshold < RUMA_DB_BLOB_THRESHOLD_MIN || o->blob_threshold > RUMA_DB_MAX_INLINE)) {
+		open_report(o, path, "ruma_db_options.blob_threshold outside "
+				     "RUMA_DB_BLOB_THRESHOLD_MIN..RUMA_DB_MAX_INLINE");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -249,8 +246,11 @@ static void db_free(ruma_db *db)
 	}
 	for (ruma_db_txn *x = db->all_txns, *n; x; x = n) {
 		n = x->next_all;
+		db_blobs_release(&x->blobs);
 		free(x);
 	}
+	pthread_mutex_destroy(&db->blob_mu);
+	pthread_cond_destroy(&db->blob_cv);
 	ruma_btree_release(db->registry);
 	free(db->path);
 	pthread_mutex_destroy(&db->mu);
@@ -258,6 +258,14 @@ static void db_free(ruma_db *db)
 	pthread_mutex_destroy(&db->ckpt_mu);
 	pthread_cond_destroy(&db->ckpt_cond);
 	free(db);
+}
+
+/* Did the open recover the store from its log (a crash)? */
+static bool recovered(ruma_db *db)
+{
+	ruma_bm_recovery r;
+	ruma_bm_get_recovery(db->bm, &r);
+	return r.ran;
 }
 
 int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
@@ -281,6 +289,10 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	pthread_mutex_init(&db->ckpt_mu, NULL);
 	pthread_mutex_init(&db->ckpt_run, NULL);
 	pthread_cond_init(&db->ckpt_cond, NULL);
+	pthread_mutex_init(&db->blob_mu, NULL);
+	pthread_cond_init(&db->blob_cv, NULL);
+	db->deferred_tail = &db->deferred;
+	db->blob_threshold = opt->blob_threshold ? opt->blob_threshold : RUMA_DB_BLOB_THRESHOLD;
 	db->flags = opt->flags;
 	if (!(db->path = strdup(path))) {
 		db_free(db);
@@ -300,6 +312,8 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	rc = open_registry(db);
 	if (!rc && db->registry)
 		rc = drop_resume(db);
+	if (!rc && db->registry && recovered(db) && ruma_bm_extents_used(db->bm))
+		rc = db_blobs_sweep(db); /* a repair, as recovery (read-only opens too) */
 	if (!rc && ruma_bm_logging(db->bm) && !(db->flags & RUMA_DB_READONLY))
 		rc = ckpt_start(db);
 	if (rc) {
@@ -323,6 +337,7 @@ int ruma_db_close(ruma_db *db)
 		return -EBUSY;
 	}
 	ckpt_stop(db);
+	db_blobs_reclaim(db, true);
 	ruma_bm *bm = db->bm;
 	db_free(db);
 	return ruma_bm_close(bm);
@@ -334,17 +349,6 @@ ruma_bm *ruma_db_bm(ruma_db *db)
 }
 
 /* ---- transactions -------------------------------------------------------------- */
-
-int db_txn_usable(const ruma_db_txn *txn)
-{
-	if (!txn)
-		return -EINVAL;
-	if (!txn->live) {
-		db_report(txn->db, "db: transaction used after commit or abort");
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /*
  * Transaction objects: each thread keeps the one it ended last for its next
@@ -401,6 +405,7 @@ static void txn_put(ruma_db_txn *txn)
 static void txn_end(ruma_db_txn *txn)
 {
 	txn->live = false;
+	atomic_store(&txn->seq, 0);
 	txn->x = NULL;
 	txn->gen++;
 	ruma_counter_add(&txn->db->active, -1);
@@ -425,6 +430,12 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		return rc;
 	}
 	ruma_counter_add(&db->active, 1);
+	/* the era this transaction began in (blob.c: old extents are freed
+	 * once every transaction of an era before their free has ended); 1
+	 * first, so that a reclaimer scanning in between waits for it.  A
+	 * load, not an increment: begins write no shared line */
+	atomic_store(&txn->seq, 1);
+	atomic_store(&txn->seq, atomic_load(&db->txn_seq) + 1);
 	txn->flags = flags;
 	txn->writes = 0;
 	txn->drops = NULL;
@@ -441,9 +452,22 @@ int ruma_db_commit(ruma_db_txn *txn)
 	int rc = db_txn_usable(txn);
 	if (rc)
 		return rc;
+	ruma_db *db = txn->db;
+	rc = db_blobs_commit(txn);
+	if (rc) { /* its values could not be written: nothing of it commits */
+		(void)ruma_txn_abort(txn->x);
+		db_blobs_end(txn, false);
+		(void)drops_end(txn, false);
+		txn_end(txn);
+		db_blobs_reclaim(db, false);
+		return rc;
+	}
 	rc = ruma_txn_commit(txn->x);
+	db_blobs_committed(txn);
+	db_blobs_end(txn, rc == 0);
 	int rc2 = drops_end(txn, rc == 0);
 	txn_end(txn);
+	db_blobs_reclaim(db, false);
 	return rc ? rc : rc2;
 }
 
@@ -452,9 +476,12 @@ int ruma_db_abort(ruma_db_txn *txn)
 	int rc = db_txn_usable(txn);
 	if (rc)
 		return rc;
+	ruma_db *db = txn->db;
 	rc = ruma_txn_abort(txn->x);
+	db_blobs_end(txn, false);
 	(void)drops_end(txn, false);
 	txn_end(txn);
+	db_blobs_reclaim(db, false);
 	return rc;
 }
 
@@ -616,6 +643,8 @@ int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
 			  t->name);
 		rc = -EBUSY;
 	}
+	if (!rc) /* its BLOBs' extents go once the drop committed */
+		rc = db_table_blobs(txn, t);
 	if (!rc) /* the drop's record, durable with the commit, undone with an abort */
 		rc = ruma_txn_upsert(txn->x, db->registry, mark, (size_t)n, "", 0);
 	if (!rc)
@@ -665,11 +694,7 @@ int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_va
 		return rc ? rc : -EINVAL;
 	size_t len = 0;
 	rc = ruma_txn_lookup(txn->x, t->bt, key->data, key->len, txn->buf, sizeof(txn->buf), &len);
-	if (!rc) {
-		val->data = txn->buf;
-		val->len = len;
-	}
-	return rc;
+	return rc ? rc : db_value_out(txn, txn->buf, len, val);
 }
 
 static int put_append(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val)
@@ -680,7 +705,7 @@ static int put_append(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, c
 		return RUMA_EEXISTS;
 	if (rc && rc != RUMA_ENOTFOUND)
 		return rc;
-	return ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+	return db_put_value(txn, t, key, val, RUMA_DB_NOOVERWRITE);
 }
 
 int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val,
@@ -695,10 +720,8 @@ int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const r
 	txn->writes++;
 	if (flags & RUMA_DB_APPEND)
 		rc = put_append(txn, t, key, val);
-	else if (flags & RUMA_DB_NOOVERWRITE)
-		rc = ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len);
 	else
-		rc = ruma_txn_upsert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+		rc = db_put_value(txn, t, key, val, flags);
 	if (rc == RUMA_EVIRTFULL && !__atomic_exchange_n(&txn->db->full_said, true, __ATOMIC_RELAXED))
 		db_report(txn->db, "db: the store is full: its virtual reservation is used up "
 				   "(ruma_db_options.advanced->virt_bytes; best set when the store "
@@ -714,7 +737,9 @@ int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 	if ((rc = txn_writable(txn)))
 		return rc;
 	txn->writes++;
-	return ruma_txn_remove(txn->x, t->bt, key->data, key->len);
+	size_t since = bt_txn_changes(txn->x);
+	rc = ruma_txn_remove(txn->x, t->bt, key->data, key->len);
+	return rc ? rc : db_note_replaced(txn, since, NULL, 0);
 }
 
 /* ---- statistics and checking ------------------------------------------------- */
@@ -787,7 +812,7 @@ static int check_tree(ruma_db *db, const char *name)
 static int check_store(ruma_db *db)
 {
 	ruma_btree_store_check c;
-	int rc = ruma_btree_check_store(db->bm, check_line, db, &c);
+	int rc = db_blobs_check(db, check_line, db, &c);
 	if (rc == 0 || rc == RUMA_ECORRUPT)
 		db_report(db,
 			  "db check: store: %" PRIu64 " pages reached, %" PRIu64 " free, %" PRIu64

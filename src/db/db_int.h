@@ -1,8 +1,8 @@
 /*
  * db_int.h — the structures behind db.h, shared by scan.c (copying entries
- * out of a tree), db.c (store, transactions, tables, checkpoints) and
- * cursor.c (cursors over one B-tree), which call only downwards in that
- * order.
+ * out of a tree, the message helper), blob.c (large values), db.c (store,
+ * transactions, tables, checkpoints) and cursor.c (cursors over one
+ * B-tree), which call only downwards in that order.
  */
 #ifndef RUMA_DB_INT_H
 #define RUMA_DB_INT_H
@@ -37,6 +37,30 @@ struct ruma_db_table {
 	char name[];
 };
 
+/* An extent: pages [first, first + pages). */
+typedef struct db_ext_ref {
+	uint64_t first, pages;
+} db_ext_ref;
+
+/* A growable array of extents. */
+typedef struct db_ext_list {
+	db_ext_ref *e;
+	size_t n, cap;
+} db_ext_list;
+
+/* What a transaction holds of BLOBs (blob.c): the extents it allocated
+ * (freed if it aborts), the extents of the values it replaced or removed
+ * (freed after it commits, once no transaction that may read them is
+ * left), the extents it pinned for ruma_db_get (unpinned when it ends),
+ * the copies of multi-extent values it handed out, its open handles. */
+typedef struct db_txn_blobs {
+	db_ext_list alloc, old, pins;
+	void **copies;
+	size_t ncopies, capcopies;
+	struct ruma_db_blob *handles;
+	bool wrote;                /* extents written: sync them before the commit */
+} db_txn_blobs;
+
 struct ruma_db_txn {
 	ruma_db *db;
 	ruma_txn *x;
@@ -47,7 +71,9 @@ struct ruma_db_txn {
 	struct ruma_db_table *drops; /* tables it drops at commit */
 	struct ruma_db_txn *next_free;
 	struct ruma_db_txn *next_all; /* every object of the store, freed at close */
-	unsigned char buf[RUMA_DB_MAX_VALUE]; /* ruma_db_get's value */
+	_Atomic uint64_t seq;      /* the era it began in while live (0: ended): blob.c's frees */
+	db_txn_blobs blobs;
+	unsigned char buf[RUMA_BTREE_MAX_VALUE]; /* ruma_db_get's value */
 };
 
 struct ruma_db {
@@ -78,13 +104,23 @@ struct ruma_db {
 	 * whole copy, which needs page 0 to name its own checkpoint */
 	pthread_mutex_t ckpt_run;
 	bool full_said;            /* the store-full message was given */
+	/* BLOBs (blob.c) */
+	uint32_t blob_threshold;   /* values longer than this are BLOBs */
+	_Atomic uint64_t txn_seq;  /* the era: raised by each commit that frees old extents */
+	pthread_mutex_t blob_mu;   /* the deferred frees */
+	struct db_deferred *deferred; /* old extents waiting for readers to end, oldest first */
+	struct db_deferred **deferred_tail;
+	_Atomic size_t ndeferred;
+	pthread_cond_t blob_cv;    /* copying / blob_commits changed */
+	bool copying;              /* ruma_db_copy runs: no BLOB commit, no free */
+	unsigned blob_commits;     /* commits of transactions that wrote extents */
 };
 
 /* One entry copied out of the tree. */
 typedef struct db_entry {
 	uint16_t klen, vlen;
 	unsigned char key[RUMA_DB_MAX_KEY];
-	unsigned char val[RUMA_DB_MAX_VALUE];
+	unsigned char val[RUMA_BTREE_MAX_VALUE];
 } db_entry;
 
 /* ---- scan.c ---- */
@@ -128,13 +164,65 @@ int db_key_cmp(const void *a, size_t alen, const void *b, size_t blen);
 /* db_last_key — the largest key of bt into *e (RUMA_ENOTFOUND: empty). */
 int db_last_key(ruma_btree *bt, db_entry *e);
 
-/* ---- db.c ---- */
-
 /* db_report — one line through the store's message callback. */
 void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
 int db_txn_usable(const ruma_db_txn *txn);
+
+/* ---- blob.c ---- */
+
+/* db_put_value — ruma_db_put's write of key -> val in t (checked, writable
+ * txn): inline, or as a BLOB written to one extent; flags as ruma_db_put. */
+int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val,
+		 unsigned flags);
+
+/* db_value_out — the stored bytes (len) of a row as the user's value into
+ * *out: inline bytes in place (unescaped), a BLOB pinned or copied (valid
+ * until txn ends).  RUMA_ECORRUPT for a malformed state, pin errors. */
+int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out);
+
+/* db_note_replaced — after a change of txn made when bt_txn_changes was
+ * since: the extents of the BLOB it replaced or removed (if any) that
+ * `now` (the new stored value, NULL: none) no longer names are freed after
+ * the commit.  -ENOMEM. */
+int db_note_replaced(ruma_db_txn *txn, size_t since, const void *now, size_t nowlen);
+
+/* db_blobs_commit / db_blobs_end — a transaction's BLOBs around its end:
+ * _commit before the commit closes open handles and syncs the extents
+ * written (an error: abort instead); _end after it (committed or not)
+ * frees or defers what it must, unpins, frees copies. */
+int db_blobs_commit(ruma_db_txn *txn);
+void db_blobs_end(ruma_db_txn *txn, bool committed);
+
+/* db_blobs_copy_begin / _end — around ruma_db_copy's checkpoint and
+ * copying: waits for the commits of transactions that wrote extents, and
+ * holds new ones and every extent free until _end (so the copied log names
+ * no extent written during the copy, and no page a copied state names is
+ * reused while it is copied). */
+void db_blobs_copy_begin(ruma_db *db);
+void db_blobs_copy_end(ruma_db *db);
+
+/* db_blobs_committed — after the commit that db_blobs_commit let through. */
+void db_blobs_committed(ruma_db_txn *txn);
+
+/* db_blobs_reclaim — free the deferred extents no live transaction can
+ * read any more (all: at close).  db_blobs_release frees txn's arrays. */
+void db_blobs_reclaim(ruma_db *db, bool all);
+void db_blobs_release(db_txn_blobs *b);
+
+/* db_blobs_sweep — after recovery: free the extents nothing names
+ * (allocated by transactions a crash cut off, or whose free the crash
+ * lost), found by the store check.  db_blobs_check runs the store check
+ * with the extents counted (ruma_db_check). */
+int db_blobs_sweep(ruma_db *db);
+int db_blobs_check(ruma_db *db, ruma_message_fn message, void *ctx, ruma_btree_store_check *out);
+
+/* db_table_blobs — queue the extents of every BLOB of t for freeing after
+ * txn commits (a table drop). */
+int db_table_blobs(ruma_db_txn *txn, ruma_db_table *t);
+
+/* ---- db.c ---- */
 
 /* db_table_state — may txn use t?  0; -EINVAL when t was dropped or txn
  * drops it; RUMA_ECONFLICT while another transaction drops it.  No lock:

@@ -3,10 +3,16 @@
  * db module: one ruma_btree_scan_asc / _desc collects a few entries beyond
  * a key (the scan callback runs under a leaf latch, so it only copies).
  * Cursors (cursor.c), the table list and appends (db.c) are built on it.
+ * It also holds the two helpers every file above uses: the store's message
+ * line and the check that a transaction is live.
  */
 #include "db/db_int.h"
 
+#include "bm/bm_ext.h"
+
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,3 +88,26 @@ int db_next_name(ruma_db *db, const char *after, char *name)
 	return rc;
 }
 
+
+/* ---- helpers of the files above ---- */
+
+void db_report(ruma_db *db, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	ruma_bm_report(db->bm, line);
+}
+
+int db_txn_usable(const ruma_db_txn *txn)
+{
+	if (!txn)
+		return -EINVAL;
+	if (!txn->live) {
+		db_report(txn->db, "db: transaction used after commit or abort");
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -814,7 +814,9 @@ static void flush_round(ruma_wal *w)
 		memset(w->tail + (to - last), 0, WAL_BLOCK - (to - last));
 	}
 	pthread_mutex_unlock(&w->mu);
-	int r = alloc_ahead(w, (uint64_t)file_off(w, to));
+	int r = w->cfg.before_write ? w->cfg.before_write(w->cfg.before_write_ctx) : 0;
+	if (!r)
+		r = alloc_ahead(w, (uint64_t)file_off(w, to));
 	/* a file allocated ahead never ends where a record ends */
 	RUMA_ASSERT(r || w->no_alloc_ahead || (uint64_t)file_off(w, to) + WAL_BLOCK < w->alloc_to);
 	if (!r)

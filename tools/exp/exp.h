@@ -41,10 +41,12 @@ enum ruma_exp_system {
 	RUMA_EXP_REWIRE,
 	RUMA_EXP_RWBENCH,
 	RUMA_EXP_KV,
+	RUMA_EXP_BLOB,
 	RUMA_EXP_NSYSTEMS
 };
 
-/* ruma_exp_system_name — "vmcache", "art", "micro", "rewire", "rwbench" or "kv". */
+/* ruma_exp_system_name — "vmcache", "art", "micro", "rewire", "rwbench", "kv"
+ * or "blob". */
 const char *ruma_exp_system_name(int system);
 
 /* ruma_exp_system_find — system index for a name, or -1. */

@@ -17,6 +17,9 @@
  *   kv       bench/kv/sweep_kv.c: the child's --result rows (whole-run
  *            throughput and latency percentiles; notes of what a store
  *            cannot honour).
+ *   blob     bench/blob/sweep_blob.c: the child's --result rows (per phase:
+ *            objects/s, MB/s, latency, bytes written per payload byte,
+ *            store size per live byte).
  *
  * Invariants: a metric is only ever a number read from the child's output
  * or result file; output that cannot be read makes the measurement fail
@@ -38,6 +41,7 @@ static const ruma_sweep_adapter *const systems[RUMA_EXP_NSYSTEMS] = {
 	[RUMA_EXP_REWIRE] = &ruma_sweep_rewire,
 	[RUMA_EXP_RWBENCH] = &ruma_sweep_rwbench,
 	[RUMA_EXP_KV] = &ruma_sweep_kv,
+	[RUMA_EXP_BLOB] = &ruma_sweep_blob,
 };
 
 const ruma_sweep_adapter *ruma_exp_system_adapter(int system)
