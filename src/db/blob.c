@@ -45,6 +45,7 @@
 
 #define BLOB_TAG 0xFFu
 #define BLOB_ESC 0xFEu
+_Static_assert(BLOB_ESC == DB_VALUE_MARKS && BLOB_TAG > BLOB_ESC, "db_value_out_fast");
 #define BLOB_MARK 0x42u /* 'B' */
 #define BLOB_VERSION 1u
 #define BLOB_HDR 16u
@@ -222,13 +223,15 @@ static void extent_drop(ruma_db_txn *txn, uint64_t first, uint64_t pages)
 static int put_stored(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const void *v,
 		      size_t len, unsigned flags)
 {
-	size_t since = bt_txn_changes(txn->x);
-	int rc;
 	if (flags & RUMA_DB_NOOVERWRITE)
-		rc = ruma_txn_insert(txn->x, t->bt, key->data, key->len, v, len);
-	else
-		rc = ruma_txn_upsert(txn->x, t->bt, key->data, key->len, v, len);
-	if (!rc && !(flags & RUMA_DB_NOOVERWRITE))
+		return ruma_txn_insert(txn->x, t->bt, key->data, key->len, v, len);
+	/* a store that never held an extent replaces no BLOB (the row lock
+	 * orders this after the allocation of any extent the old value names) */
+	if (!ruma_bm_extents_used(txn->db->bm))
+		return ruma_txn_upsert(txn->x, t->bt, key->data, key->len, v, len);
+	size_t since = bt_txn_changes(txn->x);
+	int rc = ruma_txn_upsert(txn->x, t->bt, key->data, key->len, v, len);
+	if (!rc)
 		rc = db_note_replaced(txn, since, v, len);
 	return rc;
 }

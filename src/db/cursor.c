@@ -197,7 +197,7 @@ int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val)
 	if (key)
 		*key = (ruma_val){ c->cur.klen, c->cur.key };
 	if (val)
-		return db_value_out(c->txn, c->cur.val, c->cur.vlen, val);
+		return db_value_out_fast(c->txn, c->cur.val, c->cur.vlen, val);
 	return 0;
 }
 

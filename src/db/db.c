@@ -694,7 +694,7 @@ int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_va
 		return rc ? rc : -EINVAL;
 	size_t len = 0;
 	rc = ruma_txn_lookup(txn->x, t->bt, key->data, key->len, txn->buf, sizeof(txn->buf), &len);
-	return rc ? rc : db_value_out(txn, txn->buf, len, val);
+	return rc ? rc : db_value_out_fast(txn, txn->buf, len, val);
 }
 
 static int put_append(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val)
@@ -720,6 +720,10 @@ int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const r
 	txn->writes++;
 	if (flags & RUMA_DB_APPEND)
 		rc = put_append(txn, t, key, val);
+	else if (db_stored_as_is(txn->db, key, val) && !ruma_bm_extents_used(txn->db->bm))
+		rc = (flags & RUMA_DB_NOOVERWRITE)
+			     ? ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len)
+			     : ruma_txn_upsert(txn->x, t->bt, key->data, key->len, val->data, val->len);
 	else
 		rc = db_put_value(txn, t, key, val, flags);
 	if (rc == RUMA_EVIRTFULL && !__atomic_exchange_n(&txn->db->full_said, true, __ATOMIC_RELAXED))

@@ -167,8 +167,14 @@ int db_last_key(ruma_btree *bt, db_entry *e);
 /* db_report — one line through the store's message callback. */
 void db_report(ruma_db *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* db_txn_unusable — -EINVAL for a NULL or ended txn (the latter reported). */
+int db_txn_unusable(const ruma_db_txn *txn);
+
 /* db_txn_usable — 0 if txn is a live transaction, else -EINVAL (reported). */
-int db_txn_usable(const ruma_db_txn *txn);
+static inline int db_txn_usable(const ruma_db_txn *txn)
+{
+	return txn && txn->live ? 0 : db_txn_unusable(txn);
+}
 
 /* ---- blob.c ---- */
 
@@ -181,6 +187,31 @@ int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const 
  * *out: inline bytes in place (unescaped), a BLOB pinned or copied (valid
  * until txn ends).  RUMA_ECORRUPT for a malformed state, pin errors. */
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out);
+
+/* The first byte from which a stored value is escaped (0xFE) or a BLOB
+ * state (0xFF): below it, the stored bytes are the value (blob.c). */
+#define DB_VALUE_MARKS 0xFEu
+
+/* A value stored in the leaf as it is: below the BLOB threshold, fitting an
+ * entry with its key, and not starting with a byte that needs escaping.
+ * In a store that never held an extent such a put replaces no BLOB, so
+ * ruma_db_put hands it to the transaction directly (else db_put_value). */
+static inline bool db_stored_as_is(const ruma_db *db, const ruma_val *key, const ruma_val *val)
+{
+	return val->len <= db->blob_threshold && key->len + val->len <= RUMA_BTREE_MAX_ENTRY &&
+	       (val->len == 0 || *(const unsigned char *)val->data < DB_VALUE_MARKS);
+}
+
+/* db_value_out with the common case inline: a plain inline value. */
+static inline int db_value_out_fast(ruma_db_txn *txn, const void *stored, size_t len,
+				    ruma_val *out)
+{
+	if (len == 0 || *(const unsigned char *)stored < DB_VALUE_MARKS) {
+		*out = (ruma_val){ len, (void *)stored };
+		return 0;
+	}
+	return db_value_out(txn, stored, len, out);
+}
 
 /* db_note_replaced — after a change of txn made when bt_txn_changes was
  * since: the extents of the BLOB it replaced or removed (if any) that

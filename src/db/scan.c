@@ -101,13 +101,9 @@ void db_report(ruma_db *db, const char *fmt, ...)
 	ruma_bm_report(db->bm, line);
 }
 
-int db_txn_usable(const ruma_db_txn *txn)
+int db_txn_unusable(const ruma_db_txn *txn)
 {
-	if (!txn)
-		return -EINVAL;
-	if (!txn->live) {
+	if (txn && !txn->live)
 		db_report(txn->db, "db: transaction used after commit or abort");
-		return -EINVAL;
-	}
-	return 0;
+	return -EINVAL;
 }
