@@ -9,8 +9,10 @@
 #include "core/core_ext.h"
 #include "core/crc32c.h"
 
+#include <errno.h>
 #include <math.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static int t_parse_size(void)
 {
@@ -191,11 +193,17 @@ static int t_format_size(void)
 	return TEST_PASS;
 }
 
+/* The clock is monotonic and counts nanoseconds: a 2 ms sleep reads as at
+ * least 2 ms (a clock in microseconds or a frozen one reads less). */
 static int t_clock(void)
 {
 	uint64_t a = ruma_now_ns(), b = ruma_now_ns();
-
 	CHECK(b >= a);
+	struct timespec ts = { 0, 2000000 };
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+	uint64_t c = ruma_now_ns();
+	CHECK(c - b >= 2000000u);
 	return TEST_PASS;
 }
 

@@ -6,8 +6,8 @@
  * lives at base + pid * RUMA_BM_PAGE_SIZE.  At most `phys_bytes` of it is
  * resident; the rest is evicted with madvise(MADV_DONTNEED) and read back
  * from the file on the next access.  Each page has one 64-bit state word
- * (8-bit state: unlocked / shared count / exclusive / marked / evicted, and a
- * 56-bit version), which gives three kinds of latch:
+ * (8-bit state: unlocked / shared count / exclusive / marked / evicted, a
+ * dirty bit and a 55-bit version), which gives three kinds of latch:
  *
  *   optimistic  ruma_bm_optimistic → read the page → ruma_bm_validate;
  *               a concurrent writer or eviction makes validate return

@@ -65,9 +65,10 @@ RUMA_API const char *ruma_version(void);
  * ruma_message_fn — the diagnostics channel of a ruma object: a callback
  * and a ctx pointer given at creation (or to a checker's call) that
  * receive one line of text at a time, without a newline, valid only during
- * the call.  A NULL callback means silent (the buffer manager and the log
- * print to stderr instead, see ruma_bm_config).  The library never prints
- * diagnostics by itself: whoever wants them on stderr installs a callback.
+ * the call.  A NULL callback means the object's default: the buffer
+ * manager, the log and the store (db.h) write the line to stderr with a
+ * prefix naming them (see ruma_bm_config), every other object stays
+ * silent.  Nothing else in the library prints.
  */
 typedef void (*ruma_message_fn)(void *ctx, const char *line);
 

@@ -616,18 +616,26 @@ int ruma_os_file_probe(int fd, ruma_os_file_info *out)
 	return ioctl(fd, BLKGETSIZE64, &out->bytes) ? -errno : 0;
 }
 
-int ruma_os_fsync(int fd)
+/* fsync or fdatasync (sync) of fd, with the fault point `sys` and the
+ * power-loss simulator's view (a dead file syncs nothing; a sync makes
+ * what was written to it survive a simulated power loss). */
+static int sync_fd(int fd, ruma_sys sys, int (*sync)(int))
 {
-	int inj = enter(RUMA_SYS_FSYNC);
+	int inj = enter(sys);
 	if (inj)
 		return fail_code(inj);
 	if (pl_armed() && pl_is_dead(fd))
 		return 0;
-	if (fsync(fd))
+	if (sync(fd))
 		return -errno;
 	if (pl_armed())
 		(void)pl_synced(fd);
 	return 0;
+}
+
+int ruma_os_fsync(int fd)
+{
+	return sync_fd(fd, RUMA_SYS_FSYNC, fsync);
 }
 
 /* One transfer of a _full loop: 1 = retry (EINTR), 0 = progress, else
@@ -643,16 +651,7 @@ static int full_status(ssize_t r)
 
 int ruma_os_fdatasync(int fd)
 {
-	int inj = enter(RUMA_SYS_FDATASYNC);
-	if (inj)
-		return fail_code(inj);
-	if (pl_armed() && pl_is_dead(fd))
-		return 0;
-	if (fdatasync(fd))
-		return -errno;
-	if (pl_armed())
-		(void)pl_synced(fd);
-	return 0;
+	return sync_fd(fd, RUMA_SYS_FDATASYNC, fdatasync);
 }
 
 int ruma_os_lock_exclusive(int fd)
