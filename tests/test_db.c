@@ -20,43 +20,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-static char dir[128], path[192], logpath[200];
-
-static int dirs(void)
-{
-	strcpy(dir, "/tmp/ruma-test-db-XXXXXX");
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
-	return 0;
-}
-
-static void dirs_remove(void)
-{
-	unlink(path);
-	unlink(logpath);
-	rmdir(dir);
-}
-
-static void quiet(void *ctx, const char *line)
-{
-	(void)ctx;
-	(void)line;
-}
+#define DB_TEST_NAME "db"
+#include "db_util.h"
 
 static ruma_db_options small_opts(void)
 {
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 4u << 20;
-	o.message = quiet;
-	return o;
-}
-
-static ruma_val sv(const char *s)
-{
-	return (ruma_val){ strlen(s), (void *)s };
+	return db_test_opts(4u << 20);
 }
 
 static bool val_is(ruma_val v, const char *s)
