@@ -5,7 +5,8 @@
  * larger than the pool, pointers valid until the
  * transaction ends, overwrite / delete / abort / snapshot freeing extents
  * (the store check accounts for every page), reopening after a clean close
- * and after simulated power losses at every sync, fault injection on extent
+ * and after simulated power losses at every sync, extents on pages the
+ * B-tree freed before a crash (redo must not shadow them), fault injection on extent
  * writes and reads, churn keeping the store near its live bytes, and the
  * extent allocator's free-run index.
  */
@@ -621,6 +622,122 @@ static int t_kill9(void)
 	return TEST_PASS;
 }
 
+/* ---- extents on pages the B-tree freed ------------------------------------------------ */
+
+#define REUSE_VALUES 200u          /* inline values whose leaves the deletes free */
+#define REUSE_BLOB (64u << 10)     /* fits in the pages they free */
+
+/* Table "r": REUSE_VALUES inline values of 900 bytes put, committed, then all
+ * deleted and committed, so their B-tree pages are free for an extent. */
+static int free_tree_pages(ruma_db *db)
+{
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	uint8_t v[900];
+	char k[16];
+	memset(v, 0x55, sizeof(v));
+	for (int del = 0; del < 2; del++) {
+		CHECK_OK(ruma_db_begin(db, 0, &x));
+		CHECK_OK(ruma_db_table_open(x, "r", RUMA_DB_CREATE, &t));
+		for (unsigned i = 0; i < REUSE_VALUES; i++) {
+			snprintf(k, sizeof(k), "k%08u", i);
+			ruma_val key = sv(k), val = { sizeof(v), v };
+			CHECK_OK(del ? ruma_db_del(x, t, &key) : ruma_db_put(x, t, &key, &val, 0));
+		}
+		CHECK_OK(ruma_db_commit(x));
+	}
+	return TEST_PASS;
+}
+
+static int put_reuse_blob(ruma_db *db)
+{
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "r", 0, &t));
+	CHECK_OK(put_pattern(x, t, "big", 35, REUSE_BLOB));
+	CHECK_OK(ruma_db_commit(x));
+	return TEST_PASS;
+}
+
+/* Reopen the store and find the BLOB whole, byte for byte, twice: as the
+ * open leaves it, then after a clean close wrote every page back. */
+static int expect_reuse_blob(void)
+{
+	for (int round = 0; round < 2; round++) {
+		ruma_db_options o = opts();
+		ruma_db *db;
+		ruma_db_txn *x;
+		ruma_db_table *t;
+		CHECK_OK(ruma_db_open(path, &o, &db));
+		CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+		CHECK_OK(ruma_db_table_open(x, "r", 0, &t));
+		int r = expect(x, t, "big", 35, REUSE_BLOB);
+		CHECK_OK(ruma_db_abort(x));
+		CHECK_EQ(r, TEST_PASS);
+		CHECK_OK(ruma_db_check(db));
+		CHECK_OK(ruma_db_close(db));
+	}
+	return TEST_PASS;
+}
+
+/* Run steps in a child that exits without closing the store (as a kill). */
+static int crash_after(int (*steps)(ruma_db *db))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		ruma_db_options o = opts();
+		ruma_db *db;
+		if (ruma_db_open(path, &o, &db))
+			_exit(2);
+		_exit(steps(db) == TEST_PASS ? 0 : 3);
+	}
+	int st;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	return TEST_PASS;
+}
+
+static int reuse_steps(ruma_db *db)
+{
+	CHECK_EQ(free_tree_pages(db), TEST_PASS);
+	return put_reuse_blob(db);
+}
+
+/* A BLOB whose extent takes pages the B-tree freed, committed, then the
+ * process dies: recovery redoes the B-tree's changes of those pages, and
+ * none of them may stand in for the extent's bytes (in the pool or written
+ * over the extent by a later checkpoint). */
+static int t_reuse_redo(void)
+{
+	CHECK(!dirs());
+	CHECK_EQ(crash_after(reuse_steps), TEST_PASS);
+	CHECK_EQ(expect_reuse_blob(), TEST_PASS);
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* The same pages freed by recovery's redo (resident, changed by it), then
+ * taken by an extent while the recovered store runs and written back at its
+ * close: the extent's bytes stand. */
+static int t_reuse_after_redo(void)
+{
+	CHECK(!dirs());
+	CHECK_EQ(crash_after(free_tree_pages), TEST_PASS);
+	ruma_db_options o = opts();
+	ruma_db *db;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	int r = put_reuse_blob(db);
+	CHECK_OK(ruma_db_close(db));
+	CHECK_EQ(r, TEST_PASS);
+	CHECK_EQ(expect_reuse_blob(), TEST_PASS);
+	dirs_remove();
+	return TEST_PASS;
+}
+
 /* ---- faults ---------------------------------------------------------------------- */
 
 /* An extent write that fails gives the put a clear error and loses nothing
@@ -1054,6 +1171,8 @@ static const struct test_case cases[] = {
 	{ "larger_than_pool", t_larger_than_pool },
 	{ "powerloss", t_powerloss },
 	{ "kill9", t_kill9 },
+	{ "reuse_redo", t_reuse_redo },
+	{ "reuse_after_redo", t_reuse_after_redo },
 	{ "faults", t_faults },
 	{ "churn", t_churn },
 	{ "extents", t_extents },

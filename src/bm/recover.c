@@ -12,13 +12,18 @@
  *   ALLOC  the page is (re)born: allocation state updated, the page reset to
  *          zeros in memory (whatever is on disk is ignored: the log has all
  *          its changes since),
- *   FREE   the page goes back to the free-space bitmap,
+ *   FREE   the page goes back to the free-space bitmap, and the copy redo
+ *          built of it is dropped unwritten (a freed page is never
+ *          written back: an extent may own its bytes on disk),
  *   FPI    the page is set to the image (also repairs a page torn on disk),
  *   DIFF   applied when the page's LSN is older than the record (the page
  *          is read from disk and checksum-verified; a torn page cannot be
  *          met here: its first change after the epoch was an ALLOC or FPI
  *          that already replaced it in memory),
  *   META   the meta slot is set,
+ *   EXTENT an extent's allocation or free (extent.c); an allocation drops
+ *          any copy of its pages left in the pool, so they are read from
+ *          the file and checked against the extent's CRC,
  *   UNDO / COMMIT / END (transactions, include/ruma/txn.h): collected; the
  *          undo records of transactions with neither COMMIT nor END (the
  *          losers) are kept, newest first, for the layer above to undo
