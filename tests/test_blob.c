@@ -5,7 +5,9 @@
  * larger than the pool, pointers valid until the
  * transaction ends, overwrite / delete / abort / snapshot freeing extents
  * (the store check accounts for every page), reopening after a clean close
- * and after simulated power losses at every sync, fault injection on extent
+ * and after simulated power losses at every sync, extents on pages the
+ * B-tree freed before a crash (redo must neither shadow nor overwrite them),
+ * fault injection on extent
  * writes and reads, churn keeping the store near its live bytes, and the
  * extent allocator's free-run index.
  */
@@ -590,6 +592,165 @@ static int t_kill9(void)
 	return TEST_PASS;
 }
 
+/* ---- extents on pages the B-tree freed ------------------------------------------------ */
+
+/* The shape of a reuse case: inline values of 900 bytes whose leaves the
+ * deletes free (deleted in order, or in a stride that empties every leaf
+ * late: all of them changed, unfreed, at once), the BLOB that takes their
+ * pages, and the pool (small: recovery's redo evicts pages). */
+static struct {
+	unsigned values;
+	bool stride;
+	size_t blob;
+	uint64_t pool;
+} reuse;
+
+static void reuse_shape(unsigned values, bool stride, size_t blob, uint64_t pool)
+{
+	reuse.values = values;
+	reuse.stride = stride;
+	reuse.blob = blob;
+	reuse.pool = pool;
+}
+
+static ruma_db_options reuse_opts(void)
+{
+	ruma_db_options o = opts();
+	o.pool_bytes = reuse.pool;
+	o.checkpoint_bytes = 1ull << 40; /* the whole run in the log */
+	o.checkpoint_ms = 600000;
+	return o;
+}
+
+/* Table "r": reuse.values inline values put, committed, then all deleted
+ * and committed, so their B-tree pages are free for an extent. */
+static int free_tree_pages(ruma_db *db)
+{
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	uint8_t v[900];
+	char k[16];
+	memset(v, 0x55, sizeof(v));
+	for (int del = 0; del < 2; del++) {
+		CHECK_OK(ruma_db_begin(db, 0, &x));
+		CHECK_OK(ruma_db_table_open(x, "r", RUMA_DB_CREATE, &t));
+		for (unsigned j = 0; j < reuse.values; j++) {
+			unsigned i = del && reuse.stride ? (unsigned)((j * 7919ull) % reuse.values) : j;
+			snprintf(k, sizeof(k), "k%08u", i);
+			ruma_val key = sv(k), val = { sizeof(v), v };
+			CHECK_OK(del ? ruma_db_del(x, t, &key) : ruma_db_put(x, t, &key, &val, 0));
+		}
+		CHECK_OK(ruma_db_commit(x));
+	}
+	return TEST_PASS;
+}
+
+static int put_reuse_blob(ruma_db *db)
+{
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "r", 0, &t));
+	CHECK_OK(put_pattern(x, t, "big", 35, reuse.blob));
+	CHECK_OK(ruma_db_commit(x));
+	return TEST_PASS;
+}
+
+/* Reopen the store and find the BLOB whole, byte for byte, twice: as the
+ * open leaves it, then after a clean close wrote every page back. */
+static int expect_reuse_blob(void)
+{
+	for (int round = 0; round < 2; round++) {
+		ruma_db_options o = reuse_opts();
+		ruma_db *db;
+		ruma_db_txn *x;
+		ruma_db_table *t;
+		CHECK_OK(ruma_db_open(path, &o, &db));
+		CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
+		CHECK_OK(ruma_db_table_open(x, "r", 0, &t));
+		int r = expect(x, t, "big", 35, reuse.blob);
+		CHECK_OK(ruma_db_abort(x));
+		CHECK_EQ(r, TEST_PASS);
+		CHECK_OK(ruma_db_check(db));
+		CHECK_OK(ruma_db_close(db));
+	}
+	return TEST_PASS;
+}
+
+/* Run steps in a child that exits without closing the store (as a kill). */
+static int crash_after(int (*steps)(ruma_db *db))
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		ruma_db_options o = reuse_opts();
+		ruma_db *db;
+		if (ruma_db_open(path, &o, &db))
+			_exit(2);
+		_exit(steps(db) == TEST_PASS ? 0 : 3);
+	}
+	int st;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+	return TEST_PASS;
+}
+
+static int reuse_steps(ruma_db *db)
+{
+	CHECK_EQ(free_tree_pages(db), TEST_PASS);
+	return put_reuse_blob(db);
+}
+
+/* Free B-tree pages, put the BLOB, die; reopen and find it whole. */
+static int crash_reuse(void)
+{
+	CHECK(!dirs());
+	CHECK_EQ(crash_after(reuse_steps), TEST_PASS);
+	CHECK_EQ(expect_reuse_blob(), TEST_PASS);
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* A BLOB whose extent takes pages the B-tree freed, committed, then the
+ * process dies: recovery redoes the B-tree's changes of those pages, and
+ * none of them may stand in for the extent's bytes (in the pool or written
+ * over the extent by a later checkpoint). */
+static int t_reuse_redo(void)
+{
+	reuse_shape(200, false, 64u << 10, 32u << 20); /* 50 leaves: 64 KiB fits in them */
+	return crash_reuse();
+}
+
+/* The same pages freed by recovery's redo (resident, changed by it), then
+ * taken by an extent while the recovered store runs and written back at its
+ * close: the extent's bytes stand. */
+static int t_reuse_after_redo(void)
+{
+	reuse_shape(200, false, 64u << 10, 32u << 20);
+	CHECK(!dirs());
+	CHECK_EQ(crash_after(free_tree_pages), TEST_PASS);
+	ruma_db_options o = reuse_opts();
+	ruma_db *db;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	int r = put_reuse_blob(db);
+	CHECK_OK(ruma_db_close(db));
+	CHECK_EQ(r, TEST_PASS);
+	CHECK_EQ(expect_reuse_blob(), TEST_PASS);
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* As reuse_redo with more changed leaves than the pool holds: redo must not
+ * rebuild the freed leaves at all, or eviction writes them over the
+ * extent's bytes on disk before redo reaches their frees. */
+static int t_reuse_redo_evict(void)
+{
+	reuse_shape(20000, true, 4u << 20, 16u << 20); /* 5000 leaves, all changed */
+	return crash_reuse();
+}
+
 /* ---- faults ---------------------------------------------------------------------- */
 
 /* An extent write that fails gives the put a clear error and loses nothing
@@ -1023,6 +1184,9 @@ static const struct test_case cases[] = {
 	{ "larger_than_pool", t_larger_than_pool },
 	{ "powerloss", t_powerloss },
 	{ "kill9", t_kill9 },
+	{ "reuse_redo", t_reuse_redo },
+	{ "reuse_after_redo", t_reuse_after_redo },
+	{ "reuse_redo_evict", t_reuse_redo_evict },
 	{ "faults", t_faults },
 	{ "churn", t_churn },
 	{ "extents", t_extents },

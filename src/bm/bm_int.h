@@ -423,6 +423,9 @@ int bm_fault_in(ruma_bm *bm, ruma_pid pid, bool read);
 /* A claimed page's read failed: drop its memory, uncount it, unlatch it as
  * Evicted (new version). */
 void bm_fault_abort(ruma_bm *bm, ruma_pid pid);
+/* Drop a resident page without writing it, its dirty bit with it (recovery
+ * redoing a page free or an extent allocation). */
+void bm_discard_resident(ruma_bm *bm, ruma_pid pid);
 int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res);
 size_t bm_claim_dirty(ruma_bm *bm, ruma_pid *pids, size_t n);
 int bm_flush_pages(ruma_bm *bm);

@@ -608,6 +608,30 @@ void bm_fault_abort(ruma_bm *bm, ruma_pid pid)
 	bm_unlock_x_evicted(bm, pid);
 }
 
+/* Drop pid's resident copy, dirty or not, without writing it: its bytes
+ * are no one's (a page freed by recovery's redo) or the file holds the ones
+ * to trust (a page of an extent).  Waits for a latch held on it. */
+void bm_discard_resident(ruma_bm *bm, ruma_pid pid)
+{
+	unsigned waits = 0;
+	for (;;) {
+		uint64_t w = atomic_load(&bm->state[pid]);
+		unsigned s = bm_st(w);
+		if (s == BM_EVICTED)
+			return;
+		if (s != BM_UNLOCKED && s != BM_MARKED) {
+			bm_wait(bm, pid, w, &waits);
+			continue;
+		}
+		if (!atomic_compare_exchange_strong(&bm->state[pid], &w,
+						    bm_word(BM_LOCKED, bm_ver(w), false)))
+			continue;
+		(void)bm_rs_remove(bm, pid);
+		bm_fault_abort(bm, pid);
+		return;
+	}
+}
+
 /* ---- flushing ------------------------------------------------------------ */
 
 /* Pages latched and written at once by a flush: one io_uring submission or

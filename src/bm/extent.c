@@ -469,6 +469,11 @@ int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 				bm->free_count--;
 			}
 		pthread_mutex_unlock(&bm->alloc_mu);
+		/* the extent's bytes are in the file, checked against their CRC
+		 * when read: no copy redo left of the pages' earlier lives (B-tree
+		 * pages freed before) may stand in for them or be written over them */
+		for (uint64_t p = first; !r && p < first + n; p++)
+			bm_discard_resident(bm, p);
 		return r;
 	}
 	if (op != BM_EXTENT_FREE)

@@ -12,17 +12,26 @@
  *   ALLOC  the page is (re)born: allocation state updated, the page reset to
  *          zeros in memory (whatever is on disk is ignored: the log has all
  *          its changes since),
- *   FREE   the page goes back to the free-space bitmap,
+ *   FREE   the page goes back to the free-space bitmap, and the copy redo
+ *          built of it is dropped unwritten (a freed page is never
+ *          written back: an extent may own its bytes on disk),
  *   FPI    the page is set to the image (also repairs a page torn on disk),
  *   DIFF   applied when the page's LSN is older than the record (the page
  *          is read from disk and checksum-verified; a torn page cannot be
  *          met here: its first change after the epoch was an ALLOC or FPI
  *          that already replaced it in memory),
  *   META   the meta slot is set,
+ *   EXTENT an extent's allocation or free (extent.c); an allocation drops
+ *          any copy of its pages left in the pool, so they are read from
+ *          the file and checked against the extent's CRC,
  *   UNDO / COMMIT / END (transactions, include/ruma/txn.h): collected; the
  *          undo records of transactions with neither COMMIT nor END (the
  *          losers) are kept, newest first, for the layer above to undo
  *          logically (ruma_bm_undo_take) once redo is complete.
+ * A pass over the log before redo collects its extent allocations: a page
+ * change logged before an allocation that takes the page is not redone (the
+ * page was freed first, and a rebuilt copy could be evicted over the
+ * extent's bytes on disk); its allocation state still is.
  * An applied DIFF sets the page LSN to the record's end; ALLOC and FPI set
  * it to the record's start, so that a DIFF of the same page later in the
  * same record still applies.  Then, when the session goes on with a log
@@ -78,8 +87,8 @@ static int latch(ruma_bm *bm, ruma_pid pid, bool discard, char **page)
 	return r;
 }
 
-static int apply_diff(ruma_bm *bm, ruma_pid pid, const char *b, const char *end, uint64_t lsn,
-		      const char **next)
+static int apply_diff(ruma_bm *bm, ruma_pid pid, bool dead, const char *b, const char *end,
+		      uint64_t lsn, const char **next)
 {
 	uint16_t n;
 	if (end - b < 2)
@@ -98,6 +107,8 @@ static int apply_diff(ruma_bm *bm, ruma_pid pid, const char *b, const char *end,
 		b += 4 + len;
 	}
 	*next = b;
+	if (dead)
+		return 0;
 	char *page;
 	int r = latch(bm, pid, false, &page);
 	if (r)
@@ -119,8 +130,10 @@ static int apply_diff(ruma_bm *bm, ruma_pid pid, const char *b, const char *end,
 	return 0;
 }
 
-static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, const char *b, const char *end,
-		       const ruma_wal_record *rec, const char **next)
+/* One entry of an MTR record; dead: an extent allocation later in the log
+ * takes the page, so its bytes are not redone (allocation state only). */
+static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, bool dead, const char *b,
+		       const char *end, const ruma_wal_record *rec, const char **next)
 {
 	char *page;
 	int r;
@@ -130,7 +143,7 @@ static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, const char *b, 
 	case BM_MTR_ALLOC:
 		*next = b;
 		bm->recovery.allocs++;
-		if ((r = bm_recover_alloc(bm, pid)) || (r = latch(bm, pid, true, &page)))
+		if ((r = bm_recover_alloc(bm, pid)) || dead || (r = latch(bm, pid, true, &page)))
 			return r;
 		memset(page, 0, RUMA_BM_PAGE_SIZE);
 		bm_page_set_lsn(page, rec->lsn); /* the record's DIFF for it still applies */
@@ -145,6 +158,8 @@ static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, const char *b, 
 		if (end - b < (ptrdiff_t)D)
 			return RUMA_ECORRUPT;
 		*next = b + D;
+		if (dead)
+			return 0;
 		if ((r = latch(bm, pid, true, &page)))
 			return r;
 		memcpy(page, b, D);
@@ -153,7 +168,7 @@ static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, const char *b, 
 		bm->recovery.full_images++;
 		return 0;
 	case BM_MTR_DIFF:
-		return apply_diff(bm, pid, b, end, rec->end, next);
+		return apply_diff(bm, pid, dead, b, end, rec->end, next);
 	default:
 		return RUMA_ECORRUPT;
 	}
@@ -249,7 +264,135 @@ static void pick_losers(ruma_bm *bm, struct txns *x)
 	x->done = NULL;
 }
 
-static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
+/* ---- extents allocated in the redo range ---------------------------------------- */
+
+/* An extent allocation takes pages the B-tree freed earlier in the log (a
+ * page's FREE is logged before its bit can be seen, so before any
+ * allocation's record): every change logged for such a page before the
+ * allocation is dead, and redoing it would build a copy in the pool that
+ * eviction may write over the extent's bytes on disk before redo reaches
+ * the free.  A pass before redo collects the allocations; redo skips the
+ * page changes an allocation covering their page follows.  The page ids
+ * are cut into disjoint segments [at[i], at[i + 1]), each with the LSN of
+ * the latest allocation covering it (0: none). */
+struct ext_redo {
+	uint64_t *at;  /* segment boundaries, sorted, distinct */
+	uint64_t *lsn; /* per segment */
+	size_t nat;
+};
+
+struct ext_alloc {
+	uint64_t first, end, lsn;
+};
+
+static int cmp_lsn_desc(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ext_alloc *)a)->lsn, y = ((const struct ext_alloc *)b)->lsn;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The index of the last boundary <= pid (nat when pid is below them all). */
+static size_t seg_of(const struct ext_redo *er, uint64_t pid)
+{
+	size_t lo = 0, hi = er->nat; /* first boundary > pid, in [lo, hi] */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (er->at[mid] <= pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : er->nat;
+}
+
+/* The next segment at or after i not yet given an LSN (path halving). */
+static size_t seg_open(size_t *nx, size_t i)
+{
+	while (nx[i] != i) {
+		nx[i] = nx[nx[i]];
+		i = nx[i];
+	}
+	return i;
+}
+
+/* Give each segment the LSN of the latest allocation covering it: the
+ * allocations newest first, each filling the segments still without one. */
+static int ext_redo_build(struct ext_redo *er, struct ext_alloc *a, size_t n)
+{
+	er->at = malloc(2 * n * sizeof(*er->at));
+	er->lsn = calloc(2 * n, sizeof(*er->lsn));
+	size_t *nx = malloc((2 * n + 1) * sizeof(*nx));
+	if (!er->at || !er->lsn || !nx) {
+		free(nx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		er->at[2 * i] = a[i].first;
+		er->at[2 * i + 1] = a[i].end;
+	}
+	qsort(er->at, 2 * n, sizeof(*er->at), cmp_u64);
+	er->nat = 0;
+	for (size_t i = 0; i < 2 * n; i++)
+		if (!er->nat || er->at[er->nat - 1] != er->at[i])
+			er->at[er->nat++] = er->at[i];
+	for (size_t i = 0; i <= er->nat; i++)
+		nx[i] = i;
+	qsort(a, n, sizeof(*a), cmp_lsn_desc);
+	for (size_t k = 0; k < n; k++) {
+		size_t stop = seg_of(er, a[k].end);
+		for (size_t i = seg_open(nx, seg_of(er, a[k].first)); i < stop; i = seg_open(nx, i)) {
+			er->lsn[i] = a[k].lsn;
+			nx[i] = i + 1;
+		}
+	}
+	free(nx);
+	return 0;
+}
+
+/* The LSN of the latest extent allocation in the redo range covering pid. */
+static uint64_t ext_redo_lsn(const struct ext_redo *er, ruma_pid pid)
+{
+	size_t i = seg_of(er, pid); /* nat when below every boundary */
+	return i + 1 < er->nat ? er->lsn[i] : 0;
+}
+
+static void ext_redo_free(struct ext_redo *er)
+{
+	free(er->at);
+	free(er->lsn);
+}
+
+/* The pass before redo: the extent allocations at or after the redo LSN
+ * (a malformed record is left to redo, which reports it). */
+static int ext_redo_collect(ruma_bm *bm, ruma_wal *w, struct ext_redo *er)
+{
+	ruma_wal_iter *it;
+	ruma_wal_record rec;
+	struct ext_alloc *a = NULL;
+	size_t n = 0, cap = 0;
+	int r = ruma_wal_iter_open(w, &it);
+	while (!r && (r = ruma_wal_iter_next(it, &rec)) == 1) {
+		struct bm_wal_extent e;
+		r = 0;
+		if (rec.type != BM_WAL_EXTENT || rec.lsn < bm->meta_redo_lsn || rec.len != sizeof(e))
+			continue;
+		memcpy(&e, rec.payload, sizeof(e));
+		if (e.op != BM_EXTENT_ALLOC || e.n == 0 || e.first + e.n < e.first)
+			continue;
+		if (grow((void **)&a, &cap, n + 1, sizeof(*a)))
+			r = -ENOMEM;
+		else
+			a[n++] = (struct ext_alloc){ e.first, e.first + e.n, rec.lsn };
+	}
+	ruma_wal_iter_close(it);
+	if (!r && n)
+		r = ext_redo_build(er, a, n);
+	free(a);
+	return r;
+}
+
+static int apply_record(ruma_bm *bm, struct txns *x, const struct ext_redo *er,
+			const ruma_wal_record *rec)
 {
 	const char *b = rec->payload, *end = b + rec->len;
 	if (rec->type >= RUMA_BM_LOG_UNDO && rec->type <= RUMA_BM_LOG_END)
@@ -290,7 +433,8 @@ static int apply_record(ruma_bm *bm, struct txns *x, const ruma_wal_record *rec)
 			return RUMA_ECORRUPT;
 		unsigned kind = (unsigned char)*b;
 		memcpy(&pid, b + 1, sizeof(pid));
-		int r = apply_entry(bm, kind, pid, b + 9, end, rec, &b);
+		bool dead = rec->lsn < ext_redo_lsn(er, pid);
+		int r = apply_entry(bm, kind, pid, dead, b + 9, end, rec, &b);
 		if (r)
 			return r;
 	}
@@ -383,18 +527,21 @@ int bm_recover(ruma_bm *bm)
 	ruma_wal_record rec;
 	uint64_t end = 0;
 	struct txns x = { 0 };
+	struct ext_redo er = { 0 };
 	int r = bm_wal_open(bm, &w);
 
 	if (r)
 		return log_unreadable(bm, r);
 	memset(&bm->recovery, 0, sizeof(bm->recovery));
 	bm->recovery.ran = true;
-	r = ruma_wal_iter_open(w, &it);
+	r = ext_redo_collect(bm, w, &er);
+	if (!r)
+		r = ruma_wal_iter_open(w, &it);
 	while (!r && (r = ruma_wal_iter_next(it, &rec)) == 1) {
 		bm->recovery.records++;
 		bm->recovery.log_bytes += rec.end - rec.lsn;
 		end = rec.end;
-		r = apply_record(bm, &x, &rec);
+		r = apply_record(bm, &x, &er, &rec);
 		if (r == RUMA_ECORRUPT)
 			bm_say(&bm->cfg, "%s.wal: record at LSN %" PRIu64 " does not fit the store",
 				bm->path, rec.lsn);
@@ -403,6 +550,7 @@ int bm_recover(ruma_bm *bm)
 		ruma_wal_iter_discarded(it, &bm->recovery.discarded_records,
 					&bm->recovery.discarded_bytes);
 	ruma_wal_iter_close(it);
+	ext_redo_free(&er);
 	if (!r)
 		r = log_covers(bm, w);
 	if (!r)

@@ -419,6 +419,11 @@ void bm_recover_free(ruma_bm *bm, ruma_pid pid)
 		bm->free_count++;
 	}
 	bm_written_set(bm, pid, false);
+	bool known = pid < atomic_load(&bm->alloc_hw);
 	pthread_mutex_unlock(&bm->alloc_mu);
+	/* a freed page is never written back (ruma_bm_free): the copy redo
+	 * built must not reach the file, where an extent may take the page */
+	if (known)
+		bm_discard_resident(bm, pid);
 }
 
