@@ -981,9 +981,11 @@ static int sibling_shared(ruma_btree *t, const path *prev, bool desc, const uint
 	uint64_t ver;
 	void *page;
 	int rc = ruma_bm_optimistic_child(t->bm, prev->ppid, prev->pver, c, &ver, &page);
-	if (!rc)
-		rc = ruma_bm_upgrade_s(t->bm, c, ver);
+	if (rc == -EINVAL) /* a stable pid outside the store, as in a descent */
+		return bt_corrupt(t, prev->ppid, BT_DMG_CHILD);
 	if (rc)
+		return rc == RUMA_RESTART ? rc : bt_read_failed(t, c, rc);
+	if ((rc = ruma_bm_upgrade_s(t->bm, c, ver)))
 		return rc;
 	if (ruma_bm_validate(t->bm, prev->ppid, prev->pver)) {
 		ruma_bm_unfix_s(t->bm, c);
