@@ -281,20 +281,32 @@ static uint64_t pages_used(ruma_db *db)
 	return s.pages;
 }
 
+/* A case's start (db_test_start with opts()) whose first transaction puts
+ * a small value (key, pattern 1, 10 bytes) in table name and commits, so
+ * the B-tree has its first pages: *base is the pages in use then. */
+static int start_small(ruma_db **db, ruma_db_table **t, const char *name, const char *key,
+		       uint64_t *base)
+{
+	ruma_db_options o = opts();
+	ruma_db_txn *x;
+	CHECK_OK(db_test_start(&o, db, &x, t, name));
+	CHECK_OK(put_pattern(x, *t, key, 1, 10));
+	CHECK_OK(ruma_db_commit(x));
+	*base = pages_used(*db);
+	return TEST_PASS;
+}
+
 /* Overwrite, delete and abort give their extents back (the page count
  * returns to where it was; the store check finds nothing leaked), and a
  * pointer from ruma_db_get stays valid until the end of its transaction
  * even across later puts in it. */
 static int t_free(void)
 {
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
-	CHECK_OK(put_pattern(x, t, "k", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
-	uint64_t base = pages_used(db);
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "k", &base), TEST_PASS);
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(put_pattern(x, t, "a", 1, 1u << 20));
 	CHECK_OK(ruma_db_abort(x));
@@ -335,14 +347,11 @@ static int t_free(void)
  * deletes it; the extents go back once the snapshot ends. */
 static int t_snapshot(void)
 {
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x, *r;
 	ruma_db_table *t;
-	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
-	CHECK_OK(put_pattern(x, t, "k", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
-	uint64_t base = pages_used(db);
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "k", &base), TEST_PASS);
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(put_pattern(x, t, "a", 1, 300000));
 	CHECK_OK(ruma_db_commit(x));
@@ -705,14 +714,11 @@ static int t_extents(void)
  * with the commit (an abort keeps them). */
 static int t_cursor_drop(void)
 {
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t, *k;
-	CHECK_OK(db_test_start(&o, &db, &x, &k, "keep"));
-	CHECK_OK(put_pattern(x, k, "a", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
-	uint64_t base = pages_used(db);
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &k, "keep", "a", &base), TEST_PASS);
 	CHECK_OK(db_begin_table(db, 0, "d", RUMA_DB_CREATE, &x, &t));
 	for (unsigned i = 0; i < 20; i++) {
 		char key[8];
@@ -794,20 +800,18 @@ static int t_larger_than_pool(void)
  * hint's extent and then tiers; with the exact hint, one extent (pinned). */
 static int t_tiers(void)
 {
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	ruma_db_blob *b;
-	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
-	CHECK_OK(put_pattern(x, t, "a", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "a", &base), TEST_PASS);
 	static const struct { uint64_t hint, size; } runs[] = {
 		{ 0, 300000 }, { 100000, 300000 }, { 300000, 300000 }, { 0, 16 * 4096 },
 		{ 0, 16 * 4096 + 1 }, { 0, 48 * 4096 }, { 5, 4097 },
 	};
 	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		uint64_t base = pages_used(db);
+		base = pages_used(db);
 		ruma_val k = sv("v"), v;
 		CHECK_OK(ruma_db_begin(db, 0, &x));
 		CHECK_OK(ruma_db_blob_create(x, t, &k, runs[i].hint, &b));
@@ -832,19 +836,17 @@ static int t_tiers(void)
  * transaction can still commit without leaking them. */
 static int t_close_conflict(void)
 {
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *a, *b;
 	ruma_db_table *t;
 	ruma_db_blob *h;
-	CHECK_OK(db_test_start(&o, &db, &a, &t, "b"));
-	CHECK_OK(put_pattern(a, t, "x", 1, 10));
-	CHECK_OK(ruma_db_commit(a));
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "x", &base), TEST_PASS);
 	CHECK_OK(ruma_db_begin(db, RUMA_DB_SNAPSHOT, &a));
 	CHECK_OK(ruma_db_begin(db, 0, &b));
 	CHECK_OK(put_pattern(b, t, "k", 2, 50000));
 	CHECK_OK(ruma_db_commit(b));
-	uint64_t base = pages_used(db);
+	base = pages_used(db);
 	ruma_val k = sv("k");
 	CHECK_OK(ruma_db_blob_create(a, t, &k, 0, &h));
 	CHECK_EQ(append_pattern(h, 3, 0, 200000, 0), TEST_PASS);
