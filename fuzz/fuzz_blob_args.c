@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_cli.h"
 #include "fuzz_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -108,44 +109,31 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* ruma_blob_find_system gives NULL or the system of that very name. */
+static void check_name(const char *s)
+{
+	const ruma_blob_system *sys = ruma_blob_find_system(s);
+	if (sys && strcmp(sys->name, s))
+		fail("ruma_blob_find_system returned another system", s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const fz_cli cli = { H, "blob", report, check_name };
 	char *argv[MAX_ARGS + 2];
 	char seed[] = "RUMA_SEED=1";
 	char *envp[] = { seed, NULL };
-	int argc = 1;
-
-	char *buf = malloc(size + 1);
+	int argc;
+	char *buf = fz_cli_argv(&cli, data, size, argv, MAX_ARGS, &argc);
 	if (!buf)
 		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	argv[0] = (char *)"blob";
-	for (char *p = buf, *end = buf + size; p < end && argc <= MAX_ARGS; p += strlen(p) + 1) {
-		const ruma_blob_system *s = ruma_blob_find_system(p);
-		if (s && strcmp(s->name, p))
-			fail("ruma_blob_find_system returned another system", p);
-		argv[argc++] = p;
-	}
-	argv[argc] = NULL;
 
 	ruma_blob_opts o;
 	char err[512];
 	int rc = ruma_blob_parse(argc, argv, envp, &o, err, sizeof(err));
-	if (rc == RUMA_EPARSE) {
-		size_t n = strlen(err);
-		if (strncmp(err, "ruma blob: ", 11) || n < 12 || err[n - 1] != '\n')
-			fail("a refusal without its message", err);
-	} else if (rc) {
-		fprintf(report, "%s: ruma_blob_parse returned %d\n", H, rc);
-		abort();
-	} else if (!o.help) {
+	if (fz_cli_accepted(&cli, "ruma_blob_parse", rc, err) && !o.help)
 		check_accepted(&o);
-	}
-	uint64_t v = 0;
-	if (size >= 8)
-		memcpy(&v, data + size - 8, 8);
-	check_contents(v);
+	check_contents(fz_cli_tail(data, size));
 	free(buf);
 	return 0;
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_cli.h"
 #include "fuzz_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -102,40 +103,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	const fz_cli cli = { H, "kv", report, check_names };
 	char *argv[MAX_ARGS + 2];
 	char seed[] = "RUMA_SEED=1";
 	char *envp[] = { seed, NULL };
-	int argc = 1;
-
-	char *buf = malloc(size + 1);
+	int argc;
+	char *buf = fz_cli_argv(&cli, data, size, argv, MAX_ARGS, &argc);
 	if (!buf)
 		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	argv[0] = (char *)"kv";
-	for (char *p = buf, *end = buf + size; p < end && argc <= MAX_ARGS; p += strlen(p) + 1) {
-		check_names(p);
-		argv[argc++] = p;
-	}
-	argv[argc] = NULL;
 
 	ruma_kv_opts o;
 	char err[512];
 	int rc = ruma_kv_parse(argc, argv, envp, &o, err, sizeof(err));
-	if (rc == RUMA_EPARSE) {
-		size_t n = strlen(err);
-		if (strncmp(err, "ruma kv: ", 9) || n < 10 || err[n - 1] != '\n')
-			fail("a refusal without its message", err);
-	} else if (rc) {
-		fprintf(report, "%s: ruma_kv_parse returned %d\n", H, rc);
-		abort();
-	} else if (!o.help) {
+	if (fz_cli_accepted(&cli, "ruma_kv_parse", rc, err) && !o.help)
 		check_accepted(&o);
-	}
-	uint64_t v = 0;
-	if (size >= 8)
-		memcpy(&v, data + size - 8, 8);
-	check_keys_and_hist(v);
+	check_keys_and_hist(fz_cli_tail(data, size));
 	free(buf);
 	return 0;
 }
