@@ -24,7 +24,7 @@
 static char dir[128], path[192], logpath[200];
 
 /* A new directory /tmp/ruma-test-<name>-XXXXXX; path and logpath in it. */
-static int dirs(void)
+static inline int dirs(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/ruma-test-%s-XXXXXX", DB_TEST_NAME);
 	if (!mkdtemp(dir))
@@ -34,21 +34,21 @@ static int dirs(void)
 	return 0;
 }
 
-static void dirs_remove(void)
+static inline void dirs_remove(void)
 {
 	unlink(path);
 	unlink(logpath);
 	rmdir(dir);
 }
 
-static void quiet(void *ctx, const char *line)
+static inline void quiet(void *ctx, const char *line)
 {
 	(void)ctx;
 	(void)line;
 }
 
 /* The default options with a pool of pool_bytes and no messages. */
-static ruma_db_options db_test_opts(uint64_t pool_bytes)
+static inline ruma_db_options db_test_opts(uint64_t pool_bytes)
 {
 	ruma_db_options o;
 	ruma_db_options_default(&o);
@@ -57,7 +57,7 @@ static ruma_db_options db_test_opts(uint64_t pool_bytes)
 	return o;
 }
 
-static ruma_val sv(const char *s)
+static inline ruma_val sv(const char *s)
 {
 	return (ruma_val){ strlen(s), (void *)s };
 }
