@@ -35,7 +35,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define H "fuzz_blob_args"
-#define MAX_ARGS 24
 
 static FILE *report;
 
@@ -117,23 +116,19 @@ static void check_name(const char *s)
 		fail("ruma_blob_find_system returned another system", s);
 }
 
+/* ruma_blob_parse, and check_accepted on what it accepts. */
+static int parse(int argc, char **argv, char **envp, char *err, size_t len)
+{
+	ruma_blob_opts o;
+	int rc = ruma_blob_parse(argc, argv, envp, &o, err, len);
+	if (!rc && !o.help)
+		check_accepted(&o);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const fz_cli cli = { H, "blob", report, check_name };
-	char *argv[MAX_ARGS + 2];
-	char seed[] = "RUMA_SEED=1";
-	char *envp[] = { seed, NULL };
-	int argc;
-	char *buf = fz_cli_argv(&cli, data, size, argv, MAX_ARGS, &argc);
-	if (!buf)
-		return 0;
-
-	ruma_blob_opts o;
-	char err[512];
-	int rc = ruma_blob_parse(argc, argv, envp, &o, err, sizeof(err));
-	if (fz_cli_accepted(&cli, "ruma_blob_parse", rc, err) && !o.help)
-		check_accepted(&o);
-	check_contents(fz_cli_tail(data, size));
-	free(buf);
-	return 0;
+	const fz_cli cli = { H, "blob", "ruma_blob_parse", report, check_name, parse,
+			     check_contents };
+	return fz_cli_run(&cli, data, size);
 }

@@ -1,11 +1,13 @@
 /*
- * fuzz_cli.h — what the command-line harnesses of `ruma kv` and
- * `ruma blob` (fuzz_kv_args.c, fuzz_blob_args.c) share: the input split
- * at NUL bytes into an argv, the verdict on the parser's result (0, or
- * RUMA_EPARSE with a message "ruma <command>: ...\n"), and the number the
- * input's last 8 bytes give.  A failed check is written to the harness's
- * report stream (fz_open_report) and aborts.  Header-only, static
- * functions.
+ * fuzz_cli.h — the run of one input that the command-line harnesses of
+ * `ruma kv` and `ruma blob` (fuzz_kv_args.c, fuzz_blob_args.c) share: the
+ * input, split at NUL bytes, gives up to FZ_CLI_MAX_ARGS arguments (each
+ * checked by the harness first); the harness's parser gets them with
+ * RUMA_SEED=1 as the only environment and must return 0 or RUMA_EPARSE
+ * with a message "ruma <command>: ...\n"; the input's last 8 bytes, as a
+ * number, go to the harness's own check.  A failed check is written to
+ * the harness's report stream (fz_open_report) and aborts.  Header-only,
+ * static functions.
  */
 #ifndef RUMA_FUZZ_CLI_H
 #define RUMA_FUZZ_CLI_H
@@ -18,11 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define FZ_CLI_MAX_ARGS 24
+
 typedef struct fz_cli {
-	const char *harness;	       /* the name each report starts with */
-	const char *command;	       /* argv[0]; messages start "ruma <command>: " */
-	FILE *report;		       /* fz_open_report's stream */
-	void (*each)(const char *arg); /* checks every argument first, or NULL */
+	const char *harness; /* the name each report starts with */
+	const char *command; /* argv[0]; messages start "ruma <command>: " */
+	const char *parser;  /* the parser's name in reports */
+	FILE *report;	     /* fz_open_report's stream */
+	/* checks every argument first, or NULL */
+	void (*each)(const char *arg);
+	/* the parser, which also checks a configuration it accepts: its result */
+	int (*parse)(int argc, char **argv, char **envp, char *err, size_t len);
+	/* the check of the number the input's last 8 bytes give */
+	void (*tail)(uint64_t v);
 } fz_cli;
 
 /* argv[1..] from the input split at NUL bytes, at most max of them, each
@@ -48,12 +58,10 @@ static inline char *fz_cli_argv(const fz_cli *cli, const uint8_t *data, size_t s
 	return buf;
 }
 
-/* Whether the parser (named `parser` in reports) accepted the command
- * line: rc 0.  RUMA_EPARSE must come with a message "ruma <command>: ...\n";
- * any other rc, or a refusal without that message, is reported and
- * aborts. */
-static inline bool fz_cli_accepted(const fz_cli *cli, const char *parser, int rc,
-				   const char *err)
+/* The verdict on the parser's result rc: 0, or RUMA_EPARSE with a message
+ * "ruma <command>: ...\n"; any other rc, or a refusal without that
+ * message, is reported and aborts. */
+static inline void fz_cli_verdict(const fz_cli *cli, int rc, const char *err)
 {
 	if (rc == RUMA_EPARSE) {
 		char prefix[64];
@@ -65,13 +73,10 @@ static inline bool fz_cli_accepted(const fz_cli *cli, const char *parser, int rc
 				"a refusal without its message", err);
 			abort();
 		}
-		return false;
-	}
-	if (rc) {
-		fprintf(cli->report, "%s: %s returned %d\n", cli->harness, parser, rc);
+	} else if (rc) {
+		fprintf(cli->report, "%s: %s returned %d\n", cli->harness, cli->parser, rc);
 		abort();
 	}
-	return true;
 }
 
 /* The input's last 8 bytes as a number; 0 for a shorter input. */
@@ -81,6 +86,22 @@ static inline uint64_t fz_cli_tail(const uint8_t *data, size_t size)
 	if (size >= 8)
 		memcpy(&v, data + size - 8, 8);
 	return v;
+}
+
+/* One input through the harness's checks (see the top of this file). */
+static inline int fz_cli_run(const fz_cli *cli, const uint8_t *data, size_t size)
+{
+	char *argv[FZ_CLI_MAX_ARGS + 2], err[512];
+	char seed[] = "RUMA_SEED=1";
+	char *envp[] = { seed, NULL };
+	int argc;
+	char *buf = fz_cli_argv(cli, data, size, argv, FZ_CLI_MAX_ARGS, &argc);
+	if (!buf)
+		return 0;
+	fz_cli_verdict(cli, cli->parse(argc, argv, envp, err, sizeof(err)), err);
+	cli->tail(fz_cli_tail(data, size));
+	free(buf);
+	return 0;
 }
 
 #endif

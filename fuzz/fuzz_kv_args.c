@@ -34,7 +34,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define H "fuzz_kv_args"
-#define MAX_ARGS 24
 
 static FILE *report;
 
@@ -101,23 +100,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* ruma_kv_parse, and check_accepted on what it accepts. */
+static int parse(int argc, char **argv, char **envp, char *err, size_t len)
+{
+	ruma_kv_opts o;
+	int rc = ruma_kv_parse(argc, argv, envp, &o, err, len);
+	if (!rc && !o.help)
+		check_accepted(&o);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const fz_cli cli = { H, "kv", report, check_names };
-	char *argv[MAX_ARGS + 2];
-	char seed[] = "RUMA_SEED=1";
-	char *envp[] = { seed, NULL };
-	int argc;
-	char *buf = fz_cli_argv(&cli, data, size, argv, MAX_ARGS, &argc);
-	if (!buf)
-		return 0;
-
-	ruma_kv_opts o;
-	char err[512];
-	int rc = ruma_kv_parse(argc, argv, envp, &o, err, sizeof(err));
-	if (fz_cli_accepted(&cli, "ruma_kv_parse", rc, err) && !o.help)
-		check_accepted(&o);
-	check_keys_and_hist(fz_cli_tail(data, size));
-	free(buf);
-	return 0;
+	const fz_cli cli = { H, "kv", "ruma_kv_parse", report, check_names, parse,
+			     check_keys_and_hist };
+	return fz_cli_run(&cli, data, size);
 }
