@@ -383,6 +383,24 @@ static int open_cold(ruma_bm_config *c, ruma_bm **bm, ruma_pid *pids, size_t n, 
 	return TEST_PASS;
 }
 
+/* Each latch of the page pid (shared, optimistic, exclusive) fails with
+ * rc; with eio, a read error is injected before each. */
+static int latches_fail(ruma_bm *bm, ruma_pid pid, int rc, bool eio)
+{
+	void *p;
+	uint64_t v;
+	if (eio)
+		ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_fix_s(bm, pid, &p), rc);
+	if (eio)
+		ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_optimistic(bm, pid, &v, &p), rc);
+	if (eio)
+		ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_fix_x(bm, pid, &p), rc);
+	return TEST_PASS;
+}
+
 static int t_read_error(void)
 {
 	ruma_bm_config c;
@@ -390,16 +408,10 @@ static int t_read_error(void)
 	enum { N = 100 };
 	ruma_pid pids[N];
 	void *p;
-	uint64_t v;
 
 	CHECK(open_cold(&c, &bm, pids, N, 7) == TEST_PASS); /* everything evicted now */
 
-	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
-	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), -EIO);
-	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
-	CHECK_EQ(ruma_bm_optimistic(bm, pids[3], &v, &p), -EIO);
-	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
-	CHECK_EQ(ruma_bm_fix_x(bm, pids[3], &p), -EIO);
+	CHECK(latches_fail(bm, pids[3], -EIO, true) == TEST_PASS);
 	ruma_os_inject(RUMA_SYS_PREAD, 1, 0, false); /* end of file */
 	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), RUMA_ESHORTIO);
 	ruma_os_inject_clear();
@@ -469,14 +481,11 @@ static int t_short_file(void)
 	enum { N = 100 };
 	ruma_pid pids[N];
 	void *p;
-	uint64_t v;
 
 	CHECK(open_cold(&c, &bm, pids, N, 10) == TEST_PASS);
 	/* cut the file behind the manager's back */
 	CHECK(truncate(test_store_path, (off_t)(pids[N / 2] * PS)) == 0);
-	CHECK_EQ(ruma_bm_fix_s(bm, pids[N - 1], &p), RUMA_ESHORTIO);
-	CHECK_EQ(ruma_bm_optimistic(bm, pids[N - 1], &v, &p), RUMA_ESHORTIO);
-	CHECK_EQ(ruma_bm_fix_x(bm, pids[N - 1], &p), RUMA_ESHORTIO);
+	CHECK(latches_fail(bm, pids[N - 1], RUMA_ESHORTIO, false) == TEST_PASS);
 	CHECK_OK(ruma_bm_fix_s(bm, pids[0], &p));
 	CHECK(matches(p, pids[0], 10));
 	ruma_bm_unfix_s(bm, pids[0]);
