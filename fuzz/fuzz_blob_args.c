@@ -28,13 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_cli.h"
 #include "fuzz_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define H "fuzz_blob_args"
-#define MAX_ARGS 24
 
 static FILE *report;
 
@@ -108,44 +108,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* ruma_blob_find_system gives NULL or the system of that very name. */
+static void check_name(const char *s)
+{
+	const ruma_blob_system *sys = ruma_blob_find_system(s);
+	if (sys && strcmp(sys->name, s))
+		fail("ruma_blob_find_system returned another system", s);
+}
+
+/* ruma_blob_parse, and check_accepted on what it accepts. */
+static int parse(int argc, char **argv, char **envp, char *err, size_t len)
+{
+	ruma_blob_opts o;
+	int rc = ruma_blob_parse(argc, argv, envp, &o, err, len);
+	if (!rc && !o.help)
+		check_accepted(&o);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *argv[MAX_ARGS + 2];
-	char seed[] = "RUMA_SEED=1";
-	char *envp[] = { seed, NULL };
-	int argc = 1;
-
-	char *buf = malloc(size + 1);
-	if (!buf)
-		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	argv[0] = (char *)"blob";
-	for (char *p = buf, *end = buf + size; p < end && argc <= MAX_ARGS; p += strlen(p) + 1) {
-		const ruma_blob_system *s = ruma_blob_find_system(p);
-		if (s && strcmp(s->name, p))
-			fail("ruma_blob_find_system returned another system", p);
-		argv[argc++] = p;
-	}
-	argv[argc] = NULL;
-
-	ruma_blob_opts o;
-	char err[512];
-	int rc = ruma_blob_parse(argc, argv, envp, &o, err, sizeof(err));
-	if (rc == RUMA_EPARSE) {
-		size_t n = strlen(err);
-		if (strncmp(err, "ruma blob: ", 11) || n < 12 || err[n - 1] != '\n')
-			fail("a refusal without its message", err);
-	} else if (rc) {
-		fprintf(report, "%s: ruma_blob_parse returned %d\n", H, rc);
-		abort();
-	} else if (!o.help) {
-		check_accepted(&o);
-	}
-	uint64_t v = 0;
-	if (size >= 8)
-		memcpy(&v, data + size - 8, 8);
-	check_contents(v);
-	free(buf);
-	return 0;
+	const fz_cli cli = { H, "blob", "ruma_blob_parse", report, check_name, parse,
+			     check_contents };
+	return fz_cli_run(&cli, data, size);
 }

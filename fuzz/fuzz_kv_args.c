@@ -27,13 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_cli.h"
 #include "fuzz_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 #define H "fuzz_kv_args"
-#define MAX_ARGS 24
 
 static FILE *report;
 
@@ -100,42 +100,19 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* ruma_kv_parse, and check_accepted on what it accepts. */
+static int parse(int argc, char **argv, char **envp, char *err, size_t len)
+{
+	ruma_kv_opts o;
+	int rc = ruma_kv_parse(argc, argv, envp, &o, err, len);
+	if (!rc && !o.help)
+		check_accepted(&o);
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *argv[MAX_ARGS + 2];
-	char seed[] = "RUMA_SEED=1";
-	char *envp[] = { seed, NULL };
-	int argc = 1;
-
-	char *buf = malloc(size + 1);
-	if (!buf)
-		return 0;
-	memcpy(buf, data, size);
-	buf[size] = '\0';
-	argv[0] = (char *)"kv";
-	for (char *p = buf, *end = buf + size; p < end && argc <= MAX_ARGS; p += strlen(p) + 1) {
-		check_names(p);
-		argv[argc++] = p;
-	}
-	argv[argc] = NULL;
-
-	ruma_kv_opts o;
-	char err[512];
-	int rc = ruma_kv_parse(argc, argv, envp, &o, err, sizeof(err));
-	if (rc == RUMA_EPARSE) {
-		size_t n = strlen(err);
-		if (strncmp(err, "ruma kv: ", 9) || n < 10 || err[n - 1] != '\n')
-			fail("a refusal without its message", err);
-	} else if (rc) {
-		fprintf(report, "%s: ruma_kv_parse returned %d\n", H, rc);
-		abort();
-	} else if (!o.help) {
-		check_accepted(&o);
-	}
-	uint64_t v = 0;
-	if (size >= 8)
-		memcpy(&v, data + size - 8, 8);
-	check_keys_and_hist(v);
-	free(buf);
-	return 0;
+	const fz_cli cli = { H, "kv", "ruma_kv_parse", report, check_names, parse,
+			     check_keys_and_hist };
+	return fz_cli_run(&cli, data, size);
 }

@@ -107,6 +107,23 @@ static inline const char *test_lacks(const char *text, ...)
 	return s;
 }
 
+/* test_refused — whether the command-line parser of `ruma <command>`
+ * refused the arguments a1 [a2] (a2 NULL: none) as it should: rc is
+ * RUMA_EPARSE and its message err starts "ruma <command>: " and contains
+ * want.  TEST_PASS, or TEST_FAIL after saying what came instead. */
+static inline int test_refused(const char *command, const char *a1, const char *a2, int rc,
+			       const char *err, const char *want)
+{
+	char prefix[64];
+	int n = snprintf(prefix, sizeof(prefix), "ruma %s: ", command);
+	if (rc != RUMA_EPARSE || !strstr(err, want) || strncmp(err, prefix, (size_t)n)) {
+		fprintf(stderr, "  %s %s: rc %d, message '%s' (wanted '%s')\n", a1, a2 ? a2 : "", rc,
+			err, want);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
 /* CHECK_HAS(text, "a", "b", ...): text contains each string; else the case
  * fails naming the first one missing. */
 #define CHECK_HAS(text, ...)                                                          \

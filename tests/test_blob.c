@@ -20,12 +20,11 @@
 #include "os/os.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #define DB_TEST_NAME "blob"
 #include "db_util.h"
+#include "db_crash.h"
 
 static ruma_db_options opts(void)
 {
@@ -94,8 +93,7 @@ static int check_sizes(ruma_db *db)
 {
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
 	for (unsigned i = 0; i < NSIZES; i++) {
 		char key[16];
 		snprintf(key, sizeof(key), "s%02u", i);
@@ -112,14 +110,11 @@ static int check_sizes(ruma_db *db)
  * itself. */
 static int t_sizes(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = opts();
 	ruma_db *db;
-	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
 	for (unsigned i = 0; i < NSIZES; i++) {
 		char key[16];
 		snprintf(key, sizeof(key), "s%02u", i);
@@ -147,13 +142,9 @@ static int t_sizes(void)
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(check_sizes(db), TEST_PASS);
 	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(db_reopen(&db, &o));
 	CHECK_EQ(check_sizes(db), TEST_PASS);
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* A threshold set at open: a value just above it is a BLOB; a threshold
@@ -171,8 +162,7 @@ static int t_threshold(void)
 	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_begin_table(db, 0, "b", RUMA_DB_CREATE, &x, &t));
 	CHECK_OK(put_pattern(x, t, "a", 1, 100));
 	CHECK_OK(put_pattern(x, t, "b", 2, 101));
 	ruma_val ka = sv("a"), kb = sv("b"), va, vb;
@@ -182,10 +172,7 @@ static int t_threshold(void)
 	CHECK(in_pool(db, vb.data));
 	CHECK(is_pattern(vb.data, 2, 101, 0));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* Range reads of a handle at every offset class against the pattern. */
@@ -230,15 +217,12 @@ static int append_pattern(ruma_db_blob *b, uint32_t seed, uint64_t from, uint64_
  * inline one; a handle left open is closed by the commit. */
 static int t_stream(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = opts();
 	ruma_db *db;
-	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	ruma_db_blob *b;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
 	ruma_val k1 = sv("one"), k2 = sv("straddle"), k3 = sv("many"), k4 = sv("hinted"), v;
 	CHECK_OK(ruma_db_blob_create(x, t, &k1, 0, &b));
 	CHECK_EQ(append_pattern(b, 1, 0, 5000, 1), TEST_PASS);
@@ -278,10 +262,8 @@ static int t_stream(void)
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_OK(db_reopen(&db, &o));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
 	CHECK_EQ(expect(x, t, "one", 1, 75000), TEST_PASS);
 	CHECK_EQ(expect(x, t, "small", 5, 9010), TEST_PASS);
 	CHECK_EQ(expect(x, t, "many", 3, 3u << 20), TEST_PASS);
@@ -290,10 +272,7 @@ static int t_stream(void)
 	CHECK_EQ(ruma_db_blob_append(b, "x", 1), -EACCES);
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 static uint64_t pages_used(ruma_db *db)
@@ -304,23 +283,32 @@ static uint64_t pages_used(ruma_db *db)
 	return s.pages;
 }
 
+/* A case's start (db_test_start with opts()) whose first transaction puts
+ * a small value (key, pattern 1, 10 bytes) in table name and commits, so
+ * the B-tree has its first pages: *base is the pages in use then. */
+static int start_small(ruma_db **db, ruma_db_table **t, const char *name, const char *key,
+		       uint64_t *base)
+{
+	ruma_db_options o = opts();
+	ruma_db_txn *x;
+	CHECK_OK(db_test_start(&o, db, &x, t, name));
+	CHECK_OK(put_pattern(x, *t, key, 1, 10));
+	CHECK_OK(ruma_db_commit(x));
+	*base = pages_used(*db);
+	return TEST_PASS;
+}
+
 /* Overwrite, delete and abort give their extents back (the page count
  * returns to where it was; the store check finds nothing leaked), and a
  * pointer from ruma_db_get stays valid until the end of its transaction
  * even across later puts in it. */
 static int t_free(void)
 {
-	CHECK(!dirs());
-	ruma_db_options o = opts();
 	ruma_db *db;
-	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
-	CHECK_OK(put_pattern(x, t, "k", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
-	uint64_t base = pages_used(db);
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "k", &base), TEST_PASS);
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(put_pattern(x, t, "a", 1, 1u << 20));
 	CHECK_OK(ruma_db_abort(x));
@@ -354,27 +342,18 @@ static int t_free(void)
 	CHECK_OK(put_pattern(x, t, "a", 4, 4));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(pages_used(db), base);
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* A snapshot keeps reading the value it saw while a writer replaces and
  * deletes it; the extents go back once the snapshot ends. */
 static int t_snapshot(void)
 {
-	CHECK(!dirs());
-	ruma_db_options o = opts();
 	ruma_db *db;
-	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x, *r;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
-	CHECK_OK(put_pattern(x, t, "k", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
-	uint64_t base = pages_used(db);
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "k", &base), TEST_PASS);
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(put_pattern(x, t, "a", 1, 300000));
 	CHECK_OK(ruma_db_commit(x));
@@ -390,10 +369,7 @@ static int t_snapshot(void)
 	CHECK(pages_used(db) > base);
 	CHECK_OK(ruma_db_commit(r));
 	CHECK_EQ(pages_used(db), base);
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* ---- crashes -------------------------------------------------------------------- */
@@ -417,22 +393,21 @@ static int crash_txn(ruma_db *db, unsigned j)
 	ruma_db_table *t;
 	char key[8];
 	snprintf(key, sizeof(key), "k%u", j % CRASH_KEYS);
-	int r = ruma_db_begin(db, crash_flags, &x);
+	int r = db_begin_table(db, crash_flags, "c", RUMA_DB_CREATE, &x, &t);
 	if (r)
 		return r;
-	r = ruma_db_table_open(x, "c", RUMA_DB_CREATE, &t);
 	ruma_val k = sv(key);
-	if (!r && j % 4 == 3) {
+	if (j % 4 == 3) {
 		r = ruma_db_del(x, t, &k);
 		r = r == RUMA_ENOTFOUND ? 0 : r;
-	} else if (!r && j % 2) {
+	} else if (j % 2) {
 		ruma_db_blob *b;
 		uint8_t *p = pattern(j + 1, crash_size(j));
 		r = p ? ruma_db_blob_create(x, t, &k, 0, &b) : -ENOMEM;
 		for (size_t at = 0; !r && at < crash_size(j); at += 10000)
 			r = ruma_db_blob_append(b, p + at, RUMA_MIN(10000, crash_size(j) - at));
 		free(p);
-	} else if (!r) {
+	} else {
 		r = put_pattern(x, t, key, j + 1, crash_size(j));
 	}
 	if (r) {
@@ -447,13 +422,10 @@ static bool state_after(ruma_db *db, unsigned n)
 {
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	bool ok = !ruma_db_begin(db, RUMA_DB_RDONLY, &x);
-	int r = ok ? ruma_db_table_open(x, "c", 0, &t) : -1;
-	if (r == RUMA_ENOTFOUND) {
-		ruma_db_abort(x);
-		return n == 0;
-	}
-	ok = ok && !r;
+	int r = db_begin_table(db, RUMA_DB_RDONLY, "c", 0, &x, &t);
+	if (r) /* no table: nothing committed yet */
+		return r == RUMA_ENOTFOUND && n == 0;
+	bool ok = true;
 	for (unsigned k = 0; ok && k < CRASH_KEYS; k++) {
 		int last = -1; /* the last transaction that wrote key k */
 		for (unsigned j = 0; j < n; j++)
@@ -469,15 +441,8 @@ static bool state_after(ruma_db *db, unsigned n)
 			ok = !r && v.len == crash_size((unsigned)last) &&
 			     is_pattern(v.data, (uint32_t)last + 1, v.len, 0);
 	}
-	if (ok || r != -1)
-		ruma_db_abort(x);
+	ruma_db_abort(x);
 	return ok;
-}
-
-static void power_off(void *ctx)
-{
-	(void)ctx;
-	(void)ruma_os_powerloss();
 }
 
 /* One run with a power loss at the nth fdatasync: every commit that
@@ -488,10 +453,7 @@ static int powerloss_run(unsigned nth, bool torn, bool *fired)
 {
 	ruma_db_options o = opts();
 	ruma_db *db;
-	unlink(path);
-	unlink(logpath);
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(db_powerloss_open(&o, &db));
 	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, nth, power_off, NULL);
 	unsigned sure = 0, tried = 0;
 	for (unsigned j = 0; j < CRASH_TXNS; j++) {
@@ -502,16 +464,11 @@ static int powerloss_run(unsigned nth, bool torn, bool *fired)
 		CHECK_OK(r);
 		sure = crash_flags & RUMA_DB_ASYNC ? 0 : j + 1;
 	}
-	*fired = ruma_os_powerloss_dead();
-	(void)ruma_db_close(db);
-	ruma_os_inject_clear();
-	ruma_os_powerloss_disarm();
+	*fired = db_powerloss_close(db);
 	(void)torn;
 	/* a read-only open recovers the store and frees what the crash left
 	 * unnamed, as a read-write one */
-	ruma_db_options ro = o;
-	ro.flags |= RUMA_DB_READONLY;
-	CHECK_OK(ruma_db_open(path, &ro, &db));
+	CHECK_OK(db_open_readonly(&o, &db));
 	CHECK_OK(ruma_db_check(db));
 	CHECK_OK(ruma_db_close(db));
 	CHECK_OK(ruma_db_open(path, &o, &db));
@@ -549,47 +506,35 @@ static int t_powerloss(void)
 	return TEST_PASS;
 }
 
+/* The kill -9 child: the crash plan's transactions, each reported after
+ * its commit. */
+static void crash_child(int fd)
+{
+	ruma_db_options o = opts();
+	ruma_db *db;
+	if (ruma_db_open(path, &o, &db))
+		_exit(2);
+	for (unsigned j = 0;; j++) {
+		if (crash_txn(db, j))
+			_exit(3);
+		if (write(fd, &j, sizeof(j)) != sizeof(j))
+			_exit(4);
+	}
+}
+
 /* kill -9 of a child putting BLOBs: every reported commit is there, and the
  * extents the child had in flight are freed at the reopen. */
 static int t_kill9(void)
 {
 	CHECK(!dirs());
-	int p[2];
-	CHECK(!pipe(p));
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		ruma_db_options o = opts();
-		ruma_db *db;
-		if (ruma_db_open(path, &o, &db))
-			_exit(2);
-		for (unsigned j = 0;; j++) {
-			if (crash_txn(db, j))
-				_exit(3);
-			if (write(p[1], &j, sizeof(j)) != sizeof(j))
-				_exit(4);
-		}
-	}
-	close(p[1]);
-	unsigned last = 0, got = 0, want = 20 + (unsigned)(ruma_rng_next(&test_rng) % 30);
-	while (got < want && read(p[0], &last, sizeof(last)) == sizeof(last))
-		got++;
-	CHECK_EQ(got, want);
-	kill(pid, SIGKILL);
-	int st;
-	waitpid(pid, &st, 0);
-	while (read(p[0], &last, sizeof(last)) == sizeof(last))
-		got++;
-	close(p[0]);
+	unsigned last;
+	CHECK_EQ(db_kill9(crash_child, 20 + (unsigned)(ruma_rng_next(&test_rng) % 30), &last),
+		 TEST_PASS);
 	ruma_db_options o = opts();
 	ruma_db *db;
 	CHECK_OK(ruma_db_open(path, &o, &db));
 	CHECK(state_after(db, last + 1) || state_after(db, last + 2));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* ---- extents on pages the B-tree freed ------------------------------------------------ */
@@ -758,14 +703,11 @@ static int t_reuse_redo_evict(void)
  * succeeds; bytes damaged on disk are RUMA_ECORRUPT for get and range read. */
 static int t_faults(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
 	CHECK_OK(put_pattern(x, t, "a", 1, 100000));
 	CHECK_OK(put_pattern(x, t, "s", 9, 10));
 	CHECK_OK(ruma_db_commit(x));
@@ -775,11 +717,9 @@ static int t_faults(void)
 	ruma_os_inject_clear();
 	CHECK_OK(ruma_db_abort(x));
 	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
 	/* cold: the extent comes from the file */
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_OK(db_reopen(&db, &o));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
 	CHECK_EQ(expect(x, t, "s", 9, 10), TEST_PASS); /* the leaf is resident */
 	ruma_val ka = sv("a"), kb = sv("b"), v;
 	CHECK_EQ(ruma_db_get(x, t, &kb, &v), RUMA_ENOTFOUND);
@@ -804,8 +744,7 @@ static int t_faults(void)
 	CHECK(pwrite(fd, page, sizeof(page), at + 4096 * 0) == sizeof(page));
 	close(fd);
 	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
 	CHECK_EQ(ruma_db_get(x, t, &ka, &v), RUMA_ECORRUPT);
 	ruma_db_blob *b;
 	CHECK_OK(ruma_db_blob_open(x, t, &ka, &b));
@@ -813,9 +752,8 @@ static int t_faults(void)
 	CHECK_EQ(ruma_db_blob_read(b, 50000, page, 10, &got), RUMA_ECORRUPT);
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_close(db));
 	/* a state naming pages beyond the store's end, written under the db layer */
-	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(db_reopen(&db, &o));
 	ruma_btree *bt;
 	CHECK_OK(ruma_btree_open(ruma_db_bm(db), "b", &bt));
 	uint8_t st[2 + 16 + 24] = { 0xff, 0x42, 1, 1 };
@@ -827,8 +765,7 @@ static int t_faults(void)
 	memcpy(st + 34, &size, 8);
 	CHECK_OK(ruma_btree_upsert(bt, "z", 1, st, sizeof(st), NULL));
 	ruma_btree_release(bt);
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
 	ruma_val kz = sv("z");
 	CHECK_EQ(ruma_db_get(x, t, &kz, &v), RUMA_ECORRUPT);
 	CHECK_EQ(ruma_db_blob_open(x, t, &kz, &b), RUMA_ECORRUPT);
@@ -863,8 +800,7 @@ static int t_churn(void)
 		char key[8];
 		snprintf(key, sizeof(key), "k%u", k);
 		ruma_val kk = sv(key);
-		CHECK_OK(ruma_db_begin(db, 0, &x));
-		CHECK_OK(ruma_db_table_open(x, "c", RUMA_DB_CREATE, &t));
+		CHECK_OK(db_begin_table(db, 0, "c", RUMA_DB_CREATE, &x, &t));
 		if (ruma_rng_next(&test_rng) % 5 == 0) {
 			int r = ruma_db_del(x, t, &kk);
 			CHECK(r == 0 || r == RUMA_ENOTFOUND);
@@ -887,11 +823,8 @@ static int t_churn(void)
 	       hw * 4096 / 1048576.0);
 	CHECK(used * 4096 <= bytes + KEYS * 4096 + (64u << 10));
 	CHECK(hw * 4096 <= live_max * 13 / 10 + (1u << 20));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
 	free(buf);
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* The extent allocator: a freed run is found again, neighbours merge, a
@@ -942,19 +875,12 @@ static int t_extents(void)
  * with the commit (an abort keeps them). */
 static int t_cursor_drop(void)
 {
-	CHECK(!dirs());
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t, *k;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "keep", RUMA_DB_CREATE, &k));
-	CHECK_OK(put_pattern(x, k, "a", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
-	uint64_t base = pages_used(db);
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "d", RUMA_DB_CREATE, &t));
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &k, "keep", "a", &base), TEST_PASS);
+	CHECK_OK(db_begin_table(db, 0, "d", RUMA_DB_CREATE, &x, &t));
 	for (unsigned i = 0; i < 20; i++) {
 		char key[8];
 		snprintf(key, sizeof(key), "k%02u", i);
@@ -983,10 +909,7 @@ static int t_cursor_drop(void)
 	CHECK_OK(ruma_db_table_drop(x, t));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(pages_used(db), base);
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* A value larger than half the pool: put whole and streamed, not pinned by
@@ -994,16 +917,13 @@ static int t_cursor_drop(void)
  * values that each fit are not pinned together by one transaction. */
 static int t_larger_than_pool(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = opts();
 	o.pool_bytes = 16u << 20;
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	ruma_db_blob *b;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
 	CHECK_OK(put_pattern(x, t, "whole", 1, 12u << 20));
 	CHECK_OK(put_pattern(x, t, "p1", 3, 5u << 20));
 	CHECK_OK(put_pattern(x, t, "p2", 4, 5u << 20));
@@ -1012,10 +932,8 @@ static int t_larger_than_pool(void)
 	CHECK_EQ(append_pattern(b, 2, 0, 20u << 20, 1u << 20), TEST_PASS);
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &t));
+	CHECK_OK(db_reopen(&db, &o));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
 	CHECK_EQ(ruma_db_get(x, t, &k, &v), -ENOMEM);
 	/* each fits half the pool, not both in one transaction */
 	CHECK_OK(ruma_db_get(x, t, &k1, &v));
@@ -1034,10 +952,7 @@ static int t_larger_than_pool(void)
 	CHECK_EQ(check_ranges(b, 2, 20u << 20), TEST_PASS);
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* Extent tiers and the tail extent: a value streamed without a hint takes
@@ -1046,23 +961,18 @@ static int t_larger_than_pool(void)
  * hint's extent and then tiers; with the exact hint, one extent (pinned). */
 static int t_tiers(void)
 {
-	CHECK(!dirs());
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	ruma_db_blob *b;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
-	CHECK_OK(put_pattern(x, t, "a", 1, 10));
-	CHECK_OK(ruma_db_commit(x));
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "a", &base), TEST_PASS);
 	static const struct { uint64_t hint, size; } runs[] = {
 		{ 0, 300000 }, { 100000, 300000 }, { 300000, 300000 }, { 0, 16 * 4096 },
 		{ 0, 16 * 4096 + 1 }, { 0, 48 * 4096 }, { 5, 4097 },
 	};
 	for (unsigned i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
-		uint64_t base = pages_used(db);
+		base = pages_used(db);
 		ruma_val k = sv("v"), v;
 		CHECK_OK(ruma_db_begin(db, 0, &x));
 		CHECK_OK(ruma_db_blob_create(x, t, &k, runs[i].hint, &b));
@@ -1087,46 +997,35 @@ static int t_tiers(void)
  * transaction can still commit without leaking them. */
 static int t_close_conflict(void)
 {
-	CHECK(!dirs());
-	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *a, *b;
 	ruma_db_table *t;
 	ruma_db_blob *h;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &a));
-	CHECK_OK(ruma_db_table_open(a, "b", RUMA_DB_CREATE, &t));
-	CHECK_OK(put_pattern(a, t, "x", 1, 10));
-	CHECK_OK(ruma_db_commit(a));
+	uint64_t base;
+	CHECK_EQ(start_small(&db, &t, "b", "x", &base), TEST_PASS);
 	CHECK_OK(ruma_db_begin(db, RUMA_DB_SNAPSHOT, &a));
 	CHECK_OK(ruma_db_begin(db, 0, &b));
 	CHECK_OK(put_pattern(b, t, "k", 2, 50000));
 	CHECK_OK(ruma_db_commit(b));
-	uint64_t base = pages_used(db);
+	base = pages_used(db);
 	ruma_val k = sv("k");
 	CHECK_OK(ruma_db_blob_create(a, t, &k, 0, &h));
 	CHECK_EQ(append_pattern(h, 3, 0, 200000, 0), TEST_PASS);
 	CHECK_EQ(ruma_db_blob_close(h), RUMA_ECONFLICT);
 	CHECK_OK(ruma_db_commit(a));
 	CHECK_EQ(pages_used(db), base);
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* Misuse and limits of the handle calls: each a clear error code. */
 static int t_misuse(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = opts();
 	ruma_db *db;
 	ruma_db_txn *x, *r;
 	ruma_db_table *t;
 	ruma_db_blob *b;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
 	ruma_val k = sv("k"), none = sv("none"), empty = { 0, NULL };
 	uint8_t big[RUMA_DB_MAX_KEY + 1] = { 0 };
 	ruma_val bigk = { sizeof(big), big };
@@ -1165,10 +1064,7 @@ static int t_misuse(void)
 	CHECK_EQ(ruma_db_blob_append(b, "d", 1), -EACCES);
 	CHECK_OK(ruma_db_commit(r)); /* closes the handle */
 	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), -EINVAL); /* ended */
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 static const struct test_case cases[] = {

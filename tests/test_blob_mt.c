@@ -13,20 +13,16 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#define DB_TEST_NAME "blobmt"
+#include "db_util.h"
+
 #define THREADS 3u
 #define KEYS 2u
 #define ROUNDS 150u
 
-static char dir[128], path[192], logpath[200];
 static ruma_db *db;
 static ruma_db_table *tab;
 static _Atomic unsigned failures;
-
-static void quiet(void *ctx, const char *line)
-{
-	(void)ctx;
-	(void)line;
-}
 
 static uint8_t pat(uint32_t seed, uint64_t i)
 {
@@ -147,39 +143,49 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int t_same_keys(void)
+/* A fresh store with table "b" (its options *o) and THREADS workers
+ * started on it. */
+static int start_workers(const ruma_db_options *o, pthread_t *th)
 {
-	strcpy(dir, "/tmp/ruma-test-blobmt-XXXXXX");
-	CHECK(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 32u << 20;
-	o.message = quiet;
-	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &tab));
+	CHECK_OK(db_test_start(o, &db, &x, &tab, "b"));
 	CHECK_OK(ruma_db_commit(x));
-	pthread_t th[THREADS];
 	for (unsigned i = 0; i < THREADS; i++)
 		CHECK(!pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i));
+	return TEST_PASS;
+}
+
+static void join_workers(pthread_t *th)
+{
 	for (unsigned i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
-	CHECK_EQ(atomic_load(&failures), 0);
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &tab));
+}
+
+/* The store at p opened with *o: every value in it is whole (read_all) and
+ * the store check passes; closed again. */
+static int check_store(const char *p, const ruma_db_options *o)
+{
+	ruma_db_txn *x;
+	CHECK_OK(ruma_db_open(p, o, &db));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &tab));
 	CHECK_OK(read_all(x));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_OK(ruma_db_check(db));
 	CHECK_OK(ruma_db_close(db));
-	unlink(path);
-	unlink(logpath);
-	rmdir(dir);
+	return TEST_PASS;
+}
+
+static int t_same_keys(void)
+{
+	ruma_db_options o = db_test_opts(32u << 20);
+	pthread_t th[THREADS];
+	CHECK_EQ(start_workers(&o, th), TEST_PASS);
+	join_workers(th);
+	CHECK_EQ(atomic_load(&failures), 0);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	CHECK_EQ(check_store(path, &o), TEST_PASS);
+	dirs_remove();
 	return TEST_PASS;
 }
 
@@ -187,43 +193,21 @@ static int t_same_keys(void)
  * and every value in it is whole. */
 static int t_copy(void)
 {
-	strcpy(dir, "/tmp/ruma-test-blobmt-XXXXXX");
-	CHECK(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
+	ruma_db_options o = db_test_opts(32u << 20);
+	pthread_t th[THREADS];
+	CHECK_EQ(start_workers(&o, th), TEST_PASS);
 	char cpath[220], clog[230];
 	snprintf(cpath, sizeof(cpath), "%s/copy", dir);
 	snprintf(clog, sizeof(clog), "%s.wal", cpath);
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 32u << 20;
-	o.message = quiet;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	ruma_db_txn *x;
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", RUMA_DB_CREATE, &tab));
-	CHECK_OK(ruma_db_commit(x));
-	pthread_t th[THREADS];
-	for (unsigned i = 0; i < THREADS; i++)
-		CHECK(!pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i));
 	int rc = ruma_db_copy(db, cpath, 0);
-	for (unsigned i = 0; i < THREADS; i++)
-		pthread_join(th[i], NULL);
+	join_workers(th);
 	CHECK_OK(rc);
 	CHECK_EQ(atomic_load(&failures), 0);
 	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(cpath, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "b", 0, &tab));
-	CHECK_OK(read_all(x));
-	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
+	CHECK_EQ(check_store(cpath, &o), TEST_PASS);
 	unlink(cpath);
 	unlink(clog);
-	unlink(path);
-	unlink(logpath);
-	rmdir(dir);
+	dirs_remove();
 	return TEST_PASS;
 }
 

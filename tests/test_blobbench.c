@@ -495,12 +495,7 @@ static int parse_err(const char *a1, const char *a2, const char *want)
 	ruma_blob_opts o;
 	char err[512];
 	int rc = ruma_blob_parse(a2 ? 3 : 2, argv, NULL, &o, err, sizeof(err));
-	if (rc != RUMA_EPARSE || !strstr(err, want) || strncmp(err, "ruma blob: ", 11)) {
-		fprintf(stderr, "  %s %s: rc %d, message '%s' (wanted '%s')\n", a1, a2 ? a2 : "", rc,
-			err, want);
-		return TEST_FAIL;
-	}
-	return TEST_PASS;
+	return test_refused("blob", a1, a2, rc, err, want);
 }
 
 static int t_options(void)

@@ -373,6 +373,34 @@ static int t_persist(void)
 	return TEST_PASS;
 }
 
+/* A store of 4096 pages with 64 in memory, n pages filled with generation
+ * gen, reopened: none of them resident. */
+static int open_cold(ruma_bm_config *c, ruma_bm **bm, ruma_pid *pids, size_t n, uint64_t gen)
+{
+	cfg_small(c, 4096, 64);
+	CHECK(open_filled(c, bm, pids, n, gen) == TEST_PASS);
+	CHECK_OK(test_bm_reopen(c, bm));
+	return TEST_PASS;
+}
+
+/* Each latch of the page pid (shared, optimistic, exclusive) fails with
+ * rc; with eio, a read error is injected before each. */
+static int latches_fail(ruma_bm *bm, ruma_pid pid, int rc, bool eio)
+{
+	void *p;
+	uint64_t v;
+	if (eio)
+		ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_fix_s(bm, pid, &p), rc);
+	if (eio)
+		ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_optimistic(bm, pid, &v, &p), rc);
+	if (eio)
+		ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	CHECK_EQ(ruma_bm_fix_x(bm, pid, &p), rc);
+	return TEST_PASS;
+}
+
 static int t_read_error(void)
 {
 	ruma_bm_config c;
@@ -380,18 +408,10 @@ static int t_read_error(void)
 	enum { N = 100 };
 	ruma_pid pids[N];
 	void *p;
-	uint64_t v;
 
-	cfg_small(&c, 4096, 64);
-	CHECK(open_filled(&c, &bm, pids, N, 7) == TEST_PASS);
-	CHECK_OK(test_bm_reopen(&c, &bm)); /* everything evicted now */
+	CHECK(open_cold(&c, &bm, pids, N, 7) == TEST_PASS); /* everything evicted now */
 
-	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
-	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), -EIO);
-	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
-	CHECK_EQ(ruma_bm_optimistic(bm, pids[3], &v, &p), -EIO);
-	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
-	CHECK_EQ(ruma_bm_fix_x(bm, pids[3], &p), -EIO);
+	CHECK(latches_fail(bm, pids[3], -EIO, true) == TEST_PASS);
 	ruma_os_inject(RUMA_SYS_PREAD, 1, 0, false); /* end of file */
 	CHECK_EQ(ruma_bm_fix_s(bm, pids[3], &p), RUMA_ESHORTIO);
 	ruma_os_inject_clear();
@@ -461,16 +481,11 @@ static int t_short_file(void)
 	enum { N = 100 };
 	ruma_pid pids[N];
 	void *p;
-	uint64_t v;
 
-	cfg_small(&c, 4096, 64);
-	CHECK(open_filled(&c, &bm, pids, N, 10) == TEST_PASS);
-	CHECK_OK(test_bm_reopen(&c, &bm));
+	CHECK(open_cold(&c, &bm, pids, N, 10) == TEST_PASS);
 	/* cut the file behind the manager's back */
 	CHECK(truncate(test_store_path, (off_t)(pids[N / 2] * PS)) == 0);
-	CHECK_EQ(ruma_bm_fix_s(bm, pids[N - 1], &p), RUMA_ESHORTIO);
-	CHECK_EQ(ruma_bm_optimistic(bm, pids[N - 1], &v, &p), RUMA_ESHORTIO);
-	CHECK_EQ(ruma_bm_fix_x(bm, pids[N - 1], &p), RUMA_ESHORTIO);
+	CHECK(latches_fail(bm, pids[N - 1], RUMA_ESHORTIO, false) == TEST_PASS);
 	CHECK_OK(ruma_bm_fix_s(bm, pids[0], &p));
 	CHECK(matches(p, pids[0], 10));
 	ruma_bm_unfix_s(bm, pids[0]);
@@ -1049,6 +1064,61 @@ static int t_lock(void)
 	return TEST_PASS;
 }
 
+/* A clean store of 8 pages (clean_store, its configuration *c) and a child
+ * forked on it that runs child(c, fd, arg): it opens the store, writes one
+ * byte to fd when the parent is to act, and never returns.  Returns once
+ * that byte came; *pid is the child. */
+static int fork_holder(ruma_bm_config *c, void (*child)(ruma_bm_config *, int, int), int arg,
+		       pid_t *pid)
+{
+	ruma_pid pids[8];
+	int fds[2];
+
+	if (clean_store(c, pids, 8, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
+		return TEST_FAIL;
+	CHECK(pipe(fds) == 0);
+	fflush(NULL);
+	*pid = fork();
+	CHECK(*pid >= 0);
+	if (*pid == 0) {
+		close(fds[0]);
+		child(c, fds[1], arg);
+		_exit(1);
+	}
+	close(fds[1]);
+	char got;
+	CHECK(read(fds[0], &got, 1) == 1);
+	close(fds[0]);
+	return TEST_PASS;
+}
+
+/* kill_case's child: allocates and evicts pages, and says go at the moment
+ * (see kill_case). */
+static void kill_child(ruma_bm_config *c, int fd, int moment)
+{
+	ruma_bm *bm;
+	if (ruma_bm_open(c, &bm))
+		_exit(1);
+	char go = 'g';
+	for (uint64_t i = 0;; i++) {
+		ruma_pid pid;
+		void *p;
+		if (moment == 0 && i == 0 && write(fd, &go, 1) != 1)
+			_exit(1);
+		if (ruma_bm_alloc(bm, &pid, &p))
+			_exit(1);
+		fill(p, pid, 4);
+		ruma_bm_unfix_x(bm, pid);
+		if (moment == 2 && i == 100 && (ruma_bm_flush(bm) || write(fd, &go, 1) != 1))
+			_exit(1);
+		if (moment == 1 && i == 200 && write(fd, &go, 1) != 1)
+			_exit(1);
+		if (i > 600)
+			for (;;)
+				pause();
+	}
+}
+
 /*
  * A child opens the store (kept), works on it and is killed with SIGKILL at
  * a chosen moment; the parent's reopen must refuse the store.  Moments:
@@ -1059,42 +1129,9 @@ static int kill_case(int moment)
 {
 	ruma_bm_config c;
 	ruma_bm *bm;
-	ruma_pid pids[8];
-	int fds[2];
+	pid_t child;
 
-	if (clean_store(&c, pids, 8, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
-		return TEST_FAIL;
-	CHECK(pipe(fds) == 0);
-	fflush(NULL);
-	pid_t child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		close(fds[0]);
-		if (ruma_bm_open(&c, &bm))
-			_exit(1);
-		char go = 'g';
-		for (uint64_t i = 0;; i++) {
-			ruma_pid pid;
-			void *p;
-			if (moment == 0 && i == 0 && write(fds[1], &go, 1) != 1)
-				_exit(1);
-			if (ruma_bm_alloc(bm, &pid, &p))
-				_exit(1);
-			fill(p, pid, 4);
-			ruma_bm_unfix_x(bm, pid);
-			if (moment == 2 && i == 100 && (ruma_bm_flush(bm) || write(fds[1], &go, 1) != 1))
-				_exit(1);
-			if (moment == 1 && i == 200 && write(fds[1], &go, 1) != 1)
-				_exit(1);
-			if (i > 600)
-				for (;;)
-					pause();
-		}
-	}
-	close(fds[1]);
-	char got;
-	CHECK(read(fds[0], &got, 1) == 1);
-	close(fds[0]);
+	CHECK_EQ(fork_holder(&c, kill_child, moment, &child), TEST_PASS);
 	CHECK(kill(child, SIGKILL) == 0);
 	int status;
 	CHECK(waitpid(child, &status, 0) == child);
@@ -1129,36 +1166,28 @@ static int t_kill(void)
  * be gone, not refuse the store as in use (then it finds it not closed
  * cleanly).
  */
+static void holder_child(ruma_bm_config *c, int fd, int mib)
+{
+	ruma_bm *bm;
+	const size_t big = (size_t)mib << 20;
+	char *mem = malloc(big);
+	if (!mem || ruma_bm_open(c, &bm))
+		_exit(1);
+	memset(mem, 1, big);
+	char go = 'g';
+	if (write(fd, &go, 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
 static int t_reopen_while_holder_exits(void)
 {
 	ruma_bm_config c;
 	ruma_bm *bm;
-	ruma_pid pids[8];
-	int fds[2];
-	const size_t big = 256u << 20;
+	pid_t child;
 
-	if (clean_store(&c, pids, 8, RUMA_BM_WRITE_PWRITE) != TEST_PASS)
-		return TEST_FAIL;
-	CHECK(pipe(fds) == 0);
-	fflush(NULL);
-	pid_t child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		close(fds[0]);
-		char *mem = malloc(big);
-		if (!mem || ruma_bm_open(&c, &bm))
-			_exit(1);
-		memset(mem, 1, big);
-		char go = 'g';
-		if (write(fds[1], &go, 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(fds[1]);
-	char got;
-	CHECK(read(fds[0], &got, 1) == 1);
-	close(fds[0]);
+	CHECK_EQ(fork_holder(&c, holder_child, 256, &child), TEST_PASS);
 	struct msgs m = { 0 };
 	c.message = collect;
 	c.message_ctx = &m;

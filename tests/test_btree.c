@@ -396,16 +396,34 @@ static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct
 	return TEST_PASS;
 }
 
+/* A model case's end: the tree torn down, the model freed. */
+static int model_end(test_tree *f, model *m)
+{
+	CHECK_OK(test_tree_teardown(f));
+	model_free(m);
+	return TEST_PASS;
+}
+
+/* A tree (test_tree_setup, named name) grown and churned against the
+ * model: ops random operations at 70 % inserts, then ops at 40 %, with
+ * values up to maxval bytes and keys up to maxkey. */
+static int random_grow(test_tree *f, model *m, const char *name, unsigned ops, size_t maxval,
+		       size_t maxkey)
+{
+	CHECK_OK(test_tree_setup(f, "btree", name, 1 << 16, 1 << 12));
+	CHECK(random_ops(f->t, m, ops, 70, maxval, maxkey) == TEST_PASS);
+	CHECK(random_ops(f->t, m, ops, 40, maxval, maxkey) == TEST_PASS);
+	return TEST_PASS;
+}
+
 static int t_random_model(void)
 {
 	test_tree f;
 	model m = { 0 };
-	CHECK_OK(test_tree_setup(&f, "btree", "random", 1 << 16, 1 << 12));
-	ruma_btree *t = f.t;
 	unsigned ops = test_sanitized() ? 6000 : 40000;
 	/* grow, churn, shrink */
-	CHECK(random_ops(t, &m, ops, 70, 200, 100) == TEST_PASS);
-	CHECK(random_ops(t, &m, ops, 40, 200, 100) == TEST_PASS);
+	CHECK(random_grow(&f, &m, "random", ops, 200, 100) == TEST_PASS);
+	ruma_btree *t = f.t;
 	ruma_btree_stats st;
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	fprintf(stderr, "  %zu keys, height %u, %" PRIu64 " leaves, %" PRIu64
@@ -419,9 +437,7 @@ static int t_random_model(void)
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK(st.leaf_merges > 0);
 	CHECK_EQ(st.entries, m.n);
-	CHECK_OK(test_tree_teardown(&f));
-	model_free(&m);
-	return TEST_PASS;
+	return model_end(&f, &m);
 }
 
 /* Keys up to the maximum, values up to the entry limit: few entries per
@@ -430,11 +446,10 @@ static int t_random_large(void)
 {
 	test_tree f;
 	model m = { 0 };
-	CHECK_OK(test_tree_setup(&f, "btree", "large", 1 << 16, 1 << 12));
-	ruma_btree *t = f.t;
 	unsigned ops = test_sanitized() ? 3000 : 12000;
-	CHECK(random_ops(t, &m, ops, 70, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
-	CHECK(random_ops(t, &m, ops, 40, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
+	CHECK(random_grow(&f, &m, "large", ops, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) ==
+	      TEST_PASS);
+	ruma_btree *t = f.t;
 	CHECK(random_ops(t, &m, ops * 2, 5, RUMA_BTREE_MAX_VALUE, RUMA_BTREE_MAX_KEY) == TEST_PASS);
 	CHECK_OK(check_tree_model(t, &m));
 	ruma_btree_stats st;
@@ -442,9 +457,7 @@ static int t_random_large(void)
 	fprintf(stderr, "  %zu keys left; splits %" PRIu64 "/%" PRIu64 ", merges %" PRIu64 "/%" PRIu64 "\n",
 		m.n, st.leaf_splits, st.inner_splits, st.leaf_merges, st.inner_merges);
 	CHECK(st.leaf_merges > 0);
-	CHECK_OK(test_tree_teardown(&f));
-	model_free(&m);
-	return TEST_PASS;
+	return model_end(&f, &m);
 }
 
 /* Grow a tree of height >= 3 and delete almost everything: leaf merges,
@@ -508,9 +521,7 @@ static int t_merges(void)
 	ruma_bm_get_stats(bm, &bs1);
 	CHECK_EQ(bs1.pages_allocated + bs1.pages_free, before);
 	CHECK_OK(ruma_btree_check(t, stderr));
-	CHECK_OK(test_tree_teardown(&f));
-	model_free(&m);
-	return TEST_PASS;
+	return model_end(&f, &m);
 }
 
 static int t_limits(void)
@@ -567,9 +578,7 @@ static int t_limits(void)
 	CHECK_OK(ruma_btree_get_stats(t, &st));
 	CHECK_EQ(st.entries, 0);
 	CHECK_EQ(st.height, 1);
-	CHECK_OK(test_tree_teardown(&f));
-	model_free(&m);
-	return TEST_PASS;
+	return model_end(&f, &m);
 }
 
 static int t_catalog_reopen(void)
@@ -680,9 +689,7 @@ static int t_io_errors(void)
 
 	CHECK_OK(test_tree_reopen(&f));
 	CHECK_OK(check_tree_model(f.t, &m));
-	CHECK_OK(test_tree_teardown(&f));
-	model_free(&m);
-	return TEST_PASS;
+	return model_end(&f, &m);
 }
 
 /* A store that runs out of page ids: inserts fail with RUMA_EVIRTFULL, the
@@ -718,9 +725,7 @@ static int t_virt_full(void)
 		model_put(&m, k, (size_t)kl, v, 100);
 	}
 	CHECK_OK(check_tree_model(t, &m));
-	CHECK_OK(test_tree_teardown(&f));
-	model_free(&m);
-	return TEST_PASS;
+	return model_end(&f, &m);
 }
 
 static bool count_cb(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)

@@ -17,11 +17,11 @@
 #include "os/os.h"
 #include "page0_util.h"
 
-#include <signal.h>
 #include <sys/stat.h>
 
 #define DB_TEST_NAME "db"
 #include "db_util.h"
+#include "db_crash.h"
 
 static ruma_db_options small_opts(void)
 {
@@ -556,7 +556,7 @@ static void kill_child(int fd)
 	for (uint32_t i = 0;; i++) {
 		ruma_db_txn *x;
 		ruma_db_table *t;
-		if (ruma_db_begin(db, 0, &x) || ruma_db_table_open(x, "k", RUMA_DB_CREATE, &t) ||
+		if (db_begin_table(db, 0, "k", RUMA_DB_CREATE, &x, &t) ||
 		    put_range(x, t, i * KILL_BATCH, (i + 1) * KILL_BATCH, 1) || ruma_db_commit(x))
 			_exit(3);
 		if (write(fd, &i, sizeof(i)) != sizeof(i))
@@ -567,27 +567,11 @@ static void kill_child(int fd)
 static int t_kill9(void)
 {
 	CHECK(!dirs());
-	int p[2];
-	CHECK(!pipe(p));
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(p[0]);
-		kill_child(p[1]);
-	}
-	close(p[1]);
-	uint32_t last = 0, got = 0, want = 200 + (uint32_t)(ruma_rng_next(&test_rng) % 300);
-	while (got < want && read(p[0], &last, sizeof(last)) == sizeof(last))
-		got++;
-	CHECK_EQ(got, want);
-	kill(pid, SIGKILL);
-	int st;
-	waitpid(pid, &st, 0);
-	/* the child went on committing and reporting until the kill landed:
+	/* the child goes on committing and reporting until the kill lands:
 	 * the last report is the last one in the pipe */
-	while (read(p[0], &last, sizeof(last)) == sizeof(last))
-		got++;
-	close(p[0]);
+	unsigned last;
+	CHECK_EQ(db_kill9(kill_child, 200 + (unsigned)(ruma_rng_next(&test_rng) % 300), &last),
+		 TEST_PASS);
 	/* every reported transaction is there whole; after them at most one
 	 * more (committed, killed before it reported), and nothing else */
 	ruma_db *db;
@@ -595,8 +579,7 @@ static int t_kill9(void)
 	CHECK_OK(ruma_db_open(path, &o, &db));
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "k", 0, &t));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "k", 0, &x, &t));
 	ruma_db_table_stats ts;
 	CHECK_OK(ruma_db_table_stat(x, t, &ts));
 	CHECK(ts.entries == (last + 1) * KILL_BATCH || ts.entries == (last + 2) * KILL_BATCH);
@@ -609,10 +592,7 @@ static int t_kill9(void)
 		CHECK(val_is(v, b));
 	}
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 static char said[512];
@@ -649,14 +629,11 @@ static ruma_pid full_leaf(uint64_t hw)
  * the store opens and checks clean. */
 static int t_catalog_damaged(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = small_opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "kv", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "kv"));
 	CHECK_OK(put_range(x, t, 0, 3000, 1));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_OK(ruma_db_close(db));
@@ -678,10 +655,7 @@ static int t_catalog_damaged(void)
 	}
 	CHECK_OK(page0_craft(path, saved, w0));
 	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* Commit key i in a transaction of its own: the put's or the commit's result. */
@@ -709,15 +683,12 @@ static int commit_one(ruma_db *db, ruma_db_table *t, unsigned i)
  * failed one is absent. */
 static int t_disk_full(void)
 {
-	CHECK(!dirs());
 	ruma_db_options o = small_opts();
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	o.message = keep_said;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "kv", RUMA_DB_CREATE, &t));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "kv"));
 	CHECK_OK(ruma_db_commit(x));
 	unsigned acked = 0;
 	int rc = 0;
@@ -738,8 +709,7 @@ static int t_disk_full(void)
 	CHECK(ruma_db_close(db) != 0); /* the store stays marked open: recovered next */
 	o.message = quiet;
 	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "kv", 0, &t));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "kv", 0, &x, &t));
 	for (unsigned i = 0; i <= acked; i++) {
 		char b[16];
 		key_of(i, b);
@@ -747,10 +717,7 @@ static int t_disk_full(void)
 		CHECK_EQ(ruma_db_get(x, t, &k, &got), i < acked ? 0 : RUMA_ENOTFOUND);
 	}
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 
@@ -822,8 +789,7 @@ static int t_drop(void)
 	CHECK_EQ(fill_ab(db, 2400), TEST_PASS);
 	ruma_db_stats before, after;
 	CHECK_OK(ruma_db_stat(db, &before));
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "a", 0, &a));
+	CHECK_OK(db_begin_table(db, 0, "a", 0, &x, &a));
 	CHECK_OK(ruma_db_table_open(x, "b", 0, &b));
 	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &y));
 	CHECK_EQ(ruma_db_table_drop(y, a), -EACCES);
@@ -859,24 +825,13 @@ static int t_drop(void)
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
 	CHECK(!present);
-	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(db_reopen(&db, &o));
 	CHECK_EQ(a_whole_or_gone(db, 2400, &present), TEST_PASS);
 	CHECK(!present);
-	CHECK_OK(ruma_db_begin(db, 0, &x));
-	CHECK_OK(ruma_db_table_open(x, "a", RUMA_DB_CREATE, &a));
+	CHECK_OK(db_begin_table(db, 0, "a", RUMA_DB_CREATE, &x, &a));
 	CHECK_OK(put_range(x, a, 0, 5, 1));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
-}
-
-static void power_off(void *ctx)
-{
-	(void)ctx;
-	(void)ruma_os_powerloss();
+	return db_test_end(db);
 }
 
 /* A simulated power loss at the nth fdatasync of a drop, for every n: the
@@ -893,23 +848,14 @@ static int t_drop_powerloss(void)
 		ruma_db *db;
 		ruma_db_txn *x;
 		ruma_db_table *a;
-		unlink(path);
-		unlink(logpath);
-		CHECK_OK(ruma_os_powerloss_arm());
-		CHECK_OK(ruma_db_open(path, &o, &db));
+		CHECK_OK(db_powerloss_open(&o, &db));
 		CHECK_EQ(fill_ab(db, 2400), TEST_PASS);
-		CHECK_OK(ruma_db_begin(db, 0, &x));
-		CHECK_OK(ruma_db_table_open(x, "a", 0, &a));
+		CHECK_OK(db_begin_table(db, 0, "a", 0, &x, &a));
 		ruma_os_inject_hook(RUMA_SYS_FDATASYNC, nth, power_off, NULL);
 		(void)ruma_db_table_drop(x, a);
 		(void)ruma_db_commit(x);
-		bool lost = ruma_os_powerloss_dead();
-		(void)ruma_db_close(db);
-		ruma_os_inject_clear();
-		ruma_os_powerloss_disarm();
-		ruma_db_options ro = o;
-		ro.flags |= RUMA_DB_READONLY;
-		int r = ruma_db_open(path, &ro, &db); /* an unfinished drop: refused */
+		bool lost = db_powerloss_close(db);
+		int r = db_open_readonly(&o, &db); /* an unfinished drop: refused */
 		CHECK(r == 0 || r == RUMA_EUNCLEAN);
 		refused += r == RUMA_EUNCLEAN;
 		if (!r)

@@ -13,19 +13,15 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#define DB_TEST_NAME "dbmt"
+#include "db_util.h"
+
 #define THREADS 4u
 #define TXNS 150u
 #define PER_TXN 10u
 
-static char dir[128], path[192], logpath[200];
 static ruma_db *db;
 static ruma_db_table *handles[THREADS];
-
-static void quiet(void *ctx, const char *line)
-{
-	(void)ctx;
-	(void)line;
-}
 
 static int one_txn(unsigned id, unsigned n)
 {
@@ -75,16 +71,10 @@ static void *worker(void *arg)
 
 static int t_threads(void)
 {
-	strcpy(dir, "/tmp/ruma-test-dbmt-XXXXXX");
-	CHECK(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/store", dir);
-	snprintf(logpath, sizeof(logpath), "%s.wal", path);
-	ruma_db_options o;
-	ruma_db_options_default(&o);
-	o.pool_bytes = 4u << 20;
+	CHECK(!dirs());
+	ruma_db_options o = db_test_opts(4u << 20);
 	o.checkpoint_bytes = 256u << 10;
 	o.checkpoint_ms = 50;
-	o.message = quiet;
 	CHECK_OK(ruma_db_open(path, &o, &db));
 	pthread_t th[THREADS];
 	for (unsigned i = 0; i < THREADS; i++)
@@ -108,22 +98,15 @@ static int t_threads(void)
 		CHECK_OK(ruma_db_stat(db, &s));
 	}
 	CHECK(s.checkpoints > 0);
-	CHECK_OK(ruma_db_close(db));
-	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(db_reopen(&db, &o));
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	ruma_db_table_stats ts;
-	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &x));
-	CHECK_OK(ruma_db_table_open(x, "shared", 0, &t));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "shared", 0, &x, &t));
 	CHECK_OK(ruma_db_table_stat(x, t, &ts));
 	CHECK_EQ(ts.entries, THREADS * TXNS * PER_TXN);
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_check(db));
-	CHECK_OK(ruma_db_close(db));
-	unlink(path);
-	unlink(logpath);
-	rmdir(dir);
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 static const struct test_case cases[] = {
