@@ -598,10 +598,12 @@ static int flush_case(ruma_bm_write w)
 	fprintf(stderr, "  %s: %u pages closed with %" PRIu64 " io_uring_enter, %" PRIu64
 			" pwritev, %" PRIu64 " pwrite\n",
 		ruma_bm_write_name(w), (unsigned)N, enters, vecs, singles);
+	/* one submission or pwritev per flush chunk (and the metadata's) */
+	const uint64_t chunks = (N + RUMA_BM_FLUSH_CHUNK - 1) / RUMA_BM_FLUSH_CHUNK;
 	if (w == RUMA_BM_WRITE_URING)
-		CHECK(enters >= 2 && enters <= (N + 255) / 256 + 2);
+		CHECK(enters >= 2 && enters <= chunks + 2);
 	else
-		CHECK(vecs >= 2 && vecs <= (N + 255) / 256 + 2);
+		CHECK(vecs >= 2 && vecs <= chunks + 2);
 	CHECK(singles <= 2); /* the metadata */
 	/* one for the pages and metadata, one for the clean-shutdown state after them */
 	CHECK_EQ(ruma_os_count(RUMA_SYS_FDATASYNC) - s0, 2);

@@ -634,11 +634,8 @@ void bm_discard_resident(ruma_bm *bm, ruma_pid pid)
 
 /* ---- flushing ------------------------------------------------------------ */
 
-/* Pages latched and written at once by a flush: one io_uring submission or
- * one pwritev per contiguous run of them.  Each stays latched shared until
- * the whole chunk is written, and a writer that needs one of them waits:
- * 32 pages (128 KiB) keep that wait short while the writes stay large. */
-#define FLUSH_CHUNK 32u
+/* Pages latched and written at once by a flush (bm_ext.h). */
+#define FLUSH_CHUNK RUMA_BM_FLUSH_CHUNK
 
 /* Latch pid shared if it is resident and dirty; false if nothing to write. */
 static bool latch_dirty(ruma_bm *bm, ruma_pid pid)
