@@ -601,16 +601,41 @@ static void sweep_leak(void *ctx, ruma_pid first, uint64_t n)
 	(void)list_add(l, first, n);
 }
 
+/* The store check's lines during the sweep, held back: pages that only
+ * unfinished transactions allocated are expected after a crash, and are
+ * reported as freed, not as problems; damage is reported with its lines. */
+#define SWEEP_LINES 8u
+struct sweep_msgs {
+	unsigned n, more;
+	char line[SWEEP_LINES][256];
+};
+
 static void sweep_line(void *ctx, const char *line)
 {
-	db_report(ctx, "db: recovery: %s", line);
+	struct sweep_msgs *m = ctx;
+	if (m->n < SWEEP_LINES)
+		snprintf(m->line[m->n++], sizeof(m->line[0]), "%s", line);
+	else
+		m->more++;
+}
+
+static void sweep_damage(ruma_db *db, const struct sweep_msgs *m)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		db_report(db, "db: recovery: %s", m->line[i]);
+	if (m->more)
+		db_report(db, "db: recovery: (%u more lines)", m->more);
+	db_report(db, "db: recovery: the store check found damage (above): nothing freed");
 }
 
 int db_blobs_sweep(ruma_db *db)
 {
 	db_ext_list leaks = { 0 };
 	ruma_btree_store_check c;
-	int rc = bt_check_store_runs(db->bm, sweep_line, db, &c, value_runs, NULL, sweep_leak,
+	struct sweep_msgs *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	int rc = bt_check_store_runs(db->bm, sweep_line, m, &c, value_runs, NULL, sweep_leak,
 				     &leaks);
 	if (rc == RUMA_ECORRUPT && c.pages_leaked && !c.reached_unallocated && leaks.n) {
 		free_extents(db, leaks.e, leaks.n);
@@ -618,9 +643,10 @@ int db_blobs_sweep(ruma_db *db)
 			      "names (allocated by unfinished transactions)", c.pages_leaked, leaks.n);
 		rc = 0;
 	} else if (rc == RUMA_ECORRUPT) {
-		db_report(db, "db: recovery: the store check found damage (above): nothing freed");
+		sweep_damage(db, m);
 		rc = 0;
 	}
+	free(m);
 	free(leaks.e);
 	return rc;
 }
