@@ -38,7 +38,8 @@ struct ruma_db_cursor {
 	bool has_hi;
 	uint16_t hilen;
 	unsigned char hi[RUMA_DB_MAX_KEY];
-	db_entry cur;
+	db_entry cur;           /* the current key (its value stays in the batch) */
+	const db_entry *curv;   /* the batch entry of the current key, for its value */
 	db_entry batch[CURSOR_BATCH_MAX];
 };
 
@@ -69,6 +70,7 @@ int ruma_db_cursor_open(ruma_db_txn *txn, ruma_db_table *t, ruma_db_cursor **out
 	c->writes = 0;
 	c->n = c->idx = 0;
 	c->fill = CURSOR_BATCH_MIN;
+	c->curv = NULL;
 	*out = c;
 	return 0;
 }
@@ -94,14 +96,15 @@ int ruma_db_cursor_set_upper(ruma_db_cursor *c, const ruma_val *hi)
 	return 0;
 }
 
-/* Take the batch's next entry as the current one (its used bytes only). */
+/* Take the batch's next entry as the current one: its key is copied (the
+ * next refill starts from it and overwrites the batch), its value is read
+ * where it is until then. */
 static int take(ruma_db_cursor *c)
 {
 	const db_entry *e = &c->batch[c->idx++];
 	c->cur.klen = e->klen;
-	c->cur.vlen = e->vlen;
 	memcpy(c->cur.key, e->key, e->klen);
-	memcpy(c->cur.val, e->val, e->vlen);
+	c->curv = e;
 	c->positioned = true;
 	c->deleted = false;
 	return 0;
@@ -197,7 +200,7 @@ int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val)
 	if (key)
 		*key = (ruma_val){ c->cur.klen, c->cur.key };
 	if (val)
-		return db_value_out_fast(c->txn, c->cur.val, c->cur.vlen, val);
+		return db_value_out_fast(c->txn, c->curv->val, c->curv->vlen, val);
 	return 0;
 }
 
