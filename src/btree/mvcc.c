@@ -491,8 +491,6 @@ static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t kl
 int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
 	       struct mv_image *img)
 {
-	if (mv_filter_clear(mv_row_hash(bm, root, key, klen), start_ts))
-		return mv_too_old(start_ts) ? RUMA_ESNAPTOOOLD : 0;
 	int rc = newer_versions(bm, root, key, klen, start_ts, img);
 	return rc < 0 ? rc : 0;
 }

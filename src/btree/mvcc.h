@@ -142,7 +142,8 @@ static inline bool mv_too_old(uint64_t start_ts)
 /*
  * mv_resolve — apply, newest first, every stored version of (bm, root, key)
  * committed after start_ts to img.  RUMA_ESNAPTOOOLD when such versions
- * were dropped.
+ * were dropped.  Takes the store's lock: the caller, which has the row's
+ * hash, asks mv_filter_clear first.
  */
 int mv_resolve(ruma_bm *bm, ruma_pid root, const void *key, size_t klen, uint64_t start_ts,
 	       struct mv_image *img);
