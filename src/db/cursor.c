@@ -11,6 +11,8 @@
  * direction changes or the transaction wrote since it was filled (so the
  * cursor sees its transaction's own writes), and refilled from a copy of
  * the current key, skipping that key itself (scan.c does the copying).
+ * The current entry is read where it lies in the batch; its key is copied
+ * out only when a refill is about to overwrite the batch.
  */
 #include "db/db_int.h"
 
@@ -38,8 +40,9 @@ struct ruma_db_cursor {
 	bool has_hi;
 	uint16_t hilen;
 	unsigned char hi[RUMA_DB_MAX_KEY];
-	db_entry cur;           /* the current key (its value stays in the batch) */
-	const db_entry *curv;   /* the batch entry of the current key, for its value */
+	const db_entry *curv;   /* the current entry: in the batch */
+	uint16_t startlen;      /* the key a refill starts from */
+	unsigned char start[RUMA_DB_MAX_KEY];
 	db_entry batch[CURSOR_BATCH_MAX];
 };
 
@@ -96,15 +99,10 @@ int ruma_db_cursor_set_upper(ruma_db_cursor *c, const ruma_val *hi)
 	return 0;
 }
 
-/* Take the batch's next entry as the current one: its key is copied (the
- * next refill starts from it and overwrites the batch), its value is read
- * where it is until then. */
+/* Take the batch's next entry as the current one. */
 static int take(ruma_db_cursor *c)
 {
-	const db_entry *e = &c->batch[c->idx++];
-	c->cur.klen = e->klen;
-	memcpy(c->cur.key, e->key, e->klen);
-	c->curv = e;
+	c->curv = &c->batch[c->idx++];
 	c->positioned = true;
 	c->deleted = false;
 	return 0;
@@ -158,11 +156,10 @@ int ruma_db_cursor_seek(ruma_db_cursor *c, const ruma_val *key)
 		return rc ? rc : -EINVAL;
 	if (key->len > RUMA_DB_MAX_KEY)
 		return RUMA_ETOOBIG;
-	db_entry *k = &c->cur; /* refill overwrites cur only on success */
-	if (k->key != key->data)
-		memmove(k->key, key->data, key->len);
-	k->klen = (uint16_t)key->len;
-	return refill(c, DIR_ASC, k->key, k->klen, false, false);
+	if (c->start != key->data) /* the key may be the cursor's own */
+		memmove(c->start, key->data, key->len);
+	c->startlen = (uint16_t)key->len;
+	return refill(c, DIR_ASC, c->start, c->startlen, false, false);
 }
 
 /* One step in dir from the current key. */
@@ -175,7 +172,9 @@ static int step(ruma_db_cursor *c, int dir)
 		return -EINVAL;
 	if (c->dir == dir && c->idx < c->n && c->writes == c->txn->writes)
 		return take(c);
-	return refill(c, dir, c->cur.key, c->cur.klen, true, true);
+	c->startlen = c->curv->klen; /* the refill overwrites the batch */
+	memcpy(c->start, c->curv->key, c->startlen);
+	return refill(c, dir, c->start, c->startlen, true, true);
 }
 
 int ruma_db_cursor_next(ruma_db_cursor *c)
@@ -198,7 +197,7 @@ int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val)
 	if (c->deleted)
 		return RUMA_ENOTFOUND;
 	if (key)
-		*key = (ruma_val){ c->cur.klen, c->cur.key };
+		*key = (ruma_val){ c->curv->klen, (void *)c->curv->key };
 	if (val)
 		return db_value_out_fast(c->txn, c->curv->val, c->curv->vlen, val);
 	return 0;
@@ -211,7 +210,7 @@ int ruma_db_cursor_del(ruma_db_cursor *c)
 		return rc;
 	if (!c->positioned || c->deleted)
 		return !c->positioned ? -EINVAL : RUMA_ENOTFOUND;
-	ruma_val k = { c->cur.klen, c->cur.key };
+	ruma_val k = { c->curv->klen, (void *)c->curv->key };
 	rc = ruma_db_del(c->txn, c->table, &k);
 	if (!rc)
 		c->deleted = true;

@@ -25,8 +25,11 @@ int db_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
 static bool fill_one(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
 {
 	fill_ctx *f = ctx;
-	if (f->has_skip && !db_key_cmp(key, klen, f->skip, f->skiplen))
-		return true;
+	if (f->has_skip) { /* only the first key can be the start key itself */
+		f->has_skip = false;
+		if (!db_key_cmp(key, klen, f->skip, f->skiplen))
+			return true;
+	}
 	if (f->has_hi && db_key_cmp(key, klen, f->hi, f->hilen) >= 0)
 		return f->dir == DIR_DESC; /* ascending: past the bound, stop */
 	db_entry *e = &f->out[f->n++];
