@@ -827,6 +827,54 @@ static int t_churn(void)
 	return db_test_end(db);
 }
 
+/* One append per transaction, 400 times (each session leaves a tail
+ * extent): the value never runs out of extents (the newest are merged into
+ * one), every 7th session aborts after its append and gives back what it
+ * made (the value and the pages in use are as before it), and the value
+ * reads back whole after a reopen. */
+static int t_sessions(void)
+{
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	ruma_db_blob *b;
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "s"));
+	CHECK_OK(ruma_db_commit(x));
+	ruma_val k = sv("log");
+	uint64_t size = 0;
+	for (unsigned i = 0; i < 400; i++) {
+		uint64_t n = 1 + (i * 7919u) % (i % 50 ? 3000u : 70000u);
+		bool abort = i % 7 == 6;
+		uint64_t pages = pages_used(db);
+		CHECK_OK(db_begin_table(db, 0, "s", 0, &x, &t));
+		CHECK_OK(i ? ruma_db_blob_open(x, t, &k, &b) : ruma_db_blob_create(x, t, &k, 0, &b));
+		CHECK_EQ(append_pattern(b, 9, size, n, 0), TEST_PASS);
+		CHECK_OK(ruma_db_blob_close(b));
+		if (abort) {
+			CHECK_OK(ruma_db_abort(x));
+			CHECK_EQ(pages_used(db), pages);
+			continue;
+		}
+		CHECK_OK(ruma_db_commit(x));
+		size += n;
+		if (i % 50 == 49) {
+			CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "s", 0, &x, &t));
+			CHECK_EQ(expect(x, t, "log", 9, size), TEST_PASS);
+			CHECK_OK(ruma_db_commit(x));
+		}
+	}
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(db_reopen(&db, &o));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "s", 0, &x, &t));
+	CHECK_EQ(expect(x, t, "log", 9, size), TEST_PASS);
+	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
+	CHECK_EQ(check_ranges(b, 9, size), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	return db_test_end(db);
+}
+
 /* The extent allocator: a freed run is found again, neighbours merge, a
  * piece of a run is taken and the rest stays, double frees are refused,
  * single pages are not taken from the extent space. */
@@ -1086,6 +1134,7 @@ static const struct test_case cases[] = {
 	{ "faults", t_faults },
 	{ "churn", t_churn },
 	{ "extents", t_extents },
+	{ "sessions", t_sessions },
 };
 
 int main(int argc, char **argv)

@@ -16,8 +16,9 @@
  * extent.c: large page-aligned writes from the pool) before the state that
  * names them is logged, synced with the commit (group sync) and never
  * rewritten: an append that continues a committed value starts a new
- * extent.  So the log carries the state, never the payload, and redoing
- * the state is the whole recovery.
+ * extent (and, when the state holds all the extents it can, first copies
+ * its newest extents into one: merge_tail).  So the log carries the state,
+ * never the payload, and redoing the state is the whole recovery.
  *
  * Freeing: a transaction's own new extents are freed if it aborts; the
  * extents of a value it replaced or removed are freed once it committed
@@ -848,13 +849,99 @@ static int stage_flush(ruma_db_blob *b, bool last)
 	return 0;
 }
 
-/* Start the next extent: the hint's rest, or the next tier. */
+/*
+ * The first extent of the newest ones that merge_tail copies into one:
+ * the oldest e[j] that is no larger than the extents after it together
+ * (the last two when none is).  So the extents kept before j each hold
+ * more than all later ones, their sizes at least double towards the
+ * oldest and their count stays logarithmic in the value's size; a byte is
+ * copied again only into an extent at least twice as large as its last.
+ */
+static unsigned merge_from(const blob_state *s)
+{
+	uint64_t after = 0;
+	unsigned j = s->n - 1;
+	for (unsigned i = s->n; i-- > 0;) {
+		if (i < s->n - 1 && s->e[i].bytes <= after)
+			j = i;
+		after += s->e[i].bytes;
+	}
+	return RUMA_MIN(j, s->n - 2);
+}
+
+/* Copy st.e[j, n) one after the other into the current extent (through
+ * the stage; the last partial page stays staged). */
+static int copy_extents(ruma_db_blob *b, const blob_state *old, unsigned j)
+{
+	uint64_t off = 0, end = old->size;
+	for (unsigned i = 0; i < j; i++)
+		off += old->e[i].bytes;
+	while (off < end) {
+		size_t part = (size_t)RUMA_MIN((uint64_t)(BLOB_STAGE - b->staged), end - off);
+		int r = read_all(b->txn, old, off, b->stage + b->staged, part);
+		if (r)
+			return r;
+		b->staged += part;
+		off += part;
+		if ((r = stage_flush(b, false)))
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * A handle whose state holds the most extents it can (appends in many
+ * sessions each leave a tail extent) copies its newest extents into one
+ * new extent with as much room again, which becomes the current one.  The
+ * extents this handle made are given back at once; those of the value it
+ * opened stay as they are until the new state replaces it (then they are
+ * freed like any replaced extent).
+ */
+static int merge_tail(ruma_db_blob *b)
+{
+	blob_state *old = malloc(sizeof(*old));
+	if (!old)
+		return -ENOMEM;
+	*old = b->st;
+	unsigned j = merge_from(old);
+	uint64_t bytes = old->size;
+	for (unsigned i = 0; i < j; i++)
+		bytes -= old->e[i].bytes;
+	uint64_t room = RUMA_DB_MAX_VALUE - old->size;
+	uint64_t pages = (bytes + RUMA_MIN(bytes, room) + PG - 1) / PG;
+	int r = extent_new(b->txn, RUMA_MAX(pages, 1u), &b->cur_first);
+	if (!r) {
+		b->has_cur = true;
+		b->cur_pages = RUMA_MAX(pages, 1u);
+		b->cur_done = 0;
+		b->cur_crc = 0;
+		b->st.n = j;
+		b->st.size = old->size - bytes;
+		r = copy_extents(b, old, j);
+		if (r) {
+			extent_drop(b->txn, b->cur_first, b->cur_pages);
+			b->has_cur = false;
+			b->staged = 0;
+			b->st = *old;
+		}
+	}
+	if (!r) {
+		for (unsigned i = RUMA_MAX(j, b->kept); i < old->n; i++)
+			extent_drop(b->txn, old->e[i].first, old->e[i].pages);
+		b->kept = RUMA_MIN(b->kept, j);
+	}
+	free(old);
+	return r;
+}
+
+/* Start the next extent: the hint's rest, or the next tier (after merging
+ * the newest extents when the state is full). */
 static int extent_start(ruma_db_blob *b)
 {
 	if (b->st.n == BLOB_MAX_EXTENTS) {
-		db_report(b->txn->db, "db: a value grown by appends has %u extents, the most a "
-				      "state holds: write it again whole", BLOB_MAX_EXTENTS);
-		return RUMA_ETOOBIG;
+		int r = merge_tail(b);
+		if (r || b->has_cur)
+			return r;
 	}
 	uint64_t have = blob_total(b), pages;
 	if (b->hint > have)
