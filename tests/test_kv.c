@@ -9,7 +9,14 @@
  * mix and scan lengths on a small run against ruma (each run ending with
  * --check: every key read back, the table scanned in order), --check
  * finding a deleted key, result rows well formed, every peer built in
- * running workloads of each kind on two threads, SIGTERM ending a run
+ * running workloads of each kind on two threads, the one-snapshot check of
+ * scanfull and scanwhilewriting (fed inconsistent sequences; on every
+ * built system a scan split over two transactions with a commit between
+ * them fails it, naming the key and the stamps, and one split inside one
+ * read transaction passes where the adapter's transactions are snapshots;
+ * a row newer than the meta row stops a run), both workloads for a second
+ * on ruma with entries/s and the version store back to its floor within
+ * a second, SIGTERM ending a run
  * cleanly (exit 143), and option errors giving a clear message and exit
  * status 2.
  */
