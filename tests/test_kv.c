@@ -890,6 +890,10 @@ static int t_options(void)
 	CHECK(!parse_err("--records", NULL, "--records needs a value"));
 	CHECK(!parse_err("--bogus", NULL, "unknown option '--bogus'"));
 	CHECK(!parse_err("extra", NULL, "unexpected argument 'extra'"));
+	/* scanfull's values hold a key number and a stamp */
+	char *sargv[] = { "kv", "--workload", "scanfull", "--value-size", "15", NULL };
+	CHECK(ruma_kv_parse(5, sargv, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
+	CHECK(strstr(err, "--value-size 15: scanfull's values hold a key number and a stamp"));
 	/* the command: exit status 2 and the message on stderr */
 	char *cargv[] = { NULL, "kv", "--threads", "0", NULL };
 	char *out = NULL, *cerr = NULL;

@@ -108,8 +108,8 @@ static int check_scanfull(const ruma_kv_opts *o, char *err, size_t len)
 		return fail(err, len, "--value-size %" PRIu64 ": %s's values hold a key number and a "
 			    "stamp, 16 bytes at least", o->value_size, o->wl->name);
 	if (o->records >= UINT32_MAX)
-		return fail(err, len, "--records %" PRIu64 ": %s scans at most %u entries at once",
-			    o->records, o->wl->name, UINT32_MAX - 1);
+		return fail(err, len, "--records %" PRIu64 ": %s scans at most %u records (and its "
+			    "meta row) at once", o->records, o->wl->name, UINT32_MAX - 1);
 	return 0;
 }
 
@@ -191,6 +191,7 @@ void ruma_kv_usage(FILE *f)
 		"scans also entries/s; a run with a writer on a system with a version store\n"
 		"(ruma) its peak and the time it takes back to its floor after the run.\n"
 		"Exit: 0 ok, 1 failure (an error of the store, a wrong or missing value\n"
-		"read), 2 bad option or a store that cannot be opened, 130/143 stopped by\n"
-		"SIGINT/SIGTERM (what ran is reported, the store closed and removed).\n");
+		"read, a scan that did not read one snapshot), 2 bad option or a store\n"
+		"that cannot be opened, 130/143 stopped by SIGINT/SIGTERM (what ran is\n"
+		"reported, the store closed and removed).\n");
 }
