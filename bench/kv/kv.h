@@ -5,7 +5,8 @@
  *
  * The adapter interface: open a store in its own directory with the run's
  * memory budget and durability, per-thread handles, transactions
- * (begin/commit/abort), get/put/del and a scan of n entries from a key.
+ * (begin/commit/abort), get/put/del, a scan of n entries from a key and,
+ * where the system keeps one, the size of its version store.
  * Each system is one file bench/kv/sys_<name>.c; the peers are compiled
  * only with -DRUMA_PEERS=ON (RUMA_KV_HAVE_<NAME> defined by the build).
  *
