@@ -9,7 +9,14 @@
  * mix and scan lengths on a small run against ruma (each run ending with
  * --check: every key read back, the table scanned in order), --check
  * finding a deleted key, result rows well formed, every peer built in
- * running workloads of each kind on two threads, SIGTERM ending a run
+ * running workloads of each kind on two threads, the one-snapshot check of
+ * scanfull and scanwhilewriting (fed inconsistent sequences; on every
+ * built system a scan split over two transactions with a commit between
+ * them fails it, naming the key and the stamps, and one split inside one
+ * read transaction passes where the adapter's transactions are snapshots;
+ * a row newer than the meta row stops a run), both workloads for a second
+ * on ruma with entries/s and the version store back to its floor within
+ * a second, SIGTERM ending a run
  * cleanly (exit 143), and option errors giving a clear message and exit
  * status 2.
  */
@@ -18,6 +25,7 @@
 #include "bench/common/result.h"
 #include "bench/kv/hist.h"
 #include "bench/kv/kv.h"
+#include "bench/kv/snapcheck.h"
 #include "bench/kv/store_dir.h"
 #include "bench/kv/worker.h"
 
@@ -428,11 +436,13 @@ static int check_share(const char *wl, const char *op, double total, double want
 
 static int t_workload_mix(void)
 {
-	const unsigned ops = 2000;
 	for (size_t w = 0; ruma_kv_workloads[w]; w++) {
 		const ruma_kv_workload *wl = ruma_kv_workloads[w];
+		/* a whole-table scan is 2000 entries: fewer of them */
+		bool full = wl->pattern == RUMA_KV_SCANFULL;
+		const unsigned ops = full ? 40 : 2000;
 		char *err = NULL;
-		CHECK_EQ(kv_run(wl->name, "2", "1000", &err), 0);
+		CHECK_EQ(kv_run(wl->name, "2", full ? "20" : "1000", &err), 0);
 		free(err);
 		double total = 0;
 		for (unsigned op = 0; op < RUMA_KV_NOPS; op++) {
@@ -502,7 +512,8 @@ static int t_peers_run(void)
 	static const char *const wls[][2] = { { "a", "none" },   { "d", "none" },
 					      { "e", "none" },   { "f", "none" },
 					      { "readreverse", "none" },
-					      { "readwhilewriting", "none" }, { "b", "sync" } };
+					      { "readwhilewriting", "none" }, { "b", "sync" },
+					      { "scanwhilewriting", "none" } };
 	char res[128];
 	unsigned peers = 0;
 	snprintf(res, sizeof(res), "%s/result.csv", dir);
@@ -567,6 +578,286 @@ static int t_check_finds_missing(void)
 	return TEST_PASS;
 }
 
+/* ---- the one-snapshot check of scanfull and scanwhilewriting ------------------ */
+
+/* An entry fed to the checker: key number (-1: the meta row), the key
+ * number its value holds, its stamp. */
+struct sc_entry {
+	int64_t key;
+	uint64_t number, stamp;
+};
+
+#define META(st) { -1, RUMA_KV_META_NUMBER, st }
+
+/* Feed n entries to a check of records keys (values of 16 bytes): the
+ * status of its end, with the message in c. */
+static int sc_feed(ruma_kv_snapcheck *c, uint64_t records, const struct sc_entry *e, size_t n)
+{
+	ruma_kv_snapcheck_start(c, records, 16);
+	for (size_t i = 0; i < n; i++) {
+		char key[RUMA_KV_KEY_MAX];
+		unsigned char val[16];
+		size_t klen = e[i].key < 0 ? RUMA_KV_META_KLEN
+					   : ruma_kv_key(RUMA_KV_KEYS_DBBENCH, (uint64_t)e[i].key, key);
+		if (e[i].key < 0)
+			memcpy(key, RUMA_KV_META_KEY, RUMA_KV_META_KLEN);
+		ruma_kv_stamp_value(val, e[i].number, e[i].stamp);
+		if (!ruma_kv_snapcheck_entry(c, key, klen, val, sizeof(val)))
+			break;
+	}
+	return ruma_kv_snapcheck_end(c);
+}
+
+/* The check fails, saying want. */
+static int sc_refuses(uint64_t records, const struct sc_entry *e, size_t n, const char *want)
+{
+	ruma_kv_snapcheck c;
+	CHECK_EQ(sc_feed(&c, records, e, n), -EIO);
+	if (!strstr(c.msg, want)) {
+		fprintf(stderr, "  check said '%s', expected '%s'\n", c.msg, want);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
+#define REFUSES(records, want, ...)                                                     \
+	do {                                                                            \
+		static const struct sc_entry e_[] = { __VA_ARGS__ };                    \
+		CHECK_EQ(sc_refuses(records, e_, TEST_N(e_), want), TEST_PASS);         \
+	} while (0)
+
+/* The checker: states of one snapshot pass; a scan that mixes states, a
+ * key missing, repeated or foreign, a meta row missing fail, naming it. */
+static int t_snapcheck(void)
+{
+	static const struct sc_entry loaded[] = { META(0), { 0, 0, 0 }, { 1, 1, 0 }, { 2, 2, 0 } };
+	static const struct sc_entry written[] = { META(7), { 0, 0, 3 }, { 1, 1, 7 }, { 2, 2, 0 } };
+	ruma_kv_snapcheck c;
+	CHECK_OK(sc_feed(&c, 3, loaded, TEST_N(loaded)));
+	CHECK_OK(sc_feed(&c, 3, written, TEST_N(written)));
+	CHECK(c.meta == 7 && c.max == 7 && c.max_at == 1);
+	/* the expected key carried over digits: 0 .. 1099 */
+	struct sc_entry *many = calloc(1101, sizeof(*many));
+	CHECK(many);
+	many[0] = (struct sc_entry)META(4);
+	for (unsigned i = 0; i < 1100; i++)
+		many[i + 1] = (struct sc_entry){ i, i, i == 1009 ? 4 : i % 3 };
+	int rc = sc_feed(&c, 1100, many, 1101);
+	free(many);
+	CHECK_OK(rc);
+	REFUSES(3, "key \"0000000000000001\" has stamp 8, newer than the meta row's 7", META(7),
+		{ 0, 0, 0 }, { 1, 1, 8 }, { 2, 2, 7 });
+	REFUSES(3, "the meta row's stamp 9 is newer than every row's (the largest, 7, at key "
+		"\"0000000000000002\")", META(9), { 0, 0, 0 }, { 1, 1, 3 }, { 2, 2, 7 });
+	REFUSES(3, "stamp 2 is newer than every row's (all 0)", META(2), { 0, 0, 0 }, { 1, 1, 0 },
+		{ 2, 2, 0 });
+	REFUSES(3, "key number 1 \"0000000000000001\" missing", META(0), { 0, 0, 0 }, { 2, 2, 0 });
+	REFUSES(3, "key \"0000000000000000\" out of order or seen twice", META(0), { 0, 0, 0 },
+		{ 0, 0, 0 });
+	REFUSES(3, "ended after 2 of 3 keys", META(0), { 0, 0, 0 }, { 1, 1, 0 });
+	REFUSES(2, "after the last key number 1", META(0), { 0, 0, 0 }, { 1, 1, 0 }, { 2, 2, 0 });
+	REFUSES(2, "not the meta row", { 0, 0, 0 }, { 1, 1, 0 });
+	REFUSES(2, "its value was written for key number 5", META(0), { 0, 0, 0 }, { 1, 5, 0 });
+	ruma_kv_snapcheck_start(&c, 2, 16); /* an empty table */
+	CHECK_EQ(ruma_kv_snapcheck_end(&c), -EIO);
+	CHECK(strstr(c.msg, "no meta row"));
+	return TEST_PASS;
+}
+
+/* The writer of the store test: row n (and the meta row, unless alone)
+ * with stamp, one transaction, on a thread of its own. */
+struct sc_writer {
+	const ruma_kv_system *s;
+	ruma_kv_thread *th;
+	uint64_t n, stamp;
+	bool alone;
+	int rc;
+};
+
+static void *sc_write(void *arg)
+{
+	struct sc_writer *x = arg;
+	unsigned char val[VSIZE] = { 0 };
+	char key[RUMA_KV_KEY_MAX];
+	size_t klen = ruma_kv_key(RUMA_KV_KEYS_DBBENCH, x->n, key);
+	int rc = x->s->begin(x->th, RUMA_KV_WRITE);
+	ruma_kv_stamp_value(val, x->n, x->stamp);
+	if (!rc)
+		rc = x->s->put(x->th, key, klen, val, sizeof(val));
+	ruma_kv_stamp_value(val, RUMA_KV_META_NUMBER, x->stamp);
+	if (!rc && !x->alone)
+		rc = x->s->put(x->th, RUMA_KV_META_KEY, RUMA_KV_META_KLEN, val, sizeof(val));
+	if (rc)
+		x->s->abort(x->th);
+	else
+		rc = x->s->commit(x->th);
+	x->rc = rc;
+	return NULL;
+}
+
+static int sc_commit(struct sc_writer *x, uint64_t n, uint64_t stamp, bool alone)
+{
+	pthread_t t;
+	x->n = n;
+	x->stamp = stamp;
+	x->alone = alone;
+	CHECK_EQ(pthread_create(&t, NULL, sc_write, x), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	if (x->rc) {
+		fprintf(stderr, "  %s: writer: %s\n", x->s->name, x->th->err);
+		return TEST_FAIL;
+	}
+	return TEST_PASS;
+}
+
+static bool sc_visit(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	return ruma_kv_snapcheck_entry(ctx, key, klen, val, vlen);
+}
+
+/* A scan of the 200-key table split at key 100, the writer committing
+ * key n with stamp between the halves: both halves in one read
+ * transaction (one) or each in its own; the check's status in *st. */
+static int sc_split(struct sc_writer *x, ruma_kv_thread *th, uint64_t n, uint64_t stamp, bool one,
+		    ruma_kv_snapcheck *c, int *st)
+{
+	const ruma_kv_system *s = x->s;
+	char key[RUMA_KV_KEY_MAX];
+	size_t klen = ruma_kv_key(RUMA_KV_KEYS_DBBENCH, 100, key);
+	ruma_kv_snapcheck_start(c, 200, VSIZE);
+	CHECK_OK(s->begin(th, 0));
+	CHECK_EQ(s->scan(th, NULL, 0, 101, false, sc_visit, c), 101); /* meta, 0 .. 99 */
+	if (!one)
+		CHECK_OK(s->commit(th));
+	if (sc_commit(x, n, stamp, false))
+		return TEST_FAIL;
+	if (!one)
+		CHECK_OK(s->begin(th, 0));
+	CHECK(s->scan(th, key, klen, UINT32_MAX, false, sc_visit, c) >= 0);
+	CHECK_OK(s->commit(th));
+	*st = ruma_kv_snapcheck_end(c);
+	return TEST_PASS;
+}
+
+/* Whether the adapter's read transaction is one snapshot over several
+ * calls: RocksDB's and LevelDB's read the database (each scan an
+ * iterator of its own snapshot), so a scan split in two is not one. */
+static bool txn_is_snapshot(const ruma_kv_system *s)
+{
+	return strcmp(s->name, "rocksdb") && strcmp(s->name, "leveldb");
+}
+
+/* A stamped table of 200 keys on s: a scan split over two transactions
+ * with a commit between them fails the check, naming the key and the
+ * stamps; split inside one read transaction it passes; a row written
+ * without its meta row fails the run's scan and --check. */
+static int sc_store(const ruma_kv_system *s, const char *path)
+{
+	char *argv[] = { "kv", "--workload", "scanfull", "--records", "200", "--value-size", "100",
+			 "--ops", "1", "--system", (char *)s->name, NULL };
+	ruma_kv_opts o;
+	char err[512];
+	CHECK_OK(ruma_kv_parse(11, argv, NULL, &o, err, sizeof(err)));
+	ruma_kv_conf conf = { .dir = path, .memory = 32ull << 20, .threads = 2, .records = 200,
+			      .key_max = 24, .value_size = VSIZE, .note = quiet_note };
+	struct ruma_kv_slot slots[2];
+	ruma_kv_shared sh = { .o = &o, .ops = slots, .inserting = slots + 1 };
+	ruma_kv_worker w = { 0 };
+	struct sc_writer x = { .s = s };
+	ruma_kv_snapcheck c;
+	uint64_t entries = 0;
+	int st;
+	CHECK_OK(s->open(&conf, &sh.store, err, sizeof(err)));
+	atomic_init(&sh.next_insert, 200);
+	atomic_init(&sh.running, 1);
+	atomic_init(&slots[0].v, 0);
+	atomic_init(&slots[1].v, UINT64_MAX);
+	CHECK_OK(ruma_kv_worker_init(&w, &sh, 0, 1));
+	ruma_kv_load_main(&w);
+	CHECK_EQ(atomic_load(&sh.err), 0);
+	CHECK_OK(ruma_kv_verify(&w, &entries));
+	CHECK_EQ(entries, 201);
+	CHECK_OK(s->thread_open(sh.store, &x.th, err, sizeof(err)));
+	if (sc_split(&x, w.th, 150, 1, false, &c, &st))
+		return TEST_FAIL;
+	CHECK_EQ(st, -EIO);
+	CHECK(strstr(c.msg, "key \"0000000000000150\" has stamp 1, newer than the meta row's 0"));
+	if (txn_is_snapshot(s)) {
+		if (sc_split(&x, w.th, 160, 2, true, &c, &st))
+			return TEST_FAIL;
+		if (st)
+			fprintf(stderr, "  %s: %s\n", s->name, c.msg);
+		CHECK_OK(st);
+	}
+	/* the run: a row newer than the meta row stops it, naming both */
+	if (sc_commit(&x, 170, 5, true))
+		return TEST_FAIL;
+	ruma_kv_run_main(&w);
+	CHECK(atomic_load(&sh.err) == -EIO && strstr(sh.errmsg, "snapshot check: key "
+		"\"0000000000000170\" has stamp 5, newer than the meta row's"));
+	CHECK(ruma_kv_verify(&w, &entries) == -EIO);
+	CHECK(strstr(w.th->err, "check: key \"0000000000000170\" has stamp 5"));
+	s->thread_close(x.th);
+	ruma_kv_worker_fini(&w);
+	CHECK_OK(s->close(sh.store, err, sizeof(err)));
+	return TEST_PASS;
+}
+
+static int t_snapcheck_store(void)
+{
+	for (size_t i = 0; ruma_kv_systems[i]; i++) {
+		const ruma_kv_system *s = ruma_kv_systems[i];
+		char path[256], err[256];
+		CHECK_OK(ruma_kv_store_dir(dir, s->name, path, sizeof(path), err, sizeof(err)));
+		int r = sc_store(s, path);
+		CHECK_OK(ruma_kv_store_dir_remove(path));
+		if (r != TEST_PASS)
+			return r;
+		printf("    %s: a scan across two transactions fails the check%s\n", s->name,
+		       txn_is_snapshot(s) ? ", across one passes" : "");
+	}
+	return TEST_PASS;
+}
+
+/* scanfull and scanwhilewriting for a second on ruma, checked: entries/s
+ * reported; with the writer, the version store back to its floor within
+ * a second of the run's end. */
+static int t_scan_runs(void)
+{
+	static const char *const wls[] = { "scanfull", "scanwhilewriting" };
+	char res[128];
+	snprintf(res, sizeof(res), "%s/result.csv", dir);
+	for (size_t i = 0; i < TEST_N(wls); i++) {
+		char *argv[] = { NULL, "kv", "--workload", (char *)wls[i], "--records", "2000",
+				 "--memory-limit", "32M", "--runfor", "1", "--durability", "none",
+				 "--dir", dir, "--result", res, "--quiet", "--check", NULL };
+		char *out = NULL, *err = NULL;
+		int st = test_run_cli(argv, &out, &err);
+		if (st)
+			fprintf(stderr, "  %s: exit %d\n%s\n", wls[i], st, err);
+		CHECK_EQ(st, 0);
+		CHECK(strstr(err, "entries/s") && strstr(err, "check: 2001 entries"));
+		bool writer = i == 1;
+		CHECK(!writer || strstr(err, "version store: peak"));
+		free(out);
+		free(err);
+		free(rows);
+		rows = NULL;
+		nrows = 0;
+		CHECK_OK(ruma_result_read(res, &rows, &nrows));
+		double scans = metric("count", "scan"), entries = metric("entries", "scan");
+		CHECK(scans >= 1 && entries == 2001 * scans && metric("entry_rate", "all") > 0);
+		CHECK(writer ? metric("count", "update") >= 1 : isnan(metric("count", "update")));
+		CHECK(writer != isnan(metric("versions_peak", "all")));
+		if (writer) {
+			CHECK_EQ(metric("versions_left", "all"), 0);
+			CHECK(metric("versions_floor_ms", "all") < 1000);
+		}
+		printf("    %s: %.0f scans, checked\n", wls[i], scans);
+	}
+	return TEST_PASS;
+}
+
 /* ---- options ------------------------------------------------------------------ */
 
 static int parse_err(const char *a1, const char *a2, const char *want)
@@ -599,6 +890,10 @@ static int t_options(void)
 	CHECK(!parse_err("--records", NULL, "--records needs a value"));
 	CHECK(!parse_err("--bogus", NULL, "unknown option '--bogus'"));
 	CHECK(!parse_err("extra", NULL, "unexpected argument 'extra'"));
+	/* scanfull's values hold a key number and a stamp */
+	char *sargv[] = { "kv", "--workload", "scanfull", "--value-size", "15", NULL };
+	CHECK(ruma_kv_parse(5, sargv, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
+	CHECK(strstr(err, "--value-size 15: scanfull's values hold a key number and a stamp"));
 	/* the command: exit status 2 and the message on stderr */
 	char *cargv[] = { NULL, "kv", "--threads", "0", NULL };
 	char *out = NULL, *cerr = NULL;
@@ -746,6 +1041,9 @@ static const struct test_case cases[] = {
 	{ "result_rows", t_result_rows },
 	{ "peers_run", t_peers_run },
 	{ "check_finds_missing", t_check_finds_missing },
+	{ "snapcheck", t_snapcheck },
+	{ "snapcheck_store", t_snapcheck_store },
+	{ "scan_runs", t_scan_runs },
 	{ "options", t_options },
 	{ "sigterm", t_sigterm },
 	{ "store_dir", t_store_dir },

@@ -81,6 +81,17 @@ static bool is_dir(const char *p)
 }
 
 /* The process's cgroup directory: v1 memory where mounted, else v2. */
+/* cg->parent = root + path; a path too long for it is refused, not cut. */
+static int set_parent(ruma_kv_cgroup *cg, const char *root, const char *path, char *err,
+		      size_t len)
+{
+	int n = snprintf(cg->parent, sizeof(cg->parent), "%s%s", root, path);
+	if (n < 0 || (size_t)n >= sizeof(cg->parent))
+		return say(err, len, -ENAMETOOLONG, "the memory cgroup %s%s: a path longer than %zu "
+			   "bytes", root, path, sizeof(cg->parent) - 1);
+	return 0;
+}
+
 static int find_parent(ruma_kv_cgroup *cg, char *err, size_t len)
 {
 	FILE *f = fopen("/proc/self/cgroup", "re");
@@ -105,8 +116,7 @@ static int find_parent(ruma_kv_cgroup *cg, char *err, size_t len)
 	fclose(f);
 	if (has_v1 && is_dir(V1_ROOT)) {
 		cg->version = 1;
-		snprintf(cg->parent, sizeof(cg->parent), V1_ROOT "%s", v1);
-		return 0;
+		return set_parent(cg, V1_ROOT, v1, err, len);
 	}
 	const char *roots[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
 	for (unsigned i = 0; has_v2 && i < 2; i++) {
@@ -114,8 +124,7 @@ static int find_parent(ruma_kv_cgroup *cg, char *err, size_t len)
 		snprintf(ctl, sizeof(ctl), "%s/cgroup.controllers", roots[i]);
 		if (access(ctl, R_OK) == 0) {
 			cg->version = 2;
-			snprintf(cg->parent, sizeof(cg->parent), "%s%s", roots[i], v2);
-			return 0;
+			return set_parent(cg, roots[i], v2, err, len);
 		}
 	}
 	return say(err, len, -ENOENT, "no memory cgroup hierarchy is mounted (%s, "

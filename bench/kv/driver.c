@@ -14,6 +14,14 @@
  * to see whether the threads finished, and the last row covers the part
  * second they took.
  *
+ * The version store (runs with a writer, systems with the adapter's
+ * versions hook: ruma): its bytes sampled before the run (the floor), once
+ * a second with the per-second rows and at the end of the run (the peak
+ * is the largest sample), then, once every thread has ended (the writer
+ * stopped, every scan's transaction over), every millisecond until they
+ * are back at the floor or 5 s pass: the time from the end of the last
+ * thread's last operation.  Other systems print "n/a".
+ *
  * Stopping: SIGINT and SIGTERM (caught by worker.c while the run is on)
  * end the load or the run at the threads' next operation; the report of
  * what ran is printed, the store closed and its directory removed, and the
@@ -59,6 +67,10 @@ struct run {
 	char dir[4096];
 	bool made_parent;            /* --dir did not exist: removed at the end too */
 	ruma_kv_cgroup cg;           /* --cgroup */
+	bool versions;               /* the version store is sampled */
+	uint64_t vfloor, vpeak;      /* its bytes before the run, its largest sample */
+	uint64_t vleft;              /* bytes above the floor when the wait ended */
+	double vwait_ms;             /* the wait: from the run's end to the floor (or 5 s) */
 };
 
 static void add_note(void *ctx, const char *setting, const char *text)
@@ -129,6 +141,32 @@ static uint64_t ops_sum(const struct run *r)
 	return s;
 }
 
+/* One sample of the version store's bytes into *bytes; false (and no
+ * more sampling) where it fails. */
+static bool versions_sample(struct run *r, uint64_t *bytes)
+{
+	if (!r->versions)
+		return false;
+	if (r->o->sys->versions(r->sh.store, bytes)) {
+		fprintf(stderr, "ruma kv: %s: cannot read the version store's size; not sampled\n",
+			r->o->sys->name);
+		r->versions = false;
+		return false;
+	}
+	if (*bytes > r->vpeak)
+		r->vpeak = *bytes;
+	return true;
+}
+
+/* Before the run: the floor, where there is a version store to sample. */
+static void versions_start(struct run *r)
+{
+	r->versions = r->o->wl->writer && r->o->sys->versions;
+	r->vpeak = 0;
+	if (!versions_sample(r, &r->vfloor))
+		r->vfloor = 0;
+}
+
 /* Sleep until t, or until a signal stops the run. */
 static void sleep_until(const struct timespec *t)
 {
@@ -174,6 +212,8 @@ static void per_second(struct run *r)
 		set_row(r, "run", (long long)ts, "all");
 		ruma_result_add(r->res, "ops", "ops/s", (double)(now - prev));
 		prev = now;
+		uint64_t bytes;
+		(void)versions_sample(r, &bytes); /* for the peak */
 		if (finished || (!o->ops && (ruma_now_ns() - t0) >= o->runfor * 1000000000ull))
 			break;
 	}
@@ -254,9 +294,59 @@ static void report(struct run *r, double secs)
 	set_row(r, "run", -1, "all");
 	ruma_result_add(r->res, "throughput", "ops/s", tput);
 	ruma_result_add(r->res, "retries", "retries", (double)retries);
+	if (r->o->wl->pattern == RUMA_KV_SCANFULL) {
+		uint64_t entries = 0;
+		for (unsigned i = 0; i < r->o->threads; i++)
+			entries += r->w[i].scanned;
+		double rate = secs > 0 ? (double)entries / secs : NAN;
+		fprintf(stderr, "ruma kv: %.2f scans/s, %.0f entries/s (the meta row included), "
+			"every scan one snapshot (checked)\n", tput, rate);
+		/* "entry/s": a sweep keeps 7 characters of a unit */
+		ruma_result_add(r->res, "entry_rate", "entry/s", rate);
+	}
 	for (unsigned op = 0; m && op < RUMA_KV_NOPS; op++)
 		report_op(r, (ruma_kv_op)op, m);
 	free(m);
+}
+
+/* After the run (every thread ended, the last at end_ns): the version
+ * store sampled every millisecond until it is back at its floor or 5 s pass. */
+static void versions_wait(struct run *r, uint64_t end_ns)
+{
+	uint64_t bytes = 0;
+	struct timespec ms = { 0, 1000000 };
+	while (versions_sample(r, &bytes) && bytes > r->vfloor &&
+	       ruma_now_ns() - end_ns < 5000000000ull && !ruma_kv_stop_signal())
+		nanosleep(&ms, NULL);
+	r->vwait_ms = (double)(ruma_now_ns() - end_ns) / 1e6;
+	r->vleft = bytes > r->vfloor ? bytes - r->vfloor : 0;
+}
+
+/* The version store's figures on stderr and as rows (runs with a writer). */
+static void versions_report(struct run *r)
+{
+	if (!r->o->wl->writer)
+		return;
+	if (!r->o->sys->versions) {
+		fprintf(stderr, "ruma kv: version store: n/a (%s reports none)\n", r->o->sys->name);
+		return;
+	}
+	if (!r->versions)
+		return;
+	double wait_ms = r->vwait_ms;
+	uint64_t left = r->vleft;
+	if (left)
+		fprintf(stderr, "ruma kv: version store: peak %" PRIu64 " bytes, NOT back to its floor "
+			"of %" PRIu64 " bytes %.0f ms after the run: %" PRIu64 " bytes above it\n",
+			r->vpeak, r->vfloor, wait_ms, left);
+	else
+		fprintf(stderr, "ruma kv: version store: peak %" PRIu64 " bytes, back to its floor of "
+			"%" PRIu64 " bytes %.3f ms after the run\n", r->vpeak, r->vfloor, wait_ms);
+	set_row(r, "run", -1, "all");
+	ruma_result_add(r->res, "versions_peak", "bytes", (double)r->vpeak);
+	ruma_result_add(r->res, "versions_floor", "bytes", (double)r->vfloor);
+	ruma_result_add(r->res, "versions_floor_ms", "ms", wait_ms);
+	ruma_result_add(r->res, "versions_left", "bytes", (double)left);
 }
 
 /* Open the store; 0, or 2 (cannot be used) with a message. */
@@ -363,12 +453,18 @@ static int load_and_run(struct run *r)
 	}
 	/* the run's time: from the start to the end of the last counted
 	 * thread's last operation (not to the main thread's next wake-up) */
-	uint64_t t0 = ruma_now_ns(), end = t0;
+	versions_start(r);
+	uint64_t t0 = ruma_now_ns(), end = t0, last = t0;
 	if (run_threads(r, r->nthreads, ruma_kv_run_main, true))
 		goto failed;
-	for (unsigned i = 0; i < o->threads; i++)
-		end = r->w[i].end_ns > end ? r->w[i].end_ns : end;
+	for (unsigned i = 0; i < r->nthreads; i++) {
+		end = i < o->threads && r->w[i].end_ns > end ? r->w[i].end_ns : end;
+		last = r->w[i].end_ns > last ? r->w[i].end_ns : last;
+	}
+	if (r->versions)
+		versions_wait(r, last);
 	report(r, (double)(end - t0) / 1e9);
+	versions_report(r);
 	if (ruma_kv_stop_signal())
 		return stopped();
 	return o->check ? check(r) : 0;

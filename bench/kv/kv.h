@@ -5,7 +5,8 @@
  *
  * The adapter interface: open a store in its own directory with the run's
  * memory budget and durability, per-thread handles, transactions
- * (begin/commit/abort), get/put/del and a scan of n entries from a key.
+ * (begin/commit/abort), get/put/del, a scan of n entries from a key and,
+ * where the system keeps one, the size of its version store.
  * Each system is one file bench/kv/sys_<name>.c; the peers are compiled
  * only with -DRUMA_PEERS=ON (RUMA_KV_HAVE_<NAME> defined by the build).
  *
@@ -89,6 +90,10 @@ typedef struct ruma_kv_system {
 	int (*del)(ruma_kv_thread *th, const void *key, size_t klen);
 	int64_t (*scan)(ruma_kv_thread *th, const void *key, size_t klen, unsigned n,
 			bool reverse, ruma_kv_visit fn, void *ctx);
+	/* optional (NULL: the system has no such figure): the memory its
+	 * version store holds for snapshots, bytes, into *bytes; callable
+	 * from any thread while others run */
+	int (*versions)(void *store, uint64_t *bytes);
 } ruma_kv_system;
 
 /* ruma_kv_fail — format th->err and return code (for the adapters). */
@@ -135,6 +140,7 @@ typedef enum ruma_kv_pattern {
 	RUMA_KV_FILLRANDOM, /* puts of uniform keys in [0, records) (db_bench) */
 	RUMA_KV_READSEQ,    /* the whole table in key order, 100 entries a scan */
 	RUMA_KV_READREVERSE,
+	RUMA_KV_SCANFULL,   /* an operation is the whole table in one read transaction */
 } ruma_kv_pattern;
 
 typedef struct ruma_kv_workload {

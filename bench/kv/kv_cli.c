@@ -98,6 +98,21 @@ static int resolve(struct raw *w, char *err, size_t len)
 	return 0;
 }
 
+/* scanfull, scanwhilewriting: values hold a key number and a stamp; one
+ * scan (at most UINT32_MAX entries) holds the table and its meta row. */
+static int check_scanfull(const ruma_kv_opts *o, char *err, size_t len)
+{
+	if (o->wl->pattern != RUMA_KV_SCANFULL)
+		return 0;
+	if (o->value_size < 16)
+		return fail(err, len, "--value-size %" PRIu64 ": %s's values hold a key number and a "
+			    "stamp, 16 bytes at least", o->value_size, o->wl->name);
+	if (o->records >= UINT32_MAX)
+		return fail(err, len, "--records %" PRIu64 ": %s scans at most %u records (and its "
+			    "meta row) at once", o->records, o->wl->name, UINT32_MAX - 1);
+	return 0;
+}
+
 int ruma_kv_parse(int argc, char **argv, char *const *envp, ruma_kv_opts *o, char *err,
 		  size_t errlen)
 {
@@ -115,6 +130,8 @@ int ruma_kv_parse(int argc, char **argv, char *const *envp, ruma_kv_opts *o, cha
 		return rc;
 	}
 	if ((rc = resolve(&w, err, errlen)))
+		return rc;
+	if ((rc = check_scanfull(&w.o, err, errlen)))
 		return rc;
 	if (w.o.wl->pattern == RUMA_KV_READSEQ || w.o.wl->pattern == RUMA_KV_READREVERSE) {
 		if (w.o.records < w.o.threads)
@@ -160,6 +177,8 @@ void ruma_kv_usage(FILE *f)
 		"  --quiet            no per-second CSV on stdout\n"
 		"  --check            after the run, read every key written back and\n"
 		"                     scan the whole table in order (not timed)\n"
+		"                     (scanfull, scanwhilewriting: every scan of the run\n"
+		"                     is checked to read one snapshot, with or without it)\n"
 		"  --list             the systems and workloads, then exit\n"
 		"  --help\n"
 		"Workloads:\n", ruma_kv_system_names(names, sizeof(names)));
@@ -168,8 +187,11 @@ void ruma_kv_usage(FILE *f)
 	fprintf(f,
 		"Output: CSV ts,ops,system,workload,threads,durability on stdout, one row\n"
 		"per second; the configuration, what a system cannot honour, the load time,\n"
-		"throughput and latency (mean, p50, p99, p99.9, max per operation) on stderr.\n"
+		"throughput and latency (mean, p50, p99, p99.9, max per operation) on stderr;\n"
+		"scans also entries/s; a run with a writer on a system with a version store\n"
+		"(ruma) its peak and the time it takes back to its floor after the run.\n"
 		"Exit: 0 ok, 1 failure (an error of the store, a wrong or missing value\n"
-		"read), 2 bad option or a store that cannot be opened, 130/143 stopped by\n"
-		"SIGINT/SIGTERM (what ran is reported, the store closed and removed).\n");
+		"read, a scan that did not read one snapshot), 2 bad option or a store\n"
+		"that cannot be opened, 130/143 stopped by SIGINT/SIGTERM (what ran is\n"
+		"reported, the store closed and removed).\n");
 }

@@ -7,8 +7,10 @@
  * that a grid of stores x workloads x threads runs interleaved.  Metrics:
  * throughput (ops/s of the run phase), <op>_p50, <op>_p99, <op>_p999
  * (s, per operation of the workload), load (s, when the workload loads)
- * and retries (conflicts retried); what a store cannot honour becomes the
- * run's note.
+ * and retries (conflicts retried); scanfull and scanwhilewriting also
+ * entry_rate (entries/s), runs with a writer on ruma versions_peak (bytes)
+ * and versions_floor_time (s, the version store's return to its floor
+ * after the run); what a store cannot honour becomes the run's note.
  *
  * Syscalls: none.
  */
@@ -65,8 +67,12 @@ static void kv_row(const ruma_sweep_run *run, const ruma_result_row *row)
 	    !ruma_result_param(row, "op", op, sizeof(op)))
 		return;
 	if (!strcmp(row->metric, "throughput") || !strcmp(row->metric, "retries") ||
-	    !strcmp(row->metric, "load")) {
+	    !strcmp(row->metric, "load") || !strcmp(row->metric, "entry_rate") ||
+	    !strcmp(row->metric, "versions_peak")) {
 		run->metric(run, row->metric, row->unit, row->value);
+	} else if (!strcmp(row->metric, "versions_floor_ms")) {
+		/* seconds, the unit the comparison knows lower is better for */
+		run->metric(run, "versions_floor_time", "s", row->value / 1e3);
 	} else if (!strcmp(row->metric, "p50") || !strcmp(row->metric, "p99") ||
 		   !strcmp(row->metric, "p999")) {
 		snprintf(name, sizeof(name), "%s_%.8s", op, row->metric);

@@ -10,11 +10,14 @@
  * none: RUMA_DB_ASYNC commits (the log is written by its flusher, never
  * waited for), so a crash keeps a prefix of the commits, as the peers'
  * unsynced modes do.  A row another transaction holds gives
- * RUMA_ECONFLICT (db.h: no waiting), which the driver retries.
+ * RUMA_ECONFLICT (db.h: no waiting), which the driver retries.  The
+ * version store's size is the process's (ruma_txn_mvcc_stat, txn.h: one
+ * store for every open database).
  */
 #include "bench/kv/kv.h"
 
 #include <ruma/db.h>
+#include <ruma/txn.h>
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -225,6 +228,16 @@ static int64_t ruma_scan(ruma_kv_thread *th, const void *key, size_t klen, unsig
 	return seen;
 }
 
+/* The bytes the version store holds for the snapshots (the process's). */
+static int ruma_versions(void *store, uint64_t *bytes)
+{
+	ruma_txn_mvcc_stats st;
+	(void)store;
+	ruma_txn_mvcc_stat(&st);
+	*bytes = st.version_bytes;
+	return 0;
+}
+
 const ruma_kv_system ruma_kv_sys_ruma = {
 	.name = "ruma",
 	.version = ruma_version,
@@ -239,4 +252,5 @@ const ruma_kv_system ruma_kv_sys_ruma = {
 	.put = ruma_put,
 	.del = ruma_del,
 	.scan = ruma_scan,
+	.versions = ruma_versions,
 };

@@ -15,6 +15,12 @@
  * being inserted, so they only ask for keys that exist (YCSB's
  * acknowledged counter).
  *
+ * scanfull and scanwhilewriting: a run thread's operation is one scan of
+ * the whole table, every entry checked (snapcheck.h); their writer puts a
+ * row and the meta row with the next stamp in one transaction (never a
+ * one-call transaction, so that both commit together), and publishes the
+ * stamp once it has committed.
+ *
  * SIGINT and SIGTERM, caught while a run is on (one-shot: a second one
  * kills), only record their number; every thread stops at its next
  * operation (the load at its next transaction).
@@ -151,6 +157,20 @@ static bool touch(void *ctx, const void *key, size_t klen, const void *val, size
 	return true;
 }
 
+/* A whole-table scan's visitor: copied out and checked. */
+static bool touch_checked(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	ruma_kv_worker *w = ctx;
+	touch(ctx, key, klen, val, vlen);
+	return ruma_kv_snapcheck_entry(&w->chk, key, klen, val, vlen);
+}
+
+/* A visitor that only checks (the check after the run). */
+static bool snap_entry(void *ctx, const void *key, size_t klen, const void *val, size_t vlen)
+{
+	return ruma_kv_snapcheck_entry(ctx, key, klen, val, vlen);
+}
+
 /* The keys reads may ask for: [0, limit). */
 static uint64_t read_limit(const ruma_kv_shared *sh)
 {
@@ -169,8 +189,39 @@ struct op {
 	uint64_t n;        /* key number */
 	unsigned len;      /* scan length */
 	bool reverse;
+	bool whole;        /* scan: the whole table, checked (scanfull) */
+	uint64_t stamp;    /* update: a stamped write with this stamp (0: plain) */
 	int64_t seen;      /* scan: entries visited */
 };
+
+/* The meta row with stamp (the value buffer reused: put copies it). */
+static int put_meta(ruma_kv_worker *w, uint64_t stamp)
+{
+	ruma_kv_stamp_value(w->val, RUMA_KV_META_NUMBER, stamp);
+	return w->sh->o->sys->put(w->th, RUMA_KV_META_KEY, RUMA_KV_META_KLEN, w->val,
+				  (size_t)w->sh->o->value_size);
+}
+
+/* The writer's stamped write: row n and the meta row, both stamped. */
+static int put_stamped(ruma_kv_worker *w, const struct op *op, const char *key, size_t klen)
+{
+	make_value(w, op->n);
+	ruma_kv_stamp_value(w->val, op->n, op->stamp);
+	int rc = w->sh->o->sys->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
+	return rc ? rc : put_meta(w, op->stamp);
+}
+
+/* One whole-table scan, checked to be one snapshot. */
+static int scan_whole(ruma_kv_worker *w, struct op *op)
+{
+	const ruma_kv_opts *o = w->sh->o;
+	ruma_kv_snapcheck_start(&w->chk, o->records, o->value_size);
+	op->seen = o->sys->scan(w->th, NULL, 0, UINT32_MAX, false, touch_checked, w);
+	if (op->seen < 0)
+		return (int)op->seen;
+	int rc = ruma_kv_snapcheck_end(&w->chk);
+	return rc ? ruma_kv_fail(w->th, rc, "snapshot check: %s", w->chk.msg) : 0;
+}
 
 /* One try of op inside a transaction that begin started. */
 static int attempt_body(ruma_kv_worker *w, struct op *op, const char *key, size_t klen)
@@ -193,9 +244,13 @@ static int attempt_body(ruma_kv_worker *w, struct op *op, const char *key, size_
 		return s->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
 	case RUMA_KV_UPDATE:
 	case RUMA_KV_INSERT:
+		if (op->stamp)
+			return put_stamped(w, op, key, klen);
 		make_value(w, op->n);
 		return s->put(w->th, key, klen, w->val, (size_t)w->sh->o->value_size);
 	default:
+		if (op->whole)
+			return scan_whole(w, op);
 		op->seen = s->scan(w->th, key, klen, op->len, op->reverse, touch, w);
 		return op->seen < 0 ? (int)op->seen : 0;
 	}
@@ -208,7 +263,8 @@ static int run_op(ruma_kv_worker *w, struct op *op)
 	char key[RUMA_KV_KEY_MAX];
 	size_t klen = ruma_kv_key(w->sh->o->wl->keys, op->n, key);
 	bool write = op->kind != RUMA_KV_READ && op->kind != RUMA_KV_SCAN;
-	unsigned flags = (write ? RUMA_KV_WRITE : 0) | (op->kind != RUMA_KV_RMW ? RUMA_KV_ONE : 0);
+	bool one = op->kind != RUMA_KV_RMW && !op->stamp;
+	unsigned flags = (write ? RUMA_KV_WRITE : 0) | (one ? RUMA_KV_ONE : 0);
 
 	for (;;) {
 		int rc = s->begin(w->th, flags);
@@ -244,6 +300,14 @@ static void next_op(ruma_kv_worker *w, struct op *op)
 	if (w->writer || wl->pattern == RUMA_KV_FILLRANDOM) {
 		op->kind = RUMA_KV_UPDATE;
 		op->n = ruma_rng_below(&w->rng, o->records ? o->records : 1);
+		if (w->writer && ruma_kv_stamped(wl))
+			op->stamp = atomic_load(&w->sh->stamp) + 1;
+		return;
+	}
+	if (wl->pattern == RUMA_KV_SCANFULL) {
+		op->kind = RUMA_KV_SCAN;
+		op->whole = true;
+		op->len = UINT32_MAX;
 		return;
 	}
 	if (wl->pattern == RUMA_KV_FILLSEQ) {
@@ -299,6 +363,8 @@ static int one_op(ruma_kv_worker *w, uint64_t *done)
 	ruma_kv_hist_add(&w->hist[op.kind], ruma_now_ns() - t0);
 	if (rc)
 		return rc;
+	if (op.stamp)
+		atomic_store(&w->sh->stamp, op.stamp); /* committed: the next write takes the next */
 	if (op.kind == RUMA_KV_SCAN)
 		w->scanned += (uint64_t)op.seen;
 	bool seq = w->sh->o->wl->pattern == RUMA_KV_READSEQ ||
@@ -350,6 +416,8 @@ static int load_range(ruma_kv_worker *w, uint64_t from, uint64_t to, uint64_t st
 		int rc = s->begin(w->th, RUMA_KV_WRITE);
 		for (uint64_t i = 0; !rc && i < o->load_batch && n < to; i++, n += step) {
 			make_value(w, n);
+			if (ruma_kv_stamped(o->wl))
+				ruma_kv_stamp_value(w->val, n, 0);
 			rc = s->put(w->th, key, ruma_kv_key(o->wl->keys, n, key), w->val,
 				    (size_t)o->value_size);
 		}
@@ -417,9 +485,41 @@ static bool verify_entry(void *ctx, const void *key, size_t klen, const void *va
 	return true;
 }
 
-int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
+/* The whole table through fn in one read transaction: the entries seen or an error. */
+static int64_t scan_table(ruma_kv_worker *w, ruma_kv_visit fn, void *ctx)
 {
 	const ruma_kv_system *s = w->sh->o->sys;
+	int rc = s->begin(w->th, RUMA_KV_ONE);
+	int64_t seen = rc ? rc : s->scan(w->th, NULL, 0, UINT32_MAX, false, fn, ctx);
+	if (seen < 0) {
+		s->abort(w->th);
+		return seen;
+	}
+	rc = s->commit(w->th);
+	return rc ? rc : seen;
+}
+
+/* The check's scan of a stamped table: one snapshot, the writer's last stamp in the meta row. */
+static int verify_stamped(ruma_kv_worker *w, uint64_t *entries)
+{
+	const ruma_kv_opts *o = w->sh->o;
+	ruma_kv_snapcheck_start(&w->chk, o->records, o->value_size);
+	int64_t seen = scan_table(w, snap_entry, &w->chk);
+	if (seen < 0)
+		return (int)seen;
+	*entries = (uint64_t)seen;
+	int rc = ruma_kv_snapcheck_end(&w->chk);
+	if (rc)
+		return ruma_kv_fail(w->th, rc, "check: %s", w->chk.msg);
+	uint64_t stamp = atomic_load(&w->sh->stamp);
+	if (w->chk.meta != stamp)
+		return ruma_kv_fail(w->th, -EIO, "check: the meta row holds stamp %" PRIu64 ", the "
+				    "writer's last commit stamp %" PRIu64, w->chk.meta, stamp);
+	return 0;
+}
+
+int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
+{
 	const ruma_kv_workload *wl = w->sh->o->wl;
 	uint64_t keys = atomic_load(&w->sh->next_insert);
 	bool numbered = wl->load || wl->pattern == RUMA_KV_FILLSEQ;
@@ -428,15 +528,12 @@ int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
 		rc = verify_gets(w, n, n + 1000 < keys ? n + 1000 : keys);
 	if (rc)
 		return rc;
+	if (ruma_kv_stamped(wl))
+		return verify_stamped(w, entries);
 	struct verify_scan c = { .w = w };
-	rc = s->begin(w->th, RUMA_KV_ONE);
-	int64_t seen = rc ? rc : s->scan(w->th, NULL, 0, UINT32_MAX, false, verify_entry, &c);
-	if (seen < 0) {
-		s->abort(w->th);
+	int64_t seen = scan_table(w, verify_entry, &c);
+	if (seen < 0)
 		return (int)seen;
-	}
-	if ((rc = s->commit(w->th)))
-		return rc;
 	*entries = c.seen;
 	if (c.bad)
 		return ruma_kv_fail(w->th, -EIO, "check: the table scan found %s after %" PRIu64
@@ -447,11 +544,32 @@ int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
 	return 0;
 }
 
+/* The meta row of a stamped table, stamp 0, in a transaction of its own. */
+static int load_meta(ruma_kv_worker *w)
+{
+	const ruma_kv_system *s = w->sh->o->sys;
+	for (;;) {
+		int rc = s->begin(w->th, RUMA_KV_WRITE);
+		if (!rc)
+			rc = put_meta(w, 0);
+		if (rc)
+			s->abort(w->th);
+		else
+			rc = s->commit(w->th);
+		if (rc != RUMA_ECONFLICT)
+			return rc;
+		w->retries++;
+		sched_yield();
+	}
+}
+
 void *ruma_kv_load_main(void *arg)
 {
 	ruma_kv_worker *w = arg;
 	const ruma_kv_opts *o = w->sh->o;
 	int rc = load_range(w, w->tid, o->records, o->threads);
+	if (!rc && w->tid == 0 && ruma_kv_stamped(o->wl) && !ruma_kv_stopping(w->sh))
+		rc = load_meta(w);
 	if (rc)
 		ruma_kv_worker_fail(w->sh, rc, "%s: load, thread %u: %s", o->sys->name, w->tid,
 				    w->th->err);

@@ -8,6 +8,7 @@
 
 #include "bench/kv/hist.h"
 #include "bench/kv/kv.h"
+#include "bench/kv/snapcheck.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -34,6 +35,7 @@ typedef struct ruma_kv_shared {
 	char errmsg[320];
 	_Atomic unsigned running;     /* threads still running */
 	double latest_zetan;          /* latest: zeta of the loaded keys (0: none) */
+	_Atomic uint64_t stamp;       /* stamped workloads: the writer's last commit's stamp */
 } ruma_kv_shared;
 
 /* One thread. */
@@ -49,6 +51,7 @@ typedef struct ruma_kv_worker {
 	uint64_t retries, touched;
 	uint64_t scanned;             /* entries visited by scans */
 	uint64_t end_ns;              /* when the thread's last operation ended */
+	ruma_kv_snapcheck chk;        /* stamped workloads: the scan's check */
 	ruma_kv_hist *hist;           /* RUMA_KV_NOPS histograms */
 	pthread_t pt;
 } ruma_kv_worker;
@@ -77,7 +80,9 @@ void ruma_kv_worker_fail(ruma_kv_shared *sh, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* ruma_kv_load_main — thread body of the load: key numbers tid, tid +
- * threads, ... below records, --load-batch inserts a transaction. */
+ * threads, ... below records, --load-batch inserts a transaction; for a
+ * stamped workload (snapcheck.h) values of stamp 0, and thread 0 also
+ * writes the meta row. */
 void *ruma_kv_load_main(void *arg);
 
 /* ruma_kv_run_main — thread body of the run: operations until stop (or
@@ -89,7 +94,9 @@ void *ruma_kv_run_main(void *arg);
  * next_insert read back with its value checked (workloads whose keys are
  * those numbers: the loaded ones and fillseq), then a scan of the whole
  * table: keys strictly ascending, every value of --value-size bytes, as
- * many entries as keys were read back.  *entries gets the scan's count.
+ * many entries as keys were read back (a stamped workload: the scan
+ * checked as one snapshot, snapcheck.h, its meta row holding the writer's
+ * last stamp).  *entries gets the scan's count.
  * 0, or an error with the message in w->th->err.
  */
 int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries);

@@ -14,7 +14,11 @@
  * tools/db_bench_tool.cc): fillseq, fillrandom, overwrite, fillsync
  * (fillrandom with every write synced), readrandom, readseq, readreverse,
  * readwhilewriting (the threads read uniformly while one more thread
- * overwrites); keys are the key number as 16 decimal digits.
+ * overwrites); keys are the key number as 16 decimal digits.  Beside
+ * them, two of ruma's own: scanfull (each operation one scan of the whole
+ * table in one read-only transaction) and scanwhilewriting (the same while
+ * one more thread overwrites uniform keys, as readwhilewriting), every
+ * scan checked to have read one committed state (snapcheck.h).
  */
 #include "bench/kv/kv.h"
 
@@ -63,12 +67,16 @@ static const ruma_kv_workload dbbench[] = {
 	    RUMA_KV_READREVERSE, MIX(0, 0, 0, 1, 0), true, .max_scan = 100),
 	DBB("readwhilewriting", "db_bench readwhilewriting: readrandom while one more thread "
 	    "overwrites", RUMA_KV_MIX, MIX(1, 0, 0, 0, 0), true, .writer = true),
+	DBB("scanfull", "the whole table, one read transaction a scan (ops = scans), checked",
+	    RUMA_KV_SCANFULL, MIX(0, 0, 0, 1, 0), true, .max_scan = 0),
+	DBB("scanwhilewriting", "scanfull while one more thread overwrites uniform keys",
+	    RUMA_KV_SCANFULL, MIX(0, 0, 0, 1, 0), true, .writer = true),
 };
 
 const ruma_kv_workload *const ruma_kv_workloads[] = {
 	&ycsb[0], &ycsb[1], &ycsb[2], &ycsb[3], &ycsb[4], &ycsb[5],
 	&dbbench[0], &dbbench[1], &dbbench[2], &dbbench[3],
-	&dbbench[4], &dbbench[5], &dbbench[6], &dbbench[7], NULL,
+	&dbbench[4], &dbbench[5], &dbbench[6], &dbbench[7], &dbbench[8], &dbbench[9], NULL,
 };
 
 const ruma_kv_workload *ruma_kv_find_workload(const char *name)
