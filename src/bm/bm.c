@@ -462,6 +462,10 @@ static int map_memory(ruma_bm *bm)
 	if (r)
 		return r;
 	bm->written = p;
+	r = map_anon(bm->written_len, &p);
+	if (r)
+		return r;
+	bm->wip = p;
 	for (uint64_t pid = bm->meta_pages; pid < hw; pid++)
 		if (!((bm->free_bits[pid >> 6] >> (pid & 63)) & 1))
 			bm_written_set(bm, pid, true);
@@ -547,6 +551,7 @@ static void release_all(ruma_bm *bm)
 	unmap(bm->pmx, bm->pmx_len);
 	unmap(bm->rs, bm->rs_len);
 	unmap(bm->written, bm->written_len);
+	unmap(bm->wip, bm->written_len);
 	unmap((void *)bm->state, bm->state_len);
 	unmap(bm->base, bm->map_len);
 	free(bm->free_bits);
@@ -873,6 +878,7 @@ int ruma_bm_free(ruma_bm *bm, ruma_pid pid)
 		return -EINVAL;
 	if (RUMA_UNLIKELY(bm->wal != NULL))
 		bm_mtr_free(bm, pid); /* logged before the bit can be seen (meta_write) */
+	bm_wip_wait(bm, pid); /* no earlier image may land after the page's next life's */
 	pthread_mutex_lock(&bm->alloc_mu);
 	uint64_t bit = 1ull << (pid & 63);
 	if (bm->free_bits[pid >> 6] & bit) {

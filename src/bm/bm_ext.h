@@ -121,11 +121,9 @@ unsigned ruma_bm_aio_inflight(ruma_bm *bm);
  */
 unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
 
-/* Pages a flush (checkpoint, close) latches and writes at once: one
- * io_uring submission or one pwritev per contiguous run of them.  Each
- * stays latched shared until the whole chunk is written, and a writer that
- * needs one of them waits: 32 pages (128 KiB) keep that wait short while
- * the writes stay large. */
+/* Pages a flush (checkpoint, close) copies and writes at once: one
+ * io_uring submission or one pwritev per contiguous run of them.  Each is
+ * latched shared only while it is copied (128 KiB of copies in all). */
 #define RUMA_BM_FLUSH_CHUNK 32u
 
 /* ruma_bm_all_resident — every allocated page is resident (none evicted):

@@ -96,7 +96,7 @@ struct bm_ops {
 	void (*aio_poll)(ruma_bm *bm, struct bm_thread *t);   /* eviction -> aio.c */
 	void (*aio_settle)(ruma_bm *bm, struct bm_thread *t); /* thread exit -> aio.c */
 	void (*aio_free)(struct bm_thread *t);                /* thread free -> aio.c */
-	int (*before_write)(ruma_bm *bm, const ruma_pid *pids, size_t n); /* -> mtr.c */
+	int (*before_write)(ruma_bm *bm, uint64_t lsn); /* -> mtr.c */
 	int (*before_log_write)(void *bm); /* the log's hook (mtr.c) -> extent.c */
 };
 
@@ -137,6 +137,10 @@ struct ruma_bm {
 	size_t state_len;
 	_Atomic uint64_t *written; /* bit per pid: has an image on disk */
 	size_t written_len;
+	/* bit per pid: a flush is writing a copy of it (evict.c): no other
+	 * write of the page may start and the page may not be dropped until
+	 * that write ended (same length as written) */
+	_Atomic uint64_t *wip;
 	struct bm_pagemutex *pmx;  /* MUTEX strategy side array or NULL */
 	size_t pmx_len;
 	_Atomic uint32_t waiters[BM_WAITER_STRIPES];
@@ -256,12 +260,13 @@ void bm_page_set_lsn(void *page, uint64_t lsn);
  * is released (logs the changes of every page the thread holds as one
  * record, sets their page LSN); bm_mtr_free before ruma_bm_free releases
  * pid; bm_mtr_before_write is the WAL rule on the write path (the log is
- * made durable up to the pages' LSNs first; error: do not write).
+ * made durable up to the largest LSN of the images first; error: do not
+ * write).
  * bm_wal_start / bm_wal_stop open and close the log around a session. */
 int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh);
 void bm_mtr_release(ruma_bm *bm, ruma_pid pid);
 void bm_mtr_free(ruma_bm *bm, ruma_pid pid);
-int bm_mtr_before_write(ruma_bm *bm, const ruma_pid *pids, size_t n);
+int bm_mtr_before_write(ruma_bm *bm, uint64_t lsn);
 int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value);
 void bm_mtr_release_all(ruma_bm *bm);
 int bm_wal_open(ruma_bm *bm, struct ruma_wal **out);
@@ -404,16 +409,38 @@ static inline void bm_unlock_s(ruma_bm *bm, ruma_pid pid)
 	bm_wake(bm, pid);
 }
 
+static inline bool bm_wip_test(ruma_bm *bm, ruma_pid pid)
+{
+	return (atomic_load(&bm->wip[pid >> 6]) >> (pid & 63)) & 1;
+}
+
+static inline void bm_wip_set(ruma_bm *bm, ruma_pid pid, bool on)
+{
+	uint64_t bit = 1ull << (pid & 63);
+	if (on)
+		atomic_fetch_or(&bm->wip[pid >> 6], bit);
+	else
+		atomic_fetch_and(&bm->wip[pid >> 6], ~bit);
+}
+
 /* Claim the shared-latched pid for writing: clear its dirty bit.  Another
  * writer that cleared it first writes that image, so this one releases the
- * latch and answers false: one thread at a time writes a page. */
+ * latch and answers false: one thread at a time writes a page.  While a
+ * flush writes an earlier copy of the page (wip), the page stays dirty and
+ * unclaimed: two writes of one page in flight could land in either order. */
 static inline bool bm_claim_latched(ruma_bm *bm, ruma_pid pid)
 {
-	if (atomic_fetch_and(&bm->state[pid], ~BM_DIRTY) & BM_DIRTY)
-		return true;
+	if (atomic_fetch_and(&bm->state[pid], ~BM_DIRTY) & BM_DIRTY) {
+		if (RUMA_LIKELY(!bm_wip_test(bm, pid)))
+			return true;
+		atomic_fetch_or(&bm->state[pid], BM_DIRTY); /* latched: no writer stores over it */
+	}
 	bm_unlock_s(bm, pid);
 	return false;
 }
+
+/* Wait until no flush writes a copy of pid (evict.c). */
+void bm_wip_wait(ruma_bm *bm, ruma_pid pid);
 
 /* evict.c */
 void bm_rs_insert(ruma_bm *bm, ruma_pid pid);

@@ -29,9 +29,12 @@
  * from the claim until their writes completed.
  *
  * Flush: the dirty resident pages are collected, sorted, latched shared,
- * claimed and written 256 at a time through the same write path; then it
- * waits (writeback_lock exclusively) for the writes other threads had
- * claimed, and fails if any page write failed meanwhile.  Every page image
+ * claimed, copied and released FLUSH_CHUNK at a time; the copies are
+ * written after the log is durable up to their LSNs, while writers go on
+ * (a page with a copy in flight, wip, is neither evicted nor claimed by
+ * another writer until the copy is written; ruma_bm_free and discarding
+ * wait for it).  Then it waits (writeback_lock exclusively) for the writes
+ * other threads had claimed, and fails if any page write failed meanwhile.  Every page image
  * is sealed (trailer with CRC-32C, page.c: bm_page_seal) just before it is
  * handed to the kernel, and every image read is verified (bm_page_verify).
  *
@@ -213,10 +216,15 @@ static int ring_ready(ruma_bm *bm, struct bm_thread *t)
 	return 0;
 }
 
-static int write_one(ruma_bm *bm, ruma_pid pid)
+/* The image written for pids[i]: img[i] (a flush's copy) or the page itself. */
+static char *image(ruma_bm *bm, char *const *img, const ruma_pid *pids, size_t i)
 {
-	return ruma_os_pwrite_full(bm->fd, bm_page(bm, pid), RUMA_BM_PAGE_SIZE,
-				   (off_t)(pid * RUMA_BM_PAGE_SIZE));
+	return img ? img[i] : bm_page(bm, pids[i]);
+}
+
+static int write_one(ruma_bm *bm, ruma_pid pid, char *src)
+{
+	return ruma_os_pwrite_full(bm->fd, src, RUMA_BM_PAGE_SIZE, (off_t)(pid * RUMA_BM_PAGE_SIZE));
 }
 
 /* The ring is in an unknown state after a failed submit: drop it (the
@@ -237,16 +245,17 @@ static size_t run_end(const ruma_pid *pids, size_t n, size_t i)
 }
 
 /* Queue the run pids[i, j): one write, or one vectored write of its pages. */
-static void queue_run(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t i, size_t j)
+static void queue_run(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, char *const *img,
+		      size_t i, size_t j)
 {
 	uint64_t off = (uint64_t)pids[i] * RUMA_BM_PAGE_SIZE;
 	int r;
 	if (j - i == 1) {
-		r = ruma_os_uring_prep_write(t->ring, bm->fd, bm_page(bm, pids[i]), RUMA_BM_PAGE_SIZE,
-					     off, i);
+		r = ruma_os_uring_prep_write(t->ring, bm->fd, image(bm, img, pids, i),
+					     RUMA_BM_PAGE_SIZE, off, i);
 	} else {
 		for (size_t k = i; k < j; k++) {
-			t->iov[k].iov_base = bm_page(bm, pids[k]);
+			t->iov[k].iov_base = image(bm, img, pids, k);
 			t->iov[k].iov_len = RUMA_BM_PAGE_SIZE;
 		}
 		r = ruma_os_uring_prep_writev(t->ring, bm->fd, &t->iov[i], (unsigned)(j - i), off, i);
@@ -257,13 +266,13 @@ static void queue_run(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, si
 
 /* Write the sorted pids[0, n) (n <= the ring's free slots) with one
  * submission, one write per run of neighbouring pids; res[] per page. */
-static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n,
-		       int *res)
+static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, char *const *img,
+		       size_t n, int *res)
 {
 	unsigned runs = 0;
 	for (size_t i = 0, j; i < n; i = j, runs++) {
 		j = run_end(pids, n, i);
-		queue_run(bm, t, pids, i, j);
+		queue_run(bm, t, pids, img, i, j);
 		for (size_t k = i; k < j; k++)
 			res[k] = 1; /* pending */
 	}
@@ -300,16 +309,17 @@ static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, s
 
 /* Without io_uring: one pwritev per run of consecutive pids (pwrite for a
  * run of one page); every page of a failed run gets its error. */
-static void write_runs(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
+static void write_runs(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, char *const *img,
+		       size_t n, int *res)
 {
 	for (size_t i = 0; i < n;) {
 		size_t j = run_end(pids, n, i);
 		int r;
 		if (j - i == 1) {
-			r = write_one(bm, pids[i]);
+			r = write_one(bm, pids[i], image(bm, img, pids, i));
 		} else {
 			for (size_t k = i; k < j; k++) {
-				t->iov[k - i].iov_base = bm_page(bm, pids[k]);
+				t->iov[k - i].iov_base = image(bm, img, pids, k);
 				t->iov[k - i].iov_len = RUMA_BM_PAGE_SIZE;
 			}
 			r = ruma_os_pwritev_full(bm->fd, t->iov, (int)(j - i),
@@ -321,18 +331,31 @@ static void write_runs(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, s
 	}
 }
 
-int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
+/* The WAL rule for the images of pids[0, n) (img: copies; NULL: the
+ * shared-latched pages): the log is durable up to their LSNs; on failure
+ * every res[i] gets the error. */
+static int log_first(ruma_bm *bm, char *const *img, const ruma_pid *pids, size_t n, int *res)
 {
-	int first = 0;
-
-	if (RUMA_UNLIKELY(bm->wal != NULL) && (first = bm->ops.before_write(bm, pids, n))) {
+	if (RUMA_LIKELY(bm->wal == NULL))
+		return 0;
+	uint64_t lsn = 0;
+	for (size_t i = 0; i < n; i++)
+		lsn = RUMA_MAX(lsn, bm_page_lsn(image(bm, img, pids, i)));
+	int first = bm->ops.before_write(bm, lsn);
+	if (first) {
 		for (size_t i = 0; i < n; i++)
 			res[i] = first; /* WAL rule: log first (mtr.c) */
 		atomic_fetch_add(&bm->write_failures, n);
-		return first;
 	}
-	for (size_t i = 0; i < n; i++)
-		bm_page_seal(bm, pids[i], bm_page(bm, pids[i]));
+	return first;
+}
+
+/* Write the sealed images of pids[0, n) (img: copies; NULL: the pages);
+ * res[i] per page; the first error. */
+static int write_images(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, char *const *img,
+			size_t n, int *res)
+{
+	int first = 0;
 	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;
 	if (uring) {
 		for (size_t off = 0; off < n;) {
@@ -344,10 +367,10 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 					res[i] = -EIO;
 				break;
 			}
-			uring_chunk(bm, t, pids + off, chunk, res + off);
+			uring_chunk(bm, t, pids + off, img ? img + off : NULL, chunk, res + off);
 			off += chunk;
 			if (off < n && !t->ring && ring_ready(bm, t) != 0) {
-				write_runs(bm, t, pids + off, n - off, res + off);
+				write_runs(bm, t, pids + off, img ? img + off : NULL, n - off, res + off);
 				break;
 			}
 		}
@@ -355,10 +378,10 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 		for (size_t i = 0; i < n; i++)
 			if (res[i] == -EOPNOTSUPP) {
 				bm_io_uring_refused(bm, res[i]);
-				res[i] = write_one(bm, pids[i]);
+				res[i] = write_one(bm, pids[i], image(bm, img, pids, i));
 			}
 	} else {
-		write_runs(bm, t, pids, n, res);
+		write_runs(bm, t, pids, img, n, res);
 	}
 	uint64_t ok = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -373,6 +396,16 @@ int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_
 	if (ok < n)
 		atomic_fetch_add(&bm->write_failures, n - ok);
 	return first;
+}
+
+int bm_write_pages(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, size_t n, int *res)
+{
+	int first = log_first(bm, NULL, pids, n, res);
+	if (first)
+		return first;
+	for (size_t i = 0; i < n; i++)
+		bm_page_seal(bm, pids[i], bm_page(bm, pids[i]));
+	return write_images(bm, t, pids, NULL, n, res);
 }
 
 /* bm_claim_latched for each of the shared-latched pids[0, n); returns the
@@ -483,9 +516,13 @@ static int evict_round(ruma_bm *bm, struct bm_thread *t, size_t *freed)
 	for (size_t i = 0; i < nclean; i++) {
 		ruma_pid pid = t->clean[i];
 		uint64_t w = atomic_load(&bm->state[pid]);
-		if (bm_st(w) == BM_MARKED && !(w & BM_DIRTY) &&
-		    atomic_compare_exchange_strong(&bm->state[pid], &w,
-						   bm_word(BM_LOCKED, bm_ver(w), false)))
+		if (bm_st(w) != BM_MARKED || (w & BM_DIRTY) ||
+		    !atomic_compare_exchange_strong(&bm->state[pid], &w,
+						    bm_word(BM_LOCKED, bm_ver(w), false)))
+			continue;
+		if (bm_wip_test(bm, pid)) /* clean only because a flush writes its copy */
+			bm_unlock_x(bm, pid);
+		else
 			victims[nv++] = pid;
 	}
 	for (size_t i = 0; i < ndirty; i++) {
@@ -626,10 +663,17 @@ void bm_discard_resident(ruma_bm *bm, ruma_pid pid)
 		if (!atomic_compare_exchange_strong(&bm->state[pid], &w,
 						    bm_word(BM_LOCKED, bm_ver(w), false)))
 			continue;
+		bm_wip_wait(bm, pid); /* the file gets no older image after this */
 		(void)bm_rs_remove(bm, pid);
 		bm_fault_abort(bm, pid);
 		return;
 	}
+}
+
+void bm_wip_wait(ruma_bm *bm, ruma_pid pid)
+{
+	while (bm_wip_test(bm, pid))
+		sched_yield(); /* one write: the flush needs no latch to end it */
 }
 
 /* ---- flushing ------------------------------------------------------------ */
@@ -669,18 +713,65 @@ void bm_sort_pids(ruma_pid *pids, size_t n)
 	qsort(pids, n, sizeof(*pids), cmp_pid);
 }
 
-/* Write the shared-latched pids (sorted, so runs are contiguous), restore
- * the dirty bit of those that failed, release the latches. */
-static int flush_batch(ruma_bm *bm, struct bm_thread *t, ruma_pid *pids, int *res, size_t n)
+/* A failed write of an unlatched page's copy: latch it shared again (it
+ * stays resident: wip) and set its dirty bit back, which no writer's
+ * release can then store over. */
+static void redirty(ruma_bm *bm, ruma_pid pid)
 {
+	unsigned n = 0;
+	for (;;) {
+		uint64_t w = atomic_load(&bm->state[pid]);
+		unsigned s = bm_st(w);
+		if (s != BM_LOCKED && s != BM_MAX_SHARED && bm_try_lock_s(bm, pid, w))
+			break;
+		bm_wait(bm, pid, w, &n);
+	}
+	atomic_fetch_or(&bm->state[pid], BM_DIRTY);
+	bm_unlock_s(bm, pid);
+}
+
+/*
+ * Write the shared-latched pids (sorted, so runs are contiguous): claim
+ * them, copy each image into buf, mark the pages wip and release their
+ * latches; then make the log durable up to the copies' LSNs (WAL rule),
+ * seal and write the copies.  A writer that needs one of the pages gets it
+ * at once, neither waiting for the log's sync nor for the write (the page
+ * stays dirty for the next flush if it changes); eviction and other writes
+ * leave it alone until its copy is written (wip).  A failed sync or write
+ * sets the dirty bit back.
+ */
+static int flush_batch(ruma_bm *bm, struct bm_thread *t, ruma_pid *pids, int *res, size_t n,
+		       char *buf)
+{
+	char *img[FLUSH_CHUNK] = { 0 };
 	bm_sort_pids(pids, n);
+	pthread_rwlock_rdlock(&bm->writeback_lock);
+	for (size_t i = 0; i < n; i++)
+		bm_wip_wait(bm, pids[i]); /* an earlier flush's copy: then ours */
 	n = bm_claim_dirty(bm, pids, n); /* another thread's write: waited for at the end */
-	int err = bm_write_pages(bm, t, pids, n, res);
 	for (size_t i = 0; i < n; i++) {
-		if (res[i])
-			atomic_fetch_or(&bm->state[pids[i]], BM_DIRTY);
+		img[i] = buf + i * RUMA_BM_PAGE_SIZE;
+		memcpy(img[i], bm_page(bm, pids[i]), RUMA_BM_PAGE_SIZE);
+		bm_wip_set(bm, pids[i], true);
 		bm_unlock_s(bm, pids[i]);
 	}
+	int err = log_first(bm, img, pids, n, res); /* no latch held while the log syncs */
+	for (size_t i = 0; i < n && !err; i++)
+		bm_page_seal(bm, pids[i], img[i]);
+	if (err) {
+		for (size_t i = 0; i < n; i++) {
+			redirty(bm, pids[i]);
+			bm_wip_set(bm, pids[i], false);
+		}
+	} else {
+		err = write_images(bm, t, pids, img, n, res);
+		for (size_t i = 0; i < n; i++) {
+			if (res[i])
+				redirty(bm, pids[i]);
+			bm_wip_set(bm, pids[i], false);
+		}
+	}
+	pthread_rwlock_unlock(&bm->writeback_lock);
 	return err;
 }
 
@@ -736,6 +827,11 @@ int bm_flush_pages(ruma_bm *bm)
 		err = dirty_candidates(bm, &cand, &ncand);
 	if (err)
 		return err;
+	char *buf = aligned_alloc(RUMA_BM_PAGE_SIZE, (size_t)FLUSH_CHUNK * RUMA_BM_PAGE_SIZE);
+	if (!buf) {
+		free(cand);
+		return -ENOMEM;
+	}
 	ruma_pid pids[FLUSH_CHUNK];
 	int res[FLUSH_CHUNK];
 	for (size_t i = 0; i < ncand; i++) {
@@ -743,15 +839,16 @@ int bm_flush_pages(ruma_bm *bm)
 			continue;
 		pids[n++] = cand[i];
 		if (n == FLUSH_CHUNK || i + 1 == ncand) {
-			int r = flush_batch(bm, t, pids, res, n);
+			int r = flush_batch(bm, t, pids, res, n, buf);
 			err = err ? err : r;
 			n = 0;
 		}
 	}
 	if (n) {
-		int r = flush_batch(bm, t, pids, res, n);
+		int r = flush_batch(bm, t, pids, res, n, buf);
 		err = err ? err : r;
 	}
+	free(buf);
 	free(cand);
 	/* pages found clean (or claimed) because another thread was writing
 	 * them: wait until those writes completed; if any write failed

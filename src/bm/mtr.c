@@ -30,7 +30,7 @@
  * that every changed byte lies inside a declared range.
  *
  * WAL rule: bm_mtr_before_write, on every page write path, makes the log
- * durable up to the largest page LSN of the batch first; after a log error
+ * durable up to the largest page LSN of the images to write first; after a log error
  * no page is written any more (the store on disk stays at its last
  * recoverable state).
  *
@@ -534,15 +534,12 @@ void bm_mtr_free(ruma_bm *bm, ruma_pid pid)
 	forget(m, pid);
 }
 
-int bm_mtr_before_write(ruma_bm *bm, const ruma_pid *pids, size_t n)
+int bm_mtr_before_write(ruma_bm *bm, uint64_t lsn)
 {
 	int e = atomic_load(&bm->wal_err);
 	if (e)
 		return e;
-	uint64_t need = 0;
-	for (size_t i = 0; i < n; i++)
-		need = RUMA_MAX(need, bm_page_lsn(bm_page(bm, pids[i])));
-	return need ? ruma_wal_flush(bm->wal, need) : 0;
+	return lsn ? ruma_wal_flush(bm->wal, lsn) : 0;
 }
 
 int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value)
