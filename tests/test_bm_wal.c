@@ -7,7 +7,8 @@
  * ruma_bm_set_page_hole.  A case changes pages of a store opened SYNC
  * under the simulated power loss (os.h), loses power and reopens: the
  * redone pages must equal what was logged outside their holes and be
- * zero inside.  Crafted records (appended to the store's log directly)
+ * zero inside, as the pages in memory were made when their images were
+ * logged.  Crafted records (appended to the store's log directly)
  * check that recovery refuses a hole outside the page, an entry shorter
  * than its image, and an entry kind it does not know, with a message.
  */
@@ -172,6 +173,38 @@ static int t_hole_round_trip(void)
 	return TEST_PASS;
 }
 
+/*
+ * A writer compared with a copy (no declared writes) that writes into a
+ * former hole the bytes the hole held before its image was logged: the
+ * image zeroed the hole in memory, so the comparison sees the change and
+ * logs it, and the redone page has those bytes.
+ */
+static int t_hole_rewritten_same_bytes(void)
+{
+	ruma_bm *bm;
+	ruma_pid pid;
+	void *p;
+	static char first[D], second[D];
+	uint64_t bytes;
+	CHECK_EQ(open_armed(&bm), TEST_PASS);
+	CHECK_OK(ruma_bm_alloc(bm, &pid, &p));
+	ruma_bm_unfix_x(bm, pid);
+	struct change c1 = { 1000, 2000, 3, { 0, 1000, 3000 }, { 1000, 3000, D }, { 0x11, 0xab, 0x22 } };
+	CHECK_EQ(change_page(bm, pid, &c1, first, &bytes), TEST_PASS);
+	CHECK_OK(ruma_bm_fix_s(bm, pid, &p));
+	bool zeroed = ((const char *)p)[1000] == 0 && ((const char *)p)[2999] == 0;
+	ruma_bm_unfix_s(bm, pid);
+	CHECK(zeroed);
+	/* 0xab again into [1000, 1100), now outside the hole [1100, 3000) */
+	struct change c2 = { 1100, 1900, 1, { 1000 }, { 1100 }, { 0xab } };
+	CHECK_EQ(change_page(bm, pid, &c2, second, &bytes), TEST_PASS);
+	CHECK_OK(power_off(bm));
+	CHECK_OK(open_store(RUMA_BM_DURABLE_OFF, &bm));
+	CHECK_EQ(page_is(bm, pid, second, 1100, 1900), TEST_PASS);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
 /* An owner's hole outside the page is not used: the image is whole. */
 static int t_hole_outside_ignored(void)
 {
@@ -260,6 +293,7 @@ static int t_unknown_kind_refused(void)
 
 static const struct test_case cases[] = {
 	{ "hole_round_trip", t_hole_round_trip },
+	{ "hole_rewritten_same_bytes", t_hole_rewritten_same_bytes },
 	{ "hole_outside_ignored", t_hole_outside_ignored },
 	{ "bad_hole_refused", t_bad_hole_refused },
 	{ "unknown_kind_refused", t_unknown_kind_refused },

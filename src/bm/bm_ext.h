@@ -239,10 +239,10 @@ void ruma_bm_wrote(const void *p, size_t len);
  * two of its writes to it, and must read nothing outside the page.
  *
  * ruma_bm_set_page_hole — install hole for every later full page image of
- * the log (NULL: none, the default): the image leaves the hole out and
- * recovery fills it with zeros (docs/wal.md), so a page redone from it
- * differs from the page logged only inside the hole.  A hole outside the
- * page is ignored.  A structure that owns every data page of the store
+ * the log (NULL: none, the default): the image leaves the hole out, the
+ * hole of the page in memory is zeroed as the image is logged, and
+ * recovery writes the same zeros (docs/wal.md).  A hole outside the page
+ * is ignored.  A structure that owns every data page of the store
  * installs it (the B-tree does, with its page check).
  */
 typedef bool (*ruma_bm_page_hole)(const void *page, unsigned *off, unsigned *len);

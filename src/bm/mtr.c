@@ -30,11 +30,14 @@
  * knows it in a few loads whatever the gap holds, where a scan would read
  * 4 KiB per image and would need every writer of the gap (compaction,
  * splits, removals leaving a stale slot behind) to zero it first.  The
- * price is a contract: nothing may read a hole byte before writing it, so
- * the zeros recovery writes there are never seen; node.c keeps it (a node
- * writes a slot or heap byte before it reads it, and its checks read only
- * the header, the slots and the heap).  A later DIFF of the page names only
- * bytes written since, so it applies to the zero-filled page just as well.
+ * price is a contract: the hole holds nothing its owner needs (node.c: a
+ * node writes a slot or heap byte before it reads it, and its checks read
+ * only the header, the slots and the heap).  When the image is logged, the
+ * hole of the page in memory is zeroed too, so the page stays equal, byte
+ * for byte, to what recovery builds from the image; a later DIFF, which
+ * names only what changed (or was declared) since, then applies to the
+ * redone page exactly as it did to the page in memory, also where a writer
+ * that is compared with a copy writes a hole byte with the value it held.
  * The encoding is the smaller one: a page whose DIFF comes to more than the
  * image without its hole is logged as that image.
  *
@@ -528,6 +531,9 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			image = image || (hlen && (size_t)(end - body) > BM_MTR_HOLE_HDR + D - hlen);
 		}
 		if (image) {
+			/* the hole becomes the zeros recovery writes there: the page
+			 * stays equal to its redo, byte for byte */
+			memset(bm_page(bm, e->pid) + hoff, 0, hlen);
 			o = put_image(o, e->pid, page, hoff, hlen);
 			logged[i] = page;
 		} else {

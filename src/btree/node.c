@@ -14,7 +14,7 @@
  * The free gap between the slot array and the heap holds nothing: every
  * function writes a gap byte (a new slot, a heap allocation) before it
  * reads it, and none reads the gap otherwise.  The log's full page images
- * leave it out (node_hole) and recovery fills it with zeros.
+ * leave it out (node_hole), zeroing it, and recovery fills it with zeros.
  *
  * Every function that writes a node names the bytes it writes with
  * ruma_bm_wrote (through bm_wrote, bm/declare.h) (the redo log of a declaring operation logs exactly those,
