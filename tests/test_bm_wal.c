@@ -129,6 +129,33 @@ static int page_is(ruma_bm *bm, ruma_pid pid, const char *want, unsigned hoff, u
 	return TEST_PASS;
 }
 
+/* Lose power, reopen (recovery runs) and check pid as page_is does; the
+ * recovery's figures go to rec when it is not NULL. */
+static int redone_is(ruma_bm *bm, ruma_pid pid, const char *want, unsigned hoff, unsigned hlen,
+		     ruma_bm_recovery *rec)
+{
+	CHECK_OK(power_off(bm));
+	CHECK_OK(open_store(RUMA_BM_DURABLE_OFF, &bm));
+	if (rec)
+		ruma_bm_get_recovery(bm, rec);
+	CHECK_EQ(page_is(bm, pid, want, hoff, hlen), TEST_PASS);
+	CHECK_OK(ruma_bm_close(bm));
+	return TEST_PASS;
+}
+
+/* A fresh store (open_armed) with one new page pid filled whole, 0xab in
+ * its hole [1000, 3000), logged as an image (*bytes of log). */
+static int holed_page(ruma_bm **bm, ruma_pid *pid, uint64_t *bytes)
+{
+	static char copy[D];
+	void *p;
+	CHECK_EQ(open_armed(bm), TEST_PASS);
+	CHECK_OK(ruma_bm_alloc(*bm, pid, &p));
+	ruma_bm_unfix_x(*bm, *pid);
+	struct change c = { 1000, 2000, 3, { 0, 1000, 3000 }, { 1000, 3000, D }, { 0x11, 0xab, 0x22 } };
+	return change_page(*bm, *pid, &c, copy, bytes);
+}
+
 /*
  * A page filled whole, with a hole of 2000 bytes, is logged as an image
  * without the hole; a small change after it as a DIFF; a change of 1500
@@ -139,15 +166,9 @@ static int t_hole_round_trip(void)
 {
 	ruma_bm *bm;
 	ruma_pid pid;
-	void *p;
-	static char first[D], second[D], third[D];
+	static char second[D], third[D];
 	uint64_t b1, b2, b3;
-	CHECK_EQ(open_armed(&bm), TEST_PASS);
-	CHECK_OK(ruma_bm_alloc(bm, &pid, &p));
-	ruma_bm_unfix_x(bm, pid);
-	/* the whole page written, garbage (0xab) in its hole [1000, 3000) */
-	struct change c1 = { 1000, 2000, 3, { 0, 1000, 3000 }, { 1000, 3000, D }, { 0x11, 0xab, 0x22 } };
-	CHECK_EQ(change_page(bm, pid, &c1, first, &b1), TEST_PASS);
+	CHECK_EQ(holed_page(&bm, &pid, &b1), TEST_PASS);
 	printf("  image of a page with a 2000-byte hole: %llu log bytes\n", (unsigned long long)b1);
 	CHECK(b1 < D - 2000 + 100);
 	/* 100 bytes written at the hole's start: the hole shrinks to [1100, 3000) */
@@ -161,15 +182,10 @@ static int t_hole_round_trip(void)
 	printf("  a 1500-byte change leaving a 3800-byte hole: %llu log bytes\n",
 	       (unsigned long long)b3);
 	CHECK(b3 < D - 3800 + 100);
-	CHECK_OK(power_off(bm));
-
 	ruma_bm_recovery rec;
-	CHECK_OK(open_store(RUMA_BM_DURABLE_OFF, &bm));
-	ruma_bm_get_recovery(bm, &rec);
+	CHECK_EQ(redone_is(bm, pid, third, 100, 3800, &rec), TEST_PASS);
 	CHECK(rec.ran);
 	CHECK_EQ(rec.full_images, 2);
-	CHECK_EQ(page_is(bm, pid, third, 100, 3800), TEST_PASS);
-	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
 
@@ -184,13 +200,9 @@ static int t_hole_rewritten_same_bytes(void)
 	ruma_bm *bm;
 	ruma_pid pid;
 	void *p;
-	static char first[D], second[D];
+	static char second[D];
 	uint64_t bytes;
-	CHECK_EQ(open_armed(&bm), TEST_PASS);
-	CHECK_OK(ruma_bm_alloc(bm, &pid, &p));
-	ruma_bm_unfix_x(bm, pid);
-	struct change c1 = { 1000, 2000, 3, { 0, 1000, 3000 }, { 1000, 3000, D }, { 0x11, 0xab, 0x22 } };
-	CHECK_EQ(change_page(bm, pid, &c1, first, &bytes), TEST_PASS);
+	CHECK_EQ(holed_page(&bm, &pid, &bytes), TEST_PASS);
 	CHECK_OK(ruma_bm_fix_s(bm, pid, &p));
 	bool zeroed = ((const char *)p)[1000] == 0 && ((const char *)p)[2999] == 0;
 	ruma_bm_unfix_s(bm, pid);
@@ -198,11 +210,7 @@ static int t_hole_rewritten_same_bytes(void)
 	/* 0xab again into [1000, 1100), now outside the hole [1100, 3000) */
 	struct change c2 = { 1100, 1900, 1, { 1000 }, { 1100 }, { 0xab } };
 	CHECK_EQ(change_page(bm, pid, &c2, second, &bytes), TEST_PASS);
-	CHECK_OK(power_off(bm));
-	CHECK_OK(open_store(RUMA_BM_DURABLE_OFF, &bm));
-	CHECK_EQ(page_is(bm, pid, second, 1100, 1900), TEST_PASS);
-	CHECK_OK(ruma_bm_close(bm));
-	return TEST_PASS;
+	return redone_is(bm, pid, second, 1100, 1900, NULL);
 }
 
 /* An owner's hole outside the page is not used: the image is whole. */
@@ -219,11 +227,7 @@ static int t_hole_outside_ignored(void)
 	struct change c = { D - 100, 200, 1, { 0 }, { D }, { 0x5a } };
 	CHECK_EQ(change_page(bm, pid, &c, want, &bytes), TEST_PASS);
 	CHECK(bytes > D);
-	CHECK_OK(power_off(bm));
-	CHECK_OK(open_store(RUMA_BM_DURABLE_OFF, &bm));
-	CHECK_EQ(page_is(bm, pid, want, 0, 0), TEST_PASS);
-	CHECK_OK(ruma_bm_close(bm));
-	return TEST_PASS;
+	return redone_is(bm, pid, want, 0, 0, NULL);
 }
 
 /* ---- crafted entries ----------------------------------------------------------- */
