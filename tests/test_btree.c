@@ -1,6 +1,7 @@
 /*
  * test_btree.c — single-threaded tests of the B-tree: node operations on a
- * plain page, a node's free gap never read (node_hole), long random operation sequences against a sorted-array model
+ * plain page, a node's free gap never read (node_hole), long random
+ * operation sequences against a sorted-array model
  * (inserts, upserts, updates, lookups, removes, scans both ways, the
  * invariant checker every few hundred operations), leaf and inner merges
  * and root collapse, size limits, many trees through the catalog, reopen,
