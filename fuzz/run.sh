@@ -81,6 +81,7 @@ for t in $targets; do
 	fuzz_art) extra="-max_len=4096 -len_control=20" ;;
 	fuzz_btree) extra="-max_len=2048 -len_control=20" ;;
 	fuzz_store_pages) extra="-max_len=256 -len_control=20" ;;
+	fuzz_wal_redo) extra="-max_len=8400" ;; # two full page images and their heads
 	esac
 	echo "== run $t for ${secs}s" >&2
 	start=$(date +%s)

@@ -10,8 +10,9 @@
  * What is here: the open-transaction count, the optimistic child read, the
  * page-image check, asynchronous reads and read-ahead, the allocator's page
  * states for checkers, logging (operation end, records of the layers above,
- * flush pipelining, declared writes, the losers' undo hand-over), the
- * persistent meta slots and the message channel of the manager.
+ * flush pipelining, declared writes, the holes of full page images, the
+ * losers' undo hand-over), the persistent meta slots and the message
+ * channel of the manager.
  */
 #ifndef RUMA_BM_EXT_H
 #define RUMA_BM_EXT_H
@@ -225,6 +226,25 @@ void ruma_bm_op_declare(ruma_bm *bm);
  * private copies of pages may call it unconditionally.
  */
 void ruma_bm_wrote(const void *p, size_t len);
+
+/*
+ * ruma_bm_page_hole — where a page's owner keeps bytes that do not matter:
+ * [*off, *off + *len) of the caller's part of the page (RUMA_BM_PAGE_DATA
+ * bytes) is free space that nothing reads before it writes it (a B-tree
+ * node's gap between its slot array and its heap).  true with the hole, or
+ * false when the page has none (or is not a page the owner knows).  It is
+ * called with the page latched exclusively by the calling thread, between
+ * two of its writes to it, and must read nothing outside the page.
+ *
+ * ruma_bm_set_page_hole — install hole for every later full page image of
+ * the log (NULL: none, the default): the image leaves the hole out, the
+ * hole of the page in memory is zeroed as the image is logged, and
+ * recovery writes the same zeros (docs/wal.md).  A hole outside the page
+ * is ignored.  A structure that owns every data page of the store
+ * installs it (the B-tree does, with its page check).
+ */
+typedef bool (*ruma_bm_page_hole)(const void *page, unsigned *off, unsigned *len);
+void ruma_bm_set_page_hole(ruma_bm *bm, ruma_bm_page_hole hole);
 
 /* ruma_bm_op_defer — on: the calling thread's ruma_bm_op_end no longer waits
  * for durability (a transaction waits once, at commit); off: back to normal. */

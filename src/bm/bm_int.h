@@ -203,6 +203,7 @@ struct ruma_bm {
 
 	/* write-ahead log (mtr.c, recover.c); wal == NULL: no log, no hooks */
 	struct ruma_wal *wal;
+	_Atomic(ruma_bm_page_hole) page_hole; /* the owner's free gap of a page (mtr.c) */
 	struct bm_mtr **mtrs;      /* per thread slot (bm_thread.idx), lazily made */
 	_Atomic uint64_t wal_epoch; /* redo start: LSN of the session start or the last
 				     checkpoint; a page older than it gets a full image */

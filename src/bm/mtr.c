@@ -21,6 +21,26 @@
  * instead of a diff at its first change (PostgreSQL's full_page_writes):
  * recovery can rebuild a page torn by a crash mid-write from it.
  *
+ * Holes: a full image leaves out one run of bytes that do not matter, as
+ * PostgreSQL's images leave out pd_lower..pd_upper.  The page's owner says
+ * where it is (ruma_bm_set_page_hole: for a B-tree node the gap between its
+ * slot array and its heap, about half of each page a split writes), asked
+ * at the moment the image is built, from the page's own header.  Asking the
+ * owner was chosen over finding the longest run of zero bytes: the owner
+ * knows it in a few loads whatever the gap holds, where a scan would read
+ * 4 KiB per image and would need every writer of the gap (compaction,
+ * splits, removals leaving a stale slot behind) to zero it first.  The
+ * price is a contract: the hole holds nothing its owner needs (node.c: a
+ * node writes a slot or heap byte before it reads it, and its checks read
+ * only the header, the slots and the heap).  When the image is logged, the
+ * hole of the page in memory is zeroed too, so the page stays equal, byte
+ * for byte, to what recovery builds from the image; a later DIFF, which
+ * names only what changed (or was declared) since, then applies to the
+ * redone page exactly as it did to the page in memory, also where a writer
+ * that is compared with a copy writes a hole byte with the value it held.
+ * The encoding is the smaller one: a page whose DIFF comes to more than the
+ * image without its hole is logged as that image.
+ *
  * Declared writes: inside ruma_bm_op_declare ... ruma_bm_op_end, the pages
  * the thread latches exclusively are not copied; their writer names every
  * byte range it writes (ruma_bm_wrote) and the record logs those ranges'
@@ -36,7 +56,11 @@
  *
  * Record payload (type BM_WAL_MTR): a sequence of entries
  *   u8 kind, u64 pid, then  ALLOC/FREE: nothing;  FPI: RUMA_BM_PAGE_DATA bytes;
- *   DIFF: u16 n, n x { u16 off, u16 len, len bytes }.
+ *   DIFF: u16 n, n x { u16 off, u16 len, len bytes };
+ *   FPI_HOLE: u16 off, u16 len, the RUMA_BM_PAGE_DATA - len bytes outside
+ *   [off, off + len).
+ * A new kind needs no new log format: a log without it reads as before,
+ * and a build that does not know it refuses the record with a message.
  * Type BM_WAL_META: u32 slot, u64 value (ruma_bm_meta_set).
  *
  * No syscalls of its own (the log does its I/O in src/wal).
@@ -61,6 +85,9 @@
 #define MTR_RANGES 16u
 /* Declared ranges this close are merged into one. */
 #define MTR_RANGE_GAP 16u
+/* A DIFF body this long or longer asks the owner for the page's hole: an
+ * image without it may be smaller (a node's image is at least its header). */
+#define MTR_HOLE_ASK 128u
 
 struct mtr_page {
 	ruma_pid pid;
@@ -385,6 +412,42 @@ static char *put_declared(char *o, const struct mtr_page *e)
 	return o;
 }
 
+void ruma_bm_set_page_hole(ruma_bm *bm, ruma_bm_page_hole hole)
+{
+	atomic_store_explicit(&bm->page_hole, hole, memory_order_release);
+}
+
+/* The hole the page's owner names in page (0 when none, or one not inside
+ * the page, or one too short to save anything). */
+static unsigned page_hole(ruma_bm *bm, const char *page, unsigned *off)
+{
+	ruma_bm_page_hole hole = atomic_load_explicit(&bm->page_hole, memory_order_acquire);
+	unsigned o = 0, len = 0;
+	if (!hole || !hole(page, &o, &len) || o > D || len > D - o || len <= BM_MTR_HOLE_HDR)
+		return 0;
+	*off = o;
+	return len;
+}
+
+/* A full image entry of page at o: FPI_HOLE without [hoff, hoff + hlen)
+ * when hlen is not 0, else FPI; returns its end. */
+static char *put_image(char *o, ruma_pid pid, const char *page, unsigned hoff, unsigned hlen)
+{
+	if (!hlen) {
+		o = put_head(o, BM_MTR_FPI, pid);
+		memcpy(o, page, D);
+		return o + D;
+	}
+	uint16_t off = (uint16_t)hoff, len = (uint16_t)hlen;
+	o = put_head(o, BM_MTR_FPI_HOLE, pid);
+	memcpy(o, &off, 2);
+	memcpy(o + 2, &len, 2);
+	o += BM_MTR_HOLE_HDR;
+	memcpy(o, page, hoff);
+	memcpy(o + hoff, page + hoff + hlen, D - hoff - hlen);
+	return o + D - hlen;
+}
+
 /* With RUMA_ASSERT on: every byte of a declared page that changed since the
  * copy lies inside a declared range. */
 static void check_declared(ruma_bm *bm, const struct mtr_page *e)
@@ -460,10 +523,18 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue; /* unchanged */
 		/* a page LSN is the END of its last record: <= epoch means its
 		 * last change was before the redo start */
-		if (end == body || (!e->fresh && bm_page_lsn(page) <= epoch)) {
-			o = put_head(o, BM_MTR_FPI, e->pid);
-			memcpy(o, page, D);
-			o += D;
+		bool image = end == body || (!e->fresh && bm_page_lsn(page) <= epoch);
+		unsigned hoff = 0, hlen = 0;
+		if (image || (size_t)(end - body) >= MTR_HOLE_ASK) {
+			hlen = page_hole(bm, page, &hoff);
+			/* the smaller encoding: an image without its hole */
+			image = image || (hlen && (size_t)(end - body) > BM_MTR_HOLE_HDR + D - hlen);
+		}
+		if (image) {
+			/* the hole becomes the zeros recovery writes there: the page
+			 * stays equal to its redo, byte for byte */
+			memset(bm_page(bm, e->pid) + hoff, 0, hlen);
+			o = put_image(o, e->pid, page, hoff, hlen);
 			logged[i] = page;
 		} else {
 			(void)put_head(o, BM_MTR_DIFF, e->pid);

@@ -29,6 +29,11 @@ struct bm_wal_extent {
 #define BM_MTR_FREE 2u  /* the page was freed */
 #define BM_MTR_FPI 3u   /* full image: RUMA_BM_PAGE_DATA bytes */
 #define BM_MTR_DIFF 4u  /* u16 n, n x { u16 off, u16 len, bytes } */
+/* full image without its hole: u16 off, u16 len, then the RUMA_BM_PAGE_DATA
+ * - len bytes outside [off, off + len); redo writes zeros in the hole */
+#define BM_MTR_FPI_HOLE 5u
+/* Header bytes of a BM_MTR_FPI_HOLE body before the image's bytes. */
+#define BM_MTR_HOLE_HDR 4u
 
 /* Pages one mini-transaction may hold exclusively, and the largest record. */
 #define BM_MTR_MAX 32u

@@ -16,6 +16,8 @@
  *          built of it is dropped unwritten (a freed page is never
  *          written back: an extent may own its bytes on disk),
  *   FPI    the page is set to the image (also repairs a page torn on disk),
+ *   FPI_HOLE  the same, with zeros in the hole the image leaves out (its
+ *          bounds checked against the page and the entry first),
  *   DIFF   applied when the page's LSN is older than the record (the page
  *          is read from disk and checksum-verified; a torn page cannot be
  *          met here: its first change after the epoch was an ALLOC or FPI
@@ -130,6 +132,54 @@ static int apply_diff(ruma_bm *bm, ruma_pid pid, bool dead, const char *b, const
 	return 0;
 }
 
+/* A full image at b: the page's bytes outside the hole [hoff, hoff + hlen),
+ * zeros inside (hlen 0: a whole page). */
+static int apply_image(ruma_bm *bm, ruma_pid pid, bool dead, const char *b, unsigned hoff,
+		       unsigned hlen, const ruma_wal_record *rec)
+{
+	char *page;
+	int r;
+	if (dead)
+		return 0;
+	if ((r = latch(bm, pid, true, &page)))
+		return r;
+	memcpy(page, b, hoff);
+	memset(page + hoff, 0, hlen);
+	memcpy(page + hoff + hlen, b + hoff, D - hoff - hlen);
+	bm_page_set_lsn(page, rec->lsn);
+	ruma_bm_unfix_x(bm, pid);
+	bm->recovery.full_images++;
+	return 0;
+}
+
+/* An FPI_HOLE entry at b: its hole inside the page, its bytes inside the
+ * record. */
+static int apply_holed_image(ruma_bm *bm, ruma_pid pid, bool dead, const char *b,
+			     const char *end, const ruma_wal_record *rec, const char **next)
+{
+	uint16_t hoff, hlen;
+	if (end - b < (ptrdiff_t)BM_MTR_HOLE_HDR)
+		return RUMA_ECORRUPT;
+	memcpy(&hoff, b, 2);
+	memcpy(&hlen, b + 2, 2);
+	b += BM_MTR_HOLE_HDR;
+	if ((size_t)hoff + hlen > D || end - b < (ptrdiff_t)(D - hlen))
+		return RUMA_ECORRUPT;
+	*next = b + (D - hlen);
+	return apply_image(bm, pid, dead, b, hoff, hlen, rec);
+}
+
+/* An entry kind this build does not know: a newer ruma's log, or damage. */
+static int unknown_kind(ruma_bm *bm, unsigned kind, const ruma_wal_record *rec)
+{
+	bm_say(&bm->cfg,
+		"%s.wal: record at LSN %" PRIu64 " holds a page change of kind %u, which this "
+		"build does not know: a log written by a newer ruma (recover the store with it) "
+		"or a damaged one",
+		bm->path, rec->lsn, kind);
+	return RUMA_ECORRUPT;
+}
+
 /* One entry of an MTR record; dead: an extent allocation later in the log
  * takes the page, so its bytes are not redone (allocation state only). */
 static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, bool dead, const char *b,
@@ -158,19 +208,13 @@ static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, bool dead, cons
 		if (end - b < (ptrdiff_t)D)
 			return RUMA_ECORRUPT;
 		*next = b + D;
-		if (dead)
-			return 0;
-		if ((r = latch(bm, pid, true, &page)))
-			return r;
-		memcpy(page, b, D);
-		bm_page_set_lsn(page, rec->lsn);
-		ruma_bm_unfix_x(bm, pid);
-		bm->recovery.full_images++;
-		return 0;
+		return apply_image(bm, pid, dead, b, 0, 0, rec);
+	case BM_MTR_FPI_HOLE:
+		return apply_holed_image(bm, pid, dead, b, end, rec, next);
 	case BM_MTR_DIFF:
 		return apply_diff(bm, pid, dead, b, end, rec->end, next);
 	default:
-		return RUMA_ECORRUPT;
+		return unknown_kind(bm, kind, rec);
 	}
 }
 

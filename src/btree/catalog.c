@@ -211,6 +211,7 @@ static int catalog_enter(ruma_bm *bm, const char *name, bool create, ruma_btree 
 	memset(cat, 0, sizeof(*cat));
 	cat->bm = bm;
 	cat->pages_checked = ruma_bm_set_page_check(bm, page_check);
+	ruma_bm_set_page_hole(bm, node_hole); /* full page images leave the gap out */
 	if ((rc = bt_txn_recover(bm)))
 		return rc;
 	return catalog_root(bm, create, &cat->root);

@@ -11,6 +11,11 @@
  * values).  Functions reading a page that may be read optimistically never
  * step outside the page, whatever its bytes say.  No system calls.
  *
+ * The free gap between the slot array and the heap holds nothing: every
+ * function writes a gap byte (a new slot, a heap allocation) before it
+ * reads it, and none reads the gap otherwise.  The log's full page images
+ * leave it out (node_hole), zeroing it, and recovery fills it with zeros.
+ *
  * Every function that writes a node names the bytes it writes with
  * ruma_bm_wrote (through bm_wrote, bm/declare.h) (the redo log of a declaring operation logs exactly those,
  * src/bm/mtr.c); on a private copy of a page the call does nothing.  The
@@ -50,6 +55,19 @@ bool node_plausible(const node *n)
 	if (n->prefix_len > n->lower_len || n->lower_len > RUMA_BTREE_MAX_KEY ||
 	    n->upper_len > RUMA_BTREE_MAX_KEY)
 		return false;
+	return true;
+}
+
+bool node_hole(const void *page, unsigned *off, unsigned *len)
+{
+	const node *n = page;
+	if (n->magic != NODE_MAGIC || n->count > NODE_MAX_COUNT)
+		return false;
+	unsigned lo = NODE_HDR + n->count * NODE_SLOT;
+	if (n->data_offset < lo || n->data_offset > NODE_PAGE)
+		return false;
+	*off = lo;
+	*len = n->data_offset - lo;
 	return true;
 }
 

@@ -221,6 +221,14 @@ const uint8_t *node_value(const node *n, unsigned pos, unsigned *len, bool *bad)
 /* Full key of entry pos into buf (NODE_KEYBUF bytes); returns its length. */
 unsigned node_full_key(const node *n, unsigned pos, uint8_t *buf, bool *bad);
 
+/* The free gap of the node at page, [*off, *off + *len): the bytes between
+ * the slot array and the heap, which no node function reads before it
+ * writes them (a new slot, a heap allocation).  false when the page is not
+ * a node with a plausible header.  The buffer manager leaves the gap out of
+ * the node's full page images and zeroes it (ruma_bm_set_page_hole,
+ * src/bm/mtr.c). */
+bool node_hole(const void *page, unsigned *off, unsigned *len);
+
 /* ---- require an exclusive latch (or a private page) ----------------------------- */
 
 /* Initialise an empty node with the given fences (upper == NULL: +inf). */
