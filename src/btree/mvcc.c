@@ -15,7 +15,7 @@
  *
  * Versions are undo chains as in HyPer (Neumann, Mühlbauer, Kemper, SIGMOD
  * 2015): a committing writer's undo (kept in memory for abort anyway) is
- * moved here whole as a block tagged with its commit timestamp, and each of
+ * copied here as one block tagged with its commit timestamp, and each of
  * its entries is linked into the chain of its row, newest first.  Rows are
  * found through a skip list ordered by (store, tree, key), so scans can
  * list the rows with versions in a key range.  Versions serve the
@@ -313,10 +313,7 @@ static void block_free(struct mv_block *b)
 			row_drop(r);
 	}
 	vs_bytes -= b->size;
-	free(b->vers);
-	free(b->u);
-	free(b->bytes);
-	free(b);
+	free(b); /* its versions, undo entries and bytes are in the same allocation */
 }
 
 /* Take the oldest block off the list; vs_mu held for writing. */
@@ -414,38 +411,48 @@ static int block_link(struct mv_block *b)
 	return 0;
 }
 
-/* Clear the owner's undo fields (the store owns the undo now). */
-static void detach(pthread_mutex_t *mu, struct undo **u, size_t *n, uint8_t **bytes)
+/* The owner's undo is the store's now: empty it for readers that look
+ * through the owner (its arrays stay the owner's, for its next
+ * transaction). */
+static void detach(pthread_mutex_t *mu, size_t *n)
 {
 	pthread_mutex_lock(mu);
-	*u = NULL;
 	__atomic_store_n(n, 0, __ATOMIC_RELEASE);
-	*bytes = NULL;
 	pthread_mutex_unlock(mu);
 }
 
-int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo **u,
-	       size_t *n, uint8_t **bytes, size_t nbytes)
+/* A block of cts holding copies of u[0, n) and bytes[0, nbytes), with its
+ * versions, in one allocation (one free ends it). */
+static struct mv_block *block_new(ruma_bm *bm, uint64_t cts, const struct undo *u, size_t n,
+				  const uint8_t *bytes, size_t nbytes)
 {
-	struct mv_block *b = calloc(1, sizeof(*b));
-	struct mv_ver *v = calloc(*n ? *n : 1, sizeof(*v));
+	size_t vers = n * sizeof(struct mv_ver), undo = n * sizeof(*u);
+	struct mv_block *b = malloc(sizeof(*b) + vers + undo + nbytes);
+	if (!b)
+		return NULL;
+	struct mv_ver *v = (struct mv_ver *)(b + 1);
+	struct undo *uc = (struct undo *)((char *)v + vers);
+	uint8_t *bc = (uint8_t *)uc + undo;
+	memcpy(uc, u, undo);
+	memcpy(bc, bytes, nbytes);
+	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL };
+	return b;
+}
+
+int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struct undo *u,
+	       size_t *n, const uint8_t *bytes, size_t nbytes)
+{
+	struct mv_block *b = block_new(bm, cts, u, *n, bytes, nbytes);
 	pthread_rwlock_wrlock(&vs_mu);
-	if (!b || !v) {
+	if (!b) {
 		force_locked(cts);
-		struct undo *uu = *u;
-		uint8_t *bb = *bytes;
-		detach(owner_mu, u, n, bytes);
+		detach(owner_mu, n);
 		pthread_rwlock_unlock(&vs_mu);
-		free(b);
-		free(v);
-		free(uu);
-		free(bb);
 		return -ENOMEM;
 	}
-	*b = (struct mv_block){ bm, cts, *u, *n, *bytes, nbytes + *n * sizeof(**u), v, NULL };
 	vs_bytes += b->size;
 	int r = block_link(b);
-	detach(owner_mu, u, n, bytes);
+	detach(owner_mu, n);
 	if (r) {
 		force_locked(cts);
 		block_free(b);

@@ -66,18 +66,18 @@ void mv_snapshot_end(unsigned slot);
 bool mv_needed(ruma_bm *bm, uint64_t commit_ts);
 
 /*
- * mv_handoff — take ownership of a committing transaction's undo (the
- * entries *u[0, *n) and their bytes *bytes, nbytes long: moved, not copied)
- * as the versions of commit timestamp cts on store bm.  The owner's fields
- * are cleared under owner_mu once the versions are linked, so a reader
- * that reaches the undo through the owner, and one that reaches it here,
- * never both miss it.  Then collects what no snapshot needs and drops the
- * oldest versions beyond the memory bound (the snapshots that needed them
- * get RUMA_ESNAPTOOOLD).  The undo is taken in every case: on -ENOMEM it
- * is freed and the snapshots that needed it are made too old.
+ * mv_handoff — copy a committing transaction's undo (the entries u[0, *n)
+ * and their bytes, nbytes long) into one block as the versions of commit
+ * timestamp cts on store bm.  The owner's count *n is set to 0 under
+ * owner_mu once the versions are linked, so a reader that reaches the undo
+ * through the owner, and one that reaches it here, never both miss it (the
+ * owner keeps its arrays for its next transaction).  Then collects what no
+ * snapshot needs and drops the oldest versions beyond the memory bound
+ * (the snapshots that needed them get RUMA_ESNAPTOOOLD).  On -ENOMEM *n is
+ * 0 all the same and the snapshots that needed the undo are made too old.
  */
-int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, struct undo **u,
-	       size_t *n, uint8_t **bytes, size_t nbytes);
+int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struct undo *u,
+	       size_t *n, const uint8_t *bytes, size_t nbytes);
 
 /* The version count and the too-old bound (mvcc.c), read inline by the
  * fast path of a snapshot read. */

@@ -278,8 +278,8 @@ static ruma_txn *txn_alloc(void)
 	}
 	spare = NULL;
 	(void)pthread_setspecific(spare_key, NULL);
-	/* the arrays and the mutex stay; arrays handed to the version store at
-	 * commit are gone (NULL) */
+	/* the arrays and the mutex stay (the version store copies what it
+	 * keeps) */
 	uint64_t *locks = x->locks;
 	struct undo *undo = x->undo;
 	uint8_t *bytes = x->bytes;
@@ -1179,7 +1179,7 @@ static void publish_commit(ruma_txn *x)
 	uint64_t c = mv_commit_ts();
 	__atomic_store_n(&x->cts, c, __ATOMIC_SEQ_CST);
 	if (mv_needed(x->bm, c)) /* -ENOMEM: made the snapshots that needed it too old */
-		(void)mv_handoff(x->bm, c, &x->mu, &x->undo, &x->nundo, &x->bytes, x->nbytes);
+		(void)mv_handoff(x->bm, c, &x->mu, x->undo, &x->nundo, x->bytes, x->nbytes);
 }
 
 static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
