@@ -63,6 +63,7 @@ struct mv_block {
 	size_t size; /* bytes charged against the bound */
 	struct mv_ver *vers;
 	struct mv_block *next;
+	bool removed; /* its transaction removed rows from the tree */
 };
 
 /* One row with versions in the skip list. */
@@ -98,7 +99,7 @@ static struct mv_row vs_head_row; /* level pointers only */
 static struct mv_block *vs_oldest, *vs_newest;
 /* vs_oldest's commit timestamp (UINT64_MAX: none), read without vs_mu. */
 static uint64_t vs_oldest_cts = UINT64_MAX;
-uint64_t mv_nver, mv_forced;
+uint64_t mv_nver, mv_forced, mv_nremoved;
 uint64_t mv_filter[1u << MV_FILTER_BITS];
 static uint64_t vs_bytes, vs_dropped;
 static uint64_t vs_limit = MV_DEFAULT_LIMIT;
@@ -313,6 +314,8 @@ static void block_free(struct mv_block *b)
 			row_drop(r);
 	}
 	vs_bytes -= b->size;
+	if (b->removed)
+		__atomic_sub_fetch(&mv_nremoved, 1, __ATOMIC_SEQ_CST);
 	free(b); /* its versions, undo entries and bytes are in the same allocation */
 }
 
@@ -435,12 +438,12 @@ static struct mv_block *block_new(ruma_bm *bm, uint64_t cts, const struct undo *
 	uint8_t *bc = (uint8_t *)uc + undo;
 	memcpy(uc, u, undo);
 	memcpy(bc, bytes, nbytes);
-	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL };
+	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL, false };
 	return b;
 }
 
 int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struct undo *u,
-	       size_t *n, const uint8_t *bytes, size_t nbytes)
+	       size_t *n, const uint8_t *bytes, size_t nbytes, bool removed)
 {
 	struct mv_block *b = block_new(bm, cts, u, *n, bytes, nbytes);
 	pthread_rwlock_wrlock(&vs_mu);
@@ -450,6 +453,9 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 		pthread_rwlock_unlock(&vs_mu);
 		return -ENOMEM;
 	}
+	b->removed = removed;
+	if (removed) /* before its versions can be seen, and before it leaves the deleters */
+		__atomic_add_fetch(&mv_nremoved, 1, __ATOMIC_SEQ_CST);
 	vs_bytes += b->size;
 	int r = block_link(b);
 	detach(owner_mu, n);

@@ -75,13 +75,16 @@ bool mv_needed(ruma_bm *bm, uint64_t commit_ts);
  * snapshot needs and drops the oldest versions beyond the memory bound
  * (the snapshots that needed them get RUMA_ESNAPTOOOLD).  On -ENOMEM *n is
  * 0 all the same and the snapshots that needed the undo are made too old.
+ * `removed`: the transaction removed rows from the tree (counted in
+ * mv_nremoved while the block is stored).
  */
 int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struct undo *u,
-	       size_t *n, const uint8_t *bytes, size_t nbytes);
+	       size_t *n, const uint8_t *bytes, size_t nbytes, bool removed);
 
-/* The version count and the too-old bound (mvcc.c), read inline by the
- * fast path of a snapshot read. */
-extern uint64_t mv_nver, mv_forced;
+/* The version count, the too-old bound and the stored blocks of
+ * transactions that removed rows (mvcc.c), read inline by the fast paths
+ * of snapshot reads and scans. */
+extern uint64_t mv_nver, mv_forced, mv_nremoved;
 
 /* mv_row_hash — 64 bits of (store, tree, key), mixed 8 bytes at a time:
  * the identity of a row's lock (txn.c) and of its version-filter bucket. */
@@ -125,6 +128,13 @@ extern uint64_t mv_filter[1u << MV_FILTER_BITS];
 static inline bool mv_filter_clear(uint64_t h, uint64_t start_ts)
 {
 	return __atomic_load_n(&mv_filter[h >> (64 - MV_FILTER_BITS)], __ATOMIC_ACQUIRE) <= start_ts;
+}
+
+/* mv_no_removed — no stored version is of a row its transaction removed
+ * from the tree (seq_cst): every row a snapshot may see is in the tree. */
+static inline bool mv_no_removed(void)
+{
+	return __atomic_load_n(&mv_nremoved, __ATOMIC_SEQ_CST) == 0;
 }
 
 /* mv_empty — no version is stored (acquire): the fast path of a read. */

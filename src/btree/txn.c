@@ -1031,19 +1031,22 @@ static bool snap_emit(const struct snap_scan *sc, ruma_btree_scan_fn fn, void *c
 
 /*
  * The streaming path of a snapshot scan: while no transaction that removed
- * rows is running, the version store is empty, no such transaction
- * aborted since the scan began and the snapshot is not too old, no row can
- * be missing from the tree, and each row read in place needs only step 2
- * of a point read (its lock holder's before-images), done in the scan's
- * callback under the leaf's shared latch; those conditions are checked
- * after step 2, as step 3 is (a holder that committed in between has
- * linked its versions).  Under that latch no abort can restore the row
- * between steps 1 and 2 (restoring needs the latch).  A row removed before
- * the scan passed its place was removed by a transaction that joined the
- * deleters list first, so the check made at the next row (or at the end)
- * sees it, or, once that transaction ended, the version store or the count
- * of their aborts changed.  Then the scan goes on in batches from the last
- * row given to fn.
+ * rows is running, the version store holds no versions of a transaction
+ * that removed rows, no such transaction aborted since the scan began and
+ * the snapshot is not too old, no row can be missing from the tree, and
+ * each row read in place needs only steps 2 and 3 of a point read (its
+ * lock holder's before-images, then the versions stored for it when the
+ * version filter says a commit after the snapshot changed it), done in the
+ * scan's callback under the leaf's shared latch, step 3 after step 2 (a
+ * holder that committed in between has linked its versions and raised the
+ * filter); the conditions are checked after that.  Under that latch no
+ * abort can restore the row between the steps (restoring needs the
+ * latch).  A row removed before the scan passed its place was removed by a
+ * transaction that joined the deleters list first, so the check made at
+ * the next row (or at the end) sees it, or, once that transaction ended,
+ * its stored versions (counted before it left the list) or the count of
+ * their aborts.  Then the scan goes on in batches from the last row given
+ * to fn.
  */
 struct snap_stream {
 	struct snap_scan *sc;
@@ -1056,9 +1059,18 @@ struct snap_stream {
 
 static bool stream_ok(const struct snap_stream *st)
 {
-	return !__atomic_load_n(&deleters, __ATOMIC_ACQUIRE) && mv_empty() &&
+	return !__atomic_load_n(&deleters, __ATOMIC_ACQUIRE) && mv_no_removed() &&
 	       __atomic_load_n(&del_aborts, __ATOMIC_SEQ_CST) == st->a0 &&
 	       !mv_too_old(st->sc->x->start_ts);
+}
+
+/* Start an image of the row read in place (val, vlen) for steps 2 and 3. */
+static void stream_image(struct mv_image *img, const void *val, size_t vlen)
+{
+	img->present = true;
+	img->invalid = false;
+	img->len = (uint32_t)vlen;
+	memcpy(img->val, val, vlen);
 }
 
 static bool stream_one(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
@@ -1066,19 +1078,26 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
 	struct snap_stream *st = ctx;
 	struct snap_scan *sc = st->sc;
 	uint64_t h = row_hash(sc->t, key, klen);
-	bool present = true;
+	bool imaged = false;
 	if (__atomic_load_n(&stripes[h % LOCK_STRIPES].n, __ATOMIC_SEQ_CST)) {
-		st->img.present = true;
-		st->img.invalid = false;
-		st->img.len = (uint32_t)vlen;
-		memcpy(st->img.val, val, vlen);
+		stream_image(&st->img, val, vlen);
+		imaged = true;
 		resolve_lock(sc->x, sc->t, key, klen, h, &st->img);
-		present = st->img.present;
+	}
+	/* step 3, after step 2: a holder that committed meanwhile has linked
+	 * its versions and raised the row's filter bucket */
+	if (!mv_empty() && !mv_filter_clear(h, sc->x->start_ts)) {
+		if (!imaged)
+			stream_image(&st->img, val, vlen);
+		imaged = true;
+		if (mv_resolve(sc->t->bm, sc->t->root, key, klen, sc->x->start_ts, &st->img))
+			st->img.invalid = true; /* too old: the batches say so */
+	}
+	bool present = !imaged || st->img.present;
+	if (imaged) {
 		val = st->img.val;
 		vlen = st->img.len;
 	}
-	/* after the lock table, as step 3 of a point read: a holder that
-	 * committed meanwhile has linked its versions (a non-empty store) */
 	if (st->img.invalid || !stream_ok(st)) {
 		st->fallback = true;
 		return false;
@@ -1179,7 +1198,8 @@ static void publish_commit(ruma_txn *x)
 	uint64_t c = mv_commit_ts();
 	__atomic_store_n(&x->cts, c, __ATOMIC_SEQ_CST);
 	if (mv_needed(x->bm, c)) /* -ENOMEM: made the snapshots that needed it too old */
-		(void)mv_handoff(x->bm, c, &x->mu, x->undo, &x->nundo, x->bytes, x->nbytes);
+		(void)mv_handoff(x->bm, c, &x->mu, x->undo, &x->nundo, x->bytes, x->nbytes,
+				 x->deleter);
 }
 
 static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
