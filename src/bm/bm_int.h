@@ -410,18 +410,29 @@ static inline void bm_unlock_s(ruma_bm *bm, ruma_pid pid)
 	bm_wake(bm, pid);
 }
 
+/* Bit pid of a page bitmap (written, wip). */
+static inline bool bm_bit_test(_Atomic uint64_t *map, ruma_pid pid)
+{
+	return (atomic_load(&map[pid >> 6]) >> (pid & 63)) & 1;
+}
+
+static inline void bm_bit_set(_Atomic uint64_t *map, ruma_pid pid, bool on)
+{
+	uint64_t bit = 1ull << (pid & 63);
+	if (on)
+		atomic_fetch_or(&map[pid >> 6], bit);
+	else
+		atomic_fetch_and(&map[pid >> 6], ~bit);
+}
+
 static inline bool bm_wip_test(ruma_bm *bm, ruma_pid pid)
 {
-	return (atomic_load(&bm->wip[pid >> 6]) >> (pid & 63)) & 1;
+	return bm_bit_test(bm->wip, pid);
 }
 
 static inline void bm_wip_set(ruma_bm *bm, ruma_pid pid, bool on)
 {
-	uint64_t bit = 1ull << (pid & 63);
-	if (on)
-		atomic_fetch_or(&bm->wip[pid >> 6], bit);
-	else
-		atomic_fetch_and(&bm->wip[pid >> 6], ~bit);
+	bm_bit_set(bm->wip, pid, on);
 }
 
 /* Claim the shared-latched pid for writing: clear its dirty bit.  Another
@@ -491,17 +502,12 @@ void AnnotateIgnoreWritesEnd(const char *file, int line);
 
 static inline bool bm_written_test(ruma_bm *bm, ruma_pid pid)
 {
-	return (atomic_load_explicit(&bm->written[pid >> 6], memory_order_acquire) >>
-		(pid & 63)) & 1;
+	return bm_bit_test(bm->written, pid);
 }
 
 static inline void bm_written_set(ruma_bm *bm, ruma_pid pid, bool on)
 {
-	uint64_t bit = 1ull << (pid & 63);
-	if (on)
-		atomic_fetch_or(&bm->written[pid >> 6], bit);
-	else
-		atomic_fetch_and(&bm->written[pid >> 6], ~bit);
+	bm_bit_set(bm->written, pid, on);
 }
 
 static inline char *bm_page(ruma_bm *bm, ruma_pid pid)
