@@ -1,7 +1,8 @@
 /*
  * test_os.c — the OS layer: call counting, fault injection (nth call, sticky,
  * the injected call never reaching the kernel, a hook run at the nth call),
- * short transfers, futex, memfd, the store lock (flock) and fdatasync.
+ * short transfers, futex, memfd, the store lock (flock) and fdatasync, and
+ * the simulated power loss against a write in flight.
  */
 #include "test.h"
 #include "os/os.h"
@@ -11,6 +12,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -292,6 +295,55 @@ static int t_lock_and_fdatasync(void)
 	return TEST_PASS;
 }
 
+/* A write in flight when the simulated power loss strikes must land wholly
+ * before the loss (and be undone) or not at all, never on the file already
+ * put back.  The test's own pwrite() stands in for libc's (the OS layer
+ * calls it by name): armed, it holds the write back after the simulator
+ * saved what it overwrites, until the power loss has run or 300 ms passed,
+ * then writes with the raw syscall. */
+static atomic_bool pwrite_held;
+
+ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	if (atomic_exchange(&pwrite_held, false))
+		for (int ms = 0; ms < 300 && !ruma_os_powerloss_dead(); ms++)
+			usleep(1000);
+	return syscall(SYS_pwrite64, fd, buf, len, off);
+}
+
+static void *pl_race_loss(void *p)
+{
+	(void)p;
+	usleep(20000); /* the write is held by then */
+	return (void *)(intptr_t)ruma_os_powerloss();
+}
+
+static int t_powerloss_write_in_flight(void)
+{
+	char path[] = "/tmp/ruma-test-plraceXXXXXX", block[4096];
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	memset(block, 0x5a, sizeof(block));
+	CHECK_OK(ruma_os_powerloss_arm());
+	CHECK_OK(ruma_os_open(path, O_RDWR, 0, &fd));
+	pthread_t loss;
+	void *lost;
+	atomic_store(&pwrite_held, true);
+	CHECK_EQ(pthread_create(&loss, NULL, pl_race_loss, NULL), 0);
+	CHECK_EQ(ruma_os_pwrite(fd, block, sizeof(block), 0), sizeof(block));
+	CHECK_EQ(pthread_join(loss, &lost), 0);
+	CHECK(lost == NULL);
+	CHECK(ruma_os_powerloss_dead());
+	struct stat st;
+	CHECK_EQ(fstat(fd, &st), 0);
+	ruma_os_powerloss_disarm();
+	close(fd);
+	unlink(path);
+	CHECK_EQ(st.st_size, 0); /* as last synced: empty */
+	return TEST_PASS;
+}
+
 static void count_hook(void *ctx)
 {
 	(*(int *)ctx)++;
@@ -388,6 +440,7 @@ static const struct test_case cases[] = {
 	{ "sys_names", t_sys_names },
 	{ "lock_and_fdatasync", t_lock_and_fdatasync },
 	{ "inject_hook", t_inject_hook },
+	{ "powerloss_write_in_flight", t_powerloss_write_in_flight },
 	{ "read_write_probe", t_read_write_probe },
 };
 

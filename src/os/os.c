@@ -23,8 +23,13 @@
  * read through a second, buffered descriptor (/proc/self/fd/N reopened, so
  * O_DIRECT alignment does not matter); a completed fsync/fdatasync of the
  * descriptor empties the list and records the synced size.  The power loss
- * undoes the lists newest first and truncates to the synced size.  Writes
- * through io_uring are not tracked (tests of it write with pwrite/pwritev).
+ * undoes the lists newest first and truncates to the synced size.  Every
+ * change to a file (write, fallocate, ftruncate) passes a gate that the
+ * power loss closes (pl_gate): it lands wholly before the power loss, and
+ * is undone by it, or after it, and is dropped; never on a file already
+ * put back, where a late write would leave a size no crash can leave.
+ * Writes through io_uring are not tracked (tests of it write with
+ * pwrite/pwritev).
  *
  * Syscalls: all of those named in os.h, each exactly where its wrapper says;
  * the power-loss simulation uses open/pread/pwrite/ftruncate/fsync/fstat/
@@ -206,6 +211,10 @@ struct pl_file {
 static _Atomic bool pl_on;
 static bool pl_dead;
 static pthread_mutex_t pl_mu = PTHREAD_MUTEX_INITIALIZER;
+/* held shared by a change to a file from its undo record to its syscall's
+ * return, exclusively by the power loss (writer-preferring: a stream of
+ * writes cannot hold the power loss off) */
+static pthread_rwlock_t pl_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static struct pl_file *pl_files;
 static size_t pl_nfiles;
 
@@ -325,6 +334,7 @@ int ruma_os_powerloss(void)
 int ruma_os_powerloss_torn(uint64_t *torn)
 {
 	int err = 0;
+	pthread_rwlock_wrlock(&pl_gate);
 	pthread_mutex_lock(&pl_mu);
 	for (size_t i = 0; i < pl_nfiles; i++) {
 		struct pl_file *f = &pl_files[i];
@@ -355,6 +365,7 @@ int ruma_os_powerloss_torn(uint64_t *torn)
 	}
 	pl_dead = true;
 	pthread_mutex_unlock(&pl_mu);
+	pthread_rwlock_unlock(&pl_gate);
 	return err;
 }
 
@@ -386,6 +397,21 @@ void ruma_os_powerloss_disarm(void)
 static inline bool pl_armed(void)
 {
 	return RUMA_UNLIKELY(atomic_load_explicit(&pl_on, memory_order_relaxed));
+}
+
+/* Pass the gate before a change to a file (pl_gate); true when passed. */
+static bool pl_gate_enter(void)
+{
+	if (!pl_armed())
+		return false;
+	pthread_rwlock_rdlock(&pl_gate);
+	return true;
+}
+
+static void pl_gate_leave(bool passed)
+{
+	if (passed)
+		pthread_rwlock_unlock(&pl_gate);
 }
 
 int ruma_os_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, void **out)
@@ -529,9 +555,10 @@ int ruma_os_ftruncate(int fd, off_t len)
 	int inj = enter(RUMA_SYS_FTRUNCATE);
 	if (inj)
 		return fail_code(inj);
-	if (pl_armed() && pl_is_dead(fd))
-		return 0;
-	return ftruncate(fd, len) ? -errno : 0;
+	bool gated = pl_gate_enter();
+	int r = gated && pl_is_dead(fd) ? 0 : ftruncate(fd, len) ? -errno : 0;
+	pl_gate_leave(gated);
+	return r;
 }
 
 int ruma_os_fadvise(int fd, off_t off, off_t len, int advice)
@@ -547,9 +574,10 @@ int ruma_os_fallocate(int fd, int mode, off_t off, off_t len)
 	int inj = enter(RUMA_SYS_FALLOCATE);
 	if (inj)
 		return fail_code(inj);
-	if (pl_armed() && pl_is_dead(fd))
-		return 0;
-	return fallocate(fd, mode, off, len) ? -errno : 0;
+	bool gated = pl_gate_enter();
+	int r = gated && pl_is_dead(fd) ? 0 : fallocate(fd, mode, off, len) ? -errno : 0;
+	pl_gate_leave(gated);
+	return r;
 }
 
 int ruma_os_open(const char *path, int flags, mode_t mode, int *fd)
@@ -672,15 +700,15 @@ ssize_t ruma_os_pwritev(int fd, const struct iovec *iov, int n, off_t off)
 	int inj = enter(RUMA_SYS_PWRITEV);
 	if (inj)
 		return inj == 1 ? 0 : inj; /* err 0 injects a zero-byte write */
-	if (pl_armed()) {
-		size_t len = 0;
-		for (int i = 0; i < n; i++)
-			len += iov[i].iov_len;
-		if (pl_before_write(fd, len, off))
-			return (ssize_t)len; /* after the power loss: lost */
-	}
-	ssize_t r = pwritev(fd, iov, n, off);
-	return r < 0 ? -errno : r;
+	bool gated = pl_gate_enter();
+	size_t len = 0;
+	for (int i = 0; gated && i < n; i++)
+		len += iov[i].iov_len;
+	/* after the power loss: lost */
+	ssize_t r = gated && pl_before_write(fd, len, off) ? (ssize_t)len : pwritev(fd, iov, n, off);
+	r = r < 0 ? -errno : r;
+	pl_gate_leave(gated);
+	return r;
 }
 
 int ruma_os_pwritev_full(int fd, const struct iovec *iov, int n, off_t off)
@@ -732,10 +760,12 @@ ssize_t ruma_os_pwrite(int fd, const void *buf, size_t len, off_t off)
 	int inj = enter(RUMA_SYS_PWRITE);
 	if (inj)
 		return inj == 1 ? 0 : inj; /* err 0 injects a zero-byte write */
-	if (pl_armed() && pl_before_write(fd, len, off))
-		return (ssize_t)len; /* after the power loss: lost */
-	ssize_t r = pwrite(fd, buf, len, off);
-	return r < 0 ? -errno : r;
+	bool gated = pl_gate_enter();
+	/* after the power loss: lost */
+	ssize_t r = gated && pl_before_write(fd, len, off) ? (ssize_t)len : pwrite(fd, buf, len, off);
+	r = r < 0 ? -errno : r;
+	pl_gate_leave(gated);
+	return r;
 }
 
 int ruma_os_pread_full(int fd, void *buf, size_t len, off_t off)
