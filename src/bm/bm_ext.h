@@ -122,6 +122,15 @@ unsigned ruma_bm_aio_inflight(ruma_bm *bm);
  */
 unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
 
+/*
+ * ruma_bm_prefetch_head — a CPU cache hint: start loading pid's latch word
+ * and the first `bytes` of its page into the cache, so that a walk about
+ * to latch and read it (a scan's next leaf) finds them there.  Nothing is
+ * read from the device and nothing is latched; a pid outside the pool or
+ * an evicted page only wastes the hint.
+ */
+void ruma_bm_prefetch_head(ruma_bm *bm, ruma_pid pid, unsigned bytes);
+
 /* Pages a flush (checkpoint, close) copies and writes at once: one
  * io_uring submission or one pwritev per contiguous run of them.  Each is
  * latched shared only while it is copied (128 KiB of copies in all). */

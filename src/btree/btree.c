@@ -1144,6 +1144,30 @@ static void scan_next_parent(ruma_btree *t, const path *p, bool desc, unsigned l
 		(void)ruma_bm_prefetch(t->bm, &next, 1);
 }
 
+/* Bytes of the next leaf loaded ahead: its header and first slots. */
+#define NEXT_LEAF_HINT_BYTES 256u
+
+/* Start loading the latch word and the head of the leaf after (desc:
+ * before) p's into the CPU cache while p's entries are visited: reaching
+ * it is a chain of dependent loads (measured: YCSB E, 1 KB values, 1.2x
+ * the scans per second; the whole page ahead gave nothing).  The parent
+ * is read optimistically: only a hint. */
+
+static void next_leaf_hint(ruma_btree *t, const path *p, bool desc)
+{
+	if (!p->has_parent || (desc && p->ppos == 0))
+		return;
+	bool bad = false;
+	ruma_pid c = 0;
+	olc_enter();
+	unsigned pos = desc ? p->ppos - 1 : p->ppos + 1;
+	if (pos <= p->p->count)
+		c = node_child_at(p->p, pos, &bad);
+	olc_leave();
+	if (c && !bad)
+		ruma_bm_prefetch_head(t->bm, c, NEXT_LEAF_HINT_BYTES);
+}
+
 /* Children of p's parent left after p's position in scan order (read
  * optimistically: only a hint). */
 static unsigned children_left(const path *p, bool desc)
@@ -1192,6 +1216,7 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 			ra = RUMA_MIN(2 * ra, ra_max);
 		}
 		bool end = true;
+		next_leaf_hint(t, &p, desc);
 		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
 		if (rest && !rc && !end)
