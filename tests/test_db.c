@@ -695,6 +695,7 @@ static int t_disk_full(void)
 	for (unsigned i = 0; i < 1000 && rc == 0; i++) {
 		if (i == 300) {
 			ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, true);
+			ruma_os_inject(RUMA_SYS_PWRITEV, 1, ENOSPC, true);
 			ruma_os_inject(RUMA_SYS_FALLOCATE, 1, ENOSPC, true);
 		}
 		rc = commit_one(db, t, i);

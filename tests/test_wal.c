@@ -325,7 +325,7 @@ static int t_io_errors(void)
 
 	CHECK_OK(open_log(&w, 0));
 	CHECK_OK(ruma_wal_append(w, 2, buf, fill(2, buf), NULL, &end));
-	ruma_os_inject(RUMA_SYS_PWRITE, 1, ENOSPC, false);
+	ruma_os_inject(RUMA_SYS_PWRITEV, 1, ENOSPC, false); /* a round is one pwritev */
 	CHECK_EQ(ruma_wal_flush(w, end), -ENOSPC);
 	ruma_os_inject_clear();
 	(void)ruma_wal_close(w);
@@ -617,7 +617,7 @@ static int t_path_copied(void)
 	memset(buf, 'x', sizeof(buf) - 1);
 	buf[sizeof(buf) - 1] = 0;
 	CHECK_OK(ruma_wal_append(w, 1, b, sizeof(b), NULL, &end));
-	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, false);
+	ruma_os_inject(RUMA_SYS_PWRITEV, 1, EIO, false);
 	said[0] = 0;
 	CHECK_EQ(ruma_wal_flush(w, end), -EIO);
 	ruma_os_inject_clear();

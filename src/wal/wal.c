@@ -83,7 +83,8 @@
  * (an appender past that waits before it copies);
  * err != 0 is sticky (a dead log accepts nothing).
  *
- * Syscalls (src/os): open, pread, pwrite, fdatasync, ftruncate, fallocate (allocation ahead,
+ * Syscalls (src/os): open, pread, pwrite (the header), pwritev (a round: one call), fdatasync,
+ * ftruncate, fallocate (allocation ahead,
  * hole punching), fadvise, fstat
  * (the file's size); close directly.  Thread: the optional background flusher (pthread).
  */
@@ -101,6 +102,7 @@
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -723,31 +725,40 @@ static int find_end(ruma_wal *w)
 
 /* ---- flushing ------------------------------------------------------------------ */
 
-/* Write ring bytes for LSNs [from, to) to the file (mu not held): the whole
- * blocks around them with direct I/O. */
-static int write_range(ruma_wal *w, uint64_t from, uint64_t to)
+/* The ring's bytes [from, to) as at most two pieces (where the ring
+ * wraps) into v; returns how many. */
+static int ring_pieces(ruma_wal *w, uint64_t from, uint64_t to, struct iovec *v)
 {
-	while (from < to) {
-		size_t at = (size_t)((from - w->base) % w->cap);
-		size_t n = (size_t)RUMA_MIN(to - from, (uint64_t)(w->cap - at));
-		int r = ruma_os_pwrite_full(w->fd, w->ring + at, n, file_off(w, from));
-		if (r)
-			return r;
-		from += n;
+	int n = 0;
+	for (uint64_t at = from; at < to; n++) {
+		size_t off = (size_t)((at - w->base) % w->cap);
+		size_t len = (size_t)RUMA_MIN(to - at, (uint64_t)(w->cap - off));
+		v[n] = (struct iovec){ w->ring + off, len };
+		at += len;
 	}
-	return 0;
+	return n;
 }
 
-/* Direct I/O: [from, to) as whole blocks — those before the block of `to`
- * straight from the ring (appenders write only at `to` and beyond), that
- * one from w->tail, copied under mu with zeros after `to`.  mu not held. */
+/* Buffered I/O: the ring's bytes [from, to) in one pwritev.  mu not held. */
+static int write_range(ruma_wal *w, uint64_t from, uint64_t to)
+{
+	struct iovec v[2];
+	int n = ring_pieces(w, from, to, v);
+	return n ? ruma_os_pwritev_full(w->fd, v, n, file_off(w, from)) : 0;
+}
+
+/* Direct I/O: [from, to) as whole blocks in one pwritev (one request to
+ * the device, not one per piece) — those before the block of `to` straight
+ * from the ring (appenders write only at `to` and beyond), that one from
+ * w->tail, copied under mu with zeros after `to`.  mu not held. */
 static int write_blocks(ruma_wal *w, uint64_t from, uint64_t to)
 {
-	uint64_t last = block_start(w, to);
-	int r = write_range(w, block_start(w, from), last);
-	if (!r && last < to)
-		r = ruma_os_pwrite_full(w->fd, w->tail, WAL_BLOCK, file_off(w, last));
-	return r;
+	struct iovec v[3];
+	uint64_t first = block_start(w, from), last = block_start(w, to);
+	int n = ring_pieces(w, first, last, v);
+	if (last < to)
+		v[n++] = (struct iovec){ w->tail, WAL_BLOCK };
+	return n ? ruma_os_pwritev_full(w->fd, v, n, file_off(w, first)) : 0;
 }
 
 /*
