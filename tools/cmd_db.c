@@ -85,29 +85,28 @@ static int fail(const char *what, int rc)
 
 /* ---- keys and values as text ------------------------------------------------- */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+/* Each byte's value as a hex digit plus one (0: not a digit), so that a
+ * load parses its keys and values with one table lookup per digit. */
+static const unsigned char hex_digit[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7,
+	['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
 
 static int parse_hex(const char *s, size_t n, unsigned char *out, size_t cap, size_t *len)
 {
 	if (n % 2 || n / 2 > cap)
 		return n % 2 ? -EINVAL : RUMA_ETOOBIG;
+	const unsigned char *p = (const unsigned char *)s;
+	bool bad = false;
 	for (size_t i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		out[i] = (unsigned char)(hi * 16 + lo);
+		unsigned hi = hex_digit[p[2 * i]], lo = hex_digit[p[2 * i + 1]];
+		bad |= !hi | !lo;
+		out[i] = (unsigned char)((hi - 1) * 16 + lo - 1);
 	}
 	*len = n / 2;
-	return 0;
+	return bad ? -EINVAL : 0;
 }
 
 /* Text with \\ and \xNN escapes. */
@@ -122,8 +121,10 @@ static int parse_escaped(const char *s, unsigned char *out, size_t cap, size_t *
 		} else if (s[1] == '\\') {
 			out[n++] = '\\';
 			s += 2;
-		} else if (s[1] == 'x' && hexval(s[2]) >= 0 && hexval(s[3]) >= 0) {
-			out[n++] = (unsigned char)(hexval(s[2]) * 16 + hexval(s[3]));
+		} else if (s[1] == 'x' && hex_digit[(unsigned char)s[2]] &&
+			   hex_digit[(unsigned char)s[3]]) {
+			out[n++] = (unsigned char)((hex_digit[(unsigned char)s[2]] - 1) * 16 +
+						   hex_digit[(unsigned char)s[3]] - 1);
 			s += 4;
 		} else {
 			return -EINVAL;
