@@ -25,6 +25,11 @@
  *                     ones stay
  *   checkpoint_open_txn  the same with checkpoints (ruma_bm_flush) while the
  *                     transaction is open and others commit
+ *   undo_carried      a transaction's later undo records ride in the
+ *                     records of the page changes they precede: in the log
+ *                     after a power loss, one UNDO record of its own per
+ *                     transaction and every other one carried; recovery
+ *                     still undoes the open transaction whole
  *   misuse            a tree of another store given to a transaction is
  *                     -EINVAL and changes neither store; closing a store
  *                     with a transaction open is -EBUSY (nothing closed,
@@ -34,7 +39,9 @@
 #include "wal_util.h"
 
 #include <ruma/txn.h>
+#include <ruma/wal.h>
 #include "bm/bm_ext.h"
+#include "bm/mtr.h"
 
 #include "os/os.h"
 
@@ -357,10 +364,8 @@ static int t_sigkill(void)
 	return TEST_PASS;
 }
 
-/* The power fails with open_txn unfinished; reopening recovers the store,
- * undoes open_txn (the one loser) and leaves exactly model. */
-static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn,
-				  const uint32_t *model)
+/* The power fails with open_txn unfinished; the files stay as it left them. */
+static int power_fails(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn)
 {
 	CHECK_OK(ruma_os_powerloss());
 	/* the "machine" is dead: nothing of this abort reaches the files; it
@@ -369,7 +374,15 @@ static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn
 	ruma_btree_release(t);
 	(void)ruma_bm_close(bm);
 	ruma_os_powerloss_disarm();
+	return TEST_PASS;
+}
 
+/* Reopening after power_fails recovers the store, undoes the one loser
+ * and leaves exactly model. */
+static int recovers_one_loser(const uint32_t *model)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
 	ruma_bm_recovery rec;
 	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &bm, &t, &rec));
 	CHECK(rec.ran);
@@ -378,6 +391,13 @@ static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn
 	CHECK_OK(ruma_btree_check(t, stdout));
 	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
+}
+
+static int lose_power_and_recover(ruma_bm *bm, ruma_btree *t, ruma_txn *open_txn,
+				  const uint32_t *model)
+{
+	CHECK_EQ(power_fails(bm, t, open_txn), TEST_PASS);
+	return recovers_one_loser(model);
 }
 
 static int t_powerloss_open_txn(void)
@@ -449,6 +469,64 @@ static int t_checkpoint_open_txn(void)
 	return TEST_PASS;
 }
 
+/* UNDO records of their own and UNDO entries carried by MTR records in
+ * the log file. */
+static int count_undo(uint64_t *own, uint64_t *carried)
+{
+	ruma_wal *w;
+	ruma_wal_iter *it;
+	ruma_wal_record rec;
+	ruma_wal_config c = { .path = logpath, .message = quiet, .replay = true };
+	*own = *carried = 0;
+	CHECK_OK(ruma_wal_open(&c, &w));
+	CHECK_OK(ruma_wal_iter_open(w, &it));
+	while (ruma_wal_iter_next(it, &rec) == 1) {
+		*own += rec.type == RUMA_BM_LOG_UNDO;
+		*carried += rec.type == BM_WAL_MTR && rec.len &&
+			    *(const uint8_t *)rec.payload == BM_MTR_UNDO;
+	}
+	ruma_wal_iter_close(it);
+	CHECK_OK(ruma_wal_close(w));
+	return TEST_PASS;
+}
+
+static int t_undo_carried(void)
+{
+	static uint32_t model[KEYS];
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_txn *x, *open_txn;
+	memset(model, 0, sizeof(model));
+	CHECK_OK(open_armed(&bm, &t));
+	CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* 30 inserts: 1 own, 29 carried */
+	for (uint32_t k = 0; k < 30; k++) {
+		CHECK_OK(txn_op(x, t, k, 1));
+		model[k] = 1;
+	}
+	CHECK_OK(ruma_txn_commit(x));
+	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn)); /* 40 changes: 1 own, 39 carried */
+	for (uint32_t k = 0; k < 30; k++) {
+		uint8_t key[4];
+		key_of(k, key);
+		CHECK_OK(ruma_txn_update(open_txn, t, key, 4, add_one, NULL));
+	}
+	for (uint32_t k = 100; k < 110; k++)
+		CHECK_OK(txn_op(open_txn, t, k, 2));
+	CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* its commit syncs the log: 1 own */
+	CHECK_OK(txn_op(x, t, 200, 3));
+	model[200] = 3;
+	CHECK_OK(ruma_txn_commit(x));
+
+	CHECK_EQ(power_fails(bm, t, open_txn), TEST_PASS);
+	uint64_t own, carried;
+	CHECK_EQ(count_undo(&own, &carried), TEST_PASS);
+	printf("  undo records: %llu of their own, %llu carried\n", (unsigned long long)own,
+	       (unsigned long long)carried);
+	CHECK_EQ(own, 3u);
+	CHECK_EQ(carried, 29u + 39u);
+	return recovers_one_loser(model);
+}
+
 static int t_misuse(void)
 {
 	ruma_bm *a, *b;
@@ -495,6 +573,7 @@ static const struct test_case cases[] = {
 	{ "sigkill", t_sigkill },
 	{ "powerloss_open_txn", t_powerloss_open_txn },
 	{ "checkpoint_open_txn", t_checkpoint_open_txn },
+	{ "undo_carried", t_undo_carried },
 };
 
 int main(int argc, char **argv)

@@ -190,6 +190,12 @@ int ruma_bm_op_end(ruma_bm *bm, int rc);
  * the layer above with ruma_bm_undo_take; until that layer has undone them
  * and logged an END for each, the store is never marked closed cleanly (so
  * a crash or a close in between recovers them again).
+ * A later UNDO record of a transaction (id != 0) for which the caller asks
+ * neither lsn nor end, made inside a declaring operation while the thread
+ * holds a page exclusively, is carried in the record of the thread's next
+ * page change (one append for both, mtr.c); it is in the log, before that
+ * change and before any later record of the thread, by the time
+ * ruma_bm_op_end returns.
  * Errors: -EINVAL (no log, bad type or payload), the log's I/O error.
  */
 #define RUMA_BM_LOG_UNDO 16u   /* u64 txn id, then the layer's undo payload */

@@ -63,6 +63,17 @@
  * and a build that does not know it refuses the record with a message.
  * Type BM_WAL_META: u32 slot, u64 value (ruma_bm_meta_set).
  *
+ * Carried undo: a transaction's later UNDO records (ruma_bm_log) made
+ * inside a declaring operation are not appended at once.  The record is
+ * kept as an UNDO entry at the start of the thread's record buffer, and
+ * the operation's next page-change record carries it in front of the page
+ * entries: one append (one slot, one LSN claim, one pair of checksums) for
+ * the undo and the change it makes undoable, where a transaction's update
+ * took two.  The undo still precedes the change in the log, now inside the
+ * same record, and recovery reads it as it reads an UNDO record.  When no
+ * page change follows, ruma_bm_op_end (or the thread's next record of a
+ * layer above) appends it as an UNDO record of its own.
+ *
  * No syscalls of its own (the log does its I/O in src/wal).
  */
 #include "bm/bm_int.h"
@@ -105,6 +116,7 @@ struct bm_mtr {
 	struct mtr_page p[BM_MTR_MAX];
 	char *slab;       /* BM_MTR_MAX before-images */
 	char *rec;        /* record being built */
+	size_t carried;   /* bytes of the carried UNDO entry at rec's start (0: none) */
 	uint64_t last_end; /* end LSN of this thread's last record (0: none pending) */
 	int err;          /* first log error of the current operation */
 	bool defer;       /* inside a transaction: op_end does not wait */
@@ -495,7 +507,7 @@ static void refresh_ranges(char *before, const char *body)
  * is the page being freed. */
 static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 {
-	char *o = m->rec;
+	char *o = m->rec + m->carried; /* after a carried UNDO entry */
 	const char *logged[BM_MTR_MAX]; /* per page: its DIFF body, the page (full image), NULL */
 	/* entered across the full-image decision and the append: a checkpoint
 	 * cannot move the redo start in between (log_enter) */
@@ -550,6 +562,7 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 	uint64_t end;
 	int r = ruma_wal_append(bm->wal, BM_WAL_MTR, m->rec, (size_t)(o - m->rec), NULL, &end);
 	log_leave(m);
+	m->carried = 0;
 	if (r) {
 		note_error(bm, m, r);
 		return;
@@ -623,6 +636,41 @@ int bm_mtr_meta(ruma_bm *bm, unsigned slot, uint64_t value)
 	return r;
 }
 
+/* Append m's carried UNDO entry as an UNDO record of its own: no page
+ * change came to carry it. */
+static int append_carried(ruma_bm *bm, struct bm_mtr *m)
+{
+	size_t n = m->carried;
+	m->carried = 0;
+	uint64_t end;
+	int r = ruma_wal_append(bm->wal, RUMA_BM_LOG_UNDO, m->rec + BM_MTR_UNDO_HDR,
+				n - BM_MTR_UNDO_HDR, NULL, &end);
+	if (r) {
+		note_error(bm, m, r);
+		return r;
+	}
+	m->last_end = end;
+	return 0;
+}
+
+/* Keep a later UNDO record of a transaction for the calling thread's next
+ * page-change record of bm: true when kept (in a declaring operation of bm,
+ * not too long), false when the caller appends it itself. */
+static bool carry_undo(ruma_bm *bm, const void *payload, size_t len)
+{
+	struct bm_mtr *m = bm_declaring_mtr;
+	if (!m || len > BM_MTR_UNDO_MAX || m != mtr_get(bm) || m->n == 0)
+		return false;
+	if (m->carried && append_carried(bm, m))
+		return false; /* the log is dead: the caller's append reports it */
+	uint32_t n = (uint32_t)len;
+	m->rec[0] = (char)BM_MTR_UNDO;
+	memcpy(m->rec + 1, &n, sizeof(n));
+	memcpy(m->rec + BM_MTR_UNDO_HDR, payload, len);
+	m->carried = BM_MTR_UNDO_HDR + len;
+	return true;
+}
+
 int ruma_bm_op_end(ruma_bm *bm, int rc)
 {
 	if (RUMA_LIKELY(!bm->wal))
@@ -631,6 +679,8 @@ int ruma_bm_op_end(ruma_bm *bm, int rc)
 	if (!m)
 		return rc ? rc : -ENOMEM;
 	RUMA_ASSERT(m->n == 0);
+	if (m->carried)
+		(void)append_carried(bm, m); /* an error is in m->err */
 	bm_declaring_mtr = NULL;
 	int err = m->err;
 	m->err = 0;
@@ -742,6 +792,11 @@ int ruma_bm_log(ruma_bm *bm, uint16_t type, const void *payload, size_t len, uin
 		return e;
 	uint64_t id, at;
 	memcpy(&id, payload, sizeof(id));
+	struct bm_mtr *m = bm_declaring_mtr;
+	if (type == RUMA_BM_LOG_UNDO && id != 0 && !lsn && !end && carry_undo(bm, payload, len))
+		return 0;
+	if (m && m->carried && m == mtr_get(bm) && (e = append_carried(bm, m)) != 0)
+		return e; /* records stay in the order they were made */
 	if (type == RUMA_BM_LOG_UNDO && id != 0) {
 		/* a later change of a transaction: the set of unfinished ones
 		 * stays as it is */

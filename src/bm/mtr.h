@@ -34,9 +34,19 @@ struct bm_wal_extent {
 #define BM_MTR_FPI_HOLE 5u
 /* Header bytes of a BM_MTR_FPI_HOLE body before the image's bytes. */
 #define BM_MTR_HOLE_HDR 4u
+/* A transaction's UNDO record carried in the record of the page change it
+ * precedes (ruma_bm_log): only as the record's first entry, and without a
+ * pid: u8 kind, u32 len, then len bytes of a RUMA_BM_LOG_UNDO payload (u64
+ * transaction id, the layer's undo). */
+#define BM_MTR_UNDO 6u
+#define BM_MTR_UNDO_HDR 5u
+/* The largest UNDO payload carried; a longer one is a record of its own. */
+#define BM_MTR_UNDO_MAX 4096u
 
 /* Pages one mini-transaction may hold exclusively, and the largest record. */
 #define BM_MTR_MAX 32u
-#define BM_MTR_REC_MAX ((size_t)BM_MTR_MAX * (2u * (1u + 8u) + RUMA_BM_PAGE_DATA))
+#define BM_MTR_REC_MAX                                                              \
+	(BM_MTR_UNDO_HDR + BM_MTR_UNDO_MAX +                                        \
+	 (size_t)BM_MTR_MAX * (2u * (1u + 8u) + RUMA_BM_PAGE_DATA))
 
 #endif

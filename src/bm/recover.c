@@ -26,7 +26,8 @@
  *   EXTENT an extent's allocation or free (extent.c); an allocation drops
  *          any copy of its pages left in the pool, so they are read from
  *          the file and checked against the extent's CRC,
- *   UNDO / COMMIT / END (transactions, include/ruma/txn.h): collected; the
+ *   UNDO / COMMIT / END (transactions, include/ruma/txn.h; an UNDO may also
+ *          be carried at the front of an MTR record, read first): collected; the
  *          undo records of transactions with neither COMMIT nor END (the
  *          losers) are kept, newest first, for the layer above to undo
  *          logically (ruma_bm_undo_take) once redo is complete.
@@ -264,6 +265,24 @@ static int note_txn(struct txns *x, const ruma_wal_record *rec)
 	return 0;
 }
 
+/* The UNDO entry an MTR record carries in front (mtr.c): noted as an UNDO
+ * record at the MTR record's LSN; *b moves past it. */
+static int note_carried_undo(struct txns *x, const ruma_wal_record *rec, const char **b)
+{
+	uint32_t n;
+	if (rec->len < BM_MTR_UNDO_HDR)
+		return RUMA_ECORRUPT;
+	memcpy(&n, *b + 1, sizeof(n));
+	if (n > rec->len - BM_MTR_UNDO_HDR)
+		return RUMA_ECORRUPT;
+	ruma_wal_record u = *rec;
+	u.type = RUMA_BM_LOG_UNDO;
+	u.len = n;
+	u.payload = *b + BM_MTR_UNDO_HDR;
+	*b += BM_MTR_UNDO_HDR + n;
+	return note_txn(x, &u);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -441,6 +460,11 @@ static int apply_record(ruma_bm *bm, struct txns *x, const struct ext_redo *er,
 	const char *b = rec->payload, *end = b + rec->len;
 	if (rec->type >= RUMA_BM_LOG_UNDO && rec->type <= RUMA_BM_LOG_END)
 		return note_txn(x, rec);
+	if (rec->type == BM_WAL_MTR && rec->len && *b == (char)BM_MTR_UNDO) {
+		int r = note_carried_undo(x, rec, &b);
+		if (r)
+			return r;
+	}
 	if (rec->lsn < bm->meta_redo_lsn)
 		return 0; /* before the last checkpoint: on disk already */
 	if (rec->type == BM_WAL_START) { /* a session's start: nothing to redo */

@@ -402,8 +402,11 @@ static int record_undo(ruma_txn *x, const ruma_btree *t, const void *key, size_t
 	if (len) /* "absent" has no data (NULL) */
 		memcpy(rec + head + klen, data, len);
 	if (ruma_bm_logging(x->bm)) {
+		/* the first record's LSN names the transaction; a later one may
+		 * ride in the record of the page change it precedes (mtr.c) */
 		uint64_t lsn;
-		int r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, head + klen + len, &lsn, NULL);
+		int r = ruma_bm_log(x->bm, RUMA_BM_LOG_UNDO, rec, head + klen + len,
+				    x->id ? NULL : &lsn, NULL);
 		if (r)
 			return r;
 		if (!x->id)
