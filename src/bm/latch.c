@@ -15,6 +15,7 @@
  * and nanosleep (YIELD strategy); pthread mutex/condvar (MUTEX strategy).
  */
 #include "bm/bm_int.h"
+#include "core/spin.h"
 
 #include "os/os.h"
 
@@ -26,16 +27,6 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "the futex waits on the upper half of the state word (little-endian)");
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	atomic_signal_fence(memory_order_seq_cst);
-#endif
-}
 
 /* A word whose state a waiter can only leave by someone's release. */
 static inline bool blocking_state(uint64_t w)
@@ -73,11 +64,11 @@ void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n)
 	unsigned i = (*n)++;
 	switch (bm->cfg.wait) {
 	case RUMA_BM_WAIT_SPIN:
-		cpu_relax();
+		ruma_cpu_relax();
 		return;
 	case RUMA_BM_WAIT_YIELD:
 		if (i < 10) {
-			cpu_relax();
+			ruma_cpu_relax();
 		} else if (i < 100) {
 			sched_yield();
 		} else {
@@ -87,13 +78,13 @@ void bm_wait(ruma_bm *bm, ruma_pid pid, uint64_t seen, unsigned *n)
 		return;
 	case RUMA_BM_WAIT_FUTEX:
 		if (i < 16 || !blocking_state(seen))
-			cpu_relax();
+			ruma_cpu_relax();
 		else
 			futex_sleep(bm, pid, seen);
 		return;
 	case RUMA_BM_WAIT_MUTEX:
 		if (!blocking_state(seen))
-			cpu_relax();
+			ruma_cpu_relax();
 		else
 			mutex_sleep(bm, pid, seen);
 		return;

@@ -46,6 +46,7 @@
 #include "btree/btree_int.h"
 #include "btree/mvcc.h"
 #include "btree/blobref.h"
+#include "core/spin.h"
 
 #include <ruma/txn.h>
 #include <ruma/core.h>
@@ -61,15 +62,18 @@
 
 #define LOCK_STRIPES 256u
 
+/* A stripe's lock is a spin word (core/spin.h): its sections scan a short
+ * array; the one lock taken inside one (a holder's mu, resolve_lock) is
+ * never held by anyone waiting for a stripe. */
 struct lock_stripe {
-	pthread_mutex_t mu;
+	ruma_spin mu;
 	struct { uint64_t h; ruma_txn *owner; } *e;
 	size_t n, cap;
 	uint64_t aborts; /* aborts that held a row of the stripe (snapshot reads) */
 };
 
 static struct lock_stripe stripes[LOCK_STRIPES];
-static pthread_once_t stripes_once = PTHREAD_ONCE_INIT;
+static pthread_once_t txn_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t recover_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct ruma_txn {
@@ -113,12 +117,6 @@ struct undo_hdr {
 	uint32_t vlen;
 };
 
-static void stripes_init(void)
-{
-	for (unsigned i = 0; i < LOCK_STRIPES; i++)
-		pthread_mutex_init(&stripes[i].mu, NULL);
-}
-
 /* The row's lock identity (mv_row_hash: a collision only makes two rows
  * share a lock, a needless conflict). */
 static inline uint64_t row_hash(const ruma_btree *t, const void *key, size_t klen)
@@ -152,7 +150,7 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	int r = 0;
 	if (grow((void **)&x->locks, &x->caplocks, x->nlocks + 1, sizeof(*x->locks)))
 		return -ENOMEM;
-	pthread_mutex_lock(&s->mu);
+	ruma_spin_lock(&s->mu);
 	for (size_t i = 0; i < s->n; i++)
 		if (s->e[i].h == h) {
 			r = s->e[i].owner == x ? 1 : RUMA_ECONFLICT;
@@ -168,7 +166,7 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 			x->locks[x->nlocks++] = h;
 		}
 	}
-	pthread_mutex_unlock(&s->mu);
+	ruma_spin_unlock(&s->mu);
 	return r == 1 ? 0 : r;
 }
 
@@ -180,7 +178,7 @@ static void unlock_all(ruma_txn *x, bool aborted)
 	for (size_t k = 0; k < x->nlocks; k++) {
 		uint64_t h = x->locks[k];
 		struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
-		pthread_mutex_lock(&s->mu);
+		ruma_spin_lock(&s->mu);
 		if (aborted)
 			__atomic_add_fetch(&s->aborts, 1, __ATOMIC_SEQ_CST);
 		for (size_t i = 0; i < s->n; i++)
@@ -189,7 +187,7 @@ static void unlock_all(ruma_txn *x, bool aborted)
 				__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELEASE);
 				break;
 			}
-		pthread_mutex_unlock(&s->mu);
+		ruma_spin_unlock(&s->mu);
 	}
 	x->nlocks = 0;
 }
@@ -262,7 +260,6 @@ static void spare_free(void *p)
 
 static void txn_init_once(void)
 {
-	stripes_init();
 	(void)pthread_key_create(&spare_key, spare_free); /* without it: no spare kept */
 }
 
@@ -315,7 +312,7 @@ int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 {
 	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)))
 		return -EINVAL;
-	pthread_once(&stripes_once, txn_init_once);
+	pthread_once(&txn_once, txn_init_once);
 	ruma_txn *x = txn_alloc();
 	if (!x)
 		return -ENOMEM;
@@ -684,7 +681,7 @@ static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key
 	struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
 	if (!__atomic_load_n(&s->n, __ATOMIC_ACQUIRE))
 		return;
-	pthread_mutex_lock(&s->mu);
+	ruma_spin_lock(&s->mu);
 	for (size_t i = 0; i < s->n; i++)
 		if (s->e[i].h == h) {
 			ruma_txn *o = s->e[i].owner;
@@ -692,7 +689,7 @@ static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key
 				apply_owner(o, t, key, klen, img);
 			break;
 		}
-	pthread_mutex_unlock(&s->mu);
+	ruma_spin_unlock(&s->mu);
 }
 
 /* Steps 2 and 3 onto img (step 1's result) for the row of hash h.  0,
