@@ -284,21 +284,44 @@ static struct mv_row *row_get(ruma_bm *bm, ruma_pid root, const uint8_t *key, si
 	return r;
 }
 
-/* Unlink and free a row without versions; vs_mu held for writing. */
-static void row_drop(struct mv_row *r)
+/* Memory unlinked under vs_mu and freed once it is released: free() may
+ * wait for the lock of the malloc arena of the thread that allocated it,
+ * and nobody should wait for vs_mu meanwhile. */
+struct mv_garbage {
+	struct mv_row *rows;     /* through next[0] */
+	struct mv_block *blocks; /* through next */
+};
+
+static void garbage_free(struct mv_garbage *g)
+{
+	while (g->rows) {
+		struct mv_row *r = g->rows;
+		g->rows = r->next[0];
+		free(r);
+	}
+	while (g->blocks) {
+		struct mv_block *b = g->blocks;
+		g->blocks = b->next;
+		free(b); /* its versions, undo entries and bytes are in the same allocation */
+	}
+}
+
+/* Unlink a row without versions into g; vs_mu held for writing. */
+static void row_drop(struct mv_row *r, struct mv_garbage *g)
 {
 	struct mv_row *prev[MV_LEVELS];
 	row_find(r->bm, r->root, r->key, r->klen, prev);
 	for (int l = 0; l < MV_LEVELS; l++)
 		if (prev[l]->next[l] == r)
 			prev[l]->next[l] = r->next[l];
-	free(r);
+	r->next[0] = g->rows;
+	g->rows = r;
 }
 
 /* ---- blocks ------------------------------------------------------------------------ */
 
-/* Unlink b's versions (b->n of them are linked) and free b. */
-static void block_free(struct mv_block *b)
+/* Unlink b's versions (b->n of them are linked), then b, into g. */
+static void block_unlink(struct mv_block *b, struct mv_garbage *g)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		struct mv_ver *v = &b->vers[i];
@@ -311,12 +334,13 @@ static void block_free(struct mv_block *b)
 			v->older->newer = v->newer;
 		__atomic_sub_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
 		if (!r->newest)
-			row_drop(r);
+			row_drop(r, g);
 	}
 	vs_bytes -= b->size;
 	if (b->removed)
 		__atomic_sub_fetch(&mv_nremoved, 1, __ATOMIC_SEQ_CST);
-	free(b); /* its versions, undo entries and bytes are in the same allocation */
+	b->next = g->blocks;
+	g->blocks = b;
 }
 
 /* Take the oldest block off the list; vs_mu held for writing. */
@@ -334,10 +358,10 @@ static struct mv_block *pop_oldest(void)
  * them (a block the oldest one holds back waits for the next collection:
  * the snapshot that needs the oldest needs nearly all after it); vs_mu
  * held for writing. */
-static void collect_locked(void)
+static void collect_locked(struct mv_garbage *g)
 {
 	while (vs_oldest && !reg_needed(vs_oldest->bm, vs_oldest->cts))
-		block_free(pop_oldest());
+		block_unlink(pop_oldest(), g);
 }
 
 /* Versions of cts could not be kept: snapshots begun before it are too old
@@ -351,14 +375,14 @@ static void force_locked(uint64_t cts)
 
 /* Drop the oldest blocks until the store fits its bound, raising `forced`
  * to their timestamps; vs_mu held for writing. */
-static void enforce_limit_locked(void)
+static void enforce_limit_locked(struct mv_garbage *g)
 {
 	if (vs_bytes > vs_limit) /* first what collect may have left (see collect) */
-		collect_locked();
+		collect_locked(g);
 	while (vs_bytes > vs_limit && vs_oldest) {
 		struct mv_block *b = pop_oldest();
 		force_locked(b->cts);
-		block_free(b);
+		block_unlink(b, g);
 	}
 }
 
@@ -372,9 +396,11 @@ static void collect(void)
 	if (!__atomic_load_n(&mv_nver, __ATOMIC_SEQ_CST) ||
 	    reg_oldest() < __atomic_load_n(&vs_oldest_cts, __ATOMIC_SEQ_CST))
 		return;
+	struct mv_garbage g = { NULL, NULL };
 	pthread_rwlock_wrlock(&vs_mu);
-	collect_locked();
+	collect_locked(&g);
 	pthread_rwlock_unlock(&vs_mu);
+	garbage_free(&g);
 }
 
 void mv_snapshot_end(unsigned slot)
@@ -446,6 +472,7 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 	       size_t *n, const uint8_t *bytes, size_t nbytes, bool removed)
 {
 	struct mv_block *b = block_new(bm, cts, u, *n, bytes, nbytes);
+	struct mv_garbage g = { NULL, NULL };
 	pthread_rwlock_wrlock(&vs_mu);
 	if (!b) {
 		force_locked(cts);
@@ -461,7 +488,7 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 	detach(owner_mu, n);
 	if (r) {
 		force_locked(cts);
-		block_free(b);
+		block_unlink(b, &g);
 	} else {
 		if (vs_newest) {
 			vs_newest->next = b;
@@ -470,9 +497,10 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 			__atomic_store_n(&vs_oldest_cts, b->cts, __ATOMIC_SEQ_CST);
 		}
 		vs_newest = b;
-		enforce_limit_locked();
+		enforce_limit_locked(&g);
 	}
 	pthread_rwlock_unlock(&vs_mu);
+	garbage_free(&g);
 	collect();
 	return r;
 }
@@ -563,8 +591,10 @@ void mv_stats(ruma_txn_mvcc_stats *out)
 
 void mv_set_limit(uint64_t bytes)
 {
+	struct mv_garbage g = { NULL, NULL };
 	pthread_rwlock_wrlock(&vs_mu);
 	vs_limit = bytes ? bytes : MV_DEFAULT_LIMIT;
-	enforce_limit_locked();
+	enforce_limit_locked(&g);
 	pthread_rwlock_unlock(&vs_mu);
+	garbage_free(&g);
 }
