@@ -8,9 +8,12 @@
  * under the simulated power loss (os.h), loses power and reopens: the
  * redone pages must equal what was logged outside their holes and be
  * zero inside, as the pages in memory were made when their images were
- * logged.  Crafted records (appended to the store's log directly)
- * check that recovery refuses a hole outside the page, an entry shorter
- * than its image, and an entry kind it does not know, with a message.
+ * logged.  A declared move (ruma_bm_moved) is logged as the move when it
+ * is the page's first write since its last record, as its bytes after
+ * another write, and redone either way.  Crafted records (appended to the
+ * store's log directly) check that recovery refuses a hole or a move
+ * outside the page, an entry shorter than its image or its move, and an
+ * entry kind it does not know, with a message.
  */
 #include "fixture.h"
 
@@ -230,6 +233,69 @@ static int t_hole_outside_ignored(void)
 	return redone_is(bm, pid, want, 0, 0, NULL);
 }
 
+/* ---- declared moves -------------------------------------------------------------- */
+
+/* One declaring operation on pid: move [src, src + len) to dst, then fill
+ * [from, to) with v, each named as its writer names it; the page as logged
+ * goes to copy, the log bytes it made to *bytes.  fill_first: the fill
+ * comes before the move. */
+struct move_change {
+	unsigned dst, src, len, from, to;
+	uint8_t v;
+	bool fill_first;
+};
+
+static void fill(char *p, const struct move_change *mc)
+{
+	memset(p + mc->from, mc->v, mc->to - mc->from);
+	ruma_bm_wrote(p + mc->from, mc->to - mc->from);
+}
+
+static int move_page(ruma_bm *bm, ruma_pid pid, const struct move_change *mc, char *copy,
+		     uint64_t *bytes)
+{
+	void *v;
+	uint64_t before = ruma_bm_log_end(bm);
+	ruma_bm_op_declare(bm);
+	CHECK_OK(ruma_bm_fix_x(bm, pid, &v));
+	char *p = v;
+	if (mc->fill_first)
+		fill(p, mc);
+	memmove(p + mc->dst, p + mc->src, mc->len);
+	ruma_bm_moved(p + mc->dst, p + mc->src, mc->len);
+	if (!mc->fill_first)
+		fill(p, mc);
+	memcpy(copy, p, D);
+	ruma_bm_unfix_x(bm, pid);
+	CHECK_OK(ruma_bm_op_end(bm, 0));
+	*bytes = ruma_bm_log_end(bm) - before;
+	return TEST_PASS;
+}
+
+/*
+ * A move of 3000 bytes as the page's first write since its image is logged
+ * in a few bytes (the move, then the range written after it); a move after
+ * another write is logged as the bytes it wrote.  Both are redone after a
+ * power loss.
+ */
+static int t_move_round_trip(void)
+{
+	ruma_bm *bm;
+	ruma_pid pid;
+	static char first[D], second[D];
+	uint64_t b0, b1, b2;
+	CHECK_EQ(holed_page(&bm, &pid, &b0), TEST_PASS);
+	struct move_change m1 = { 200, 100, 3000, 150, 160, 0x55, false };
+	CHECK_EQ(move_page(bm, pid, &m1, first, &b1), TEST_PASS);
+	printf("  a 3000-byte move, then 10 bytes: %llu log bytes\n", (unsigned long long)b1);
+	CHECK(b1 < 100);
+	struct move_change m2 = { 300, 400, 2000, 3900, 3910, 0x66, true };
+	CHECK_EQ(move_page(bm, pid, &m2, second, &b2), TEST_PASS);
+	printf("  10 bytes, then a 2000-byte move: %llu log bytes\n", (unsigned long long)b2);
+	CHECK(b2 > 2000);
+	return redone_is(bm, pid, second, 0, 0, NULL);
+}
+
 /* ---- crafted entries ----------------------------------------------------------- */
 
 /* A store that needs recovery, whose log ends with one BM_WAL_MTR record of
@@ -286,6 +352,28 @@ static int t_bad_hole_refused(void)
 	return TEST_PASS;
 }
 
+/* A DIFF_MOVE body: the move, then a DIFF of no range. */
+static size_t move_body(char *b, unsigned dst, unsigned src, unsigned len)
+{
+	uint16_t h[4] = { (uint16_t)dst, (uint16_t)src, (uint16_t)len, 0 };
+	memcpy(b, h, sizeof(h));
+	return sizeof(h);
+}
+
+static int t_bad_move_refused(void)
+{
+	char b[8];
+	CHECK_OK(recover_crafted(BM_MTR_DIFF_MOVE, b, move_body(b, 100, 0, 500)));
+	/* a destination or a source past the page's end */
+	CHECK_EQ(recover_crafted(BM_MTR_DIFF_MOVE, b, move_body(b, D - 499, 0, 500)), RUMA_ECORRUPT);
+	CHECK_EQ(recover_crafted(BM_MTR_DIFF_MOVE, b, move_body(b, 0, 0xffff, 0xffff)),
+		 RUMA_ECORRUPT);
+	/* the record ends inside the move or before the DIFF's count */
+	CHECK_EQ(recover_crafted(BM_MTR_DIFF_MOVE, b, 4), RUMA_ECORRUPT);
+	CHECK_EQ(recover_crafted(BM_MTR_DIFF_MOVE, b, 6), RUMA_ECORRUPT);
+	return TEST_PASS;
+}
+
 static int t_unknown_kind_refused(void)
 {
 	static char b[64];
@@ -300,6 +388,8 @@ static const struct test_case cases[] = {
 	{ "hole_rewritten_same_bytes", t_hole_rewritten_same_bytes },
 	{ "hole_outside_ignored", t_hole_outside_ignored },
 	{ "bad_hole_refused", t_bad_hole_refused },
+	{ "move_round_trip", t_move_round_trip },
+	{ "bad_move_refused", t_bad_move_refused },
 	{ "unknown_kind_refused", t_unknown_kind_refused },
 };
 

@@ -243,6 +243,15 @@ void ruma_bm_op_declare(ruma_bm *bm);
 void ruma_bm_wrote(const void *p, size_t len);
 
 /*
+ * ruma_bm_moved — the calling thread moved len bytes from src to dst
+ * (memmove) inside a page it holds exclusively in a declaring operation.
+ * When the move is the first write to the page since its last record, the
+ * record names the move (six bytes) instead of the bytes it wrote; else it
+ * is the same as ruma_bm_wrote(dst, len).  Anywhere else it does nothing.
+ */
+void ruma_bm_moved(const void *dst, const void *src, size_t len);
+
+/*
  * ruma_bm_page_hole — where a page's owner keeps bytes that do not matter:
  * [*off, *off + *len) of the caller's part of the page (RUMA_BM_PAGE_DATA
  * bytes) is free space that nothing reads before it writes it (a B-tree

@@ -21,4 +21,11 @@ static inline void bm_wrote(const void *p, size_t len)
 		ruma_bm_wrote(p, len);
 }
 
+/* ruma_bm_moved, with its common "not declaring" case inline. */
+static inline void bm_moved(const void *dst, const void *src, size_t len)
+{
+	if (__builtin_expect(bm_declaring_mtr != NULL, 0))
+		ruma_bm_moved(dst, src, len);
+}
+
 #endif

@@ -41,6 +41,15 @@
  * The encoding is the smaller one: a page whose DIFF comes to more than the
  * image without its hole is logged as that image.
  *
+ * Declared moves: a writer that shifts part of a page (a B-tree node's slot
+ * array, to make room for an entry or close the gap of a removed one) names
+ * the shift with ruma_bm_moved.  When it is the page's first write since
+ * its last record, the record says "move len bytes from src to dst" in six
+ * bytes and redo repeats the memmove on the page as that record left it,
+ * which is the page the writer moved; a shift of half a page of slots no
+ * longer costs its bytes in the log.  A move after other writes to the page
+ * is logged as the bytes it wrote (their order would matter).
+ *
  * Declared writes: inside ruma_bm_op_declare ... ruma_bm_op_end, the pages
  * the thread latches exclusively are not copied; their writer names every
  * byte range it writes (ruma_bm_wrote) and the record logs those ranges'
@@ -57,6 +66,8 @@
  * Record payload (type BM_WAL_MTR): a sequence of entries
  *   u8 kind, u64 pid, then  ALLOC/FREE: nothing;  FPI: RUMA_BM_PAGE_DATA bytes;
  *   DIFF: u16 n, n x { u16 off, u16 len, len bytes };
+ *   DIFF_MOVE: u16 dst, u16 src, u16 len, then a DIFF body: the page's
+ *   bytes [src, src + len) moved to dst (memmove), then the ranges;
  *   FPI_HOLE: u16 off, u16 len, the RUMA_BM_PAGE_DATA - len bytes outside
  *   [off, off + len).
  * A new kind needs no new log format: a log without it reads as before,
@@ -107,6 +118,7 @@ struct mtr_page {
 	bool whole;    /* declared: the whole page was (or may have been) written */
 	uint8_t nr;    /* declared ranges, sorted and disjoint */
 	uint16_t r_off[MTR_RANGES], r_end[MTR_RANGES];
+	uint16_t mv_dst, mv_src, mv_len; /* declared: a move before the ranges (len 0: none) */
 	char *page;    /* bm_page(pid) */
 	char *before;  /* the copy (not taken for declared pages without RUMA_ASSERT) */
 };
@@ -229,6 +241,7 @@ int bm_mtr_latched(ruma_bm *bm, ruma_pid pid, bool fresh)
 	e->declared = bm_declaring_mtr == m;
 	e->whole = false;
 	e->nr = 0;
+	e->mv_len = 0;
 	if (!e->declared || MTR_CHECK_DECLARED)
 		memcpy(e->before, e->page, D);
 	return 0;
@@ -304,6 +317,38 @@ void ruma_bm_wrote(const void *p, size_t len)
 		return;
 	}
 	/* not a page of this mini-transaction (a private copy): nothing to log */
+}
+
+/* The entry of m whose page holds [p, p + len), or NULL. */
+static struct mtr_page *page_of(struct bm_mtr *m, const char *p, size_t len)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		struct mtr_page *e = &m->p[i];
+		if (p >= e->page && p < e->page + D)
+			return len <= (size_t)(e->page + D - p) ? e : NULL;
+	}
+	return NULL;
+}
+
+/* Moves shorter than this are logged as the bytes they wrote. */
+#define MTR_MOVE_MIN 32u
+
+void ruma_bm_moved(const void *dst, const void *src, size_t len)
+{
+	struct bm_mtr *m = bm_declaring_mtr;
+	if (RUMA_LIKELY(!m) || !len)
+		return;
+	struct mtr_page *e = page_of(m, dst, len);
+	/* only as the page's first write since its last record: redo moves
+	 * the bytes of the page as that record left it */
+	if (e && e->declared && !e->whole && !e->nr && !e->mv_len && len >= MTR_MOVE_MIN &&
+	    page_of(m, src, len) == e) {
+		e->mv_dst = (uint16_t)((const char *)dst - e->page);
+		e->mv_src = (uint16_t)((const char *)src - e->page);
+		e->mv_len = (uint16_t)len;
+		return;
+	}
+	ruma_bm_wrote(dst, len);
 }
 
 static char *put_head(char *o, unsigned kind, ruma_pid pid)
@@ -407,8 +452,15 @@ static char *put_declared(char *o, const struct mtr_page *e)
 {
 	if (e->whole)
 		return o;
-	if (!e->nr)
+	if (!e->nr && !e->mv_len)
 		return NULL;
+	char *body = o;
+	if (e->mv_len) { /* BM_MTR_DIFF_MOVE */
+		memcpy(o, &e->mv_dst, 2);
+		memcpy(o + 2, &e->mv_src, 2);
+		memcpy(o + 4, &e->mv_len, 2);
+		o += BM_MTR_MOVE_HDR;
+	}
 	char *cnt = o;
 	uint16_t n = e->nr;
 	size_t bytes = 0;
@@ -417,7 +469,7 @@ static char *put_declared(char *o, const struct mtr_page *e)
 		uint16_t off = e->r_off[k], len = (uint16_t)(e->r_end[k] - e->r_off[k]);
 		bytes += len + 4u;
 		if (bytes > D / 2)
-			return cnt;
+			return body;
 		o = put_range(o, off, len, e->page);
 	}
 	memcpy(cnt, &n, sizeof(n));
@@ -461,17 +513,20 @@ static char *put_image(char *o, ruma_pid pid, const char *page, unsigned hoff, u
 }
 
 /* With RUMA_ASSERT on: every byte of a declared page that changed since the
- * copy lies inside a declared range. */
+ * copy, after the declared move, lies inside a declared range. */
 static void check_declared(ruma_bm *bm, const struct mtr_page *e)
 {
 	if (!MTR_CHECK_DECLARED || e->whole)
 		return;
+	char moved[D];
+	memcpy(moved, e->before, D);
+	memmove(moved + e->mv_dst, moved + e->mv_src, e->mv_len);
 	unsigned k = 0;
 	for (unsigned i = 0; i < D; i++) {
 		while (k < e->nr && e->r_end[k] <= i)
 			k++;
 		bool inside = k < e->nr && e->r_off[k] <= i;
-		if (!inside && e->before[i] != e->page[i]) {
+		if (!inside && moved[i] != e->page[i]) {
 			bm_say(&bm->cfg, "page %llu: byte %u written but not declared",
 			       (unsigned long long)e->pid, i);
 			RUMA_ASSERT(!"a declared page was written outside its declared ranges");
@@ -549,7 +604,8 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			o = put_image(o, e->pid, page, hoff, hlen);
 			logged[i] = page;
 		} else {
-			(void)put_head(o, BM_MTR_DIFF, e->pid);
+			(void)put_head(o, e->declared && e->mv_len ? BM_MTR_DIFF_MOVE : BM_MTR_DIFF,
+				       e->pid);
 			o = end;
 			logged[i] = body;
 		}
@@ -575,13 +631,15 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue;
 		char *page = bm_page(bm, e->pid);
 		bm_page_set_lsn(page, end);
+		bool moved = e->declared && e->mv_len;
 		if (e->declared) {
 			e->whole = false;
 			e->nr = 0;
+			e->mv_len = 0;
 			if (!MTR_CHECK_DECLARED)
 				continue;
 		}
-		if (logged[i] == page)
+		if (logged[i] == page || moved)
 			memcpy(e->before, page, D);
 		else
 			refresh_ranges(e->before, logged[i]);

@@ -34,6 +34,10 @@ struct bm_wal_extent {
 #define BM_MTR_FPI_HOLE 5u
 /* Header bytes of a BM_MTR_FPI_HOLE body before the image's bytes. */
 #define BM_MTR_HOLE_HDR 4u
+/* DIFF after a move inside the page: u16 dst, u16 src, u16 len, then a
+ * DIFF body; redo moves [src, src + len) to dst (memmove) first */
+#define BM_MTR_DIFF_MOVE 7u
+#define BM_MTR_MOVE_HDR 6u
 /* A transaction's UNDO record carried in the record of the page change it
  * precedes (ruma_bm_log): only as the record's first entry, and without a
  * pid: u8 kind, u32 len, then len bytes of a RUMA_BM_LOG_UNDO payload (u64

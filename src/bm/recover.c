@@ -18,7 +18,8 @@
  *   FPI    the page is set to the image (also repairs a page torn on disk),
  *   FPI_HOLE  the same, with zeros in the hole the image leaves out (its
  *          bounds checked against the page and the entry first),
- *   DIFF   applied when the page's LSN is older than the record (the page
+ *   DIFF   (and DIFF_MOVE: its move first, then its ranges)
+ *          applied when the page's LSN is older than the record (the page
  *          is read from disk and checksum-verified; a torn page cannot be
  *          met here: its first change after the epoch was an ALLOC or FPI
  *          that already replaced it in memory),
@@ -91,9 +92,17 @@ static int latch(ruma_bm *bm, ruma_pid pid, bool discard, char **page)
 }
 
 static int apply_diff(ruma_bm *bm, ruma_pid pid, bool dead, const char *b, const char *end,
-		      uint64_t lsn, const char **next)
+		      uint64_t lsn, bool moved, const char **next)
 {
-	uint16_t n;
+	uint16_t n, mv[3] = { 0, 0, 0 }; /* dst, src, len */
+	if (moved) {
+		if (end - b < (ptrdiff_t)BM_MTR_MOVE_HDR)
+			return RUMA_ECORRUPT;
+		memcpy(mv, b, sizeof(mv));
+		if ((size_t)mv[0] + mv[2] > D || (size_t)mv[1] + mv[2] > D)
+			return RUMA_ECORRUPT;
+		b += BM_MTR_MOVE_HDR;
+	}
 	if (end - b < 2)
 		return RUMA_ECORRUPT;
 	memcpy(&n, b, 2);
@@ -117,6 +126,7 @@ static int apply_diff(ruma_bm *bm, ruma_pid pid, bool dead, const char *b, const
 	if (r)
 		return r;
 	if (bm_page_lsn(page) < lsn) {
+		memmove(page + mv[0], page + mv[1], mv[2]);
 		for (const char *q = ranges; q < b;) {
 			uint16_t off, len;
 			memcpy(&off, q, 2);
@@ -213,7 +223,8 @@ static int apply_entry(ruma_bm *bm, unsigned kind, ruma_pid pid, bool dead, cons
 	case BM_MTR_FPI_HOLE:
 		return apply_holed_image(bm, pid, dead, b, end, rec, next);
 	case BM_MTR_DIFF:
-		return apply_diff(bm, pid, dead, b, end, rec->end, next);
+	case BM_MTR_DIFF_MOVE:
+		return apply_diff(bm, pid, dead, b, end, rec->end, kind == BM_MTR_DIFF_MOVE, next);
 	default:
 		return unknown_kind(bm, kind, rec);
 	}

@@ -20,7 +20,9 @@
  * ruma_bm_wrote (through bm_wrote, bm/declare.h) (the redo log of a declaring operation logs exactly those,
  * src/bm/mtr.c); on a private copy of a page the call does nothing.  The
  * header's first 32 bytes (counts, offsets, fences, run, upper) are named
- * as one range, the hint heads from the first one an insert or removal moves.  The bulk builders
+ * as one range, the hint heads from the first one an insert or removal moves; the slots
+ * an insert or removal shifts are named as a move (ruma_bm_moved), which the log keeps
+ * in six bytes when it is the page's first write since its last record.  The bulk builders
  * (node_append, node_append_range) name nothing: they fill a page that is
  * named whole when it is done (split, merge, compaction).
  */
@@ -412,7 +414,8 @@ void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, cons
 	if (node_free_contig(n) < need)
 		node_compact(n);
 	memmove(&n->slot[pos + 1], &n->slot[pos], (n->count - pos) * NODE_SLOT);
-	bm_wrote(&n->slot[pos], (n->count + 1u - pos) * NODE_SLOT); /* moved + new */
+	bm_moved(&n->slot[pos + 1], &n->slot[pos], (n->count - pos) * NODE_SLOT);
+	bm_wrote(&n->slot[pos], NODE_SLOT); /* the new slot */
 	n->count++;
 	store_entry(n, pos, key, klen, val, vlen, true);
 	hints_after_change(n, pos, n->count - 1u);
@@ -424,7 +427,7 @@ void node_remove_at(node *n, unsigned pos)
 {
 	n->space_used = (uint16_t)(n->space_used - n->slot[pos].klen - n->slot[pos].vlen);
 	memmove(&n->slot[pos], &n->slot[pos + 1], (n->count - pos - 1) * NODE_SLOT);
-	bm_wrote(&n->slot[pos], (n->count - pos - 1) * NODE_SLOT);
+	bm_moved(&n->slot[pos], &n->slot[pos + 1], (n->count - pos - 1) * NODE_SLOT);
 	wrote_fields(n);
 	n->count--;
 	hints_after_change(n, pos, n->count + 1u);
