@@ -32,6 +32,7 @@
  * the registry takes no lock (a slot is claimed by CAS).
  */
 #include "btree/mvcc.h"
+#include "core/spin.h"
 
 #include <ruma/core.h>
 
@@ -104,6 +105,32 @@ uint64_t mv_filter[1u << MV_FILTER_BITS];
 static uint64_t vs_bytes, vs_dropped;
 static uint64_t vs_limit = MV_DEFAULT_LIMIT;
 static uint64_t vs_rng = 0x9e3779b97f4a7c15ull;
+
+/* vs_mu's holders run for a short while and never block while they hold
+ * it (frees wait until after the unlock): a thread that finds it taken
+ * tries again for a moment before it sleeps in the kernel, since a sleep
+ * and its wake-up cost more than the wait. */
+#define VS_SPINS 200u
+
+static void vs_lock(int (*try)(pthread_rwlock_t *), int (*wait)(pthread_rwlock_t *))
+{
+	for (unsigned i = 0; i < VS_SPINS; i++) {
+		if (!try(&vs_mu))
+			return;
+		ruma_cpu_relax();
+	}
+	(void)wait(&vs_mu);
+}
+
+static void vs_wrlock(void)
+{
+	vs_lock(pthread_rwlock_trywrlock, pthread_rwlock_wrlock);
+}
+
+static void vs_rdlock(void)
+{
+	vs_lock(pthread_rwlock_tryrdlock, pthread_rwlock_rdlock);
+}
 
 int mv_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
 {
@@ -397,7 +424,7 @@ static void collect(void)
 	    reg_oldest() < __atomic_load_n(&vs_oldest_cts, __ATOMIC_SEQ_CST))
 		return;
 	struct mv_garbage g = { NULL, NULL };
-	pthread_rwlock_wrlock(&vs_mu);
+	vs_wrlock();
 	collect_locked(&g);
 	pthread_rwlock_unlock(&vs_mu);
 	garbage_free(&g);
@@ -473,7 +500,7 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 {
 	struct mv_block *b = block_new(bm, cts, u, *n, bytes, nbytes);
 	struct mv_garbage g = { NULL, NULL };
-	pthread_rwlock_wrlock(&vs_mu);
+	vs_wrlock();
 	if (!b) {
 		force_locked(cts);
 		detach(owner_mu, n);
@@ -512,7 +539,7 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t klen,
 			  uint64_t start_ts, struct mv_image *img)
 {
-	pthread_rwlock_rdlock(&vs_mu);
+	vs_rdlock();
 	int rc = 0;
 	if (start_ts < mv_forced) {
 		rc = RUMA_ESNAPTOOOLD;
@@ -556,7 +583,7 @@ int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const voi
 	     size_t hilen, uint64_t start_ts, mv_row_fn fn, void *ctx)
 {
 	int rc = 0;
-	pthread_rwlock_rdlock(&vs_mu);
+	vs_rdlock();
 	if (start_ts < mv_forced)
 		rc = RUMA_ESNAPTOOOLD;
 	struct mv_row *r = rc ? NULL : row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
@@ -577,7 +604,7 @@ void mv_stats(ruma_txn_mvcc_stats *out)
 	for (unsigned i = 0; i < hw; i++)
 		out->snapshots += __atomic_load_n(&reg[i].ts, __ATOMIC_ACQUIRE) < REG_CLAIMED;
 	out->oldest_snapshot = reg_oldest();
-	pthread_rwlock_rdlock(&vs_mu);
+	vs_rdlock();
 	out->versions = mv_nver;
 	out->version_bytes = vs_bytes;
 	out->version_limit = vs_limit;
@@ -592,7 +619,7 @@ void mv_stats(ruma_txn_mvcc_stats *out)
 void mv_set_limit(uint64_t bytes)
 {
 	struct mv_garbage g = { NULL, NULL };
-	pthread_rwlock_wrlock(&vs_mu);
+	vs_wrlock();
 	vs_limit = bytes ? bytes : MV_DEFAULT_LIMIT;
 	enforce_limit_locked(&g);
 	pthread_rwlock_unlock(&vs_mu);
