@@ -29,7 +29,9 @@
  * wrong answer (Oracle's "snapshot too old").
  *
  * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks;
- * the registry takes no lock (a slot is claimed by CAS).
+ * the registry takes no lock (a slot is claimed by CAS).  A holder of
+ * vs_mu never blocks (memory it unlinks is freed after the unlock), so a
+ * thread that finds it taken spins briefly before it sleeps.
  */
 #include "btree/mvcc.h"
 #include "core/spin.h"
