@@ -651,9 +651,12 @@ static void forget(struct bm_mtr *m, ruma_pid pid)
 {
 	for (unsigned i = 0; i < m->n; i++)
 		if (m->p[i].pid == pid) {
-			struct mtr_page tmp = m->p[i];
-			m->p[i] = m->p[m->n - 1];
-			m->p[--m->n] = tmp; /* keep its before buffer in the pool */
+			if (i + 1 < m->n) { /* swap with the last (keeping its before buffer) */
+				struct mtr_page tmp = m->p[i];
+				m->p[i] = m->p[m->n - 1];
+				m->p[m->n - 1] = tmp;
+			}
+			m->n--;
 			return;
 		}
 }
