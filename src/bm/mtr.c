@@ -296,38 +296,39 @@ static void add_range(struct mtr_page *e, unsigned off, unsigned end)
 	e->r_end[i] = (uint16_t)end;
 }
 
+/* The entry of m whose page holds the byte at p, or NULL. */
+static inline struct mtr_page *page_at(struct bm_mtr *m, const char *p)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		struct mtr_page *e = &m->p[i];
+		if (p >= e->page && p < e->page + D)
+			return e;
+	}
+	return NULL;
+}
+
+/* Whether [p, p + len) lies inside e's page. */
+static bool inside_page(const struct mtr_page *e, const char *p, size_t len)
+{
+	return p >= e->page && p < e->page + D && len <= (size_t)(e->page + D - p);
+}
+
 void ruma_bm_wrote(const void *p, size_t len)
 {
 	struct bm_mtr *m = bm_declaring_mtr;
 	if (RUMA_LIKELY(!m) || !len)
 		return;
 	const char *c = p;
-	for (unsigned i = 0; i < m->n; i++) {
-		struct mtr_page *e = &m->p[i];
-		if (c < e->page || c >= e->page + D)
-			continue;
-		if (!e->declared || e->whole)
-			return;
-		size_t off = (size_t)(c - e->page);
-		size_t end = off + len > D ? D : off + len;
-		if (end - off >= D / 2)
-			e->whole = true;
-		else
-			add_range(e, (unsigned)off, (unsigned)end);
+	struct mtr_page *e = page_at(m, c);
+	/* none: not a page of this mini-transaction (a private copy), nothing to log */
+	if (!e || !e->declared || e->whole)
 		return;
-	}
-	/* not a page of this mini-transaction (a private copy): nothing to log */
-}
-
-/* The entry of m whose page holds [p, p + len), or NULL. */
-static struct mtr_page *page_of(struct bm_mtr *m, const char *p, size_t len)
-{
-	for (unsigned i = 0; i < m->n; i++) {
-		struct mtr_page *e = &m->p[i];
-		if (p >= e->page && p < e->page + D)
-			return len <= (size_t)(e->page + D - p) ? e : NULL;
-	}
-	return NULL;
+	size_t off = (size_t)(c - e->page);
+	size_t end = off + len > D ? D : off + len;
+	if (end - off >= D / 2)
+		e->whole = true;
+	else
+		add_range(e, (unsigned)off, (unsigned)end);
 }
 
 /* Moves shorter than this are logged as the bytes they wrote. */
@@ -338,11 +339,11 @@ void ruma_bm_moved(const void *dst, const void *src, size_t len)
 	struct bm_mtr *m = bm_declaring_mtr;
 	if (RUMA_LIKELY(!m) || !len)
 		return;
-	struct mtr_page *e = page_of(m, dst, len);
+	struct mtr_page *e = page_at(m, dst);
 	/* only as the page's first write since its last record: redo moves
 	 * the bytes of the page as that record left it */
 	if (e && e->declared && !e->whole && !e->nr && !e->mv_len && len >= MTR_MOVE_MIN &&
-	    page_of(m, src, len) == e) {
+	    inside_page(e, dst, len) && inside_page(e, src, len)) {
 		e->mv_dst = (uint16_t)((const char *)dst - e->page);
 		e->mv_src = (uint16_t)((const char *)src - e->page);
 		e->mv_len = (uint16_t)len;
@@ -604,8 +605,8 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			o = put_image(o, e->pid, page, hoff, hlen);
 			logged[i] = page;
 		} else {
-			(void)put_head(o, e->declared && e->mv_len ? BM_MTR_DIFF_MOVE : BM_MTR_DIFF,
-				       e->pid);
+			/* a move is only ever declared (ruma_bm_moved) */
+			(void)put_head(o, e->mv_len ? BM_MTR_DIFF_MOVE : BM_MTR_DIFF, e->pid);
 			o = end;
 			logged[i] = body;
 		}
@@ -631,7 +632,7 @@ static void log_group(ruma_bm *bm, struct bm_mtr *m, ruma_pid freed)
 			continue;
 		char *page = bm_page(bm, e->pid);
 		bm_page_set_lsn(page, end);
-		bool moved = e->declared && e->mv_len;
+		bool moved = e->mv_len != 0;
 		if (e->declared) {
 			e->whole = false;
 			e->nr = 0;
