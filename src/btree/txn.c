@@ -1117,9 +1117,7 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
  * stopped it), else the batches go on from sc's position. */
 static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx, bool *done)
 {
-	struct snap_stream *st = malloc(sizeof(*st));
-	if (!st)
-		return -ENOMEM;
+	struct snap_stream stream, *st = &stream; /* on the stack: one per fill */
 	st->sc = sc;
 	st->fn = fn;
 	st->ctx = ctx;
@@ -1131,7 +1129,6 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, stream_one, st)
 			 : ruma_btree_scan_asc(sc->t, from, flen, stream_one, st);
 	*done = !r && (st->stopped || (!st->fallback && stream_ok(st)));
-	free(st);
 	return r;
 }
 

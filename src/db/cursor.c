@@ -5,8 +5,8 @@
  * ruma_btree_scan_asc / _desc from the current key (the scan callback runs
  * under a leaf latch, so it only copies), then serves the following steps
  * in the same direction from the batch.  A positioning call fills 8
- * entries (a seek that reads one or two pays for little more); each refill
- * in the same direction doubles the batch, up to 64, so a long walk makes
+ * entries (a seek that reads one or two pays for little more); refills in
+ * the same direction take 16, 16, 32, 32, then 64, so a long walk makes
  * one descent per 64 entries.  The batch is dropped when the
  * direction changes or the transaction wrote since it was filled (so the
  * cursor sees its transaction's own writes), and refilled from a copy of
@@ -36,7 +36,7 @@ struct ruma_db_cursor {
 	int dir;                /* direction the batch was filled in */
 	uint64_t writes;        /* txn->writes when the batch was filled */
 	unsigned n, idx;        /* batch entries and the one after cur */
-	unsigned fill;          /* entries the next refill in dir takes */
+	unsigned onward;        /* refills in a row in dir (at most 8) */
 	bool has_hi;
 	uint16_t hilen;
 	unsigned char hi[RUMA_DB_MAX_KEY];
@@ -72,7 +72,7 @@ int ruma_db_cursor_open(ruma_db_txn *txn, ruma_db_table *t, ruma_db_cursor **out
 	c->dir = 0;
 	c->writes = 0;
 	c->n = c->idx = 0;
-	c->fill = CURSOR_BATCH_MIN;
+	c->onward = 0;
 	c->curv = NULL;
 	*out = c;
 	return 0;
@@ -108,14 +108,24 @@ static int take(ruma_db_cursor *c)
 	return 0;
 }
 
+/* Entries a fill takes: the fewest for a positioning call, then twice as
+ * many every second step on, up to the most (8, 16, 16, 32, 32, 64, ...).
+ * A fill costs a descent and its set-up, about four entries' copying; a
+ * walk stops anywhere in its last batch, so growing by half a batch at a
+ * time (not doubling at every step) leaves less copied for nothing. */
+static unsigned fill_size(unsigned onward)
+{
+	return RUMA_MIN(CURSOR_BATCH_MIN << ((onward + 1) / 2), CURSOR_BATCH_MAX);
+}
+
 /* Fill the batch in dir from start (skipping start itself when skip): a
- * step on in the direction of the last fill takes twice as many entries as
- * it did, any other fill the fewest. */
+ * step on in the direction of the last fill takes more entries than the
+ * one before it (fill_size), any other fill the fewest. */
 static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bool skip,
 		  bool onward)
 {
-	c->fill = onward && c->dir == dir ? RUMA_MIN(2 * c->fill, CURSOR_BATCH_MAX) : CURSOR_BATCH_MIN;
-	fill_ctx f = { .x = c->txn->x, .out = c->batch, .cap = c->fill, .dir = dir,
+	c->onward = onward && c->dir == dir ? RUMA_MIN(c->onward + 1, 8u) : 0;
+	fill_ctx f = { .x = c->txn->x, .out = c->batch, .cap = fill_size(c->onward), .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen };
 	int rc = db_table_state(c->txn, c->table);
