@@ -2,7 +2,8 @@
  * guard.h — the workloads of the instruction-count guard (`ruma guard`,
  * docs/guard.md): small, deterministic runs of the hot paths — a B-tree
  * lookup through the buffer manager, a TPC-C transaction without and with a
- * log, ART u64 lookup and insert, the rewired vector's push — each a fixed
+ * log, a point read and a cursor walk through the store's API (db.h), ART
+ * u64 lookup and insert, the rewired vector's push — each a fixed
  * number of operations after a warm-up, from fixed seeds.  Run natively
  * they only do the work; under `valgrind --tool=callgrind
  * --collect-atstart=no --instr-atstart=no` (scripts/icount_guard.py) each
@@ -28,6 +29,14 @@ typedef struct ruma_guard_case {
 	int (*run)(void *state, uint64_t ops);
 	void (*teardown)(void *state);
 } ruma_guard_case;
+
+/* The store's cases (guard_db.c): setup loads a store, the runs read it
+ * through db.h (db_get: a point read; db_scan: a cursor walk), each
+ * operation in its own read-only transaction. */
+int ruma_guard_db_setup(const char *dir, void **state);
+int ruma_guard_db_get(void *state, uint64_t ops);
+int ruma_guard_db_scan(void *state, uint64_t ops);
+void ruma_guard_db_teardown(void *state);
 
 /* The cases, in the order they run (guard_cases.c); n in *count. */
 const ruma_guard_case *ruma_guard_cases(size_t *count);

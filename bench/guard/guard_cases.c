@@ -10,6 +10,7 @@
  * flusher writes the log), so the committing thread's own instructions are
  * the CPU cost of building and handing over its log records, and the
  * flusher's (a thread callgrind does not count) cannot make the figure vary.
+ * db_get and db_scan are in guard_db.c.
  * art_* use the u64 fast path over the libc allocator; vec_push is the
  * inline push of a rewired vector, growth by rewiring included.
  *
@@ -265,6 +266,10 @@ static const ruma_guard_case cases[] = {
 	  2000, tpcc_setup, vm_run, vm_teardown },
 	{ "tpcc_durable", "as tpcc with a log (--durable=async): the committing thread's work",
 	  500, 2000, tpcc_durable_setup, vm_run, vm_teardown },
+	{ "db_get", "db.h point read of 1 of 2e4 entries of 1000 B in a read-only transaction",
+	  5000, 20000, ruma_guard_db_setup, ruma_guard_db_get, ruma_guard_db_teardown },
+	{ "db_scan", "db.h cursor seek and walk of 1..100 entries (uniform), read-only transaction",
+	  500, 2000, ruma_guard_db_setup, ruma_guard_db_scan, ruma_guard_db_teardown },
 	{ "art_u64_lookup", "ART u64 lookup of a present key, 2e5 keys, libc allocator", 50000,
 	  200000, art_lookup_setup, art_run, art_teardown },
 	{ "art_u64_insert", "ART u64 insert of a new key (tree of 5e4 to 2e5 keys)", 50000,
