@@ -611,6 +611,8 @@ static int drops_end(ruma_db_txn *txn, bool committed)
 {
 	ruma_db *db = txn->db;
 	int rc = 0;
+	if (!txn->drops) /* set by this transaction's thread only: no lock to look */
+		return 0;
 	pthread_mutex_lock(&db->mu);
 	for (ruma_db_table *t = txn->drops, *n; t; t = n) {
 		n = t->drop_next;
