@@ -242,11 +242,13 @@ static inline bool reads_snapshot(const ruma_txn *x)
  * regrowth of its undo arrays.  Nobody else can hold a pointer to it by
  * then: readers reach a transaction only through its row locks, which
  * unlock_all removed.  A thread-specific key frees it when the thread
- * ends.
+ * ends: its value, set once per thread, is the address of the thread's
+ * spare slot, so keeping and taking a spare writes no key.
  */
 #define TXN_SPARE_BYTES ((size_t)64 << 10)
 static pthread_key_t spare_key;
 static _Thread_local ruma_txn *spare;
+static _Thread_local bool spare_keyed; /* spare_key holds &spare */
 
 static void spare_free(void *p)
 {
@@ -258,9 +260,29 @@ static void spare_free(void *p)
 	free(x);
 }
 
+/* At thread end: the spare left in the thread's slot. */
+static void spare_slot_free(void *slot)
+{
+	ruma_txn **s = slot;
+	if (*s)
+		spare_free(*s);
+	*s = NULL;
+}
+
+static bool spare_key_ok;
+
 static void txn_init_once(void)
 {
-	(void)pthread_key_create(&spare_key, spare_free); /* without it: no spare kept */
+	/* without the key no spare is kept */
+	spare_key_ok = pthread_key_create(&spare_key, spare_slot_free) == 0;
+}
+
+/* Can this thread keep a spare (its slot known to the key)? */
+static bool spare_slot_keyed(void)
+{
+	if (!spare_keyed && spare_key_ok)
+		spare_keyed = pthread_setspecific(spare_key, &spare) == 0;
+	return spare_keyed;
 }
 
 /* A cleared transaction object: the thread's spare or a new one. */
@@ -274,7 +296,6 @@ static ruma_txn *txn_alloc(void)
 		return x;
 	}
 	spare = NULL;
-	(void)pthread_setspecific(spare_key, NULL);
 	/* the arrays and the mutex stay (the version store copies what it
 	 * keeps) */
 	uint64_t *locks = x->locks;
@@ -301,7 +322,7 @@ static void txn_free(ruma_txn *x)
 	snapshot_end(x);
 	ruma_bm_txn_count(x->bm, -1);
 	size_t held = x->capbytes + x->capundo * sizeof(*x->undo) + x->caplocks * sizeof(*x->locks);
-	if (!spare && held <= TXN_SPARE_BYTES && pthread_setspecific(spare_key, x) == 0) {
+	if (!spare && held <= TXN_SPARE_BYTES && spare_slot_keyed()) {
 		spare = x;
 		return;
 	}
