@@ -213,7 +213,8 @@ static int t_clock(void)
 static int t_crc32c(void)
 {
 	static unsigned char buf[16384 + 64];
-	static const size_t lens[] = { 4056, 4064, 4092, 4096, 3 * 4056 + 13, 16384 };
+	static const size_t lens[] = { 191, 192, 193, 767, 768, 769, 959, 960, 1031,
+				       4056, 4064, 4092, 4096, 3 * 4056 + 13, 16384 };
 	static const struct {
 		int fill; /* -1 ascending, -2 descending, else the byte */
 		uint32_t want;
