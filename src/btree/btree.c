@@ -932,7 +932,6 @@ typedef struct scan_state {
 	unsigned last;
 	unsigned klen[2];
 	uint8_t key[2][NODE_KEYBUF]; /* the key returned last and the next one */
-	const node *pfx[2];          /* the leaf whose prefix key[i] starts with */
 	uint8_t cur[NODE_KEYBUF];    /* search key of the next leaf */
 	size_t clen;
 } scan_state;
@@ -1021,17 +1020,12 @@ static int sibling_shared(ruma_btree *t, const path *prev, bool desc, const uint
 /* Visit entry pos of the shared-latched leaf (pid, n); *stop when fn says so. */
 static int visit(scan_state *s, ruma_pid pid, const node *n, unsigned pos, bool *stop)
 {
-	unsigned next = s->last ^ 1u, slen, vlen;
-	const uint8_t *suf, *v;
-	if (!node_entry(n, pos, &suf, &slen, &v, &vlen))
+	unsigned next = s->last ^ 1u, vlen;
+	bool bad = false;
+	unsigned klen = node_full_key(n, pos, s->key[next], &bad);
+	const uint8_t *v = node_value(n, pos, &vlen, &bad);
+	if (bad)
 		return bt_corrupt(s->t, pid, BT_DMG_NODE);
-	unsigned plen = n->prefix_len;
-	if (s->pfx[next] != n) { /* the leaf's keys share its prefix: copied once */
-		memcpy(s->key[next], node_prefix(n), plen);
-		s->pfx[next] = n;
-	}
-	memcpy(s->key[next] + plen, suf, slen);
-	unsigned klen = plen + slen;
 	if (s->bounded) {
 		int c = node_keycmp(s->key[next], klen, s->key[s->last], s->klen[s->last]);
 		if (s->desc ? c > 0 || (c == 0 && !s->inclusive) : c < 0 || (c == 0 && !s->inclusive))
@@ -1072,7 +1066,6 @@ static int scan_leaf(scan_state *s, ruma_pid pid, const node *n, bool from_end, 
 	bool found = false, bad = false, stop = false;
 	int rc = 0;
 	heap_hint(n);
-	s->pfx[0] = s->pfx[1] = NULL; /* n may sit where an earlier leaf was */
 	unsigned pos = from_end ? (s->desc ? n->count : 0u)
 				: node_lower_bound(n, s->cur, s->clen, &found, &bad);
 	if (s->desc) {

@@ -221,25 +221,6 @@ const uint8_t *node_value(const node *n, unsigned pos, unsigned *len, bool *bad)
 /* Full key of entry pos into buf (NODE_KEYBUF bytes); returns its length. */
 unsigned node_full_key(const node *n, unsigned pos, uint8_t *buf, bool *bad);
 
-/* Entry pos of a leaf for a scan, one bounds check for both parts: its
- * key's stored suffix (*suf, *slen) and its value (*val, *vlen).  False
- * (nothing set) when a slot points outside the page or the full key would
- * not fit NODE_KEYBUF. */
-static inline bool node_entry(const node *n, unsigned pos, const uint8_t **suf, unsigned *slen,
-			      const uint8_t **val, unsigned *vlen)
-{
-	const node_slot *sl = &n->slot[pos];
-	unsigned off = sl->off, klen = sl->klen;
-	if (off < NODE_HDR || off + klen + sl->vlen > NODE_PAGE ||
-	    n->prefix_len + klen > NODE_KEYBUF)
-		return false;
-	*suf = node_bytes(n) + off;
-	*slen = klen;
-	*val = *suf + klen;
-	*vlen = sl->vlen;
-	return true;
-}
-
 /* The free gap of the node at page, [*off, *off + *len): the bytes between
  * the slot array and the heap, which no node function reads before it
  * writes them (a new slot, a heap allocation).  false when the page is not
