@@ -4,7 +4,7 @@
  * transaction, as an application makes them.
  *
  * The store holds DB_ENTRIES entries of DB_VALUE bytes (YCSB's record size)
- * under 12-byte keys, put in a random order from the fixed seed (so leaves
+ * under 11-byte keys, put in a random order from the fixed seed (so leaves
  * are as full as random inserts leave them), in a pool that holds them all,
  * without a log (the read path is the same with one).  db_get reads one
  * key; db_scan seeks to a key and walks 1 to 100 entries (uniform, as
@@ -30,10 +30,11 @@
 #define DB_VALUE 1000u
 #define DB_PUTS_PER_TXN 100u
 #define DB_SCAN_MAX 100u
+#define DB_KEY_LEN 11u /* "g" and ten digits */
 
 struct db_case {
 	ruma_db *db;
-	char (*keys)[16]; /* key_of every entry, made at setup */
+	char (*keys)[16]; /* the key of every entry (key_format), made at setup */
 	ruma_db_table *table;
 	ruma_rng rng;
 	uint64_t sink; /* a byte of every value read, so that no read is skipped */
@@ -43,11 +44,15 @@ struct db_case {
 
 /* The key of entry n: "g" and n's digits, scrambled so that key order is
  * not insertion order. */
-static ruma_val key_of(uint32_t n, char buf[16])
+static void key_format(uint32_t n, char buf[16])
 {
 	uint32_t x = n * 2654435761u; /* a bijection on 32 bits */
 	snprintf(buf, 16, "g%010u", x);
-	return (ruma_val){ 11, buf };
+}
+
+static ruma_val key_of(const struct db_case *c, uint32_t n)
+{
+	return (ruma_val){ DB_KEY_LEN, c->keys[n] };
 }
 
 static void db_case_free(struct db_case *c)
@@ -81,8 +86,7 @@ static int db_load(struct db_case *c)
 		if ((r = ruma_db_begin(c->db, 0, &x)))
 			break;
 		for (uint32_t k = i; !r && k < i + DB_PUTS_PER_TXN && k < DB_ENTRIES; k++) {
-			char kb[16];
-			ruma_val key = key_of(order[k], kb), val = { DB_VALUE, c->value };
+			ruma_val key = key_of(c, order[k]), val = { DB_VALUE, c->value };
 			memcpy(c->value, &order[k], sizeof(order[k]));
 			r = ruma_db_put(x, c->table, &key, &val, 0);
 		}
@@ -127,7 +131,7 @@ int ruma_guard_db_setup(const char *dir, void **state)
 		return r;
 	}
 	for (uint32_t n = 0; n < DB_ENTRIES; n++)
-		(void)key_of(n, c->keys[n]);
+		key_format(n, c->keys[n]);
 	if (!(r = db_open_table(c)))
 		r = db_load(c);
 	if (r) {
@@ -141,7 +145,7 @@ int ruma_guard_db_setup(const char *dir, void **state)
 /* A present key, drawn from the seed (formatted at setup: not counted). */
 static ruma_val some_key(struct db_case *c)
 {
-	return (ruma_val){ 11, c->keys[ruma_rng_below(&c->rng, DB_ENTRIES)] };
+	return key_of(c, (uint32_t)ruma_rng_below(&c->rng, DB_ENTRIES));
 }
 
 /* One point read of a present key. */
