@@ -753,10 +753,6 @@ static int load_data(struct run *run, ruma_bm *bm)
 		int r = run_threads(run, load_main);
 		if (!r && o->wl->load_done)
 			r = o->wl->load_done(&run->ctx);
-		/* a load reported done is durable, whatever the commit mode (an
-		 * asynchronous one has not waited for its last records) */
-		if (!r && ruma_bm_logging(bm))
-			r = ruma_bm_log_flush(bm, ruma_bm_log_end(bm));
 		if (r) {
 			fprintf(stderr, "vmcache: loading failed: %s%s\n", ruma_strerror(r),
 				r == RUMA_EVIRTFULL ? " [ruma vmcache: virt_bytes = VIRTGB]" : "");
