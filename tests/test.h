@@ -413,6 +413,34 @@ static inline long test_meminfo(const char *key)
 	return v;
 }
 
+/* The whole contents of file path (malloc'ed; NULL when it cannot be
+ * read) and its size in *len. */
+static inline char *test_file_bytes(const char *path, size_t *len)
+{
+	FILE *in = fopen(path, "rb");
+	char *buf = NULL;
+	long n = -1;
+	if (in && !fseek(in, 0, SEEK_END) && (n = ftell(in)) >= 0 && !fseek(in, 0, SEEK_SET) &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, in) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	if (in)
+		fclose(in);
+	*len = n > 0 ? (size_t)n : 0;
+	return buf;
+}
+
+/* Does file path hold exactly the len bytes at before? */
+static inline bool test_file_is(const char *path, const char *before, size_t len)
+{
+	size_t now_len;
+	char *now = test_file_bytes(path, &now_len);
+	bool same = now && now_len == len && !memcmp(now, before, len);
+	free(now);
+	return same;
+}
+
 /*
  * test_run_cli — run the ruma binary with argv (argv[0] is ignored and set to
  * RUMA_BIN); stdout and stderr go to files whose contents are returned in

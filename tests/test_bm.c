@@ -533,6 +533,51 @@ static int t_corrupt_meta(void)
 	return TEST_PASS;
 }
 
+/* read_only: the store as it is, evicted pages read back, every write
+ * refused, nothing written (the file is byte for byte the same); refused
+ * with fresh, and on a file without a store. */
+static int t_read_only(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 300 };
+	static ruma_pid pids[N];
+	void *p;
+
+	cfg_small(&c, 4096, 128); /* a pool smaller than the pages */
+	CHECK(open_filled(&c, &bm, pids, N, 7) == TEST_PASS);
+	CHECK_OK(ruma_bm_meta_set(bm, 2, 77));
+	CHECK_OK(ruma_bm_close(bm));
+	size_t len;
+	char *before = test_file_bytes(test_store_path, &len);
+	c.fresh = false;
+	c.read_only = true;
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK(verify_all(bm, pids, N, 7) == TEST_PASS);
+	uint64_t v = 0;
+	CHECK_OK(ruma_bm_meta_get(bm, 2, &v));
+	CHECK_EQ(v, 77);
+	ruma_pid pid;
+	CHECK_EQ(ruma_bm_alloc(bm, &pid, &p), -EACCES);
+	CHECK_EQ(ruma_bm_fix_x(bm, pids[0], &p), -EACCES);
+	CHECK_EQ(ruma_bm_meta_set(bm, 2, 78), -EACCES);
+	uint64_t ver;
+	CHECK_OK(ruma_bm_optimistic(bm, pids[1], &ver, &p));
+	CHECK_EQ(ruma_bm_upgrade_x(bm, pids[1], ver), -EACCES);
+	CHECK_OK(ruma_bm_flush(bm));
+	CHECK_OK(ruma_bm_close(bm));
+	CHECK(before && test_file_is(test_store_path, before, len));
+	free(before);
+	c.fresh = true;
+	CHECK_EQ(ruma_bm_open(&c, &bm), -EINVAL);
+	c.fresh = false;
+	int fd = open(test_store_path, O_RDWR | O_TRUNC);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(ruma_bm_open(&c, &bm), RUMA_ENOTSTORE);
+	return TEST_PASS;
+}
+
 static void capture_line(void *ctx, const char *line)
 {
 	snprintf(ctx, 256, "%s", line);
@@ -1298,6 +1343,7 @@ static const struct test_case cases[] = {
 	{ "cleaner_off", t_cleaner_off },
 	{ "cleaner_write_error", t_cleaner_write_error },
 	{ "persist", t_persist },
+	{ "read_only", t_read_only },
 	{ "read_error", t_read_error },
 	{ "write_error_pwrite", t_write_error_pwrite },
 	{ "write_error_uring", t_write_error_uring },

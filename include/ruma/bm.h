@@ -126,6 +126,14 @@ typedef struct ruma_bm_config {
 				   and the rest discarded, with a message saying how
 				   many records and bytes (default false: such a log is
 				   RUMA_ECORRUPT) */
+	bool read_only;         /* open an existing store for reading: the file is
+				   opened read-only, nothing is written to it or to
+				   its log, and a killed reader leaves the store as
+				   clean as it found it; a store not closed cleanly
+				   is refused (RUMA_EUNCLEAN: recovery writes), as is
+				   a file without a store (RUMA_ENOTSTORE); alloc,
+				   free, exclusive fixes and meta_set give -EACCES
+				   (default false) */
 } ruma_bm_config;
 
 /* ruma_bm_config_default — defaults: no path (the caller names the store;

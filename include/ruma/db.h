@@ -151,10 +151,14 @@ RUMA_API void ruma_db_options_default(ruma_db_options *o);
  * cleanly.  opt NULL: the defaults.  Errors: -EINVAL, -ENOENT (missing with
  * NOCREATE), RUMA_ELOCKED (in use), RUMA_ENOTSTORE, RUMA_ECORRUPT,
  * RUMA_EUNCLEAN (a NOLOG store not closed cleanly), -ENOMEM, I/O errors.
- * A read-only open still recovers a store left unclean (that writes the
- * store and empties its log; in a store that held BLOBs it also walks every
- * table once to free the extents the crash left unnamed) and takes the
- * store's lock.
+ * A read-only open of a clean store writes nothing, to the store or its
+ * log: the file is opened for reading only (a store whose files the caller
+ * may only read opens too), and a reader that ends without closing leaves
+ * the store clean.  A read-only open of a store left unclean first recovers
+ * it with an open that may write (that writes the store and empties its
+ * log; finishes a drop a crash interrupted; in a store that held BLOBs it
+ * also walks every table once to free the extents the crash left unnamed).
+ * Every open takes the store's lock.
  */
 RUMA_API int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out);
 
@@ -225,7 +229,7 @@ RUMA_API int ruma_db_table_open(ruma_db_txn *txn, const char *name, unsigned fla
  * ruma_db_close.  Crash-safe: the drop is recorded in the store's table
  * registry with the commit, the pages are freed one logged step at a time,
  * and an open of the store finishes a drop a crash interrupted (a read-only
- * open refuses such a store with RUMA_EUNCLEAN).  -EACCES in a read-only
+ * open too, by its recovery).  -EACCES in a read-only
  * transaction, RUMA_ECORRUPT for a damaged tree.
  */
 RUMA_API int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t);

@@ -193,6 +193,8 @@ static int check_config(const ruma_bm_config *c)
 		why = "unknown wait/evict/write option";
 	else if (strlen(c->path) >= sizeof(((ruma_bm *)0)->path))
 		why = "path too long";
+	else if (c->read_only && c->fresh)
+		why = "read_only and fresh together";
 	if (!why)
 		return 0;
 	bm_say(c, "bad configuration: %s", why);
@@ -314,7 +316,7 @@ static int check_overwritable(ruma_bm *bm)
 
 static int open_storage(ruma_bm *bm)
 {
-	int flags = O_RDWR | O_CREAT;
+	int flags = bm->cfg.read_only ? O_RDONLY : O_RDWR | O_CREAT;
 	ruma_os_file_info st;
 	int r;
 
@@ -678,6 +680,23 @@ static void settle_durability(ruma_bm *bm, bool found)
 	}
 }
 
+/* A read-only open takes the store as it is, or refuses it: nothing to
+ * find, or a recovery to run, would need writes. */
+static int check_readable_as_is(ruma_bm *bm, bool found)
+{
+	if (!found) {
+		bm_say(&bm->cfg, "%s holds no store (a read-only open creates none)", bm->path);
+		return RUMA_ENOTSTORE;
+	}
+	if (bm->needs_recovery) {
+		bm_say(&bm->cfg, "%s was not closed cleanly: a read-only open does not recover it "
+			"(recovery writes the store and its log)", bm->path);
+		return RUMA_EUNCLEAN;
+	}
+	bm->cfg.durability = RUMA_BM_DURABLE_OFF; /* the log is left as it is */
+	return 0;
+}
+
 /* Open the file, then find the store in it (or create it), map it, recover it. */
 static int open_store(ruma_bm *bm)
 {
@@ -686,6 +705,13 @@ static int open_store(ruma_bm *bm)
 
 	if (!r && !bm->cfg.fresh)
 		r = bm_meta_read(bm, &found);
+	if (!r && bm->cfg.read_only) {
+		if ((r = check_readable_as_is(bm, found)) || (r = check_found_store(bm)))
+			return r;
+		if (bm->phys_pages > bm->virt_pages)
+			bm->phys_pages = bm->virt_pages;
+		return map_memory(bm); /* never marked open: nothing is written */
+	}
 	if (!r && bm->cfg.fresh)
 		r = check_overwritable(bm);
 	if (!r)
@@ -721,7 +747,7 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 		return r;
 	}
 	bm_io_open(bm);
-	if (bm->cfg.cleaner)
+	if (bm->cfg.cleaner && !bm->cfg.read_only)
 		start_cleaner(bm);
 	*out = bm;
 	return 0;
@@ -729,6 +755,8 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 
 int ruma_bm_flush(ruma_bm *bm)
 {
+	if (bm->cfg.read_only)
+		return 0; /* nothing can be dirty */
 	pthread_mutex_lock(&bm->flush_mu);
 	int err = bm->wal ? bm_wal_checkpoint(bm) : bm_checkpoint(bm);
 	pthread_mutex_unlock(&bm->flush_mu);
@@ -750,6 +778,11 @@ int ruma_bm_close(ruma_bm *bm)
 		bm_say(&bm->cfg, "%s: %ld transaction(s) still open: commit or abort them, then "
 			"close (nothing was closed)", bm->path, open_txns);
 		return -EBUSY;
+	}
+	if (bm->cfg.read_only) {
+		pthread_key_delete(bm->key);
+		release_all(bm);
+		return 0;
 	}
 	bm_cleaner_stop(bm);
 	pthread_mutex_lock(&bm->flush_mu);
@@ -811,6 +844,8 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 	struct bm_thread *t;
 	ruma_pid pid = 0;
 	bool reused = false;
+	if (bm->cfg.read_only)
+		return -EACCES;
 	int r = bm_thread_get(bm, &t);
 
 	if (!r)
@@ -871,6 +906,8 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 
 int ruma_bm_free(ruma_bm *bm, ruma_pid pid)
 {
+	if (bm->cfg.read_only)
+		return -EACCES;
 	if (pid < bm->meta_pages || pid >= atomic_load(&bm->alloc_hw))
 		return -EINVAL;
 	uint64_t w = atomic_load(&bm->state[pid]);
@@ -931,6 +968,8 @@ int ruma_bm_meta_set(ruma_bm *bm, unsigned slot, uint64_t value)
 {
 	if (slot >= RUMA_BM_META_SLOTS)
 		return -EINVAL;
+	if (bm->cfg.read_only)
+		return -EACCES;
 	atomic_store(&bm->meta_slots[slot], value);
 	return RUMA_UNLIKELY(bm->wal != NULL) ? bm_mtr_meta(bm, slot, value) : 0;
 }

@@ -393,6 +393,8 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 {
 	if (!bm || !first || n == 0 || n > bm->virt_pages)
 		return -EINVAL;
+	if (bm->cfg.read_only)
+		return -EACCES;
 	int r = 0;
 	pthread_mutex_lock(&bm->alloc_mu);
 	if (!bm->ext)
@@ -421,6 +423,8 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n)
 	if (!bm || n == 0 || first < bm->meta_pages || first + n > atomic_load(&bm->alloc_hw) ||
 	    first + n < first)
 		return -EINVAL;
+	if (bm->cfg.read_only)
+		return -EACCES;
 	int r = log_extent(bm, BM_EXTENT_FREE, first, n); /* before the bits can be seen */
 	if (r)
 		return r;
@@ -571,6 +575,8 @@ int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len
 	if (!bm || (!data && len) || pid < bm->meta_pages ||
 	    pid + (len + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE > atomic_load(&bm->alloc_hw))
 		return -EINVAL;
+	if (bm->cfg.read_only)
+		return -EACCES;
 	int r = bm_thread_get(bm, &t);
 	const char *d = data;
 	uint64_t chunk = RUMA_MAX(1, RUMA_MIN(EXT_WRITE_MAX, bm->phys_pages / 8));

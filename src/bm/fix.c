@@ -139,8 +139,8 @@ static int logged_x(ruma_bm *bm, ruma_pid pid)
 
 int ruma_bm_upgrade_x(ruma_bm *bm, ruma_pid pid, uint64_t version)
 {
-	if (RUMA_UNLIKELY(pid >= bm->virt_pages))
-		return -EINVAL;
+	if (RUMA_UNLIKELY(pid >= bm->virt_pages || bm->cfg.read_only))
+		return pid >= bm->virt_pages ? -EINVAL : -EACCES;
 	uint64_t w = atomic_load(&bm->state[pid]);
 	while (bm_ver(w) == version && (bm_st(w) == BM_UNLOCKED || bm_st(w) == BM_MARKED)) {
 		if (atomic_compare_exchange_weak(&bm->state[pid], &w,
@@ -167,7 +167,7 @@ int ruma_bm_upgrade_s(ruma_bm *bm, ruma_pid pid, uint64_t version)
 int ruma_bm_fix_x(ruma_bm *bm, ruma_pid pid, void **page)
 {
 	unsigned n = 0;
-	int r = check_pid(bm, pid);
+	int r = bm->cfg.read_only ? -EACCES : check_pid(bm, pid);
 
 	if (r)
 		return r;

@@ -174,6 +174,7 @@ static void bm_config_for(const char *path, const ruma_db_options *o, ruma_bm_co
 	c->phys_bytes = o->pool_bytes ? o->pool_bytes : default_pool();
 	c->phys_bytes = RUMA_MIN(c->phys_bytes, c->virt_bytes);
 	c->durability = (o->flags & RUMA_DB_NOLOG) ? RUMA_BM_DURABLE_OFF : RUMA_BM_DURABLE_SYNC;
+	c->read_only = (o->flags & RUMA_DB_READONLY) != 0;
 	c->fresh = false;
 	c->message = o->message;
 	c->message_ctx = o->message_ctx;
@@ -268,6 +269,24 @@ static bool recovered(ruma_db *db)
 	return r.ran;
 }
 
+/* The buffer manager for c.  A read-only open of a store a crash left
+ * unclean first opens it as a whole with writes allowed, which recovers it
+ * (recovery writes the store, empties its log and frees what the crash
+ * left unnamed) and closes it cleanly; then opens it read-only as it is. */
+static int open_bm(const char *path, const ruma_db_options *opt, ruma_bm_config *c,
+		   ruma_bm **out)
+{
+	int rc = ruma_bm_open(c, out);
+	if (rc != RUMA_EUNCLEAN || !c->read_only)
+		return rc;
+	ruma_db_options w = *opt;
+	w.flags &= ~RUMA_DB_READONLY;
+	ruma_db *db;
+	if ((rc = ruma_db_open(path, &w, &db)) || (rc = ruma_db_close(db)))
+		return rc;
+	return ruma_bm_open(c, out);
+}
+
 int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 {
 	ruma_db_options defaults;
@@ -304,7 +323,7 @@ int ruma_db_open(const char *path, const ruma_db_options *opt, ruma_db **out)
 	bm_config_for(path, opt, &c);
 	db->pool_bytes = c.phys_bytes;
 	db->virt_bytes = c.virt_bytes;
-	if ((rc = ruma_bm_open(&c, &db->bm))) {
+	if ((rc = open_bm(path, opt, &c, &db->bm))) {
 		db_free(db);
 		return rc;
 	}
