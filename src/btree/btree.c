@@ -1198,6 +1198,11 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 	unsigned ra_max = ruma_bm_all_resident(t->bm)
 				  ? 0 : atomic_load_explicit(&t->read_ahead, memory_order_relaxed);
 	unsigned ra = RUMA_MIN(ra_max, RUMA_BTREE_READ_AHEAD_START);
+	/* leaves past this one that the last read-ahead covered, and its
+	 * window: the window is topped up once half of it is used, so that a
+	 * long scan submits its reads a half window at a time (one system call
+	 * and one device notification for many pages), not one per leaf */
+	unsigned lead = 0, last_ra = 0;
 	ruma_pid next_asked = 0; /* the parent whose successor is being read */
 	if (slen) {
 		memcpy(s.cur, start, slen);
@@ -1218,10 +1223,13 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		if (rc)
 			return rc;
 		unsigned rest = 0; /* of the window, past the parent's last child */
-		if (p.has_parent && ra) {
+		if (p.has_parent && ra && lead <= last_ra / 2) {
 			int from = desc ? (int)p.ppos - 1 : (int)p.ppos + 1;
 			rest = ra - bt_scan_ahead(t, p.ppid, p.pver, p.p, from, desc, ra);
+			lead = last_ra = ra;
 			ra = RUMA_MIN(2 * ra, ra_max);
+		} else if (lead) {
+			lead--;
 		}
 		bool end = true;
 		next_leaf_hint(t, &p, desc);

@@ -7,8 +7,9 @@
  * `depth` of them (the scan's window, see ruma_btree_set_read_ahead) are
  * read optimistically, the parent validated, and the evicted ones are read
  * ahead with one submission (ruma_bm_prefetch); those already resident or
- * in flight are skipped, so in a long scan each leaf reached starts about
- * one read and `depth` stay in flight.  Where the window passes the
+ * in flight are skipped.  The scan (btree.c) calls this again once it has
+ * passed half of the window, so a long scan submits about depth/2 reads
+ * at a time and keeps between depth/2 and depth in flight.  Where the window passes the
  * parent's last child, the scan (btree.c) finds the next parent by a
  * descent to level 1 with the parent's fence and reads the rest of the
  * window from its first children, so the read-ahead does not run dry at
