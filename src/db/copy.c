@@ -273,14 +273,14 @@ static int sync_dir(ruma_db *db, const char *dest)
 /* Whether db can be copied while open: a log, writable. */
 static int copy_supported(ruma_db *db)
 {
+	if (db->flags & RUMA_DB_READONLY) { /* (read-only: the log is not opened) */
+		db_report(db, "db copy: a store opened RUMA_DB_READONLY cannot take the "
+			      "checkpoint a copy starts with: open it for writing");
+		return -ENOTSUP;
+	}
 	if (!ruma_bm_logging(db->bm)) {
 		db_report(db, "db copy: a store without a log (RUMA_DB_NOLOG) cannot be copied "
 			      "while open: close it and copy its file");
-		return -ENOTSUP;
-	}
-	if (db->flags & RUMA_DB_READONLY) {
-		db_report(db, "db copy: a store opened RUMA_DB_READONLY cannot take the "
-			      "checkpoint a copy starts with: open it for writing");
 		return -ENOTSUP;
 	}
 	return 0;
