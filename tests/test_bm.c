@@ -578,6 +578,38 @@ static int t_read_only(void)
 	return TEST_PASS;
 }
 
+/* Frames of new page ids are made ahead, 64 ids per call; an injected
+ * failure of that call loses nothing (the pages fault in as before), and
+ * after -EINVAL (a kernel without MADV_POPULATE_WRITE) it is not made
+ * again. */
+static int t_populate_ahead(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 300 };
+	static ruma_pid pids[N];
+	static const int errs[] = { 0, ENOMEM, EINVAL };
+
+	for (size_t k = 0; k < TEST_N(errs); k++) {
+		cfg_small(&c, 4096, 128); /* a pool smaller than the pages: evictions */
+		CHECK_OK(ruma_bm_open(&c, &bm));
+		uint64_t n0 = ruma_os_count(RUMA_SYS_POPULATE);
+		if (errs[k])
+			ruma_os_inject(RUMA_SYS_POPULATE, 1, errs[k], true);
+		int filled = alloc_fill(bm, pids, N, 3);
+		ruma_os_inject_clear();
+		uint64_t calls = ruma_os_count(RUMA_SYS_POPULATE) - n0;
+		CHECK_EQ(filled, TEST_PASS);
+		CHECK(verify_all(bm, pids, N, 3) == TEST_PASS);
+		CHECK_OK(ruma_bm_close(bm));
+		if (errs[k] == EINVAL)
+			CHECK_EQ(calls, 1); /* refused once: not asked again */
+		else
+			CHECK(calls >= N / 64 && calls <= N / 64 + 2);
+	}
+	return TEST_PASS;
+}
+
 static void capture_line(void *ctx, const char *line)
 {
 	snprintf(ctx, 256, "%s", line);
@@ -1344,6 +1376,7 @@ static const struct test_case cases[] = {
 	{ "cleaner_write_error", t_cleaner_write_error },
 	{ "persist", t_persist },
 	{ "read_only", t_read_only },
+	{ "populate_ahead", t_populate_ahead },
 	{ "read_error", t_read_error },
 	{ "write_error_pwrite", t_write_error_pwrite },
 	{ "write_error_uring", t_write_error_uring },

@@ -839,6 +839,29 @@ static int logged_alloc(ruma_bm *bm, ruma_pid pid)
 	return r;
 }
 
+/*
+ * New page ids come in order from the high-water mark, and the first write
+ * to each one's frame is a page fault that gets a zeroed page from the
+ * kernel.  The id at every BM_POPULATE_AHEAD-th position makes the frames
+ * of the next BM_POPULATE_AHEAD ids in one call instead (ruma_os_populate_write;
+ * pages already written keep their contents).  Measured on a 2-core VM: a
+ * first write cost 14-15 us per page, one fault at a time, and 5.6-5.8 us
+ * per page in batches of 64.  At most BM_POPULATE_AHEAD - 1 frames are
+ * made before their ids are in use.  Best effort: a kernel without it
+ * (before 5.14) is not asked again; any other failure (a memory limit)
+ * leaves the faults to happen as before.
+ */
+#define BM_POPULATE_AHEAD 64u
+
+static void populate_ahead(ruma_bm *bm, ruma_pid pid)
+{
+	if (pid % BM_POPULATE_AHEAD || atomic_load_explicit(&bm->no_populate, memory_order_relaxed))
+		return;
+	uint64_t n = RUMA_MIN(BM_POPULATE_AHEAD, bm->virt_pages - pid);
+	if (ruma_os_populate_write(bm_page(bm, pid), n * RUMA_BM_PAGE_SIZE) == -EINVAL)
+		atomic_store_explicit(&bm->no_populate, true, memory_order_relaxed);
+}
+
 int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 {
 	struct bm_thread *t;
@@ -872,6 +895,7 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 	pthread_mutex_unlock(&bm->alloc_mu);
 
 	if (!reused) {
+		populate_ahead(bm, pid);
 		/* Nobody can know this pid yet: latch it directly. */
 		atomic_store(&bm->state[pid], bm_word(BM_LOCKED, 0, true));
 		atomic_fetch_add(&bm->phys_used, 1);

@@ -186,6 +186,7 @@ struct ruma_bm {
 	_Atomic bool pmadv_refused;
 	_Atomic bool uring_refused;
 	_Atomic bool thread_limit_said;
+	_Atomic bool no_populate; /* the kernel refused MADV_POPULATE_WRITE */
 	pthread_mutex_t flush_mu;  /* one flush or checkpoint at a time; the cleaner
 				      skips its batches while it is held */
 	/* Shared by a thread from claiming dirty pages for write-back

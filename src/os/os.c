@@ -107,6 +107,7 @@ static const char *const sys_names[RUMA_SYS_COUNT_] = {
 	[RUMA_SYS_BLKGETSIZE64] = "blkgetsize64",
 	[RUMA_SYS_PERF_IOCTL] = "perf_ioctl",
 	[RUMA_SYS_FADVISE] = "fadvise",
+	[RUMA_SYS_POPULATE] = "populate",
 };
 
 const char *ruma_os_sys_name(ruma_sys s)
@@ -486,6 +487,18 @@ int ruma_os_madvise(void *addr, size_t len, int advice)
 	if (inj)
 		return fail_code(inj);
 	return madvise(addr, len, advice) ? -errno : 0;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 uapi; older headers lack it */
+#endif
+
+int ruma_os_populate_write(void *addr, size_t len)
+{
+	int inj = enter(RUMA_SYS_POPULATE);
+	if (inj)
+		return fail_code(inj);
+	return madvise(addr, len, MADV_POPULATE_WRITE) ? -errno : 0;
 }
 
 /*

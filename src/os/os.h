@@ -63,6 +63,7 @@ typedef enum ruma_sys {
 	RUMA_SYS_BLKGETSIZE64, /* ioctl(BLKGETSIZE64) of a block device */
 	RUMA_SYS_PERF_IOCTL,   /* ioctl(PERF_EVENT_IOC_*) of a perf counter */
 	RUMA_SYS_FADVISE,      /* posix_fadvise(2): read-ahead hints */
+	RUMA_SYS_POPULATE,     /* madvise(MADV_POPULATE_WRITE): frames made ahead */
 	RUMA_SYS_COUNT_
 } ruma_sys;
 
@@ -127,6 +128,11 @@ int ruma_os_mremap(void *old, size_t old_len, size_t new_len, int flags, void *n
 		   void **out);
 int ruma_os_mprotect(void *addr, size_t len, int prot);
 int ruma_os_madvise(void *addr, size_t len, int advice);
+/* madvise(MADV_POPULATE_WRITE) (Linux 5.14): make the private anonymous
+ * pages of [addr, addr+len) present and writable in one call, the frames
+ * that the first writes would otherwise fault in one at a time; pages
+ * already present keep their contents.  -EINVAL where the kernel lacks it. */
+int ruma_os_populate_write(void *addr, size_t len);
 /*
  * process_madvise(2) on this process over n ranges (n <= IOV_MAX); *done gets
  * the number of bytes advised.  -EINVAL/-ENOSYS when the kernel refuses
