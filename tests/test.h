@@ -413,21 +413,33 @@ static inline long test_meminfo(const char *key)
 	return v;
 }
 
-/* The whole contents of file path (malloc'ed; NULL when it cannot be
- * read) and its size in *len. */
+/* The whole contents of file path (malloc'ed, NUL-terminated; NULL when it
+ * cannot be read) and its size in *len. */
 static inline char *test_file_bytes(const char *path, size_t *len)
 {
-	FILE *in = fopen(path, "rb");
+	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
-	long n = -1;
-	if (in && !fseek(in, 0, SEEK_END) && (n = ftell(in)) >= 0 && !fseek(in, 0, SEEK_SET) &&
-	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, in) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	if (in)
-		fclose(in);
-	*len = n > 0 ? (size_t)n : 0;
+	size_t cap = 0, r;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	do {
+		if (*len + 4096 + 1 > cap) {
+			cap = (cap + 4096) * 2;
+			char *nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		r = fread(buf + *len, 1, 4096, f);
+		*len += r;
+	} while (r > 0);
+	buf[*len] = '\0';
+	fclose(f);
 	return buf;
 }
 
@@ -450,27 +462,8 @@ static inline bool test_file_is(const char *path, const char *before, size_t len
 #ifdef RUMA_BIN
 static inline char *test_slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t cap = 0, len = 0, r;
-
-	if (!f)
-		return NULL;
-	do {
-		if (len + 4096 + 1 > cap) {
-			cap = (cap + 4096) * 2;
-			buf = realloc(buf, cap);
-			if (!buf) {
-				fclose(f);
-				return NULL;
-			}
-		}
-		r = fread(buf + len, 1, 4096, f);
-		len += r;
-	} while (r > 0);
-	buf[len] = '\0';
-	fclose(f);
-	return buf;
+	size_t len;
+	return test_file_bytes(path, &len);
 }
 
 /*

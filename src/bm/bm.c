@@ -705,13 +705,8 @@ static int open_store(ruma_bm *bm)
 
 	if (!r && !bm->cfg.fresh)
 		r = bm_meta_read(bm, &found);
-	if (!r && bm->cfg.read_only) {
-		if ((r = check_readable_as_is(bm, found)) || (r = check_found_store(bm)))
-			return r;
-		if (bm->phys_pages > bm->virt_pages)
-			bm->phys_pages = bm->virt_pages;
-		return map_memory(bm); /* never marked open: nothing is written */
-	}
+	if (!r && bm->cfg.read_only)
+		r = check_readable_as_is(bm, found);
 	if (!r && bm->cfg.fresh)
 		r = check_overwritable(bm);
 	if (!r)
@@ -720,7 +715,9 @@ static int open_store(ruma_bm *bm)
 		bm->phys_pages = bm->virt_pages;
 	if (!r)
 		r = map_memory(bm);
-	if (!r && bm->needs_recovery)
+	if (r || bm->cfg.read_only)
+		return r; /* read-only: never marked open, nothing written */
+	if (bm->needs_recovery)
 		r = bm_recover(bm);
 	if (!r)
 		settle_durability(bm, found);
@@ -769,21 +766,10 @@ int ruma_bm_flush(ruma_bm *bm)
  * before leaves the store marked open, so the next open refuses it instead
  * of trusting metadata that does not match the pages.
  */
-int ruma_bm_close(ruma_bm *bm)
+/* What a clean close writes (a read-only manager has nothing to write):
+ * every page and the metadata, synced, then state CLEAN and an empty log. */
+static int write_back_and_mark_clean(ruma_bm *bm)
 {
-	if (!bm)
-		return 0;
-	long open_txns = ruma_counter_sum(&bm->txns_open);
-	if (open_txns > 0) {
-		bm_say(&bm->cfg, "%s: %ld transaction(s) still open: commit or abort them, then "
-			"close (nothing was closed)", bm->path, open_txns);
-		return -EBUSY;
-	}
-	if (bm->cfg.read_only) {
-		pthread_key_delete(bm->key);
-		release_all(bm);
-		return 0;
-	}
 	bm_cleaner_stop(bm);
 	pthread_mutex_lock(&bm->flush_mu);
 	int err = bm_checkpoint(bm);
@@ -801,6 +787,20 @@ int ruma_bm_close(ruma_bm *bm)
 		bm_say(&bm->cfg,
 			"%s: closing failed (%s); the store stays marked as not closed cleanly",
 			bm->path, ruma_strerror(err));
+	return err;
+}
+
+int ruma_bm_close(ruma_bm *bm)
+{
+	if (!bm)
+		return 0;
+	long open_txns = ruma_counter_sum(&bm->txns_open);
+	if (open_txns > 0) {
+		bm_say(&bm->cfg, "%s: %ld transaction(s) still open: commit or abort them, then "
+			"close (nothing was closed)", bm->path, open_txns);
+		return -EBUSY;
+	}
+	int err = bm->cfg.read_only ? 0 : write_back_and_mark_clean(bm);
 	pthread_key_delete(bm->key);
 	release_all(bm);
 	return err;
