@@ -497,6 +497,8 @@ static int t_bad_configs(void)
 	const struct bad_case cases[] = {
 		{ "PHYSGB", "1", NULL, NULL, "exceeds VIRTGB" },
 		{ "PHYSGB", "junk", NULL, NULL, "PHYSGB=junk" },
+		{ "PHYSGB", "1e-9", NULL, NULL, "PHYSGB=1e-09 is less than one 4 KiB page" },
+		{ "VIRTGB", "1e-7", "--physgb=1e-9", NULL, "VIRTGB=1e-07 is less than one" },
 		{ "THREADS", "0", NULL, NULL, "THREADS=0" },
 		{ "THREADS", "129", NULL, NULL, "THREADS=129" },
 		{ "RUNFOR", "-1", NULL, NULL, "RUNFOR=-1" }, /* 0 = load/check only */

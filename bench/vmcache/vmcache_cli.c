@@ -211,6 +211,10 @@ static int parse_sizes(const struct msg *m, char *const *envp, const struct raw 
 			       "virtual reservation\n", o->physgb, o->virtgb);
 	o->bm.virt_bytes = gib_to_bytes(o->virtgb);
 	o->bm.phys_bytes = gib_to_bytes(o->physgb);
+	if (!o->bm.phys_bytes) /* (then VIRTGB, the larger, may be too) */
+		return fail(m, "%s=%g is less than one 4 KiB page\n",
+			    o->bm.virt_bytes ? "PHYSGB" : "VIRTGB",
+			    o->bm.virt_bytes ? o->physgb : o->virtgb);
 	if ((r = parse_count(m, "BATCH", envor(envp, w->batch, "BATCH", num(d3, sizeof(d3), o->bm.batch)),
 			     1, 1024, &v)))
 		return r;
