@@ -376,6 +376,14 @@ bool ruma_bm_all_resident(ruma_bm *bm)
 	return held >= hw;
 }
 
+void ruma_bm_get_hints(ruma_bm *bm, ruma_bm_hints *out)
+{
+	_Static_assert(sizeof(*bm->state) == sizeof(*out->state), "latch words are 64 bits");
+	out->state = (const uint64_t *)bm->state;
+	out->pool = bm->base;
+	out->pages = bm->virt_pages;
+}
+
 void ruma_bm_prefetch_head(ruma_bm *bm, ruma_pid pid, unsigned bytes)
 {
 	if (pid >= bm->virt_pages)

@@ -131,6 +131,36 @@ unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
  */
 void ruma_bm_prefetch_head(ruma_bm *bm, ruma_pid pid, unsigned bytes);
 
+/*
+ * ruma_bm_hints — what a layer above needs to give the CPU cache hints for
+ * pages itself, inline (a call per hint costs more than the hint on a path
+ * as short as one level of a descent): the latch words, the pool's first
+ * byte and the number of page ids.  Fixed for the manager's life; filled
+ * by ruma_bm_get_hints.
+ */
+typedef struct ruma_bm_hints {
+	const uint64_t *state;
+	const char *pool;
+	uint64_t pages;
+} ruma_bm_hints;
+
+void ruma_bm_get_hints(ruma_bm *bm, ruma_bm_hints *out);
+
+/* ruma_bm_hint_head — start loading pid's latch word and the first three
+ * cache lines of its page (a B-tree node's header, search hints and first
+ * slots).  A hint: nothing is faulted or read from the device, and a pid
+ * outside the pool is ignored. */
+static inline void ruma_bm_hint_head(const ruma_bm_hints *h, ruma_pid pid)
+{
+	if (pid < h->pages) {
+		const char *page = h->pool + pid * (uint64_t)RUMA_BM_PAGE_SIZE;
+		__builtin_prefetch(&h->state[pid]);
+		__builtin_prefetch(page);
+		__builtin_prefetch(page + 64);
+		__builtin_prefetch(page + 128);
+	}
+}
+
 /* Pages a flush (checkpoint, close) copies and writes at once: one
  * io_uring submission or one pwritev per contiguous run of them.  Each is
  * latched shared only while it is copied (128 KiB of copies in all). */

@@ -28,6 +28,7 @@ struct ruma_btree {
 	 * tree (ruma_bm_set_page_check said so when the handle was opened): a
 	 * rewrite needs no second validation (bt_node_trusted) */
 	bool pages_checked;
+	ruma_bm_hints hints; /* the pool's layout, for cache hints in descents */
 };
 
 /* May node n (latched exclusively) be rewritten from its own contents

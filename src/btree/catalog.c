@@ -180,6 +180,7 @@ static int new_handle(ruma_bm *bm, ruma_pid root, bool pages_checked, ruma_btree
 	t->bm = bm;
 	t->root = root;
 	t->pages_checked = pages_checked;
+	ruma_bm_get_hints(bm, &t->hints);
 	atomic_init(&t->read_ahead, RUMA_BTREE_READ_AHEAD);
 	*out = t;
 	return 0;
