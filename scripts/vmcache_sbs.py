@@ -7,13 +7,17 @@ order, and appends one row per run to OUT.csv: round, case/system, the mean
 tx/s over the case's window of per-second rows, the time and the 1-minute
 load.  Round 0 is the warm-up; scripts/vmcache_sbs_summary.py summarises.
 
-usage: ORIG=path/to/vmcache RUMA=build/ruma vmcache_sbs.py OUT.csv ROUNDS case[,case...]
+usage: ORIG=path/to/vmcache RUMA=build/ruma [RUMA_BASE=old/ruma] \
+           vmcache_sbs.py OUT.csv ROUNDS case[,case...]
+RUMA_BASE, when set, is a second ruma binary (the code before a change) run
+as system "base" beside the other two in every case that runs the original.
 The original is viktorleis/vmcache built by its own Makefile (not part of
 this repository); it opens BLOCK without creating it, so the file is made
 empty before each of its runs."""
 import os, subprocess, sys, random, statistics, time, csv
 ORIG = os.environ.get("ORIG", "vmcache")  # the original, built by its own Makefile
 RUMA = os.environ.get("RUMA", "build/ruma")
+RUMA_BASE = os.environ.get("RUMA_BASE")  # optional: ruma before a change
 BLK = os.environ.get("BLOCK_FILE", "/tmp/sbs_blk")
 def env_common(physgb, virtgb, datasize, runfor, threads, rnd):
     return dict(BLOCK=BLK, PHYSGB=str(physgb), VIRTGB=str(virtgb), DATASIZE=str(datasize),
@@ -25,6 +29,8 @@ def add(name, rnd, datasize, threads, physgb=4, virtgb=8, runfor=10, win=(3, 9),
     e = env_common(physgb, virtgb, datasize, runfor, threads, rnd)
     if orig:
         CASES[name + "/orig"] = ("orig", e, [], win)
+        if RUMA_BASE:
+            CASES[name + "/base"] = ("base", e, list(extra_ruma), win)
     CASES[name + "/ruma"] = ("ruma", e, list(extra_ruma), win)
 for t in (1, 2):
     add(f"rnd1e6-t{t}", True, "1e6", t)
@@ -44,7 +50,8 @@ def run(name):
         except FileNotFoundError: pass
     if sysname == 'orig': open(BLK, 'w').close()
     env = dict(os.environ); env.update(e)
-    cmd = [ORIG] if sysname == "orig" else [RUMA, "vmcache"] + extra
+    binary = {"orig": ORIG, "base": RUMA_BASE}.get(sysname, RUMA)
+    cmd = [binary] if sysname == "orig" else [binary, "vmcache"] + extra
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
     if p.returncode != 0:
         print(name, "rc", p.returncode, p.stderr[-500:], file=sys.stderr); return None
