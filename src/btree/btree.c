@@ -209,7 +209,8 @@ static int descend_path(ruma_btree *t, const uint8_t *key, size_t klen, bool las
 			return olc_fail(t, pid, ver, BT_DMG_NODE);
 		/* The child's latch word and head do not depend on each other:
 		 * start loading both before either is read, so that their misses
-		 * overlap (a pool larger than the CPU cache: random lookups 1.2x) */
+		 * overlap (a tree larger than the CPU cache: one thread's random
+		 * lookups 1.05-1.2x, docs/bench/vmcache.md) */
 		ruma_bm_hint_head(&t->hints, child);
 		uint64_t cver;
 		void *cpage;
