@@ -16,7 +16,6 @@ def ratios(a, b):
     return [by_round[a][k] / by_round[b][k] for k in by_round[a] if k in by_round[b]]
 def s(v): return f"{statistics.median(v)/1e3:9.1f}k [{min(v)/1e3:.1f}-{max(v)/1e3:.1f}] n={len(v)}"
 for k in sorted(d): print(f"{k:28s} {s(d[k])}")
-base = {}
 for k in sorted(d):
     case, sysn = k.rsplit("/", 1)
     for other in ("orig", "base"):

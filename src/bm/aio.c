@@ -384,16 +384,6 @@ void ruma_bm_get_hints(ruma_bm *bm, ruma_bm_hints *out)
 	out->pages = bm->virt_pages;
 }
 
-void ruma_bm_prefetch_head(ruma_bm *bm, ruma_pid pid, unsigned bytes)
-{
-	if (pid >= bm->virt_pages)
-		return;
-	__builtin_prefetch(&bm->state[pid]);
-	const char *page = bm_page(bm, pid);
-	for (unsigned o = 0; o < bytes && o < RUMA_BM_PAGE_DATA; o += 64)
-		__builtin_prefetch(page + o);
-}
-
 unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n)
 {
 	struct bm_thread *t;

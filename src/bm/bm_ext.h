@@ -8,11 +8,11 @@
  * libraries.  A program built against the installed headers uses bm.h only.
  *
  * What is here: the open-transaction count, the optimistic child read, the
- * page-image check, asynchronous reads and read-ahead, the allocator's page
- * states for checkers, logging (operation end, records of the layers above,
- * flush pipelining, declared writes, the holes of full page images, the
- * losers' undo hand-over), the persistent meta slots and the message
- * channel of the manager.
+ * page-image check, asynchronous reads, read-ahead and CPU cache hints, the
+ * allocator's page states for checkers, logging (operation end, records of
+ * the layers above, flush pipelining, declared writes, the holes of full
+ * page images, the losers' undo hand-over), the persistent meta slots and
+ * the message channel of the manager.
  */
 #ifndef RUMA_BM_EXT_H
 #define RUMA_BM_EXT_H
@@ -123,15 +123,6 @@ unsigned ruma_bm_aio_inflight(ruma_bm *bm);
 unsigned ruma_bm_prefetch(ruma_bm *bm, const ruma_pid *pids, unsigned n);
 
 /*
- * ruma_bm_prefetch_head — a CPU cache hint: start loading pid's latch word
- * and the first `bytes` of its page into the cache, so that a walk about
- * to latch and read it (a scan's next leaf) finds them there.  Nothing is
- * read from the device and nothing is latched; a pid outside the pool or
- * an evicted page only wastes the hint.
- */
-void ruma_bm_prefetch_head(ruma_bm *bm, ruma_pid pid, unsigned bytes);
-
-/*
  * ruma_bm_hints — what a layer above needs to give the CPU cache hints for
  * pages itself, inline (a call per hint costs more than the hint on a path
  * as short as one level of a descent): the latch words, the pool's first
@@ -146,18 +137,25 @@ typedef struct ruma_bm_hints {
 
 void ruma_bm_get_hints(ruma_bm *bm, ruma_bm_hints *out);
 
-/* ruma_bm_hint_head — start loading pid's latch word and the first three
- * cache lines of its page (a B-tree node's header, search hints and first
- * slots).  A hint: nothing is faulted or read from the device, and a pid
- * outside the pool is ignored. */
-static inline void ruma_bm_hint_head(const ruma_bm_hints *h, ruma_pid pid)
+/* ruma_bm_hint_head — a CPU cache hint: start loading pid's latch word and
+ * the first `bytes` (at most 256) of its page, so that a walk about to
+ * latch and read it (a descent's child, a scan's next leaf) finds them
+ * there.  Nothing is faulted, read from the device or latched; a pid
+ * outside the pool or an evicted page only wastes the hint.  Always
+ * inlined: GCC treats an out-of-line part of it as a call without effects
+ * and deletes the call, prefetches and all. */
+__attribute__((always_inline)) static inline void ruma_bm_hint_head(const ruma_bm_hints *h, ruma_pid pid, unsigned bytes)
 {
 	if (pid < h->pages) {
 		const char *page = h->pool + pid * (uint64_t)RUMA_BM_PAGE_SIZE;
 		__builtin_prefetch(&h->state[pid]);
 		__builtin_prefetch(page);
-		__builtin_prefetch(page + 64);
-		__builtin_prefetch(page + 128);
+		if (bytes > 64)
+			__builtin_prefetch(page + 64);
+		if (bytes > 128)
+			__builtin_prefetch(page + 128);
+		if (bytes > 192)
+			__builtin_prefetch(page + 192);
 	}
 }
 
