@@ -214,7 +214,7 @@ static int descend_path(ruma_btree *t, const uint8_t *key, size_t klen, bool las
 		/* The child's latch word and head do not depend on each other:
 		 * start loading both before either is read, so that their misses
 		 * overlap (a tree larger than the CPU cache: one thread's random
-		 * lookups 1.05-1.2x, docs/bench/vmcache.md) */
+		 * lookups 1.00-1.22x in four runs, docs/bench/vmcache.md) */
 		ruma_bm_hint_head(&t->hints, child, DESCENT_HINT_BYTES);
 		uint64_t cver;
 		void *cpage;
