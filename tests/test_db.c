@@ -382,27 +382,34 @@ static bool entry_matches(const model *m, unsigned i, ruma_val k, ruma_val v)
 	return !memcmp(v.data, want, v.len);
 }
 
-static int model_write(ruma_db_txn *x, ruma_db_table *t, model *m, unsigned ops)
+/* A random delete (one in four, when `del`) or put of key index i, in x
+ * and in m. */
+static int model_op(ruma_db_txn *x, ruma_db_table *t, model *m, unsigned i, bool del)
 {
 	unsigned char buf[MODEL_VAL];
-	for (unsigned n = 0; n < ops; n++) {
-		unsigned i = (unsigned)(ruma_rng_next(&test_rng) % MODEL_KEYS);
-		char b[16];
-		key_of(i, b);
-		ruma_val k = sv(b);
-		if (ruma_rng_next(&test_rng) % 4 == 0) {
-			int rc = ruma_db_del(x, t, &k);
-			CHECK_EQ(rc, m->len[i] ? 0 : RUMA_ENOTFOUND);
-			m->len[i] = 0;
-		} else {
-			unsigned len = 1 + (unsigned)(ruma_rng_next(&test_rng) % MODEL_VAL);
-			m->ver[i]++;
-			mval(i, m->ver[i], len, buf);
-			ruma_val v = { len, buf };
-			CHECK_OK(ruma_db_put(x, t, &k, &v, 0));
-			m->len[i] = (uint16_t)len;
-		}
+	char b[16];
+	key_of(i, b);
+	ruma_val k = sv(b);
+	if (del && ruma_rng_next(&test_rng) % 4 == 0) {
+		int rc = ruma_db_del(x, t, &k);
+		CHECK_EQ(rc, m->len[i] ? 0 : RUMA_ENOTFOUND);
+		m->len[i] = 0;
+	} else {
+		unsigned len = 1 + (unsigned)(ruma_rng_next(&test_rng) % MODEL_VAL);
+		m->ver[i]++;
+		mval(i, m->ver[i], len, buf);
+		ruma_val v = { len, buf };
+		CHECK_OK(ruma_db_put(x, t, &k, &v, 0));
+		m->len[i] = (uint16_t)len;
 	}
+	return TEST_PASS;
+}
+
+static int model_write(ruma_db_txn *x, ruma_db_table *t, model *m, unsigned ops)
+{
+	for (unsigned n = 0; n < ops; n++)
+		CHECK_EQ(model_op(x, t, m, (unsigned)(ruma_rng_next(&test_rng) % MODEL_KEYS), true),
+			 TEST_PASS);
 	return TEST_PASS;
 }
 
@@ -495,6 +502,141 @@ static int t_model(void)
 	CHECK_OK(ruma_db_close(db));
 	free(m);
 	free(saved);
+	dirs_remove();
+	return TEST_PASS;
+}
+
+/* ---- cursors going on where their last fill stopped ------------------------------- */
+
+/* The present key index of m after (up) or before i; -1: none. */
+static long model_next(const model *m, long i, bool up)
+{
+	for (i += up ? 1 : -1; i >= 0 && i < (long)MODEL_KEYS; i += up ? 1 : -1)
+		if (m->len[i])
+			return i;
+	return -1;
+}
+
+/* A key index within 4 of i (clamped to the model). */
+static unsigned near_key(long i)
+{
+	long j = i + (long)(ruma_rng_next(&test_rng) % 9) - 4;
+	return (unsigned)(j < 0 ? 0 : j >= (long)MODEL_KEYS ? (long)MODEL_KEYS - 1 : j);
+}
+
+/*
+ * Walk 600 steps in x from a random key (up) or the last key, comparing
+ * every entry with `view`; before a third of the steps, change a key near
+ * the cursor (`del`: puts and deletes, else puts only): in x itself (own:
+ * the change is in view too) or in a transaction of its own that commits
+ * (m: x's snapshot must not see it).  The cursor's refills go on from
+ * where the last fill stopped, in a leaf changed or not (a snapshot scan
+ * that meets versions of deleted rows takes its slower path, without a
+ * spot: puts only keep it on the fast one).
+ */
+static int spot_walk(ruma_db *db, ruma_db_txn *x, ruma_db_table *t, model *view, model *m,
+		     bool own, bool up, bool del)
+{
+	ruma_db_cursor *c;
+	CHECK_OK(ruma_db_cursor_open(x, t, &c));
+	ruma_val ck, cv;
+	long i;
+	int rc;
+	if (up) {
+		unsigned from = (unsigned)(ruma_rng_next(&test_rng) % MODEL_KEYS);
+		char b[16];
+		key_of(from, b);
+		ruma_val k = sv(b);
+		rc = ruma_db_cursor_seek(c, &k);
+		i = view->len[from] ? (long)from : model_next(view, from, true);
+	} else {
+		rc = ruma_db_cursor_last(c);
+		i = model_next(view, MODEL_KEYS, false);
+	}
+	for (unsigned steps = 0; steps < 600 && i >= 0; steps++) {
+		CHECK_OK(rc);
+		CHECK_OK(ruma_db_cursor_get(c, &ck, &cv));
+		CHECK(entry_matches(view, (unsigned)i, ck, cv));
+		if (ruma_rng_next(&test_rng) % 3 == 0) {
+			unsigned j = near_key(i);
+			if (own) {
+				CHECK_EQ(model_op(x, t, view, j, del), TEST_PASS);
+			} else {
+				ruma_db_txn *w;
+				ruma_db_table *wt;
+				CHECK_OK(ruma_db_begin(db, RUMA_DB_ASYNC, &w));
+				CHECK_OK(ruma_db_table_open(w, "m", 0, &wt));
+				CHECK_EQ(model_op(w, wt, m, j, del), TEST_PASS);
+				CHECK_OK(ruma_db_commit(w));
+			}
+		}
+		i = model_next(view, i, up);
+		rc = up ? ruma_db_cursor_next(c) : ruma_db_cursor_prev(c);
+	}
+	if (i < 0)
+		CHECK_EQ(rc, RUMA_ENOTFOUND);
+	ruma_db_cursor_close(c);
+	return TEST_PASS;
+}
+
+/* A fill stops at its last entry, and a refill from there goes on beyond
+ * it; a seek to that very key must still give the key itself. */
+static int spot_seek_back(ruma_db_txn *x, ruma_db_table *t)
+{
+	ruma_db_cursor *c;
+	ruma_val k, v, k2;
+	char b[16];
+	CHECK_OK(ruma_db_cursor_open(x, t, &c));
+	CHECK_OK(ruma_db_cursor_first(c));
+	for (unsigned s = 0; s < 7; s++) /* the last entry of the first fill */
+		CHECK_OK(ruma_db_cursor_next(c));
+	CHECK_OK(ruma_db_cursor_get(c, &k, NULL));
+	memcpy(b, k.data, k.len);
+	k2 = (ruma_val){ k.len, b };
+	CHECK_OK(ruma_db_cursor_seek(c, &k2));
+	CHECK_OK(ruma_db_cursor_get(c, &k, &v));
+	CHECK(k.len == k2.len && !memcmp(k.data, b, k.len));
+	ruma_db_cursor_close(c);
+	return TEST_PASS;
+}
+
+static int t_cursor_spot(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	o.pool_bytes = 1u << 20; /* several times smaller than the data: leaves are evicted */
+	model *m = calloc(1, sizeof(*m)), *view = malloc(sizeof(*m));
+	CHECK(m && view);
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_ASYNC, &x));
+	CHECK_OK(ruma_db_table_open(x, "m", RUMA_DB_CREATE, &t));
+	CHECK_EQ(model_write(x, t, m, 8000), TEST_PASS);
+	CHECK_OK(ruma_db_commit(x));
+	static const unsigned kinds[] = { RUMA_DB_RDONLY, RUMA_DB_SNAPSHOT, 0 };
+	for (unsigned round = 0; round < 24; round++) {
+		unsigned kind = kinds[round % 3];
+		bool up = round % 2 == 0, del = round % 4 >= 2;
+		CHECK_OK(ruma_db_begin(db, kind, &x));
+		CHECK_OK(ruma_db_table_open(x, "m", 0, &t));
+		memcpy(view, m, sizeof(*m));
+		if (kind == RUMA_DB_RDONLY) { /* others commit beside the snapshot */
+			CHECK_EQ(spot_seek_back(x, t), TEST_PASS);
+			CHECK_EQ(spot_walk(db, x, t, view, m, false, up, del), TEST_PASS);
+			CHECK_OK(ruma_db_commit(x));
+		} else { /* the transaction's own writes */
+			CHECK_EQ(spot_walk(db, x, t, view, m, true, up, del), TEST_PASS);
+			CHECK_OK(ruma_db_commit(x));
+			memcpy(m, view, sizeof(*m));
+		}
+	}
+	CHECK_EQ(model_full_check(db, m), TEST_PASS);
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_close(db));
+	free(m);
+	free(view);
 	dirs_remove();
 	return TEST_PASS;
 }
@@ -1065,6 +1207,7 @@ static const struct test_case cases[] = {
 	{ "list_stat_check", t_list_stat_check },
 	{ "options", t_options },
 	{ "model", t_model },
+	{ "cursor_spot", t_cursor_spot },
 	{ "checkpoint", t_checkpoint },
 	{ "kill9", t_kill9 },
 	{ "catalog_damaged", t_catalog_damaged },

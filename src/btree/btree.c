@@ -39,6 +39,7 @@
  * checkers and the shape statistics).
  */
 #include "btree/btree_int.h"
+#include "btree/spot.h"
 
 #include <ruma/core.h>
 
@@ -943,6 +944,7 @@ typedef struct scan_state {
 	uint8_t key[2][NODE_KEYBUF]; /* the key returned last and the next one */
 	uint8_t cur[NODE_KEYBUF];    /* search key of the next leaf */
 	size_t clen;
+	bt_spot *spot;               /* where fn stopped goes here (NULL: nowhere) */
 } scan_state;
 
 /* Latch (shared) the leaf for key, or the right-most leaf with `last`. */
@@ -1062,32 +1064,80 @@ static void heap_hint(const node *n)
 	}
 }
 
-/*
- * Visit the entries of a shared-latched leaf from the search key s->cur
- * (`from_end`: from the end in the scan direction) and set s->cur up for
- * the next leaf: ascending, the smallest key above the upper fence (the
- * next leaf holds the keys > the fence); descending, the lower fence (the
- * previous leaf holds the keys <= it).  *end when the scan is over
- * (stopped by fn or no more leaves).
- */
-static int scan_leaf(scan_state *s, ruma_pid pid, const node *n, bool from_end, bool *end)
+/* Where fn stopped: entry idx of p's leaf. */
+static void spot_keep(bt_spot *sp, bool desc, const path *p, unsigned idx)
 {
-	bool found = false, bad = false, stop = false;
+	*sp = (bt_spot){ .valid = true, .desc = desc, .idx = idx, .pid = p->pid, .ver = p->ver,
+			 .leaf = p->n, .has_parent = p->has_parent, .ppid = p->ppid,
+			 .pver = p->pver, .parent = p->p, .ppos = p->ppos };
+}
+
+/*
+ * Latch the leaf of sp shared again, if its version is the one the scan
+ * that kept sp saw (so its contents are too) and the entry fn stopped at
+ * holds key; *p gets the scan's path back and *pos the position scan_leaf
+ * goes on from (the entry after the stopping one in the scan direction).
+ * RUMA_RESTART otherwise: the caller descends with the key.
+ */
+static int spot_resume(ruma_btree *t, const bt_spot *sp, bool desc, const uint8_t *key,
+		       size_t klen, path *p, unsigned *pos)
+{
+	if (!sp->valid || sp->desc != desc || ruma_bm_upgrade_s(t->bm, sp->pid, sp->ver))
+		return RUMA_RESTART;
+	const node *n = sp->leaf;
+	uint8_t k[NODE_KEYBUF];
+	bool bad = false;
+	unsigned kl = sp->idx < n->count ? node_full_key(n, sp->idx, k, &bad) : 0;
+	if (bad || kl != klen || memcmp(k, key, klen)) {
+		ruma_bm_unfix_s(t->bm, sp->pid);
+		return RUMA_RESTART;
+	}
+	*p = (path){ .pid = sp->pid, .ver = sp->ver, .n = (node *)n, .has_parent = sp->has_parent,
+		     .ppid = sp->ppid, .pver = sp->pver, .p = (node *)sp->parent,
+		     .ppos = sp->ppos };
+	*pos = desc ? sp->idx : sp->idx + 1;
+	return 0;
+}
+
+/* The position a scan of leaf n starts at (scan_leaf visits [pos, count)
+ * ascending, [0, pos) descending): its end (from_end), else the search key
+ * s->cur's, descending past the key itself when the leaf holds it. */
+static unsigned leaf_start(const scan_state *s, const node *n, bool from_end, bool *bad)
+{
+	if (from_end)
+		return s->desc ? n->count : 0u;
+	bool found = false;
+	unsigned pos = node_lower_bound(n, s->cur, s->clen, &found, bad);
+	return s->desc && found ? pos + 1 : pos;
+}
+
+/*
+ * Visit the entries of p's shared-latched leaf from position `at`
+ * (NODE_POS_NONE: leaf_start's) and set s->cur up for the next leaf:
+ * ascending, the smallest key above the upper fence (the next leaf holds
+ * the keys > the fence); descending, the lower fence (the previous leaf
+ * holds the keys <= it).  *end when the scan is over (stopped by fn or no
+ * more leaves); where fn stopped goes to s->spot.
+ */
+static int scan_leaf(scan_state *s, const path *p, bool from_end, unsigned at, bool *end)
+{
+	const node *n = p->n;
+	bool bad = false, stop = false;
 	int rc = 0;
-	heap_hint(n);
-	unsigned pos = from_end ? (s->desc ? n->count : 0u)
-				: node_lower_bound(n, s->cur, s->clen, &found, &bad);
+	if (at == NODE_POS_NONE) /* a leaf the last scan stopped in is in the cache */
+		heap_hint(n);
+	unsigned i = at != NODE_POS_NONE ? at : leaf_start(s, n, from_end, &bad), last = 0;
 	if (s->desc) {
-		if (found)
-			pos++; /* include the start key itself */
-		for (unsigned i = pos; !bad && !stop && !rc && i-- > 0;)
-			rc = visit(s, pid, n, i, &stop);
+		while (!bad && !stop && !rc && i > 0)
+			rc = visit(s, p->pid, n, last = --i, &stop);
 	} else {
-		for (unsigned i = pos; !bad && !stop && !rc && i < n->count; i++)
-			rc = visit(s, pid, n, i, &stop);
+		while (!bad && !stop && !rc && i < n->count)
+			rc = visit(s, p->pid, n, last = i++, &stop);
 	}
 	if (bad)
-		return bt_corrupt(s->t, pid, BT_DMG_NODE);
+		return bt_corrupt(s->t, p->pid, BT_DMG_NODE);
+	if (stop && !rc && s->spot)
+		spot_keep(s->spot, s->desc, p, last);
 	*end = stop || rc || (s->desc ? n->lower_len == 0 : node_upper_inf(n));
 	if (!*end && s->desc) {
 		s->clen = n->lower_len;
@@ -1193,14 +1243,28 @@ static unsigned children_left(const path *p, bool desc)
 	return desc ? p->ppos : count >= p->ppos ? count - p->ppos : 0;
 }
 
-static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_btree_scan_fn fn,
-		void *ctx)
+static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, bt_spot *spot,
+		ruma_btree_scan_fn fn, void *ctx)
 {
+	bt_spot was = { .valid = false };
+	if (spot) { /* this scan's stop replaces it */
+		was = *spot;
+		spot->valid = false;
+	}
 	if (slen > RUMA_BTREE_MAX_KEY)
 		return RUMA_ETOOBIG;
 	if (!fn)
 		return -EINVAL;
-	scan_state s = { .t = t, .fn = fn, .ctx = ctx, .desc = desc, .clen = slen };
+	scan_state s; /* field by field: its three key buffers need no zeroing */
+	s.t = t;
+	s.fn = fn;
+	s.ctx = ctx;
+	s.desc = desc;
+	s.bounded = s.inclusive = false;
+	s.last = 0;
+	s.klen[0] = s.klen[1] = 0;
+	s.clen = slen;
+	s.spot = spot;
 	bool from_end = slen == 0;
 	/* read-ahead window: starts small, doubles per leaf up to the limit;
 	 * none while no page is evicted (a pool that holds the whole store) */
@@ -1221,11 +1285,14 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 	}
 	path p = { 0 }; /* leaf_shared fills it; zeroed for the compiler's flow analysis */
 	for (bool first = true;; first = false) {
-		/* after the first leaf, its sibling through the parent when the
-		 * parent is unchanged; else (and first) a descent, from the end
-		 * along the right-most path */
-		int rc = first ? RUMA_RESTART : sibling_shared(t, &p, desc, s.cur, s.clen, &p);
-		if (rc == 0)
+		/* first, where the last scan stopped if nothing changed there;
+		 * after the first leaf, its sibling through the parent when the
+		 * parent is unchanged; else a descent, from the end along the
+		 * right-most path */
+		unsigned at = NODE_POS_NONE;
+		int rc = !first ? sibling_shared(t, &p, desc, s.cur, s.clen, &p)
+			 : slen ? spot_resume(t, &was, desc, start, slen, &p, &at) : RUMA_RESTART;
+		if (rc == 0 && !first)
 			from_end = true; /* every key of the sibling lies beyond s.cur */
 		if (rc == RUMA_RESTART)
 			rc = leaf_shared(t, s.cur, s.clen, desc && from_end, &p);
@@ -1242,7 +1309,7 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 		}
 		bool end = true;
 		next_leaf_hint(t, &p, desc);
-		rc = scan_leaf(&s, p.pid, p.n, from_end, &end);
+		rc = scan_leaf(&s, &p, from_end, at, &end);
 		ruma_bm_unfix_s(t->bm, p.pid);
 		if (rest && !rc && !end)
 			scan_next_parent(t, &p, desc, 1, rest); /* no latch held: it may wait */
@@ -1257,20 +1324,24 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, ruma_b
 	}
 }
 
+int bt_scan_from(ruma_btree *t, bool desc, const void *start, size_t slen, bt_spot *spot,
+		 ruma_btree_scan_fn fn, void *ctx)
+{
+	int rc = scan(t, start, slen, desc, spot, fn, ctx);
+	ruma_bm_aio_drain(t->bm); /* the read-ahead holds latches until finished */
+	return rc;
+}
+
 int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			void *ctx)
 {
-	int rc = scan(t, start, slen, false, fn, ctx);
-	ruma_bm_aio_drain(t->bm); /* the read-ahead holds latches until finished */
-	return rc;
+	return bt_scan_from(t, false, start, slen, NULL, fn, ctx);
 }
 
 int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			 void *ctx)
 {
-	int rc = scan(t, start, slen, true, fn, ctx);
-	ruma_bm_aio_drain(t->bm);
-	return rc;
+	return bt_scan_from(t, true, start, slen, NULL, fn, ctx);
 }
 
 /* ---- catalog and handles --------------------------------------------------------------------- */

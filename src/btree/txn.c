@@ -46,6 +46,7 @@
 #include "btree/btree_int.h"
 #include "btree/mvcc.h"
 #include "btree/blobref.h"
+#include "btree/spot.h"
 #include "core/spin.h"
 
 #include <ruma/txn.h>
@@ -1135,8 +1136,11 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
 }
 
 /* The streaming path: 0 with *done when the scan is complete (or fn
- * stopped it), else the batches go on from sc's position. */
-static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx, bool *done)
+ * stopped it), else the batches go on from sc's position.  *spot (NULL:
+ * none) is where to go on from and then where fn stopped (spot.h); not
+ * valid unless fn itself stopped the scan. */
+static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ctx, bt_spot *spot,
+			   bool *done)
 {
 	struct snap_stream stream, *st = &stream; /* on the stack: one per fill */
 	st->sc = sc;
@@ -1147,25 +1151,39 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 	st->img.invalid = false;
 	const void *from = sc->has_pos ? sc->pos : NULL;
 	size_t flen = sc->has_pos ? sc->poslen : 0;
-	int r = sc->desc ? ruma_btree_scan_desc(sc->t, from, flen, stream_one, st)
-			 : ruma_btree_scan_asc(sc->t, from, flen, stream_one, st);
+	int r = bt_scan_from(sc->t, sc->desc, from, flen, spot, stream_one, st);
+	if (spot && !st->stopped)
+		spot->valid = false; /* a stop for the batches, not by fn */
 	*done = !r && (st->stopped || (!st->fallback && stream_ok(st)));
 	return r;
 }
 
 static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *start,
-		     size_t slen, ruma_btree_scan_fn fn, void *ctx)
+		     size_t slen, bt_spot *spot, ruma_btree_scan_fn fn, void *ctx)
 {
+	if ((!t || t->bm != x->bm || !fn || slen > RUMA_BTREE_MAX_KEY) && spot)
+		spot->valid = false; /* else the streaming path sets it */
 	if (!t || t->bm != x->bm || !fn)
 		return -EINVAL;
 	if (slen > RUMA_BTREE_MAX_KEY)
 		return RUMA_ETOOBIG;
-	struct snap_scan sc = { .x = x, .t = t, .desc = desc, .batch = SNAP_BATCH_FIRST,
-				.has_pos = slen > 0, .pos_incl = true, .poslen = (uint16_t)slen };
+	struct snap_scan sc; /* field by field: its two key buffers need no zeroing */
+	sc.x = x;
+	sc.t = t;
+	sc.desc = desc;
+	sc.rows = NULL;
+	sc.n = sc.cap = sc.in_place = 0;
+	sc.batch = SNAP_BATCH_FIRST;
+	sc.oom = false;
+	sc.has_pos = slen > 0;
+	sc.pos_incl = true;
+	sc.poslen = (uint16_t)slen;
+	sc.has_end = false;
+	sc.endlen = 0;
 	if (slen)
 		memcpy(sc.pos, start, slen);
 	bool done = false;
-	int r = snap_stream_run(&sc, fn, ctx, &done);
+	int r = snap_stream_run(&sc, fn, ctx, spot, &done);
 	while (!r && !done) {
 		r = snap_batch(&sc);
 		if (r == RUMA_ERESTART) {
@@ -1184,20 +1202,24 @@ static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *st
 	return r;
 }
 
+int txn_scan_from(ruma_txn *x, ruma_btree *t, bool desc, const void *start, size_t slen,
+		  bt_spot *spot, ruma_btree_scan_fn fn, void *ctx)
+{
+	if (x && reads_snapshot(x))
+		return snap_scan(x, t, desc, start, slen, spot, fn, ctx);
+	return bt_scan_from(t, desc, start, slen, spot, fn, ctx);
+}
+
 int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
 		      ruma_btree_scan_fn fn, void *ctx)
 {
-	if (x && reads_snapshot(x))
-		return snap_scan(x, t, false, start, slen, fn, ctx);
-	return ruma_btree_scan_asc(t, start, slen, fn, ctx);
+	return txn_scan_from(x, t, false, start, slen, NULL, fn, ctx);
 }
 
 int ruma_txn_scan_desc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
 		       ruma_btree_scan_fn fn, void *ctx)
 {
-	if (x && reads_snapshot(x))
-		return snap_scan(x, t, true, start, slen, fn, ctx);
-	return ruma_btree_scan_desc(t, start, slen, fn, ctx);
+	return txn_scan_from(x, t, true, start, slen, NULL, fn, ctx);
 }
 
 /*

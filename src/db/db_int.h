@@ -10,6 +10,7 @@
 #include <ruma/db.h>
 #include <ruma/txn.h>
 
+#include "btree/spot.h"
 #include "core/counter.h"
 
 #include <errno.h>
@@ -140,6 +141,7 @@ typedef struct fill_ctx {
 	size_t hilen;
 	bool has_hi;
 	int dir;
+	bt_spot *spot;    /* where the last fill stopped, then this one (NULL: none; spot.h) */
 } fill_ctx;
 
 /* db_fill — fill f->out[0, f->cap) scanning bt in f->dir from start (slen

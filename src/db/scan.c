@@ -44,8 +44,7 @@ static bool fill_one(const void *key, size_t klen, const void *val, size_t vlen,
 int db_fill(ruma_btree *bt, fill_ctx *f, const void *start, size_t slen)
 {
 	f->n = 0;
-	int rc = f->dir == DIR_ASC ? ruma_txn_scan_asc(f->x, bt, start, slen, fill_one, f)
-				   : ruma_txn_scan_desc(f->x, bt, start, slen, fill_one, f);
+	int rc = txn_scan_from(f->x, bt, f->dir == DIR_DESC, start, slen, f->spot, fill_one, f);
 	if (rc)
 		return rc;
 	return f->n ? 0 : RUMA_ENOTFOUND;
