@@ -20,6 +20,9 @@
  *   too_old           under a small bound the oldest snapshot gets
  *                     RUMA_ESNAPTOOOLD (point read and scan) instead of a
  *                     wrong answer; a new snapshot reads again
+ *   split_keeps_mark  a leaf that a running writer changed keeps its mark
+ *                     when a split moves the changed row to a new page, so
+ *                     a later snapshot's scan still checks the row
  *   rdonly_writes     writes in a read-only transaction are -EACCES
  *   two_stores        a snapshot of one store keeps no versions of another's
  *   hermitage_2pl / hermitage_si  the anomalies of Hermitage (G0, G1a,
@@ -143,6 +146,49 @@ static int t_uncommitted(void)
 	CHECK(reads(s, t, 4, NULL, RUMA_ENOTFOUND));
 	CHECK(scans(s, t, false, "a1,b1,c1,"));
 	CHECK(scans(s, t, true, "c1,b1,a1,"));
+	CHECK_OK(ruma_txn_commit(s));
+	CHECK_OK(ruma_txn_abort(w));
+	CHECK_OK(close_tree(bm, t));
+	return TEST_PASS;
+}
+
+/* Keep the first entry's value as a string (a scan callback). */
+static bool first_fn(const void *key, size_t klen, const void *val, size_t vlen, void *ctx)
+{
+	(void)key;
+	(void)klen;
+	snprintf(ctx, 64, "%.*s", (int)RUMA_MIN(vlen, 63u), (const char *)val);
+	return false;
+}
+
+static int t_split_keeps_mark(void)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_txn *x, *w, *w2, *s;
+	char first[64], big[VMAX];
+	CHECK_OK(fresh_tree(&bm, &t));
+	CHECK_OK(ruma_txn_begin(bm, 0, &x));
+	for (uint32_t k = 0; k < 20; k++)
+		CHECK_OK(put(x, t, k * 1000, "old"));
+	CHECK_OK(ruma_txn_commit(x)); /* the floor rises past it */
+	CHECK_OK(ruma_txn_begin(bm, 0, &w));
+	CHECK_OK(put(w, t, 0, "new")); /* not committed: the leaf has w's mark */
+	/* ascending inserts right after row 0 split its leaf at the insert
+	 * point: row 0 goes to a new left page that no later insert changes */
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK_OK(ruma_txn_begin(bm, 0, &w2));
+	for (uint32_t k = 1; k < 80; k++)
+		CHECK_OK(put(w2, t, k, big));
+	CHECK_OK(ruma_txn_commit(w2));
+	ruma_btree_stats st;
+	CHECK_OK(ruma_btree_get_stats(t, &st));
+	CHECK(st.leaf_splits + st.root_splits > 0);
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
+	CHECK_OK(ruma_txn_scan_asc(s, t, NULL, 0, first_fn, first));
+	CHECK(!strcmp(first, "old"));
+	CHECK(reads(s, t, 0, "old", 0));
 	CHECK_OK(ruma_txn_commit(s));
 	CHECK_OK(ruma_txn_abort(w));
 	CHECK_OK(close_tree(bm, t));
@@ -772,6 +818,7 @@ static const struct test_case cases[] = {
 	{ "uncommitted", t_uncommitted },
 	{ "later_commit", t_later_commit },
 	{ "abort", t_abort },
+	{ "split_keeps_mark", t_split_keeps_mark },
 	{ "rdonly_writes", t_rdonly_writes },
 	{ "two_stores", t_two_stores },
 	{ "model", t_model },

@@ -48,6 +48,18 @@
 #include <sched.h>
 #include <stdlib.h>
 
+_Thread_local uint64_t bt_write_mark;
+
+/* Stamp the exclusively latched leaf n with this thread's write mark. */
+static inline void leaf_mark(node *n)
+{
+	uint64_t m = bt_write_mark;
+	if (RUMA_UNLIKELY(m > n->upper)) {
+		n->upper = m;
+		ruma_bm_wrote(&n->upper, sizeof(n->upper));
+	}
+}
+
 /* descend(): no node at the requested level on the key's path */
 #define NO_LEVEL 1
 /* put_attempt(): a split was made, try again (not a restart) */
@@ -655,6 +667,7 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 			return rc;
 		}
 	}
+	leaf_mark(n);
 	if (found)
 		node_remove_at(n, pos);
 	node_insert_at(n, pos, key, klen, val, vlen);
@@ -849,6 +862,8 @@ static int update_attempt(ruma_btree *t, const uint8_t *key, size_t klen,
 		return rc;
 	bool bad = false;
 	uint8_t *v = (uint8_t *)node_value(p.n, pos, &vl, &bad);
+	if (!bad)
+		leaf_mark(p.n);
 	if (!bad && !fn_names && vl <= RUMA_BTREE_MAX_VALUE && ruma_bm_logging(t->bm))
 		update_declared(v, vl, fn, ctx);
 	else if (!bad)
@@ -888,6 +903,7 @@ static int remove_attempt(ruma_btree *t, const uint8_t *key, size_t klen, bool *
 	int rc = leaf_entry_x(t, key, klen, &p, &pos);
 	if (rc)
 		return rc;
+	leaf_mark(p.n);
 	node_remove_at(p.n, pos);
 	*underfull = p.has_parent && node_underfull(p.n);
 	ruma_bm_unfix_x(t->bm, p.pid);
@@ -945,6 +961,7 @@ typedef struct scan_state {
 	uint8_t cur[NODE_KEYBUF];    /* search key of the next leaf */
 	size_t clen;
 	bt_spot *spot;               /* where fn stopped goes here (NULL: nowhere) */
+	uint64_t *mark;              /* the current leaf's mark goes here (NULL: nowhere) */
 } scan_state;
 
 /* Latch (shared) the leaf for key, or the right-most leaf with `last`. */
@@ -1126,6 +1143,8 @@ static int scan_leaf(scan_state *s, const path *p, bool from_end, unsigned at, b
 	int rc = 0;
 	if (at == NODE_POS_NONE) /* a leaf the last scan stopped in is in the cache */
 		heap_hint(n);
+	if (s->mark)
+		*s->mark = n->upper;
 	unsigned i = at != NODE_POS_NONE ? at : leaf_start(s, n, from_end, &bad), last = 0;
 	if (s->desc) {
 		while (!bad && !stop && !rc && i > 0)
@@ -1244,7 +1263,7 @@ static unsigned children_left(const path *p, bool desc)
 }
 
 static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, bt_spot *spot,
-		ruma_btree_scan_fn fn, void *ctx)
+		uint64_t *mark, ruma_btree_scan_fn fn, void *ctx)
 {
 	bt_spot was = { .valid = false };
 	if (spot) { /* this scan's stop replaces it */
@@ -1265,6 +1284,7 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, bt_spo
 	s.klen[0] = s.klen[1] = 0;
 	s.clen = slen;
 	s.spot = spot;
+	s.mark = mark;
 	bool from_end = slen == 0;
 	/* read-ahead window: starts small, doubles per leaf up to the limit;
 	 * none while no page is evicted (a pool that holds the whole store) */
@@ -1325,9 +1345,9 @@ static int scan(ruma_btree *t, const void *start, size_t slen, bool desc, bt_spo
 }
 
 int bt_scan_from(ruma_btree *t, bool desc, const void *start, size_t slen, bt_spot *spot,
-		 ruma_btree_scan_fn fn, void *ctx)
+		 uint64_t *mark, ruma_btree_scan_fn fn, void *ctx)
 {
-	int rc = scan(t, start, slen, desc, spot, fn, ctx);
+	int rc = scan(t, start, slen, desc, spot, mark, fn, ctx);
 	ruma_bm_aio_drain(t->bm); /* the read-ahead holds latches until finished */
 	return rc;
 }
@@ -1335,13 +1355,13 @@ int bt_scan_from(ruma_btree *t, bool desc, const void *start, size_t slen, bt_sp
 int ruma_btree_scan_asc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			void *ctx)
 {
-	return bt_scan_from(t, false, start, slen, NULL, fn, ctx);
+	return bt_scan_from(t, false, start, slen, NULL, NULL, fn, ctx);
 }
 
 int ruma_btree_scan_desc(ruma_btree *t, const void *start, size_t slen, ruma_btree_scan_fn fn,
 			 void *ctx)
 {
-	return bt_scan_from(t, true, start, slen, NULL, fn, ctx);
+	return bt_scan_from(t, true, start, slen, NULL, NULL, fn, ctx);
 }
 
 /* ---- catalog and handles --------------------------------------------------------------------- */

@@ -103,6 +103,13 @@ typedef int (*bt_before_put)(void *ctx, bool found, const void *old, size_t old_
 int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t vlen,
 	   bool insert_only, bt_before_put hook, void *ctx);
 
+/* btree.c: the mark this thread's leaf changes leave (node.h: a leaf's
+ * `upper` keeps the largest), set by txn.c to its writer's mark before
+ * each write (mvcc.h, "Leaf marks"); 0 until then.  Plain B-tree writes
+ * after a transaction's stamp that transaction's mark too, which only makes
+ * a leaf look more recently changed than it is. */
+extern _Thread_local uint64_t bt_write_mark;
+
 /* btree.c: ruma_btree_update; fn_names: fn names the bytes it changes with
  * ruma_bm_wrote itself (else, in a logged store, the change is found by
  * comparing the value with a copy). */

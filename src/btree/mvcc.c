@@ -43,6 +43,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MV_LEVELS 16
 #define MV_DEFAULT_LIMIT RUMA_TXN_VERSION_LIMIT
@@ -79,7 +80,13 @@ struct mv_row {
 	struct mv_row *next[MV_LEVELS];
 };
 
-static uint64_t global_ts;
+/* The timestamp and the writers' floor share a cache line: a snapshot's
+ * begin reads both, and a writer's commit writes both. */
+static struct {
+	_Alignas(64) uint64_t ts;
+	uint64_t floor; /* a lower bound of every unfinished writer's mark */
+} clock_;
+#define global_ts clock_.ts
 /* The registry of active snapshots.  A slot's ts is REG_FREE, REG_CLAIMED
  * (taken, its store not yet written: its start will be later than any
  * commit that sees this), 0 (registered, start not yet read: it needs
@@ -94,6 +101,11 @@ struct reg_slot {
 static struct reg_slot reg[REG_SLOTS] = { [0 ... REG_SLOTS - 1] = { REG_FREE, NULL } };
 static unsigned reg_hw; /* slots [0, reg_hw) have been used */
 static _Thread_local unsigned reg_mine = UINT32_MAX; /* this thread's last slot */
+/* The registry of unfinished writers, slots as above (bm unused): ts is
+ * the writer's mark. */
+static struct reg_slot wreg[REG_SLOTS] = { [0 ... REG_SLOTS - 1] = { REG_FREE, NULL } };
+static unsigned wreg_hw;
+static _Thread_local unsigned wreg_mine = UINT32_MAX;
 
 static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
 static struct mv_row vs_head_row; /* level pointers only */
@@ -175,47 +187,59 @@ void mv_apply(struct mv_image *img, unsigned kind, const uint8_t *data, size_t l
 
 /* ---- timestamps and the snapshot registry ------------------------------------ */
 
+void mv_clock_start(void)
+{
+	struct timespec now;
+	uint64_t us = 1;
+	if (clock_gettime(CLOCK_REALTIME, &now) == 0 && now.tv_sec > 0)
+		us = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+	__atomic_store_n(&global_ts, us, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&clock_.floor, us, __ATOMIC_SEQ_CST);
+}
+
 uint64_t mv_commit_ts(void)
 {
 	return __atomic_add_fetch(&global_ts, 1, __ATOMIC_SEQ_CST);
 }
 
-/* Claim slot i (REG_FREE -> REG_CLAIMED). */
-static bool reg_claim(unsigned i)
+/* Claim slot i of r (REG_FREE -> REG_CLAIMED). */
+static bool reg_claim(struct reg_slot *r, unsigned i)
 {
 	uint64_t free_ts = REG_FREE;
-	return __atomic_compare_exchange_n(&reg[i].ts, &free_ts, REG_CLAIMED, false,
+	return __atomic_compare_exchange_n(&r[i].ts, &free_ts, REG_CLAIMED, false,
 					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
-/* A free slot, claimed: this thread's own first, then any used one, then a
- * new one; REG_SLOTS when every slot is taken. */
-static unsigned reg_take(void)
+/* A free slot of r (slots [0, *hw) used so far), claimed: this thread's own
+ * (*mine) first, then any used one, then a new one; REG_SLOTS when every
+ * slot is taken. */
+static unsigned reg_take(struct reg_slot *r, unsigned *hw_at, unsigned *mine)
 {
-	if (reg_mine < REG_SLOTS && reg_claim(reg_mine))
-		return reg_mine;
-	unsigned hw = __atomic_load_n(&reg_hw, __ATOMIC_ACQUIRE);
+	if (*mine < REG_SLOTS && reg_claim(r, *mine))
+		return *mine;
+	unsigned hw = __atomic_load_n(hw_at, __ATOMIC_ACQUIRE);
 	for (unsigned i = 0; i < hw; i++)
-		if (reg_claim(i))
-			return reg_mine = i;
+		if (reg_claim(r, i))
+			return *mine = i;
 	for (unsigned i = hw; i < REG_SLOTS; i++)
-		if (reg_claim(i)) {
-			unsigned h = __atomic_load_n(&reg_hw, __ATOMIC_RELAXED);
-			while (h < i + 1 && !__atomic_compare_exchange_n(&reg_hw, &h, i + 1, false,
+		if (reg_claim(r, i)) {
+			unsigned h = __atomic_load_n(hw_at, __ATOMIC_RELAXED);
+			while (h < i + 1 && !__atomic_compare_exchange_n(hw_at, &h, i + 1, false,
 									 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 				;
-			return reg_mine = i;
+			return *mine = i;
 		}
 	return REG_SLOTS;
 }
 
-int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, unsigned *slot)
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, uint64_t *floor, unsigned *slot)
 {
-	unsigned i = reg_take();
+	unsigned i = reg_take(reg, &reg_hw, &reg_mine);
 	if (i == REG_SLOTS)
 		return -EAGAIN;
 	__atomic_store_n(&reg[i].bm, bm, __ATOMIC_RELAXED);
-	__atomic_store_n(&reg[i].ts, 0, __ATOMIC_SEQ_CST); /* registered, before the read */
+	__atomic_store_n(&reg[i].ts, 0, __ATOMIC_SEQ_CST); /* registered, before the reads */
+	*floor = __atomic_load_n(&clock_.floor, __ATOMIC_SEQ_CST); /* before the start */
 	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&reg[i].ts, s, __ATOMIC_RELEASE);
 	*start_ts = s;
@@ -223,18 +247,55 @@ int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, unsigned *slot)
 	return 0;
 }
 
-/* The oldest registered start (UINT64_MAX: none; 0 for one whose start is
- * being read); seq_cst loads (see collect). */
-static uint64_t reg_oldest(void)
+/* The oldest timestamp registered in r (UINT64_MAX: none; 0 for one being
+ * read); seq_cst loads (see collect). */
+static uint64_t reg_min(const struct reg_slot *r, const unsigned *hw_at)
 {
 	uint64_t m = UINT64_MAX;
-	unsigned hw = __atomic_load_n(&reg_hw, __ATOMIC_SEQ_CST);
+	unsigned hw = __atomic_load_n(hw_at, __ATOMIC_SEQ_CST);
 	for (unsigned i = 0; i < hw; i++) {
-		uint64_t t = __atomic_load_n(&reg[i].ts, __ATOMIC_SEQ_CST);
+		uint64_t t = __atomic_load_n(&r[i].ts, __ATOMIC_SEQ_CST);
 		if (t < REG_CLAIMED)
 			m = RUMA_MIN(m, t);
 	}
 	return m;
+}
+
+/* The oldest registered snapshot's start. */
+static uint64_t reg_oldest(void)
+{
+	return reg_min(reg, &reg_hw);
+}
+
+int mv_writer_begin(uint64_t *mark, unsigned *slot)
+{
+	unsigned i = reg_take(wreg, &wreg_hw, &wreg_mine);
+	if (i == REG_SLOTS)
+		return -EAGAIN;
+	__atomic_store_n(&wreg[i].ts, 0, __ATOMIC_SEQ_CST); /* registered, before the read */
+	uint64_t s = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&wreg[i].ts, s, __ATOMIC_RELEASE);
+	*mark = s;
+	*slot = i;
+	return 0;
+}
+
+/*
+ * The floor: any value computed here stays a lower bound of the mark of
+ * every writer unfinished at any later time.  A writer registered while the
+ * slots are read counts (its mark, or 0 while its mark is read); one that
+ * claims a slot after it was read reads its mark after the timestamp read
+ * first here.  So the floor only rises, to the largest value computed.
+ */
+void mv_writer_end(unsigned slot)
+{
+	__atomic_store_n(&wreg[slot].ts, REG_FREE, __ATOMIC_SEQ_CST);
+	uint64_t now = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
+	uint64_t m = RUMA_MIN(now, reg_min(wreg, &wreg_hw));
+	uint64_t f = __atomic_load_n(&clock_.floor, __ATOMIC_RELAXED);
+	while (f < m && !__atomic_compare_exchange_n(&clock_.floor, &f, m, false, __ATOMIC_SEQ_CST,
+						    __ATOMIC_RELAXED))
+		;
 }
 
 /* Whether a registered snapshot of bm began before cts.  A snapshot that

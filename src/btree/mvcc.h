@@ -49,13 +49,36 @@ void mv_apply(struct mv_image *img, unsigned kind, const uint8_t *data, size_t l
  * taking it (readers wait the few instructions until it is set). */
 #define MV_PENDING UINT64_MAX
 
+/* mv_clock_start — once per process, before the first transaction: start
+ * the timestamp and the writers' floor at the wall clock's microseconds,
+ * above every mark an earlier process left in the pages of a store (so
+ * those leaves are clean; "Leaf marks" below). */
+void mv_clock_start(void);
+
 /* mv_commit_ts — the next commit timestamp (++global, seq_cst). */
 uint64_t mv_commit_ts(void);
 
 /* mv_snapshot_begin — register a snapshot of store bm as active in a slot
- * of the registry, then read its start timestamp (in that order,
- * seq_cst).  -EAGAIN when all slots (4096) hold open snapshots. */
-int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, unsigned *slot);
+ * of the registry, then read the writers' floor and its start timestamp
+ * (in that order, seq_cst).  -EAGAIN when all slots (4096) hold open
+ * snapshots. */
+int mv_snapshot_begin(ruma_bm *bm, uint64_t *start_ts, uint64_t *floor, unsigned *slot);
+
+/*
+ * Leaf marks (docs/isolation.md, "Clean leaves").  A transaction that
+ * writes rows in place registers as a writer first (mv_writer_begin) and
+ * stamps every leaf it changes with its mark (the timestamp read once it
+ * was registered; bt_write_mark); a leaf keeps the largest mark, and
+ * splits and merges carry it.  It unregisters once its rows are committed
+ * (its versions handed over) or restored (mv_writer_end), which raises the
+ * floor: a lower bound of the marks of the writers not finished.  A
+ * snapshot reads the floor before its start: a leaf whose mark is below it
+ * was last changed by writers that finished before the snapshot began, so
+ * its rows are what the snapshot sees, read in place with no lock or
+ * version check.  -EAGAIN when all slots (4096) hold writers.
+ */
+int mv_writer_begin(uint64_t *mark, unsigned *slot);
+void mv_writer_end(unsigned slot);
 
 /* mv_snapshot_end — unregister the snapshot of that slot and collect the
  * versions no active snapshot needs any more. */

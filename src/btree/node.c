@@ -594,6 +594,7 @@ void node_split_into(const node *n, unsigned left_count, const uint8_t *sep, uns
 	node_init(right, n->level, sep, slen, upper, n->upper_len);
 	right->upper = n->upper;
 	if (node_is_leaf(n)) {
+		left->upper = n->upper; /* the mark */
 		node_append_range(left, n, 0, left_count);
 		node_append_range(right, n, left_count, n->count);
 	} else {
@@ -640,7 +641,8 @@ bool node_merge_into(const node *left, const node *right, const uint8_t *sep, un
 		node_append(out, sep, slen, &pid, sizeof pid);
 	}
 	node_append_range(out, right, 0, right->count);
-	out->upper = right->upper;
+	/* a leaf keeps the larger mark, an inner node right's right-most child */
+	out->upper = node_is_leaf(left) && left->upper > right->upper ? left->upper : right->upper;
 	node_update_hints(out);
 	bm_wrote(out, NODE_PAGE);
 	return true;

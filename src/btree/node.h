@@ -7,7 +7,9 @@
  *   0    header (32 B): magic, level (0 = leaf), flags, count, space_used,
  *        data_offset, prefix_len, the two fence keys {off,len}, the insert
  *        history `run` (for the split policy), and `upper` (inner nodes: the
- *        right-most child pid)
+ *        right-most child pid; leaves: the largest writer mark of the
+ *        transactions that changed it, src/btree/mvcc.h, kept by splits and
+ *        merges)
  *   32   16 hint heads (u32 each, 64 B)
  *   96   slot array, growing upwards: {u32 head, u16 off, u16 klen, u16 vlen}
  *   ...  free space
@@ -67,7 +69,7 @@ typedef struct node {
 	uint16_t lower_off, lower_len;
 	uint16_t upper_off, upper_len;
 	uint16_t run;         /* insert history: run length << 10 | (slot of the last insert + 1) */
-	uint64_t upper;       /* inner: right-most child */
+	uint64_t upper;       /* inner: right-most child; leaf: its mark */
 	uint32_t hint[NODE_HINTS];
 	node_slot slot[];
 } node;

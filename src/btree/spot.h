@@ -46,10 +46,12 @@ typedef struct bt_spot {
  * at the entry with key start: then the scan visits the entries beyond
  * start, not start itself).  Whatever happens, *spot afterwards says where
  * this scan's fn stopped (valid) or that it did not stop (not valid).
- * spot NULL: the plain scan.
+ * Before the entries of each leaf, *mark (when not NULL) gets the leaf's
+ * mark (src/btree/mvcc.h, "Leaf marks").  spot and mark NULL: the plain
+ * scan.
  */
 int bt_scan_from(ruma_btree *t, bool desc, const void *start, size_t slen, bt_spot *spot,
-		 ruma_btree_scan_fn fn, void *ctx);
+		 uint64_t *mark, ruma_btree_scan_fn fn, void *ctx);
 
 /*
  * txn_scan_from — ruma_txn_scan_asc / _desc with a spot (bt_scan_from).  A

@@ -84,6 +84,10 @@ struct ruma_txn {
 	uint64_t start_ts; /* a snapshot's (RUMA_TXN_RDONLY, RUMA_TXN_SNAPSHOT) */
 	bool registered;   /* start_ts is in the registry of active snapshots ... */
 	unsigned reg_slot; /* ... in this slot */
+	uint64_t floor;    /* the writers' floor as the snapshot began (mvcc.h) */
+	bool writer;       /* registered as a writer (it wrote rows in place) ... */
+	unsigned wslot;    /* ... in this slot ... */
+	uint64_t wmark;    /* ... with this mark */
 	uint64_t cts;      /* 0 while running, MV_PENDING, then the commit timestamp */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
@@ -276,6 +280,7 @@ static void txn_init_once(void)
 {
 	/* without the key no spare is kept */
 	spare_key_ok = pthread_key_create(&spare_key, spare_slot_free) == 0;
+	mv_clock_start();
 }
 
 /* Can this thread keep a spare (its slot known to the key)? */
@@ -321,6 +326,8 @@ static void txn_free(ruma_txn *x)
 {
 	deleters_leave(x);
 	snapshot_end(x);
+	if (x->writer) /* its rows are committed or restored: the floor may rise */
+		mv_writer_end(x->wslot);
 	ruma_bm_txn_count(x->bm, -1);
 	size_t held = x->capbytes + x->capundo * sizeof(*x->undo) + x->caplocks * sizeof(*x->locks);
 	if (!spare && held <= TXN_SPARE_BYTES && spare_slot_keyed()) {
@@ -339,7 +346,7 @@ int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 	if (!x)
 		return -ENOMEM;
 	int r = (flags & (RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT))
-			? mv_snapshot_begin(bm, &x->start_ts, &x->reg_slot) : 0;
+			? mv_snapshot_begin(bm, &x->start_ts, &x->floor, &x->reg_slot) : 0;
 	if (r) {
 		spare_free(x);
 		return r;
@@ -445,14 +452,21 @@ static int lock_key(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
 		return klen ? RUMA_ETOOBIG : -EINVAL;
 	int r = row_lock(x, t, key, klen);
-	if (r || !(x->flags & RUMA_TXN_SNAPSHOT))
-		return r;
-	/* first writer wins: a version committed since x began is a conflict.
-	 * Every commit since then kept its versions (x is an active snapshot),
-	 * and the row's last writer linked them before it released the lock
-	 * x now holds. */
-	r = mv_newer(t->bm, t->root, key, klen, x->start_ts);
-	return r > 0 ? RUMA_ECONFLICT : r;
+	if (!r && (x->flags & RUMA_TXN_SNAPSHOT)) {
+		/* first writer wins: a version committed since x began is a
+		 * conflict.  Every commit since then kept its versions (x is an
+		 * active snapshot), and the row's last writer linked them before
+		 * it released the lock x now holds. */
+		r = mv_newer(t->bm, t->root, key, klen, x->start_ts);
+		r = r > 0 ? RUMA_ECONFLICT : r;
+	}
+	if (!r && !x->writer) { /* before its first write in place */
+		r = mv_writer_begin(&x->wmark, &x->wslot);
+		x->writer = r == 0;
+	}
+	if (!r)
+		bt_write_mark = x->wmark; /* the write that follows stamps its leaf */
+	return r;
 }
 
 /* Lock the row, take its before-image, log and keep the undo entry. */
@@ -1074,6 +1088,7 @@ struct snap_stream {
 	struct snap_scan *sc;
 	ruma_btree_scan_fn fn;
 	void *ctx;
+	uint64_t mark; /* the current leaf's (bt_scan_from) */
 	uint64_t a0;
 	bool fallback, stopped;
 	struct mv_image img;
@@ -1099,8 +1114,10 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
 {
 	struct snap_stream *st = ctx;
 	struct snap_scan *sc = st->sc;
-	uint64_t h = row_hash(sc->t, key, klen);
 	bool imaged = false;
+	if (st->mark < sc->x->floor) /* a clean leaf: its rows are as the snapshot sees them */
+		goto checked;
+	uint64_t h = row_hash(sc->t, key, klen);
 	if (__atomic_load_n(&stripes[h % LOCK_STRIPES].n, __ATOMIC_SEQ_CST)) {
 		stream_image(&st->img, val, vlen);
 		imaged = true;
@@ -1115,6 +1132,7 @@ static bool stream_one(const void *key, size_t klen, const void *val, size_t vle
 		if (mv_resolve(sc->t->bm, sc->t->root, key, klen, sc->x->start_ts, &st->img))
 			st->img.invalid = true; /* too old: the batches say so */
 	}
+checked:;
 	bool present = !imaged || st->img.present;
 	if (imaged) {
 		val = st->img.val;
@@ -1151,7 +1169,7 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 	st->img.invalid = false;
 	const void *from = sc->has_pos ? sc->pos : NULL;
 	size_t flen = sc->has_pos ? sc->poslen : 0;
-	int r = bt_scan_from(sc->t, sc->desc, from, flen, spot, stream_one, st);
+	int r = bt_scan_from(sc->t, sc->desc, from, flen, spot, &st->mark, stream_one, st);
 	if (spot && !st->stopped)
 		spot->valid = false; /* a stop for the batches, not by fn */
 	*done = !r && (st->stopped || (!st->fallback && stream_ok(st)));
@@ -1207,7 +1225,7 @@ int txn_scan_from(ruma_txn *x, ruma_btree *t, bool desc, const void *start, size
 {
 	if (x && reads_snapshot(x))
 		return snap_scan(x, t, desc, start, slen, spot, fn, ctx);
-	return bt_scan_from(t, desc, start, slen, spot, fn, ctx);
+	return bt_scan_from(t, desc, start, slen, spot, NULL, fn, ctx);
 }
 
 int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
