@@ -720,7 +720,7 @@ int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t 
 
 /* Optimistic point read: copy the value of key into buf (if it fits cap). */
 static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *buf, size_t cap,
-			size_t *vlen)
+			size_t *vlen, uint64_t *mark)
 {
 	path p;
 	olc_enter();
@@ -743,6 +743,8 @@ static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *bu
 		if (vl <= cap && vl)
 			memcpy(buf, v, vl);
 	}
+	if (mark)
+		*mark = p.n->upper;
 	olc_leave();
 	if ((rc = ruma_bm_validate(t->bm, p.pid, p.ver)))
 		return rc;
@@ -754,31 +756,47 @@ static int read_attempt(ruma_btree *t, const uint8_t *key, size_t klen, void *bu
 	return vl > cap ? -ENOBUFS : 0;
 }
 
-static int read_value(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
-		      size_t *vlen)
+/* Inlined into each caller, so that a NULL mark costs nothing. */
+__attribute__((always_inline)) static inline int read_value(ruma_btree *t, const void *key,
+							    size_t klen, void *buf, size_t cap,
+							    size_t *vlen, uint64_t *mark)
 {
 	int rc = check_key(klen);
 	if (rc)
 		return rc;
 	unsigned tries = 0;
 	for (;;) {
-		rc = read_attempt(t, key, klen, buf, cap, vlen);
+		rc = read_attempt(t, key, klen, buf, cap, vlen, mark);
 		if (rc != RUMA_RESTART)
 			return rc;
 		restart_pause(t, &tries);
 	}
 }
 
-int ruma_btree_lookup(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
-		      size_t *vlen)
+/* ruma_btree_lookup and bt_lookup_mark, inlined into each. */
+__attribute__((always_inline)) static inline int lookup(ruma_btree *t, const void *key,
+							size_t klen, void *buf, size_t cap,
+							size_t *vlen, uint64_t *mark)
 {
 	size_t len = 0;
 	if (!buf)
 		cap = 0;
-	int rc = read_value(t, key, klen, buf, cap, &len);
+	int rc = read_value(t, key, klen, buf, cap, &len, mark);
 	if (vlen && (rc == 0 || rc == -ENOBUFS))
 		*vlen = len;
 	return rc;
+}
+
+int bt_lookup_mark(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
+		   size_t *vlen, uint64_t *mark)
+{
+	return lookup(t, key, klen, buf, cap, vlen, mark);
+}
+
+int ruma_btree_lookup(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
+		      size_t *vlen)
+{
+	return lookup(t, key, klen, buf, cap, vlen, NULL);
 }
 
 int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree_value_fn fn,
@@ -788,7 +806,7 @@ int ruma_btree_lookup_fn(ruma_btree *t, const void *key, size_t klen, ruma_btree
 	size_t len = 0;
 	if (!fn)
 		return -EINVAL;
-	int rc = read_value(t, key, klen, copy, sizeof copy, &len);
+	int rc = read_value(t, key, klen, copy, sizeof copy, &len, NULL);
 	if (rc == -ENOBUFS)
 		rc = RUMA_ECORRUPT; /* a stored value is never above the maximum */
 	if (rc == 0)

@@ -110,6 +110,12 @@ int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t 
  * a leaf look more recently changed than it is. */
 extern _Thread_local uint64_t bt_write_mark;
 
+/* btree.c: ruma_btree_lookup that also gives the mark of the leaf read
+ * (*mark: read with the value under the same validated version; set
+ * whenever the leaf was reached, the key found or not). */
+int bt_lookup_mark(ruma_btree *t, const void *key, size_t klen, void *buf, size_t cap,
+		   size_t *vlen, uint64_t *mark);
+
 /* btree.c: ruma_btree_update; fn_names: fn names the bytes it changes with
  * ruma_bm_wrote itself (else, in a logged store, the change is found by
  * comparing the value with a copy). */
