@@ -271,6 +271,18 @@ void ruma_bm_op_declare(ruma_bm *bm);
 void ruma_bm_wrote(const void *p, size_t len);
 
 /*
+ * ruma_bm_wrote_unlogged — [p, p + len) of a page the calling thread holds
+ * exclusively in a declaring operation was written (before this call) with
+ * bytes that need no redo: the log leaves them out, and a page rebuilt by
+ * recovery holds there what its last image or record held.  Only for bytes
+ * nothing relies on after a restart and no declared move covers (a B-tree
+ * leaf's mark, which matters only while the process that wrote it runs).
+ * Costs nothing in builds without RUMA_ASSERT; with it, the copy the write
+ * check compares with takes the new bytes.
+ */
+void ruma_bm_wrote_unlogged(const void *p, size_t len);
+
+/*
  * ruma_bm_moved — the calling thread moved len bytes from src to dst
  * (memmove) inside a page it holds exclusively in a declaring operation.
  * When the move is the first write to the page since its last record, the

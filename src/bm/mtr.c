@@ -41,6 +41,14 @@
  * The encoding is the smaller one: a page whose DIFF comes to more than the
  * image without its hole is logged as that image.
  *
+ * Unlogged bytes: a declaring writer may name bytes whose change needs no
+ * redo (ruma_bm_wrote_unlogged: a B-tree leaf's mark, meaningful only in
+ * the process that wrote it).  They are left out of the record, and the
+ * write check's copy takes them at once, so a page rebuilt by recovery may
+ * differ from the page in memory there and nowhere else; no move covers
+ * them, and later records name absolute ranges, so that difference never
+ * spreads.
+ *
  * Declared moves: a writer that shifts part of a page (a B-tree node's slot
  * array, to make room for an entry or close the gap of a removed one) names
  * the shift with ruma_bm_moved.  When it is the page's first write since
@@ -329,6 +337,16 @@ void ruma_bm_wrote(const void *p, size_t len)
 		e->whole = true;
 	else
 		add_range(e, (unsigned)off, (unsigned)end);
+}
+
+void ruma_bm_wrote_unlogged(const void *p, size_t len)
+{
+	struct bm_mtr *m = bm_declaring_mtr;
+	if (RUMA_LIKELY(!m) || !MTR_CHECK_DECLARED)
+		return;
+	struct mtr_page *e = page_at(m, p);
+	if (e && e->declared && e->before && inside_page(e, p, len))
+		memcpy(e->before + ((const char *)p - e->page), p, len);
 }
 
 /* Moves shorter than this are logged as the bytes they wrote. */

@@ -50,13 +50,14 @@
 
 _Thread_local uint64_t bt_write_mark;
 
-/* Stamp the exclusively latched leaf n with this thread's write mark. */
+/* Stamp the exclusively latched leaf n with this thread's write mark (not
+ * logged: a mark means nothing to the process that recovers the store). */
 static inline void leaf_mark(node *n)
 {
 	uint64_t m = bt_write_mark;
 	if (RUMA_UNLIKELY(m > n->upper)) {
 		n->upper = m;
-		ruma_bm_wrote(&n->upper, sizeof(n->upper));
+		ruma_bm_wrote_unlogged(&n->upper, sizeof(n->upper));
 	}
 }
 
