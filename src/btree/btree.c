@@ -48,7 +48,9 @@
 #include <sched.h>
 #include <stdlib.h>
 
-_Thread_local uint64_t bt_write_mark;
+/* initial-exec, as bm_declaring_mtr (mtr.c): a plain %fs load in the
+ * shared library too */
+__thread __attribute__((tls_model("initial-exec"))) uint64_t bt_write_mark;
 
 /* Stamp the exclusively latched leaf n with this thread's write mark (not
  * logged: a mark means nothing to the process that recovers the store). */

@@ -108,7 +108,7 @@ int bt_put(ruma_btree *t, const void *key, size_t klen, const void *val, size_t 
  * each write (mvcc.h, "Leaf marks"); 0 until then.  Plain B-tree writes
  * after a transaction's stamp that transaction's mark too, which only makes
  * a leaf look more recently changed than it is. */
-extern _Thread_local uint64_t bt_write_mark;
+extern __thread __attribute__((tls_model("initial-exec"))) uint64_t bt_write_mark;
 
 /* btree.c: ruma_btree_lookup that also gives the mark of the leaf read
  * (*mark: read with the value under the same validated version; set
