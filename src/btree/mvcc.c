@@ -291,7 +291,8 @@ void mv_writer_end(unsigned slot)
 {
 	__atomic_store_n(&wreg[slot].ts, REG_FREE, __ATOMIC_SEQ_CST);
 	uint64_t now = __atomic_load_n(&global_ts, __ATOMIC_SEQ_CST);
-	uint64_t m = RUMA_MIN(now, reg_min(wreg, &wreg_hw));
+	uint64_t oldest = reg_min(wreg, &wreg_hw); /* once: RUMA_MIN evaluates twice */
+	uint64_t m = RUMA_MIN(now, oldest);
 	uint64_t f = __atomic_load_n(&clock_.floor, __ATOMIC_RELAXED);
 	while (f < m && !__atomic_compare_exchange_n(&clock_.floor, &f, m, false, __ATOMIC_SEQ_CST,
 						    __ATOMIC_RELAXED))

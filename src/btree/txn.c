@@ -792,8 +792,10 @@ static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t
 		return klen ? RUMA_ETOOBIG : -EINVAL;
 	uint64_t mark = UINT64_MAX;
 	int r = bt_lookup_mark(t, key, klen, buf, cap, vlen, &mark);
-	if ((r && r != RUMA_ENOTFOUND && r != -ENOBUFS) || mark < x->floor)
+	if (r && r != RUMA_ENOTFOUND && r != -ENOBUFS)
 		return r;
+	if (mark < x->floor) /* as below: a snapshot made too old is told so */
+		return mv_too_old(x->start_ts) ? RUMA_ESNAPTOOOLD : r;
 	uint64_t h = row_hash(t, key, klen);
 	const struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
 	uint64_t a0 = __atomic_load_n(&s->aborts, __ATOMIC_SEQ_CST);
