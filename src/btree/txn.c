@@ -1187,12 +1187,13 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *start,
 		     size_t slen, bt_spot *spot, ruma_btree_scan_fn fn, void *ctx)
 {
-	if ((!t || t->bm != x->bm || !fn || slen > RUMA_BTREE_MAX_KEY) && spot)
-		spot->valid = false; /* else the streaming path sets it */
-	if (!t || t->bm != x->bm || !fn)
-		return -EINVAL;
-	if (slen > RUMA_BTREE_MAX_KEY)
-		return RUMA_ETOOBIG;
+	int bad = !t || t->bm != x->bm || !fn ? -EINVAL
+		  : slen > RUMA_BTREE_MAX_KEY ? RUMA_ETOOBIG : 0;
+	if (bad) {
+		if (spot) /* else the streaming path sets it */
+			spot->valid = false;
+		return bad;
+	}
 	struct snap_scan sc; /* field by field: its two key buffers need no zeroing */
 	sc.x = x;
 	sc.t = t;
