@@ -30,12 +30,14 @@ typedef struct ruma_guard_case {
 	void (*teardown)(void *state);
 } ruma_guard_case;
 
-/* The store's cases (guard_db.c): setup loads a store, the runs read it
- * through db.h (db_get: a point read; db_scan: a cursor walk), each
- * operation in its own read-only transaction. */
+/* The store's cases (guard_db.c): setup loads a store, the runs use it
+ * through db.h, each operation in its own transaction (db_get: a point
+ * read; db_scan: a cursor walk; db_update_si: an overwrite while a
+ * snapshot is open). */
 int ruma_guard_db_setup(const char *dir, void **state);
 int ruma_guard_db_get(void *state, uint64_t ops);
 int ruma_guard_db_scan(void *state, uint64_t ops);
+int ruma_guard_db_update_si(void *state, uint64_t ops);
 void ruma_guard_db_teardown(void *state);
 
 /* The cases, in the order they run (guard_cases.c); n in *count. */

@@ -270,6 +270,9 @@ static const ruma_guard_case cases[] = {
 	  5000, 20000, ruma_guard_db_setup, ruma_guard_db_get, ruma_guard_db_teardown },
 	{ "db_scan", "db.h cursor seek and walk of 1..100 entries (uniform), read-only transaction",
 	  500, 2000, ruma_guard_db_setup, ruma_guard_db_scan, ruma_guard_db_teardown },
+	{ "db_update_si", "db.h overwrite of 1 of 2e4 values of 1000 B in a read-write transaction "
+	  "beside an open snapshot (renewed every 64)",
+	  2000, 10000, ruma_guard_db_setup, ruma_guard_db_update_si, ruma_guard_db_teardown },
 	{ "art_u64_lookup", "ART u64 lookup of a present key, 2e5 keys, libc allocator", 50000,
 	  200000, art_lookup_setup, art_run, art_teardown },
 	{ "art_u64_insert", "ART u64 insert of a new key (tree of 5e4 to 2e5 keys)", 50000,

@@ -1,15 +1,21 @@
 /*
  * guard_db.c — the store's cases of the instruction-count guard (guard.h):
  * a point read and a cursor walk through db.h, each in its own read-only
- * transaction, as an application makes them.
+ * transaction, as an application makes them, and an update in its own
+ * read-write transaction while a snapshot is open.
  *
  * The store holds DB_ENTRIES entries of DB_VALUE bytes (YCSB's record size)
  * under 11-byte keys, put in a random order from the fixed seed (so leaves
  * are as full as random inserts leave them), in a pool that holds them all,
  * without a log (the read path is the same with one).  db_get reads one
  * key; db_scan seeks to a key and walks 1 to 100 entries (uniform, as
- * YCSB's workload E), reading each value.  Keys and lengths come from the
- * fixed seed: every run does the same work.
+ * YCSB's workload E), reading each value.  db_update_si overwrites one
+ * key's value in a read-write transaction while a read-only transaction of
+ * the same thread is open, so that every commit moves its before-image to
+ * the version store; the snapshot is ended and begun again every
+ * DB_SNAPSHOT_OPS updates, and its end frees the versions it held (the
+ * write side of snapshot isolation: hand-off and collection, docs/isolation.md).
+ * Keys and lengths come from the fixed seed: every run does the same work.
  *
  * Syscalls: the store's own; it is removed with unlink.
  */
@@ -31,6 +37,7 @@
 #define DB_PUTS_PER_TXN 100u
 #define DB_SCAN_MAX 100u
 #define DB_KEY_LEN 11u /* "g" and ten digits */
+#define DB_SNAPSHOT_OPS 64u
 
 struct db_case {
 	ruma_db *db;
@@ -38,6 +45,8 @@ struct db_case {
 	ruma_db_table *table;
 	ruma_rng rng;
 	uint64_t sink; /* a byte of every value read, so that no read is skipped */
+	ruma_db_txn *snap; /* db_update_si's open snapshot (NULL: none) */
+	uint64_t updates;
 	char path[512];
 	unsigned char value[DB_VALUE];
 };
@@ -58,6 +67,8 @@ static ruma_val key_of(const struct db_case *c, uint32_t n)
 static void db_case_free(struct db_case *c)
 {
 	char store[600];
+	if (c->snap)
+		(void)ruma_db_commit(c->snap);
 	(void)ruma_db_close(c->db);
 	free(c->keys);
 	snprintf(store, sizeof(store), "%s/store", c->path);
@@ -203,6 +214,37 @@ int ruma_guard_db_scan(void *state, uint64_t ops)
 	int r = 0;
 	for (uint64_t i = 0; !r && i < ops; i++)
 		r = scan_one(state);
+	return r;
+}
+
+/* One overwrite in its own read-write transaction; the snapshot beside it
+ * is renewed every DB_SNAPSHOT_OPS updates. */
+static int update_one(struct db_case *c)
+{
+	int r = 0;
+	if (c->snap && c->updates % DB_SNAPSHOT_OPS == 0) {
+		r = ruma_db_commit(c->snap);
+		c->snap = NULL;
+	}
+	if (!r && !c->snap)
+		r = ruma_db_begin(c->db, RUMA_DB_RDONLY, &c->snap);
+	if (r)
+		return r;
+	ruma_val key = some_key(c), val = { DB_VALUE, c->value };
+	c->value[c->updates++ % DB_VALUE]++;
+	ruma_db_txn *x;
+	if ((r = ruma_db_begin(c->db, 0, &x)))
+		return r;
+	r = ruma_db_put(x, c->table, &key, &val, 0);
+	int r2 = r ? ruma_db_abort(x) : ruma_db_commit(x);
+	return r ? r : r2;
+}
+
+int ruma_guard_db_update_si(void *state, uint64_t ops)
+{
+	int r = 0;
+	for (uint64_t i = 0; !r && i < ops; i++)
+		r = update_one(state);
 	return r;
 }
 
