@@ -67,18 +67,25 @@ struct mv_block {
 	size_t size; /* bytes charged against the bound */
 	struct mv_ver *vers;
 	struct mv_block *next;
+	size_t cap; /* bytes of the allocation (block_alloc) */
 	bool removed; /* its transaction removed rows from the tree */
 };
 
-/* One row with versions in the skip list. */
+/* One row with versions in the skip list: its `levels` level pointers,
+ * then its key's klen bytes (row_key), in one allocation sized to them. */
 struct mv_row {
 	ruma_bm *bm;
 	ruma_pid root;
-	uint16_t klen;
-	uint8_t key[RUMA_BTREE_MAX_KEY];
 	struct mv_ver *newest;
-	struct mv_row *next[MV_LEVELS];
+	uint16_t klen;
+	uint8_t levels;
+	struct mv_row *next[];
 };
+
+static inline const uint8_t *row_key(const struct mv_row *r)
+{
+	return (const uint8_t *)&r->next[r->levels];
+}
 
 /* The timestamp and the writers' floor share a cache line: a snapshot's
  * begin reads both, and a writer's commit writes both. */
@@ -108,7 +115,14 @@ static unsigned wreg_hw;
 static _Thread_local unsigned wreg_mine = UINT32_MAX;
 
 static pthread_rwlock_t vs_mu = PTHREAD_RWLOCK_INITIALIZER;
-static struct mv_row vs_head_row; /* level pointers only */
+/* The skip list's head: level pointers only (a union, so that the head
+ * has room for MV_LEVELS of them). */
+static union {
+	struct mv_row r;
+	char room[sizeof(struct mv_row) + MV_LEVELS * sizeof(struct mv_row *)];
+} vs_head = { .r = { .levels = MV_LEVELS } };
+#define vs_head_row (vs_head.r)
+static int vs_top = 1; /* levels [0, vs_top) may hold rows: searches start there */
 /* Blocks in hand-off order, oldest first (nearly commit order: a row's
  * versions come in commit order, as its lock passes from one to the next). */
 static struct mv_block *vs_oldest, *vs_newest;
@@ -327,7 +341,17 @@ static int row_cmp(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const voi
 		return (uintptr_t)r->bm < (uintptr_t)bm ? -1 : 1;
 	if (r->root != root)
 		return r->root < root ? -1 : 1;
-	return mv_key_cmp(r->key, r->klen, key, klen);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* most steps of a search are decided by the first 8 bytes */
+	if (r->klen >= 8 && klen >= 8) {
+		uint64_t a, b;
+		memcpy(&a, row_key(r), 8);
+		memcpy(&b, key, 8);
+		if (a != b)
+			return __builtin_bswap64(a) < __builtin_bswap64(b) ? -1 : 1;
+	}
+#endif
+	return mv_key_cmp(row_key(r), r->klen, key, klen);
 }
 
 /* The last row before (bm, root, key) at each level into prev; vs_mu held. */
@@ -335,7 +359,10 @@ static struct mv_row *row_find(ruma_bm *bm, ruma_pid root, const void *key, size
 			       struct mv_row **prev)
 {
 	struct mv_row *x = &vs_head_row;
-	for (int l = MV_LEVELS - 1; l >= 0; l--) {
+	if (prev)
+		for (int l = vs_top; l < MV_LEVELS; l++)
+			prev[l] = x;
+	for (int l = vs_top - 1; l >= 0; l--) {
 		while (x->next[l] && row_cmp(x->next[l], bm, root, key, klen) < 0)
 			x = x->next[l];
 		if (prev)
@@ -350,6 +377,107 @@ static bool row_is(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const voi
 	return r && row_cmp(r, bm, root, key, klen) == 0;
 }
 
+/*
+ * Freed blocks and rows are kept for the next hand-offs, under a lock of
+ * their own: a snapshot's end frees a burst of them, more than glibc keeps
+ * per thread, and the next commits beside a snapshot would take malloc's
+ * slow path for each (and a block of one 1 KB row is past the sizes it
+ * caches at all).  Kept: up to MV_RECYCLE blocks of at most MV_RECYCLE_MAX
+ * bytes, allocations rounded up to MV_BLOCK_ROUND bytes so that blocks of
+ * nearby sizes take each other's place; up to MV_RECYCLE_ROWS rows of
+ * MV_ROW_SMALL bytes, the size every row with a short key and few levels
+ * is given.  At most 640 KiB in all.
+ */
+#define MV_RECYCLE 64u
+#define MV_RECYCLE_MAX ((size_t)8 << 10)
+#define MV_BLOCK_ROUND 256u
+#define MV_RECYCLE_ROWS 1024u
+#define MV_ROW_SMALL 128u
+static ruma_spin recycle_mu;
+static struct mv_block *recycled; /* through next */
+static unsigned nrecycled;
+static struct mv_row *recycled_rows; /* through next[0] */
+static unsigned nrecycled_rows;
+
+/* A block of at least `bytes`: a recycled one, or a new allocation. */
+static struct mv_block *block_alloc(size_t bytes)
+{
+	struct mv_block *b = NULL;
+	if (bytes <= MV_RECYCLE_MAX) {
+		ruma_spin_lock(&recycle_mu);
+		for (struct mv_block **p = &recycled; *p; p = &(*p)->next)
+			if ((*p)->cap >= bytes) {
+				b = *p;
+				*p = b->next;
+				nrecycled--;
+				break;
+			}
+		ruma_spin_unlock(&recycle_mu);
+		if (b)
+			return b;
+	}
+	size_t cap = (bytes + MV_BLOCK_ROUND - 1) / MV_BLOCK_ROUND * MV_BLOCK_ROUND;
+	if (!(b = malloc(cap)))
+		return NULL;
+	b->cap = cap;
+	return b;
+}
+
+/* Keep b for block_alloc when there is room, else free it. */
+static void block_release(struct mv_block *b)
+{
+	if (b->cap <= MV_RECYCLE_MAX) {
+		ruma_spin_lock(&recycle_mu);
+		bool keep = nrecycled < MV_RECYCLE;
+		if (keep) {
+			b->next = recycled;
+			recycled = b;
+			nrecycled++;
+		}
+		ruma_spin_unlock(&recycle_mu);
+		if (keep)
+			return;
+	}
+	free(b); /* its versions, undo entries and bytes are in the same allocation */
+}
+
+static size_t row_bytes(const struct mv_row *r)
+{
+	return offsetof(struct mv_row, next) + r->levels * sizeof(r->next[0]) + r->klen;
+}
+
+/* A row of `bytes` (MV_ROW_SMALL when they fit: a recycled one, if any). */
+static struct mv_row *row_alloc(size_t bytes)
+{
+	if (bytes > MV_ROW_SMALL)
+		return malloc(bytes);
+	ruma_spin_lock(&recycle_mu);
+	struct mv_row *r = recycled_rows;
+	if (r) {
+		recycled_rows = r->next[0];
+		nrecycled_rows--;
+	}
+	ruma_spin_unlock(&recycle_mu);
+	return r ? r : malloc(MV_ROW_SMALL);
+}
+
+static void row_release(struct mv_row *r)
+{
+	if (row_bytes(r) <= MV_ROW_SMALL) {
+		ruma_spin_lock(&recycle_mu);
+		bool keep = nrecycled_rows < MV_RECYCLE_ROWS;
+		if (keep) {
+			r->next[0] = recycled_rows;
+			recycled_rows = r;
+			nrecycled_rows++;
+		}
+		ruma_spin_unlock(&recycle_mu);
+		if (keep)
+			return;
+	}
+	free(r);
+}
+
 /* The row of (bm, root, key), created if missing; vs_mu held for writing. */
 static struct mv_row *row_get(ruma_bm *bm, ruma_pid root, const uint8_t *key, size_t klen)
 {
@@ -361,13 +489,17 @@ static struct mv_row *row_get(ruma_bm *bm, ruma_pid root, const uint8_t *key, si
 	vs_rng = vs_rng * 6364136223846793005ull + 1442695040888963407ull;
 	for (uint64_t b = vs_rng >> 33; lv < MV_LEVELS && (b & 3) == 0; b >>= 2)
 		lv++;
-	r = calloc(1, offsetof(struct mv_row, next) + (size_t)lv * sizeof(r->next[0]));
+	r = row_alloc(offsetof(struct mv_row, next) + (size_t)lv * sizeof(r->next[0]) + klen);
 	if (!r)
 		return NULL;
 	r->bm = bm;
 	r->root = root;
+	r->newest = NULL;
 	r->klen = (uint16_t)klen;
-	memcpy(r->key, key, klen);
+	r->levels = (uint8_t)lv;
+	memcpy(&r->next[lv], key, klen); /* row_key */
+	if (lv > vs_top)
+		vs_top = lv; /* prev[l] is the head for the levels above the old top */
 	for (int l = 0; l < lv; l++) {
 		r->next[l] = prev[l]->next[l];
 		prev[l]->next[l] = r;
@@ -388,12 +520,12 @@ static void garbage_free(struct mv_garbage *g)
 	while (g->rows) {
 		struct mv_row *r = g->rows;
 		g->rows = r->next[0];
-		free(r);
+		row_release(r);
 	}
 	while (g->blocks) {
 		struct mv_block *b = g->blocks;
 		g->blocks = b->next;
-		free(b); /* its versions, undo entries and bytes are in the same allocation */
+		block_release(b);
 	}
 }
 
@@ -401,8 +533,8 @@ static void garbage_free(struct mv_garbage *g)
 static void row_drop(struct mv_row *r, struct mv_garbage *g)
 {
 	struct mv_row *prev[MV_LEVELS];
-	row_find(r->bm, r->root, r->key, r->klen, prev);
-	for (int l = 0; l < MV_LEVELS; l++)
+	row_find(r->bm, r->root, row_key(r), r->klen, prev);
+	for (int l = 0; l < r->levels; l++)
 		if (prev[l]->next[l] == r)
 			prev[l]->next[l] = r->next[l];
 	r->next[0] = g->rows;
@@ -423,10 +555,10 @@ static void block_unlink(struct mv_block *b, struct mv_garbage *g)
 			r->newest = v->older;
 		if (v->older)
 			v->older->newer = v->newer;
-		__atomic_sub_fetch(&mv_nver, 1, __ATOMIC_RELEASE);
 		if (!r->newest)
 			row_drop(r, g);
 	}
+	__atomic_sub_fetch(&mv_nver, b->n, __ATOMIC_RELEASE);
 	vs_bytes -= b->size;
 	if (b->removed)
 		__atomic_sub_fetch(&mv_nremoved, 1, __ATOMIC_SEQ_CST);
@@ -518,16 +650,19 @@ static int block_link(struct mv_block *b)
 		struct mv_row *r = row_get(b->bm, u->root, b->bytes + u->at, u->klen);
 		if (!r) {
 			b->n = i;
+			__atomic_add_fetch(&mv_nver, i, __ATOMIC_SEQ_CST);
 			return -ENOMEM;
 		}
 		struct mv_ver *v = &b->vers[i];
 		*v = (struct mv_ver){ b, u, r, r->newest, NULL };
-		filter_raise(mv_row_hash(b->bm, u->root, r->key, r->klen), b->cts);
+		filter_raise(mv_row_hash(b->bm, u->root, row_key(r), r->klen), b->cts);
 		if (r->newest)
 			r->newest->newer = v;
 		r->newest = v;
-		__atomic_add_fetch(&mv_nver, 1, __ATOMIC_SEQ_CST);
 	}
+	/* one count for the block: readers that see it see every version
+	 * linked (vs_mu) and every filter bucket raised before it */
+	__atomic_add_fetch(&mv_nver, b->n, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -542,12 +677,12 @@ static void detach(pthread_mutex_t *mu, size_t *n)
 }
 
 /* A block of cts holding copies of u[0, n) and bytes[0, nbytes), with its
- * versions, in one allocation (one free ends it). */
+ * versions, in one allocation (one block_release ends it). */
 static struct mv_block *block_new(ruma_bm *bm, uint64_t cts, const struct undo *u, size_t n,
 				  const uint8_t *bytes, size_t nbytes)
 {
 	size_t vers = n * sizeof(struct mv_ver), undo = n * sizeof(*u);
-	struct mv_block *b = malloc(sizeof(*b) + vers + undo + nbytes);
+	struct mv_block *b = block_alloc(sizeof(*b) + vers + undo + nbytes);
 	if (!b)
 		return NULL;
 	struct mv_ver *v = (struct mv_ver *)(b + 1);
@@ -555,7 +690,8 @@ static struct mv_block *block_new(ruma_bm *bm, uint64_t cts, const struct undo *
 	uint8_t *bc = (uint8_t *)uc + undo;
 	memcpy(uc, u, undo);
 	memcpy(bc, bytes, nbytes);
-	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL, false };
+	size_t cap = b->cap;
+	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL, cap, false };
 	return b;
 }
 
@@ -652,10 +788,10 @@ int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const voi
 		rc = RUMA_ESNAPTOOOLD;
 	struct mv_row *r = rc ? NULL : row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
 	for (; r && r->bm == bm && r->root == root && !rc; r = r->next[0]) {
-		if (hi && mv_key_cmp(r->key, r->klen, hi, hilen) > 0)
+		if (hi && mv_key_cmp(row_key(r), r->klen, hi, hilen) > 0)
 			break;
 		if (r->newest && r->newest->blk->cts > start_ts)
-			rc = fn(r->key, r->klen, r, ctx);
+			rc = fn(row_key(r), r->klen, r, ctx);
 	}
 	pthread_rwlock_unlock(&vs_mu);
 	return rc;
