@@ -349,6 +349,12 @@ static int random_ops(ruma_btree *t, model *m, unsigned ops, unsigned insert_pct
 		if (r < insert_pct) {
 			size_t room = RUMA_BTREE_MAX_ENTRY - kl;
 			size_t vl = rand_val(v, maxval < room ? maxval : room);
+			if (r % 3 == 0 && e && ruma_rng_below(&test_rng, 2)) {
+				/* the same length: overwritten in place */
+				vl = e->vlen;
+				for (size_t i = 0; i < vl; i++)
+					v[i] = (uint8_t)ruma_rng_next(&test_rng);
+			}
 			if (r % 3 == 0) {
 				bool replaced;
 				CHECK_OK(ruma_btree_upsert(t, k, kl, v, vl, &replaced));

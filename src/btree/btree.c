@@ -671,9 +671,13 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 		}
 	}
 	leaf_mark(n);
-	if (found)
-		node_remove_at(n, pos);
-	node_insert_at(n, pos, key, klen, val, vlen);
+	if (found && n->slot[pos].vlen == vlen) {
+		node_set_value(n, pos, val, vlen); /* an overwrite of the same length */
+	} else {
+		if (found)
+			node_remove_at(n, pos);
+		node_insert_at(n, pos, key, klen, val, vlen);
+	}
 	ruma_bm_unfix_x(t->bm, p.pid);
 	if (replaced)
 		*replaced = found;

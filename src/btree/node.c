@@ -434,6 +434,15 @@ void node_remove_at(node *n, unsigned pos)
 	n->run = 0; /* slots moved: the history no longer names a slot */
 }
 
+void node_set_value(node *n, unsigned pos, const void *val, size_t vlen)
+{
+	const node_slot *s = &n->slot[pos];
+	RUMA_ASSERT(vlen == s->vlen);
+	uint8_t *v = node_wbytes(n) + s->off + s->klen;
+	memcpy(v, val, vlen);
+	bm_wrote(v, vlen);
+}
+
 void node_set_child(node *n, unsigned pos, uint64_t pid)
 {
 	if (pos >= n->count) {

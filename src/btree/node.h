@@ -245,6 +245,10 @@ void node_insert_at(node *n, unsigned pos, const uint8_t *key, size_t klen, cons
 /* Remove entry pos. */
 void node_remove_at(node *n, unsigned pos);
 
+/* Overwrite entry pos's value with one of the same length, in place (no
+ * slot moves, no heap change). */
+void node_set_value(node *n, unsigned pos, const void *val, size_t vlen);
+
 /* Set the child pid stored in slot pos (inner). */
 void node_set_child(node *n, unsigned pos, uint64_t pid);
 
