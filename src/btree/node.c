@@ -439,7 +439,7 @@ void node_set_value(node *n, unsigned pos, const void *val, size_t vlen)
 	const node_slot *s = &n->slot[pos];
 	RUMA_ASSERT(vlen == s->vlen);
 	uint8_t *v = node_wbytes(n) + s->off + s->klen;
-	memcpy(v, val, vlen);
+	memmove(v, val, vlen); /* val may be the value itself (a value read in place) */
 	bm_wrote(v, vlen);
 }
 
