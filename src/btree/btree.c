@@ -654,8 +654,9 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 	}
 	if ((rc = ruma_bm_upgrade_x(t->bm, p.pid, p.ver)))
 		return rc;
-	if (!node_heap_ok(n) ||
-	    (node_free_contig(n) < node_entry_size(n, klen, vlen) && !bt_node_trusted(t, n))) {
+	bool in_place = found && n->slot[pos].vlen == vlen; /* an overwrite of the same length */
+	if (!node_heap_ok(n) || (!in_place && node_free_contig(n) < node_entry_size(n, klen, vlen) &&
+				 !bt_node_trusted(t, n))) {
 		/* the insert would overwrite the fences, or compact a page that
 		 * is not what it claims */
 		ruma_bm_unfix_x(t->bm, p.pid);
@@ -671,8 +672,8 @@ static int put_attempt(ruma_btree *t, const uint8_t *key, size_t klen, const voi
 		}
 	}
 	leaf_mark(n);
-	if (found && n->slot[pos].vlen == vlen) {
-		node_set_value(n, pos, val, vlen); /* an overwrite of the same length */
+	if (in_place) {
+		node_set_value(n, pos, val, vlen);
 	} else {
 		if (found)
 			node_remove_at(n, pos);

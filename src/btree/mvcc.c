@@ -393,52 +393,78 @@ static bool row_is(const struct mv_row *r, ruma_bm *bm, ruma_pid root, const voi
 #define MV_BLOCK_ROUND 256u
 #define MV_RECYCLE_ROWS 1024u
 #define MV_ROW_SMALL 128u
-static ruma_spin recycle_mu;
-static struct mv_block *recycled; /* through next */
-static unsigned nrecycled;
-static struct mv_row *recycled_rows; /* through next[0] */
-static unsigned nrecycled_rows;
 
-/* A block of at least `bytes`: a recycled one, or a new allocation. */
+/* A kept allocation: its first words hold the link and its size. */
+struct mv_free {
+	struct mv_free *next;
+	size_t cap;
+};
+
+/* A bounded list of kept allocations. */
+struct mv_bin {
+	struct mv_free *head;
+	unsigned n, max;
+};
+
+static ruma_spin recycle_mu; /* both bins */
+static struct mv_bin block_bin = { NULL, 0, MV_RECYCLE };
+static struct mv_bin row_bin = { NULL, 0, MV_RECYCLE_ROWS };
+
+/* A kept allocation of at least `bytes` (its size into *cap), or NULL. */
+static void *bin_take(struct mv_bin *bin, size_t bytes, size_t *cap)
+{
+	struct mv_free *e = NULL;
+	ruma_spin_lock(&recycle_mu);
+	for (struct mv_free **f = &bin->head; *f; f = &(*f)->next)
+		if ((*f)->cap >= bytes) {
+			e = *f;
+			*f = e->next;
+			bin->n--;
+			*cap = e->cap;
+			break;
+		}
+	ruma_spin_unlock(&recycle_mu);
+	return e;
+}
+
+/* Keep p (cap bytes) in bin when there is room, else free it. */
+static void bin_put(struct mv_bin *bin, void *p, size_t cap)
+{
+	ruma_spin_lock(&recycle_mu);
+	bool keep = bin->n < bin->max;
+	if (keep) {
+		struct mv_free *e = p;
+		e->next = bin->head;
+		e->cap = cap;
+		bin->head = e;
+		bin->n++;
+	}
+	ruma_spin_unlock(&recycle_mu);
+	if (!keep)
+		free(p);
+}
+
+/* A block of at least `bytes`: a kept one, or a new allocation. */
 static struct mv_block *block_alloc(size_t bytes)
 {
-	struct mv_block *b = NULL;
-	if (bytes <= MV_RECYCLE_MAX) {
-		ruma_spin_lock(&recycle_mu);
-		for (struct mv_block **p = &recycled; *p; p = &(*p)->next)
-			if ((*p)->cap >= bytes) {
-				b = *p;
-				*p = b->next;
-				nrecycled--;
-				break;
-			}
-		ruma_spin_unlock(&recycle_mu);
-		if (b)
-			return b;
+	size_t cap = 0;
+	struct mv_block *b = bytes <= MV_RECYCLE_MAX ? bin_take(&block_bin, bytes, &cap) : NULL;
+	if (!b) {
+		cap = (bytes + MV_BLOCK_ROUND - 1) / MV_BLOCK_ROUND * MV_BLOCK_ROUND;
+		if (!(b = malloc(cap)))
+			return NULL;
 	}
-	size_t cap = (bytes + MV_BLOCK_ROUND - 1) / MV_BLOCK_ROUND * MV_BLOCK_ROUND;
-	if (!(b = malloc(cap)))
-		return NULL;
 	b->cap = cap;
 	return b;
 }
 
-/* Keep b for block_alloc when there is room, else free it. */
+/* Its versions, undo entries and bytes are in the block's allocation. */
 static void block_release(struct mv_block *b)
 {
-	if (b->cap <= MV_RECYCLE_MAX) {
-		ruma_spin_lock(&recycle_mu);
-		bool keep = nrecycled < MV_RECYCLE;
-		if (keep) {
-			b->next = recycled;
-			recycled = b;
-			nrecycled++;
-		}
-		ruma_spin_unlock(&recycle_mu);
-		if (keep)
-			return;
-	}
-	free(b); /* its versions, undo entries and bytes are in the same allocation */
+	if (b->cap <= MV_RECYCLE_MAX)
+		bin_put(&block_bin, b, b->cap);
+	else
+		free(b);
 }
 
 static size_t row_bytes(const struct mv_row *r)
@@ -446,36 +472,22 @@ static size_t row_bytes(const struct mv_row *r)
 	return offsetof(struct mv_row, next) + r->levels * sizeof(r->next[0]) + r->klen;
 }
 
-/* A row of `bytes` (MV_ROW_SMALL when they fit: a recycled one, if any). */
+/* A row of `bytes` (MV_ROW_SMALL when they fit: a kept one, if any). */
 static struct mv_row *row_alloc(size_t bytes)
 {
 	if (bytes > MV_ROW_SMALL)
 		return malloc(bytes);
-	ruma_spin_lock(&recycle_mu);
-	struct mv_row *r = recycled_rows;
-	if (r) {
-		recycled_rows = r->next[0];
-		nrecycled_rows--;
-	}
-	ruma_spin_unlock(&recycle_mu);
+	size_t cap;
+	struct mv_row *r = bin_take(&row_bin, MV_ROW_SMALL, &cap);
 	return r ? r : malloc(MV_ROW_SMALL);
 }
 
 static void row_release(struct mv_row *r)
 {
-	if (row_bytes(r) <= MV_ROW_SMALL) {
-		ruma_spin_lock(&recycle_mu);
-		bool keep = nrecycled_rows < MV_RECYCLE_ROWS;
-		if (keep) {
-			r->next[0] = recycled_rows;
-			recycled_rows = r;
-			nrecycled_rows++;
-		}
-		ruma_spin_unlock(&recycle_mu);
-		if (keep)
-			return;
-	}
-	free(r);
+	if (row_bytes(r) <= MV_ROW_SMALL)
+		bin_put(&row_bin, r, MV_ROW_SMALL);
+	else
+		free(r);
 }
 
 /* The row of (bm, root, key), created if missing; vs_mu held for writing. */
