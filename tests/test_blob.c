@@ -778,9 +778,11 @@ static int t_faults(void)
 
 /* ---- free space ---------------------------------------------------------------- */
 
-/* Random overwrites and deletes of values from 100 B to 1 MiB: the store's
- * pages in use stay within 1.3x of the live bytes (plus the B-tree's pages),
- * and the store check accounts for every page. */
+/* Random overwrites and deletes of values from 100 B to 1 MiB: the pages in
+ * use are the live bytes (plus the B-tree's pages), the store grows to at
+ * most 1.4x the most live bytes it held plus one value in flight (over
+ * seeds 1-160: 1.16x on average, 1.29x at most), and the store check
+ * accounts for every page. */
 static int t_churn(void)
 {
 	CHECK(!dirs());
@@ -822,7 +824,7 @@ static int t_churn(void)
 	       "MiB\n", bytes / 1048576.0, live_max / 1048576.0, used * 4096 / 1048576.0,
 	       hw * 4096 / 1048576.0);
 	CHECK(used * 4096 <= bytes + KEYS * 4096 + (64u << 10));
-	CHECK(hw * 4096 <= live_max * 13 / 10 + (1u << 20));
+	CHECK(hw * 4096 <= live_max * 14 / 10 + (1u << 20));
 	free(buf);
 	return db_test_end(db);
 }
@@ -877,7 +879,8 @@ static int t_sessions(void)
 
 /* The extent allocator: a freed run is found again, neighbours merge, a
  * piece of a run is taken and the rest stays, double frees are refused,
- * single pages are not taken from the extent space. */
+ * single pages are not taken from the extent space, a run at the end of the
+ * file grows instead of the file growing past it. */
 static int t_extents(void)
 {
 	CHECK(!dirs());
@@ -905,11 +908,17 @@ static int t_extents(void)
 	CHECK_OK(ruma_bm_extent_alloc(bm, 35, &d));
 	CHECK_EQ(d, a + 25);
 	CHECK_OK(ruma_bm_extent_free(bm, a, 60));
+	/* too long for any run: the run at the end of the file is extended */
+	CHECK_EQ(ruma_bm_high_water(bm), a + 60);
+	CHECK_OK(ruma_bm_extent_alloc(bm, 100, &d));
+	CHECK_EQ(d, a);
+	CHECK_EQ(ruma_bm_high_water(bm), a + 100);
+	CHECK_OK(ruma_bm_extent_free(bm, d, 100));
 	/* a single page never comes out of a free run */
 	ruma_pid p;
 	void *page;
 	CHECK_OK(ruma_bm_alloc(bm, &p, &page));
-	CHECK(p < a || p >= a + 60);
+	CHECK(p < a || p >= a + 100);
 	CHECK_OK(ruma_bm_free(bm, p));
 	CHECK_OK(ruma_bm_extent_alloc(bm, 60, &d));
 	CHECK_EQ(d, a);

@@ -23,7 +23,9 @@
  * runs right before and after it in O(1).  An allocation of n pages looks
  * at a bounded number of runs of n's own class (best fit among them), then
  * takes the first run of the next non-empty larger class (every run there
- * is long enough) and gives the rest back; no bitmap scan.  Single pages
+ * is long enough) and gives the rest back; no bitmap scan.  When no run is
+ * long enough, a free run that ends at the high-water mark is extended, so
+ * the file grows only by the pages missing.  Single pages
  * (ruma_bm_alloc) keep their bitmap and never take a page of the extent
  * space, so runs stay whole.  The index is built at the first extent call
  * of a session from the free runs of at least EXT_INDEX_MIN pages of the
@@ -262,6 +264,13 @@ static struct ext_run *run_checked(struct bm_extents *x, ruma_bm *bm, struct ext
 	return NULL;
 }
 
+/* Best fit: the shorter run, and of two as long the lower one (address-
+ * ordered, so the end of the file tends to stay free and can shrink). */
+static bool fits_better(const struct ext_run *r, const struct ext_run *best)
+{
+	return !best || r->len < best->len || (r->len == best->len && r->first < best->first);
+}
+
 /* A run of at least n pages from the index, checked; NULL: none. */
 static struct ext_run *run_find(struct bm_extents *x, ruma_bm *bm, uint64_t n)
 {
@@ -270,10 +279,13 @@ static struct ext_run *run_find(struct bm_extents *x, ruma_bm *bm, uint64_t n)
 		struct ext_run *best = NULL;
 		unsigned probes = 0;
 		for (struct ext_run *r = x->cls[c]; r && probes < EXT_FIT_PROBES; r = r->next, probes++)
-			if (r->len >= n && (!best || r->len < best->len))
+			if (r->len >= n && fits_better(r, best))
 				best = r;
 		for (unsigned k = c + 1; !best && k < EXT_CLASSES; k++)
-			best = x->cls[k];
+			for (struct ext_run *r = x->cls[k]; r && probes < 2 * EXT_FIT_PROBES;
+			     r = r->next, probes++)
+				if (fits_better(r, best))
+					best = r;
 		if (!best)
 			return NULL;
 		struct ext_run *ok = run_checked(x, bm, best);
@@ -389,6 +401,39 @@ static int log_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 	return r;
 }
 
+/* The first n pages of a free run (alloc_mu held); the rest stays free. */
+static void take_run(ruma_bm *bm, struct ext_run *run, uint64_t n, ruma_pid *first)
+{
+	*first = run->first;
+	uint64_t rest = run->len - n, at = run->first + n;
+	run_unlink(bm->ext, run);
+	if (rest)
+		(void)run_add(bm->ext, at, rest);
+	bits_take(bm, *first, n);
+}
+
+/* n pages ending at the high-water mark: a free run that ends there is
+ * extended by the pages still missing, so the file grows by those only
+ * (alloc_mu held; called when no free run was found). */
+static int take_tail(ruma_bm *bm, uint64_t n, ruma_pid *first)
+{
+	struct ext_run *tail = map_get(&bm->ext->by_end, atomic_load(&bm->alloc_hw));
+	if (tail)
+		tail = run_checked(bm->ext, bm, tail);
+	if (!tail)
+		return take_new(bm, n, first);
+	if (tail->len >= n) {
+		take_run(bm, tail, n, first);
+		return 0;
+	}
+	ruma_pid more;
+	int r = take_new(bm, n - tail->len, &more);
+	if (r)
+		return r;
+	take_run(bm, tail, tail->len, first);
+	return 0;
+}
+
 int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 {
 	if (!bm || !first || n == 0 || n > bm->virt_pages)
@@ -400,16 +445,10 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 	if (!bm->ext)
 		r = index_build(bm);
 	struct ext_run *run = r ? NULL : run_find(bm->ext, bm, n);
-	if (run) {
-		*first = run->first;
-		uint64_t rest = run->len - n, at = run->first + n;
-		run_unlink(bm->ext, run);
-		if (rest)
-			(void)run_add(bm->ext, at, rest);
-		bits_take(bm, *first, n);
-	} else if (!r) {
-		r = take_new(bm, n, first);
-	}
+	if (run)
+		take_run(bm, run, n, first);
+	else if (!r)
+		r = take_tail(bm, n, first);
 	if (!r)
 		atomic_store(&bm->ext_used, true);
 	pthread_mutex_unlock(&bm->alloc_mu);
