@@ -295,7 +295,7 @@ int bm_recover(ruma_bm *bm);
 #define BM_STATE_OPEN 0x4e45504fu  /* "OPEN": in use, or the last user did not close */
 #define BM_META_EXTENTS 1u /* bm_meta_hdr.flags: an extent was ever allocated (extent.c) */
 #define BM_GROW_MIN (1ull << 20)
-#define BM_GROW_MAX (256ull << 20)
+#define BM_GROW_MAX (64ull << 20)
 
 struct bm_meta_hdr {
 	uint64_t magic;

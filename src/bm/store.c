@@ -339,7 +339,7 @@ int bm_ensure_capacity(ruma_bm *bm, uint64_t pages)
 	}
 	if (need <= bm->file_reserved)
 		return 0;
-	uint64_t step = RUMA_MIN(RUMA_MAX(bm->file_reserved / 4, BM_GROW_MIN), BM_GROW_MAX);
+	uint64_t step = RUMA_MIN(RUMA_MAX(bm->file_reserved / 16, BM_GROW_MIN), BM_GROW_MAX);
 	uint64_t target = RUMA_MAX(need, bm->file_reserved + step);
 	uint64_t cap = bm->virt_pages * (uint64_t)RUMA_BM_PAGE_SIZE;
 	if (target > cap)
