@@ -1,7 +1,7 @@
 /*
  * sys_rows.c — `ruma-rows`: a large value as rows of ruma's store, the way
- * a store without BLOBs keeps one, and the design whose cost issue 35's
- * goals compare against: every payload byte goes through the log.
+ * a store without BLOBs keeps one, and the design BLOBs in extents are
+ * measured against: every payload byte goes through the log.
  *
  * Object id is the rows under the 12-byte keys id (8 bytes, big-endian)
  * and a chunk number (4 bytes, big-endian): chunk 0 holds the length (8
