@@ -298,9 +298,32 @@ static int start_small(ruma_db **db, ruma_db_table **t, const char *name, const 
 	return TEST_PASS;
 }
 
+/* The bytes of disk the store file takes (its blocks, not its size). */
+static uint64_t store_disk_bytes(void)
+{
+	struct stat st;
+	return stat(path, &st) ? 0 : (uint64_t)st.st_blocks * 512;
+}
+
+/* Whether the file system of the test's directory punches holes. */
+static bool can_punch(void)
+{
+	char f[600];
+	snprintf(f, sizeof(f), "%s/punch", dir);
+	int fd = open(f, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return false;
+	bool ok = fallocate(fd, 0, 0, 1 << 20) == 0 &&
+		  fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 1 << 20) == 0;
+	close(fd);
+	unlink(f);
+	return ok;
+}
+
 /* Overwrite, delete and abort give their extents back (the page count
- * returns to where it was; the store check finds nothing leaked), and a
- * pointer from ruma_db_get stays valid until the end of its transaction
+ * returns to where it was; the store check finds nothing leaked), a freed
+ * extent of 1 MiB or more gives its disk space back to the file system, and
+ * a pointer from ruma_db_get stays valid until the end of its transaction
  * even across later puts in it. */
 static int t_free(void)
 {
@@ -327,12 +350,15 @@ static int t_free(void)
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(pages_used(db), base + 512 + 2);
 	CHECK_OK(ruma_db_check(db));
+	uint64_t disk = store_disk_bytes();
 	CHECK_OK(ruma_db_begin(db, 0, &x));
 	CHECK_OK(ruma_db_del(x, t, &ka));
 	ruma_val kc = sv("c");
 	CHECK_OK(ruma_db_del(x, t, &kc));
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_EQ(pages_used(db), base);
+	if (can_punch()) /* the 2 MiB value's blocks are gone, the 2-page one's stay */
+		CHECK_EQ(store_disk_bytes(), disk - (2u << 20));
 	CHECK_OK(ruma_db_check(db));
 	/* a small value over a BLOB frees it too */
 	CHECK_OK(ruma_db_begin(db, 0, &x));
@@ -699,8 +725,9 @@ static int t_reuse_redo_evict(void)
 /* ---- faults ---------------------------------------------------------------------- */
 
 /* An extent write that fails gives the put a clear error and loses nothing
- * committed; an extent read that fails gives the get one, and the next get
- * succeeds; bytes damaged on disk are RUMA_ECORRUPT for get and range read. */
+ * committed; a hole that cannot be punched only keeps the space; an extent
+ * read that fails gives the get one, and the next get succeeds; bytes
+ * damaged on disk are RUMA_ECORRUPT for get and range read. */
 static int t_faults(void)
 {
 	ruma_db_options o = opts();
@@ -716,6 +743,19 @@ static int t_faults(void)
 	CHECK_EQ(put_pattern(x, t, "b", 2, 100000), -EIO);
 	ruma_os_inject_clear();
 	CHECK_OK(ruma_db_abort(x));
+	CHECK_OK(ruma_db_check(db));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(put_pattern(x, t, "p", 3, 2u << 20));
+	CHECK_OK(ruma_db_commit(x));
+	uint64_t used = pages_used(db), disk = store_disk_bytes();
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	ruma_val kp = sv("p");
+	CHECK_OK(ruma_db_del(x, t, &kp));
+	ruma_os_inject(RUMA_SYS_FALLOCATE, 1, EIO, true); /* every punch fails */
+	CHECK_OK(ruma_db_commit(x));
+	ruma_os_inject_clear();
+	CHECK_EQ(pages_used(db), used - 512);
+	CHECK_EQ(store_disk_bytes(), disk); /* the space stays in the file */
 	CHECK_OK(ruma_db_check(db));
 	/* cold: the extent comes from the file */
 	CHECK_OK(db_reopen(&db, &o));

@@ -153,8 +153,9 @@ bool ruma_blob_dev_stat(const char *dir, char *path, size_t len);
  * NULL or "" for none).  Returns 0 or -errno when /proc/self/io cannot be read. */
 int ruma_blob_io_read(const char *dev_stat, ruma_blob_io *out);
 
-/* ruma_blob_dir_bytes — the sum of the sizes of the regular files under
- * dir (the store, its log, every object file).  0 or -errno. */
+/* ruma_blob_dir_bytes — the disk space of the regular files under dir
+ * (the store, its log, every object file): their allocated blocks, so a
+ * hole takes none and space reserved ahead counts.  0 or -errno. */
 int ruma_blob_dir_bytes(const char *dir, uint64_t *bytes);
 
 /* ---- the driver ----------------------------------------------------------- */

@@ -78,7 +78,7 @@ static int add_file(const char *path, const struct stat *st, int flag, struct FT
 	(void)path;
 	(void)f;
 	if (flag == FTW_F && S_ISREG(st->st_mode))
-		walk_bytes += (uint64_t)st->st_size;
+		walk_bytes += (uint64_t)st->st_blocks * 512;
 	return 0;
 }
 

@@ -14,7 +14,10 @@
  * pool: eviction drops them, the cleaner and checkpoints never see them.
  * A pin reads each run of missing pages with one read.
  *
- * Free space.  Freed extent pages are marked free in a bitmap of their own
+ * Free space.  A freed extent of 1 MiB or more gives its disk space back
+ * to the file system (a hole punched before its pages can be reused), so
+ * the file's blocks follow the live bytes down.  Freed extent pages are
+ * marked free in a bitmap of their own
  * (ext_bits), which page 0's bitmap receives together with the single
  * pages' (so the checkers, the statistics and the next open know them),
  * and entered into an index of free runs: each run is in the
@@ -48,6 +51,7 @@
 #include "bm/mtr.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +62,7 @@
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
 #define EXT_IO_PAGES 256u   /* pages per read of an unpinned extent (1 MiB) */
 #define EXT_WRITE_MAX 4096u /* pages per write call (16 MiB; at most an eighth of the pool) */
+#define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) goes back to the file system */
 
 struct ext_run {
 	uint64_t first, len;
@@ -457,6 +462,28 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 	return r;
 }
 
+/* Give the disk space of a freed extent of at least EXT_PUNCH_MIN pages
+ * back to the file system (a hole: the file keeps its size).  alloc_mu is
+ * held, so no allocation can take the pages before the hole is made; no
+ * state in the log or on disk refers to them (the layer above frees an
+ * extent once the commit that replaced it is durable and no reader is
+ * left, or one no commit ever named), so no recovery reads them.  Where the
+ * file system cannot punch, the space stays in the file, reused as before. */
+static void punch(ruma_bm *bm, uint64_t first, uint64_t n)
+{
+	if (n < EXT_PUNCH_MIN || bm->is_blockdev || bm->punch_off)
+		return;
+	int r = ruma_os_fallocate(bm->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)(first * RUMA_BM_PAGE_SIZE), (off_t)(n * RUMA_BM_PAGE_SIZE));
+	if (!r) {
+		atomic_fetch_add_explicit(&bm->ext_punched, n, memory_order_relaxed);
+		return;
+	}
+	bm->punch_off = true;
+	bm_say(&bm->cfg, "%s: freed extents keep their disk space: punching a hole failed: %s",
+	       bm->path, ruma_strerror(r));
+}
+
 int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n)
 {
 	if (!bm || n == 0 || first < bm->meta_pages || first + n > atomic_load(&bm->alloc_hw) ||
@@ -477,6 +504,7 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n)
 				" is free)", first, n, p);
 			return -EINVAL;
 		}
+	punch(bm, first, n);
 	/* out of memory for the index: the pages are reused one by one */
 	uint64_t *bits = r ? bm->free_bits : bm->ext_bits;
 	for (uint64_t p = first; p < first + n; p++) {
