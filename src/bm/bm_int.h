@@ -165,6 +165,7 @@ struct ruma_bm {
 	_Atomic bool ext_used;   /* an extent was ever allocated (page 0: BM_META_EXTENTS) */
 	_Atomic uint64_t ext_free_count; /* its bits set (alloc_mu) */
 	_Atomic uint64_t ext_punched; /* pages whose disk space freeing gave back */
+	uint64_t ext_kept;       /* free extent pages that may hold disk space (alloc_mu) */
 	bool punch_off;          /* the file system refused a punch (alloc_mu) */
 
 	/* group sync of extent writes (ruma_bm_extent_sync) */

@@ -14,9 +14,13 @@
  * pool: eviction drops them, the cleaner and checkpoints never see them.
  * A pin reads each run of missing pages with one read.
  *
- * Free space.  A freed extent of 1 MiB or more gives its disk space back
- * to the file system (a hole punched before its pages can be reused), so
- * the file's blocks follow the live bytes down.  Freed extent pages are
+ * Free space.  Free extent pages keep their disk space for reuse up to a
+ * quarter of the pages in use (at least 16 MiB); beyond that a freed
+ * extent of 1 MiB or more gives its space back to the file system (a hole
+ * punched before its pages can be reused), so the file's blocks follow the
+ * live bytes down while overwrites under steady churn reuse written space
+ * (a hole costs a delete the punch and a later write the file system's
+ * block allocation).  Freed extent pages are
  * marked free in a bitmap of their own
  * (ext_bits), which page 0's bitmap receives together with the single
  * pages' (so the checkers, the statistics and the next open know them),
@@ -62,7 +66,8 @@
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
 #define EXT_IO_PAGES 256u   /* pages per read of an unpinned extent (1 MiB) */
 #define EXT_WRITE_MAX 4096u /* pages per write call (16 MiB; at most an eighth of the pool) */
-#define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) goes back to the file system */
+#define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) may go back to the file system */
+#define EXT_KEEP_MIN 4096u  /* free pages always kept for reuse (16 MiB) */
 
 struct ext_run {
 	uint64_t first, len;
@@ -345,6 +350,7 @@ static int index_build(ruma_bm *bm)
 		p += f ? f : 1;
 	}
 	bm->ext = x;
+	bm->ext_kept = bm->ext_free_count; /* holes made before are not known */
 	return 0;
 }
 
@@ -463,19 +469,27 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 }
 
 /* Give the disk space of a freed extent of at least EXT_PUNCH_MIN pages
- * back to the file system (a hole: the file keeps its size).  alloc_mu is
- * held, so no allocation can take the pages before the hole is made; no
+ * back to the file system (a hole: the file keeps its size) when the free
+ * pages that may keep theirs (ext_kept, an upper bound: an allocation may
+ * take kept pages or holes) exceed a quarter of the pages in use, at least
+ * EXT_KEEP_MIN.  alloc_mu is held, so no allocation can take the pages
+ * before the hole is made; no
  * state in the log or on disk refers to them (the layer above frees an
  * extent once the commit that replaced it is durable and no reader is
  * left, or one no commit ever named), so no recovery reads them.  Where the
  * file system cannot punch, the space stays in the file, reused as before. */
 static void punch(ruma_bm *bm, uint64_t first, uint64_t n)
 {
-	if (n < EXT_PUNCH_MIN || bm->is_blockdev || bm->punch_off)
+	uint64_t hw = atomic_load(&bm->alloc_hw), nfree = bm->free_count + bm->ext_free_count;
+	uint64_t used = hw > nfree ? hw - nfree : 0;
+	bm->ext_kept = RUMA_MIN(bm->ext_kept + n, bm->ext_free_count + n);
+	if (n < EXT_PUNCH_MIN || bm->is_blockdev || bm->punch_off ||
+	    bm->ext_kept <= RUMA_MAX(used / 4, EXT_KEEP_MIN))
 		return;
 	int r = ruma_os_fallocate(bm->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				  (off_t)(first * RUMA_BM_PAGE_SIZE), (off_t)(n * RUMA_BM_PAGE_SIZE));
 	if (!r) {
+		bm->ext_kept -= n;
 		atomic_fetch_add_explicit(&bm->ext_punched, n, memory_order_relaxed);
 		return;
 	}
