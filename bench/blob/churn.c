@@ -5,9 +5,10 @@
  * --churn-ops operations fall on object ids 0 .. --churn-keys - 1 (thread
  * t takes the ids t mod threads): an id without an object gets one; an id
  * with one is overwritten or deleted, each with probability 1/2.  Sizes are
- * log-uniform in [--min-size, --max-size] (100 B to 10 MB by default).  The phase is reported as op "churn" (size 0: mixed),
- * with the store's size against the live bytes after it and against the
- * most live bytes it held (the files never shrink).  Then --probes
+ * log-uniform in [--min-size, --max-size] (100 B to 10 MB by default).
+ * The phase is reported as op "churn" (size 0: mixed), with the store's
+ * disk space against the live bytes after it and against the most live
+ * bytes it held.  Then --probes
  * puts of --probe-size bytes (new ids, one thread) are timed on the
  * churned store ("probe-churned") and on a fresh store ("probe-fresh");
  * the ratio of their median latencies is the figure the goal names.
@@ -17,15 +18,14 @@
 #include "bench/blob/run.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct churn {
 	uint64_t *size;     /* per id: the object's size, 0 = none */
-	uint64_t *live;     /* per thread: the live bytes of its ids */
-	_Atomic uint64_t live_all, peak; /* every thread's live bytes, and their most */
+	_Atomic uint64_t live, peak; /* the live bytes, and their most */
 	double lmin, lmax;  /* log of the size bounds */
 	uint64_t keys;
 	uint64_t probe_size;
@@ -38,10 +38,10 @@ static uint64_t draw_size(ruma_blob_worker *w, const struct churn *c)
 	return v ? v : 1;
 }
 
-/* Count delta (two's complement) into the live bytes of every thread. */
+/* Count delta (two's complement) into the live bytes. */
 static void live_add(struct churn *c, uint64_t delta)
 {
-	uint64_t now = atomic_fetch_add(&c->live_all, delta) + delta;
+	uint64_t now = atomic_fetch_add(&c->live, delta) + delta;
 	uint64_t peak = atomic_load(&c->peak);
 	while (now > peak && !atomic_compare_exchange_weak(&c->peak, &peak, now))
 		;
@@ -59,7 +59,6 @@ static int churn_put(ruma_blob_worker *w, struct churn *c, uint64_t id, uint64_t
 	ruma_kv_hist_add(w->lat, ruma_now_ns() - t0);
 	if (rc)
 		return rc;
-	c->live[w->tid] += size - c->size[id];
 	live_add(c, size - c->size[id]);
 	c->size[id] = size;
 	w->done++;
@@ -76,7 +75,6 @@ static int churn_del(ruma_blob_worker *w, struct churn *c, uint64_t id)
 		return rc == RUMA_ENOTFOUND ? ruma_blob_worker_fail(w, -EIO, "object %" PRIu64
 								    " not found to delete", id)
 					    : rc;
-	c->live[w->tid] -= c->size[id];
 	live_add(c, 0 - c->size[id]);
 	c->size[id] = 0;
 	w->done++;
@@ -143,9 +141,7 @@ static int churn_phase(ruma_blob_ctx *ctx, void *store, const char *path, struct
 				     &p);
 	if (!st)
 		st = ruma_blob_phase_end(ctx, store, path, false, &p);
-	*live = 0;
-	for (unsigned i = 0; i < o->threads; i++)
-		*live += c->live[i];
+	*live = atomic_load(&c->live);
 	p.live_bytes = *live;
 	if (!st) {
 		char sz[32], pk[32];
@@ -202,16 +198,14 @@ int ruma_blob_churn(ruma_blob_ctx *ctx)
 	}
 	struct churn c = {
 		.size = calloc(o->churn_keys, sizeof(uint64_t)),
-		.live = calloc(o->threads, sizeof(uint64_t)),
 		.lmin = log((double)o->min_size), .lmax = log((double)o->max_size),
 		.keys = o->churn_keys, .probe_size = o->probe_size,
 	};
 	int st = 1;
-	if (!c.size || !c.live)
+	if (!c.size)
 		fprintf(stderr, "ruma blob: out of memory for %" PRIu64 " keys\n", o->churn_keys);
 	else
 		st = churn_run(ctx, &c);
 	free(c.size);
-	free(c.live);
 	return st;
 }

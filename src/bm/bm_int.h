@@ -164,7 +164,6 @@ struct ruma_bm {
 	uint64_t *ext_bits;      /* bit per pid: free in the extent space (extent.c) */
 	_Atomic bool ext_used;   /* an extent was ever allocated (page 0: BM_META_EXTENTS) */
 	_Atomic uint64_t ext_free_count; /* its bits set (alloc_mu) */
-	_Atomic uint64_t ext_punched; /* pages whose disk space freeing gave back */
 	uint64_t ext_kept;       /* free extent pages that may hold disk space (alloc_mu) */
 	bool punch_off;          /* the file system refused a punch (alloc_mu) */
 

@@ -14,25 +14,23 @@
  * pool: eviction drops them, the cleaner and checkpoints never see them.
  * A pin reads each run of missing pages with one read.
  *
- * Free space.  Free extent pages keep their disk space for reuse up to a
- * quarter of the pages in use (at least 16 MiB); beyond that a freed
- * extent of 1 MiB or more gives its space back to the file system (a hole
- * punched before its pages can be reused), so the file's blocks follow the
- * live bytes down while overwrites under steady churn reuse written space
- * (a hole costs a delete the punch and a later write the file system's
- * block allocation).  Freed extent pages are
- * marked free in a bitmap of their own
+ * Free space.  Freed extent pages are marked free in a bitmap of their own
  * (ext_bits), which page 0's bitmap receives together with the single
  * pages' (so the checkers, the statistics and the next open know them),
- * and entered into an index of free runs: each run is in the
- * list of its size class (floor(log2(length)), 64 classes) and in two hash
- * tables, by its first page and by its end, so a freed run merges with free
- * runs right before and after it in O(1).  An allocation of n pages looks
- * at a bounded number of runs of n's own class (best fit among them), then
- * takes the first run of the next non-empty larger class (every run there
- * is long enough) and gives the rest back; no bitmap scan.  When no run is
- * long enough, a free run that ends at the high-water mark is extended, so
- * the file grows only by the pages missing.  Single pages
+ * and entered into an index of free runs: each run is in the list of its
+ * size class (floor(log2(length)), 64 classes) and in two hash tables, by
+ * its first page and by its end, so a freed run merges with free runs
+ * right before and after it in O(1).  An allocation of n pages takes the
+ * best fit among a bounded number of runs of n's own class, else among a
+ * bounded number of runs of the larger classes (of two as long, the lower),
+ * and gives the rest back; no bitmap scan.  When no run is long enough, a
+ * free run that ends at the high-water mark is extended, so the file grows
+ * only by the pages missing.  Free pages keep their disk space for reuse up
+ * to a quarter of the pages in use (at least 16 MiB); beyond that a freed
+ * extent of 1 MiB or more gives its space back to the file system (a hole
+ * punched before its pages can be reused: punch), so the file's blocks
+ * follow the live bytes down while overwrites under steady churn reuse
+ * written space.  Single pages
  * (ruma_bm_alloc) keep their bitmap and never take a page of the extent
  * space, so runs stay whole.  The index is built at the first extent call
  * of a session from the free runs of at least EXT_INDEX_MIN pages of the
@@ -473,11 +471,11 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
  * pages that may keep theirs (ext_kept, an upper bound: an allocation may
  * take kept pages or holes) exceed a quarter of the pages in use, at least
  * EXT_KEEP_MIN.  alloc_mu is held, so no allocation can take the pages
- * before the hole is made; no
- * state in the log or on disk refers to them (the layer above frees an
- * extent once the commit that replaced it is durable and no reader is
- * left, or one no commit ever named), so no recovery reads them.  Where the
- * file system cannot punch, the space stays in the file, reused as before. */
+ * before the hole is made; no state in the log or on disk refers to them
+ * (the layer above frees an extent once the commit that replaced it is
+ * durable and no reader is left, or one no commit ever named), so no
+ * recovery reads them.  Where the file system cannot punch, the space
+ * stays in the file, reused as before. */
 static void punch(ruma_bm *bm, uint64_t first, uint64_t n)
 {
 	uint64_t hw = atomic_load(&bm->alloc_hw), nfree = bm->free_count + bm->ext_free_count;
@@ -490,7 +488,6 @@ static void punch(ruma_bm *bm, uint64_t first, uint64_t n)
 				  (off_t)(first * RUMA_BM_PAGE_SIZE), (off_t)(n * RUMA_BM_PAGE_SIZE));
 	if (!r) {
 		bm->ext_kept -= n;
-		atomic_fetch_add_explicit(&bm->ext_punched, n, memory_order_relaxed);
 		return;
 	}
 	bm->punch_off = true;
