@@ -1143,8 +1143,9 @@ static int t_tiers(void)
 	return TEST_PASS;
 }
 
-/* A handle whose value cannot be stored (a snapshot writer that lost the
- * row to a later commit) gives its extents back at close, and the
+/* A snapshot writer that lost the row to a later commit conflicts at
+ * create, before it appends a byte; a handle whose value cannot be stored
+ * (its last write fails) gives its extents back at close, and the
  * transaction can still commit without leaking them. */
 static int t_close_conflict(void)
 {
@@ -1159,10 +1160,14 @@ static int t_close_conflict(void)
 	CHECK_OK(put_pattern(b, t, "k", 2, 50000));
 	CHECK_OK(ruma_db_commit(b));
 	base = pages_used(db);
-	ruma_val k = sv("k");
-	CHECK_OK(ruma_db_blob_create(a, t, &k, 0, &h));
-	CHECK_EQ(append_pattern(h, 3, 0, 200000, 0), TEST_PASS);
-	CHECK_EQ(ruma_db_blob_close(h), RUMA_ECONFLICT);
+	ruma_val k = sv("k"), k2 = sv("k2");
+	CHECK_EQ(ruma_db_blob_create(a, t, &k, 0, &h), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_blob_create(a, t, &k2, 0, &h));
+	CHECK_EQ(append_pattern(h, 3, 0, 200001, 0), TEST_PASS);
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, true);
+	int rc = ruma_db_blob_close(h);
+	ruma_os_inject_clear();
+	CHECK_EQ(rc, -EIO);
 	CHECK_OK(ruma_db_commit(a));
 	CHECK_EQ(pages_used(db), base);
 	return db_test_end(db);
@@ -1202,8 +1207,13 @@ static int t_misuse(void)
 	CHECK_EQ(ruma_db_blob_size(NULL), 0);
 	CHECK_OK(ruma_db_blob_close(NULL));
 	CHECK_OK(ruma_db_blob_close(b));
-	/* a second transaction conflicts on the row the handle wrote */
+	/* a second transaction does not see the uncommitted BLOB and conflicts
+	 * on writing its row; under two-phase locking reading it conflicts too */
 	CHECK_OK(ruma_db_begin(db, 0, &r));
+	CHECK_EQ(ruma_db_blob_open(r, t, &k, &b), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_abort(r));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_LOCKING, &r));
 	CHECK_EQ(ruma_db_blob_open(r, t, &k, &b), RUMA_ECONFLICT);
 	CHECK_EQ(ruma_db_blob_create(r, t, &k, 0, &b), RUMA_ECONFLICT);
 	CHECK_OK(ruma_db_abort(r));

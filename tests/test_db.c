@@ -123,8 +123,15 @@ static int t_misuse(void)
 	ruma_val bigk = { RUMA_DB_MAX_KEY + 1, big };
 	CHECK_EQ(ruma_db_put(x, t, &bigk, &v, 0), RUMA_ETOOBIG);
 	CHECK_OK(ruma_db_put(x, t, &k, &v, 0));
-	/* a second transaction conflicts on the row */
+	/* a second transaction does not see the uncommitted row (its snapshot)
+	 * and conflicts on writing it; under two-phase locking reading it
+	 * conflicts too */
+	CHECK_EQ(ruma_db_begin(db, RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING, &r), -EINVAL);
 	CHECK_OK(ruma_db_begin(db, 0, &r));
+	CHECK_EQ(ruma_db_get(r, t, &k, &got), RUMA_ENOTFOUND);
+	CHECK_EQ(ruma_db_put(r, t, &k, &v, 0), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_abort(r));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_LOCKING, &r));
 	CHECK_EQ(ruma_db_get(r, t, &k, &got), RUMA_ECONFLICT);
 	CHECK_OK(ruma_db_abort(r));
 	CHECK_OK(ruma_db_cursor_open(x, t, &c));
@@ -1153,6 +1160,90 @@ static int t_snapshot(void)
 	return TEST_PASS;
 }
 
+/* The keys a cursor of txn walks in t, first to last, joined into out. */
+static int cursor_keys(ruma_db_txn *txn, ruma_db_table *t, char *out, size_t cap)
+{
+	ruma_db_cursor *c;
+	ruma_val k;
+	size_t n = 0;
+	int rc = ruma_db_cursor_open(txn, t, &c);
+	if (rc)
+		return rc;
+	for (rc = ruma_db_cursor_first(c); !rc; rc = ruma_db_cursor_next(c)) {
+		if ((rc = ruma_db_cursor_get(c, &k, NULL)) || n + k.len + 1 > cap)
+			break;
+		memcpy(out + n, k.data, k.len);
+		n += k.len;
+	}
+	out[n] = 0;
+	ruma_db_cursor_close(c);
+	return rc == RUMA_ENOTFOUND ? 0 : rc ? rc : -ENOBUFS;
+}
+
+/* Read-write transactions run under snapshot isolation by default: their
+ * point reads and cursors never see another transaction's uncommitted rows
+ * (RUMA_DB_LOCKING cursors do, as documented).  ruma_db_lock takes a row as
+ * a write would: others' writes of it conflict until the end, under
+ * snapshot isolation it conflicts with a change committed since the
+ * transaction began, and it keeps write skew off the rows it locks. */
+static int t_default_isolation(void)
+{
+	ruma_db *db;
+	ruma_db_txn *w, *x, *y;
+	ruma_db_table *t;
+	ruma_db_options o = small_opts();
+	ruma_val a = sv("a"), b = sv("b"), c = sv("c"), d = sv("d"), got;
+	ruma_val v1 = sv("1"), v2 = sv("2");
+	char keys[16];
+	CHECK(!dirs());
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	CHECK_OK(db_begin_table(db, 0, "t", RUMA_DB_CREATE, &w, &t));
+	CHECK_OK(ruma_db_put(w, t, &a, &v1, 0));
+	CHECK_OK(ruma_db_put(w, t, &b, &v1, 0));
+	CHECK_OK(ruma_db_commit(w));
+	/* w's uncommitted insert and delete are invisible to x, seen by y */
+	CHECK_OK(ruma_db_begin(db, 0, &w));
+	CHECK_OK(ruma_db_put(w, t, &c, &v1, 0));
+	CHECK_OK(ruma_db_del(w, t, &a));
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(cursor_keys(x, t, keys, sizeof keys));
+	CHECK(!strcmp(keys, "ab"));
+	CHECK_EQ(ruma_db_get(x, t, &c, &got), RUMA_ENOTFOUND);
+	CHECK_OK(ruma_db_get(x, t, &a, &got));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_LOCKING, &y));
+	CHECK_OK(cursor_keys(y, t, keys, sizeof keys));
+	CHECK(!strcmp(keys, "bc"));
+	CHECK_OK(ruma_db_abort(y));
+	CHECK_OK(ruma_db_commit(w));
+	CHECK_OK(cursor_keys(x, t, keys, sizeof keys)); /* still x's snapshot */
+	CHECK(!strcmp(keys, "ab"));
+	/* a lock on a row changed since x began conflicts; one on an absent
+	 * row holds off another transaction's insert of it */
+	CHECK_EQ(ruma_db_lock(x, t, &c), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_lock(x, t, &d));
+	CHECK_OK(ruma_db_begin(db, 0, &y));
+	CHECK_EQ(ruma_db_put(y, t, &d, &v1, 0), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_abort(y));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_begin(db, RUMA_DB_RDONLY, &y));
+	CHECK_EQ(ruma_db_lock(y, t, &d), -EACCES);
+	CHECK_OK(ruma_db_commit(y));
+	/* write skew (G2-item) on rows b and c: each reads both and writes
+	 * one; with the other row locked the second one conflicts */
+	CHECK_OK(ruma_db_begin(db, 0, &x));
+	CHECK_OK(ruma_db_begin(db, 0, &y));
+	CHECK_OK(ruma_db_get(x, t, &b, &got));
+	CHECK_OK(ruma_db_get(y, t, &c, &got));
+	CHECK_OK(ruma_db_lock(x, t, &c));
+	CHECK_OK(ruma_db_put(x, t, &b, &v2, 0));
+	CHECK_EQ(ruma_db_lock(y, t, &b), RUMA_ECONFLICT);
+	CHECK_OK(ruma_db_abort(y));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(db));
+	dirs_remove();
+	return TEST_PASS;
+}
+
 /* The registry of open snapshots: many at once from one thread, each
  * reading its own state; past its 4096 slots a clear -EAGAIN; slots freed
  * by commit are taken again. */
@@ -1203,6 +1294,7 @@ static const struct test_case cases[] = {
 	{ "misuse", t_misuse },
 	{ "cursor", t_cursor },
 	{ "snapshot", t_snapshot },
+	{ "default_isolation", t_default_isolation },
 	{ "many_snapshots", t_many_snapshots },
 	{ "list_stat_check", t_list_stat_check },
 	{ "options", t_options },

@@ -18,22 +18,23 @@
  *     snapshot kept open while writers commit holds their old versions in
  *     memory; beyond the version store's bound (ruma_txn_set_version_limit)
  *     the oldest snapshots get RUMA_ESNAPTOOOLD: end them and retry;
- *   - a RUMA_DB_SNAPSHOT transaction reads its snapshot plus its own
- *     writes, without locks; a write to a row that another transaction
- *     holds, or changed and committed after this one began, gives
- *     RUMA_ECONFLICT (first writer wins: abort and retry).  Snapshot
+ *   - a read-write transaction (the default, RUMA_DB_SNAPSHOT) runs under
+ *     snapshot isolation: it reads its snapshot plus its own writes, for
+ *     ruma_db_get and cursors alike, without locks, so it never reads a row
+ *     another transaction has not committed.  A write to a row that another
+ *     transaction holds, or changed and committed after this one began,
+ *     gives RUMA_ECONFLICT (first writer wins: abort and retry).  Snapshot
  *     isolation allows write skew (two transactions that each read what
  *     the other writes may both commit); docs/isolation.md has the table;
- *   - in other read-write transactions (two-phase locking, the default) a
+ *   - a RUMA_DB_LOCKING transaction runs under strict two-phase locking: a
  *     point read (ruma_db_get) or write (put, del) locks its row
- *     exclusively until commit or abort (txn.h: strict two-phase locking,
- *     no waiting).  A row locked by another read-write transaction gives
- *     RUMA_ECONFLICT at once: abort and retry.  Point reads therefore see
- *     committed data or the transaction's own writes, and two such
- *     transactions that only read one row also conflict.  Their cursors
- *     take no row locks: a cursor sees the rows present when it steps,
- *     including uncommitted rows of other transactions, and phantoms; it
- *     sees its own transaction's writes.
+ *     exclusively until commit or abort (txn.h, no waiting).  A row locked
+ *     by another read-write transaction gives RUMA_ECONFLICT at once: abort
+ *     and retry.  Its point operations are serializable (no write skew),
+ *     and two such transactions that only read one row also conflict.  Its
+ *     cursors take no row locks: a cursor sees the rows present when it
+ *     steps, including uncommitted rows of other transactions, and
+ *     phantoms; it sees its own transaction's writes.
  *
  * Durability: with the defaults every commit is durable when
  * ruma_db_commit returns (group commit: concurrent commits share one
@@ -178,15 +179,18 @@ RUMA_API ruma_bm *ruma_db_bm(ruma_db *db);
 
 #define RUMA_DB_RDONLY 1u   /* a read-only transaction: put/del give -EACCES */
 #define RUMA_DB_ASYNC 2u    /* commit does not wait for the log to be durable */
-#define RUMA_DB_SNAPSHOT 4u /* a read-write transaction under snapshot
-			       isolation (see Isolation) */
+#define RUMA_DB_SNAPSHOT 4u /* read-write under snapshot isolation: the
+			       default, named for clarity (see Isolation) */
+#define RUMA_DB_LOCKING 8u  /* read-write under strict two-phase locking on
+			       rows instead (see Isolation) */
 
 /*
  * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC,
- * RUMA_DB_SNAPSHOT).
+ * and one of RUMA_DB_SNAPSHOT, the default, or RUMA_DB_LOCKING).
  * A store opened RUMA_DB_READONLY gives read-only transactions whatever the
- * flags.  -EINVAL, -ENOMEM; -EAGAIN when 4096 read-only or snapshot
- * transactions are open in the process at once.
+ * flags.  -EINVAL (unknown flags, RUMA_DB_SNAPSHOT with RUMA_DB_LOCKING),
+ * -ENOMEM; -EAGAIN when 4096 transactions that read a snapshot (read-only
+ * or snapshot isolation) are open in the process at once.
  */
 RUMA_API int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out);
 
@@ -282,6 +286,14 @@ RUMA_API int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key
 
 /* ruma_db_del — remove key.  RUMA_ENOTFOUND if absent. */
 RUMA_API int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key);
+
+/* ruma_db_lock — lock key's row as a write would, without changing it,
+ * until the transaction ends (SELECT ... FOR UPDATE): RUMA_ECONFLICT when
+ * another transaction holds it or, under snapshot isolation, changed it and
+ * committed after this one began.  The key need not be present.  Lock the
+ * rows a decision rests on to keep write skew off them; -EACCES in a
+ * read-only transaction. */
+RUMA_API int ruma_db_lock(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key);
 
 /* ---- large values, streamed --------------------------------------------------
  *

@@ -133,6 +133,18 @@ RUMA_API int ruma_txn_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t
 			     void *buf, size_t cap, size_t *vlen);
 
 /*
+ * ruma_txn_lock — lock the row (t, key) as a write would, without changing
+ * it, until x ends: RUMA_ECONFLICT when another transaction holds it, or,
+ * under RUMA_TXN_SNAPSHOT, when a transaction that committed after x began
+ * changed it.  The row need not exist (an insert of it by another
+ * transaction then conflicts).  Under snapshot isolation, locking the rows
+ * a decision rests on makes writers of them conflict, which rules out
+ * write skew on those rows.  -EACCES in a read-only transaction, -EINVAL
+ * with x NULL.
+ */
+RUMA_API int ruma_txn_lock(ruma_txn *x, ruma_btree *t, const void *key, size_t klen);
+
+/*
  * ruma_txn_scan_asc / _desc — ruma_btree_scan_asc / _desc inside x.  In a
  * read-only transaction the scan sees x's snapshot.  fn follows the rules
  * of ruma_btree_scan_fn (it may run under a leaf's shared latch: it must

@@ -637,6 +637,13 @@ int ruma_txn_update(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 	return txn_update(x, t, key, klen, fn, ctx);
 }
 
+int ruma_txn_lock(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
+{
+	if (!x || (!key && klen))
+		return -EINVAL;
+	return lock_key(x, t, key, klen);
+}
+
 int ruma_txn_remove(ruma_txn *x, ruma_btree *t, const void *key, size_t klen)
 {
 	if (!x)

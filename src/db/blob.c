@@ -763,11 +763,8 @@ int ruma_db_blob_create(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,
 	}
 	if (size_hint > RUMA_DB_MAX_VALUE)
 		return RUMA_ETOOBIG;
-	/* lock the row now (a read-write transaction's read takes its lock) */
-	size_t len;
-	uint8_t tmp[RUMA_BTREE_MAX_VALUE];
-	rc = ruma_txn_lookup(txn->x, t->bt, key->data, key->len, tmp, sizeof(tmp), &len);
-	if (rc && rc != RUMA_ENOTFOUND)
+	/* lock the row now: a conflict shows before any byte is appended */
+	if ((rc = ruma_txn_lock(txn->x, t->bt, key->data, key->len)))
 		return rc;
 	ruma_db_blob *b;
 	if ((rc = blob_new(txn, t, key, &b)))

@@ -433,7 +433,8 @@ static void txn_end(ruma_db_txn *txn)
 
 int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 {
-	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC | RUMA_DB_SNAPSHOT)))
+	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC | RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING)) ||
+	    (flags & (RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING)) == (RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING))
 		return -EINVAL;
 	if (db->flags & RUMA_DB_READONLY)
 		flags |= RUMA_DB_RDONLY;
@@ -442,7 +443,7 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		return -ENOMEM;
 	unsigned xf = ((flags & RUMA_DB_ASYNC) ? RUMA_TXN_ASYNC : 0) |
 		      ((flags & RUMA_DB_RDONLY) ? RUMA_TXN_RDONLY :
-		       (flags & RUMA_DB_SNAPSHOT) ? RUMA_TXN_SNAPSHOT : 0);
+		       (flags & RUMA_DB_LOCKING) ? 0 : RUMA_TXN_SNAPSHOT);
 	int rc = ruma_txn_begin(db->bm, xf, &txn->x);
 	if (rc) {
 		txn_put(txn);
@@ -765,6 +766,14 @@ int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 	size_t since = bt_txn_changes(txn->x);
 	rc = ruma_txn_remove(txn->x, t->bt, key->data, key->len);
 	return rc ? rc : db_note_replaced(txn, since, NULL, 0);
+}
+
+int ruma_db_lock(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
+{
+	int rc = op_usable(txn, t, key);
+	if (!rc)
+		rc = txn_writable(txn);
+	return rc ? rc : ruma_txn_lock(txn->x, t->bt, key->data, key->len);
 }
 
 /* ---- statistics and checking ------------------------------------------------- */
