@@ -277,8 +277,9 @@ RUMA_API int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key
 /* ruma_db_put — store key → val (replacing an existing value unless
  * RUMA_DB_NOOVERWRITE).  val may be up to RUMA_DB_MAX_VALUE bytes
  * (RUMA_ETOOBIG beyond); a BLOB is written once, out of place, as one
- * extent, with a few large writes by the calling thread, and made durable
- * with the commit (never through the log).  A replaced or deleted BLOB's
+ * extent, with a few large writes by the calling thread around the buffer
+ * pool (a later get reads it from the file), and made durable with the
+ * commit (never through the log).  A replaced or deleted BLOB's
  * extents are freed once the transaction committed and no snapshot can
  * read them any more; an abort frees the new ones. */
 RUMA_API int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,

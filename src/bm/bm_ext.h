@@ -357,9 +357,10 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n);
 
 /* ruma_bm_extent_write — write len bytes of data to pages from pid on
  * (pages of an extent allocated by the caller and not yet read by anyone;
- * the last page's rest is zero), through the pool's memory, with one
- * pwrite per 16 MiB (an eighth of the pool if less).  The pages stay resident and clean.  I/O errors
- * (reported; the pages are dropped). */
+ * the last page's rest is zero), around the pool: whole aligned pages
+ * straight from data, one pwrite per 16 MiB, the rest through the calling
+ * thread's 4 MiB bounce buffer.  The pages are not resident afterwards (a
+ * pin reads them from the file).  I/O errors (reported), -ENOMEM. */
 int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len);
 
 /* ruma_bm_extent_sync — make every extent write completed before the call

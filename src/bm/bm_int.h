@@ -111,6 +111,7 @@ struct bm_thread {
 	ruma_pid *clean, *dirty;
 	struct iovec *iov;
 	int *res;
+	char *bounce; /* extent writes of unaligned bytes (extent.c), made on first use */
 	_Atomic uint64_t reads, writes, evictions;
 	_Atomic uint64_t aio_waits, aio_wait_depth; /* see aio.c: depth statistics */
 };

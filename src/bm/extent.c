@@ -8,11 +8,15 @@
  * caller protects an extent's bytes with a CRC-32C it keeps (the BLOB state,
  * src/db/blob.c); ruma_bm_extent_pin checks it whenever a page of the extent
  * came from the file.  Extent pages are written once, by the caller's
- * thread, straight from the pool's memory (page aligned, so O_DIRECT works)
- * in large writes (one per 16 MiB, or an eighth of the pool if less: the
- * kernel splits them and keeps the device busy), and are never dirty in the
- * pool: eviction drops them, the cleaner and checkpoints never see them.
- * A pin reads each run of missing pages with one read.
+ * thread, around the pool: whole page-aligned pages straight from the
+ * caller's buffer in large writes (one per 16 MiB: the kernel splits them
+ * and keeps the device busy), other bytes through the thread's 4 MiB bounce
+ * buffer (page aligned, so O_DIRECT works).  The pages do not enter the
+ * pool (a resident copy of their previous life is dropped): filling pool
+ * pages would cost a first touch of each and push the tree's pages out for
+ * a value that is often not read soon.  They are never dirty in the pool:
+ * eviction drops them, the cleaner and checkpoints never see them.  A pin
+ * reads each run of missing pages with one read.
  *
  * Free space.  Freed extent pages are marked free in a bitmap of their own
  * (ext_bits), which page 0's bitmap receives together with the single
@@ -63,7 +67,8 @@
 #define EXT_FIT_PROBES 16u  /* runs of n's own class looked at for a best fit */
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
 #define EXT_IO_PAGES 256u   /* pages per read of an unpinned extent (1 MiB) */
-#define EXT_WRITE_MAX 4096u /* pages per write call (16 MiB; at most an eighth of the pool) */
+#define EXT_WRITE_MAX 4096u /* pages per write of whole aligned pages (16 MiB) */
+#define EXT_BOUNCE_PAGES 1024u /* a thread's bounce buffer for other writes (4 MiB) */
 #define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) may go back to the file system */
 #define EXT_KEEP_MIN 4096u  /* free pages always kept for reuse (16 MiB) */
 
@@ -567,84 +572,44 @@ int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 
 /* ---- writes ------------------------------------------------------------------------ */
 
-/* Latch pid exclusively to fill it (a page of an extent just allocated:
- * nobody reads it, but an evictor, the cleaner or a pin of its previous
- * life may hold it for a moment).  Counts it resident if it was evicted. */
-static int latch_fill(ruma_bm *bm, struct bm_thread *t, ruma_pid pid)
+/* The thread's bounce buffer (made at its first use, kept until the store
+ * closes): page aligned, EXT_BOUNCE_PAGES long. */
+static char *bounce_of(struct bm_thread *t)
 {
-	unsigned waits = 0;
-	for (;;) {
-		uint64_t w = atomic_load(&bm->state[pid]);
-		unsigned s = bm_st(w);
-		if (s != BM_EVICTED && s != BM_UNLOCKED && s != BM_MARKED) {
-			bm_wait(bm, pid, w, &waits);
-			continue;
-		}
-		if (s == BM_EVICTED) {
-			int r = bm_ensure_free(bm, t);
-			if (r)
-				return r;
-		}
-		if (!atomic_compare_exchange_strong(&bm->state[pid], &w,
-						    bm_word(BM_LOCKED, bm_ver(w), false)))
-			continue;
-		if (s == BM_EVICTED) {
-			atomic_fetch_add(&bm->phys_used, 1);
-			bm_rs_insert(bm, pid);
-		}
-		return 0;
-	}
+	void *p;
+	if (!t->bounce && !posix_memalign(&p, RUMA_BM_PAGE_SIZE, EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE))
+		t->bounce = p;
+	return t->bounce;
 }
 
-/* Release an exclusive latch of a resident extent page: clean, readable. */
-static void release_clean(ruma_bm *bm, ruma_pid pid)
-{
-	uint64_t w = atomic_load(&bm->state[pid]);
-	atomic_store(&bm->state[pid], bm_word(BM_UNLOCKED, bm_ver(w) + 1, false));
-	bm_wake(bm, pid);
-}
-
-/* Drop an exclusively latched resident page: its bytes are not to be trusted. */
-static void drop_latched(ruma_bm *bm, ruma_pid pid)
-{
-	(void)bm_rs_remove(bm, pid);
-	bm_fault_abort(bm, pid);
-}
-
-/* Fill and write pages [pid, pid + k) from data (len bytes, the rest zero). */
+/* Write pages [pid, pid + k) from data (len bytes, the rest zero): straight
+ * from data when it is whole aligned pages, else through the bounce buffer
+ * (k at most EXT_BOUNCE_PAGES).  Any resident copy of the pages (of their
+ * previous life) is dropped first: the file holds the bytes to trust. */
 static int write_chunk(ruma_bm *bm, struct bm_thread *t, ruma_pid pid, uint64_t k,
 		       const char *data, size_t len)
 {
-	uint64_t got = 0;
-	int r = 0;
-	while (got < k && !(r = latch_fill(bm, t, pid + got)))
-		got++;
-	if (!r) {
-		char *mem = bm_page(bm, pid);
-		/* one call fills the page tables (DESIGN.md: not faulted page by
-		 * page); where refused, the copy faults them in */
-		(void)ruma_os_madvise(mem, k * RUMA_BM_PAGE_SIZE, MADV_POPULATE_WRITE);
-		BM_IGNORE_WRITES_BEGIN();
-		memcpy(mem, data, len);
-		memset(mem + len, 0, k * RUMA_BM_PAGE_SIZE - len);
-		BM_IGNORE_WRITES_END();
-		r = ruma_os_pwrite_full(bm->fd, mem, k * RUMA_BM_PAGE_SIZE,
-					(off_t)(pid * RUMA_BM_PAGE_SIZE));
-		if (r)
-			bm_say(&bm->cfg, "%s: writing extent pages [%" PRIu64 ", +%" PRIu64
-				"): %s", bm->path, pid, k, ruma_strerror(r));
+	const char *from = data;
+	for (uint64_t i = 0; i < k; i++)
+		bm_discard_resident(bm, pid + i);
+	if (len != k * RUMA_BM_PAGE_SIZE || (uintptr_t)data % RUMA_BM_PAGE_SIZE) {
+		char *b = bounce_of(t);
+		if (!b)
+			return -ENOMEM;
+		memcpy(b, data, len);
+		memset(b + len, 0, k * RUMA_BM_PAGE_SIZE - len);
+		from = b;
 	}
-	for (uint64_t i = 0; i < got; i++) {
-		if (r)
-			drop_latched(bm, pid + i);
-		else
-			release_clean(bm, pid + i);
+	int r = ruma_os_pwrite_full(bm->fd, from, k * RUMA_BM_PAGE_SIZE,
+				    (off_t)(pid * RUMA_BM_PAGE_SIZE));
+	if (r) {
+		bm_say(&bm->cfg, "%s: writing extent pages [%" PRIu64 ", +%" PRIu64 "): %s",
+		       bm->path, pid, k, ruma_strerror(r));
+		return r;
 	}
-	if (!r) {
-		atomic_fetch_add_explicit(&t->writes, k, memory_order_relaxed);
-		atomic_fetch_add(&bm->ext_written, 1);
-	}
-	return r;
+	atomic_fetch_add_explicit(&t->writes, k, memory_order_relaxed);
+	atomic_fetch_add(&bm->ext_written, 1);
+	return 0;
 }
 
 int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len)
@@ -657,9 +622,13 @@ int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len
 		return -EACCES;
 	int r = bm_thread_get(bm, &t);
 	const char *d = data;
-	uint64_t chunk = RUMA_MAX(1, RUMA_MIN(EXT_WRITE_MAX, bm->phys_pages / 8));
+	bool aligned = (uintptr_t)d % RUMA_BM_PAGE_SIZE == 0;
 	while (!r && len) {
-		size_t part = RUMA_MIN(len, (size_t)(chunk * RUMA_BM_PAGE_SIZE));
+		/* whole aligned pages in large writes, the rest through the bounce */
+		size_t whole = len - len % RUMA_BM_PAGE_SIZE;
+		size_t part = aligned && whole
+				      ? RUMA_MIN(whole, (size_t)EXT_WRITE_MAX * RUMA_BM_PAGE_SIZE)
+				      : RUMA_MIN(len, (size_t)EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE);
 		uint64_t k = (part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE;
 		r = write_chunk(bm, t, pid, k, d, part);
 		pid += k;
