@@ -25,7 +25,9 @@
  *     transaction holds, or changed and committed after this one began,
  *     gives RUMA_ECONFLICT (first writer wins: abort and retry).  Snapshot
  *     isolation allows write skew (two transactions that each read what
- *     the other writes may both commit); docs/isolation.md has the table;
+ *     the other writes may both commit; ruma_db_lock prevents it on the
+ *     rows locked); docs/isolation.md has the table.  Kept open past the
+ *     version store's bound it gets RUMA_ESNAPTOOOLD, as a read-only one;
  *   - a RUMA_DB_LOCKING transaction runs under strict two-phase locking: a
  *     point read (ruma_db_get) or write (put, del) locks its row
  *     exclusively until commit or abort (txn.h, no waiting).  A row locked
