@@ -159,8 +159,8 @@ static int t_write_around(void)
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	const size_t n = (5u << 20) + 3 * 4096 + 100;
-	uint8_t *src = pattern(7, n), *al = aligned_alloc(4096, n + 4096 + 1);
-	CHECK(src && al);
+	uint8_t *src = pattern(7, n), *al = NULL;
+	CHECK(src && !posix_memalign((void **)&al, 4096, n + 4096 + 1));
 	memcpy(al, src, n); /* aligned: direct, then a bounced tail */
 	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
 	ruma_db_stats before, after;
