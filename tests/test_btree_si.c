@@ -131,7 +131,7 @@ static int t_uncommitted(void)
 	CHECK_OK(put(NULL, t, 1, "a1"));
 	CHECK_OK(put(NULL, t, 2, "b1"));
 	CHECK_OK(put(NULL, t, 3, "c1"));
-	CHECK_OK(ruma_txn_begin(bm, 0, &w));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
 	CHECK_OK(put(w, t, 1, "a2"));
 	uint8_t key[4];
 	key_at(2, key);
@@ -147,6 +147,14 @@ static int t_uncommitted(void)
 	CHECK(scans(s, t, false, "a1,b1,c1,"));
 	CHECK(scans(s, t, true, "c1,b1,a1,"));
 	CHECK_OK(ruma_txn_commit(s));
+	/* a read-write transaction without a mode flag reads a snapshot too */
+	CHECK_OK(ruma_txn_begin(bm, 0, &s));
+	CHECK(reads(s, t, 1, "a1", 0));
+	CHECK(reads(s, t, 4, NULL, RUMA_ENOTFOUND));
+	CHECK(scans(s, t, false, "a1,b1,c1,"));
+	CHECK_OK(ruma_txn_abort(s));
+	CHECK_EQ(ruma_txn_begin(bm, RUMA_TXN_LOCKING | RUMA_TXN_SNAPSHOT, &s), -EINVAL);
+	CHECK_EQ(ruma_txn_begin(bm, RUMA_TXN_LOCKING | RUMA_TXN_RDONLY, &s), -EINVAL);
 	CHECK_OK(ruma_txn_abort(w));
 	CHECK_OK(close_tree(bm, t));
 	return TEST_PASS;
@@ -168,17 +176,17 @@ static int t_split_keeps_mark(void)
 	ruma_txn *x, *w, *w2, *s;
 	char first[64], big[VMAX];
 	CHECK_OK(fresh_tree(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, 0, &x));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x));
 	for (uint32_t k = 0; k < 20; k++)
 		CHECK_OK(put(x, t, k * 1000, "old"));
 	CHECK_OK(ruma_txn_commit(x)); /* the floor rises past it */
-	CHECK_OK(ruma_txn_begin(bm, 0, &w));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
 	CHECK_OK(put(w, t, 0, "new")); /* not committed: the leaf has w's mark */
 	/* ascending inserts right after row 0 split its leaf at the insert
 	 * point: row 0 goes to a new left page that no later insert changes */
 	memset(big, 'b', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	CHECK_OK(ruma_txn_begin(bm, 0, &w2));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w2));
 	for (uint32_t k = 1; k < 80; k++)
 		CHECK_OK(put(w2, t, k, big));
 	CHECK_OK(ruma_txn_commit(w2));
@@ -204,7 +212,7 @@ static int t_later_commit(void)
 	CHECK_OK(put(NULL, t, 1, "a1"));
 	CHECK_OK(put(NULL, t, 2, "b1"));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
-	CHECK_OK(ruma_txn_begin(bm, 0, &w));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
 	CHECK_OK(put(w, t, 1, "a2"));
 	uint8_t key[4];
 	key_at(2, key);
@@ -239,7 +247,7 @@ static int t_abort(void)
 	CHECK_OK(fresh_tree(&bm, &t));
 	CHECK_OK(put(NULL, t, 1, "a1"));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
-	CHECK_OK(ruma_txn_begin(bm, 0, &w));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
 	CHECK_OK(put(w, t, 1, "a2"));
 	CHECK_OK(put(w, t, 2, "b2"));
 	CHECK_OK(ruma_txn_abort(w));
@@ -267,13 +275,13 @@ static int t_two_stores(void)
 	CHECK_OK(ruma_bm_open(&c, &bm2));
 	CHECK_OK(ruma_btree_create(bm2, "t", &t2));
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
-	CHECK_OK(ruma_txn_begin(bm2, 0, &w));
+	CHECK_OK(ruma_txn_begin(bm2, RUMA_TXN_LOCKING, &w));
 	CHECK_OK(put(w, t2, 1, "x"));
 	CHECK_OK(ruma_txn_commit(w));
 	ruma_txn_mvcc_stats st;
 	ruma_txn_mvcc_stat(&st);
 	CHECK_EQ(st.versions, 0u);
-	CHECK_OK(ruma_txn_begin(bm, 0, &w)); /* the same store: kept */
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w)); /* the same store: kept */
 	CHECK_OK(put(w, t, 1, "x"));
 	CHECK_OK(ruma_txn_commit(w));
 	ruma_txn_mvcc_stat(&st);
@@ -384,7 +392,7 @@ static int writer_end(struct model *m, int i, bool commit)
 static int writer_begin(struct model *m, int i)
 {
 	struct writer *w = &m->w[i];
-	CHECK_OK(ruma_txn_begin(m->bm, 0, &w->x));
+	CHECK_OK(ruma_txn_begin(m->bm, RUMA_TXN_LOCKING, &w->x));
 	memset(w->touched, 0, NK);
 	return 0;
 }
@@ -565,7 +573,7 @@ static int t_too_old(void)
 	ruma_txn_set_version_limit(4096);
 	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
 	for (uint32_t i = 0; i < 100; i++) {
-		CHECK_OK(ruma_txn_begin(bm, 0, &w));
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
 		CHECK_OK(put(w, t, 1 + i % 5, "a value of a few bytes"));
 		CHECK_OK(ruma_txn_commit(w));
 	}
@@ -675,7 +683,7 @@ static int h_g1c(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 static int h_otv(ruma_bm *bm, ruma_btree *t, ruma_txn *a, ruma_txn *b, bool si)
 {
 	ruma_txn *c;
-	CHECK_OK(ruma_txn_begin(bm, si ? RUMA_TXN_SNAPSHOT : 0, &c));
+	CHECK_OK(ruma_txn_begin(bm, si ? RUMA_TXN_SNAPSHOT : RUMA_TXN_LOCKING, &c));
 	CHECK_OK(put(a, t, 1, "11"));
 	CHECK_OK(put(a, t, 2, "19"));
 	CHECK_EQ(put(b, t, 1, "12"), RUMA_ECONFLICT);
@@ -811,7 +819,7 @@ static int hermitage_all(unsigned mode)
 	return TEST_PASS;
 }
 
-TEST_BIND(t_hermitage_2pl, hermitage_all, 0)
+TEST_BIND(t_hermitage_2pl, hermitage_all, RUMA_TXN_LOCKING)
 TEST_BIND(t_hermitage_si, hermitage_all, RUMA_TXN_SNAPSHOT)
 
 static const struct test_case cases[] = {

@@ -356,11 +356,11 @@ static int history(unsigned flags, uint64_t version_limit)
 	return rc ? TEST_FAIL : TEST_PASS;
 }
 
-TEST_BIND(t_history_2pl, history, 0, 0)
+TEST_BIND(t_history_2pl, history, RUMA_TXN_LOCKING, 0)
 TEST_BIND(t_history_si, history, RUMA_TXN_SNAPSHOT, 0)
 
 /* A version store of 8 KiB: old snapshots are cut off, never wrong. */
-TEST_BIND(t_history_bounded, history, 0, 8192)
+TEST_BIND(t_history_bounded, history, RUMA_TXN_LOCKING, 8192)
 
 static const struct test_case cases[] = {
 	{ "history_2pl", t_history_2pl },

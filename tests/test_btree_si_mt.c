@@ -33,7 +33,7 @@
 static ruma_bm *bm;
 static ruma_btree *tree;
 static int stop;
-static unsigned writer_flags; /* 0: two-phase locking; RUMA_TXN_SNAPSHOT */
+static unsigned writer_flags; /* RUMA_TXN_LOCKING or RUMA_TXN_SNAPSHOT */
 static uint64_t reads_done, fails;
 
 static void acc_key(uint32_t k, uint8_t out[4])
@@ -228,7 +228,7 @@ static int bank(unsigned flags)
 	return TEST_PASS;
 }
 
-TEST_BIND(t_bank, bank, 0)
+TEST_BIND(t_bank, bank, RUMA_TXN_LOCKING)
 TEST_BIND(t_bank_si, bank, RUMA_TXN_SNAPSHOT)
 
 static const struct test_case cases[] = {

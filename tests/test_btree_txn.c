@@ -119,7 +119,7 @@ static int abort_case(ruma_bm_durability d)
 	ruma_btree_stats before, after;
 	CHECK_OK(ruma_btree_get_stats(t, &before));
 	ruma_txn *x;
-	CHECK_OK(ruma_txn_begin(bm, 0, &x));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x));
 	for (uint32_t k = 0; k < KEYS; k++) /* every key: inserts split leaves */
 		CHECK_OK(txn_op(x, t, k, 7));
 	for (uint32_t k = 0; k < KEYS; k += 3) { /* in-place updates */
@@ -153,8 +153,8 @@ static int t_conflict(void)
 	ruma_btree *t;
 	ruma_txn *a, *b;
 	CHECK_OK(make_tree(RUMA_BM_DURABLE_SYNC, &bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, 0, &a));
-	CHECK_OK(ruma_txn_begin(bm, 0, &b));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &a));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &b));
 	CHECK_OK(txn_op(a, t, 5, 1));
 	CHECK_EQ(txn_op(b, t, 5, 2), RUMA_ECONFLICT);
 	uint8_t key[4];
@@ -163,7 +163,7 @@ static int t_conflict(void)
 	CHECK_OK(txn_op(b, t, 6, 2)); /* other rows are free */
 	CHECK_OK(ruma_txn_commit(a));
 	CHECK_OK(ruma_txn_abort(b));
-	CHECK_OK(ruma_txn_begin(bm, 0, &b));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &b));
 	CHECK_OK(txn_op(b, t, 5, 3));
 	CHECK_OK(ruma_txn_commit(b));
 	uint32_t model[KEYS] = { 0 };
@@ -196,7 +196,7 @@ static int commit_syncs(ruma_bm_durability d, uint64_t *syncs)
 	uint64_t before = ruma_os_count(RUMA_SYS_FDATASYNC);
 	for (uint32_t k = 0; k < 20; k++) {
 		ruma_txn *x;
-		CHECK_OK(ruma_txn_begin(bm, 0, &x));
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x));
 		CHECK_OK(txn_op(x, t, k, 1));
 		CHECK_OK(ruma_txn_commit(x));
 	}
@@ -230,14 +230,14 @@ static int t_commit_nowait(void)
 	uint64_t at[60], prev = 0;
 	for (uint32_t n = 1; n <= 60; n++) {
 		ruma_txn *x, *y;
-		CHECK_OK(ruma_txn_begin(bm, 0, &x));
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x));
 		for (uint32_t k = n * 50; k < n * 50 + 20; k++)
 			CHECK_OK(txn_op(x, t, k, n));
 		CHECK_OK(ruma_txn_commit_nowait(x, &at[n - 1]));
 		CHECK(at[n - 1] > prev);
 		prev = at[n - 1];
 		/* the locks are gone at once: another transaction takes the rows */
-		CHECK_OK(ruma_txn_begin(bm, 0, &y));
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &y));
 		uint8_t key[4], val[256];
 		key_of(n * 50, key);
 		CHECK_OK(ruma_txn_lookup(y, t, key, 4, val, sizeof(val), NULL));
@@ -284,7 +284,7 @@ static void child_run(uint64_t seed)
 	child_open(&ch, seed);
 	for (uint32_t n = 1;; n++) {
 		ruma_txn *x;
-		if (ruma_txn_begin(ch.bm, 0, &x))
+		if (ruma_txn_begin(ch.bm, RUMA_TXN_LOCKING, &x))
 			_exit(4);
 		/* every 4th is large: eviction writes its pages, so its log
 		 * reaches the file before it commits */
@@ -409,7 +409,7 @@ static int t_powerloss_open_txn(void)
 	CHECK_OK(open_armed(&bm, &t));
 	for (uint32_t n = 1; n <= 40; n++) { /* committed */
 		ruma_txn *x;
-		CHECK_OK(ruma_txn_begin(bm, 0, &x));
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x));
 		for (uint32_t i = 0; i < 10; i++) {
 			uint32_t k = (uint32_t)ruma_rng_below(&test_rng, KEYS);
 			CHECK_OK(txn_op(x, t, k, n));
@@ -418,7 +418,7 @@ static int t_powerloss_open_txn(void)
 		CHECK_OK(ruma_txn_commit(x));
 	}
 	ruma_txn *open_txn;
-	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &open_txn));
 	for (uint32_t k = 0; k < KEYS; k++) /* in-place updates: patch undo */
 		if (model[k]) {
 			uint8_t key[4];
@@ -451,12 +451,12 @@ static int t_checkpoint_open_txn(void)
 	memset(model, 0, sizeof(model));
 	CHECK_OK(open_armed(&bm, &t));
 	ruma_txn *open_txn, *x;
-	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &open_txn));
 	for (uint32_t k = 0; k < KEYS; k += 2)
 		CHECK_OK(txn_op(open_txn, t, k, 555));
 	CHECK_OK(ruma_bm_flush(bm)); /* checkpoint with the transaction open */
 	for (uint32_t k = 1; k < KEYS; k += 8) {
-		CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* committed, interleaved */
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x)); /* committed, interleaved */
 		CHECK_OK(txn_op(x, t, k, 7));
 		CHECK_OK(ruma_txn_commit(x));
 		model[k] = 7;
@@ -498,13 +498,13 @@ static int t_undo_carried(void)
 	ruma_txn *x, *open_txn;
 	memset(model, 0, sizeof(model));
 	CHECK_OK(open_armed(&bm, &t));
-	CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* 30 inserts: 1 own, 29 carried */
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x)); /* 30 inserts: 1 own, 29 carried */
 	for (uint32_t k = 0; k < 30; k++) {
 		CHECK_OK(txn_op(x, t, k, 1));
 		model[k] = 1;
 	}
 	CHECK_OK(ruma_txn_commit(x));
-	CHECK_OK(ruma_txn_begin(bm, 0, &open_txn)); /* 40 changes: 1 own, 39 carried */
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &open_txn)); /* 40 changes: 1 own, 39 carried */
 	for (uint32_t k = 0; k < 30; k++) {
 		uint8_t key[4];
 		key_of(k, key);
@@ -512,7 +512,7 @@ static int t_undo_carried(void)
 	}
 	for (uint32_t k = 100; k < 110; k++)
 		CHECK_OK(txn_op(open_txn, t, k, 2));
-	CHECK_OK(ruma_txn_begin(bm, 0, &x)); /* its commit syncs the log: 1 own */
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &x)); /* its commit syncs the log: 1 own */
 	CHECK_OK(txn_op(x, t, 200, 3));
 	model[200] = 3;
 	CHECK_OK(ruma_txn_commit(x));
@@ -546,7 +546,7 @@ static int t_misuse(void)
 	CHECK_OK(ruma_bm_open(&c, &b));
 	CHECK_OK(ruma_btree_create(b, "t", &tb));
 	ruma_txn *x;
-	CHECK_OK(ruma_txn_begin(a, 0, &x));
+	CHECK_OK(ruma_txn_begin(a, RUMA_TXN_LOCKING, &x));
 	CHECK_EQ(ruma_txn_upsert(x, tb, key, 4, val, 8), -EINVAL);
 	CHECK_EQ(ruma_txn_remove(x, tb, key, 4), -EINVAL);
 	CHECK_EQ(ruma_txn_lookup(x, tb, key, 4, val, 8, NULL), -EINVAL);

@@ -429,7 +429,7 @@ static int rolled_back_in_txn(fixture *f, tpcc_new_order_in *in)
 	tpcc_district d0, d1;
 	tpcc_key dk = tk_district(in->w, (uint8_t)in->d);
 	CHECK_OK(get_row(f->db, TPCC_DISTRICT, dk, &d0, sizeof(d0)));
-	CHECK_OK(ruma_txn_begin(f->db->bm, 0, &f->wk.x));
+	CHECK_OK(ruma_txn_begin(f->db->bm, RUMA_TXN_LOCKING, &f->wk.x));
 	CHECK_EQ(tpcc_tx_new_order(&f->wk, in, NULL), TPCC_ROLLED_BACK);
 	/* written before the abort: the order id was taken */
 	CHECK_OK(get_row(f->db, TPCC_DISTRICT, dk, &d1, sizeof(d1)));
@@ -512,7 +512,7 @@ static int delivery_serial(unsigned flags)
 
 static int t_delivery_serial_txn(void)
 {
-	int r = delivery_serial(0);
+	int r = delivery_serial(RUMA_TXN_LOCKING);
 	return r != TEST_PASS ? r : delivery_serial(RUMA_TXN_SNAPSHOT);
 }
 

@@ -26,7 +26,7 @@
  * its next read (end it and retry).  Versions serve the snapshots of their
  * own store.  Design: docs/isolation.md.
  *
- * A read-write transaction begun with RUMA_TXN_SNAPSHOT runs under
+ * A read-write transaction (the default, RUMA_TXN_SNAPSHOT) runs under
  * snapshot isolation: its reads (point reads and scans) see its snapshot
  * plus its own writes and take no locks; each write locks its row (a row
  * held by another transaction: RUMA_ECONFLICT) and is RUMA_ECONFLICT too
@@ -36,8 +36,8 @@
  * commit (docs/isolation.md has the anomaly table).  While such a
  * transaction is open, every commit keeps its before-images for it.
  *
- * Read-write transactions without RUMA_TXN_SNAPSHOT (the default): strict
- * two-phase locking on rows.  Every row (tree, key) a transaction reads or
+ * Read-write transactions begun with RUMA_TXN_LOCKING: strict two-phase
+ * locking on rows.  Every row (tree, key) a transaction reads or
  * writes through these functions is locked exclusively until commit or
  * abort; a row locked by another transaction makes the call return
  * RUMA_ECONFLICT at once (no waiting, so no deadlock): the caller aborts
@@ -79,11 +79,16 @@ typedef struct ruma_txn ruma_txn;
 /* ruma_txn_begin flags. */
 #define RUMA_TXN_ASYNC 1u  /* commit does not wait for the log to be durable */
 #define RUMA_TXN_RDONLY 2u   /* read a snapshot; writes give -EACCES */
-#define RUMA_TXN_SNAPSHOT 4u /* read-write under snapshot isolation (see Isolation) */
+#define RUMA_TXN_SNAPSHOT 4u /* read-write under snapshot isolation: the
+				default, named for clarity (see Isolation) */
+#define RUMA_TXN_LOCKING 8u  /* read-write under strict two-phase locking
+				instead (see Isolation) */
 
 /* ruma_txn_begin — start a transaction on bm's trees (flags RUMA_TXN_ASYNC,
- * RUMA_TXN_RDONLY: a snapshot taken now).  -ENOMEM, -EINVAL; -EAGAIN when
- * 4096 snapshots are open in the process at once. */
+ * and RUMA_TXN_RDONLY, RUMA_TXN_SNAPSHOT (the default) or RUMA_TXN_LOCKING;
+ * a snapshot is taken now unless RUMA_TXN_LOCKING).  -ENOMEM, -EINVAL
+ * (unknown flags, RUMA_TXN_LOCKING with another mode); -EAGAIN when 4096
+ * snapshots are open in the process at once. */
 RUMA_API int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out);
 
 /*

@@ -339,8 +339,12 @@ static void txn_free(ruma_txn *x)
 
 int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out)
 {
-	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT)))
+	const unsigned modes = RUMA_TXN_RDONLY | RUMA_TXN_SNAPSHOT | RUMA_TXN_LOCKING;
+	if (!bm || !out || (flags & ~(RUMA_TXN_ASYNC | modes)) ||
+	    ((flags & RUMA_TXN_LOCKING) && (flags & modes) != RUMA_TXN_LOCKING))
 		return -EINVAL;
+	if (!(flags & modes)) /* snapshot isolation unless asked otherwise */
+		flags |= RUMA_TXN_SNAPSHOT;
 	pthread_once(&txn_once, txn_init_once);
 	ruma_txn *x = txn_alloc();
 	if (!x)

@@ -443,7 +443,7 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		return -ENOMEM;
 	unsigned xf = ((flags & RUMA_DB_ASYNC) ? RUMA_TXN_ASYNC : 0) |
 		      ((flags & RUMA_DB_RDONLY) ? RUMA_TXN_RDONLY :
-		       (flags & RUMA_DB_LOCKING) ? 0 : RUMA_TXN_SNAPSHOT);
+		       (flags & RUMA_DB_LOCKING) ? RUMA_TXN_LOCKING : RUMA_TXN_SNAPSHOT);
 	int rc = ruma_txn_begin(db->bm, xf, &txn->x);
 	if (rc) {
 		txn_put(txn);

@@ -909,7 +909,7 @@ static int exec_in_txn(tpcc_worker *wk, const struct mix_tx *m, tpcc_order_statu
 		return exec_mix(wk, m, os_out);
 	bool rdonly = m->kind == TPCC_TX_ORDER_STATUS || m->kind == TPCC_TX_STOCK_LEVEL;
 	unsigned flags = rdonly ? RUMA_TXN_RDONLY
-			 : m->kind == TPCC_TX_DELIVERY ? RUMA_TXN_SNAPSHOT : 0;
+			 : m->kind == TPCC_TX_DELIVERY ? RUMA_TXN_SNAPSHOT : RUMA_TXN_LOCKING;
 	int rc = ruma_txn_begin(wk->db->bm, flags, &wk->x);
 	if (rc)
 		return rc;
