@@ -151,11 +151,12 @@ RUMA_API int ruma_txn_lock(ruma_txn *x, ruma_btree *t, const void *key, size_t k
 
 /*
  * ruma_txn_scan_asc / _desc — ruma_btree_scan_asc / _desc inside x.  In a
- * read-only transaction the scan sees x's snapshot.  fn follows the rules
- * of ruma_btree_scan_fn (it may run under a leaf's shared latch: it must
- * not call into the tree).  With x NULL or a read-write transaction it is
- * the plain B-tree scan (see "Isolation").  Returns what the B-tree scan
- * returns, plus -ENOMEM and RUMA_ESNAPTOOOLD.
+ * read-only or snapshot-isolation transaction the scan sees x's snapshot
+ * (plus x's own writes).  fn follows the rules of ruma_btree_scan_fn (it
+ * may run under a leaf's shared latch: it must not call into the tree).
+ * With x NULL or a RUMA_TXN_LOCKING transaction it is the plain B-tree scan
+ * (see "Isolation").  Returns what the B-tree scan returns, plus -ENOMEM
+ * and RUMA_ESNAPTOOOLD.
  */
 RUMA_API int ruma_txn_scan_asc(ruma_txn *x, ruma_btree *t, const void *start, size_t slen,
 			       ruma_btree_scan_fn fn, void *ctx);
