@@ -484,6 +484,39 @@ static bool siblings_meet(const node *left, const node *right, const uint8_t *se
 	       memcmp(node_lower(right), sep, slen) == 0;
 }
 
+#define MERGE_SAME 1u
+#define MERGE_UP 2u
+
+/* The merge is built in `merged`: write it into the right page rpid
+ * (latched with the parent and the left page lpid, the parent's children
+ * lpos and lpos + 1), drop the parent's entry for the left page and free
+ * it, collapse a root left with one child; *next as merge_once says.
+ * Every latch is released. */
+static int merge_finish(ruma_btree *t, const path *p, unsigned lpos, ruma_pid lpid,
+			ruma_pid rpid, const uint8_t *merged, node *right, unsigned *next)
+{
+	ruma_bm *bm = t->bm;
+	node *parent = p->p;
+	memcpy(right, merged, NODE_PAGE);
+	ruma_bm_wrote(right, NODE_PAGE);
+	node_remove_at(parent, lpos);
+	bt_count(right->level == 0 ? &t->leaf_merges : &t->inner_merges);
+	bt_count(&t->pages_freed);
+	int rc = ruma_bm_free(bm, lpid);
+	if (p->ppid == t->root && parent->count == 0) {
+		int rc2 = collapse_root(t, parent, rpid, right);
+		ruma_bm_unfix_x(bm, p->ppid);
+		return rc ? rc : rc2;
+	}
+	if (p->ppid != t->root && node_underfull(parent))
+		*next |= MERGE_UP;
+	if (node_underfull(right) && parent->count > 0)
+		*next |= MERGE_SAME;
+	ruma_bm_unfix_x(bm, rpid);
+	ruma_bm_unfix_x(bm, p->ppid);
+	return rc;
+}
+
 /*
  * merge_once — the node at `level` on key's path is under-full: merge it
  * with its right sibling under the same parent (with its left sibling if it
@@ -491,14 +524,18 @@ static bool siblings_meet(const node *left, const node *right, const uint8_t *se
  * whose parent entry (keyed by its upper fence) stays valid; the parent's
  * entry for the left page is removed and the left page freed.  For inner
  * nodes the parent's separator comes down between the two halves.
- * *again is set when the parent is left under-full (merge one level up).
+ * *next gets MERGE_SAME when the merged node is still under-full and has a
+ * sibling (merge it again: an empty node left beside it by a merge that did
+ * not fit is taken in), MERGE_UP when the parent is left under-full (merge
+ * one level up).
  */
-static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level, bool *again)
+static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level,
+		      unsigned *next)
 {
 	ruma_bm *bm = t->bm;
 	path p;
 	int rc;
-	*again = false;
+	*next = 0;
 	olc_enter();
 	rc = descend(t, key, klen, false, level, &p);
 	if (rc) {
@@ -577,37 +614,30 @@ static int merge_once(ruma_btree *t, const uint8_t *key, size_t klen, unsigned l
 		unfix3(bm, p.ppid, lpid, rpid);
 		return bad ? bt_corrupt(t, p.ppid, BT_DMG_NODE) : 0;
 	}
-	memcpy(right, merged, NODE_PAGE);
-	ruma_bm_wrote(right, NODE_PAGE);
-	node_remove_at(parent, lpos);
-	bt_count(level == 0 ? &t->leaf_merges : &t->inner_merges);
-	bt_count(&t->pages_freed);
-	rc = ruma_bm_free(bm, lpid);
-	if (p.ppid == t->root && parent->count == 0) {
-		int rc2 = collapse_root(t, parent, rpid, right);
-		ruma_bm_unfix_x(bm, p.ppid);
-		return rc ? rc : rc2;
-	}
-	*again = p.ppid != t->root && node_underfull(parent);
-	ruma_bm_unfix_x(bm, rpid);
-	ruma_bm_unfix_x(bm, p.ppid);
-	return rc;
+	return merge_finish(t, &p, lpos, lpid, rpid, merged, right, next);
 }
 
-/* Merge the under-full node at `level` on key's path, then its parent if
- * that became under-full, and so on up. */
+/* Merge the under-full node at `level` on key's path (again while the
+ * result is under-full: each merge frees a page, so this ends), then its
+ * parent if that became under-full, and so on up. */
 static int merge_up(ruma_btree *t, const uint8_t *key, size_t klen, unsigned level)
 {
-	unsigned tries = 0;
+	unsigned tries = 0, up = 0;
 	for (;;) {
-		bool again;
-		int rc = merge_once(t, key, klen, level, &again);
+		unsigned next;
+		int rc = merge_once(t, key, klen, level, &next);
 		if (rc == RUMA_RESTART) {
 			restart_pause(t, &tries);
 			continue;
 		}
-		if (rc || !again)
+		if (rc)
 			return rc;
+		up |= next & MERGE_UP;
+		if (next & MERGE_SAME)
+			continue;
+		if (!up)
+			return 0;
+		up = 0;
 		level++;
 	}
 }

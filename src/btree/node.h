@@ -109,7 +109,12 @@ static inline unsigned node_free_total(const node *n)
 	return NODE_PAGE - NODE_HDR - n->count * NODE_SLOT - n->space_used;
 }
 static inline unsigned node_used(const node *n) { return NODE_PAGE - node_free_total(n); }
-static inline bool node_underfull(const node *n) { return node_used(n) < NODE_UNDERFULL; }
+/* Under-full: less than a quarter used, or empty (long fences can take a
+ * quarter of a page by themselves, and an empty node is never kept). */
+static inline bool node_underfull(const node *n)
+{
+	return node_used(n) < NODE_UNDERFULL || n->count == 0;
+}
 
 /* Bytes an entry with a full key of klen bytes needs in n. */
 static inline unsigned node_entry_size(const node *n, size_t klen, size_t vlen)
