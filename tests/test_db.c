@@ -1195,9 +1195,7 @@ static int t_default_isolation(void)
 	ruma_val a = sv("a"), b = sv("b"), c = sv("c"), d = sv("d"), got;
 	ruma_val v1 = sv("1"), v2 = sv("2");
 	char keys[16];
-	CHECK(!dirs());
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	CHECK_OK(db_begin_table(db, 0, "t", RUMA_DB_CREATE, &w, &t));
+	CHECK_OK(db_test_start(&o, &db, &w, &t, "t"));
 	CHECK_OK(ruma_db_put(w, t, &a, &v1, 0));
 	CHECK_OK(ruma_db_put(w, t, &b, &v1, 0));
 	CHECK_OK(ruma_db_commit(w));
@@ -1239,9 +1237,7 @@ static int t_default_isolation(void)
 	CHECK_EQ(ruma_db_lock(y, t, &b), RUMA_ECONFLICT);
 	CHECK_OK(ruma_db_abort(y));
 	CHECK_OK(ruma_db_commit(x));
-	CHECK_OK(ruma_db_close(db));
-	dirs_remove();
-	return TEST_PASS;
+	return db_test_end(db);
 }
 
 /* The registry of open snapshots: many at once from one thread, each
