@@ -187,6 +187,87 @@ static int t_write_around(void)
 	return db_test_end(db);
 }
 
+/* A range read that fails reading around the pool gives -EIO and leaves
+ * the handle usable. */
+static int read_around_fails(ruma_db_txn *x, ruma_db_table *t, const char *key)
+{
+	ruma_val k = sv(key);
+	ruma_db_blob *b;
+	uint8_t buf[64];
+	size_t got;
+	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	int r = ruma_db_blob_read(b, 1000, buf, sizeof(buf), &got);
+	ruma_os_inject_clear();
+	CHECK_EQ(r, -EIO);
+	CHECK_OK(ruma_db_blob_read(b, 1000, buf, sizeof(buf), &got));
+	CHECK(got == sizeof(buf) && is_pattern(buf, 1, sizeof(buf), 1000));
+	CHECK_OK(ruma_db_blob_close(b));
+	return TEST_PASS;
+}
+
+/* Read [off, off + len) of key through a handle into buf and compare it
+ * with the pattern (seed, the value's whole size). */
+static int read_range(ruma_db_txn *x, ruma_db_table *t, const char *key, uint32_t seed,
+		      uint64_t off, uint8_t *buf, size_t len)
+{
+	ruma_val k = sv(key);
+	ruma_db_blob *b;
+	size_t got;
+	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
+	CHECK_OK(ruma_db_blob_read(b, off, buf, len, &got));
+	CHECK(got == len && is_pattern(buf, seed, len, off));
+	CHECK_OK(ruma_db_blob_close(b));
+	return TEST_PASS;
+}
+
+/* Range reads in a RUMA_DB_NOFILL transaction: whole values into aligned
+ * and unaligned buffers and parts of them, from a cold pool, leave the
+ * pool as it was; without the flag the same read fills it. */
+static int t_read_around(void)
+{
+	ruma_db_options o = opts();
+	ruma_db *db;
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	const size_t n = (9u << 20) + 5 * 4096 + 77; /* three chunks of 4 MiB, a tail */
+	uint8_t *al = NULL;
+	CHECK(!posix_memalign((void **)&al, 4096, n + 4096 + 1));
+	CHECK_OK(db_test_start(&o, &db, &x, &t, "b"));
+	CHECK_OK(put_pattern(x, t, "big", 3, n));
+	CHECK_OK(put_pattern(x, t, "small", 4, 100000));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(db_reopen(&db, &o));
+	ruma_db_stats before, after;
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
+	CHECK_OK(ruma_db_stat(db, &before));
+	CHECK_EQ(read_range(x, t, "big", 3, 0, al, n), TEST_PASS);         /* direct */
+	CHECK_EQ(read_range(x, t, "big", 3, 0, al + 1, n), TEST_PASS);     /* bounced */
+	CHECK_EQ(read_range(x, t, "big", 3, 4096, al, n - 4096), TEST_PASS);
+	CHECK_EQ(read_range(x, t, "big", 3, n - 70, al, 70), TEST_PASS);
+	CHECK_EQ(read_range(x, t, "small", 4, 0, al, 100000), TEST_PASS);
+	CHECK_EQ(read_range(x, t, "small", 4, 4095, al + 3, 50000), TEST_PASS);
+	CHECK_OK(ruma_db_stat(db, &after));
+	printf("  resident pages: %llu before the reads around the pool, %llu after\n",
+	       (unsigned long long)before.pages_resident, (unsigned long long)after.pages_resident);
+	CHECK(after.pages_resident < before.pages_resident + 4);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "b", 0, &x, &t));
+	CHECK_EQ(read_range(x, t, "small", 4, 0, al, 100000), TEST_PASS);
+	CHECK_OK(ruma_db_stat(db, &after));
+	CHECK(after.pages_resident >= before.pages_resident + 100000 / 4096);
+	CHECK_OK(ruma_db_commit(x));
+	/* resident now: a NOFILL read copies from the pool */
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
+	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
+	int r = read_range(x, t, "small", 4, 10, al, 90000);
+	ruma_os_inject_clear();
+	CHECK_EQ(r, TEST_PASS);
+	CHECK_OK(ruma_db_commit(x));
+	free(al);
+	return db_test_end(db);
+}
+
 /* A threshold set at open: a value just above it is a BLOB; a threshold
  * outside its range is refused. */
 static int t_threshold(void)
@@ -860,6 +941,10 @@ static int t_faults(void)
 	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
 	CHECK_EQ(ruma_db_get(x, t, &ka, &v), -EIO);
 	ruma_os_inject_clear();
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(db_reopen(&db, &o));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
+	CHECK_EQ(read_around_fails(x, t, "a"), TEST_PASS);
 	CHECK_EQ(expect(x, t, "a", 1, 100000), TEST_PASS);
 	CHECK_OK(ruma_db_commit(x));
 	CHECK_OK(ruma_db_close(db));
@@ -883,6 +968,11 @@ static int t_faults(void)
 	ruma_db_blob *b;
 	CHECK_OK(ruma_db_blob_open(x, t, &ka, &b));
 	size_t got;
+	CHECK_EQ(ruma_db_blob_read(b, 50000, page, 10, &got), RUMA_ECORRUPT);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
+	CHECK_OK(ruma_db_blob_open(x, t, &ka, &b)); /* read around the pool */
 	CHECK_EQ(ruma_db_blob_read(b, 50000, page, 10, &got), RUMA_ECORRUPT);
 	CHECK_OK(ruma_db_blob_close(b));
 	CHECK_OK(ruma_db_commit(x));
@@ -1271,6 +1361,7 @@ static int t_misuse(void)
 static const struct test_case cases[] = {
 	{ "sizes", t_sizes },
 	{ "write_around", t_write_around },
+	{ "read_around", t_read_around },
 	{ "threshold", t_threshold },
 	{ "misuse", t_misuse },
 	{ "stream", t_stream },

@@ -4,7 +4,7 @@
  * stream equal the object put whole, the content checksum), every
  * system's adapter against a model (each get returns the last put byte
  * for byte, through overwrites to other sizes, deletes, appends and a
- * settle: ruma, ruma-rows and files),
+ * settle: ruma, ruma-read, ruma-rows and files),
  * the accounting (a known write moves /proc/self/io by its size, the
  * files system writes exactly its payload, the store directory's size),
  * a tiny run of each mode with well-formed CSV and result rows, the crash
@@ -283,7 +283,7 @@ static int t_ops_run(void)
 {
 	static const char *const ops[] = { "put", "get", "overwrite", "delete",
 					   "put", "get", "overwrite", "delete" };
-	static const char *const systems[] = { "ruma-rows", "files", "ruma" };
+	static const char *const systems[] = { "ruma-rows", "files", "ruma", "ruma-read" };
 	for (size_t i = 0; i < TEST_N(systems); i++) {
 		char *out = NULL, *err = NULL;
 		int st = run_blob(&out, &err, "--system", systems[i], "--sizes", "33000,100K",
@@ -513,7 +513,7 @@ static int t_options(void)
 	char *defaults[] = { "blob", NULL };
 	CHECK_OK(ruma_blob_parse(1, defaults, NULL, &o, err, sizeof(err)));
 	CHECK(!strcmp(o.sys->name, "ruma") && o.sync && o.cold && o.nsizes == 3);
-	CHECK(parse_err("--system", "nosuch", "unknown (built: ruma, ruma-rows, files)") ==
+	CHECK(parse_err("--system", "nosuch", "unknown (built: ruma, ruma-read, ruma-rows, files)") ==
 	      TEST_PASS);
 	CHECK(parse_err("--sizes", "1K,x", "'x' is no size") == TEST_PASS);
 	CHECK(parse_err("--sizes", "2G", "1 byte .. 1 GiB") == TEST_PASS);

@@ -1,7 +1,7 @@
 /*
  * sweep_blob.c — `ruma blob` as a system of `ruma sweep`
  * (bench/common/sweep.h): parameters store (the blob system: ruma,
- * ruma-rows, files; the sweep's own "system" is blob), mode, size (one
+ * ruma-read, ruma-rows, files; the sweep's own "system" is blob), mode, size (one
  * object size a run), ops, objects, data, threads, durability, cache,
  * put_mode, memory, churn_ops, churn_keys, min_size, max_size, probe_size,
  * probes and dir (default: a directory next to the sweep's scratch store),

@@ -8,6 +8,12 @@
  * kept open until the thread's next call: the pointer it hands back is
  * valid until then (no copy for a value of one extent).
  *
+ * `ruma-read` is the same store read as a file is: a get is
+ * ruma_db_blob_read of the whole value into a page-aligned buffer the
+ * thread keeps, in a read-only RUMA_DB_NOFILL transaction, so a value whose
+ * pages are not in the pool is read around it (as O_DIRECT would) and one
+ * that is there is copied from it.
+ *
  * Object id is the key of 8 bytes, big-endian, in table "blob".
  *
  * Syscalls: none of its own (the store's, through db.h).
@@ -23,6 +29,8 @@ struct thread {
 	ruma_blob_thread base;
 	ruma_blob_db *s;
 	ruma_db_txn *reading; /* the last get's transaction, ended at the next call */
+	void *buf;            /* ruma-read's buffer, page aligned */
+	size_t cap;
 };
 
 static void make_key(unsigned char key[8], uint64_t id)
@@ -62,8 +70,10 @@ static void end_read(struct thread *t)
 static void b_thread_close(ruma_blob_thread *th)
 {
 	struct thread *t = (struct thread *)th;
-	if (t)
+	if (t) {
 		end_read(t);
+		free(t->buf);
+	}
 	free(t);
 }
 
@@ -179,6 +189,55 @@ static int b_get(ruma_blob_thread *th, uint64_t id, const void **data, size_t *l
 	return 0;
 }
 
+/* The thread's buffer, at least len bytes (contents not kept). */
+static int buffer(struct thread *t, size_t len)
+{
+	if (len <= t->cap)
+		return 0;
+	void *p;
+	if (posix_memalign(&p, 4096, len))
+		return -ENOMEM;
+	free(t->buf);
+	t->buf = p;
+	t->cap = len;
+	return 0;
+}
+
+static int read_whole(struct thread *t, const ruma_val *key, uint64_t id, const void **data,
+		      size_t *len)
+{
+	ruma_db_blob *b;
+	int rc = fail(&t->base, ruma_db_blob_open(t->reading, t->s->table, key, &b), "blob open",
+		      id);
+	if (rc)
+		return rc;
+	size_t size = (size_t)ruma_db_blob_size(b), got = 0;
+	rc = buffer(t, size ? size : 1);
+	rc = rc ? ruma_blob_fail(&t->base, rc, "object %" PRIu64 ": out of memory", id)
+		: fail(&t->base, ruma_db_blob_read(b, 0, t->buf, size, &got), "read", id);
+	int rc2 = fail(&t->base, ruma_db_blob_close(b), "blob close", id);
+	if (!rc && got != size)
+		rc = ruma_blob_fail(&t->base, -EIO, "object %" PRIu64 ": %zu of %zu bytes read",
+				    id, got, size);
+	*data = t->buf;
+	*len = size;
+	return rc ? rc : rc2;
+}
+
+static int b_get_read(ruma_blob_thread *th, uint64_t id, const void **data, size_t *len)
+{
+	struct thread *t = (struct thread *)th;
+	unsigned char k[8];
+	end_read(t);
+	make_key(k, id);
+	ruma_val key = { 8, k };
+	int rc = ruma_blob_db_begin(t->s, th, RUMA_DB_RDONLY | RUMA_DB_NOFILL, &t->reading);
+	if (!rc)
+		rc = read_whole(t, &key, id, data, len);
+	end_read(t);
+	return rc;
+}
+
 static int b_del(ruma_blob_thread *th, uint64_t id)
 {
 	struct thread *t = (struct thread *)th;
@@ -215,6 +274,24 @@ const ruma_blob_system ruma_blob_sys_ruma = {
 	.append = b_append,
 	.batch = b_batch,
 	.get = b_get,
+	.del = b_del,
+	.settle = b_settle,
+	.check = b_check,
+};
+
+const ruma_blob_system ruma_blob_sys_ruma_read = {
+	.name = "ruma-read",
+	.what = "ruma's store, gets copied into the thread's buffer by ruma_db_blob_read "
+		"without filling the pool (RUMA_DB_NOFILL)",
+	.open = b_open,
+	.close = b_close,
+	.thread_open = b_thread_open,
+	.thread_close = b_thread_close,
+	.put = b_put,
+	.put_stream = b_put_stream,
+	.append = b_append,
+	.batch = b_batch,
+	.get = b_get_read,
 	.del = b_del,
 	.settle = b_settle,
 	.check = b_check,

@@ -17,11 +17,13 @@
 #include <string.h>
 
 extern const ruma_blob_system ruma_blob_sys_ruma;
+extern const ruma_blob_system ruma_blob_sys_ruma_read;
 extern const ruma_blob_system ruma_blob_sys_rows;
 extern const ruma_blob_system ruma_blob_sys_files;
 
 const ruma_blob_system *const ruma_blob_systems[] = {
 	&ruma_blob_sys_ruma,
+	&ruma_blob_sys_ruma_read,
 	&ruma_blob_sys_rows,
 	&ruma_blob_sys_files,
 	NULL,

@@ -185,10 +185,13 @@ RUMA_API ruma_bm *ruma_db_bm(ruma_db *db);
 			       default, named for clarity (see Isolation) */
 #define RUMA_DB_LOCKING 8u  /* read-write under strict two-phase locking on
 			       rows instead (see Isolation) */
+#define RUMA_DB_NOFILL 16u  /* ruma_db_blob_read does not fill the buffer
+			       pool (see ruma_db_blob_read) */
 
 /*
  * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC,
- * and one of RUMA_DB_SNAPSHOT, the default, or RUMA_DB_LOCKING).
+ * RUMA_DB_NOFILL, and one of RUMA_DB_SNAPSHOT, the default, or
+ * RUMA_DB_LOCKING).
  * A store opened RUMA_DB_READONLY gives read-only transactions whatever the
  * flags.  -EINVAL (unknown flags, RUMA_DB_SNAPSHOT with RUMA_DB_LOCKING),
  * -ENOMEM; -EAGAIN when 4096 transactions that read a snapshot (read-only
@@ -353,6 +356,13 @@ RUMA_API int ruma_db_blob_append(ruma_db_blob *b, const void *data, size_t len);
  * the buffer pool are read with large reads and checked against their
  * extent's CRC-32C (RUMA_ECORRUPT when they do not match); the pages are
  * not kept pinned.  Bytes appended through this handle are read too.
+ * In a transaction begun with RUMA_DB_NOFILL, an extent with a page missing
+ * from the pool is read around it, as a file read with O_DIRECT: the whole
+ * extent from the file (its CRC covers all of it) straight into buf where
+ * buf is 4096-byte aligned, else through a buffer the thread keeps; the
+ * pool is left as it was, so a value read once pushes nothing out of it,
+ * and a value read again is read from the file again.  An extent larger
+ * than half the pool is always read so.
  */
 RUMA_API int ruma_db_blob_read(ruma_db_blob *b, uint64_t off, void *buf, size_t len,
 			       size_t *got);

@@ -392,11 +392,14 @@ bool ruma_bm_extents_used(ruma_bm *bm);
 uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm);
 
 /* ruma_bm_extent_read — copy [off, off + len) of the extent's bytes into
- * buf: pinned for the copy when it fits ruma_bm_extent_pin_max, else read
- * whole from the file through a 1 MiB buffer (to check its CRC).  Errors as
- * ruma_bm_extent_pin. */
+ * buf.  With fill, an extent that fits ruma_bm_extent_pin_max is pinned for
+ * the copy (missing pages enter the pool); without it, an extent with a
+ * page missing from the pool is read around it, as is one too large to pin:
+ * whole from the file (to check its CRC), straight into buf where buf is
+ * page aligned, else through the thread's 4 MiB bounce buffer.  -EINVAL for
+ * a range outside the extent; else errors as ruma_bm_extent_pin. */
 int ruma_bm_extent_read(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes, uint32_t crc,
-			uint64_t off, void *buf, size_t len);
+			uint64_t off, void *buf, size_t len, bool fill);
 
 /* ---- metadata ------------------------------------------------------------- */
 

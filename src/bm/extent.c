@@ -16,7 +16,12 @@
  * pages would cost a first touch of each and push the tree's pages out for
  * a value that is often not read soon.  They are never dirty in the pool:
  * eviction drops them, the cleaner and checkpoints never see them.  A pin
- * reads each run of missing pages with one read.
+ * reads each run of missing pages with one read.  A copy out of an extent
+ * may read around the pool instead (ruma_bm_extent_read without fill, or
+ * an extent too large to pin): the whole extent from the file, straight
+ * into the caller's aligned buffer or through the bounce buffer, its CRC
+ * checked on the way; the file is as good a source as the pool, since the
+ * pool never holds a dirty extent page.
  *
  * Free space.  Freed extent pages are marked free in a bitmap of their own
  * (ext_bits), which page 0's bitmap receives together with the single
@@ -66,9 +71,8 @@
 #define EXT_CLASSES 64u
 #define EXT_FIT_PROBES 16u  /* runs of n's own class looked at for a best fit */
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
-#define EXT_IO_PAGES 256u   /* pages per read of an unpinned extent (1 MiB) */
 #define EXT_WRITE_MAX 4096u /* pages per write of whole aligned pages (16 MiB) */
-#define EXT_BOUNCE_PAGES 1024u /* a thread's bounce buffer for other writes (4 MiB) */
+#define EXT_BOUNCE_PAGES 1024u /* a thread's bounce buffer: partial writes, reads around (4 MiB) */
 #define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) may go back to the file system */
 #define EXT_KEEP_MIN 4096u  /* free pages always kept for reuse (16 MiB) */
 
@@ -808,34 +812,53 @@ uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm)
 	return RUMA_MAX(bm->phys_pages / 2, 1);
 }
 
-/* A range of an extent too large to pin: read the whole extent from the
- * file through a bounce buffer (its bytes never change once written), check
- * its CRC, copy out [off, off + len). */
-static int read_streamed(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc, uint64_t off,
-			 void *buf, size_t len)
+/* Whether every page of [first, first + n) is in the pool now: a hint (a
+ * page may come or go at once), since the file holds the same bytes. */
+static bool all_resident(ruma_bm *bm, ruma_pid first, uint64_t n)
 {
-	size_t cap = (size_t)EXT_IO_PAGES * RUMA_BM_PAGE_SIZE;
-	char *bounce = aligned_alloc(RUMA_BM_PAGE_SIZE, cap);
+	for (uint64_t i = 0; i < n; i++)
+		if (bm_st(atomic_load_explicit(&bm->state[first + i], memory_order_relaxed)) ==
+		    BM_EVICTED)
+			return false;
+	return true;
+}
+
+/* Read the whole extent from the file around the pool (its bytes never
+ * change once written), check its CRC, and copy out [off, off + len).  A
+ * chunk that lies whole and page-aligned in buf is read straight into it;
+ * the others go through the thread's bounce buffer.  Memory whose mapping
+ * stays (the caller's buffer, the bounce) costs no first touch per page,
+ * which fresh pool pages do (docs/bench/machine.md). */
+static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc, uint64_t off,
+		       void *buf, size_t len)
+{
+	struct bm_thread *t;
+	int r = bm_thread_get(bm, &t);
+	char *bounce = r ? NULL : bounce_of(t);
 	if (!bounce)
-		return -ENOMEM;
+		return r ? r : -ENOMEM;
+	const size_t cap = (size_t)EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE;
 	uint32_t c = 0;
-	int r = 0;
 	for (uint64_t at = 0; at < bytes && !r; at += cap) {
-		size_t part = (size_t)RUMA_MIN(cap, bytes - at);
+		size_t part = (size_t)RUMA_MIN((uint64_t)cap, bytes - at);
 		size_t whole = (part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
-		r = ruma_os_pread_full(bm->fd, bounce, whole,
-				       (off_t)(first * RUMA_BM_PAGE_SIZE + at));
+		char *mine = (char *)buf + (at - off);
+		bool direct = at >= off && at + part <= off + len && part == whole &&
+			      (uintptr_t)mine % RUMA_BM_PAGE_SIZE == 0;
+		char *into = direct ? mine : bounce;
+		r = ruma_os_pread_full(bm->fd, into, whole, (off_t)(first * RUMA_BM_PAGE_SIZE + at));
 		if (r) {
 			bm_say(&bm->cfg, "%s: reading extent %" PRIu64 " at byte %" PRIu64 ": %s",
-				bm->path, first, at, ruma_strerror(r));
+			       bm->path, first, at, ruma_strerror(r));
 			break;
 		}
-		c = ruma_crc32c(c, bounce, part);
+		atomic_fetch_add_explicit(&t->reads, whole / RUMA_BM_PAGE_SIZE,
+					  memory_order_relaxed);
+		c = ruma_crc32c(c, into, part);
 		uint64_t lo = RUMA_MAX(at, off), hi = RUMA_MIN(at + part, off + len);
-		if (lo < hi)
+		if (!direct && lo < hi)
 			memcpy((char *)buf + (lo - off), bounce + (lo - at), hi - lo);
 	}
-	free(bounce);
 	if (!r && c != crc) {
 		bm_say(&bm->cfg, "%s: extent at page %" PRIu64 " (%" PRIu64 " bytes) does not match "
 			"its CRC-32C", bm->path, first, bytes);
@@ -845,12 +868,14 @@ static int read_streamed(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t c
 }
 
 int ruma_bm_extent_read(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes, uint32_t crc,
-			uint64_t off, void *buf, size_t len)
+			uint64_t off, void *buf, size_t len, bool fill)
 {
-	if (!bm || (!buf && len) || off > bytes || len > bytes - off)
+	if (!bm || (!buf && len) || off > bytes || len > bytes - off || n == 0 ||
+	    bytes > n * RUMA_BM_PAGE_SIZE || first < bm->meta_pages ||
+	    first + n > atomic_load(&bm->alloc_hw) || first + n < first)
 		return -EINVAL;
-	if (n > ruma_bm_extent_pin_max(bm))
-		return read_streamed(bm, first, bytes, crc, off, buf, len);
+	if (n > ruma_bm_extent_pin_max(bm) || (!fill && !all_resident(bm, first, n)))
+		return read_around(bm, first, bytes, crc, off, buf, len);
 	void *mem;
 	int r = ruma_bm_extent_pin(bm, first, n, bytes, crc, &mem);
 	if (r)

@@ -319,7 +319,7 @@ static int read_all(ruma_db_txn *txn, const blob_state *s, uint64_t off, void *d
 			uint64_t in = off - at;
 			size_t part = (size_t)RUMA_MIN((uint64_t)len, e->bytes - in);
 			int r = ruma_bm_extent_read(txn->db->bm, e->first, e->pages, e->bytes, e->crc,
-						    in, dst, part);
+						    in, dst, part, db_txn_fills(txn));
 			if (r)
 				return r;
 			dst = (char *)dst + part;
@@ -1024,7 +1024,8 @@ static int read_current(ruma_db_blob *b, uint64_t off, char *buf, size_t len)
 	if (off < b->cur_done) {
 		size_t part = (size_t)RUMA_MIN((uint64_t)len, b->cur_done - off);
 		int r = ruma_bm_extent_read(b->txn->db->bm, b->cur_first, (b->cur_done + PG - 1) / PG,
-					    b->cur_done, b->cur_crc, off, buf, part);
+					    b->cur_done, b->cur_crc, off, buf, part,
+					    db_txn_fills(b->txn));
 		if (r)
 			return r;
 		buf += part;

@@ -433,7 +433,8 @@ static void txn_end(ruma_db_txn *txn)
 
 int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 {
-	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC | RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING)) ||
+	if (!db || !out || (flags & ~(RUMA_DB_RDONLY | RUMA_DB_ASYNC | RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING |
+			       RUMA_DB_NOFILL)) ||
 	    (flags & (RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING)) == (RUMA_DB_SNAPSHOT | RUMA_DB_LOCKING))
 		return -EINVAL;
 	if (db->flags & RUMA_DB_READONLY)

@@ -65,7 +65,7 @@ typedef struct db_txn_blobs {
 struct ruma_db_txn {
 	ruma_db *db;
 	ruma_txn *x;
-	unsigned flags;            /* RUMA_DB_RDONLY | RUMA_DB_ASYNC */
+	unsigned flags;            /* ruma_db_begin's flags */
 	bool live;                 /* begun and not yet ended */
 	uint64_t gen;              /* bumped when it ends: cursors check it */
 	uint64_t writes;           /* puts and dels so far: cursors refill on change */
@@ -76,6 +76,12 @@ struct ruma_db_txn {
 	db_txn_blobs blobs;
 	unsigned char buf[RUMA_BTREE_MAX_VALUE]; /* ruma_db_get's value */
 };
+
+/* Whether the transaction's BLOB reads fill the pool (not RUMA_DB_NOFILL). */
+static inline bool db_txn_fills(const struct ruma_db_txn *txn)
+{
+	return !(txn->flags & RUMA_DB_NOFILL);
+}
 
 struct ruma_db {
 	ruma_bm *bm;
