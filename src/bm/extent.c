@@ -823,10 +823,23 @@ static bool all_resident(ruma_bm *bm, ruma_pid first, uint64_t n)
 	return true;
 }
 
+/* How many bytes from extent byte `at` read_around may read straight into
+ * buf: whole pages that lie in [off, off + len) at a page-aligned address,
+ * up to EXT_WRITE_MAX pages (the kernel keeps the device busy with the
+ * pieces); 0 when none. */
+static size_t direct_span(uint64_t at, uint64_t bytes, uint64_t off, size_t len, const void *buf)
+{
+	uint64_t end = RUMA_MIN(bytes, off + len);
+	if (at < off || at >= end || ((uintptr_t)buf + (at - off)) % RUMA_BM_PAGE_SIZE)
+		return 0;
+	uint64_t whole = (end - at) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
+	return (size_t)RUMA_MIN(whole, (uint64_t)EXT_WRITE_MAX * RUMA_BM_PAGE_SIZE);
+}
+
 /* Read the whole extent from the file around the pool (its bytes never
- * change once written), check its CRC, and copy out [off, off + len).  A
- * chunk that lies whole and page-aligned in buf is read straight into it;
- * the others go through the thread's bounce buffer.  Memory whose mapping
+ * change once written), check its CRC, and copy out [off, off + len):
+ * whole pages that fall page-aligned into buf are read straight into it,
+ * the others through the thread's bounce buffer.  Memory whose mapping
  * stays (the caller's buffer, the bounce) costs no first touch per page,
  * which fresh pool pages do (docs/bench/machine.md). */
 static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc, uint64_t off,
@@ -837,15 +850,14 @@ static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc
 	char *bounce = r ? NULL : bounce_of(t);
 	if (!bounce)
 		return r ? r : -ENOMEM;
-	const size_t cap = (size_t)EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE;
 	uint32_t c = 0;
-	for (uint64_t at = 0; at < bytes && !r; at += cap) {
-		size_t part = (size_t)RUMA_MIN((uint64_t)cap, bytes - at);
-		size_t whole = (part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE * RUMA_BM_PAGE_SIZE;
-		char *mine = (char *)buf + (at - off);
-		bool direct = at >= off && at + part <= off + len && part == whole &&
-			      (uintptr_t)mine % RUMA_BM_PAGE_SIZE == 0;
-		char *into = direct ? mine : bounce;
+	for (uint64_t at = 0, part; at < bytes && !r; at += part) {
+		size_t direct = direct_span(at, bytes, off, len, buf);
+		part = direct ? direct
+			      : RUMA_MIN((uint64_t)EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE, bytes - at);
+		size_t whole = (size_t)(part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE *
+			       RUMA_BM_PAGE_SIZE;
+		char *into = direct ? (char *)buf + (at - off) : bounce;
 		r = ruma_os_pread_full(bm->fd, into, whole, (off_t)(first * RUMA_BM_PAGE_SIZE + at));
 		if (r) {
 			bm_say(&bm->cfg, "%s: reading extent %" PRIu64 " at byte %" PRIu64 ": %s",
@@ -854,7 +866,7 @@ static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc
 		}
 		atomic_fetch_add_explicit(&t->reads, whole / RUMA_BM_PAGE_SIZE,
 					  memory_order_relaxed);
-		c = ruma_crc32c(c, into, part);
+		c = ruma_crc32c(c, into, (size_t)part);
 		uint64_t lo = RUMA_MAX(at, off), hi = RUMA_MIN(at + part, off + len);
 		if (!direct && lo < hi)
 			memcpy((char *)buf + (lo - off), bounce + (lo - at), hi - lo);
