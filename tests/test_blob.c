@@ -221,6 +221,30 @@ static int read_range(ruma_db_txn *x, ruma_db_table *t, const char *key, uint32_
 	return TEST_PASS;
 }
 
+/* The pieces of a large read around the pool: one that fails gives the
+ * read its error (after the others came back); a short one is finished;
+ * a ring that fails to submit gives its error. */
+static int read_big_faults(ruma_db_txn *x, ruma_db_table *t, uint8_t *al, size_t n)
+{
+	ruma_val k = sv("big");
+	ruma_db_blob *b;
+	size_t got;
+	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
+	const ruma_sys sys[] = { RUMA_SYS_IO_URING_CQE, RUMA_SYS_IO_URING_CQE,
+				 RUMA_SYS_IO_URING_ENTER };
+	const int err[] = { EIO, 0, EIO }, want[] = { -EIO, 0, -EIO };
+	for (unsigned i = 0; i < 3; i++) {
+		memset(al, 0, n);
+		ruma_os_inject(sys[i], 3, err[i], false);
+		int r = ruma_db_blob_read(b, 0, al, n, &got);
+		ruma_os_inject_clear();
+		CHECK_EQ(r, want[i]);
+		CHECK(r || (got == n && is_pattern(al, 3, n, 0)));
+	}
+	CHECK_OK(ruma_db_blob_close(b));
+	return TEST_PASS;
+}
+
 /* Range reads in a RUMA_DB_NOFILL transaction: whole values into aligned
  * and unaligned buffers and parts of them, from a cold pool, leave the
  * pool as it was; without the flag the same read fills it. */
@@ -247,6 +271,7 @@ static int t_read_around(void)
 	CHECK_EQ(read_range(x, t, "big", 3, n - 70, al, 70), TEST_PASS);
 	CHECK_EQ(read_range(x, t, "small", 4, 0, al, 100000), TEST_PASS);
 	CHECK_EQ(read_range(x, t, "small", 4, 4095, al + 3, 50000), TEST_PASS);
+	CHECK_EQ(read_big_faults(x, t, al, n), TEST_PASS);
 	CHECK_OK(ruma_db_stat(db, &after));
 	printf("  resident pages: %llu before the reads around the pool, %llu after\n",
 	       (unsigned long long)before.pages_resident, (unsigned long long)after.pages_resident);

@@ -474,6 +474,12 @@ size_t bm_claim_dirty(ruma_bm *bm, ruma_pid *pids, size_t n);
 int bm_flush_pages(ruma_bm *bm);
 void bm_sort_pids(ruma_pid *pids, size_t n);
 int bm_thread_get(ruma_bm *bm, struct bm_thread **out);
+/* The thread's io_uring (t->ring, made on first use; idle between calls:
+ * each user reaps all it submitted): 0, or RUMA_EUNSUPP where io_uring is
+ * refused (said once).  bm_thread_ring_broken drops it after a failed
+ * submit (the kernel finishes or cancels what was in flight). */
+int bm_thread_ring(ruma_bm *bm, struct bm_thread *t);
+void bm_thread_ring_broken(struct bm_thread *t);
 /* Per-thread state for a thread of the manager's own (not in the table,
  * never bound to the calling thread); free with bm_thread_free. */
 struct bm_thread *bm_thread_new_private(ruma_bm *bm);

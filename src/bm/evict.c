@@ -203,7 +203,7 @@ int bm_thread_get(ruma_bm *bm, struct bm_thread **out)
  * of up to this many pages, per submission. */
 #define WRITE_RING_MAX 256u
 
-static int ring_ready(ruma_bm *bm, struct bm_thread *t)
+int bm_thread_ring(ruma_bm *bm, struct bm_thread *t)
 {
 	if (t->ring)
 		return 0;
@@ -228,9 +228,7 @@ static int write_one(ruma_bm *bm, ruma_pid pid, char *src)
 	return ruma_os_pwrite_full(bm->fd, src, RUMA_BM_PAGE_SIZE, (off_t)(pid * RUMA_BM_PAGE_SIZE));
 }
 
-/* The ring is in an unknown state after a failed submit: drop it (the
- * kernel finishes or cancels what was in flight) and rebuild on next use. */
-static void ring_broken(struct bm_thread *t)
+void bm_thread_ring_broken(struct bm_thread *t)
 {
 	ruma_os_uring_free(t->ring);
 	t->ring = NULL;
@@ -300,7 +298,7 @@ static int uring_chunk(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, c
 		}
 	}
 	if (r < 0) {
-		ring_broken(t);
+		bm_thread_ring_broken(t);
 		for (size_t i = 0; i < n; i++)
 			if (res[i] == 1)
 				res[i] = r;
@@ -357,7 +355,7 @@ static int write_images(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, 
 			size_t n, int *res)
 {
 	int first = 0;
-	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && ring_ready(bm, t) == 0;
+	bool uring = bm->cfg.write == RUMA_BM_WRITE_URING && n > 0 && bm_thread_ring(bm, t) == 0;
 	if (uring) {
 		for (size_t off = 0; off < n;) {
 			size_t chunk = RUMA_MIN(n - off, (size_t)WRITE_RING_MAX);
@@ -370,7 +368,7 @@ static int write_images(ruma_bm *bm, struct bm_thread *t, const ruma_pid *pids, 
 			}
 			uring_chunk(bm, t, pids + off, img ? img + off : NULL, chunk, res + off);
 			off += chunk;
-			if (off < n && !t->ring && ring_ready(bm, t) != 0) {
+			if (off < n && !t->ring && bm_thread_ring(bm, t) != 0) {
 				write_runs(bm, t, pids + off, img ? img + off : NULL, n - off, res + off);
 				break;
 			}

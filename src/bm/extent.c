@@ -73,6 +73,8 @@
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
 #define EXT_WRITE_MAX 4096u /* pages per write of whole aligned pages (16 MiB) */
 #define EXT_BOUNCE_PAGES 1024u /* a thread's bounce buffer: partial writes, reads around (4 MiB) */
+#define EXT_PIECE_PAGES 256u /* a read around the pool goes in pieces of 1 MiB ... */
+#define EXT_PIECES 16u      /* ... up to this many in flight on the thread's ring */
 #define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) may go back to the file system */
 #define EXT_KEEP_MIN 4096u  /* free pages always kept for reuse (16 MiB) */
 
@@ -836,10 +838,115 @@ static size_t direct_span(uint64_t at, uint64_t bytes, uint64_t off, size_t len,
 	return (size_t)RUMA_MIN(whole, (uint64_t)EXT_WRITE_MAX * RUMA_BM_PAGE_SIZE);
 }
 
+/* The pieces of one read on the thread's ring: piece k is bytes
+ * [k * PIECE, ...) of dst, read from file offset pos + k * PIECE. */
+struct pieces {
+	ruma_bm *bm;
+	struct io_uring *ring;
+	char *dst;
+	size_t n, count;    /* bytes (whole pages); pieces */
+	off_t pos;
+	size_t queued, done; /* pieces queued; pieces finished (in order) */
+	int res[EXT_PIECES]; /* per slot (piece % EXT_PIECES): 1 in flight, else its result */
+};
+
+static size_t piece_len(const struct pieces *p, size_t k)
+{
+	size_t piece = (size_t)EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE;
+	return RUMA_MIN(piece, p->n - k * piece);
+}
+
+/* Queue pieces while slots are free (err: none). */
+static void pieces_queue(struct pieces *p, int err)
+{
+	while (!err && p->queued < p->count && p->queued - p->done < EXT_PIECES) {
+		size_t k = p->queued, at = k * EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE;
+		if (ruma_os_uring_prep_read(p->ring, p->bm->fd, p->dst + at, (unsigned)piece_len(p, k),
+					    (uint64_t)p->pos + at, k))
+			return; /* the ring is full: the next submit makes room */
+		p->res[k % EXT_PIECES] = 1;
+		p->queued++;
+	}
+}
+
+/* Collect what completed: a short piece is finished with a plain read. */
+static void pieces_reap(struct pieces *p)
+{
+	uint64_t tag[EXT_PIECES];
+	int res[EXT_PIECES];
+	unsigned got = ruma_os_uring_reap(p->ring, tag, res, EXT_PIECES);
+	for (unsigned i = 0; i < got; i++) {
+		size_t k = (size_t)tag[i], len = piece_len(p, k);
+		int v = res[i] < 0 ? res[i] : 0;
+		if (res[i] >= 0 && (size_t)res[i] < len) {
+			size_t at = k * EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE + (size_t)res[i];
+			v = ruma_os_pread_full(p->bm->fd, p->dst + at, len - (size_t)res[i],
+					       p->pos + (off_t)at);
+		}
+		p->res[k % EXT_PIECES] = v;
+	}
+}
+
+/* Read n bytes (whole pages) at file offset pos into dst with up to
+ * EXT_PIECES pieces in flight, and go on with the CRC *c over each piece as
+ * soon as it and those before it arrived, so the checksum overlaps the
+ * device's work.  Every piece queued has come back when it returns: 0, the
+ * first error, or RUMA_EUNSUPP without a ring (nothing read). */
+static int read_pieces(ruma_bm *bm, struct bm_thread *t, char *dst, size_t n, off_t pos,
+		       uint32_t *c)
+{
+	int err = bm_thread_ring(bm, t);
+	if (err)
+		return err;
+	struct pieces p = { .bm = bm, .ring = t->ring, .dst = dst, .n = n, .pos = pos,
+			    .count = (n + (size_t)EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE - 1) /
+				     ((size_t)EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE) };
+	while (p.done < p.queued || (!err && p.done < p.count)) {
+		pieces_queue(&p, err);
+		if (p.done == p.queued)
+			return -EBUSY; /* nothing could be queued: an idle ring is never full */
+		int v = p.res[p.done % EXT_PIECES];
+		if (v != 1) {
+			if (!err && v)
+				err = v;
+			if (!err)
+				*c = ruma_crc32c(*c, dst + p.done * EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE,
+						 piece_len(&p, p.done));
+			p.done++;
+			continue;
+		}
+		int r = ruma_os_uring_submit_and_wait(p.ring, 1);
+		if (r < 0) {
+			bm_thread_ring_broken(t); /* what was in flight is finished or cancelled */
+			return err ? err : r;
+		}
+		pieces_reap(&p);
+	}
+	return err;
+}
+
+/* Read `whole` bytes at file offset pos into `into` and go on with the CRC
+ * *c over its first `part` bytes: in pieces on the ring when it is long
+ * enough to overlap the two, else with one read. */
+static int read_crc(ruma_bm *bm, struct bm_thread *t, char *into, size_t whole, size_t part,
+		    off_t pos, uint32_t *c)
+{
+	if (part == whole && whole >= 2 * (size_t)EXT_PIECE_PAGES * RUMA_BM_PAGE_SIZE) {
+		int r = read_pieces(bm, t, into, whole, pos, c);
+		if (r != RUMA_EUNSUPP)
+			return r;
+	}
+	int r = ruma_os_pread_full(bm->fd, into, whole, pos);
+	if (!r)
+		*c = ruma_crc32c(*c, into, part);
+	return r;
+}
+
 /* Read the whole extent from the file around the pool (its bytes never
  * change once written), check its CRC, and copy out [off, off + len):
- * whole pages that fall page-aligned into buf are read straight into it,
- * the others through the thread's bounce buffer.  Memory whose mapping
+ * whole pages that fall page-aligned into buf are read straight into it
+ * (in pieces on the ring, the CRC following them), the others through the
+ * thread's bounce buffer.  Memory whose mapping
  * stays (the caller's buffer, the bounce) costs no first touch per page,
  * which fresh pool pages do (docs/bench/machine.md). */
 static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc, uint64_t off,
@@ -858,7 +965,8 @@ static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc
 		size_t whole = (size_t)(part + RUMA_BM_PAGE_SIZE - 1) / RUMA_BM_PAGE_SIZE *
 			       RUMA_BM_PAGE_SIZE;
 		char *into = direct ? (char *)buf + (at - off) : bounce;
-		r = ruma_os_pread_full(bm->fd, into, whole, (off_t)(first * RUMA_BM_PAGE_SIZE + at));
+		r = read_crc(bm, t, into, whole, (size_t)part,
+			     (off_t)(first * RUMA_BM_PAGE_SIZE + at), &c);
 		if (r) {
 			bm_say(&bm->cfg, "%s: reading extent %" PRIu64 " at byte %" PRIu64 ": %s",
 			       bm->path, first, at, ruma_strerror(r));
@@ -866,7 +974,6 @@ static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc
 		}
 		atomic_fetch_add_explicit(&t->reads, whole / RUMA_BM_PAGE_SIZE,
 					  memory_order_relaxed);
-		c = ruma_crc32c(c, into, (size_t)part);
 		uint64_t lo = RUMA_MAX(at, off), hi = RUMA_MIN(at + part, off + len);
 		if (!direct && lo < hi)
 			memcpy((char *)buf + (lo - off), bounce + (lo - at), hi - lo);
