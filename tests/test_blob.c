@@ -79,9 +79,9 @@ static int expect(ruma_db_txn *x, ruma_db_table *t, const char *key, uint32_t se
 
 static bool in_pool(ruma_db *db, const void *p)
 {
-	/* the pool's pages sit below the latch words, far from the heap */
-	(void)db;
-	return ((uintptr_t)p & (RUMA_BM_PAGE_SIZE - 1)) == 0;
+	ruma_bm *bm = ruma_db_bm(db);
+	const char *base = ruma_bm_extent_addr(bm, 0), *c = p;
+	return c >= base && c < base + ruma_bm_high_water(bm) * RUMA_BM_PAGE_SIZE;
 }
 
 static const size_t sizes[] = { 0, 1, RUMA_DB_BLOB_THRESHOLD - 1, RUMA_DB_BLOB_THRESHOLD,
@@ -245,9 +245,10 @@ static int read_big_faults(ruma_db_txn *x, ruma_db_table *t, uint8_t *al, size_t
 	return TEST_PASS;
 }
 
-/* Range reads in a RUMA_DB_NOFILL transaction: whole values into aligned
- * and unaligned buffers and parts of them, from a cold pool, leave the
- * pool as it was; without the flag the same read fills it. */
+/* Range reads and gets in a RUMA_DB_NOFILL transaction: whole values into
+ * aligned and unaligned buffers and parts of them, from a cold pool, leave
+ * the pool as it was (a get copies); without the flag the same read fills
+ * it, and then a NOFILL get hands out the pool's pages. */
 static int t_read_around(void)
 {
 	ruma_db_options o = opts();
@@ -272,6 +273,9 @@ static int t_read_around(void)
 	CHECK_EQ(read_range(x, t, "small", 4, 0, al, 100000), TEST_PASS);
 	CHECK_EQ(read_range(x, t, "small", 4, 4095, al + 3, 50000), TEST_PASS);
 	CHECK_EQ(read_big_faults(x, t, al, n), TEST_PASS);
+	ruma_val ks = sv("small"), v;
+	CHECK_OK(ruma_db_get(x, t, &ks, &v)); /* a copy the transaction owns */
+	CHECK(v.len == 100000 && is_pattern(v.data, 4, v.len, 0) && !in_pool(db, v.data));
 	CHECK_OK(ruma_db_stat(db, &after));
 	printf("  resident pages: %llu before the reads around the pool, %llu after\n",
 	       (unsigned long long)before.pages_resident, (unsigned long long)after.pages_resident);
@@ -282,8 +286,10 @@ static int t_read_around(void)
 	CHECK_OK(ruma_db_stat(db, &after));
 	CHECK(after.pages_resident >= before.pages_resident + 100000 / 4096);
 	CHECK_OK(ruma_db_commit(x));
-	/* resident now: a NOFILL read copies from the pool */
+	/* resident now: a NOFILL get hands out the pool's pages, a read copies them */
 	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
+	CHECK_OK(ruma_db_get(x, t, &ks, &v));
+	CHECK(v.len == 100000 && is_pattern(v.data, 4, v.len, 0) && in_pool(db, v.data));
 	ruma_os_inject(RUMA_SYS_PREAD, 1, EIO, false);
 	int r = read_range(x, t, "small", 4, 10, al, 90000);
 	ruma_os_inject_clear();

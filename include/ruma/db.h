@@ -185,8 +185,8 @@ RUMA_API ruma_bm *ruma_db_bm(ruma_db *db);
 			       default, named for clarity (see Isolation) */
 #define RUMA_DB_LOCKING 8u  /* read-write under strict two-phase locking on
 			       rows instead (see Isolation) */
-#define RUMA_DB_NOFILL 16u  /* ruma_db_blob_read does not fill the buffer
-			       pool (see ruma_db_blob_read) */
+#define RUMA_DB_NOFILL 16u  /* reads of large values do not fill the
+			       buffer pool (see ruma_db_blob_read) */
 
 /*
  * ruma_db_begin — start a transaction (flags RUMA_DB_RDONLY, RUMA_DB_ASYNC,
@@ -268,7 +268,8 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
  * store with a few large reads and checked against their CRC-32C first.
  * A BLOB of several extents (grown by appends) is handed back the same way
  * when its extents follow each other in the store, and otherwise copied
- * into memory the transaction owns.  One to be pinned must fit in half the
+ * into memory the transaction owns (so is a BLOB not all in the pool, in a
+ * RUMA_DB_NOFILL transaction).  One to be pinned must fit in half the
  * buffer pool (with the transaction's other pins), else -ENOMEM: read it
  * with ruma_db_blob_read.  RUMA_ECORRUPT when its bytes on disk do not
  * match their checksum.
@@ -362,7 +363,10 @@ RUMA_API int ruma_db_blob_append(ruma_db_blob *b, const void *data, size_t len);
  * buf is 4096-byte aligned, else through a buffer the thread keeps; the
  * pool is left as it was, so a value read once pushes nothing out of it,
  * and a value read again is read from the file again.  An extent larger
- * than half the pool is always read so.
+ * than half the pool is always read so.  ruma_db_get in such a transaction
+ * hands out the pool's pages of a BLOB only when they are all there;
+ * otherwise it reads the value around the pool into memory the
+ * transaction owns.
  */
 RUMA_API int ruma_db_blob_read(ruma_db_blob *b, uint64_t off, void *buf, size_t len,
 			       size_t *got);

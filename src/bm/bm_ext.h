@@ -388,6 +388,10 @@ void *ruma_bm_extent_addr(ruma_bm *bm, ruma_pid first);
  * for extents a crash left unnamed. */
 bool ruma_bm_extents_used(ruma_bm *bm);
 
+/* ruma_bm_extent_resident — whether every page of [first, first + n) is in
+ * the pool now (a hint: a page may come or go at once). */
+bool ruma_bm_extent_resident(ruma_bm *bm, ruma_pid first, uint64_t n);
+
 /* ruma_bm_extent_pin_max — the most pages one pin may hold (half the pool). */
 uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm);
 

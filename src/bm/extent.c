@@ -814,10 +814,10 @@ uint64_t ruma_bm_extent_pin_max(const ruma_bm *bm)
 	return RUMA_MAX(bm->phys_pages / 2, 1);
 }
 
-/* Whether every page of [first, first + n) is in the pool now: a hint (a
- * page may come or go at once), since the file holds the same bytes. */
-static bool all_resident(ruma_bm *bm, ruma_pid first, uint64_t n)
+bool ruma_bm_extent_resident(ruma_bm *bm, ruma_pid first, uint64_t n)
 {
+	if (first < bm->meta_pages || first + n > atomic_load(&bm->alloc_hw) || first + n < first)
+		return false; /* not an extent: the read that follows says so */
 	for (uint64_t i = 0; i < n; i++)
 		if (bm_st(atomic_load_explicit(&bm->state[first + i], memory_order_relaxed)) ==
 		    BM_EVICTED)
@@ -993,7 +993,7 @@ int ruma_bm_extent_read(ruma_bm *bm, ruma_pid first, uint64_t n, uint64_t bytes,
 	    bytes > n * RUMA_BM_PAGE_SIZE || first < bm->meta_pages ||
 	    first + n > atomic_load(&bm->alloc_hw) || first + n < first)
 		return -EINVAL;
-	if (n > ruma_bm_extent_pin_max(bm) || (!fill && !all_resident(bm, first, n)))
+	if (n > ruma_bm_extent_pin_max(bm) || (!fill && !ruma_bm_extent_resident(bm, first, n)))
 		return read_around(bm, first, bytes, crc, off, buf, len);
 	void *mem;
 	int r = ruma_bm_extent_pin(bm, first, n, bytes, crc, &mem);

@@ -342,8 +342,8 @@ static int copy_out(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 		b->copies = c;
 		b->capcopies = cap;
 	}
-	void *mem = malloc(s->size);
-	if (!mem)
+	void *mem; /* page aligned: a read around the pool goes straight into it */
+	if (posix_memalign(&mem, PG, s->size))
 		return -ENOMEM;
 	int r = read_all(txn, s, 0, mem, s->size);
 	if (r) {
@@ -370,6 +370,18 @@ static bool adjacent(ruma_db *db, const blob_state *s)
 	return pages <= ruma_bm_extent_pin_max(db->bm);
 }
 
+/* Whether a get may hand out the pool's pages of s: always when it fills
+ * the pool; under RUMA_DB_NOFILL only when they are all there already. */
+static bool pool_holds(ruma_db_txn *txn, const blob_state *s)
+{
+	if (db_txn_fills(txn))
+		return true;
+	for (unsigned i = 0; i < s->n; i++)
+		if (!ruma_bm_extent_resident(txn->db->bm, s->e[i].first, s->e[i].pages))
+			return false;
+	return true;
+}
+
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out)
 {
 	const uint8_t *b = stored;
@@ -389,7 +401,7 @@ int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out
 		*out = (ruma_val){ 0, (void *)stored };
 		return 0;
 	}
-	if (s.n > 1 && !adjacent(txn->db, &s))
+	if ((s.n > 1 && !adjacent(txn->db, &s)) || !pool_holds(txn, &s))
 		return copy_out(txn, &s, out);
 	void *addr = NULL, *a;
 	for (unsigned i = 0; i < s.n; i++) {
