@@ -223,7 +223,9 @@ static int read_range(ruma_db_txn *x, ruma_db_table *t, const char *key, uint32_
 
 /* The pieces of a large read around the pool: one that fails gives the
  * read its error (after the others came back); a short one is finished;
- * a ring that fails to submit gives its error. */
+ * a ring that fails to submit gives its error.  (An injection counts the
+ * calls of every thread: one another thread takes leaves this read whole,
+ * and the case is run again.) */
 static int read_big_faults(ruma_db_txn *x, ruma_db_table *t, uint8_t *al, size_t n)
 {
 	ruma_val k = sv("big");
@@ -231,13 +233,23 @@ static int read_big_faults(ruma_db_txn *x, ruma_db_table *t, uint8_t *al, size_t
 	size_t got;
 	CHECK_OK(ruma_db_blob_open(x, t, &k, &b));
 	const ruma_sys sys[] = { RUMA_SYS_IO_URING_CQE, RUMA_SYS_IO_URING_CQE,
-				 RUMA_SYS_IO_URING_ENTER };
-	const int err[] = { EIO, 0, EIO }, want[] = { -EIO, 0, -EIO };
-	for (unsigned i = 0; i < 3; i++) {
-		memset(al, 0, n);
-		ruma_os_inject(sys[i], 3, err[i], false);
-		int r = ruma_db_blob_read(b, 0, al, n, &got);
-		ruma_os_inject_clear();
+				 RUMA_SYS_IO_URING_ENTER, RUMA_SYS_PREAD };
+	const int err[] = { EIO, 0, EIO, EIO }, want[] = { -EIO, 0, -EIO, 0 };
+	ruma_bm_io_support io;
+	ruma_bm_probe_io(&io);
+	if (io.uring)
+		printf("  io_uring refused here (%s): the pieces are plain reads\n",
+		       ruma_strerror(io.uring));
+	for (unsigned i = io.uring ? 3 : 0; i < 4; i++) {
+		int r = 1;
+		/* another thread of the process may take the injection: again */
+		for (unsigned tries = 0; r != want[i] && tries < 20; tries++) {
+			memset(al, 0, n);
+			ruma_os_inject(sys[i], 2, err[i], false);
+			r = ruma_db_blob_read(b, 0, al, n, &got);
+			ruma_os_inject_clear();
+			CHECK(r == want[i] || (r == 0 && got == n));
+		}
 		CHECK_EQ(r, want[i]);
 		CHECK(r || (got == n && is_pattern(al, 3, n, 0)));
 	}
@@ -272,7 +284,6 @@ static int t_read_around(void)
 	CHECK_EQ(read_range(x, t, "big", 3, n - 70, al, 70), TEST_PASS);
 	CHECK_EQ(read_range(x, t, "small", 4, 0, al, 100000), TEST_PASS);
 	CHECK_EQ(read_range(x, t, "small", 4, 4095, al + 3, 50000), TEST_PASS);
-	CHECK_EQ(read_big_faults(x, t, al, n), TEST_PASS);
 	ruma_val ks = sv("small"), v;
 	CHECK_OK(ruma_db_get(x, t, &ks, &v)); /* a copy the transaction owns */
 	CHECK(v.len == 100000 && is_pattern(v.data, 4, v.len, 0) && !in_pool(db, v.data));
@@ -294,6 +305,13 @@ static int t_read_around(void)
 	int r = read_range(x, t, "small", 4, 10, al, 90000);
 	ruma_os_inject_clear();
 	CHECK_EQ(r, TEST_PASS);
+	CHECK_OK(ruma_db_commit(x));
+	/* opened for reading, no thread of the store reaps io_uring completions
+	 * but the reader, so an injection reaches the read it aims at */
+	o.flags |= RUMA_DB_READONLY;
+	CHECK_OK(db_reopen(&db, &o));
+	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
+	CHECK_EQ(read_big_faults(x, t, al, n), TEST_PASS);
 	CHECK_OK(ruma_db_commit(x));
 	free(al);
 	return db_test_end(db);
