@@ -1,7 +1,8 @@
 /*
  * test_blob_mt.c — BLOBs of db.h from several threads at once (run under
  * ThreadSanitizer too): threads put, overwrite, delete, append to and read
- * the same few keys, in read-write, snapshot and read-only transactions;
+ * the same few keys, in read-write, snapshot and read-only transactions
+ * (some reading around the pool: RUMA_DB_NOFILL);
  * every value read is one that was written whole (its seed in its first
  * bytes, its pattern after them), pointers stay valid until their
  * transaction ends, and the store check finds every extent accounted for.
@@ -113,7 +114,8 @@ static void *worker(void *arg)
 	}
 	for (unsigned i = 0; i < ROUNDS; i++) {
 		unsigned what = (i * 7 + id) % 5;
-		static const unsigned flags[] = { 0, RUMA_DB_SNAPSHOT, RUMA_DB_RDONLY, 0, RUMA_DB_RDONLY };
+		static const unsigned flags[] = { 0, RUMA_DB_SNAPSHOT, RUMA_DB_RDONLY, 0,
+						  RUMA_DB_RDONLY | RUMA_DB_NOFILL };
 		ruma_db_txn *x;
 		int r = ruma_db_begin(db, flags[what], &x);
 		if (r) {
