@@ -69,9 +69,10 @@ typedef struct ruma_blob_thread {
  *   del    remove object id: one committed transaction; RUMA_ENOTFOUND when
  *          there is none;
  *   settle make everything written so far durable and, with cold, leave no
- *          object in memory (ruma: the store closed and reopened; files:
- *          every file synced and dropped from the page cache); no thread
- *          handle may be open;
+ *          object in memory (ruma: the store closed and reopened, and
+ *          for BLOBs its keys read back; files: every file synced and
+ *          dropped from the page cache, its inode and directory entry
+ *          staying cached); no thread handle may be open;
  *   check  the store's own consistency check (NULL: none).
  */
 typedef struct ruma_blob_system {

@@ -88,6 +88,33 @@ int ruma_blob_db_settle(ruma_blob_db *s, char *err, size_t errlen)
 	return open_db(s, err, errlen);
 }
 
+/* Visit every key of the table (no value: a BLOB's bytes stay on disk). */
+static int walk_keys(ruma_db_txn *x, ruma_db_table *t)
+{
+	ruma_db_cursor *c;
+	int rc = ruma_db_cursor_open(x, t, &c);
+	if (rc)
+		return rc;
+	ruma_val k;
+	for (rc = ruma_db_cursor_first(c); !rc; rc = ruma_db_cursor_next(c))
+		if ((rc = ruma_db_cursor_get(c, &k, NULL)))
+			break;
+	ruma_db_cursor_close(c);
+	return rc == RUMA_ENOTFOUND ? 0 : rc;
+}
+
+int ruma_blob_db_load_index(ruma_blob_db *s, char *err, size_t errlen)
+{
+	ruma_db_txn *x;
+	int rc = ruma_db_begin(s->db, RUMA_DB_RDONLY, &x);
+	if (!rc) {
+		rc = walk_keys(x, s->table);
+		(void)ruma_db_abort(x);
+	}
+	return rc ? ruma_blob_open_fail(err, errlen, rc, "reading the keys: %s",
+					ruma_strerror(rc)) : 0;
+}
+
 int ruma_blob_db_check(ruma_blob_db *s, char *err, size_t errlen)
 {
 	s->last[0] = '\0';

@@ -31,6 +31,12 @@ int ruma_blob_db_close(ruma_blob_db *s, char *err, size_t errlen);
  * and open it again with an empty pool.  0 or a negative code with err. */
 int ruma_blob_db_settle(ruma_blob_db *s, char *err, size_t errlen);
 
+/* ruma_blob_db_load_index — read every key of the table once (the B-tree's
+ * pages into the pool, no BLOB's bytes): a cold read then finds its index
+ * in memory, as a file's read finds its directory entry and inode in the
+ * kernel's caches.  0 or a negative code with err. */
+int ruma_blob_db_load_index(ruma_blob_db *s, char *err, size_t errlen);
+
 /* ruma_blob_db_check — ruma_db_check; its failure's last message in err. */
 int ruma_blob_db_check(ruma_blob_db *s, char *err, size_t errlen);
 

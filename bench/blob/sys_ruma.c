@@ -251,10 +251,12 @@ static int b_del(ruma_blob_thread *th, uint64_t id)
 	return ruma_blob_db_end(th, txn, rc);
 }
 
+/* The store closed and reopened (its pool empty), then its B-tree read
+ * back: the objects are cold, their index is not (see rumadb.h). */
 static int b_settle(void *p, bool cold, char *err, size_t errlen)
 {
-	(void)cold; /* a reopened store's pool is empty either way */
-	return ruma_blob_db_settle(p, err, errlen);
+	int rc = ruma_blob_db_settle(p, err, errlen);
+	return rc || !cold ? rc : ruma_blob_db_load_index(p, err, errlen);
 }
 
 static int b_check(void *p, char *err, size_t errlen)
