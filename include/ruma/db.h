@@ -268,8 +268,11 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
  * store with a few large reads and checked against their CRC-32C first.
  * A BLOB of several extents (grown by appends) is handed back the same way
  * when its extents follow each other in the store, and otherwise copied
- * into memory the transaction owns (so is a BLOB not all in the pool, in a
- * RUMA_DB_NOFILL transaction).  One to be pinned must fit in half the
+ * into memory the transaction owns.  In a RUMA_DB_NOFILL transaction every
+ * BLOB is copied instead, into one buffer the transaction reuses: valid
+ * until the next call on this transaction or one of its cursors, as an
+ * inline value (so a scan holds one value at a time and pins nothing).
+ * One to be pinned must fit in half the
  * buffer pool (with the transaction's other pins), else -ENOMEM: read it
  * with ruma_db_blob_read.  RUMA_ECORRUPT when its bytes on disk do not
  * match their checksum.
@@ -363,10 +366,8 @@ RUMA_API int ruma_db_blob_append(ruma_db_blob *b, const void *data, size_t len);
  * buf is 4096-byte aligned, else through a buffer the thread keeps; the
  * pool is left as it was, so a value read once pushes nothing out of it,
  * and a value read again is read from the file again.  An extent larger
- * than half the pool is always read so.  ruma_db_get in such a transaction
- * hands out the pool's pages of a BLOB only when they are all there;
- * otherwise it reads the value around the pool into memory the
- * transaction owns.
+ * than half the pool is always read so, and so is a BLOB that ruma_db_get
+ * or a cursor copies in such a transaction.
  */
 RUMA_API int ruma_db_blob_read(ruma_db_blob *b, uint64_t off, void *buf, size_t len,
 			       size_t *got);
@@ -419,8 +420,9 @@ RUMA_API int ruma_db_cursor_prev(ruma_db_cursor *c);
 
 /* ruma_db_cursor_get — the current entry (key and/or val may be NULL);
  * both point into the cursor, valid until its next call; a BLOB value is
- * handed back as ruma_db_get does (valid until the transaction ends, same
- * errors).  -EINVAL when unpositioned. */
+ * handed back as ruma_db_get does (valid until the transaction ends, or
+ * under RUMA_DB_NOFILL until the next call; same errors).  -EINVAL when
+ * unpositioned. */
 RUMA_API int ruma_db_cursor_get(ruma_db_cursor *c, ruma_val *key, ruma_val *val);
 
 /* ruma_db_cursor_del — delete the current entry.  The cursor stays at its

@@ -56,6 +56,7 @@ _Static_assert(BLOB_ESC == DB_VALUE_MARKS && BLOB_TAG > BLOB_ESC, "db_value_out_
 #define BLOB_FIRST_TIER 16u    /* pages of a handle's first extent without a hint */
 #define BLOB_STAGE (256u * RUMA_BM_PAGE_SIZE) /* a handle's write buffer */
 #define PG RUMA_BM_PAGE_SIZE
+#define DB_SCRATCH_KEEP (16u << 20) /* a larger scratch buffer is freed as its transaction ends */
 
 _Static_assert(BLOB_MAX_EXTENTS >= 24, "a state holds enough tiers for RUMA_DB_MAX_VALUE");
 
@@ -193,6 +194,7 @@ void db_blobs_release(db_txn_blobs *b)
 	free(b->old.e);
 	free(b->pins.e);
 	free(b->copies);
+	free(b->scratch);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -342,8 +344,8 @@ static int copy_out(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 		b->copies = c;
 		b->capcopies = cap;
 	}
-	void *mem; /* page aligned: a read around the pool goes straight into it */
-	if (posix_memalign(&mem, PG, s->size))
+	void *mem = malloc(s->size);
+	if (!mem)
 		return -ENOMEM;
 	int r = read_all(txn, s, 0, mem, s->size);
 	if (r) {
@@ -370,16 +372,23 @@ static bool adjacent(ruma_db *db, const blob_state *s)
 	return pages <= ruma_bm_extent_pin_max(db->bm);
 }
 
-/* Whether a get may hand out the pool's pages of s: always when it fills
- * the pool; under RUMA_DB_NOFILL only when they are all there already. */
-static bool pool_holds(ruma_db_txn *txn, const blob_state *s)
+/* RUMA_DB_NOFILL: the value into the transaction's scratch buffer, read
+ * around the pool where its pages are missing; valid until the next call
+ * (the buffer is reused), so a scan's memory stays one value. */
+static int copy_scratch(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 {
-	if (db_txn_fills(txn))
-		return true;
-	for (unsigned i = 0; i < s->n; i++)
-		if (!ruma_bm_extent_resident(txn->db->bm, s->e[i].first, s->e[i].pages))
-			return false;
-	return true;
+	db_txn_blobs *b = &txn->blobs;
+	if (s->size > b->scratch_cap) {
+		void *mem; /* page aligned: a read around the pool goes straight into it */
+		if (posix_memalign(&mem, PG, s->size))
+			return -ENOMEM;
+		free(b->scratch);
+		b->scratch = mem;
+		b->scratch_cap = s->size;
+	}
+	int r = read_all(txn, s, 0, b->scratch, s->size);
+	*out = (ruma_val){ s->size, b->scratch };
+	return r;
 }
 
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out)
@@ -401,7 +410,9 @@ int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out
 		*out = (ruma_val){ 0, (void *)stored };
 		return 0;
 	}
-	if ((s.n > 1 && !adjacent(txn->db, &s)) || !pool_holds(txn, &s))
+	if (!db_txn_fills(txn))
+		return copy_scratch(txn, &s, out);
+	if (s.n > 1 && !adjacent(txn->db, &s))
 		return copy_out(txn, &s, out);
 	void *addr = NULL, *a;
 	for (unsigned i = 0; i < s.n; i++) {
@@ -538,6 +549,11 @@ void db_blobs_end(ruma_db_txn *txn, bool committed)
 	for (size_t i = 0; i < b->ncopies; i++)
 		free(b->copies[i]);
 	b->ncopies = 0;
+	if (b->scratch_cap > DB_SCRATCH_KEEP) { /* kept for the next transaction when small */
+		free(b->scratch);
+		b->scratch = NULL;
+		b->scratch_cap = 0;
+	}
 	if (committed && b->old.n)
 		defer_old(txn);
 	if (!committed)

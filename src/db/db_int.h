@@ -58,6 +58,8 @@ typedef struct db_txn_blobs {
 	db_ext_list alloc, old, pins;
 	void **copies;
 	size_t ncopies, capcopies;
+	void *scratch;             /* RUMA_DB_NOFILL's value copy (page aligned) */
+	size_t scratch_cap;
 	struct ruma_db_blob *handles;
 	bool wrote;                /* extents written: sync them before the commit */
 } db_txn_blobs;
