@@ -1,7 +1,8 @@
 /*
  * test_cli_db.c — `ruma db`: sub-commands (drop and copy too), exit
  * statuses, dump/load round trips that are byte-identical (ten tables),
- * and bad inputs (a truncated dump, a dump of another format, a file that
+ * values of every size (BLOBs larger than the pool among them), and bad
+ * inputs (a truncated dump, a dump of another format, a file that
  * is not a store, a store in use, a missing key, bad options).
  */
 #include "fixture.h"
@@ -51,6 +52,17 @@ static int sh(const char *fmt, ...)
 	va_end(ap);
 	int st = system(cmd);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Load the dump of the store into the copy (`ruma db` options opt), dump
+ * the copy: the two dumps are byte-identical and the copy is healthy. */
+static int reload(const char *opt)
+{
+	CHECK_EQ(sh("%s db load %s %s < %s 2>/dev/null", RUMA_BIN, copy, opt, dump), 0);
+	CHECK_EQ(sh("%s db dump %s %s > %s", RUMA_BIN, copy, opt, dump2), 0);
+	CHECK_EQ(sh("cmp -s %s %s", dump, dump2), 0);
+	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
+	return TEST_PASS;
 }
 
 static int t_commands(void)
@@ -116,10 +128,7 @@ static int t_dump_load(void)
 	CHECK_EQ(db(NULL, "stat", store, NULL), 1);
 	CHECK_OK(ruma_db_close(d));
 	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, store, dump), 0);
-	CHECK_EQ(sh("%s db load %s < %s", RUMA_BIN, copy, dump), 0);
-	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, copy, dump2), 0);
-	CHECK_EQ(sh("cmp -s %s %s", dump, dump2), 0);
-	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
+	CHECK_EQ(reload(""), TEST_PASS);
 	/* bad inputs: truncated, another format, empty, not a store */
 	CHECK_EQ(sh("head -n 100 %s | %s db load %s/t 2>/dev/null", dump, RUMA_BIN, dir), 1);
 	CHECK_EQ(sh("sed 1s/1/2/ %s | %s db load %s/f 2>/dev/null", dump, RUMA_BIN, dir), 1);
@@ -223,10 +232,7 @@ static int t_dump_load_tables(void)
 	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, store, dump), 0);
 	CHECK_EQ(sh("grep -c '^table ' %s | grep -qx 10", dump), 0);
 	CHECK_EQ(sh("grep -Fxc 'table t 3\\\\x' %s | grep -qx 1", dump), 0);
-	CHECK_EQ(sh("%s db load %s < %s 2>/dev/null", RUMA_BIN, copy, dump), 0);
-	CHECK_EQ(sh("%s db dump %s > %s", RUMA_BIN, copy, dump2), 0);
-	CHECK_EQ(sh("cmp -s %s %s", dump, dump2), 0);
-	CHECK_EQ(db(NULL, "check", copy, NULL), 0);
+	CHECK_EQ(reload(""), TEST_PASS);
 	/* two of the tables, named, in the order given */
 	CHECK_EQ(sh("%s db dump %s t7 't 3\\x' > %s", RUMA_BIN, copy, dump2), 0);
 	CHECK_EQ(sh("grep '^table ' %s | tr '\\n' , | grep -Fqx 'table t7,table t 3\\\\x,'",
@@ -235,7 +241,42 @@ static int t_dump_load_tables(void)
 	return TEST_PASS;
 }
 
+/* Values of every size round-trip: BLOBs beyond the inline limit, more
+ * of them than half the pool holds at once, and one larger than the pool;
+ * get and scan read them too (ruma db's reads copy around the pool). */
+static int t_dump_load_large(void)
+{
+	static const size_t sizes[] = { RUMA_DB_MAX_INLINE, RUMA_DB_MAX_INLINE + 1, 100000,
+					1u << 20, (5u << 20) + 3 };
+	ruma_db *d;
+	CHECK_OK(test_db_open(store, 4u << 20, &d));
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(ruma_db_begin(d, 0, &x));
+	CHECK_OK(ruma_db_table_open(x, "big", RUMA_DB_CREATE, &t));
+	unsigned char *vb = malloc(sizes[4]);
+	CHECK(vb != NULL);
+	for (uint32_t i = 0; i < 12; i++) {
+		size_t n = sizes[i < 8 ? i % 4 : 4 - i % 2];
+		for (size_t j = 0; j < n; j++)
+			vb[j] = (unsigned char)(j * 7 + i);
+		unsigned char kb[2] = { 'k', (unsigned char)('a' + i) };
+		ruma_val k = { sizeof(kb), kb }, v = { n, vb };
+		CHECK_OK(ruma_db_put(x, t, &k, &v, 0));
+	}
+	free(vb);
+	CHECK_OK(ruma_db_commit(x));
+	CHECK_OK(ruma_db_close(d));
+	CHECK_EQ(sh("%s db dump %s --pool 4M > %s", RUMA_BIN, store, dump), 0);
+	CHECK_EQ(reload("--pool 4M"), TEST_PASS);
+	CHECK_EQ(sh("%s db get %s big 6b6b --hex --pool 4M | wc -c | grep -qx %zu", RUMA_BIN,
+		    copy, 2 * sizes[4] + 1), 0); /* key "kk": the largest */
+	CHECK_EQ(sh("%s db scan %s big --pool 4M | wc -l | grep -qx 12", RUMA_BIN, copy), 0);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "dump_load_large", t_dump_load_large },
 	{ "commands", t_commands },
 	{ "drop", t_drop },
 	{ "copy", t_copy },

@@ -205,7 +205,9 @@ static int open_txn(const char *path, const db_cli *o, open_mode mode, const cha
 {
 	if (open_store(path, o, mode, db))
 		return 1;
-	int rc = ruma_db_begin(*db, mode == OPEN_READ ? RUMA_DB_RDONLY : 0, x);
+	/* reads pass around the pool: a one-shot tool gains nothing from filling
+	 * it, and a scan of large values then holds one at a time */
+	int rc = ruma_db_begin(*db, mode == OPEN_READ ? RUMA_DB_RDONLY | RUMA_DB_NOFILL : 0, x);
 	if (!rc && name) {
 		rc = ruma_db_table_open(*x, name, mode == OPEN_CREATE ? RUMA_DB_CREATE : 0, t);
 		if (rc == RUMA_ENOTFOUND)
@@ -312,18 +314,26 @@ static int sub_get(const db_cli *o, const char **pos, int npos)
 static int sub_put(const db_cli *o, const char **pos, int npos)
 {
 	(void)npos;
-	static unsigned char kb[RUMA_DB_MAX_KEY], vb[RUMA_DB_MAX_INLINE];
+	unsigned char kb[RUMA_DB_MAX_KEY];
+	unsigned char *vb = malloc(strlen(pos[3]) + 1); /* decoded, never longer */
 	ruma_val k, v;
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
+	if (!vb)
+		return fail("put", -ENOMEM);
 	if (parse_arg(o, "key", pos[2], kb, sizeof(kb), &k) ||
-	    parse_arg(o, "value", pos[3], vb, sizeof(vb), &v))
+	    parse_arg(o, "value", pos[3], vb, strlen(pos[3]) + 1, &v)) {
+		free(vb);
 		return 2;
-	if (open_txn(pos[0], o, o->create ? OPEN_CREATE : OPEN_WRITE, pos[1], &db, &x, &t))
-		return 1;
-	int rc = ruma_db_put(x, t, &k, &v, o->no_overwrite ? RUMA_DB_NOOVERWRITE : 0);
-	return finish(db, x, rc ? fail("put", rc) : 0);
+	}
+	int st = 1;
+	if (!open_txn(pos[0], o, o->create ? OPEN_CREATE : OPEN_WRITE, pos[1], &db, &x, &t)) {
+		int rc = ruma_db_put(x, t, &k, &v, o->no_overwrite ? RUMA_DB_NOOVERWRITE : 0);
+		st = finish(db, x, rc ? fail("put", rc) : 0);
+	}
+	free(vb);
+	return st;
 }
 
 static int sub_del(const db_cli *o, const char **pos, int npos)
@@ -524,7 +534,7 @@ typedef struct loader {
 	ruma_db_table *t;
 	bool no_overwrite;
 	uint64_t line, in_table, pending, total;
-	unsigned char kb[RUMA_DB_MAX_KEY], vb[RUMA_DB_MAX_INLINE];
+	unsigned char kb[RUMA_DB_MAX_KEY];
 } loader;
 
 static int load_bad(const loader *l, const char *what)
@@ -554,15 +564,17 @@ static int load_entry(loader *l, char *line)
 	if (!sp)
 		return load_bad(l, "not '<hex key> <hex value>'");
 	*sp = '\0';
-	const char *vs = sp + 1;
+	char *vs = sp + 1; /* the value is decoded in place (never longer) */
 	int rc = parse_hex(line, strlen(line), l->kb, sizeof(l->kb), &k.len);
 	if (!rc)
 		rc = !strcmp(vs, "-") ? (v.len = 0, 0) :
-				       parse_hex(vs, strlen(vs), l->vb, sizeof(l->vb), &v.len);
+				       parse_hex(vs, strlen(vs), (unsigned char *)vs,
+						 RUMA_DB_MAX_VALUE, &v.len);
 	if (rc || !k.len)
-		return load_bad(l, "bad hex key or value");
+		return load_bad(l, rc == RUMA_ETOOBIG ? "a value beyond RUMA_DB_MAX_VALUE"
+						      : "bad hex key or value");
 	k.data = l->kb;
-	v.data = l->vb;
+	v.data = vs;
 	if ((rc = ruma_db_put(l->x, l->t, &k, &v, l->no_overwrite ? RUMA_DB_NOOVERWRITE : 0)))
 		return rc;
 	l->in_table++;
