@@ -187,6 +187,69 @@ static int t_write_around(void)
 	return db_test_end(db);
 }
 
+/* A threshold set at open: a value just above it is a BLOB; a threshold
+ * outside its range is refused. */
+static int t_threshold(void)
+{
+	CHECK(!dirs());
+	ruma_db_options o = opts();
+	ruma_db *db;
+	o.blob_threshold = RUMA_DB_BLOB_THRESHOLD_MIN - 1;
+	CHECK_EQ(ruma_db_open(path, &o, &db), -EINVAL);
+	o.blob_threshold = RUMA_DB_MAX_INLINE + 1;
+	CHECK_EQ(ruma_db_open(path, &o, &db), -EINVAL);
+	o.blob_threshold = 100;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	ruma_db_txn *x;
+	ruma_db_table *t;
+	CHECK_OK(db_begin_table(db, 0, "b", RUMA_DB_CREATE, &x, &t));
+	CHECK_OK(put_pattern(x, t, "a", 1, 100));
+	CHECK_OK(put_pattern(x, t, "b", 2, 101));
+	ruma_val ka = sv("a"), kb = sv("b"), va, vb;
+	CHECK_OK(ruma_db_get(x, t, &ka, &va));
+	CHECK_OK(ruma_db_get(x, t, &kb, &vb));
+	CHECK(!in_pool(db, va.data));
+	CHECK(in_pool(db, vb.data));
+	CHECK(is_pattern(vb.data, 2, 101, 0));
+	CHECK_OK(ruma_db_commit(x));
+	return db_test_end(db);
+}
+
+/* Range reads of a handle at every offset class against the pattern. */
+static int check_ranges(ruma_db_blob *b, uint32_t seed, uint64_t size)
+{
+	uint64_t offs[] = { 0, 1, 4095, 4096, 4097, 65535, 65536, 65537, size / 2,
+			    size > 1 ? size - 1 : 0, size, size + 5 };
+	static uint8_t buf[70000];
+	for (unsigned i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		size_t lens[] = { 1, 4096, 70000 };
+		for (unsigned j = 0; j < 3; j++) {
+			size_t got = 99;
+			CHECK_OK(ruma_db_blob_read(b, offs[i], buf, lens[j], &got));
+			uint64_t want = offs[i] >= size ? 0 : RUMA_MIN(lens[j], size - offs[i]);
+			CHECK_EQ(got, want);
+			CHECK(is_pattern(buf, seed, got, offs[i]));
+		}
+	}
+	return TEST_PASS;
+}
+
+/* Append `size` bytes of pattern seed in pieces of `step` (varying when 0). */
+static int append_pattern(ruma_db_blob *b, uint32_t seed, uint64_t from, uint64_t size,
+			  size_t step)
+{
+	uint8_t *p = pattern(seed, (size_t)(from + size));
+	CHECK(p);
+	for (uint64_t at = from, k = 0; at < from + size; k++) {
+		size_t n = step ? step : (size_t)(1 + (k * 7919) % 9000);
+		n = (size_t)RUMA_MIN((uint64_t)n, from + size - at);
+		CHECK_OK(ruma_db_blob_append(b, p + at, n));
+		at += n;
+	}
+	free(p);
+	return TEST_PASS;
+}
+
 /* A range read that fails reading around the pool gives -EIO and leaves
  * the handle usable. */
 static int read_around_fails(ruma_db_txn *x, ruma_db_table *t, const char *key)
@@ -310,6 +373,15 @@ static int t_read_around(void)
 	ruma_os_inject_clear();
 	CHECK_EQ(r, TEST_PASS);
 	CHECK_OK(ruma_db_commit(x));
+	/* a handle's own appends, read back around the pool before it closes */
+	CHECK_OK(db_begin_table(db, RUMA_DB_NOFILL, "b", 0, &x, &t));
+	ruma_val kn = sv("grown");
+	ruma_db_blob *b;
+	CHECK_OK(ruma_db_blob_create(x, t, &kn, 0, &b));
+	CHECK_EQ(append_pattern(b, 5, 0, (3u << 20) + 77, 100000), TEST_PASS);
+	CHECK_EQ(check_ranges(b, 5, (3u << 20) + 77), TEST_PASS);
+	CHECK_OK(ruma_db_blob_close(b));
+	CHECK_OK(ruma_db_commit(x));
 	/* opened for reading, no thread of the store reaps io_uring completions
 	 * but the reader, so an injection reaches the read it aims at */
 	o.flags |= RUMA_DB_READONLY;
@@ -319,69 +391,6 @@ static int t_read_around(void)
 	CHECK_OK(ruma_db_commit(x));
 	free(al);
 	return db_test_end(db);
-}
-
-/* A threshold set at open: a value just above it is a BLOB; a threshold
- * outside its range is refused. */
-static int t_threshold(void)
-{
-	CHECK(!dirs());
-	ruma_db_options o = opts();
-	ruma_db *db;
-	o.blob_threshold = RUMA_DB_BLOB_THRESHOLD_MIN - 1;
-	CHECK_EQ(ruma_db_open(path, &o, &db), -EINVAL);
-	o.blob_threshold = RUMA_DB_MAX_INLINE + 1;
-	CHECK_EQ(ruma_db_open(path, &o, &db), -EINVAL);
-	o.blob_threshold = 100;
-	CHECK_OK(ruma_db_open(path, &o, &db));
-	ruma_db_txn *x;
-	ruma_db_table *t;
-	CHECK_OK(db_begin_table(db, 0, "b", RUMA_DB_CREATE, &x, &t));
-	CHECK_OK(put_pattern(x, t, "a", 1, 100));
-	CHECK_OK(put_pattern(x, t, "b", 2, 101));
-	ruma_val ka = sv("a"), kb = sv("b"), va, vb;
-	CHECK_OK(ruma_db_get(x, t, &ka, &va));
-	CHECK_OK(ruma_db_get(x, t, &kb, &vb));
-	CHECK(!in_pool(db, va.data));
-	CHECK(in_pool(db, vb.data));
-	CHECK(is_pattern(vb.data, 2, 101, 0));
-	CHECK_OK(ruma_db_commit(x));
-	return db_test_end(db);
-}
-
-/* Range reads of a handle at every offset class against the pattern. */
-static int check_ranges(ruma_db_blob *b, uint32_t seed, uint64_t size)
-{
-	uint64_t offs[] = { 0, 1, 4095, 4096, 4097, 65535, 65536, 65537, size / 2,
-			    size > 1 ? size - 1 : 0, size, size + 5 };
-	static uint8_t buf[70000];
-	for (unsigned i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		size_t lens[] = { 1, 4096, 70000 };
-		for (unsigned j = 0; j < 3; j++) {
-			size_t got = 99;
-			CHECK_OK(ruma_db_blob_read(b, offs[i], buf, lens[j], &got));
-			uint64_t want = offs[i] >= size ? 0 : RUMA_MIN(lens[j], size - offs[i]);
-			CHECK_EQ(got, want);
-			CHECK(is_pattern(buf, seed, got, offs[i]));
-		}
-	}
-	return TEST_PASS;
-}
-
-/* Append `size` bytes of pattern seed in pieces of `step` (varying when 0). */
-static int append_pattern(ruma_db_blob *b, uint32_t seed, uint64_t from, uint64_t size,
-			  size_t step)
-{
-	uint8_t *p = pattern(seed, (size_t)(from + size));
-	CHECK(p);
-	for (uint64_t at = from, k = 0; at < from + size; k++) {
-		size_t n = step ? step : (size_t)(1 + (k * 7919) % 9000);
-		n = (size_t)RUMA_MIN((uint64_t)n, from + size - at);
-		CHECK_OK(ruma_db_blob_append(b, p + at, n));
-		at += n;
-	}
-	free(p);
-	return TEST_PASS;
 }
 
 /* Streaming: 1-byte appends, page-straddling ones, many appends making
