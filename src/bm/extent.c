@@ -946,9 +946,9 @@ static int read_crc(ruma_bm *bm, struct bm_thread *t, char *into, size_t whole, 
  * change once written), check its CRC, and copy out [off, off + len):
  * whole pages that fall page-aligned into buf are read straight into it
  * (in pieces on the ring, the CRC following them), the others through the
- * thread's bounce buffer.  Memory whose mapping
- * stays (the caller's buffer, the bounce) costs no first touch per page,
- * which fresh pool pages do (docs/bench/machine.md). */
+ * thread's bounce buffer.  Memory whose mapping stays (the caller's buffer,
+ * the bounce) costs no first touch per page, which fresh pool pages do
+ * (docs/bench/machine.md). */
 static int read_around(ruma_bm *bm, ruma_pid first, uint64_t bytes, uint32_t crc, uint64_t off,
 		       void *buf, size_t len)
 {
