@@ -24,6 +24,10 @@
  *                     when a split moves the changed row to a new page, so
  *                     a later snapshot's scan still checks the row
  *   rdonly_writes     writes in a read-only transaction are -EACCES
+ *   link_enomem       versions linked by the first reader that needs them:
+ *                     a link that runs out of memory makes that snapshot
+ *                     too old, later snapshots read right, and blocks of
+ *                     several commits are linked in commit order
  *   two_stores        a snapshot of one store keeps no versions of another's
  *   hermitage_2pl / hermitage_si  the anomalies of Hermitage (G0, G1a,
  *                     G1b, G1c, OTV, PMP, P4, G-single, G2-item) and a
@@ -33,6 +37,8 @@
  *                     table of docs/isolation.md states
  */
 #include "wal_util.h"
+
+#include "btree/mvcc.h"
 
 #include <ruma/txn.h>
 
@@ -596,6 +602,54 @@ static int t_too_old(void)
 	return TEST_PASS;
 }
 
+/* Versions are linked into their rows by the first reader that needs them:
+ * a link that runs out of memory makes the snapshots that needed the
+ * block too old (never a wrong answer), and the block is freed as usual. */
+static int t_link_enomem(void)
+{
+	ruma_bm *bm;
+	ruma_btree *t;
+	ruma_txn *w, *s, *s2;
+	struct collect c;
+	CHECK_OK(fresh_tree(&bm, &t));
+	CHECK_OK(put(NULL, t, 1, "a1"));
+	CHECK_OK(put(NULL, t, 2, "b1"));
+	CHECK_OK(put(NULL, t, 3, "c1"));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s));
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
+	CHECK_OK(put(w, t, 1, "a2"));
+	CHECK_OK(put(w, t, 2, "b2"));
+	CHECK_OK(put(w, t, 3, "c2"));
+	CHECK_OK(ruma_txn_commit(w));
+	ruma_txn_mvcc_stats st;
+	ruma_txn_mvcc_stat(&st);
+	CHECK_EQ(st.versions, 3u);
+	mv_fail_row_alloc(2); /* the second row of the block */
+	CHECK(reads(s, t, 3, NULL, RUMA_ESNAPTOOOLD));
+	mv_fail_row_alloc(0);
+	CHECK(reads(s, t, 1, NULL, RUMA_ESNAPTOOOLD));
+	CHECK_EQ(scan_all(s, t, false, &c), RUMA_ESNAPTOOOLD);
+	ruma_txn_mvcc_stat(&st);
+	CHECK(st.dropped > 0);
+	CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_RDONLY, &s2));
+	CHECK(reads(s2, t, 2, "b2", 0));
+	CHECK(scans(s2, t, false, "a2,b2,c2,"));
+	CHECK_OK(ruma_txn_commit(s));
+	/* linked in hand-off order: s2 sees its own start through two blocks */
+	for (unsigned i = 0; i < 2; i++) {
+		CHECK_OK(ruma_txn_begin(bm, RUMA_TXN_LOCKING, &w));
+		CHECK_OK(put(w, t, 2, i ? "b4" : "b3"));
+		CHECK_OK(ruma_txn_commit(w));
+	}
+	CHECK(reads(s2, t, 2, "b2", 0));
+	CHECK(scans(s2, t, true, "c2,b2,a2,"));
+	CHECK_OK(ruma_txn_commit(s2));
+	ruma_txn_mvcc_stat(&st);
+	CHECK_EQ(st.versions, 0u);
+	CHECK_OK(close_tree(bm, t));
+	return TEST_PASS;
+}
+
 /* ---- Hermitage: the anomaly tests of github.com/ept/hermitage ------------------
  *
  * Each case runs its interleaving twice: read-write transactions under
@@ -831,6 +885,7 @@ static const struct test_case cases[] = {
 	{ "two_stores", t_two_stores },
 	{ "model", t_model },
 	{ "too_old", t_too_old },
+	{ "link_enomem", t_link_enomem },
 	{ "hermitage_2pl", t_hermitage_2pl },
 	{ "hermitage_si", t_hermitage_si },
 };

@@ -18,7 +18,12 @@
  * copied here as one block tagged with its commit timestamp, and each of
  * its entries is linked into the chain of its row, newest first.  Rows are
  * found through a skip list ordered by (store, tree, key), so scans can
- * list the rows with versions in a key range.  Versions serve the
+ * list the rows with versions in a key range.  A hand-off only appends its
+ * block and raises the version filter's buckets of its rows; the first
+ * reader that needs the chains (a read whose bucket was raised after its
+ * snapshot began, or a snapshot scan) links every block handed off since,
+ * in hand-off order.  Most blocks are needed by no reader (a short
+ * snapshot beside a writer of other rows) and are freed never linked.  Versions serve the
  * snapshots of their own store only: blocks are freed oldest first, each
  * once no active snapshot of its store began before its commit (checked at
  * every snapshot end and every hand-off, in time proportional to what is
@@ -69,6 +74,7 @@ struct mv_block {
 	struct mv_block *next;
 	size_t cap; /* bytes of the allocation (block_alloc) */
 	bool removed; /* its transaction removed rows from the tree */
+	bool linked;  /* its versions are in their rows' chains (link_pending) */
 };
 
 /* One row with versions in the skip list: its `levels` level pointers,
@@ -126,6 +132,9 @@ static int vs_top = 1; /* levels [0, vs_top) may hold rows: searches start there
 /* Blocks in hand-off order, oldest first (nearly commit order: a row's
  * versions come in commit order, as its lock passes from one to the next). */
 static struct mv_block *vs_oldest, *vs_newest;
+/* The oldest block whose versions are not linked into their rows yet; it
+ * and every block after it are unlinked (NULL: all are linked). */
+static struct mv_block *vs_unlinked;
 /* vs_oldest's commit timestamp (UINT64_MAX: none), read without vs_mu. */
 static uint64_t vs_oldest_cts = UINT64_MAX;
 uint64_t mv_nver, mv_forced, mv_nremoved;
@@ -472,9 +481,20 @@ static size_t row_bytes(const struct mv_row *r)
 	return offsetof(struct mv_row, next) + r->levels * sizeof(r->next[0]) + r->klen;
 }
 
+/* Row allocations to go before one fails (mv_fail_row_alloc; 0: none). */
+static unsigned row_fail_in;
+
+void mv_fail_row_alloc(unsigned nth)
+{
+	__atomic_store_n(&row_fail_in, nth, __ATOMIC_RELAXED);
+}
+
 /* A row of `bytes` (MV_ROW_SMALL when they fit: a kept one, if any). */
 static struct mv_row *row_alloc(size_t bytes)
 {
+	if (RUMA_UNLIKELY(__atomic_load_n(&row_fail_in, __ATOMIC_RELAXED)) &&
+	    __atomic_sub_fetch(&row_fail_in, 1, __ATOMIC_RELAXED) == 0)
+		return NULL;
 	if (bytes > MV_ROW_SMALL)
 		return malloc(bytes);
 	size_t cap;
@@ -555,10 +575,11 @@ static void row_drop(struct mv_row *r, struct mv_garbage *g)
 
 /* ---- blocks ------------------------------------------------------------------------ */
 
-/* Unlink b's versions (b->n of them are linked), then b, into g. */
-static void block_unlink(struct mv_block *b, struct mv_garbage *g)
+/* Unlink the first n of b's versions from their rows (rows left without
+ * versions go into g); vs_mu held for writing. */
+static void vers_unlink(struct mv_block *b, size_t n, struct mv_garbage *g)
 {
-	for (size_t i = 0; i < b->n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct mv_ver *v = &b->vers[i];
 		struct mv_row *r = v->row;
 		if (v->newer)
@@ -570,6 +591,14 @@ static void block_unlink(struct mv_block *b, struct mv_garbage *g)
 		if (!r->newest)
 			row_drop(r, g);
 	}
+}
+
+/* Take b's versions out of the store (from their rows too, when linked),
+ * then b, into g; vs_mu held for writing. */
+static void block_unlink(struct mv_block *b, struct mv_garbage *g)
+{
+	if (b->linked)
+		vers_unlink(b, b->n, g);
 	__atomic_sub_fetch(&mv_nver, b->n, __ATOMIC_RELEASE);
 	vs_bytes -= b->size;
 	if (b->removed)
@@ -583,6 +612,8 @@ static struct mv_block *pop_oldest(void)
 {
 	struct mv_block *b = vs_oldest;
 	vs_oldest = b->next;
+	if (vs_unlinked == b)
+		vs_unlinked = b->next;
 	if (!vs_oldest)
 		vs_newest = NULL;
 	__atomic_store_n(&vs_oldest_cts, vs_oldest ? vs_oldest->cts : UINT64_MAX, __ATOMIC_SEQ_CST);
@@ -654,28 +685,47 @@ static void filter_raise(uint64_t h, uint64_t cts)
 }
 
 /* Link block b's entries into their rows (oldest entry first, so the
- * newest ends at the head).  On -ENOMEM b->n is cut to the entries linked. */
-static int block_link(struct mv_block *b)
+ * newest ends at the head); vs_mu held for writing.  -ENOMEM when a row
+ * could not be made: the entries linked so far are unlinked again. */
+static int block_link(struct mv_block *b, struct mv_garbage *g)
 {
 	for (size_t i = 0; i < b->n; i++) {
 		const struct undo *u = &b->u[i];
 		struct mv_row *r = row_get(b->bm, u->root, b->bytes + u->at, u->klen);
 		if (!r) {
-			b->n = i;
-			__atomic_add_fetch(&mv_nver, i, __ATOMIC_SEQ_CST);
+			vers_unlink(b, i, g);
 			return -ENOMEM;
 		}
 		struct mv_ver *v = &b->vers[i];
 		*v = (struct mv_ver){ b, u, r, r->newest, NULL };
-		filter_raise(mv_row_hash(b->bm, u->root, row_key(r), r->klen), b->cts);
 		if (r->newest)
 			r->newest->newer = v;
 		r->newest = v;
 	}
-	/* one count for the block: readers that see it see every version
-	 * linked (vs_mu) and every filter bucket raised before it */
-	__atomic_add_fetch(&mv_nver, b->n, __ATOMIC_SEQ_CST);
+	b->linked = true;
 	return 0;
+}
+
+/* Link every block handed off since the last reader needed the chains,
+ * in hand-off order; vs_mu held for writing.  A block that cannot be
+ * linked stays stored without versions, and the snapshots begun before it
+ * are too old from now on. */
+static void link_pending(struct mv_garbage *g)
+{
+	for (struct mv_block *b = vs_unlinked; b; b = b->next)
+		if (block_link(b, g))
+			force_locked(b->cts);
+	vs_unlinked = NULL;
+}
+
+/* Raise the filter bucket of each of b's rows to b's commit timestamp;
+ * vs_mu held for writing. */
+static void filter_raise_all(const struct mv_block *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const struct undo *u = &b->u[i];
+		filter_raise(mv_row_hash(b->bm, u->root, b->bytes + u->at, u->klen), b->cts);
+	}
 }
 
 /* The owner's undo is the store's now: empty it for readers that look
@@ -703,7 +753,7 @@ static struct mv_block *block_new(ruma_bm *bm, uint64_t cts, const struct undo *
 	memcpy(uc, u, undo);
 	memcpy(bc, bytes, nbytes);
 	size_t cap = b->cap;
-	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL, cap, false };
+	*b = (struct mv_block){ bm, cts, uc, n, bc, nbytes + undo, v, NULL, cap, false, false };
 	return b;
 }
 
@@ -723,25 +773,38 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 	if (removed) /* before its versions can be seen, and before it leaves the deleters */
 		__atomic_add_fetch(&mv_nremoved, 1, __ATOMIC_SEQ_CST);
 	vs_bytes += b->size;
-	int r = block_link(b);
-	detach(owner_mu, n);
-	if (r) {
-		force_locked(cts);
-		block_unlink(b, &g);
+	filter_raise_all(b);
+	/* one count for the block: readers that see it see every filter
+	 * bucket raised before it, and the block in the list (vs_mu) */
+	__atomic_add_fetch(&mv_nver, b->n, __ATOMIC_SEQ_CST);
+	if (vs_newest) {
+		vs_newest->next = b;
 	} else {
-		if (vs_newest) {
-			vs_newest->next = b;
-		} else {
-			vs_oldest = b;
-			__atomic_store_n(&vs_oldest_cts, b->cts, __ATOMIC_SEQ_CST);
-		}
-		vs_newest = b;
-		enforce_limit_locked(&g);
+		vs_oldest = b;
+		__atomic_store_n(&vs_oldest_cts, b->cts, __ATOMIC_SEQ_CST);
 	}
+	vs_newest = b;
+	if (!vs_unlinked)
+		vs_unlinked = b;
+	detach(owner_mu, n);
+	enforce_limit_locked(&g);
 	pthread_rwlock_unlock(&vs_mu);
 	garbage_free(&g);
 	collect();
-	return r;
+	return 0;
+}
+
+/* Take vs_mu to read the rows' chains: for reading when every stored block
+ * is linked, else for writing, after linking the rest (their garbage into
+ * g, for after the unlock). */
+static void vs_lock_chains(struct mv_garbage *g)
+{
+	vs_rdlock();
+	if (!vs_unlinked)
+		return;
+	pthread_rwlock_unlock(&vs_mu);
+	vs_wrlock();
+	link_pending(g);
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -751,7 +814,8 @@ int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struc
 static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t klen,
 			  uint64_t start_ts, struct mv_image *img)
 {
-	vs_rdlock();
+	struct mv_garbage g = { NULL, NULL };
+	vs_lock_chains(&g);
 	int rc = 0;
 	if (start_ts < mv_forced) {
 		rc = RUMA_ESNAPTOOOLD;
@@ -765,6 +829,7 @@ static int newer_versions(ruma_bm *bm, ruma_pid root, const void *key, size_t kl
 			}
 	}
 	pthread_rwlock_unlock(&vs_mu);
+	garbage_free(&g);
 	return rc;
 }
 
@@ -795,7 +860,8 @@ int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const voi
 	     size_t hilen, uint64_t start_ts, mv_row_fn fn, void *ctx)
 {
 	int rc = 0;
-	vs_rdlock();
+	struct mv_garbage g = { NULL, NULL };
+	vs_lock_chains(&g);
 	if (start_ts < mv_forced)
 		rc = RUMA_ESNAPTOOOLD;
 	struct mv_row *r = rc ? NULL : row_find(bm, root, lo ? lo : "", lo ? lolen : 0, NULL);
@@ -806,6 +872,7 @@ int mv_merge(ruma_bm *bm, ruma_pid root, const void *lo, size_t lolen, const voi
 			rc = fn(row_key(r), r->klen, r, ctx);
 	}
 	pthread_rwlock_unlock(&vs_mu);
+	garbage_free(&g);
 	return rc;
 }
 

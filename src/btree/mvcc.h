@@ -92,7 +92,7 @@ bool mv_needed(ruma_bm *bm, uint64_t commit_ts);
  * mv_handoff — copy a committing transaction's undo (the entries u[0, *n)
  * and their bytes, nbytes long) into one block as the versions of commit
  * timestamp cts on store bm.  The owner's count *n is set to 0 under
- * owner_mu once the versions are linked, so a reader that reaches the undo
+ * owner_mu once the block is stored, so a reader that reaches the undo
  * through the owner, and one that reaches it here, never both miss it (the
  * owner keeps its arrays for its next transaction).  Then collects what no
  * snapshot needs and drops the oldest versions beyond the memory bound
@@ -103,6 +103,10 @@ bool mv_needed(ruma_bm *bm, uint64_t commit_ts);
  */
 int mv_handoff(ruma_bm *bm, uint64_t cts, pthread_mutex_t *owner_mu, const struct undo *u,
 	       size_t *n, const uint8_t *bytes, size_t nbytes, bool removed);
+
+/* mv_fail_row_alloc — make the nth allocation of a version-store row from
+ * now on fail (a test of the store's out-of-memory path; 0: none fails). */
+void mv_fail_row_alloc(unsigned nth);
 
 /* The version count, the too-old bound and the stored blocks of
  * transactions that removed rows (mvcc.c), read inline by the fast paths
