@@ -581,14 +581,31 @@ static void start_cleaner(ruma_bm *bm)
 			"dirty pages themselves", ruma_strerror(r));
 }
 
+/* The set of unfinished transactions changes at every begin and commit,
+ * in sections of a few stores: a waiter spins a moment before it sleeps
+ * (glibc's adaptive mutex), since on two cores a sleep and its wake-up
+ * cost more than the section. */
+static void init_active_mu(pthread_mutex_t *mu)
+{
+	pthread_mutexattr_t a;
+	if (pthread_mutexattr_init(&a) == 0) {
+		(void)pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(mu, &a);
+		pthread_mutexattr_destroy(&a);
+		return;
+	}
+	pthread_mutex_init(mu, NULL);
+}
+
 /* A manager for c, storage not yet open; NULL when out of memory or
  * threads (*err says which). */
 static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 {
-	ruma_bm *bm = calloc(1, sizeof(*bm));
+	ruma_bm *bm = aligned_alloc(_Alignof(ruma_bm), sizeof(*bm)); /* its cache lines */
 	*err = -ENOMEM;
 	if (!bm)
 		return NULL;
+	memset(bm, 0, sizeof(*bm));
 	bm->cfg = *c;
 	strcpy(bm->path, c->path);
 	bm->cfg.path = bm->path;
@@ -604,7 +621,7 @@ static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 	pthread_cond_init(&bm->ext_sync_cv, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
-	pthread_mutex_init(&bm->active_mu, NULL);
+	init_active_mu(&bm->active_mu);
 	init_writer_preferring(&bm->writeback_lock);
 	bm->virt_pages = c->virt_bytes / RUMA_BM_PAGE_SIZE;
 	bm->phys_pages = c->phys_bytes / RUMA_BM_PAGE_SIZE;

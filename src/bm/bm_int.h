@@ -215,10 +215,13 @@ struct ruma_bm {
 	uint64_t ckpt_redo;        /* page 0: redo starts here (the last completed checkpoint) */
 	uint64_t ckpt_undo;        /* page 0: unfinished transactions start at or after this */
 	uint64_t meta_redo_lsn, meta_undo_lsn; /* page 0 as read at open */
-	pthread_mutex_t active_mu; /* transactions with log records and no COMMIT/END yet */
+	/* transactions with log records and no COMMIT/END yet: changed by
+	 * every begin and commit, so in a cache line of their own, apart from
+	 * the fields every log record reads */
+	_Alignas(64) pthread_mutex_t active_mu;
 	struct bm_active { uint64_t id, first; } *active;
 	size_t nactive, capactive;
-	_Atomic int wal_err;       /* first log error: no page may be written any more */
+	_Alignas(64) _Atomic int wal_err; /* first log error: no page may be written any more */
 	bool meta_wal;             /* page 0: the last session had a log */
 	uint64_t meta_next_lsn;    /* page 0: LSNs below this were used */
 	bool needs_recovery;

@@ -65,13 +65,56 @@
 
 /* A stripe's lock is a spin word (core/spin.h): its sections scan a short
  * array; the one lock taken inside one (a holder's mu, resolve_lock) is
- * never held by anyone waiting for a stripe. */
-struct lock_stripe {
-	ruma_spin mu;
-	struct { uint64_t h; ruma_txn *owner; } *e;
-	size_t n, cap;
-	uint64_t aborts; /* aborts that held a row of the stripe (snapshot reads) */
+ * never held by anyone waiting for a stripe.  A stripe is one cache line,
+ * its first STRIPE_INLINE entries in it: taking a row lock touches no
+ * other line (most stripes hold none or one lock at a time), and no
+ * stripe shares its line with another. */
+#define STRIPE_INLINE 2u
+struct lock_entry {
+	uint64_t h;
+	ruma_txn *owner;
 };
+struct lock_stripe {
+	_Alignas(64) ruma_spin mu;
+	uint32_t n;   /* entries: inl[], then more[] */
+	uint32_t cap; /* of more */
+	uint64_t aborts; /* aborts that held a row of the stripe (snapshot reads) */
+	struct lock_entry *more;
+	struct lock_entry inl[STRIPE_INLINE];
+};
+_Static_assert(sizeof(struct lock_stripe) == 64, "a stripe is one cache line");
+
+/* Entry i of a stripe (mu held). */
+static inline struct lock_entry *stripe_at(struct lock_stripe *s, uint32_t i)
+{
+	return i < STRIPE_INLINE ? &s->inl[i] : &s->more[i - STRIPE_INLINE];
+}
+
+/* Add an entry to a stripe (mu held): 0 or -ENOMEM. */
+static int stripe_add(struct lock_stripe *s, uint64_t h, ruma_txn *owner)
+{
+	uint32_t n = s->n;
+	if (n >= STRIPE_INLINE && n - STRIPE_INLINE == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 8;
+		struct lock_entry *m = realloc(s->more, (size_t)cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		s->more = m;
+		s->cap = cap;
+	}
+	*stripe_at(s, n) = (struct lock_entry){ h, owner };
+	__atomic_store_n(&s->n, n + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The entry of hash h in a stripe (mu held), or NULL. */
+static struct lock_entry *stripe_find(struct lock_stripe *s, uint64_t h)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (stripe_at(s, i)->h == h)
+			return stripe_at(s, i);
+	return NULL;
+}
 
 static struct lock_stripe stripes[LOCK_STRIPES];
 static pthread_once_t txn_once = PTHREAD_ONCE_INIT;
@@ -156,21 +199,11 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	if (grow((void **)&x->locks, &x->caplocks, x->nlocks + 1, sizeof(*x->locks)))
 		return -ENOMEM;
 	ruma_spin_lock(&s->mu);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->e[i].h == h) {
-			r = s->e[i].owner == x ? 1 : RUMA_ECONFLICT;
-			break;
-		}
-	if (r == 0) {
-		if (grow((void **)&s->e, &s->cap, s->n + 1, sizeof(*s->e)))
-			r = -ENOMEM;
-		else {
-			s->e[s->n].h = h;
-			s->e[s->n].owner = x;
-			__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELEASE);
-			x->locks[x->nlocks++] = h;
-		}
-	}
+	const struct lock_entry *e = stripe_find(s, h);
+	if (e)
+		r = e->owner == x ? 1 : RUMA_ECONFLICT;
+	else if (!(r = stripe_add(s, h, x)))
+		x->locks[x->nlocks++] = h;
 	ruma_spin_unlock(&s->mu);
 	return r == 1 ? 0 : r;
 }
@@ -186,9 +219,9 @@ static void unlock_all(ruma_txn *x, bool aborted)
 		ruma_spin_lock(&s->mu);
 		if (aborted)
 			__atomic_add_fetch(&s->aborts, 1, __ATOMIC_SEQ_CST);
-		for (size_t i = 0; i < s->n; i++)
-			if (s->e[i].h == h && s->e[i].owner == x) {
-				s->e[i] = s->e[s->n - 1];
+		for (uint32_t i = 0; i < s->n; i++)
+			if (stripe_at(s, i)->h == h && stripe_at(s, i)->owner == x) {
+				*stripe_at(s, i) = *stripe_at(s, s->n - 1);
 				__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELEASE);
 				break;
 			}
@@ -729,13 +762,9 @@ static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key
 	if (!__atomic_load_n(&s->n, __ATOMIC_ACQUIRE))
 		return;
 	ruma_spin_lock(&s->mu);
-	for (size_t i = 0; i < s->n; i++)
-		if (s->e[i].h == h) {
-			ruma_txn *o = s->e[i].owner;
-			if (o != x && running_at(o, x->start_ts))
-				apply_owner(o, t, key, klen, img);
-			break;
-		}
+	const struct lock_entry *e = stripe_find(s, h);
+	if (e && e->owner != x && running_at(e->owner, x->start_ts))
+		apply_owner(e->owner, t, key, klen, img);
 	ruma_spin_unlock(&s->mu);
 }
 
