@@ -23,18 +23,20 @@
  * reader that needs the chains (a read whose bucket was raised after its
  * snapshot began, or a snapshot scan) links every block handed off since,
  * in hand-off order.  Most blocks are needed by no reader (a short
- * snapshot beside a writer of other rows) and are freed never linked.  Versions serve the
- * snapshots of their own store only: blocks are freed oldest first, each
- * once no active snapshot of its store began before its commit (checked at
- * every snapshot end and every hand-off, in time proportional to what is
- * freed), so the store empties as soon as the snapshots that needed it
- * end.  Beyond the memory bound (process-wide) the oldest
- * blocks are dropped and `forced` rises to their timestamp: a snapshot
- * begun before it gets RUMA_ESNAPTOOOLD on its next read instead of a
- * wrong answer (Oracle's "snapshot too old").
+ * snapshot beside a writer of other rows) and are freed never linked.
  *
- * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks;
- * the registry takes no lock (a slot is claimed by CAS).  A holder of
+ * Versions serve the snapshots of their own store only: blocks are freed
+ * oldest first, each once no active snapshot of its store began before its
+ * commit (checked at every snapshot end and every hand-off, in time
+ * proportional to what is freed), so the store empties as soon as the
+ * snapshots that needed it end.  Beyond the memory bound (process-wide)
+ * the oldest blocks are dropped and `forced` rises to their timestamp: a
+ * snapshot begun before it gets RUMA_ESNAPTOOOLD on its next read instead
+ * of a wrong answer (Oracle's "snapshot too old").
+ *
+ * Locking: vs_mu (a reader-writer lock) guards the skip list and blocks
+ * (readers take it for writing while blocks wait to be linked); the
+ * registry takes no lock (a slot is claimed by CAS).  A holder of
  * vs_mu never blocks (memory it unlinks is freed after the unlock), so a
  * thread that finds it taken spins briefly before it sleeps.
  */
