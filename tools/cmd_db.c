@@ -315,7 +315,8 @@ static int sub_put(const db_cli *o, const char **pos, int npos)
 {
 	(void)npos;
 	unsigned char kb[RUMA_DB_MAX_KEY];
-	unsigned char *vb = malloc(strlen(pos[3]) + 1); /* decoded, never longer */
+	size_t vcap = strlen(pos[3]) + 1; /* decoded, never longer */
+	unsigned char *vb = malloc(vcap);
 	ruma_val k, v;
 	ruma_db *db;
 	ruma_db_txn *x;
@@ -323,7 +324,7 @@ static int sub_put(const db_cli *o, const char **pos, int npos)
 	if (!vb)
 		return fail("put", -ENOMEM);
 	if (parse_arg(o, "key", pos[2], kb, sizeof(kb), &k) ||
-	    parse_arg(o, "value", pos[3], vb, strlen(pos[3]) + 1, &v)) {
+	    parse_arg(o, "value", pos[3], vb, vcap, &v)) {
 		free(vb);
 		return 2;
 	}

@@ -107,6 +107,20 @@ static int stripe_add(struct lock_stripe *s, uint64_t h, ruma_txn *owner)
 	return 0;
 }
 
+/* Take owner's entry of hash h out of a stripe (mu held): the last entry
+ * takes its place. */
+static void stripe_remove(struct lock_stripe *s, uint64_t h, const ruma_txn *owner)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct lock_entry *e = stripe_at(s, i);
+		if (e->h == h && e->owner == owner) {
+			*e = *stripe_at(s, s->n - 1);
+			__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
 /* The entry of hash h in a stripe (mu held), or NULL. */
 static struct lock_entry *stripe_find(struct lock_stripe *s, uint64_t h)
 {
@@ -219,12 +233,7 @@ static void unlock_all(ruma_txn *x, bool aborted)
 		ruma_spin_lock(&s->mu);
 		if (aborted)
 			__atomic_add_fetch(&s->aborts, 1, __ATOMIC_SEQ_CST);
-		for (uint32_t i = 0; i < s->n; i++)
-			if (stripe_at(s, i)->h == h && stripe_at(s, i)->owner == x) {
-				*stripe_at(s, i) = *stripe_at(s, s->n - 1);
-				__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELEASE);
-				break;
-			}
+		stripe_remove(s, h, x);
 		ruma_spin_unlock(&s->mu);
 	}
 	x->nlocks = 0;
