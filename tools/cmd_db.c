@@ -528,14 +528,18 @@ static int sub_dump(const db_cli *o, const char **pos, int npos)
 	return finish(db, x, rc ? fail("dump", rc) : 0);
 }
 
-/* The state of a load: the open transaction and table, counts, the line. */
+/* The state of a load: the open transaction and table, or the bulk load
+ * of the table (ruma_db_load_*), counts, the line. */
 typedef struct loader {
 	ruma_db *db;
 	ruma_db_txn *x;
 	ruma_db_table *t;
+	ruma_db_loader *bulk;
+	bool in_table_now; /* between 'table' and 'end' */
 	bool no_overwrite;
 	uint64_t line, in_table, pending, total;
 	unsigned char kb[RUMA_DB_MAX_KEY];
+	char name[RUMA_DB_MAX_NAME + 1];
 } loader;
 
 static int load_bad(const loader *l, const char *what)
@@ -556,11 +560,36 @@ static int load_commit(loader *l, bool last)
 	return rc;
 }
 
+/* A table opened for puts in a fresh transaction (after a bulk load of it
+ * ended: an older snapshot may not write it). */
+static int load_by_puts(loader *l)
+{
+	int rc = load_commit(l, false);
+	return rc ? rc : ruma_db_table_open(l->x, l->name, RUMA_DB_CREATE, &l->t);
+}
+
+/* key -> val into the table: bulk while keys ascend, else by puts (a
+ * dump not in key order: what was bulk-loaded stays, the rest is put). */
+static int load_pair(loader *l, const ruma_val *k, const ruma_val *v)
+{
+	if (l->bulk) {
+		int rc = ruma_db_load_put(l->bulk, k, v);
+		if (rc != RUMA_EEXISTS)
+			return rc;
+		rc = ruma_db_load_end(l->bulk, NULL);
+		l->bulk = NULL;
+		if (rc || (rc = load_by_puts(l)))
+			return rc;
+	}
+	int rc = ruma_db_put(l->x, l->t, k, v, l->no_overwrite ? RUMA_DB_NOOVERWRITE : 0);
+	return rc ? rc : ++l->pending >= LOAD_BATCH ? load_commit(l, false) : 0;
+}
+
 static int load_entry(loader *l, char *line)
 {
 	char *sp = strchr(line, ' ');
 	ruma_val k, v;
-	if (!l->t)
+	if (!l->in_table_now)
 		return load_bad(l, "an entry before any 'table' line");
 	if (!sp)
 		return load_bad(l, "not '<hex key> <hex value>'");
@@ -576,11 +605,36 @@ static int load_entry(loader *l, char *line)
 						      : "bad hex key or value");
 	k.data = l->kb;
 	v.data = vs;
-	if ((rc = ruma_db_put(l->x, l->t, &k, &v, l->no_overwrite ? RUMA_DB_NOOVERWRITE : 0)))
+	if ((rc = load_pair(l, &k, &v)))
 		return rc;
 	l->in_table++;
 	l->total++;
-	return ++l->pending >= LOAD_BATCH ? load_commit(l, false) : 0;
+	return 0;
+}
+
+/* A 'table' line: an empty (or new) table is bulk-loaded, one with
+ * entries gets puts. */
+static int load_table_start(loader *l, const char *name)
+{
+	strcpy(l->name, name);
+	l->in_table = 0;
+	l->in_table_now = true;
+	int rc = ruma_db_load_begin(l->db, name, &l->bulk);
+	if (rc == -ENOTEMPTY)
+		return ruma_db_table_open(l->x, name, RUMA_DB_CREATE, &l->t);
+	return rc;
+}
+
+/* An 'end' line: a bulk load becomes the table, durably. */
+static int load_table_end(loader *l)
+{
+	l->in_table_now = false;
+	l->t = NULL;
+	if (!l->bulk)
+		return 0;
+	int rc = ruma_db_load_end(l->bulk, NULL);
+	l->bulk = NULL;
+	return rc;
 }
 
 /* One line of the dump; *done set by "end-dump". */
@@ -594,24 +648,22 @@ static int load_line(loader *l, char *line, bool *done)
 	if (!strncmp(line, "table ", 6)) {
 		unsigned char name[RUMA_DB_MAX_NAME + 1];
 		size_t len;
-		if (l->t)
+		if (l->in_table_now)
 			return load_bad(l, "'table' before the previous table's 'end'");
 		if (parse_escaped(line + 6, name, RUMA_DB_MAX_NAME, &len) || memchr(name, 0, len))
 			return load_bad(l, "bad table name");
 		name[len] = '\0';
-		l->in_table = 0;
-		return ruma_db_table_open(l->x, (char *)name, RUMA_DB_CREATE, &l->t);
+		return load_table_start(l, (char *)name);
 	}
 	if (!strncmp(line, "end ", 4)) {
 		uint64_t want;
-		if (!l->t || ruma_parse_u64(line + 4, &want) || want != l->in_table)
+		if (!l->in_table_now || ruma_parse_u64(line + 4, &want) || want != l->in_table)
 			return load_bad(l, "'end' without a table or with a wrong count");
-		l->t = NULL;
-		return 0;
+		return load_table_end(l);
 	}
 	if (!strcmp(line, "end-dump")) {
 		*done = true;
-		return l->t ? load_bad(l, "'end-dump' inside a table") : 0;
+		return l->in_table_now ? load_bad(l, "'end-dump' inside a table") : 0;
 	}
 	return load_entry(l, line);
 }
@@ -637,6 +689,10 @@ static int sub_load(const db_cli *o, const char **pos, int npos)
 					 : "empty input");
 	if (!rc)
 		rc = load_commit(&l, true);
+	if (l.bulk && rc == RUMA_EPARSE) /* what was loaded before the bad line stays */
+		(void)ruma_db_load_end(l.bulk, NULL);
+	else
+		ruma_db_load_abort(l.bulk);
 	if (rc && l.x)
 		ruma_db_abort(l.x);
 	int crc = ruma_db_close(l.db);

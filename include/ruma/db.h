@@ -384,6 +384,65 @@ RUMA_API uint64_t ruma_db_blob_size(const ruma_db_blob *b);
  */
 RUMA_API int ruma_db_blob_close(ruma_db_blob *b);
 
+/* ---- loading sorted entries ----------------------------------------------------------
+ *
+ * A bulk load fills an empty table from entries in ascending key order
+ * (a dump, a sorted export, an index built elsewhere) several times faster
+ * than puts: the table's B-tree is built bottom-up, its pages written once,
+ * straight to the store file, never through the buffer pool or the log
+ * (docs/db.md, "Loading sorted entries").  Example:
+ *
+ *     ruma_db_loader *ld;
+ *     int rc = ruma_db_load_begin(db, "users", &ld);
+ *     if (rc == 0) {
+ *             while (rc == 0 && next_sorted(&k, &v))
+ *                     rc = ruma_db_load_put(ld, &k, &v);
+ *             if (rc == 0)
+ *                     rc = ruma_db_load_end(ld, NULL);  // all of it, durably
+ *             else
+ *                     ruma_db_load_abort(ld);           // none of it
+ *     }
+ *
+ * All or nothing: nothing is visible until ruma_db_load_end, which makes
+ * the whole table visible at once, durable when it returns (with a log);
+ * a crash before that leaves the table empty (recovery frees the pages
+ * written).  Snapshots that began before the load ended get
+ * RUMA_ESNAPTOOOLD for every read of the table (its entries have no older
+ * versions); transactions begun afterwards see it like any other table.
+ * The table must stay empty while it loads: a write by a transaction
+ * makes ruma_db_load_end fail with -ENOTEMPTY (and the load is discarded).
+ * A loader is used by one thread at a time; a store with one open cannot
+ * be closed (-EBUSY), nor its tables dropped.  A store that was loaded
+ * into counts as one that held large values (its recovery walks the
+ * tables once to free what a crash left unnamed).
+ */
+typedef struct ruma_db_loader ruma_db_loader;
+
+/* ruma_db_load_begin — a load into the table `name`, created if missing,
+ * which must be empty (-ENOTEMPTY).  -EINVAL, -EACCES (read-only store),
+ * RUMA_ECONFLICT (the table is being dropped), -ENOMEM, table-open errors. */
+RUMA_API int ruma_db_load_begin(ruma_db *db, const char *name, ruma_db_loader **out);
+
+/* ruma_db_load_put — the next entry: key above every key put so far
+ * (RUMA_EEXISTS otherwise: the entry is refused, the load goes on), values
+ * of any size as ruma_db_put (a large one is written as a BLOB at once);
+ * -EINVAL and RUMA_ETOOBIG refuse the entry alone, as RUMA_EEXISTS.  Errors
+ * from the store (RUMA_EVIRTFULL, -ENOMEM, I/O) stick: every later call
+ * returns them, and ruma_db_load_end returns the error and discards the
+ * load. */
+RUMA_API int ruma_db_load_put(ruma_db_loader *ld, const ruma_val *key, const ruma_val *val);
+
+/* ruma_db_load_end — write the last pages and make the table hold the
+ * entries put (durable on return with a log); *entries (may be NULL) gets
+ * their number.  Frees ld whatever the result; on an error nothing of the
+ * load is in the table.  -ENOTEMPTY (the table was written meanwhile), the
+ * load's sticky error, the log's error. */
+RUMA_API int ruma_db_load_end(ruma_db_loader *ld, uint64_t *entries);
+
+/* ruma_db_load_abort — discard the load (its pages are freed); frees ld.
+ * NULL is accepted. */
+RUMA_API void ruma_db_load_abort(ruma_db_loader *ld);
+
 /* ---- cursors --------------------------------------------------------------------- */
 
 /*

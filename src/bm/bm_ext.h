@@ -363,6 +363,19 @@ int ruma_bm_extent_free(ruma_bm *bm, ruma_pid first, uint64_t n);
  * pin reads them from the file).  I/O errors (reported), -ENOMEM. */
 int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len);
 
+/* ruma_bm_pages_write — write n (at most 4096) whole pages from pages
+ * (page aligned, n * RUMA_BM_PAGE_SIZE bytes, the caller's data part of
+ * each filled) to [first, first + n) of an extent the caller allocated and
+ * nobody has read, as ordinary data pages: each is sealed in the buffer
+ * (trailer with pid, LSN 0 and CRC; page.c) and the run goes out in one
+ * write around the pool.  From then on the pages are the store's like any
+ * other (a fix reads them from the file, a change logs a full image first,
+ * ruma_bm_free frees one), and the next log write syncs the store before
+ * it (as for ruma_bm_extent_write), so a record that names them is never
+ * durable before they are.  A bulk loader's pages (src/btree/bulk.c).
+ * -EINVAL, -EACCES (read-only), I/O errors (reported), -ENOMEM. */
+int ruma_bm_pages_write(ruma_bm *bm, ruma_pid first, uint64_t n, void *pages);
+
 /* ruma_bm_extent_sync — make every extent write completed before the call
  * durable (group sync: one fdatasync of the store serves every thread
  * waiting meanwhile).  A failed sync is reported and sticks (every later

@@ -565,8 +565,10 @@ int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 		/* the extent's bytes are in the file, checked against their CRC
 		 * when read: no copy redo left of the pages' earlier lives (B-tree
 		 * pages freed before) may stand in for them or be written over them */
-		for (uint64_t p = first; !r && p < first + n; p++)
+		for (uint64_t p = first; !r && p < first + n; p++) {
 			bm_discard_resident(bm, p);
+			bm_written_set(bm, p, true); /* pages written around the pool */
+		}
 		return r;
 	}
 	if (op != BM_EXTENT_FREE)
@@ -642,6 +644,37 @@ int ruma_bm_extent_write(ruma_bm *bm, ruma_pid pid, const void *data, size_t len
 		len -= part;
 	}
 	return r;
+}
+
+int ruma_bm_pages_write(ruma_bm *bm, ruma_pid first, uint64_t n, void *pages)
+{
+	struct bm_thread *t;
+	if (!bm || !pages || n == 0 || n > EXT_WRITE_MAX || first < bm->meta_pages ||
+	    first + n > atomic_load(&bm->alloc_hw) || (uintptr_t)pages % RUMA_BM_PAGE_SIZE)
+		return -EINVAL;
+	if (bm->cfg.read_only)
+		return -EACCES;
+	int r = bm_thread_get(bm, &t);
+	if (r)
+		return r;
+	char *p = pages;
+	for (uint64_t i = 0; i < n; i++) {
+		char *pg = p + i * RUMA_BM_PAGE_SIZE;
+		bm_discard_resident(bm, first + i); /* a copy of an earlier life */
+		bm_page_set_lsn(pg, 0); /* never logged: its first change logs an image */
+		bm_page_seal(bm, first + i, pg);
+	}
+	r = ruma_os_pwrite_full(bm->fd, p, n * RUMA_BM_PAGE_SIZE, (off_t)(first * RUMA_BM_PAGE_SIZE));
+	if (r) {
+		bm_say(&bm->cfg, "%s: writing pages [%" PRIu64 ", +%" PRIu64 "): %s", bm->path, first,
+		       n, ruma_strerror(r));
+		return r;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		bm_written_set(bm, first + i, true); /* a fix reads it from the file */
+	atomic_fetch_add_explicit(&t->writes, n, memory_order_relaxed);
+	atomic_fetch_add(&bm->ext_written, 1);
+	return 0;
 }
 
 int ruma_bm_extent_sync(ruma_bm *bm)

@@ -15,6 +15,10 @@
 /* bt_txn_changes — how many changes x has made so far (its undo entries). */
 size_t bt_txn_changes(const ruma_txn *x);
 
+/* bt_txn_start_ts — the start timestamp of x's snapshot (src/btree/mvcc.h);
+ * UINT64_MAX for a transaction that reads none (RUMA_TXN_LOCKING). */
+uint64_t bt_txn_start_ts(const ruma_txn *x);
+
 /*
  * bt_txn_replaced — after a change of x made when bt_txn_changes was
  * `since`: 1 with the value it replaced or removed in *old (*len bytes,

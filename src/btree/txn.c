@@ -1443,6 +1443,11 @@ size_t bt_txn_changes(const ruma_txn *x)
 	return x ? x->nundo : 0;
 }
 
+uint64_t bt_txn_start_ts(const ruma_txn *x)
+{
+	return x->registered ? x->start_ts : UINT64_MAX;
+}
+
 int bt_txn_replaced(const ruma_txn *x, size_t since, const void **old, size_t *len)
 {
 	if (!x || x->nundo <= since)

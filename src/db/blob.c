@@ -146,7 +146,7 @@ static int state_read(ruma_db *db, const void *v, size_t len, blob_state *s)
 
 /* ---- lists ------------------------------------------------------------------------ */
 
-static int list_add(db_ext_list *l, uint64_t first, uint64_t pages)
+int db_ext_add(db_ext_list *l, uint64_t first, uint64_t pages)
 {
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 8;
@@ -208,7 +208,7 @@ static int extent_new(ruma_db_txn *txn, uint64_t pages, uint64_t *first)
 		db_report(txn->db, "db: the store is full: no run of %" PRIu64 " free pages", pages);
 	if (r)
 		return r;
-	r = list_add(&txn->blobs.alloc, *first, pages);
+	r = db_ext_add(&txn->blobs.alloc, *first, pages);
 	if (r)
 		(void)ruma_bm_extent_free(txn->db->bm, *first, pages);
 	return r;
@@ -284,6 +284,32 @@ int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const 
 	return put_stored(txn, t, key, buf, val->len + 1, flags);
 }
 
+int db_stored_form(ruma_db *db, const ruma_val *key, const ruma_val *val, uint8_t *out,
+		   size_t *len, db_ext_ref *ext)
+{
+	ext->pages = 0;
+	if (val->len > RUMA_DB_MAX_VALUE || key->len > RUMA_DB_MAX_KEY)
+		return RUMA_ETOOBIG;
+	bool esc = val->len && *(const uint8_t *)val->data >= BLOB_ESC;
+	if (fits_inline(db, key->len, val->len, esc)) {
+		out[0] = BLOB_ESC;
+		memcpy(out + esc, val->data, val->len);
+		*len = val->len + esc;
+		return 0;
+	}
+	blob_state s = { .size = val->len, .n = 1 };
+	uint64_t pages = (val->len + PG - 1) / PG, first;
+	int rc = ruma_bm_extent_alloc(db->bm, pages, &first);
+	if (rc == RUMA_EVIRTFULL)
+		db_report(db, "db: the store is full: no run of %" PRIu64 " free pages", pages);
+	if (rc)
+		return rc;
+	*ext = (db_ext_ref){ first, pages };
+	s.e[0] = (blob_ext){ first, (uint32_t)pages, ruma_crc32c(0, val->data, val->len), val->len };
+	*len = state_encode(&s, out);
+	return ruma_bm_extent_write(db->bm, first, val->data, val->len);
+}
+
 /* Pin a one-extent value (once per transaction and extent). */
 static int pin_one(ruma_db_txn *txn, const blob_ext *e, void **addr)
 {
@@ -302,7 +328,7 @@ static int pin_one(ruma_db_txn *txn, const blob_ext *e, void **addr)
 				   "ruma_db_blob_read", e->bytes);
 		return -ENOMEM;
 	}
-	int r = list_add(&txn->blobs.pins, e->first, e->pages);
+	int r = db_ext_add(&txn->blobs.pins, e->first, e->pages);
 	if (r)
 		return r;
 	r = ruma_bm_extent_pin(bm, e->first, e->pages, e->bytes, e->crc, addr);
@@ -452,7 +478,7 @@ int db_note_replaced(ruma_db_txn *txn, size_t since, const void *now, size_t now
 	for (unsigned i = 0; i < o.n; i++) {
 		if (state_names(&n, o.e[i].first))
 			continue; /* the new value keeps it (an append) */
-		int r = list_add(&txn->blobs.old, o.e[i].first, o.e[i].pages);
+		int r = db_ext_add(&txn->blobs.old, o.e[i].first, o.e[i].pages);
 		if (r)
 			return r;
 	}
@@ -476,11 +502,7 @@ int db_blobs_commit(ruma_db_txn *txn)
 	int r = handles_close(txn);
 	if (r || !txn->blobs.wrote)
 		return r;
-	pthread_mutex_lock(&db->blob_mu);
-	while (db->copying)
-		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
-	db->blob_commits++;
-	pthread_mutex_unlock(&db->blob_mu);
+	db_copy_hold(db);
 	/* the extents are synced by the log before the commit's record can
 	 * reach its file (bm: the log's before_write hook) */
 	return 0;
@@ -488,9 +510,21 @@ int db_blobs_commit(ruma_db_txn *txn)
 
 void db_blobs_committed(ruma_db_txn *txn)
 {
-	ruma_db *db = txn->db;
-	if (!txn->blobs.wrote)
-		return;
+	if (txn->blobs.wrote)
+		db_copy_release(txn->db);
+}
+
+void db_copy_hold(ruma_db *db)
+{
+	pthread_mutex_lock(&db->blob_mu);
+	while (db->copying)
+		pthread_cond_wait(&db->blob_cv, &db->blob_mu);
+	db->blob_commits++;
+	pthread_mutex_unlock(&db->blob_mu);
+}
+
+void db_copy_release(ruma_db *db)
+{
 	pthread_mutex_lock(&db->blob_mu);
 	db->blob_commits--;
 	pthread_cond_broadcast(&db->blob_cv);
@@ -627,7 +661,7 @@ int db_blobs_check(ruma_db *db, ruma_message_fn message, void *ctx, ruma_btree_s
 static void sweep_leak(void *ctx, ruma_pid first, uint64_t n)
 {
 	db_ext_list *l = ctx;
-	(void)list_add(l, first, n);
+	(void)db_ext_add(l, first, n);
 }
 
 /* The store check's lines during the sweep, held back: pages that only
@@ -690,7 +724,7 @@ struct table_scan {
 static int table_add(void *actx, ruma_pid first, uint64_t n)
 {
 	struct table_scan *s = actx;
-	s->rc = list_add(s->l, first, n);
+	s->rc = db_ext_add(s->l, first, n);
 	return s->rc;
 }
 

@@ -141,6 +141,8 @@ static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bo
 	int rc = db_table_state(c->txn, c->table);
 	if (!rc)
 		rc = db_fill(c->table->bt, &f, start, slen);
+	if (RUMA_UNLIKELY(db_loaded_after(c->txn, c->table))) /* a load installed meanwhile */
+		rc = RUMA_ESNAPTOOOLD, f.n = 0;
 	c->dir = dir;
 	c->n = f.n;
 	c->idx = 0;

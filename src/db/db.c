@@ -451,6 +451,7 @@ int ruma_db_begin(ruma_db *db, unsigned flags, ruma_db_txn **out)
 		return rc;
 	}
 	ruma_counter_add(&db->active, 1);
+	txn->start_ts = bt_txn_start_ts(txn->x);
 	/* the era this transaction began in (blob.c: old extents are freed
 	 * once every transaction of an era before their free has ended); 1
 	 * first, so that a reclaimer scanning in between waits for it.  A
@@ -717,6 +718,8 @@ int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_va
 		return rc ? rc : -EINVAL;
 	size_t len = 0;
 	rc = ruma_txn_lookup(txn->x, t->bt, key->data, key->len, txn->buf, sizeof(txn->buf), &len);
+	if (RUMA_UNLIKELY(db_loaded_after(txn, t))) /* a load installed meanwhile */
+		return RUMA_ESNAPTOOOLD;
 	return rc ? rc : db_value_out_fast(txn, txn->buf, len, val);
 }
 

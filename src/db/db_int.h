@@ -35,6 +35,10 @@ struct ruma_db_table {
 	struct ruma_db_txn *dropping;
 	struct ruma_db_table *drop_next; /* the dropping transaction's next table */
 	struct ruma_db_table *next;
+	/* the commit timestamp of a bulk load into it (load.c; UINT64_MAX
+	 * while one installs its tree, 0: none): older snapshots may not read
+	 * it, its entries having no versions */
+	_Atomic uint64_t loaded_ts;
 	char name[];
 };
 
@@ -48,6 +52,9 @@ typedef struct db_ext_list {
 	db_ext_ref *e;
 	size_t n, cap;
 } db_ext_list;
+
+/* db_ext_add — append [first, first + pages) to l (blob.c).  -ENOMEM. */
+int db_ext_add(db_ext_list *l, uint64_t first, uint64_t pages);
 
 /* What a transaction holds of BLOBs (blob.c): the extents it allocated
  * (freed if it aborts), the extents of the values it replaced or removed
@@ -71,6 +78,7 @@ struct ruma_db_txn {
 	bool live;                 /* begun and not yet ended */
 	uint64_t gen;              /* bumped when it ends: cursors check it */
 	uint64_t writes;           /* puts and dels so far: cursors refill on change */
+	uint64_t start_ts;         /* its snapshot's (UINT64_MAX: none; bt_txn_start_ts) */
 	struct ruma_db_table *drops; /* tables it drops at commit */
 	struct ruma_db_txn *next_free;
 	struct ruma_db_txn *next_all; /* every object of the store, freed at close */
@@ -198,6 +206,15 @@ int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const 
  * until txn ends).  RUMA_ECORRUPT for a malformed state, pin errors. */
 int db_value_out(ruma_db_txn *txn, const void *stored, size_t len, ruma_val *out);
 
+/* db_stored_form — the bytes key -> val is stored as in a leaf, into out
+ * (RUMA_BTREE_MAX_VALUE bytes), *len long: the value inline (escaped when
+ * its first byte is a mark), or the state of a BLOB written now to a new
+ * extent, *ext (pages 0: none), which the caller frees if no leaf comes to
+ * name it (also when this fails after allocating it).  A bulk load's
+ * values (load.c).  RUMA_ETOOBIG, the extent's allocation and write errors. */
+int db_stored_form(ruma_db *db, const ruma_val *key, const ruma_val *val, uint8_t *out,
+		   size_t *len, db_ext_ref *ext);
+
 /* The first byte from which a stored value is escaped (0xFE) or a BLOB
  * state (0xFF): below it, the stored bytes are the value (blob.c). */
 #define DB_VALUE_MARKS 0xFEu
@@ -247,6 +264,12 @@ void db_blobs_copy_end(ruma_db *db);
 /* db_blobs_committed — after the commit that db_blobs_commit let through. */
 void db_blobs_committed(ruma_db_txn *txn);
 
+/* db_copy_hold / _release — around a record that names pages written
+ * around the pool (a BLOB commit, a bulk load's install), until it is
+ * durable: a hot backup (ruma_db_copy) never runs meanwhile. */
+void db_copy_hold(ruma_db *db);
+void db_copy_release(ruma_db *db);
+
 /* db_blobs_reclaim — free the deferred extents no live transaction can
  * read any more (all: at close).  db_blobs_release frees txn's arrays. */
 void db_blobs_reclaim(ruma_db *db, bool all);
@@ -265,6 +288,14 @@ int db_table_blobs(ruma_db_txn *txn, ruma_db_table *t);
 
 /* ---- db.c ---- */
 
+/* db_loaded_after — was t bulk-loaded after txn's snapshot began (or is a
+ * load installing its tree)?  Then txn may not read t (RUMA_ESNAPTOOOLD):
+ * asked before a read and again after it (load.c, "Visibility"). */
+static inline bool db_loaded_after(const ruma_db_txn *txn, const ruma_db_table *t)
+{
+	return atomic_load_explicit(&t->loaded_ts, memory_order_acquire) > txn->start_ts;
+}
+
 /* db_table_state — may txn use t?  0; -EINVAL when t was dropped or txn
  * drops it; RUMA_ECONFLICT while another transaction drops it.  No lock:
  * dropping is read first (acquire), so a cleared one implies a cleared bt. */
@@ -273,6 +304,8 @@ static inline int db_table_state(const ruma_db_txn *txn, const ruma_db_table *t)
 	const ruma_db_txn *d = __atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE);
 	if (d)
 		return d == txn ? -EINVAL : RUMA_ECONFLICT;
+	if (RUMA_UNLIKELY(db_loaded_after(txn, t)))
+		return RUMA_ESNAPTOOOLD;
 	return __atomic_load_n(&t->bt, __ATOMIC_ACQUIRE) ? 0 : -EINVAL;
 }
 
