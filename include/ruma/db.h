@@ -257,7 +257,9 @@ RUMA_API int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, v
 /* ---- point operations ----------------------------------------------------- */
 
 /*
- * ruma_db_get — the value of key in *val.  RUMA_ENOTFOUND if absent.
+ * ruma_db_get — the value of key in *val.  RUMA_ENOTFOUND if absent
+ * (on any error *val holds nothing to use: its len may have changed).
+ * RUMA_ESNAPTOOOLD in a snapshot older than a bulk load of t (below).
  * An inline value: val->data points into a buffer owned by the
  * transaction, valid until the next call on this transaction (or one of
  * its cursors) or its end.  A BLOB: val->data points to the whole value,

@@ -293,7 +293,8 @@ int db_stored_form(ruma_db *db, const ruma_val *key, const ruma_val *val, uint8_
 	bool esc = val->len && *(const uint8_t *)val->data >= BLOB_ESC;
 	if (fits_inline(db, key->len, val->len, esc)) {
 		out[0] = BLOB_ESC;
-		memcpy(out + esc, val->data, val->len);
+		if (val->len)
+			memcpy(out + esc, val->data, val->len);
 		*len = val->len + esc;
 		return 0;
 	}

@@ -138,9 +138,10 @@ static int refill(ruma_db_cursor *c, int dir, const void *start, size_t slen, bo
 	fill_ctx f = { .x = c->txn->x, .out = c->batch, .cap = fill_size(c->onward), .dir = dir,
 		       .has_skip = skip, .skip = start, .skiplen = slen,
 		       .has_hi = c->has_hi, .hi = c->hi, .hilen = c->hilen, .spot = &c->spot };
-	int rc = db_table_state(c->txn, c->table);
+	ruma_btree *bt;
+	int rc = db_table_readable(c->txn, c->table, &bt);
 	if (!rc)
-		rc = db_fill(c->table->bt, &f, start, slen);
+		rc = db_fill(bt, &f, start, slen);
 	if (RUMA_UNLIKELY(db_loaded_after(c->txn, c->table))) /* a load installed meanwhile */
 		rc = RUMA_ESNAPTOOOLD, f.n = 0;
 	c->dir = dir;

@@ -598,14 +598,19 @@ const char *ruma_db_table_name(const ruma_db_table *t)
 	return t ? t->name : NULL;
 }
 
-/* Whether t may be used in txn: a live transaction of its store, a table
- * not dropped; RUMA_ECONFLICT while another transaction drops it. */
-static int table_usable(ruma_db_txn *txn, ruma_db_table *t)
+/* Whether t may be read (write: written) in txn: a live transaction of
+ * its store, a table not dropped; RUMA_ECONFLICT while another
+ * transaction drops it; RUMA_ESNAPTOOOLD for a write to a table loaded
+ * after txn began.  *bt: the table's tree. */
+static int table_usable(ruma_db_txn *txn, ruma_db_table *t, bool write, ruma_btree **bt)
 {
 	int rc = db_txn_usable(txn);
 	if (rc || !t || t->db != txn->db)
 		return rc ? rc : -EINVAL;
-	if ((rc = db_table_state(txn, t)))
+	rc = db_table_readable(txn, t, bt);
+	if (!rc && write && RUMA_UNLIKELY(db_loaded_after(txn, t)))
+		return RUMA_ESNAPTOOOLD;
+	if (rc)
 		db_report(txn->db, "db: table %s %s", t->name,
 			  rc == -EINVAL ? "used after it was dropped"
 					: "is being dropped by another transaction");
@@ -653,7 +658,8 @@ static int drops_end(ruma_db_txn *txn, bool committed)
 
 int ruma_db_table_drop(ruma_db_txn *txn, ruma_db_table *t)
 {
-	int rc = table_usable(txn, t);
+	ruma_btree *bt;
+	int rc = table_usable(txn, t, false, &bt);
 	if (!rc)
 		rc = txn_writable(txn);
 	if (rc)
@@ -701,9 +707,10 @@ int ruma_db_table_list(ruma_db_txn *txn, bool (*fn)(const char *name, void *ctx)
 
 /* ---- point operations -------------------------------------------------------- */
 
-static int op_usable(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
+static int op_usable(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, bool write,
+		     ruma_btree **bt)
 {
-	int rc = table_usable(txn, t);
+	int rc = table_usable(txn, t, write, bt);
 	if (rc)
 		return rc;
 	if (!key || (!key->data && key->len))
@@ -713,14 +720,15 @@ static int op_usable(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 
 int ruma_db_get(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, ruma_val *val)
 {
-	int rc = op_usable(txn, t, key);
+	ruma_btree *bt;
+	int rc = op_usable(txn, t, key, false, &bt);
 	if (rc || !val)
 		return rc ? rc : -EINVAL;
-	size_t len = 0;
-	rc = ruma_txn_lookup(txn->x, t->bt, key->data, key->len, txn->buf, sizeof(txn->buf), &len);
-	if (RUMA_UNLIKELY(db_loaded_after(txn, t))) /* a load installed meanwhile */
+	/* the length straight into val: no stack slot for it */
+	rc = ruma_txn_lookup(txn->x, bt, key->data, key->len, txn->buf, sizeof(txn->buf), &val->len);
+	if (RUMA_UNLIKELY(db_loaded_after(txn, t))) /* a load installed before or meanwhile */
 		return RUMA_ESNAPTOOOLD;
-	return rc ? rc : db_value_out_fast(txn, txn->buf, len, val);
+	return rc ? rc : db_value_out_fast(txn, txn->buf, val->len, val);
 }
 
 static int put_append(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val)
@@ -737,7 +745,8 @@ static int put_append(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, c
 int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val,
 		unsigned flags)
 {
-	int rc = op_usable(txn, t, key);
+	ruma_btree *bt;
+	int rc = op_usable(txn, t, key, true, &bt);
 	if (rc || !val || (!val->data && val->len) ||
 	    (flags & ~(RUMA_DB_NOOVERWRITE | RUMA_DB_APPEND)))
 		return rc ? rc : -EINVAL;
@@ -748,8 +757,8 @@ int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const r
 		rc = put_append(txn, t, key, val);
 	else if (db_stored_as_is(txn->db, key, val) && !ruma_bm_extents_used(txn->db->bm))
 		rc = (flags & RUMA_DB_NOOVERWRITE)
-			     ? ruma_txn_insert(txn->x, t->bt, key->data, key->len, val->data, val->len)
-			     : ruma_txn_upsert(txn->x, t->bt, key->data, key->len, val->data, val->len);
+			     ? ruma_txn_insert(txn->x, bt, key->data, key->len, val->data, val->len)
+			     : ruma_txn_upsert(txn->x, bt, key->data, key->len, val->data, val->len);
 	else
 		rc = db_put_value(txn, t, key, val, flags);
 	if (rc == RUMA_EVIRTFULL && !__atomic_exchange_n(&txn->db->full_said, true, __ATOMIC_RELAXED))
@@ -761,34 +770,37 @@ int ruma_db_put(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const r
 
 int ruma_db_del(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 {
-	int rc = op_usable(txn, t, key);
+	ruma_btree *bt;
+	int rc = op_usable(txn, t, key, true, &bt);
 	if (rc)
 		return rc;
 	if ((rc = txn_writable(txn)))
 		return rc;
 	txn->writes++;
 	size_t since = bt_txn_changes(txn->x);
-	rc = ruma_txn_remove(txn->x, t->bt, key->data, key->len);
+	rc = ruma_txn_remove(txn->x, bt, key->data, key->len);
 	return rc ? rc : db_note_replaced(txn, since, NULL, 0);
 }
 
 int ruma_db_lock(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key)
 {
-	int rc = op_usable(txn, t, key);
+	ruma_btree *bt;
+	int rc = op_usable(txn, t, key, true, &bt);
 	if (!rc)
 		rc = txn_writable(txn);
-	return rc ? rc : ruma_txn_lock(txn->x, t->bt, key->data, key->len);
+	return rc ? rc : ruma_txn_lock(txn->x, bt, key->data, key->len);
 }
 
 /* ---- statistics and checking ------------------------------------------------- */
 
 int ruma_db_table_stat(ruma_db_txn *txn, ruma_db_table *t, ruma_db_table_stats *out)
 {
-	int rc = table_usable(txn, t);
+	ruma_btree *bt;
+	int rc = table_usable(txn, t, false, &bt);
 	if (rc || !out)
 		return rc ? rc : -EINVAL;
 	ruma_btree_stats s;
-	if ((rc = ruma_btree_get_stats(t->bt, &s)))
+	if ((rc = ruma_btree_get_stats(bt, &s)))
 		return rc;
 	*out = (ruma_db_table_stats){ .entries = s.entries,
 				     .pages = s.inner_nodes + s.leaf_nodes,

@@ -296,17 +296,30 @@ static inline bool db_loaded_after(const ruma_db_txn *txn, const ruma_db_table *
 	return atomic_load_explicit(&t->loaded_ts, memory_order_acquire) > txn->start_ts;
 }
 
-/* db_table_state — may txn use t?  0; -EINVAL when t was dropped or txn
- * drops it; RUMA_ECONFLICT while another transaction drops it.  No lock:
- * dropping is read first (acquire), so a cleared one implies a cleared bt. */
-static inline int db_table_state(const ruma_db_txn *txn, const ruma_db_table *t)
+/* db_table_readable — may txn read t?  0 with its tree in *bt; -EINVAL
+ * when t was dropped or txn drops it; RUMA_ECONFLICT while another
+ * transaction drops it.  No lock: dropping is read first (acquire), so a
+ * cleared one implies a cleared bt.  A read asks db_loaded_after after
+ * it, which is enough: a read that met a loaded tree then sees its mark. */
+static inline int db_table_readable(const ruma_db_txn *txn, const ruma_db_table *t,
+				    ruma_btree **bt)
 {
 	const ruma_db_txn *d = __atomic_load_n(&t->dropping, __ATOMIC_ACQUIRE);
 	if (d)
 		return d == txn ? -EINVAL : RUMA_ECONFLICT;
-	if (RUMA_UNLIKELY(db_loaded_after(txn, t)))
+	*bt = __atomic_load_n(&t->bt, __ATOMIC_ACQUIRE);
+	return *bt ? 0 : -EINVAL;
+}
+
+/* db_table_state — may txn write t?  db_table_readable's answer, and
+ * RUMA_ESNAPTOOOLD when t was bulk-loaded after txn's snapshot began. */
+static inline int db_table_state(const ruma_db_txn *txn, const ruma_db_table *t)
+{
+	ruma_btree *bt;
+	int rc = db_table_readable(txn, t, &bt);
+	if (!rc && RUMA_UNLIKELY(db_loaded_after(txn, t)))
 		return RUMA_ESNAPTOOOLD;
-	return __atomic_load_n(&t->bt, __ATOMIC_ACQUIRE) ? 0 : -EINVAL;
+	return rc;
 }
 
 #endif
