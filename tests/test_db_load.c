@@ -2,7 +2,8 @@
  * test_db_load.c — bulk loads (ruma_db_load_*, include/ruma/db.h): a load
  * of inline, escaped and BLOB values read back by get and cursors in both
  * directions, out of memory, before and after a reopen and after puts and
- * deletes over the loaded pages; misuse; an abort and a refused end free
+ * deletes over the loaded pages; keys up to the limit with long common
+ * prefixes (the largest fences); misuse; an abort and a refused end free
  * every page; older snapshots are refused, newer ones see the whole table;
  * an I/O error; kill -9 during a load and after one; a simulated power
  * loss at every sync of a load.
@@ -188,6 +189,73 @@ static int t_load(void)
 	CHECK_OK(ruma_db_check(db));
 	CHECK_OK(db_reopen(&db, &o));
 	CHECK_EQ(check_table(db, "big", n, true), TEST_PASS);
+	return db_test_end(db);
+}
+
+/* Keys of 1 to 256 bytes with long common prefixes and entries up to the
+ * leaf's limit: separators and fences of every length, inner nodes with
+ * the largest fences; read back in order, checked, reopened. */
+static void long_key(uint32_t i, uint8_t *k, size_t *klen)
+{
+	char num[16];
+	snprintf(num, sizeof(num), "%08u", i % 100000000u);
+	if (i < 1000) { /* 8 bytes */
+		memcpy(k, num, 8);
+		*klen = 8;
+		return;
+	}
+	/* a 240-byte common prefix, the number, then 0-8 bytes more: 248-256 */
+	memset(k, 'p', 240);
+	memcpy(k + 240, num, 8);
+	memset(k + 248, 'q', i % 9);
+	*klen = 248 + i % 9;
+}
+
+static int t_long_keys(void)
+{
+	static uint8_t vb[RUMA_DB_MAX_INLINE];
+	CHECK(!dirs());
+	ruma_db_options o = small_opts();
+	ruma_db *db;
+	CHECK_OK(ruma_db_open(path, &o, &db));
+	ruma_db_loader *ld;
+	CHECK_OK(ruma_db_load_begin(db, "t", &ld));
+	const uint32_t n = 6000;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t kb[RUMA_DB_MAX_KEY];
+		size_t klen;
+		long_key(i, kb, &klen);
+		size_t vlen = RUMA_DB_MAX_INLINE - klen - (i % 3) * 200;
+		memset(vb, (int)(i & 0x7f), vlen);
+		ruma_val k = { klen, kb }, v = { vlen, vb };
+		CHECK_OK(ruma_db_load_put(ld, &k, &v));
+	}
+	CHECK_OK(ruma_db_load_end(ld, NULL));
+	for (int pass = 0; pass < 2; pass++) {
+		CHECK_OK(ruma_db_check(db));
+		ruma_db_txn *x;
+		ruma_db_table *t;
+		ruma_db_cursor *c;
+		CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY, "t", 0, &x, &t));
+		CHECK_OK(ruma_db_cursor_open(x, t, &c));
+		uint32_t i = 0;
+		int rc;
+		for (rc = ruma_db_cursor_first(c); !rc; rc = ruma_db_cursor_next(c), i++) {
+			uint8_t kb[RUMA_DB_MAX_KEY];
+			size_t klen;
+			long_key(i, kb, &klen);
+			ruma_val k, v;
+			CHECK_OK(ruma_db_cursor_get(c, &k, &v));
+			CHECK(k.len == klen && !memcmp(k.data, kb, klen));
+			CHECK_EQ(v.len, RUMA_DB_MAX_INLINE - klen - (i % 3) * 200);
+			CHECK(v.len == 0 || ((const uint8_t *)v.data)[v.len - 1] == (uint8_t)(i & 0x7f));
+		}
+		CHECK_EQ(rc, RUMA_ENOTFOUND);
+		CHECK_EQ(i, n);
+		ruma_db_cursor_close(c);
+		CHECK_OK(ruma_db_commit(x));
+		CHECK_OK(db_reopen(&db, &o));
+	}
 	return db_test_end(db);
 }
 
@@ -483,6 +551,7 @@ static int t_powerloss(void)
 
 static const struct test_case cases[] = {
 	{ "load", t_load },
+	{ "long_keys", t_long_keys },
 	{ "misuse", t_misuse },
 	{ "abort_frees", t_abort_frees },
 	{ "snapshot", t_snapshot },
