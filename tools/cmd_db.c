@@ -535,12 +535,17 @@ typedef struct loader {
 	ruma_db_txn *x;
 	ruma_db_table *t;
 	ruma_db_loader *bulk;
-	bool in_table_now; /* between 'table' and 'end' */
 	bool no_overwrite;
 	uint64_t line, in_table, pending, total;
 	unsigned char kb[RUMA_DB_MAX_KEY];
 	char name[RUMA_DB_MAX_NAME + 1];
 } loader;
+
+/* Between a 'table' line and its 'end': the table is open one way or the other. */
+static bool load_in_table(const loader *l)
+{
+	return l->t || l->bulk;
+}
 
 static int load_bad(const loader *l, const char *what)
 {
@@ -589,7 +594,7 @@ static int load_entry(loader *l, char *line)
 {
 	char *sp = strchr(line, ' ');
 	ruma_val k, v;
-	if (!l->in_table_now)
+	if (!load_in_table(l))
 		return load_bad(l, "an entry before any 'table' line");
 	if (!sp)
 		return load_bad(l, "not '<hex key> <hex value>'");
@@ -618,7 +623,6 @@ static int load_table_start(loader *l, const char *name)
 {
 	strcpy(l->name, name);
 	l->in_table = 0;
-	l->in_table_now = true;
 	int rc = ruma_db_load_begin(l->db, name, &l->bulk);
 	if (rc == -ENOTEMPTY)
 		return ruma_db_table_open(l->x, name, RUMA_DB_CREATE, &l->t);
@@ -628,7 +632,6 @@ static int load_table_start(loader *l, const char *name)
 /* An 'end' line: a bulk load becomes the table, durably. */
 static int load_table_end(loader *l)
 {
-	l->in_table_now = false;
 	l->t = NULL;
 	if (!l->bulk)
 		return 0;
@@ -648,7 +651,7 @@ static int load_line(loader *l, char *line, bool *done)
 	if (!strncmp(line, "table ", 6)) {
 		unsigned char name[RUMA_DB_MAX_NAME + 1];
 		size_t len;
-		if (l->in_table_now)
+		if (load_in_table(l))
 			return load_bad(l, "'table' before the previous table's 'end'");
 		if (parse_escaped(line + 6, name, RUMA_DB_MAX_NAME, &len) || memchr(name, 0, len))
 			return load_bad(l, "bad table name");
@@ -657,13 +660,13 @@ static int load_line(loader *l, char *line, bool *done)
 	}
 	if (!strncmp(line, "end ", 4)) {
 		uint64_t want;
-		if (!l->in_table_now || ruma_parse_u64(line + 4, &want) || want != l->in_table)
+		if (!load_in_table(l) || ruma_parse_u64(line + 4, &want) || want != l->in_table)
 			return load_bad(l, "'end' without a table or with a wrong count");
 		return load_table_end(l);
 	}
 	if (!strcmp(line, "end-dump")) {
 		*done = true;
-		return l->in_table_now ? load_bad(l, "'end-dump' inside a table") : 0;
+		return load_in_table(l) ? load_bad(l, "'end-dump' inside a table") : 0;
 	}
 	return load_entry(l, line);
 }

@@ -191,14 +191,13 @@ static int level_get(bt_bulk *b, unsigned level, bulk_level **out)
 }
 
 /* Rebuild l's open node with fences (lower, upper; NULL: +infinity) into
- * dst; its first `count` entries. */
-static void node_final(bulk_level *l, unsigned level, unsigned count, const bulk_key *upper,
-		       node *dst)
+ * dst. */
+static void node_final(bulk_level *l, unsigned level, const bulk_key *upper, node *dst)
 {
 	node *o = open_node(l);
 	node_init(dst, level, l->lower.b, l->lower.len, upper ? upper->b : NULL,
 		  upper ? upper->len : 0);
-	node_append_range(dst, o, 0, count);
+	node_append_range(dst, o, 0, o->count);
 	node_update_hints(dst);
 }
 
@@ -211,26 +210,35 @@ static void level_reopen(bulk_level *l, unsigned level, const bulk_key *fence)
 
 static int push(bt_bulk *b, unsigned level, const bulk_key *sep, ruma_pid pid);
 
-/* Close the open node of inner level `level` with its pending child as
- * the right-most; `top`: it is the top node (built into b->top). */
-static int inner_close(bt_bulk *b, unsigned level, bool top)
+/* Close the open node of `level` with upper fence `fence` (NULL: +infinity,
+ * the end) and `upper` as its node.upper (an inner node's right-most
+ * child, a leaf's mark); `top`: it is the top node, built into b->top,
+ * else it is written and goes up to the next level. */
+static int level_close(bt_bulk *b, unsigned level, const bulk_key *fence, uint64_t upper,
+		       bool top)
 {
 	bulk_level *l = b->lv[level];
-	const bulk_key *fence = l->pending_inf ? NULL : &l->pending_sep;
 	node *dst = (node *)(void *)b->top;
 	ruma_pid pid = 0;
 	int r = top ? 0 : page_next(b, &pid, &dst);
 	if (r)
 		return r;
-	node_final(l, level, open_node(l)->count, fence, dst);
-	dst->upper = l->pending_pid;
+	node_final(l, level, fence, dst);
+	dst->upper = upper;
 	l->closed++;
-	l->has_pending = false;
 	if (top)
 		return 0;
 	if (fence)
 		level_reopen(l, level, fence);
 	return push(b, level + 1, fence, pid);
+}
+
+/* Close inner level `level`'s node with its pending child as the right-most. */
+static int inner_close(bt_bulk *b, unsigned level, bool top)
+{
+	bulk_level *l = b->lv[level];
+	l->has_pending = false;
+	return level_close(b, level, l->pending_inf ? NULL : &l->pending_sep, l->pending_pid, top);
 }
 
 /* Child pid with upper fence sep (NULL: +infinity) for inner level `level`. */
@@ -257,24 +265,11 @@ static int push(bt_bulk *b, unsigned level, const bulk_key *sep, ruma_pid pid)
 	return 0;
 }
 
-/* Close the open leaf with upper fence `fence` (NULL: +infinity, the end;
- * `top`: the only leaf, built into b->top). */
+/* Close the open leaf with upper fence `fence` (NULL: the end; `top`: the
+ * only leaf).  Mark 0: committed rows (bt_bulk_finish sets the visibility). */
 static int leaf_close(bt_bulk *b, const bulk_key *fence, bool top)
 {
-	bulk_level *l = b->lv[0];
-	node *dst = (node *)(void *)b->top;
-	ruma_pid pid = 0;
-	int r = top ? 0 : page_next(b, &pid, &dst);
-	if (r)
-		return r;
-	node_final(l, 0, open_node(l)->count, fence, dst);
-	dst->upper = 0; /* mark: committed rows (bt_bulk_finish sets the visibility) */
-	l->closed++;
-	if (top)
-		return 0;
-	if (fence)
-		level_reopen(l, 0, fence);
-	return push(b, 1, fence, pid);
+	return level_close(b, 0, fence, 0, top);
 }
 
 /* ---- the calls ------------------------------------------------------------------------ */

@@ -200,12 +200,19 @@ void db_blobs_release(db_txn_blobs *b)
 
 /* ---- writing one extent ------------------------------------------------------------- */
 
+/* A new extent of `pages` pages; a full store is said. */
+static int extent_alloc(ruma_db *db, uint64_t pages, uint64_t *first)
+{
+	int r = ruma_bm_extent_alloc(db->bm, pages, first);
+	if (r == RUMA_EVIRTFULL)
+		db_report(db, "db: the store is full: no run of %" PRIu64 " free pages", pages);
+	return r;
+}
+
 /* A new extent of `pages` pages for txn (freed if it aborts). */
 static int extent_new(ruma_db_txn *txn, uint64_t pages, uint64_t *first)
 {
-	int r = ruma_bm_extent_alloc(txn->db->bm, pages, first);
-	if (r == RUMA_EVIRTFULL)
-		db_report(txn->db, "db: the store is full: no run of %" PRIu64 " free pages", pages);
+	int r = extent_alloc(txn->db, pages, first);
 	if (r)
 		return r;
 	r = db_ext_add(&txn->blobs.alloc, *first, pages);
@@ -239,27 +246,6 @@ static int put_stored(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, c
 	return rc;
 }
 
-/* key -> a state naming one new extent with val's bytes. */
-static int put_blob(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const ruma_val *val,
-		    unsigned flags)
-{
-	blob_state s = { .size = val->len, .n = 1 };
-	uint64_t pages = (val->len + PG - 1) / PG, first;
-	int rc = extent_new(txn, pages, &first);
-	if (rc)
-		return rc;
-	rc = ruma_bm_extent_write(txn->db->bm, first, val->data, val->len);
-	txn->blobs.wrote = true;
-	s.e[0] = (blob_ext){ first, (uint32_t)pages, ruma_crc32c(0, val->data, val->len), val->len };
-	uint8_t enc[2 + BLOB_HDR + BLOB_EXT];
-	size_t len = state_encode(&s, enc);
-	if (!rc)
-		rc = put_stored(txn, t, key, enc, len, flags);
-	if (rc)
-		extent_drop(txn, first, pages);
-	return rc;
-}
-
 static bool fits_inline(const ruma_db *db, size_t klen, size_t vlen, bool escaped)
 {
 	size_t stored = vlen + (escaped ? 1u : 0u);
@@ -274,14 +260,25 @@ int db_put_value(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, const 
 	if (key->len > RUMA_DB_MAX_KEY)
 		return RUMA_ETOOBIG;
 	bool esc = val->len && *(const uint8_t *)val->data >= BLOB_ESC;
-	if (!fits_inline(txn->db, key->len, val->len, esc))
-		return put_blob(txn, t, key, val, flags);
-	if (!esc)
-		return put_stored(txn, t, key, val->data, val->len, flags);
-	uint8_t buf[RUMA_BTREE_MAX_VALUE + 1];
-	buf[0] = BLOB_ESC;
-	memcpy(buf + 1, val->data, val->len);
-	return put_stored(txn, t, key, buf, val->len + 1, flags);
+	if (!esc && fits_inline(txn->db, key->len, val->len, false))
+		return put_stored(txn, t, key, val->data, val->len, flags); /* as it is: no copy */
+	uint8_t buf[RUMA_BTREE_MAX_VALUE];
+	size_t len;
+	db_ext_ref e;
+	int rc = db_stored_form(txn->db, key, val, buf, &len, &e);
+	if (e.pages) { /* a BLOB: its extent is freed if txn aborts */
+		txn->blobs.wrote = true;
+		int kr = db_ext_add(&txn->blobs.alloc, e.first, e.pages);
+		if (kr) {
+			free_extents(txn->db, &e, 1);
+			return kr;
+		}
+	}
+	if (!rc)
+		rc = put_stored(txn, t, key, buf, len, flags);
+	if (rc && e.pages)
+		extent_drop(txn, e.first, e.pages);
+	return rc;
 }
 
 int db_stored_form(ruma_db *db, const ruma_val *key, const ruma_val *val, uint8_t *out,
@@ -300,9 +297,7 @@ int db_stored_form(ruma_db *db, const ruma_val *key, const ruma_val *val, uint8_
 	}
 	blob_state s = { .size = val->len, .n = 1 };
 	uint64_t pages = (val->len + PG - 1) / PG, first;
-	int rc = ruma_bm_extent_alloc(db->bm, pages, &first);
-	if (rc == RUMA_EVIRTFULL)
-		db_report(db, "db: the store is full: no run of %" PRIu64 " free pages", pages);
+	int rc = extent_alloc(db, pages, &first);
 	if (rc)
 		return rc;
 	*ext = (db_ext_ref){ first, pages };
@@ -811,7 +806,8 @@ static int handle_args(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, 
 		return -EINVAL;
 	if (key->len > RUMA_DB_MAX_KEY)
 		return RUMA_ETOOBIG;
-	return db_table_state(txn, t);
+	ruma_btree *bt;
+	return db_table_writable(txn, t, &bt);
 }
 
 int ruma_db_blob_create(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key,

@@ -31,7 +31,7 @@ struct ruma_db_table {
 	ruma_btree *bt;            /* NULL once dropped */
 	/* the transaction that drops it, until it ends; set and cleared under
 	 * db->mu, bt cleared before it (release), read without the lock
-	 * (db_table_state) */
+	 * (db_table_readable) */
 	struct ruma_db_txn *dropping;
 	struct ruma_db_table *drop_next; /* the dropping transaction's next table */
 	struct ruma_db_table *next;
@@ -311,12 +311,12 @@ static inline int db_table_readable(const ruma_db_txn *txn, const ruma_db_table 
 	return *bt ? 0 : -EINVAL;
 }
 
-/* db_table_state — may txn write t?  db_table_readable's answer, and
+/* db_table_writable — may txn write t?  db_table_readable's answer, and
  * RUMA_ESNAPTOOOLD when t was bulk-loaded after txn's snapshot began. */
-static inline int db_table_state(const ruma_db_txn *txn, const ruma_db_table *t)
+static inline int db_table_writable(const ruma_db_txn *txn, const ruma_db_table *t,
+				    ruma_btree **bt)
 {
-	ruma_btree *bt;
-	int rc = db_table_readable(txn, t, &bt);
+	int rc = db_table_readable(txn, t, bt);
 	if (!rc && RUMA_UNLIKELY(db_loaded_after(txn, t)))
 		return RUMA_ESNAPTOOOLD;
 	return rc;
