@@ -7,7 +7,8 @@
  * write / fdatasync failure makes flush fail and the log refuse further
  * records; a log of another owner, a missing or empty log that must exist,
  * a FIFO or /dev/null and a ring near SIZE_MAX are refused; a flush keeps the
- * file allocated ahead of the log, a file cut at a record's end or one
+ * file allocated ahead of the log (with written zeros when the log grows
+ * slowly), a file cut at a record's end or one
  * flipped bit refused, and the path kept after open.
  */
 #include "fixture.h"
@@ -17,6 +18,9 @@
 #include "os/os.h"
 
 #include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -399,6 +403,80 @@ static int t_alloc_ahead(void)
 	return TEST_PASS;
 }
 
+/* Whether [off, off + len) of the file at path lies in unwritten extents
+ * (blocks reserved, never written): 1 yes, 0 no, -1 unknown (no FIEMAP). */
+static int unwritten_at(const char *path, off_t off, off_t len)
+{
+	enum { EXTENTS = 8 };
+	struct fiemap *q = calloc(1, sizeof(*q) + EXTENTS * sizeof(struct fiemap_extent));
+	int fd = q ? open(path, O_RDONLY) : -1;
+	int r = -1;
+	if (fd >= 0) {
+		*q = (struct fiemap){ .fm_start = (uint64_t)off, .fm_length = (uint64_t)len,
+				      .fm_flags = FIEMAP_FLAG_SYNC, .fm_extent_count = EXTENTS };
+		if (ioctl(fd, FS_IOC_FIEMAP, q) == 0 && q->fm_mapped_extents > 0) {
+			r = 1;
+			for (unsigned i = 0; i < q->fm_mapped_extents; i++)
+				if (!(q->fm_extents[i].fe_flags & FIEMAP_EXTENT_UNWRITTEN))
+					r = 0;
+		}
+		close(fd);
+	}
+	free(q);
+	return r;
+}
+
+/* Append and flush records of 1 KiB until the log has grown by `bytes`;
+ * *n counts them. */
+static int grow_log(ruma_wal *w, uint64_t bytes, uint64_t *end, uint32_t *n)
+{
+	unsigned char rec[1024] = { 7 };
+	uint64_t from = ruma_wal_end(w);
+	for (; ruma_wal_end(w) - from < bytes; ++*n)
+		CHECK_OK(ruma_wal_append(w, 1, rec, sizeof(rec), NULL, end));
+	CHECK_OK(ruma_wal_flush(w, *end));
+	return TEST_PASS;
+}
+
+/* A log that grows slowly is extended with written zeros, so that its
+ * rounds' fdatasync writes no block map; one that grows fast keeps
+ * reserving blocks; a failed zero write falls back to reserving them. */
+static int t_zeros_ahead(void)
+{
+	ruma_wal *w;
+	uint64_t end = 0;
+	uint32_t n = 0, got;
+	CHECK_OK(open_log(&w, 0));
+	uint64_t start = ruma_wal_start(w);
+	CHECK_EQ(grow_log(w, 4096, &end, &n), TEST_PASS); /* the first extension: reserved */
+	off_t ahead = (off_t)(4096 + (end - start)) + 8192;
+	int first = unwritten_at(test_store_path, ahead, 4096);
+	if (first != 1) {
+		CHECK_OK(ruma_wal_close(w));
+		return TEST_SKIP; /* no FIEMAP, or no unwritten extents on this file system */
+	}
+	usleep(60 * 1000); /* slower than WAL_ZERO_AFTER_NS */
+	CHECK_EQ(grow_log(w, 3u << 20, &end, &n), TEST_PASS);
+	ahead = (off_t)(4096 + (end - start)) + 8192;
+	CHECK_EQ(unwritten_at(test_store_path, ahead, 1 << 20), 0);
+	CHECK_EQ(grow_log(w, 3u << 20, &end, &n), TEST_PASS); /* at once: reserved */
+	ahead = (off_t)(4096 + (end - start)) + (2 << 20);
+	CHECK_EQ(unwritten_at(test_store_path, ahead, 1 << 20), 1);
+	usleep(60 * 1000);
+	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, false);
+	CHECK_EQ(grow_log(w, 3u << 20, &end, &n), TEST_PASS);
+	ruma_os_inject_clear();
+	struct stat st;
+	CHECK_EQ(stat(test_store_path, &st), 0);
+	CHECK(st.st_size >= (off_t)(4096 + (end - start)) + (2 << 20));
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_OK(open_log(&w, 0));
+	CHECK_OK(walk_log(w, &got, false));
+	CHECK_OK(ruma_wal_close(w));
+	CHECK_EQ(got, n);
+	return TEST_PASS;
+}
+
 /* The header names its owner: another owner is refused with a message, a
  * fresh open takes the file over; a log that must exist is not created. */
 static int t_owner_and_must_exist(void)
@@ -679,6 +757,7 @@ static const struct test_case cases[] = {
 	{ "owner_and_must_exist", t_owner_and_must_exist },
 	{ "bad_config", t_bad_config },
 	{ "alloc_ahead", t_alloc_ahead },
+	{ "zeros_ahead", t_zeros_ahead },
 	{ "cut_at_record_end", t_cut_at_record_end },
 	{ "flip_near_zero_sector", t_flip_near_zero_sector },
 	{ "path_copied", t_path_copied },

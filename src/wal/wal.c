@@ -68,9 +68,10 @@
  * that block.  Reads go through a second, read-only, buffered descriptor.
  *
  * Allocation ahead: a round first keeps the file allocated up to 4 MiB past
- * what it writes (alloc_ahead, fallocate), so that its fdatasync finds no
- * size change and no block to allocate: those change once per refill
- * (about every 2 MiB of log), not at every sync  The header's flags record it
+ * what it writes (alloc_ahead: fallocate, or written zeros while the log
+ * grows slowly), so that its fdatasync finds no size change and no block to
+ * allocate: those change once per refill (about every 2 MiB of log), not at
+ * every sync.  The header's flags record it
  * (WAL_HDR_AHEAD, cleared before a failed allocation lets a write reach the
  * file's end), so a file ending at a record's end reads as cut.
  *
@@ -85,7 +86,7 @@
  * (an appender past that waits before it copies);
  * err != 0 is sticky (a dead log accepts nothing).
  *
- * Syscalls (src/os): open, pread, pwrite (the header), pwritev (a round: one call), fdatasync,
+ * Syscalls (src/os): open, pread, pwrite (the header, zeros ahead), pwritev (a round: one call), fdatasync,
  * ftruncate, fallocate (allocation ahead,
  * hole punching), fadvise, fstat
  * (the file's size); close directly.  Thread: the optional background flusher (pthread).
@@ -118,6 +119,12 @@
 /* The file is kept allocated this far beyond the end of a flush round
  * (alloc_ahead). */
 #define WAL_ALLOC_AHEAD (4u << 20)
+/* A refill that comes this long after the last one writes zeros rather
+ * than reserving blocks (extend_ahead): the log grows slower than
+ * WAL_ALLOC_AHEAD / 2 per this time (40 MiB/s), and its syncs, not its
+ * bandwidth, bound it. */
+#define WAL_ZERO_AFTER_NS 50000000u
+#define WAL_ZERO_CHUNK (1u << 20)
 /* Appender slots (lock-free appending, above); an appender finding none
  * idle yields and tries again. */
 #define WAL_SLOTS 64u
@@ -191,6 +198,7 @@ struct ruma_wal {
 	_Atomic bool has_flusher; /* set under mu, read by requests without it */
 	pthread_t flusher;
 	uint64_t alloc_to;       /* the file is allocated up to this offset (alloc_ahead) */
+	uint64_t alloc_ns;       /* when it was last extended (ruma_now_ns; 0: never) */
 	bool no_alloc_ahead;     /* alloc_ahead failed or the file is not a regular file */
 	bool hdr_ahead;          /* the header on disk has WAL_HDR_AHEAD */
 	/* changed under mu (by a plain add: one writer at a time), read without it */
@@ -307,17 +315,44 @@ static int file_bytes(int fd, uint64_t *bytes)
 	return 0;
 }
 
-/* Allocate the file (fallocate, mode 0) up to WAL_ALLOC_AHEAD past offset
- * upto; false where that fails (alloc_ahead). */
+/* Write zeros over [from, to) of the log file; 0 or the write's error. */
+static int write_zeros(ruma_wal *w, uint64_t from, uint64_t to)
+{
+	static _Alignas(WAL_BLOCK) const char zeros[WAL_ZERO_CHUNK];
+	int r = 0;
+	for (uint64_t at = from; at < to && !r; at += WAL_ZERO_CHUNK)
+		r = ruma_os_pwrite_full(w->fd, zeros, RUMA_MIN(WAL_ZERO_CHUNK, to - at), (off_t)at);
+	return r;
+}
+
+/*
+ * Extend the file up to WAL_ALLOC_AHEAD past offset upto; false where that
+ * fails (alloc_ahead).  Blocks reserved with fallocate (mode 0) are
+ * unwritten extents: the first write into each changes the file's block
+ * map, and the fdatasync after it writes that too, one more device round
+ * trip per sync (ext4).  So when the log grows slowly — a refill more than
+ * WAL_ZERO_AFTER_NS after the last, where each round carries a few commits
+ * and its sync is their whole cost — the blocks ahead are written with
+ * zeros instead, and a round's fdatasync is then a cache flush alone
+ * (fillsync, one thread: 1.10x the commits a second).  A fast log keeps
+ * fallocate: zeros would double the bytes it sends to the device.  Both
+ * read as zeros.
+ */
 static bool extend_ahead(ruma_wal *w, uint64_t upto)
 {
 	ruma_os_file_info info;
-	uint64_t goal = upto + WAL_ALLOC_AHEAD;
-	if (ruma_os_file_probe(w->fd, &info) || !info.is_regular ||
-	    (goal > info.bytes && ruma_os_fallocate(w->fd, 0, (off_t)info.bytes,
-						    (off_t)(goal - info.bytes))))
+	uint64_t goal = (upto + WAL_ALLOC_AHEAD + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK, now = ruma_now_ns();
+	if (ruma_os_file_probe(w->fd, &info) || !info.is_regular)
 		return false;
+	if (goal > info.bytes) {
+		bool zero = w->alloc_ns && now - w->alloc_ns >= WAL_ZERO_AFTER_NS &&
+			    (!w->direct || info.bytes % WAL_BLOCK == 0);
+		if ((!zero || write_zeros(w, info.bytes, goal)) &&
+		    ruma_os_fallocate(w->fd, 0, (off_t)info.bytes, (off_t)(goal - info.bytes)))
+			return false;
+	}
 	w->alloc_to = RUMA_MAX(goal, info.bytes);
+	w->alloc_ns = now;
 	return true;
 }
 
@@ -771,9 +806,9 @@ static int write_blocks(ruma_wal *w, uint64_t from, uint64_t to)
  * up to WAL_ALLOC_AHEAD beyond it, refilled when less than half of that is
  * left, so that the round's fdatasync finds no new file size and no block
  * to allocate: those metadata changes happen once per refill, not at every
- * sync.  (ext4 still records the first write into each reserved block:
- * only writing the blocks ahead would avoid that, at twice the log's
- * bytes.)  Only past the file's end, where no record lies: reserved blocks
+ * sync (extend_ahead: where the log grows slowly, the blocks are written
+ * with zeros, so that not even the first write into each block changes the
+ * block map).  Only past the file's end, where no record lies: the blocks
  * read as zeros, and a reader stops at the first bytes that are not a
  * record.  Called with mu not held by the flushing thread only.  A failure
  * (a file system without fallocate, a full disk) only turns it off (the
