@@ -426,49 +426,68 @@ static int unwritten_at(const char *path, off_t off, off_t len)
 	return r;
 }
 
-/* Append and flush records of 1 KiB until the log has grown by `bytes`;
- * *n counts them. */
-static int grow_log(ruma_wal *w, uint64_t bytes, uint64_t *end, uint32_t *n)
+/* Append records of 1 KiB until the log has grown by `bytes`, flushing
+ * after every `per` bytes and then sleeping `pause_us`; *n counts them. */
+static int grow_log(ruma_wal *w, uint64_t bytes, uint64_t per, unsigned pause_us, uint64_t *end,
+		    uint32_t *n)
 {
 	unsigned char rec[1024] = { 7 };
-	uint64_t from = ruma_wal_end(w);
-	for (; ruma_wal_end(w) - from < bytes; ++*n)
+	uint64_t from = ruma_wal_end(w), flushed = from;
+	for (; ruma_wal_end(w) - from < bytes; ++*n) {
 		CHECK_OK(ruma_wal_append(w, 1, rec, sizeof(rec), NULL, end));
-	CHECK_OK(ruma_wal_flush(w, *end));
+		if (*end - flushed >= per || *end - from >= bytes) {
+			CHECK_OK(ruma_wal_flush(w, *end));
+			flushed = *end;
+			usleep(pause_us);
+		}
+	}
 	return TEST_PASS;
 }
 
-/* A log that grows slowly is extended with written zeros, so that its
- * rounds' fdatasync writes no block map; one that grows fast keeps
- * reserving blocks; a failed zero write falls back to reserving them. */
+/* Whether the last `len` bytes of the log file lie in unwritten extents
+ * (unwritten_at); *size is the file's size. */
+static int tail_unwritten(off_t len, off_t *size)
+{
+	struct stat st;
+	if (stat(test_store_path, &st))
+		return -1;
+	*size = st.st_size;
+	return unwritten_at(test_store_path, st.st_size - len, len);
+}
+
+/* A log that grows slowly is extended with written zeros, a step at a
+ * time, so that its rounds' fdatasync writes no block map; one that grows
+ * fast keeps reserving blocks; a failed zero write falls back to reserving
+ * them. */
 static int t_zeros_ahead(void)
 {
 	ruma_wal *w;
 	uint64_t end = 0;
 	uint32_t n = 0, got;
+	off_t size, before;
 	CHECK_OK(open_log(&w, 0));
 	uint64_t start = ruma_wal_start(w);
-	CHECK_EQ(grow_log(w, 4096, &end, &n), TEST_PASS); /* the first extension: reserved */
-	off_t ahead = (off_t)(4096 + (end - start)) + 8192;
-	int first = unwritten_at(test_store_path, ahead, 4096);
-	if (first != 1) {
+	CHECK_EQ(grow_log(w, 4096, 4096, 0, &end, &n), TEST_PASS); /* the first extension: reserved */
+	if (tail_unwritten(4096, &size) != 1) {
 		CHECK_OK(ruma_wal_close(w));
 		return TEST_SKIP; /* no FIEMAP, or no unwritten extents on this file system */
 	}
-	usleep(60 * 1000); /* slower than WAL_ZERO_AFTER_NS */
-	CHECK_EQ(grow_log(w, 3u << 20, &end, &n), TEST_PASS);
-	ahead = (off_t)(4096 + (end - start)) + 8192;
-	CHECK_EQ(unwritten_at(test_store_path, ahead, 1 << 20), 0);
-	CHECK_EQ(grow_log(w, 3u << 20, &end, &n), TEST_PASS); /* at once: reserved */
-	ahead = (off_t)(4096 + (end - start)) + (2 << 20);
-	CHECK_EQ(unwritten_at(test_store_path, ahead, 1 << 20), 1);
-	usleep(60 * 1000);
+	/* slowly (16 KiB every 2 ms) past half of what is allocated ahead */
+	CHECK_EQ(grow_log(w, (uint64_t)size / 2 + (64 << 10), 16 << 10, 2000, &end, &n), TEST_PASS);
+	CHECK_EQ(tail_unwritten(64 << 10, &before), 0);
+	CHECK(before > size);
+	/* fast: 3 MiB in one round */
+	CHECK_EQ(grow_log(w, 3u << 20, 3u << 20, 0, &end, &n), TEST_PASS);
+	CHECK_EQ(tail_unwritten(1 << 20, &size), 1);
+	CHECK(size >= (off_t)(4096 + (end - start)) + (2 << 20));
+	/* slowly again, the zero write failing: reserved instead */
+	before = size;
 	ruma_os_inject(RUMA_SYS_PWRITE, 1, EIO, false);
-	CHECK_EQ(grow_log(w, 3u << 20, &end, &n), TEST_PASS);
+	CHECK_EQ(grow_log(w, (uint64_t)size - (4096 + (end - start)) - (2 << 20) + (64 << 10),
+			  16 << 10, 2000, &end, &n), TEST_PASS);
 	ruma_os_inject_clear();
-	struct stat st;
-	CHECK_EQ(stat(test_store_path, &st), 0);
-	CHECK(st.st_size >= (off_t)(4096 + (end - start)) + (2 << 20));
+	CHECK_EQ(tail_unwritten(1 << 20, &size), 1);
+	CHECK(size > before && size >= (off_t)(4096 + (end - start)) + (2 << 20));
 	CHECK_OK(ruma_wal_close(w));
 	CHECK_OK(open_log(&w, 0));
 	CHECK_OK(walk_log(w, &got, false));

@@ -119,12 +119,12 @@
 /* The file is kept allocated this far beyond the end of a flush round
  * (alloc_ahead). */
 #define WAL_ALLOC_AHEAD (4u << 20)
-/* A refill that comes this long after the last one writes zeros rather
- * than reserving blocks (extend_ahead): the log grows slower than
- * WAL_ALLOC_AHEAD / 2 per this time (40 MiB/s), and its syncs, not its
- * bandwidth, bound it. */
-#define WAL_ZERO_AFTER_NS 50000000u
-#define WAL_ZERO_CHUNK (1u << 20)
+/* A log that grew by fewer bytes than its nanoseconds / WAL_ZERO_NS_PER_BYTE
+ * since the last refill (slower than about 40 MiB/s: its syncs, not its
+ * bandwidth, bound it) is extended with written zeros, WAL_ZERO_STEP at a
+ * time (extend_ahead). */
+#define WAL_ZERO_NS_PER_BYTE 24u
+#define WAL_ZERO_STEP (64u << 10)
 /* Appender slots (lock-free appending, above); an appender finding none
  * idle yields and tries again. */
 #define WAL_SLOTS 64u
@@ -199,6 +199,7 @@ struct ruma_wal {
 	pthread_t flusher;
 	uint64_t alloc_to;       /* the file is allocated up to this offset (alloc_ahead) */
 	uint64_t alloc_ns;       /* when it was last extended (ruma_now_ns; 0: never) */
+	uint64_t alloc_upto;     /* the log's file offset it was extended for then */
 	bool no_alloc_ahead;     /* alloc_ahead failed or the file is not a regular file */
 	bool hdr_ahead;          /* the header on disk has WAL_HDR_AHEAD */
 	/* changed under mu (by a plain add: one writer at a time), read without it */
@@ -315,44 +316,41 @@ static int file_bytes(int fd, uint64_t *bytes)
 	return 0;
 }
 
-/* Write zeros over [from, to) of the log file; 0 or the write's error. */
-static int write_zeros(ruma_wal *w, uint64_t from, uint64_t to)
-{
-	static _Alignas(WAL_BLOCK) const char zeros[WAL_ZERO_CHUNK];
-	int r = 0;
-	for (uint64_t at = from; at < to && !r; at += WAL_ZERO_CHUNK)
-		r = ruma_os_pwrite_full(w->fd, zeros, RUMA_MIN(WAL_ZERO_CHUNK, to - at), (off_t)at);
-	return r;
-}
-
 /*
  * Extend the file up to WAL_ALLOC_AHEAD past offset upto; false where that
  * fails (alloc_ahead).  Blocks reserved with fallocate (mode 0) are
  * unwritten extents: the first write into each changes the file's block
  * map, and the fdatasync after it writes that too, one more device round
- * trip per sync (ext4).  So when the log grows slowly — a refill more than
- * WAL_ZERO_AFTER_NS after the last, where each round carries a few commits
- * and its sync is their whole cost — the blocks ahead are written with
- * zeros instead, and a round's fdatasync is then a cache flush alone
- * (fillsync, one thread: 1.10x the commits a second).  A fast log keeps
+ * trip per sync (ext4).  So a log that grows slowly — where each round
+ * carries a few commits and its sync is their whole cost — is extended
+ * with written zeros instead, and a round's fdatasync is then a cache
+ * flush alone.  The zeros go WAL_ZERO_STEP at a time, just enough to keep
+ * WAL_ALLOC_AHEAD / 2 ahead, so that no round waits for more than one
+ * short write of them; a refill past that reserves.  A fast log keeps
  * fallocate: zeros would double the bytes it sends to the device.  Both
  * read as zeros.
  */
 static bool extend_ahead(ruma_wal *w, uint64_t upto)
 {
+	static _Alignas(WAL_BLOCK) const char zeros[WAL_ZERO_STEP];
 	ruma_os_file_info info;
-	uint64_t goal = (upto + WAL_ALLOC_AHEAD + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK, now = ruma_now_ns();
+	uint64_t goal = (upto + WAL_ALLOC_AHEAD + WAL_BLOCK - 1) / WAL_BLOCK * WAL_BLOCK,
+		 now = ruma_now_ns();
 	if (ruma_os_file_probe(w->fd, &info) || !info.is_regular)
 		return false;
-	if (goal > info.bytes) {
-		bool zero = w->alloc_ns && now - w->alloc_ns >= WAL_ZERO_AFTER_NS &&
-			    (!w->direct || info.bytes % WAL_BLOCK == 0);
-		if ((!zero || write_zeros(w, info.bytes, goal)) &&
-		    ruma_os_fallocate(w->fd, 0, (off_t)info.bytes, (off_t)(goal - info.bytes)))
-			return false;
+	bool slow = w->alloc_ns && upto >= w->alloc_upto &&
+		    (upto - w->alloc_upto) * WAL_ZERO_NS_PER_BYTE < now - w->alloc_ns;
+	uint64_t need = upto + WAL_ALLOC_AHEAD / 2 + WAL_BLOCK;
+	if (slow && info.bytes % WAL_BLOCK == 0 && need <= info.bytes + WAL_ZERO_STEP &&
+	    !ruma_os_pwrite_full(w->fd, zeros, WAL_ZERO_STEP, (off_t)info.bytes)) {
+		goal = info.bytes + WAL_ZERO_STEP;
+	} else if (goal > info.bytes &&
+		   ruma_os_fallocate(w->fd, 0, (off_t)info.bytes, (off_t)(goal - info.bytes))) {
+		return false;
 	}
 	w->alloc_to = RUMA_MAX(goal, info.bytes);
 	w->alloc_ns = now;
+	w->alloc_upto = upto;
 	return true;
 }
 
