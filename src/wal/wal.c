@@ -70,8 +70,9 @@
  * Allocation ahead: a round first keeps the file allocated up to 4 MiB past
  * what it writes (alloc_ahead: fallocate, or written zeros while the log
  * grows slowly), so that its fdatasync finds no size change and no block to
- * allocate: those change once per refill (about every 2 MiB of log), not at
- * every sync.  The header's flags record it
+ * allocate: those change once per refill (about every 2 MiB of log, or
+ * 64 KiB while zeros are written), not at every sync.  The header's flags
+ * record it
  * (WAL_HDR_AHEAD, cleared before a failed allocation lets a write reach the
  * file's end), so a file ending at a record's end reads as cut.
  *
