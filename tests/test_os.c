@@ -2,7 +2,8 @@
  * test_os.c — the OS layer: call counting, fault injection (nth call, sticky,
  * the injected call never reaching the kernel, a hook run at the nth call),
  * short transfers, futex, memfd, the store lock (flock) and fdatasync, and
- * the simulated power loss against a write in flight.
+ * the simulated power loss against a write in flight and a write that
+ * returns while a sync runs.
  */
 #include "test.h"
 #include "os/os.h"
@@ -318,15 +319,24 @@ static void *pl_race_loss(void *p)
 	return (void *)(intptr_t)ruma_os_powerloss();
 }
 
+/* A new empty file at path (a mkstemp template), opened through the OS
+ * layer with the power-loss simulation armed. */
+static int pl_open_temp(char *path, int *fd)
+{
+	int t = mkstemp(path);
+	if (t < 0)
+		return -errno;
+	close(t);
+	int r = ruma_os_powerloss_arm();
+	return r ? r : ruma_os_open(path, O_RDWR, 0, fd);
+}
+
 static int t_powerloss_write_in_flight(void)
 {
 	char path[] = "/tmp/ruma-test-plraceXXXXXX", block[4096];
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
+	int fd;
 	memset(block, 0x5a, sizeof(block));
-	CHECK_OK(ruma_os_powerloss_arm());
-	CHECK_OK(ruma_os_open(path, O_RDWR, 0, &fd));
+	CHECK_OK(pl_open_temp(path, &fd));
 	pthread_t loss;
 	void *lost;
 	atomic_store(&pwrite_held, true);
@@ -341,6 +351,49 @@ static int t_powerloss_write_in_flight(void)
 	close(fd);
 	unlink(path);
 	CHECK_EQ(st.st_size, 0); /* as last synced: empty */
+	return TEST_PASS;
+}
+
+struct late_write {
+	int fd;
+	int r;
+};
+
+/* Run inside an fdatasync, after its call: a write that returns then. */
+static void write_late(void *ctx)
+{
+	struct late_write *lw = ctx;
+	char block[4096];
+	memset(block, 0xb2, sizeof(block));
+	ssize_t n = ruma_os_pwrite(lw->fd, block, sizeof(block), sizeof(block));
+	lw->r = n == (ssize_t)sizeof(block) ? 0 : -EIO;
+}
+
+/* A sync covers the writes that returned before it was called, not one that
+ * returned while it ran (another thread's, here the hook's): the simulated
+ * power loss keeps the first write and undoes the second. */
+static int t_powerloss_sync_covers_returned(void)
+{
+	char path[] = "/tmp/ruma-test-plsyncXXXXXX", block[4096], back[4096];
+	int fd;
+	memset(block, 0x5a, sizeof(block));
+	CHECK_OK(pl_open_temp(path, &fd));
+	CHECK_EQ(ruma_os_pwrite(fd, block, sizeof(block), 0), sizeof(block));
+	struct late_write lw = { fd, -1 };
+	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 1, write_late, &lw);
+	CHECK_OK(ruma_os_fdatasync(fd));
+	ruma_os_inject_clear();
+	CHECK_OK(lw.r);
+	CHECK_OK(ruma_os_powerloss());
+	struct stat st;
+	CHECK_EQ(fstat(fd, &st), 0);
+	ssize_t got = pread(fd, back, sizeof(back), 0);
+	ruma_os_powerloss_disarm();
+	close(fd);
+	unlink(path);
+	CHECK_EQ(st.st_size, sizeof(block)); /* the late write's block is gone */
+	CHECK_EQ(got, sizeof(back));
+	CHECK(memcmp(back, block, sizeof(block)) == 0);
 	return TEST_PASS;
 }
 
@@ -441,6 +494,7 @@ static const struct test_case cases[] = {
 	{ "lock_and_fdatasync", t_lock_and_fdatasync },
 	{ "inject_hook", t_inject_hook },
 	{ "powerloss_write_in_flight", t_powerloss_write_in_flight },
+	{ "powerloss_sync_covers_returned", t_powerloss_sync_covers_returned },
 	{ "read_write_probe", t_read_write_probe },
 };
 

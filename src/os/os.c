@@ -22,7 +22,10 @@
  * files keep an undo list of the bytes each unsynced pwrite or pwritev overwrote,
  * read through a second, buffered descriptor (/proc/self/fd/N reopened, so
  * O_DIRECT alignment does not matter); a completed fsync/fdatasync of the
- * descriptor empties the list and records the synced size.  The power loss
+ * descriptor drops from the list the writes that had returned when it was
+ * called — not those still under way then or made since, which a real sync
+ * need not cover either (two threads' writes and syncs may overlap) — and
+ * records the file's size at its call as the synced size.  The power loss
  * undoes the lists newest first and truncates to the synced size.  Every
  * change to a file (write, fallocate, ftruncate) passes a gate that the
  * power loss closes (pl_gate): it lands wholly before the power loss, and
@@ -199,12 +202,15 @@ struct pl_save {
 	off_t off;
 	size_t len; /* bytes of old content saved (less than written past EOF) */
 	char *old;
+	uint64_t id;  /* pl_clock when the write began */
+	uint64_t ret; /* pl_clock when it returned (UINT64_MAX: not yet) */
 };
 
 struct pl_file {
 	int fd;        /* the caller's descriptor */
 	int plain;     /* our buffered descriptor of the same file */
 	off_t synced_size;
+	uint64_t synced_at;  /* pl_clock at the call of the last sync that counted */
 	struct pl_save *saves;
 	size_t n, cap;
 };
@@ -218,6 +224,7 @@ static pthread_mutex_t pl_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t pl_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 static struct pl_file *pl_files;
 static size_t pl_nfiles;
+static uint64_t pl_clock; /* orders writes and syncs (under pl_mu) */
 
 static void pl_forget_saves(struct pl_file *f)
 {
@@ -268,10 +275,12 @@ static void pl_track(int fd)
 	pthread_mutex_unlock(&pl_mu);
 }
 
-/* Before a write of [off, off+len) to fd: save the old bytes.  Returns true
- * when the write must be dropped (after the power loss). */
-static bool pl_before_write(int fd, size_t len, off_t off)
+/* Before a write of [off, off+len) to fd: save the old bytes, the save's
+ * id in *id (0: none) for pl_after_write.  Returns true when the write must
+ * be dropped (after the power loss). */
+static bool pl_before_write(int fd, size_t len, off_t off, uint64_t *id)
 {
+	*id = 0;
 	pthread_mutex_lock(&pl_mu);
 	struct pl_file *f = pl_find(fd);
 	bool drop = f && pl_dead;
@@ -287,7 +296,9 @@ static bool pl_before_write(int fd, size_t len, off_t off)
 		char *old = malloc(len ? len : 1);
 		if (f->n < f->cap && old) {
 			ssize_t got = pread(f->plain, old, len, off);
-			f->saves[f->n++] = (struct pl_save){ off, got > 0 ? (size_t)got : 0, old };
+			*id = ++pl_clock;
+			f->saves[f->n++] = (struct pl_save){ off, got > 0 ? (size_t)got : 0, old, *id,
+							     UINT64_MAX };
 		} else {
 			free(old);
 		}
@@ -296,18 +307,52 @@ static bool pl_before_write(int fd, size_t len, off_t off)
 	return drop;
 }
 
-/* After a successful sync of fd (or instead of it, after the power loss). */
-static bool pl_synced(int fd)
+/* After the write whose save is `id` returned: a sync called from now on
+ * covers it. */
+static void pl_after_write(int fd, uint64_t id)
+{
+	if (!id)
+		return;
+	pthread_mutex_lock(&pl_mu);
+	struct pl_file *f = pl_find(fd);
+	for (size_t i = f ? f->n : 0; i-- > 0;)
+		if (f->saves[i].id == id) {
+			f->saves[i].ret = ++pl_clock;
+			break;
+		}
+	pthread_mutex_unlock(&pl_mu);
+}
+
+/* Before a sync of fd: when it is called, and the file's size then. */
+static uint64_t pl_sync_call(int fd, off_t *size)
 {
 	pthread_mutex_lock(&pl_mu);
 	struct pl_file *f = pl_find(fd);
-	bool dead = f && pl_dead;
-	if (f && !pl_dead) {
-		pl_forget_saves(f);
-		f->synced_size = pl_size(f->plain);
+	*size = f ? pl_size(f->plain) : 0;
+	uint64_t at = ++pl_clock;
+	pthread_mutex_unlock(&pl_mu);
+	return at;
+}
+
+/* After a successful sync of fd called at `at` (pl_sync_call), when the
+ * file was `size` bytes: the writes that had returned by then survive. */
+static void pl_synced(int fd, uint64_t at, off_t size)
+{
+	pthread_mutex_lock(&pl_mu);
+	struct pl_file *f = pl_find(fd);
+	if (f && !pl_dead && at > f->synced_at) {
+		size_t k = 0;
+		for (size_t i = 0; i < f->n; i++) {
+			if (f->saves[i].ret < at)
+				free(f->saves[i].old);
+			else
+				f->saves[k++] = f->saves[i];
+		}
+		f->n = k;
+		f->synced_size = size;
+		f->synced_at = at;
 	}
 	pthread_mutex_unlock(&pl_mu);
-	return dead;
 }
 
 static bool pl_is_dead(int fd)
@@ -662,6 +707,8 @@ int ruma_os_file_probe(int fd, ruma_os_file_info *out)
  * what was written to it survive a simulated power loss). */
 static int sync_fd(int fd, ruma_sys sys, int (*sync)(int))
 {
+	off_t size = 0;
+	uint64_t at = pl_armed() ? pl_sync_call(fd, &size) : 0; /* the call: what it covers */
 	int inj = enter(sys);
 	if (inj)
 		return fail_code(inj);
@@ -669,8 +716,8 @@ static int sync_fd(int fd, ruma_sys sys, int (*sync)(int))
 		return 0;
 	if (sync(fd))
 		return -errno;
-	if (pl_armed())
-		(void)pl_synced(fd);
+	if (at)
+		pl_synced(fd, at, size);
 	return 0;
 }
 
@@ -718,8 +765,12 @@ ssize_t ruma_os_pwritev(int fd, const struct iovec *iov, int n, off_t off)
 	for (int i = 0; gated && i < n; i++)
 		len += iov[i].iov_len;
 	/* after the power loss: lost */
-	ssize_t r = gated && pl_before_write(fd, len, off) ? (ssize_t)len : pwritev(fd, iov, n, off);
+	uint64_t id = 0;
+	ssize_t r = gated && pl_before_write(fd, len, off, &id) ? (ssize_t)len
+								  : pwritev(fd, iov, n, off);
 	r = r < 0 ? -errno : r;
+	if (gated)
+		pl_after_write(fd, id);
 	pl_gate_leave(gated);
 	return r;
 }
@@ -775,8 +826,12 @@ ssize_t ruma_os_pwrite(int fd, const void *buf, size_t len, off_t off)
 		return inj == 1 ? 0 : inj; /* err 0 injects a zero-byte write */
 	bool gated = pl_gate_enter();
 	/* after the power loss: lost */
-	ssize_t r = gated && pl_before_write(fd, len, off) ? (ssize_t)len : pwrite(fd, buf, len, off);
+	uint64_t id = 0;
+	ssize_t r = gated && pl_before_write(fd, len, off, &id) ? (ssize_t)len
+								  : pwrite(fd, buf, len, off);
 	r = r < 0 ? -errno : r;
+	if (gated)
+		pl_after_write(fd, id);
 	pl_gate_leave(gated);
 	return r;
 }
