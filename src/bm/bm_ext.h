@@ -251,16 +251,6 @@ int ruma_bm_log_request(ruma_bm *bm, uint64_t end);
 uint64_t ruma_bm_log_end(ruma_bm *bm);
 
 /*
- * Early lock release.  ruma_bm_log_released records that a commit whose
- * record ends at `end` made its changes visible (released its row locks)
- * before that record is durable; ruma_bm_log_released_end is the largest
- * such end so far.  A transaction that wrote nothing waits for it before
- * its commit returns, so nothing it read can be lost after it returned.
- */
-void ruma_bm_log_released(ruma_bm *bm, uint64_t end);
-uint64_t ruma_bm_log_released_end(ruma_bm *bm);
-
-/*
  * ruma_bm_op_declare — the calling thread's operation declares its writes:
  * until its ruma_bm_op_end, every page it latches exclusively is logged from
  * the byte ranges passed to ruma_bm_wrote instead of a comparison with a

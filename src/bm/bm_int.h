@@ -222,9 +222,6 @@ struct ruma_bm {
 	struct bm_active { uint64_t id, first; } *active;
 	size_t nactive, capactive;
 	_Alignas(64) _Atomic int wal_err; /* first log error: no page may be written any more */
-	/* the end of the latest commit record whose changes were visible
-	 * before it was durable (ruma_bm_log_released) */
-	_Atomic uint64_t log_released;
 	bool meta_wal;             /* page 0: the last session had a log */
 	uint64_t meta_next_lsn;    /* page 0: LSNs below this were used */
 	bool needs_recovery;

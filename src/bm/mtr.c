@@ -929,18 +929,6 @@ uint64_t ruma_bm_log_end(ruma_bm *bm)
 	return bm->wal ? ruma_wal_end(bm->wal) : 0;
 }
 
-void ruma_bm_log_released(ruma_bm *bm, uint64_t end)
-{
-	uint64_t cur = atomic_load_explicit(&bm->log_released, memory_order_relaxed);
-	while (cur < end && !atomic_compare_exchange_weak(&bm->log_released, &cur, end))
-		;
-}
-
-uint64_t ruma_bm_log_released_end(ruma_bm *bm)
-{
-	return atomic_load(&bm->log_released);
-}
-
 /* Go on with the log recovery has just redone (ruma_wal_resume'd): this
  * session appends to it, the last checkpoint's redo and undo LSNs stay as
  * page 0 has them (a crash before the next checkpoint redoes from there

@@ -1,6 +1,5 @@
 /*
- * txn.c — transactions: row locks (2PL, no-wait, released at commit before
- * the commit is durable), logical undo
+ * txn.c — transactions: row locks (strict 2PL, no-wait), logical undo
  * (in memory for abort, in the log for crash recovery), commit, snapshot
  * reads.  See txn.h, docs/wal.md and docs/isolation.md.
  *
@@ -15,14 +14,13 @@
  * removals look the row up first.  Either way the UNDO record is appended
  * before the leaf's change is logged (when its latch is released), so any
  * durable prefix holding the change also holds how to undo it.  Commit logs
- * COMMIT {id}, releases the locks and then waits for the record (on a SYNC
- * store, unless RUMA_TXN_ASYNC; an ASYNC store's background flusher makes
- * it durable a few milliseconds later); abort restores newest first and
- * logs END {id}.  Both commits release the locks before the record is
- * durable (early lock release): a transaction that then sees these changes
- * commits later in the same log, so it is never durable without them; a
- * read-only one waits (ruma_txn_commit) or is given the point it must wait
- * for (ruma_txn_commit_nowait: the log's end).
+ * COMMIT {id} and waits for it (on a SYNC store, unless RUMA_TXN_ASYNC; an
+ * ASYNC store's background flusher makes it durable a few milliseconds
+ * later); abort restores newest first and logs END {id}.
+ * ruma_txn_commit_nowait logs COMMIT and releases the locks at once (early
+ * lock release): a transaction that then sees these changes commits later
+ * in the same log, so it is never durable without them; a read-only one is
+ * given the log's end as the point it must wait for.
  * Restoring is idempotent (upsert the old value / write the patch's old
  * bytes / remove), so undoing again after a crash in the middle of an abort
  * or of a recovery undo is right.
@@ -1325,39 +1323,21 @@ static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
 	return ruma_bm_log(bm, type, &id, sizeof(id), NULL, end);
 }
 
-/*
- * Commit with early lock release: log COMMIT, publish the commit and
- * release the row locks, and only then (a SYNC store, no RUMA_TXN_ASYNC)
- * wait for the record to be durable, so that the next transaction on the
- * same rows runs while this one's record is written and shares its flush
- * round instead of waiting for it.  Safe for writers: one that reads or
- * overwrites these rows logs its own COMMIT later, so it is never durable
- * without this one, and a crash before this record is durable undoes both.
- * A transaction that wrote nothing logs no record: it waits for the end of
- * the latest commit released this way (ruma_bm_log_released), so that what
- * it read is durable by the time its commit returns.
- */
 int ruma_txn_commit(ruma_txn *x)
 {
 	if (!x)
 		return -EINVAL;
-	ruma_bm *bm = x->bm;
-	bool wait = !(x->flags & RUMA_TXN_ASYNC) &&
-		    ruma_bm_durability_of(bm) == RUMA_BM_DURABLE_SYNC;
 	int r = 0;
-	uint64_t end = 0;
 	if (x->id) {
-		r = log_id(bm, RUMA_BM_LOG_COMMIT, x->id, &end);
-		if (!r && wait)
-			ruma_bm_log_released(bm, end);
-	} else if (wait) {
-		end = ruma_bm_log_released_end(bm);
+		uint64_t end = 0;
+		r = log_id(x->bm, RUMA_BM_LOG_COMMIT, x->id, &end);
+		if (!r && !(x->flags & RUMA_TXN_ASYNC) &&
+		    ruma_bm_durability_of(x->bm) == RUMA_BM_DURABLE_SYNC)
+			r = ruma_bm_log_flush(x->bm, end);
 	}
 	publish_commit(x);
 	unlock_all(x, false);
 	txn_free(x);
-	if (!r && wait && end > ruma_bm_log_durable(bm))
-		r = ruma_bm_log_flush(bm, end);
 	return r;
 }
 
