@@ -12,6 +12,13 @@
  *                     transaction the log's end), and a power loss after the
  *                     log was durable up to the k-th one keeps the first k
  *                     transactions whole
+ *   commit_releases_early  a SYNC commit releases its row locks before
+ *                     its record is durable (its fdatasync held in a hook:
+ *                     another writer takes the row), a read-only
+ *                     transaction that read it does not return from its
+ *                     commit before it is durable, one that read another
+ *                     row does not wait; a power loss keeps both writers'
+ *                     commits
  *   sigkill           a forked child runs transactions of 1..30 (some 1..400)
  *                     changes
  *                     (SYNC) and is killed at a random instant: after
@@ -563,6 +570,133 @@ static int t_misuse(void)
 	return TEST_PASS;
 }
 
+/* Early lock release at a SYNC commit: the committer's fdatasync is held in
+ * a hook while another writer takes its row (before: RUMA_ECONFLICT until
+ * the commit was durable) and a read-only transaction reads it, whose
+ * commit then does not return before the first commit is durable. */
+struct elr {
+	ruma_bm *bm;
+	ruma_btree *t;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool held, release, reader_done;
+	int rc_writer, rc_reader;
+	uint32_t reader_saw;
+	uint32_t key; /* the row elr_reader reads */
+};
+
+static void elr_hold(void *ctx)
+{
+	struct elr *e = ctx;
+	pthread_mutex_lock(&e->mu);
+	e->held = true;
+	pthread_cond_broadcast(&e->cv);
+	while (!e->release)
+		pthread_cond_wait(&e->cv, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+}
+
+static void *elr_writer(void *arg)
+{
+	struct elr *e = arg;
+	ruma_txn *x;
+	e->rc_writer = ruma_txn_begin(e->bm, RUMA_TXN_LOCKING, &x);
+	if (!e->rc_writer && (e->rc_writer = txn_op(x, e->t, 7, 2)))
+		(void)ruma_txn_abort(x);
+	else if (!e->rc_writer)
+		e->rc_writer = ruma_txn_commit(x); /* held in elr_hold */
+	return NULL;
+}
+
+static void *elr_reader(void *arg)
+{
+	struct elr *e = arg;
+	ruma_txn *x;
+	uint8_t key[4], val[256], want[256];
+	size_t vlen = 0;
+	key_of(e->key, key);
+	e->rc_reader = ruma_txn_begin(e->bm, RUMA_TXN_RDONLY, &x);
+	if (e->rc_reader)
+		return NULL;
+	e->rc_reader = ruma_txn_lookup(x, e->t, key, 4, val, sizeof(val), &vlen);
+	for (uint32_t v = 1; v <= 3 && !e->rc_reader; v++)
+		if (vlen == val_of(e->key, v, want) && !memcmp(val, want, vlen))
+			e->reader_saw = v;
+	int r = ruma_txn_commit(x);
+	if (!e->rc_reader)
+		e->rc_reader = r;
+	__atomic_store_n(&e->reader_done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int t_commit_releases_early(void)
+{
+	static uint32_t model[KEYS];
+	struct elr e = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	memset(model, 0, sizeof(model));
+	CHECK_OK(open_armed(&e.bm, &e.t));
+	ruma_txn *x;
+	CHECK_OK(ruma_txn_begin(e.bm, RUMA_TXN_LOCKING, &x));
+	CHECK_OK(txn_op(x, e.t, 7, 1));
+	CHECK_OK(txn_op(x, e.t, 8, 1));
+	CHECK_OK(ruma_txn_commit(x));
+
+	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 1, elr_hold, &e);
+	pthread_t w, r;
+	CHECK_EQ(pthread_create(&w, NULL, elr_writer, &e), 0);
+	pthread_mutex_lock(&e.mu);
+	while (!e.held)
+		pthread_cond_wait(&e.cv, &e.mu);
+	pthread_mutex_unlock(&e.mu);
+	/* the first commit is logged and not durable: its row is free */
+	ruma_txn *y;
+	CHECK_OK(ruma_txn_begin(e.bm, RUMA_TXN_LOCKING, &y));
+	CHECK_OK(txn_op(y, e.t, 7, 3));
+	/* a reader of a row no pending commit wrote does not wait */
+	e.key = 8;
+	CHECK_EQ(pthread_create(&r, NULL, elr_reader, &e), 0);
+	for (unsigned ms = 0; ms < 10000 && !__atomic_load_n(&e.reader_done, __ATOMIC_ACQUIRE); ms++)
+		usleep(1000);
+	bool other_row_done = __atomic_load_n(&e.reader_done, __ATOMIC_ACQUIRE);
+	if (!other_row_done) { /* let the writer go, so that the test ends */
+		pthread_mutex_lock(&e.mu);
+		e.release = true;
+		pthread_cond_broadcast(&e.cv);
+		pthread_mutex_unlock(&e.mu);
+	}
+	CHECK_EQ(pthread_join(r, NULL), 0);
+	CHECK(other_row_done);
+	CHECK_OK(e.rc_reader);
+	CHECK_EQ(e.reader_saw, 1u);
+	/* a reader of the first commit's row waits for it at its commit */
+	e.key = 7;
+	e.reader_done = false;
+	e.reader_saw = 0;
+	CHECK_EQ(pthread_create(&r, NULL, elr_reader, &e), 0);
+	usleep(50 * 1000);
+	pthread_mutex_lock(&e.mu);
+	bool early = __atomic_load_n(&e.reader_done, __ATOMIC_ACQUIRE);
+	e.release = true;
+	pthread_cond_broadcast(&e.cv);
+	pthread_mutex_unlock(&e.mu);
+	CHECK_EQ(pthread_join(w, NULL), 0);
+	CHECK_EQ(pthread_join(r, NULL), 0);
+	CHECK(!early);
+	CHECK_OK(e.rc_writer);
+	CHECK_OK(e.rc_reader);
+	CHECK_EQ(e.reader_saw, 2u);
+	CHECK_OK(ruma_txn_commit(y));
+	ruma_os_inject_clear();
+	CHECK_OK(power_off(e.bm, e.t));
+
+	CHECK_OK(open_tree(RUMA_BM_DURABLE_OFF, &e.bm, &e.t, NULL));
+	model[7] = 3;
+	model[8] = 1;
+	CHECK_EQ(matches(e.t, model), 0);
+	CHECK_OK(close_tree(e.bm, e.t));
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "misuse", t_misuse },
 	{ "abort_nolog", t_abort_nolog },
@@ -570,6 +704,7 @@ static const struct test_case cases[] = {
 	{ "conflict", t_conflict },
 	{ "async_commit_does_not_wait", t_async_commit_does_not_wait },
 	{ "commit_nowait", t_commit_nowait },
+	{ "commit_releases_early", t_commit_releases_early },
 	{ "sigkill", t_sigkill },
 	{ "powerloss_open_txn", t_powerloss_open_txn },
 	{ "checkpoint_open_txn", t_checkpoint_open_txn },

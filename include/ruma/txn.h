@@ -92,11 +92,18 @@ typedef struct ruma_txn ruma_txn;
 RUMA_API int ruma_txn_begin(ruma_bm *bm, unsigned flags, ruma_txn **out);
 
 /*
- * ruma_txn_commit — log the commit, wait for durability (unless async),
- * release the row locks and free the transaction.  On a log error the
- * error is returned: the transaction's changes stay in the trees in
- * memory, but are not durable, and the store recovers without them at its
- * next open (the log is dead; close and reopen the store).
+ * ruma_txn_commit — log the commit, release the row locks, then wait for
+ * durability (unless async) and free the transaction.  The locks go before
+ * the commit is durable (early lock release, Johnson et al., PVLDB 2010),
+ * so that a writer of the same rows runs while this commit is written and
+ * shares its flush: safe, since one that sees these changes logs its own
+ * commit after this one; and a transaction that wrote nothing waits at its
+ * commit until the commits whose rows it read are durable (one that read
+ * none of them does not wait).  When it returns 0 the commit is durable
+ * (on a SYNC store).
+ * On a log error the error is returned: the transaction's changes stay in
+ * the trees in memory, but are not durable, and the store recovers without
+ * them at its next open (the log is dead; close and reopen the store).
  */
 RUMA_API int ruma_txn_commit(ruma_txn *x);
 

@@ -1,5 +1,6 @@
 /*
- * txn.c — transactions: row locks (strict 2PL, no-wait), logical undo
+ * txn.c — transactions: row locks (2PL, no-wait, released at commit before
+ * the commit is durable), logical undo
  * (in memory for abort, in the log for crash recovery), commit, snapshot
  * reads.  See txn.h, docs/wal.md and docs/isolation.md.
  *
@@ -14,20 +15,23 @@
  * removals look the row up first.  Either way the UNDO record is appended
  * before the leaf's change is logged (when its latch is released), so any
  * durable prefix holding the change also holds how to undo it.  Commit logs
- * COMMIT {id} and waits for it (on a SYNC store, unless RUMA_TXN_ASYNC; an
- * ASYNC store's background flusher makes it durable a few milliseconds
- * later); abort restores newest first and logs END {id}.
- * ruma_txn_commit_nowait logs COMMIT and releases the locks at once (early
- * lock release): a transaction that then sees these changes commits later
- * in the same log, so it is never durable without them; a read-only one is
- * given the log's end as the point it must wait for.
+ * COMMIT {id}, releases the locks and then waits for the record (on a SYNC
+ * store, unless RUMA_TXN_ASYNC; an ASYNC store's background flusher makes
+ * it durable a few milliseconds later); abort restores newest first and
+ * logs END {id}.  Both commits release the locks before the record is
+ * durable (early lock release): a transaction that then sees these changes
+ * commits later in the same log, so it is never durable without them; a
+ * read-only one waits for the commits whose rows it read (ruma_txn_commit,
+ * "commit" below) or is given the point it must wait for
+ * (ruma_txn_commit_nowait: the log's end).
  * Restoring is idempotent (upsert the old value / write the patch's old
  * bytes / remove), so undoing again after a crash in the middle of an abort
  * or of a recovery undo is right.
  *
  * Row locks: a process-wide table of LOCK_STRIPES stripes, each a mutex and
  * a small array of (hash, owner); a row held by another owner is
- * RUMA_ECONFLICT immediately.
+ * RUMA_ECONFLICT immediately, unless that owner committed and only waits to
+ * be durable (early lock release): then the row is taken over.
  *
  * Snapshots (docs/isolation.md): read-only transactions, and read-write ones
  * under RUMA_TXN_SNAPSHOT, read the row in place, then the before-images
@@ -146,6 +150,14 @@ struct ruma_txn {
 	unsigned wslot;    /* ... in this slot ... */
 	uint64_t wmark;    /* ... with this mark */
 	uint64_t cts;      /* 0 while running, MV_PENDING, then the commit timestamp */
+	/* Early lock release (SYNC commits, "commit" below): released is the
+	 * log position this committed transaction is durable at, set before
+	 * its commit is published; its rows stay in the lock table until it
+	 * is durable, free for writers once published.  Both read under the
+	 * row's stripe lock. */
+	uint64_t released;
+	uint64_t dep;      /* the largest `released` of a row it took over */
+	uint64_t seen;     /* the largest log position of a commit it read (own thread) */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
 	/* Snapshot readers read the undo of a row's lock holder: they hold mu
@@ -201,6 +213,14 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* Whether o's rows are free for other writers (stripe lock held): o has
+ * committed (its timestamp published) and only waits to be durable. */
+static bool row_free(const ruma_txn *o)
+{
+	uint64_t c = __atomic_load_n(&o->cts, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&o->released, __ATOMIC_ACQUIRE) && c && c != MV_PENDING;
+}
+
 /* Lock the row exclusively for x: 0, or RUMA_ECONFLICT, -ENOMEM; -EINVAL for
  * a tree of another store than the transaction's. */
 static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen)
@@ -213,11 +233,20 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	if (grow((void **)&x->locks, &x->caplocks, x->nlocks + 1, sizeof(*x->locks)))
 		return -ENOMEM;
 	ruma_spin_lock(&s->mu);
-	const struct lock_entry *e = stripe_find(s, h);
-	if (e)
-		r = e->owner == x ? 1 : RUMA_ECONFLICT;
-	else if (!(r = stripe_add(s, h, x)))
+	struct lock_entry *e = stripe_find(s, h);
+	if (e && e->owner != x && row_free(e->owner)) {
+		/* a published commit waiting to be durable: take the row over
+		 * (that owner's release then finds no entry of its own) */
+		uint64_t rel = __atomic_load_n(&e->owner->released, __ATOMIC_ACQUIRE);
+		if (rel > __atomic_load_n(&x->dep, __ATOMIC_RELAXED))
+			__atomic_store_n(&x->dep, rel, __ATOMIC_RELAXED);
+		e->owner = x;
 		x->locks[x->nlocks++] = h;
+	} else if (e) {
+		r = e->owner == x ? 1 : RUMA_ECONFLICT;
+	} else if (!(r = stripe_add(s, h, x))) {
+		x->locks[x->nlocks++] = h;
+	}
 	ruma_spin_unlock(&s->mu);
 	return r == 1 ? 0 : r;
 }
@@ -764,7 +793,7 @@ static void apply_owner(ruma_txn *o, const ruma_btree *t, const void *key, size_
 }
 
 /* Step 2 of a snapshot read (see above) for the row of hash h. */
-static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+static void resolve_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
 			 uint64_t h, struct mv_image *img)
 {
 	struct lock_stripe *s = &stripes[h % LOCK_STRIPES];
@@ -772,14 +801,21 @@ static void resolve_lock(const ruma_txn *x, const ruma_btree *t, const void *key
 		return;
 	ruma_spin_lock(&s->mu);
 	const struct lock_entry *e = stripe_find(s, h);
-	if (e && e->owner != x && running_at(e->owner, x->start_ts))
-		apply_owner(e->owner, t, key, klen, img);
+	if (e && e->owner != x) {
+		/* the row's value, in place or from its before-images, may be a
+		 * commit not durable yet: its own or one its holder took over */
+		uint64_t at = RUMA_MAX(__atomic_load_n(&e->owner->released, __ATOMIC_ACQUIRE),
+				       __atomic_load_n(&e->owner->dep, __ATOMIC_RELAXED));
+		x->seen = RUMA_MAX(x->seen, at);
+		if (running_at(e->owner, x->start_ts))
+			apply_owner(e->owner, t, key, klen, img);
+	}
 	ruma_spin_unlock(&s->mu);
 }
 
 /* Steps 2 and 3 onto img (step 1's result) for the row of hash h.  0,
  * RUMA_ERESTART (read again), RUMA_ESNAPTOOOLD. */
-static int resolve(const ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
+static int resolve(ruma_txn *x, const ruma_btree *t, const void *key, size_t klen,
 		   uint64_t h, struct mv_image *img)
 {
 	resolve_lock(x, t, key, klen, h, img);
@@ -810,7 +846,7 @@ static inline uint64_t stripe_aborts(uint64_t h)
 }
 
 /* One snapshot read through an image: RUMA_ERESTART to read again. */
-static int snap_lookup_slow(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+static int snap_lookup_slow(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 			    uint64_t h, void *buf, size_t cap, size_t *vlen)
 {
 	struct mv_image img;
@@ -834,7 +870,7 @@ static int snap_lookup_slow(const ruma_txn *x, ruma_btree *t, const void *key, s
  * row's stripe, no version is stored and no abort of the stripe ran: the
  * row in place is the snapshot's (the same argument as above, with steps
  * 2 and 3 empty). */
-static int snap_lookup(const ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
+static int snap_lookup(ruma_txn *x, ruma_btree *t, const void *key, size_t klen,
 		       void *buf, size_t cap, size_t *vlen)
 {
 	if (klen == 0 || klen > RUMA_BTREE_MAX_KEY)
@@ -908,7 +944,7 @@ struct snap_row {
 };
 
 struct snap_scan {
-	const ruma_txn *x;
+	ruma_txn *x;
 	ruma_btree *t;
 	bool desc;
 	struct snap_row *rows;
@@ -1233,7 +1269,7 @@ static int snap_stream_run(struct snap_scan *sc, ruma_btree_scan_fn fn, void *ct
 	return r;
 }
 
-static int snap_scan(const ruma_txn *x, ruma_btree *t, bool desc, const void *start,
+static int snap_scan(ruma_txn *x, ruma_btree *t, bool desc, const void *start,
 		     size_t slen, bt_spot *spot, ruma_btree_scan_fn fn, void *ctx)
 {
 	int bad = !t || t->bm != x->bm || !fn ? -EINVAL
@@ -1323,19 +1359,42 @@ static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
 	return ruma_bm_log(bm, type, &id, sizeof(id), NULL, end);
 }
 
+/*
+ * Commit.  Without a wait (no log, ASYNC, RUMA_TXN_ASYNC): log COMMIT,
+ * publish, release the row locks.  A SYNC commit releases them early
+ * instead (as in Aether, Johnson et al., PVLDB 2010): `released` is set to
+ * its record's end, the commit is published, and from then on a writer
+ * takes its rows over (row_lock) while it waits for the record, so the next
+ * transaction on a hot row shares the flush round instead of being turned
+ * away until it ends.  Such a writer logs its own COMMIT later, so it is
+ * never durable without this one.  Its rows stay in the lock table until
+ * the wait is over, so a snapshot reader that reads one learns the log
+ * position it depends on (resolve_lock: `seen`; a takeover passes it on as
+ * `dep`); a transaction that logged nothing waits for those at its commit,
+ * so nothing it read can be lost once its commit returned.
+ */
 int ruma_txn_commit(ruma_txn *x)
 {
 	if (!x)
 		return -EINVAL;
+	ruma_bm *bm = x->bm;
 	int r = 0;
+	uint64_t end = 0;
+	bool wait = false;
 	if (x->id) {
-		uint64_t end = 0;
-		r = log_id(x->bm, RUMA_BM_LOG_COMMIT, x->id, &end);
-		if (!r && !(x->flags & RUMA_TXN_ASYNC) &&
-		    ruma_bm_durability_of(x->bm) == RUMA_BM_DURABLE_SYNC)
-			r = ruma_bm_log_flush(x->bm, end);
+		r = log_id(bm, RUMA_BM_LOG_COMMIT, x->id, &end);
+		wait = !r && !(x->flags & RUMA_TXN_ASYNC) &&
+		       ruma_bm_durability_of(bm) == RUMA_BM_DURABLE_SYNC;
+		if (wait)
+			__atomic_store_n(&x->released, end, __ATOMIC_RELEASE);
+	} else {
+		/* nonzero only beside SYNC commits that released their rows */
+		end = RUMA_MAX(__atomic_load_n(&x->dep, __ATOMIC_RELAXED), x->seen);
+		wait = end && !(x->flags & RUMA_TXN_ASYNC);
 	}
 	publish_commit(x);
+	if (wait && end > ruma_bm_log_durable(bm))
+		r = ruma_bm_log_flush(bm, end);
 	unlock_all(x, false);
 	txn_free(x);
 	return r;
