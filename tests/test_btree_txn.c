@@ -14,7 +14,8 @@
  *                     transactions whole
  *   commit_releases_early  a SYNC commit releases its row locks before
  *                     its record is durable (its fdatasync held in a hook:
- *                     another writer takes the row), a read-only
+ *                     another writer takes the row, a snapshot writer
+ *                     older than the commit conflicts), a read-only
  *                     transaction that read it does not return from its
  *                     commit before it is durable, one that read another
  *                     row does not wait; a power loss keeps both writers'
@@ -641,6 +642,9 @@ static int t_commit_releases_early(void)
 	CHECK_OK(txn_op(x, e.t, 8, 1));
 	CHECK_OK(ruma_txn_commit(x));
 
+	/* a snapshot writer begun before the first commit */
+	ruma_txn *z;
+	CHECK_OK(ruma_txn_begin(e.bm, RUMA_TXN_SNAPSHOT, &z));
 	ruma_os_inject_hook(RUMA_SYS_FDATASYNC, 1, elr_hold, &e);
 	pthread_t w, r;
 	CHECK_EQ(pthread_create(&w, NULL, elr_writer, &e), 0);
@@ -648,7 +652,11 @@ static int t_commit_releases_early(void)
 	while (!e.held)
 		pthread_cond_wait(&e.cv, &e.mu);
 	pthread_mutex_unlock(&e.mu);
-	/* the first commit is logged and not durable: its row is free */
+	/* the first commit is logged and not durable: its row is free, but
+	 * not to the snapshot writer, whose snapshot predates it (first
+	 * writer wins) */
+	CHECK_EQ(txn_op(z, e.t, 7, 4), RUMA_ECONFLICT);
+	CHECK_OK(ruma_txn_abort(z));
 	ruma_txn *y;
 	CHECK_OK(ruma_txn_begin(e.bm, RUMA_TXN_LOCKING, &y));
 	CHECK_OK(txn_op(y, e.t, 7, 3));

@@ -31,7 +31,7 @@
  * Row locks: a process-wide table of LOCK_STRIPES stripes, each a mutex and
  * a small array of (hash, owner); a row held by another owner is
  * RUMA_ECONFLICT immediately, unless that owner committed and only waits to
- * be durable (early lock release): then the row is taken over.
+ * be durable (early lock release): the row is then locked beside its entry.
  *
  * Snapshots (docs/isolation.md): read-only transactions, and read-write ones
  * under RUMA_TXN_SNAPSHOT, read the row in place, then the before-images
@@ -125,15 +125,6 @@ static void stripe_remove(struct lock_stripe *s, uint64_t h, const ruma_txn *own
 	}
 }
 
-/* The entry of hash h in a stripe (mu held), or NULL. */
-static struct lock_entry *stripe_find(struct lock_stripe *s, uint64_t h)
-{
-	for (uint32_t i = 0; i < s->n; i++)
-		if (stripe_at(s, i)->h == h)
-			return stripe_at(s, i);
-	return NULL;
-}
-
 static struct lock_stripe stripes[LOCK_STRIPES];
 static pthread_once_t txn_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t recover_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -156,7 +147,8 @@ struct ruma_txn {
 	 * is durable, free for writers once published.  Both read under the
 	 * row's stripe lock. */
 	uint64_t released;
-	uint64_t dep;      /* the largest `released` of a row it took over */
+	bool published;    /* publish_commit is done: its versions are linked */
+	uint64_t dep;      /* the largest `released` beside which it locked a row */
 	uint64_t seen;     /* the largest log position of a commit it read (own thread) */
 	uint64_t *locks;
 	size_t nlocks, caplocks;
@@ -214,11 +206,12 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 }
 
 /* Whether o's rows are free for other writers (stripe lock held): o has
- * committed (its timestamp published) and only waits to be durable. */
+ * committed and only waits to be durable.  Its commit must be published,
+ * versions linked included: a snapshot writer's first-writer-wins check
+ * (lock_key) looks for them once it holds the row. */
 static bool row_free(const ruma_txn *o)
 {
-	uint64_t c = __atomic_load_n(&o->cts, __ATOMIC_ACQUIRE);
-	return __atomic_load_n(&o->released, __ATOMIC_ACQUIRE) && c && c != MV_PENDING;
+	return __atomic_load_n(&o->published, __ATOMIC_ACQUIRE);
 }
 
 /* Lock the row exclusively for x: 0, or RUMA_ECONFLICT, -ENOMEM; -EINVAL for
@@ -233,19 +226,25 @@ static int row_lock(ruma_txn *x, const ruma_btree *t, const void *key, size_t kl
 	if (grow((void **)&x->locks, &x->caplocks, x->nlocks + 1, sizeof(*x->locks)))
 		return -ENOMEM;
 	ruma_spin_lock(&s->mu);
-	struct lock_entry *e = stripe_find(s, h);
-	if (e && e->owner != x && row_free(e->owner)) {
-		/* a published commit waiting to be durable: take the row over
-		 * (that owner's release then finds no entry of its own) */
-		uint64_t rel = __atomic_load_n(&e->owner->released, __ATOMIC_ACQUIRE);
-		if (rel > __atomic_load_n(&x->dep, __ATOMIC_RELAXED))
-			__atomic_store_n(&x->dep, rel, __ATOMIC_RELAXED);
-		e->owner = x;
+	/* besides x's own entry or another holder's, the row may have entries
+	 * of published commits waiting to be durable: x locks it beside them
+	 * and inherits the log position they wait for */
+	uint64_t dep = 0;
+	for (uint32_t i = 0; i < s->n && r == 0; i++) {
+		const struct lock_entry *e = stripe_at(s, i);
+		if (e->h != h)
+			continue;
+		if (e->owner == x)
+			r = 1;
+		else if (!row_free(e->owner))
+			r = RUMA_ECONFLICT;
+		else
+			dep = RUMA_MAX(dep, __atomic_load_n(&e->owner->released, __ATOMIC_ACQUIRE));
+	}
+	if (r == 0 && !(r = stripe_add(s, h, x))) {
 		x->locks[x->nlocks++] = h;
-	} else if (e) {
-		r = e->owner == x ? 1 : RUMA_ECONFLICT;
-	} else if (!(r = stripe_add(s, h, x))) {
-		x->locks[x->nlocks++] = h;
+		if (dep > __atomic_load_n(&x->dep, __ATOMIC_RELAXED))
+			__atomic_store_n(&x->dep, dep, __ATOMIC_RELAXED);
 	}
 	ruma_spin_unlock(&s->mu);
 	return r == 1 ? 0 : r;
@@ -800,13 +799,19 @@ static void resolve_lock(ruma_txn *x, const ruma_btree *t, const void *key, size
 	if (!__atomic_load_n(&s->n, __ATOMIC_ACQUIRE))
 		return;
 	ruma_spin_lock(&s->mu);
-	const struct lock_entry *e = stripe_find(s, h);
-	if (e && e->owner != x) {
+	for (uint32_t i = 0; i < s->n; i++) {
+		const struct lock_entry *e = stripe_at(s, i);
+		if (e->h != h || e->owner == x)
+			continue;
 		/* the row's value, in place or from its before-images, may be a
-		 * commit not durable yet: its own or one its holder took over */
+		 * commit not durable yet: this one, or one its holder locked the
+		 * row beside */
 		uint64_t at = RUMA_MAX(__atomic_load_n(&e->owner->released, __ATOMIC_ACQUIRE),
 				       __atomic_load_n(&e->owner->dep, __ATOMIC_RELAXED));
 		x->seen = RUMA_MAX(x->seen, at);
+		/* the holder; a published commit has nothing left to apply for
+		 * a snapshot it is running at (its undo went to the version
+		 * store, which such a snapshot made it keep) */
 		if (running_at(e->owner, x->start_ts))
 			apply_owner(e->owner, t, key, klen, img);
 	}
@@ -1363,15 +1368,18 @@ static int log_id(ruma_bm *bm, uint16_t type, uint64_t id, uint64_t *end)
  * Commit.  Without a wait (no log, ASYNC, RUMA_TXN_ASYNC): log COMMIT,
  * publish, release the row locks.  A SYNC commit releases them early
  * instead (as in Aether, Johnson et al., PVLDB 2010): `released` is set to
- * its record's end, the commit is published, and from then on a writer
- * takes its rows over (row_lock) while it waits for the record, so the next
- * transaction on a hot row shares the flush round instead of being turned
- * away until it ends.  Such a writer logs its own COMMIT later, so it is
- * never durable without this one.  Its rows stay in the lock table until
- * the wait is over, so a snapshot reader that reads one learns the log
- * position it depends on (resolve_lock: `seen`; a takeover passes it on as
- * `dep`); a transaction that logged nothing waits for those at its commit,
- * so nothing it read can be lost once its commit returned.
+ * its record's end, the commit is published (its versions linked), then
+ * `published` frees its rows for writers while it waits for the record, so
+ * the next transaction on a hot row shares the flush round instead of
+ * being turned away until it ends.  Such a writer logs its own COMMIT
+ * later, so it is never durable without this one; a snapshot writer older
+ * than this commit still conflicts (lock_key: first writer wins).  Its
+ * entries stay in the lock table until the wait is over, so whoever meets
+ * one of its rows learns the log position it depends on: a writer locking
+ * the row beside it (row_lock: `dep`), a snapshot reader reading it
+ * (resolve_lock: `seen`).  A transaction that logged nothing waits for
+ * those at its commit, so nothing it read can be lost once its commit
+ * returned; one that met no such row does not wait.
  */
 int ruma_txn_commit(ruma_txn *x)
 {
@@ -1393,6 +1401,8 @@ int ruma_txn_commit(ruma_txn *x)
 		wait = end && !(x->flags & RUMA_TXN_ASYNC);
 	}
 	publish_commit(x);
+	if (wait && x->id) /* its rows are free for writers from now on */
+		__atomic_store_n(&x->published, true, __ATOMIC_RELEASE);
 	if (wait && end > ruma_bm_log_durable(bm))
 		r = ruma_bm_log_flush(bm, end);
 	unlock_all(x, false);
