@@ -572,9 +572,10 @@ static int t_misuse(void)
 }
 
 /* Early lock release at a SYNC commit: the committer's fdatasync is held in
- * a hook while another writer takes its row (before: RUMA_ECONFLICT until
- * the commit was durable) and a read-only transaction reads it, whose
- * commit then does not return before the first commit is durable. */
+ * a hook while another writer locks its row (a snapshot writer older than
+ * the commit conflicts) and read-only transactions read it and another
+ * row: the first does not return from its commit before the commit is
+ * durable, the second does not wait. */
 struct elr {
 	ruma_bm *bm;
 	ruma_btree *t;
