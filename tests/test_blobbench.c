@@ -286,8 +286,10 @@ static int t_ops_run(void)
 	static const char *const systems[] = { "ruma-rows", "files", "ruma", "ruma-read" };
 	for (size_t i = 0; i < TEST_N(systems); i++) {
 		char *out = NULL, *err = NULL;
+		/* both kinds of buffer, each system with one */
 		int st = run_blob(&out, &err, "--system", systems[i], "--sizes", "33000,100K",
-				  "--objects", "5", "--threads", "2", "--verify", NULL);
+				  "--objects", "5", "--threads", "2", "--verify", "--buffers",
+				  i % 2 ? "small" : "huge", NULL);
 		if (st)
 			fprintf(stderr, "  %s: status %d: %s\n", systems[i], st, err);
 		CHECK_EQ(st, 0);
@@ -501,7 +503,8 @@ static int parse_err(const char *a1, const char *a2, const char *want)
 static int t_options(void)
 {
 	char *argv[] = { "blob", "--system", "files", "--sizes", "1K,2M", "--ops", "get,put",
-			 "--durability", "none", "--cache", "warm", "--threads", "2", NULL };
+			 "--durability", "none", "--cache", "warm", "--threads", "2",
+			 "--buffers", "small", NULL };
 	ruma_blob_opts o;
 	char err[512];
 	CHECK_OK(ruma_blob_parse((int)TEST_N(argv) - 1, argv, NULL, &o, err, sizeof(err)));
@@ -509,10 +512,10 @@ static int t_options(void)
 	CHECK_EQ(o.nsizes, 2);
 	CHECK_EQ(o.sizes[1], 2u << 20);
 	CHECK_EQ(o.ops, (1u << RUMA_BLOB_PUT) | (1u << RUMA_BLOB_GET));
-	CHECK(!o.sync && !o.cold && o.threads == 2);
+	CHECK(!o.sync && !o.cold && o.threads == 2 && !o.huge_buffers);
 	char *defaults[] = { "blob", NULL };
 	CHECK_OK(ruma_blob_parse(1, defaults, NULL, &o, err, sizeof(err)));
-	CHECK(!strcmp(o.sys->name, "ruma") && o.sync && o.cold && o.nsizes == 3);
+	CHECK(!strcmp(o.sys->name, "ruma") && o.sync && o.cold && o.nsizes == 3 && o.huge_buffers);
 	CHECK(parse_err("--system", "nosuch", "unknown (built: ruma, ruma-read, ruma-rows, files)") ==
 	      TEST_PASS);
 	CHECK(parse_err("--sizes", "1K,x", "'x' is no size") == TEST_PASS);
@@ -520,6 +523,7 @@ static int t_options(void)
 	CHECK(parse_err("--ops", "put,read", "'read' is no operation") == TEST_PASS);
 	CHECK(parse_err("--mode", "fast", "expected ops, churn or crash") == TEST_PASS);
 	CHECK(parse_err("--durability", "maybe", "expected sync or none") == TEST_PASS);
+	CHECK(parse_err("--buffers", "big", "expected huge or small") == TEST_PASS);
 	CHECK(parse_err("--threads", "0", "out of range") == TEST_PASS);
 	CHECK(parse_err("--bogus", NULL, "unknown option '--bogus'") == TEST_PASS);
 	char *stream[] = { "blob", "--system", "files", "--put-mode", "stream", NULL };

@@ -39,6 +39,7 @@ typedef struct ruma_blob_conf {
 	const char *dir;      /* the system's own directory: exists */
 	uint64_t memory;      /* buffer pool or cache, bytes (--memory-limit) */
 	bool sync;            /* every commit durable when it returns */
+	bool huge_buffers;    /* threads' buffers from ruma_blob_buffer with huge (--buffers) */
 	bool powerloss;       /* crash mode: writes must go where the simulated
 				 power loss tracks them (pwrite, not io_uring) */
 	void (*say)(void *ctx, const char *line); /* the store's messages (NULL: stderr) */
@@ -93,6 +94,13 @@ typedef struct ruma_blob_system {
 	int (*settle)(void *store, bool cold, char *err, size_t errlen);
 	int (*check)(void *store, char *err, size_t errlen);
 } ruma_blob_system;
+
+/* ruma_blob_buffer — *buf of at least len bytes (contents not kept), *cap
+ * its size: from ruma_db_buffer_alloc (2 MiB aligned, huge pages advised)
+ * when huge, else 4096-byte aligned, the same for every system.  0 or
+ * -ENOMEM.  ruma_blob_buffer_free releases one (NULL accepted). */
+int ruma_blob_buffer(void **buf, size_t *cap, size_t len, bool huge);
+void ruma_blob_buffer_free(void *buf, bool huge);
 
 /* ruma_blob_fail — format th->err and return code (for the adapters). */
 int ruma_blob_fail(ruma_blob_thread *th, int code, const char *fmt, ...)
@@ -189,6 +197,7 @@ typedef struct ruma_blob_opts {
 	unsigned threads;             /* --threads [1] */
 	bool sync;                    /* --durability sync [sync] */
 	bool cold;                    /* --cache cold [cold] */
+	bool huge_buffers;            /* --buffers huge [huge] */
 	bool verify;                  /* --verify: every byte read compared */
 	bool stream;                  /* --put-mode stream (ruma) */
 	uint64_t piece;               /* --piece: bytes a streaming append hands over [64K] */

@@ -22,7 +22,7 @@
 /* The names and lists as given; resolved after the table parsed. */
 struct raw {
 	ruma_blob_opts o;
-	const char *system, *mode, *sizes, *ops, *durability, *cache, *put_mode;
+	const char *system, *mode, *sizes, *ops, *durability, *cache, *put_mode, *buffers;
 };
 
 #define O(f) offsetof(struct raw, o.f)
@@ -38,6 +38,7 @@ static const ruma_opt options[] = {
 	{ "--cache", RUMA_OPT_STR, S(cache), 0, 0, "cold or warm", NULL, RUMA_OPT_NONEMPTY },
 	{ "--put-mode", RUMA_OPT_STR, S(put_mode), 0, 0, "whole or stream", NULL,
 	  RUMA_OPT_NONEMPTY },
+	{ "--buffers", RUMA_OPT_STR, S(buffers), 0, 0, "huge or small", NULL, RUMA_OPT_NONEMPTY },
 	{ "--objects", RUMA_OPT_U64, O(objects), 0, 1ull << 32, "0 .. 2^32 objects", NULL, 0 },
 	{ "--data", RUMA_OPT_BYTES, O(data), 1, 1ull << 40, "1 byte .. 1 TiB", NULL, 0 },
 	{ "--piece", RUMA_OPT_BYTES, O(piece), 1, MAX_OBJECT, "1 byte .. 1 GiB", NULL, 0 },
@@ -143,7 +144,8 @@ static int resolve(struct raw *w, char *err, size_t len)
 	    (rc = parse_ops(w->ops ? w->ops : "put,get,overwrite,delete", o, err, len)) ||
 	    (rc = two_words("--durability", w->durability, "sync", "none", &o->sync, err, len)) ||
 	    (rc = two_words("--cache", w->cache, "cold", "warm", &o->cold, err, len)) ||
-	    (rc = two_words("--put-mode", w->put_mode, "stream", "whole", &o->stream, err, len)))
+	    (rc = two_words("--put-mode", w->put_mode, "stream", "whole", &o->stream, err, len)) ||
+	    (rc = two_words("--buffers", w->buffers, "huge", "small", &o->huge_buffers, err, len)))
 		return rc;
 	if (o->stream && !o->sys->put_stream)
 		return fail(err, len, "--put-mode stream: %s has no streaming interface", o->sys->name);
@@ -163,7 +165,7 @@ int ruma_blob_parse(int argc, char **argv, char *const *envp, ruma_blob_opts *o,
 		    size_t errlen)
 {
 	struct raw w = { .o = {
-		.data = 256ull << 20, .threads = 1, .sync = true, .cold = true,
+		.data = 256ull << 20, .threads = 1, .sync = true, .cold = true, .huge_buffers = true,
 		.memory = 1ull << 30, .piece = 64u << 10, .dir = "/tmp/ruma-blob", .churn_ops = 10000,
 		.churn_keys = 256, .min_size = 100, .max_size = 10ull << 20,
 		.probe_size = 10ull << 20, .probes = 5, .kills = 100, .powerloss = 50,
@@ -209,6 +211,9 @@ void ruma_blob_usage(FILE *f)
 		"                     dropped); warm: after a read pass        [cold]\n"
 		"  --put-mode P       whole or stream (ruma's streaming interface) [whole]\n"
 		"  --piece B          bytes a streaming append hands over      [64K]\n"
+		"  --buffers B        the memory every system puts from and reads\n"
+		"                     into: huge (ruma_db_buffer_alloc: 2 MiB\n"
+		"                     aligned, huge pages) or small (4 KiB pages) [huge]\n"
 		"  --verify           compare every byte read (else the header)\n"
 		"  --memory-limit B   the store's buffer pool                  [1G]\n"
 		"  --cgroup           run inside a child memory cgroup (as ruma kv)\n"

@@ -159,9 +159,10 @@ static void report_config(ruma_blob_ctx *ctx)
 	const ruma_blob_opts *o = ctx->o;
 	char mem[32];
 	fprintf(stderr, "ruma blob: %s (%s), mode %s, %u thread%s, durability %s, %s reads, "
-		"memory %s, stores in %s; device bytes from %s\n", o->sys->name, o->sys->what,
-		modes[o->mode], o->threads, o->threads == 1 ? "" : "s", o->sync ? "sync" : "none",
-		o->cold ? "cold" : "warm", ruma_format_size(o->memory, mem, sizeof(mem)),
+		"%s buffers, memory %s, stores in %s; device bytes from %s\n", o->sys->name,
+		o->sys->what, modes[o->mode], o->threads, o->threads == 1 ? "" : "s",
+		o->sync ? "sync" : "none", o->cold ? "cold" : "warm",
+		o->huge_buffers ? "huge" : "small", ruma_format_size(o->memory, mem, sizeof(mem)),
 		ctx->base, ctx->dev_stat[0] ? ctx->dev_stat : "no block device (only "
 		"/proc/self/io)");
 	ruma_result_set(ctx->res, "system", o->sys->name);
@@ -169,6 +170,7 @@ static void report_config(ruma_blob_ctx *ctx)
 	ruma_result_setu(ctx->res, "threads", o->threads);
 	ruma_result_set(ctx->res, "durability", o->sync ? "sync" : "none");
 	ruma_result_set(ctx->res, "cache", o->cold ? "cold" : "warm");
+	ruma_result_set(ctx->res, "buffers", o->huge_buffers ? "huge" : "small");
 	ruma_result_setu(ctx->res, "memory", o->memory);
 }
 

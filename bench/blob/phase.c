@@ -23,6 +23,8 @@
 #include "bench/blob/run.h"
 #include "bench/kv/store_dir.h"
 
+#include <ruma/db.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -46,7 +48,8 @@ int ruma_blob_store_fresh(ruma_blob_ctx *ctx, const char *name, void **store, ch
 			strerror(rc ? -rc : errno));
 		return 2;
 	}
-	ruma_blob_conf c = { .dir = path, .memory = o->memory, .sync = o->sync };
+	ruma_blob_conf c = { .dir = path, .memory = o->memory, .sync = o->sync,
+			      .huge_buffers = o->huge_buffers };
 	if ((rc = o->sys->open(&c, store, err, sizeof(err)))) {
 		fprintf(stderr, "ruma blob: %s: cannot open the store: %s\n", o->sys->name, err);
 		return 2;
@@ -73,15 +76,35 @@ int ruma_blob_worker_fail(ruma_blob_worker *w, int code, const char *fmt, ...)
 	return w->err;
 }
 
+int ruma_blob_buffer(void **buf, size_t *cap, size_t len, bool huge)
+{
+	void *p = NULL;
+	if (len <= *cap && *buf)
+		return 0;
+	int rc = huge ? ruma_db_buffer_alloc(len ? len : 1, &p)
+		      : (posix_memalign(&p, 4096, len ? len : 1) ? -ENOMEM : 0);
+	if (rc)
+		return -ENOMEM;
+	ruma_blob_buffer_free(*buf, huge);
+	*buf = p;
+	*cap = len;
+	return 0;
+}
+
+void ruma_blob_buffer_free(void *buf, bool huge)
+{
+	if (huge)
+		ruma_db_buffer_free(buf);
+	else
+		free(buf);
+}
+
 int ruma_blob_worker_buf(ruma_blob_worker *w, size_t len)
 {
-	if (len <= w->cap)
-		return 0;
-	unsigned char *b = realloc(w->buf, len);
-	if (!b)
+	void *b = w->buf;
+	if (ruma_blob_buffer(&b, &w->cap, len, w->ctx->o->huge_buffers))
 		return ruma_blob_worker_fail(w, -ENOMEM, "out of memory for %zu bytes", len);
 	w->buf = b;
-	w->cap = len;
 	return 0;
 }
 
@@ -136,7 +159,7 @@ static int collect(ruma_blob_worker *w, unsigned n, ruma_blob_phase *p)
 		if (w[i].lat)
 			ruma_kv_hist_merge(p->lat, w[i].lat);
 		free(w[i].lat);
-		free(w[i].buf);
+		ruma_blob_buffer_free(w[i].buf, w[i].ctx->o->huge_buffers);
 	}
 	return st;
 }

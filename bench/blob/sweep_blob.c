@@ -3,8 +3,8 @@
  * (bench/common/sweep.h): parameters store (the blob system: ruma,
  * ruma-read, ruma-rows, files; the sweep's own "system" is blob), mode, size (one
  * object size a run), ops, objects, data, threads, durability, cache,
- * put_mode, memory, churn_ops, churn_keys, min_size, max_size, probe_size,
- * probes and dir (default: a directory next to the sweep's scratch store),
+ * put_mode, buffers, memory, churn_ops, churn_keys, min_size, max_size,
+ * probe_size, probes and dir (default: a directory next to the sweep's scratch store),
  * so that a grid of systems x sizes x threads x durability runs
  * interleaved, each cell repeated and summarised as a median.  Metrics per
  * phase of the run (<op> is put, get, overwrite, delete, churn,
@@ -31,10 +31,10 @@ static void blob_argv(const ruma_sweep_run *run)
 		{ "objects", "--objects" },     { "data", "--data" },
 		{ "threads", "--threads" },     { "durability", "--durability" },
 		{ "cache", "--cache" },         { "put_mode", "--put-mode" },
-		{ "memory", "--memory-limit" }, { "churn_ops", "--churn-ops" },
-		{ "churn_keys", "--churn-keys" }, { "min_size", "--min-size" },
-		{ "max_size", "--max-size" },   { "probe_size", "--probe-size" },
-		{ "probes", "--probes" },
+		{ "buffers", "--buffers" },     { "memory", "--memory-limit" },
+		{ "churn_ops", "--churn-ops" }, { "churn_keys", "--churn-keys" },
+		{ "min_size", "--min-size" },   { "max_size", "--max-size" },
+		{ "probe_size", "--probe-size" }, { "probes", "--probes" },
 	};
 	static char dir[600]; /* pushed: must outlive the call (one run at a time) */
 	const char *d = run->param(run, "dir");
@@ -88,8 +88,8 @@ static void blob_rows(const ruma_sweep_run *run, const ruma_result_row *rows, si
 
 const ruma_sweep_adapter ruma_sweep_blob = {
 	.system = "blob",
-	.keys = "store,mode,size,ops,objects,data,threads,durability,cache,put_mode,memory,"
-		"churn_ops,churn_keys,min_size,max_size,probe_size,probes,dir",
+	.keys = "store,mode,size,ops,objects,data,threads,durability,cache,put_mode,buffers,"
+		"memory,churn_ops,churn_keys,min_size,max_size,probe_size,probes,dir",
 	.required = { NULL },
 	.argv = blob_argv,
 	.check = blob_check,

@@ -42,6 +42,7 @@ struct store {
 	char dir[4096];
 	int dirfd;
 	bool sync;
+	bool huge;  /* conf.huge_buffers */
 };
 
 struct thread {
@@ -58,6 +59,7 @@ static int files_open(const ruma_blob_conf *c, void **out, char *err, size_t err
 		return ruma_blob_open_fail(err, errlen, -ENOMEM, "out of memory");
 	snprintf(s->dir, sizeof(s->dir), "%s", c->dir);
 	s->sync = c->sync;
+	s->huge = c->huge_buffers;
 	s->dirfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dirfd < 0) {
 		int e = -errno;
@@ -90,7 +92,7 @@ static void files_thread_close(ruma_blob_thread *th)
 {
 	struct thread *t = (struct thread *)th;
 	if (t)
-		free(t->buf);
+		ruma_blob_buffer_free(t->buf, t->s->huge);
 	free(t);
 }
 
@@ -174,11 +176,10 @@ static int grow(struct thread *t, size_t len)
 {
 	if (len <= t->cap)
 		return 0;
-	unsigned char *b = realloc(t->buf, len ? len : 1);
-	if (!b)
+	void *b = t->buf;
+	if (ruma_blob_buffer(&b, &t->cap, len, t->s->huge))
 		return ruma_blob_fail(&t->base, -ENOMEM, "out of memory for %zu bytes", len);
 	t->buf = b;
-	t->cap = len;
 	return 0;
 }
 

@@ -72,7 +72,7 @@ static void rows_thread_close(ruma_blob_thread *th)
 {
 	struct thread *t = (struct thread *)th;
 	if (t)
-		free(t->buf);
+		ruma_blob_buffer_free(t->buf, t->s->conf.huge_buffers);
 	free(t);
 }
 
@@ -162,11 +162,10 @@ static int grow(struct thread *t, size_t len)
 {
 	if (len <= t->cap)
 		return 0;
-	unsigned char *b = realloc(t->buf, len);
-	if (!b)
+	void *b = t->buf;
+	if (ruma_blob_buffer(&b, &t->cap, len, t->s->conf.huge_buffers))
 		return ruma_blob_fail(&t->base, -ENOMEM, "out of memory for %zu bytes", len);
 	t->buf = b;
-	t->cap = len;
 	return 0;
 }
 

@@ -29,7 +29,7 @@ struct thread {
 	ruma_blob_thread base;
 	ruma_blob_db *s;
 	ruma_db_txn *reading; /* the last get's transaction, ended at the next call */
-	void *buf;            /* ruma-read's buffer, page aligned */
+	void *buf;            /* ruma-read's buffer (ruma_blob_buffer) */
 	size_t cap;
 };
 
@@ -72,7 +72,7 @@ static void b_thread_close(ruma_blob_thread *th)
 	struct thread *t = (struct thread *)th;
 	if (t) {
 		end_read(t);
-		free(t->buf);
+		ruma_blob_buffer_free(t->buf, t->s->conf.huge_buffers);
 	}
 	free(t);
 }
@@ -192,15 +192,7 @@ static int b_get(ruma_blob_thread *th, uint64_t id, const void **data, size_t *l
 /* The thread's buffer, at least len bytes (contents not kept). */
 static int buffer(struct thread *t, size_t len)
 {
-	if (len <= t->cap)
-		return 0;
-	void *p;
-	if (posix_memalign(&p, 4096, len))
-		return -ENOMEM;
-	free(t->buf);
-	t->buf = p;
-	t->cap = len;
-	return 0;
+	return ruma_blob_buffer(&t->buf, &t->cap, len, t->s->conf.huge_buffers);
 }
 
 static int read_whole(struct thread *t, const ruma_val *key, uint64_t id, const void **data,

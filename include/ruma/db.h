@@ -378,6 +378,22 @@ RUMA_API int ruma_db_blob_read(ruma_db_blob *b, uint64_t off, void *buf, size_t 
 RUMA_API uint64_t ruma_db_blob_size(const ruma_db_blob *b);
 
 /*
+ * ruma_db_buffer_alloc — memory to read large values into and write them
+ * from: len bytes and more (rounded up to 2 MiB), 2 MiB aligned, with
+ * transparent huge pages asked of the kernel.  Any memory works with every
+ * call; with this one a direct read or write of a BLOB (ruma_db_put of an
+ * aligned value, ruma_db_blob_read around the pool) hands the device one
+ * segment per 2 MiB where memory of 4 KiB pages is one segment per page
+ * (docs/blob.md, "Buffers").  Where the kernel gives no huge pages it is
+ * ordinary aligned memory.  -EINVAL for len 0, -ENOMEM.  Free it with
+ * ruma_db_buffer_free.
+ */
+RUMA_API int ruma_db_buffer_alloc(size_t len, void **out);
+
+/* ruma_db_buffer_free — release memory of ruma_db_buffer_alloc (NULL: nothing). */
+RUMA_API void ruma_db_buffer_free(void *buf);
+
+/*
  * ruma_db_blob_close — finish the handle and free it: a handle that
  * appended writes its last pages and stores the value's new state in the
  * transaction (so a later ruma_db_get in it sees the value; the commit

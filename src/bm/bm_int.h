@@ -286,6 +286,8 @@ int bm_wal_checkpoint(ruma_bm *bm);
  * the free-run index's release at close. */
 int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n);
 void bm_extent_index_free(ruma_bm *bm);
+/* extent.c — a thread's bounce buffer unmapped (at the thread's release). */
+void bm_bounce_free(struct bm_thread *t);
 /* extent.c — the log's before_write hook (ctx: the manager): extent
  * writes completed and not yet synced are synced before log records, which
  * may name them, reach the file. */

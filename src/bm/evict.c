@@ -126,7 +126,7 @@ void bm_thread_free(struct bm_thread *t)
 	free(t->dirty);
 	free(t->iov);
 	free(t->res);
-	free(t->bounce);
+	bm_bounce_free(t);
 	free(t);
 }
 

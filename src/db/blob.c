@@ -37,12 +37,14 @@
 #include "db/db_int.h"
 #include "btree/blobref.h"
 #include "bm/bm_ext.h"
+#include "os/os.h"
 #include <ruma/core.h>
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define BLOB_TAG 0xFFu
 #define BLOB_ESC 0xFEu
@@ -56,6 +58,7 @@ _Static_assert(BLOB_ESC == DB_VALUE_MARKS && BLOB_TAG > BLOB_ESC, "db_value_out_
 #define BLOB_FIRST_TIER 16u    /* pages of a handle's first extent without a hint */
 #define BLOB_STAGE (256u * RUMA_BM_PAGE_SIZE) /* a handle's write buffer */
 #define PG RUMA_BM_PAGE_SIZE
+#define DB_BUFFER_ALIGN ((size_t)2 << 20) /* ruma_db_buffer_alloc: a huge page */
 #define DB_SCRATCH_KEEP (16u << 20) /* a larger scratch buffer is freed as its transaction ends */
 
 _Static_assert(BLOB_MAX_EXTENTS >= 24, "a state holds enough tiers for RUMA_DB_MAX_VALUE");
@@ -873,6 +876,24 @@ int ruma_db_blob_open(ruma_db_txn *txn, ruma_db_table *t, const ruma_val *key, r
 uint64_t ruma_db_blob_size(const ruma_db_blob *b)
 {
 	return b ? blob_total(b) : 0;
+}
+
+int ruma_db_buffer_alloc(size_t len, void **out)
+{
+	void *p;
+	if (!out || len == 0 || len > SIZE_MAX - DB_BUFFER_ALIGN)
+		return -EINVAL;
+	size_t span = (len + DB_BUFFER_ALIGN - 1) / DB_BUFFER_ALIGN * DB_BUFFER_ALIGN;
+	if (posix_memalign(&p, DB_BUFFER_ALIGN, span))
+		return -ENOMEM;
+	(void)ruma_os_madvise(p, span, MADV_HUGEPAGE); /* advice only: refused, 4 KiB pages */
+	*out = p;
+	return 0;
+}
+
+void ruma_db_buffer_free(void *buf)
+{
+	free(buf);
 }
 
 /* The current extent is full or the handle closes: enter it into the state. */
