@@ -395,8 +395,9 @@ static int t_read_around(void)
 
 /* ruma_db_buffer_alloc: bad lengths refused; a value put from such a
  * buffer (aligned: written straight from it) reads back whole into another
- * (straight into it, around the pool) and at an odd address (through the
- * thread's bounce buffer), cold after a reopen. */
+ * (straight into it, around the pool), at an odd address (through the
+ * thread's bounce buffer) and by a NOFILL get (the scratch buffer), cold
+ * after a reopen. */
 static int t_buffer(void)
 {
 	void *p = NULL;
@@ -423,6 +424,9 @@ static int t_buffer(void)
 	CHECK_OK(db_begin_table(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, "b", 0, &x, &t));
 	CHECK_EQ(read_range(x, t, "huge", 6, 0, dst, n), TEST_PASS);
 	CHECK_EQ(read_range(x, t, "huge", 6, 0, dst + 1, n), TEST_PASS);
+	ruma_val got; /* copied into the transaction's scratch buffer of huge pages */
+	CHECK_OK(ruma_db_get(x, t, &k, &got));
+	CHECK(got.len == n && is_pattern(got.data, 6, n, 0) && !in_pool(db, got.data));
 	CHECK_OK(ruma_db_commit(x));
 	ruma_db_buffer_free(src);
 	ruma_db_buffer_free(dst);

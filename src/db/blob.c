@@ -59,6 +59,7 @@ _Static_assert(BLOB_ESC == DB_VALUE_MARKS && BLOB_TAG > BLOB_ESC, "db_value_out_
 #define BLOB_STAGE (256u * RUMA_BM_PAGE_SIZE) /* a handle's write buffer */
 #define PG RUMA_BM_PAGE_SIZE
 #define DB_BUFFER_ALIGN ((size_t)2 << 20) /* ruma_db_buffer_alloc: a huge page */
+#define DB_SCRATCH_HUGE (1u << 20)  /* a scratch buffer this long or longer: ruma_db_buffer_alloc */
 #define DB_SCRATCH_KEEP (16u << 20) /* a larger scratch buffer is freed as its transaction ends */
 
 _Static_assert(BLOB_MAX_EXTENTS >= 24, "a state holds enough tiers for RUMA_DB_MAX_VALUE");
@@ -404,10 +405,14 @@ static int copy_scratch(ruma_db_txn *txn, const blob_state *s, ruma_val *out)
 {
 	db_txn_blobs *b = &txn->blobs;
 	if (s->size > b->scratch_cap) {
-		void *mem; /* page aligned: a read around the pool goes straight into it */
-		if (posix_memalign(&mem, PG, s->size))
-			return -ENOMEM;
-		free(b->scratch);
+		/* page aligned: a read around the pool goes straight into it; from
+		 * 1 MiB on huge pages, which it reaches in fewer segments */
+		void *mem;
+		int r = s->size >= DB_SCRATCH_HUGE ? ruma_db_buffer_alloc(s->size, &mem)
+			: posix_memalign(&mem, PG, s->size) ? -ENOMEM : 0;
+		if (r)
+			return r;
+		free(b->scratch); /* ruma_db_buffer_free is free */
 		b->scratch = mem;
 		b->scratch_cap = s->size;
 	}
