@@ -102,6 +102,10 @@ struct bm_ops {
 
 /* Per-thread state: eviction scratch lists, the lazy write ring, the lazy
  * asynchronous-read state (aio.c) and counters. */
+/* A thread's bounce buffer: unaligned extent writes and reads (extent.c
+ * maps it on huge pages at first use, evict.c unmaps it with the thread). */
+#define BM_BOUNCE_BYTES ((size_t)4 << 20)
+
 struct bm_thread {
 	ruma_bm *bm;
 	unsigned idx;
@@ -111,7 +115,7 @@ struct bm_thread {
 	ruma_pid *clean, *dirty;
 	struct iovec *iov;
 	int *res;
-	char *bounce; /* extent writes of unaligned bytes (extent.c), made on first use */
+	char *bounce; /* BM_BOUNCE_BYTES for unaligned extent I/O (extent.c), made on first use */
 	_Atomic uint64_t reads, writes, evictions;
 	_Atomic uint64_t aio_waits, aio_wait_depth; /* see aio.c: depth statistics */
 };
@@ -286,8 +290,6 @@ int bm_wal_checkpoint(ruma_bm *bm);
  * the free-run index's release at close. */
 int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n);
 void bm_extent_index_free(ruma_bm *bm);
-/* extent.c — a thread's bounce buffer unmapped (at the thread's release). */
-void bm_bounce_free(struct bm_thread *t);
 /* extent.c — the log's before_write hook (ctx: the manager): extent
  * writes completed and not yet synced are synced before log records, which
  * may name them, reach the file. */

@@ -126,7 +126,8 @@ void bm_thread_free(struct bm_thread *t)
 	free(t->dirty);
 	free(t->iov);
 	free(t->res);
-	bm_bounce_free(t);
+	if (t->bounce)
+		(void)ruma_os_munmap(t->bounce, BM_BOUNCE_BYTES);
 	free(t);
 }
 

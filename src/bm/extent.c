@@ -73,7 +73,8 @@
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
 #define EXT_WRITE_MAX 4096u /* pages per write of whole aligned pages (16 MiB) */
 #define EXT_BOUNCE_PAGES 1024u /* a thread's bounce buffer: partial writes, reads around (4 MiB) */
-#define EXT_BOUNCE_BYTES ((size_t)EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE)
+#define EXT_BOUNCE_BYTES BM_BOUNCE_BYTES
+_Static_assert(EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE == BM_BOUNCE_BYTES, "bounce size");
 #define EXT_BOUNCE_ALIGN ((size_t)2 << 20) /* a huge page */
 #define EXT_PIECE_PAGES 256u /* a read around the pool goes in pieces of 1 MiB ... */
 #define EXT_PIECES 16u      /* ... up to this many in flight on the thread's ring */
@@ -583,7 +584,8 @@ int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 /* ---- writes ------------------------------------------------------------------------ */
 
 /* The thread's bounce buffer (made at its first use, kept until the store
- * closes): EXT_BOUNCE_PAGES long, 2 MiB aligned, with huge pages advised.
+ * closes, evict.c unmaps it): EXT_BOUNCE_PAGES long, 2 MiB aligned, with
+ * huge pages advised.
  * A direct request from 2 MiB pages is a few segments where one from 4 KiB
  * pages is a segment per page, which costs the device path per segment. */
 static char *bounce_of(struct bm_thread *t)
@@ -595,13 +597,6 @@ static char *bounce_of(struct bm_thread *t)
 		t->bounce = p;
 	}
 	return t->bounce;
-}
-
-void bm_bounce_free(struct bm_thread *t)
-{
-	if (t->bounce)
-		(void)ruma_os_munmap(t->bounce, EXT_BOUNCE_BYTES);
-	t->bounce = NULL;
 }
 
 /* Write pages [pid, pid + k) from data (len bytes, the rest zero): straight
