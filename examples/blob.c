@@ -1,5 +1,6 @@
 /* blob.c — a large value with include/ruma/db.h (docs/blob.md): a file streamed into the
- * store, then read back whole (one pointer, no copy) and in pieces. */
+ * store, then read back whole (one pointer, no copy), in pieces, and once more whole around
+ * the buffer pool into memory of huge pages. */
 #include <ruma/db.h>
 #include <stdio.h>
 #define TRY(call) do { int rc_ = (call); if (rc_) { fprintf(stderr, "%s: %s\n", #call, ruma_strerror(rc_)); return 1; } } while (0)
@@ -28,7 +29,17 @@ int main(int argc, char **argv)
 	TRY(ruma_db_blob_open(x, t, &key, &b));               /* or a range of it */
 	TRY(ruma_db_blob_read(b, ruma_db_blob_size(b) / 2, buf, 16, &got));
 	printf("%zu bytes read from the middle\n", got);
+	size_t size = (size_t)ruma_db_blob_size(b);
 	TRY(ruma_db_blob_close(b));
 	TRY(ruma_db_commit(x));
+	void *whole;                                          /* huge pages: fewer device segments */
+	TRY(ruma_db_buffer_alloc(size ? size : 1, &whole));
+	TRY(ruma_db_begin(db, RUMA_DB_RDONLY | RUMA_DB_NOFILL, &x)); /* read once: around the pool */
+	TRY(ruma_db_blob_open(x, t, &key, &b));
+	TRY(ruma_db_blob_read(b, 0, whole, size, &got));
+	printf("%zu bytes read whole around the pool\n", got);
+	TRY(ruma_db_blob_close(b));
+	TRY(ruma_db_commit(x));
+	ruma_db_buffer_free(whole);
 	return ruma_db_close(db) != 0;
 }

@@ -3,8 +3,9 @@
 # examples/hello_ruma.c against it: with pkg-config, shared and static, and
 # as a small CMake project (find_package(ruma), ruma::ruma and
 # ruma::ruma_static) that runs without LD_LIBRARY_PATH; examples/kv.c (a
-# store through db.h) is built with pkg-config and run in the prefix.  The
-# examples are installed under share/doc/ruma/examples.  A full build also
+# store through db.h) and examples/blob.c (a large value: the example's own
+# binary stored and read back) are built with pkg-config and run in the
+# prefix.  The examples are installed under share/doc/ruma/examples.  A full build also
 # installs the ruma binary and ruma(1); a -DRUMA_LIBRARY_ONLY=ON build the
 # library alone.
 # Usage: scripts/install-check.sh <build-dir>
@@ -44,6 +45,8 @@ test -f "$prefix/share/doc/ruma/examples/hello_ruma.c"
 # shellcheck disable=SC2046
 cc -Wall -Wextra -o "$prefix/kv" "$root/examples/kv.c" $(pkg-config --cflags --libs ruma)
 LD_LIBRARY_PATH="$libdir" "$prefix/kv" "$prefix/kv.store" >/dev/null
+cc -Wall -Wextra -o "$prefix/blob" "$root/examples/blob.c" $(pkg-config --cflags --libs ruma)
+LD_LIBRARY_PATH="$libdir" "$prefix/blob" "$prefix/blob.store" "$prefix/blob" >/dev/null
 if grep -q '^RUMA_LIBRARY_ONLY:BOOL=ON$' "$build/CMakeCache.txt"; then
 	test ! -e "$prefix/bin"
 else
