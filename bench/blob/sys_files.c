@@ -174,8 +174,6 @@ static int read_all(int fd, void *buf, size_t len)
 
 static int grow(struct thread *t, size_t len)
 {
-	if (len <= t->cap)
-		return 0;
 	void *b = t->buf;
 	if (ruma_blob_buffer(&b, &t->cap, len, t->s->huge))
 		return ruma_blob_fail(&t->base, -ENOMEM, "out of memory for %zu bytes", len);

@@ -160,8 +160,6 @@ static int rows_put(ruma_blob_thread *th, uint64_t id, const void *data, size_t 
 
 static int grow(struct thread *t, size_t len)
 {
-	if (len <= t->cap)
-		return 0;
 	void *b = t->buf;
 	if (ruma_blob_buffer(&b, &t->cap, len, t->s->conf.huge_buffers))
 		return ruma_blob_fail(&t->base, -ENOMEM, "out of memory for %zu bytes", len);

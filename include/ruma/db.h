@@ -384,7 +384,7 @@ RUMA_API uint64_t ruma_db_blob_size(const ruma_db_blob *b);
  * call; with this one a direct read or write of a BLOB (ruma_db_put of an
  * aligned value, ruma_db_blob_read around the pool) hands the device one
  * segment per 2 MiB where memory of 4 KiB pages is one segment per page
- * (docs/blob.md, "Buffers").  Where the kernel gives no huge pages it is
+ * (docs/blob.md, "Memory for large values").  Where the kernel gives no huge pages it is
  * ordinary aligned memory.  -EINVAL for len 0, -ENOMEM.  Free it with
  * ruma_db_buffer_free.
  */

@@ -102,10 +102,6 @@ struct bm_ops {
 
 /* Per-thread state: eviction scratch lists, the lazy write ring, the lazy
  * asynchronous-read state (aio.c) and counters. */
-/* A thread's bounce buffer: unaligned extent writes and reads (extent.c
- * maps it on huge pages at first use, evict.c unmaps it with the thread). */
-#define BM_BOUNCE_BYTES ((size_t)4 << 20)
-
 struct bm_thread {
 	ruma_bm *bm;
 	unsigned idx;
@@ -115,7 +111,7 @@ struct bm_thread {
 	ruma_pid *clean, *dirty;
 	struct iovec *iov;
 	int *res;
-	char *bounce; /* BM_BOUNCE_BYTES for unaligned extent I/O (extent.c), made on first use */
+	char *bounce; /* extent writes of unaligned bytes (extent.c), made on first use */
 	_Atomic uint64_t reads, writes, evictions;
 	_Atomic uint64_t aio_waits, aio_wait_depth; /* see aio.c: depth statistics */
 };

@@ -126,8 +126,7 @@ void bm_thread_free(struct bm_thread *t)
 	free(t->dirty);
 	free(t->iov);
 	free(t->res);
-	if (t->bounce)
-		(void)ruma_os_munmap(t->bounce, BM_BOUNCE_BYTES);
+	free(t->bounce);
 	free(t);
 }
 

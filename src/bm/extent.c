@@ -73,9 +73,7 @@
 #define EXT_INDEX_MIN 4u    /* shorter free runs found at index build stay bitmap-only */
 #define EXT_WRITE_MAX 4096u /* pages per write of whole aligned pages (16 MiB) */
 #define EXT_BOUNCE_PAGES 1024u /* a thread's bounce buffer: partial writes, reads around (4 MiB) */
-#define EXT_BOUNCE_BYTES BM_BOUNCE_BYTES
-_Static_assert(EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE == BM_BOUNCE_BYTES, "bounce size");
-#define EXT_BOUNCE_ALIGN ((size_t)2 << 20) /* a huge page */
+#define EXT_BOUNCE_ALIGN ((size_t)2 << 20) /* ... on huge pages */
 #define EXT_PIECE_PAGES 256u /* a read around the pool goes in pieces of 1 MiB ... */
 #define EXT_PIECES 16u      /* ... up to this many in flight on the thread's ring */
 #define EXT_PUNCH_MIN 256u  /* a freed extent this long (1 MiB) may go back to the file system */
@@ -584,16 +582,15 @@ int bm_recover_extent(ruma_bm *bm, unsigned op, ruma_pid first, uint64_t n)
 /* ---- writes ------------------------------------------------------------------------ */
 
 /* The thread's bounce buffer (made at its first use, kept until the store
- * closes, evict.c unmaps it): EXT_BOUNCE_PAGES long, 2 MiB aligned, with
- * huge pages advised.
+ * closes): EXT_BOUNCE_PAGES long, 2 MiB aligned, with huge pages advised.
  * A direct request from 2 MiB pages is a few segments where one from 4 KiB
  * pages is a segment per page, which costs the device path per segment. */
 static char *bounce_of(struct bm_thread *t)
 {
 	void *p;
-	if (!t->bounce && !ruma_os_mmap_aligned(EXT_BOUNCE_BYTES, EXT_BOUNCE_ALIGN,
-						PROT_READ | PROT_WRITE, 0, &p)) {
-		(void)ruma_os_madvise(p, EXT_BOUNCE_BYTES, MADV_HUGEPAGE);
+	size_t len = (size_t)EXT_BOUNCE_PAGES * RUMA_BM_PAGE_SIZE;
+	if (!t->bounce && !posix_memalign(&p, EXT_BOUNCE_ALIGN, len)) {
+		(void)ruma_os_madvise(p, len, MADV_HUGEPAGE); /* advice: refused, 4 KiB pages */
 		t->bounce = p;
 	}
 	return t->bounce;
