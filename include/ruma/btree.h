@@ -21,6 +21,13 @@
  * merge it needed is either complete or not begun; ruma_btree_remove is the
  * one exception, see there), and the tree stays valid.
  *
+ * Isolation: these calls are outside transactions.  They read the newest
+ * version in place — read-uncommitted, including rows a running
+ * transaction (txn.h) changed and may still undo — and take no row locks,
+ * so a plain write to a row a transaction changed is lost if it aborts.
+ * Use them for loads and single-threaded work; for isolation use txn.h
+ * transactions or db.h, whose reads see committed data only.
+ *
  * Durability is the buffer manager's: what was acknowledged before a
  * successful ruma_bm_flush / ruma_bm_close is found again by ruma_btree_open
  * after ruma_bm_open of the same file.  With a log (ruma_bm_config

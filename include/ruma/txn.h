@@ -15,7 +15,11 @@
  * the committed state as of its begin, for point reads (ruma_txn_lookup)
  * and scans (ruma_txn_scan_asc / _desc) alike, in both directions, across
  * splits and merges.  It takes no row locks, never waits for a writer,
- * never conflicts, and no writer waits for it.  Rows changed by writers
+ * never conflicts, and no writer waits for it.  (Two short waits remain:
+ * the version store's internal lock, held for microseconds and never
+ * across I/O; and ruma_txn_commit, which waits until the synchronous
+ * commits whose rows it read are durable, so that what it returned cannot
+ * vanish in a crash.)  Rows changed by writers
  * that had not committed when it began are read from their before-images:
  * the running writer's undo, or, once that writer commits, the version
  * store its undo is moved to (only while a snapshot may need it: without
