@@ -2,7 +2,8 @@
  * sys_ruma.c — ruma's store behind the `ruma kv` adapter interface,
  * through the user API only (include/ruma/db.h, docs/db.md): one store
  * file <dir>/store (and its log <dir>/store.wal), one table "kv", a
- * transaction per operation.
+ * transaction per operation.  Values of any --value-size: those above the
+ * store's BLOB threshold are stored as BLOBs (db.h) through the same calls.
  *
  * Configuration: the buffer pool is --memory-limit (pool_bytes); the
  * store's defaults otherwise (O_DIRECT I/O, no compression: ruma has
@@ -67,12 +68,6 @@ static int open_table(struct store *s, char *err, size_t errlen)
 
 static int ruma_open(const ruma_kv_conf *c, void **out, char *err, size_t errlen)
 {
-	if (c->key_max + c->value_size > RUMA_BTREE_MAX_ENTRY)
-		return ruma_kv_open_fail(err, errlen, RUMA_ETOOBIG,
-					 "a key of %zu bytes and a value of %zu exceed the largest "
-					 "entry (RUMA_BTREE_MAX_ENTRY, %u bytes): use --value-size %zu "
-					 "or less", c->key_max, c->value_size, RUMA_BTREE_MAX_ENTRY,
-					 RUMA_BTREE_MAX_ENTRY - c->key_max);
 	struct store *s = calloc(1, sizeof(*s));
 	char path[4096];
 	if (!s)

@@ -21,6 +21,10 @@
  * one-call transaction, so that both commit together), and publishes the
  * stamp once it has committed.
  *
+ * --check reads every numbered key back and scans the table in order, a
+ * quarter of the cache's worth of values per transaction (a store may hold
+ * a large value's pages until its transaction ends).
+ *
  * SIGINT and SIGTERM, caught while a run is on (one-shot: a second one
  * kills), only record their number; every thread stops at its next
  * operation (the load at its next transaction).
@@ -463,6 +467,7 @@ struct verify_scan {
 	char last[RUMA_KV_KEY_MAX * 8];
 	size_t last_len;
 	uint64_t seen;
+	bool resume; /* a piece starts at last: skip it once */
 	const char *bad;
 };
 
@@ -471,6 +476,10 @@ static bool verify_entry(void *ctx, const void *key, size_t klen, const void *va
 	struct verify_scan *c = ctx;
 	size_t m = klen < c->last_len ? klen : c->last_len;
 	int cmp = memcmp(key, c->last, m);
+	bool again = c->resume && cmp == 0 && klen == c->last_len;
+	c->resume = false;
+	if (again)
+		return true;
 	if (c->seen && (cmp < 0 || (cmp == 0 && klen <= c->last_len)))
 		c->bad = "keys out of order";
 	else if (vlen != (size_t)c->w->sh->o->value_size)
@@ -485,18 +494,51 @@ static bool verify_entry(void *ctx, const void *key, size_t klen, const void *va
 	return true;
 }
 
-/* The whole table through fn in one read transaction: the entries seen or an error. */
-static int64_t scan_table(ruma_kv_worker *w, ruma_kv_visit fn, void *ctx)
+/* Up to n entries from key (NULL: the first) through fn in one read
+ * transaction: the entries seen or an error. */
+static int64_t scan_piece(ruma_kv_worker *w, const void *key, size_t klen, unsigned n,
+			  ruma_kv_visit fn, void *ctx)
 {
 	const ruma_kv_system *s = w->sh->o->sys;
 	int rc = s->begin(w->th, RUMA_KV_ONE);
-	int64_t seen = rc ? rc : s->scan(w->th, NULL, 0, UINT32_MAX, false, fn, ctx);
+	int64_t seen = rc ? rc : s->scan(w->th, key, klen, n, false, fn, ctx);
 	if (seen < 0) {
 		s->abort(w->th);
 		return seen;
 	}
 	rc = s->commit(w->th);
 	return rc ? rc : seen;
+}
+
+/* The whole table through fn in one read transaction: the entries seen or an error. */
+static int64_t scan_table(ruma_kv_worker *w, ruma_kv_visit fn, void *ctx)
+{
+	return scan_piece(w, NULL, 0, UINT32_MAX, fn, ctx);
+}
+
+/* Values a check reads in one transaction: a quarter of the cache's worth
+ * (a store may hold a large value's pages until its transaction ends), at
+ * least one, at most 1000. */
+static uint64_t verify_batch(const ruma_kv_opts *o)
+{
+	uint64_t n = o->memory / 4 / (o->value_size ? o->value_size : 1);
+	return n < 1 ? 1 : n > 1000 ? 1000 : n;
+}
+
+/* The table scanned in order in pieces of verify_batch entries, each in its
+ * own transaction (the check runs alone: no writer between them), each
+ * from the key the last one ended at. */
+static int64_t verify_scan_all(ruma_kv_worker *w, struct verify_scan *c)
+{
+	unsigned per = (unsigned)verify_batch(w->sh->o);
+	int64_t got = scan_piece(w, NULL, 0, per, verify_entry, c);
+	while (got > 0 && !c->bad && (uint64_t)got == per) {
+		c->resume = true;
+		got = scan_piece(w, c->last, c->last_len, per + 1, verify_entry, c);
+		if (got > 0)
+			got--; /* the key it started at */
+	}
+	return got < 0 ? got : (int64_t)c->seen;
 }
 
 /* The check's scan of a stamped table: one snapshot, the writer's last stamp in the meta row. */
@@ -523,15 +565,16 @@ int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
 	const ruma_kv_workload *wl = w->sh->o->wl;
 	uint64_t keys = atomic_load(&w->sh->next_insert);
 	bool numbered = wl->load || wl->pattern == RUMA_KV_FILLSEQ;
+	uint64_t per = verify_batch(w->sh->o);
 	int rc = 0;
-	for (uint64_t n = 0; numbered && !rc && n < keys; n += 1000)
-		rc = verify_gets(w, n, n + 1000 < keys ? n + 1000 : keys);
+	for (uint64_t n = 0; numbered && !rc && n < keys; n += per)
+		rc = verify_gets(w, n, n + per < keys ? n + per : keys);
 	if (rc)
 		return rc;
 	if (ruma_kv_stamped(wl))
 		return verify_stamped(w, entries);
 	struct verify_scan c = { .w = w };
-	int64_t seen = scan_table(w, verify_entry, &c);
+	int64_t seen = verify_scan_all(w, &c);
 	if (seen < 0)
 		return (int)seen;
 	*entries = c.seen;
