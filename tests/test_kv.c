@@ -20,7 +20,7 @@
  * on ruma with entries/s and the version store back to its floor within
  * a second, SIGTERM ending a run
  * cleanly (exit 143), and option errors giving a clear message and exit
- * status 2.
+ * status 2 (among them values beyond the memory budget without --cgroup).
  */
 #include "test.h"
 
@@ -901,12 +901,12 @@ static int parse_err(const char *a1, const char *a2, const char *want)
 
 static int t_options(void)
 {
-	char *argv[] = { "kv", "--workload", "e", "--threads", "4", "--memory-limit", "64M",
+	char *argv[] = { "kv", "--workload", "e", "--threads", "4", "--memory-limit", "128M",
 			 "--durability", "none", "--value-size", "100", NULL };
 	ruma_kv_opts o;
 	char err[512];
 	CHECK_OK(ruma_kv_parse(11, argv, NULL, &o, err, sizeof(err)));
-	CHECK(!strcmp(o.wl->name, "e") && o.threads == 4 && o.memory == 64ull << 20);
+	CHECK(!strcmp(o.wl->name, "e") && o.threads == 4 && o.memory == 128ull << 20);
 	CHECK(o.durability == RUMA_KV_NONE && o.value_size == 100 && o.dist == RUMA_KV_ZIPFIAN);
 	CHECK(!strcmp(o.sys->name, "ruma") && o.records == 1000000 && o.runfor == 10);
 	CHECK(!parse_err("--threads", "0", "--threads 0: out of range"));
@@ -924,6 +924,16 @@ static int t_options(void)
 	char *sargv[] = { "kv", "--workload", "scanfull", "--value-size", "15", NULL };
 	CHECK(ruma_kv_parse(5, sargv, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
 	CHECK(strstr(err, "--value-size 15: scanfull's values hold a key number and a stamp"));
+	/* data beyond the memory budget: out of memory, refused without --cgroup */
+	char *margv[] = { "kv", "--records", "10000", "--value-size", "2000", "--memory-limit",
+			  "16M", NULL };
+	CHECK(ruma_kv_parse(7, margv, NULL, &o, err, sizeof(err)) == RUMA_EPARSE);
+	CHECK(strstr(err, "(19.07 MiB) exceed --memory-limit 16.00 MiB: an out-of-memory run needs --cgroup"));
+	char *mcargv[] = { "kv", "--records", "10000", "--value-size", "2000", "--memory-limit",
+			   "16M", "--cgroup", NULL };
+	CHECK_OK(ruma_kv_parse(8, mcargv, NULL, &o, err, sizeof(err)));
+	margv[6] = "20M"; /* 20 000 000 bytes of values fit in 20 MiB */
+	CHECK_OK(ruma_kv_parse(7, margv, NULL, &o, err, sizeof(err)));
 	/* the command: exit status 2 and the message on stderr */
 	char *cargv[] = { NULL, "kv", "--threads", "0", NULL };
 	char *out = NULL, *cerr = NULL;

@@ -9,6 +9,8 @@
 #include "bench/common/opt.h"
 #include "bench/kv/kv.h"
 
+#include <ruma/core.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -113,6 +115,27 @@ static int check_scanfull(const ruma_kv_opts *o, char *err, size_t len)
 	return 0;
 }
 
+/* Values worth more than the memory budget make an out-of-memory run, which
+ * compares fairly only with every system's memory bounded, the kernel's
+ * page cache included (LMDB, SQLite and LevelDB read through it): refused
+ * without --cgroup rather than measured unfairly. */
+static int check_out_of_memory(const ruma_kv_opts *o, char *err, size_t len)
+{
+	char data[32], mem[32];
+	uint64_t bytes;
+	if (o->cgroup || o->cgroup_limit)
+		return 0;
+	if (__builtin_mul_overflow(o->records, o->value_size, &bytes))
+		bytes = UINT64_MAX;
+	if (bytes <= o->memory)
+		return 0;
+	return fail(err, len, "--records %" PRIu64 " of %" PRIu64 " bytes (%s) exceed "
+		    "--memory-limit %s: an out-of-memory run needs --cgroup, so that no system "
+		    "uses memory beyond the budget (the kernel's page cache included)", o->records,
+		    o->value_size, ruma_format_size(bytes, data, sizeof(data)),
+		    ruma_format_size(o->memory, mem, sizeof(mem)));
+}
+
 int ruma_kv_parse(int argc, char **argv, char *const *envp, ruma_kv_opts *o, char *err,
 		  size_t errlen)
 {
@@ -131,7 +154,8 @@ int ruma_kv_parse(int argc, char **argv, char *const *envp, ruma_kv_opts *o, cha
 	}
 	if ((rc = resolve(&w, err, errlen)))
 		return rc;
-	if ((rc = check_scanfull(&w.o, err, errlen)))
+	if ((rc = check_scanfull(&w.o, err, errlen)) ||
+	    (rc = check_out_of_memory(&w.o, err, errlen)))
 		return rc;
 	if (w.o.wl->pattern == RUMA_KV_READSEQ || w.o.wl->pattern == RUMA_KV_READREVERSE) {
 		if (w.o.records < w.o.threads)
@@ -161,7 +185,8 @@ void ruma_kv_usage(FILE *f)
 		"  --cgroup           run inside a child memory cgroup of the driver's\n"
 		"                     own (page cache counted), limited to the cache\n"
 		"                     plus 1/4 of it (at least 64 MiB); refused where\n"
-		"                     no memory cgroup can be made\n"
+		"                     no memory cgroup can be made; required when\n"
+		"                     records x value size exceed --memory-limit\n"
 		"  --cgroup-limit B   --cgroup with this limit instead\n"
 		"  --threads N        threads (1..64)                            [1]\n"
 		"  --runfor S         seconds of the run phase                   [10]\n"
