@@ -114,6 +114,7 @@ static int t_bad_options(void)
 		{ "--durable", "--checkpoint", "-1", NULL },
 		{ "--checkpoint", "soon", NULL },
 		{ "--workload", "rndread", "--commit-log", "/tmp/x" },
+		{ "--workload", "rndread", "--txn", NULL },
 	};
 	for (size_t i = 0; i < TEST_N(bad); i++) {
 		char *argv[10] = { NULL, "vmcache", "--block", "/tmp/ruma-test-crash-never" };

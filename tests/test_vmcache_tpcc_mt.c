@@ -6,7 +6,9 @@
  * concurrent New-Orders and Deliveries on one warehouse checks that every
  * order is delivered exactly once and order ids stay unique; on a store
  * with a log, 3 threads run the mix as transactions (row conflicts retried)
- * while a fourth takes checkpoints, and the database is consistent after.
+ * while a fourth takes checkpoints, and the database is consistent after;
+ * without a log, 2 threads run the mix as transactions while a third checks
+ * conditions 1-4 in one snapshot after another, each of which must hold.
  *
  * Reduced scale (items, customers, orders and new-orders per district / 10,
  * a test-only mode) except one full-scale case skipped under sanitizers.
@@ -262,11 +264,63 @@ static int t_transactions_mix(void)
 	return TEST_PASS;
 }
 
+struct snap_arg {
+	tpcc_db *db;
+	_Atomic bool stop;
+	int rc;
+	unsigned checks, too_old;
+};
+
+static void *snapshot_checker(void *p)
+{
+	struct snap_arg *c = p;
+	while (!atomic_load(&c->stop) && !c->rc) {
+		int rc = tpcc_check_snapshot(c->db, stderr);
+		c->too_old += rc == RUMA_ESNAPTOOOLD;
+		c->rc = rc == RUMA_ESNAPTOOOLD ? 0 : rc;
+		c->checks += rc == 0;
+	}
+	return NULL;
+}
+
+/* Without a log, the mix as transactions (db->txn, as `ruma vmcache
+ * --txn`): 2 threads run it on 2 warehouses while a third checks conditions
+ * 1-4 and the row counts again and again, each time in one read-only
+ * transaction.  Plain, a Payment updates W_YTD and D_YTD one after the
+ * other and a New-Order its rows one by one, so a check between them would
+ * fail; in a snapshot every check must hold.  The database holds after. */
+static int t_snapshot_check(void)
+{
+	fixture f = { 0 };
+	struct targ a[2];
+	unsigned n = test_sanitized() ? 150 : 1500;
+	CHECK_OK(fx_setup(&f, 2, 50, 2, 8u << 20));
+	CHECK(!ruma_bm_logging(f.bm));
+	f.db->txn = true;
+	struct snap_arg ck = { .db = f.db };
+	pthread_t cth;
+	CHECK(pthread_create(&cth, NULL, snapshot_checker, &ck) == 0);
+	int rc = run_parallel(f.db, 2, run_thread, n, false, a);
+	atomic_store(&ck.stop, true);
+	pthread_join(cth, NULL);
+	CHECK_OK(rc);
+	CHECK_OK(ck.rc);
+	CHECK(ck.checks > 0);
+	uint64_t committed = a[0].committed + a[1].committed;
+	fprintf(stderr, "  %" PRIu64 " committed, %u snapshot checks passed (%u too old)\n",
+		committed, ck.checks, ck.too_old);
+	CHECK(committed > 2 * n * 9 / 10);
+	CHECK_OK(tpcc_check(f.db, true, stderr));
+	fx_close(&f, true);
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "mix_small_pool", t_mix_small_pool },
 	{ "delivery_storm", t_delivery_storm },
 	{ "full_scale_small_pool", t_full_scale_small_pool },
 	{ "transactions_mix", t_transactions_mix },
+	{ "snapshot_check", t_snapshot_check },
 };
 
 int main(int argc, char **argv)

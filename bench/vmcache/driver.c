@@ -704,6 +704,7 @@ static int setup_workload(struct run *run, ruma_bm *bm, struct bg_thread *ckpt)
 	run->ctx.commit_pipeline = o->commit_pipeline;
 	run->ctx.tpcc_scale = o->tpcc_scale;
 	run->ctx.tpcc_home_thread = o->tpcc_home_thread;
+	run->ctx.tpcc_txn = o->tpcc_txn;
 	run->slots = aligned_alloc(64, sizeof(struct tx_slot) * o->threads);
 	if (!run->slots)
 		return 1;

@@ -44,6 +44,8 @@ typedef struct ruma_vmcache_opts {
 				   by this, 1 .. 100 (default 1) */
 	bool tpcc_home_thread;  /* TPCC_HOME=thread: a fixed home warehouse per
 				   thread (default random) */
+	bool tpcc_txn;          /* --txn: TPC-C's transactions as ruma_txn also
+				   without a log (with one they always are) */
 	uint64_t powerloss_ms;  /* RUMA_POWER_LOSS_AFTER_MS (tests): simulate a
 				   power loss that many ms after the store opened
 				   and exit RUMA_VMCACHE_POWERLOSS_STATUS; 0 = off */

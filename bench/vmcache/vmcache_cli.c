@@ -33,7 +33,7 @@
 struct raw {
 	const char *block, *virtgb, *physgb, *batch, *runfor, *threads, *datasize, *workload,
 		*wait, *evict, *write, *seed, *inflight, *durable, *checkpoint, *commit_log, *result;
-	bool no_reuse, no_cleaner, keep, check, force, salvage_log, help;
+	bool no_reuse, no_cleaner, keep, check, force, salvage_log, txn, help;
 };
 
 #define STR(flag, field) { flag, RUMA_OPT_STR, offsetof(struct raw, field), 0, 0, NULL, NULL, 0 }
@@ -50,7 +50,7 @@ static const ruma_opt options[] = {
 	FLAG("--no-reuse", no_reuse, 0), FLAG("--no-cleaner", no_cleaner, 0),
 	FLAG("--keep", keep, 0),     FLAG("--force", force, 0),
 	FLAG("--check", check, 0),   FLAG("--help", help, RUMA_OPT_STOP),
-	FLAG("--salvage-log", salvage_log, 0),
+	FLAG("--salvage-log", salvage_log, 0), FLAG("--txn", txn, 0),
 	FLAG("-h", help, RUMA_OPT_STOP),
 };
 
@@ -154,7 +154,7 @@ static int parse_durable(const struct msg *m, char *const *envp, const struct ra
 	return 0;
 }
 
-/* --checkpoint / CHECKPOINT, --commit-log, RUMA_POWER_LOSS_* (tests). */
+/* --checkpoint / CHECKPOINT, --commit-log, --txn, RUMA_POWER_LOSS_* (tests). */
 static int parse_log_options(const struct msg *m, char *const *envp, const struct raw *w,
 			     ruma_vmcache_opts *o)
 {
@@ -170,6 +170,9 @@ static int parse_log_options(const struct msg *m, char *const *envp, const struc
 		return bad(m, "--commit-log", o->commit_log, "empty path");
 	if (o->commit_log && strcmp(o->wl->name, "tpcc"))
 		return bad(m, "--commit-log", o->commit_log, "only the tpcc workload records commits");
+	o->tpcc_txn = w->txn;
+	if (o->tpcc_txn && strcmp(o->wl->name, "tpcc"))
+		return fail(m, "--txn: only the tpcc workload runs transactions\n");
 	const char *pl = envor(envp, NULL, "RUMA_POWER_LOSS_AFTER_MS", "0");
 	if (ruma_parse_u64(pl, &o->powerloss_ms) || o->powerloss_ms > 86400000ull)
 		return bad(m, "RUMA_POWER_LOSS_AFTER_MS", pl, "expected milliseconds, 0 = off");

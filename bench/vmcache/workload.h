@@ -38,6 +38,7 @@ typedef struct ruma_vmcache_ctx {
 				     (a workload acknowledges each once durable) */
 	uint32_t tpcc_scale; /* tpcc: TPCC_SCALE (tests): rows per warehouse divided by this */
 	bool tpcc_home_thread; /* tpcc: TPCC_HOME=thread, a fixed home warehouse per thread */
+	bool tpcc_txn; /* tpcc: --txn, transactions also without a log */
 	bool loaded;        /* set by setup when the data is already there (--keep) */
 	void *wl;           /* the workload's private state (set by setup) */
 	_Atomic uint64_t failures; /* wrong or missing results seen by run_one */

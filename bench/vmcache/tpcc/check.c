@@ -7,8 +7,10 @@
  *  3. max(NO_O_ID) - min(NO_O_ID) + 1 = number of NEW-ORDER rows per district.
  *  4. sum of O_OL_CNT = number of ORDER-LINE rows per district.
  * Conditions 2 (NEW-ORDER part) and 3 are skipped for a district without
- * NEW-ORDER rows (max and min are undefined then).  The checks read each
- * table separately, so they are meaningful only when no transaction runs.
+ * NEW-ORDER rows (max and min are undefined then).  tpcc_check reads each
+ * table separately, so it is meaningful only when no transaction runs;
+ * tpcc_check_snapshot reads them all in one read-only transaction (one
+ * snapshot of committed data), so it holds while transactions run.
  * tpcc_check_orders verifies a list of committed New-Orders (the driver's
  * commit log, the oracle of the crash tests) by point lookups.
  * No syscalls of its own.
@@ -35,6 +37,7 @@ typedef struct dist_acc {
 
 typedef struct check_state {
 	tpcc_db *db;
+	ruma_txn *x;      /* the snapshot the scans read (NULL: plain scans) */
 	dist_acc *d;      /* [warehouses * 10] */
 	int64_t *w_ytd;   /* [warehouses] */
 	bool *w_seen;
@@ -147,7 +150,8 @@ static bool visit_count(const void *k, size_t kl, const void *v, size_t vl, void
 static int scan_table(check_state *s, enum tpcc_table t, ruma_btree_scan_fn fn, uint64_t *rows)
 {
 	s->rows = 0;
-	int rc = ruma_btree_scan_asc(s->db->t[t], NULL, 0, fn, s);
+	int rc = s->x ? ruma_txn_scan_asc(s->x, s->db->t[t], NULL, 0, fn, s)
+		      : ruma_btree_scan_asc(s->db->t[t], NULL, 0, fn, s);
 	*rows = s->rows;
 	return rc;
 }
@@ -275,10 +279,12 @@ static int scan_all(check_state *s, FILE *f, unsigned *bad)
 	return 0;
 }
 
-int tpcc_check(tpcc_db *db, bool trees, FILE *report)
+/* The conditions and counts over scans in x (NULL: plain), then with trees
+ * each tree's structure. */
+static int check_in(tpcc_db *db, ruma_txn *x, bool trees, FILE *report)
 {
 	uint32_t W = db->sz.warehouses;
-	check_state s = { db, calloc((size_t)W * TPCC_DISTRICTS, sizeof(dist_acc)),
+	check_state s = { db, x, calloc((size_t)W * TPCC_DISTRICTS, sizeof(dist_acc)),
 			  calloc(W, sizeof(int64_t)), calloc(W, sizeof(bool)), 0, 0 };
 	unsigned bad = 0;
 	int rc = 0;
@@ -304,6 +310,22 @@ int tpcc_check(tpcc_db *db, bool trees, FILE *report)
 		rc = RUMA_ECORRUPT;
 	}
 	return rc;
+}
+
+int tpcc_check(tpcc_db *db, bool trees, FILE *report)
+{
+	return check_in(db, NULL, trees, report);
+}
+
+int tpcc_check_snapshot(tpcc_db *db, FILE *report)
+{
+	ruma_txn *x;
+	int rc = ruma_txn_begin(db->bm, RUMA_TXN_RDONLY, &x);
+	if (rc)
+		return rc;
+	rc = check_in(db, x, false, report);
+	int cr = ruma_txn_commit(x);
+	return rc ? rc : cr;
 }
 
 /* ---- committed orders ------------------------------------------------------------ */

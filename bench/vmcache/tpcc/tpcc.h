@@ -262,6 +262,13 @@ void tpcc_gen_payment(tpcc_worker *wk, uint32_t w, tpcc_payment_in *in);
  * or RUMA_ECORRUPT or a bm error. */
 int tpcc_check(tpcc_db *db, bool trees, FILE *report);
 
+/* tpcc_check_snapshot — the conditions and row counts of tpcc_check (no
+ * tree structure) in one read-only transaction: they hold in every snapshot
+ * while transactions (db->txn) run.  Violations on `report`; 0,
+ * RUMA_ESNAPTOOOLD (the version store's bound dropped versions it needed:
+ * run it again), RUMA_ECORRUPT or a bm error. */
+int tpcc_check_snapshot(tpcc_db *db, FILE *report);
+
 /* A committed New-Order, as the driver's commit log records it. */
 typedef struct tpcc_order_ref {
 	uint32_t w, d, o_id;

@@ -116,7 +116,7 @@ static int tw_setup(ruma_vmcache_ctx *ctx)
 			return r == RUMA_EEXISTS ? RUMA_EBADCOMBO : r;
 	}
 	s->db->home_per_thread = ctx->tpcc_home_thread;
-	s->db->txn = ruma_bm_logging(ctx->bm);
+	s->db->txn = ruma_bm_logging(ctx->bm) || ctx->tpcc_txn;
 	return tpcc_db_begin_run(s->db, &rng);
 }
 
