@@ -13,7 +13,11 @@
  *           replayed in counter order, and every snapshot must equal the
  *           replayed state after the commit its counter names: every read
  *           returns the value of the latest version committed before the
- *           snapshot began.
+ *           snapshot began.  Each writer also reads, after its changes,
+ *           the rows it changed and WPROBES random ones, and one in eight
+ *           scans all rows: each committed writer's reads must equal the
+ *           replay after its own commit (its snapshot, or under two-phase
+ *           locking the state its locks held, plus its own writes).
  *   history_bounded  the same (two-phase locking) with a version store of
  *           8 KiB: snapshots whose versions were dropped get
  *           RUMA_ESNAPTOOOLD (and are not checked); the others still
@@ -29,6 +33,7 @@
 #define WRITERS 2
 #define READERS 2
 #define PROBES 16u
+#define WPROBES 4u
 #define MAXOPS 4u
 #define MAXLOG 200000u
 #define MAXSNAP 20000u
@@ -45,6 +50,13 @@ struct commit {
 	uint64_t c;
 	uint32_t n;
 	struct op ops[MAXOPS];
+	/* what the writer read after its changes: rows and values (0: absent),
+	 * and with scanned, the count and hash of a scan of all rows */
+	uint32_t nread;
+	uint32_t read_k[MAXOPS + WPROBES];
+	uint64_t read_v[MAXOPS + WPROBES];
+	bool scanned;
+	uint64_t count, hash;
 };
 
 struct snap {
@@ -98,6 +110,8 @@ static int change(ruma_txn *x, uint32_t k, uint64_t c, uint8_t kind)
 	return ruma_txn_upsert(x, tree, key, 4, v, sizeof(v));
 }
 
+static int read_back(ruma_txn *x, ruma_rng *rng, struct commit *cm);
+
 /* One transaction; 0 when committed (logged), else why not. */
 static int write_one(ruma_rng *rng)
 {
@@ -113,7 +127,7 @@ static int write_one(ruma_rng *rng)
 	c++;
 	if (!r)
 		r = ruma_txn_upsert(x, tree, key, 4, &c, 8);
-	struct commit cm = { c, 0, { { 0, 0 } } };
+	struct commit cm = { .c = c };
 	unsigned want = 1 + (unsigned)ruma_rng_below(rng, MAXOPS);
 	for (unsigned i = 0; i < want && !r; i++) {
 		struct op o = { 1 + (uint32_t)ruma_rng_below(rng, NROWS),
@@ -124,6 +138,8 @@ static int write_one(ruma_rng *rng)
 		else if (!r)
 			cm.ops[cm.n++] = o;
 	}
+	if (!r)
+		r = read_back(x, rng, &cm);
 	if (r || ruma_rng_below(rng, 10) == 0) {
 		int ar = ruma_txn_abort(x);
 		return r ? r : ar ? ar : RUMA_ECONFLICT;
@@ -233,6 +249,42 @@ static int read_snapshot(ruma_txn *x, ruma_rng *rng, struct snap *sn)
 	return 0;
 }
 
+/* A writer's reads after its changes into cm: its changed rows, WPROBES
+ * random ones, and one time in eight a scan of all rows.  0 or the error
+ * (RUMA_ECONFLICT under two-phase locking: a row another writer holds). */
+static int read_back(ruma_txn *x, ruma_rng *rng, struct commit *cm)
+{
+	uint8_t key[4], v[16];
+	size_t n;
+	for (uint32_t i = 0; i < cm->n + WPROBES; i++) {
+		uint32_t k = i < cm->n ? cm->ops[i].k : 1 + (uint32_t)ruma_rng_below(rng, NROWS);
+		row_key(k, key);
+		int r = ruma_txn_lookup(x, tree, key, 4, v, sizeof(v), &n);
+		if (r && r != RUMA_ENOTFOUND)
+			return r;
+		cm->read_k[i] = k;
+		cm->read_v[i] = 0;
+		if (!r)
+			memcpy(&cm->read_v[i], v, 8);
+	}
+	cm->nread = cm->n + WPROBES;
+	if (ruma_rng_below(rng, 8))
+		return 0;
+	struct scan_sum *sum = calloc(1, sizeof(*sum));
+	if (!sum)
+		return -ENOMEM;
+	sum->last = -1;
+	row_key(1, key);
+	int r = ruma_txn_scan_asc(x, tree, key, 4, sum_row, sum);
+	if (!r && sum->bad)
+		r = RUMA_ECORRUPT;
+	cm->scanned = !r;
+	cm->count = sum->count;
+	cm->hash = sum->hash;
+	free(sum);
+	return r;
+}
+
 static int read_one(ruma_rng *rng, struct snap *sn)
 {
 	ruma_txn *x;
@@ -290,6 +342,40 @@ static void apply(uint64_t *rows, const struct commit *cm)
 	}
 }
 
+/* Each committed writer's reads equal the replay after its own commit. */
+static int check_writers(void)
+{
+	uint64_t rows[NROWS + 1] = { 0 };
+	size_t scans = 0;
+	for (uint32_t k = 1; k <= NROWS; k += 2)
+		rows[k] = LOAD;
+	for (size_t i = 0; i < ncommits; i++) {
+		const struct commit *cm = &commits[i];
+		apply(rows, cm);
+		for (uint32_t j = 0; j < cm->nread; j++)
+			if (cm->read_v[j] != rows[cm->read_k[j]]) {
+				printf("  writer C=%" PRIu64 " read row %u as %" PRIu64 ", the replay "
+				       "has %" PRIu64 "\n", cm->c, cm->read_k[j], cm->read_v[j],
+				       rows[cm->read_k[j]]);
+				return TEST_FAIL;
+			}
+		if (!cm->scanned)
+			continue;
+		uint64_t count = 0, hash = 0;
+		for (uint32_t k = 1; k <= NROWS; k++)
+			if (rows[k]) {
+				count++;
+				hash += mix(0, k, rows[k]);
+			}
+		CHECK_EQ(cm->count, count);
+		CHECK_EQ(cm->hash, hash);
+		scans++;
+	}
+	printf("  %zu writers' reads checked against the replay (%zu with a full scan)\n",
+	       ncommits, scans);
+	return 0;
+}
+
 /* Every snapshot equals the replayed state after commit c. */
 static int check_history(void)
 {
@@ -300,6 +386,7 @@ static int check_history(void)
 	qsort(snaps, nsnaps, sizeof(*snaps), by_c_snap);
 	for (size_t i = 0; i < ncommits; i++)
 		CHECK_EQ(commits[i].c, i + 1); /* every C taken once, none lost */
+	CHECK_OK(check_writers());
 	size_t next = 0;
 	for (size_t s = 0; s < nsnaps; s++) {
 		const struct snap *sn = &snaps[s];
