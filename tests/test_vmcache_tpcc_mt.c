@@ -8,7 +8,8 @@
  * with a log, 3 threads run the mix as transactions (row conflicts retried)
  * while a fourth takes checkpoints, and the database is consistent after;
  * without a log, 2 threads run the mix as transactions while a third checks
- * conditions 1-4 in one snapshot after another, each of which must hold.
+ * conditions 1-4 in one snapshot after another, each of which must hold;
+ * the same with 1 and 32 threads, in memory and out, with and without a log.
  *
  * Reduced scale (items, customers, orders and new-orders per district / 10,
  * a test-only mode) except one full-scale case skipped under sanitizers.
@@ -274,12 +275,12 @@ struct snap_arg {
 static void *snapshot_checker(void *p)
 {
 	struct snap_arg *c = p;
-	while (!atomic_load(&c->stop) && !c->rc) {
+	do { /* at least once, however soon the writers end */
 		int rc = tpcc_check_snapshot(c->db, stderr);
 		c->too_old += rc == RUMA_ESNAPTOOOLD;
 		c->rc = rc == RUMA_ESNAPTOOOLD ? 0 : rc;
 		c->checks += rc == 0;
-	}
+	} while (!atomic_load(&c->stop) && !c->rc);
 	return NULL;
 }
 
@@ -315,12 +316,60 @@ static int t_snapshot_check(void)
 	return TEST_PASS;
 }
 
+/* Conditions 1-4 with 1 to 32 threads running the mix as transactions, in
+ * memory and out of memory, without a log and with one (asynchronous),
+ * checked in snapshot after snapshot while they run and once more after. */
+static int t_thread_counts(void)
+{
+	static const struct {
+		unsigned threads;
+		uint64_t pool;
+		ruma_bm_durability d;
+	} runs[] = {
+		{ 1, 4u << 20, RUMA_BM_DURABLE_OFF },
+		{ 32, 4u << 20, RUMA_BM_DURABLE_OFF },
+		{ 32, 64u << 20, RUMA_BM_DURABLE_OFF },
+		{ 32, 4u << 20, RUMA_BM_DURABLE_ASYNC },
+	};
+	unsigned n = test_sanitized() ? 15 : 60;
+	for (size_t i = 0; i < TEST_N(runs); i++) {
+		fixture f = { .max_threads = 40 };
+		struct targ a[32];
+		uint64_t ev;
+		CHECK_OK(fx_setup_durable(&f, 2, 50, 2, runs[i].pool, runs[i].d));
+		f.db->txn = true;
+		struct snap_arg ck = { .db = f.db };
+		pthread_t cth;
+		CHECK(pthread_create(&cth, NULL, snapshot_checker, &ck) == 0);
+		int rc = run_parallel(f.db, runs[i].threads, run_thread, n, false, a);
+		atomic_store(&ck.stop, true);
+		pthread_join(cth, NULL);
+		CHECK_OK(rc);
+		CHECK_OK(ck.rc);
+		CHECK(ck.checks > 0);
+		pages_evicted(f.bm, &ev);
+		CHECK(runs[i].pool > (8u << 20) ? ev == 0 : ev > 0);
+		CHECK_OK(tpcc_check(f.db, true, stderr));
+		printf("  %u threads, %s, %s: %u snapshot checks passed\n", runs[i].threads,
+		       ev ? "out of memory" : "in memory",
+		       runs[i].d ? "asynchronous log" : "no log", ck.checks);
+		fx_close(&f, true);
+		if (runs[i].d) {
+			char wal[80];
+			snprintf(wal, sizeof(wal), "%s.wal", f.path);
+			unlink(wal);
+		}
+	}
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
 	{ "mix_small_pool", t_mix_small_pool },
 	{ "delivery_storm", t_delivery_storm },
 	{ "full_scale_small_pool", t_full_scale_small_pool },
 	{ "transactions_mix", t_transactions_mix },
 	{ "snapshot_check", t_snapshot_check },
+	{ "thread_counts", t_thread_counts },
 };
 
 int main(int argc, char **argv)

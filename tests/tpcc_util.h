@@ -23,10 +23,11 @@ typedef struct fixture {
 	ruma_bm *bm;
 	tpcc_db *db;
 	tpcc_worker wk; /* for the single-threaded cases */
+	unsigned max_threads; /* the store's threads at most (0: 8) */
 } fixture;
 
-/* Open f->path (2 GiB of address space, phys bytes of pool, 8 threads)
- * with durability d: fresh, or the store that is there. */
+/* Open f->path (2 GiB of address space, phys bytes of pool, f->max_threads
+ * threads or 8) with durability d: fresh, or the store that is there. */
 static inline int fx_open_bm_durable(fixture *f, uint64_t phys, bool fresh, ruma_bm_durability d)
 {
 	ruma_bm_config c;
@@ -35,7 +36,7 @@ static inline int fx_open_bm_durable(fixture *f, uint64_t phys, bool fresh, ruma
 	c.path = f->path;
 	c.virt_bytes = 2ull << 30;
 	c.phys_bytes = phys;
-	c.max_threads = 8;
+	c.max_threads = f->max_threads ? f->max_threads : 8;
 	c.fresh = fresh;
 	return ruma_bm_open(&c, &f->bm);
 }
