@@ -342,6 +342,17 @@ static void apply(uint64_t *rows, const struct commit *cm)
 	}
 }
 
+/* The count of present rows and their order-free hash, as sum_row makes them. */
+static void rows_sum(const uint64_t *rows, uint64_t *count, uint64_t *hash)
+{
+	*count = *hash = 0;
+	for (uint32_t k = 1; k <= NROWS; k++)
+		if (rows[k]) {
+			++*count;
+			*hash += mix(0, k, rows[k]);
+		}
+}
+
 /* Each committed writer's reads equal the replay after its own commit. */
 static int check_writers(void)
 {
@@ -361,12 +372,8 @@ static int check_writers(void)
 			}
 		if (!cm->scanned)
 			continue;
-		uint64_t count = 0, hash = 0;
-		for (uint32_t k = 1; k <= NROWS; k++)
-			if (rows[k]) {
-				count++;
-				hash += mix(0, k, rows[k]);
-			}
+		uint64_t count, hash;
+		rows_sum(rows, &count, &hash);
 		CHECK_EQ(cm->count, count);
 		CHECK_EQ(cm->hash, hash);
 		scans++;
@@ -392,12 +399,8 @@ static int check_history(void)
 		const struct snap *sn = &snaps[s];
 		while (next < ncommits && commits[next].c <= sn->c)
 			apply(rows, &commits[next++]);
-		uint64_t count = 0, hash = 0;
-		for (uint32_t k = 1; k <= NROWS; k++)
-			if (rows[k]) {
-				count++;
-				hash += mix(0, k, rows[k]);
-			}
+		uint64_t count, hash;
+		rows_sum(rows, &count, &hash);
 		CHECK_EQ(sn->count, count);
 		CHECK_EQ(sn->hash, hash);
 		for (unsigned i = 0; i < PROBES; i++)

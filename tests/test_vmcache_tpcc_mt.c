@@ -82,6 +82,20 @@ static int run_parallel(tpcc_db *db, unsigned threads, void *(*fn)(void *), unsi
 	return rc;
 }
 
+/* The mix on `threads` threads (n transactions each) while side(arg) runs
+ * beside them until *stop is set, once they are done.  The mix's first error. */
+static int run_beside(tpcc_db *db, unsigned threads, unsigned n, struct targ *a,
+		      void *(*side)(void *), void *arg, _Atomic bool *stop)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, side, arg))
+		return -EAGAIN;
+	int rc = run_parallel(db, threads, run_thread, n, false, a);
+	atomic_store(stop, true);
+	pthread_join(th, NULL);
+	return rc;
+}
+
 static int fx_setup(fixture *f, uint32_t warehouses, uint32_t scale, unsigned threads,
 		    uint64_t phys)
 {
@@ -236,12 +250,7 @@ static int t_transactions_mix(void)
 	CHECK(ruma_bm_logging(f.bm));
 	f.db->txn = true;
 	struct ckpt_arg ck = { .bm = f.bm };
-	pthread_t cth;
-	CHECK(pthread_create(&cth, NULL, checkpoint_thread, &ck) == 0);
-	int rc = run_parallel(f.db, 3, run_thread, n, false, a);
-	atomic_store(&ck.stop, true);
-	pthread_join(cth, NULL);
-	CHECK_OK(rc);
+	CHECK_OK(run_beside(f.db, 3, n, a, checkpoint_thread, &ck, &ck.stop));
 	CHECK_OK(ck.rc);
 	uint64_t committed = 0, retries = 0, gave_up = 0;
 	for (int i = 0; i < 3; i++) {
@@ -299,12 +308,7 @@ static int t_snapshot_check(void)
 	CHECK(!ruma_bm_logging(f.bm));
 	f.db->txn = true;
 	struct snap_arg ck = { .db = f.db };
-	pthread_t cth;
-	CHECK(pthread_create(&cth, NULL, snapshot_checker, &ck) == 0);
-	int rc = run_parallel(f.db, 2, run_thread, n, false, a);
-	atomic_store(&ck.stop, true);
-	pthread_join(cth, NULL);
-	CHECK_OK(rc);
+	CHECK_OK(run_beside(f.db, 2, n, a, snapshot_checker, &ck, &ck.stop));
 	CHECK_OK(ck.rc);
 	CHECK(ck.checks > 0);
 	uint64_t committed = a[0].committed + a[1].committed;
@@ -339,12 +343,7 @@ static int t_thread_counts(void)
 		CHECK_OK(fx_setup_durable(&f, 2, 50, 2, runs[i].pool, runs[i].d));
 		f.db->txn = true;
 		struct snap_arg ck = { .db = f.db };
-		pthread_t cth;
-		CHECK(pthread_create(&cth, NULL, snapshot_checker, &ck) == 0);
-		int rc = run_parallel(f.db, runs[i].threads, run_thread, n, false, a);
-		atomic_store(&ck.stop, true);
-		pthread_join(cth, NULL);
-		CHECK_OK(rc);
+		CHECK_OK(run_beside(f.db, runs[i].threads, n, a, snapshot_checker, &ck, &ck.stop));
 		CHECK_OK(ck.rc);
 		CHECK(ck.checks > 0);
 		pages_evicted(f.bm, &ev);
