@@ -525,12 +525,11 @@ static uint64_t verify_batch(const ruma_kv_opts *o)
 	return n < 1 ? 1 : n > 1000 ? 1000 : n;
 }
 
-/* The table scanned in order in pieces of verify_batch entries, each in its
- * own transaction (the check runs alone: no writer between them), each
- * from the key the last one ended at. */
-static int64_t verify_scan_all(ruma_kv_worker *w, struct verify_scan *c)
+/* The table scanned in order in pieces of `per` entries, each in its own
+ * transaction (the check runs alone: no writer between them), each from
+ * the key the last one ended at. */
+static int64_t verify_scan_all(ruma_kv_worker *w, struct verify_scan *c, unsigned per)
 {
-	unsigned per = (unsigned)verify_batch(w->sh->o);
 	int64_t got = scan_piece(w, NULL, 0, per, verify_entry, c);
 	while (got > 0 && !c->bad && (uint64_t)got == per) {
 		c->resume = true;
@@ -574,7 +573,7 @@ int ruma_kv_verify(ruma_kv_worker *w, uint64_t *entries)
 	if (ruma_kv_stamped(wl))
 		return verify_stamped(w, entries);
 	struct verify_scan c = { .w = w };
-	int64_t seen = verify_scan_all(w, &c);
+	int64_t seen = verify_scan_all(w, &c, (unsigned)per);
 	if (seen < 0)
 		return (int)seen;
 	*entries = c.seen;
