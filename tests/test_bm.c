@@ -1,6 +1,7 @@
 /*
  * test_bm.c — single-threaded tests of the buffer manager: latch semantics,
- * allocation and id reuse, eviction through a tiny pool, persistence across
+ * allocation and id reuse, frames made ready ahead of allocation within
+ * the pool's size, eviction through a tiny pool, persistence across
  * close/open, injected I/O failures, a truncated file, corrupt metadata, bad
  * configurations and every wait x evict x write combination; the store's
  * integrity: a flipped bit or a misplaced page image caught by the page
@@ -19,6 +20,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -578,10 +580,10 @@ static int t_read_only(void)
 	return TEST_PASS;
 }
 
-/* Frames of new page ids are made ahead, 64 ids per call; an injected
- * failure of that call loses nothing (the pages fault in as before), and
- * after -EINVAL (a kernel without MADV_POPULATE_WRITE) it is not made
- * again. */
+/* Without the thread of ahead.c, frames of new page ids are made ahead by
+ * the allocating thread, 64 ids per call; an injected failure of that call
+ * loses nothing (the pages fault in as before), and after -EINVAL (a
+ * kernel without MADV_POPULATE_WRITE) it is not made again. */
 static int t_populate_ahead(void)
 {
 	ruma_bm_config c;
@@ -592,6 +594,7 @@ static int t_populate_ahead(void)
 
 	for (size_t k = 0; k < TEST_N(errs); k++) {
 		cfg_small(&c, 4096, 128); /* a pool smaller than the pages: evictions */
+		c.ready_ahead = false;
 		CHECK_OK(ruma_bm_open(&c, &bm));
 		uint64_t n0 = ruma_os_count(RUMA_SYS_POPULATE);
 		if (errs[k])
@@ -607,6 +610,81 @@ static int t_populate_ahead(void)
 		else
 			CHECK(calls >= N / 64 && calls <= N / 64 + 2);
 	}
+	return TEST_PASS;
+}
+
+/* Frames the thread of ahead.c made ready, once it made at least min (or
+ * two seconds passed). */
+static uint64_t made_ready(ruma_bm *bm, uint64_t min)
+{
+	for (int i = 0; i < 2000 && atomic_load(&bm->ahead_made) < min; i++)
+		usleep(1000);
+	return atomic_load(&bm->ahead_made);
+}
+
+/* Frames of the pool's mapping in memory (mincore). */
+static uint64_t resident_frames(ruma_bm *bm)
+{
+	size_t n = bm->map_len / RUMA_BM_PAGE_SIZE;
+	unsigned char *v = malloc(n);
+	uint64_t k = 0;
+	if (v && mincore(bm->base, n * RUMA_BM_PAGE_SIZE, v) == 0)
+		for (size_t i = 0; i < n; i++)
+			k += v[i] & 1;
+	free(v);
+	return k;
+}
+
+/* Fresh pages read as zeros. */
+static int alloc_zeroed(ruma_bm *bm, ruma_pid *pids, size_t n, uint64_t gen)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *p;
+		CHECK_OK(ruma_bm_alloc(bm, &pids[i], &p));
+		const uint64_t *w = p;
+		for (size_t k = 0; k < RUMA_BM_PAGE_DATA / 8; k++)
+			CHECK_EQ(w[k], 0);
+		fill(p, pids[i], gen);
+		ruma_bm_unfix_x(bm, pids[i]);
+	}
+	return TEST_PASS;
+}
+
+/* The thread of ahead.c makes the frames of new ids ready while the pool
+ * has room: pages come zeroed and keep what is written into them, extents
+ * taken among them too; and once the pool is full it makes none, so the
+ * pool stays within its size. */
+static int t_ready_ahead(void)
+{
+	ruma_bm_config c;
+	ruma_bm *bm;
+	enum { N = 600, SMALL = 300 };
+	static ruma_pid pids[N];
+
+	cfg_small(&c, 8192, 2048);
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	CHECK(made_ready(bm, 64) >= 64); /* the window fills at open */
+	CHECK(alloc_zeroed(bm, pids, N / 2, 4) == TEST_PASS);
+	ruma_pid ext;
+	CHECK_OK(ruma_bm_extent_alloc(bm, 20, &ext));
+	CHECK(alloc_zeroed(bm, pids + N / 2, N / 2, 4) == TEST_PASS);
+	CHECK(made_ready(bm, N) >= N / 2);
+	CHECK(verify_all(bm, pids, N, 4) == TEST_PASS);
+	CHECK_OK(ruma_bm_extent_free(bm, ext, 20));
+	CHECK_OK(ruma_bm_close(bm));
+
+	cfg_small(&c, 4096, 128); /* evictions: the pool is full */
+	CHECK_OK(ruma_bm_open(&c, &bm));
+	uint64_t most = 0;
+	for (size_t i = 0; i < N; i += 10) {
+		CHECK(alloc_zeroed(bm, pids + i, 10, 5) == TEST_PASS);
+		most = RUMA_MAX(most, resident_frames(bm));
+	}
+	printf("    pool of 128 pages: at most %" PRIu64 " frames resident, %" PRIu64
+	       " made ready\n", most, made_ready(bm, 0));
+	CHECK(most <= 128 + bm->meta_pages);
+	CHECK(verify_all(bm, pids, N, 5) == TEST_PASS);
+	CHECK_OK(ruma_bm_close(bm));
 	return TEST_PASS;
 }
 
@@ -1377,6 +1455,7 @@ static const struct test_case cases[] = {
 	{ "persist", t_persist },
 	{ "read_only", t_read_only },
 	{ "populate_ahead", t_populate_ahead },
+	{ "ready_ahead", t_ready_ahead },
 	{ "read_error", t_read_error },
 	{ "write_error_pwrite", t_write_error_pwrite },
 	{ "write_error_uring", t_write_error_uring },

@@ -5,13 +5,18 @@
  * of private scratch pages, with a pool much smaller than the data so that
  * eviction runs all the time.  Run for every wait strategy and eviction
  * mode (write path alternating); at the end the counters must sum to the
- * increments performed and every page must hold its own id.
+ * increments performed and every page must hold its own id.  And threads
+ * allocating fresh pages (and extents) beside the thread that makes their
+ * frames ready ahead (ahead.c): every page zeroed, then its own.
  * Page words read optimistically are accessed with relaxed atomics, as the
  * optimistic protocol requires (the data may change under the reader).
  */
 #include "fixture.h"
 
 #include <ruma/bm.h>
+
+#include "bm/bm_ext.h"
+#include "bm/bm_int.h"
 
 #include <pthread.h>
 
@@ -200,7 +205,78 @@ CASE(t_futex_pmadvise, RUMA_BM_WAIT_FUTEX, RUMA_BM_EVICT_PROCESS_MADVISE, RUMA_B
 CASE(t_mutex_madvise, RUMA_BM_WAIT_MUTEX, RUMA_BM_EVICT_MADVISE, RUMA_BM_WRITE_URING)
 CASE(t_mutex_pmadvise, RUMA_BM_WAIT_MUTEX, RUMA_BM_EVICT_PROCESS_MADVISE, RUMA_BM_WRITE_PWRITE)
 
+/*
+ * Fresh ids beside the thread of ahead.c: threads allocate new pages (each
+ * must read as zeros, then keep the id written into it) and one of them
+ * also takes extents among the ids the thread makes ready.
+ */
+#define FRESH_PER_THREAD 1500
+#define FRESH_EXT_EVERY 100
+
+struct fresher {
+	pthread_t th;
+	bool extents;
+	ruma_pid pids[FRESH_PER_THREAD];
+	uint64_t bad;
+	int err;
+};
+
+static void *fresh_run(void *arg)
+{
+	struct fresher *f = arg;
+	for (unsigned i = 0; i < FRESH_PER_THREAD && !f->err; i++) {
+		void *p;
+		if ((f->err = ruma_bm_alloc(g_bm, &f->pids[i], &p)))
+			break;
+		f->bad += ld(p, 0) != 0 || ld(p, LAST_WORD) != 0;
+		st(p, 0, f->pids[i]);
+		st(p, LAST_WORD, ~f->pids[i]);
+		ruma_bm_unfix_x(g_bm, f->pids[i]);
+		ruma_pid e;
+		if (f->extents && i % FRESH_EXT_EVERY == 0 && !(f->err = ruma_bm_extent_alloc(g_bm, 5, &e)))
+			f->err = ruma_bm_extent_free(g_bm, e, 5);
+	}
+	return NULL;
+}
+
+static int t_fresh_ahead(void)
+{
+	ruma_bm_config c;
+	static struct fresher fs[3];
+	test_bm_config(&c, path, 16384, 8192);
+	CHECK_OK(ruma_bm_open(&c, &g_bm));
+	for (unsigned t = 0; t < 3; t++) {
+		fs[t] = (struct fresher){ .extents = t == 0 };
+		CHECK(pthread_create(&fs[t].th, NULL, fresh_run, &fs[t]) == 0);
+	}
+	int err = 0;
+	uint64_t bad = 0;
+	for (unsigned t = 0; t < 3; t++) {
+		pthread_join(fs[t].th, NULL);
+		err = err ? err : fs[t].err;
+		bad += fs[t].bad;
+	}
+	CHECK_OK(err);
+	CHECK_EQ(bad, 0);
+	for (unsigned t = 0; t < 3; t++)
+		for (unsigned i = 0; i < FRESH_PER_THREAD; i++) {
+			void *p;
+			ruma_pid pid = fs[t].pids[i];
+			CHECK_OK(ruma_bm_fix_s(g_bm, pid, &p));
+			bad += ld(p, 0) != pid || ld(p, LAST_WORD) != ~pid;
+			ruma_bm_unfix_s(g_bm, pid);
+		}
+	CHECK_EQ(bad, 0);
+	uint64_t made = atomic_load(&g_bm->ahead_made);
+	printf("    %u fresh pages, %" PRIu64 " of their frames made ready ahead\n",
+	       3 * FRESH_PER_THREAD, made);
+	CHECK(made > 0);
+	CHECK_OK(ruma_bm_close(g_bm));
+	return TEST_PASS;
+}
+
 static const struct test_case cases[] = {
+	{ "fresh_ahead", t_fresh_ahead },
 	{ "spin_madvise", t_spin_madvise },     { "spin_process_madvise", t_spin_pmadvise },
 	{ "yield_madvise", t_yield_madvise },   { "yield_process_madvise", t_yield_pmadvise },
 	{ "futex_madvise", t_futex_madvise },   { "futex_process_madvise", t_futex_pmadvise },

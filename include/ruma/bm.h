@@ -119,6 +119,11 @@ typedef struct ruma_bm_config {
 				   dirty pages the clock evicts next, so that
 				   evicting threads rarely wait for write-back
 				   (default true) */
+	bool ready_ahead;       /* a background thread makes the memory of the
+				   next page ids ready (populated and written once)
+				   before they are allocated, while the pool has
+				   room, so that allocating threads do not fault
+				   (default true) */
 	ruma_bm_durability durability; /* default OFF */
 	unsigned wal_flush_ms;  /* ASYNC: background log flush period (0 = 5 ms) */
 	bool salvage_log;       /* recovery: a log damaged in the middle (a bad record
@@ -139,7 +144,7 @@ typedef struct ruma_bm_config {
 /* ruma_bm_config_default — defaults: no path (the caller names the store;
  * ruma_bm_open refuses a config without one), 16 GiB virtual, 4 GiB physical,
  * batch 64, 128 threads, spin, process_madvise, uring, reuse on, fresh off,
- * O_DIRECT, page cleaner on.  The batched paths fall back at open, with one message, where
+ * O_DIRECT, page cleaner and frames ready ahead on.  The batched paths fall back at open, with one message, where
  * the kernel refuses them: uring → pwrite (pwritev per run of neighbouring
  * pages), process_madvise → madvise per page. */
 RUMA_API void ruma_bm_config_default(ruma_bm_config *c);

@@ -130,6 +130,7 @@ void ruma_bm_config_default(ruma_bm_config *c)
 	c->fresh = false;
 	c->direct_io = true;
 	c->cleaner = true;
+	c->ready_ahead = true;
 }
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -542,6 +543,7 @@ static int wal_start(ruma_bm *bm)
 static void release_all(ruma_bm *bm)
 {
 	bm_cleaner_stop(bm);
+	bm_ahead_stop(bm);
 	(void)ruma_wal_close(bm->wal);
 	bm_mtr_release_all(bm);
 	ruma_bm_undo_free(bm->pending, bm->npending);
@@ -562,6 +564,7 @@ static void release_all(ruma_bm *bm)
 	bm_extent_index_free(bm);
 	pthread_mutex_destroy(&bm->ext_sync_mu);
 	pthread_cond_destroy(&bm->ext_sync_cv);
+	pthread_cond_destroy(&bm->ahead_done);
 	pthread_mutex_destroy(&bm->alloc_mu);
 	pthread_mutex_destroy(&bm->thr_mu);
 	pthread_mutex_destroy(&bm->flush_mu);
@@ -619,6 +622,7 @@ static ruma_bm *new_manager(const ruma_bm_config *c, int *err)
 	pthread_mutex_init(&bm->alloc_mu, NULL);
 	pthread_mutex_init(&bm->ext_sync_mu, NULL);
 	pthread_cond_init(&bm->ext_sync_cv, NULL);
+	pthread_cond_init(&bm->ahead_done, NULL);
 	pthread_mutex_init(&bm->thr_mu, NULL);
 	pthread_mutex_init(&bm->flush_mu, NULL);
 	init_active_mu(&bm->active_mu);
@@ -763,6 +767,9 @@ int ruma_bm_open(const ruma_bm_config *c, ruma_bm **out)
 	bm_io_open(bm);
 	if (bm->cfg.cleaner && !bm->cfg.read_only)
 		start_cleaner(bm);
+	if (bm->cfg.ready_ahead && !bm->cfg.read_only && bm_ahead_start(bm))
+		bm_say(&bm->cfg, "note: no thread to make frames ready ahead of allocation: "
+			"allocating threads fault them in themselves");
 	*out = bm;
 	return 0;
 }
@@ -859,7 +866,9 @@ static int logged_alloc(ruma_bm *bm, ruma_pid pid)
 /*
  * New page ids come in order from the high-water mark, and the first write
  * to each one's frame is a page fault that gets a zeroed page from the
- * kernel.  The id at every BM_POPULATE_AHEAD-th position makes the frames
+ * kernel.  The thread of ahead.c makes them ready before they are taken,
+ * within the pool's size; where it does not run, the id at every
+ * BM_POPULATE_AHEAD-th position makes the frames
  * of the next BM_POPULATE_AHEAD ids in one call instead (ruma_os_populate_write;
  * pages already written keep their contents).  Measured on a 2-core VM: a
  * first write cost 14-15 us per page, one fault at a time, and 5.6-5.8 us
@@ -883,7 +892,7 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 {
 	struct bm_thread *t;
 	ruma_pid pid = 0;
-	bool reused = false;
+	bool reused = false, ready = false, self_populate = false;
 	if (bm->cfg.read_only)
 		return -EACCES;
 	int r = bm_thread_get(bm, &t);
@@ -896,7 +905,7 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 	if (bm->cfg.reuse_pages && bm->free_count)
 		reused = take_free_id(bm, &pid);
 	if (!reused) {
-		uint64_t hw = atomic_load(&bm->alloc_hw);
+		uint64_t hw = bm_ahead_take(bm, 1, &ready);
 		if (hw >= bm->virt_pages) {
 			pthread_mutex_unlock(&bm->alloc_mu);
 			return RUMA_EVIRTFULL;
@@ -908,14 +917,19 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 		}
 		pid = hw;
 		atomic_store(&bm->alloc_hw, hw + 1);
+		self_populate = !bm->ahead;
 	}
 	pthread_mutex_unlock(&bm->alloc_mu);
 
 	if (!reused) {
-		populate_ahead(bm, pid);
+		if (self_populate)
+			populate_ahead(bm, pid);
 		/* Nobody can know this pid yet: latch it directly. */
 		atomic_store(&bm->state[pid], bm_word(BM_LOCKED, 0, true));
-		atomic_fetch_add(&bm->phys_used, 1);
+		if (ready) /* a ready frame is counted already */
+			atomic_fetch_sub(&bm->ahead_held, 1);
+		else
+			atomic_fetch_add(&bm->phys_used, 1);
 		bm_rs_insert(bm, pid);
 		*pid_out = pid;
 		*page = bm_page(bm, pid);
@@ -1034,7 +1048,8 @@ void ruma_bm_get_stats(const ruma_bm *bm, ruma_bm_stats *out)
 	uint64_t hw = atomic_load(&bm->alloc_hw);
 	out->pages_allocated = hw - free_ids;
 	out->pages_free = free_ids;
-	out->pages_resident = atomic_load(&bm->phys_used);
+	uint64_t used = atomic_load(&bm->phys_used), held = atomic_load(&bm->ahead_held);
+	out->pages_resident = used > held ? used - held : 0;
 	out->restarts = atomic_load(&bm->restarts);
 	out->cleaned = bm_cleaner_writes(bm);
 	out->writes += out->cleaned;

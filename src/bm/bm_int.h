@@ -71,6 +71,7 @@ struct io_uring;
 struct bm_aio;
 struct bm_thread;
 struct bm_cleaner;
+struct bm_ahead;
 
 /*
  * The files of src/bm, bottom-up (a file calls only files before it;
@@ -80,6 +81,7 @@ struct bm_cleaner;
  *   latch.c   waiting for a latch (the latch word itself: inline below)
  *   evict.c   resident set, per-thread state, write-back, eviction, faults
  *   clean.c   the page cleaner (write-back ahead of the clock hand)
+ *   ahead.c   frames made ready ahead of allocation
  *   store.c   metadata pages, capacity, checkpoints
  *   mtr.c     mini-transactions (the write-ahead log's hooks)
  *   fix.c     the latching API (fix, unfix, optimistic, upgrade)
@@ -167,6 +169,15 @@ struct ruma_bm {
 	_Atomic uint64_t ext_free_count; /* its bits set (alloc_mu) */
 	uint64_t ext_kept;       /* free extent pages that may hold disk space (alloc_mu) */
 	bool punch_off;          /* the file system refused a punch (alloc_mu) */
+	/* frames made ready above alloc_hw (ahead.c; alloc_mu): ids below
+	 * ready_hw are ready, [busy_lo, busy_hi) being made ready */
+	struct bm_ahead *ahead;  /* its thread, NULL when not running */
+	_Atomic uint64_t ready_hw; /* written under alloc_mu, read by statistics */
+	uint64_t busy_lo, busy_hi;
+	pthread_cond_t ahead_done; /* a run was made ready (with alloc_mu) */
+	_Atomic uint64_t ahead_made; /* frames the thread made ready since open */
+	_Atomic uint64_t ahead_held; /* of phys_used, frames claimed or ready for
+					ids not allocated yet */
 
 	/* group sync of extent writes (ruma_bm_extent_sync) */
 	pthread_mutex_t ext_sync_mu;
@@ -494,6 +505,22 @@ struct bm_thread *bm_thread_new_private(ruma_bm *bm);
 int bm_cleaner_start(ruma_bm *bm);
 void bm_cleaner_stop(ruma_bm *bm);
 uint64_t bm_cleaner_writes(const ruma_bm *bm);
+
+/* ahead.c — frames made ready above alloc_hw by a thread of its own.
+ * bm_ahead_start at the end of open; bm_ahead_stop before the memory goes
+ * (NULL-safe, idempotent).  bm_ahead_take (alloc_mu held), before an
+ * allocation of n ids at alloc_hw: waits while the thread works on any of
+ * them (alloc_mu released meanwhile), wakes it when few stay ready, says
+ * whether all n were made ready and returns alloc_hw: the first of them
+ * (valid until alloc_mu is released). */
+int bm_ahead_start(ruma_bm *bm);
+void bm_ahead_stop(ruma_bm *bm);
+uint64_t bm_ahead_take(ruma_bm *bm, uint64_t n, bool *ready);
+/* bm_ahead_ready: ids ready above alloc_hw (alloc_mu held). */
+uint64_t bm_ahead_ready(const ruma_bm *bm);
+/* bm_ahead_idle (alloc_mu held): waits until the thread works on no id;
+ * none is worked on then until alloc_mu is released. */
+void bm_ahead_idle(ruma_bm *bm);
 void bm_thread_free(struct bm_thread *t);
 void bm_thread_exit(void *t); /* pthread key destructor: frees the slot */
 

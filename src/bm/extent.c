@@ -404,6 +404,10 @@ static int take_new(ruma_bm *bm, uint64_t n, ruma_pid *first)
 		return r;
 	for (uint64_t p = hw; p < hw + n; p++)
 		atomic_store(&bm->state[p], bm_word(BM_EVICTED, 0, false));
+	/* ready frames among them (ahead.c) now back pages not resident */
+	uint64_t ready = RUMA_MIN(n, bm_ahead_ready(bm));
+	atomic_fetch_sub(&bm->phys_used, ready);
+	atomic_fetch_sub(&bm->ahead_held, ready);
 	atomic_store(&bm->alloc_hw, hw + n);
 	*first = hw;
 	return 0;
@@ -463,6 +467,7 @@ int ruma_bm_extent_alloc(ruma_bm *bm, uint64_t n, ruma_pid *first)
 		return -EACCES;
 	int r = 0;
 	pthread_mutex_lock(&bm->alloc_mu);
+	bm_ahead_idle(bm); /* no id above the mark is being made ready until unlock */
 	if (!bm->ext)
 		r = index_build(bm);
 	struct ext_run *run = r ? NULL : run_find(bm->ext, bm, n);
