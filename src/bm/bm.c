@@ -888,6 +888,21 @@ static void populate_ahead(ruma_bm *bm, ruma_pid pid)
 		atomic_store_explicit(&bm->no_populate, true, memory_order_relaxed);
 }
 
+/* The id at the high-water mark (alloc_mu held); *ready: see
+ * bm_ahead_take. */
+static int take_new_id(ruma_bm *bm, ruma_pid *pid, bool *ready)
+{
+	uint64_t hw = bm_ahead_take(bm, 1, ready);
+	if (hw >= bm->virt_pages)
+		return RUMA_EVIRTFULL;
+	int r = bm_ensure_capacity(bm, hw + 1);
+	if (r)
+		return r;
+	*pid = hw;
+	atomic_store(&bm->alloc_hw, hw + 1);
+	return 0;
+}
+
 int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 {
 	struct bm_thread *t;
@@ -905,21 +920,12 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 	if (bm->cfg.reuse_pages && bm->free_count)
 		reused = take_free_id(bm, &pid);
 	if (!reused) {
-		uint64_t hw = bm_ahead_take(bm, 1, &ready);
-		if (hw >= bm->virt_pages) {
-			pthread_mutex_unlock(&bm->alloc_mu);
-			return RUMA_EVIRTFULL;
-		}
-		r = bm_ensure_capacity(bm, hw + 1);
-		if (r) {
-			pthread_mutex_unlock(&bm->alloc_mu);
-			return r;
-		}
-		pid = hw;
-		atomic_store(&bm->alloc_hw, hw + 1);
+		r = take_new_id(bm, &pid, &ready);
 		self_populate = !bm->ahead;
 	}
 	pthread_mutex_unlock(&bm->alloc_mu);
+	if (r)
+		return r;
 
 	if (!reused) {
 		if (self_populate)

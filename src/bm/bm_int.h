@@ -510,9 +510,9 @@ uint64_t bm_cleaner_writes(const ruma_bm *bm);
  * bm_ahead_start at the end of open; bm_ahead_stop before the memory goes
  * (NULL-safe, idempotent).  bm_ahead_take (alloc_mu held), before an
  * allocation of n ids at alloc_hw: waits while the thread works on any of
- * them (alloc_mu released meanwhile), wakes it when few stay ready, says
- * whether all n were made ready and returns alloc_hw: the first of them
- * (valid until alloc_mu is released). */
+ * them (alloc_mu released meanwhile), says whether all n were made ready,
+ * and returns alloc_hw: the first of them (valid until alloc_mu is
+ * released). */
 int bm_ahead_start(ruma_bm *bm);
 void bm_ahead_stop(ruma_bm *bm);
 uint64_t bm_ahead_take(ruma_bm *bm, uint64_t n, bool *ready);
