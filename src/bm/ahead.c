@@ -14,7 +14,7 @@
  * every insert.  This thread keeps the frames of the ids just above alloc_hw
  * populated (MADV_POPULATE_WRITE, in runs) and written once (each page's
  * first word read and written back unchanged), AHEAD_HIGH of them at most,
- * looking again every millisecond while ids are being allocated.
+ * looking again every 10 ms while ids are being allocated.
  *
  * Ownership (all under alloc_mu): ids in [alloc_hw, ready_hw) are ready;
  * the thread claims AHEAD_RUN ids at ready_hw as [busy_lo, busy_hi), works
@@ -54,11 +54,17 @@
  * kind of virtual machine a wake-up cost the allocating thread 35-50 us,
  * more than the fault it saves.  It looks again after AHEAD_POLL_US, and
  * after twice as long each time nothing was allocated meanwhile, up to
- * AHEAD_IDLE_MAX_US; AHEAD_HIGH ids last an allocation rate of 256 pages
- * a millisecond (1 GB/s) between two looks. */
-#define AHEAD_HIGH 256u
+ * AHEAD_IDLE_MAX_US.  Few looks, each making many frames, rather than many
+ * small ones: where the threads using the store keep both cores busy,
+ * each look takes a core from one of them, and the operation it was in
+ * waits (YCSB E with two threads: the p99 of a scan 86-99 us looking
+ * every millisecond, 77-80 every 10 ms, 68-75 without the thread).
+ * AHEAD_HIGH ids last an allocation rate of 51 pages a millisecond (200
+ * MB/s) between two looks; beyond, allocations populate their own frame
+ * (bm.c). */
+#define AHEAD_HIGH 512u
 #define AHEAD_RUN 8u
-#define AHEAD_POLL_US 1000u
+#define AHEAD_POLL_US 10000u
 #define AHEAD_IDLE_MAX_US 100000u
 
 struct bm_ahead {

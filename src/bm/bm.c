@@ -879,13 +879,26 @@ static int logged_alloc(ruma_bm *bm, ruma_pid pid)
  */
 #define BM_POPULATE_AHEAD 64u
 
-static void populate_ahead(ruma_bm *bm, ruma_pid pid)
+static void populate(ruma_bm *bm, ruma_pid pid, uint64_t n)
 {
-	if (pid % BM_POPULATE_AHEAD || atomic_load_explicit(&bm->no_populate, memory_order_relaxed))
+	if (atomic_load_explicit(&bm->no_populate, memory_order_relaxed))
 		return;
-	uint64_t n = RUMA_MIN(BM_POPULATE_AHEAD, bm->virt_pages - pid);
 	if (ruma_os_populate_write(bm_page(bm, pid), n * RUMA_BM_PAGE_SIZE) == -EINVAL)
 		atomic_store_explicit(&bm->no_populate, true, memory_order_relaxed);
+}
+
+/* A frame for pid, not made ready by ahead.c: without that thread, the
+ * frames of the next BM_POPULATE_AHEAD ids at every BM_POPULATE_AHEAD-th
+ * id; with it (it fell behind, or the pool has no room for ready frames)
+ * pid's own frame only, so that no frame is made outside the pool's
+ * count (0.8 + 5-6 us at the first store against 11-13 for a fault,
+ * docs/bench/machine.md). */
+static void populate_ahead(ruma_bm *bm, ruma_pid pid, bool thread)
+{
+	if (thread)
+		populate(bm, pid, 1);
+	else if (pid % BM_POPULATE_AHEAD == 0)
+		populate(bm, pid, RUMA_MIN(BM_POPULATE_AHEAD, bm->virt_pages - pid));
 }
 
 /* The id at the high-water mark (alloc_mu held); *ready: see
@@ -928,8 +941,8 @@ int ruma_bm_alloc(ruma_bm *bm, ruma_pid *pid_out, void **page)
 		return r;
 
 	if (!reused) {
-		if (self_populate)
-			populate_ahead(bm, pid);
+		if (!ready)
+			populate_ahead(bm, pid, !self_populate);
 		/* Nobody can know this pid yet: latch it directly. */
 		atomic_store(&bm->state[pid], bm_word(BM_LOCKED, 0, true));
 		if (ready) /* a ready frame is counted already */
