@@ -96,13 +96,19 @@ static uint64_t next_run(const ruma_bm *bm, uint64_t *lo)
 	return used + n < bm->soft_limit ? n : 0;
 }
 
+void bm_populate(ruma_bm *bm, ruma_pid pid, uint64_t n)
+{
+	if (atomic_load_explicit(&bm->no_populate, memory_order_relaxed))
+		return;
+	if (ruma_os_populate_write(bm_page(bm, pid), n * RUMA_BM_PAGE_SIZE) == -EINVAL)
+		atomic_store_explicit(&bm->no_populate, true, memory_order_relaxed);
+}
+
 /* Populate the frames of [lo, lo + n) and store into each once, keeping
  * what it holds (no other thread can reach these ids: claimed). */
 static void make_ready(ruma_bm *bm, uint64_t lo, uint64_t n)
 {
-	if (!atomic_load_explicit(&bm->no_populate, memory_order_relaxed) &&
-	    ruma_os_populate_write(bm_page(bm, lo), n * RUMA_BM_PAGE_SIZE) == -EINVAL)
-		atomic_store_explicit(&bm->no_populate, true, memory_order_relaxed);
+	bm_populate(bm, lo, n);
 	for (uint64_t i = 0; i < n; i++) {
 		volatile uint64_t *w = (volatile uint64_t *)(void *)bm_page(bm, lo + i);
 		*w = *w;

@@ -879,14 +879,6 @@ static int logged_alloc(ruma_bm *bm, ruma_pid pid)
  */
 #define BM_POPULATE_AHEAD 64u
 
-static void populate(ruma_bm *bm, ruma_pid pid, uint64_t n)
-{
-	if (atomic_load_explicit(&bm->no_populate, memory_order_relaxed))
-		return;
-	if (ruma_os_populate_write(bm_page(bm, pid), n * RUMA_BM_PAGE_SIZE) == -EINVAL)
-		atomic_store_explicit(&bm->no_populate, true, memory_order_relaxed);
-}
-
 /* A frame for pid, not made ready by ahead.c: without that thread, the
  * frames of the next BM_POPULATE_AHEAD ids at every BM_POPULATE_AHEAD-th
  * id; with it (it fell behind, or the pool has no room for ready frames)
@@ -896,9 +888,9 @@ static void populate(ruma_bm *bm, ruma_pid pid, uint64_t n)
 static void populate_ahead(ruma_bm *bm, ruma_pid pid, bool thread)
 {
 	if (thread)
-		populate(bm, pid, 1);
+		bm_populate(bm, pid, 1);
 	else if (pid % BM_POPULATE_AHEAD == 0)
-		populate(bm, pid, RUMA_MIN(BM_POPULATE_AHEAD, bm->virt_pages - pid));
+		bm_populate(bm, pid, RUMA_MIN(BM_POPULATE_AHEAD, bm->virt_pages - pid));
 }
 
 /* The id at the high-water mark (alloc_mu held); *ready: see

@@ -516,6 +516,9 @@ uint64_t bm_cleaner_writes(const ruma_bm *bm);
 int bm_ahead_start(ruma_bm *bm);
 void bm_ahead_stop(ruma_bm *bm);
 uint64_t bm_ahead_take(ruma_bm *bm, uint64_t n, bool *ready);
+/* bm_populate: MADV_POPULATE_WRITE over the frames of [pid, pid + n),
+ * best effort; after -EINVAL (a kernel without it) never asked again. */
+void bm_populate(ruma_bm *bm, ruma_pid pid, uint64_t n);
 /* bm_ahead_ready: ids ready above alloc_hw (alloc_mu held). */
 uint64_t bm_ahead_ready(const ruma_bm *bm);
 /* bm_ahead_idle (alloc_mu held): waits until the thread works on no id;
